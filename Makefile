@@ -1,0 +1,132 @@
+# vmm — one non-recursive Makefile; every folder adds itself through its module.mk.
+#
+#   make            build build/vmm, the libraries and the tools
+#   make check      install missing packages, build (plus an ASan+UBSan variant), run all tests
+#   make check-linux  boot the minimal Linux guest (bzImage and PVH, 1 and 4 vCPUs)
+#   make demo       boot the bundled default guest to a shell
+#   make bench      run the benchmarks side by side with their peers
+#   make install    DESTDIR=... PREFIX=...
+#
+# B is the output folder. `make check` builds the same tree a second time into
+# build/asan with SANITIZE=1; the configuration (build/config.mk) is shared.
+
+.DEFAULT_GOAL := all
+CONFIG := build/config.mk
+B ?= build
+
+-include $(CONFIG)
+
+SANITIZE ?= 0
+WERROR ?= 1
+CC ?= cc
+AR ?= ar
+PREFIX ?= /usr/local
+DESTDIR ?=
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+OPT := -O2 -g
+ifeq ($(SANITIZE),1)
+OPT := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+endif
+
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(OPT) $(WARN) -Ibuild -I. $(CFLAGS)
+LDFLAGS_ALL := -pthread $(filter -fsanitize=%,$(OPT)) $(LDFLAGS)
+
+# obj SOURCES: the object files for C sources, under $(B)/obj.
+obj = $(patsubst %.c,$(B)/obj/%.o,$(filter %.c,$(1)))
+
+# static_lib NAME SOURCES EXTRA_CFLAGS -> $(B)/libNAME.a
+define static_lib
+$(B)/lib$(1).a: $(call obj,$(2))
+	@mkdir -p $$(@D)
+	$$(AR) rcs $$@ $$^
+$(call obj,$(2)): EXTRA_CFLAGS += $(3)
+ALL_LIBS += $(B)/lib$(1).a
+endef
+
+# program NAME SOURCES LIBS(link order, file names) LDLIBS -> $(B)/NAME
+define program
+$(B)/$(1): $(call obj,$(2)) $(addprefix $(B)/,$(3))
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS_ALL) -o $$@ $$(filter %.o %.a,$$^) $(4)
+PROGRAMS += $(B)/$(1)
+endef
+
+# unit_test NAME SOURCES LIBS LDLIBS -> $(B)/tests/unit/NAME, run by `make check`
+define unit_test
+$(B)/tests/unit/$(1): $(call obj,$(2)) $(addprefix $(B)/,$(3))
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS_ALL) -o $$@ $$(filter %.o %.a,$$^) $(4) $$(CHECK_LIBS)
+$(call obj,$(2)): EXTRA_CFLAGS += $$(CHECK_CFLAGS)
+UNIT_TESTS += $(B)/tests/unit/$(1)
+endef
+
+ALL_LIBS :=
+PROGRAMS :=
+UNIT_TESTS :=
+# Integration tests: executables (scripts) run from the top folder with B, VMM set.
+INTEG_TESTS :=
+# Extra things `make all` builds (guest payloads, generated data).
+EXTRA_TARGETS :=
+BENCHES :=
+
+MODULES := kernel/kvm devices firmware netstack regdb vmm tests/guest tests bench
+include $(wildcard $(addsuffix /module.mk,$(MODULES)))
+
+$(B)/obj/%.o: %.c $(CONFIG)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(EXTRA_CFLAGS) -MMD -MP -c -o $@ $<
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+
+.PHONY: all deps config check check-build check-run check-linux demo bench install clean
+
+all: $(CONFIG)
+	@$(MAKE) --no-print-directory build-all
+
+.PHONY: build-all
+build-all: $(ALL_LIBS) $(PROGRAMS) $(EXTRA_TARGETS) $(UNIT_TESTS)
+
+$(CONFIG): configure
+	@if [ -f $(CONFIG) ]; then ./configure $(CONFIGURE_ARGS); else ./configure; fi
+
+deps:
+	@sh scripts/install-deps.sh check
+
+# The README's test command. Installs what is missing, builds both variants, runs everything.
+check: deps
+	@$(MAKE) --no-print-directory $(CONFIG)
+	@$(MAKE) --no-print-directory build-all
+	@$(MAKE) --no-print-directory B=build/asan SANITIZE=1 build-all
+	@$(MAKE) --no-print-directory check-run
+
+check-run:
+	@B=build VMM=build/vmm VMM_ASAN=build/asan/vmm sh tests/run.sh \
+		$(UNIT_TESTS) $(patsubst build/%,build/asan/%,$(UNIT_TESTS)) $(INTEG_TESTS)
+
+check-linux:
+	@sh scripts/install-deps.sh linux
+	@$(MAKE) --no-print-directory all
+	@B=build VMM=build/vmm sh tests/run.sh $(LINUX_TESTS)
+
+demo:
+	@sh scripts/install-deps.sh linux
+	@$(MAKE) --no-print-directory all
+	@sh scripts/demo.sh
+
+bench:
+	@sh scripts/install-deps.sh bench
+	@$(MAKE) --no-print-directory all
+	@for b in $(BENCHES); do echo "== $$b"; B=build VMM=build/vmm $$b || exit 1; done
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 build/vmm $(DESTDIR)$(PREFIX)/bin/vmm
+	for t in regdb netstack-host; do [ ! -f build/$$t ] || install -m 755 build/$$t $(DESTDIR)$(PREFIX)/bin/$$t; done
+	install -m 644 docs/vmm.1 $(DESTDIR)$(PREFIX)/share/man/man1/vmm.1
+
+clean:
+	rm -rf build

@@ -1,0 +1,50 @@
+/* guest_mem.c — bounds-checked access to guest RAM for loaders and DMA. */
+#include <errno.h>
+#include <string.h>
+
+#include "devices/devices.h"
+
+void *guest_mem_ptr(const struct guest_mem *gm, uint64_t gpa, uint64_t len)
+{
+	for (unsigned i = 0; i < gm->n; i++) {
+		const struct guest_ram_region *r = &gm->r[i];
+
+		if (gpa >= r->gpa && gpa - r->gpa <= r->size && len <= r->size - (gpa - r->gpa))
+			return r->hva + (gpa - r->gpa);
+	}
+	return NULL;
+}
+
+int guest_mem_read(const struct guest_mem *gm, uint64_t gpa, void *dst, uint64_t len)
+{
+	const void *src = guest_mem_ptr(gm, gpa, len);
+
+	if (!src)
+		return -EFAULT;
+	memcpy(dst, src, len);
+	return 0;
+}
+
+int guest_mem_write(const struct guest_mem *gm, uint64_t gpa, const void *src, uint64_t len)
+{
+	void *dst = guest_mem_ptr(gm, gpa, len);
+
+	if (!dst)
+		return -EFAULT;
+	memcpy(dst, src, len);
+	return 0;
+}
+
+int dev_on_reset(struct dev_host *host, void (*fn)(void *), void *opaque)
+{
+	if (host->n_reset == DEV_MAX_RESET_HOOKS)
+		return -ENOSPC;
+	host->reset[host->n_reset++] = (struct dev_reset_hook){fn, opaque};
+	return 0;
+}
+
+void dev_reset_all(struct dev_host *host)
+{
+	for (unsigned i = 0; i < host->n_reset; i++)
+		host->reset[i].fn(host->reset[i].opaque);
+}

@@ -1,0 +1,4 @@
+# devices/ — the device model: buses, guest RAM access, event loop, devices.
+# Add new device sources to devices_SRCS (one file per device).
+devices_SRCS := $(wildcard devices/*.c)
+$(eval $(call static_lib,devices,$(devices_SRCS),))

@@ -1,0 +1,45 @@
+#!/bin/sh
+# install-deps.sh [GROUP...] — install the Debian packages vmm needs, only those missing.
+# Groups: build (default), check, linux, bench. `make check` asks for build+check,
+# `make check-linux` and `make demo` for linux, `make bench` for bench.
+set -eu
+
+pkgs_build="build-essential pkg-config libfdt-dev libslirp-dev libglib2.0-dev check
+	iso-codes wireless-regdb seabios libssl-dev"
+pkgs_check="busybox-static iproute2 iputils-ping dnsmasq-base syslinux extlinux
+	syslinux-common mtools dosfstools e2fsprogs fdisk qemu-utils"
+pkgs_linux="linux-source-6.1 busybox-static bc flex bison libelf-dev lz4 cpio xz-utils
+	kmod"
+pkgs_bench="qemu-system-x86 iperf3 slirp4netns hyperfine"
+
+groups=${*:-build}
+want=""
+for g in $groups; do
+	case "$g" in
+	build) want="$want $pkgs_build" ;;
+	check) want="$want $pkgs_build $pkgs_check" ;;
+	linux) want="$want $pkgs_build $pkgs_linux" ;;
+	bench) want="$want $pkgs_build $pkgs_check $pkgs_bench" ;;
+	*) echo "install-deps.sh: unknown group '$g' (build, check, linux, bench)" >&2; exit 1 ;;
+	esac
+done
+
+missing=""
+for p in $want; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		case " $missing " in *" $p "*) ;; *) missing="$missing $p" ;; esac
+	fi
+done
+[ -z "$missing" ] && exit 0
+
+echo "install-deps.sh: installing:$missing"
+if [ "$(id -u)" -ne 0 ]; then
+	SUDO=sudo
+else
+	SUDO=
+fi
+# apt-cache knows nothing before the first update on a fresh machine.
+$SUDO apt-get update -q >/dev/null
+# shellcheck disable=SC2086
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $missing >/dev/null
+echo "install-deps.sh: done"
