@@ -1,0 +1,141 @@
+/* kvm.h — the one place that talks to /dev/kvm.
+ *
+ * Thin, typed wrappers around the KVM ioctls: the system fd (API check,
+ * capabilities, supported CPUID), a VM (memory slots, in-kernel irqchip and
+ * PIT, interrupt lines, MSI, ioeventfd, irqfd) and its vCPUs (run with the
+ * mmap'ed struct kvm_run, register state, guest debug).
+ *
+ * Every function returns 0 (or a non-negative value where said) on success
+ * and -errno on failure; nothing prints. Functions taking `err` write a
+ * one-line, user-readable reason there.
+ *
+ * The structures are public so that the exit path can read vcpu->run
+ * directly: the hot loop is KVM_RUN plus a switch on run->exit_reason.
+ */
+#ifndef VMM_KERNEL_KVM_H
+#define VMM_KERNEL_KVM_H
+
+#include <linux/kvm.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define KVM_DEVICE_PATH "/dev/kvm"
+#define KVM_MAX_SLOTS 32
+#define KVM_MAX_CPUID_ENTRIES 256
+
+struct kvm_sys {
+	int fd;
+	int api_version;
+	size_t run_size; /* KVM_GET_VCPU_MMAP_SIZE */
+};
+
+struct kvm_slot {
+	bool used;
+	uint64_t gpa, size;
+	void *hva;
+	uint32_t flags; /* KVM_MEM_READONLY, KVM_MEM_LOG_DIRTY_PAGES */
+};
+
+struct kvm_vm {
+	struct kvm_sys *sys;
+	int fd;
+	struct kvm_slot slots[KVM_MAX_SLOTS];
+};
+
+struct kvm_vcpu {
+	struct kvm_vm *vm;
+	int fd;
+	unsigned id;
+	struct kvm_run *run;
+};
+
+/* A capability the VMM cannot work without, with the name users see. */
+struct kvm_cap_need {
+	long cap;
+	const char *name;
+};
+
+/* ------------------------------------------------------------- system */
+
+/* Open path (KVM_DEVICE_PATH when NULL) and check the API version. On
+ * failure err says what to do (e.g. add the user to group kvm). */
+int kvm_open(struct kvm_sys *sys, const char *path, char *err, size_t errlen);
+void kvm_close(struct kvm_sys *sys);
+/* KVM_CHECK_EXTENSION on the system fd: > 0 supported (often a count). */
+int kvm_check_cap(struct kvm_sys *sys, long cap);
+/* 0 when every capability in need[0..n) is present; otherwise -ENOTSUP
+ * and err names the first missing one. */
+int kvm_require_caps(struct kvm_sys *sys, const struct kvm_cap_need *need, size_t n, char *err,
+		     size_t errlen);
+/* The capabilities vmm needs; kvm_open does not check them (tests may). */
+extern const struct kvm_cap_need kvm_vmm_caps[];
+extern const size_t kvm_vmm_caps_count;
+/* Fill cpuid (entries allocated for KVM_MAX_CPUID_ENTRIES) with what KVM
+ * supports. The caller owns *cpuid (free()). */
+int kvm_get_supported_cpuid(struct kvm_sys *sys, struct kvm_cpuid2 **cpuid);
+/* Maximum vCPUs per VM (KVM_CAP_MAX_VCPUS, falling back to NR_VCPUS). */
+int kvm_max_vcpus(struct kvm_sys *sys);
+/* Human name for a KVM_EXIT_* reason ("IO", "MMIO", ...). */
+const char *kvm_exit_name(uint32_t reason);
+
+/* ----------------------------------------------------------------- VM */
+
+/* Creates an x86 VM and places the TSS and identity-map pages (needed by
+ * VMX for real mode) just below the BIOS at 0xfffbc000..0xfffc0000. */
+int kvm_vm_create(struct kvm_sys *sys, struct kvm_vm *vm, char *err, size_t errlen);
+void kvm_vm_destroy(struct kvm_vm *vm);
+/* Memory slots. Returns the slot number used (>= 0) or -errno. */
+int kvm_vm_add_mem(struct kvm_vm *vm, uint64_t gpa, uint64_t size, void *hva, uint32_t flags);
+int kvm_vm_remove_mem(struct kvm_vm *vm, int slot);
+/* Toggle KVM_MEM_LOG_DIRTY_PAGES on a slot. */
+int kvm_vm_set_dirty_logging(struct kvm_vm *vm, int slot, bool on);
+/* Fetch and clear the dirty bitmap of a slot: one bit per 4 KiB page,
+ * bitmap holds (size/4096 + 63) / 64 words. */
+int kvm_vm_get_dirty_log(struct kvm_vm *vm, int slot, uint64_t *bitmap);
+/* In-kernel PIC + IOAPIC (+ LAPICs) and the PIT (i8254 at 0x40, with a
+ * dummy speaker port 0x61). */
+int kvm_vm_create_irqchip(struct kvm_vm *vm);
+int kvm_vm_create_pit2(struct kvm_vm *vm);
+/* Save/restore one in-kernel irqchip (KVM_IRQCHIP_PIC_MASTER, ..._SLAVE,
+ * ..._IOAPIC) — used to put it back to its power-on state on reset. */
+int kvm_vm_get_irqchip(struct kvm_vm *vm, struct kvm_irqchip *chip);
+int kvm_vm_set_irqchip(struct kvm_vm *vm, const struct kvm_irqchip *chip);
+int kvm_vm_irq_line(struct kvm_vm *vm, unsigned gsi, bool level);
+int kvm_vm_signal_msi(struct kvm_vm *vm, uint64_t addr, uint32_t data);
+/* ioeventfd: a guest write to addr (len bytes; 0 = any) signals fd without
+ * an exit to userspace. datamatch < 0 matches any value. */
+int kvm_vm_ioeventfd(struct kvm_vm *vm, uint64_t addr, unsigned len, bool pio, int64_t datamatch,
+		     int fd, bool assign);
+/* irqfd: writing fd injects gsi; resamplefd (or -1) for level-triggered. */
+int kvm_vm_irqfd(struct kvm_vm *vm, int fd, unsigned gsi, int resamplefd, bool assign);
+
+/* --------------------------------------------------------------- vCPU */
+
+int kvm_vcpu_create(struct kvm_vm *vm, unsigned id, struct kvm_vcpu *vcpu);
+void kvm_vcpu_destroy(struct kvm_vcpu *vcpu);
+/* One KVM_RUN: 0, or -EINTR when a signal or run->immediate_exit stopped
+ * it, or another -errno. */
+int kvm_vcpu_run(struct kvm_vcpu *vcpu);
+int kvm_vcpu_get_regs(struct kvm_vcpu *vcpu, struct kvm_regs *regs);
+int kvm_vcpu_set_regs(struct kvm_vcpu *vcpu, const struct kvm_regs *regs);
+int kvm_vcpu_get_sregs(struct kvm_vcpu *vcpu, struct kvm_sregs *sregs);
+int kvm_vcpu_set_sregs(struct kvm_vcpu *vcpu, const struct kvm_sregs *sregs);
+int kvm_vcpu_get_fpu(struct kvm_vcpu *vcpu, struct kvm_fpu *fpu);
+int kvm_vcpu_set_fpu(struct kvm_vcpu *vcpu, const struct kvm_fpu *fpu);
+/* Read or write one MSR. */
+int kvm_vcpu_get_msr(struct kvm_vcpu *vcpu, uint32_t index, uint64_t *value);
+int kvm_vcpu_set_msr(struct kvm_vcpu *vcpu, uint32_t index, uint64_t value);
+int kvm_vcpu_set_cpuid(struct kvm_vcpu *vcpu, const struct kvm_cpuid2 *cpuid);
+int kvm_vcpu_get_lapic(struct kvm_vcpu *vcpu, struct kvm_lapic_state *lapic);
+int kvm_vcpu_set_lapic(struct kvm_vcpu *vcpu, const struct kvm_lapic_state *lapic);
+int kvm_vcpu_get_mp_state(struct kvm_vcpu *vcpu, uint32_t *state);
+int kvm_vcpu_set_mp_state(struct kvm_vcpu *vcpu, uint32_t state);
+int kvm_vcpu_get_events(struct kvm_vcpu *vcpu, struct kvm_vcpu_events *ev);
+int kvm_vcpu_set_events(struct kvm_vcpu *vcpu, const struct kvm_vcpu_events *ev);
+/* Guest debug: single step and up to 4 hardware breakpoints (n may be 0;
+ * both off disables debugging). Stops arrive as KVM_EXIT_DEBUG. */
+int kvm_vcpu_set_guest_debug(struct kvm_vcpu *vcpu, bool single_step, const uint64_t *bps,
+			     unsigned n);
+
+#endif /* VMM_KERNEL_KVM_H */

@@ -1,0 +1,3 @@
+# kernel/kvm/ — the only code that issues /dev/kvm ioctls (libkvm.a).
+kvm_SRCS := $(wildcard kernel/kvm/*.c)
+$(eval $(call static_lib,kvm,$(kvm_SRCS),))
