@@ -144,4 +144,230 @@ void io_data_put(void *data, unsigned size, uint64_t value);
 /* ----------------------------------------------- per-device declarations
  * Each device adds its constructor below, in its own section. */
 
+/* ------------------------------------------------ VMM core (issue 3) ----
+ * COM ports, isa-debug-exit, port 0x80, i8042, the MMIO test sink. */
+
+/* Where a device's byte stream goes and how it asks for more input. The
+ * machine connects it to a chardev (stdio, file, socket, mux). */
+struct char_backend {
+	/* Bytes the guest sent; called on vCPU threads, must not block long. */
+	void (*write)(void *opaque, const uint8_t *buf, size_t len);
+	/* The device has room for input again (called with no device lock held). */
+	void (*rx_ready)(void *opaque);
+	void *opaque;
+};
+
+/* 16550A UART: 16-byte FIFOs, interrupts on `irq`, loopback, scratch. */
+#define SERIAL_COM1_BASE 0x3f8
+#define SERIAL_COM1_IRQ 4
+struct serial;
+struct serial *serial_new(struct dev_host *host, uint16_t base, unsigned irq,
+			  const struct char_backend *be);
+void serial_free(struct serial *s);
+/* Host input: queues what fits in the receive FIFO, returns bytes taken. */
+size_t serial_receive(struct serial *s, const uint8_t *buf, size_t len);
+/* Room left in the receive FIFO. */
+size_t serial_can_receive(struct serial *s);
+
+/* QEMU's isa-debug-exit: a write of value v makes the VMM exit with
+ * status (v << 1) | 1; exit_fn performs the exit. */
+struct debug_exit;
+struct debug_exit *debug_exit_new(struct dev_host *host, uint16_t iobase, uint16_t iosize,
+				  void (*exit_fn)(void *opaque, int status), void *opaque);
+void debug_exit_free(struct debug_exit *d);
+
+/* Port 0x80 (POST codes / I/O delay): writes ignored, reads all-ones. */
+int port80_new(struct dev_host *host);
+
+/* Minimal i8042 keyboard controller at 0x60/0x64: status, command byte,
+ * self tests; pulse of the reset line (0x64 <- 0xfe, or output port bit 0
+ * cleared) calls reset_fn, which resets the machine or exits (-no-reboot). */
+struct i8042;
+struct i8042 *i8042_new(struct dev_host *host, void (*reset_fn)(void *opaque), void *opaque);
+void i8042_free(struct i8042 *k);
+
+/* MMIO sink for the mmio-loop payload: accepts any access, reads zero. */
+int mmio_sink_new(struct dev_host *host, uint64_t base, uint64_t len);
+
+/* ----------------------------------------- end of VMM core section */
+
+/* ------------------------------------------- PC platform (issue 5) ----
+ * PCI bus, i440FX/PIIX3 chipset, fw_cfg, CMOS RTC, IDE, block backend,
+ * debug console. */
+
+/* The machine maps guest-physical ranges onto host memory for devices that
+ * switch what backs a range (the i440FX PAM registers, the BIOS ROM). The
+ * machine owns the KVM memory slots and implements this with them. */
+struct pc_mem_map {
+	/* Back [gpa, gpa+size) with host memory at hva (page aligned), or
+	 * unmap it when hva is NULL, so accesses reach the MMIO bus. With
+	 * read_only, guest writes are not stored but reach the MMIO bus.
+	 * A later call for the same gpa and size replaces the mapping.
+	 * 0 or -errno. */
+	int (*map)(void *opaque, uint64_t gpa, uint64_t size, void *hva, bool read_only);
+	void *opaque;
+};
+
+/* PCI: configuration mechanism #1 at 0xcf8/0xcfc, one bus (bus 0). */
+#define PCI_CFG_SPACE_SIZE 256
+#define PCI_NUM_BARS 6
+#define PCI_BAR_UNMAPPED UINT64_MAX
+
+struct pci_bus;
+struct pci_dev;
+
+struct pci_bar {
+	uint64_t size;		/* power of two; 0 when the BAR is not implemented */
+	bool io;		/* port I/O BAR, else 32-bit memory */
+	const struct io_ops *ops; /* handlers; offset is relative to the BAR */
+	void *opaque;
+	uint64_t mapped;	/* where it is registered now, or PCI_BAR_UNMAPPED */
+};
+
+/* Devices embed a pci_dev. Fields are protected by the bus lock; the
+ * callbacks below run with it held (they may take their own lock). */
+struct pci_dev {
+	const char *name;
+	uint8_t devfn;		/* slot << 3 | function */
+	struct pci_bus *bus;
+	uint8_t cfg[PCI_CFG_SPACE_SIZE];
+	uint8_t wmask[PCI_CFG_SPACE_SIZE]; /* bits guest writes may change */
+	struct pci_bar bar[PCI_NUM_BARS];
+	bool irq_level;
+	unsigned cap_end;	/* first free config byte after the capabilities */
+	/* Called after a guest config write was applied (optional). */
+	void (*cfg_written)(struct pci_dev *d, unsigned off, unsigned size);
+	void *opaque;
+};
+
+/* Routes INTx pin (0 = INTA) of device slot to an ISA IRQ (GSI), or -1. */
+typedef int (*pci_route_fn)(void *opaque, unsigned slot, unsigned pin);
+
+struct pci_bus *pci_bus_new(struct dev_host *host);
+void pci_bus_free(struct pci_bus *bus);
+void pci_bus_set_route(struct pci_bus *bus, pci_route_fn fn, void *opaque);
+/* Fill the identity of d (header type 0; vendor, device, class code as
+ * class << 16 | subclass << 8 | prog_if, revision); subsystem 1af4:1100. */
+void pci_dev_init(struct pci_dev *d, const char *name, uint16_t vendor, uint16_t device,
+		  uint32_t class_code, uint8_t revision);
+/* Declare BAR n (before pci_bus_add). size is a power of two >= 4 (io)
+ * or >= 16 (memory). */
+void pci_dev_set_bar(struct pci_dev *d, unsigned n, uint64_t size, bool io,
+		     const struct io_ops *ops, void *opaque);
+/* Add a capability of len bytes (id, next filled in); returns its config
+ * offset, or 0 when config space is full. */
+unsigned pci_dev_add_cap(struct pci_dev *d, uint8_t id, unsigned len);
+/* 0, -EEXIST when devfn is taken, -EINVAL. */
+int pci_bus_add(struct pci_bus *bus, struct pci_dev *d, uint8_t devfn);
+struct pci_dev *pci_bus_find(struct pci_bus *bus, uint8_t devfn);
+/* Drive the device's INTx line (through the bus route). */
+void pci_dev_set_irq(struct pci_dev *d, bool level);
+/* Config accesses as the 0xcf8/0xcfc ports do them (for tests and tools). */
+uint32_t pci_cfg_read(struct pci_bus *bus, uint8_t devfn, unsigned off, unsigned size);
+void pci_cfg_write(struct pci_bus *bus, uint8_t devfn, unsigned off, unsigned size,
+		   uint32_t val);
+/* `info pci`: one block per device, like QEMU's. Returns the length that
+ * was needed (snprintf style). */
+size_t pci_bus_info(struct pci_bus *bus, char *buf, size_t len);
+
+/* i440FX host bridge at 00:00.0 with PAM shadow-RAM control of
+ * 0xc0000-0xfffff and the SMRAM register. */
+struct i440fx;
+struct i440fx *i440fx_new(struct dev_host *host, struct pci_bus *bus,
+			  const struct pc_mem_map *map);
+/* The BIOS alias shown where PAM selects ROM: [1 MiB - size, 1 MiB) reads
+ * hva (size a multiple of 16 KiB, at most 256 KiB). 0 or -errno. */
+int i440fx_set_bios_alias(struct i440fx *nb, void *hva, uint64_t size);
+void i440fx_free(struct i440fx *nb);
+
+/* PIIX3 PCI-ISA bridge at 00:01.0: PIRQ routing (0x60-0x63), ELCR. */
+struct piix3;
+struct piix3 *piix3_new(struct dev_host *host, struct pci_bus *bus);
+void piix3_free(struct piix3 *p);
+
+/* QEMU firmware configuration device: 0x510 selector, 0x511 data,
+ * 0x514/0x518 DMA address (big-endian; a write to 0x518 starts it). */
+enum {
+	FW_CFG_SIGNATURE = 0x00,
+	FW_CFG_ID = 0x01,
+	FW_CFG_UUID = 0x02,
+	FW_CFG_RAM_SIZE = 0x03,
+	FW_CFG_NOGRAPHIC = 0x04,
+	FW_CFG_NB_CPUS = 0x05,
+	FW_CFG_NUMA = 0x0d,
+	FW_CFG_BOOT_MENU = 0x0e,
+	FW_CFG_MAX_CPUS = 0x0f,
+	FW_CFG_FILE_DIR = 0x19,
+	FW_CFG_FILE_FIRST = 0x20,
+	FW_CFG_ACPI_TABLES = 0x8000,
+	FW_CFG_SMBIOS_ENTRIES = 0x8001,
+	FW_CFG_IRQ0_OVERRIDE = 0x8002,
+	FW_CFG_E820_TABLE = 0x8003,
+};
+#define FW_CFG_MAX_FILES 64
+#define FW_CFG_FILE_NAME_LEN 56
+struct fw_cfg;
+struct fw_cfg *fw_cfg_new(struct dev_host *host);
+void fw_cfg_free(struct fw_cfg *f);
+/* Add or replace an item (the data is copied). 0 or -errno. */
+int fw_cfg_add(struct fw_cfg *f, uint16_t key, const void *data, size_t len);
+int fw_cfg_add_u16(struct fw_cfg *f, uint16_t key, uint16_t v);
+int fw_cfg_add_u32(struct fw_cfg *f, uint16_t key, uint32_t v);
+int fw_cfg_add_u64(struct fw_cfg *f, uint16_t key, uint64_t v);
+/* Add a named file to the directory; -EEXIST, -ENOSPC, -ENAMETOOLONG. */
+int fw_cfg_add_file(struct fw_cfg *f, const char *name, const void *data, size_t len);
+
+/* MC146818 CMOS RTC at 0x70/0x71, IRQ 8. */
+#define RTC_IRQ 8
+struct rtc;
+struct rtc *rtc_new(struct dev_host *host);
+void rtc_free(struct rtc *r);
+void rtc_cmos_set(struct rtc *r, unsigned index, uint8_t val);
+uint8_t rtc_cmos_get(struct rtc *r, unsigned index);
+/* The CMOS bytes firmware without fw_cfg reads: base/extended memory,
+ * memory above 16 MiB and 4 GiB, CPU count. */
+void rtc_set_pc_config(struct rtc *r, uint64_t ram_below_4g, uint64_t ram_above_4g,
+		       unsigned ncpus);
+
+/* Raw disk images: the one backend IDE and virtio-blk share. I/O is in
+ * 512-byte sectors. With snapshot, writes go to an unlinked temporary
+ * overlay and the image is opened read-only. */
+#define BLOCK_SECTOR_SIZE 512
+enum block_cache { BLOCK_CACHE_WRITEBACK, BLOCK_CACHE_WRITETHROUGH, BLOCK_CACHE_UNSAFE };
+struct block_opts {
+	const char *path;
+	bool read_only;
+	bool snapshot;
+	enum block_cache cache;
+};
+struct block_dev;
+/* NULL with a one-line reason in err (missing, unreadable, a directory,
+ * a size that is zero or not a multiple of 512). */
+struct block_dev *block_open(const struct block_opts *o, char *err, size_t errlen);
+void block_close(struct block_dev *b);
+uint64_t block_sectors(const struct block_dev *b);
+bool block_read_only(const struct block_dev *b);
+const char *block_path(const struct block_dev *b);
+/* 0, -ERANGE beyond the end, -EROFS, or -errno from the host. */
+int block_read(struct block_dev *b, uint64_t sector, void *buf, uint32_t count);
+int block_write(struct block_dev *b, uint64_t sector, const void *buf, uint32_t count);
+int block_flush(struct block_dev *b);
+
+/* PIIX3 IDE at 00:01.1: two channels in compatibility mode (0x1f0/0x3f6
+ * IRQ 14, 0x170/0x376 IRQ 15) and bus-master DMA through BAR 4. Drive
+ * index = channel * 2 + slave; disks may be NULL. */
+#define IDE_MAX_DRIVES 4
+struct ide;
+struct ide *ide_new(struct dev_host *host, struct pci_bus *bus,
+		    struct block_dev *disks[IDE_MAX_DRIVES]);
+void ide_free(struct ide *ide);
+
+/* Bochs/QEMU debug console at 0x402: bytes written go to fd (or nowhere
+ * when fd < 0); reads return 0xe9. */
+struct debugcon;
+struct debugcon *debugcon_new(struct dev_host *host, int fd);
+void debugcon_free(struct debugcon *d);
+
+/* ----------------------------------------- end of PC platform section */
+
 #endif /* VMM_DEVICES_H */

@@ -1,0 +1,420 @@
+/* pci.c — one PCI bus behind configuration mechanism #1 (0xcf8 address,
+ * 0xcfc-0xcff data). Devices embed struct pci_dev; the bus applies guest
+ * writes through each device's write mask, implements BAR sizing and moves
+ * BARs on the I/O buses when the guest programs them or flips the command
+ * register's decode bits. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "devices/devices.h"
+
+#define PCI_MAX_DEVFN 256
+#define CFG_ADDR_PORT 0xcf8
+#define CFG_DATA_PORT 0xcfc
+
+#define PCI_VENDOR_ID 0x00
+#define PCI_COMMAND 0x04
+#define PCI_STATUS 0x06
+#define PCI_HEADER_TYPE 0x0e
+#define PCI_BAR0 0x10
+#define PCI_SUBSYSTEM_VENDOR_ID 0x2c
+#define PCI_CAPABILITY_LIST 0x34
+#define PCI_INTERRUPT_LINE 0x3c
+#define PCI_INTERRUPT_PIN 0x3d
+
+#define PCI_COMMAND_IO 0x1
+#define PCI_COMMAND_MEMORY 0x2
+#define PCI_STATUS_CAP_LIST 0x10
+
+struct pci_bus {
+	struct dev_host *host;
+	pthread_mutex_t lock;
+	uint32_t cfg_addr;
+	struct pci_dev *devs[PCI_MAX_DEVFN];
+	pci_route_fn route;
+	void *route_opaque;
+};
+
+static uint32_t get_le(const uint8_t *p, unsigned size)
+{
+	return (uint32_t)io_data_get(p, size);
+}
+
+static void put_le(uint8_t *p, unsigned size, uint32_t v)
+{
+	io_data_put(p, size, v);
+}
+
+void pci_dev_init(struct pci_dev *d, const char *name, uint16_t vendor, uint16_t device,
+		  uint32_t class_code, uint8_t revision)
+{
+	memset(d, 0, sizeof(*d));
+	d->name = name;
+	put_le(&d->cfg[PCI_VENDOR_ID], 2, vendor);
+	put_le(&d->cfg[0x02], 2, device);
+	d->cfg[0x08] = revision;
+	put_le(&d->cfg[0x09], 3, class_code);
+	put_le(&d->cfg[PCI_SUBSYSTEM_VENDOR_ID], 2, 0x1af4); /* as QEMU: Red Hat */
+	put_le(&d->cfg[0x2e], 2, 0x1100);		      /* "QEMU virtual machine" */
+	/* command: I/O, memory, bus master, SERR, INTx disable */
+	put_le(&d->wmask[PCI_COMMAND], 2, 0x0547);
+	d->wmask[0x0c] = 0xff; /* cache line size */
+	d->wmask[0x0d] = 0xff; /* latency timer */
+	d->wmask[PCI_INTERRUPT_LINE] = 0xff;
+	for (unsigned i = 0; i < PCI_NUM_BARS; i++)
+		d->bar[i].mapped = PCI_BAR_UNMAPPED;
+}
+
+void pci_dev_set_bar(struct pci_dev *d, unsigned n, uint64_t size, bool io,
+		     const struct io_ops *ops, void *opaque)
+{
+	uint32_t mask;
+
+	if (n >= PCI_NUM_BARS || size < (io ? 4u : 16u) || (size & (size - 1)))
+		return;
+	d->bar[n] = (struct pci_bar){size, io, ops, opaque, PCI_BAR_UNMAPPED};
+	mask = ~(uint32_t)(size - 1);
+	put_le(&d->cfg[PCI_BAR0 + 4 * n], 4, io ? 1 : 0);
+	put_le(&d->wmask[PCI_BAR0 + 4 * n], 4, mask & (io ? ~3u : ~15u));
+}
+
+unsigned pci_dev_add_cap(struct pci_dev *d, uint8_t id, unsigned len)
+{
+	unsigned off = d->cap_end ? d->cap_end : 0x40, p;
+
+	if (len < 2 || off + len > PCI_CFG_SPACE_SIZE)
+		return 0;
+	d->cfg[off] = id;
+	d->cfg[off + 1] = 0;
+	if (!d->cfg[PCI_CAPABILITY_LIST]) {
+		d->cfg[PCI_CAPABILITY_LIST] = (uint8_t)off;
+	} else {
+		for (p = d->cfg[PCI_CAPABILITY_LIST]; d->cfg[p + 1]; p = d->cfg[p + 1])
+			;
+		d->cfg[p + 1] = (uint8_t)off;
+	}
+	d->cap_end = (off + len + 3) & ~3u;
+	put_le(&d->cfg[PCI_STATUS], 2, get_le(&d->cfg[PCI_STATUS], 2) | PCI_STATUS_CAP_LIST);
+	return off;
+}
+
+/* ----------------------------------------------------------- BAR moves */
+
+static uint64_t bar_address(const struct pci_dev *d, unsigned n)
+{
+	uint32_t raw = get_le(&d->cfg[PCI_BAR0 + 4 * n], 4);
+
+	return d->bar[n].io ? (raw & ~3u) : (raw & ~15u);
+}
+
+/* Where BAR n should be decoded now, or PCI_BAR_UNMAPPED. An address the
+ * guest cannot mean (0, all-ones during sizing, past the I/O space) is
+ * not decoded. */
+static uint64_t bar_target(const struct pci_dev *d, unsigned n)
+{
+	const struct pci_bar *b = &d->bar[n];
+	uint16_t cmd = get_le(&d->cfg[PCI_COMMAND], 2);
+	uint64_t addr = bar_address(d, n);
+	uint64_t limit = b->io ? 0x10000 : 0x100000000ull;
+
+	if (!(cmd & (b->io ? PCI_COMMAND_IO : PCI_COMMAND_MEMORY)))
+		return PCI_BAR_UNMAPPED;
+	if (addr == 0 || addr + b->size > limit || addr == (~(b->size - 1) & (limit - 1)))
+		return PCI_BAR_UNMAPPED;
+	return addr;
+}
+
+static void update_bars(struct pci_bus *bus, struct pci_dev *d)
+{
+	for (unsigned n = 0; n < PCI_NUM_BARS; n++) {
+		struct pci_bar *b = &d->bar[n];
+		struct iobus *iob = b->io ? bus->host->pio : bus->host->mmio;
+		uint64_t want;
+
+		if (!b->size)
+			continue;
+		want = bar_target(d, n);
+		if (want == b->mapped)
+			continue;
+		if (b->mapped != PCI_BAR_UNMAPPED)
+			iobus_unregister(iob, b->mapped);
+		b->mapped = PCI_BAR_UNMAPPED;
+		if (want == PCI_BAR_UNMAPPED)
+			continue;
+		if (iobus_register(iob, want, b->size, b->ops, b->opaque, d->name) == 0)
+			b->mapped = want;
+		else
+			fprintf(stderr, "vmm: %s: BAR%u at 0x%llx overlaps another region, not mapped\n",
+				d->name, n, (unsigned long long)want);
+	}
+}
+
+/* ------------------------------------------------------ config access */
+
+static uint32_t dev_cfg_read(struct pci_dev *d, unsigned off, unsigned size)
+{
+	return get_le(&d->cfg[off], size);
+}
+
+static void dev_cfg_write(struct pci_bus *bus, struct pci_dev *d, unsigned off, unsigned size,
+			  uint32_t val)
+{
+	for (unsigned i = 0; i < size; i++) {
+		uint8_t m = d->wmask[off + i], v = (uint8_t)(val >> (8 * i));
+
+		d->cfg[off + i] = (d->cfg[off + i] & ~m) | (v & m);
+	}
+	if ((off < PCI_BAR0 + 4 * PCI_NUM_BARS && off + size > PCI_BAR0) ||
+	    (off <= PCI_COMMAND && off + size > PCI_COMMAND))
+		update_bars(bus, d);
+	if (d->cfg_written)
+		d->cfg_written(d, off, size);
+}
+
+static bool cfg_access_ok(unsigned off, unsigned size)
+{
+	return (size == 1 || size == 2 || size == 4) && off + size <= PCI_CFG_SPACE_SIZE &&
+	       (off & (size - 1)) == 0;
+}
+
+uint32_t pci_cfg_read(struct pci_bus *bus, uint8_t devfn, unsigned off, unsigned size)
+{
+	uint32_t v = size >= 4 ? 0xffffffffu : (1u << (8 * size)) - 1;
+	struct pci_dev *d;
+
+	if (!cfg_access_ok(off, size))
+		return v;
+	pthread_mutex_lock(&bus->lock);
+	d = bus->devs[devfn];
+	/* a function > 0 of a single-function device does not answer */
+	if (d)
+		v = dev_cfg_read(d, off, size);
+	pthread_mutex_unlock(&bus->lock);
+	return v;
+}
+
+void pci_cfg_write(struct pci_bus *bus, uint8_t devfn, unsigned off, unsigned size, uint32_t val)
+{
+	struct pci_dev *d;
+
+	if (!cfg_access_ok(off, size))
+		return;
+	pthread_mutex_lock(&bus->lock);
+	d = bus->devs[devfn];
+	if (d)
+		dev_cfg_write(bus, d, off, size, val);
+	pthread_mutex_unlock(&bus->lock);
+}
+
+static void addr_port_read(void *opaque, uint64_t off, void *data, unsigned size)
+{
+	struct pci_bus *bus = opaque;
+
+	/* Only a dword access at 0xcf8 is the address register (0xcf9 is the
+	 * PIIX reset control register, which reads 0 here). */
+	if (off == 0 && size == 4) {
+		pthread_mutex_lock(&bus->lock);
+		io_data_put(data, 4, bus->cfg_addr);
+		pthread_mutex_unlock(&bus->lock);
+	} else {
+		io_data_put(data, size, 0);
+	}
+}
+
+static void addr_port_write(void *opaque, uint64_t off, const void *data, unsigned size)
+{
+	struct pci_bus *bus = opaque;
+
+	if (off != 0 || size != 4)
+		return;
+	pthread_mutex_lock(&bus->lock);
+	bus->cfg_addr = (uint32_t)io_data_get(data, 4) & 0x80fffffcu;
+	pthread_mutex_unlock(&bus->lock);
+}
+
+/* Decode the latched address for a data-port access; false when the
+ * access goes nowhere (disabled, another bus). */
+static bool data_target(struct pci_bus *bus, uint64_t port_off, unsigned *devfn, unsigned *reg)
+{
+	uint32_t a;
+
+	pthread_mutex_lock(&bus->lock);
+	a = bus->cfg_addr;
+	pthread_mutex_unlock(&bus->lock);
+	if (!(a & 0x80000000u) || ((a >> 16) & 0xff) != 0)
+		return false;
+	*devfn = (a >> 8) & 0xff;
+	*reg = (a & 0xfc) + (unsigned)port_off;
+	return true;
+}
+
+static void data_port_read(void *opaque, uint64_t off, void *data, unsigned size)
+{
+	struct pci_bus *bus = opaque;
+	unsigned devfn, reg;
+
+	if (!data_target(bus, off, &devfn, &reg)) {
+		memset(data, 0xff, size);
+		return;
+	}
+	io_data_put(data, size, pci_cfg_read(bus, (uint8_t)devfn, reg, size));
+}
+
+static void data_port_write(void *opaque, uint64_t off, const void *data, unsigned size)
+{
+	struct pci_bus *bus = opaque;
+	unsigned devfn, reg;
+
+	if (data_target(bus, off, &devfn, &reg))
+		pci_cfg_write(bus, (uint8_t)devfn, reg, size, (uint32_t)io_data_get(data, size));
+}
+
+static const struct io_ops addr_ops = {addr_port_read, addr_port_write};
+static const struct io_ops data_ops = {data_port_read, data_port_write};
+
+struct pci_bus *pci_bus_new(struct dev_host *host)
+{
+	struct pci_bus *bus = calloc(1, sizeof(*bus));
+
+	if (!bus)
+		return NULL;
+	bus->host = host;
+	pthread_mutex_init(&bus->lock, NULL);
+	if (iobus_register(host->pio, CFG_ADDR_PORT, 4, &addr_ops, bus, "pci-conf-addr") ||
+	    iobus_register(host->pio, CFG_DATA_PORT, 4, &data_ops, bus, "pci-conf-data")) {
+		iobus_unregister(host->pio, CFG_ADDR_PORT);
+		pthread_mutex_destroy(&bus->lock);
+		free(bus);
+		return NULL;
+	}
+	return bus;
+}
+
+void pci_bus_free(struct pci_bus *bus)
+{
+	if (!bus)
+		return;
+	for (unsigned i = 0; i < PCI_MAX_DEVFN; i++) {
+		struct pci_dev *d = bus->devs[i];
+
+		if (!d)
+			continue;
+		for (unsigned n = 0; n < PCI_NUM_BARS; n++)
+			if (d->bar[n].mapped != PCI_BAR_UNMAPPED)
+				iobus_unregister(d->bar[n].io ? bus->host->pio : bus->host->mmio,
+						 d->bar[n].mapped);
+	}
+	iobus_unregister(bus->host->pio, CFG_ADDR_PORT);
+	iobus_unregister(bus->host->pio, CFG_DATA_PORT);
+	pthread_mutex_destroy(&bus->lock);
+	free(bus);
+}
+
+void pci_bus_set_route(struct pci_bus *bus, pci_route_fn fn, void *opaque)
+{
+	pthread_mutex_lock(&bus->lock);
+	bus->route = fn;
+	bus->route_opaque = opaque;
+	pthread_mutex_unlock(&bus->lock);
+}
+
+int pci_bus_add(struct pci_bus *bus, struct pci_dev *d, uint8_t devfn)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&bus->lock);
+	if (bus->devs[devfn]) {
+		ret = -EEXIST;
+	} else {
+		d->bus = bus;
+		d->devfn = devfn;
+		bus->devs[devfn] = d;
+	}
+	pthread_mutex_unlock(&bus->lock);
+	return ret;
+}
+
+struct pci_dev *pci_bus_find(struct pci_bus *bus, uint8_t devfn)
+{
+	struct pci_dev *d;
+
+	pthread_mutex_lock(&bus->lock);
+	d = bus->devs[devfn];
+	pthread_mutex_unlock(&bus->lock);
+	return d;
+}
+
+void pci_dev_set_irq(struct pci_dev *d, bool level)
+{
+	struct pci_bus *bus = d->bus;
+	unsigned pin = d->cfg[PCI_INTERRUPT_PIN];
+	int gsi = -1;
+
+	if (!bus || pin < 1 || pin > 4)
+		return;
+	pthread_mutex_lock(&bus->lock);
+	d->irq_level = level;
+	if (bus->route)
+		gsi = bus->route(bus->route_opaque, d->devfn >> 3, pin - 1);
+	pthread_mutex_unlock(&bus->lock);
+	if (gsi >= 0 && bus->host->irq.set_level)
+		bus->host->irq.set_level(bus->host->irq.opaque, (unsigned)gsi, level);
+}
+
+/* ----------------------------------------------------------- info pci */
+
+static const char *class_name(uint16_t cls)
+{
+	switch (cls) {
+	case 0x0100: return "SCSI controller";
+	case 0x0101: return "IDE controller";
+	case 0x0200: return "Ethernet controller";
+	case 0x0300: return "VGA controller";
+	case 0x0600: return "Host bridge";
+	case 0x0601: return "ISA bridge";
+	case 0x0680: return "Bridge";
+	case 0x0780: return "Communication controller";
+	default: return "Device";
+	}
+}
+
+size_t pci_bus_info(struct pci_bus *bus, char *buf, size_t len)
+{
+	size_t n = 0;
+
+#define OUT(...)                                                                 \
+	do {                                                                     \
+		int w = snprintf(buf + (n < len ? n : len), n < len ? len - n : 0, \
+				 __VA_ARGS__);                                   \
+		n += w > 0 ? (size_t)w : 0;                                      \
+	} while (0)
+	pthread_mutex_lock(&bus->lock);
+	for (unsigned i = 0; i < PCI_MAX_DEVFN; i++) {
+		struct pci_dev *d = bus->devs[i];
+
+		if (!d)
+			continue;
+		OUT("  Bus  0, device %3u, function %u:\n", i >> 3, i & 7);
+		OUT("    %s: PCI device %04x:%04x\n", class_name(get_le(&d->cfg[0x0a], 2)),
+		    get_le(&d->cfg[0], 2), get_le(&d->cfg[2], 2));
+		if (d->cfg[PCI_INTERRUPT_PIN])
+			OUT("      IRQ %u, pin %c.\n", d->cfg[PCI_INTERRUPT_LINE],
+			    'A' + d->cfg[PCI_INTERRUPT_PIN] - 1);
+		for (unsigned b = 0; b < PCI_NUM_BARS; b++) {
+			uint64_t a = bar_address(d, b);
+
+			if (!d->bar[b].size)
+				continue;
+			OUT("      BAR%u: %s at 0x%04llx [0x%04llx]%s.\n", b,
+			    d->bar[b].io ? "I/O" : "32 bit memory", (unsigned long long)a,
+			    (unsigned long long)(a + d->bar[b].size - 1),
+			    d->bar[b].mapped == PCI_BAR_UNMAPPED ? " (not decoded)" : "");
+		}
+		OUT("      id \"%s\"\n", d->name);
+	}
+	pthread_mutex_unlock(&bus->lock);
+#undef OUT
+	return n;
+}
