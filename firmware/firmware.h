@@ -74,4 +74,47 @@ typedef int (*boot_loader_fn)(const struct boot_request *req, struct boot_cpu_st
 /* ------------------------------------------------ per-area declarations
  * Each area adds its declarations below, in its own section. */
 
+/* ------------------------------------ SeaBIOS and fw_cfg content (issue 5) */
+
+/* The BIOS image, page-aligned host memory the machine maps read-only. */
+struct bios_image {
+	uint8_t *data;
+	size_t size;
+};
+
+/* Load path, or SEABIOS_DEFAULT_PATH when NULL. The size must be a
+ * multiple of 64 KiB and at most 16 MiB. 0, or -errno and a one-line
+ * reason in err. */
+int bios_load(const char *path, struct bios_image *img, char *err, size_t errlen);
+void bios_free(struct bios_image *img);
+/* Map the image read-only at 4 GiB - size and show its last 128 KiB (or
+ * all of it, when smaller) below 1 MiB: through the i440FX's PAM ROM
+ * alias when nb is given, else directly. The boot CPU then starts at the
+ * reset vector (BOOT_MODE_RESET). */
+int bios_map(const struct bios_image *img, const struct pc_mem_map *map, struct i440fx *nb,
+	     char *err, size_t errlen);
+
+/* What SeaBIOS is told about the machine through fw_cfg and CMOS. */
+struct pc_fw_config {
+	uint64_t ram_size;	  /* -m */
+	unsigned ncpus;
+	const struct e820_map *e820; /* RAM entries become etc/e820 */
+	const char *boot_order;	  /* -boot order=: letters c, d, n; NULL = "cdn" */
+	bool boot_menu;		  /* -boot menu=on */
+	bool nographic;
+};
+
+/* Validate a -boot order= value: 0, or -EINVAL with the reason in err. */
+int boot_order_check(const char *order, char *err, size_t errlen);
+/* The `bootorder` file: one device path per line for the letters that
+ * name a device SeaBIOS can find (c: primary master, d: secondary master).
+ * Returns the length written (snprintf style). */
+size_t boot_order_paths(const char *order, char *buf, size_t len);
+/* Fill fw_cfg (signature/ID come from the device) and the CMOS bytes
+ * (memory sizes, CPU count, boot order) for SeaBIOS. rtc may be NULL. */
+int pc_fw_cfg_setup(struct fw_cfg *f, struct rtc *rtc, const struct pc_fw_config *c, char *err,
+		    size_t errlen);
+
+/* ------------------------------------------------- end of issue 5 section */
+
 #endif /* VMM_FIRMWARE_H */

@@ -1,0 +1,159 @@
+/* fw_cfg_content.c — what SeaBIOS learns about the machine: fw_cfg items
+ * and files (RAM size, CPUs, etc/e820, bootorder, boot menu) and the CMOS
+ * bytes it reads when fw_cfg does not answer (memory sizes, CPU count,
+ * boot devices). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "firmware/firmware.h"
+
+#define DEFAULT_ORDER "cdn"
+#define FOUR_GIB 0x100000000ull
+
+/* CMOS boot device codes (0x3d, 0x38) as the Bochs BIOS defined them. */
+static unsigned cmos_code(char c)
+{
+	switch (c) {
+	case 'c': return 2;
+	case 'd': return 3;
+	case 'n': return 4;
+	default: return 0;
+	}
+}
+
+int boot_order_check(const char *order, char *err, size_t errlen)
+{
+	size_t n = strlen(order);
+
+	if (n == 0 || n > 3) {
+		snprintf(err, errlen, "-boot order=%s: give 1 to 3 devices out of c, d, n", order);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!cmos_code(order[i])) {
+			snprintf(err, errlen,
+				 "-boot order=%s: '%c' is not a boot device (c disk, d CD-ROM, n network)",
+				 order, order[i]);
+			return -EINVAL;
+		}
+		if (memchr(order, order[i], i)) {
+			snprintf(err, errlen, "-boot order=%s: '%c' is given twice", order, order[i]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+size_t boot_order_paths(const char *order, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	for (; *order; order++) {
+		/* SeaBIOS names an ATA drive by controller, channel and unit */
+		const char *path = *order == 'c'   ? "/pci@i0cf8/ide@1,1/drive@0/disk@0"
+				   : *order == 'd' ? "/pci@i0cf8/ide@1,1/drive@1/disk@0"
+						   : NULL;
+		int w;
+
+		if (!path)
+			continue; /* no network card to name yet */
+		w = snprintf(buf + (n < len ? n : len), n < len ? len - n : 0, "%s\n", path);
+		n += w > 0 ? (size_t)w : 0;
+	}
+	return n;
+}
+
+/* QEMU's etc/e820: packed { u64 address; u64 length; u32 type; }, RAM
+ * only: all RAM below 4 GiB as one entry from 0 (SeaBIOS punches its own
+ * holes), then the RAM above 4 GiB. */
+static size_t build_e820(const struct e820_map *m, uint8_t *out, size_t max_entries,
+			 uint64_t *below, uint64_t *above)
+{
+	size_t n = 0;
+
+	*below = *above = 0;
+	for (unsigned i = 0; m && i < m->n; i++) {
+		const struct e820_entry *e = &m->e[i];
+
+		if (e->type != E820_RAM)
+			continue;
+		if (e->addr < FOUR_GIB && e->addr + e->size > *below)
+			*below = e->addr + e->size < FOUR_GIB ? e->addr + e->size : FOUR_GIB;
+		if (e->addr + e->size > FOUR_GIB)
+			*above += e->addr + e->size - (e->addr > FOUR_GIB ? e->addr : FOUR_GIB);
+	}
+	if (*below && n < max_entries) {
+		io_data_put(out + 20 * n, 8, 0);
+		io_data_put(out + 20 * n + 8, 8, *below);
+		io_data_put(out + 20 * n + 16, 4, E820_RAM);
+		n++;
+	}
+	if (*above && n < max_entries) {
+		io_data_put(out + 20 * n, 8, FOUR_GIB);
+		io_data_put(out + 20 * n + 8, 8, *above);
+		io_data_put(out + 20 * n + 16, 4, E820_RAM);
+		n++;
+	}
+	return n;
+}
+
+static void cmos_boot_order(struct rtc *rtc, const char *order)
+{
+	unsigned dev[3] = {0, 0, 0};
+
+	for (unsigned i = 0; i < 3 && order[i]; i++)
+		dev[i] = cmos_code(order[i]);
+	rtc_cmos_set(rtc, 0x3d, (uint8_t)(dev[1] << 4 | dev[0]));
+	/* bit 0: do not check the floppy boot signature */
+	rtc_cmos_set(rtc, 0x38, (uint8_t)(dev[2] << 4 | 1));
+}
+
+int pc_fw_cfg_setup(struct fw_cfg *f, struct rtc *rtc, const struct pc_fw_config *c, char *err,
+		    size_t errlen)
+{
+	const char *order = c->boot_order ? c->boot_order : DEFAULT_ORDER;
+	uint8_t e820[2 * 20], uuid[16] = {0}, zero8[8] = {0};
+	char paths[256];
+	uint64_t below, above;
+	size_t n_e820, n_paths;
+	int ret = 0;
+
+	if (boot_order_check(order, err, errlen))
+		return -EINVAL;
+	n_e820 = build_e820(c->e820, e820, 2, &below, &above);
+	if (!below) /* no map given: derive it from -m like QEMU's pc */
+		below = c->ram_size;
+	n_paths = boot_order_paths(order, paths, sizeof(paths));
+	ret |= fw_cfg_add_u64(f, FW_CFG_RAM_SIZE, c->ram_size);
+	ret |= fw_cfg_add_u16(f, FW_CFG_NB_CPUS, (uint16_t)c->ncpus);
+	ret |= fw_cfg_add_u16(f, FW_CFG_MAX_CPUS, (uint16_t)c->ncpus);
+	ret |= fw_cfg_add_u16(f, FW_CFG_NOGRAPHIC, c->nographic);
+	ret |= fw_cfg_add_u16(f, FW_CFG_BOOT_MENU, c->boot_menu);
+	ret |= fw_cfg_add(f, FW_CFG_UUID, uuid, sizeof(uuid));
+	ret |= fw_cfg_add(f, FW_CFG_NUMA, zero8, sizeof(zero8));
+	ret |= fw_cfg_add_u32(f, FW_CFG_IRQ0_OVERRIDE, 1);
+	ret |= fw_cfg_add_u16(f, FW_CFG_ACPI_TABLES, 0);
+	ret |= fw_cfg_add_u16(f, FW_CFG_SMBIOS_ENTRIES, 0);
+	ret |= fw_cfg_add_u32(f, FW_CFG_E820_TABLE, 0);
+	if (n_e820)
+		ret |= fw_cfg_add_file(f, "etc/e820", e820, n_e820 * 20);
+	if (n_paths && n_paths < sizeof(paths))
+		ret |= fw_cfg_add_file(f, "bootorder", paths, n_paths + 1);
+	{
+		uint8_t wait[2];
+
+		/* no menu: no 2.5 s wait for F12 */
+		io_data_put(wait, 2, c->boot_menu ? 2500 : 0);
+		ret |= fw_cfg_add_file(f, "etc/boot-menu-wait", wait, sizeof(wait));
+	}
+	if (ret) {
+		snprintf(err, errlen, "cannot fill fw_cfg: out of memory or too many files");
+		return -ENOMEM;
+	}
+	if (rtc) {
+		rtc_set_pc_config(rtc, below, above, c->ncpus);
+		cmos_boot_order(rtc, order);
+	}
+	return 0;
+}
