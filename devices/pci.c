@@ -28,9 +28,25 @@
 #define PCI_COMMAND_MEMORY 0x2
 #define PCI_STATUS_CAP_LIST 0x10
 
+/* I/O BARs live in one window the bus claims once: their moves happen
+ * inside a port-I/O handler (a config write), where registering on the
+ * port bus itself would deadlock, so the bus dispatches the window. */
+#define IO_WINDOW_BASE 0x1000
+#define IO_WINDOW_END 0x10000
+#define MAX_IO_BARS 32
+
+struct io_bar_map {
+	uint64_t base, len;
+	const struct io_ops *ops;
+	void *opaque;
+};
+
 struct pci_bus {
 	struct dev_host *host;
 	pthread_mutex_t lock;
+	pthread_rwlock_t io_lock; /* guards io_bars */
+	struct io_bar_map io_bars[MAX_IO_BARS];
+	unsigned n_io_bars;
 	uint32_t cfg_addr;
 	struct pci_dev *devs[PCI_MAX_DEVFN];
 	pci_route_fn route;
@@ -126,30 +142,118 @@ static uint64_t bar_target(const struct pci_dev *d, unsigned n)
 	return addr;
 }
 
+static int io_bar_add(struct pci_bus *bus, uint64_t base, const struct pci_bar *b)
+{
+	int ret = 0;
+
+	pthread_rwlock_wrlock(&bus->io_lock);
+	for (unsigned i = 0; i < bus->n_io_bars; i++) {
+		const struct io_bar_map *m = &bus->io_bars[i];
+
+		if (base < m->base + m->len && m->base < base + b->size)
+			ret = -EEXIST;
+	}
+	if (!ret && bus->n_io_bars == MAX_IO_BARS)
+		ret = -ENOSPC;
+	if (!ret)
+		bus->io_bars[bus->n_io_bars++] = (struct io_bar_map){base, b->size, b->ops, b->opaque};
+	pthread_rwlock_unlock(&bus->io_lock);
+	return ret;
+}
+
+static void io_bar_del(struct pci_bus *bus, uint64_t base)
+{
+	pthread_rwlock_wrlock(&bus->io_lock);
+	for (unsigned i = 0; i < bus->n_io_bars; i++)
+		if (bus->io_bars[i].base == base) {
+			bus->io_bars[i] = bus->io_bars[--bus->n_io_bars];
+			break;
+		}
+	pthread_rwlock_unlock(&bus->io_lock);
+}
+
+static void unmap_bar(struct pci_bus *bus, struct pci_bar *b)
+{
+	if (b->mapped == PCI_BAR_UNMAPPED)
+		return;
+	if (b->io)
+		io_bar_del(bus, b->mapped);
+	else
+		iobus_unregister(bus->host->mmio, b->mapped);
+	b->mapped = PCI_BAR_UNMAPPED;
+}
+
 static void update_bars(struct pci_bus *bus, struct pci_dev *d)
 {
 	for (unsigned n = 0; n < PCI_NUM_BARS; n++) {
 		struct pci_bar *b = &d->bar[n];
-		struct iobus *iob = b->io ? bus->host->pio : bus->host->mmio;
 		uint64_t want;
+		int ret;
 
 		if (!b->size)
 			continue;
 		want = bar_target(d, n);
 		if (want == b->mapped)
 			continue;
-		if (b->mapped != PCI_BAR_UNMAPPED)
-			iobus_unregister(iob, b->mapped);
-		b->mapped = PCI_BAR_UNMAPPED;
+		unmap_bar(bus, b);
 		if (want == PCI_BAR_UNMAPPED)
 			continue;
-		if (iobus_register(iob, want, b->size, b->ops, b->opaque, d->name) == 0)
+		if (b->io)
+			ret = want >= IO_WINDOW_BASE ? io_bar_add(bus, want, b) : -ERANGE;
+		else
+			ret = iobus_register(bus->host->mmio, want, b->size, b->ops, b->opaque,
+					     d->name);
+		if (ret == 0)
 			b->mapped = want;
 		else
-			fprintf(stderr, "vmm: %s: BAR%u at 0x%llx overlaps another region, not mapped\n",
-				d->name, n, (unsigned long long)want);
+			fprintf(stderr, "vmm: %s: BAR%u at 0x%llx %s, not mapped\n", d->name, n,
+				(unsigned long long)want,
+				ret == -ERANGE ? "is below the PCI I/O window (0x1000)"
+					       : "overlaps another region");
 	}
 }
+
+static bool io_window_find(struct pci_bus *bus, uint64_t port, struct io_bar_map *out)
+{
+	bool found = false;
+
+	pthread_rwlock_rdlock(&bus->io_lock);
+	for (unsigned i = 0; i < bus->n_io_bars && !found; i++) {
+		const struct io_bar_map *m = &bus->io_bars[i];
+
+		if (port >= m->base && port < m->base + m->len) {
+			*out = *m;
+			found = true;
+		}
+	}
+	pthread_rwlock_unlock(&bus->io_lock);
+	return found;
+}
+
+/* The handler runs outside io_lock: a BAR handler may itself cause a move. */
+static void io_window_read(void *opaque, uint64_t off, void *data, unsigned size)
+{
+	struct pci_bus *bus = opaque;
+	uint64_t port = IO_WINDOW_BASE + off;
+	struct io_bar_map m;
+
+	if (io_window_find(bus, port, &m) && m.ops->read)
+		m.ops->read(m.opaque, port - m.base, data, size);
+	else
+		memset(data, 0xff, size);
+}
+
+static void io_window_write(void *opaque, uint64_t off, const void *data, unsigned size)
+{
+	struct pci_bus *bus = opaque;
+	uint64_t port = IO_WINDOW_BASE + off;
+	struct io_bar_map m;
+
+	if (io_window_find(bus, port, &m) && m.ops->write)
+		m.ops->write(m.opaque, port - m.base, data, size);
+}
+
+static const struct io_ops io_window_ops = {io_window_read, io_window_write};
 
 /* ------------------------------------------------------ config access */
 
@@ -282,14 +386,24 @@ struct pci_bus *pci_bus_new(struct dev_host *host)
 		return NULL;
 	bus->host = host;
 	pthread_mutex_init(&bus->lock, NULL);
-	if (iobus_register(host->pio, CFG_ADDR_PORT, 4, &addr_ops, bus, "pci-conf-addr") ||
-	    iobus_register(host->pio, CFG_DATA_PORT, 4, &data_ops, bus, "pci-conf-data")) {
-		iobus_unregister(host->pio, CFG_ADDR_PORT);
-		pthread_mutex_destroy(&bus->lock);
-		free(bus);
-		return NULL;
-	}
+	pthread_rwlock_init(&bus->io_lock, NULL);
+	if (iobus_register(host->pio, CFG_ADDR_PORT, 4, &addr_ops, bus, "pci-conf-addr"))
+		goto fail;
+	if (iobus_register(host->pio, CFG_DATA_PORT, 4, &data_ops, bus, "pci-conf-data"))
+		goto fail_addr;
+	if (iobus_register(host->pio, IO_WINDOW_BASE, IO_WINDOW_END - IO_WINDOW_BASE,
+			   &io_window_ops, bus, "pci-io"))
+		goto fail_data;
 	return bus;
+fail_data:
+	iobus_unregister(host->pio, CFG_DATA_PORT);
+fail_addr:
+	iobus_unregister(host->pio, CFG_ADDR_PORT);
+fail:
+	pthread_rwlock_destroy(&bus->io_lock);
+	pthread_mutex_destroy(&bus->lock);
+	free(bus);
+	return NULL;
 }
 
 void pci_bus_free(struct pci_bus *bus)
@@ -302,12 +416,12 @@ void pci_bus_free(struct pci_bus *bus)
 		if (!d)
 			continue;
 		for (unsigned n = 0; n < PCI_NUM_BARS; n++)
-			if (d->bar[n].mapped != PCI_BAR_UNMAPPED)
-				iobus_unregister(d->bar[n].io ? bus->host->pio : bus->host->mmio,
-						 d->bar[n].mapped);
+			unmap_bar(bus, &d->bar[n]);
 	}
 	iobus_unregister(bus->host->pio, CFG_ADDR_PORT);
 	iobus_unregister(bus->host->pio, CFG_DATA_PORT);
+	iobus_unregister(bus->host->pio, IO_WINDOW_BASE);
+	pthread_rwlock_destroy(&bus->io_lock);
 	pthread_mutex_destroy(&bus->lock);
 	free(bus);
 }
