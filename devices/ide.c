@@ -402,7 +402,7 @@ static void dma_done(struct ide_channel *ch, uint8_t error, bool prd_left)
  * go directly; a sector split across segments goes through bounce, whose
  * fill level *bpos carries over to the next segment. */
 static int dma_segment(struct ide_channel *ch, uint8_t *hva, uint32_t len, uint8_t *bounce,
-		       unsigned *bpos)
+		       unsigned *bpos, bool *leftover)
 {
 	struct block_dev *blk = cur(ch)->blk;
 
@@ -443,6 +443,7 @@ static int dma_segment(struct ide_channel *ch, uint8_t *hva, uint32_t len, uint8
 			ch->remaining--;
 		}
 	}
+	*leftover = len != 0;
 	return 0;
 }
 
@@ -452,7 +453,7 @@ static void run_dma(struct ide_channel *ch)
 	uint32_t prd = ch->prd_addr;
 	uint8_t bounce[SECTOR];
 	unsigned bpos = 0;
-	bool eot = false;
+	bool eot = false, leftover = false;
 
 	ch->dma_pending = false;
 	ch->bm_status |= BM_ST_ACTIVE;
@@ -480,7 +481,7 @@ static void run_dma(struct ide_channel *ch)
 			dma_done(ch, ER_ABRT, false);
 			return;
 		}
-		if (dma_segment(ch, hva, len, bounce, &bpos)) {
+		if (dma_segment(ch, hva, len, bounce, &bpos, &leftover)) {
 			dma_done(ch, ch->dma_to_mem ? ER_UNC | ER_ABRT : ER_ABRT, false);
 			return;
 		}
@@ -495,7 +496,7 @@ static void run_dma(struct ide_channel *ch)
 		dma_done(ch, ER_ABRT, false);
 		return;
 	}
-	dma_done(ch, 0, !eot);
+	dma_done(ch, 0, !eot || leftover);
 }
 
 /* ------------------------------------------------------------- commands */

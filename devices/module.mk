@@ -4,3 +4,4 @@ devices_SRCS := $(wildcard devices/*.c)
 $(eval $(call static_lib,devices,$(devices_SRCS),))
 # PC platform (issue 5) unit tests
 $(eval $(call unit_test,devices_pci,tests/unit/devices/test_pci.c,libdevices.a,))
+$(eval $(call unit_test,devices_ide,tests/unit/devices/test_ide.c,libdevices.a,))
