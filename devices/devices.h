@@ -260,6 +260,8 @@ unsigned pci_dev_add_cap(struct pci_dev *d, uint8_t id, unsigned len);
 /* 0, -EEXIST when devfn is taken, -EINVAL. */
 int pci_bus_add(struct pci_bus *bus, struct pci_dev *d, uint8_t devfn);
 struct pci_dev *pci_bus_find(struct pci_bus *bus, uint8_t devfn);
+/* Take d off its bus (unmapping its BARs); devices call it when freed. */
+void pci_bus_remove(struct pci_dev *d);
 /* Drive the device's INTx line (through the bus route). */
 void pci_dev_set_irq(struct pci_dev *d, bool level);
 /* Config accesses as the 0xcf8/0xcfc ports do them (for tests and tools). */

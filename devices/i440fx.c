@@ -209,6 +209,7 @@ void i440fx_free(struct i440fx *nb)
 {
 	if (!nb)
 		return;
+	pci_bus_remove(&nb->pci);
 	iobus_unregister(nb->host->mmio, SHADOW_BASE);
 	munmap(nb->shadow, SHADOW_SIZE);
 	pthread_mutex_destroy(&nb->lock);

@@ -956,6 +956,7 @@ void ide_free(struct ide *ide)
 {
 	if (!ide)
 		return;
+	pci_bus_remove(&ide->pci);
 	for (unsigned i = 0; i < 2; i++) {
 		iobus_unregister(ide->host->pio, ide->ch[i].cmd_base);
 		iobus_unregister(ide->host->pio, ide->ch[i].ctl_base);

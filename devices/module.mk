@@ -5,3 +5,5 @@ $(eval $(call static_lib,devices,$(devices_SRCS),))
 # PC platform (issue 5) unit tests
 $(eval $(call unit_test,devices_pci,tests/unit/devices/test_pci.c,libdevices.a,))
 $(eval $(call unit_test,devices_ide,tests/unit/devices/test_ide.c,libdevices.a,))
+$(eval $(call unit_test,devices_block,tests/unit/devices/test_block.c,libdevices.a,))
+$(eval $(call unit_test,devices_fw_cfg,tests/unit/devices/test_fw_cfg.c,libfirmware.a libdevices.a,))

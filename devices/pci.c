@@ -450,6 +450,21 @@ int pci_bus_add(struct pci_bus *bus, struct pci_dev *d, uint8_t devfn)
 	return ret;
 }
 
+void pci_bus_remove(struct pci_dev *d)
+{
+	struct pci_bus *bus = d->bus;
+
+	if (!bus)
+		return;
+	pthread_mutex_lock(&bus->lock);
+	for (unsigned n = 0; n < PCI_NUM_BARS; n++)
+		unmap_bar(bus, &d->bar[n]);
+	if (bus->devs[d->devfn] == d)
+		bus->devs[d->devfn] = NULL;
+	d->bus = NULL;
+	pthread_mutex_unlock(&bus->lock);
+}
+
 struct pci_dev *pci_bus_find(struct pci_bus *bus, uint8_t devfn)
 {
 	struct pci_dev *d;

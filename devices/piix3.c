@@ -104,6 +104,9 @@ void piix3_free(struct piix3 *p)
 {
 	if (!p)
 		return;
+	if (p->pci.bus)
+		pci_bus_set_route(p->pci.bus, NULL, NULL);
+	pci_bus_remove(&p->pci);
 	iobus_unregister(p->host->pio, ELCR_PORT);
 	pthread_mutex_destroy(&p->lock);
 	free(p);

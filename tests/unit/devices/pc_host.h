@@ -67,4 +67,16 @@ static inline void pio_out(struct test_host *t, uint16_t port, unsigned size, ui
 	iobus_write(t->host.pio, port, &v, size);
 }
 
+/* Run a suite and turn its result into an exit status. */
+static inline int test_run_suite(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
+
 #endif

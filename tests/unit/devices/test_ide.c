@@ -681,8 +681,6 @@ int main(void)
 {
 	Suite *s = suite_create("ide");
 	TCase *tc = tcase_create("ide");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, presence_probe_like_seabios);
 	tcase_add_test(tc, identify_device);
@@ -703,9 +701,5 @@ int main(void)
 	tcase_add_test(tc, read_only_disk_rejects_writes);
 	tcase_add_test(tc, pci_identity);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return test_run_suite(s);
 }

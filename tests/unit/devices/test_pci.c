@@ -381,8 +381,6 @@ int main(void)
 {
 	Suite *s = suite_create("pci");
 	TCase *tc = tcase_create("pci");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, address_register_reads_back);
 	tcase_add_test(tc, chipset_identity_and_empty_slots);
@@ -393,9 +391,5 @@ int main(void)
 	tcase_add_test(tc, pirq_routing_and_elcr);
 	tcase_add_test(tc, info_pci_lists_devices);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return test_run_suite(s);
 }
