@@ -1,0 +1,379 @@
+/* netstack.h — netstack's one public header: a userspace TCP/IP stack.
+ *
+ * Layers, bottom up:
+ *   clock   one injectable time source (real monotonic or virtual for tests)
+ *   link    the "hardware": transmit a frame; frames received are handed to
+ *           ns_stack_input(). Adapters: Linux TAP, an in-memory pair, and an
+ *           impairment wrapper (loss, duplication, reordering, delay).
+ *   stack   Ethernet II, ARP, IPv4 (routes, reassembly), ICMP, UDP, TCP.
+ *   chan    netchannels: endpoints keyed by (proto, local, remote) in a
+ *           balanced tree; one packet (or one segment's worth of stream) per
+ *           receive call; blocking, non-blocking and pollable-fd variants.
+ *   sock    a socket-like API on top of the channels, errors as -errno.
+ *
+ * Threading: the stack is single-threaded inside; every public function
+ * takes the stack's lock, so any thread may call them. The thread that
+ * owns the event loop calls ns_stack_input() for received frames and
+ * ns_stack_poll() when ns_stack_timeout_ms() expires or ns_stack_fd()
+ * becomes readable. Blocking calls (recv, accept, connect, send on a full
+ * buffer) sleep on a condition variable and must not be made from the
+ * event-loop thread itself unless the socket is non-blocking.
+ *
+ * Addresses and ports in this API are in host byte order.
+ */
+#ifndef NETSTACK_H
+#define NETSTACK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* ---------------------------------------------------------------- clock */
+
+/* All timers of a stack (and of the impairment link) read one clock, in
+ * microseconds. ns_clock_monotonic() is CLOCK_MONOTONIC; a virtual clock
+ * only moves when ns_clock_advance() is called, so tests are deterministic. */
+struct ns_clock;
+struct ns_clock *ns_clock_monotonic(void);
+struct ns_clock *ns_clock_virtual_new(uint64_t start_us);
+void ns_clock_advance(struct ns_clock *c, uint64_t us);
+uint64_t ns_clock_now(struct ns_clock *c);
+void ns_clock_free(struct ns_clock *c); /* no-op for the monotonic clock */
+
+/* ----------------------------------------------------------------- link */
+
+/* A link is a device that carries Ethernet frames (without FCS). The stack
+ * calls transmit() with its lock held; the link must not call back into the
+ * stack from there. Received frames are pulled with ns_link_receive() (or
+ * come from elsewhere, e.g. a virtio-net queue) and passed to
+ * ns_stack_input(). */
+struct ns_link;
+
+struct ns_link_ops {
+	/* Send one frame; 0, or -errno (the frame is then dropped). */
+	int (*transmit)(struct ns_link *l, const void *frame, size_t len);
+	/* Optional: copy one received frame into buf; its length, 0 when none
+	 * is waiting (non-blocking), -errno on failure. */
+	ssize_t (*receive)(struct ns_link *l, void *buf, size_t cap);
+	/* Optional: fd that is readable while frames are waiting, or -1. */
+	int (*fd)(struct ns_link *l);
+	/* Optional: release frames held back until now (impairment delay);
+	 * returns the µs until the next one is due, or UINT64_MAX. */
+	uint64_t (*poll)(struct ns_link *l, uint64_t now_us);
+	void (*destroy)(struct ns_link *l);
+};
+
+struct ns_link {
+	const struct ns_link_ops *ops;
+	unsigned mtu;	  /* IP MTU, 68..65521 */
+	uint8_t mac[6];	  /* this end's station address */
+	char name[16];
+	void *priv;	  /* the adapter's, or the owner's for custom links */
+	uint64_t tx_frames, tx_bytes, rx_frames, rx_bytes, tx_errors;
+};
+
+int ns_link_transmit(struct ns_link *l, const void *frame, size_t len);
+ssize_t ns_link_receive(struct ns_link *l, void *buf, size_t cap);
+int ns_link_fd(struct ns_link *l);
+void ns_link_destroy(struct ns_link *l);
+/* A link around caller-supplied ops (ops and priv must outlive it). */
+struct ns_link *ns_link_new(const struct ns_link_ops *ops, void *priv, unsigned mtu,
+			    const uint8_t mac[6], const char *name);
+/* Largest frame a link with this MTU carries: mtu + Ethernet header. */
+#define NS_FRAME_MAX(mtu) ((size_t)(mtu) + 14)
+/* Largest frame any link carries (MTU 65521 + headers, rounded up). */
+#define NS_FRAME_BUF 65600
+
+/* In-memory pair: a frame transmitted on one end is queued for receive on
+ * the other. Each end's fd (eventfd) is readable while its queue is
+ * non-empty. At most queue_max frames wait per direction (0: 4096); more
+ * are dropped like a full NIC ring. MACs are 02:00:00:00:00:01 / :02
+ * unless changed in the returned links. */
+int ns_link_pair(unsigned mtu, unsigned queue_max, struct ns_link **a, struct ns_link **b);
+uint64_t ns_link_pair_dropped(struct ns_link *l);
+
+/* Linux TAP device (IFF_TAP | IFF_NO_PI, non-blocking). name may be "" for
+ * a kernel-chosen name; the actual name is in link->name. The kernel side
+ * is not configured (no address, not up): that is the caller's business.
+ * On failure returns NULL with *err = -errno. */
+struct ns_link *ns_link_tap_open(const char *name, unsigned mtu, int *err);
+
+/* Impairment adapter between a link and the stack: frames in both
+ * directions are dropped, duplicated, reordered or delayed with a seeded
+ * PRNG. Percentages are in 1/100 %; delay is added to every frame,
+ * jitter is a uniform 0..jitter_us extra, and a reordered frame is held
+ * back by reorder_us. Takes ownership of inner. */
+struct ns_impair_cfg {
+	unsigned loss_bp, dup_bp, reorder_bp; /* basis points: 100 = 1 % */
+	uint64_t delay_us, jitter_us, reorder_us;
+	uint64_t seed;
+};
+struct ns_link *ns_link_impair(struct ns_link *inner, struct ns_clock *clock,
+			       const struct ns_impair_cfg *cfg);
+struct ns_impair_stats {
+	uint64_t dropped, duplicated, reordered, delayed;
+};
+void ns_link_impair_stats(struct ns_link *l, struct ns_impair_stats *st);
+
+/* ---------------------------------------------------------------- stack */
+
+struct ns_stack;
+
+struct ns_stack_cfg {
+	struct ns_clock *clock;	   /* NULL: monotonic */
+	uint64_t seed;		   /* ISN / port / PRNG seed; 0: from getrandom */
+	size_t reass_mem_max;	   /* fragment reassembly memory (0: 1 MiB) */
+	unsigned reass_timeout_ms; /* 0: 30 s */
+	unsigned arp_timeout_s;	   /* dynamic entry lifetime (0: 300 s) */
+	unsigned tcp_max_conns;	   /* 0: 65536 */
+};
+
+struct ns_stack *ns_stack_new(const struct ns_stack_cfg *cfg);
+/* Closes every socket and channel; links are destroyed by their owner. */
+void ns_stack_free(struct ns_stack *st);
+
+/* Interfaces: one per link, with a primary IPv4 address. */
+#define NS_IF_ACCEPT_ANY (1u << 0) /* deliver IPv4 for any destination locally
+				    * (for user-mode NAT: TCP/UDP to any
+				    * address reaches wildcard listeners) */
+#define NS_IF_NO_CSUM_RX (1u << 1) /* trust received checksums (offload) */
+int ns_iface_add(struct ns_stack *st, struct ns_link *l, uint32_t addr, unsigned prefix_len,
+		 unsigned flags);
+/* Extra addresses the interface answers ARP and ICMP echo for
+ * (e.g. usernet's gateway and DNS addresses). */
+int ns_iface_add_alias(struct ns_stack *st, struct ns_link *l, uint32_t addr);
+/* Routes: longest prefix wins; gw 0 means on-link. prefix_len 0 = default. */
+int ns_route_add(struct ns_stack *st, uint32_t dst, unsigned prefix_len, uint32_t gw,
+		 struct ns_link *l);
+int ns_route_del(struct ns_stack *st, uint32_t dst, unsigned prefix_len);
+/* The route lookup the stack uses; 0 and *next_hop, *l filled, or -ENETUNREACH. */
+int ns_route_lookup(struct ns_stack *st, uint32_t dst, uint32_t *next_hop, struct ns_link **l);
+int ns_arp_add_static(struct ns_stack *st, uint32_t addr, const uint8_t mac[6]);
+/* 0 and mac filled when addr is resolved. */
+int ns_arp_lookup(struct ns_stack *st, uint32_t addr, uint8_t mac[6]);
+
+/* Process one received frame from link l (any length; bad frames are
+ * counted and dropped). */
+void ns_stack_input(struct ns_stack *st, struct ns_link *l, const void *frame, size_t len);
+/* Pull and process up to max frames from every interface's link that has
+ * a receive op; returns the number processed. */
+int ns_stack_drain(struct ns_stack *st, int max);
+/* Run due timers (retransmission, delayed ACK, ARP, reassembly,
+ * impairment delay); returns the number of ms until the next one
+ * (-1: none pending) — the event loop's poll() timeout. */
+int ns_stack_poll(struct ns_stack *st);
+int ns_stack_timeout_ms(struct ns_stack *st);
+/* Microseconds until the next timer, UINT64_MAX when none. */
+uint64_t ns_stack_next_timer_us(struct ns_stack *st);
+/* eventfd readable when another thread changed what the event loop must
+ * wait for (an earlier timer); read it, then call ns_stack_poll(). */
+int ns_stack_fd(struct ns_stack *st);
+struct ns_clock *ns_stack_clock(struct ns_stack *st);
+/* A ready-made event loop step for simple users (netstack-host, tests):
+ * poll() every link fd and ns_stack_fd() for up to timeout_ms (capped by
+ * the next timer), then drain the links and run the timers. Returns the
+ * number of frames processed or -errno. */
+int ns_stack_run_once(struct ns_stack *st, int timeout_ms);
+
+struct ns_stats {
+	uint64_t rx_frames, rx_bad_eth, rx_bad_ip, rx_bad_csum, rx_no_proto;
+	uint64_t arp_rx, arp_tx, arp_drop_pending;
+	uint64_t ip_reass_ok, ip_reass_drop, ip_frag_tx;
+	uint64_t icmp_rx, icmp_tx, udp_rx, udp_tx, udp_no_port, udp_drop_full;
+	uint64_t tcp_rx, tcp_tx, tcp_rexmit, tcp_fast_rexmit, tcp_rto, tcp_bad,
+		tcp_rst_tx, tcp_challenge_ack, tcp_paws_drop, tcp_ooo_drop, tcp_syn_drop;
+	size_t reass_mem, ooo_mem; /* bytes held now */
+	unsigned tcp_conns;
+};
+void ns_stack_stats(struct ns_stack *st, struct ns_stats *out);
+
+/* ------------------------------------------------------------ addresses */
+
+struct ns_sockaddr {
+	uint32_t addr; /* host byte order; 0 = any */
+	uint16_t port; /* host byte order; 0 = any / ephemeral */
+};
+
+/* "a.b.c.d" -> host-order address; 0 on success, -EINVAL. */
+int ns_parse_addr(const char *s, uint32_t *addr);
+/* "a.b.c.d/len"; "a.b.c.d:port". */
+int ns_parse_cidr(const char *s, uint32_t *addr, unsigned *len);
+int ns_parse_hostport(const char *s, struct ns_sockaddr *sa);
+/* Formats into buf (>= 16 bytes), returns buf. */
+char *ns_fmt_addr(uint32_t addr, char *buf);
+
+/* ------------------------------------------------------------- channels */
+
+/* A netchannel: the seam between the protocol demux and its user. */
+struct ns_chan;
+
+#define NS_PROTO_ICMP 1
+#define NS_PROTO_TCP 6
+#define NS_PROTO_UDP 17
+
+/* Per-packet information for received packets and for sends that need to
+ * choose addresses (a NAT answering for many addresses). */
+struct ns_pktinfo {
+	struct ns_sockaddr src, dst;
+	uint8_t ttl, tos;
+	uint8_t icmp_type, icmp_code; /* ICMP channels */
+};
+
+/* Create a datagram channel for UDP or ICMP. local.port 0 picks an
+ * ephemeral port (UDP); local.addr 0 is any local address; remote NULL (or
+ * all zero) is a wildcard remote; a channel with local {0, 0} and
+ * remote NULL receives every datagram of that protocol no other channel
+ * claims (NAT). ICMP channels receive echo replies, and echo requests for
+ * addresses the stack does not answer itself (NS_IF_ACCEPT_ANY);
+ * local.port/remote.port are the ICMP echo identifier. *err = -errno. */
+struct ns_chan *ns_chan_create(struct ns_stack *st, int proto, const struct ns_sockaddr *local,
+			       const struct ns_sockaddr *remote, int *err);
+/* Send one datagram to the channel's remote (-EDESTADDRREQ if wildcard). */
+ssize_t ns_chan_send(struct ns_chan *ch, const void *buf, size_t len);
+/* Send with explicit addresses: info->dst required; info->src.addr/port 0
+ * means the channel's own. An ICMP channel sends buf as a complete ICMP
+ * message (header included; the checksum is filled in). */
+ssize_t ns_chan_sendto(struct ns_chan *ch, const void *buf, size_t len,
+		       const struct ns_pktinfo *info);
+/* Receive one packet (truncated to cap; the full length is returned).
+ * Blocks until one arrives or timeout_ms passes (-1: forever; 0: never
+ * block -> -EAGAIN). info may be NULL. ICMP channels return the whole
+ * ICMP message. */
+ssize_t ns_chan_recv(struct ns_chan *ch, void *buf, size_t cap, struct ns_pktinfo *info,
+		     int timeout_ms);
+ssize_t ns_chan_recv_nb(struct ns_chan *ch, void *buf, size_t cap, struct ns_pktinfo *info);
+/* eventfd readable while packets are queued (level: it is re-armed after
+ * a receive leaves packets queued). */
+int ns_chan_fd(struct ns_chan *ch);
+/* Max queued packets before new ones are dropped (default 256). */
+void ns_chan_set_queue_max(struct ns_chan *ch, unsigned max);
+void ns_chan_close(struct ns_chan *ch);
+
+/* -------------------------------------------------------------- sockets */
+
+struct ns_sock;
+
+#define NS_SOCK_STREAM 1
+#define NS_SOCK_DGRAM 2
+
+/* Event bits of ns_sock_events() */
+#define NS_EV_IN 0x1	/* data, EOF or a pending connection to accept */
+#define NS_EV_OUT 0x4	/* room in the send buffer / connect finished */
+#define NS_EV_ERR 0x8	/* an error is pending (ns_sock_error) */
+#define NS_EV_HUP 0x10	/* both directions closed */
+
+/* send/recv flags */
+#define NS_MSG_DONTWAIT 0x40
+#define NS_MSG_PEEK 0x2
+#define NS_MSG_WAITALL 0x100
+
+/* shutdown how */
+#define NS_SHUT_RD 0
+#define NS_SHUT_WR 1
+#define NS_SHUT_RDWR 2
+
+/* Socket options (ns_setsockopt / ns_getsockopt, int values). */
+enum ns_sockopt {
+	NS_SO_NONBLOCK = 1,  /* 1: calls never block, -EAGAIN instead */
+	NS_SO_SNDBUF,	     /* bytes; set before connect/listen */
+	NS_SO_RCVBUF,	     /* bytes; set before connect/listen (sets wscale) */
+	NS_SO_REUSEADDR,     /* allow bind over TIME-WAIT */
+	NS_SO_KEEPALIVE,     /* 1: send keepalives */
+	NS_TCP_NODELAY,	     /* 1: Nagle off */
+	NS_TCP_MAXSEG,	     /* MSS to announce (clamped to the link MTU) */
+	NS_TCP_KEEPIDLE,     /* s */
+	NS_TCP_KEEPINTVL,    /* s */
+	NS_TCP_KEEPCNT,	     /* probes */
+	NS_TCP_SACK,	     /* 1 (default): offer/accept SACK */
+	NS_TCP_TIMESTAMPS,   /* 1 (default): offer/accept RFC 7323 timestamps */
+	NS_TCP_WSCALE,	     /* 1 (default): offer/accept window scaling */
+	NS_TCP_DELACK,	     /* delayed-ACK timeout in ms (default 40; 0 = off) */
+	NS_TCP_LINGER2,	     /* TIME-WAIT (2 MSL) in ms (default 60000) */
+	NS_TCP_USER_TIMEOUT, /* ms unacknowledged before abort (default 120000) */
+	NS_TCP_DEFER_ACCEPT, /* listener: accept() returns connections before
+			      * the SYN-ACK is sent; ns_accept_complete() */
+	NS_TCP_STATE,	     /* get only: enum ns_tcp_state */
+	NS_SO_ERROR,	     /* get only: pending error (-errno), cleared */
+	NS_SO_NREAD,	     /* get only: bytes readable */
+	NS_SO_NWRITE,	     /* get only: bytes not yet acknowledged */
+};
+
+enum ns_tcp_state {
+	NS_TCP_CLOSED,
+	NS_TCP_LISTEN,
+	NS_TCP_SYN_SENT,
+	NS_TCP_SYN_RECEIVED,
+	NS_TCP_ESTABLISHED,
+	NS_TCP_FIN_WAIT_1,
+	NS_TCP_FIN_WAIT_2,
+	NS_TCP_CLOSE_WAIT,
+	NS_TCP_CLOSING,
+	NS_TCP_LAST_ACK,
+	NS_TCP_TIME_WAIT,
+};
+const char *ns_tcp_state_name(int state);
+
+/* All return -errno on failure (socket/accept: NULL with *err). */
+struct ns_sock *ns_socket(struct ns_stack *st, int type, int *err);
+/* addr 0 = any local address; port 0 = ephemeral. A stream socket bound
+ * to {0, 0} and listening accepts connections to ANY address and port
+ * that no other listener claims (usernet NAT); ns_getsockname() on the
+ * accepted socket gives the original destination. */
+int ns_bind(struct ns_sock *s, const struct ns_sockaddr *local);
+int ns_listen(struct ns_sock *s, int backlog);
+struct ns_sock *ns_accept(struct ns_sock *s, struct ns_sockaddr *peer, int *err);
+/* With NS_TCP_DEFER_ACCEPT: finish the handshake of an accepted
+ * connection (send the SYN-ACK), or refuse it: with a RST (icmp false) or
+ * an ICMP unreachable of the given code (icmp true). */
+int ns_accept_complete(struct ns_sock *s);
+int ns_accept_refuse(struct ns_sock *s, bool icmp, uint8_t icmp_code);
+/* Stream: 0, or -EINPROGRESS when non-blocking (NS_EV_OUT then
+ * NS_SO_ERROR tell the outcome). Datagram: sets the default remote. */
+int ns_connect(struct ns_sock *s, const struct ns_sockaddr *remote);
+ssize_t ns_send(struct ns_sock *s, const void *buf, size_t len, int flags);
+ssize_t ns_recv(struct ns_sock *s, void *buf, size_t len, int flags);
+ssize_t ns_sendto(struct ns_sock *s, const void *buf, size_t len, int flags,
+		  const struct ns_sockaddr *to);
+ssize_t ns_recvfrom(struct ns_sock *s, void *buf, size_t len, int flags,
+		    struct ns_sockaddr *from);
+int ns_shutdown(struct ns_sock *s, int how);
+/* Stream: graceful close (FIN after queued data); the connection lives on
+ * in the stack until it finishes. */
+int ns_close(struct ns_sock *s);
+/* Close with a RST (SO_LINGER 0). */
+int ns_abort(struct ns_sock *s);
+int ns_setsockopt(struct ns_sock *s, int opt, int val);
+int ns_getsockopt(struct ns_sock *s, int opt, int *val);
+int ns_getsockname(struct ns_sock *s, struct ns_sockaddr *sa);
+int ns_getpeername(struct ns_sock *s, struct ns_sockaddr *sa);
+
+/* Readiness: the current NS_EV_* bits. */
+unsigned ns_sock_events(struct ns_sock *s);
+/* eventfd that becomes readable when new events arise (read it to clear,
+ * then look at ns_sock_events()). Created on first call. */
+int ns_sock_fd(struct ns_sock *s);
+/* Callback run when new events arise, on the thread driving the stack,
+ * after the stack lock is released (so it may call any ns_* function
+ * without blocking). NULL removes it. */
+typedef void (*ns_sock_cb)(struct ns_sock *s, unsigned events, void *ctx);
+void ns_sock_set_callback(struct ns_sock *s, ns_sock_cb cb, void *ctx);
+
+struct ns_tcp_info {
+	int state;
+	uint32_t snd_mss, rcv_mss, cwnd, ssthresh, snd_wnd, rcv_wnd;
+	uint32_t srtt_us, rttvar_us, rto_us;
+	uint8_t snd_wscale, rcv_wscale;
+	bool sack, timestamps;
+	uint64_t retransmits, fast_retransmits, rto_timeouts, bytes_acked, bytes_received;
+};
+int ns_tcp_info(struct ns_sock *s, struct ns_tcp_info *info);
+
+/* ------------------------------------------------------------- helpers */
+
+/* Internet checksum (RFC 1071) of buf, folded, not complemented, added to
+ * sum: ns_csum_fold(ns_csum_add(0, p, n)) == 0xffff for a valid header. */
+uint32_t ns_csum_add(uint32_t sum, const void *buf, size_t len);
+uint16_t ns_csum_fold(uint32_t sum);
+
+#endif /* NETSTACK_H */
