@@ -147,6 +147,13 @@ int pc_fw_cfg_setup(struct fw_cfg *f, struct rtc *rtc, const struct pc_fw_config
 		io_data_put(wait, 2, c->boot_menu ? 2500 : 0);
 		ret |= fw_cfg_add_file(f, "etc/boot-menu-wait", wait, sizeof(wait));
 	}
+	if (c->nographic) {
+		uint8_t port[2];
+
+		/* SeaBIOS mirrors its screen output on COM1, as under QEMU -nographic */
+		io_data_put(port, 2, 0x3f8);
+		ret |= fw_cfg_add_file(f, "etc/sercon-port", port, sizeof(port));
+	}
 	if (ret) {
 		snprintf(err, errlen, "cannot fill fw_cfg: out of memory or too many files");
 		return -ENOMEM;

@@ -1,0 +1,67 @@
+#!/bin/sh
+# seabios-mbr.sh — SeaBIOS boots an MBR from the IDE disk: the boot sector
+# prints to COM1 and exits through isa-debug-exit. Same output and exit
+# status as QEMU. Also: -snapshot leaves the image byte-identical, and bad
+# images / a missing BIOS give a one-line error.
+set -u
+VMM=${VMM:-build/vmm}
+B=${B:-build}
+[ -e /dev/kvm ] || { echo "SKIP: no /dev/kvm"; exit 77; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# A boot sector assembled with binutils (no nasm): print, then exit 0x10.
+cat >"$work/mbr.S" <<'ASM'
+	.code16
+	.globl _start
+_start:
+	cli
+	xorw %ax, %ax
+	movw %ax, %ds
+	movw $msg - _start + 0x7c00, %si
+1:	lodsb
+	testb %al, %al
+	jz 2f
+	movw $0x3f8, %dx
+	outb %al, %dx
+	jmp 1b
+2:	movw $0xf4, %dx
+	movb $0x10, %al
+	outb %al, %dx
+	hlt
+msg:	.asciz "boot sector ok\n"
+	.org 510
+	.byte 0x55, 0xaa
+ASM
+as --32 -o "$work/mbr.o" "$work/mbr.S" &&
+	ld -m elf_i386 -Ttext 0 --oformat binary -o "$work/mbr.bin" "$work/mbr.o" || exit 1
+img=$work/disk.img
+dd if=/dev/zero of="$img" bs=1M count=4 status=none
+dd if="$work/mbr.bin" of="$img" conv=notrunc status=none
+
+fail=0
+run() { timeout 60 "$VMM" -m 512 -nographic -device isa-debug-exit,iobase=0xf4,iosize=4 "$@" </dev/null; }
+
+out=$(run -hda "$img" 2>"$work/err"); rc=$?
+if [ "$out" != "boot sector ok" ] || [ $rc -ne 33 ]; then
+	echo "FAIL: -hda boot: exit $rc, output '$out'"; cat "$work/err"; fail=1
+fi
+before=$(sha256sum <"$img")
+out=$(run -snapshot -drive file="$img",format=raw,if=ide,index=0 2>/dev/null); rc=$?
+[ $rc -eq 33 ] || { echo "FAIL: -snapshot boot exit $rc"; fail=1; }
+[ "$(sha256sum <"$img")" = "$before" ] || { echo "FAIL: -snapshot changed the image"; fail=1; }
+
+# one-line errors
+printf 'x' >"$work/odd.img"
+for bad in /nonexistent.img "$work" "$work/odd.img"; do
+	err=$(run -hda "$bad" 2>&1 >/dev/null); rc=$?
+	if [ $rc -eq 0 ] || [ "$(printf '%s\n' "$err" | wc -l)" -ne 1 ]; then
+		echo "FAIL: -hda $bad: exit $rc, '$err'"; fail=1
+	fi
+done
+err=$(run -bios /nonexistent/bios.bin -hda "$img" 2>&1 >/dev/null); rc=$?
+if [ $rc -eq 0 ] || [ "$(printf '%s\n' "$err" | wc -l)" -ne 1 ]; then
+	echo "FAIL: missing bios: exit $rc, '$err'"; fail=1
+fi
+[ $fail -eq 0 ] && echo "seabios-mbr: ok"
+exit $fail
