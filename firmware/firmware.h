@@ -74,6 +74,69 @@ typedef int (*boot_loader_fn)(const struct boot_request *req, struct boot_cpu_st
 /* ------------------------------------------------ per-area declarations
  * Each area adds its declarations below, in its own section. */
 
+/* ------------------------------------- Linux direct boot (issue 4) ----
+ * bzImage and PVH loaders, the MP and ACPI tables for direct boot. */
+
+/* Where fw_tables_build puts the MP and ACPI tables: the last 4 KiB of
+ * base memory, which the Linux/PVH loaders report as reserved in e820 and
+ * which holds the EBDA (0x40e points here) so the MP floating pointer and
+ * the RSDP are found by the BIOS-area scans too. */
+#define FW_TABLES_GPA 0x9f000u
+#define FW_TABLES_SIZE 0x1000u
+#define FW_IOAPIC_GPA 0xfec00000u
+#define FW_LAPIC_GPA 0xfee00000u
+#define ACPI_PM_BASE 0x600u	/* PM1a_EVT at +0 (4 bytes), PM1a_CNT at +4 (2) */
+#define ACPI_PM_LEN 8u
+#define ACPI_SCI_IRQ 9u
+#define ACPI_S5_SLP_TYP 5u	/* the _S5 value the DSDT hands the guest */
+
+/* MP spec 1.4 floating pointer + configuration table for ncpus CPUs
+ * (APIC ids 0..n-1), the IOAPIC (id n) and ISA IRQs 0-15 identity-routed
+ * to its pins, written into buf which the guest sees at gpa. Returns the
+ * bytes used, or -ENOSPC / -EINVAL (ncpus 0 or > 255). */
+/* The byte that makes the n bytes at p sum to zero (MP and ACPI checksums). */
+uint8_t fw_checksum(const void *p, size_t n);
+int mptable_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus);
+/* ACPI 2.0+ tables (RSDP, XSDT, RSDT, FADT with a PM1 block at
+ * ACPI_PM_BASE, FACS, DSDT with _S5, MADT for ncpus CPUs + IOAPIC + the
+ * SCI source override) into buf seen at gpa; the RSDP is first, at gpa.
+ * Returns bytes used or -ENOSPC / -EINVAL. */
+int acpi_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus);
+/* Both of the above into guest RAM at FW_TABLES_GPA (ACPI first, then MP),
+ * and the EBDA pointer at 0x40e. Call once per -kernel boot; 0 or -errno
+ * with a one-line reason in err. *rsdp gets the RSDP address. */
+int fw_tables_build(struct guest_mem *mem, unsigned ncpus, uint64_t *rsdp, char *err,
+		    size_t errlen);
+/* Copy src to dst with [FW_TABLES_GPA, +FW_TABLES_SIZE) marked reserved
+ * (splitting RAM entries as needed). 0 or -ENOSPC. */
+int fw_e820_with_tables(const struct e820_map *src, struct e820_map *dst);
+
+/* Helpers the Linux and PVH loaders share (direct_boot.c). */
+#define FW_BOOT_GDT_GPA 0x500u	/* flat GDT: 0x08 code32, 0x10 code64, 0x18 data */
+#define FW_CMDLINE_GPA 0x20000u
+#define FW_CMDLINE_MAX 0x10000u
+/* Write the flat boot GDT and point cpu->gdt_base/limit at it. */
+int fw_write_boot_gdt(struct guest_mem *mem, struct boot_cpu_state *cpu);
+/* Copy cmdline (NUL included) to FW_CMDLINE_GPA; -E2BIG over max bytes. */
+int fw_write_cmdline(const struct boot_request *req, size_t max, char *err, size_t errlen);
+/* Read req->initrd_path straight into guest RAM: page aligned, as high as
+ * possible below min(limit, end of RAM below 4 GiB) and at or above floor.
+ * No initrd: 0 with *gpa = *size = 0. Else 0 or -errno with err set. */
+int fw_load_initrd(const struct boot_request *req, const struct e820_map *e820, uint64_t floor,
+		   uint64_t limit, uint64_t *gpa, uint64_t *size, char *err, size_t errlen);
+/* The highest end of a RAM e820 entry below 4 GiB: the first usable
+ * stretch is [1 MiB, this). */
+uint64_t fw_low_ram_end(const struct e820_map *e820);
+
+/* Linux boot protocol >= 2.06, relocatable bzImage, 64-bit entry. */
+int linux_load(const struct boot_request *req, struct boot_cpu_state *cpu, char *err,
+	       size_t errlen);
+/* PVH: ELF vmlinux with XEN_ELFNOTE_PHYS32_ENTRY, hvm_start_info in ebx. */
+int pvh_load(const struct boot_request *req, struct boot_cpu_state *cpu, char *err,
+	     size_t errlen);
+
+/* ----------------------------------- end of Linux direct boot section */
+
 /* ------------------------------------ SeaBIOS and fw_cfg content (issue 5) */
 
 /* The BIOS image, page-aligned host memory the machine maps read-only. */

@@ -1,0 +1,94 @@
+#!/bin/sh
+# guest-kernel.sh — build the minimal Linux guest (bzImage, vmlinux for PVH,
+# System.map) and its busybox initramfs, cached outside the checkout.
+#
+#   scripts/guest-kernel.sh          build what is missing; print the folder
+#   scripts/guest-kernel.sh --path   print the folder only if it is complete
+#
+# The kernel is keyed by the config fragment, KERNEL_RECIPE and the Debian
+# linux-source version; the initramfs by the init script, its builder and the
+# busybox version. A second run with nothing changed costs nothing.
+set -eu
+
+KERNEL_RECIPE=1		# bump when the kernel build steps below change
+top=$(cd "$(dirname "$0")/.." && pwd)
+gl=$top/tests/guest/linux
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/vmm
+tarball=/usr/src/linux-source-6.1.tar.xz
+
+say() { printf 'guest-kernel: %s\n' "$*" >&2; }
+die() { say "error: $*"; exit 1; }
+pkgver() { dpkg-query -W -f '${Version}' "$1" 2>/dev/null || echo none; }
+
+key() {
+	{ cat "$@"; echo "$KERNEL_RECIPE"; pkgver linux-source-6.1; pkgver busybox-static; } |
+		sha256sum | cut -c1-16
+}
+
+kkey=$(cat "$gl/config.fragment" | key /dev/null)
+ikey=$(key "$gl/init" "$gl/mkinitramfs.sh")
+out=$cache/linux-$kkey-$ikey
+
+if [ "${1:-}" = --path ]; then
+	[ -f "$out/bzImage" ] && [ -f "$out/initramfs.cpio" ] || exit 1
+	echo "$out"
+	exit 0
+fi
+
+# Progress: one line every 40 compiler lines, with the elapsed time.
+progress() {
+	awk -v t0="$(date +%s)" '{ n++ }
+		/error|Error|warning:/ { print > "/dev/stderr" }
+		n % 40 == 0 { "date +%s" | getline t; close("date +%s");
+			printf "guest-kernel: [%4d steps, %3ds] %s\n", n, t - t0, $0 > "/dev/stderr" }'
+}
+
+build_kernel() {
+	kdir=$cache/kernel-$kkey
+	[ -f "$kdir/bzImage" ] && return 0
+	[ -f "$tarball" ] || die "$tarball missing: apt-get install linux-source-6.1"
+	src=$cache/src/linux-source-6.1
+	if [ ! -f "$src/.extracted-$(pkgver linux-source-6.1)" ]; then
+		say "extracting $tarball"
+		rm -rf "$cache/src" && mkdir -p "$cache/src"
+		tar -xJf "$tarball" -C "$cache/src"
+		touch "$src/.extracted-$(pkgver linux-source-6.1)"
+	fi
+	obj=$cache/kbuild	# one object tree: a changed fragment rebuilds incrementally
+	mkdir -p "$obj"
+	mk() { nice -n 10 make -C "$src" O="$obj" ARCH=x86_64 -j2 "$@"; }
+	say "configuring (tinyconfig + $gl/config.fragment)"
+	mk tinyconfig >/dev/null
+	"$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "$gl/config.fragment" >/dev/null
+	mk olddefconfig >/dev/null
+	grep '^CONFIG_' "$gl/config.fragment" | while IFS= read -r line; do
+		opt=${line%%=*} val=${line#*=}
+		if [ "$val" = n ]; then
+			grep -q "^$opt=" "$obj/.config" && say "warning: $opt stays set" || true
+		else
+			grep -qx "$line" "$obj/.config" || say "warning: $line did not take"
+		fi
+	done
+	say "building bzImage and vmlinux (~13 min on 2 cores; log in $obj/build.log)"
+	rc=$obj/build.rc
+	{ mk bzImage vmlinux >"$obj/build.log" 2>&1; echo $? >"$rc"; } &
+	tail -n +1 -f "$obj/build.log" --pid=$! 2>/dev/null | progress
+	wait
+	[ "$(cat "$rc")" = 0 ] || { tail -20 "$obj/build.log" >&2; die "kernel build failed"; }
+	mkdir -p "$kdir.tmp"
+	cp "$obj/arch/x86/boot/bzImage" "$obj/vmlinux" "$obj/System.map" "$obj/.config" "$kdir.tmp/"
+	rm -rf "$kdir" && mv "$kdir.tmp" "$kdir"
+}
+
+build_kernel
+if [ ! -f "$out/initramfs.cpio" ]; then
+	say "building the initramfs"
+	mkdir -p "$out.tmp"
+	sh "$gl/mkinitramfs.sh" "$gl/init" "$out.tmp/initramfs.cpio" "$cache/kbuild/usr/gen_init_cpio"
+	for f in bzImage vmlinux System.map .config; do
+		ln -f "$cache/kernel-$kkey/$f" "$out.tmp/$f" 2>/dev/null || cp "$cache/kernel-$kkey/$f" "$out.tmp/$f"
+	done
+	rm -rf "$out" && mv "$out.tmp" "$out"
+fi
+say "ready: $out"
+echo "$out"

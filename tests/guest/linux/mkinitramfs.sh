@@ -1,0 +1,24 @@
+#!/bin/sh
+# mkinitramfs.sh INIT OUT.cpio GEN_INIT_CPIO — an uncompressed newc initramfs
+# from Debian's busybox-static, written by the kernel's own usr/gen_init_cpio
+# (device nodes without root). Uncompressed: the guest's ring 0 is emulated
+# on the CI hosts, and unpacking plain cpio is far cheaper than inflating.
+set -eu
+init=$1 out=$2 gen=$3
+bb=/bin/busybox
+file -L "$bb" 2>/dev/null | grep -q 'statically linked' ||
+	{ echo "mkinitramfs: $bb is not static: apt-get install busybox-static" >&2; exit 1; }
+list=$(mktemp)
+trap 'rm -f "$list"' EXIT
+{
+	for d in /bin /sbin /usr /usr/bin /usr/sbin /proc /sys /dev /tmp /etc /root; do echo "dir $d 755 0 0"; done
+	echo "nod /dev/console 600 0 0 c 5 1"
+	echo "nod /dev/ttyS0 600 0 0 c 4 64"
+	echo "nod /dev/null 666 0 0 c 1 3"
+	echo "file /bin/busybox $bb 755 0 0"
+	echo "file /init $init 755 0 0"
+	for app in $("$bb" --list-full); do
+		[ "$app" = bin/busybox ] || echo "slink /$app /bin/busybox 777 0 0"
+	done
+} >"$list"
+"$gen" "$list" >"$out"
