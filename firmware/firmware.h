@@ -173,10 +173,13 @@ int boot_order_check(const char *order, char *err, size_t errlen);
  * name a device SeaBIOS can find (c: primary master, d: secondary master).
  * Returns the length written (snprintf style). */
 size_t boot_order_paths(const char *order, char *buf, size_t len);
-/* Fill fw_cfg (signature/ID come from the device) and the CMOS bytes
- * (memory sizes, CPU count, boot order) for SeaBIOS. rtc may be NULL. */
-int pc_fw_cfg_setup(struct fw_cfg *f, struct rtc *rtc, const struct pc_fw_config *c, char *err,
-		    size_t errlen);
+/* Fill fw_cfg for SeaBIOS (signature/ID come from the device). The order
+ * must have passed boot_order_check. */
+int pc_fw_cfg_setup(struct fw_cfg *f, const struct pc_fw_config *c, char *err, size_t errlen);
+/* The CMOS bytes SeaBIOS reads: memory sizes, CPU count, boot order. */
+void pc_cmos_setup(struct rtc *rtc, const struct pc_fw_config *c);
+/* RAM below and above 4 GiB from the e820 map (or ram_size without one). */
+void pc_ram_split(const struct pc_fw_config *c, uint64_t *below, uint64_t *above);
 
 /* ------------------------------------------------- end of issue 5 section */
 

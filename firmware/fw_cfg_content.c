@@ -1,7 +1,5 @@
 /* fw_cfg_content.c — what SeaBIOS learns about the machine: fw_cfg items
- * and files (RAM size, CPUs, etc/e820, bootorder, boot menu) and the CMOS
- * bytes it reads when fw_cfg does not answer (memory sizes, CPU count,
- * boot devices). */
+ * and files (RAM size, CPUs, etc/e820, bootorder, boot menu). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,15 +9,9 @@
 #define DEFAULT_ORDER "cdn"
 #define FOUR_GIB 0x100000000ull
 
-/* CMOS boot device codes (0x3d, 0x38) as the Bochs BIOS defined them. */
-static unsigned cmos_code(char c)
+static bool is_boot_device(char c)
 {
-	switch (c) {
-	case 'c': return 2;
-	case 'd': return 3;
-	case 'n': return 4;
-	default: return 0;
-	}
+	return c == 'c' || c == 'd' || c == 'n';
 }
 
 int boot_order_check(const char *order, char *err, size_t errlen)
@@ -31,7 +23,7 @@ int boot_order_check(const char *order, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (!cmos_code(order[i])) {
+		if (!is_boot_device(order[i])) {
 			snprintf(err, errlen,
 				 "-boot order=%s: '%c' is not a boot device (c disk, d CD-ROM, n network)",
 				 order, order[i]);
@@ -98,19 +90,16 @@ static size_t build_e820(const struct e820_map *m, uint8_t *out, size_t max_entr
 	return n;
 }
 
-static void cmos_boot_order(struct rtc *rtc, const char *order)
+void pc_ram_split(const struct pc_fw_config *c, uint64_t *below, uint64_t *above)
 {
-	unsigned dev[3] = {0, 0, 0};
+	uint8_t e820[2 * 20];
 
-	for (unsigned i = 0; i < 3 && order[i]; i++)
-		dev[i] = cmos_code(order[i]);
-	rtc_cmos_set(rtc, 0x3d, (uint8_t)(dev[1] << 4 | dev[0]));
-	/* bit 0: do not check the floppy boot signature */
-	rtc_cmos_set(rtc, 0x38, (uint8_t)(dev[2] << 4 | 1));
+	build_e820(c->e820, e820, 2, below, above);
+	if (!*below) /* no map given: derive it from -m like QEMU's pc */
+		*below = c->ram_size;
 }
 
-int pc_fw_cfg_setup(struct fw_cfg *f, struct rtc *rtc, const struct pc_fw_config *c, char *err,
-		    size_t errlen)
+int pc_fw_cfg_setup(struct fw_cfg *f, const struct pc_fw_config *c, char *err, size_t errlen)
 {
 	const char *order = c->boot_order ? c->boot_order : DEFAULT_ORDER;
 	uint8_t e820[2 * 20], uuid[16] = {0}, zero8[8] = {0};
@@ -122,8 +111,6 @@ int pc_fw_cfg_setup(struct fw_cfg *f, struct rtc *rtc, const struct pc_fw_config
 	if (boot_order_check(order, err, errlen))
 		return -EINVAL;
 	n_e820 = build_e820(c->e820, e820, 2, &below, &above);
-	if (!below) /* no map given: derive it from -m like QEMU's pc */
-		below = c->ram_size;
 	n_paths = boot_order_paths(order, paths, sizeof(paths));
 	ret |= fw_cfg_add_u64(f, FW_CFG_RAM_SIZE, c->ram_size);
 	ret |= fw_cfg_add_u16(f, FW_CFG_NB_CPUS, (uint16_t)c->ncpus);
@@ -157,10 +144,6 @@ int pc_fw_cfg_setup(struct fw_cfg *f, struct rtc *rtc, const struct pc_fw_config
 	if (ret) {
 		snprintf(err, errlen, "cannot fill fw_cfg: out of memory or too many files");
 		return -ENOMEM;
-	}
-	if (rtc) {
-		rtc_set_pc_config(rtc, below, above, c->ncpus);
-		cmos_boot_order(rtc, order);
 	}
 	return 0;
 }

@@ -185,7 +185,7 @@ START_TEST(pc_content_for_seabios)
 
 	test_host_init(&t);
 	f = fw_cfg_new(&t.host);
-	ck_assert_int_eq(pc_fw_cfg_setup(f, NULL, &c, err, sizeof(err)), 0);
+	ck_assert_int_eq(pc_fw_cfg_setup(f, &c, err, sizeof(err)), 0);
 	select_key(&t, FW_CFG_FILE_DIR);
 	read_bytes(&t, dir, sizeof(dir));
 	nfiles = be32(dir);
