@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+/* regdb model: the one flag-name table, region names, domain helpers. */
+#include "regdb/regdb.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+	const char *name;
+	uint32_t bits;
+} flag_names[] = {
+	{ "NO-OFDM", REGDB_NO_OFDM },	  { "NO-CCK", REGDB_NO_CCK },
+	{ "NO-INDOOR", REGDB_NO_INDOOR }, { "NO-OUTDOOR", REGDB_NO_OUTDOOR },
+	{ "DFS", REGDB_DFS },		  { "PTP-ONLY", REGDB_PTP_ONLY },
+	{ "PTMP-ONLY", REGDB_PTMP_ONLY }, { "NO-IR", REGDB_NO_IR },
+	{ "AUTO-BW", REGDB_AUTO_BW },	  { "NO-HT40", REGDB_NO_HT40 },
+	{ "NO-HT40MINUS", REGDB_NO_HT40MINUS }, { "NO-HT40PLUS", REGDB_NO_HT40PLUS },
+	{ "NO-80MHZ", REGDB_NO_80MHZ },	  { "NO-160MHZ", REGDB_NO_160MHZ },
+	{ "NO-320MHZ", REGDB_NO_320MHZ },
+};
+
+const char *regdb_dfs_name(enum regdb_dfs_region r)
+{
+	static const char *const names[] = { "UNSET", "FCC", "ETSI", "JP" };
+
+	return (unsigned int)r < 4 ? names[r] : "INVALID";
+}
+
+char *regdb_flags_str(uint32_t flags, const char *sep, char *buf, size_t size)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(flag_names) / sizeof(flag_names[0]); i++) {
+		uint32_t b = flag_names[i].bits;
+
+		if ((flags & b) != b)
+			continue;
+		flags &= ~b;
+		int n = snprintf(buf + used, size - used, "%s%s", used ? sep : "",
+				 flag_names[i].name);
+		if (n < 0 || (size_t)n >= size - used)
+			break;
+		used += (size_t)n;
+	}
+	if (!used)
+		snprintf(buf, size, "-");
+	return buf;
+}
+
+uint32_t regdb_flag_from_name(const char *name)
+{
+	for (size_t i = 0; i < sizeof(flag_names) / sizeof(flag_names[0]); i++)
+		if (!strcmp(flag_names[i].name, name))
+			return flag_names[i].bits;
+	return 0;
+}
+
+struct regdb_domain *regdb_domain_new(const char *alpha2, enum regdb_dfs_region dfs,
+				      unsigned int n_rules)
+{
+	struct regdb_domain *d =
+		calloc(1, sizeof(*d) + (size_t)n_rules * sizeof(struct regdb_rule));
+
+	if (!d)
+		return NULL;
+	memcpy(d->alpha2, alpha2, 2);
+	d->dfs_region = dfs;
+	d->n_rules = n_rules;
+	return d;
+}
+
+static bool rule_equal(const struct regdb_rule *a, const struct regdb_rule *b)
+{
+	if (a->start_khz != b->start_khz || a->end_khz != b->end_khz ||
+	    a->max_bw_khz != b->max_bw_khz || a->max_ant_gain_mbi != b->max_ant_gain_mbi ||
+	    a->max_eirp_mbm != b->max_eirp_mbm || a->cac_ms != b->cac_ms ||
+	    a->flags != b->flags || a->has_wmm != b->has_wmm)
+		return false;
+	return !a->has_wmm || !memcmp(&a->wmm, &b->wmm, sizeof(a->wmm));
+}
+
+bool regdb_domain_equal(const struct regdb_domain *a, const struct regdb_domain *b)
+{
+	if (memcmp(a->alpha2, b->alpha2, 2) || a->dfs_region != b->dfs_region ||
+	    a->n_rules != b->n_rules)
+		return false;
+	for (unsigned int i = 0; i < a->n_rules; i++)
+		if (!rule_equal(&a->rules[i], &b->rules[i]))
+			return false;
+	return true;
+}

@@ -1,0 +1,6 @@
+# regdb/ — 802.11 regulatory domains (issue 7): libregdb.a and the build/regdb tool.
+regdb_SRCS := $(wildcard regdb/*.c)
+$(eval $(call static_lib,regdb,$(regdb_SRCS),))
+$(eval $(call program,regdb,regdb/tool/main.c,libregdb.a,))
+$(eval $(call unit_test,regdb,tests/unit/regdb/test_regdb.c,libregdb.a,))
+INTEG_TESTS += tests/integration/regdb-dump.sh

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * regdb — 802.11 regulatory domains read from Debian's wireless-regdb
+ * (/lib/firmware/regulatory.db, format version 20).
+ *
+ * A database is a set of domains in file order (sorted by alpha2); every
+ * domain owns its rules. All parsing is bounds-checked: a malformed file is
+ * a one-line error in struct regdb_error, never a crash.
+ */
+#ifndef REGDB_REGDB_H
+#define REGDB_REGDB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum regdb_dfs_region {
+	REGDB_DFS_UNSET = 0,
+	REGDB_DFS_FCC = 1,
+	REGDB_DFS_ETSI = 2,
+	REGDB_DFS_JP = 3,
+};
+
+/* Rule flags; the bit values are nl80211's enum nl80211_reg_rule_flags. */
+enum regdb_flag {
+	REGDB_NO_OFDM = 1u << 0,
+	REGDB_NO_CCK = 1u << 1,
+	REGDB_NO_INDOOR = 1u << 2,
+	REGDB_NO_OUTDOOR = 1u << 3,
+	REGDB_DFS = 1u << 4,
+	REGDB_PTP_ONLY = 1u << 5,
+	REGDB_PTMP_ONLY = 1u << 6,
+	REGDB_NO_IR = 1u << 7,
+	REGDB_AUTO_BW = 1u << 11,
+	REGDB_NO_HT40MINUS = 1u << 13,
+	REGDB_NO_HT40PLUS = 1u << 14,
+	REGDB_NO_HT40 = REGDB_NO_HT40MINUS | REGDB_NO_HT40PLUS,
+	REGDB_NO_80MHZ = 1u << 15,
+	REGDB_NO_160MHZ = 1u << 16,
+	REGDB_NO_320MHZ = 1u << 18,
+};
+
+struct regdb_wmm_ac {
+	uint16_t cw_min, cw_max;
+	uint8_t aifsn;
+	uint16_t cot_ms;
+};
+
+struct regdb_wmm {
+	struct regdb_wmm_ac client[4], ap[4]; /* VO, VI, BE, BK */
+};
+
+struct regdb_rule {
+	uint32_t start_khz, end_khz, max_bw_khz;
+	int32_t max_ant_gain_mbi, max_eirp_mbm;
+	uint32_t cac_ms;
+	uint32_t flags; /* enum regdb_flag */
+	bool has_wmm;
+	struct regdb_wmm wmm;
+};
+
+struct regdb_domain {
+	char alpha2[3];
+	enum regdb_dfs_region dfs_region;
+	unsigned int n_rules;
+	struct regdb_rule rules[];
+};
+
+struct regdb_error {
+	char msg[256];
+};
+
+struct regdb_db;
+
+/* Names: "DFS-FCC" style for regions, "NO-OUTDOOR" style for flags. */
+const char *regdb_dfs_name(enum regdb_dfs_region r); /* "UNSET", "FCC", ... */
+/* Write flag names joined by sep into buf ("-" when none); returns buf. */
+char *regdb_flags_str(uint32_t flags, const char *sep, char *buf, size_t size);
+/* One flag name to its bits; 0 when unknown. */
+uint32_t regdb_flag_from_name(const char *name);
+
+struct regdb_domain *regdb_domain_new(const char *alpha2, enum regdb_dfs_region dfs,
+				      unsigned int n_rules);
+bool regdb_domain_equal(const struct regdb_domain *a, const struct regdb_domain *b);
+
+/* Binary regulatory.db. */
+int regdb_db_parse(const void *buf, size_t len, struct regdb_db **out, struct regdb_error *err);
+int regdb_db_load(const char *path, struct regdb_db **out, struct regdb_error *err);
+void regdb_db_free(struct regdb_db *db);
+size_t regdb_db_count(const struct regdb_db *db);
+const struct regdb_domain *regdb_db_domain(const struct regdb_db *db, size_t i);
+const struct regdb_domain *regdb_db_find(const struct regdb_db *db, const char *alpha2);
+
+/* Per-channel verdicts. */
+enum regdb_frame { REGDB_FRAME_DATA, REGDB_FRAME_PROBE, REGDB_FRAME_BEACON };
+
+struct regdb_query {
+	uint32_t center_khz, width_khz;
+	enum regdb_frame frame;
+	bool outdoor;
+	bool ptp;		/* point-to-point link (else point-to-multipoint) */
+	bool cck;		/* CCK (802.11b) modulation (else OFDM) */
+	bool check_power;
+	int32_t tx_power_mbm;
+};
+
+enum regdb_deny {
+	REGDB_OK = 0,
+	REGDB_DENY_NO_RULE,
+	REGDB_DENY_WIDTH,
+	REGDB_DENY_NO_IR,
+	REGDB_DENY_DFS_PASSIVE,
+	REGDB_DENY_INDOOR_ONLY,
+	REGDB_DENY_OUTDOOR_ONLY,
+	REGDB_DENY_PTP_ONLY,
+	REGDB_DENY_PTMP_ONLY,
+	REGDB_DENY_NO_OFDM,
+	REGDB_DENY_NO_CCK,
+	REGDB_DENY_POWER,
+};
+
+struct regdb_verdict {
+	enum regdb_deny reason; /* REGDB_OK: allowed */
+	int32_t max_eirp_mbm;
+	uint32_t max_bw_khz;
+	bool needs_cac;
+	uint32_t cac_ms;
+};
+
+const char *regdb_deny_str(enum regdb_deny r);
+/* cfg80211 semantics: the channel must fit inside one rule whose maximum
+ * bandwidth (widened across adjacent rules when AUTO-BW) covers the width. */
+void regdb_verdict(const struct regdb_domain *d, const struct regdb_query *q,
+		   struct regdb_verdict *v);
+/* reg_get_max_bandwidth(): AUTO-BW widening plus the NO-xxMHZ limits. */
+uint32_t regdb_rule_max_bw(const struct regdb_domain *d, unsigned int idx);
+
+#endif

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * build/regdb — inspect 802.11 regulatory domains.
+ *   regdb [--db FILE] get XX | list | dump --tsv | check --country XX --freq MHZ
+ *         --width MHZ [--outdoor] [--beacon|--probe] [--ptp] [--cck] [--power DBM]
+ * Exit: 0 ok/allowed, 1 not found/denied, 2 usage, 3 bad database file.
+ */
+#include "build/config.h"
+#include "regdb/regdb.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { EXIT_NOTFOUND = 1, EXIT_USAGE = 2, EXIT_BADDB = 3 };
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: regdb [--db FILE] get XX | list | dump --tsv |\n"
+			"       check --country XX --freq MHZ --width MHZ [--outdoor]\n"
+			"             [--beacon|--probe] [--ptp] [--cck] [--power DBM]\n");
+	return EXIT_USAGE;
+}
+
+static void print_mhz(uint32_t khz)
+{
+	if (khz % 1000)
+		printf("%u.%03u", khz / 1000, khz % 1000);
+	else
+		printf("%u", khz / 1000);
+}
+
+static void print_domain(const struct regdb_domain *d)
+{
+	char flags[256];
+
+	printf("country %s: DFS-%s\n", d->alpha2, regdb_dfs_name(d->dfs_region));
+	for (unsigned int i = 0; i < d->n_rules; i++) {
+		const struct regdb_rule *r = &d->rules[i];
+
+		printf("\t(");
+		print_mhz(r->start_khz);
+		printf(" - ");
+		print_mhz(r->end_khz);
+		printf(" @ ");
+		print_mhz(r->max_bw_khz);
+		printf("), (N/A, %d.%02d)", r->max_eirp_mbm / 100, r->max_eirp_mbm % 100);
+		if (r->flags & REGDB_DFS)
+			printf(", (%u ms)", r->cac_ms);
+		else
+			printf(", (N/A)");
+		if (r->flags)
+			printf(", %s", regdb_flags_str(r->flags, ", ", flags, sizeof(flags)));
+		printf("\n");
+	}
+}
+
+static void dump_tsv(const struct regdb_db *db)
+{
+	char flags[256];
+
+	for (size_t i = 0; i < regdb_db_count(db); i++) {
+		const struct regdb_domain *d = regdb_db_domain(db, i);
+
+		for (unsigned int j = 0; j < d->n_rules; j++) {
+			const struct regdb_rule *r = &d->rules[j];
+
+			printf("%s\t%s\t%u\t%u\t%u\t%d\t%s\n", d->alpha2,
+			       regdb_dfs_name(d->dfs_region), r->start_khz, r->end_khz,
+			       r->max_bw_khz, r->max_eirp_mbm,
+			       regdb_flags_str(r->flags, ",", flags, sizeof(flags)));
+		}
+	}
+}
+
+static const struct regdb_domain *find_country(const struct regdb_db *db, const char *arg)
+{
+	char cc[3];
+
+	if (strlen(arg) != 2) {
+		fprintf(stderr, "regdb: '%s' is not a two-letter country code\n", arg);
+		return NULL;
+	}
+	cc[0] = (char)toupper((unsigned char)arg[0]);
+	cc[1] = (char)toupper((unsigned char)arg[1]);
+	cc[2] = 0;
+	const struct regdb_domain *d = regdb_db_find(db, cc);
+
+	if (!d)
+		fprintf(stderr, "regdb: no regulatory domain for '%s'\n", cc);
+	return d;
+}
+
+static int parse_uint(const char *opt, const char *s, long max, long *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (!*s || *end || v < 0 || v > max) {
+		fprintf(stderr, "regdb: %s: bad number '%s'\n", opt, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int cmd_check(const struct regdb_db *db, int argc, char **argv)
+{
+	struct regdb_query q = { .frame = REGDB_FRAME_DATA };
+	const char *country = NULL;
+	long freq = -1, width = 20, power;
+
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		bool more = i + 1 < argc;
+
+		if (!strcmp(a, "--country") && more)
+			country = argv[++i];
+		else if (!strcmp(a, "--freq") && more) {
+			if (parse_uint(a, argv[++i], 100000, &freq))
+				return EXIT_USAGE;
+		} else if (!strcmp(a, "--width") && more) {
+			if (parse_uint(a, argv[++i], 10000, &width))
+				return EXIT_USAGE;
+		} else if (!strcmp(a, "--power") && more) {
+			if (parse_uint(a, argv[++i], 100, &power))
+				return EXIT_USAGE;
+			q.check_power = true;
+			q.tx_power_mbm = (int32_t)power * 100;
+		} else if (!strcmp(a, "--outdoor"))
+			q.outdoor = true;
+		else if (!strcmp(a, "--beacon"))
+			q.frame = REGDB_FRAME_BEACON;
+		else if (!strcmp(a, "--probe"))
+			q.frame = REGDB_FRAME_PROBE;
+		else if (!strcmp(a, "--ptp"))
+			q.ptp = true;
+		else if (!strcmp(a, "--cck"))
+			q.cck = true;
+		else
+			return usage();
+	}
+	if (!country || freq < 0 || width == 0)
+		return usage();
+	const struct regdb_domain *d = find_country(db, country);
+
+	if (!d)
+		return EXIT_NOTFOUND;
+	struct regdb_verdict v;
+
+	q.center_khz = (uint32_t)freq * 1000;
+	q.width_khz = (uint32_t)width * 1000;
+	regdb_verdict(d, &q, &v);
+	if (v.reason != REGDB_OK) {
+		printf("denied: %s\n", regdb_deny_str(v.reason));
+		return EXIT_NOTFOUND;
+	}
+	printf("allowed: max EIRP %d.%02d dBm, max bandwidth %u MHz", v.max_eirp_mbm / 100,
+	       v.max_eirp_mbm % 100, v.max_bw_khz / 1000);
+	if (v.needs_cac)
+		printf(", needs CAC %u ms", v.cac_ms);
+	printf("\n");
+	return 0;
+}
+
+static int run(const struct regdb_db *db, int argc, char **argv)
+{
+	const char *cmd = argv[0];
+
+	if (!strcmp(cmd, "get") && argc == 2) {
+		const struct regdb_domain *d = find_country(db, argv[1]);
+
+		if (!d)
+			return EXIT_NOTFOUND;
+		print_domain(d);
+		return 0;
+	}
+	if (!strcmp(cmd, "list") && argc == 1) {
+		for (size_t i = 0; i < regdb_db_count(db); i++) {
+			const struct regdb_domain *d = regdb_db_domain(db, i);
+
+			printf("%s\tDFS-%s\t%u\n", d->alpha2, regdb_dfs_name(d->dfs_region),
+			       d->n_rules);
+		}
+		return 0;
+	}
+	if (!strcmp(cmd, "dump") && argc == 2 && !strcmp(argv[1], "--tsv")) {
+		dump_tsv(db);
+		return 0;
+	}
+	if (!strcmp(cmd, "check"))
+		return cmd_check(db, argc - 1, argv + 1);
+	return usage();
+}
+
+int main(int argc, char **argv)
+{
+	const char *path = REGDB_DEFAULT_PATH;
+	char *args[64];
+	int n = 0;
+
+	/* --db FILE may appear anywhere. */
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--db")) {
+			if (i + 1 >= argc)
+				return usage();
+			path = argv[++i];
+		} else if (n < 63) {
+			args[n++] = argv[i];
+		} else {
+			return usage();
+		}
+	}
+	if (!n)
+		return usage();
+	struct regdb_db *db;
+	struct regdb_error err;
+
+	if (regdb_db_load(path, &db, &err)) {
+		fprintf(stderr, "regdb: %s\n", err.msg);
+		return EXIT_BADDB;
+	}
+	int rc = run(db, n, args);
+
+	regdb_db_free(db);
+	return rc;
+}

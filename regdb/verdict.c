@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Per-channel verdicts with cfg80211's rule matching and AUTO-BW widening. */
+#include "regdb/regdb.h"
+
+#define MHZ(x) ((uint32_t)(x) * 1000u)
+#define DEFAULT_CAC_MS 60000u /* IEEE80211_DFS_MIN_CAC_TIME_MS */
+
+static uint32_t min_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Span of the run of touching rules around idx (reg_get_max_bandwidth_from_range). */
+static uint32_t auto_bw_span(const struct regdb_domain *d, unsigned int idx)
+{
+	uint32_t start = d->rules[idx].start_khz, end = d->rules[idx].end_khz;
+
+	for (unsigned int i = idx; i > 0 && d->rules[i - 1].end_khz >= start; i--)
+		start = d->rules[i - 1].start_khz;
+	for (unsigned int i = idx; i + 1 < d->n_rules && d->rules[i + 1].start_khz <= end; i++)
+		end = d->rules[i + 1].end_khz;
+	return end - start;
+}
+
+uint32_t regdb_rule_max_bw(const struct regdb_domain *d, unsigned int idx)
+{
+	const struct regdb_rule *r = &d->rules[idx];
+	uint32_t bw = r->flags & REGDB_AUTO_BW ? auto_bw_span(d, idx) : r->max_bw_khz;
+
+	if (r->flags & REGDB_NO_320MHZ)
+		bw = min_u32(bw, MHZ(160));
+	if (r->flags & REGDB_NO_160MHZ)
+		bw = min_u32(bw, MHZ(80));
+	if (r->flags & REGDB_NO_80MHZ)
+		bw = min_u32(bw, MHZ(40));
+	if ((r->flags & REGDB_NO_HT40) == REGDB_NO_HT40)
+		bw = min_u32(bw, MHZ(20));
+	return bw;
+}
+
+const char *regdb_deny_str(enum regdb_deny r)
+{
+	switch (r) {
+	case REGDB_OK: return "allowed";
+	case REGDB_DENY_NO_RULE: return "no rule covers the channel";
+	case REGDB_DENY_WIDTH: return "channel width exceeds the rule's maximum bandwidth";
+	case REGDB_DENY_NO_IR: return "NO-IR: no initiating radiation (beacons, probes)";
+	case REGDB_DENY_DFS_PASSIVE: return "DFS: only passive scanning, no probe requests";
+	case REGDB_DENY_INDOOR_ONLY: return "NO-OUTDOOR: indoor use only";
+	case REGDB_DENY_OUTDOOR_ONLY: return "NO-INDOOR: outdoor use only";
+	case REGDB_DENY_PTP_ONLY: return "PTP-ONLY: point-to-point links only";
+	case REGDB_DENY_PTMP_ONLY: return "PTMP-ONLY: point-to-multipoint links only";
+	case REGDB_DENY_NO_OFDM: return "NO-OFDM: OFDM not allowed";
+	case REGDB_DENY_NO_CCK: return "NO-CCK: CCK not allowed";
+	case REGDB_DENY_POWER: return "tx power exceeds the maximum EIRP";
+	}
+	return "unknown";
+}
+
+static enum regdb_deny flag_denial(uint32_t f, const struct regdb_query *q)
+{
+	bool initiating = q->frame != REGDB_FRAME_DATA;
+
+	if (initiating && (f & REGDB_NO_IR))
+		return REGDB_DENY_NO_IR;
+	if (q->frame == REGDB_FRAME_PROBE && (f & REGDB_DFS))
+		return REGDB_DENY_DFS_PASSIVE;
+	if (q->outdoor && (f & REGDB_NO_OUTDOOR))
+		return REGDB_DENY_INDOOR_ONLY;
+	if (!q->outdoor && (f & REGDB_NO_INDOOR))
+		return REGDB_DENY_OUTDOOR_ONLY;
+	if (!q->ptp && (f & REGDB_PTP_ONLY))
+		return REGDB_DENY_PTP_ONLY;
+	if (q->ptp && (f & REGDB_PTMP_ONLY))
+		return REGDB_DENY_PTMP_ONLY;
+	if (!q->cck && (f & REGDB_NO_OFDM))
+		return REGDB_DENY_NO_OFDM;
+	if (q->cck && (f & REGDB_NO_CCK))
+		return REGDB_DENY_NO_CCK;
+	return REGDB_OK;
+}
+
+void regdb_verdict(const struct regdb_domain *d, const struct regdb_query *q,
+		   struct regdb_verdict *v)
+{
+	uint32_t lo = q->center_khz - q->width_khz / 2, hi = q->center_khz + q->width_khz / 2;
+	enum regdb_deny why = REGDB_DENY_NO_RULE;
+
+	*v = (struct regdb_verdict){ .reason = REGDB_DENY_NO_RULE };
+	for (unsigned int i = 0; i < d->n_rules; i++) {
+		const struct regdb_rule *r = &d->rules[i];
+
+		if (lo < r->start_khz || hi > r->end_khz)
+			continue;
+		v->max_bw_khz = regdb_rule_max_bw(d, i);
+		v->max_eirp_mbm = r->max_eirp_mbm;
+		if (q->width_khz > v->max_bw_khz) {
+			why = REGDB_DENY_WIDTH;
+			continue;
+		}
+		v->reason = flag_denial(r->flags, q);
+		if (v->reason == REGDB_OK && q->check_power && q->tx_power_mbm > r->max_eirp_mbm)
+			v->reason = REGDB_DENY_POWER;
+		v->needs_cac = (r->flags & REGDB_DFS) && q->frame == REGDB_FRAME_BEACON;
+		v->cac_ms = v->needs_cac ? (r->cac_ms ? r->cac_ms : DEFAULT_CAC_MS) : 0;
+		return;
+	}
+	v->reason = why;
+}

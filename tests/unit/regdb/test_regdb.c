@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: GPL-2.0
+/* regdb unit tests: the packaged regulatory.db, malformed files, verdicts. */
+#include "build/config.h"
+#include "regdb/regdb.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint8_t *file_buf;
+static size_t file_len;
+
+static void load_file(void)
+{
+	FILE *f = fopen(REGDB_DEFAULT_PATH, "rb");
+
+	ck_assert_msg(f, "cannot open %s", REGDB_DEFAULT_PATH);
+	file_buf = malloc(1 << 20);
+	file_len = fread(file_buf, 1, 1 << 20, f);
+	fclose(f);
+	ck_assert_uint_gt(file_len, 8);
+}
+
+static void free_file(void)
+{
+	free(file_buf);
+}
+
+static uint32_t rd16(size_t off)
+{
+	return (uint32_t)file_buf[off] << 8 | file_buf[off + 1];
+}
+
+static uint32_t rd32(size_t off)
+{
+	return rd16(off) << 16 | rd16(off + 2);
+}
+
+/* Independent walk of the raw bytes: index entry of cc, or 0. */
+static size_t raw_index_entry(const char *cc)
+{
+	for (size_t off = 8; off + 4 <= file_len && rd16(off + 2); off += 4)
+		if (!memcmp(file_buf + off, cc, 2))
+			return off;
+	return 0;
+}
+
+START_TEST(packaged_rules_match_raw_bytes)
+{
+	static const char *const countries[] = { "00", "US", "DE", "JP", "FR", "GB", "CN" };
+	struct regdb_db *db;
+	struct regdb_error err;
+
+	ck_assert_msg(!regdb_db_parse(file_buf, file_len, &db, &err), "%s", err.msg);
+	ck_assert_uint_gt(regdb_db_count(db), 100);
+	for (size_t c = 0; c < sizeof(countries) / sizeof(countries[0]); c++) {
+		size_t e = raw_index_entry(countries[c]);
+		const struct regdb_domain *d = regdb_db_find(db, countries[c]);
+
+		ck_assert_msg(e && d, "%s missing", countries[c]);
+		size_t coll = rd16(e + 2) * 4;
+		unsigned int n = file_buf[coll + 1];
+
+		ck_assert_uint_eq(d->n_rules, n);
+		ck_assert_int_eq(d->dfs_region, file_buf[coll + 2]);
+		size_t ptrs = coll + ((file_buf[coll] + 1u) & ~1u);
+
+		for (unsigned int i = 0; i < n; i++) {
+			size_t r = rd16(ptrs + 2 * i) * 4;
+
+			ck_assert_uint_eq(d->rules[i].start_khz, rd32(r + 4));
+			ck_assert_uint_eq(d->rules[i].end_khz, rd32(r + 8));
+			ck_assert_uint_eq(d->rules[i].max_bw_khz, rd32(r + 12));
+			ck_assert_int_eq(d->rules[i].max_eirp_mbm, (int32_t)rd16(r + 2));
+			ck_assert_int_eq(!!(d->rules[i].flags & REGDB_DFS), !!(file_buf[r + 1] & 4));
+			ck_assert_int_eq(!!(d->rules[i].flags & REGDB_NO_IR),
+					 !!(file_buf[r + 1] & 8));
+			ck_assert_int_eq(d->rules[i].has_wmm, file_buf[r] == 20);
+		}
+	}
+	ck_assert_ptr_null(regdb_db_find(db, "ZZ"));
+	regdb_db_free(db);
+}
+END_TEST
+
+/* Parse a mutated copy; it must fail with a message containing `want`. */
+static void expect_error(const uint8_t *buf, size_t len, const char *want)
+{
+	struct regdb_db *db = NULL;
+	struct regdb_error err = { "" };
+
+	ck_assert_int_eq(regdb_db_parse(buf, len, &db, &err), -1);
+	ck_assert_msg(strstr(err.msg, want), "error '%s' lacks '%s'", err.msg, want);
+}
+
+START_TEST(every_truncation_is_an_error)
+{
+	for (size_t len = 0; len < 740; len++)
+		expect_error(file_buf, len, len < 8 ? "too short" : "");
+}
+END_TEST
+
+START_TEST(bad_headers)
+{
+	uint8_t *b = malloc(file_len);
+
+	memcpy(b, file_buf, file_len);
+	b[0] = 'X';
+	expect_error(b, file_len, "bad magic");
+	memcpy(b, file_buf, file_len);
+	b[7] = 19;
+	expect_error(b, file_len, "version 19");
+	free(b);
+}
+END_TEST
+
+START_TEST(bad_pointers_lengths_order)
+{
+	uint8_t *b = malloc(file_len);
+	size_t de = raw_index_entry("DE");
+	size_t coll = rd16(de + 2) * 4;
+	size_t rule = rd16(coll + 4) * 4;
+
+	memcpy(b, file_buf, file_len);
+	b[de + 2] = 0xff; /* collection pointer far past the end */
+	expect_error(b, file_len, "outside the data area");
+	memcpy(b, file_buf, file_len);
+	b[de + 2] = 0;
+	b[de + 3] = 3; /* collection pointing back into the index: a loop */
+	expect_error(b, file_len, "outside the data area");
+	memcpy(b, file_buf, file_len);
+	b[rule] = 18;
+	expect_error(b, file_len, "length 18");
+	memcpy(b, file_buf, file_len);
+	b[coll + 4] = 0xff;
+	expect_error(b, file_len, "rule pointer");
+	memcpy(b, file_buf, file_len);
+	memcpy(b + de, "AA", 2);
+	expect_error(b, file_len, "not sorted");
+	memcpy(b, file_buf, file_len);
+	b[coll + 1] = 250; /* more rule pointers than the file holds */
+	expect_error(b, file_len, "");
+	free(b);
+}
+END_TEST
+
+START_TEST(random_mutations_never_crash)
+{
+	uint8_t *b = malloc(file_len);
+	uint32_t seed = 12345;
+	int ok = 0;
+
+	for (int iter = 0; iter < 3000; iter++) {
+		memcpy(b, file_buf, file_len);
+		for (int k = 0; k < 4; k++) {
+			seed = seed * 1103515245u + 12345u;
+			b[(seed >> 8) % file_len] ^= (uint8_t)(seed >> 24 | 1);
+		}
+		struct regdb_db *db;
+		struct regdb_error err;
+
+		if (!regdb_db_parse(b, file_len, &db, &err)) {
+			ok++;
+			regdb_db_free(db);
+		} else {
+			ck_assert_uint_gt(strlen(err.msg), 0);
+		}
+	}
+	ck_assert_int_gt(ok, 0);
+	free(b);
+}
+END_TEST
+
+static struct regdb_domain *two_rule_domain(uint32_t f1, uint32_t f2)
+{
+	struct regdb_domain *d = regdb_domain_new("XX", REGDB_DFS_ETSI, 2);
+
+	d->rules[0] = (struct regdb_rule){ .start_khz = 5150000, .end_khz = 5250000,
+					   .max_bw_khz = 80000, .max_eirp_mbm = 2300,
+					   .flags = f1 };
+	d->rules[1] = (struct regdb_rule){ .start_khz = 5250000, .end_khz = 5350000,
+					   .max_bw_khz = 80000, .max_eirp_mbm = 2000,
+					   .flags = f2 };
+	return d;
+}
+
+START_TEST(auto_bw_widens_across_touching_rules)
+{
+	struct regdb_domain *d = two_rule_domain(REGDB_AUTO_BW, REGDB_AUTO_BW | REGDB_DFS);
+
+	ck_assert_uint_eq(regdb_rule_max_bw(d, 0), 200000);
+	ck_assert_uint_eq(regdb_rule_max_bw(d, 1), 200000);
+	d->rules[1].flags |= REGDB_NO_160MHZ;
+	ck_assert_uint_eq(regdb_rule_max_bw(d, 1), 80000);
+	free(d);
+	d = two_rule_domain(0, REGDB_AUTO_BW);
+	ck_assert_uint_eq(regdb_rule_max_bw(d, 0), 80000);
+	d->rules[1].start_khz = 5260000; /* a gap: no widening */
+	ck_assert_uint_eq(regdb_rule_max_bw(d, 1), 90000);
+	free(d);
+}
+END_TEST
+
+START_TEST(verdicts)
+{
+	struct regdb_domain *d = two_rule_domain(REGDB_NO_OUTDOOR, REGDB_DFS | REGDB_NO_IR);
+	struct regdb_query q = { .center_khz = 5180000, .width_khz = 20000 };
+	struct regdb_verdict v;
+
+	regdb_verdict(d, &q, &v);
+	ck_assert_int_eq(v.reason, REGDB_OK);
+	ck_assert_int_eq(v.max_eirp_mbm, 2300);
+	q.outdoor = true;
+	regdb_verdict(d, &q, &v);
+	ck_assert_int_eq(v.reason, REGDB_DENY_INDOOR_ONLY);
+	q.outdoor = false;
+	q.width_khz = 160000;
+	q.center_khz = 5250000;
+	regdb_verdict(d, &q, &v);
+	ck_assert_int_eq(v.reason, REGDB_DENY_NO_RULE);
+	q.width_khz = 20000;
+	q.center_khz = 5300000;
+	q.frame = REGDB_FRAME_BEACON;
+	regdb_verdict(d, &q, &v);
+	ck_assert_int_eq(v.reason, REGDB_DENY_NO_IR);
+	q.frame = REGDB_FRAME_DATA;
+	q.check_power = true;
+	q.tx_power_mbm = 2100;
+	regdb_verdict(d, &q, &v);
+	ck_assert_int_eq(v.reason, REGDB_DENY_POWER);
+	d->rules[1].flags = REGDB_DFS;
+	q.check_power = false;
+	q.frame = REGDB_FRAME_BEACON;
+	regdb_verdict(d, &q, &v);
+	ck_assert_int_eq(v.reason, REGDB_OK);
+	ck_assert(v.needs_cac);
+	ck_assert_uint_eq(v.cac_ms, 60000);
+	q.frame = REGDB_FRAME_PROBE;
+	regdb_verdict(d, &q, &v);
+	ck_assert_int_eq(v.reason, REGDB_DENY_DFS_PASSIVE);
+	q.frame = REGDB_FRAME_DATA;
+	q.width_khz = 160000;
+	q.center_khz = 5270000;
+	regdb_verdict(d, &q, &v);
+	ck_assert_int_eq(v.reason, REGDB_DENY_NO_RULE);
+	free(d);
+}
+END_TEST
+
+START_TEST(flag_names_round_trip)
+{
+	char buf[256];
+
+	ck_assert_str_eq(regdb_flags_str(0, ",", buf, sizeof(buf)), "-");
+	ck_assert_str_eq(regdb_flags_str(REGDB_NO_OUTDOOR | REGDB_DFS | REGDB_AUTO_BW, ",", buf,
+					 sizeof(buf)),
+			 "NO-OUTDOOR,DFS,AUTO-BW");
+	ck_assert_str_eq(regdb_flags_str(REGDB_NO_HT40, ",", buf, sizeof(buf)), "NO-HT40");
+	ck_assert_uint_eq(regdb_flag_from_name("NO-IR"), REGDB_NO_IR);
+	ck_assert_uint_eq(regdb_flag_from_name("BOGUS"), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("regdb");
+	TCase *file = tcase_create("file");
+	TCase *ops = tcase_create("ops");
+
+	tcase_add_checked_fixture(file, load_file, free_file);
+	tcase_set_timeout(file, 120);
+	tcase_add_test(file, packaged_rules_match_raw_bytes);
+	tcase_add_test(file, every_truncation_is_an_error);
+	tcase_add_test(file, bad_headers);
+	tcase_add_test(file, bad_pointers_lengths_order);
+	tcase_add_test(file, random_mutations_never_crash);
+	tcase_add_test(ops, auto_bw_widens_across_touching_rules);
+	tcase_add_test(ops, verdicts);
+	tcase_add_test(ops, flag_names_round_trip);
+	suite_add_tcase(s, file);
+	suite_add_tcase(s, ops);
+	SRunner *sr = srunner_create(s);
+
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
