@@ -372,4 +372,17 @@ void debugcon_free(struct debugcon *d);
 
 /* ----------------------------------------- end of PC platform section */
 
+/* ------------------------------------- Linux direct boot (issue 4) ----
+ * ACPI PM1a event/control block for the FADT in firmware/acpi.c. */
+
+/* PM1a_EVT (status/enable, 2+2 bytes) at base, PM1a_CNT (2 bytes) at
+ * base + 4; SCI_EN always reads set. A write of SLP_EN with SLP_TYP equal
+ * to s5_typ calls poweroff_fn (the machine exits with status 0). */
+struct acpi_pm;
+struct acpi_pm *acpi_pm_new(struct dev_host *host, uint16_t base, unsigned s5_typ,
+			    void (*poweroff_fn)(void *opaque), void *opaque);
+void acpi_pm_free(struct acpi_pm *pm);
+
+/* ------------------------------------ end of Linux direct boot section */
+
 #endif /* VMM_DEVICES_H */

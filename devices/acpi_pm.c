@@ -1,0 +1,113 @@
+/* acpi_pm.c — the ACPI PM1a register block the FADT points at: event
+ * status (write 1 to clear) and enable at +0/+2, control at +4. Linux's
+ * poweroff writes SLP_TYP(_S5) | SLP_EN to the control register; that
+ * ends the VM cleanly. Nothing raises the SCI: there are no ACPI events. */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "devices/devices.h"
+
+#define PM1_EVT_STS 0
+#define PM1_EVT_EN 2
+#define PM1_CNT 4
+#define PM1_LEN 6
+#define CNT_SCI_EN 0x0001
+#define CNT_SLP_TYP_SHIFT 10
+#define CNT_SLP_EN 0x2000
+
+struct acpi_pm {
+	struct dev_host *host;
+	uint16_t base;
+	unsigned s5_typ;
+	void (*poweroff_fn)(void *opaque);
+	void *opaque;
+	pthread_mutex_t lock;
+	uint8_t regs[PM1_LEN];	/* little-endian register image */
+};
+
+static void pm_read(void *opaque, uint64_t off, void *data, unsigned size)
+{
+	struct acpi_pm *pm = opaque;
+	uint64_t v = 0;
+
+	pthread_mutex_lock(&pm->lock);
+	for (unsigned i = 0; i < size; i++)
+		if (off + i < PM1_LEN)
+			v |= (uint64_t)pm->regs[off + i] << (8 * i);
+	pthread_mutex_unlock(&pm->lock);
+	io_data_put(data, size, v);
+}
+
+static void pm_write_byte(struct acpi_pm *pm, unsigned at, uint8_t b)
+{
+	if (at < PM1_EVT_EN)
+		pm->regs[at] &= ~b;	/* status: write 1 to clear */
+	else if (at < PM1_LEN)
+		pm->regs[at] = b;
+	pm->regs[PM1_CNT] |= CNT_SCI_EN;
+}
+
+static void pm_write(void *opaque, uint64_t off, const void *data, unsigned size)
+{
+	struct acpi_pm *pm = opaque;
+	uint64_t v = io_data_get(data, size);
+	bool off_req = false;
+	uint16_t cnt;
+
+	pthread_mutex_lock(&pm->lock);
+	for (unsigned i = 0; i < size; i++)
+		pm_write_byte(pm, off + i, v >> (8 * i));
+	cnt = pm->regs[PM1_CNT] | pm->regs[PM1_CNT + 1] << 8;
+	if (cnt & CNT_SLP_EN) {
+		off_req = ((cnt >> CNT_SLP_TYP_SHIFT) & 7) == pm->s5_typ;
+		pm->regs[PM1_CNT + 1] &= ~(CNT_SLP_EN >> 8); /* SLP_EN reads as zero */
+	}
+	pthread_mutex_unlock(&pm->lock);
+	if (off_req)
+		pm->poweroff_fn(pm->opaque);
+}
+
+static const struct io_ops pm_ops = {pm_read, pm_write};
+
+static void pm_reset(void *opaque)
+{
+	struct acpi_pm *pm = opaque;
+
+	pthread_mutex_lock(&pm->lock);
+	for (unsigned i = 0; i < PM1_LEN; i++)
+		pm->regs[i] = 0;
+	pm->regs[PM1_CNT] = CNT_SCI_EN;
+	pthread_mutex_unlock(&pm->lock);
+}
+
+struct acpi_pm *acpi_pm_new(struct dev_host *host, uint16_t base, unsigned s5_typ,
+			    void (*poweroff_fn)(void *opaque), void *opaque)
+{
+	struct acpi_pm *pm = calloc(1, sizeof(*pm));
+
+	if (!pm)
+		return NULL;
+	pm->host = host;
+	pm->base = base;
+	pm->s5_typ = s5_typ;
+	pm->poweroff_fn = poweroff_fn;
+	pm->opaque = opaque;
+	pthread_mutex_init(&pm->lock, NULL);
+	pm_reset(pm);
+	if (iobus_register(host->pio, base, PM1_LEN, &pm_ops, pm, "acpi-pm") < 0) {
+		pthread_mutex_destroy(&pm->lock);
+		free(pm);
+		return NULL;
+	}
+	dev_on_reset(host, pm_reset, pm);
+	return pm;
+}
+
+void acpi_pm_free(struct acpi_pm *pm)
+{
+	if (!pm)
+		return;
+	iobus_unregister(pm->host->pio, pm->base);
+	pthread_mutex_destroy(&pm->lock);
+	free(pm);
+}

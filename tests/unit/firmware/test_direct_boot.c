@@ -1,0 +1,391 @@
+/* Unit tests for the direct-boot firmware: ACPI and MP tables, the bzImage
+ * and PVH loaders on crafted images, and the ACPI PM1 power-off device. */
+#include <check.h>
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "devices/devices.h"
+#include "firmware/firmware.h"
+
+#define RAM (64u << 20)
+
+static uint8_t *ram;
+static struct guest_mem mem;
+static struct e820_map e820;
+static char err[256];
+
+static void setup(void)
+{
+	ram = calloc(1, RAM);
+	mem = (struct guest_mem){.n = 1, .ram_size = RAM};
+	mem.r[0] = (struct guest_ram_region){0, RAM, ram};
+	e820 = (struct e820_map){.n = 3};
+	e820.e[0] = (struct e820_entry){0, 0xa0000, E820_RAM};
+	e820.e[1] = (struct e820_entry){0xf0000, 0x10000, E820_RESERVED};
+	e820.e[2] = (struct e820_entry){0x100000, RAM - 0x100000, E820_RAM};
+	err[0] = 0;
+}
+
+static void teardown(void)
+{
+	free(ram);
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static uint8_t sum(const uint8_t *p, size_t n)
+{
+	uint8_t s = 0;
+
+	while (n--)
+		s += *p++;
+	return s;
+}
+
+/* The table the XSDT lists with signature sig, or NULL. */
+static const uint8_t *find_table(const uint8_t *buf, uint32_t gpa, const char *sig)
+{
+	const uint8_t *xsdt = buf + (rd32(buf + 24) - gpa);
+
+	for (uint32_t off = 36; off < rd32(xsdt + 4); off += 8) {
+		const uint8_t *t = buf + (rd32(xsdt + off) - gpa);
+
+		if (!memcmp(t, sig, 4))
+			return t;
+	}
+	return NULL;
+}
+
+static void check_acpi(unsigned ncpus)
+{
+	uint8_t buf[4096];
+	const uint32_t gpa = 0x9f000;
+	int n = acpi_build(buf, sizeof(buf), gpa, ncpus);
+	const uint8_t *madt, *fadt, *dsdt, *rsdt;
+	unsigned lapics = 0;
+
+	ck_assert_int_gt(n, 0);
+	ck_assert_mem_eq(buf, "RSD PTR ", 8);
+	ck_assert_uint_eq(sum(buf, 20), 0);
+	ck_assert_uint_eq(sum(buf, 36), 0);
+	rsdt = buf + (rd32(buf + 16) - gpa);
+	ck_assert_mem_eq(rsdt, "RSDT", 4);
+	ck_assert_uint_eq(sum(rsdt, rd32(rsdt + 4)), 0);
+	madt = find_table(buf, gpa, "APIC");
+	fadt = find_table(buf, gpa, "FACP");
+	ck_assert_ptr_nonnull(madt);
+	ck_assert_ptr_nonnull(fadt);
+	ck_assert_uint_eq(sum(madt, rd32(madt + 4)), 0);
+	ck_assert_uint_eq(sum(fadt, rd32(fadt + 4)), 0);
+	ck_assert_uint_eq(rd32(fadt + 64), ACPI_PM_BASE + 4);
+	dsdt = buf + (rd32(fadt + 40) - gpa);
+	ck_assert_mem_eq(dsdt, "DSDT", 4);
+	ck_assert_uint_eq(sum(dsdt, rd32(dsdt + 4)), 0);
+	ck_assert_ptr_nonnull(memmem(dsdt, rd32(dsdt + 4), "_S5_", 4));
+	for (uint32_t off = 44; off < rd32(madt + 4); off += madt[off + 1]) {
+		ck_assert_uint_gt(madt[off + 1], 0);
+		if (madt[off] == 0) {
+			ck_assert_uint_eq(madt[off + 3], lapics);	/* APIC ids 0..n-1 */
+			lapics++;
+		}
+		if (madt[off] == 1)
+			ck_assert_uint_eq(rd32(madt + off + 4), FW_IOAPIC_GPA);
+	}
+	ck_assert_uint_eq(lapics, ncpus);
+}
+
+START_TEST(acpi_one_and_four_cpus)
+{
+	check_acpi(1);
+	check_acpi(4);
+	ck_assert_int_eq(acpi_build(ram, 64, 0, 1), -ENOSPC);
+	ck_assert_int_eq(acpi_build(ram, 4096, 0, 0), -EINVAL);
+}
+END_TEST
+
+static void check_mp(unsigned ncpus)
+{
+	uint8_t buf[1024];
+	int n = mptable_build(buf, sizeof(buf), 0x9fc00, ncpus);
+	const uint8_t *cfg = buf + 16;
+	unsigned cpus = 0, off = 44;
+
+	ck_assert_int_gt(n, 0);
+	ck_assert_mem_eq(buf, "_MP_", 4);
+	ck_assert_uint_eq(sum(buf, 16), 0);
+	ck_assert_uint_eq(rd32(buf + 4), 0x9fc10);
+	ck_assert_mem_eq(cfg, "PCMP", 4);
+	ck_assert_uint_eq(sum(cfg, cfg[4] | cfg[5] << 8), 0);
+	for (unsigned i = 0; i < (unsigned)(cfg[34] | cfg[35] << 8); i++) {
+		if (cfg[off] == 0) {
+			ck_assert_uint_eq(cfg[off + 1], cpus);
+			ck_assert_uint_eq(!!(cfg[off + 3] & 2), cpus == 0); /* BSP flag */
+			cpus++;
+		}
+		off += cfg[off] == 0 ? 20 : 8;
+	}
+	ck_assert_uint_eq(off, (unsigned)(cfg[4] | cfg[5] << 8));
+	ck_assert_uint_eq(cpus, ncpus);
+}
+
+START_TEST(mptable_one_and_four_cpus)
+{
+	check_mp(1);
+	check_mp(4);
+	ck_assert_int_eq(mptable_build(ram, 32, 0, 4), -ENOSPC);
+}
+END_TEST
+
+START_TEST(tables_in_guest_ram_and_e820)
+{
+	struct e820_map out;
+	uint64_t rsdp = 0;
+
+	ck_assert_int_eq(fw_tables_build(&mem, 2, &rsdp, err, sizeof(err)), 0);
+	ck_assert_uint_eq(rsdp, FW_TABLES_GPA);
+	ck_assert_mem_eq(ram + FW_TABLES_GPA, "RSD PTR ", 8);
+	ck_assert_mem_eq(ram + FW_TABLES_GPA + 0xc00, "_MP_", 4);
+	ck_assert_uint_eq(ram[0x40e] | ram[0x40f] << 8, FW_TABLES_GPA >> 4);
+	ck_assert_int_eq(fw_e820_with_tables(&e820, &out), 0);
+	ck_assert_uint_eq(out.n, 4);
+	ck_assert_uint_eq(out.e[0].addr + out.e[0].size, FW_TABLES_GPA);
+	ck_assert_uint_eq(out.e[3].addr, FW_TABLES_GPA);
+	ck_assert_uint_eq(out.e[3].type, E820_RESERVED);
+}
+END_TEST
+
+/* A synthetic bzImage: 4 setup sectors + kernel bytes. */
+#define BZ_SETUP (5 * 512)
+static uint8_t bz[BZ_SETUP + 4096];
+
+static void make_bzimage(uint16_t version, uint8_t relocatable)
+{
+	memset(bz, 0, sizeof(bz));
+	bz[0x1f1] = 4;
+	bz[0x1fe] = 0x55;
+	bz[0x1ff] = 0xaa;
+	bz[0x200] = 0xeb;
+	bz[0x201] = 0x6a;			/* header ends at 0x26c */
+	memcpy(bz + 0x202, "HdrS", 4);
+	bz[0x206] = version & 0xff;
+	bz[0x207] = version >> 8;
+	*(uint32_t *)(bz + 0x22c) = 0x7fffffff; /* initrd_addr_max */
+	*(uint32_t *)(bz + 0x230) = 0x200000;	/* kernel_alignment */
+	bz[0x234] = relocatable;
+	bz[0x236] = 1;				/* XLF_KERNEL_64 */
+	*(uint32_t *)(bz + 0x238) = 2047;	/* cmdline_size */
+	*(uint64_t *)(bz + 0x258) = 0x1000000;	/* pref_address */
+	*(uint32_t *)(bz + 0x260) = 0x400000;	/* init_size */
+	memset(bz + BZ_SETUP, 0x90, 4096);
+}
+
+static char initrd_path[] = "/tmp/vmm-test-initrd-XXXXXX";
+
+static int write_initrd(size_t size)
+{
+	int fd = mkstemp(initrd_path);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, size), 0);
+	if (size)
+		ck_assert_int_eq(pwrite(fd, "070701", 6, 0), 6);
+	close(fd);
+	return 0;
+}
+
+static int boot_bz(size_t len, const char *initrd, struct boot_cpu_state *cpu)
+{
+	struct boot_request req = {
+		.kernel_path = "bzImage", .kernel = bz, .kernel_size = len,
+		.initrd_path = initrd, .cmdline = "console=ttyS0", .ncpus = 1,
+		.mem = &mem, .e820 = &e820,
+	};
+
+	memset(cpu, 0, sizeof(*cpu));
+	return linux_load(&req, cpu, err, sizeof(err));
+}
+
+START_TEST(bzimage_good)
+{
+	struct boot_cpu_state cpu;
+	const uint8_t *bp;
+
+	make_bzimage(0x20f, 1);
+	write_initrd(1 << 20);
+	ck_assert_int_eq(boot_bz(sizeof(bz), initrd_path, &cpu), 0);
+	unlink(initrd_path);
+	ck_assert_int_eq(cpu.mode, BOOT_MODE_LONG64);
+	ck_assert_uint_eq(cpu.rip, 0x1000000 + 0x200);
+	bp = ram + cpu.rsi;
+	ck_assert_uint_eq(rd32(bp + 0x214), 0x1000000);		/* code32_start */
+	ck_assert_str_eq((const char *)ram + rd32(bp + 0x228), "console=ttyS0");
+	ck_assert_uint_eq(rd32(bp + 0x21c), 1 << 20);		/* ramdisk_size */
+	ck_assert_uint_ge(rd32(bp + 0x218), 0x1000000 + 0x400000); /* above the kernel */
+	ck_assert_uint_le(rd32(bp + 0x218) + (1 << 20), RAM);
+	ck_assert_mem_eq(ram + rd32(bp + 0x218), "070701", 6);
+	ck_assert_uint_eq(bp[0x1e8], 4);				/* e820 entries */
+	ck_assert_uint_eq(bp[0x211] & 1, 1);			/* LOADED_HIGH */
+	ck_assert_uint_eq(*(uint64_t *)(bp + 0x70), FW_TABLES_GPA); /* acpi_rsdp_addr */
+	ck_assert_uint_eq(ram[0x1000000], 0x90);
+	/* identity map: PML4 -> PDPT -> PD with 2 MiB pages */
+	ck_assert_uint_eq(*(uint64_t *)(ram + cpu.cr3) & ~0xfffull, 0xa000);
+}
+END_TEST
+
+START_TEST(bzimage_bad_inputs)
+{
+	struct boot_cpu_state cpu;
+
+	make_bzimage(0x20f, 1);
+	ck_assert_int_eq(boot_bz(0x300, NULL, &cpu), -EINVAL);		/* truncated */
+	ck_assert_ptr_nonnull(strstr(err, "truncated"));
+	ck_assert_int_eq(boot_bz(0x100, NULL, &cpu), -ENOEXEC);		/* not a bzImage */
+	make_bzimage(0x205, 1);
+	ck_assert_int_eq(boot_bz(sizeof(bz), NULL, &cpu), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "2.05 is too old"));
+	make_bzimage(0x20f, 0);
+	ck_assert_int_eq(boot_bz(sizeof(bz), NULL, &cpu), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "not relocatable"));
+	make_bzimage(0x20f, 1);
+	write_initrd(80u << 20);					/* > RAM */
+	ck_assert_int_eq(boot_bz(sizeof(bz), initrd_path, &cpu), -ENOMEM);
+	unlink(initrd_path);
+	ck_assert_ptr_nonnull(strstr(err, "does not fit"));
+	ck_assert_ptr_null(strchr(err, '\n'));
+	mem.r[0].size = mem.ram_size = 4u << 20;			/* -m too small */
+	e820.e[2].size = (4u << 20) - 0x100000;
+	ck_assert_int_eq(boot_bz(sizeof(bz), NULL, &cpu), -ENOMEM);
+	ck_assert_ptr_nonnull(strstr(err, "too small"));
+}
+END_TEST
+
+/* A 64-bit ELF with one PT_LOAD and, optionally, the PVH note. */
+static uint8_t elf[4096];
+
+static size_t make_elf(bool with_note)
+{
+	Elf64_Ehdr *eh = (void *)elf;
+	Elf64_Phdr *ph = (void *)(elf + sizeof(*eh));
+	Elf64_Nhdr *nh = (void *)(elf + 0x200);
+	uint64_t entry = 0x1000123;
+
+	memset(elf, 0, sizeof(elf));
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_machine = EM_X86_64;
+	eh->e_phoff = sizeof(*eh);
+	eh->e_phentsize = sizeof(*ph);
+	eh->e_phnum = 2;
+	ph[0] = (Elf64_Phdr){.p_type = PT_LOAD, .p_offset = 0x400, .p_paddr = 0x1000000,
+			     .p_filesz = 0x100, .p_memsz = 0x2000};
+	ph[1] = (Elf64_Phdr){.p_type = PT_NOTE, .p_offset = 0x200, .p_filesz = 24};
+	nh->n_namesz = 4;
+	nh->n_descsz = 8;
+	nh->n_type = with_note ? 18 : 1;
+	memcpy(elf + 0x200 + sizeof(*nh), "Xen", 4);
+	memcpy(elf + 0x200 + sizeof(*nh) + 4, &entry, 8);
+	memset(elf + 0x400, 0xcc, 0x100);
+	return sizeof(elf);
+}
+
+static int boot_pvh(size_t len, const char *initrd, struct boot_cpu_state *cpu)
+{
+	struct boot_request req = {
+		.kernel_path = "vmlinux", .kernel = elf, .kernel_size = len,
+		.initrd_path = initrd, .cmdline = "quiet", .ncpus = 4,
+		.mem = &mem, .e820 = &e820,
+	};
+
+	memset(cpu, 0, sizeof(*cpu));
+	return pvh_load(&req, cpu, err, sizeof(err));
+}
+
+START_TEST(pvh_note_present_and_absent)
+{
+	struct boot_cpu_state cpu;
+	const uint8_t *si;
+
+	write_initrd(4096);
+	ck_assert_int_eq(boot_pvh(make_elf(true), initrd_path, &cpu), 0);
+	ck_assert_int_eq(cpu.mode, BOOT_MODE_PROT32_FLAT);
+	ck_assert_uint_eq(cpu.rip, 0x1000123);
+	si = ram + cpu.rbx;
+	ck_assert_uint_eq(rd32(si), 0x336ec578);
+	ck_assert_uint_eq(rd32(si + 12), 1);				/* nr_modules */
+	ck_assert_str_eq((const char *)ram + rd32(si + 24), "quiet");
+	ck_assert_uint_eq(rd32(si + 32), FW_TABLES_GPA);		/* rsdp */
+	ck_assert_uint_eq(rd32(si + 48), 4);				/* memmap entries */
+	ck_assert_uint_eq(ram[0x1000000], 0xcc);
+	ck_assert_uint_eq(ram[0x1001000], 0);				/* bss cleared */
+	ck_assert_int_eq(boot_pvh(make_elf(false), initrd_path, &cpu), -EINVAL);
+	unlink(initrd_path);
+	ck_assert_ptr_nonnull(strstr(err, "PVH"));
+	ck_assert_int_eq(boot_pvh(0x30, NULL, &cpu), -ENOEXEC);	/* shorter than a header */
+	make_elf(true);
+	((Elf64_Ehdr *)elf)->e_phnum = 200;
+	ck_assert_int_eq(boot_pvh(sizeof(elf), NULL, &cpu), -EINVAL);	/* truncated */
+}
+END_TEST
+
+static int powered_off;
+
+static void on_poweroff(void *opaque)
+{
+	powered_off++;
+}
+
+START_TEST(acpi_pm_poweroff)
+{
+	struct dev_host host = {.pio = iobus_new("io")};
+	struct acpi_pm *pm = acpi_pm_new(&host, ACPI_PM_BASE, ACPI_S5_SLP_TYP, on_poweroff, NULL);
+	uint16_t v = 0;
+
+	ck_assert_ptr_nonnull(pm);
+	iobus_read(host.pio, ACPI_PM_BASE + 4, &v, 2);
+	ck_assert_uint_eq(v & 1, 1);					/* SCI_EN */
+	v = 3 << 10 | 1 << 13;						/* S3: ignored */
+	iobus_write(host.pio, ACPI_PM_BASE + 4, &v, 2);
+	ck_assert_int_eq(powered_off, 0);
+	v = ACPI_S5_SLP_TYP << 10;					/* no SLP_EN */
+	iobus_write(host.pio, ACPI_PM_BASE + 4, &v, 2);
+	ck_assert_int_eq(powered_off, 0);
+	v |= 1 << 13;
+	iobus_write(host.pio, ACPI_PM_BASE + 4, &v, 2);
+	ck_assert_int_eq(powered_off, 1);
+	acpi_pm_free(pm);
+	iobus_free(host.pio);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("direct_boot");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, acpi_one_and_four_cpus);
+	tcase_add_test(tc, mptable_one_and_four_cpus);
+	tcase_add_test(tc, tables_in_guest_ram_and_e820);
+	tcase_add_test(tc, bzimage_good);
+	tcase_add_test(tc, bzimage_bad_inputs);
+	tcase_add_test(tc, pvh_note_present_and_absent);
+	tcase_add_test(tc, acpi_pm_poweroff);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
