@@ -4,3 +4,5 @@ $(eval $(call static_lib,regdb,$(regdb_SRCS),))
 $(eval $(call program,regdb,regdb/tool/main.c,libregdb.a,))
 $(eval $(call unit_test,regdb,tests/unit/regdb/test_regdb.c,libregdb.a,))
 INTEG_TESTS += tests/integration/regdb-dump.sh
+$(eval $(call program,regdb-bench,regdb/bench/bench.c,libregdb.a,))
+BENCHES += bench/regdb-bench.sh
