@@ -135,4 +135,13 @@ void regdb_verdict(const struct regdb_domain *d, const struct regdb_query *q,
 /* reg_get_max_bandwidth(): AUTO-BW widening plus the NO-xxMHZ limits. */
 uint32_t regdb_rule_max_bw(const struct regdb_domain *d, unsigned int idx);
 
+/*
+ * cfg80211's regdom_intersect(): every overlapping pair of rules gives a rule
+ * with the overlap, the smaller bandwidth (AUTO-BW widened first) and power,
+ * the OR of the flags (AUTO-BW only if both had it) and the longer CAC; a
+ * rule contained in an earlier one is dropped. Named "98"; the DFS region
+ * survives only when both agree. NULL when nothing overlaps or out of memory.
+ */
+struct regdb_domain *regdb_intersect(const struct regdb_domain *a, const struct regdb_domain *b);
+
 #endif

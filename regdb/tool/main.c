@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * build/regdb — inspect 802.11 regulatory domains.
- *   regdb [--db FILE] get XX | list | dump --tsv | check --country XX --freq MHZ
+ *   regdb [--db FILE] get XX | list | dump --tsv | intersect XX YY | check --country XX --freq MHZ
  *         --width MHZ [--outdoor] [--beacon|--probe] [--ptp] [--cck] [--power DBM]
  * Exit: 0 ok/allowed, 1 not found/denied, 2 usage, 3 bad database file.
  */
@@ -17,7 +17,7 @@ enum { EXIT_NOTFOUND = 1, EXIT_USAGE = 2, EXIT_BADDB = 3 };
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: regdb [--db FILE] get XX | list | dump --tsv |\n"
+	fprintf(stderr, "usage: regdb [--db FILE] get XX | list | dump --tsv | intersect XX YY |\n"
 			"       check --country XX --freq MHZ --width MHZ [--outdoor]\n"
 			"             [--beacon|--probe] [--ptp] [--cck] [--power DBM]\n");
 	return EXIT_USAGE;
@@ -187,6 +187,22 @@ static int run(const struct regdb_db *db, int argc, char **argv)
 	}
 	if (!strcmp(cmd, "dump") && argc == 2 && !strcmp(argv[1], "--tsv")) {
 		dump_tsv(db);
+		return 0;
+	}
+	if (!strcmp(cmd, "intersect") && argc == 3) {
+		const struct regdb_domain *a = find_country(db, argv[1]);
+		const struct regdb_domain *b = a ? find_country(db, argv[2]) : NULL;
+
+		if (!b)
+			return EXIT_NOTFOUND;
+		struct regdb_domain *x = regdb_intersect(a, b);
+
+		if (!x) {
+			fprintf(stderr, "regdb: %s and %s have no rule in common\n", argv[1], argv[2]);
+			return EXIT_NOTFOUND;
+		}
+		print_domain(x);
+		free(x);
 		return 0;
 	}
 	if (!strcmp(cmd, "check"))

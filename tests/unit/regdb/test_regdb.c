@@ -248,6 +248,49 @@ START_TEST(verdicts)
 }
 END_TEST
 
+START_TEST(intersection_cfg80211_semantics)
+{
+	struct regdb_domain *a = two_rule_domain(REGDB_AUTO_BW, REGDB_AUTO_BW | REGDB_DFS);
+	struct regdb_domain *b = regdb_domain_new("YY", REGDB_DFS_FCC, 1);
+
+	b->rules[0] = (struct regdb_rule){ .start_khz = 5170000, .end_khz = 5330000,
+					   .max_bw_khz = 160000, .max_eirp_mbm = 2200,
+					   .cac_ms = 30000, .flags = REGDB_NO_OUTDOOR };
+	struct regdb_domain *x = regdb_intersect(a, b);
+
+	ck_assert_ptr_nonnull(x);
+	ck_assert_str_eq(x->alpha2, "98");
+	ck_assert_int_eq(x->dfs_region, REGDB_DFS_UNSET); /* regions differ */
+	ck_assert_uint_eq(x->n_rules, 2);
+	/* overlap 5170-5250; a's AUTO-BW widened to 200 MHz, b 160: min, then the span */
+	ck_assert_uint_eq(x->rules[0].start_khz, 5170000);
+	ck_assert_uint_eq(x->rules[0].end_khz, 5250000);
+	ck_assert_uint_eq(x->rules[0].max_bw_khz, 80000);
+	ck_assert_int_eq(x->rules[0].max_eirp_mbm, 2200);
+	ck_assert_uint_eq(x->rules[0].flags, REGDB_NO_OUTDOOR); /* AUTO-BW only if both */
+	ck_assert_uint_eq(x->rules[1].flags, REGDB_NO_OUTDOOR | REGDB_DFS);
+	ck_assert_int_eq(x->rules[1].max_eirp_mbm, 2000);
+	ck_assert_uint_eq(x->rules[1].cac_ms, 30000);
+	free(x);
+	b->rules[0].flags = REGDB_AUTO_BW;
+	b->dfs_region = REGDB_DFS_ETSI;
+	x = regdb_intersect(a, b);
+	ck_assert_int_eq(x->dfs_region, REGDB_DFS_ETSI);
+	ck_assert_uint_eq(x->rules[0].flags, REGDB_AUTO_BW);
+	free(x);
+	b->rules[0].start_khz = 2400000; /* no overlap at all */
+	b->rules[0].end_khz = 2483500;
+	ck_assert_ptr_null(regdb_intersect(a, b));
+	free(b);
+	/* A domain with itself: the same rules (nothing contained is added twice). */
+	x = regdb_intersect(a, a);
+	ck_assert_uint_eq(x->n_rules, 2);
+	ck_assert_uint_eq(x->rules[0].max_bw_khz, 100000);
+	free(x);
+	free(a);
+}
+END_TEST
+
 START_TEST(flag_names_round_trip)
 {
 	char buf[256];
@@ -278,6 +321,7 @@ int main(void)
 	tcase_add_test(ops, auto_bw_widens_across_touching_rules);
 	tcase_add_test(ops, verdicts);
 	tcase_add_test(ops, flag_names_round_trip);
+	tcase_add_test(ops, intersection_cfg80211_semantics);
 	suite_add_tcase(s, file);
 	suite_add_tcase(s, ops);
 	SRunner *sr = srunner_create(s);
