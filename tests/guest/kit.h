@@ -1,0 +1,122 @@
+/* kit.h — the guest payload kit: what a test payload can use.
+ *
+ * A payload is a multiboot v1 kernel. entry.S switches from the 32-bit
+ * multiboot entry to 64-bit long mode with identity page tables covering the
+ * first 4 GiB (2 MiB pages, user-accessible), then kit_main() sets up the
+ * serial port, IDT and TSS and calls the payload's guest_main(). Its return
+ * value is the exit code written to isa-debug-exit.
+ *
+ * Ring 0 is emulated instruction by instruction on some hosts (nested KVM),
+ * so hot loops belong in ring 3: run_user() runs a function there with
+ * IOPL 3, so it can use in/out, the serial printf and guest_exit() directly.
+ */
+#ifndef GUEST_KIT_H
+#define GUEST_KIT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------- multiboot info */
+
+#define MB_INFO_MEMORY (1u << 0)
+#define MB_INFO_CMDLINE (1u << 2)
+#define MB_INFO_MODS (1u << 3)
+#define MB_INFO_MMAP (1u << 6)
+#define MB_INFO_LOADER_NAME (1u << 9)
+
+struct mb_info {
+	uint32_t flags;
+	uint32_t mem_lower, mem_upper;
+	uint32_t boot_device;
+	uint32_t cmdline;
+	uint32_t mods_count, mods_addr;
+	uint32_t syms[4];
+	uint32_t mmap_length, mmap_addr;
+	uint32_t drives_length, drives_addr;
+	uint32_t config_table;
+	uint32_t boot_loader_name;
+} __attribute__((packed));
+
+/* Set by entry.S from EAX/EBX at the multiboot entry. */
+extern uint32_t kit_boot_magic;
+extern uint32_t kit_boot_info;
+
+const struct mb_info *kit_mbi(void);
+/* The multiboot command line ("" when the loader gave none). */
+const char *kit_cmdline(void);
+/* The value of the first "key=NUMBER" word on the command line, or def. */
+uint64_t kit_cmdline_uint(const char *key, uint64_t def);
+
+/* ------------------------------------------------------------- port I/O */
+
+static inline void outb(uint16_t port, uint8_t v)
+{
+	__asm__ volatile("outb %0, %1" : : "a"(v), "Nd"(port));
+}
+
+static inline void outl(uint16_t port, uint32_t v)
+{
+	__asm__ volatile("outl %0, %1" : : "a"(v), "Nd"(port));
+}
+
+static inline uint8_t inb(uint16_t port)
+{
+	uint8_t v;
+
+	__asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port));
+	return v;
+}
+
+static inline uint64_t rdtsc(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+static inline void cpu_relax(void)
+{
+	__asm__ volatile("pause" ::: "memory");
+}
+
+/* --------------------------------------------------------------- output */
+
+void serial_putc(char c);
+void serial_puts(const char *s);
+int vprintf(const char *fmt, va_list ap);
+int printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Exit through isa-debug-exit (port 0xf4): the VMM exits with status
+ * (code << 1) | 1. Halts forever when no such device is present. */
+__attribute__((noreturn)) void guest_exit(uint32_t code);
+
+/* ---------------------------------------------------------------- rings */
+
+/* Run fn(arg) in ring 3 with IOPL 3 on the kit's user stack and return its
+ * result. Boot CPU only; not reentrant. */
+long run_user(long (*fn)(void *arg), void *arg);
+
+/* --------------------------------------------------------------- libc-ish */
+
+void *memcpy(void *dst, const void *src, size_t n);
+void *memset(void *dst, int c, size_t n);
+int memcmp(const void *a, const void *b, size_t n);
+size_t strlen(const char *s);
+
+/* ------------------------------------------------------------- payload */
+
+/* Each payload defines this; it runs in ring 0 on the boot CPU. */
+int guest_main(void);
+
+/* For SMP payloads: the kit's page tables, GDT and IDT, shared by all CPUs. */
+extern uint64_t kit_pml4[];
+void kit_load_idt(void);
+
+#define KIT_CS64 0x08
+#define KIT_DS 0x10
+#define KIT_CS32 0x18
+
+#endif /* GUEST_KIT_H */

@@ -1,0 +1,40 @@
+# tests/guest/ — the guest payload kit and its payloads, built into
+# $(B)/tests/guest/*.elf as multiboot v1 ELF32 images.
+#
+# The guest code is freestanding 64-bit C with a 32-bit multiboot entry: it is
+# compiled with its own flags (never the host CFLAGS or sanitizers), linked as
+# ELF64 at 1 MiB and converted to ELF32 (EM_386), the class multiboot loaders
+# (and QEMU) accept. Debian's gcc has no -m32 multilib, and none is needed.
+
+GUEST_LD ?= ld
+GUEST_OBJCOPY ?= objcopy
+GUEST_OBJ := $(B)/guest-obj
+GUEST_OUT := $(B)/tests/guest
+GUEST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fno-pic -fno-pie \
+	-fno-stack-protector -fno-asynchronous-unwind-tables -fno-omit-frame-pointer \
+	-mno-red-zone -mgeneral-regs-only -mcmodel=small -Itests/guest
+GUEST_KIT := $(GUEST_OBJ)/entry.o $(GUEST_OBJ)/kit.o
+
+
+$(GUEST_OBJ)/%.o: tests/guest/%.c tests/guest/module.mk
+	@mkdir -p $(@D)
+	$(CC) $(GUEST_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(GUEST_OBJ)/%.o: tests/guest/%.S tests/guest/module.mk
+	@mkdir -p $(@D)
+	$(CC) $(GUEST_CFLAGS) -MMD -MP -c -o $@ $<
+
+# guest_payload NAME EXTRA_OBJS -> $(GUEST_OUT)/NAME.elf
+define guest_payload
+$(GUEST_OUT)/$(1).elf: $(GUEST_KIT) $(GUEST_OBJ)/$(1).o $(2) tests/guest/link.ld
+	@mkdir -p $$(@D)
+	$$(GUEST_LD) -m elf_x86_64 -nostdlib -static -z max-page-size=0x1000 \
+		-T tests/guest/link.ld -o $$@.64 $$(filter %.o,$$^)
+	$$(GUEST_OBJCOPY) -O elf32-i386 $$@.64 $$@
+	@rm -f $$@.64
+EXTRA_TARGETS += $(GUEST_OUT)/$(1).elf
+endef
+
+$(eval $(call guest_payload,hello,))
+
+-include $(wildcard $(GUEST_OBJ)/*.d)
