@@ -91,3 +91,13 @@ bool regdb_domain_equal(const struct regdb_domain *a, const struct regdb_domain 
 			return false;
 	return true;
 }
+
+struct regdb_domain *regdb_domain_dup(const struct regdb_domain *d)
+{
+	size_t size = sizeof(*d) + (size_t)d->n_rules * sizeof(struct regdb_rule);
+	struct regdb_domain *c = malloc(size);
+
+	if (c)
+		memcpy(c, d, size);
+	return c;
+}

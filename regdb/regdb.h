@@ -143,5 +143,45 @@ uint32_t regdb_rule_max_bw(const struct regdb_domain *d, unsigned int idx);
  * survives only when both agree. NULL when nothing overlaps or out of memory.
  */
 struct regdb_domain *regdb_intersect(const struct regdb_domain *a, const struct regdb_domain *b);
+struct regdb_domain *regdb_domain_dup(const struct regdb_domain *d);
+
+/*
+ * The stack-wide current domain. Hints combine like cfg80211: a user hint
+ * replaces the domain; a country IE hint applies the IE's country, or the
+ * intersection with the user's when a different user hint is set. Every
+ * change (and regdb_current_reload) builds a complete new snapshot first and
+ * then swaps one pointer, so readers never see a half-built domain; old
+ * snapshots live until their last reader lets go (reference counts).
+ *
+ * Per frame, a radio keeps a struct regdb_reader: one atomic load of the
+ * generation, then the verdict on its own snapshot — no lock on the hot path.
+ */
+struct regdb_current;
+struct regdb_snapshot;
+
+/* Takes ownership of db; starts on the world domain "00". */
+struct regdb_current *regdb_current_new(struct regdb_db *db, struct regdb_error *err);
+void regdb_current_free(struct regdb_current *cur);
+int regdb_current_set_user(struct regdb_current *cur, const char *alpha2, struct regdb_error *err);
+int regdb_current_set_country_ie(struct regdb_current *cur, const char *alpha2,
+				 struct regdb_error *err);
+void regdb_current_clear_country_ie(struct regdb_current *cur);
+/* Load a new database file and re-apply the hints; on error nothing changes. */
+int regdb_current_reload(struct regdb_current *cur, const char *path, struct regdb_error *err);
+
+struct regdb_snapshot *regdb_current_get(struct regdb_current *cur);
+void regdb_snapshot_put(struct regdb_snapshot *s);
+const struct regdb_domain *regdb_snapshot_domain(const struct regdb_snapshot *s);
+
+struct regdb_reader {
+	struct regdb_current *cur;
+	struct regdb_snapshot *snap;
+	uint64_t gen;
+};
+
+void regdb_reader_init(struct regdb_reader *rd, struct regdb_current *cur);
+void regdb_reader_release(struct regdb_reader *rd);
+void regdb_reader_verdict(struct regdb_reader *rd, const struct regdb_query *q,
+			  struct regdb_verdict *v);
 
 #endif

@@ -4,6 +4,8 @@
 #include "regdb/regdb.h"
 
 #include <check.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,6 +293,99 @@ START_TEST(intersection_cfg80211_semantics)
 }
 END_TEST
 
+static struct regdb_current *new_current(void)
+{
+	struct regdb_db *db;
+	struct regdb_error err;
+
+	ck_assert_msg(!regdb_db_parse(file_buf, file_len, &db, &err), "%s", err.msg);
+	struct regdb_current *cur = regdb_current_new(db, &err);
+
+	ck_assert_msg(cur, "%s", err.msg);
+	return cur;
+}
+
+static char *current_alpha2(struct regdb_current *cur, char out[3])
+{
+	struct regdb_snapshot *s = regdb_current_get(cur);
+
+	memcpy(out, regdb_snapshot_domain(s)->alpha2, 3);
+	regdb_snapshot_put(s);
+	return out;
+}
+
+START_TEST(current_domain_hints)
+{
+	struct regdb_current *cur = new_current();
+	struct regdb_error err;
+	char cc[3];
+
+	ck_assert_str_eq(current_alpha2(cur, cc), "00");
+	ck_assert_int_eq(regdb_current_set_country_ie(cur, "DE", &err), 0);
+	ck_assert_str_eq(current_alpha2(cur, cc), "DE"); /* no user hint: the IE's country */
+	ck_assert_int_eq(regdb_current_set_user(cur, "US", &err), 0);
+	ck_assert_str_eq(current_alpha2(cur, cc), "98"); /* user US meets IE DE */
+	regdb_current_clear_country_ie(cur);
+	ck_assert_str_eq(current_alpha2(cur, cc), "US"); /* the user hint replaces */
+	ck_assert_int_eq(regdb_current_set_user(cur, "ZZ", &err), -1);
+	ck_assert_str_eq(current_alpha2(cur, cc), "US"); /* a failed hint changes nothing */
+	ck_assert_int_eq(regdb_current_reload(cur, "/nonexistent/regulatory.db", &err), -1);
+	ck_assert_str_eq(current_alpha2(cur, cc), "US");
+	ck_assert_int_eq(regdb_current_reload(cur, REGDB_DEFAULT_PATH, &err), 0);
+	ck_assert_str_eq(current_alpha2(cur, cc), "US");
+	regdb_current_free(cur);
+}
+END_TEST
+
+static atomic_int stop_readers;
+
+static void *reader_thread(void *arg)
+{
+	struct regdb_reader rd;
+	struct regdb_query q = { .center_khz = 5180000, .width_khz = 20000 };
+	struct regdb_verdict v;
+	long bad = 0;
+
+	regdb_reader_init(&rd, arg);
+	while (!atomic_load(&stop_readers)) {
+		regdb_reader_verdict(&rd, &q, &v);
+		const struct regdb_domain *d = regdb_snapshot_domain(rd.snap);
+		/* Always a whole domain: DE or US, each with all its rules. */
+		bool whole = (!strcmp(d->alpha2, "DE") && d->n_rules == 7) ||
+			     (!strcmp(d->alpha2, "US") && d->n_rules == 11);
+
+		bad += !whole || v.reason != REGDB_OK;
+	}
+	regdb_reader_release(&rd);
+	return (void *)bad;
+}
+
+START_TEST(swap_under_concurrent_readers)
+{
+	struct regdb_current *cur = new_current();
+	struct regdb_error err;
+	pthread_t t[2];
+
+	ck_assert_int_eq(regdb_current_set_user(cur, "DE", &err), 0);
+	atomic_store(&stop_readers, 0);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, reader_thread, cur);
+	for (int i = 0; i < 300; i++) {
+		ck_assert_int_eq(regdb_current_set_user(cur, i % 2 ? "DE" : "US", &err), 0);
+		if (i % 50 == 0)
+			ck_assert_int_eq(regdb_current_reload(cur, REGDB_DEFAULT_PATH, &err), 0);
+	}
+	atomic_store(&stop_readers, 1);
+	for (int i = 0; i < 2; i++) {
+		void *bad;
+
+		pthread_join(t[i], &bad);
+		ck_assert_ptr_null(bad);
+	}
+	regdb_current_free(cur);
+}
+END_TEST
+
 START_TEST(flag_names_round_trip)
 {
 	char buf[256];
@@ -318,6 +413,8 @@ int main(void)
 	tcase_add_test(file, bad_headers);
 	tcase_add_test(file, bad_pointers_lengths_order);
 	tcase_add_test(file, random_mutations_never_crash);
+	tcase_add_test(file, current_domain_hints);
+	tcase_add_test(file, swap_under_concurrent_readers);
 	tcase_add_test(ops, auto_bw_widens_across_touching_rules);
 	tcase_add_test(ops, verdicts);
 	tcase_add_test(ops, flag_names_round_trip);
