@@ -10,7 +10,7 @@
 # busybox version. A second run with nothing changed costs nothing.
 set -eu
 
-KERNEL_RECIPE=1		# bump when the kernel build steps below change
+KERNEL_RECIPE=2		# bump when the kernel build steps below change
 top=$(cd "$(dirname "$0")/.." && pwd)
 gl=$top/tests/guest/linux
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/vmm
@@ -53,6 +53,14 @@ build_kernel() {
 		rm -rf "$cache/src" && mkdir -p "$cache/src"
 		tar -xJf "$tarball" -C "$cache/src"
 		touch "$src/.extracted-$(pkgver linux-source-6.1)"
+	fi
+	# The boot-time INT3 self-test executes int3 in ring 0, which the CI
+	# hosts' KVM cannot emulate: QEMU stops there with "emulation failure"
+	# (vmm would complete it, but the benchmark boots both on the same files).
+	alt=$src/arch/x86/kernel/alternative.c
+	if grep -q '^	int3_selftest();' "$alt"; then
+		say "patching out int3_selftest() in $alt"
+		sed -i 's|^	int3_selftest();|	/* int3_selftest(): no ring-0 INT3 on nested CI hosts */|' "$alt"
 	fi
 	obj=$cache/kbuild	# one object tree: a changed fragment rebuilds incrementally
 	mkdir -p "$obj"

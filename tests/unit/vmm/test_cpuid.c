@@ -1,0 +1,93 @@
+/* Unit tests for -cpu parsing and the CPU models on a synthetic CPUID. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmm/cpuid.h"
+
+static struct kvm_cpuid2 *fake_host(void)
+{
+	struct kvm_cpuid2 *c = calloc(1, sizeof(*c) + 6 * sizeof(c->entries[0]));
+
+	c->nent = 6;
+	c->entries[0] = (struct kvm_cpuid_entry2){.function = 1, .ecx = 0xffffffffu,
+						  .edx = 0xffffffffu, .ebx = 0x00ff0800};
+	c->entries[1] = (struct kvm_cpuid_entry2){.function = 7, .ebx = 0xffffffffu,
+						  .ecx = 0xffffffffu};
+	c->entries[2] = (struct kvm_cpuid_entry2){.function = 0xd, .eax = 7, .ebx = 0x340};
+	c->entries[3] = (struct kvm_cpuid_entry2){.function = 0xb, .index = 1, .ebx = 8};
+	c->entries[4] = (struct kvm_cpuid_entry2){.function = 0x40000001, .eax = 0x1fb};
+	c->entries[5] = (struct kvm_cpuid_entry2){.function = 0x80000001, .ecx = ~0u, .edx = ~0u};
+	return c;
+}
+
+START_TEST(parse_models_and_switches)
+{
+	struct cpu_spec s;
+	char err[128];
+
+	ck_assert_int_eq(cpu_spec_parse("host", &s, err, sizeof(err)), 0);
+	ck_assert_int_eq(s.model, CPU_MODEL_HOST);
+	ck_assert_int_eq(cpu_spec_parse("kvm64,+popcnt,-sse3", &s, err, sizeof(err)), 0);
+	ck_assert_int_eq(s.model, CPU_MODEL_KVM64);
+	ck_assert_uint_eq(s.nsw, 2);
+	ck_assert(s.sw[0].on && !s.sw[1].on);
+	ck_assert_int_eq(cpu_spec_parse("pentium", &s, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "unknown model 'pentium'"));
+	ck_assert_int_eq(cpu_spec_parse("vmm,+warp", &s, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "unknown feature 'warp'"));
+	ck_assert_int_eq(cpu_spec_parse("vmm,popcnt", &s, err, sizeof(err)), -1);
+}
+END_TEST
+
+START_TEST(models_hide_features)
+{
+	struct kvm_cpuid2 *c = fake_host();
+	struct cpu_spec s;
+	char err[128];
+
+	cpu_spec_parse("vmm", &s, err, sizeof(err));
+	cpuid_apply(c, &s, 3);
+	ck_assert_uint_eq(c->entries[0].ecx & (1u << 26), 0);		/* xsave */
+	ck_assert_uint_eq(c->entries[0].ecx & (1u << 23), 1u << 23);	/* popcnt stays */
+	ck_assert_uint_eq(c->entries[1].ebx & (1u << 20 | 1u << 7), 0);	/* smap, smep */
+	ck_assert_uint_eq(c->entries[2].eax, 0);			/* leaf 0xd gone */
+	ck_assert_uint_eq(c->entries[0].ebx >> 24, 3);			/* APIC id */
+	ck_assert_uint_eq(c->entries[3].edx, 3);			/* x2APIC id */
+	ck_assert_uint_eq(c->entries[4].eax, 0x1fb);			/* kvmclock kept */
+	free(c);
+
+	c = fake_host();
+	cpu_spec_parse("kvm64,+sse4_2", &s, err, sizeof(err));
+	cpuid_apply(c, &s, 0);
+	ck_assert_uint_eq(c->entries[0].ecx & (1u << 23), 0);		/* popcnt hidden */
+	ck_assert_uint_eq(c->entries[0].ecx & (1u << 20), 1u << 20);	/* +sse4_2 */
+	ck_assert_uint_eq(c->entries[0].ecx & 1, 1);			/* sse3 kept */
+	ck_assert_uint_eq(c->entries[1].ebx, 0);			/* no leaf 7 features */
+	free(c);
+
+	c = fake_host();
+	cpu_spec_parse("host,-popcnt", &s, err, sizeof(err));
+	cpuid_apply(c, &s, 1);
+	ck_assert_uint_eq(c->entries[0].ecx & (1u << 26), 1u << 26);	/* host keeps xsave */
+	ck_assert_uint_eq(c->entries[0].ecx & (1u << 23), 0);
+	free(c);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("cpuid");
+	TCase *tc = tcase_create("models");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, parse_models_and_switches);
+	tcase_add_test(tc, models_hide_features);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
