@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum insn_op { INSN_UNKNOWN, INSN_CLAC, INSN_STAC, INSN_INT3, INSN_POPCNT };
+enum insn_op { INSN_UNKNOWN, INSN_CLAC, INSN_STAC, INSN_INT3, INSN_POPCNT, INSN_FWAIT };
 
 struct insn {
 	enum insn_op op;
@@ -21,7 +21,8 @@ struct insn {
 /* Decode the instruction at b (n bytes available; long_mode allows REX).
  * 0, or -1 when it is not one we can complete (in->op = INSN_UNKNOWN). */
 int insn_decode(const uint8_t *b, size_t n, bool long_mode, struct insn *in);
-/* Complete a decoded CLAC, STAC or POPCNT on regs (RIP advanced). INT3
+/* Complete a decoded CLAC, STAC, POPCNT or FWAIT on regs (RIP advanced).
+ * FWAIT is a no-op: the guest runs with no unmasked x87 exceptions. INT3
  * only advances RIP: the caller injects #BP. False for INSN_UNKNOWN. */
 bool insn_apply(const struct insn *in, struct kvm_regs *regs);
 

@@ -1,6 +1,7 @@
 /* insn_decode.c — a decoder for the few instructions the host's KVM
  * emulator cannot run for a guest's ring 0 (see shared/host-kvm/README):
- * CLAC, STAC, INT3 and register-to-register POPCNT, and how each one
+ * CLAC, STAC, INT3, FWAIT (Linux's fpu__drop) and register-to-register
+ * POPCNT, and how each one
  * changes the registers. Pure: no ioctls, unit-tested on byte strings. */
 #include <string.h>
 
@@ -57,6 +58,10 @@ int insn_decode(const uint8_t *b, size_t n, bool long_mode, struct insn *in)
 		n = MAX_INSN_LEN;
 	if (i == 0 && n >= 1 && b[0] == 0xcc) {
 		*in = (struct insn){.op = INSN_INT3, .len = 1};
+		return 0;
+	}
+	if (i == 0 && n >= 1 && b[0] == 0x9b) {
+		*in = (struct insn){.op = INSN_FWAIT, .len = 1};
 		return 0;
 	}
 	if (i == 0 && n >= 3 && b[0] == 0x0f && b[1] == 0x01 && (b[2] == 0xca || b[2] == 0xcb)) {
@@ -118,6 +123,7 @@ bool insn_apply(const struct insn *in, struct kvm_regs *regs)
 		apply_popcnt(in, regs);
 		break;
 	case INSN_INT3:
+	case INSN_FWAIT:
 		break;
 	default:
 		return false;

@@ -29,6 +29,10 @@ START_TEST(clac_stac_int3)
 	ck_assert_int_eq(in.op, INSN_INT3);
 	ck_assert(insn_apply(&in, &r));
 	ck_assert_uint_eq(r.rip, 0x1007);
+	in = dec("\x9b\x65\x48", 3, true);	/* fwait in Linux's fpu__drop */
+	ck_assert_int_eq(in.op, INSN_FWAIT);
+	ck_assert(insn_apply(&in, &r));
+	ck_assert_uint_eq(r.rip, 0x1008);
 	ck_assert_int_eq(dec("\x0f\x01", 2, true).op, INSN_UNKNOWN);	/* truncated */
 	ck_assert_int_eq(dec("\x0f\x01\xd0", 3, true).op, INSN_UNKNOWN);	/* xgetbv */
 }
