@@ -145,6 +145,28 @@ uint32_t regdb_rule_max_bw(const struct regdb_domain *d, unsigned int idx);
 struct regdb_domain *regdb_intersect(const struct regdb_domain *a, const struct regdb_domain *b);
 struct regdb_domain *regdb_domain_dup(const struct regdb_domain *d);
 
+/* 802.11d Country element (EID 7): alpha2, environment, channel triplets. */
+#define REGDB_EID_COUNTRY 7
+#define REGDB_IE_MAX_TRIPLETS 84
+
+struct regdb_country_triplet {
+	uint8_t first_chan, n_chans; /* first_chan >= 201: operating triplet */
+	int8_t max_power_dbm;	     /* (or reg class / coverage class) */
+};
+
+struct regdb_country_ie {
+	char alpha2[3];
+	char env; /* ' ' any, 'I' indoor, 'O' outdoor, 'X' non-country */
+	unsigned int n;
+	struct regdb_country_triplet t[REGDB_IE_MAX_TRIPLETS];
+};
+
+/* Whole element (ID, length, body) for the 2.4 and 5 GHz channels of d;
+ * returns its length, or -1 when it does not fit in size. */
+int regdb_country_ie_build(const struct regdb_domain *d, char env, uint8_t *buf, size_t size);
+int regdb_country_ie_parse(const uint8_t *ie, size_t len, struct regdb_country_ie *out,
+			   struct regdb_error *err);
+
 /*
  * The stack-wide current domain. Hints combine like cfg80211: a user hint
  * replaces the domain; a country IE hint applies the IE's country, or the

@@ -386,6 +386,78 @@ START_TEST(swap_under_concurrent_readers)
 }
 END_TEST
 
+START_TEST(country_ie_round_trip)
+{
+	struct regdb_db *db;
+	struct regdb_error err;
+	uint8_t ie[257], again[257];
+	struct regdb_country_ie p;
+
+	ck_assert(!regdb_db_parse(file_buf, file_len, &db, &err));
+	const struct regdb_domain *de = regdb_db_find(db, "DE");
+	int len = regdb_country_ie_build(de, 'I', ie, sizeof(ie));
+
+	ck_assert_int_gt(len, 5);
+	ck_assert_int_eq(ie[0], 7);
+	ck_assert_int_eq(ie[1] % 2, 0);
+	ck_assert_msg(!regdb_country_ie_parse(ie, (size_t)len, &p, &err), "%s", err.msg);
+	ck_assert_str_eq(p.alpha2, "DE");
+	ck_assert_int_eq(p.env, 'I');
+	/* DE: 1-13 at 20 dBm; 36-48 at 23; 52-64 at 20; 96-140 at 26 (5470-5725); 149- at 13 */
+	ck_assert_uint_eq(p.n, 5);
+	ck_assert_uint_eq(p.t[0].first_chan, 1);
+	ck_assert_uint_eq(p.t[0].n_chans, 13);
+	ck_assert_int_eq(p.t[0].max_power_dbm, 20);
+	ck_assert_uint_eq(p.t[1].first_chan, 36);
+	ck_assert_uint_eq(p.t[1].n_chans, 4);
+	ck_assert_int_eq(p.t[1].max_power_dbm, 23);
+	ck_assert_uint_eq(p.t[3].first_chan, 96);
+	ck_assert_uint_eq(p.t[3].n_chans, 12);
+	ck_assert_int_eq(p.t[3].max_power_dbm, 26);
+	struct regdb_domain *copy = regdb_domain_dup(de);
+
+	ck_assert_int_eq(regdb_country_ie_build(copy, 'I', again, sizeof(again)), len);
+	ck_assert_mem_eq(ie, again, (size_t)len);
+	free(copy);
+	ck_assert_int_eq(regdb_country_ie_build(de, ' ', ie, 10), -1); /* does not fit */
+	regdb_db_free(db);
+}
+END_TEST
+
+START_TEST(country_ie_malformed)
+{
+	static const struct {
+		uint8_t b[16];
+		size_t len;
+		const char *why;
+	} bad[] = {
+		{ { 8, 6, 'D', 'E', ' ', 1, 13, 20 }, 8, "element ID" },
+		{ { 7, 9, 'D', 'E', ' ', 1, 13, 20 }, 8, "length" },
+		{ { 7, 2, 'D', 'E' }, 4, "too short" },
+		{ { 7, 6, 'd', 'E', ' ', 1, 13, 20 }, 8, "country code" },
+		{ { 7, 6, 'D', 'E', 'Q', 1, 13, 20 }, 8, "environment" },
+		{ { 7, 5, 'D', 'E', ' ', 1, 13 }, 7, "trailing" },
+		{ { 7, 6, 'D', 'E', ' ', 1, 0, 20 }, 8, "no channels" },
+		{ { 7, 6, 'D', 'E', ' ', 1, 15, 20 }, 8, "past channel 14" },
+		{ { 7, 9, 'D', 'E', ' ', 36, 4, 23, 36, 4, 20 }, 11, "overlaps" },
+		{ { 7, 7, 'D', 'E', ' ', 1, 13, 20, 5 }, 9, "trailing" },
+	};
+	struct regdb_country_ie p;
+	struct regdb_error err;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err.msg[0] = 0;
+		ck_assert_int_eq(regdb_country_ie_parse(bad[i].b, bad[i].len, &p, &err), -1);
+		ck_assert_msg(strstr(err.msg, bad[i].why), "case %zu: '%s'", i, err.msg);
+	}
+	static const uint8_t ok[] = { 7, 10, 'U', 'S', 'O', 1, 11, 30, 201, 12, 0, 0 };
+
+	ck_assert(!regdb_country_ie_parse(ok, sizeof(ok), &p, &err));
+	ck_assert_uint_eq(p.n, 2);
+	ck_assert_uint_eq(p.t[1].first_chan, 201);
+}
+END_TEST
+
 START_TEST(flag_names_round_trip)
 {
 	char buf[256];
@@ -414,6 +486,8 @@ int main(void)
 	tcase_add_test(file, bad_pointers_lengths_order);
 	tcase_add_test(file, random_mutations_never_crash);
 	tcase_add_test(file, current_domain_hints);
+	tcase_add_test(file, country_ie_round_trip);
+	tcase_add_test(ops, country_ie_malformed);
 	tcase_add_test(file, swap_under_concurrent_readers);
 	tcase_add_test(ops, auto_bw_widens_across_touching_rules);
 	tcase_add_test(ops, verdicts);
