@@ -1,0 +1,362 @@
+/* internal.h — netstack's private declarations shared by its files. */
+#ifndef NETSTACK_INTERNAL_H
+#define NETSTACK_INTERNAL_H
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "netstack/netstack.h"
+
+#define NS_MAX_IFACES 8
+#define NS_MAX_ALIASES 8
+#define NS_MAX_ROUTES 64
+#define NS_ARP_SIZE 256
+#define NS_ARP_PENDING_MAX 8 /* packets queued per unresolved address */
+#define NS_HEADROOM 64	     /* room in front of L4 data for IP + Ethernet */
+
+/* ------------------------------------------------------------ wire formats */
+
+#define ETH_HLEN 14
+#define ETHERTYPE_IP 0x0800
+#define ETHERTYPE_ARP 0x0806
+
+struct eth_hdr {
+	uint8_t dst[6], src[6];
+	uint16_t type;
+} __attribute__((packed));
+
+struct arp_pkt {
+	uint16_t htype, ptype;
+	uint8_t hlen, plen;
+	uint16_t op;
+	uint8_t sha[6];
+	uint32_t spa;
+	uint8_t tha[6];
+	uint32_t tpa;
+} __attribute__((packed));
+
+struct ip_hdr {
+	uint8_t vhl, tos;
+	uint16_t len, id, off;
+	uint8_t ttl, proto;
+	uint16_t csum;
+	uint32_t src, dst;
+} __attribute__((packed));
+
+#define IP_DF 0x4000
+#define IP_MF 0x2000
+#define IP_OFFMASK 0x1fff
+
+struct udp_hdr {
+	uint16_t sport, dport, len, csum;
+} __attribute__((packed));
+
+struct icmp_hdr {
+	uint8_t type, code;
+	uint16_t csum;
+	uint16_t id, seq;
+} __attribute__((packed));
+
+#define ICMP_ECHOREPLY 0
+#define ICMP_UNREACH 3
+#define ICMP_ECHO 8
+#define ICMP_TIMXCEED 11
+#define ICMP_UNREACH_NET 0
+#define ICMP_UNREACH_HOST 1
+#define ICMP_UNREACH_PROTO 2
+#define ICMP_UNREACH_PORT 3
+#define ICMP_UNREACH_NEEDFRAG 4
+
+struct tcp_hdr {
+	uint16_t sport, dport;
+	uint32_t seq, ack;
+	uint8_t off, flags;
+	uint16_t win, csum, urp;
+} __attribute__((packed));
+
+#define TH_FIN 0x01
+#define TH_SYN 0x02
+#define TH_RST 0x04
+#define TH_PSH 0x08
+#define TH_ACK 0x10
+#define TH_URG 0x20
+
+/* ------------------------------------------------------------------ timers */
+
+struct ns_stack;
+struct ns_timer;
+typedef void (*ns_timer_fn)(struct ns_stack *st, struct ns_timer *t);
+
+struct ns_timer {
+	uint64_t when; /* µs on the stack clock */
+	int idx;       /* heap slot, -1 when not armed */
+	ns_timer_fn fn;
+};
+
+void timer_init(struct ns_timer *t, ns_timer_fn fn);
+void timer_arm(struct ns_stack *st, struct ns_timer *t, uint64_t when_us);
+void timer_arm_in(struct ns_stack *st, struct ns_timer *t, uint64_t delay_us);
+void timer_cancel(struct ns_stack *st, struct ns_timer *t);
+static inline bool timer_armed(const struct ns_timer *t)
+{
+	return t->idx >= 0;
+}
+
+/* ---------------------------------------------------------------- waiting */
+
+/* What a socket or channel user waits on: a condvar on the stack lock, an
+ * optional eventfd and an optional callback run after the lock drops. */
+struct ns_waitq {
+	pthread_cond_t cv;
+	int efd;	     /* -1 until asked for */
+	bool efd_signalled;
+	ns_sock_cb cb;
+	void *cb_ctx;
+	struct ns_sock *cb_sock;
+	bool cb_pending;
+	struct ns_waitq *next_pending;
+};
+
+void waitq_init(struct ns_waitq *wq);
+void waitq_destroy(struct ns_stack *st, struct ns_waitq *wq);
+/* Something changed: wake sleepers, signal the fd, queue the callback. */
+void waitq_notify(struct ns_stack *st, struct ns_waitq *wq);
+/* Sleep on wq with the stack lock held until notified or deadline_ms
+ * passes (-1: forever); -ETIMEDOUT on timeout. Real time, not stack time. */
+int waitq_wait(struct ns_stack *st, struct ns_waitq *wq, int timeout_ms);
+int waitq_fd(struct ns_waitq *wq);
+void waitq_clear_fd(struct ns_waitq *wq);
+
+/* ---------------------------------------------------------------- packets */
+
+/* A queued datagram (channel receive queues, ARP pending, reassembly). */
+struct ns_pkt {
+	struct ns_pkt *next;
+	struct ns_pktinfo info;
+	size_t len;
+	uint8_t *data; /* points into buf */
+	size_t cap;
+	uint8_t buf[];
+};
+
+struct ns_pkt *pkt_alloc(struct ns_stack *st, size_t len);
+void pkt_free(struct ns_stack *st, struct ns_pkt *p);
+
+/* --------------------------------------------------------------- channels */
+
+struct chan_key {
+	uint8_t proto;
+	uint32_t laddr, raddr;
+	uint16_t lport, rport;
+};
+
+struct ns_chan {
+	struct ns_chan *left, *right; /* AVL tree */
+	int height;
+	bool in_tree;
+	struct chan_key key;
+	struct ns_stack *st;
+	struct ns_waitq *wq; /* own_wq, or the owning socket's */
+	struct ns_waitq own_wq;
+	/* datagram channels */
+	struct ns_pkt *qhead, *qtail;
+	unsigned qlen, qmax;
+	/* stream channels: the TCP connection */
+	struct tcb *tcb;
+	struct ns_sock *sock; /* owning socket, if any */
+	bool closed;
+};
+
+void chan_tree_insert(struct ns_stack *st, struct ns_chan *ch);
+void chan_tree_remove(struct ns_stack *st, struct ns_chan *ch);
+struct ns_chan *chan_tree_find(struct ns_stack *st, const struct chan_key *k);
+/* The demux: exact, then bound-local with wildcard remote, then any-local,
+ * then the protocol's catch-all. */
+struct ns_chan *chan_lookup(struct ns_stack *st, uint8_t proto, uint32_t laddr, uint16_t lport,
+			    uint32_t raddr, uint16_t rport);
+/* Ephemeral port free for (proto, laddr); 0 when exhausted. */
+uint16_t chan_ephemeral_port(struct ns_stack *st, uint8_t proto, uint32_t laddr);
+bool chan_port_in_use(struct ns_stack *st, uint8_t proto, uint32_t laddr, uint16_t lport);
+struct ns_chan *chan_new(struct ns_stack *st, const struct chan_key *k);
+void chan_free(struct ns_stack *st, struct ns_chan *ch);
+/* Queue a datagram (copied) on a channel; false when the queue is full. */
+bool chan_deliver(struct ns_stack *st, struct ns_chan *ch, const void *data, size_t len,
+		  const struct ns_pktinfo *info);
+ssize_t chan_recv_locked(struct ns_chan *ch, void *buf, size_t cap, struct ns_pktinfo *info,
+			 bool peek);
+ssize_t chan_sendto_locked(struct ns_chan *ch, const void *buf, size_t len,
+			   const struct ns_pktinfo *info);
+void chan_close_locked(struct ns_chan *ch);
+/* Debug / test helper: checks AVL balance, returns height or -1. */
+int chan_tree_check(struct ns_stack *st);
+
+/* ------------------------------------------------------------------ stack */
+
+struct ns_iface {
+	struct ns_link *link;
+	uint32_t addr, mask;
+	uint32_t aliases[NS_MAX_ALIASES];
+	unsigned naliases;
+	unsigned flags;
+	int index;
+};
+
+struct ns_route {
+	uint32_t dst, mask;
+	unsigned len;
+	uint32_t gw;
+	struct ns_iface *ifc;
+};
+
+struct arp_entry {
+	uint32_t addr;
+	uint8_t mac[6];
+	uint8_t state; /* ARP_FREE, ARP_PENDING, ARP_OK, ARP_STATIC */
+	uint8_t tries;
+	uint64_t expires;  /* µs: OK entries expire, PENDING ones retry */
+	struct ns_iface *ifc;
+	struct ns_pkt *pending; /* IP packets waiting for resolution */
+	unsigned npending;
+};
+
+enum { ARP_FREE, ARP_PENDING, ARP_OK, ARP_STATIC };
+
+struct reass;
+
+struct ns_stack {
+	pthread_mutex_t lock;
+	struct ns_clock *clock;
+	bool own_clock;
+	uint64_t now; /* µs, refreshed on every entry */
+	uint64_t rng;
+	int efd;      /* ns_stack_fd */
+	bool in_loop; /* event-loop thread is inside the stack */
+
+	struct ns_iface ifaces[NS_MAX_IFACES];
+	unsigned nifaces;
+	struct ns_route routes[NS_MAX_ROUTES];
+	unsigned nroutes;
+
+	struct arp_entry arp[NS_ARP_SIZE];
+	struct ns_timer arp_timer;
+	unsigned arp_timeout_s;
+
+	struct reass *reass;
+	size_t reass_mem, reass_mem_max;
+	unsigned reass_count;
+	unsigned reass_timeout_ms;
+	struct ns_timer reass_timer;
+
+	struct ns_timer **heap;
+	unsigned heap_len, heap_cap;
+
+	struct ns_chan *chans; /* AVL root */
+	unsigned nchans;
+	uint16_t next_port;
+	uint16_t ip_id;
+
+	struct tcb *tcbs; /* every live connection */
+	unsigned ntcbs, tcp_max_conns;
+	uint32_t isn_secret[4];
+
+	struct ns_waitq *pending_cb; /* callbacks to run after unlocking */
+
+	struct ns_pkt *pkt_pool;
+	unsigned pkt_pool_len;
+
+	uint8_t *tx;   /* scratch frame for building output */
+	uint8_t *frag; /* scratch for fragments */
+	uint8_t *rx;   /* scratch for ns_stack_drain */
+
+	struct ns_stats stats;
+};
+
+/* Take / drop the stack lock; leaving runs pending callbacks. */
+void stack_enter(struct ns_stack *st);
+void stack_leave(struct ns_stack *st);
+uint64_t stack_rand(struct ns_stack *st);
+void stack_run_timers(struct ns_stack *st);
+void stack_timer_changed(struct ns_stack *st);
+
+struct ns_iface *iface_of_link(struct ns_stack *st, struct ns_link *l);
+bool iface_is_local(struct ns_stack *st, uint32_t addr);
+/* The source address to use toward dst (primary address of its iface). */
+uint32_t iface_src_for(struct ns_stack *st, uint32_t dst);
+
+/* ------------------------------------------------------------- protocols */
+
+/* A received IPv4 datagram, after header validation and reassembly. */
+struct ip_rx {
+	struct ns_iface *ifc;
+	const uint8_t *ip; /* IP header */
+	size_t iplen;	   /* header + payload */
+	const uint8_t *l4;
+	size_t l4len;
+	uint32_t src, dst;
+	uint8_t proto, ttl, tos;
+	bool local; /* dst is one of our addresses (not NS_IF_ACCEPT_ANY) */
+};
+
+void ether_input(struct ns_stack *st, struct ns_iface *ifc, const uint8_t *f, size_t len);
+/* Frame at f has ETH_HLEN bytes free in front of l3 (f = l3 - ETH_HLEN). */
+int ether_output(struct ns_stack *st, struct ns_iface *ifc, const uint8_t dst[6], uint16_t type,
+		 uint8_t *l3, size_t l3len);
+
+void arp_input(struct ns_stack *st, struct ns_iface *ifc, const uint8_t *p, size_t len);
+/* Send an IP packet (l3 with ETH_HLEN headroom) to next_hop; queues a copy
+ * when the address is not resolved yet. */
+int arp_output(struct ns_stack *st, struct ns_iface *ifc, uint32_t next_hop, uint8_t *l3,
+	       size_t l3len);
+void arp_init(struct ns_stack *st);
+void arp_flush(struct ns_stack *st);
+
+void ip_input(struct ns_stack *st, struct ns_iface *ifc, const uint8_t *p, size_t len);
+/* Send l4 (l4len bytes with NS_HEADROOM writable bytes in front) as an IP
+ * datagram; fragments when bigger than the MTU unless df. */
+int ip_output(struct ns_stack *st, uint32_t src, uint32_t dst, uint8_t proto, uint8_t ttl,
+	      uint8_t tos, uint8_t *l4, size_t l4len, bool df);
+/* Largest L4 payload for dst without fragmenting. */
+unsigned ip_mtu_to(struct ns_stack *st, uint32_t dst);
+void reass_init(struct ns_stack *st);
+void reass_flush(struct ns_stack *st);
+/* Reassembly: returns a complete datagram (malloc'd, caller frees) or NULL. */
+uint8_t *reass_add(struct ns_stack *st, const struct ip_hdr *ih, const uint8_t *payload,
+		   size_t plen, size_t *out_len);
+uint16_t ip_pseudo_csum_fold(uint32_t src, uint32_t dst, uint8_t proto, const void *l4,
+			     size_t len);
+
+void icmp_input(struct ns_stack *st, const struct ip_rx *rx);
+/* Send an ICMP error about the received datagram rx (RFC 1122 rules: never
+ * about ICMP errors, broadcasts or non-first fragments). */
+void icmp_send_error(struct ns_stack *st, const struct ip_rx *rx, uint8_t type, uint8_t code);
+/* Same, for a datagram we only have the header and first bytes of. */
+void icmp_send_error_raw(struct ns_stack *st, uint32_t src_of_error, const uint8_t *orig_ip,
+			 size_t orig_len, uint8_t type, uint8_t code);
+
+void udp_input(struct ns_stack *st, const struct ip_rx *rx);
+int udp_output(struct ns_stack *st, uint32_t src, uint16_t sport, uint32_t dst, uint16_t dport,
+	       const void *data, size_t len);
+void udp_icmp_error(struct ns_stack *st, const uint8_t *orig_ip, size_t len, uint8_t type,
+		    uint8_t code);
+
+void tcp_input(struct ns_stack *st, const struct ip_rx *rx);
+void tcp_icmp_error(struct ns_stack *st, const uint8_t *orig_ip, size_t len, uint8_t type,
+		    uint8_t code);
+void tcp_init(struct ns_stack *st);
+void tcp_free_all(struct ns_stack *st);
+
+/* Sockets (socket.c). */
+void sock_notify(struct ns_stack *st, struct ns_sock *s);
+unsigned sock_events_locked(struct ns_sock *s);
+void sock_ref(struct ns_sock *s);
+void sock_unref(struct ns_sock *s);
+void sock_free_all(struct ns_stack *st);
+
+static inline uint32_t prefix_mask(unsigned len)
+{
+	return len == 0 ? 0 : 0xffffffffu << (32 - len);
+}
+
+#endif /* NETSTACK_INTERNAL_H */

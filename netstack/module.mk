@@ -1,0 +1,5 @@
+# netstack/ — the userspace TCP/IP stack (issue 6). One file per protocol;
+# every .c here goes into libnetstack.a.
+netstack_SRCS := $(wildcard netstack/*.c)
+$(eval $(call static_lib,netstack,$(netstack_SRCS),))
+$(eval $(call unit_test,netstack_basic,tests/unit/netstack/test_basic.c,libnetstack.a,))
