@@ -241,6 +241,35 @@ START_TEST(test_random_frames)
 }
 END_TEST
 
+START_TEST(test_impair_loss_dup_delay)
+{
+	struct ns_impair_cfg cfg = { .loss_bp = 1000, .dup_bp = 1000, .delay_us = 5000,
+				     .seed = 7 };
+	struct ns_link *x, *y, *ix;
+	struct ns_impair_stats s;
+	uint8_t f[60] = { 0 }, buf[100];
+	int got = 0;
+
+	ck_assert_int_eq(ns_link_pair(1500, 0, &x, &y), 0);
+	ix = ns_link_impair(x, clk, &cfg);
+	for (int i = 0; i < 1000; i++)
+		ns_link_transmit(ix, f, sizeof(f));
+	/* nothing arrives before the delay */
+	ck_assert_int_eq(ns_link_receive(y, buf, sizeof(buf)), 0);
+	ns_clock_advance(clk, 5000);
+	ck_assert_uint_eq(ix->ops->poll(ix, 0), UINT64_MAX);
+	while (ns_link_receive(y, buf, sizeof(buf)) > 0)
+		got++;
+	ns_link_impair_stats(ix, &s);
+	ck_assert_uint_gt(s.dropped, 50);
+	ck_assert_uint_lt(s.dropped, 150);
+	ck_assert_uint_gt(s.duplicated, 50);
+	ck_assert_int_eq(got, 1000 - (int)s.dropped + (int)s.duplicated);
+	ns_link_destroy(ix);
+	ns_link_destroy(y);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("netstack_basic");
@@ -254,6 +283,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_chan_tree);
 	tcase_add_test(tc, test_tcp_syn_gets_rst);
 	tcase_add_test(tc, test_random_frames);
+	tcase_add_test(tc, test_impair_loss_dup_delay);
 	suite_add_tcase(s, tc);
 	return s;
 }
