@@ -145,6 +145,28 @@ uint32_t regdb_rule_max_bw(const struct regdb_domain *d, unsigned int idx);
 struct regdb_domain *regdb_intersect(const struct regdb_domain *a, const struct regdb_domain *b);
 struct regdb_domain *regdb_domain_dup(const struct regdb_domain *d);
 
+/* ISO 3166-1 from Debian's iso-codes JSON (ISO3166_JSON_PATH). */
+struct regdb_iso_country {
+	char alpha2[3], alpha3[4];
+	uint16_t numeric;
+	char *name, *official_name, *common_name; /* the last two may be NULL */
+};
+
+struct regdb_iso {
+	size_t n;
+	struct regdb_iso_country *c;
+};
+
+int regdb_iso_load(const char *path, struct regdb_iso *iso, struct regdb_error *err);
+void regdb_iso_free(struct regdb_iso *iso);
+const struct regdb_iso_country *regdb_iso_by_alpha2(const struct regdb_iso *iso, const char *a2);
+const struct regdb_iso_country *regdb_iso_by_alpha3(const struct regdb_iso *iso, const char *a3);
+const struct regdb_iso_country *regdb_iso_by_numeric(const struct regdb_iso *iso, unsigned int n);
+/* Case-insensitive match of name, official_name or common_name. */
+const struct regdb_iso_country *regdb_iso_by_name(const struct regdb_iso *iso, const char *name);
+/* Any of the above: "DE", "DEU", "276", "Germany". */
+const struct regdb_iso_country *regdb_iso_resolve(const struct regdb_iso *iso, const char *key);
+
 /* 802.11d Country element (EID 7): alpha2, environment, channel triplets. */
 #define REGDB_EID_COUNTRY 7
 #define REGDB_IE_MAX_TRIPLETS 84

@@ -17,7 +17,7 @@ enum { EXIT_NOTFOUND = 1, EXIT_USAGE = 2, EXIT_BADDB = 3 };
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: regdb [--db FILE] get XX | list | dump --tsv | intersect XX YY |\n"
+	fprintf(stderr, "usage: regdb [--db FILE] get XX | list | dump --tsv | intersect XX YY | lookup DEU|276|NAME |\n"
 			"       check --country XX --freq MHZ --width MHZ [--outdoor]\n"
 			"             [--beacon|--probe] [--ptp] [--cck] [--power DBM]\n");
 	return EXIT_USAGE;
@@ -164,6 +164,31 @@ static int cmd_check(const struct regdb_db *db, int argc, char **argv)
 	return 0;
 }
 
+static int cmd_lookup(const struct regdb_db *db, const char *key)
+{
+	struct regdb_iso iso;
+	struct regdb_error err;
+
+	if (regdb_iso_load(ISO3166_JSON_PATH, &iso, &err)) {
+		fprintf(stderr, "regdb: %s\n", err.msg);
+		return EXIT_BADDB;
+	}
+	const struct regdb_iso_country *c = regdb_iso_resolve(&iso, key);
+	int rc = 0;
+
+	if (!c) {
+		fprintf(stderr, "regdb: no ISO 3166-1 country matches '%s'\n", key);
+		rc = EXIT_NOTFOUND;
+	} else {
+		const struct regdb_domain *d = regdb_db_find(db, c->alpha2);
+
+		printf("%s\t%s\t%03u\t%s\t%s\n", c->alpha2, c->alpha3, c->numeric, c->name,
+		       d ? regdb_dfs_name(d->dfs_region) : "no-domain");
+	}
+	regdb_iso_free(&iso);
+	return rc;
+}
+
 static int run(const struct regdb_db *db, int argc, char **argv)
 {
 	const char *cmd = argv[0];
@@ -205,6 +230,8 @@ static int run(const struct regdb_db *db, int argc, char **argv)
 		free(x);
 		return 0;
 	}
+	if (!strcmp(cmd, "lookup") && argc == 2)
+		return cmd_lookup(db, argv[1]);
 	if (!strcmp(cmd, "check"))
 		return cmd_check(db, argc - 1, argv + 1);
 	return usage();

@@ -39,6 +39,7 @@ fail=0
 "$B/regdb" --db "$DB" check --country DE --freq 5530 --width 80 --beacon | grep -q "needs CAC" || { echo "DE 5530/80 beacon should need CAC"; fail=1; }
 "$B/regdb" --db "$DB" check --country DE --freq 5180 --width 20 --outdoor >/dev/null; [ $? -eq 1 ] || { echo "DE 5180 outdoor should be denied"; fail=1; }
 "$B/regdb" --db "$DB" intersect US DE | head -n 1 | grep -qx "country 98: DFS-UNSET" || { echo "intersect US DE should give 98"; fail=1; }
+[ "$("$B/regdb" --db "$DB" lookup 276 | cut -f1,2)" = "$(printf 'DE\tDEU')" ] || { echo "lookup 276 should be DE DEU"; fail=1; }
 "$B/regdb" get ZZ 2>/dev/null; [ $? -eq 1 ] || { echo "get ZZ should exit 1"; fail=1; }
 head -c 100 "$DB" >"$tmp/trunc.db"
 out=$("$B/regdb" --db "$tmp/trunc.db" list 2>&1); rc=$?

@@ -458,6 +458,37 @@ START_TEST(country_ie_malformed)
 }
 END_TEST
 
+START_TEST(iso3166_all_entries_round_trip)
+{
+	struct regdb_iso iso;
+	struct regdb_error err;
+
+	ck_assert_msg(!regdb_iso_load(ISO3166_JSON_PATH, &iso, &err), "%s", err.msg);
+	ck_assert_uint_eq(iso.n, 249);
+	for (size_t i = 0; i < iso.n; i++) {
+		const struct regdb_iso_country *c = &iso.c[i];
+		char num[8];
+
+		ck_assert_ptr_eq(regdb_iso_by_alpha2(&iso, c->alpha2), c);
+		ck_assert_ptr_eq(regdb_iso_by_alpha3(&iso, c->alpha3), c);
+		ck_assert_ptr_eq(regdb_iso_by_numeric(&iso, c->numeric), c);
+		ck_assert_ptr_eq(regdb_iso_by_name(&iso, c->name), c);
+		snprintf(num, sizeof(num), "%03u", c->numeric);
+		ck_assert_ptr_eq(regdb_iso_resolve(&iso, num), c);
+		ck_assert_ptr_eq(regdb_iso_resolve(&iso, c->alpha3), c);
+	}
+	ck_assert_str_eq(regdb_iso_resolve(&iso, "DEU")->alpha2, "DE");
+	ck_assert_str_eq(regdb_iso_resolve(&iso, "276")->alpha2, "DE");
+	ck_assert_str_eq(regdb_iso_resolve(&iso, "germany")->alpha2, "DE");
+	ck_assert_str_eq(regdb_iso_resolve(&iso, "Federal Republic of Germany")->alpha2, "DE");
+	ck_assert_ptr_null(regdb_iso_resolve(&iso, "Atlantis"));
+	ck_assert_ptr_null(regdb_iso_resolve(&iso, "9999"));
+	regdb_iso_free(&iso);
+	ck_assert_int_eq(regdb_iso_load("/nonexistent.json", &iso, &err), -1);
+	ck_assert_uint_gt(strlen(err.msg), 0);
+}
+END_TEST
+
 START_TEST(flag_names_round_trip)
 {
 	char buf[256];
@@ -488,6 +519,7 @@ int main(void)
 	tcase_add_test(file, current_domain_hints);
 	tcase_add_test(file, country_ie_round_trip);
 	tcase_add_test(ops, country_ie_malformed);
+	tcase_add_test(ops, iso3166_all_entries_round_trip);
 	tcase_add_test(file, swap_under_concurrent_readers);
 	tcase_add_test(ops, auto_bw_widens_across_touching_rules);
 	tcase_add_test(ops, verdicts);
