@@ -34,6 +34,12 @@ struct e820_map {
 	unsigned n;
 };
 
+/* The map of a PC with mem's RAM: E820_RAM for the RAM regions, with
+ * [0x9fc00, 0xa0000) (EBDA) and [0xf0000, 0x100000) (BIOS) reserved and any
+ * RAM in [0x9fc00, 1 MiB) reserved too; sorted, neighbours of one type
+ * merged. 0, or -ENOSPC (too many entries) / -EINVAL (region wraps). */
+int e820_build(const struct guest_mem *mem, struct e820_map *map);
+
 /* ---------------------------------------------------------- boot state */
 
 enum boot_mode {
@@ -73,6 +79,16 @@ typedef int (*boot_loader_fn)(const struct boot_request *req, struct boot_cpu_st
 
 /* ------------------------------------------------ per-area declarations
  * Each area adds its declarations below, in its own section. */
+
+/* ------------------------------------------------------------ multiboot */
+
+/* Multiboot v1 (ELF32 or a.out-kludge kernels), laid out as QEMU does: the
+ * memory map at 0x9000, the info at 0x9500, command lines and modules after
+ * the kernel. req->initrd_path is QEMU's module list: "file args,file2"
+ * (",," for a literal comma). The kernel command line the guest sees is
+ * "<kernel_path> <cmdline>". Uses req->e820, or e820_build when NULL. */
+int multiboot_load(const struct boot_request *req, struct boot_cpu_state *cpu, char *err,
+		   size_t errlen);
 
 /* ------------------------------------- Linux direct boot (issue 4) ----
  * bzImage and PVH loaders, the MP and ACPI tables for direct boot. */
