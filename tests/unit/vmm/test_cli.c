@@ -1,0 +1,113 @@
+/* Unit tests for the command-line table (vmm/cli.c). */
+#include <check.h>
+#include <string.h>
+
+#include "vmm/cli.h"
+
+static struct vmm_config cfg;
+static char err[512];
+
+static int parse(const char *a1, const char *a2, const char *a3)
+{
+	char *argv[] = {"vmm", (char *)a1, (char *)a2, (char *)a3, NULL};
+	int argc = 1 + !!a1 + !!a2 + !!a3;
+
+	err[0] = 0;
+	return cli_parse(argc, argv, &cfg, err, sizeof(err));
+}
+
+START_TEST(memory_sizes)
+{
+	ck_assert_int_eq(parse("-m", "512", NULL), 0);
+	ck_assert_uint_eq(cfg.ram_size, 512ull << 20);
+	ck_assert_int_eq(parse("-m", "512M", NULL), 0);
+	ck_assert_uint_eq(cfg.ram_size, 512ull << 20);
+	ck_assert_int_eq(parse("-m", "2G", NULL), 0);
+	ck_assert_uint_eq(cfg.ram_size, 2ull << 30);
+	ck_assert_int_eq(parse("--m", "5G", NULL), 0);
+	ck_assert_uint_eq(cfg.ram_size, 5ull << 30);
+	ck_assert_int_eq(parse(NULL, NULL, NULL), 0);
+	ck_assert_uint_eq(cfg.ram_size, 128ull << 20);
+}
+END_TEST
+
+START_TEST(bad_values_name_the_option)
+{
+	ck_assert_int_eq(parse("-m", "abc", NULL), -1);
+	ck_assert_ptr_nonnull(strstr(err, "-m:"));
+	ck_assert_int_eq(parse("-m", "1X", NULL), -1);
+	ck_assert_int_eq(parse("-m", "0", NULL), -1);
+	ck_assert_int_eq(parse("-smp", "0", NULL), -1);
+	ck_assert_ptr_nonnull(strstr(err, "-smp:"));
+	ck_assert_int_eq(parse("-smp", "4x", NULL), -1);
+	ck_assert_int_eq(parse("-serial", "tcp:1", NULL), -1);
+	ck_assert_ptr_nonnull(strstr(err, "-serial:"));
+	ck_assert_int_eq(parse("-device", "e1000", NULL), -1);
+	ck_assert_ptr_nonnull(strstr(err, "-device:"));
+	ck_assert_int_eq(parse("-device", "isa-debug-exit,iobase=zz", NULL), -1);
+	ck_assert_int_eq(parse("-kernel", NULL, NULL), -1);
+	ck_assert_ptr_nonnull(strstr(err, "requires an argument"));
+	ck_assert_int_eq(parse("-frobnicate", NULL, NULL), -1);
+	ck_assert_ptr_nonnull(strstr(err, "-frobnicate"));
+	ck_assert_int_eq(parse("-serial", "stdio", "-monitor"), -1);
+}
+END_TEST
+
+START_TEST(smp_and_devices)
+{
+	ck_assert_int_eq(parse("-smp", "4", NULL), 0);
+	ck_assert_uint_eq(cfg.smp, 4);
+	ck_assert_int_eq(parse("-smp", "cpus=2,sockets=2", NULL), 0);
+	ck_assert_uint_eq(cfg.smp, 2);
+	ck_assert_int_eq(parse("-device", "isa-debug-exit,iobase=0xf4,iosize=4", NULL), 0);
+	ck_assert_uint_eq(cfg.n_devices, 1);
+	ck_assert_uint_eq(cfg.devices[0].iobase, 0xf4);
+	ck_assert_uint_eq(cfg.devices[0].iosize, 4);
+}
+END_TEST
+
+START_TEST(chardevs)
+{
+	ck_assert_int_eq(parse("-serial", "file:/tmp/x", NULL), 0);
+	ck_assert_int_eq(cfg.serial[0].kind, CHARDEV_FILE);
+	ck_assert_str_eq(cfg.serial[0].path, "/tmp/x");
+	ck_assert_int_eq(parse("-monitor", "unix:/tmp/m.sock,server,nowait", NULL), 0);
+	ck_assert_int_eq(cfg.monitor.kind, CHARDEV_UNIX);
+	ck_assert_str_eq(cfg.monitor.path, "/tmp/m.sock");
+	ck_assert(!cfg.monitor.wait);
+	/* the default serial is the stdio mux */
+	ck_assert_int_eq(cfg.serial[0].kind, CHARDEV_MON_STDIO);
+	ck_assert_int_eq(parse("-serial", "unix:/tmp/s", NULL), -1); /* not a server */
+	ck_assert_int_eq(parse("-monitor", "mon:stdio", NULL), -1);
+}
+END_TEST
+
+START_TEST(flags)
+{
+	char *argv[] = {"vmm", "-nographic", "-no-reboot", "-S", "-name", "guest=t1", "--version", NULL};
+
+	ck_assert_int_eq(cli_parse(7, argv, &cfg, err, sizeof(err)), 0);
+	ck_assert(cfg.nographic && cfg.no_reboot && cfg.start_paused && cfg.version);
+	ck_assert_str_eq(cfg.name, "t1");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("vmm_cli");
+	TCase *tc = tcase_create("cli");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, memory_sizes);
+	tcase_add_test(tc, bad_values_name_the_option);
+	tcase_add_test(tc, smp_and_devices);
+	tcase_add_test(tc, chardevs);
+	tcase_add_test(tc, flags);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

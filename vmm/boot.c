@@ -1,0 +1,188 @@
+/* boot.c — -kernel: read the file, offer it to each loader in turn, and
+ * turn the winner's boot_cpu_state into vCPU registers. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "vmm/machine.h"
+
+#define KERNEL_MAX_SIZE (1ull << 30)
+
+/* Tried in order; the first that does not answer -ENOEXEC wins.
+ * TODO: put {"multiboot", multiboot_load} first once firmware/multiboot.c
+ * is committed. */
+static const struct {
+	const char *name;
+	boot_loader_fn load;
+} loaders[] = {
+	{"linux", linux_load},
+	{"pvh", pvh_load},
+};
+
+static int read_file(const char *path, uint8_t **data, size_t *size, char *err, size_t errlen)
+{
+	struct stat st;
+	size_t done = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		snprintf(err, errlen, "-kernel %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0 ||
+	    (uint64_t)st.st_size > KERNEL_MAX_SIZE) {
+		snprintf(err, errlen, "-kernel %s: not a regular, non-empty file under 1 GiB", path);
+		close(fd);
+		return -1;
+	}
+	*data = malloc((size_t)st.st_size);
+	if (!*data) {
+		snprintf(err, errlen, "-kernel %s: out of memory", path);
+		close(fd);
+		return -1;
+	}
+	while (done < (size_t)st.st_size) {
+		ssize_t n = read(fd, *data + done, (size_t)st.st_size - done);
+
+		if (n <= 0) {
+			snprintf(err, errlen, "-kernel %s: read: %s", path,
+				 n < 0 ? strerror(errno) : "file shrank");
+			close(fd);
+			free(*data);
+			*data = NULL;
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	close(fd);
+	*size = done;
+	return 0;
+}
+
+int boot_load_kernel(struct machine *m, char *err, size_t errlen)
+{
+	const struct vmm_config *cfg = m->cfg;
+	struct boot_request req;
+	char why[256] = "";
+
+	if (!m->kernel && read_file(cfg->kernel, &m->kernel, &m->kernel_size, err, errlen) < 0)
+		return -1;
+	req = (struct boot_request){
+		.kernel_path = cfg->kernel,
+		.kernel = m->kernel,
+		.kernel_size = m->kernel_size,
+		.initrd_path = cfg->initrd,
+		.cmdline = cfg->append ? cfg->append : "",
+		.ncpus = m->ncpus,
+		.mem = &m->mem,
+		.e820 = &m->e820,
+	};
+	for (size_t i = 0; i < sizeof(loaders) / sizeof(loaders[0]); i++) {
+		int ret;
+
+		memset(&m->boot, 0, sizeof(m->boot));
+		ret = loaders[i].load(&req, &m->boot, why, sizeof(why));
+		if (ret == 0) {
+			m->direct_boot = true;
+			return 0;
+		}
+		if (ret != -ENOEXEC) {
+			snprintf(err, errlen, "-kernel %s: %s: %s", cfg->kernel, loaders[i].name,
+				 why[0] ? why : strerror(-ret));
+			return -1;
+		}
+	}
+	snprintf(err, errlen, "-kernel %s: not a kernel vmm can boot (not multiboot, a Linux bzImage or a PVH ELF)",
+		 cfg->kernel);
+	return -1;
+}
+
+/* Flat 4 GiB segments; code is 32-bit (db) or 64-bit (l). */
+static struct kvm_segment flat_segment(uint16_t selector, bool code, bool long_mode)
+{
+	return (struct kvm_segment){
+		.base = 0,
+		.limit = 0xffffffff,
+		.selector = selector,
+		.type = code ? 0xb : 0x3, /* execute/read or read/write, accessed */
+		.present = 1,
+		.s = 1,
+		.g = 1,
+		.db = code && long_mode ? 0 : 1,
+		.l = code && long_mode,
+	};
+}
+
+#define BOOT_CS 0x10
+#define BOOT_DS 0x18
+#define CR0_PE 0x1ull
+#define CR0_MP 0x2ull
+#define CR0_ET 0x10ull
+#define CR0_NE 0x20ull
+#define CR0_WP 0x10000ull
+#define CR0_AM 0x40000ull
+#define CR0_PG 0x80000000ull
+#define CR4_PAE 0x20ull
+#define EFER_LME 0x100ull
+#define EFER_LMA 0x400ull
+
+void boot_state_to_regs(const struct boot_cpu_state *b, struct kvm_regs *regs,
+			struct kvm_sregs *sregs)
+{
+	bool lm = b->mode == BOOT_MODE_LONG64;
+
+	if (b->mode == BOOT_MODE_RESET)
+		return; /* the power-on state is already what KVM gave us */
+	memset(regs, 0, sizeof(*regs));
+	regs->rip = b->rip;
+	regs->rsp = b->rsp;
+	regs->rax = b->rax;
+	regs->rbx = b->rbx;
+	regs->rcx = b->rcx;
+	regs->rdx = b->rdx;
+	regs->rsi = b->rsi;
+	regs->rdi = b->rdi;
+	regs->rflags = 0x2;
+
+	sregs->cs = flat_segment(BOOT_CS, true, lm);
+	sregs->ds = sregs->es = sregs->fs = sregs->gs = sregs->ss =
+		flat_segment(BOOT_DS, false, lm);
+	sregs->gdt.base = b->gdt_base;
+	sregs->gdt.limit = b->gdt_base ? b->gdt_limit : 0;
+	sregs->idt.base = 0;
+	sregs->idt.limit = 0;
+	/* Caches on (CD/NW clear); paging only for the 64-bit entry. */
+	sregs->cr0 = CR0_PE | CR0_ET;
+	sregs->cr4 = 0;
+	sregs->efer = 0;
+	sregs->cr3 = 0;
+	if (lm) {
+		sregs->cr0 |= CR0_PG | CR0_MP | CR0_NE | CR0_WP | CR0_AM;
+		sregs->cr4 = CR4_PAE;
+		sregs->cr3 = b->cr3;
+		sregs->efer = EFER_LME | EFER_LMA;
+	}
+}
+
+int boot_apply(struct machine *m)
+{
+	struct vcpu *bsp = &m->vcpus[0];
+	struct kvm_regs regs;
+	struct kvm_sregs sregs;
+	int ret;
+
+	if (m->boot.mode == BOOT_MODE_RESET)
+		return 0;
+	ret = kvm_vcpu_get_sregs(&bsp->kvm, &sregs);
+	if (ret < 0)
+		return ret;
+	boot_state_to_regs(&m->boot, &regs, &sregs);
+	ret = kvm_vcpu_set_sregs(&bsp->kvm, &sregs);
+	if (ret == 0)
+		ret = kvm_vcpu_set_regs(&bsp->kvm, &regs);
+	return ret;
+}

@@ -1,0 +1,446 @@
+/* chardev.c — stdio, file, unix socket server, null, and the mon:stdio mux.
+ *
+ * Input path: the event loop reads the fd into `raw`; the mux filter turns
+ * raw bytes into `pend` (taking out Ctrl-A sequences); `pend` goes to the
+ * focused frontend as fast as it takes it. While anything is buffered the
+ * fd is not watched, so a slow guest pushes back on the host instead of
+ * losing input.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "vmm/chardev.h"
+
+#define CHR_BUF 256
+
+struct chardev {
+	struct chardev_spec spec;
+	struct evloop *loop;
+	bool mux;
+	int in_fd, out_fd; /* -1 when none; for sockets, the client */
+	int listen_fd;
+	bool watching, is_tty, is_socket;
+	pthread_mutex_t out_lock;
+
+	struct chardev_frontend fe[CHARDEV_MAX_FRONTENDS];
+	unsigned n_fe, focus;
+	bool escape; /* the previous byte was Ctrl-A */
+	void (*quit_fn)(void *opaque);
+	void *quit_opaque;
+
+	uint8_t raw[CHR_BUF], pend[CHR_BUF];
+	size_t raw_off, raw_len, pend_off, pend_len;
+};
+
+/* ------------------------------------------------------------ terminal */
+
+static struct termios saved_tty;
+static bool tty_saved;
+
+void chardev_restore_tty(void)
+{
+	if (tty_saved)
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved_tty);
+}
+
+static void restore_and_die(int sig)
+{
+	chardev_restore_tty();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Raw input so every key reaches the guest; output post-processing stays
+ * on so a bare "\n" from the guest still returns the carriage. With the
+ * mux, Ctrl-C goes to the guest too (Ctrl-A x quits). */
+static void set_raw_tty(bool keep_signals)
+{
+	struct termios t;
+
+	if (tcgetattr(STDIN_FILENO, &saved_tty) < 0)
+		return;
+	tty_saved = true;
+	atexit(chardev_restore_tty);
+	signal(SIGTERM, restore_and_die);
+	signal(SIGHUP, restore_and_die);
+	signal(SIGQUIT, restore_and_die);
+	signal(SIGINT, restore_and_die);
+	t = saved_tty;
+	t.c_iflag &= ~(unsigned)(IGNBRK | BRKINT | PARMRK | ISTRIP | INLCR | IGNCR | ICRNL | IXON);
+	t.c_oflag |= OPOST;
+	t.c_lflag &= ~(unsigned)(ECHO | ECHONL | ICANON | IEXTEN);
+	if (!keep_signals)
+		t.c_lflag &= ~(unsigned)ISIG;
+	t.c_cflag &= ~(unsigned)(CSIZE | PARENB);
+	t.c_cflag |= CS8;
+	t.c_cc[VMIN] = 1;
+	t.c_cc[VTIME] = 0;
+	tcsetattr(STDIN_FILENO, TCSANOW, &t);
+}
+
+/* --------------------------------------------------------------- input */
+
+static void on_readable(void *opaque, int fd, unsigned events);
+static void on_accept(void *opaque, int fd, unsigned events);
+
+static void watch_input(struct chardev *c, bool on)
+{
+	if (c->in_fd < 0 || on == c->watching)
+		return;
+	if (on)
+		c->watching = evloop_add_fd(c->loop, c->in_fd, EV_READ, on_readable, c) == 0;
+	else {
+		evloop_del_fd(c->loop, c->in_fd);
+		c->watching = false;
+	}
+}
+
+static void send_event(struct chardev *c, unsigned i, enum chardev_event ev)
+{
+	if (i < c->n_fe && c->fe[i].event)
+		c->fe[i].event(c->fe[i].opaque, ev);
+}
+
+static const char mux_help[] = "\r\nC-a h    print this help\r\n"
+			       "C-a x    exit vmm\r\n"
+			       "C-a c    switch between console and monitor\r\n"
+			       "C-a C-a  sends C-a\r\n";
+
+/* Handle the byte after Ctrl-A. Returns true when it switched focus. */
+static bool mux_command(struct chardev *c, uint8_t b, uint8_t *out, size_t *n)
+{
+	switch (b) {
+	case CHARDEV_ESCAPE:
+		out[(*n)++] = CHARDEV_ESCAPE;
+		return false;
+	case 'c':
+		if (c->n_fe > 1) {
+			c->focus = (c->focus + 1) % c->n_fe;
+			return true;
+		}
+		return false;
+	case 'x':
+		chardev_write(c, "vmm: terminated\r\n", 17);
+		if (c->quit_fn)
+			c->quit_fn(c->quit_opaque);
+		return false;
+	case 'h':
+	case '?':
+		chardev_write(c, mux_help, sizeof(mux_help) - 1);
+		return false;
+	default:
+		return false; /* unknown sequences are swallowed, as in QEMU */
+	}
+}
+
+/* Filter until the input ends or the focus changes (so bytes before a
+ * switch still reach the old frontend). *used = input bytes consumed. */
+static size_t mux_filter(struct chardev *c, const uint8_t *in, size_t len, uint8_t *out,
+			 size_t *used, bool *switched)
+{
+	size_t n = 0, i;
+
+	*switched = false;
+	if (!c->mux) {
+		memcpy(out, in, len);
+		*used = len;
+		return len;
+	}
+	for (i = 0; i < len && !*switched; i++) {
+		if (c->escape) {
+			c->escape = false;
+			*switched = mux_command(c, in[i], out, &n);
+		} else if (in[i] == CHARDEV_ESCAPE) {
+			c->escape = true;
+		} else {
+			out[n++] = in[i];
+		}
+	}
+	*used = i;
+	return n;
+}
+
+size_t chardev_mux_filter(struct chardev *c, const uint8_t *in, size_t len, uint8_t *out)
+{
+	size_t n = 0, used = 0;
+	bool switched;
+
+	while (used < len) {
+		size_t u;
+
+		n += mux_filter(c, in + used, len - used, out + n, &u, &switched);
+		used += u;
+	}
+	return n;
+}
+
+unsigned chardev_focus(const struct chardev *c)
+{
+	return c->focus;
+}
+
+/* Deliver buffered input; returns true when everything was delivered. */
+static bool pump(struct chardev *c)
+{
+	for (;;) {
+		if (c->pend_off < c->pend_len) {
+			struct chardev_frontend *fe = &c->fe[c->focus];
+			size_t room, n;
+
+			if (c->focus >= c->n_fe) { /* nobody listens: drop */
+				c->pend_off = c->pend_len;
+				continue;
+			}
+			room = fe->can_receive(fe->opaque);
+			if (!room)
+				return false;
+			n = c->pend_len - c->pend_off;
+			n = n < room ? n : room;
+			fe->receive(fe->opaque, c->pend + c->pend_off, n);
+			c->pend_off += n;
+			continue;
+		}
+		if (c->raw_off < c->raw_len) {
+			size_t used;
+			bool switched;
+
+			c->pend_len = mux_filter(c, c->raw + c->raw_off, c->raw_len - c->raw_off,
+						 c->pend, &used, &switched);
+			c->pend_off = 0;
+			c->raw_off += used;
+			if (switched)
+				send_event(c, c->focus, CHARDEV_FOCUS);
+			continue;
+		}
+		return true;
+	}
+}
+
+static void pump_and_watch(struct chardev *c)
+{
+	watch_input(c, pump(c));
+}
+
+static void disconnect_client(struct chardev *c)
+{
+	watch_input(c, false);
+	pthread_mutex_lock(&c->out_lock);
+	close(c->in_fd);
+	c->in_fd = c->out_fd = -1;
+	pthread_mutex_unlock(&c->out_lock);
+	c->raw_off = c->raw_len = c->pend_off = c->pend_len = 0;
+	for (unsigned i = 0; i < c->n_fe; i++)
+		send_event(c, i, CHARDEV_CLOSED);
+	evloop_add_fd(c->loop, c->listen_fd, EV_READ, on_accept, c);
+}
+
+static void on_readable(void *opaque, int fd, unsigned events)
+{
+	struct chardev *c = opaque;
+	ssize_t n = read(fd, c->raw, sizeof(c->raw));
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		if (c->is_socket)
+			disconnect_client(c);
+		else
+			watch_input(c, false); /* EOF on stdin: the guest runs on */
+		return;
+	}
+	c->raw_off = 0;
+	c->raw_len = (size_t)n;
+	pump_and_watch(c);
+}
+
+static void rx_ready_cb(void *opaque)
+{
+	pump_and_watch(opaque);
+}
+
+void chardev_rx_ready(struct chardev *c)
+{
+	if (c)
+		evloop_call(c->loop, rx_ready_cb, c);
+}
+
+/* -------------------------------------------------------------- output */
+
+void chardev_write(struct chardev *c, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->out_lock);
+	while (len && c->out_fd >= 0) {
+		ssize_t n = c->is_socket ? send(c->out_fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT)
+					 : write(c->out_fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break; /* a slow or gone client loses output, the guest goes on */
+		p += n;
+		len -= (size_t)n;
+	}
+	pthread_mutex_unlock(&c->out_lock);
+}
+
+bool chardev_is_tty(const struct chardev *c)
+{
+	return c && c->is_tty;
+}
+
+/* -------------------------------------------------------------- sockets */
+
+static void on_accept(void *opaque, int fd, unsigned events)
+{
+	struct chardev *c = opaque;
+	int client = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (client < 0)
+		return;
+	evloop_del_fd(c->loop, fd); /* one client at a time */
+	pthread_mutex_lock(&c->out_lock);
+	c->in_fd = c->out_fd = client;
+	pthread_mutex_unlock(&c->out_lock);
+	watch_input(c, true);
+	for (unsigned i = 0; i < c->n_fe; i++)
+		send_event(c, i, CHARDEV_OPENED);
+}
+
+static int open_unix(struct chardev *c, char *err, size_t errlen)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	const char *path = c->spec.path;
+
+	if (strlen(path) >= sizeof(addr.sun_path)) {
+		snprintf(err, errlen, "unix:%s: path too long", path);
+		return -1;
+	}
+	strcpy(addr.sun_path, path);
+	c->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	unlink(path); /* a stale socket from an earlier run */
+	if (c->listen_fd < 0 || bind(c->listen_fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
+	    listen(c->listen_fd, 1) < 0) {
+		snprintf(err, errlen, "unix:%s: %s", path, strerror(errno));
+		return -1;
+	}
+	c->is_socket = true;
+	if (c->spec.wait) {
+		int client;
+
+		fprintf(stderr, "vmm: waiting for connection on unix:%s\n", path);
+		fcntl(c->listen_fd, F_SETFL, 0);
+		client = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		fcntl(c->listen_fd, F_SETFL, O_NONBLOCK);
+		if (client < 0) {
+			snprintf(err, errlen, "unix:%s: accept: %s", path, strerror(errno));
+			return -1;
+		}
+		c->in_fd = c->out_fd = client;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+static int open_backend(struct chardev *c, char *err, size_t errlen)
+{
+	switch (c->spec.kind) {
+	case CHARDEV_NULL:
+		return 0;
+	case CHARDEV_STDIO:
+	case CHARDEV_MON_STDIO:
+		c->in_fd = STDIN_FILENO;
+		c->out_fd = STDOUT_FILENO;
+		c->is_tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+		if (c->is_tty)
+			set_raw_tty(c->spec.kind == CHARDEV_STDIO);
+		return 0;
+	case CHARDEV_FILE:
+		c->out_fd = open(c->spec.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (c->out_fd < 0) {
+			snprintf(err, errlen, "file:%s: %s", c->spec.path, strerror(errno));
+			return -1;
+		}
+		return 0;
+	case CHARDEV_UNIX:
+		return open_unix(c, err, errlen);
+	default:
+		snprintf(err, errlen, "no such character device");
+		return -1;
+	}
+}
+
+struct chardev *chardev_new(const struct chardev_spec *spec, struct evloop *loop, char *err,
+			    size_t errlen)
+{
+	struct chardev *c = calloc(1, sizeof(*c));
+
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	c->spec = *spec;
+	c->loop = loop;
+	c->mux = spec->kind == CHARDEV_MON_STDIO;
+	c->in_fd = c->out_fd = c->listen_fd = -1;
+	pthread_mutex_init(&c->out_lock, NULL);
+	if (open_backend(c, err, errlen) < 0) {
+		chardev_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+int chardev_add_frontend(struct chardev *c, const struct chardev_frontend *fe)
+{
+	if (c->n_fe == (c->mux ? CHARDEV_MAX_FRONTENDS : 1))
+		return -ENOSPC;
+	c->fe[c->n_fe] = *fe;
+	return (int)c->n_fe++;
+}
+
+void chardev_set_quit(struct chardev *c, void (*fn)(void *opaque), void *opaque)
+{
+	c->quit_fn = fn;
+	c->quit_opaque = opaque;
+}
+
+void chardev_start(struct chardev *c)
+{
+	if (c->listen_fd >= 0 && c->in_fd < 0)
+		evloop_add_fd(c->loop, c->listen_fd, EV_READ, on_accept, c);
+	if (c->in_fd >= 0 || !c->is_socket)
+		for (unsigned i = 0; i < c->n_fe; i++)
+			send_event(c, i, CHARDEV_OPENED);
+	watch_input(c, true);
+}
+
+void chardev_free(struct chardev *c)
+{
+	if (!c)
+		return;
+	watch_input(c, false);
+	if (c->listen_fd >= 0) {
+		evloop_del_fd(c->loop, c->listen_fd);
+		close(c->listen_fd);
+		unlink(c->spec.path);
+	}
+	if (c->spec.kind == CHARDEV_FILE || c->is_socket) {
+		if (c->out_fd >= 0)
+			close(c->out_fd);
+	}
+	pthread_mutex_destroy(&c->out_lock);
+	free(c);
+}

@@ -1,0 +1,64 @@
+/* chardev.h — host ends of byte streams: stdio (raw terminal), file, unix
+ * socket server, null, and the mon:stdio multiplexer that shares stdio
+ * between a serial port and the monitor (Ctrl-A c / Ctrl-A x).
+ *
+ * Output (chardev_write) may come from any thread; input is read on the
+ * main thread's event loop and handed to the focused frontend as fast as
+ * the frontend can take it.
+ */
+#ifndef VMM_CHARDEV_H
+#define VMM_CHARDEV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "devices/devices.h"
+#include "vmm/cli.h"
+
+enum chardev_event {
+	CHARDEV_OPENED, /* started, or a client connected */
+	CHARDEV_CLOSED, /* the client went away */
+	CHARDEV_FOCUS,	/* the mux switched to this frontend */
+};
+
+struct chardev_frontend {
+	/* Room for input; receive gets at most that many bytes. */
+	size_t (*can_receive)(void *opaque);
+	void (*receive)(void *opaque, const uint8_t *buf, size_t len);
+	void (*event)(void *opaque, enum chardev_event ev); /* optional */
+	void *opaque;
+};
+
+#define CHARDEV_MAX_FRONTENDS 2
+#define CHARDEV_ESCAPE 0x01 /* Ctrl-A */
+
+struct chardev;
+
+/* NULL with err set; spec->kind must not be CHARDEV_NONE. */
+struct chardev *chardev_new(const struct chardev_spec *spec, struct evloop *loop, char *err,
+			    size_t errlen);
+void chardev_free(struct chardev *c);
+/* Attach a frontend: 0 for the first, 1 for the second (muxes only), or
+ * -ENOSPC. The first frontend has the focus. */
+int chardev_add_frontend(struct chardev *c, const struct chardev_frontend *fe);
+/* Send the opened event to the frontends (after they are all attached). */
+void chardev_start(struct chardev *c);
+/* Called for Ctrl-A x on a mux. */
+void chardev_set_quit(struct chardev *c, void (*fn)(void *opaque), void *opaque);
+/* Any thread. Output to a disconnected socket is dropped. */
+void chardev_write(struct chardev *c, const void *buf, size_t len);
+/* A frontend has room again (any thread). */
+void chardev_rx_ready(struct chardev *c);
+/* Whether output goes to a terminal (monitors echo input there). */
+bool chardev_is_tty(const struct chardev *c);
+/* Restore the terminal if a chardev put it in raw mode (atexit, signals). */
+void chardev_restore_tty(void);
+
+/* Feed host bytes through a mux's escape handling; exported for tests.
+ * Returns the number of bytes written to out (at most len). */
+size_t chardev_mux_filter(struct chardev *c, const uint8_t *in, size_t len, uint8_t *out);
+/* The focused frontend (0 or 1). */
+unsigned chardev_focus(const struct chardev *c);
+
+#endif /* VMM_CHARDEV_H */

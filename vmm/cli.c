@@ -1,0 +1,452 @@
+/* cli.c — the command line, QEMU spellings, one table.
+ *
+ * Every option is one row of options[]: its name, the metavariable of its
+ * value (NULL for a flag), the parser and the --help line. Parsers get the
+ * row, so generic ones (string, flag) find their field through `offset`.
+ * A parser returns 0, or -1 with the reason in err; cli_parse() prefixes
+ * the option's name, so every message reads "-m: ...".
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "build/config.h"
+#include "vmm/cli.h"
+
+struct cli_option;
+typedef int (*cli_parse_fn)(struct vmm_config *cfg, const struct cli_option *opt,
+			    const char *val, char *err, size_t errlen);
+
+struct cli_option {
+	const char *name;
+	const char *metavar; /* NULL: takes no value */
+	cli_parse_fn parse;
+	size_t offset; /* field for the generic parsers */
+	const char *help;
+};
+
+#define MIB (1ull << 20)
+#define MIN_RAM (2 * MIB)
+#define MAX_RAM (1ull << 40)
+
+/* ------------------------------------------------------ generic parsers */
+
+static int cli_parse_string(struct vmm_config *cfg, const struct cli_option *opt,
+			    const char *val, char *err, size_t errlen)
+{
+	if (!*val) {
+		snprintf(err, errlen, "empty value");
+		return -1;
+	}
+	*(const char **)((char *)cfg + opt->offset) = val;
+	return 0;
+}
+
+static int cli_parse_flag(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+			  char *err, size_t errlen)
+{
+	*(bool *)((char *)cfg + opt->offset) = true;
+	return 0;
+}
+
+/* Strict unsigned decimal or 0x-hex: the whole string, no sign. */
+static int parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return errno || *end ? -1 : 0;
+}
+
+/* ------------------------------------------------------------ -m SIZE */
+
+int cli_parse_size(const char *s, uint64_t *bytes)
+{
+	uint64_t n, mult = MIB; /* a bare number is MiB, as in QEMU */
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	if (*end) {
+		switch (toupper((unsigned char)*end)) {
+		case 'B':
+			mult = 1;
+			break;
+		case 'K':
+			mult = 1ull << 10;
+			break;
+		case 'M':
+			mult = MIB;
+			break;
+		case 'G':
+			mult = 1ull << 30;
+			break;
+		case 'T':
+			mult = 1ull << 40;
+			break;
+		default:
+			return -1;
+		}
+		if (end[1] && !((end[1] == 'i' || end[1] == 'B') && !end[2]))
+			return -1;
+	}
+	if (n > UINT64_MAX / mult)
+		return -1;
+	*bytes = n * mult;
+	return 0;
+}
+
+static int parse_memory(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+			char *err, size_t errlen)
+{
+	uint64_t bytes;
+
+	if (!strncmp(val, "size=", 5))
+		val += 5;
+	if (cli_parse_size(val, &bytes) < 0) {
+		snprintf(err, errlen, "invalid size '%s' (examples: 512, 512M, 2G)", val);
+		return -1;
+	}
+	if (bytes < MIN_RAM || bytes > MAX_RAM) {
+		snprintf(err, errlen, "%s is out of range (2M to 1T)", val);
+		return -1;
+	}
+	cfg->ram_size = (bytes + 0xfff) & ~0xfffull;
+	return 0;
+}
+
+/* ------------------------------------------------------------ -smp N */
+
+static int parse_smp(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+		     char *err, size_t errlen)
+{
+	char buf[128], *save = NULL, *tok;
+	uint64_t n = 0, v;
+
+	if (strlen(val) >= sizeof(buf)) {
+		snprintf(err, errlen, "value too long");
+		return -1;
+	}
+	strcpy(buf, val);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		const char *num = tok;
+
+		if (!strncmp(tok, "cpus=", 5))
+			num = tok + 5;
+		else if (!strncmp(tok, "maxcpus=", 8) || !strncmp(tok, "sockets=", 8) ||
+			 !strncmp(tok, "cores=", 6) || !strncmp(tok, "threads=", 8))
+			continue; /* topology hints: every vCPU is its own socket here */
+		else if (tok != buf) {
+			snprintf(err, errlen, "unknown parameter '%s'", tok);
+			return -1;
+		}
+		if (parse_u64(num, &v) < 0) {
+			snprintf(err, errlen, "invalid CPU count '%s'", num);
+			return -1;
+		}
+		n = v;
+	}
+	if (n < 1 || n > CLI_MAX_SMP) {
+		snprintf(err, errlen, "CPU count must be 1 to %d, not '%s'", CLI_MAX_SMP, val);
+		return -1;
+	}
+	cfg->smp = (unsigned)n;
+	return 0;
+}
+
+/* ------------------------------------------------------- chardev specs */
+
+/* unix:PATH[,server][,nowait] and the server=on / wait=off spellings. */
+static int parse_unix(const char *s, struct chardev_spec *spec, char *err, size_t errlen)
+{
+	const char *comma = strchr(s, ',');
+	size_t plen = comma ? (size_t)(comma - s) : strlen(s);
+	bool server = false;
+
+	spec->kind = CHARDEV_UNIX;
+	spec->wait = true;
+
+	if (plen >= sizeof(spec->path)) {
+		snprintf(err, errlen, "unix: socket path too long");
+		return -1;
+	}
+	memcpy(spec->path, s, plen);
+	spec->path[plen] = 0;
+	if (!*spec->path) {
+		snprintf(err, errlen, "unix: needs a socket path");
+		return -1;
+	}
+	while (comma) {
+		const char *opt = comma + 1;
+		size_t len;
+
+		comma = strchr(opt, ',');
+		len = comma ? (size_t)(comma - opt) : strlen(opt);
+		if ((len == 6 && !strncmp(opt, "server", 6)) || (len == 9 && !strncmp(opt, "server=on", 9)))
+			server = true;
+		else if ((len == 6 && !strncmp(opt, "nowait", 6)) || (len == 8 && !strncmp(opt, "wait=off", 8)))
+			spec->wait = false;
+		else if (len == 7 && !strncmp(opt, "wait=on", 7))
+			spec->wait = true;
+		else {
+			snprintf(err, errlen, "unknown unix socket option '%.*s'", (int)len, opt);
+			return -1;
+		}
+	}
+	if (!server) {
+		snprintf(err, errlen, "unix: only server sockets are supported (add ,server,nowait)");
+		return -1;
+	}
+	return 0;
+}
+
+int cli_parse_chardev(const char *s, bool allow_mon, struct chardev_spec *spec, char *err,
+		      size_t errlen)
+{
+	memset(spec, 0, sizeof(*spec));
+	if (!strcmp(s, "none")) {
+		spec->kind = CHARDEV_NONE;
+	} else if (!strcmp(s, "null")) {
+		spec->kind = CHARDEV_NULL;
+	} else if (!strcmp(s, "stdio")) {
+		spec->kind = CHARDEV_STDIO;
+	} else if (!strcmp(s, "mon:stdio") && allow_mon) {
+		spec->kind = CHARDEV_MON_STDIO;
+	} else if (!strncmp(s, "file:", 5)) {
+		spec->kind = CHARDEV_FILE;
+		if (strlen(s + 5) >= sizeof(spec->path)) {
+			snprintf(err, errlen, "file: path too long");
+			return -1;
+		}
+		strcpy(spec->path, s + 5);
+		if (!*spec->path) {
+			snprintf(err, errlen, "file: needs a path");
+			return -1;
+		}
+	} else if (!strncmp(s, "unix:", 5)) {
+		return parse_unix(s + 5, spec, err, errlen);
+	} else {
+		snprintf(err, errlen, "unsupported backend '%s' (use %sstdio, file:PATH, "
+			 "unix:PATH,server,nowait, null or none)", s, allow_mon ? "mon:stdio, " : "");
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_serial(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+			char *err, size_t errlen)
+{
+	if (cfg->n_serial == CLI_MAX_SERIALS) {
+		snprintf(err, errlen, "at most %d serial ports", CLI_MAX_SERIALS);
+		return -1;
+	}
+	return cli_parse_chardev(val, true, &cfg->serial[cfg->n_serial++], err, errlen);
+}
+
+static int parse_monitor(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+			 char *err, size_t errlen)
+{
+	cfg->monitor_given = true;
+	return cli_parse_chardev(val, false, &cfg->monitor, err, errlen);
+}
+
+/* ----------------------------------------------------------- -device */
+
+static int debug_exit_prop(struct device_spec *d, const char *key, const char *val, char *err,
+			   size_t errlen)
+{
+	uint64_t v;
+
+	if (strcmp(key, "iobase") && strcmp(key, "iosize")) {
+		snprintf(err, errlen, "isa-debug-exit: unknown property '%s' (iobase, iosize)", key);
+		return -1;
+	}
+	if (parse_u64(val, &v) < 0 || v > 0xffff || (!strcmp(key, "iosize") && (v < 1 || v > 4))) {
+		snprintf(err, errlen, "isa-debug-exit: invalid %s '%s'", key, val);
+		return -1;
+	}
+	if (!strcmp(key, "iobase"))
+		d->iobase = (uint16_t)v;
+	else
+		d->iosize = (uint16_t)v;
+	return 0;
+}
+
+static int parse_device(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+			char *err, size_t errlen)
+{
+	struct device_spec *d;
+	char buf[256], *save = NULL, *tok;
+
+	if (strlen(val) >= sizeof(buf)) {
+		snprintf(err, errlen, "value too long");
+		return -1;
+	}
+	strcpy(buf, val);
+	tok = strtok_r(buf, ",", &save);
+	if (!tok || strcmp(tok, "isa-debug-exit")) {
+		snprintf(err, errlen, "unknown device '%s' (supported: isa-debug-exit)",
+			 tok ? tok : val);
+		return -1;
+	}
+	if (cfg->n_devices == CLI_MAX_DEVICES) {
+		snprintf(err, errlen, "too many devices");
+		return -1;
+	}
+	d = &cfg->devices[cfg->n_devices];
+	*d = (struct device_spec){DEVICE_ISA_DEBUG_EXIT, 0x501, 2}; /* QEMU's defaults */
+	while ((tok = strtok_r(NULL, ",", &save))) {
+		char *eq = strchr(tok, '=');
+
+		if (!eq) {
+			snprintf(err, errlen, "isa-debug-exit: expected key=value, got '%s'", tok);
+			return -1;
+		}
+		*eq = 0;
+		if (debug_exit_prop(d, tok, eq + 1, err, errlen) < 0)
+			return -1;
+	}
+	cfg->n_devices++;
+	return 0;
+}
+
+/* --------------------------------------------------------- the rest */
+
+static int parse_name(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+		      char *err, size_t errlen)
+{
+	if (!strncmp(val, "guest=", 6))
+		val += 6;
+	if (!*val) {
+		snprintf(err, errlen, "empty name");
+		return -1;
+	}
+	snprintf(cfg->name_buf, sizeof(cfg->name_buf), "%.*s", (int)strcspn(val, ","), val);
+	cfg->name = cfg->name_buf;
+	return 0;
+}
+
+#define FIELD(f) offsetof(struct vmm_config, f)
+
+static const struct cli_option options[] = {
+	{"-m", "SIZE", parse_memory, 0, "guest RAM; a bare number is MiB (512, 512M, 2G)"},
+	{"-smp", "N", parse_smp, 0, "number of vCPUs (1-255)"},
+	{"-kernel", "FILE", cli_parse_string, FIELD(kernel), "boot this kernel (multiboot, Linux)"},
+	{"-initrd", "FILE", cli_parse_string, FIELD(initrd), "initial ramdisk / multiboot modules"},
+	{"-append", "CMDLINE", cli_parse_string, FIELD(append), "kernel command line"},
+	{"-nographic", NULL, cli_parse_flag, FIELD(nographic),
+	 "no display (the default): serial and monitor on stdio"},
+	{"-serial", "DEV", parse_serial, 0,
+	 "next COM port: stdio, mon:stdio, file:PATH, unix:PATH,server,nowait, null, none"},
+	{"-monitor", "DEV", parse_monitor, 0, "monitor: stdio, unix:PATH,server,nowait, none"},
+	{"-device", "DRIVER,...", parse_device, 0, "add a device: isa-debug-exit,iobase=0xf4,iosize=4"},
+	{"-no-reboot", NULL, cli_parse_flag, FIELD(no_reboot), "exit instead of rebooting"},
+	{"-S", NULL, cli_parse_flag, FIELD(start_paused), "start paused (monitor `cont` runs)"},
+	{"-name", "NAME", parse_name, 0, "guest name (thread and window titles)"},
+	{"-help", NULL, cli_parse_flag, FIELD(help), "print this help and exit"},
+	{"-h", NULL, cli_parse_flag, FIELD(help), NULL},
+	{"-version", NULL, cli_parse_flag, FIELD(version), "print the version and exit"},
+};
+
+#define N_OPTIONS (sizeof(options) / sizeof(options[0]))
+
+static const struct cli_option *find_option(const char *arg)
+{
+	/* QEMU accepts every option with one dash or two. */
+	if (arg[0] == '-' && arg[1] == '-')
+		arg++;
+	for (size_t i = 0; i < N_OPTIONS; i++)
+		if (!strcmp(options[i].name, arg))
+			return &options[i];
+	return NULL;
+}
+
+static void apply_defaults(struct vmm_config *cfg)
+{
+	if (!cfg->ram_size)
+		cfg->ram_size = 128 * MIB; /* QEMU's default */
+	if (!cfg->smp)
+		cfg->smp = 1;
+	if (!cfg->append)
+		cfg->append = "";
+	if (cfg->n_serial == 0)
+		cfg->serial[cfg->n_serial++] = (struct chardev_spec){.kind = CHARDEV_MON_STDIO};
+}
+
+static bool uses_stdio(const struct chardev_spec *s)
+{
+	return s->kind == CHARDEV_STDIO || s->kind == CHARDEV_MON_STDIO;
+}
+
+/* Only one character device can own the terminal (the mux shares it). */
+static int check_stdio(const struct vmm_config *cfg, char *err, size_t errlen)
+{
+	unsigned users = cfg->monitor_given && uses_stdio(&cfg->monitor);
+
+	for (unsigned i = 0; i < cfg->n_serial; i++)
+		users += uses_stdio(&cfg->serial[i]);
+	if (users > 1) {
+		snprintf(err, errlen, "-serial/-monitor: stdio used by more than one device "
+			 "(use -serial mon:stdio to share it)");
+		return -1;
+	}
+	return 0;
+}
+
+int cli_parse(int argc, char **argv, struct vmm_config *cfg, char *err, size_t errlen)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	for (int i = 1; i < argc; i++) {
+		const struct cli_option *opt = find_option(argv[i]);
+		const char *val = NULL;
+		char why[256] = "";
+
+		if (!opt) {
+			snprintf(err, errlen, "%s: %s", argv[i],
+				 argv[i][0] == '-' ? "unknown option (see --help)"
+						   : "unexpected argument (options start with -)");
+			return -1;
+		}
+		if (opt->metavar) {
+			if (i + 1 >= argc) {
+				snprintf(err, errlen, "%s: requires an argument (%s)", opt->name,
+					 opt->metavar);
+				return -1;
+			}
+			val = argv[++i];
+		}
+		if (opt->parse(cfg, opt, val, why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "%s: %s", opt->name, why);
+			return -1;
+		}
+	}
+	apply_defaults(cfg);
+	return check_stdio(cfg, err, errlen);
+}
+
+void cli_usage(FILE *out, const char *argv0)
+{
+	fprintf(out, "usage: %s [options]\n\nvmm %s — a KVM virtual machine monitor with "
+		     "QEMU's option spellings.\n\n", argv0, VMM_VERSION);
+	for (size_t i = 0; i < N_OPTIONS; i++) {
+		char left[40];
+
+		if (!options[i].help)
+			continue;
+		snprintf(left, sizeof(left), "%s%s%s", options[i].name,
+			 options[i].metavar ? " " : "", options[i].metavar ? options[i].metavar : "");
+		fprintf(out, "  %-26s %s\n", left, options[i].help);
+	}
+	fprintf(out, "\nWith mon:stdio (the default): Ctrl-A c switches between serial and "
+		     "monitor, Ctrl-A x quits.\n");
+}

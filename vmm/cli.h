@@ -1,0 +1,71 @@
+/* cli.h — the parsed command line (vmm/cli.c holds the option table).
+ *
+ * To add an option: add a field here and a row to `options[]` in cli.c,
+ * usually with one of the generic parsers (cli_parse_string, cli_parse_flag,
+ * cli_parse_uint) and offsetof(struct vmm_config, field).
+ */
+#ifndef VMM_CLI_H
+#define VMM_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CLI_MAX_SERIALS 4
+#define CLI_MAX_DEVICES 16
+#define CLI_MAX_SMP 255
+
+/* A character device spec: -serial, -monitor. */
+enum chardev_kind {
+	CHARDEV_NONE,
+	CHARDEV_NULL,
+	CHARDEV_STDIO,
+	CHARDEV_MON_STDIO, /* stdio, multiplexed with the monitor (Ctrl-A c) */
+	CHARDEV_FILE,
+	CHARDEV_UNIX, /* a unix socket server */
+};
+
+struct chardev_spec {
+	enum chardev_kind kind;
+	char path[108];	  /* FILE, UNIX (a sockaddr_un path fits) */
+	bool wait;	  /* UNIX: block at start-up until a client connects */
+};
+
+enum device_kind { DEVICE_ISA_DEBUG_EXIT };
+
+struct device_spec {
+	enum device_kind kind;
+	uint16_t iobase, iosize;
+};
+
+struct vmm_config {
+	uint64_t ram_size; /* bytes */
+	unsigned smp;
+	const char *kernel, *initrd, *append;
+	bool nographic;
+	struct chardev_spec serial[CLI_MAX_SERIALS];
+	unsigned n_serial;
+	struct chardev_spec monitor;
+	bool monitor_given;
+	struct device_spec devices[CLI_MAX_DEVICES];
+	unsigned n_devices;
+	bool no_reboot;
+	bool start_paused; /* -S */
+	const char *name;
+	char name_buf[64];
+	bool help, version; /* --help / --version: print and exit 0 */
+};
+
+/* 0 with cfg filled (defaults applied); -1 with a one-line message in err
+ * ("-m: ..."), which the caller prints before exiting 1. */
+int cli_parse(int argc, char **argv, struct vmm_config *cfg, char *err, size_t errlen);
+/* The --help text. */
+void cli_usage(FILE *out, const char *argv0);
+
+/* Value parsers, exported for unit tests. */
+int cli_parse_size(const char *s, uint64_t *bytes);
+int cli_parse_chardev(const char *s, bool allow_mon, struct chardev_spec *spec, char *err,
+		      size_t errlen);
+
+#endif /* VMM_CLI_H */

@@ -1,0 +1,455 @@
+/* machine.c — VM creation, the PC memory map, vCPU threads and their
+ * pause/resume/reset protocol, and the way out (exit status). */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "vmm/chardev.h"
+#include "vmm/machine.h"
+
+/* The signal that kicks a vCPU thread out of KVM_RUN. */
+#define SIG_KICK SIGUSR1
+
+/* ---------------------------------------------------------- memory map */
+
+void mem_layout_for(uint64_t ram_size, struct mem_layout *l)
+{
+	/* As QEMU's i440FX machine: all RAM below the PCI hole when it fits,
+	 * else 3 GiB below (gigabyte-aligned) and the rest above 4 GiB. */
+	uint64_t low = ram_size >= PC_PCI_HOLE_START ? 0xc0000000ull : ram_size;
+
+	l->below_4g = low;
+	l->above_4g = ram_size - low;
+}
+
+static int add_ram(struct machine *m, uint64_t gpa, uint64_t size, uint8_t *hva, char *err,
+		   size_t errlen)
+{
+	int slot;
+
+	if (!size)
+		return 0;
+	slot = kvm_vm_add_mem(&m->vm, gpa, size, hva, 0);
+	if (slot < 0) {
+		snprintf(err, errlen, "KVM_SET_USER_MEMORY_REGION at %#llx (%llu KiB): %s",
+			 (unsigned long long)gpa, (unsigned long long)size >> 10, strerror(-slot));
+		return -1;
+	}
+	m->mem.r[m->mem.n++] = (struct guest_ram_region){gpa, size, hva};
+	return 0;
+}
+
+static int setup_ram(struct machine *m, char *err, size_t errlen)
+{
+	const struct mem_layout *l = &m->layout;
+	uint64_t low_end;
+
+	mem_layout_for(m->cfg->ram_size, &m->layout);
+	m->ram_map_size = m->cfg->ram_size;
+	m->ram = mmap(NULL, m->ram_map_size, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m->ram == MAP_FAILED) {
+		m->ram = NULL;
+		snprintf(err, errlen, "-m: cannot allocate %llu MiB of guest RAM: %s",
+			 (unsigned long long)(m->cfg->ram_size >> 20), strerror(errno));
+		return -1;
+	}
+	madvise(m->ram, m->ram_map_size, MADV_MERGEABLE);
+	m->mem.ram_size = m->cfg->ram_size;
+	/* The host block stays contiguous: guest address == offset below 4G. */
+	low_end = l->below_4g < PC_LOW_RAM_END ? l->below_4g : PC_LOW_RAM_END;
+	if (add_ram(m, 0, low_end, m->ram, err, errlen) < 0)
+		return -1;
+	if (l->below_4g > PC_HIGH_RAM_START &&
+	    add_ram(m, PC_HIGH_RAM_START, l->below_4g - PC_HIGH_RAM_START,
+		    m->ram + PC_HIGH_RAM_START, err, errlen) < 0)
+		return -1;
+	return add_ram(m, PC_4G, l->above_4g, m->ram + l->below_4g, err, errlen);
+}
+
+/* The RAM regions as e820 entries, plus the legacy ROM area reserved.
+ * TODO: switch to firmware's e820_build() once it is committed. */
+static void machine_e820(struct machine *m)
+{
+	m->e820.n = 0;
+	for (unsigned i = 0; i < m->mem.n && m->e820.n < E820_MAX_ENTRIES - 1; i++) {
+		m->e820.e[m->e820.n++] = (struct e820_entry){m->mem.r[i].gpa, m->mem.r[i].size,
+							     E820_RAM};
+		if (m->mem.r[i].gpa == 0)
+			m->e820.e[m->e820.n++] = (struct e820_entry){
+				PC_LOW_RAM_END, PC_HIGH_RAM_START - PC_LOW_RAM_END, E820_RESERVED};
+	}
+}
+
+/* pc_mem_map.map: firmware ROM and PAM segments as their own KVM slots. A
+ * new mapping replaces every mapping it overlaps. */
+static int machine_map(void *opaque, uint64_t gpa, uint64_t size, void *hva, bool read_only)
+{
+	struct machine *m = opaque;
+	struct machine_map *free_map = NULL;
+	int slot;
+
+	for (unsigned i = 0; i < MACHINE_MAX_MAPS; i++) {
+		struct machine_map *mm = &m->maps[i];
+
+		if (mm->used && mm->gpa < gpa + size && gpa < mm->gpa + mm->size) {
+			kvm_vm_remove_mem(&m->vm, mm->slot);
+			mm->used = false;
+		}
+		if (!mm->used && !free_map)
+			free_map = mm;
+	}
+	if (!hva)
+		return 0;
+	if (!free_map)
+		return -ENOSPC;
+	slot = kvm_vm_add_mem(&m->vm, gpa, size, hva, read_only ? KVM_MEM_READONLY : 0);
+	if (slot < 0)
+		return slot;
+	*free_map = (struct machine_map){true, gpa, size, slot};
+	return 0;
+}
+
+/* ------------------------------------------------------------ interrupts */
+
+static void irq_set_level(void *opaque, unsigned gsi, bool level)
+{
+	struct machine *m = opaque;
+
+	kvm_vm_irq_line(&m->vm, gsi, level);
+}
+
+static void irq_msi(void *opaque, uint64_t addr, uint32_t data)
+{
+	struct machine *m = opaque;
+
+	kvm_vm_signal_msi(&m->vm, addr, data);
+}
+
+/* ---------------------------------------------------------------- vCPUs */
+
+static int save_reset_state(struct vcpu *v)
+{
+	struct vcpu_reset_state *r = &v->reset;
+	int ret;
+
+	ret = kvm_vcpu_get_regs(&v->kvm, &r->regs);
+	if (!ret)
+		ret = kvm_vcpu_get_sregs(&v->kvm, &r->sregs);
+	if (!ret)
+		ret = kvm_vcpu_get_fpu(&v->kvm, &r->fpu);
+	if (!ret)
+		ret = kvm_vcpu_get_lapic(&v->kvm, &r->lapic);
+	if (!ret)
+		ret = kvm_vcpu_get_mp_state(&v->kvm, &r->mp_state);
+	return ret;
+}
+
+static int restore_reset_state(struct vcpu *v)
+{
+	const struct vcpu_reset_state *r = &v->reset;
+	int ret;
+
+	ret = kvm_vcpu_set_sregs(&v->kvm, &r->sregs);
+	if (!ret)
+		ret = kvm_vcpu_set_regs(&v->kvm, &r->regs);
+	if (!ret)
+		ret = kvm_vcpu_set_fpu(&v->kvm, &r->fpu);
+	if (!ret)
+		ret = kvm_vcpu_set_lapic(&v->kvm, &r->lapic);
+	if (!ret)
+		ret = kvm_vcpu_set_mp_state(&v->kvm, r->mp_state);
+	return ret;
+}
+
+/* KVM's supported CPUID, with each vCPU's APIC ID filled in. */
+static int setup_cpuid(struct vcpu *v)
+{
+	struct kvm_cpuid2 *c = v->m->cpuid;
+
+	for (uint32_t i = 0; i < c->nent; i++) {
+		struct kvm_cpuid_entry2 *e = &c->entries[i];
+
+		if (e->function == 1) {
+			e->ebx = (e->ebx & 0x00ffffffu) | (v->kvm.id << 24);
+			/* Logical processor count: one thread per package. */
+			e->ebx = (e->ebx & 0xff00ffffu) | (1u << 16);
+		} else if (e->function == 0xb || e->function == 0x1f) {
+			e->edx = v->kvm.id; /* x2APIC ID */
+		}
+	}
+	return kvm_vcpu_set_cpuid(&v->kvm, c);
+}
+
+static int create_vcpus(struct machine *m, char *err, size_t errlen)
+{
+	int max = kvm_max_vcpus(&m->sys), ret;
+
+	if ((int)m->cfg->smp > max) {
+		snprintf(err, errlen, "-smp: %u vCPUs requested, KVM allows %d", m->cfg->smp, max);
+		return -1;
+	}
+	ret = kvm_get_supported_cpuid(&m->sys, &m->cpuid);
+	if (ret < 0) {
+		snprintf(err, errlen, "KVM_GET_SUPPORTED_CPUID: %s", strerror(-ret));
+		return -1;
+	}
+	m->vcpus = calloc(m->cfg->smp, sizeof(*m->vcpus));
+	if (!m->vcpus) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (unsigned i = 0; i < m->cfg->smp; i++) {
+		struct vcpu *v = &m->vcpus[i];
+
+		v->m = m;
+		ret = kvm_vcpu_create(&m->vm, i, &v->kvm);
+		if (ret == 0)
+			m->ncpus++;
+		if (ret == 0)
+			ret = setup_cpuid(v);
+		if (ret == 0)
+			ret = save_reset_state(v);
+		if (ret < 0) {
+			snprintf(err, errlen, "vCPU %u: %s", i, strerror(-ret));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int setup_irqchip(struct machine *m, char *err, size_t errlen)
+{
+	int ret = kvm_vm_create_irqchip(&m->vm);
+
+	if (ret < 0) {
+		snprintf(err, errlen, "KVM_CREATE_IRQCHIP: %s", strerror(-ret));
+		return -1;
+	}
+	ret = kvm_vm_create_pit2(&m->vm);
+	if (ret < 0) {
+		snprintf(err, errlen, "KVM_CREATE_PIT2: %s", strerror(-ret));
+		return -1;
+	}
+	for (unsigned i = 0; i < 3; i++) {
+		m->reset_chips[i].chip_id = i; /* PIC master, PIC slave, IOAPIC */
+		ret = kvm_vm_get_irqchip(&m->vm, &m->reset_chips[i]);
+		if (ret < 0) {
+			snprintf(err, errlen, "KVM_GET_IRQCHIP: %s", strerror(-ret));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int setup_host(struct machine *m, char *err, size_t errlen)
+{
+	m->host.pio = iobus_new("io");
+	m->host.mmio = iobus_new("memory");
+	m->host.loop = evloop_new();
+	m->host.mem = &m->mem;
+	m->host.irq = (struct irq_sink){irq_set_level, irq_msi, m};
+	m->mem_map = (struct pc_mem_map){machine_map, m};
+	if (!m->host.pio || !m->host.mmio || !m->host.loop) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+static void kick_handler(int sig)
+{
+}
+
+int machine_init(struct machine *m, const struct vmm_config *cfg, char *err, size_t errlen)
+{
+	struct sigaction sa = {.sa_handler = kick_handler};
+
+	memset(m, 0, sizeof(*m));
+	m->cfg = cfg;
+	m->sys.fd = m->vm.fd = -1;
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_cond_init(&m->cond, NULL);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIG_KICK, &sa, NULL); /* no SA_RESTART: KVM_RUN returns EINTR */
+
+	if (kvm_open(&m->sys, NULL, err, errlen) < 0)
+		return -1;
+	if (kvm_require_caps(&m->sys, kvm_vmm_caps, kvm_vmm_caps_count, err, errlen) < 0)
+		return -1;
+	if (kvm_vm_create(&m->sys, &m->vm, err, errlen) < 0)
+		return -1;
+	if (setup_ram(m, err, errlen) < 0 || setup_irqchip(m, err, errlen) < 0 ||
+	    create_vcpus(m, err, errlen) < 0 || setup_host(m, err, errlen) < 0)
+		return -1;
+	machine_e820(m);
+	return 0;
+}
+
+void machine_destroy(struct machine *m)
+{
+	for (unsigned i = 0; i < m->ncpus; i++)
+		kvm_vcpu_destroy(&m->vcpus[i].kvm);
+	free(m->vcpus);
+	free(m->cpuid);
+	free(m->kernel);
+	for (unsigned i = 0; i < CLI_MAX_SERIALS; i++) {
+		serial_free(m->serial[i]);
+		chardev_free(m->serial_chr[i]);
+	}
+	chardev_free(m->monitor_chr);
+	kvm_vm_destroy(&m->vm);
+	kvm_close(&m->sys);
+	if (m->ram)
+		munmap(m->ram, m->ram_map_size);
+	iobus_free(m->host.pio);
+	iobus_free(m->host.mmio);
+	evloop_free(m->host.loop);
+}
+
+/* --------------------------------------------------------- pause/resume */
+
+static void kick(struct vcpu *v)
+{
+	v->kvm.run->immediate_exit = 1;
+	if (v->started)
+		pthread_kill(v->thread, SIG_KICK);
+}
+
+void machine_pause(struct machine *m)
+{
+	pthread_mutex_lock(&m->lock);
+	if (m->pause_depth++ == 0) {
+		atomic_store(&m->pause_req, 1);
+		for (unsigned i = 0; i < m->ncpus; i++)
+			kick(&m->vcpus[i]);
+	}
+	while (m->n_parked < m->ncpus && !atomic_load(&m->quit))
+		pthread_cond_wait(&m->cond, &m->lock);
+	pthread_mutex_unlock(&m->lock);
+}
+
+void machine_resume(struct machine *m)
+{
+	pthread_mutex_lock(&m->lock);
+	if (m->pause_depth && --m->pause_depth == 0) {
+		atomic_store(&m->pause_req, 0);
+		pthread_cond_broadcast(&m->cond);
+	}
+	pthread_mutex_unlock(&m->lock);
+}
+
+void machine_user_stop(struct machine *m)
+{
+	if (m->user_paused)
+		return;
+	m->user_paused = true;
+	machine_pause(m);
+}
+
+void machine_user_cont(struct machine *m)
+{
+	if (!m->user_paused)
+		return;
+	m->user_paused = false;
+	machine_resume(m);
+}
+
+/* --------------------------------------------------------------- reset */
+
+void machine_system_reset(struct machine *m)
+{
+	char err[256];
+
+	machine_pause(m);
+	dev_reset_all(&m->host);
+	for (unsigned i = 0; i < 3; i++)
+		kvm_vm_set_irqchip(&m->vm, &m->reset_chips[i]);
+	for (unsigned i = 0; i < m->ncpus; i++)
+		if (restore_reset_state(&m->vcpus[i]) < 0)
+			fprintf(stderr, "vmm: vCPU %u: cannot reset its state\n", i);
+	if (m->direct_boot) {
+		/* No firmware to reload the kernel: do what it would have. */
+		if (boot_load_kernel(m, err, sizeof(err)) < 0 || boot_apply(m) < 0) {
+			fprintf(stderr, "vmm: reset: %s\n", err);
+			machine_request_exit(m, 1);
+		}
+	}
+	machine_resume(m);
+}
+
+/* ------------------------------------------------------- exit requests */
+
+struct exit_request {
+	struct machine *m;
+	int status;
+};
+
+void machine_request_exit(struct machine *m, int status)
+{
+	pthread_mutex_lock(&m->lock);
+	if (!atomic_load(&m->quit)) {
+		m->exit_status = status;
+		atomic_store(&m->quit, true);
+		for (unsigned i = 0; i < m->ncpus; i++)
+			kick(&m->vcpus[i]);
+		pthread_cond_broadcast(&m->cond);
+	}
+	pthread_mutex_unlock(&m->lock);
+	evloop_stop(m->host.loop);
+}
+
+static void reset_on_main(void *opaque)
+{
+	struct machine *m = opaque;
+
+	if (!atomic_load(&m->quit))
+		machine_system_reset(m);
+}
+
+void machine_request_reset(struct machine *m)
+{
+	if (m->cfg->no_reboot) {
+		machine_request_exit(m, 0); /* as QEMU: -no-reboot turns reset into exit */
+		return;
+	}
+	evloop_call(m->host.loop, reset_on_main, m);
+}
+
+/* ------------------------------------------------------------- running */
+
+int machine_start(struct machine *m, char *err, size_t errlen)
+{
+	if (m->cfg->start_paused) {
+		/* Paused before any thread runs: they park before KVM_RUN. */
+		m->user_paused = true;
+		m->pause_depth = 1;
+		atomic_store(&m->pause_req, 1);
+	}
+	for (unsigned i = 0; i < m->ncpus; i++) {
+		struct vcpu *v = &m->vcpus[i];
+		int ret = pthread_create(&v->thread, NULL, vcpu_thread, v);
+
+		if (ret) {
+			snprintf(err, errlen, "cannot start vCPU thread: %s", strerror(ret));
+			machine_request_exit(m, 1);
+			return -1;
+		}
+		v->started = true;
+	}
+	return 0;
+}
+
+int machine_run(struct machine *m)
+{
+	evloop_run(m->host.loop);
+	machine_request_exit(m, m->exit_status);
+	for (unsigned i = 0; i < m->ncpus; i++)
+		if (m->vcpus[i].started)
+			pthread_join(m->vcpus[i].thread, NULL);
+	return m->exit_status;
+}

@@ -1,0 +1,170 @@
+/* machine.h — the virtual machine: KVM VM, RAM, vCPU threads, devices.
+ *
+ * Threads: the main thread runs the event loop (chardevs, monitor, timers)
+ * and is the only one that pauses, resets or reconfigures the machine.
+ * Each vCPU thread loops on KVM_RUN and dispatches exits to the buses. A
+ * vCPU thread asks for a reset or an exit through machine_request_*(),
+ * which hand the work to the main thread.
+ */
+#ifndef VMM_MACHINE_H
+#define VMM_MACHINE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/types.h>
+
+#include "devices/devices.h"
+#include "firmware/firmware.h"
+#include "kernel/kvm/kvm.h"
+#include "vmm/cli.h"
+
+struct chardev;
+
+/* The PC memory map for a RAM size: low RAM below the PCI hole (with the
+ * 640K-1M legacy hole cut out), the rest above 4 GiB. */
+#define PC_LOW_RAM_END 0xa0000ull     /* VGA window starts here */
+#define PC_HIGH_RAM_START 0x100000ull /* 1 MiB */
+#define PC_PCI_HOLE_START 0xe0000000ull
+#define PC_4G 0x100000000ull
+
+struct mem_layout {
+	uint64_t below_4g; /* end of RAM below the PCI hole */
+	uint64_t above_4g; /* bytes of RAM at 4 GiB */
+};
+
+void mem_layout_for(uint64_t ram_size, struct mem_layout *l);
+
+/* A vCPU's power-on state, captured right after creation and put back on
+ * system_reset. */
+struct vcpu_reset_state {
+	struct kvm_regs regs;
+	struct kvm_sregs sregs;
+	struct kvm_fpu fpu;
+	struct kvm_lapic_state lapic;
+	uint32_t mp_state;
+};
+
+struct vcpu {
+	struct machine *m;
+	struct kvm_vcpu kvm;
+	pthread_t thread;
+	pid_t tid;
+	bool started;
+	struct vcpu_reset_state reset;
+};
+
+/* Extra KVM slots for firmware ROM and PAM (the pc_mem_map callback). */
+#define MACHINE_MAX_MAPS 24
+
+struct machine_map {
+	bool used;
+	uint64_t gpa, size;
+	int slot;
+};
+
+struct machine {
+	const struct vmm_config *cfg;
+	struct kvm_sys sys;
+	struct kvm_vm vm;
+	struct mem_layout layout;
+	uint8_t *ram;
+	size_t ram_map_size;
+	struct guest_mem mem;
+	struct e820_map e820;
+	struct dev_host host;
+	struct pc_mem_map mem_map;
+	struct machine_map maps[MACHINE_MAX_MAPS];
+	struct kvm_cpuid2 *cpuid;
+	struct kvm_irqchip reset_chips[3];
+
+	struct vcpu *vcpus;
+	unsigned ncpus;
+
+	/* Pausing: see machine_pause(). */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	atomic_int pause_req;
+	unsigned pause_depth;
+	unsigned n_parked;
+	bool user_paused; /* `stop` / -S */
+	atomic_bool quit;
+	int exit_status;
+
+	/* -kernel: kept to reload it on reset. */
+	uint8_t *kernel;
+	size_t kernel_size;
+	bool direct_boot;
+	struct boot_cpu_state boot;
+
+	/* Wired by board.c. */
+	struct chardev *serial_chr[CLI_MAX_SERIALS];
+	struct serial *serial[CLI_MAX_SERIALS];
+	struct chardev *monitor_chr;
+};
+
+/* ----------------------------------------------------------- machine.c */
+
+/* Open KVM, create the VM, RAM and vCPUs: 0 or -1 with err set. */
+int machine_init(struct machine *m, const struct vmm_config *cfg, char *err, size_t errlen);
+void machine_destroy(struct machine *m);
+/* Start the vCPU threads (paused when -S). */
+int machine_start(struct machine *m, char *err, size_t errlen);
+/* Run the main loop until the machine exits; returns the exit status. */
+int machine_run(struct machine *m);
+
+/* Main thread only. Pausing nests; vCPUs run again at depth 0. */
+void machine_pause(struct machine *m);
+void machine_resume(struct machine *m);
+/* `stop` / `cont`. */
+void machine_user_stop(struct machine *m);
+void machine_user_cont(struct machine *m);
+/* Power-on reset of vCPUs, devices, irqchip; reload -kernel. Main thread. */
+void machine_system_reset(struct machine *m);
+
+/* Any thread. */
+void machine_request_exit(struct machine *m, int status);
+void machine_request_reset(struct machine *m);
+
+/* ----------------------------------------------------------- vcpu.c */
+
+void *vcpu_thread(void *arg);
+/* Print registers and the bytes at CS:RIP (emulation failures). */
+void vcpu_dump_state(struct vcpu *v, FILE *out);
+/* Guest virtual to guest physical through the vCPU's page tables. */
+int vcpu_translate(struct vcpu *v, uint64_t gva, uint64_t *gpa);
+
+/* ----------------------------------------------------------- insn.c */
+
+/* Called when KVM cannot emulate an instruction (KVM_EXIT_INTERNAL_ERROR,
+ * emulation failure). Returns true when it emulated the instruction and
+ * advanced RIP, false for "not handled": the VM then stops. */
+bool vcpu_emulation_fallback(struct vcpu *v);
+
+/* ----------------------------------------------------------- pagewalk.c */
+
+/* The control registers a page walk needs. */
+struct paging_mode {
+	uint64_t cr0, cr3, cr4, efer;
+};
+
+/* Walk the guest page tables in mem: 0 and *gpa, or -EFAULT when unmapped
+ * (or a table lies outside RAM). Paging off: identity. */
+int page_walk(const struct guest_mem *mem, const struct paging_mode *pm, uint64_t gva,
+	      uint64_t *gpa);
+
+/* ----------------------------------------------------------- boot.c */
+
+/* Run the -kernel loaders in order: 0, or -1 with err set. */
+int boot_load_kernel(struct machine *m, char *err, size_t errlen);
+/* Translate a loader's boot CPU state into register values. */
+void boot_state_to_regs(const struct boot_cpu_state *b, struct kvm_regs *regs,
+			struct kvm_sregs *sregs);
+/* Apply m->boot to the boot vCPU. */
+int boot_apply(struct machine *m);
+
+/* ----------------------------------------------------------- board.c */
+
+/* Create every device in init order. 0 or -1 with err set. */
+int board_init(struct machine *m, char *err, size_t errlen);
+
+#endif /* VMM_MACHINE_H */

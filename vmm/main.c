@@ -1,0 +1,48 @@
+/* main.c — vmm: parse the command line, build the machine, run it. */
+#include <signal.h>
+#include <stdio.h>
+
+#include "build/config.h"
+#include "vmm/machine.h"
+
+static struct vmm_config cfg;
+static struct machine machine;
+
+static int fail(const char *msg)
+{
+	fprintf(stderr, "vmm: %s\n", msg);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	char err[512];
+	int status;
+
+	if (cli_parse(argc, argv, &cfg, err, sizeof(err)) < 0)
+		return fail(err);
+	if (cfg.help) {
+		cli_usage(stdout, argv[0]);
+		return 0;
+	}
+	if (cfg.version) {
+		printf("vmm version %s\n", VMM_VERSION);
+		return 0;
+	}
+	if (!cfg.kernel)
+		return fail("no -kernel given (firmware boot is not wired in yet)");
+	signal(SIGPIPE, SIG_IGN);
+	if (machine_init(&machine, &cfg, err, sizeof(err)) < 0 ||
+	    board_init(&machine, err, sizeof(err)) < 0 ||
+	    boot_load_kernel(&machine, err, sizeof(err)) < 0) {
+		machine_destroy(&machine);
+		return fail(err);
+	}
+	if (boot_apply(&machine) < 0 || machine_start(&machine, err, sizeof(err)) < 0) {
+		machine_destroy(&machine);
+		return fail("cannot start the boot vCPU");
+	}
+	status = machine_run(&machine);
+	machine_destroy(&machine);
+	return status;
+}
