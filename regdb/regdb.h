@@ -145,6 +145,25 @@ uint32_t regdb_rule_max_bw(const struct regdb_domain *d, unsigned int idx);
 struct regdb_domain *regdb_intersect(const struct regdb_domain *a, const struct regdb_domain *b);
 struct regdb_domain *regdb_domain_dup(const struct regdb_domain *d);
 
+/* Channel numbering and the channels of a domain to scan. */
+enum regdb_band { REGDB_BAND_2GHZ, REGDB_BAND_5GHZ, REGDB_BAND_6GHZ, REGDB_BAND_60GHZ };
+
+struct regdb_channel {
+	enum regdb_band band;
+	uint16_t number;
+	uint32_t center_khz, width_khz; /* 20 MHz; 2160 MHz at 60 GHz */
+	int32_t max_eirp_mbm;
+	uint32_t max_bw_khz;
+	uint32_t flags; /* of the rule: NO-IR/DFS mean scan passively */
+};
+
+/* Center frequency of a channel number, 0 when the band has no such channel. */
+uint32_t regdb_channel_khz(enum regdb_band band, unsigned int number);
+/* The band's channels that lie inside a rule of d, ascending; returns how
+ * many there are (only the first max are written). */
+size_t regdb_channels(const struct regdb_domain *d, enum regdb_band band,
+		      struct regdb_channel *out, size_t max);
+
 /* ISO 3166-1 from Debian's iso-codes JSON (ISO3166_JSON_PATH). */
 struct regdb_iso_country {
 	char alpha2[3], alpha3[4];

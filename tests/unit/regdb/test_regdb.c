@@ -489,6 +489,43 @@ START_TEST(iso3166_all_entries_round_trip)
 }
 END_TEST
 
+START_TEST(channel_lists)
+{
+	struct regdb_db *db;
+	struct regdb_error err;
+	struct regdb_channel ch[64];
+
+	ck_assert_uint_eq(regdb_channel_khz(REGDB_BAND_2GHZ, 1), 2412000);
+	ck_assert_uint_eq(regdb_channel_khz(REGDB_BAND_2GHZ, 14), 2484000);
+	ck_assert_uint_eq(regdb_channel_khz(REGDB_BAND_2GHZ, 15), 0);
+	ck_assert_uint_eq(regdb_channel_khz(REGDB_BAND_5GHZ, 36), 5180000);
+	ck_assert_uint_eq(regdb_channel_khz(REGDB_BAND_6GHZ, 1), 5955000);
+	ck_assert_uint_eq(regdb_channel_khz(REGDB_BAND_6GHZ, 2), 5935000);
+	ck_assert_uint_eq(regdb_channel_khz(REGDB_BAND_6GHZ, 3), 0);
+	ck_assert_uint_eq(regdb_channel_khz(REGDB_BAND_60GHZ, 2), 60480000);
+	ck_assert(!regdb_db_parse(file_buf, file_len, &db, &err));
+	const struct regdb_domain *de = regdb_db_find(db, "DE"), *us = regdb_db_find(db, "US");
+
+	/* DE 2400-2483.5: channels 1-13; US 2400-2472: 1-11 */
+	ck_assert_uint_eq(regdb_channels(de, REGDB_BAND_2GHZ, ch, 64), 13);
+	ck_assert_uint_eq(regdb_channels(us, REGDB_BAND_2GHZ, ch, 64), 11);
+	ck_assert_uint_eq(ch[10].number, 11);
+	/* DE 5 GHz, 20 MHz inside a rule: 32-48 (5), 52-68 (5), 96-140 (12), 149-173 (7) */
+	size_t n = regdb_channels(de, REGDB_BAND_5GHZ, ch, 64);
+
+	ck_assert_uint_eq(n, 29);
+	ck_assert_uint_eq(ch[0].number, 32);
+	ck_assert(!(ch[4].flags & REGDB_DFS)); /* 48 */
+	ck_assert(ch[5].flags & REGDB_DFS); /* 52 */
+	/* DE 6 GHz 5945-6425: channels 1..93 (24), channel 2 is 5925-5945: out */
+	ck_assert_uint_eq(regdb_channels(de, REGDB_BAND_6GHZ, ch, 64), 24);
+	/* DE 60 GHz 57-66 GHz: channels 1-4 */
+	ck_assert_uint_eq(regdb_channels(de, REGDB_BAND_60GHZ, ch, 64), 4);
+	ck_assert_uint_eq(regdb_channels(de, REGDB_BAND_5GHZ, ch, 2), 29);
+	regdb_db_free(db);
+}
+END_TEST
+
 START_TEST(flag_names_round_trip)
 {
 	char buf[256];
@@ -518,6 +555,7 @@ int main(void)
 	tcase_add_test(file, random_mutations_never_crash);
 	tcase_add_test(file, current_domain_hints);
 	tcase_add_test(file, country_ie_round_trip);
+	tcase_add_test(file, channel_lists);
 	tcase_add_test(ops, country_ie_malformed);
 	tcase_add_test(ops, iso3166_all_entries_round_trip);
 	tcase_add_test(file, swap_under_concurrent_readers);
