@@ -270,6 +270,97 @@ START_TEST(test_impair_loss_dup_delay)
 }
 END_TEST
 
+/* One IPv4 fragment of a UDP datagram from A to B, id 77. */
+static void send_frag(const uint8_t *payload, unsigned off, unsigned len, bool more)
+{
+	uint8_t f[ETH_HLEN + 20 + 1500] = { 0 };
+	struct ip_hdr *ih = (void *)(f + ETH_HLEN);
+
+	memcpy(f, lb->mac, 6);
+	memcpy(f + 6, la->mac, 6);
+	f[12] = 8;
+	ih->vhl = 0x45;
+	ih->len = htons((uint16_t)(20 + len));
+	ih->id = htons(77);
+	ih->off = htons((uint16_t)((more ? IP_MF : 0) | (off / 8)));
+	ih->ttl = 64;
+	ih->proto = NS_PROTO_UDP;
+	ih->src = htonl(A);
+	ih->dst = htonl(B);
+	ih->csum = (uint16_t)~ns_csum_fold(ns_csum_add(0, ih, 20));
+	memcpy(f + ETH_HLEN + 20, payload + off, len);
+	ns_stack_input(sb, lb, f, ETH_HLEN + 20 + len);
+}
+
+static void udp_dgram(uint8_t *d, size_t len, uint16_t dport)
+{
+	struct udp_hdr *u = (void *)d;
+
+	for (size_t i = 8; i < len; i++)
+		d[i] = (uint8_t)i;
+	u->sport = htons(5555);
+	u->dport = htons(dport);
+	u->len = htons((uint16_t)len);
+	u->csum = 0;
+	u->csum = (uint16_t)~ip_pseudo_csum_fold(htonl(A), htonl(B), NS_PROTO_UDP, d, len);
+}
+
+START_TEST(test_reassembly_rules)
+{
+	static uint8_t d[3000], in[3000];
+	struct ns_sockaddr srv = { B, 4444 };
+	struct ns_stats s;
+	struct ns_sock *so;
+	int err;
+
+	so = ns_socket(sb, NS_SOCK_DGRAM, &err);
+	ck_assert_int_eq(ns_bind(so, &srv), 0);
+	udp_dgram(d, sizeof(d), 4444);
+	/* out of order: last, first, middle -> one datagram */
+	send_frag(d, 2000, 1000, false);
+	send_frag(d, 0, 1000, true);
+	ck_assert_int_eq(ns_recv(so, in, sizeof(in), NS_MSG_DONTWAIT), -EAGAIN);
+	send_frag(d, 1000, 1000, true);
+	ck_assert_int_eq(ns_recv(so, in, sizeof(in), NS_MSG_DONTWAIT), 3000 - 8);
+	ck_assert_int_eq(memcmp(in, d + 8, 3000 - 8), 0);
+	/* overlap: the whole datagram is discarded, even when "completed" */
+	send_frag(d, 0, 1008, true);
+	send_frag(d, 1000, 1000, true);
+	send_frag(d, 2000, 1000, false);
+	ck_assert_int_eq(ns_recv(so, in, sizeof(in), NS_MSG_DONTWAIT), -EAGAIN);
+	/* a lone fragment times out and its memory is released */
+	send_frag(d, 0, 1000, true);
+	ns_stack_stats(sb, &s);
+	ck_assert_uint_gt(s.reass_mem, 1000);
+	ns_clock_advance(clk, 31 * 1000000ull);
+	ns_stack_poll(sb);
+	ns_stack_stats(sb, &s);
+	ck_assert_uint_eq(s.reass_mem, 0);
+	/* memory bound: thousands of distinct partial datagrams stay bounded */
+	for (int i = 0; i < 3000; i++) {
+		uint8_t f[ETH_HLEN + 20 + 1000] = { 0 };
+		struct ip_hdr *ih = (void *)(f + ETH_HLEN);
+
+		memcpy(f, lb->mac, 6);
+		f[12] = 8;
+		ih->vhl = 0x45;
+		ih->len = htons(1020);
+		ih->id = htons((uint16_t)i);
+		ih->off = htons(IP_MF);
+		ih->ttl = 64;
+		ih->proto = NS_PROTO_UDP;
+		ih->src = htonl(A);
+		ih->dst = htonl(B);
+		ih->csum = (uint16_t)~ns_csum_fold(ns_csum_add(0, ih, 20));
+		ns_stack_input(sb, lb, f, sizeof(f));
+		ns_stack_stats(sb, &s);
+		ck_assert_uint_le(s.reass_mem, 1u << 20);
+	}
+	ck_assert_uint_gt(s.ip_reass_drop, 2000);
+	ns_close(so);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("netstack_basic");
@@ -284,6 +375,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_tcp_syn_gets_rst);
 	tcase_add_test(tc, test_random_frames);
 	tcase_add_test(tc, test_impair_loss_dup_delay);
+	tcase_add_test(tc, test_reassembly_rules);
 	suite_add_tcase(s, tc);
 	return s;
 }
