@@ -38,3 +38,8 @@ endef
 $(eval $(call guest_payload,hello,))
 
 -include $(wildcard $(GUEST_OBJ)/*.d)
+
+# Unit tests of the multiboot loader and e820_build live here (not in
+# tests/module.mk) so the loader's owner keeps them next to the payloads.
+$(eval $(call unit_test,firmware_e820,tests/unit/firmware/test_e820.c,libfirmware.a libdevices.a,))
+$(eval $(call unit_test,firmware_multiboot,tests/unit/firmware/test_multiboot.c,libfirmware.a libdevices.a,))
