@@ -359,7 +359,8 @@ struct ns_chan *ns_chan_create(struct ns_stack *st, int proto, const struct ns_s
 	stack_enter(st);
 	if (k.laddr && !iface_is_local(st, k.laddr))
 		e = -EADDRNOTAVAIL;
-	else if (!k.lport && proto == NS_PROTO_UDP && (local || remote) &&
+	/* Port 0 is ephemeral, except for the catch-all {0, 0} with no remote. */
+	else if (!k.lport && proto == NS_PROTO_UDP && (k.laddr || k.raddr || k.rport) &&
 		 !(k.lport = chan_ephemeral_port(st, k.proto, k.laddr)))
 		e = -EADDRINUSE;
 	else if (chan_tree_find(st, &k))

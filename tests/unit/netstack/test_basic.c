@@ -361,6 +361,56 @@ START_TEST(test_reassembly_rules)
 }
 END_TEST
 
+START_TEST(test_accept_any_udp_nat)
+{
+	/* usernet's shape: B accepts datagrams to any address; a catch-all
+	 * channel sees the original destination and answers as that address. */
+	struct ns_link *x, *y;
+	struct ns_stack *g, *n;
+	struct ns_stack_cfg cfg = { .clock = clk, .seed = 1 };
+	struct ns_sockaddr any = { 0, 0 }, far = { 0x08080808, 53 }, from;
+	struct ns_pktinfo info;
+	struct ns_chan *nat;
+	struct ns_sock *c;
+	uint32_t G, N;
+	uint8_t buf[64];
+	int err;
+
+	ns_parse_addr("10.0.2.15", &G);
+	ns_parse_addr("10.0.2.2", &N);
+	ck_assert_int_eq(ns_link_pair(1500, 0, &x, &y), 0);
+	g = ns_stack_new(&cfg);
+	n = ns_stack_new(&cfg);
+	ns_iface_add(g, x, G, 24, 0);
+	ns_route_add(g, 0, 0, N, NULL);
+	ns_iface_add(n, y, N, 24, NS_IF_ACCEPT_ANY);
+	nat = ns_chan_create(n, NS_PROTO_UDP, &any, NULL, &err);
+	ck_assert_ptr_nonnull(nat);
+	c = ns_socket(g, NS_SOCK_DGRAM, &err);
+	ck_assert_int_eq(ns_sendto(c, "query", 5, 0, &far), 5);
+	for (int i = 0; i < 10; i++)
+		ns_stack_drain(g, 100), ns_stack_drain(n, 100);
+	ck_assert_int_eq(ns_chan_recv_nb(nat, buf, sizeof(buf), &info), 5);
+	ck_assert_uint_eq(info.dst.addr, far.addr);
+	ck_assert_uint_eq(info.dst.port, 53);
+	ck_assert_uint_eq(info.src.addr, G);
+	struct ns_pktinfo back = { .src = info.dst, .dst = info.src };
+
+	ck_assert_int_eq(ns_chan_sendto(nat, "answer", 6, &back), 6);
+	for (int i = 0; i < 10; i++)
+		ns_stack_drain(g, 100), ns_stack_drain(n, 100);
+	ck_assert_int_eq(ns_recvfrom(c, buf, sizeof(buf), NS_MSG_DONTWAIT, &from), 6);
+	ck_assert_uint_eq(from.addr, far.addr);
+	ck_assert_uint_eq(from.port, 53);
+	ns_close(c);
+	ns_chan_close(nat);
+	ns_stack_free(g);
+	ns_stack_free(n);
+	ns_link_destroy(x);
+	ns_link_destroy(y);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("netstack_basic");
@@ -376,6 +426,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_random_frames);
 	tcase_add_test(tc, test_impair_loss_dup_delay);
 	tcase_add_test(tc, test_reassembly_rules);
+	tcase_add_test(tc, test_accept_any_udp_nat);
 	suite_add_tcase(s, tc);
 	return s;
 }
