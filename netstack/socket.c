@@ -1,6 +1,7 @@
 /* socket.c — the socket-like API. Datagram sockets sit on one channel;
  * stream sockets answer -EPROTONOSUPPORT until TCP lands. */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "netstack/internal.h"
 
@@ -260,9 +261,11 @@ unsigned ns_sock_events(struct ns_sock *s)
 	stack_enter(s->st);
 	ev = sock_events_locked(s);
 	waitq_clear_fd(&s->wq);
-	if (ev & NS_EV_IN) { /* level: stay readable while data waits */
-		waitq_notify(s->st, &s->wq);
-		s->wq.cb_pending = false;
+	if ((ev & NS_EV_IN) && s->wq.efd >= 0) { /* level: readable while data waits */
+		uint64_t one = 1;
+
+		s->wq.efd_signalled = true;
+		(void)!write(s->wq.efd, &one, sizeof(one));
 	}
 	stack_leave(s->st);
 	return ev;
