@@ -74,7 +74,8 @@ static void i8042_reset_fn(void *opaque)
 
 int board_init(struct machine *m, char *err, size_t errlen)
 {
-	if (port80_new(&m->host) < 0 || !i8042_new(&m->host, i8042_reset_fn, m)) {
+	m->i8042 = i8042_new(&m->host, i8042_reset_fn, m);
+	if (port80_new(&m->host) < 0 || !m->i8042) {
 		snprintf(err, errlen, "cannot register legacy ports");
 		return -1;
 	}
@@ -84,7 +85,8 @@ int board_init(struct machine *m, char *err, size_t errlen)
 	for (unsigned i = 0; i < m->cfg->n_devices; i++) {
 		const struct device_spec *d = &m->cfg->devices[i];
 
-		if (!debug_exit_new(&m->host, d->iobase, d->iosize, debug_exit_fn, m)) {
+		m->debug_exit[i] = debug_exit_new(&m->host, d->iobase, d->iosize, debug_exit_fn, m);
+		if (!m->debug_exit[i]) {
 			snprintf(err, errlen, "-device isa-debug-exit: port %#x is taken", d->iobase);
 			return -1;
 		}

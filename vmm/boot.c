@@ -13,12 +13,13 @@
 #define KERNEL_MAX_SIZE (1ull << 30)
 
 /* Tried in order; the first that does not answer -ENOEXEC wins.
- * TODO: put {"multiboot", multiboot_load} first once firmware/multiboot.c
- * is committed. */
+ * Multiboot first: its header is searched for explicitly, while the
+ * Linux and PVH loaders recognise their own formats. */
 static const struct {
 	const char *name;
 	boot_loader_fn load;
 } loaders[] = {
+	{"multiboot", multiboot_load},
 	{"linux", linux_load},
 	{"pvh", pvh_load},
 };

@@ -71,20 +71,6 @@ static int setup_ram(struct machine *m, char *err, size_t errlen)
 	return add_ram(m, PC_4G, l->above_4g, m->ram + l->below_4g, err, errlen);
 }
 
-/* The RAM regions as e820 entries, plus the legacy ROM area reserved.
- * TODO: switch to firmware's e820_build() once it is committed. */
-static void machine_e820(struct machine *m)
-{
-	m->e820.n = 0;
-	for (unsigned i = 0; i < m->mem.n && m->e820.n < E820_MAX_ENTRIES - 1; i++) {
-		m->e820.e[m->e820.n++] = (struct e820_entry){m->mem.r[i].gpa, m->mem.r[i].size,
-							     E820_RAM};
-		if (m->mem.r[i].gpa == 0)
-			m->e820.e[m->e820.n++] = (struct e820_entry){
-				PC_LOW_RAM_END, PC_HIGH_RAM_START - PC_LOW_RAM_END, E820_RESERVED};
-	}
-}
-
 /* pc_mem_map.map: firmware ROM and PAM segments as their own KVM slots. A
  * new mapping replaces every mapping it overlaps. */
 static int machine_map(void *opaque, uint64_t gpa, uint64_t size, void *hva, bool read_only)
@@ -286,7 +272,7 @@ int machine_init(struct machine *m, const struct vmm_config *cfg, char *err, siz
 	if (setup_ram(m, err, errlen) < 0 || setup_irqchip(m, err, errlen) < 0 ||
 	    create_vcpus(m, err, errlen) < 0 || setup_host(m, err, errlen) < 0)
 		return -1;
-	machine_e820(m);
+	e820_build(&m->mem, &m->e820);
 	return 0;
 }
 
@@ -302,6 +288,9 @@ void machine_destroy(struct machine *m)
 		chardev_free(m->serial_chr[i]);
 	}
 	chardev_free(m->monitor_chr);
+	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++)
+		debug_exit_free(m->debug_exit[i]);
+	i8042_free(m->i8042);
 	kvm_vm_destroy(&m->vm);
 	kvm_close(&m->sys);
 	if (m->ram)
