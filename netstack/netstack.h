@@ -20,6 +20,11 @@
  * event-loop thread itself unless the socket is non-blocking.
  *
  * Addresses and ports in this API are in host byte order.
+ *
+ * Status: links, ARP, IPv4, ICMP, UDP, channels and datagram sockets work.
+ * TCP is not implemented yet: ns_socket(NS_SOCK_STREAM) returns
+ * -EPROTONOSUPPORT, incoming segments are answered with a RST, and the
+ * TCP-only calls and options return -EOPNOTSUPP / -ENOPROTOOPT.
  */
 #ifndef NETSTACK_H
 #define NETSTACK_H
