@@ -330,3 +330,28 @@ const struct regdb_domain *regdb_db_find(const struct regdb_db *db, const char *
 	}
 	return NULL;
 }
+
+struct regdb_db *regdb_db_new(struct regdb_domain **domains, size_t n, struct regdb_error *err)
+{
+	struct regdb_db *db = calloc(1, sizeof(*db));
+
+	for (size_t i = 1; db && i < n; i++) {
+		if (memcmp(domains[i - 1]->alpha2, domains[i]->alpha2, 2) >= 0) {
+			fail(err, "domains not sorted: %s after %s", domains[i]->alpha2,
+			     domains[i - 1]->alpha2);
+			free(db);
+			db = NULL;
+		}
+	}
+	if (!db) {
+		for (size_t i = 0; i < n; i++)
+			free(domains[i]);
+		free(domains);
+		if (err && !err->msg[0])
+			fail(err, "out of memory");
+		return NULL;
+	}
+	db->domains = domains;
+	db->n = n;
+	return db;
+}

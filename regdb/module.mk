@@ -6,3 +6,9 @@ $(eval $(call unit_test,regdb,tests/unit/regdb/test_regdb.c,libregdb.a,$(JANSSON
 INTEG_TESTS += tests/integration/regdb-dump.sh
 $(eval $(call program,regdb-bench,regdb/bench/bench.c,libregdb.a,$(JANSSON_LIBS)))
 BENCHES += bench/regdb-bench.sh
+# Built-in domains: generated from the packaged regulatory.db at build time.
+$(eval $(call program,regdb-gen/mkbuiltin,regdb/gen/mkbuiltin.c regdb/dbfile.c regdb/model.c,,))
+$(B)/regdb-gen/builtin_domains.inc: $(B)/regdb-gen/mkbuiltin $(REGDB_FILE)
+	$(B)/regdb-gen/mkbuiltin $(REGDB_FILE) >$@.tmp && mv $@.tmp $@
+$(B)/obj/regdb/builtin.o: $(B)/regdb-gen/builtin_domains.inc
+$(B)/obj/regdb/builtin.o: private EXTRA_CFLAGS += -DREGDB_BUILTIN_INC='"$(B)/regdb-gen/builtin_domains.inc"'

@@ -87,6 +87,11 @@ bool regdb_domain_equal(const struct regdb_domain *a, const struct regdb_domain 
 int regdb_db_parse(const void *buf, size_t len, struct regdb_db **out, struct regdb_error *err);
 int regdb_db_load(const char *path, struct regdb_db **out, struct regdb_error *err);
 void regdb_db_free(struct regdb_db *db);
+/* A database of n domains sorted by alpha2 (taken over, freed on error). */
+struct regdb_db *regdb_db_new(struct regdb_domain **domains, size_t n, struct regdb_error *err);
+/* World "00", US, DE and JP, generated at build time from the packaged
+ * regulatory.db: for when no database file can be read. */
+struct regdb_db *regdb_db_builtin(void);
 size_t regdb_db_count(const struct regdb_db *db);
 const struct regdb_domain *regdb_db_domain(const struct regdb_db *db, size_t i);
 const struct regdb_domain *regdb_db_find(const struct regdb_db *db, const char *alpha2);

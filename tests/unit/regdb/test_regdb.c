@@ -526,6 +526,28 @@ START_TEST(channel_lists)
 }
 END_TEST
 
+START_TEST(builtin_domains_equal_packaged_file)
+{
+	struct regdb_db *db, *builtin = regdb_db_builtin();
+	struct regdb_error err;
+
+	ck_assert_ptr_nonnull(builtin);
+	ck_assert(!regdb_db_parse(file_buf, file_len, &db, &err));
+	ck_assert_uint_eq(regdb_db_count(builtin), 4);
+	for (size_t i = 0; i < 4; i++) {
+		const struct regdb_domain *b = regdb_db_domain(builtin, i);
+		const struct regdb_domain *f = regdb_db_find(db, b->alpha2);
+
+		ck_assert_ptr_nonnull(f);
+		ck_assert_msg(regdb_domain_equal(b, f), "built-in %s differs", b->alpha2);
+	}
+	ck_assert_ptr_nonnull(regdb_db_find(builtin, "00"));
+	ck_assert_ptr_nonnull(regdb_db_find(builtin, "JP"));
+	regdb_db_free(builtin);
+	regdb_db_free(db);
+}
+END_TEST
+
 START_TEST(flag_names_round_trip)
 {
 	char buf[256];
@@ -556,6 +578,7 @@ int main(void)
 	tcase_add_test(file, current_domain_hints);
 	tcase_add_test(file, country_ie_round_trip);
 	tcase_add_test(file, channel_lists);
+	tcase_add_test(file, builtin_domains_equal_packaged_file);
 	tcase_add_test(ops, country_ie_malformed);
 	tcase_add_test(ops, iso3166_all_entries_round_trip);
 	tcase_add_test(file, swap_under_concurrent_readers);
