@@ -4,3 +4,4 @@ $(eval $(call static_lib,vmm,$(vmm_SRCS),))
 $(eval $(call program,vmm,vmm/main.c,libvmm.a libfirmware.a libdevices.a libkvm.a,))
 $(eval $(call unit_test,vmm_cli,tests/unit/vmm/test_cli.c vmm/cli.c,,))
 INTEG_TESTS += tests/integration/core-hello.sh
+BENCHES += bench/core-startup.sh
