@@ -87,6 +87,10 @@ bool regdb_domain_equal(const struct regdb_domain *a, const struct regdb_domain 
 int regdb_db_parse(const void *buf, size_t len, struct regdb_db **out, struct regdb_error *err);
 int regdb_db_load(const char *path, struct regdb_db **out, struct regdb_error *err);
 void regdb_db_free(struct regdb_db *db);
+/* Check regulatory.db.p7s (detached PKCS#7, as the kernel does) against the
+ * X.509 certificates in cert_path (PEM, one or more, or one DER). 0 valid. */
+int regdb_verify_signature(const void *data, size_t len, const void *sig, size_t sig_len,
+			   const char *cert_path, struct regdb_error *err);
 /* A database of n domains sorted by alpha2 (taken over, freed on error). */
 struct regdb_db *regdb_db_new(struct regdb_domain **domains, size_t n, struct regdb_error *err);
 /* World "00", US, DE and JP, generated at build time from the packaged

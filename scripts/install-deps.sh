@@ -6,7 +6,7 @@ set -eu
 
 pkgs_build="build-essential pkg-config libfdt-dev libslirp-dev libglib2.0-dev check
 	iso-codes wireless-regdb seabios libssl-dev libjansson-dev"
-pkgs_check="busybox-static iproute2 iputils-ping dnsmasq-base syslinux extlinux
+pkgs_check="openssl busybox-static iproute2 iputils-ping dnsmasq-base syslinux extlinux
 	syslinux-common mtools dosfstools e2fsprogs fdisk qemu-utils"
 pkgs_linux="linux-source-6.1 busybox-static bc flex bison libelf-dev lz4 cpio xz-utils
 	kmod file"

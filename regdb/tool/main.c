@@ -18,6 +18,7 @@ enum { EXIT_NOTFOUND = 1, EXIT_USAGE = 2, EXIT_BADDB = 3 };
 static int usage(void)
 {
 	fprintf(stderr, "usage: regdb [--db FILE] get XX | list | dump --tsv | intersect XX YY | lookup DEU|276|NAME |\n"
+			"       verify [--sig FILE] --certs CERT.pem |\n"
 			"       check --country XX --freq MHZ --width MHZ [--outdoor]\n"
 			"             [--beacon|--probe] [--ptp] [--cck] [--power DBM]\n");
 	return EXIT_USAGE;
@@ -237,6 +238,58 @@ static int run(const struct regdb_db *db, int argc, char **argv)
 	return usage();
 }
 
+static unsigned char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *buf = malloc(1 << 20);
+
+	if (!f || !buf) {
+		if (f)
+			fclose(f);
+		free(buf);
+		return NULL;
+	}
+	*len = fread(buf, 1, 1 << 20, f);
+	fclose(f);
+	return buf;
+}
+
+/* verify [--sig FILE] --certs FILE: the detached signature of the database. */
+static int cmd_verify(const char *db_path, int argc, char **argv)
+{
+	char sig_path[4096];
+	const char *certs = NULL;
+	size_t len, sig_len;
+
+	snprintf(sig_path, sizeof(sig_path), "%s.p7s", db_path);
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--sig") && i + 1 < argc)
+			snprintf(sig_path, sizeof(sig_path), "%s", argv[++i]);
+		else if (!strcmp(argv[i], "--certs") && i + 1 < argc)
+			certs = argv[++i];
+		else
+			return usage();
+	}
+	if (!certs)
+		return usage();
+	unsigned char *data = slurp(db_path, &len), *sig = slurp(sig_path, &sig_len);
+	struct regdb_error err;
+	int rc = 0;
+
+	if (!data || !sig) {
+		fprintf(stderr, "regdb: cannot read %s\n", data ? sig_path : db_path);
+		rc = EXIT_BADDB;
+	} else if (regdb_verify_signature(data, len, sig, sig_len, certs, &err)) {
+		fprintf(stderr, "regdb: %s\n", err.msg);
+		rc = EXIT_NOTFOUND;
+	} else {
+		printf("%s: signature valid\n", db_path);
+	}
+	free(data);
+	free(sig);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	const char *path = REGDB_DEFAULT_PATH;
@@ -257,6 +310,8 @@ int main(int argc, char **argv)
 	}
 	if (!n)
 		return usage();
+	if (!strcmp(args[0], "verify"))
+		return cmd_verify(path, n, args);
 	struct regdb_db *db;
 	struct regdb_error err;
 
