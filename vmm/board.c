@@ -5,6 +5,7 @@
 
 #include "vmm/chardev.h"
 #include "vmm/machine.h"
+#include "vmm/monitor.h"
 
 static const uint16_t com_base[CLI_MAX_SERIALS] = {0x3f8, 0x2f8, 0x3e8, 0x2e8};
 static const unsigned com_irq[CLI_MAX_SERIALS] = {4, 3, 4, 3};
@@ -56,7 +57,8 @@ static int add_serials(struct machine *m, char *err, size_t errlen)
 		fe = (struct chardev_frontend){uart_can_receive, uart_receive, NULL, m->serial[i]};
 		chardev_add_frontend(m->serial_chr[i], &fe);
 		chardev_set_quit(m->serial_chr[i], quit_from_mux, m);
-		/* TODO(monitor): attach the monitor as the mux's second frontend. */
+		if (spec->kind == CHARDEV_MON_STDIO && !m->monitor[1])
+			m->monitor[1] = monitor_new(m, m->serial_chr[i]);
 		chardev_start(m->serial_chr[i]);
 	}
 	return 0;
@@ -72,6 +74,20 @@ static void i8042_reset_fn(void *opaque)
 	machine_request_reset(opaque);
 }
 
+static int add_monitor(struct machine *m, char *err, size_t errlen)
+{
+	const struct chardev_spec *spec = &m->cfg->monitor;
+
+	if (!m->cfg->monitor_given || spec->kind == CHARDEV_NONE)
+		return 0;
+	m->monitor_chr = chardev_new(spec, m->host.loop, err, errlen);
+	if (!m->monitor_chr)
+		return -1;
+	m->monitor[0] = monitor_new(m, m->monitor_chr);
+	chardev_start(m->monitor_chr);
+	return 0;
+}
+
 int board_init(struct machine *m, char *err, size_t errlen)
 {
 	m->i8042 = i8042_new(&m->host, i8042_reset_fn, m);
@@ -80,7 +96,7 @@ int board_init(struct machine *m, char *err, size_t errlen)
 		return -1;
 	}
 	/* PC platform: rtc_new(), PCI, IDE, fw_cfg go here. */
-	if (add_serials(m, err, errlen) < 0)
+	if (add_serials(m, err, errlen) < 0 || add_monitor(m, err, errlen) < 0)
 		return -1;
 	for (unsigned i = 0; i < m->cfg->n_devices; i++) {
 		const struct device_spec *d = &m->cfg->devices[i];

@@ -10,6 +10,7 @@
 
 #include "vmm/chardev.h"
 #include "vmm/machine.h"
+#include "vmm/monitor.h"
 
 /* The signal that kicks a vCPU thread out of KVM_RUN. */
 #define SIG_KICK SIGUSR1
@@ -287,6 +288,8 @@ void machine_destroy(struct machine *m)
 		serial_free(m->serial[i]);
 		chardev_free(m->serial_chr[i]);
 	}
+	monitor_free(m->monitor[0]);
+	monitor_free(m->monitor[1]);
 	chardev_free(m->monitor_chr);
 	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++)
 		debug_exit_free(m->debug_exit[i]);

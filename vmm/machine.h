@@ -100,6 +100,7 @@ struct machine {
 	struct chardev *serial_chr[CLI_MAX_SERIALS];
 	struct serial *serial[CLI_MAX_SERIALS];
 	struct chardev *monitor_chr;
+	struct monitor *monitor[2]; /* on -monitor, on the mon:stdio mux */
 	struct debug_exit *debug_exit[CLI_MAX_DEVICES];
 	struct i8042 *i8042;
 };

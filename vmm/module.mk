@@ -5,3 +5,4 @@ $(eval $(call program,vmm,vmm/main.c,libvmm.a libfirmware.a libdevices.a libkvm.
 $(eval $(call unit_test,vmm_cli,tests/unit/vmm/test_cli.c vmm/cli.c,,))
 INTEG_TESTS += tests/integration/core-hello.sh
 BENCHES += bench/core-startup.sh
+INTEG_TESTS += tests/integration/core-monitor.sh

@@ -1,0 +1,389 @@
+/* monitor.c — HMP-style monitor. Commands are rows of a table; `info`
+ * subcommands are a second table that others extend at run time. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "build/config.h"
+#include "vmm/monitor.h"
+
+#define LINE_MAX_LEN 256
+#define MAX_ARGS 8
+#define MAX_INFO 32
+
+struct monitor {
+	struct machine *m;
+	struct chardev *chr;
+	char line[LINE_MAX_LEN];
+	size_t len;
+};
+
+struct info_cmd {
+	const char *name, *help;
+	void (*fn)(void *opaque, FILE *out);
+	void *opaque;
+};
+
+static struct info_cmd infos[MAX_INFO];
+static unsigned n_infos;
+
+int monitor_add_info(const char *name, const char *help, void (*fn)(void *opaque, FILE *out),
+		     void *opaque)
+{
+	if (n_infos == MAX_INFO)
+		return -ENOSPC;
+	infos[n_infos++] = (struct info_cmd){name, help, fn, opaque};
+	return 0;
+}
+
+/* ------------------------------------------------------------ x / xp */
+
+int monitor_parse_fmt(const char *s, struct mon_fmt *f)
+{
+	*f = (struct mon_fmt){1, 'x', 4};
+	if (*s != '/')
+		return -1;
+	s++;
+	if (isdigit((unsigned char)*s)) {
+		unsigned long n = strtoul(s, (char **)&s, 10);
+
+		if (n == 0 || n > 4096)
+			return -1;
+		f->count = (unsigned)n;
+	}
+	for (; *s; s++) {
+		if (strchr("xduoc", *s))
+			f->format = *s;
+		else if (*s == 'b')
+			f->size = 1;
+		else if (*s == 'h')
+			f->size = 2;
+		else if (*s == 'w')
+			f->size = 4;
+		else if (*s == 'g')
+			f->size = 8;
+		else
+			return -1;
+	}
+	if (f->format == 'c')
+		f->size = 1;
+	return 0;
+}
+
+static int parse_addr(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return errno || *end ? -1 : 0;
+}
+
+static void print_value(FILE *out, const struct mon_fmt *f, uint64_t v)
+{
+	switch (f->format) {
+	case 'd':
+		fprintf(out, " %lld", f->size == 8 ? (long long)v
+			: (long long)((int64_t)(v << (64 - 8 * f->size)) >> (64 - 8 * f->size)));
+		break;
+	case 'u':
+		fprintf(out, " %llu", (unsigned long long)v);
+		break;
+	case 'o':
+		fprintf(out, " %#llo", (unsigned long long)v);
+		break;
+	case 'c':
+		fprintf(out, " '%c'", isprint((int)v) ? (int)v : '.');
+		break;
+	default:
+		fprintf(out, " 0x%0*llx", (int)f->size * 2, (unsigned long long)v);
+	}
+}
+
+static void memory_dump(struct monitor *mon, int argc, char **argv, FILE *out, bool virt)
+{
+	struct mon_fmt f;
+	uint64_t addr;
+	unsigned per_line;
+
+	if (argc != 3 || monitor_parse_fmt(argv[1], &f) < 0 || parse_addr(argv[2], &addr) < 0) {
+		fprintf(out, "usage: %s /[count][xduoc][bhwg] ADDRESS\n", argv[0]);
+		return;
+	}
+	per_line = 16 / f.size;
+	for (unsigned i = 0; i < f.count; i++) {
+		uint64_t a = addr + (uint64_t)i * f.size, gpa = a, v = 0;
+
+		if (virt && vcpu_translate(&mon->m->vcpus[0], a, &gpa) < 0) {
+			fprintf(out, "\nCannot access memory at virtual address %#llx\n",
+				(unsigned long long)a);
+			return;
+		}
+		if (guest_mem_read(&mon->m->mem, gpa, &v, f.size) < 0) {
+			fprintf(out, "\nCannot access memory at physical address %#llx\n",
+				(unsigned long long)gpa);
+			return;
+		}
+		if (i % per_line == 0)
+			fprintf(out, "%s%016llx:", i ? "\n" : "", (unsigned long long)a);
+		print_value(out, &f, v);
+	}
+	fprintf(out, "\n");
+}
+
+/* ------------------------------------------------------------ commands */
+
+static void cmd_x(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	memory_dump(mon, argc, argv, out, true);
+}
+
+static void cmd_xp(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	memory_dump(mon, argc, argv, out, false);
+}
+
+static void cmd_stop(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	machine_user_stop(mon->m);
+}
+
+static void cmd_cont(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	machine_user_cont(mon->m);
+}
+
+static void cmd_reset(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	machine_system_reset(mon->m);
+}
+
+static void cmd_quit(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	machine_request_exit(mon->m, 0);
+}
+
+static void cmd_help(struct monitor *mon, int argc, char **argv, FILE *out);
+static void cmd_info(struct monitor *mon, int argc, char **argv, FILE *out);
+
+static const struct {
+	const char *name, *args, *help;
+	void (*fn)(struct monitor *mon, int argc, char **argv, FILE *out);
+} cmds[] = {
+	{"help", "", "list the commands", cmd_help},
+	{"info", "SUBCOMMAND", "show machine state (info with no argument lists them)", cmd_info},
+	{"x", "/fmt ADDR", "dump virtual memory (through the vCPU 0 page tables)", cmd_x},
+	{"xp", "/fmt ADDR", "dump physical memory", cmd_xp},
+	{"stop", "", "pause the vCPUs", cmd_stop},
+	{"cont", "", "resume the vCPUs", cmd_cont},
+	{"c", "", "same as cont", cmd_cont},
+	{"system_reset", "", "reset the machine", cmd_reset},
+	{"quit", "", "exit vmm", cmd_quit},
+	{"q", "", "same as quit", cmd_quit},
+};
+
+static void cmd_help(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(out, "%s %s -- %s\n", cmds[i].name, cmds[i].args, cmds[i].help);
+}
+
+static void cmd_info(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	if (argc < 2) {
+		for (unsigned i = 0; i < n_infos; i++)
+			fprintf(out, "info %s -- %s\n", infos[i].name, infos[i].help);
+		return;
+	}
+	for (unsigned i = 0; i < n_infos; i++) {
+		if (!strcmp(infos[i].name, argv[1])) {
+			infos[i].fn(infos[i].opaque, out);
+			return;
+		}
+	}
+	fprintf(out, "unknown info subcommand '%s' (try: info)\n", argv[1]);
+}
+
+/* Built-in `info` subcommands; vCPU state needs the vCPUs parked. */
+static void info_registers(void *opaque, FILE *out)
+{
+	struct machine *m = opaque;
+
+	machine_pause(m);
+	for (unsigned i = 0; i < m->ncpus; i++)
+		vcpu_dump_state(&m->vcpus[i], out);
+	machine_resume(m);
+}
+
+static void info_cpus(void *opaque, FILE *out)
+{
+	struct machine *m = opaque;
+
+	machine_pause(m);
+	for (unsigned i = 0; i < m->ncpus; i++) {
+		struct kvm_regs r;
+
+		if (kvm_vcpu_get_regs(&m->vcpus[i].kvm, &r) < 0)
+			r.rip = 0;
+		fprintf(out, "%c CPU #%u: pc=0x%016llx thread_id=%d\n", i ? ' ' : '*', i,
+			(unsigned long long)r.rip, (int)m->vcpus[i].tid);
+	}
+	machine_resume(m);
+}
+
+static void mtree_region(const struct io_region *r, void *arg)
+{
+	fprintf(arg, "  %016llx-%016llx (prio 0, i/o): %s\n", (unsigned long long)r->base,
+		(unsigned long long)(r->base + r->len - 1), r->name ? r->name : "?");
+}
+
+static void info_mtree(void *opaque, FILE *out)
+{
+	struct machine *m = opaque;
+
+	fprintf(out, "address-space: memory\n");
+	for (unsigned i = 0; i < m->mem.n; i++)
+		fprintf(out, "  %016llx-%016llx (prio 0, ram): pc.ram\n",
+			(unsigned long long)m->mem.r[i].gpa,
+			(unsigned long long)(m->mem.r[i].gpa + m->mem.r[i].size - 1));
+	iobus_foreach(m->host.mmio, mtree_region, out);
+	fprintf(out, "\naddress-space: I/O\n");
+	iobus_foreach(m->host.pio, mtree_region, out);
+}
+
+/* --------------------------------------------------------- line input */
+
+static int split(char *line, char **argv)
+{
+	int argc = 0;
+
+	for (char *tok = strtok(line, " \t"); tok && argc < MAX_ARGS; tok = strtok(NULL, " \t"))
+		argv[argc++] = tok;
+	return argc;
+}
+
+void monitor_execute(struct monitor *mon, const char *line, FILE *out)
+{
+	char buf[LINE_MAX_LEN], fmt[32], *argv[MAX_ARGS], *slash;
+	int argc;
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	argc = split(buf, argv);
+	if (!argc)
+		return;
+	/* `x/4xw 0x1000`: the format may be glued to the command. */
+	slash = strchr(argv[0], '/');
+	if (slash && argc < MAX_ARGS) {
+		snprintf(fmt, sizeof(fmt), "%s", slash);
+		*slash = 0;
+		memmove(&argv[2], &argv[1], (size_t)(argc - 1) * sizeof(argv[0]));
+		argv[1] = fmt;
+		argc++;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (!strcmp(cmds[i].name, argv[0])) {
+			cmds[i].fn(mon, argc, argv, out);
+			return;
+		}
+	}
+	fprintf(out, "unknown command: '%s' (try: help)\n", argv[0]);
+}
+
+static void prompt(struct monitor *mon)
+{
+	chardev_write(mon->chr, "(vmm) ", 6);
+}
+
+static void run_line(struct monitor *mon)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *out = open_memstream(&text, &size);
+
+	if (!out)
+		return;
+	mon->line[mon->len] = 0;
+	monitor_execute(mon, mon->line, out);
+	fclose(out);
+	chardev_write(mon->chr, text, size);
+	free(text);
+	mon->len = 0;
+	if (!atomic_load(&mon->m->quit))
+		prompt(mon);
+}
+
+static size_t mon_can_receive(void *opaque)
+{
+	return LINE_MAX_LEN;
+}
+
+static void mon_receive(void *opaque, const uint8_t *buf, size_t len)
+{
+	struct monitor *mon = opaque;
+	bool echo = chardev_is_tty(mon->chr);
+
+	for (size_t i = 0; i < len; i++) {
+		uint8_t c = buf[i];
+
+		if (c == '\r' || c == '\n') {
+			if (echo)
+				chardev_write(mon->chr, "\n", 1);
+			run_line(mon);
+		} else if ((c == 0x7f || c == 0x08) && mon->len) {
+			mon->len--;
+			if (echo)
+				chardev_write(mon->chr, "\b \b", 3);
+		} else if (isprint(c) && mon->len < LINE_MAX_LEN - 1) {
+			mon->line[mon->len++] = (char)c;
+			if (echo)
+				chardev_write(mon->chr, &c, 1);
+		}
+	}
+}
+
+static void mon_event(void *opaque, enum chardev_event ev)
+{
+	struct monitor *mon = opaque;
+	char banner[96];
+	int n;
+
+	if (ev == CHARDEV_CLOSED) {
+		mon->len = 0;
+		return;
+	}
+	if (ev == CHARDEV_OPENED) {
+		n = snprintf(banner, sizeof(banner),
+			     "vmm %s monitor - type 'help' for more information\n", VMM_VERSION);
+		chardev_write(mon->chr, banner, (size_t)n);
+	}
+	prompt(mon);
+}
+
+struct monitor *monitor_new(struct machine *m, struct chardev *chr)
+{
+	struct monitor *mon = calloc(1, sizeof(*mon));
+	struct chardev_frontend fe = {mon_can_receive, mon_receive, mon_event, mon};
+
+	if (!mon)
+		return NULL;
+	mon->m = m;
+	mon->chr = chr;
+	if (chardev_add_frontend(chr, &fe) < 0) {
+		free(mon);
+		return NULL;
+	}
+	if (!n_infos) {
+		monitor_add_info("registers", "the vCPUs' registers", info_registers, m);
+		monitor_add_info("cpus", "the vCPUs and their threads", info_cpus, m);
+		monitor_add_info("mtree", "the memory and I/O maps", info_mtree, m);
+	}
+	return mon;
+}
+
+void monitor_free(struct monitor *mon)
+{
+	free(mon);
+}

@@ -1,0 +1,33 @@
+/* monitor.h — the HMP-style monitor (help, info ..., x, xp, stop, cont,
+ * system_reset, quit) on a chardev. Commands run on the main thread.
+ *
+ * Others add `info` subcommands with monitor_add_info(): the handler
+ * prints into a FILE (so devices need not know the monitor).
+ */
+#ifndef VMM_MONITOR_H
+#define VMM_MONITOR_H
+
+#include <stdio.h>
+
+#include "vmm/chardev.h"
+#include "vmm/machine.h"
+
+struct monitor;
+
+struct monitor *monitor_new(struct machine *m, struct chardev *chr);
+void monitor_free(struct monitor *mon);
+/* Register `info NAME`; 0 or -ENOSPC. */
+int monitor_add_info(const char *name, const char *help, void (*fn)(void *opaque, FILE *out),
+		     void *opaque);
+/* Run one command line, output to out (exported for tests). */
+void monitor_execute(struct monitor *mon, const char *line, FILE *out);
+
+/* x/xp format: /[count][format][size] — exported for tests. */
+struct mon_fmt {
+	unsigned count;
+	char format; /* x d u o c */
+	unsigned size; /* 1, 2, 4, 8 */
+};
+int monitor_parse_fmt(const char *s, struct mon_fmt *f);
+
+#endif /* VMM_MONITOR_H */
