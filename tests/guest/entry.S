@@ -8,7 +8,6 @@
 #define USER_DS (0x20 | 3)
 #define USER_CS (0x28 | 3)
 #define TSS_SEL 0x30
-#define USER_RETURN_VECTOR 0x80
 
 	.section .note.GNU-stack, "", @progbits
 
@@ -107,9 +106,10 @@ kit_ntrap_stubs:
 	.long 20
 
 /* ----------------------------------------------------------- ring 3 */
-/* long run_user(long (*fn)(void *), void *arg): iretq to ring 3 with IOPL 3;
- * the function's result comes back through int $0x80, whose gate restores
- * the ring-0 stack saved here. */
+/* long run_user(long (*fn)(void *), void *arg): iretq to ring 3; the
+ * function's result comes back through `syscall` (LSTAR = kit_user_return),
+ * which restores the ring-0 stack saved here. Software interrupts from ring 3
+ * do not reach the guest IDT on the nested (PVM) hosts; syscall does. */
 	.text
 	.globl run_user
 run_user:
@@ -134,7 +134,7 @@ user_trampoline:
 	movq %rdi, %rax
 	movq %rsi, %rdi
 	call *%rax
-	int $USER_RETURN_VECTOR
+	syscall
 	ud2
 
 	.globl kit_user_return

@@ -221,6 +221,9 @@ struct tss64 {
 	uint64_t ist[7];
 	uint64_t reserved2;
 	uint16_t reserved3, iomap_base;
+	/* All ports allowed from ring 3, for CPUs that check the bitmap
+	 * rather than IOPL; the last byte must be all-ones. */
+	uint8_t iomap[65536 / 8 + 1];
 } __attribute__((packed));
 
 struct desc_ptr {
@@ -236,6 +239,25 @@ extern uint64_t kit_gdt_tss[2];
 
 static struct idt_gate idt[256] __attribute__((aligned(16)));
 static struct tss64 tss __attribute__((aligned(16)));
+
+#define MSR_EFER 0xc0000080
+#define MSR_STAR 0xc0000081
+#define MSR_LSTAR 0xc0000082
+#define MSR_FMASK 0xc0000084
+#define EFER_SCE 1ull
+
+static uint64_t rdmsr(uint32_t msr)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdmsr" : "=a"(lo), "=d"(hi) : "c"(msr));
+	return (uint64_t)hi << 32 | lo;
+}
+
+static void wrmsr(uint32_t msr, uint64_t v)
+{
+	__asm__ volatile("wrmsr" : : "c"(msr), "a"((uint32_t)v), "d"((uint32_t)(v >> 32)));
+}
 
 static void set_gate(unsigned vec, uint64_t handler, unsigned dpl)
 {
@@ -261,15 +283,20 @@ static void traps_init(void)
 
 	for (unsigned v = 0; v < kit_ntrap_stubs; v++)
 		set_gate(v, kit_trap_stubs[v], 0);
-	set_gate(0x80, (uintptr_t)kit_user_return, 3);
 	kit_load_idt();
 
 	tss.rsp[0] = (uintptr_t)kit_trap_stack_top;
-	tss.iomap_base = sizeof(tss); /* no bitmap: IOPL 3 decides */
+	tss.iomap_base = offsetof(struct tss64, iomap);
+	tss.iomap[sizeof(tss.iomap) - 1] = 0xff;
 	kit_gdt_tss[0] = (sizeof(tss) - 1) | (base & 0xffffff) << 16 | 0x89ull << 40 |
 			 (base >> 24 & 0xff) << 56;
 	kit_gdt_tss[1] = base >> 32;
 	__asm__ volatile("ltr %w0" : : "r"(0x30));
+	/* The way back from ring 3 (run_user): syscall into kit_user_return. */
+	wrmsr(MSR_EFER, rdmsr(MSR_EFER) | EFER_SCE);
+	wrmsr(MSR_STAR, (uint64_t)KIT_CS64 << 32);
+	wrmsr(MSR_LSTAR, (uintptr_t)kit_user_return);
+	wrmsr(MSR_FMASK, 0x200);
 }
 
 struct trap_frame {

@@ -7,8 +7,9 @@
  * value is the exit code written to isa-debug-exit.
  *
  * Ring 0 is emulated instruction by instruction on some hosts (nested KVM),
- * so hot loops belong in ring 3: run_user() runs a function there with
- * IOPL 3, so it can use in/out, the serial printf and guest_exit() directly.
+ * so hot loops belong in ring 3: run_user() runs a function there; the TSS
+ * I/O bitmap allows every port (the nested hosts drop IOPL on the way to
+ * ring 3), so it can use in/out, the serial printf and guest_exit().
  */
 #ifndef GUEST_KIT_H
 #define GUEST_KIT_H

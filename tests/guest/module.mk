@@ -36,6 +36,8 @@ EXTRA_TARGETS += $(GUEST_OUT)/$(1).elf
 endef
 
 $(eval $(call guest_payload,hello,))
+$(eval $(call guest_payload,pio-loop,))
+$(eval $(call guest_payload,mmio-loop,))
 
 -include $(wildcard $(GUEST_OBJ)/*.d)
 
