@@ -6,3 +6,4 @@ $(eval $(call unit_test,vmm_cli,tests/unit/vmm/test_cli.c vmm/cli.c,,))
 INTEG_TESTS += tests/integration/core-hello.sh
 BENCHES += bench/core-startup.sh
 INTEG_TESTS += tests/integration/core-monitor.sh
+$(eval $(call unit_test,devices_serial,tests/unit/devices/test_serial.c,libdevices.a,))
