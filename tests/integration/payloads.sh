@@ -1,0 +1,43 @@
+#!/bin/sh
+# payloads.sh — run every guest payload under $VMM and check output and exit
+# status (isa-debug-exit: status = (code << 1) | 1, so 1 means success).
+# Skips (77) only when /dev/kvm is absent.
+set -u
+B=${B:-build}
+VMM=${VMM:-$B/vmm}
+G=$B/tests/guest
+if [ ! -e /dev/kvm ]; then
+	echo "no /dev/kvm on this host"
+	exit 77
+fi
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+fails=0
+
+# run NAME EXPECTED_STATUS PATTERN ARGS...: PATTERN is an extended regexp
+# every line of which must appear in the output.
+run() {
+	name=$1 want=$2 pattern=$3
+	shift 3
+	timeout 120 "$VMM" -m 64 -nographic -device isa-debug-exit,iobase=0xf4,iosize=4 "$@" \
+		>"$out" 2>&1 </dev/null
+	rc=$?
+	if [ "$rc" -ne "$want" ] || ! grep -Eq "$pattern" "$out"; then
+		echo "FAIL $name: status $rc (want $want), output:"
+		tail -n 20 "$out"
+		fails=$((fails + 1))
+	else
+		echo "ok   $name"
+	fi
+}
+
+run hello 1 'hello from guest' -kernel "$G/hello.elf"
+run pio-loop 1 'pio-loop: done 1000 exits' -kernel "$G/pio-loop.elf" -append n=1000
+run mmio-loop 1 'mmio-loop: done 1000 exits' -kernel "$G/mmio-loop.elf" -append n=1000
+if [ -f "$G/smp.elf" ]; then
+	run smp 1 'smp: 4 cpus' -smp 4 -kernel "$G/smp.elf"
+	for c in 0 1 2 3; do
+		grep -q "cpu $c online" "$out" || { echo "FAIL smp: no 'cpu $c online'"; fails=$((fails + 1)); }
+	done
+fi
+[ "$fails" -eq 0 ]
