@@ -45,3 +45,6 @@ $(eval $(call guest_payload,mmio-loop,))
 # tests/module.mk) so the loader's owner keeps them next to the payloads.
 $(eval $(call unit_test,firmware_e820,tests/unit/firmware/test_e820.c,libfirmware.a libdevices.a,))
 $(eval $(call unit_test,firmware_multiboot,tests/unit/firmware/test_multiboot.c,libfirmware.a libdevices.a,))
+
+# Every payload under build/vmm (smp.elf joins when it exists).
+INTEG_TESTS += tests/integration/payloads.sh
