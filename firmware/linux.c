@@ -12,6 +12,7 @@
 
 /* Setup header fields, as offsets into the file and the zero page. */
 #define HDR_SETUP_SECTS 0x1f1
+#define HDR_SYSSIZE 0x1f4	/* protected-mode code size, 16-byte units */
 #define HDR_BOOT_FLAG 0x1fe
 #define HDR_JUMP 0x200
 #define HDR_MAGIC 0x202
@@ -117,9 +118,10 @@ static int parse_header(const struct boot_request *req, struct bzimage *bz, char
 	bz->pref_address = get64(f + HDR_PREF_ADDRESS);
 	bz->init_size = get32(f + HDR_INIT_SIZE);
 	if (bz->setup_len >= bz->size || bz->hdr_end > bz->setup_len ||
-	    bz->hdr_end > BP_SIZE) {
-		snprintf(err, errlen, "%s: truncated bzImage (%zu bytes, setup needs %zu)",
-			 req->kernel_path, bz->size, bz->setup_len + 1);
+	    bz->hdr_end > BP_SIZE || bz->size - bz->setup_len < get32(f + HDR_SYSSIZE) * 16ull) {
+		snprintf(err, errlen, "%s: truncated bzImage (%zu bytes, header says %llu)",
+			 req->kernel_path, bz->size,
+			 bz->setup_len + get32(f + HDR_SYSSIZE) * 16ull);
 		return -EINVAL;
 	}
 	if (bz->init_size < bz->size - bz->setup_len) {

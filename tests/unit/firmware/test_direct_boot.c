@@ -172,6 +172,7 @@ static void make_bzimage(uint16_t version, uint8_t relocatable)
 {
 	memset(bz, 0, sizeof(bz));
 	bz[0x1f1] = 4;
+	*(uint32_t *)(bz + 0x1f4) = 4096 / 16;	/* syssize */
 	bz[0x1fe] = 0x55;
 	bz[0x1ff] = 0xaa;
 	bz[0x200] = 0xeb;
@@ -248,6 +249,8 @@ START_TEST(bzimage_bad_inputs)
 
 	make_bzimage(0x20f, 1);
 	ck_assert_int_eq(boot_bz(0x300, NULL, &cpu), -EINVAL);		/* truncated */
+	ck_assert_ptr_nonnull(strstr(err, "truncated"));
+	ck_assert_int_eq(boot_bz(sizeof(bz) - 16, NULL, &cpu), -EINVAL);	/* kernel cut */
 	ck_assert_ptr_nonnull(strstr(err, "truncated"));
 	ck_assert_int_eq(boot_bz(0x100, NULL, &cpu), -ENOEXEC);		/* not a bzImage */
 	make_bzimage(0x205, 1);
