@@ -421,7 +421,11 @@ void chardev_start(struct chardev *c)
 {
 	if (c->listen_fd >= 0 && c->in_fd < 0)
 		evloop_add_fd(c->loop, c->listen_fd, EV_READ, on_accept, c);
-	if (c->in_fd >= 0 || !c->is_socket)
+	/* A mux opens only the focused frontend; the other hears CHARDEV_FOCUS
+	 * when the user switches to it (so the monitor stays quiet until then). */
+	if (c->mux)
+		send_event(c, c->focus, CHARDEV_OPENED);
+	else if (c->in_fd >= 0 || !c->is_socket)
 		for (unsigned i = 0; i < c->n_fe; i++)
 			send_event(c, i, CHARDEV_OPENED);
 	watch_input(c, true);

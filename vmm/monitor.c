@@ -17,6 +17,7 @@ struct monitor {
 	struct chardev *chr;
 	char line[LINE_MAX_LEN];
 	size_t len;
+	bool greeted;
 };
 
 struct info_cmd {
@@ -354,7 +355,8 @@ static void mon_event(void *opaque, enum chardev_event ev)
 		mon->len = 0;
 		return;
 	}
-	if (ev == CHARDEV_OPENED) {
+	if (ev == CHARDEV_OPENED || !mon->greeted) {
+		mon->greeted = true;
 		n = snprintf(banner, sizeof(banner),
 			     "vmm %s monitor - type 'help' for more information\n", VMM_VERSION);
 		chardev_write(mon->chr, banner, (size_t)n);
