@@ -57,4 +57,11 @@ grep -q 'hello from guest' out.$$ || { rm -f out.$$; echo "FAIL: no guest output
 rm -f out.$$
 [ $rc -eq 0 ] || { kill $pid 2>/dev/null; echo "FAIL: monitor session"; exit 1; }
 [ $vrc -eq 1 ] || { echo "FAIL: after cont the guest should exit 1, got $vrc"; exit 1; }
+
+# mon:stdio (the default): Ctrl-A c reaches the monitor, quit exits 0.
+out=$(printf '\001cinfo cpus\nquit\n' | timeout 30 "$VMM" -m 64 -S -kernel "$B/tests/guest/hello.elf" 2>&1)
+rc=$?
+echo "$out"
+[ $rc -eq 0 ] || { echo "FAIL: mux quit exited $rc"; exit 1; }
+echo "$out" | grep -q 'CPU #0' || { echo "FAIL: no info cpus through the mux"; exit 1; }
 echo ok
