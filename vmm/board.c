@@ -95,7 +95,13 @@ int board_init(struct machine *m, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot register legacy ports");
 		return -1;
 	}
-	/* PC platform: rtc_new(), PCI, IDE, fw_cfg go here. */
+	m->rtc = rtc_new(&m->host);
+	if (!m->rtc) {
+		snprintf(err, errlen, "cannot create the CMOS RTC");
+		return -1;
+	}
+	rtc_set_pc_config(m->rtc, m->layout.below_4g, m->layout.above_4g, m->ncpus);
+	/* PC platform: PCI, IDE, fw_cfg go here. */
 	if (add_serials(m, err, errlen) < 0 || add_monitor(m, err, errlen) < 0)
 		return -1;
 	for (unsigned i = 0; i < m->cfg->n_devices; i++) {

@@ -294,6 +294,7 @@ void machine_destroy(struct machine *m)
 	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++)
 		debug_exit_free(m->debug_exit[i]);
 	i8042_free(m->i8042);
+	rtc_free(m->rtc);
 	kvm_vm_destroy(&m->vm);
 	kvm_close(&m->sys);
 	if (m->ram)

@@ -103,6 +103,7 @@ struct machine {
 	struct monitor *monitor[2]; /* on -monitor, on the mon:stdio mux */
 	struct debug_exit *debug_exit[CLI_MAX_DEVICES];
 	struct i8042 *i8042;
+	struct rtc *rtc;
 };
 
 /* ----------------------------------------------------------- machine.c */
