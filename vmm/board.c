@@ -3,6 +3,7 @@
  * devices/devices.h. */
 #include <stdio.h>
 
+#include "firmware/firmware.h"
 #include "vmm/chardev.h"
 #include "vmm/machine.h"
 #include "vmm/monitor.h"
@@ -69,6 +70,12 @@ static void debug_exit_fn(void *opaque, int status)
 	machine_request_exit(opaque, status);
 }
 
+/* ACPI S5 from the guest (Linux `poweroff`): a clean exit with status 0. */
+static void acpi_poweroff_fn(void *opaque)
+{
+	machine_request_exit(opaque, 0);
+}
+
 static void i8042_reset_fn(void *opaque)
 {
 	machine_request_reset(opaque);
@@ -101,6 +108,12 @@ int board_init(struct machine *m, char *err, size_t errlen)
 		return -1;
 	}
 	rtc_set_pc_config(m->rtc, m->layout.below_4g, m->layout.above_4g, m->ncpus);
+	/* The FADT built by firmware/acpi.c points the guest here. */
+	m->acpi_pm = acpi_pm_new(&m->host, ACPI_PM_BASE, ACPI_S5_SLP_TYP, acpi_poweroff_fn, m);
+	if (!m->acpi_pm) {
+		snprintf(err, errlen, "cannot create the ACPI PM block");
+		return -1;
+	}
 	/* PC platform: PCI, IDE, fw_cfg go here. */
 	if (add_serials(m, err, errlen) < 0 || add_monitor(m, err, errlen) < 0)
 		return -1;

@@ -295,6 +295,7 @@ void machine_destroy(struct machine *m)
 		debug_exit_free(m->debug_exit[i]);
 	i8042_free(m->i8042);
 	rtc_free(m->rtc);
+	acpi_pm_free(m->acpi_pm);
 	kvm_vm_destroy(&m->vm);
 	kvm_close(&m->sys);
 	if (m->ram)

@@ -104,6 +104,7 @@ struct machine {
 	struct debug_exit *debug_exit[CLI_MAX_DEVICES];
 	struct i8042 *i8042;
 	struct rtc *rtc;
+	struct acpi_pm *acpi_pm;
 };
 
 /* ----------------------------------------------------------- machine.c */
