@@ -12,6 +12,26 @@
 
 #define KERNEL_MAX_SIZE (1ull << 30)
 
+/* Multiboot has no tables of its own, so the VMM adds the MP table and
+ * ACPI (smp.elf needs one) after the image is loaded; the loader sees an
+ * e820 map with that page reserved, so modules never land on it. The Linux
+ * and PVH loaders do both themselves. */
+static int multiboot_with_tables(const struct boot_request *req, struct boot_cpu_state *cpu,
+				 char *err, size_t errlen)
+{
+	struct boot_request mb = *req;
+	struct e820_map e820;
+	int ret;
+
+	if (fw_e820_with_tables(req->e820, &e820) < 0)
+		return snprintf(err, errlen, "e820: too many entries"), -ENOSPC;
+	mb.e820 = &e820;
+	ret = multiboot_load(&mb, cpu, err, errlen);
+	if (ret)
+		return ret;
+	return fw_tables_build(req->mem, req->ncpus, NULL, err, errlen);
+}
+
 /* Tried in order; the first that does not answer -ENOEXEC wins.
  * Multiboot first: its header is searched for explicitly, while the
  * Linux and PVH loaders recognise their own formats. */
@@ -19,7 +39,7 @@ static const struct {
 	const char *name;
 	boot_loader_fn load;
 } loaders[] = {
-	{"multiboot", multiboot_load},
+	{"multiboot", multiboot_with_tables},
 	{"linux", linux_load},
 	{"pvh", pvh_load},
 };

@@ -336,11 +336,24 @@ static int parse_name(struct vmm_config *cfg, const struct cli_option *opt, cons
 	return 0;
 }
 
+static int parse_cpu(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+		     char *err, size_t errlen)
+{
+	char why[256];
+
+	if (cpu_spec_parse(val, &cfg->cpu, why, sizeof(why)) == 0)
+		return 0;
+	/* cpu_spec_parse names -cpu itself; cli_parse adds the name again. */
+	snprintf(err, errlen, "%s", strncmp(why, "-cpu: ", 6) ? why : why + 6);
+	return -1;
+}
+
 #define FIELD(f) offsetof(struct vmm_config, f)
 
 static const struct cli_option options[] = {
 	{"-m", "SIZE", parse_memory, 0, "guest RAM; a bare number is MiB (512, 512M, 2G)"},
 	{"-smp", "N", parse_smp, 0, "number of vCPUs (1-255)"},
+	{"-cpu", "MODEL[,+feat,-feat...]", parse_cpu, 0, "CPU model: vmm (default), kvm64, host"},
 	{"-kernel", "FILE", cli_parse_string, FIELD(kernel), "boot this kernel (multiboot, Linux)"},
 	{"-initrd", "FILE", cli_parse_string, FIELD(initrd), "initial ramdisk / multiboot modules"},
 	{"-append", "CMDLINE", cli_parse_string, FIELD(append), "kernel command line"},
@@ -406,6 +419,7 @@ static int check_stdio(const struct vmm_config *cfg, char *err, size_t errlen)
 int cli_parse(int argc, char **argv, struct vmm_config *cfg, char *err, size_t errlen)
 {
 	memset(cfg, 0, sizeof(*cfg));
+	cfg->cpu.model = CPU_MODEL_VMM; /* -cpu overrides */
 	for (int i = 1; i < argc; i++) {
 		const struct cli_option *opt = find_option(argv[i]);
 		const char *val = NULL;

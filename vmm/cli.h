@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "vmm/cpuid.h"
+
 #define CLI_MAX_SERIALS 4
 #define CLI_MAX_DEVICES 16
 #define CLI_MAX_SMP 255
@@ -55,6 +57,7 @@ struct vmm_config {
 	const char *name;
 	char name_buf[64];
 	bool help, version; /* --help / --version: print and exit 0 */
+	struct cpu_spec cpu; /* -cpu; default model vmm */
 };
 
 /* 0 with cfg filled (defaults applied); -1 with a one-line message in err

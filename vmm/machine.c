@@ -158,17 +158,9 @@ static int setup_cpuid(struct vcpu *v)
 {
 	struct kvm_cpuid2 *c = v->m->cpuid;
 
-	for (uint32_t i = 0; i < c->nent; i++) {
-		struct kvm_cpuid_entry2 *e = &c->entries[i];
-
-		if (e->function == 1) {
-			e->ebx = (e->ebx & 0x00ffffffu) | (v->kvm.id << 24);
-			/* Logical processor count: one thread per package. */
-			e->ebx = (e->ebx & 0xff00ffffu) | (1u << 16);
-		} else if (e->function == 0xb || e->function == 0x1f) {
-			e->edx = v->kvm.id; /* x2APIC ID */
-		}
-	}
+	/* Idempotent on the shared copy: the model and switches only clear or
+	 * set the same bits, the topology is rewritten for this vCPU. */
+	cpuid_apply(c, &v->m->cfg->cpu, v->kvm.id);
 	return kvm_vcpu_set_cpuid(&v->kvm, c);
 }
 

@@ -92,6 +92,36 @@ START_TEST(flags)
 }
 END_TEST
 
+START_TEST(cpu_models)
+{
+	ck_assert_int_eq(parse(NULL, NULL, NULL), 0);
+	ck_assert_int_eq(cfg.cpu.model, CPU_MODEL_VMM);
+	ck_assert_int_eq(parse("-cpu", "kvm64", NULL), 0);
+	ck_assert_int_eq(cfg.cpu.model, CPU_MODEL_KVM64);
+	ck_assert_int_eq(parse("-cpu", "host,-xsave,+popcnt", NULL), 0);
+	ck_assert_int_eq(cfg.cpu.model, CPU_MODEL_HOST);
+	ck_assert_uint_eq(cfg.cpu.nsw, 2);
+	ck_assert(!cfg.cpu.sw[0].on && cfg.cpu.sw[1].on);
+	ck_assert_int_eq(parse("--cpu", "vmm", NULL), 0);
+	ck_assert_int_eq(cfg.cpu.model, CPU_MODEL_VMM);
+}
+END_TEST
+
+START_TEST(cpu_bad_values)
+{
+	const char *bad[] = {"pentium9", "host,xsave", "host,+nosuchfeat", "kvm64,+"};
+
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_int_eq(parse("-cpu", bad[i], NULL), -1);
+		ck_assert_ptr_eq(strstr(err, "-cpu: "), err);
+		ck_assert_ptr_null(strstr(err + 1, "-cpu:")); /* named once */
+		ck_assert_ptr_null(strchr(err, '\n'));
+	}
+	ck_assert_int_eq(parse("-cpu", NULL, NULL), -1);
+	ck_assert_ptr_nonnull(strstr(err, "requires an argument"));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("vmm_cli");
@@ -104,6 +134,8 @@ int main(void)
 	tcase_add_test(tc, smp_and_devices);
 	tcase_add_test(tc, chardevs);
 	tcase_add_test(tc, flags);
+	tcase_add_test(tc, cpu_models);
+	tcase_add_test(tc, cpu_bad_values);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
