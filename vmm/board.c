@@ -1,7 +1,9 @@
 /* board.c — the PC board: every device, created in init order (kvmtool
  * style). Add a device with one line here and its constructor in
  * devices/devices.h. */
+#include <fcntl.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "firmware/firmware.h"
 #include "vmm/chardev.h"
@@ -95,6 +97,80 @@ static int add_monitor(struct machine *m, char *err, size_t errlen)
 	return 0;
 }
 
+static int open_disks(struct machine *m, char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++) {
+		const struct drive_spec *d = &m->cfg->drives[i];
+		struct block_opts o = {d->file, d->read_only, m->cfg->snapshot,
+				       (enum block_cache)d->cache};
+		char why[256];
+
+		if (!d->file)
+			continue;
+		m->disks[i] = block_open(&o, why, sizeof(why));
+		if (!m->disks[i]) {
+			snprintf(err, errlen, "disk %u (%s): %s", i, d->file, why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The debug console writes straight to a file descriptor. */
+static int open_debugcon(struct machine *m, char *err, size_t errlen)
+{
+	const struct chardev_spec *spec = &m->cfg->debugcon;
+	int fd = -1;
+
+	if (m->cfg->debugcon_given && spec->kind == CHARDEV_FILE) {
+		fd = open(spec->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			snprintf(err, errlen, "-debugcon: cannot open %s: %m", spec->path);
+			return -1;
+		}
+	} else if (m->cfg->debugcon_given && spec->kind == CHARDEV_STDIO) {
+		fd = STDOUT_FILENO;
+	}
+	m->debugcon_fd = fd;
+	m->debugcon = debugcon_new(&m->host, fd);
+	if (!m->debugcon) {
+		snprintf(err, errlen, "cannot register the debug console");
+		return -1;
+	}
+	return 0;
+}
+
+/* PCI host and ISA bridges, IDE with the -hda/-drive disks, fw_cfg for
+ * SeaBIOS, the CMOS bytes it reads and the 0x402 debug console. */
+static int add_pc_platform(struct machine *m, char *err, size_t errlen)
+{
+	struct pc_fw_config fw = {
+		.ram_size = m->cfg->ram_size,
+		.ncpus = m->ncpus,
+		.e820 = &m->e820,
+		.boot_order = m->cfg->boot_order,
+		.nographic = true,
+	};
+
+	if (fw.boot_order && boot_order_check(fw.boot_order, err, errlen) < 0)
+		return -1;
+	if (open_disks(m, err, errlen) < 0)
+		return -1;
+	m->pci = pci_bus_new(&m->host);
+	m->i440fx = m->pci ? i440fx_new(&m->host, m->pci, &m->mem_map) : NULL;
+	m->piix3 = m->i440fx ? piix3_new(&m->host, m->pci) : NULL;
+	m->ide = m->piix3 ? ide_new(&m->host, m->pci, m->disks) : NULL;
+	m->fw_cfg = m->ide ? fw_cfg_new(&m->host) : NULL;
+	if (!m->fw_cfg) {
+		snprintf(err, errlen, "cannot create the PCI, IDE and fw_cfg devices");
+		return -1;
+	}
+	if (pc_fw_cfg_setup(m->fw_cfg, &fw, err, errlen) < 0)
+		return -1;
+	pc_cmos_setup(m->rtc, &fw);
+	return open_debugcon(m, err, errlen);
+}
+
 int board_init(struct machine *m, char *err, size_t errlen)
 {
 	m->i8042 = i8042_new(&m->host, i8042_reset_fn, m);
@@ -114,7 +190,8 @@ int board_init(struct machine *m, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot create the ACPI PM block");
 		return -1;
 	}
-	/* PC platform: PCI, IDE, fw_cfg go here. */
+	if (add_pc_platform(m, err, errlen) < 0)
+		return -1;
 	if (add_serials(m, err, errlen) < 0 || add_monitor(m, err, errlen) < 0)
 		return -1;
 	for (unsigned i = 0; i < m->cfg->n_devices; i++) {

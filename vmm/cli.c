@@ -320,6 +320,152 @@ static int parse_device(struct vmm_config *cfg, const struct cli_option *opt, co
 	return 0;
 }
 
+/* ------------------------------------------------ disks and firmware */
+
+static int set_drive(struct vmm_config *cfg, unsigned index, const char *file, char *err,
+		     size_t errlen)
+{
+	struct drive_spec *d = &cfg->drives[index];
+
+	if (!*file) {
+		snprintf(err, errlen, "empty file name");
+		return -1;
+	}
+	if (strlen(file) >= sizeof(d->file_buf)) {
+		snprintf(err, errlen, "file name too long");
+		return -1;
+	}
+	strcpy(d->file_buf, file);
+	d->file = d->file_buf;
+	return 0;
+}
+
+/* -hda..-hdd: the row's offset is the IDE index. */
+static int parse_hdx(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+		     char *err, size_t errlen)
+{
+	return set_drive(cfg, (unsigned)opt->offset, val, err, errlen);
+}
+
+static int drive_prop(struct drive_spec *d, const char *key, const char *val, char *err,
+		      size_t errlen)
+{
+	static const char *const caches[] = {"writeback", "writethrough", "unsafe"};
+
+	if (!strcmp(key, "format") || !strcmp(key, "if")) {
+		if (strcmp(val, !strcmp(key, "format") ? "raw" : "ide")) {
+			snprintf(err, errlen, "unsupported %s '%s' (only %s)", key, val,
+				 !strcmp(key, "format") ? "raw" : "ide");
+			return -1;
+		}
+	} else if (!strcmp(key, "readonly")) {
+		if (strcmp(val, "on") && strcmp(val, "off")) {
+			snprintf(err, errlen, "readonly must be on or off, not '%s'", val);
+			return -1;
+		}
+		d->read_only = !strcmp(val, "on");
+	} else if (!strcmp(key, "cache")) {
+		for (unsigned i = 0; i < 3; i++)
+			if (!strcmp(val, caches[i])) {
+				d->cache = (enum drive_cache)i;
+				return 0;
+			}
+		if (strcmp(val, "none") && strcmp(val, "directsync")) {
+			snprintf(err, errlen, "unknown cache mode '%s'", val);
+			return -1;
+		}
+		d->cache = DRIVE_CACHE_WRITETHROUGH;
+	} else {
+		snprintf(err, errlen, "unknown parameter '%s' (file, format, if, index, readonly, cache)",
+			 key);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_drive(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+		       char *err, size_t errlen)
+{
+	char buf[512], *save = NULL, *tok;
+	struct drive_spec d = {0};
+	const char *file = NULL;
+	uint64_t index = CLI_MAX_DRIVES;
+
+	if (strlen(val) >= sizeof(buf)) {
+		snprintf(err, errlen, "value too long");
+		return -1;
+	}
+	strcpy(buf, val);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+
+		if (!eq) {
+			snprintf(err, errlen, "expected key=value, got '%s'", tok);
+			return -1;
+		}
+		*eq = 0;
+		if (!strcmp(tok, "file")) {
+			file = eq + 1;
+		} else if (!strcmp(tok, "index")) {
+			if (parse_u64(eq + 1, &index) < 0 || index >= CLI_MAX_DRIVES) {
+				snprintf(err, errlen, "index must be 0 to %d, not '%s'",
+					 CLI_MAX_DRIVES - 1, eq + 1);
+				return -1;
+			}
+		} else if (drive_prop(&d, tok, eq + 1, err, errlen) < 0) {
+			return -1;
+		}
+	}
+	if (!file) {
+		snprintf(err, errlen, "needs file=PATH");
+		return -1;
+	}
+	if (index == CLI_MAX_DRIVES) /* first free slot, as QEMU does */
+		for (index = 0; index < CLI_MAX_DRIVES && cfg->drives[index].file; index++)
+			;
+	if (index == CLI_MAX_DRIVES) {
+		snprintf(err, errlen, "no free IDE slot");
+		return -1;
+	}
+	cfg->drives[index].read_only = d.read_only;
+	cfg->drives[index].cache = d.cache;
+	return set_drive(cfg, (unsigned)index, file, err, errlen);
+}
+
+static int parse_boot(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+		      char *err, size_t errlen)
+{
+	const char *order = !strncmp(val, "order=", 6) ? val + 6 : val;
+	size_t len = strcspn(order, ",");
+
+	if (!len || len >= sizeof(cfg->boot_order_buf)) {
+		snprintf(err, errlen, "invalid boot order '%s' (letters c, d, n)", val);
+		return -1;
+	}
+	memcpy(cfg->boot_order_buf, order, len);
+	cfg->boot_order_buf[len] = 0;
+	for (size_t i = 0; i < len; i++)
+		if (!strchr("cdn", order[i])) {
+			snprintf(err, errlen, "invalid boot device '%c' (letters c, d, n)", order[i]);
+			return -1;
+		}
+	cfg->boot_order = cfg->boot_order_buf;
+	return 0;
+}
+
+static int parse_debugcon(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+			  char *err, size_t errlen)
+{
+	cfg->debugcon_given = true;
+	if (cli_parse_chardev(val, false, &cfg->debugcon, err, errlen) < 0)
+		return -1;
+	if (cfg->debugcon.kind == CHARDEV_UNIX) {
+		snprintf(err, errlen, "use file:PATH, stdio, null or none");
+		return -1;
+	}
+	return 0;
+}
+
 /* --------------------------------------------------------- the rest */
 
 static int parse_name(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
@@ -366,6 +512,16 @@ static const struct cli_option options[] = {
 	{"-no-reboot", NULL, cli_parse_flag, FIELD(no_reboot), "exit instead of rebooting"},
 	{"-S", NULL, cli_parse_flag, FIELD(start_paused), "start paused (monitor `cont` runs)"},
 	{"-name", "NAME", parse_name, 0, "guest name (thread and window titles)"},
+	{"-hda", "FILE", parse_hdx, 0, "raw disk image on IDE primary master"},
+	{"-hdb", "FILE", parse_hdx, 1, "raw disk image on IDE primary slave"},
+	{"-hdc", "FILE", parse_hdx, 2, "raw disk image on IDE secondary master"},
+	{"-hdd", "FILE", parse_hdx, 3, "raw disk image on IDE secondary slave"},
+	{"-drive", "file=F,...", parse_drive, 0,
+	 "disk: file=F,format=raw,if=ide,index=N[,readonly=on][,cache=MODE]"},
+	{"-snapshot", NULL, cli_parse_flag, FIELD(snapshot), "disk writes go to a temporary overlay"},
+	{"-bios", "FILE", cli_parse_string, FIELD(bios), "firmware image (default: SeaBIOS)"},
+	{"-boot", "order=DRIVES", parse_boot, 0, "firmware boot order: c disk, d CD-ROM, n network"},
+	{"-debugcon", "DEV", parse_debugcon, 0, "port 0x402 debug console: file:PATH, stdio, null"},
 	{"-help", NULL, cli_parse_flag, FIELD(help), "print this help and exit"},
 	{"-h", NULL, cli_parse_flag, FIELD(help), NULL},
 	{"-version", NULL, cli_parse_flag, FIELD(version), "print the version and exit"},
@@ -406,10 +562,11 @@ static int check_stdio(const struct vmm_config *cfg, char *err, size_t errlen)
 {
 	unsigned users = cfg->monitor_given && uses_stdio(&cfg->monitor);
 
+	users += cfg->debugcon_given && uses_stdio(&cfg->debugcon);
 	for (unsigned i = 0; i < cfg->n_serial; i++)
 		users += uses_stdio(&cfg->serial[i]);
 	if (users > 1) {
-		snprintf(err, errlen, "-serial/-monitor: stdio used by more than one device "
+		snprintf(err, errlen, "-serial/-monitor/-debugcon: stdio used by more than one device "
 			 "(use -serial mon:stdio to share it)");
 		return -1;
 	}

@@ -17,6 +17,7 @@
 #define CLI_MAX_SERIALS 4
 #define CLI_MAX_DEVICES 16
 #define CLI_MAX_SMP 255
+#define CLI_MAX_DRIVES 4 /* IDE: index = channel * 2 + slave */
 
 /* A character device spec: -serial, -monitor. */
 enum chardev_kind {
@@ -41,6 +42,16 @@ struct device_spec {
 	uint16_t iobase, iosize;
 };
 
+/* -hda..-hdd, -drive: a raw image on an IDE slot. */
+enum drive_cache { DRIVE_CACHE_WRITEBACK, DRIVE_CACHE_WRITETHROUGH, DRIVE_CACHE_UNSAFE };
+
+struct drive_spec {
+	const char *file; /* NULL: the slot is empty */
+	bool read_only;
+	enum drive_cache cache;
+	char file_buf[256];
+};
+
 struct vmm_config {
 	uint64_t ram_size; /* bytes */
 	unsigned smp;
@@ -58,6 +69,13 @@ struct vmm_config {
 	char name_buf[64];
 	bool help, version; /* --help / --version: print and exit 0 */
 	struct cpu_spec cpu; /* -cpu; default model vmm */
+	struct drive_spec drives[CLI_MAX_DRIVES];
+	bool snapshot;
+	const char *bios;	/* NULL: SEABIOS_DEFAULT_PATH */
+	const char *boot_order; /* -boot order=; NULL: "cdn" */
+	char boot_order_buf[16];
+	struct chardev_spec debugcon;
+	bool debugcon_given;
 };
 
 /* 0 with cfg filled (defaults applied); -1 with a one-line message in err

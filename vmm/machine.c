@@ -288,7 +288,18 @@ void machine_destroy(struct machine *m)
 	i8042_free(m->i8042);
 	rtc_free(m->rtc);
 	acpi_pm_free(m->acpi_pm);
+	debugcon_free(m->debugcon);
+	if (m->debugcon_fd > STDERR_FILENO)
+		close(m->debugcon_fd);
+	fw_cfg_free(m->fw_cfg);
+	ide_free(m->ide);
+	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++)
+		block_close(m->disks[i]);
+	piix3_free(m->piix3);
+	i440fx_free(m->i440fx);
+	pci_bus_free(m->pci);
 	kvm_vm_destroy(&m->vm);
+	bios_free(&m->bios);
 	kvm_close(&m->sys);
 	if (m->ram)
 		munmap(m->ram, m->ram_map_size);

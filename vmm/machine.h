@@ -105,6 +105,16 @@ struct machine {
 	struct i8042 *i8042;
 	struct rtc *rtc;
 	struct acpi_pm *acpi_pm;
+	/* PC platform (firmware boot). */
+	struct pci_bus *pci;
+	struct i440fx *i440fx;
+	struct piix3 *piix3;
+	struct block_dev *disks[IDE_MAX_DRIVES];
+	struct ide *ide;
+	struct fw_cfg *fw_cfg;
+	int debugcon_fd; /* ours to close when > 2 */
+	struct debugcon *debugcon;
+	struct bios_image bios;
 };
 
 /* ----------------------------------------------------------- machine.c */

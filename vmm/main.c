@@ -14,6 +14,16 @@ static int fail(const char *msg)
 	return 1;
 }
 
+/* No -kernel: SeaBIOS (or -bios FILE) from the reset vector. */
+static int load_firmware(struct machine *m, char *err, size_t errlen)
+{
+	if (bios_load(m->cfg->bios, &m->bios, err, errlen) < 0 ||
+	    bios_map(&m->bios, &m->mem_map, m->i440fx, err, errlen) < 0)
+		return -1;
+	m->boot.mode = BOOT_MODE_RESET;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char err[512];
@@ -29,12 +39,11 @@ int main(int argc, char **argv)
 		printf("vmm version %s\n", VMM_VERSION);
 		return 0;
 	}
-	if (!cfg.kernel)
-		return fail("no -kernel given (firmware boot is not wired in yet)");
 	signal(SIGPIPE, SIG_IGN);
 	if (machine_init(&machine, &cfg, err, sizeof(err)) < 0 ||
 	    board_init(&machine, err, sizeof(err)) < 0 ||
-	    boot_load_kernel(&machine, err, sizeof(err)) < 0) {
+	    (cfg.kernel ? boot_load_kernel(&machine, err, sizeof(err))
+			: load_firmware(&machine, err, sizeof(err))) < 0) {
 		machine_destroy(&machine);
 		return fail(err);
 	}
