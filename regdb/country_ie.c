@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* 802.11d Country element: built from a domain's 20 MHz channels, parsed strictly. */
+#include "regdb/internal.h"
 #include "regdb/regdb.h"
 
 #include <stdarg.h>
@@ -16,20 +17,6 @@ static const struct band bands[] = {
 	{ 36, 177, 4, 5000 },
 };
 
-static int ie_fail(struct regdb_error *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int ie_fail(struct regdb_error *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err) {
-		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 /* Max EIRP in dBm of the rule holding the 20 MHz channel, or INT32_MIN. */
 static int32_t chan_power(const struct regdb_domain *d, uint32_t center_mhz)
@@ -97,16 +84,16 @@ static int check_subband(const struct regdb_country_triplet *t, unsigned int pre
 			 struct regdb_error *err)
 {
 	if (!t->n_chans)
-		return ie_fail(err, "country IE: triplet at channel %u has no channels",
+		return regdb_fail(err, "country IE: triplet at channel %u has no channels",
 			       t->first_chan);
 	if (t->first_chan <= 14 && last_chan(t) > 14)
-		return ie_fail(err, "country IE: 2.4 GHz triplet %u+%u runs past channel 14",
+		return regdb_fail(err, "country IE: 2.4 GHz triplet %u+%u runs past channel 14",
 			       t->first_chan, t->n_chans);
 	if (t->first_chan > 14 && last_chan(t) > 200)
-		return ie_fail(err, "country IE: triplet %u+%u runs past channel 200",
+		return regdb_fail(err, "country IE: triplet %u+%u runs past channel 200",
 			       t->first_chan, t->n_chans);
 	if (prev_last && t->first_chan <= prev_last)
-		return ie_fail(err, "country IE: triplet at channel %u overlaps or is out of order",
+		return regdb_fail(err, "country IE: triplet at channel %u overlaps or is out of order",
 			       t->first_chan);
 	return 0;
 }
@@ -120,24 +107,24 @@ int regdb_country_ie_parse(const uint8_t *ie, size_t len, struct regdb_country_i
 			   struct regdb_error *err)
 {
 	if (len < 2 || ie[0] != REGDB_EID_COUNTRY)
-		return ie_fail(err, "country IE: not element ID 7");
+		return regdb_fail(err, "country IE: not element ID 7");
 	if ((size_t)ie[1] + 2 != len)
-		return ie_fail(err, "country IE: length %u but %zu bytes given", ie[1], len - 2);
+		return regdb_fail(err, "country IE: length %u but %zu bytes given", ie[1], len - 2);
 	const uint8_t *b = ie + 2;
 	size_t n = ie[1];
 
 	if (n < 3)
-		return ie_fail(err, "country IE: too short (%zu bytes) for a country string", n);
+		return regdb_fail(err, "country IE: too short (%zu bytes) for a country string", n);
 	if (b[0] < 'A' || b[0] > 'Z' || b[1] < 'A' || b[1] > 'Z')
-		return ie_fail(err, "country IE: bad country code 0x%02x%02x", b[0], b[1]);
+		return regdb_fail(err, "country IE: bad country code 0x%02x%02x", b[0], b[1]);
 	if (!valid_env((char)b[2]))
-		return ie_fail(err, "country IE: bad environment 0x%02x", b[2]);
+		return regdb_fail(err, "country IE: bad environment 0x%02x", b[2]);
 	size_t rest = n - 3;
 
 	if (rest % 3 == 1 && b[n - 1] == 0)
 		rest--; /* pad byte */
 	if (rest % 3)
-		return ie_fail(err, "country IE: %zu trailing bytes are not whole triplets", rest);
+		return regdb_fail(err, "country IE: %zu trailing bytes are not whole triplets", rest);
 	memset(out, 0, sizeof(*out));
 	out->alpha2[0] = (char)b[0];
 	out->alpha2[1] = (char)b[1];
@@ -148,7 +135,7 @@ int regdb_country_ie_parse(const uint8_t *ie, size_t len, struct regdb_country_i
 		struct regdb_country_triplet *t = &out->t[out->n];
 
 		if (out->n == REGDB_IE_MAX_TRIPLETS)
-			return ie_fail(err, "country IE: too many triplets");
+			return regdb_fail(err, "country IE: too many triplets");
 		t->first_chan = b[off];
 		t->n_chans = b[off + 1];
 		t->max_power_dbm = (int8_t)b[off + 2];

@@ -8,6 +8,7 @@
  * [be16 cac seconds, be16 wmm pointer]} and 32-byte WMM rules.
  * Pointers count 4-byte units. Every offset is checked against the size.
  */
+#include "regdb/internal.h"
 #include "regdb/regdb.h"
 
 #include <errno.h>
@@ -44,20 +45,6 @@ struct reader {
 	struct regdb_error *err;
 };
 
-static int fail(struct regdb_error *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int fail(struct regdb_error *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err) {
-		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 static uint16_t be16(const uint8_t *p)
 {
@@ -88,7 +75,7 @@ static int read_wmm(const struct reader *r, const char *cc, uint16_t ptr, struct
 	const uint8_t *p = at(r, off, FWDB_WMM_LEN);
 
 	if (!p)
-		return fail(r->err, "country %s: WMM rule at 0x%zx beyond end of file (%zu bytes)",
+		return regdb_fail(r->err, "country %s: WMM rule at 0x%zx beyond end of file (%zu bytes)",
 			    cc, off, r->len);
 	for (int i = 0; i < 8; i++, p += 4) {
 		struct regdb_wmm_ac *ac = i < 4 ? &w->client[i] : &w->ap[i - 4];
@@ -98,7 +85,7 @@ static int read_wmm(const struct reader *r, const char *cc, uint16_t ptr, struct
 		ac->aifsn = p[1];
 		ac->cot_ms = be16(p + 2);
 		if (ac->cw_min >= ac->cw_max || ac->aifsn < 1)
-			return fail(r->err, "country %s: invalid WMM rule at 0x%zx", cc, off);
+			return regdb_fail(r->err, "country %s: invalid WMM rule at 0x%zx", cc, off);
 	}
 	return 0;
 }
@@ -121,16 +108,16 @@ static int read_rule(const struct reader *r, const char *cc, uint16_t ptr, struc
 	const uint8_t *p = at(r, off, 1);
 
 	if (!p || off < r->index_end)
-		return fail(r->err, "country %s: rule pointer 0x%zx outside the data area (file %zu bytes)",
+		return regdb_fail(r->err, "country %s: rule pointer 0x%zx outside the data area (file %zu bytes)",
 			    cc, off, r->len);
 	if (p[0] != FWDB_RULE_LEN && p[0] != FWDB_RULE_EXT_LEN)
-		return fail(r->err, "country %s: rule at 0x%zx has length %u (want 16 or 20)", cc,
+		return regdb_fail(r->err, "country %s: rule at 0x%zx has length %u (want 16 or 20)", cc,
 			    off, p[0]);
 	p = at(r, off, p[0]);
 	if (!p)
-		return fail(r->err, "country %s: rule at 0x%zx truncated", cc, off);
+		return regdb_fail(r->err, "country %s: rule at 0x%zx truncated", cc, off);
 	if (p[1] & ~FWDB_ALL)
-		return fail(r->err, "country %s: rule at 0x%zx has unknown flags 0x%02x", cc, off,
+		return regdb_fail(r->err, "country %s: rule at 0x%zx has unknown flags 0x%02x", cc, off,
 			    p[1]);
 	rule->flags = map_flags(p[1]);
 	rule->max_eirp_mbm = be16(p + 2);
@@ -138,7 +125,7 @@ static int read_rule(const struct reader *r, const char *cc, uint16_t ptr, struc
 	rule->end_khz = be32(p + 8);
 	rule->max_bw_khz = be32(p + 12);
 	if (rule->start_khz >= rule->end_khz || rule->max_bw_khz == 0)
-		return fail(r->err, "country %s: rule at 0x%zx has an empty range %u-%u @ %u kHz",
+		return regdb_fail(r->err, "country %s: rule at 0x%zx has an empty range %u-%u @ %u kHz",
 			    cc, off, rule->start_khz, rule->end_khz, rule->max_bw_khz);
 	if (p[0] < FWDB_RULE_EXT_LEN)
 		return 0;
@@ -155,21 +142,21 @@ static int read_collection(const struct reader *r, const uint8_t *entry,
 	const uint8_t *c = at(r, off, 3);
 
 	if (!c || off < r->index_end)
-		return fail(r->err, "country %s: collection pointer 0x%zx outside the data area (file %zu bytes)",
+		return regdb_fail(r->err, "country %s: collection pointer 0x%zx outside the data area (file %zu bytes)",
 			    cc, off, r->len);
 	if (c[0] < 3)
-		return fail(r->err, "country %s: collection header length %u < 3", cc, c[0]);
+		return regdb_fail(r->err, "country %s: collection header length %u < 3", cc, c[0]);
 	if (c[2] > REGDB_DFS_JP)
-		return fail(r->err, "country %s: unknown DFS region %u", cc, c[2]);
+		return regdb_fail(r->err, "country %s: unknown DFS region %u", cc, c[2]);
 	size_t ptrs = off + ((c[0] + 1u) & ~1u);
 	const uint8_t *rp = at(r, ptrs, (size_t)c[1] * 2);
 
 	if (!rp)
-		return fail(r->err, "country %s: %u rule pointers run past end of file", cc, c[1]);
+		return regdb_fail(r->err, "country %s: %u rule pointers run past end of file", cc, c[1]);
 	struct regdb_domain *d = regdb_domain_new(cc, c[2], c[1]);
 
 	if (!d)
-		return fail(r->err, "out of memory");
+		return regdb_fail(r->err, "out of memory");
 	for (unsigned int i = 0; i < c[1]; i++) {
 		if (read_rule(r, cc, be16(rp + 2 * i), &d->rules[i])) {
 			free(d);
@@ -196,15 +183,15 @@ static int scan_index(struct reader *r, size_t *count)
 		const uint8_t *e = at(r, off, 4);
 
 		if (!e)
-			return fail(r->err, "country index runs past end of file (%zu bytes, no terminator)",
+			return regdb_fail(r->err, "country index runs past end of file (%zu bytes, no terminator)",
 				    r->len);
 		if (!be16(e + 2))
 			break;
 		if (!valid_alpha2(e))
-			return fail(r->err, "country index entry %zu: invalid alpha2 0x%02x%02x", n,
+			return regdb_fail(r->err, "country index entry %zu: invalid alpha2 0x%02x%02x", n,
 				    e[0], e[1]);
 		if (n && memcmp(e - 4, e, 2) >= 0)
-			return fail(r->err, "country index not sorted: %c%c after %c%c", e[0], e[1],
+			return regdb_fail(r->err, "country index not sorted: %c%c after %c%c", e[0], e[1],
 				    e[-4], e[-3]);
 	}
 	r->index_end = off + 4;
@@ -228,11 +215,11 @@ int regdb_db_parse(const void *buf, size_t len, struct regdb_db **out, struct re
 	size_t n = 0;
 
 	if (len < FWDB_HDR_LEN)
-		return fail(err, "file too short for a header (%zu bytes)", len);
+		return regdb_fail(err, "file too short for a header (%zu bytes)", len);
 	if (be32(r.p) != FWDB_MAGIC)
-		return fail(err, "bad magic 0x%08x (not a regulatory.db)", be32(r.p));
+		return regdb_fail(err, "bad magic 0x%08x (not a regulatory.db)", be32(r.p));
 	if (be32(r.p + 4) != FWDB_VERSION)
-		return fail(err, "unsupported format version %u (want %u)", be32(r.p + 4),
+		return regdb_fail(err, "unsupported format version %u (want %u)", be32(r.p + 4),
 			    FWDB_VERSION);
 	if (scan_index(&r, &n))
 		return -1;
@@ -240,7 +227,7 @@ int regdb_db_parse(const void *buf, size_t len, struct regdb_db **out, struct re
 
 	if (!db || !(db->domains = calloc(n ? n : 1, sizeof(*db->domains)))) {
 		free(db);
-		return fail(err, "out of memory");
+		return regdb_fail(err, "out of memory");
 	}
 	for (size_t i = 0; i < n; i++, db->n++) {
 		if (read_collection(&r, r.p + FWDB_HDR_LEN + 4 * i, &db->domains[i])) {
@@ -259,13 +246,13 @@ int regdb_db_load(const char *path, struct regdb_db **out, struct regdb_error *e
 	size_t len = 0, cap = 0;
 
 	if (!f)
-		return fail(err, "%s: %s", path, strerror(errno));
+		return regdb_fail(err, "%s: %s", path, strerror(errno));
 	for (;;) {
 		if (len == cap) {
 			if (cap >= (64u << 20)) {
 				fclose(f);
 				free(buf);
-				return fail(err, "%s: file larger than 64 MiB", path);
+				return regdb_fail(err, "%s: file larger than 64 MiB", path);
 			}
 			cap = cap ? 2 * cap : 16384;
 			uint8_t *nb = realloc(buf, cap);
@@ -273,7 +260,7 @@ int regdb_db_load(const char *path, struct regdb_db **out, struct regdb_error *e
 			if (!nb) {
 				fclose(f);
 				free(buf);
-				return fail(err, "out of memory");
+				return regdb_fail(err, "out of memory");
 			}
 			buf = nb;
 		}
@@ -288,7 +275,7 @@ int regdb_db_load(const char *path, struct regdb_db **out, struct regdb_error *e
 	fclose(f);
 	if (bad) {
 		free(buf);
-		return fail(err, "%s: read error", path);
+		return regdb_fail(err, "%s: read error", path);
 	}
 	int rc = regdb_db_parse(buf, len, out, err);
 
@@ -298,7 +285,7 @@ int regdb_db_load(const char *path, struct regdb_db **out, struct regdb_error *e
 
 		memcpy(tmp, err->msg, sizeof(tmp));
 		tmp[sizeof(tmp) - 1] = '\0';
-		fail(err, "%.80s: %.160s", path, tmp);
+		regdb_fail(err, "%.80s: %.160s", path, tmp);
 	}
 	return rc;
 }
@@ -337,7 +324,7 @@ struct regdb_db *regdb_db_new(struct regdb_domain **domains, size_t n, struct re
 
 	for (size_t i = 1; db && i < n; i++) {
 		if (memcmp(domains[i - 1]->alpha2, domains[i]->alpha2, 2) >= 0) {
-			fail(err, "domains not sorted: %s after %s", domains[i]->alpha2,
+			regdb_fail(err, "domains not sorted: %s after %s", domains[i]->alpha2,
 			     domains[i - 1]->alpha2);
 			free(db);
 			db = NULL;
@@ -348,7 +335,7 @@ struct regdb_db *regdb_db_new(struct regdb_domain **domains, size_t n, struct re
 			free(domains[i]);
 		free(domains);
 		if (err && !err->msg[0])
-			fail(err, "out of memory");
+			regdb_fail(err, "out of memory");
 		return NULL;
 	}
 	db->domains = domains;

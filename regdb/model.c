@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* regdb model: the one flag-name table, region names, domain helpers. */
+#include "regdb/internal.h"
 #include "regdb/regdb.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,4 +102,16 @@ struct regdb_domain *regdb_domain_dup(const struct regdb_domain *d)
 	if (c)
 		memcpy(c, d, size);
 	return c;
+}
+
+int regdb_fail(struct regdb_error *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err) {
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return -1;
 }
