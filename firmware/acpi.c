@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "firmware/firmware.h"
+#include "firmware/le.h"
 
 #define SDT_HDR_LEN 36
 #define RSDP_LEN 36
@@ -31,24 +32,6 @@ struct acpi_buf {
 	size_t len, used;
 	uint32_t gpa;
 };
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = v & 0xff;
-	p[1] = v >> 8;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, v & 0xffff);
-	put16(p + 2, v >> 16);
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, v & 0xffffffffu);
-	put32(p + 4, v >> 32);
-}
 
 /* Reserve n bytes aligned to align; NULL when the buffer is full. */
 static uint8_t *take(struct acpi_buf *b, size_t n, size_t align)
@@ -76,13 +59,13 @@ static uint8_t *sdt(struct acpi_buf *b, const char sig[4], size_t len, uint8_t r
 	if (!t)
 		return NULL;
 	memcpy(t, sig, 4);
-	put32(t + 4, len);
+	put_le32(t + 4, len);
 	t[8] = rev;
 	memcpy(t + 10, "VMM   ", 6);	/* OEM id */
 	memcpy(t + 16, "VMMPC   ", 8);	/* OEM table id */
-	put32(t + 24, 1);
+	put_le32(t + 24, 1);
 	memcpy(t + 28, "VMM ", 4);	/* creator id */
-	put32(t + 32, 1);
+	put_le32(t + 32, 1);
 	return t;
 }
 
@@ -110,7 +93,7 @@ static uint8_t *build_facs(struct acpi_buf *b)
 	if (!t)
 		return NULL;
 	memcpy(t, "FACS", 4);
-	put32(t + 4, FACS_LEN);
+	put_le32(t + 4, FACS_LEN);
 	t[32] = 2;			/* version */
 	return t;
 }
@@ -121,20 +104,20 @@ static uint8_t *build_fadt(struct acpi_buf *b, uint32_t facs, uint32_t dsdt)
 
 	if (!t)
 		return NULL;
-	put32(t + 36, facs);
-	put32(t + 40, dsdt);
-	put16(t + 46, ACPI_SCI_IRQ);
+	put_le32(t + 36, facs);
+	put_le32(t + 40, dsdt);
+	put_le16(t + 46, ACPI_SCI_IRQ);
 	/* SMI_CMD (48) stays 0: the machine is always in ACPI mode. */
-	put32(t + 56, ACPI_PM_BASE);	/* PM1a_EVT_BLK */
-	put32(t + 64, ACPI_PM_BASE + 4); /* PM1a_CNT_BLK */
+	put_le32(t + 56, ACPI_PM_BASE);	/* PM1a_EVT_BLK */
+	put_le32(t + 64, ACPI_PM_BASE + 4); /* PM1a_CNT_BLK */
 	t[88] = 4;			/* PM1_EVT_LEN */
 	t[89] = 2;			/* PM1_CNT_LEN */
-	put16(t + 96, 101);		/* P_LVL2_LAT > 100: no C2 */
-	put16(t + 98, 1001);		/* P_LVL3_LAT > 1000: no C3 */
-	put16(t + 109, 0);		/* IAPC_BOOT_ARCH: no legacy devices, no 8042 */
+	put_le16(t + 96, 101);		/* P_LVL2_LAT > 100: no C2 */
+	put_le16(t + 98, 1001);		/* P_LVL3_LAT > 1000: no C3 */
+	put_le16(t + 109, 0);		/* IAPC_BOOT_ARCH: no legacy devices, no 8042 */
 	/* WBINVD works, PROC_C1, power and sleep buttons are not fixed. */
-	put32(t + 112, (1u << 0) | (1u << 2) | (1u << 4) | (1u << 5));
-	put64(t + 140, dsdt);		/* X_DSDT */
+	put_le32(t + 112, (1u << 0) | (1u << 2) | (1u << 4) | (1u << 5));
+	put_le64(t + 140, dsdt);		/* X_DSDT */
 	sdt_done(t, FADT_LEN);
 	return t;
 }
@@ -147,26 +130,26 @@ static uint8_t *build_madt(struct acpi_buf *b, unsigned ncpus)
 
 	if (!t)
 		return NULL;
-	put32(t + 36, FW_LAPIC_GPA);
-	put32(t + 40, 1);		/* PCAT_COMPAT: dual 8259s present */
+	put_le32(t + 36, FW_LAPIC_GPA);
+	put_le32(t + 40, 1);		/* PCAT_COMPAT: dual 8259s present */
 	p = t + 44;
 	for (unsigned i = 0; i < ncpus; i++, p += MADT_LAPIC_LEN) {
 		p[0] = 0;		/* processor local APIC */
 		p[1] = MADT_LAPIC_LEN;
 		p[2] = i;		/* ACPI processor UID */
 		p[3] = i;		/* APIC id */
-		put32(p + 4, 1);	/* enabled */
+		put_le32(p + 4, 1);	/* enabled */
 	}
 	p[0] = 1;			/* I/O APIC, id ncpus, GSI base 0 */
 	p[1] = MADT_IOAPIC_LEN;
 	p[2] = ncpus;
-	put32(p + 4, FW_IOAPIC_GPA);
+	put_le32(p + 4, FW_IOAPIC_GPA);
 	p += MADT_IOAPIC_LEN;
 	p[0] = 2;			/* interrupt source override: the SCI */
 	p[1] = MADT_ISO_LEN;
 	p[3] = ACPI_SCI_IRQ;		/* ISA bus 0, IRQ 9 -> GSI 9 */
-	put32(p + 4, ACPI_SCI_IRQ);
-	put16(p + 8, 0x000d);		/* active high, level triggered */
+	put_le32(p + 4, ACPI_SCI_IRQ);
+	put_le16(p + 8, 0x000d);		/* active high, level triggered */
 	p += MADT_ISO_LEN;
 	p[0] = 4;			/* local APIC NMI: all CPUs, LINT1 */
 	p[1] = MADT_NMI_LEN;
@@ -186,9 +169,9 @@ static uint8_t *build_xsdt(struct acpi_buf *b, const uint32_t *ents, unsigned n,
 		return NULL;
 	for (unsigned i = 0; i < n; i++) {
 		if (wide)
-			put64(t + SDT_HDR_LEN + i * 8, ents[i]);
+			put_le64(t + SDT_HDR_LEN + i * 8, ents[i]);
 		else
-			put32(t + SDT_HDR_LEN + i * 4, ents[i]);
+			put_le32(t + SDT_HDR_LEN + i * 4, ents[i]);
 	}
 	sdt_done(t, len);
 	return t;
@@ -221,9 +204,9 @@ int acpi_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus)
 	memcpy(rsdp, "RSD PTR ", 8);
 	memcpy(rsdp + 9, "VMM   ", 6);
 	rsdp[15] = 2;			/* ACPI 2.0+ */
-	put32(rsdp + 16, gpa_of(&b, rsdt));
-	put32(rsdp + 20, RSDP_LEN);
-	put64(rsdp + 24, gpa_of(&b, xsdt));
+	put_le32(rsdp + 16, gpa_of(&b, rsdt));
+	put_le32(rsdp + 20, RSDP_LEN);
+	put_le64(rsdp + 24, gpa_of(&b, xsdt));
 	rsdp[8] = fw_checksum(rsdp, 20);
 	rsdp[32] = fw_checksum(rsdp, RSDP_LEN);
 	return b.used;

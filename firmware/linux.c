@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "firmware/firmware.h"
+#include "firmware/le.h"
 
 /* Setup header fields, as offsets into the file and the zero page. */
 #define HDR_SETUP_SECTS 0x1f1
@@ -183,11 +184,6 @@ static int write_page_tables(struct guest_mem *mem)
 	return 0;
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);	/* x86 hosts only: KVM on x86 */
-}
-
 static void fill_e820(uint8_t *bp, const struct e820_map *e820)
 {
 	unsigned n = e820->n < BP_E820_MAX ? e820->n : BP_E820_MAX;
@@ -197,7 +193,7 @@ static void fill_e820(uint8_t *bp, const struct e820_map *e820)
 
 		memcpy(e, &e820->e[i].addr, 8);
 		memcpy(e + 8, &e820->e[i].size, 8);
-		put32(e + 16, e820->e[i].type);
+		put_le32(e + 16, e820->e[i].type);
 	}
 	bp[BP_E820_ENTRIES] = n;
 }
@@ -211,14 +207,14 @@ static void fill_zero_page(uint8_t *bp, const struct bzimage *bz, const struct e
 	bp[HDR_LOADFLAGS] |= LOADED_HIGH | CAN_USE_HEAP;
 	bp[HDR_HEAP_END_PTR] = 0x00;	/* 0xfe00: end of setup heap (unused) */
 	bp[HDR_HEAP_END_PTR + 1] = 0xfe;
-	put32(bp + HDR_CODE32_START, load);
-	put32(bp + HDR_CMD_LINE_PTR, FW_CMDLINE_GPA);
-	put32(bp + HDR_RAMDISK_IMAGE, initrd);
-	put32(bp + HDR_RAMDISK_SIZE, initrd_size);
-	put32(bp + BP_EXT_RAMDISK_IMAGE, initrd >> 32);
-	put32(bp + BP_EXT_RAMDISK_SIZE, initrd_size >> 32);
+	put_le32(bp + HDR_CODE32_START, load);
+	put_le32(bp + HDR_CMD_LINE_PTR, FW_CMDLINE_GPA);
+	put_le32(bp + HDR_RAMDISK_IMAGE, initrd);
+	put_le32(bp + HDR_RAMDISK_SIZE, initrd_size);
+	put_le32(bp + BP_EXT_RAMDISK_IMAGE, initrd >> 32);
+	put_le32(bp + BP_EXT_RAMDISK_SIZE, initrd_size >> 32);
 	if (bz->version >= 0x20a)
-		put32(bp + HDR_HARDWARE_SUBARCH, SUBARCH_PC);
+		put_le32(bp + HDR_HARDWARE_SUBARCH, SUBARCH_PC);
 	if (bz->version >= 0x20e)
 		memcpy(bp + BP_ACPI_RSDP, &rsdp, 8);
 	fill_e820(bp, e820);

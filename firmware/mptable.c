@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "firmware/firmware.h"
+#include "firmware/le.h"
 
 #define MPC_HDR_LEN 44
 #define MP_CPU_LEN 20
@@ -26,26 +27,14 @@ uint8_t fw_checksum(const void *p, size_t n)
 	return (uint8_t)-sum;
 }
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = v & 0xff;
-	p[1] = v >> 8;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, v & 0xffff);
-	put16(p + 2, v >> 16);
-}
-
 static uint8_t *mp_cpu(uint8_t *p, unsigned id)
 {
 	p[0] = MP_CPU;
 	p[1] = id;			/* local APIC id */
 	p[2] = 0x14;			/* local APIC version */
 	p[3] = 1 | (id == 0 ? 2 : 0);	/* enabled, bootstrap processor */
-	put32(p + 4, 0x600);		/* family 6 signature */
-	put32(p + 8, 0x201);		/* CPUID.1 EDX: FPU, APIC */
+	put_le32(p + 4, 0x600);		/* family 6 signature */
+	put_le32(p + 8, 0x201);		/* CPUID.1 EDX: FPU, APIC */
 	return p + MP_CPU_LEN;
 }
 
@@ -73,7 +62,7 @@ int mptable_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus)
 		p = mp_cpu(p, i);
 	p = mp_small(p, (uint8_t[]){MP_BUS, 0, 'I', 'S', 'A', ' ', ' ', ' '});
 	p = mp_small(p, (uint8_t[]){MP_IOAPIC, ioapic_id, 0x11, 1, 0, 0, 0, 0});
-	put32(p - 4, FW_IOAPIC_GPA);
+	put_le32(p - 4, FW_IOAPIC_GPA);
 	/* type, flags (conforming), bus 0, bus IRQ, IOAPIC id, pin */
 	for (uint8_t irq = 0; irq < MP_ISA_IRQS; irq++)
 		p = mp_small(p, (uint8_t[]){MP_INTSRC, MP_INT, 0, 0, 0, irq, ioapic_id, irq});
@@ -83,16 +72,16 @@ int mptable_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus)
 	nent = ncpus + 2 + MP_ISA_IRQS + 2;
 
 	memcpy(cfg, "PCMP", 4);
-	put16(cfg + 4, p - cfg);	/* base table length */
+	put_le16(cfg + 4, p - cfg);	/* base table length */
 	cfg[6] = 4;			/* spec revision 1.4 */
 	memcpy(cfg + 8, "VMM     ", 8);
 	memcpy(cfg + 16, "VMM-PC      ", 12);
-	put16(cfg + 34, nent);
-	put32(cfg + 36, FW_LAPIC_GPA);
+	put_le16(cfg + 34, nent);
+	put_le32(cfg + 36, FW_LAPIC_GPA);
 	cfg[7] = fw_checksum(cfg, p - cfg);
 
 	memcpy(buf, "_MP_", 4);
-	put32(buf + 4, gpa + 16);	/* configuration table follows */
+	put_le32(buf + 4, gpa + 16);	/* configuration table follows */
 	buf[8] = 1;			/* length in 16-byte units */
 	buf[9] = 4;
 	buf[10] = fw_checksum(buf, 16);
