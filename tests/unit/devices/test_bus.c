@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "devices/devices.h"
+#include "tests/unit/check_run.h"
 
 struct probe {
 	uint64_t last_off;
@@ -143,8 +144,6 @@ int main(void)
 {
 	Suite *s = suite_create("devices-bus");
 	TCase *tc = tcase_create("bus");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, dispatch_hits_the_right_region);
 	tcase_add_test(tc, unclaimed_read_is_all_ones);
@@ -152,9 +151,5 @@ int main(void)
 	tcase_add_test(tc, many_regions_stay_ordered);
 	tcase_add_test(tc, guest_mem_bounds);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run_suite(s);
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "devices/devices.h"
+#include "tests/unit/check_run.h"
 
 static struct dev_host host;
 static int irq_level = -1, irq_changes;
@@ -116,16 +117,10 @@ int main(void)
 {
 	Suite *s = suite_create("devices_serial");
 	TCase *tc = tcase_create("uart");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, transmit_and_lsr);
 	tcase_add_test(tc, receive_fifo_and_interrupts);
 	tcase_add_test(tc, thre_interrupt_and_loopback);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run_suite(s);
 }

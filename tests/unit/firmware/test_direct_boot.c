@@ -10,6 +10,7 @@
 
 #include "devices/devices.h"
 #include "firmware/firmware.h"
+#include "tests/unit/check_run.h"
 
 #define RAM (64u << 20)
 
@@ -374,8 +375,6 @@ int main(void)
 {
 	Suite *s = suite_create("direct_boot");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, acpi_one_and_four_cpus);
@@ -386,9 +385,5 @@ int main(void)
 	tcase_add_test(tc, pvh_note_present_and_absent);
 	tcase_add_test(tc, acpi_pm_poweroff);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run_suite(s);
 }

@@ -2,6 +2,7 @@
 #include <check.h>
 
 #include "firmware/firmware.h"
+#include "tests/unit/check_run.h"
 
 static void expect(const struct e820_map *m, unsigned i, uint64_t addr, uint64_t size,
 		   uint32_t type)
@@ -58,16 +59,10 @@ int main(void)
 {
 	Suite *s = suite_create("e820");
 	TCase *tc = tcase_create("build");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, small_pc_with_low_hole);
 	tcase_add_test(tc, ram_above_4g_keeps_the_pci_hole);
 	tcase_add_test(tc, bios_area_ram_is_reserved_and_merged);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run_suite(s);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "firmware/firmware.h"
+#include "tests/unit/check_run.h"
 
 #define RAM_SIZE (8u << 20)
 
@@ -182,8 +183,6 @@ int main(void)
 {
 	Suite *s = suite_create("multiboot");
 	TCase *tc = tcase_create("load");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, aout_kludge_loads_and_fills_info);
@@ -194,9 +193,5 @@ int main(void)
 	tcase_add_test(tc, load_end_past_file_is_truncated);
 	tcase_add_test(tc, overlong_cmdline_is_refused);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run_suite(s);
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "kernel/kvm/kvm.h"
+#include "tests/unit/check_run.h"
 
 START_TEST(open_errors_are_readable)
 {
@@ -67,8 +68,6 @@ int main(void)
 {
 	Suite *s = suite_create("kvm");
 	TCase *tc = tcase_create("kvm");
-	SRunner *sr;
-	int failed;
 
 	if (access("/dev/kvm", F_OK) != 0) {
 		printf("skipped: /dev/kvm is absent\n");
@@ -77,9 +76,5 @@ int main(void)
 	tcase_add_test(tc, open_errors_are_readable);
 	tcase_add_test(tc, caps_vm_slots_vcpu);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run_suite(s);
 }

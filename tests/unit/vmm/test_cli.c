@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "vmm/cli.h"
+#include "tests/unit/check_run.h"
 
 static struct vmm_config cfg;
 static char err[512];
@@ -126,8 +127,6 @@ int main(void)
 {
 	Suite *s = suite_create("vmm_cli");
 	TCase *tc = tcase_create("cli");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, memory_sizes);
 	tcase_add_test(tc, bad_values_name_the_option);
@@ -137,9 +136,5 @@ int main(void)
 	tcase_add_test(tc, cpu_models);
 	tcase_add_test(tc, cpu_bad_values);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run_suite(s);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "vmm/cpuid.h"
+#include "tests/unit/check_run.h"
 
 static struct kvm_cpuid2 *fake_host(void)
 {
@@ -79,15 +80,9 @@ int main(void)
 {
 	Suite *s = suite_create("cpuid");
 	TCase *tc = tcase_create("models");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, parse_models_and_switches);
 	tcase_add_test(tc, models_hide_features);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run_suite(s);
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "vmm/insn.h"
+#include "tests/unit/check_run.h"
 
 static struct insn dec(const char *bytes, size_t n, bool lm)
 {
@@ -82,15 +83,9 @@ int main(void)
 {
 	Suite *s = suite_create("insn");
 	TCase *tc = tcase_create("decode");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, clac_stac_int3);
 	tcase_add_test(tc, popcnt_forms);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run_suite(s);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "vmm/monitor.h"
+#include "tests/unit/check_run.h"
 
 START_TEST(fmt_parsing)
 {
@@ -95,17 +96,11 @@ int main(void)
 {
 	Suite *s = suite_create("vmm_monitor");
 	TCase *tc = tcase_create("monitor");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, fmt_parsing);
 	tcase_add_test(tc, unknown_commands_do_not_crash);
 	tcase_add_test(tc, long_mode_walk);
 	tcase_add_test(tc, pc_memory_layout);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run_suite(s);
 }
