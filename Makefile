@@ -73,7 +73,7 @@ INTEG_TESTS :=
 EXTRA_TARGETS :=
 BENCHES :=
 
-MODULES := kernel/kvm devices firmware netstack regdb vmm tests/guest tests bench
+MODULES := kernel/kvm devices firmware netstack netstack/usernet regdb vmm tests/guest tests bench
 include $(wildcard $(addsuffix /module.mk,$(MODULES)))
 
 $(B)/obj/%.o: %.c $(CONFIG)

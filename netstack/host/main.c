@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "netstack/netstack.h"
+#include "netstack/usernet/usernet.h"
 
 struct host_cfg {
 	const char *tap;
@@ -125,6 +126,9 @@ int main(int argc, char **argv)
 	struct ns_link *l;
 	int err;
 
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--user-net"))
+			return usernet_host_main(argc, argv);
 	if (parse_args(&c, argc, argv) < 0)
 		return 2;
 	l = ns_link_tap_open(c.tap, c.mtu, &err);
