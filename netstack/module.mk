@@ -4,7 +4,8 @@ netstack_SRCS := $(wildcard netstack/*.c)
 $(eval $(call static_lib,netstack,$(netstack_SRCS),))
 $(eval $(call unit_test,netstack_basic,tests/unit/netstack/test_basic.c,libnetstack.a,))
 # netstack-host links usernet for its --user-net mode.
-$(eval $(call program,netstack-host,netstack/host/main.c,libusernet.a libnetstack.a,$(SLIRP_LIBS)))
+netstack_host_SRCS := $(filter-out netstack/host/linux-peer.c,$(wildcard netstack/host/*.c))
+$(eval $(call program,netstack-host,$(netstack_host_SRCS),libusernet.a libnetstack.a,$(SLIRP_LIBS)))
 INTEG_TESTS += tests/integration/netstack-tap.sh
 
 # --- TCP engine and its unit tests (tcp-core) ---
@@ -12,3 +13,9 @@ INTEG_TESTS += tests/integration/netstack-tap.sh
 # --- scripted TCP segment tests and fuzzing (tcp-script) ---
 
 # --- TCP tools, interop tests and benches (tcp-interop) ---
+# netstack-peer: the Linux (kernel TCP) side of the interop tests.
+$(eval $(call program,netstack-peer,netstack/host/linux-peer.c,,))
+# Benchmarks (bench/netstack-*.sh) and their helper programs.
+netstack_bench_COMMON := bench/netstack-bench.c
+$(eval $(call program,netstack-bench-udp,bench/netstack-udp.c $(netstack_bench_COMMON),libnetstack.a,))
+BENCHES += bench/netstack-udp.sh

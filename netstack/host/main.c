@@ -1,29 +1,37 @@
-/* netstack-host — attach netstack to a TAP device and serve UDP echo (7)
- * and discard (9); answers ping. TCP services follow when TCP lands.
+/* netstack-host — attach netstack to a TAP device and serve UDP and TCP
+ * echo (7) and discard (9), an HTTP/1.0 file server (--http DIR, port 80),
+ * or act as a TCP client (--connect HOST:PORT); answers ping. Frames can
+ * pass an impairment adapter (--impair) between the TAP and the stack.
  *
- * Options are a table of (name, takes-argument, handler) so other modes
- * (usernet's --user-net ...) are a few rows and a handler each. */
+ * Options are a table of (name, handler) so other modes (usernet's
+ * --user-net ...) are a few rows and a handler each. */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "netstack/netstack.h"
+#include "netstack/host/host.h"
 #include "netstack/usernet/usernet.h"
 
 struct host_cfg {
-	const char *tap;
+	const char *tap, *http_dir;
 	uint32_t addr, gw;
 	unsigned prefix, mtu;
-	bool have_addr;
+	bool have_addr, have_connect, have_impair, verbose;
+	struct ns_sockaddr connect;
+	struct ns_impair_cfg impair;
 };
 
-static volatile sig_atomic_t stop;
+volatile int host_stop;
 
 static void on_signal(int sig)
 {
-	stop = 1;
+	host_stop = 1;
 }
 
 static int opt_tap(struct host_cfg *c, const char *v)
@@ -43,14 +51,91 @@ static int opt_gw(struct host_cfg *c, const char *v)
 	return ns_parse_addr(v, &c->gw);
 }
 
-static int opt_mtu(struct host_cfg *c, const char *v)
+static int parse_u64(const char *v, uint64_t max, uint64_t *out)
 {
 	char *end;
-	unsigned long m = strtoul(v, &end, 10);
+	unsigned long long n;
 
-	if (*end || m < 576 || m > 65521)
+	if (!*v || *v == '-')
+		return -EINVAL;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno || *end || n > max)
+		return -EINVAL;
+	*out = n;
+	return 0;
+}
+
+static int opt_mtu(struct host_cfg *c, const char *v)
+{
+	uint64_t m;
+
+	if (parse_u64(v, 65521, &m) < 0 || m < 576)
 		return -EINVAL;
 	c->mtu = (unsigned)m;
+	return 0;
+}
+
+static int opt_http(struct host_cfg *c, const char *v)
+{
+	c->http_dir = v;
+	return 0;
+}
+
+static int opt_connect(struct host_cfg *c, const char *v)
+{
+	c->have_connect = true;
+	if (ns_parse_hostport(v, &c->connect) < 0 || !c->connect.port)
+		return -EINVAL;
+	return 0;
+}
+
+/* --impair KEY=N,...: the keys of struct ns_impair_cfg. */
+static int set_impair_key(struct ns_impair_cfg *im, const char *key, size_t klen, const char *val)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+		bool basis_points;
+	} keys[] = {
+		{ "loss", offsetof(struct ns_impair_cfg, loss_bp), true },
+		{ "dup", offsetof(struct ns_impair_cfg, dup_bp), true },
+		{ "reorder", offsetof(struct ns_impair_cfg, reorder_bp), true },
+		{ "delay", offsetof(struct ns_impair_cfg, delay_us), false },
+		{ "jitter", offsetof(struct ns_impair_cfg, jitter_us), false },
+		{ "hold", offsetof(struct ns_impair_cfg, reorder_us), false },
+		{ "seed", offsetof(struct ns_impair_cfg, seed), false },
+	};
+	uint64_t n;
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (strlen(keys[i].key) != klen || strncmp(keys[i].key, key, klen))
+			continue;
+		if (parse_u64(val, keys[i].basis_points ? 10000 : 60000000, &n) < 0)
+			return -EINVAL;
+		if (keys[i].basis_points)
+			*(unsigned *)((char *)im + keys[i].off) = (unsigned)n;
+		else
+			*(uint64_t *)((char *)im + keys[i].off) = n;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int opt_impair(struct host_cfg *c, const char *v)
+{
+	char buf[256], *item, *save = NULL;
+
+	if (strlen(v) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, v);
+	c->have_impair = true;
+	for (item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(item, '=');
+
+		if (!eq || set_impair_key(&c->impair, item, (size_t)(eq - item), eq + 1) < 0)
+			return -EINVAL;
+	}
 	return 0;
 }
 
@@ -63,29 +148,45 @@ static const struct host_opt {
 	{ "--addr", opt_addr, "A/LEN  our IPv4 address and prefix" },
 	{ "--gw", opt_gw, "G        default gateway" },
 	{ "--mtu", opt_mtu, "N       link MTU (576..65521, default 1500)" },
+	{ "--http", opt_http, "DIR    serve DIR over HTTP/1.0 on TCP port 80" },
+	{ "--connect", opt_connect, "A:P  client: send stdin to A:P, half-close, print the reply" },
+	{ "--impair", opt_impair,
+	  "L    loss=BP,dup=BP,reorder=BP,delay=US,jitter=US,hold=US,seed=N\n"
+	  "                 (BP: 1/100 %; both directions, between TAP and stack)" },
 };
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: netstack-host --tap NAME --addr A/LEN [--gw G] [--mtu N]\n");
+	fprintf(f, "usage: netstack-host --tap NAME --addr A/LEN [--gw G] [--mtu N]\n"
+		   "                     [--http DIR | --connect HOST:PORT] [--impair LIST] [-v]\n");
 	for (size_t i = 0; i < sizeof(host_opts) / sizeof(host_opts[0]); i++)
 		fprintf(f, "  %s %s\n", host_opts[i].name, host_opts[i].help);
+	fprintf(f, "  -v             statistics on stderr at exit\n");
+}
+
+static const struct host_opt *find_opt(const char *name)
+{
+	for (size_t j = 0; j < sizeof(host_opts) / sizeof(host_opts[0]); j++)
+		if (!strcmp(name, host_opts[j].name))
+			return &host_opts[j];
+	return NULL;
 }
 
 static int parse_args(struct host_cfg *c, int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
-		const struct host_opt *o = NULL;
+		const struct host_opt *o = find_opt(argv[i]);
 
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			usage(stdout);
 			exit(0);
 		}
-		for (size_t j = 0; j < sizeof(host_opts) / sizeof(host_opts[0]); j++)
-			if (!strcmp(argv[i], host_opts[j].name))
-				o = &host_opts[j];
+		if (!strcmp(argv[i], "-v")) {
+			c->verbose = true;
+			continue;
+		}
 		if (!o || i + 1 >= argc) {
-			fprintf(stderr, "netstack-host: %s '%s'\n",
+			fprintf(stderr, "netstack-host: %s '%s' (try --help)\n",
 				o ? "missing value for" : "unknown option", argv[i]);
 			return -1;
 		}
@@ -95,70 +196,144 @@ static int parse_args(struct host_cfg *c, int argc, char **argv)
 		}
 	}
 	if (!c->tap || !c->have_addr) {
-		usage(stderr);
+		fprintf(stderr, "netstack-host: --tap and --addr are required (try --help)\n");
+		return -1;
+	}
+	if (c->have_connect && c->http_dir) {
+		fprintf(stderr, "netstack-host: --connect and --http exclude each other\n");
 		return -1;
 	}
 	return 0;
 }
 
-/* UDP echo (port 7) and discard (port 9) on channels. */
-static void serve_udp(struct ns_chan *echo, struct ns_chan *discard)
+int host_loop_once(struct host *h, int timeout_ms, int extra_fd)
 {
-	static uint8_t buf[65536];
-	struct ns_pktinfo info;
-	ssize_t n;
+	struct pollfd pfd[3];
+	nfds_t n = 0;
+	int t = ns_stack_timeout_ms(h->st);
 
-	while ((n = ns_chan_recv_nb(echo, buf, sizeof(buf), &info)) >= 0) {
-		struct ns_pktinfo back = { .dst = info.src, .src = info.dst };
+	if (ns_link_fd(h->link) >= 0)
+		pfd[n++] = (struct pollfd){ .fd = ns_link_fd(h->link), .events = POLLIN };
+	if (ns_stack_fd(h->st) >= 0)
+		pfd[n++] = (struct pollfd){ .fd = ns_stack_fd(h->st), .events = POLLIN };
+	if (extra_fd >= 0)
+		pfd[n++] = (struct pollfd){ .fd = extra_fd, .events = POLLIN };
+	if (t < 0 || (timeout_ms >= 0 && timeout_ms < t))
+		t = timeout_ms;
+	if (poll(pfd, n, t) < 0 && errno != EINTR)
+		return -errno;
+	ns_stack_drain(h->st, 256);
+	ns_stack_poll(h->st);
+	return 0;
+}
 
-		ns_chan_sendto(echo, buf, (size_t)n, &back);
+static int open_link(struct host *h, const struct host_cfg *c)
+{
+	int err;
+
+	h->link = ns_link_tap_open(c->tap, c->mtu, &err);
+	if (!h->link) {
+		fprintf(stderr, "netstack-host: cannot open TAP '%s': %s\n", c->tap, strerror(-err));
+		return -1;
 	}
-	while (ns_chan_recv_nb(discard, buf, sizeof(buf), &info) >= 0)
-		;
+	if (c->have_impair) {
+		struct ns_link *im = ns_link_impair(h->link, NULL, &c->impair);
+
+		if (!im) {
+			fprintf(stderr, "netstack-host: cannot set up the impairment link\n");
+			return -1;
+		}
+		h->link = im;
+	}
+	return 0;
+}
+
+static int setup_stack(struct host *h, const struct host_cfg *c)
+{
+	h->st = ns_stack_new(NULL);
+	if (!h->st) {
+		fprintf(stderr, "netstack-host: out of memory\n");
+		return -1;
+	}
+	if (ns_iface_add(h->st, h->link, c->addr, c->prefix, 0) < 0 ||
+	    (c->gw && ns_route_add(h->st, 0, 0, c->gw, h->link) < 0)) {
+		fprintf(stderr, "netstack-host: cannot configure address/route on %s\n",
+			h->link->name);
+		return -1;
+	}
+	return 0;
+}
+
+static void print_stats(struct host *h, bool impaired)
+{
+	struct ns_stats s;
+
+	ns_stack_stats(h->st, &s);
+	fprintf(stderr,
+		"netstack-host: rx %" PRIu64 " frames (bad eth %" PRIu64 " ip %" PRIu64
+		" csum %" PRIu64 "), tcp rx %" PRIu64 " tx %" PRIu64 " rexmit %" PRIu64
+		" fast %" PRIu64 " rto %" PRIu64 ", udp rx %" PRIu64 " tx %" PRIu64 "\n",
+		s.rx_frames, s.rx_bad_eth, s.rx_bad_ip, s.rx_bad_csum, s.tcp_rx, s.tcp_tx,
+		s.tcp_rexmit, s.tcp_fast_rexmit, s.tcp_rto, s.udp_rx, s.udp_tx);
+	if (impaired) {
+		struct ns_impair_stats im;
+
+		ns_link_impair_stats(h->link, &im);
+		fprintf(stderr,
+			"netstack-host: impair dropped %" PRIu64 " duplicated %" PRIu64
+			" reordered %" PRIu64 " delayed %" PRIu64 "\n",
+			im.dropped, im.duplicated, im.reordered, im.delayed);
+	}
+}
+
+static int serve(struct host *h, const struct host_cfg *c)
+{
+	if (services_start(h) < 0)
+		return 1;
+	fprintf(stderr, "netstack-host: %s up, mtu %u%s%s\n", h->link->name, c->mtu,
+		c->http_dir ? ", http from " : "", c->http_dir ? c->http_dir : "");
+	while (!host_stop) {
+		if (host_loop_once(h, 200, -1) < 0)
+			break;
+		services_run(h);
+	}
+	services_stop(h);
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	struct host_cfg c = { .mtu = 1500 };
-	struct ns_sockaddr e7 = { 0, 7 }, d9 = { 0, 9 };
-	struct ns_chan *echo, *discard;
-	struct ns_stack *st;
-	struct ns_link *l;
-	int err;
+	struct host h = { .http_dirfd = -1 };
+	struct sigaction sa = { .sa_handler = on_signal };
+	int rc;
 
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--user-net"))
 			return usernet_host_main(argc, argv);
 	if (parse_args(&c, argc, argv) < 0)
 		return 2;
-	l = ns_link_tap_open(c.tap, c.mtu, &err);
-	if (!l) {
-		fprintf(stderr, "netstack-host: cannot open TAP '%s': %s\n", c.tap, strerror(-err));
+	h.http_dir = c.http_dir;
+	h.verbose = c.verbose;
+	if (c.http_dir) {
+		h.http_dirfd = open(c.http_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (h.http_dirfd < 0) {
+			fprintf(stderr, "netstack-host: cannot open --http folder '%s': %s\n",
+				c.http_dir, strerror(errno));
+			return 1;
+		}
+	}
+	if (open_link(&h, &c) < 0 || setup_stack(&h, &c) < 0)
 		return 1;
-	}
-	st = ns_stack_new(NULL);
-	if (!st || ns_iface_add(st, l, c.addr, c.prefix, 0) < 0 ||
-	    (c.gw && ns_route_add(st, 0, 0, c.gw, l) < 0)) {
-		fprintf(stderr, "netstack-host: cannot configure the stack\n");
-		return 1;
-	}
-	echo = ns_chan_create(st, NS_PROTO_UDP, &e7, NULL, &err);
-	discard = ns_chan_create(st, NS_PROTO_UDP, &d9, NULL, &err);
-	if (!echo || !discard) {
-		fprintf(stderr, "netstack-host: cannot bind UDP services: %s\n", strerror(-err));
-		return 1;
-	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	fprintf(stderr, "netstack-host: %s up, mtu %u\n", l->name, c.mtu);
-	while (!stop) {
-		if (ns_stack_run_once(st, 200) < 0)
-			break;
-		serve_udp(echo, discard);
-	}
-	ns_chan_close(echo);
-	ns_chan_close(discard);
-	ns_stack_free(st);
-	ns_link_destroy(l);
-	return 0;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	rc = c.have_connect ? connect_run(&h, &c.connect) : serve(&h, &c);
+	if (c.verbose)
+		print_stats(&h, c.have_impair);
+	ns_stack_free(h.st);
+	ns_link_destroy(h.link);
+	if (h.http_dirfd >= 0)
+		close(h.http_dirfd);
+	return rc;
 }

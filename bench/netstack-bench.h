@@ -1,0 +1,33 @@
+/* netstack-bench.h — what the netstack benchmarks (bench/netstack-*.c)
+ * share: wall and CPU clocks, and two stacks joined by an in-memory pair. */
+#ifndef NETSTACK_BENCH_H
+#define NETSTACK_BENCH_H
+
+#include "netstack/netstack.h"
+
+/* A point in time: wall seconds and process CPU seconds (user + system,
+ * all threads). */
+struct bench_mark {
+	double wall, cpu;
+};
+void bench_mark(struct bench_mark *m);
+/* Elapsed since *since into *out (wall and CPU). */
+void bench_since(const struct bench_mark *since, struct bench_mark *out);
+
+/* Two stacks, 10.77.0.1 (a) and 10.77.0.2 (b), on the two ends of a pair
+ * link with the given MTU, ARP entries static. Exits on failure. */
+struct bench_pair {
+	struct ns_stack *a, *b;
+	struct ns_link *la, *lb;
+};
+#define BENCH_A 0x0a4d0001u
+#define BENCH_B 0x0a4d0002u
+void bench_pair_new(struct bench_pair *p, unsigned mtu);
+void bench_pair_free(struct bench_pair *p);
+/* Move every frame queued on either end into its stack, run timers. */
+void bench_pair_pump(struct bench_pair *p);
+
+/* Exit with a one-line message when rc < 0. */
+void bench_check(long rc, const char *what);
+
+#endif /* NETSTACK_BENCH_H */
