@@ -186,9 +186,6 @@ struct i8042;
 struct i8042 *i8042_new(struct dev_host *host, void (*reset_fn)(void *opaque), void *opaque);
 void i8042_free(struct i8042 *k);
 
-/* MMIO sink for the mmio-loop payload: accepts any access, reads zero. */
-int mmio_sink_new(struct dev_host *host, uint64_t base, uint64_t len);
-
 /* ----------------------------------------- end of VMM core section */
 
 /* ------------------------------------------- PC platform (issue 5) ----

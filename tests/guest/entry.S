@@ -2,6 +2,8 @@
  * and the ring-3 helper. The page tables are static data (no ring-0 loop
  * builds them): ring 0 may be emulated at ~1 us per instruction.
  */
+#include "kit_asm.h"
+
 #define MB_MAGIC 0x1BADB002
 #define MB_FLAGS 0x00000003 /* page-align modules, give memory info */
 
@@ -26,30 +28,13 @@ _start:
 	movl %eax, kit_boot_magic
 	movl %ebx, kit_boot_info
 	movl $boot_stack_top, %esp
-	movl %cr4, %eax
-	orl $0x20, %eax			/* PAE */
-	movl %eax, %cr4
-	movl $kit_pml4, %eax
-	movl %eax, %cr3
-	movl $0xC0000080, %ecx		/* EFER.LME */
-	rdmsr
-	orl $0x100, %eax
-	wrmsr
-	movl %cr0, %eax
-	orl $0x80000001, %eax		/* PG | PE */
-	movl %eax, %cr0
+	KIT_ENABLE_LONG_MODE
 	lgdt kit_gdt_ptr
 	ljmp $0x08, $long_entry
 
 	.code64
 long_entry:
-	movw $0x10, %ax
-	movw %ax, %ds
-	movw %ax, %es
-	movw %ax, %ss
-	xorl %eax, %eax
-	movw %ax, %fs
-	movw %ax, %gs
+	KIT_LOAD_DATA_SEGMENTS
 	movq $boot_stack_top, %rsp
 	call kit_main
 1:	cli
@@ -106,10 +91,13 @@ kit_ntrap_stubs:
 	.long 20
 
 /* ----------------------------------------------------------- ring 3 */
-/* long run_user(long (*fn)(void *), void *arg): iretq to ring 3; the
- * function's result comes back through `syscall` (LSTAR = kit_user_return),
- * which restores the ring-0 stack saved here. Software interrupts from ring 3
- * do not reach the guest IDT on the nested (PVM) hosts; syscall does. */
+/* long run_user(long (*fn)(void *), void *arg): iretq to ring 3; when fn
+ * returns, `syscall` (LSTAR = kit_user_return) is the way back, restoring
+ * the ring-0 stack saved here. That works where the CPU follows the SDM. On
+ * the nested kvm_pvm hosts it does not: `syscall` lands at LSTAR still in
+ * ring 3 (and `int N` from ring 3 never reaches the IDT), so kit_user_return
+ * checks CPL and, still in ring 3, ends the payload with a message. Hot
+ * loops therefore finish the payload themselves with guest_exit(). */
 	.text
 	.globl run_user
 run_user:
@@ -139,7 +127,11 @@ user_trampoline:
 
 	.globl kit_user_return
 kit_user_return:
-	movw $0x10, %cx
+	movw %cs, %cx
+	testb $3, %cl
+	jz 1f
+	call kit_user_return_failed	/* still ring 3: see above */
+1:	movw $0x10, %cx
 	movw %cx, %ds
 	movw %cx, %es
 	movw %cx, %ss

@@ -314,6 +314,15 @@ void kit_trap(const struct trap_frame *f)
 	guest_exit(0x7e);
 }
 
+/* Reached in ring 3 when `syscall` did not switch to ring 0 (kvm_pvm). */
+__attribute__((noreturn)) void kit_user_return_failed(void);
+void kit_user_return_failed(void)
+{
+	printf("guest: run_user: syscall stayed in ring 3, cannot return to ring 0; "
+	       "end the ring-3 function with guest_exit()\n");
+	guest_exit(0x7d);
+}
+
 /* ---------------------------------------------------------------- boot */
 
 __attribute__((noreturn)) void kit_main(void);

@@ -10,6 +10,11 @@
  * so hot loops belong in ring 3: run_user() runs a function there; the TSS
  * I/O bitmap allows every port (the nested hosts drop IOPL on the way to
  * ring 3), so it can use in/out, the serial printf and guest_exit().
+ *
+ * On those hosts (kvm_pvm) software cannot get from ring 3 back to ring 0:
+ * `int N` never reaches the guest IDT and `syscall` arrives at LSTAR still
+ * in ring 3. So a function run by run_user() must end the payload itself
+ * (print, guest_exit()); it does not return there.
  */
 #ifndef GUEST_KIT_H
 #define GUEST_KIT_H
@@ -96,8 +101,11 @@ __attribute__((noreturn)) void guest_exit(uint32_t code);
 
 /* ---------------------------------------------------------------- rings */
 
-/* Run fn(arg) in ring 3 with IOPL 3 on the kit's user stack and return its
- * result. Boot CPU only; not reentrant. */
+/* Run fn(arg) in ring 3 with IOPL 3 on the kit's user stack. Where the CPU
+ * follows the SDM, fn's result comes back through `syscall`; on the kvm_pvm
+ * hosts that return path lands in ring 3, and the kit then ends the payload
+ * with "guest: run_user: ..." and exit code 0x7d. Portable payloads call
+ * guest_exit() from fn. Boot CPU only; not reentrant. */
 long run_user(long (*fn)(void *arg), void *arg);
 
 /* --------------------------------------------------------------- libc-ish */

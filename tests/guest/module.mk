@@ -38,6 +38,8 @@ endef
 $(eval $(call guest_payload,hello,))
 $(eval $(call guest_payload,pio-loop,))
 $(eval $(call guest_payload,mmio-loop,))
+$(eval $(call guest_payload,smp,$(GUEST_OBJ)/smp_tramp.o))
+$(eval $(call guest_payload,unclaimed,))
 
 -include $(wildcard $(GUEST_OBJ)/*.d)
 
@@ -46,5 +48,6 @@ $(eval $(call guest_payload,mmio-loop,))
 $(eval $(call unit_test,firmware_e820,tests/unit/firmware/test_e820.c,libfirmware.a libdevices.a,))
 $(eval $(call unit_test,firmware_multiboot,tests/unit/firmware/test_multiboot.c,libfirmware.a libdevices.a,))
 
-# Every payload under build/vmm (smp.elf joins when it exists).
+# Every payload under build/vmm; smp.elf with -smp 1, 2, 4 in core-smp.sh.
 INTEG_TESTS += tests/integration/payloads.sh
+INTEG_TESTS += tests/integration/core-smp.sh
