@@ -36,7 +36,8 @@ wait_for VMM-GUEST-READY
 echo "$kind smp=$ncpus: init reached after $(($(date +%s) - t0)) s"
 echo 'echo CPUS=$(grep -c ^processor /proc/cpuinfo) KERNEL=$(uname -sr)' >&3
 wait_for "CPUS=[0-9]"
-echo 'echo ERRORS=$(dmesg | grep -ciE "emulation failure|BUG:|Oops|panic")' >&3
+# "panic=-1" is on the command line: look for the messages, not the word.
+echo 'echo ERRORS=$(dmesg | grep -ciE "emulation failure|BUG:|Oops|Kernel panic|WARNING:|Call Trace")' >&3
 wait_for "ERRORS=[0-9]"
 echo 'poweroff -f' >&3
 status=0
