@@ -1,4 +1,5 @@
 /* netstack-bench.c — helpers shared by the netstack benchmarks. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,4 +73,81 @@ void bench_pair_pump(struct bench_pair *p)
 		;
 	ns_stack_poll(p->a);
 	ns_stack_poll(p->b);
+}
+
+void bench_tcp_push(struct ns_sock *s, uint64_t *left)
+{
+	static uint8_t pattern[65536];
+
+	while (*left) {
+		size_t want = *left < sizeof(pattern) ? (size_t)*left : sizeof(pattern);
+		ssize_t n = ns_send(s, pattern, want, NS_MSG_DONTWAIT);
+
+		if (n == -EAGAIN)
+			return;
+		bench_check(n, "ns_send");
+		*left -= (uint64_t)n;
+	}
+}
+
+void bench_tcp_pull(struct ns_sock *s, uint64_t *got, bool *eof)
+{
+	static uint8_t buf[65536];
+
+	for (;;) {
+		ssize_t n = ns_recv(s, buf, sizeof(buf), NS_MSG_DONTWAIT);
+
+		if (n == -EAGAIN)
+			return;
+		bench_check(n, "ns_recv");
+		if (n == 0) {
+			*eof = true;
+			return;
+		}
+		*got += (uint64_t)n;
+	}
+}
+
+static struct ns_sock *stream_socket(struct ns_stack *st)
+{
+	int err;
+	struct ns_sock *s = ns_socket(st, NS_SOCK_STREAM, &err);
+
+	bench_check(s ? 0 : err, "ns_socket(STREAM)");
+	bench_check(ns_setsockopt(s, NS_SO_NONBLOCK, 1), "NS_SO_NONBLOCK");
+	bench_check(ns_setsockopt(s, NS_SO_SNDBUF, 4 << 20), "NS_SO_SNDBUF");
+	bench_check(ns_setsockopt(s, NS_SO_RCVBUF, 4 << 20), "NS_SO_RCVBUF");
+	return s;
+}
+
+struct ns_sock *bench_listen(struct ns_stack *st, uint32_t addr, uint16_t port)
+{
+	struct ns_sockaddr sa = { addr, port };
+	struct ns_sock *s = stream_socket(st);
+
+	bench_check(ns_bind(s, &sa), "ns_bind");
+	bench_check(ns_listen(s, 8), "ns_listen");
+	return s;
+}
+
+struct ns_sock *bench_connect(struct ns_stack *st, uint32_t addr, uint16_t port)
+{
+	struct ns_sockaddr sa = { addr, port };
+	struct ns_sock *s = stream_socket(st);
+	int rc = ns_connect(s, &sa);
+
+	if (rc != -EINPROGRESS)
+		bench_check(rc, "ns_connect");
+	return s;
+}
+
+bool bench_connected(struct ns_sock *s)
+{
+	int err = 0;
+
+	if (!(ns_sock_events(s) & (NS_EV_OUT | NS_EV_ERR | NS_EV_HUP)))
+		return false;
+	ns_getsockopt(s, NS_SO_ERROR, &err);
+	bench_check(err, "connect");
+	return true;
 }

@@ -3,6 +3,8 @@
 #ifndef NETSTACK_BENCH_H
 #define NETSTACK_BENCH_H
 
+#include <stdbool.h>
+
 #include "netstack/netstack.h"
 
 /* A point in time: wall seconds and process CPU seconds (user + system,
@@ -26,6 +28,19 @@ void bench_pair_new(struct bench_pair *p, unsigned mtu);
 void bench_pair_free(struct bench_pair *p);
 /* Move every frame queued on either end into its stack, run timers. */
 void bench_pair_pump(struct bench_pair *p);
+
+/* TCP over netstack, non-blocking: send from a pattern while *left > 0
+ * (bytes accepted are subtracted), and receive everything readable
+ * (bytes added to *got; *eof set at the peer's FIN). Exit on errors. */
+void bench_tcp_push(struct ns_sock *s, uint64_t *left);
+void bench_tcp_pull(struct ns_sock *s, uint64_t *got, bool *eof);
+/* A non-blocking stream socket of st listening on port (addr 0: any). */
+struct ns_sock *bench_listen(struct ns_stack *st, uint32_t addr, uint16_t port);
+/* A non-blocking stream socket of st connecting to addr:port
+ * (-EINPROGRESS is not an error). */
+struct ns_sock *bench_connect(struct ns_stack *st, uint32_t addr, uint16_t port);
+/* True once a non-blocking connect finished; exits when it failed. */
+bool bench_connected(struct ns_sock *s);
 
 /* Exit with a one-line message when rc < 0. */
 void bench_check(long rc, const char *what);

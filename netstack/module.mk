@@ -19,3 +19,8 @@ $(eval $(call program,netstack-peer,netstack/host/linux-peer.c,,))
 netstack_bench_COMMON := bench/netstack-bench.c
 $(eval $(call program,netstack-bench-udp,bench/netstack-udp.c $(netstack_bench_COMMON),libnetstack.a,))
 BENCHES += bench/netstack-udp.sh
+$(eval $(call program,netstack-bench-bulk,bench/netstack-bulk.c $(netstack_bench_COMMON),libnetstack.a,))
+BENCHES += bench/netstack-bulk.sh
+$(call obj,bench/netstack-slirp.c): EXTRA_CFLAGS += $(SLIRP_CFLAGS)
+$(eval $(call program,netstack-bench-slirp,bench/netstack-slirp.c $(netstack_bench_COMMON),libnetstack.a,$(SLIRP_LIBS)))
+BENCHES += bench/netstack-slirp.sh

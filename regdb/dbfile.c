@@ -5,7 +5,8 @@
  * a country index of {alpha2[2], be16 collection pointer} ended by a zero
  * pointer, collections {len, n_rules, dfs_region, pad to 2, be16 rule
  * pointers}, rules {len, flags, be16 eirp, be32 start, end, max_bw,
- * [be16 cac seconds, be16 wmm pointer]} and 32-byte WMM rules.
+ * [be16 cac seconds, [be16 wmm pointer]]} (length 16, 18 or 20, each padded
+ * to 4) and 32-byte WMM rules.
  * Pointers count 4-byte units. Every offset is checked against the size.
  */
 #include "regdb/internal.h"
@@ -21,6 +22,7 @@
 #define FWDB_VERSION 20u
 #define FWDB_HDR_LEN 8u
 #define FWDB_RULE_LEN 16u
+#define FWDB_RULE_CAC_LEN 18u /* + be16 CAC seconds: what db2fw.py writes for a CAC without WMM */
 #define FWDB_RULE_EXT_LEN 20u
 #define FWDB_WMM_LEN 32u
 
@@ -110,9 +112,9 @@ static int read_rule(const struct reader *r, const char *cc, uint16_t ptr, struc
 	if (!p || off < r->index_end)
 		return regdb_fail(r->err, "country %s: rule pointer 0x%zx outside the data area (file %zu bytes)",
 			    cc, off, r->len);
-	if (p[0] != FWDB_RULE_LEN && p[0] != FWDB_RULE_EXT_LEN)
-		return regdb_fail(r->err, "country %s: rule at 0x%zx has length %u (want 16 or 20)", cc,
-			    off, p[0]);
+	if (p[0] != FWDB_RULE_LEN && p[0] != FWDB_RULE_CAC_LEN && p[0] != FWDB_RULE_EXT_LEN)
+		return regdb_fail(r->err, "country %s: rule at 0x%zx has length %u (want 16, 18 or 20)",
+				  cc, off, p[0]);
 	p = at(r, off, p[0]);
 	if (!p)
 		return regdb_fail(r->err, "country %s: rule at 0x%zx truncated", cc, off);
@@ -127,9 +129,11 @@ static int read_rule(const struct reader *r, const char *cc, uint16_t ptr, struc
 	if (rule->start_khz >= rule->end_khz || rule->max_bw_khz == 0)
 		return regdb_fail(r->err, "country %s: rule at 0x%zx has an empty range %u-%u @ %u kHz",
 			    cc, off, rule->start_khz, rule->end_khz, rule->max_bw_khz);
-	if (p[0] < FWDB_RULE_EXT_LEN)
+	if (p[0] < FWDB_RULE_CAC_LEN)
 		return 0;
 	rule->cac_ms = 1000u * be16(p + 16);
+	if (p[0] < FWDB_RULE_EXT_LEN)
+		return 0;
 	rule->has_wmm = true;
 	return read_wmm(r, cc, be16(p + 18), &rule->wmm);
 }
@@ -239,7 +243,7 @@ int regdb_db_parse(const void *buf, size_t len, struct regdb_db **out, struct re
 	return 0;
 }
 
-int regdb_db_load(const char *path, struct regdb_db **out, struct regdb_error *err)
+int regdb_read_file(const char *path, uint8_t **out, size_t *out_len, struct regdb_error *err)
 {
 	FILE *f = fopen(path, "rb");
 	uint8_t *buf = NULL;
@@ -277,6 +281,18 @@ int regdb_db_load(const char *path, struct regdb_db **out, struct regdb_error *e
 		free(buf);
 		return regdb_fail(err, "%s: read error", path);
 	}
+	*out = buf;
+	*out_len = len;
+	return 0;
+}
+
+int regdb_db_load(const char *path, struct regdb_db **out, struct regdb_error *err)
+{
+	uint8_t *buf;
+	size_t len;
+
+	if (regdb_read_file(path, &buf, &len, err))
+		return -1;
 	int rc = regdb_db_parse(buf, len, out, err);
 
 	free(buf);
@@ -341,4 +357,14 @@ struct regdb_db *regdb_db_new(struct regdb_domain **domains, size_t n, struct re
 	db->domains = domains;
 	db->n = n;
 	return db;
+}
+
+bool regdb_db_equal(const struct regdb_db *a, const struct regdb_db *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (!regdb_domain_equal(a->domains[i], b->domains[i]))
+			return false;
+	return true;
 }

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 enum regdb_dfs_region {
 	REGDB_DFS_UNSET = 0,
@@ -91,6 +92,29 @@ void regdb_db_free(struct regdb_db *db);
  * X.509 certificates in cert_path (PEM, one or more, or one DER). 0 valid. */
 int regdb_verify_signature(const void *data, size_t len, const void *sig, size_t sig_len,
 			   const char *cert_path, struct regdb_error *err);
+/*
+ * The wireless-regdb text grammar (db.txt): `country XX: DFS-ETSI` lines,
+ * rules `(start - end @ bw), (eirp[ mW|dBm]), [(cac ms),] FLAG, ...,
+ * [wmmrule=NAME]` (also the older `(gain, eirp)` power form), `wmmrule NAME:`
+ * blocks of `vo_c: cw_min=N, cw_max=N, aifsn=N, cot=N` lines, `#` comments.
+ * A country's rules are kept sorted as db2fw.py stores them. Errors name the
+ * line: "db.txt:12: expected ')' after frequency range". name labels them.
+ */
+int regdb_dbtxt_parse(const char *text, size_t len, const char *name, struct regdb_db **out,
+		      struct regdb_error *err);
+int regdb_dbtxt_load(const char *path, struct regdb_db **out, struct regdb_error *err);
+/* db.txt for db that regdb_dbtxt_parse reads back to an equal database. */
+int regdb_dbtxt_write(const struct regdb_db *db, FILE *f, struct regdb_error *err);
+/*
+ * regulatory.db v20 laid out as wireless-regdb's db2fw.py does: header,
+ * sorted country index, the distinct WMM rules, the distinct rules and the
+ * distinct (rules, DFS region) collections, each set sorted. *buf is
+ * malloc'ed. Fails on what the format cannot hold (antenna gain, flags other
+ * than NO-OFDM/NO-OUTDOOR/DFS/NO-IR/AUTO-BW, CAC not in whole seconds).
+ */
+int regdb_db_write(const struct regdb_db *db, uint8_t **buf, size_t *len, struct regdb_error *err);
+int regdb_db_save(const struct regdb_db *db, const char *path, struct regdb_error *err);
+bool regdb_db_equal(const struct regdb_db *a, const struct regdb_db *b);
 /* A database of n domains sorted by alpha2 (taken over, freed on error). */
 struct regdb_db *regdb_db_new(struct regdb_domain **domains, size_t n, struct regdb_error *err);
 /* World "00", US, DE and JP, generated at build time from the packaged
@@ -137,8 +161,10 @@ struct regdb_verdict {
 };
 
 const char *regdb_deny_str(enum regdb_deny r);
-/* cfg80211 semantics: the channel must fit inside one rule whose maximum
- * bandwidth (widened across adjacent rules when AUTO-BW) covers the width. */
+/* cfg80211 semantics: every 20 MHz part of the channel lies in a rule (the
+ * first that holds it) whose maximum bandwidth, widened across touching
+ * rules when AUTO-BW, covers the width; flags are ORed and the lowest EIRP
+ * counts, so an 80/160 MHz channel may span adjacent rules. */
 void regdb_verdict(const struct regdb_domain *d, const struct regdb_query *q,
 		   struct regdb_verdict *v);
 /* reg_get_max_bandwidth(): AUTO-BW widening plus the NO-xxMHZ limits. */

@@ -2,6 +2,8 @@
 /* Per-channel verdicts with cfg80211's rule matching and AUTO-BW widening. */
 #include "regdb/regdb.h"
 
+#include <stdint.h>
+
 #define MHZ(x) ((uint32_t)(x) * 1000u)
 #define DEFAULT_CAC_MS 60000u /* IEEE80211_DFS_MIN_CAC_TIME_MS */
 
@@ -80,30 +82,86 @@ static enum regdb_deny flag_denial(uint32_t f, const struct regdb_query *q)
 	return REGDB_OK;
 }
 
+/* What the rules under a channel allow, combined over its 20 MHz parts. */
+struct span {
+	uint32_t flags, max_bw_khz, cac_ms;
+	int32_t max_eirp_mbm;
+};
+
+static void span_add(struct span *sp, const struct regdb_domain *d, unsigned int idx)
+{
+	const struct regdb_rule *r = &d->rules[idx];
+
+	sp->flags |= r->flags;
+	sp->max_bw_khz = min_u32(sp->max_bw_khz, regdb_rule_max_bw(d, idx));
+	if (r->max_eirp_mbm < sp->max_eirp_mbm)
+		sp->max_eirp_mbm = r->max_eirp_mbm;
+	if ((r->flags & REGDB_DFS) && r->cac_ms > sp->cac_ms)
+		sp->cac_ms = r->cac_ms;
+}
+
+/*
+ * cfg80211 checks a wide channel per 20 MHz channel: each takes the flags,
+ * power and (AUTO-BW widened) bandwidth of the first rule it fits in
+ * (freq_reg_info), and the wide channel is usable only if every part is
+ * covered and allows the width. So an 80/160 MHz channel may span adjacent
+ * rules. Parts are bits of a mask; rules are visited once, in order, each
+ * claiming the parts it holds that no earlier rule claimed. Channels of 20
+ * MHz or less, 60 GHz channels and odd widths are one part.
+ */
+static bool covered(const struct regdb_domain *d, uint32_t lo, uint32_t hi, struct span *sp)
+{
+	uint32_t part = hi - lo > MHZ(20) && hi - lo < MHZ(2160) ? MHZ(20) : hi - lo;
+	unsigned int n = (hi - lo) / part;
+
+	if (n > 32 || n * part != hi - lo) {
+		part = hi - lo;
+		n = 1;
+	}
+	uint32_t todo = n == 32 ? ~0u : (1u << n) - 1;
+
+	for (unsigned int i = 0; i < d->n_rules && todo; i++) {
+		const struct regdb_rule *r = &d->rules[i];
+		uint32_t mine;
+
+		if (r->end_khz <= lo || r->start_khz >= hi)
+			continue;
+		if (r->start_khz <= lo && r->end_khz >= hi) {
+			mine = todo;
+		} else {
+			uint32_t first = r->start_khz <= lo ? 0 : (r->start_khz - lo + part - 1) / part;
+			uint32_t end = r->end_khz >= hi ? n : (r->end_khz - lo) / part;
+
+			if (first >= end)
+				continue;
+			mine = todo & ((end - first == 32 ? ~0u : (1u << (end - first)) - 1) << first);
+		}
+		if (!mine)
+			continue;
+		todo &= ~mine;
+		span_add(sp, d, i);
+	}
+	return !todo;
+}
+
 void regdb_verdict(const struct regdb_domain *d, const struct regdb_query *q,
 		   struct regdb_verdict *v)
 {
-	uint32_t lo = q->center_khz - q->width_khz / 2, hi = q->center_khz + q->width_khz / 2;
-	enum regdb_deny why = REGDB_DENY_NO_RULE;
+	uint32_t lo = q->center_khz - q->width_khz / 2, hi = lo + q->width_khz;
+	struct span sp = { .max_bw_khz = UINT32_MAX, .max_eirp_mbm = INT32_MAX };
 
 	*v = (struct regdb_verdict){ .reason = REGDB_DENY_NO_RULE };
-	for (unsigned int i = 0; i < d->n_rules; i++) {
-		const struct regdb_rule *r = &d->rules[i];
-
-		if (lo < r->start_khz || hi > r->end_khz)
-			continue;
-		v->max_bw_khz = regdb_rule_max_bw(d, i);
-		v->max_eirp_mbm = r->max_eirp_mbm;
-		if (q->width_khz > v->max_bw_khz) {
-			why = REGDB_DENY_WIDTH;
-			continue;
-		}
-		v->reason = flag_denial(r->flags, q);
-		if (v->reason == REGDB_OK && q->check_power && q->tx_power_mbm > r->max_eirp_mbm)
-			v->reason = REGDB_DENY_POWER;
-		v->needs_cac = (r->flags & REGDB_DFS) && q->frame == REGDB_FRAME_BEACON;
-		v->cac_ms = v->needs_cac ? (r->cac_ms ? r->cac_ms : DEFAULT_CAC_MS) : 0;
+	if (!q->width_khz || q->width_khz / 2 > q->center_khz || !covered(d, lo, hi, &sp))
+		return;
+	v->max_bw_khz = sp.max_bw_khz;
+	v->max_eirp_mbm = sp.max_eirp_mbm;
+	if (q->width_khz > sp.max_bw_khz) {
+		v->reason = REGDB_DENY_WIDTH;
 		return;
 	}
-	v->reason = why;
+	v->reason = flag_denial(sp.flags, q);
+	if (v->reason == REGDB_OK && q->check_power && q->tx_power_mbm > sp.max_eirp_mbm)
+		v->reason = REGDB_DENY_POWER;
+	v->needs_cac = (sp.flags & REGDB_DFS) && q->frame == REGDB_FRAME_BEACON;
+	v->cac_ms = v->needs_cac ? (sp.cac_ms ? sp.cac_ms : DEFAULT_CAC_MS) : 0;
 }

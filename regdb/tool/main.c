@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * build/regdb — inspect 802.11 regulatory domains.
- *   regdb [--db FILE] get XX | list | dump --tsv | intersect XX YY | check --country XX --freq MHZ
- *         --width MHZ [--outdoor] [--beacon|--probe] [--ptp] [--cck] [--power DBM]
- * Exit: 0 ok/allowed, 1 not found/denied, 2 usage, 3 bad database file.
+ *   regdb [--db FILE [--verify --certs CERT]] get XX | list | dump --tsv|--dbtxt |
+ *         intersect XX YY | lookup KEY | check --country XX --freq MHZ --width MHZ
+ *         [--outdoor] [--beacon|--probe] [--ptp] [--cck] [--power DBM] |
+ *         verify [--sig FILE] --certs CERT | compile DB.TXT -o REGULATORY.DB
+ * Exit: 0 ok/allowed, 1 not found/denied/bad signature, 2 usage, 3 bad file.
  */
 #include "build/config.h"
+#include "regdb/internal.h"
 #include "regdb/regdb.h"
 
 #include <ctype.h>
@@ -17,7 +20,8 @@ enum { EXIT_NOTFOUND = 1, EXIT_USAGE = 2, EXIT_BADDB = 3 };
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: regdb [--db FILE] get XX | list | dump --tsv | intersect XX YY | lookup DEU|276|NAME |\n"
+	fprintf(stderr, "usage: regdb [--db FILE [--verify --certs CERT]] get XX | list | dump --tsv|--dbtxt |\n"
+			"       intersect XX YY | lookup DEU|276|NAME | compile DB.TXT -o REGULATORY.DB |\n"
 			"       verify [--sig FILE] --certs CERT.pem |\n"
 			"       check --country XX --freq MHZ --width MHZ [--outdoor]\n"
 			"             [--beacon|--probe] [--ptp] [--cck] [--power DBM]\n");
@@ -215,6 +219,15 @@ static int run(const struct regdb_db *db, int argc, char **argv)
 		dump_tsv(db);
 		return 0;
 	}
+	if (!strcmp(cmd, "dump") && argc == 2 && !strcmp(argv[1], "--dbtxt")) {
+		struct regdb_error err;
+
+		if (regdb_dbtxt_write(db, stdout, &err)) {
+			fprintf(stderr, "regdb: %s\n", err.msg);
+			return EXIT_BADDB;
+		}
+		return 0;
+	}
 	if (!strcmp(cmd, "intersect") && argc == 3) {
 		const struct regdb_domain *a = find_country(db, argv[1]);
 		const struct regdb_domain *b = a ? find_country(db, argv[2]) : NULL;
@@ -238,56 +251,66 @@ static int run(const struct regdb_db *db, int argc, char **argv)
 	return usage();
 }
 
-static unsigned char *slurp(const char *path, size_t *len)
+/* The detached signature sig_path of the database file db_path. */
+static int verify_file(const char *db_path, const char *sig_path, const char *certs)
 {
-	FILE *f = fopen(path, "rb");
-	unsigned char *buf = malloc(1 << 20);
+	uint8_t *data = NULL, *sig = NULL;
+	size_t len, sig_len;
+	struct regdb_error err;
+	int rc = 0;
 
-	if (!f || !buf) {
-		if (f)
-			fclose(f);
-		free(buf);
-		return NULL;
+	if (regdb_read_file(db_path, &data, &len, &err) ||
+	    regdb_read_file(sig_path, &sig, &sig_len, &err)) {
+		fprintf(stderr, "regdb: %s\n", err.msg);
+		rc = EXIT_BADDB;
+	} else if (regdb_verify_signature(data, len, sig, sig_len, certs, &err)) {
+		fprintf(stderr, "regdb: %s: %s\n", db_path, err.msg);
+		rc = EXIT_NOTFOUND;
 	}
-	*len = fread(buf, 1, 1 << 20, f);
-	fclose(f);
-	return buf;
+	free(data);
+	free(sig);
+	return rc;
 }
 
 /* verify [--sig FILE] --certs FILE: the detached signature of the database. */
-static int cmd_verify(const char *db_path, int argc, char **argv)
+static int cmd_verify(const char *db_path, const char *certs, int argc, char **argv)
 {
 	char sig_path[4096];
-	const char *certs = NULL;
-	size_t len, sig_len;
 
 	snprintf(sig_path, sizeof(sig_path), "%s.p7s", db_path);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--sig") && i + 1 < argc)
 			snprintf(sig_path, sizeof(sig_path), "%s", argv[++i]);
-		else if (!strcmp(argv[i], "--certs") && i + 1 < argc)
-			certs = argv[++i];
 		else
 			return usage();
 	}
 	if (!certs)
 		return usage();
-	unsigned char *data = slurp(db_path, &len), *sig = slurp(sig_path, &sig_len);
-	struct regdb_error err;
-	int rc = 0;
+	int rc = verify_file(db_path, sig_path, certs);
 
-	if (!data || !sig) {
-		fprintf(stderr, "regdb: cannot read %s\n", data ? sig_path : db_path);
-		rc = EXIT_BADDB;
-	} else if (regdb_verify_signature(data, len, sig, sig_len, certs, &err)) {
-		fprintf(stderr, "regdb: %s\n", err.msg);
-		rc = EXIT_NOTFOUND;
-	} else {
+	if (!rc)
 		printf("%s: signature valid\n", db_path);
-	}
-	free(data);
-	free(sig);
 	return rc;
+}
+
+/* compile DB.TXT -o REGULATORY.DB */
+static int cmd_compile(int argc, char **argv)
+{
+	struct regdb_db *db;
+	struct regdb_error err;
+
+	if (argc != 4 || strcmp(argv[2], "-o"))
+		return usage();
+	if (regdb_dbtxt_load(argv[1], &db, &err)) {
+		fprintf(stderr, "regdb: %s\n", err.msg);
+		return EXIT_BADDB;
+	}
+	int rc = regdb_db_save(db, argv[3], &err);
+
+	if (rc)
+		fprintf(stderr, "regdb: %s: %s\n", argv[1], err.msg);
+	regdb_db_free(db);
+	return rc ? EXIT_BADDB : 0;
 }
 
 int main(int argc, char **argv)
@@ -296,12 +319,18 @@ int main(int argc, char **argv)
 	char *args[64];
 	int n = 0;
 
-	/* --db FILE may appear anywhere. */
+	const char *certs = NULL;
+	bool verify = false;
+
+	/* --db FILE, --verify and --certs CERT may appear anywhere. */
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--db")) {
+		if (!strcmp(argv[i], "--db") || !strcmp(argv[i], "--certs")) {
 			if (i + 1 >= argc)
 				return usage();
-			path = argv[++i];
+			*(argv[i][2] == 'd' ? &path : &certs) = argv[i + 1];
+			i++;
+		} else if (!strcmp(argv[i], "--verify")) {
+			verify = true;
 		} else if (n < 63) {
 			args[n++] = argv[i];
 		} else {
@@ -311,9 +340,30 @@ int main(int argc, char **argv)
 	if (!n)
 		return usage();
 	if (!strcmp(args[0], "verify"))
-		return cmd_verify(path, n, args);
+		return cmd_verify(path, certs, n, args);
+	if (!strcmp(args[0], "compile"))
+		return cmd_compile(n, args);
 	struct regdb_db *db;
 	struct regdb_error err;
+
+	if (verify) {
+		char sig_path[4096];
+
+		if (!HAVE_OPENSSL) {
+			fprintf(stderr, "regdb: --verify: built without OpenSSL, cannot check %s.p7s\n",
+				path);
+			return EXIT_USAGE;
+		}
+		if (!certs) {
+			fprintf(stderr, "regdb: --verify needs --certs CERT (no default certificate)\n");
+			return EXIT_USAGE;
+		}
+		snprintf(sig_path, sizeof(sig_path), "%s.p7s", path);
+		int rc = verify_file(path, sig_path, certs);
+
+		if (rc)
+			return rc;
+	}
 
 	if (regdb_db_load(path, &db, &err)) {
 		fprintf(stderr, "regdb: %s\n", err.msg);

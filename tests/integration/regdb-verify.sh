@@ -16,9 +16,19 @@ cp "$DB" "$tmp/db"
 openssl smime -sign -binary -noattr -in "$tmp/db" -signer "$tmp/c.pem" -inkey "$tmp/k.pem" \
 	-outform DER -out "$tmp/db.p7s" || { echo "openssl smime failed"; exit 1; }
 "$B/regdb" --db "$tmp/db" verify --certs "$tmp/c.pem" || { echo "good signature rejected"; exit 1; }
+out=$("$B/regdb" --db "$tmp/db" --verify --certs "$tmp/c.pem" get DE) && echo "$out" | grep -q "^country DE" ||
+	{ echo "--verify with a good signature: '$out'"; exit 1; }
+out=$("$B/regdb" --db "$tmp/db" --verify get DE 2>&1); rc=$?
+[ $rc -eq 2 ] && echo "$out" | grep -q "needs --certs" || { echo "--verify without --certs: rc=$rc '$out'"; exit 1; }
 printf 'X' | dd of="$tmp/db" bs=1 seek=100 conv=notrunc 2>/dev/null
 "$B/regdb" --db "$tmp/db" verify --certs "$tmp/c.pem" 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q "does not verify" "$tmp/err" || { echo "tampered db accepted"; exit 1; }
+out=$("$B/regdb" --db "$tmp/db" --verify --certs "$tmp/c.pem" get DE 2>&1); rc=$?
+[ $rc -eq 1 ] && echo "$out" | grep -q "does not verify" && ! echo "$out" | grep -q "^country" ||
+	{ echo "--verify loaded a tampered db: rc=$rc '$out'"; exit 1; }
+rm "$tmp/db.p7s"
+out=$("$B/regdb" --db "$tmp/db" --verify --certs "$tmp/c.pem" list 2>&1); rc=$?
+[ $rc -eq 3 ] && echo "$out" | grep -q "db.p7s: No such file" || { echo "--verify without .p7s: rc=$rc '$out'"; exit 1; }
 tarball=/usr/src/linux-source-6.1.tar.xz
 if [ -f "$tarball" ] && [ -f "$DB.p7s" ]; then
 	tar -xJOf "$tarball" linux-source-6.1/net/wireless/certs/debian.hex >"$tmp/debian.hex" ||

@@ -132,8 +132,11 @@ START_TEST(bad_pointers_lengths_order)
 	b[de + 3] = 3; /* collection pointing back into the index: a loop */
 	expect_error(b, file_len, "outside the data area");
 	memcpy(b, file_buf, file_len);
-	b[rule] = 18;
-	expect_error(b, file_len, "length 18");
+	b[rule] = 17;
+	expect_error(b, file_len, "length 17 (want 16, 18 or 20)");
+	memcpy(b, file_buf, file_len);
+	b[rule] = 12;
+	expect_error(b, file_len, "length 12 (want 16, 18 or 20)");
 	memcpy(b, file_buf, file_len);
 	b[coll + 4] = 0xff;
 	expect_error(b, file_len, "rule pointer");
@@ -218,9 +221,9 @@ START_TEST(verdicts)
 	ck_assert_int_eq(v.reason, REGDB_DENY_INDOOR_ONLY);
 	q.outdoor = false;
 	q.width_khz = 160000;
-	q.center_khz = 5250000;
+	q.center_khz = 5250000; /* spans both rules, each only 80 MHz wide */
 	regdb_verdict(d, &q, &v);
-	ck_assert_int_eq(v.reason, REGDB_DENY_NO_RULE);
+	ck_assert_int_eq(v.reason, REGDB_DENY_WIDTH);
 	q.width_khz = 20000;
 	q.center_khz = 5300000;
 	q.frame = REGDB_FRAME_BEACON;
@@ -243,7 +246,7 @@ START_TEST(verdicts)
 	ck_assert_int_eq(v.reason, REGDB_DENY_DFS_PASSIVE);
 	q.frame = REGDB_FRAME_DATA;
 	q.width_khz = 160000;
-	q.center_khz = 5270000;
+	q.center_khz = 5290000; /* 5350-5370 MHz lies in no rule */
 	regdb_verdict(d, &q, &v);
 	ck_assert_int_eq(v.reason, REGDB_DENY_NO_RULE);
 	free(d);

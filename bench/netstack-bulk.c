@@ -1,0 +1,232 @@
+/* netstack-bulk.c — bulk TCP throughput and CPU per GB, side by side in
+ * one run, each leg one thread that drives both ends:
+ *   pair   netstack -> netstack over the in-memory pair link
+ *   tap    netstack -> Linux over a TAP device (needs root; skipped if not)
+ *   lo     Linux -> Linux over loopback, the ceiling
+ * Usage: netstack-bench-bulk [MB] [MTU]   (default 256 MB, MTU 1500) */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "bench/netstack-bench.h"
+
+struct leg {
+	const char *name;
+	uint64_t bytes;
+	struct bench_mark t;
+	bool done;
+};
+
+static void run_pair(uint64_t total, unsigned mtu, struct leg *r)
+{
+	struct bench_pair p;
+	struct ns_sock *l, *c, *s = NULL;
+	struct bench_mark t0;
+	uint64_t left = total;
+	bool eof = false;
+	int err;
+
+	bench_pair_new(&p, mtu);
+	l = bench_listen(p.b, 0, 5001);
+	bench_mark(&t0);
+	c = bench_connect(p.a, BENCH_B, 5001);
+	while (!s) {
+		bench_pair_pump(&p);
+		s = ns_accept(l, NULL, &err);
+	}
+	while (!bench_connected(c))
+		bench_pair_pump(&p);
+	while (r->bytes < total) {
+		bench_tcp_push(c, &left);
+		bench_pair_pump(&p);
+		bench_tcp_pull(s, &r->bytes, &eof);
+		if (eof)
+			break;
+	}
+	bench_since(&t0, &r->t);
+	r->done = r->bytes == total;
+	ns_abort(c);
+	ns_abort(s);
+	ns_close(l);
+	bench_pair_free(&p);
+}
+
+static int kernel_listener(uint32_t addr, uint16_t *port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(addr) };
+	socklen_t len = sizeof(sin);
+	int one = 1, s = socket(AF_INET, SOCK_STREAM, 0);
+
+	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (s < 0 || bind(s, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(s, 4) < 0) {
+		perror("bench: kernel listener");
+		exit(1);
+	}
+	getsockname(s, (struct sockaddr *)&sin, &len);
+	*port = ntohs(sin.sin_port);
+	return s;
+}
+
+/* Read what is readable; false at EOF. */
+static bool kernel_pull(int s, uint64_t *got)
+{
+	static char buf[1 << 18];
+
+	for (;;) {
+		ssize_t n = recv(s, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (n > 0) {
+			*got += (uint64_t)n;
+			continue;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return true;
+		if (n < 0)
+			perror("bench: recv");
+		return false;
+	}
+}
+
+static void run_loopback(uint64_t total, struct leg *r)
+{
+	static char chunk[1 << 16];
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct bench_mark t0;
+	uint64_t left = total;
+	uint16_t port;
+	int l = kernel_listener(INADDR_LOOPBACK, &port), c, s;
+
+	sin.sin_port = htons(port);
+	bench_mark(&t0);
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	if (connect(c, (struct sockaddr *)&sin, sizeof(sin)) < 0 || (s = accept(l, NULL, NULL)) < 0) {
+		perror("bench: loopback connect");
+		exit(1);
+	}
+	fcntl(c, F_SETFL, O_NONBLOCK);
+	while (r->bytes < total) {
+		while (left) {
+			ssize_t n = send(c, chunk, left < sizeof(chunk) ? left : sizeof(chunk),
+					 MSG_DONTWAIT);
+
+			if (n <= 0)
+				break;
+			left -= (uint64_t)n;
+		}
+		if (!kernel_pull(s, &r->bytes))
+			break;
+	}
+	bench_since(&t0, &r->t);
+	r->done = r->bytes == total;
+	close(c);
+	close(s);
+	close(l);
+}
+
+#define TAP_LINUX 0x0ad50001u /* 10.213.0.1 */
+#define TAP_NS 0x0ad50002u    /* 10.213.0.2 */
+
+/* The kernel side of the TAP: 10.213.0.1/24, up, same MTU. */
+static int configure_tap(const char *dev, unsigned mtu)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "ip link set %s mtu %u up && ip addr add 10.213.0.1/24 dev %s",
+		 dev, mtu, dev);
+	return system(cmd);
+}
+
+static void run_tap(uint64_t total, unsigned mtu, struct leg *r)
+{
+	struct ns_link *tap;
+	struct ns_stack *st;
+	struct ns_sock *c;
+	struct bench_mark t0;
+	uint64_t left = total;
+	uint16_t port;
+	int err, l, s = -1;
+
+	tap = ns_link_tap_open("", mtu, &err);
+	if (!tap) {
+		printf("%-30s skipped: cannot open a TAP device: %s\n", r->name, strerror(-err));
+		return;
+	}
+	if (configure_tap(tap->name, mtu)) {
+		printf("%-30s skipped: cannot configure %s\n", r->name, tap->name);
+		ns_link_destroy(tap);
+		return;
+	}
+	st = ns_stack_new(NULL);
+	bench_check(ns_iface_add(st, tap, TAP_NS, 24, 0), "ns_iface_add");
+	l = kernel_listener(TAP_LINUX, &port);
+	fcntl(l, F_SETFL, O_NONBLOCK);
+	bench_mark(&t0);
+	c = bench_connect(st, TAP_LINUX, port);
+	while (r->bytes < total) {
+		struct pollfd pfd[2] = { { .fd = ns_link_fd(tap), .events = POLLIN },
+					 { .fd = s >= 0 ? s : l, .events = POLLIN } };
+		int t = ns_stack_timeout_ms(st);
+
+		if (s < 0 && (s = accept(l, NULL, NULL)) >= 0)
+			fcntl(s, F_SETFL, O_NONBLOCK);
+		if (s >= 0 && bench_connected(c))
+			bench_tcp_push(c, &left);
+		if (s >= 0 && !kernel_pull(s, &r->bytes))
+			break;
+		poll(pfd, 2, t < 0 || t > 10 ? 10 : t);
+		ns_stack_drain(st, 512);
+		ns_stack_poll(st);
+	}
+	bench_since(&t0, &r->t);
+	r->done = r->bytes == total;
+	ns_abort(c);
+	close(s);
+	close(l);
+	ns_stack_free(st);
+	ns_link_destroy(tap);
+}
+
+static void print(const struct leg *r, const struct leg *ceiling)
+{
+	double mbs = (double)r->bytes / r->t.wall / 1e6, gb = (double)r->bytes / 1e9;
+
+	if (!r->t.wall)
+		return;
+	printf("%-30s %s %6.0f MB in %6.2f s  %8.1f MB/s  CPU %6.2f s/GB", r->name,
+	       r->done ? "ok  " : "FAIL", (double)r->bytes / 1e6, r->t.wall, mbs, r->t.cpu / gb);
+	if (ceiling && ceiling->t.wall)
+		printf("  %.2f of loopback", mbs / ((double)ceiling->bytes / ceiling->t.wall / 1e6));
+	printf("\n");
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t total = (argc > 1 ? strtoull(argv[1], NULL, 0) : 256) << 20;
+	unsigned mtu = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 0) : 1500;
+	struct leg pair = { .name = "netstack <-> netstack (pair)" },
+		   tap = { .name = "netstack  -> Linux (TAP)" },
+		   lo = { .name = "Linux     -> Linux (loopback)" };
+
+	printf("bulk TCP, %llu MB one way, link MTU %u (loopback: its own), one thread per leg\n",
+	       (unsigned long long)(total >> 20), mtu);
+	run_pair(total, mtu, &pair);
+	if (geteuid() == 0)
+		run_tap(total, mtu, &tap);
+	else
+		printf("%-30s skipped: needs root\n", tap.name);
+	run_loopback(total, &lo);
+	print(&pair, &lo);
+	print(&tap, &lo);
+	print(&lo, NULL);
+	if (pair.t.wall && tap.t.wall)
+		printf("ratio: pair / TAP throughput = %.2f\n",
+		       ((double)pair.bytes / pair.t.wall) / ((double)tap.bytes / tap.t.wall));
+	return pair.done && lo.done && (!tap.t.wall || tap.done) ? 0 : 1;
+}

@@ -1,0 +1,406 @@
+/* netstack-slirp.c — netstack against libslirp as the thing that
+ * terminates a guest's TCP and relays it to a host socket.
+ *
+ * One frame-level harness: a "guest" netstack (10.0.2.15) on one end of
+ * an in-memory pair link sends N bytes over TCP to 10.0.2.2:PORT. The
+ * pair's other end is read by the harness and fed either to libslirp
+ * (slirp_input; its send_packet callback transmits back towards the
+ * guest), or to a netstack "gateway" stack whose interface accepts any
+ * destination (NS_IF_ACCEPT_ANY), whose wildcard listener accepts the
+ * guest's connection and which relays the bytes to a kernel socket. In
+ * both cases the bytes end in a TCP sink on 127.0.0.1:PORT read by the
+ * same thread. Prints throughput and CPU for both and the ratio.
+ * Usage: netstack-bench-slirp [MB] [MTU...]   (default 64 MB, 1500 65521) */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libslirp.h>
+
+#include "bench/netstack-bench.h"
+
+#define GUEST 0x0a00020fu /* 10.0.2.15 */
+#define GATEWAY 0x0a000202u /* 10.0.2.2 */
+#define MAX_FDS 64
+
+/* The guest, the host-side TCP sink, and what the run measured. */
+struct harness {
+	struct ns_link *guest_link, *wire; /* pair ends: guest's, gateway's */
+	struct ns_stack *guest;
+	struct ns_sock *gsock;
+	uint64_t left, got;
+	int sink_l, sink; /* kernel listener, accepted connection */
+	uint16_t port;
+	uint8_t frame[NS_FRAME_BUF];
+	struct pollfd pfd[MAX_FDS];
+	int npfd;
+};
+
+static void harness_new(struct harness *h, unsigned mtu, uint64_t total)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sin);
+	struct ns_stack_cfg cfg = { .seed = 1 };
+	int one = 1;
+
+	memset(h, 0, sizeof(*h));
+	bench_check(ns_link_pair(mtu, 0, &h->guest_link, &h->wire), "ns_link_pair");
+	h->guest = ns_stack_new(&cfg);
+	bench_check(ns_iface_add(h->guest, h->guest_link, GUEST, 24, 0), "ns_iface_add");
+	bench_check(ns_route_add(h->guest, 0, 0, GATEWAY, h->guest_link), "ns_route_add");
+	h->left = total;
+	h->sink = -1;
+	h->sink_l = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(h->sink_l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(h->sink_l, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(h->sink_l, 4) < 0) {
+		perror("bench: sink");
+		exit(1);
+	}
+	getsockname(h->sink_l, (struct sockaddr *)&sin, &len);
+	h->port = ntohs(sin.sin_port);
+	fcntl(h->sink_l, F_SETFL, O_NONBLOCK);
+}
+
+static void harness_free(struct harness *h)
+{
+	if (h->gsock)
+		ns_abort(h->gsock);
+	ns_stack_free(h->guest);
+	ns_link_destroy(h->guest_link);
+	ns_link_destroy(h->wire);
+	if (h->sink >= 0)
+		close(h->sink);
+	close(h->sink_l);
+}
+
+/* The guest's side of one round: connect once, send, take ACKs in. */
+static void guest_step(struct harness *h)
+{
+	if (!h->gsock)
+		h->gsock = bench_connect(h->guest, GATEWAY, h->port);
+	else if (bench_connected(h->gsock))
+		bench_tcp_push(h->gsock, &h->left);
+	ns_stack_drain(h->guest, 1024);
+	ns_stack_poll(h->guest);
+}
+
+/* The sink's side: accept once, count what arrives. */
+static void sink_step(struct harness *h)
+{
+	static char buf[1 << 18];
+	ssize_t n;
+
+	if (h->sink < 0) {
+		h->sink = accept(h->sink_l, NULL, NULL);
+		if (h->sink >= 0)
+			fcntl(h->sink, F_SETFL, O_NONBLOCK);
+		return;
+	}
+	while ((n = recv(h->sink, buf, sizeof(buf), 0)) > 0)
+		h->got += (uint64_t)n;
+}
+
+static int add_pfd(struct harness *h, int fd, short events)
+{
+	if (h->npfd == MAX_FDS) {
+		fprintf(stderr, "bench: too many fds\n");
+		exit(1);
+	}
+	h->pfd[h->npfd] = (struct pollfd){ .fd = fd, .events = events };
+	return h->npfd++;
+}
+
+static void add_common_fds(struct harness *h)
+{
+	add_pfd(h, h->sink >= 0 ? h->sink : h->sink_l, POLLIN);
+	add_pfd(h, ns_link_fd(h->wire), POLLIN);
+	add_pfd(h, ns_link_fd(h->guest_link), POLLIN);
+}
+
+/* ------------------------------------------------------------- libslirp */
+
+static ssize_t slirp_send_packet(const void *buf, size_t len, void *opaque)
+{
+	struct harness *h = opaque;
+
+	ns_link_transmit(h->wire, buf, len);
+	return (ssize_t)len;
+}
+
+static void slirp_guest_error(const char *msg, void *opaque)
+{
+	fprintf(stderr, "bench: libslirp: %s\n", msg);
+}
+
+static int64_t slirp_clock_ns(void *opaque)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* libslirp's only timer is IPv6 router advertisement, off here. */
+static void *slirp_timer_new(SlirpTimerCb cb, void *cb_opaque, void *opaque)
+{
+	static int dummy;
+
+	return &dummy;
+}
+
+static void slirp_timer_free(void *t, void *opaque)
+{
+}
+
+static void slirp_timer_mod(void *t, int64_t when, void *opaque)
+{
+}
+
+static void slirp_fd_nop(int fd, void *opaque)
+{
+}
+
+static void slirp_notify(void *opaque)
+{
+}
+
+static int slirp_add_poll(int fd, int events, void *opaque)
+{
+	short ev = (short)((events & SLIRP_POLL_IN ? POLLIN : 0) |
+			   (events & SLIRP_POLL_OUT ? POLLOUT : 0) |
+			   (events & SLIRP_POLL_PRI ? POLLPRI : 0));
+
+	return add_pfd(opaque, fd, ev);
+}
+
+static int slirp_revents(int idx, void *opaque)
+{
+	struct harness *h = opaque;
+	short re = idx >= 0 && idx < h->npfd ? h->pfd[idx].revents : 0;
+
+	return (re & POLLIN ? SLIRP_POLL_IN : 0) | (re & POLLOUT ? SLIRP_POLL_OUT : 0) |
+	       (re & POLLPRI ? SLIRP_POLL_PRI : 0) | (re & POLLERR ? SLIRP_POLL_ERR : 0) |
+	       (re & POLLHUP ? SLIRP_POLL_HUP : 0);
+}
+
+static const SlirpCb slirp_cbs = {
+	.send_packet = slirp_send_packet,
+	.guest_error = slirp_guest_error,
+	.clock_get_ns = slirp_clock_ns,
+	.timer_new = slirp_timer_new,
+	.timer_free = slirp_timer_free,
+	.timer_mod = slirp_timer_mod,
+	.register_poll_fd = slirp_fd_nop,
+	.unregister_poll_fd = slirp_fd_nop,
+	.notify = slirp_notify,
+};
+
+static Slirp *slirp_start(struct harness *h, unsigned mtu)
+{
+	SlirpConfig cfg = {
+		.version = 1,
+		.in_enabled = true,
+		.vnetwork.s_addr = htonl(0x0a000200),
+		.vnetmask.s_addr = htonl(0xffffff00),
+		.vhost.s_addr = htonl(GATEWAY),
+		.vdhcp_start.s_addr = htonl(0x0a00020f),
+		.vnameserver.s_addr = htonl(0x0a000203),
+		.if_mtu = mtu,
+		.if_mru = mtu,
+	};
+	Slirp *s = slirp_new(&cfg, &slirp_cbs, h);
+
+	if (!s) {
+		fprintf(stderr, "bench: slirp_new failed (MTU %u)\n", mtu);
+		exit(1);
+	}
+	return s;
+}
+
+static void slirp_round(struct harness *h, Slirp *slirp)
+{
+	uint32_t timeout = 10;
+	ssize_t n;
+
+	guest_step(h);
+	while ((n = ns_link_receive(h->wire, h->frame, sizeof(h->frame))) > 0)
+		slirp_input(slirp, h->frame, (int)n);
+	h->npfd = 0;
+	add_common_fds(h);
+	slirp_pollfds_fill(slirp, &timeout, slirp_add_poll, h);
+	poll(h->pfd, (nfds_t)h->npfd, timeout > 10 ? 10 : (int)timeout);
+	slirp_pollfds_poll(slirp, 0, slirp_revents, h);
+	sink_step(h);
+}
+
+/* -------------------------------------------------- netstack as gateway */
+
+struct relay {
+	struct ns_stack *gw;
+	struct ns_sock *l, *s;
+	int out;	      /* kernel socket to the sink */
+	uint8_t buf[1 << 16]; /* received from the guest, not yet written */
+	size_t off, len;
+};
+
+static void relay_start(struct harness *h, struct relay *r)
+{
+	struct ns_stack_cfg cfg = { .seed = 2 };
+
+	memset(r, 0, sizeof(*r));
+	r->out = -1;
+	r->gw = ns_stack_new(&cfg);
+	bench_check(ns_iface_add(r->gw, h->wire, GATEWAY, 24, NS_IF_ACCEPT_ANY), "ns_iface_add");
+	r->l = bench_listen(r->gw, 0, 0);
+}
+
+static void relay_connect_host(struct harness *h, struct relay *r)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+				   .sin_port = htons(h->port) };
+	int err;
+
+	r->s = ns_accept(r->l, NULL, &err);
+	if (!r->s)
+		return;
+	ns_setsockopt(r->s, NS_SO_NONBLOCK, 1);
+	r->out = socket(AF_INET, SOCK_STREAM, 0);
+	if (connect(r->out, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
+		perror("bench: relay connect");
+		exit(1);
+	}
+	fcntl(r->out, F_SETFL, O_NONBLOCK);
+}
+
+/* Guest bytes -> kernel socket, never holding more than one buffer. */
+static void relay_move(struct relay *r)
+{
+	for (;;) {
+		ssize_t n;
+
+		while (r->off < r->len) {
+			n = send(r->out, r->buf + r->off, r->len - r->off, MSG_DONTWAIT);
+			if (n <= 0)
+				return;
+			r->off += (size_t)n;
+		}
+		n = ns_recv(r->s, r->buf, sizeof(r->buf), NS_MSG_DONTWAIT);
+		if (n <= 0)
+			return;
+		r->off = 0;
+		r->len = (size_t)n;
+	}
+}
+
+static void relay_round(struct harness *h, struct relay *r)
+{
+	int t;
+
+	guest_step(h);
+	ns_stack_drain(r->gw, 1024);
+	ns_stack_poll(r->gw);
+	if (!r->s)
+		relay_connect_host(h, r);
+	if (r->s)
+		relay_move(r);
+	sink_step(h);
+	h->npfd = 0;
+	add_common_fds(h);
+	if (r->out >= 0 && r->off < r->len)
+		add_pfd(h, r->out, POLLOUT);
+	t = ns_stack_timeout_ms(r->gw);
+	poll(h->pfd, (nfds_t)h->npfd, t < 0 || t > 10 ? 10 : t);
+}
+
+static void relay_stop(struct relay *r)
+{
+	if (r->s)
+		ns_abort(r->s);
+	ns_close(r->l);
+	if (r->out >= 0)
+		close(r->out);
+	ns_stack_free(r->gw);
+}
+
+/* ------------------------------------------------------------------ run */
+
+struct result {
+	uint64_t bytes;
+	struct bench_mark t;
+};
+
+static void run(bool use_slirp, unsigned mtu, uint64_t total, struct result *res)
+{
+	struct harness *h = malloc(sizeof(*h));
+	struct relay *r = malloc(sizeof(*r));
+	struct bench_mark t0;
+	Slirp *slirp = NULL;
+
+	harness_new(h, mtu, total);
+	if (use_slirp)
+		slirp = slirp_start(h, mtu);
+	else
+		relay_start(h, r);
+	bench_mark(&t0);
+	while (h->got < total) {
+		if (use_slirp)
+			slirp_round(h, slirp);
+		else
+			relay_round(h, r);
+		bench_since(&t0, &res->t);
+		if (res->t.wall > 120) {
+			fprintf(stderr, "bench: %s at MTU %u stalled at %llu bytes\n",
+				use_slirp ? "libslirp" : "netstack", mtu, (unsigned long long)h->got);
+			exit(1);
+		}
+	}
+	res->bytes = h->got;
+	if (use_slirp)
+		slirp_cleanup(slirp);
+	else
+		relay_stop(r);
+	harness_free(h);
+	free(h);
+	free(r);
+}
+
+static void print(const char *name, unsigned mtu, const struct result *r)
+{
+	printf("  %-9s MTU %5u  %5.0f MB in %6.2f s  %8.1f MB/s  CPU %6.2f s/GB\n", name, mtu,
+	       (double)r->bytes / 1e6, r->t.wall, (double)r->bytes / r->t.wall / 1e6,
+	       r->t.cpu / ((double)r->bytes / 1e9));
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t total = (argc > 1 ? strtoull(argv[1], NULL, 0) : 64) << 20;
+	unsigned mtus[8] = { 1500, 65521 };
+	int nmtu = argc > 2 ? 0 : 2;
+
+	for (int i = 2; i < argc && nmtu < 8; i++)
+		mtus[nmtu++] = (unsigned)strtoul(argv[i], NULL, 0);
+	printf("guest TCP -> gateway -> 127.0.0.1 sink, %llu MB, libslirp %s, one thread\n",
+	       (unsigned long long)(total >> 20), slirp_version_string());
+	for (int i = 0; i < nmtu; i++) {
+		struct result s, n;
+
+		run(true, mtus[i], total, &s);
+		run(false, mtus[i], total, &n);
+		print("libslirp", mtus[i], &s);
+		print("netstack", mtus[i], &n);
+		printf("ratio at MTU %u: netstack / libslirp throughput = %.2f (goal >= 3), "
+		       "CPU per GB libslirp / netstack = %.2f\n",
+		       mtus[i], ((double)n.bytes / n.t.wall) / ((double)s.bytes / s.t.wall),
+		       (s.t.cpu / (double)s.bytes) / (n.t.cpu / (double)n.bytes));
+	}
+	return 0;
+}
