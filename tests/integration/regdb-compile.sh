@@ -2,8 +2,8 @@
 # regdb compile / dump --dbtxt through the tool: the packaged regulatory.db
 # written out as db.txt and compiled again gives the very same bytes (the
 # layout of wireless-regdb's db2fw.py); a hand-written db.txt compiles to a
-# file whose rules read back (checked by the independent python decoder of
-# regdb-dump.sh's kind); a bad db.txt is one error line naming file and line.
+# file whose rules read back (checked by the independent decoder
+# regdb-decode.py); a bad db.txt is one error line naming file and line.
 set -u
 B=${B:-build}
 DB=$(sed -n 's/^REGDB_FILE := //p' build/config.mk)
@@ -45,23 +45,7 @@ country QB:
 	(2402 - 2482 @ 40), (20)
 TXT
 "$B/regdb" compile "$tmp/mine.txt" -o "$tmp/mine.db" || { echo "crafted db.txt rejected"; exit 1; }
-python3 - "$tmp/mine.db" >"$tmp/want" <<'PY'
-import struct, sys
-d = open(sys.argv[1], 'rb').read()
-assert d[:4] == b'RGDB' and struct.unpack('>I', d[4:8])[0] == 20 and len(d) % 4 == 0
-off = 8
-while True:
-    cc, ptr = struct.unpack_from('>2sH', d, off)
-    off += 4
-    if not ptr:
-        break
-    c = ptr * 4
-    for i in range(d[c + 1]):
-        r = struct.unpack_from('>H', d, c + ((d[c] + 1) & ~1) + 2 * i)[0] * 4
-        ln, flags, eirp, s, e, bw = struct.unpack_from('>BBHIII', d, r)
-        cac = struct.unpack_from('>H', d, r + 16)[0] if ln >= 18 else 0
-        print(cc.decode(), d[c + 2], ln, flags, eirp, s, e, bw, cac)
-PY
+python3 tests/integration/regdb-decode.py "$tmp/mine.db" --raw >"$tmp/want" || { echo "decoder failed"; fail=1; }
 cat >"$tmp/expect" <<'TXT'
 QA 2 16 18 2301 5150000 5250000 80000 0
 QA 2 20 20 2000 5250000 5350000 80000 0
