@@ -3,7 +3,9 @@
 #include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "firmware/firmware.h"
 #include "tests/unit/check_run.h"
@@ -51,12 +53,33 @@ static void header(size_t off, uint32_t flags, const uint32_t *addr)
 		put32(img + off + 12 + 4 * i, addr[i]);
 }
 
-static int load(size_t size, const char *cmdline, struct boot_cpu_state *cpu)
+static int load_with(size_t size, const char *cmdline, const char *modules,
+		     struct boot_cpu_state *cpu)
 {
 	struct boot_request req = {.kernel_path = "k.elf", .kernel = img, .kernel_size = size,
-				   .cmdline = cmdline, .ncpus = 1, .mem = &mem};
+				   .cmdline = cmdline, .initrd_path = modules, .ncpus = 1,
+				   .mem = &mem};
 
 	return multiboot_load(&req, cpu, err, sizeof(err));
+}
+
+static int load(size_t size, const char *cmdline, struct boot_cpu_state *cpu)
+{
+	return load_with(size, cmdline, NULL, cpu);
+}
+
+/* A temporary file holding len bytes of c; the caller unlinks it. */
+static void temp_file(char *path, size_t pathlen, char c, size_t len)
+{
+	char buf[64];
+	int fd;
+
+	snprintf(path, pathlen, "/tmp/test-multiboot-XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	memset(buf, c, sizeof(buf));
+	ck_assert_int_eq(write(fd, buf, len), (ssize_t)len);
+	close(fd);
 }
 
 /* An a.out-kludge kernel: header at file offset 64, loaded at 1 MiB. */
@@ -179,6 +202,58 @@ START_TEST(overlong_cmdline_is_refused)
 }
 END_TEST
 
+START_TEST(header_after_8k_is_not_found)
+{
+	struct boot_cpu_state cpu;
+
+	/* A valid header, but past the first 8 KiB the spec allows. */
+	header(8192, 3, NULL);
+	ck_assert_int_eq(load(sizeof(img), "", &cpu), -ENOEXEC);
+}
+END_TEST
+
+START_TEST(modules_load_with_their_command_lines)
+{
+	struct boot_cpu_state cpu;
+	char a[64], b[64], list[160];
+	uint32_t info = 0x9500, mods;
+
+	temp_file(a, sizeof(a), 'A', 10);
+	temp_file(b, sizeof(b), 'B', 20);
+	snprintf(list, sizeof(list), "%s x=1,,2,%s", a, b);
+	aout_image(0x100100, 0x102000);
+	ck_assert_int_eq(load_with(sizeof(img), "", list, &cpu), 0);
+	ck_assert_uint_eq(get32(info) & 8, 8); /* MB_INFO_MODS */
+	ck_assert_uint_eq(get32(info + 20), 2);
+	mods = get32(info + 24);
+	/* Module 0: 10 bytes of 'A', page aligned, its command line with the
+	 * ",," unescaped; module 1 after it. */
+	ck_assert_uint_eq(get32(mods) & 0xfff, 0);
+	ck_assert_uint_eq(get32(mods + 4) - get32(mods), 10);
+	ck_assert_uint_eq(ram[get32(mods)], 'A');
+	ck_assert_uint_eq(ram[get32(mods) + 9], 'A');
+	ck_assert_ptr_nonnull(strstr((char *)ram + get32(mods + 8), " x=1,2"));
+	ck_assert_uint_eq(get32(mods + 20) - get32(mods + 16), 20);
+	ck_assert_uint_ge(get32(mods + 16), get32(mods + 4));
+	ck_assert_uint_eq(ram[get32(mods + 16) + 19], 'B');
+	ck_assert_str_eq((char *)ram + get32(mods + 24), b);
+	unlink(a);
+	unlink(b);
+}
+END_TEST
+
+START_TEST(bad_module_lists_are_refused)
+{
+	struct boot_cpu_state cpu;
+
+	aout_image(0, 0);
+	ck_assert_int_lt(load_with(sizeof(img), "", "/nonexistent/module", &cpu), 0);
+	ck_assert_ptr_nonnull(strstr(err, "/nonexistent/module"));
+	ck_assert_int_eq(load_with(sizeof(img), "", "a,,b, arg", &cpu), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "empty module file name"));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("multiboot");
@@ -192,6 +267,9 @@ int main(void)
 	tcase_add_test(tc, huge_bss_is_outside_ram);
 	tcase_add_test(tc, load_end_past_file_is_truncated);
 	tcase_add_test(tc, overlong_cmdline_is_refused);
+	tcase_add_test(tc, header_after_8k_is_not_found);
+	tcase_add_test(tc, modules_load_with_their_command_lines);
+	tcase_add_test(tc, bad_module_lists_are_refused);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
