@@ -532,7 +532,8 @@ static struct regdb_db *build(struct txt *t)
 		fail(t, "out of memory");
 		return NULL;
 	}
-	qsort(t->c, t->n_c, sizeof(*t->c), qsort_country);
+	if (t->n_c)
+		qsort(t->c, t->n_c, sizeof(*t->c), qsort_country);
 	for (size_t i = 0; i < t->n_c; i++) {
 		struct country *c = &t->c[i];
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * regdb benchmark: load of the packaged regulatory.db against reading its
- * bytes, and verdict latency against a plain linear containment scan, over
- * the same random (country, freq, width) queries.
+ * bytes; compiling its db.txt form (parse + write regulatory.db) against
+ * parsing the binary; and verdict latency against a plain linear containment
+ * scan, over the same random (country, freq, width) queries.
  */
 #include "build/config.h"
 #include "regdb/regdb.h"
@@ -44,6 +45,46 @@ static int linear_scan(const struct regdb_domain *d, const struct regdb_query *q
 	return -1;
 }
 
+/* db.txt of db -> parsed -> regulatory.db bytes, against parsing those bytes. */
+static void bench_compile(const struct regdb_db *db, const unsigned char *bin, size_t bin_len)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	struct regdb_error err;
+	struct regdb_db *p;
+	uint8_t *out;
+	size_t out_len;
+	int iters = 200;
+
+	if (!f || regdb_dbtxt_write(db, f, &err) || fclose(f))
+		exit(1);
+	double t0 = now_ns();
+
+	for (int i = 0; i < iters; i++) {
+		if (regdb_dbtxt_parse(text, len, "db.txt", &p, &err) ||
+		    regdb_db_write(p, &out, &out_len, &err)) {
+			fprintf(stderr, "%s\n", err.msg);
+			exit(1);
+		}
+		regdb_db_free(p);
+		free(out);
+	}
+	double t_compile = (now_ns() - t0) / iters;
+
+	t0 = now_ns();
+	for (int i = 0; i < iters; i++) {
+		if (regdb_db_parse(bin, bin_len, &p, &err))
+			exit(1);
+		regdb_db_free(p);
+	}
+	double t_parse = (now_ns() - t0) / iters;
+
+	printf("compile db.txt (%zu bytes, parse + write): %.1f us (binary parse: %.1f us, ratio %.1f)\n",
+	       len, t_compile / 1e3, t_parse / 1e3, t_compile / t_parse);
+	free(text);
+}
+
 int main(int argc, char **argv)
 {
 	const char *path = argc > 1 ? argv[1] : REGDB_DEFAULT_PATH;
@@ -74,6 +115,7 @@ int main(int argc, char **argv)
 
 	if (regdb_db_load(path, &db, &err))
 		return 1;
+	bench_compile(db, buf, (size_t)read_file(path, buf, sizeof(buf)));
 	static struct regdb_query qs[NQ];
 	static const struct regdb_domain *ds[NQ];
 	uint32_t seed = 42;

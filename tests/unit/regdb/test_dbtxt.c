@@ -370,6 +370,47 @@ START_TEST(auto_bw_channel_spans_adjacent_rules)
 }
 END_TEST
 
+/* Mutated db.txt: an error with its line, or a database the writer and the
+ * binary reader carry over unchanged (when the format can hold it). */
+START_TEST(random_text_mutations_never_crash)
+{
+	static const char alphabet[] = "()@,-.#:= \n\t0123456789ADFINOSWXmcw_";
+	size_t n = strlen(sample);
+	char *t = malloc(n + 1);
+	uint32_t seed = 777;
+	int parsed = 0, failed = 0;
+
+	for (int iter = 0; iter < 4000; iter++) {
+		memcpy(t, sample, n + 1);
+		for (int k = 0; k < 3; k++) {
+			seed = seed * 1103515245u + 12345u;
+			t[(seed >> 8) % n] = alphabet[(seed >> 20) % (sizeof(alphabet) - 1)];
+		}
+		struct regdb_db *db = NULL, *back;
+		struct regdb_error err = { "" };
+		uint8_t *b;
+		size_t len;
+
+		if (regdb_dbtxt_parse(t, n, "t.txt", &db, &err)) {
+			ck_assert_msg(!strncmp(err.msg, "t.txt:", 6), "'%s'", err.msg);
+			failed++;
+			continue;
+		}
+		parsed++;
+		if (!regdb_db_write(db, &b, &len, &err)) {
+			ck_assert_msg(!regdb_db_parse(b, len, &back, &err), "%s", err.msg);
+			ck_assert(regdb_db_equal(db, back));
+			regdb_db_free(back);
+			free(b);
+		}
+		regdb_db_free(db);
+	}
+	ck_assert_int_gt(parsed, 0);
+	ck_assert_int_gt(failed, 0);
+	free(t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("regdb_dbtxt");
@@ -385,6 +426,7 @@ int main(void)
 	tcase_add_test(tc, writer_rejects_what_the_format_cannot_hold);
 	tcase_add_test(tc, cac_round_trips_in_an_18_byte_rule);
 	tcase_add_test(tc, auto_bw_channel_spans_adjacent_rules);
+	tcase_add_test(tc, random_text_mutations_never_crash);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }

@@ -96,10 +96,29 @@ static void expect_error(const uint8_t *buf, size_t len, const char *want)
 	ck_assert_msg(strstr(err.msg, want), "error '%s' lacks '%s'", err.msg, want);
 }
 
+/* Every cut of the file (but the last collection's 2 padding bytes) fails,
+ * naming what ran past the end. */
 START_TEST(every_truncation_is_an_error)
 {
-	for (size_t len = 0; len < 740; len++)
-		expect_error(file_buf, len, len < 8 ? "too short" : "");
+	size_t index_end = 8;
+
+	while (rd16(index_end + 2))
+		index_end += 4;
+	for (size_t len = 0; len + 2 < file_len; len++) {
+		struct regdb_db *db = NULL;
+		struct regdb_error err = { "" };
+		const char *want = len < 8		 ? "file too short for a header" :
+				   len < index_end + 4 ? "country index runs past end of file" :
+							 NULL;
+
+		ck_assert_int_eq(regdb_db_parse(file_buf, len, &db, &err), -1);
+		if (want)
+			ck_assert_msg(strstr(err.msg, want), "len %zu: '%s'", len, err.msg);
+		else
+			ck_assert_msg(strstr(err.msg, "outside the data area") ||
+					      strstr(err.msg, "run past end of file"),
+				      "len %zu: '%s'", len, err.msg);
+	}
 }
 END_TEST
 
@@ -144,8 +163,37 @@ START_TEST(bad_pointers_lengths_order)
 	memcpy(b + de, "AA", 2);
 	expect_error(b, file_len, "not sorted");
 	memcpy(b, file_buf, file_len);
-	b[coll + 1] = 250; /* more rule pointers than the file holds */
-	expect_error(b, file_len, "");
+	b[coll + 1] = 250; /* reads on into other data: a zero or a too-far pointer */
+	expect_error(b, file_len, "rule pointer");
+	size_t last = 0;
+
+	for (size_t e = 8; rd16(e + 2); e += 4)
+		last = rd16(e + 2) * 4 > last ? rd16(e + 2) * 4 : last;
+	memcpy(b, file_buf, file_len);
+	b[last + 1] = 250; /* the file's last collection */
+	expect_error(b, file_len, "250 rule pointers run past end of file");
+	memcpy(b, file_buf, file_len);
+	b[coll + 4] = 0;
+	b[coll + 5] = 2; /* a rule pointer back into the index: a loop */
+	expect_error(b, file_len, "rule pointer 0x8 outside the data area");
+	memcpy(b, file_buf, file_len);
+	b[coll + 2] = 4;
+	expect_error(b, file_len, "unknown DFS region 4");
+	memcpy(b, file_buf, file_len);
+	b[rule + 1] |= 0x20;
+	expect_error(b, file_len, "unknown flags");
+	size_t wrule = 0;
+
+	for (unsigned int i = 0; i < file_buf[coll + 1] && !wrule; i++)
+		if (file_buf[rd16(coll + 4 + 2 * i) * 4] == 20)
+			wrule = rd16(coll + 4 + 2 * i) * 4;
+	ck_assert_msg(wrule, "DE has no rule with a WMM pointer");
+	memcpy(b, file_buf, file_len);
+	b[wrule + 18] = 0xff;
+	expect_error(b, file_len, "beyond end of file");
+	memcpy(b, file_buf, file_len);
+	b[rd16(wrule + 18) * 4] = 0x44; /* cw_min == cw_max */
+	expect_error(b, file_len, "invalid WMM rule");
 	free(b);
 }
 END_TEST
