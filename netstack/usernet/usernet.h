@@ -1,11 +1,107 @@
-/* usernet.h — user-mode networking on netstack (issue 8): one public header.
+/* usernet.h — user-mode networking (issue 8): one public header.
  *
- * A backend that owns a virtual LAN (10.0.2.0/24 by default), takes and
- * emits Ethernet frames, and relays the guest's traffic to host sockets.
- * The API is filled in by the usernet work; this header is its seam.
+ * A backend that owns a virtual LAN (10.0.2.0/24 by default: gateway
+ * 10.0.2.2, DNS 10.0.2.3, first DHCP address 10.0.2.15, like QEMU), takes
+ * the guest's Ethernet frames with usernet_input() and emits frames through
+ * the send callback, and relays the guest's traffic to host sockets:
+ * DHCP server, DNS forwarder, TCP/UDP NAT, ICMP echo, port forwarding.
+ *
+ * Two implementations behind one type (struct usernet_cfg.impl):
+ *   USERNET_IMPL_NETSTACK  terminates guest traffic in netstack (default)
+ *   USERNET_IMPL_SLIRP     Debian's libslirp through an adapter
+ *
+ * Event loop: all calls on one thread. Wait until usernet_fd() is readable
+ * or usernet_timeout_ms() passes, then call usernet_poll(). The send
+ * callback runs inside usernet_input()/usernet_poll(); it must not call
+ * back into usernet.
+ *
+ * Addresses are IPv4 in host byte order.
  */
 #ifndef USERNET_H
 #define USERNET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct usernet;
+
+enum usernet_impl {
+	USERNET_IMPL_NETSTACK,
+	USERNET_IMPL_SLIRP,
+};
+
+/* Emit one Ethernet frame (no FCS) toward the guest. */
+typedef void (*usernet_send_fn)(void *opaque, const void *frame, size_t len);
+
+/* Zero means "default" for every field. */
+struct usernet_cfg {
+	enum usernet_impl impl;
+	uint32_t net;		/* 10.0.2.0 */
+	unsigned prefix;	/* 24 */
+	uint32_t gateway;	/* net + 2: the host as seen by the guest */
+	uint32_t dns;		/* net + 3: the DNS forwarder */
+	uint32_t dhcp_start;	/* net + 15 */
+	unsigned dhcp_count;	/* leases: 16 */
+	unsigned lease_time_s;	/* 86400 */
+	unsigned mtu;		/* IP MTU of the virtual LAN: 1500 */
+	const char *hostname;	/* DHCP option 12 offered to the guest, or NULL */
+	const char *domain;	/* DHCP option 15, or NULL */
+	/* DNS forwarder upstream: "A[:PORT]" overrides the resolvers read
+	 * from resolv_conf (NULL: /etc/resolv.conf). */
+	const char *dns_upstream;
+	const char *resolv_conf;
+	bool no_host_loopback;	/* gateway address does not reach 127.0.0.1 */
+	/* Limits (netstack implementation; counters in usernet_stats). */
+	unsigned max_tcp_flows;	/* 4096 */
+	unsigned max_udp_flows;	/* 1024 */
+	unsigned udp_idle_s;	/* 60 (DNS flows: 10) */
+	unsigned tcp_buf;	/* relay buffer per direction per flow: 256 KiB */
+	unsigned max_conn_rate;	/* new outbound TCP flows per second: 0 = no limit */
+	uint8_t gateway_mac[6];	/* 52:55:0a:00:02:02 style default */
+	usernet_send_fn send;
+	void *opaque;
+};
+
+/* Fills cfg with the defaults (and keeps impl/send/opaque as they are). */
+void usernet_cfg_defaults(struct usernet_cfg *cfg);
+/* Parse "netstack" / "slirp"; 0 or -EINVAL. */
+int usernet_parse_impl(const char *s, enum usernet_impl *impl);
+const char *usernet_impl_name(enum usernet_impl impl);
+
+/* NULL on failure with a one-line reason in err (errlen bytes). */
+struct usernet *usernet_new(const struct usernet_cfg *cfg, char *err, size_t errlen);
+void usernet_free(struct usernet *u);
+
+/* One frame from the guest (any length; bad frames are counted). */
+void usernet_input(struct usernet *u, const void *frame, size_t len);
+/* An fd readable when host-side work is pending (epoll fd). */
+int usernet_fd(struct usernet *u);
+/* ms until usernet_poll() must run even when the fd stays quiet; -1 none. */
+int usernet_timeout_ms(struct usernet *u);
+/* Do the pending host-side work and timers; never blocks. */
+void usernet_poll(struct usernet *u);
+
+/* Port forwarding. spec: "tcp:HADDR:HPORT-GADDR:GPORT" or "udp:..."; HADDR
+ * may be empty (127.0.0.1), GADDR empty (the first DHCP address).
+ * 0, or -errno with a one-line reason in err. */
+int usernet_hostfwd_add(struct usernet *u, const char *spec, char *err, size_t errlen);
+int usernet_hostfwd_remove(struct usernet *u, const char *spec, char *err, size_t errlen);
+
+struct usernet_stats {
+	uint64_t rx_frames, rx_bytes, tx_frames, tx_bytes, rx_bad;
+	uint64_t dhcp_discover, dhcp_offer, dhcp_request, dhcp_ack, dhcp_nak, dhcp_release,
+		dhcp_bad, dhcp_exhausted;
+	uint64_t dns_queries, dns_replies, dns_errors;
+	uint64_t udp_flows, udp_flows_now, udp_tx, udp_rx, udp_idle_closed, udp_limit_drop;
+	uint64_t icmp_echo, icmp_reply, icmp_unsupported;
+	uint64_t tcp_flows, tcp_flows_now, tcp_connect_fail, tcp_limit_refused,
+		tcp_rate_refused, tcp_bytes_out, tcp_bytes_in, tcp_unsupported;
+	uint64_t hostfwd_accepted, hostfwd_failed;
+};
+void usernet_stats(struct usernet *u, struct usernet_stats *st);
+/* "name value" lines for a monitor; returns the length written (snprintf). */
+int usernet_stats_format(const struct usernet_stats *st, char *buf, size_t len);
 
 /* netstack-host's --user-net mode (netstack/usernet/host.c): argc/argv are
  * netstack-host's own; returns the process exit status. */

@@ -1,0 +1,102 @@
+/* backend.h — the netstack implementation of usernet, shared by
+ * netstack_backend.c (frames, DHCP, event loop), udp_nat.c (UDP, DNS,
+ * ICMP, UDP forwards) and tcp_nat.c (TCP NAT and TCP forwards). */
+#ifndef USERNET_BACKEND_H
+#define USERNET_BACKEND_H
+
+#include "netstack/netstack.h"
+#include "netstack/usernet/internal.h"
+
+struct un_ns;
+struct un_watch;
+
+/* An fd in the backend's epoll set; data.ptr points here. */
+typedef void (*un_watch_fn)(struct un_ns *n, struct un_watch *w, uint32_t events);
+struct un_watch {
+	un_watch_fn fn;
+	int fd;
+	uint32_t events; /* current interest */
+};
+
+int un_watch_add(struct un_ns *n, struct un_watch *w, int fd, uint32_t events, un_watch_fn fn);
+void un_watch_set(struct un_ns *n, struct un_watch *w, uint32_t events);
+/* Removes from epoll and closes the fd. */
+void un_watch_close(struct un_ns *n, struct un_watch *w);
+
+struct un_fwd;
+struct un_tcp_flow;
+
+#define UN_MAX_RESOLVERS 3
+
+struct un_ns {
+	struct usernet_cfg cfg;
+	struct usernet_stats stats;
+	struct ns_clock *clock;
+	struct ns_stack *st;
+	struct ns_link *link;
+	int epfd;
+	struct un_watch stack_w;
+	struct dhcp_server dhcp;
+	uint8_t *scratch; /* NS_FRAME_BUF bytes */
+
+	/* UDP and ICMP */
+	struct ns_chan *udp_all, *icmp_all;
+	struct nat_table udp; /* outbound UDP, ICMP echo and UDP-forward peers */
+	uint32_t resolvers[UN_MAX_RESOLVERS];
+	uint16_t resolver_port;
+	unsigned nresolvers, next_resolver;
+
+	/* TCP */
+	struct ns_sock *tcp_listener;
+	struct un_tcp_flow *tcp_flows;	/* every flow */
+	struct un_tcp_flow *tcp_ready;	/* flows with new socket events */
+	unsigned tcp_count;
+	uint64_t rate_window_us;	/* connection-rate limit: 1 s windows */
+	unsigned rate_count;
+
+	struct un_fwd *fwds;
+};
+
+static inline uint64_t un_now(struct un_ns *n)
+{
+	return ns_clock_now(n->clock);
+}
+
+/* Where a guest's packet to dst goes on the host: the address to connect
+ * to, or 0 when it must not leave (other virtual hosts, broadcasts,
+ * disabled loopback). */
+uint32_t un_map_dst(struct un_ns *n, uint32_t dst, uint16_t port, bool *is_dns);
+
+/* udp_nat.c */
+int un_udp_init(struct un_ns *n, char *err, size_t errlen);
+void un_udp_fini(struct un_ns *n);
+/* Drain the UDP and ICMP catch-all channels after input. */
+void un_udp_service(struct un_ns *n);
+/* Close idle flows; returns ms until the next one may expire (-1 none). */
+int un_udp_expire(struct un_ns *n);
+int un_udp_fwd(struct un_ns *n, bool add, const struct usernet_fwd *f, char *err,
+	       size_t errlen);
+
+/* tcp_nat.c */
+int un_tcp_init(struct un_ns *n);
+void un_tcp_fini(struct un_ns *n);
+/* Run the flows whose sockets signalled; false when some are left over. */
+bool un_tcp_service(struct un_ns *n);
+int un_tcp_fwd(struct un_ns *n, bool add, const struct usernet_fwd *f, char *err,
+	       size_t errlen);
+
+/* Forwards, both protocols (udp_nat.c): a bound (listening) host socket,
+ * or -errno with err filled; add or remove a forward whose host socket
+ * calls fn. */
+int un_fwd_socket(const struct usernet_fwd *f, char *err, size_t errlen);
+int un_fwd_change(struct un_ns *n, bool add, const struct usernet_fwd *f, un_watch_fn fn,
+		  char *err, size_t errlen);
+
+/* A forward (both protocols): host socket, spec, UDP peers. */
+struct un_fwd {
+	struct un_fwd *next;
+	struct usernet_fwd spec;
+	struct un_watch w;
+};
+
+#endif /* USERNET_BACKEND_H */

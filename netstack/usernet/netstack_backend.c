@@ -1,0 +1,384 @@
+/* netstack_backend.c — usernet on netstack: the virtual LAN's link, the
+ * DHCP server on the wire, the epoll set every host socket lives in, and
+ * the event-loop entry points. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "netstack/usernet/backend.h"
+
+/* ----------------------------------------------------------- the link */
+
+static int link_transmit(struct ns_link *l, const void *frame, size_t len)
+{
+	struct un_ns *n = l->priv;
+
+	n->stats.tx_frames++;
+	n->stats.tx_bytes += len;
+	n->cfg.send(n->cfg.opaque, frame, len);
+	return 0;
+}
+
+static void link_destroy(struct ns_link *l)
+{
+	free(l);
+}
+
+static const struct ns_link_ops un_link_ops = {
+	.transmit = link_transmit,
+	.destroy = link_destroy,
+};
+
+/* -------------------------------------------------------------- epoll */
+
+int un_watch_add(struct un_ns *n, struct un_watch *w, int fd, uint32_t events, un_watch_fn fn)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = w };
+
+	w->fn = fn;
+	w->fd = fd;
+	w->events = events;
+	if (epoll_ctl(n->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return -errno;
+	return 0;
+}
+
+void un_watch_set(struct un_ns *n, struct un_watch *w, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = w };
+
+	if (events == w->events)
+		return;
+	w->events = events;
+	epoll_ctl(n->epfd, EPOLL_CTL_MOD, w->fd, &ev);
+}
+
+void un_watch_close(struct un_ns *n, struct un_watch *w)
+{
+	if (w->fd < 0)
+		return;
+	epoll_ctl(n->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+	close(w->fd);
+	w->fd = -1;
+}
+
+/* -------------------------------------------------------- address map */
+
+uint32_t un_map_dst(struct un_ns *n, uint32_t dst, uint16_t port, bool *is_dns)
+{
+	uint32_t mask = 0xffffffffu << (32 - n->cfg.prefix);
+
+	*is_dns = false;
+	if (dst == n->cfg.gateway)
+		return n->cfg.no_host_loopback ? 0 : 0x7f000001;
+	if (dst == n->cfg.dns) {
+		if (port != 53 || !n->nresolvers)
+			return 0;
+		*is_dns = true;
+		return n->resolvers[n->next_resolver++ % n->nresolvers];
+	}
+	if ((dst & mask) == n->cfg.net || dst == 0xffffffffu || (dst >> 28) >= 0xe)
+		return 0;
+	return dst;
+}
+
+/* --------------------------------------------------------------- DHCP */
+
+struct udp_frame {
+	uint8_t dst[6], src[6];
+	uint16_t type;
+	uint8_t vhl, tos;
+	uint16_t len, id, off;
+	uint8_t ttl, proto;
+	uint16_t csum;
+	uint32_t saddr, daddr;
+	uint16_t sport, dport, ulen, ucsum;
+} __attribute__((packed));
+
+/* Is this frame a DHCP request (IPv4 UDP to port 67)? Returns the UDP
+ * payload and its length through p/len. */
+static bool dhcp_frame(const uint8_t *f, size_t flen, const uint8_t **p, size_t *len)
+{
+	struct udp_frame h;
+	size_t hl, ulen;
+
+	if (flen < sizeof(h))
+		return false;
+	memcpy(&h, f, sizeof(h));
+	if (h.type != htons(0x0800) || (h.vhl >> 4) != 4 || h.proto != 17)
+		return false;
+	hl = (size_t)(h.vhl & 15) * 4;
+	if (hl < 20 || 14 + hl + 8 > flen)
+		return false;
+	memcpy(&h.sport, f + 14 + hl, 8);
+	ulen = ntohs(h.ulen);
+	if (h.dport != htons(DHCP_SERVER_PORT) || ulen < 8 || 14 + hl + ulen > flen ||
+	    ntohs(h.len) < hl + ulen)
+		return false;
+	*p = f + 14 + hl + 8;
+	*len = ulen - 8;
+	return true;
+}
+
+static void dhcp_send(struct un_ns *n, const uint8_t *payload, size_t len,
+		      const struct dhcp_dest *dest)
+{
+	uint8_t *f = n->scratch;
+	struct udp_frame h;
+	uint32_t sum;
+
+	memset(&h, 0, sizeof(h));
+	memset(h.dst, 0xff, 6);
+	if (!dest->broadcast)
+		memcpy(h.dst, dest->mac, 6);
+	memcpy(h.src, n->cfg.gateway_mac, 6);
+	h.type = htons(0x0800);
+	h.vhl = 0x45;
+	h.len = htons((uint16_t)(20 + 8 + len));
+	h.ttl = 64;
+	h.proto = 17;
+	h.saddr = htonl(n->cfg.gateway);
+	h.daddr = htonl(dest->broadcast ? 0xffffffffu : dest->addr);
+	h.csum = (uint16_t)~ns_csum_fold(ns_csum_add(0, &h.vhl, 20));
+	h.sport = htons(DHCP_SERVER_PORT);
+	h.dport = htons(DHCP_CLIENT_PORT);
+	h.ulen = htons((uint16_t)(8 + len));
+	memcpy(f, &h, sizeof(h));
+	memcpy(f + sizeof(h), payload, len);
+	/* UDP checksum over the pseudo header, header and payload. */
+	{
+		uint8_t pseudo[12] = { 0 };
+
+		memcpy(pseudo, &h.saddr, 8);
+		pseudo[9] = 17;
+		memcpy(pseudo + 10, &h.ulen, 2);
+		sum = ns_csum_add(0, pseudo, sizeof(pseudo));
+	}
+	sum = ns_csum_add(sum, f + 34, 8 + len);
+	h.ucsum = (uint16_t)~ns_csum_fold(sum);
+	if (!h.ucsum)
+		h.ucsum = 0xffff;
+	memcpy(f + 40, &h.ucsum, 2);
+	n->link->ops->transmit(n->link, f, sizeof(h) + len);
+	if (!dest->broadcast && dest->addr)
+		ns_arp_add_static(n->st, dest->addr, dest->mac);
+}
+
+static void dhcp_input(struct un_ns *n, const uint8_t *p, size_t len)
+{
+	uint8_t out[DHCP_REPLY_MAX];
+	struct dhcp_dest dest;
+	size_t olen;
+
+	olen = dhcp_handle(&n->dhcp, p, len, un_now(n) / 1000000, out, sizeof(out), &dest);
+	if (olen)
+		dhcp_send(n, out, olen, &dest);
+}
+
+/* ----------------------------------------------------------- the ops */
+
+static void on_stack_fd(struct un_ns *n, struct un_watch *w, uint32_t events)
+{
+	uint64_t v;
+
+	(void)events;
+	if (read(w->fd, &v, sizeof(v)) < 0)
+		return; /* EAGAIN: nothing to clear */
+	ns_stack_poll(n->st);
+}
+
+static int setup_dns(struct un_ns *n, char *err, size_t errlen)
+{
+	struct ns_sockaddr up;
+	int rc;
+
+	n->resolver_port = 53;
+	if (n->cfg.dns_upstream) {
+		if (ns_parse_hostport(n->cfg.dns_upstream, &up) < 0 &&
+		    ns_parse_addr(n->cfg.dns_upstream, &up.addr) < 0)
+			return usernet_fail(err, errlen, -EINVAL,
+					    "DNS upstream '%s': expected A or A:PORT",
+					    n->cfg.dns_upstream);
+		n->resolvers[0] = up.addr;
+		if (strchr(n->cfg.dns_upstream, ':'))
+			n->resolver_port = up.port;
+		n->nresolvers = 1;
+		return 0;
+	}
+	rc = usernet_read_resolvers(n->cfg.resolv_conf, n->resolvers, UN_MAX_RESOLVERS);
+	if (rc < 0)
+		return usernet_fail(err, errlen, rc,
+				    "DNS forwarder: no IPv4 nameserver in %s (%s)",
+				    n->cfg.resolv_conf ? n->cfg.resolv_conf : "/etc/resolv.conf",
+				    rc == -ENOENT ? "no nameserver line" : strerror(-rc));
+	n->nresolvers = (unsigned)rc;
+	return 0;
+}
+
+static void ns_backend_destroy(void *impl);
+
+static int ns_backend_setup(struct un_ns *n, char *err, size_t errlen)
+{
+	struct ns_stack_cfg sc = { 0 };
+	int rc;
+
+	n->scratch = malloc(NS_FRAME_BUF);
+	n->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (!n->scratch || n->epfd < 0)
+		return usernet_fail(err, errlen, -ENOMEM, "out of memory / epoll");
+	rc = setup_dns(n, err, errlen);
+	if (rc < 0)
+		return rc;
+	if (dhcp_server_init(&n->dhcp, &n->cfg, &n->stats) < 0)
+		return usernet_fail(err, errlen, -ENOMEM, "out of memory");
+	n->clock = ns_clock_monotonic();
+	sc.clock = n->clock;
+	sc.tcp_max_conns = n->cfg.max_tcp_flows * 2 + 64;
+	n->st = ns_stack_new(&sc);
+	n->link = ns_link_new(&un_link_ops, n, n->cfg.mtu, n->cfg.gateway_mac, "usernet");
+	if (!n->st || !n->link)
+		return usernet_fail(err, errlen, -ENOMEM, "out of memory");
+	rc = ns_iface_add(n->st, n->link, n->cfg.gateway, n->cfg.prefix, NS_IF_ACCEPT_ANY);
+	if (rc == 0)
+		rc = ns_iface_add_alias(n->st, n->link, n->cfg.dns);
+	if (rc < 0)
+		return usernet_fail(err, errlen, rc, "netstack interface: %s", strerror(-rc));
+	rc = un_watch_add(n, &n->stack_w, ns_stack_fd(n->st), EPOLLIN, on_stack_fd);
+	if (rc < 0)
+		return usernet_fail(err, errlen, rc, "epoll: %s", strerror(-rc));
+	rc = un_udp_init(n, err, errlen);
+	if (rc < 0)
+		return rc;
+	un_tcp_init(n); /* without TCP in the stack, guests get RSTs */
+	return 0;
+}
+
+static void *ns_backend_create(const struct usernet_cfg *cfg, char *err, size_t errlen)
+{
+	struct un_ns *n = calloc(1, sizeof(*n));
+
+	if (!n) {
+		usernet_fail(err, errlen, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	n->cfg = *cfg;
+	n->epfd = -1;
+	n->stack_w.fd = -1;
+	if (ns_backend_setup(n, err, errlen) < 0) {
+		ns_backend_destroy(n);
+		return NULL;
+	}
+	return n;
+}
+
+static void ns_backend_destroy(void *impl)
+{
+	struct un_ns *n = impl;
+
+	if (n->st) {
+		un_tcp_fini(n);
+		un_udp_fini(n);
+		epoll_ctl(n->epfd, EPOLL_CTL_DEL, n->stack_w.fd, NULL);
+		ns_stack_free(n->st);
+	}
+	if (n->link)
+		ns_link_destroy(n->link);
+	dhcp_server_free(&n->dhcp);
+	if (n->epfd >= 0)
+		close(n->epfd);
+	free(n->scratch);
+	free(n);
+}
+
+static void ns_backend_input(void *impl, const void *frame, size_t len)
+{
+	struct un_ns *n = impl;
+	const uint8_t *p;
+	size_t plen;
+
+	n->stats.rx_frames++;
+	n->stats.rx_bytes += len;
+	if (dhcp_frame(frame, len, &p, &plen))
+		dhcp_input(n, p, plen);
+	else
+		ns_stack_input(n->st, n->link, frame, len);
+	un_udp_service(n);
+	un_tcp_service(n);
+}
+
+static int ns_backend_fd(void *impl)
+{
+	return ((struct un_ns *)impl)->epfd;
+}
+
+static int min_timeout(int a, int b)
+{
+	if (a < 0)
+		return b;
+	if (b < 0)
+		return a;
+	return a < b ? a : b;
+}
+
+static int ns_backend_timeout(void *impl)
+{
+	struct un_ns *n = impl;
+
+	if (n->tcp_ready)
+		return 0;
+	return min_timeout(ns_stack_timeout_ms(n->st), un_udp_expire(n));
+}
+
+static void ns_backend_poll(void *impl)
+{
+	struct un_ns *n = impl;
+	struct epoll_event ev[64];
+	int k, rounds = 0;
+
+	do {
+		k = epoll_wait(n->epfd, ev, 64, 0);
+		for (int i = 0; i < k; i++) {
+			struct un_watch *w = ev[i].data.ptr;
+
+			w->fn(n, w, ev[i].events);
+		}
+		un_udp_service(n);
+		un_tcp_service(n);
+	} while (k == 64 && ++rounds < 16);
+	ns_stack_poll(n->st);
+	un_udp_expire(n);
+	un_udp_service(n);
+	un_tcp_service(n);
+}
+
+static int ns_backend_hostfwd(void *impl, bool add, const struct usernet_fwd *f, char *err,
+			      size_t errlen)
+{
+	struct un_ns *n = impl;
+
+	return f->udp ? un_udp_fwd(n, add, f, err, errlen) : un_tcp_fwd(n, add, f, err, errlen);
+}
+
+static void ns_backend_stats(void *impl, struct usernet_stats *st)
+{
+	struct un_ns *n = impl;
+
+	*st = n->stats;
+	st->udp_flows_now = n->udp.count;
+	st->tcp_flows_now = n->tcp_count;
+}
+
+const struct usernet_ops usernet_netstack_ops = {
+	.name = "netstack",
+	.create = ns_backend_create,
+	.destroy = ns_backend_destroy,
+	.input = ns_backend_input,
+	.fd = ns_backend_fd,
+	.timeout_ms = ns_backend_timeout,
+	.poll = ns_backend_poll,
+	.hostfwd = ns_backend_hostfwd,
+	.stats = ns_backend_stats,
+};

@@ -1,0 +1,507 @@
+/* tcp_nat.c — TCP between the guest (netstack sockets) and the host
+ * (kernel sockets).
+ *
+ * Outbound: one listener bound to {0, 0} on the NS_IF_ACCEPT_ANY interface
+ * with NS_TCP_DEFER_ACCEPT sees every guest SYN; a non-blocking host
+ * connect starts, and only when it succeeds does the guest get its
+ * SYN-ACK (ns_accept_complete); a refused connect becomes a RST, an
+ * unreachable one an ICMP unreachable (ns_accept_refuse).
+ * Inbound (hostfwd tcp): a host listener; each accepted connection becomes
+ * a netstack connect into the guest.
+ *
+ * Relay: one bounded buffer per direction. A side is only read while the
+ * buffer toward the other side is empty, so a slow reader stops the
+ * writer through the TCP windows on both sides (no unbounded buffering).
+ * FIN is relayed as shutdown(SHUT_WR) once the buffer before it drains. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "netstack/usernet/backend.h"
+
+enum tcp_flow_state {
+	TF_HOST_CONNECTING,  /* guest SYN deferred, host connect in flight */
+	TF_GUEST_CONNECTING, /* hostfwd: netstack connect into the guest */
+	TF_OPEN,
+};
+
+/* One direction of the relay. */
+struct relay_buf {
+	uint8_t *data;
+	size_t len, off; /* bytes [off, len) wait to be written */
+	bool eof;	 /* the reading side sent FIN */
+	bool shut;	 /* FIN passed on to the writing side */
+};
+
+struct un_tcp_flow {
+	struct un_tcp_flow *prev, *next; /* all flows */
+	struct un_tcp_flow *ready_next;
+	bool ready, busy, fwd, dead; /* busy: being serviced, free later */
+	struct un_ns *n;
+	enum tcp_flow_state state;
+	struct un_watch w; /* host socket */
+	struct ns_sock *s; /* guest side */
+	struct relay_buf g2h, h2g;
+};
+
+static void flow_mark_ready(struct un_tcp_flow *f)
+{
+	struct un_ns *n = f->n;
+
+	if (f->ready || f->dead)
+		return;
+	f->ready = true;
+	f->ready_next = n->tcp_ready;
+	n->tcp_ready = f;
+}
+
+/* Runs after the stack lock drops: only queue the flow. */
+static void on_sock_event(struct ns_sock *s, unsigned events, void *ctx)
+{
+	(void)s;
+	(void)events;
+	flow_mark_ready(ctx);
+}
+
+static struct un_tcp_flow *flow_new(struct un_ns *n, struct ns_sock *s, bool fwd)
+{
+	struct un_tcp_flow *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->g2h.data = malloc(n->cfg.tcp_buf);
+	f->h2g.data = malloc(n->cfg.tcp_buf);
+	if (!f->g2h.data || !f->h2g.data) {
+		free(f->g2h.data);
+		free(f->h2g.data);
+		free(f);
+		return NULL;
+	}
+	f->n = n;
+	f->s = s;
+	f->fwd = fwd;
+	f->w.fd = -1;
+	f->next = n->tcp_flows;
+	if (f->next)
+		f->next->prev = f;
+	n->tcp_flows = f;
+	n->tcp_count++;
+	ns_setsockopt(s, NS_SO_NONBLOCK, 1);
+	ns_sock_set_callback(s, on_sock_event, f);
+	return f;
+}
+
+/* Tear down both sides; abort sends RSTs (errors), else FINs are done. */
+static void flow_free(struct un_tcp_flow *f, bool abort)
+{
+	struct un_ns *n = f->n;
+
+	if (f->dead)
+		return;
+	f->dead = true;
+	if (f->w.fd >= 0 && abort) {
+		struct linger lg = { 1, 0 };
+
+		setsockopt(f->w.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	}
+	un_watch_close(n, &f->w);
+	ns_sock_set_callback(f->s, NULL, NULL);
+	if (abort)
+		ns_abort(f->s);
+	else
+		ns_close(f->s);
+	if (f->prev)
+		f->prev->next = f->next;
+	else
+		n->tcp_flows = f->next;
+	if (f->next)
+		f->next->prev = f->prev;
+	n->tcp_count--;
+	free(f->g2h.data);
+	free(f->h2g.data);
+	/* Still on the ready list or being serviced: freed there. */
+	if (!f->ready && !f->busy)
+		free(f);
+}
+
+/* --------------------------------------------------------------- relay */
+
+/* Both ends as the relay sees them: -EAGAIN when nothing can move now. */
+static ssize_t guest_read(struct un_tcp_flow *f, void *buf, size_t len)
+{
+	return ns_recv(f->s, buf, len, NS_MSG_DONTWAIT);
+}
+
+static ssize_t guest_write(struct un_tcp_flow *f, const void *buf, size_t len)
+{
+	ssize_t w = ns_send(f->s, buf, len, NS_MSG_DONTWAIT);
+
+	return w == -ENOTCONN ? -EAGAIN : w; /* not established yet */
+}
+
+static void guest_shut(struct un_tcp_flow *f)
+{
+	ns_shutdown(f->s, NS_SHUT_WR);
+}
+
+static ssize_t host_result(ssize_t r)
+{
+	if (r >= 0)
+		return r;
+	return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+}
+
+static ssize_t host_read(struct un_tcp_flow *f, void *buf, size_t len)
+{
+	return host_result(recv(f->w.fd, buf, len, MSG_DONTWAIT));
+}
+
+static ssize_t host_write(struct un_tcp_flow *f, const void *buf, size_t len)
+{
+	return host_result(send(f->w.fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL));
+}
+
+static void host_shut(struct un_tcp_flow *f)
+{
+	shutdown(f->w.fd, SHUT_WR);
+}
+
+struct relay_dir {
+	ssize_t (*rd)(struct un_tcp_flow *f, void *buf, size_t len);
+	ssize_t (*wr)(struct un_tcp_flow *f, const void *buf, size_t len);
+	void (*shut)(struct un_tcp_flow *f);
+	size_t buf_off;	    /* offsetof the relay_buf in the flow */
+	size_t counter_off; /* offsetof the byte counter in usernet_stats */
+};
+
+static const struct relay_dir guest_to_host = {
+	guest_read, host_write, host_shut, offsetof(struct un_tcp_flow, g2h),
+	offsetof(struct usernet_stats, tcp_bytes_out),
+};
+static const struct relay_dir host_to_guest = {
+	host_read, guest_write, guest_shut, offsetof(struct un_tcp_flow, h2g),
+	offsetof(struct usernet_stats, tcp_bytes_in),
+};
+
+/* Move what can move in one direction; false when the flow broke. The
+ * reader is only read while the buffer is empty: that is the bound. */
+static bool pump(struct un_tcp_flow *f, const struct relay_dir *d)
+{
+	struct relay_buf *b = (void *)((char *)f + d->buf_off);
+	uint64_t *moved = (void *)((char *)&f->n->stats + d->counter_off);
+
+	for (;;) {
+		ssize_t r;
+
+		if (b->off == b->len && !b->eof) {
+			r = d->rd(f, b->data, f->n->cfg.tcp_buf);
+			if (r == -EAGAIN)
+				break;
+			if (r < 0)
+				return false;
+			b->off = 0;
+			b->len = (size_t)r;
+			b->eof = r == 0;
+		}
+		if (b->off == b->len)
+			break; /* EOF */
+		r = d->wr(f, b->data + b->off, b->len - b->off);
+		if (r == -EAGAIN)
+			break;
+		if (r < 0)
+			return false;
+		b->off += (size_t)r;
+		*moved += (uint64_t)r;
+	}
+	if (b->eof && b->off == b->len && !b->shut) {
+		d->shut(f);
+		b->shut = true;
+	}
+	return true;
+}
+
+static void flow_pump(struct un_tcp_flow *f)
+{
+	uint32_t ev = 0;
+
+	if (!pump(f, &guest_to_host) || !pump(f, &host_to_guest)) {
+		flow_free(f, true);
+		return;
+	}
+	if (f->g2h.shut && f->h2g.shut) {
+		flow_free(f, false);
+		return;
+	}
+	if (!f->h2g.eof && f->h2g.off == f->h2g.len)
+		ev |= EPOLLIN;
+	if (f->g2h.off < f->g2h.len)
+		ev |= EPOLLOUT;
+	un_watch_set(f->n, &f->w, ev);
+}
+
+/* --------------------------------------------------- outbound (NAT) */
+
+static void refuse_for_errno(struct ns_sock *s, int err)
+{
+	if (err == ECONNREFUSED || err == ECONNRESET)
+		ns_accept_refuse(s, false, 0);
+	else
+		ns_accept_refuse(s, true, err == ENETUNREACH ? 0 : 1); /* net / host */
+}
+
+static void on_host_fd(struct un_ns *n, struct un_watch *w, uint32_t events)
+{
+	struct un_tcp_flow *f = (void *)((char *)w - offsetof(struct un_tcp_flow, w));
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	(void)n;
+	if (f->state == TF_HOST_CONNECTING) {
+		if (getsockopt(w->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+			err = errno;
+		if (err == 0 && !(events & (EPOLLERR | EPOLLHUP)))
+			err = 0;
+		if (err) {
+			n->stats.tcp_connect_fail++;
+			refuse_for_errno(f->s, err);
+			flow_free(f, false);
+			return;
+		}
+		if (ns_accept_complete(f->s) < 0) {
+			flow_free(f, true);
+			return;
+		}
+		f->state = TF_OPEN;
+	}
+	if (f->state == TF_OPEN)
+		flow_pump(f);
+}
+
+static bool rate_ok(struct un_ns *n)
+{
+	uint64_t now = un_now(n);
+
+	if (!n->cfg.max_conn_rate)
+		return true;
+	if (now - n->rate_window_us >= 1000000) {
+		n->rate_window_us = now;
+		n->rate_count = 0;
+	}
+	return n->rate_count++ < n->cfg.max_conn_rate;
+}
+
+static void nat_connect(struct un_ns *n, struct ns_sock *s)
+{
+	struct ns_sockaddr dst;
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct un_tcp_flow *f;
+	uint32_t host;
+	bool dns;
+	int fd, one = 1;
+
+	if (ns_getsockname(s, &dst) < 0)
+		goto refuse;
+	host = un_map_dst(n, dst.addr, dst.port, &dns);
+	if (!host)
+		goto refuse;
+	if (n->tcp_count >= n->cfg.max_tcp_flows) {
+		n->stats.tcp_limit_refused++;
+		goto refuse;
+	}
+	if (!rate_ok(n)) {
+		n->stats.tcp_rate_refused++;
+		goto refuse;
+	}
+	f = flow_new(n, s, false);
+	if (!f)
+		goto refuse;
+	n->stats.tcp_flows++;
+	f->state = TF_HOST_CONNECTING;
+	sa.sin_addr.s_addr = htonl(host);
+	sa.sin_port = htons(dns ? n->resolver_port : dst.port);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		n->stats.tcp_connect_fail++;
+		ns_accept_refuse(s, false, 0);
+		flow_free(f, false);
+		return;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EINPROGRESS) {
+		int e = errno;
+
+		close(fd);
+		n->stats.tcp_connect_fail++;
+		refuse_for_errno(s, e);
+		flow_free(f, false);
+		return;
+	}
+	if (un_watch_add(n, &f->w, fd, EPOLLOUT, on_host_fd) < 0) {
+		close(fd);
+		ns_accept_refuse(s, false, 0);
+		flow_free(f, false);
+	}
+	return;
+refuse:
+	ns_accept_refuse(s, false, 0);
+	ns_close(s);
+}
+
+static void listener_accept(struct un_ns *n)
+{
+	for (int i = 0; i < 256; i++) {
+		struct ns_sockaddr peer;
+		struct ns_sock *s;
+		int err;
+
+		s = ns_accept(n->tcp_listener, &peer, &err);
+		if (!s)
+			break;
+		nat_connect(n, s);
+	}
+}
+
+/* ------------------------------------------------------ hostfwd (TCP) */
+
+static void guest_connected(struct un_tcp_flow *f)
+{
+	int err = 0;
+
+	if (!(ns_sock_events(f->s) & (NS_EV_OUT | NS_EV_ERR | NS_EV_HUP)))
+		return;
+	ns_getsockopt(f->s, NS_SO_ERROR, &err);
+	if (err) {
+		f->n->stats.hostfwd_failed++;
+		flow_free(f, true);
+		return;
+	}
+	f->n->stats.hostfwd_accepted++;
+	f->state = TF_OPEN;
+	flow_pump(f);
+}
+
+static void on_fwd_tcp(struct un_ns *n, struct un_watch *w, uint32_t events)
+{
+	struct un_fwd *fw = (void *)((char *)w - offsetof(struct un_fwd, w));
+	struct ns_sockaddr guest = { fw->spec.guest_addr, fw->spec.guest_port };
+
+	(void)events;
+	for (int i = 0; i < 64; i++) {
+		int fd = accept4(w->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), err, rc;
+		struct un_tcp_flow *f;
+		struct ns_sock *s;
+
+		if (fd < 0)
+			break;
+		s = n->tcp_count < n->cfg.max_tcp_flows ? ns_socket(n->st, NS_SOCK_STREAM, &err)
+							: NULL;
+		f = s ? flow_new(n, s, true) : NULL;
+		if (!f) {
+			if (s)
+				ns_close(s);
+			else if (n->tcp_count >= n->cfg.max_tcp_flows)
+				n->stats.tcp_limit_refused++;
+			else
+				n->stats.tcp_unsupported++;
+			n->stats.hostfwd_failed++;
+			close(fd);
+			continue;
+		}
+		f->state = TF_GUEST_CONNECTING;
+		if (un_watch_add(n, &f->w, fd, 0, on_host_fd) < 0) {
+			close(fd);
+			flow_free(f, true);
+			continue;
+		}
+		ns_setsockopt(s, NS_TCP_NODELAY, 1);
+		rc = ns_connect(s, &guest);
+		if (rc < 0 && rc != -EINPROGRESS) {
+			n->stats.hostfwd_failed++;
+			flow_free(f, true);
+			continue;
+		}
+		flow_mark_ready(f);
+	}
+}
+
+int un_tcp_fwd(struct un_ns *n, bool add, const struct usernet_fwd *f, char *err, size_t errlen)
+{
+	return un_fwd_change(n, add, f, on_fwd_tcp, err, errlen);
+}
+
+/* ------------------------------------------------------------- service */
+
+static void on_listener_event(struct ns_sock *s, unsigned events, void *ctx)
+{
+	(void)s;
+	(void)events;
+	listener_accept(ctx);
+}
+
+bool un_tcp_service(struct un_ns *n)
+{
+	for (int round = 0; round < 8 && n->tcp_ready; round++) {
+		struct un_tcp_flow *list = n->tcp_ready, *f;
+
+		n->tcp_ready = NULL;
+		while ((f = list)) {
+			list = f->ready_next;
+			f->ready = false;
+			if (f->dead) {
+				free(f);
+				continue;
+			}
+			f->busy = true;
+			if (f->state == TF_GUEST_CONNECTING)
+				guest_connected(f);
+			else if (f->state == TF_OPEN)
+				flow_pump(f);
+			else if (ns_sock_events(f->s) & (NS_EV_ERR | NS_EV_HUP))
+				flow_free(f, true); /* guest gave up during the host connect */
+			f->busy = false;
+			if (f->dead)
+				free(f);
+		}
+	}
+	return n->tcp_ready == NULL;
+}
+
+int un_tcp_init(struct un_ns *n)
+{
+	struct ns_sockaddr any = { 0, 0 };
+	int err;
+
+	n->tcp_listener = ns_socket(n->st, NS_SOCK_STREAM, &err);
+	if (!n->tcp_listener)
+		return err; /* no TCP in this netstack build: guests get RSTs */
+	if (ns_setsockopt(n->tcp_listener, NS_SO_NONBLOCK, 1) < 0 ||
+	    ns_setsockopt(n->tcp_listener, NS_TCP_DEFER_ACCEPT, 1) < 0 ||
+	    ns_bind(n->tcp_listener, &any) < 0 || ns_listen(n->tcp_listener, 1024) < 0) {
+		ns_close(n->tcp_listener);
+		n->tcp_listener = NULL;
+		return -EIO;
+	}
+	ns_sock_set_callback(n->tcp_listener, on_listener_event, n);
+	return 0;
+}
+
+void un_tcp_fini(struct un_ns *n)
+{
+	while (n->tcp_flows)
+		flow_free(n->tcp_flows, true);
+	while (n->tcp_ready) {
+		struct un_tcp_flow *f = n->tcp_ready;
+
+		n->tcp_ready = f->ready_next;
+		free(f);
+	}
+	if (n->tcp_listener)
+		ns_close(n->tcp_listener);
+	n->tcp_listener = NULL;
+}

@@ -1,0 +1,428 @@
+/* udp_nat.c — the guest's datagrams to host sockets: UDP NAT with one
+ * connected host socket per flow, the DNS forwarder (UDP to the DNS
+ * address goes to the host's resolvers), ICMP echo through unprivileged
+ * ICMP sockets, and UDP port forwards. Flows close after udp_idle_s. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "netstack/usernet/backend.h"
+
+enum flow_kind { FLOW_UDP, FLOW_ICMP, FLOW_FWD_PEER };
+
+/* Key protocol of forward peers, so they share the table (and its limit
+ * and idle expiry) without colliding with outbound flows. */
+#define NAT_PROTO_FWD_PEER 0x80
+
+struct udp_flow {
+	struct nat_entry e; /* first: the table hands these back */
+	struct un_watch w;  /* host socket (outbound) */
+	enum flow_kind kind;
+	bool dns;
+	/* FLOW_FWD_PEER: the guest-side channel and the forward's socket */
+	struct ns_chan *ch;
+	struct un_watch chw;
+	struct un_fwd *fwd;
+	struct sockaddr_in peer;
+};
+
+static struct sockaddr_in sin_of(uint32_t addr, uint16_t port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+
+	sa.sin_addr.s_addr = htonl(addr);
+	sa.sin_port = htons(port);
+	return sa;
+}
+
+static void flow_close(struct un_ns *n, struct udp_flow *f)
+{
+	nat_remove(&n->udp, &f->e);
+	un_watch_close(n, &f->w);
+	if (f->ch) {
+		epoll_ctl(n->epfd, EPOLL_CTL_DEL, f->chw.fd, NULL);
+		ns_chan_close(f->ch);
+	}
+	free(f);
+}
+
+/* ------------------------------------------------------ host -> guest */
+
+/* Replies on an outbound flow's host socket go back to the guest from the
+ * address it sent to. */
+static void on_host_reply(struct un_ns *n, struct un_watch *w, uint32_t events)
+{
+	struct udp_flow *f = (void *)((char *)w - offsetof(struct udp_flow, w));
+	struct ns_pktinfo info = { 0 };
+	uint8_t *buf = n->scratch;
+
+	(void)events;
+	info.src.addr = f->e.key.raddr;
+	info.src.port = f->e.key.rport;
+	info.dst.addr = f->e.key.gaddr;
+	info.dst.port = f->e.key.gport;
+	for (int i = 0; i < 64; i++) {
+		ssize_t r = recv(w->fd, buf, 65507, MSG_DONTWAIT);
+
+		if (r < 0)
+			break;
+		nat_touch(&n->udp, &f->e, un_now(n));
+		if (f->kind == FLOW_ICMP) {
+			/* The kernel chose the echo id; give the guest its own. */
+			if (r < 8 || buf[0] != 0)
+				continue;
+			buf[4] = (uint8_t)(f->e.key.gport >> 8);
+			buf[5] = (uint8_t)f->e.key.gport;
+			info.src.port = info.dst.port = f->e.key.gport;
+			ns_chan_sendto(n->icmp_all, buf, (size_t)r, &info);
+			n->stats.icmp_reply++;
+			continue;
+		}
+		ns_chan_sendto(n->udp_all, buf, (size_t)r, &info);
+		n->stats.udp_rx++;
+		if (f->dns)
+			n->stats.dns_replies++;
+	}
+}
+
+/* ------------------------------------------------------ guest -> host */
+
+static struct udp_flow *flow_open(struct un_ns *n, const struct nat_key *k, enum flow_kind kind,
+				  uint32_t host_addr, uint16_t host_port)
+{
+	struct udp_flow *f = calloc(1, sizeof(*f));
+	struct sockaddr_in sa = sin_of(host_addr, host_port);
+	int fd, proto = kind == FLOW_ICMP ? IPPROTO_ICMP : 0;
+
+	if (!f)
+		return NULL;
+	f->e.key = *k;
+	f->kind = kind;
+	f->w.fd = -1;
+	if (nat_insert(&n->udp, &f->e, un_now(n)) < 0) {
+		n->stats.udp_limit_drop++;
+		free(f);
+		return NULL;
+	}
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
+	if (fd < 0 && kind == FLOW_ICMP) {
+		/* EACCES: net.ipv4.ping_group_range excludes us. */
+		n->stats.icmp_unsupported++;
+		goto fail;
+	}
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    un_watch_add(n, &f->w, fd, EPOLLIN, on_host_reply) < 0) {
+		if (fd >= 0)
+			close(fd);
+		goto fail;
+	}
+	if (kind == FLOW_UDP)
+		n->stats.udp_flows++;
+	return f;
+fail:
+	nat_remove(&n->udp, &f->e);
+	free(f);
+	return NULL;
+}
+
+static bool guest_src_ok(struct un_ns *n, uint32_t src)
+{
+	uint32_t mask = 0xffffffffu << (32 - n->cfg.prefix);
+
+	return (src & mask) == n->cfg.net && src != n->cfg.gateway && src != n->cfg.dns;
+}
+
+static void guest_udp(struct un_ns *n, const uint8_t *data, size_t len,
+		      const struct ns_pktinfo *info)
+{
+	struct nat_key k = { NS_PROTO_UDP, info->src.addr, info->dst.addr, info->src.port,
+			     info->dst.port };
+	struct nat_entry *e;
+	struct udp_flow *f;
+	uint32_t host;
+	bool dns;
+
+	if (!guest_src_ok(n, info->src.addr))
+		return;
+	if (info->dst.addr == n->cfg.dns && info->dst.port == 53) {
+		n->stats.dns_queries++;
+		if (!n->nresolvers) {
+			n->stats.dns_errors++;
+			return;
+		}
+	}
+	e = nat_find(&n->udp, &k);
+	if (e) {
+		f = (struct udp_flow *)e;
+	} else {
+		host = un_map_dst(n, info->dst.addr, info->dst.port, &dns);
+		if (!host)
+			return;
+		f = flow_open(n, &k, FLOW_UDP, host, dns ? n->resolver_port : info->dst.port);
+		if (!f) {
+			if (dns)
+				n->stats.dns_errors++;
+			return;
+		}
+		f->dns = dns;
+	}
+	nat_touch(&n->udp, &f->e, un_now(n));
+	if (send(f->w.fd, data, len, MSG_DONTWAIT) >= 0)
+		n->stats.udp_tx++;
+	else if (f->dns)
+		n->stats.dns_errors++;
+}
+
+static void guest_icmp(struct un_ns *n, uint8_t *msg, size_t len, const struct ns_pktinfo *info)
+{
+	struct nat_key k = { NS_PROTO_ICMP, info->src.addr, info->dst.addr, info->src.port, 0 };
+	struct nat_entry *e;
+	struct udp_flow *f;
+	uint32_t host;
+	bool dns;
+
+	if (info->icmp_type != 8 || len < 8 || !guest_src_ok(n, info->src.addr))
+		return;
+	n->stats.icmp_echo++;
+	e = nat_find(&n->udp, &k);
+	if (e) {
+		f = (struct udp_flow *)e;
+	} else {
+		host = un_map_dst(n, info->dst.addr, 0, &dns);
+		if (!host || !(f = flow_open(n, &k, FLOW_ICMP, host, 0)))
+			return;
+	}
+	nat_touch(&n->udp, &f->e, un_now(n));
+	send(f->w.fd, msg, len, MSG_DONTWAIT);
+}
+
+void un_udp_service(struct un_ns *n)
+{
+	struct ns_pktinfo info;
+	uint8_t *buf = n->scratch;
+	ssize_t r;
+
+	while ((r = ns_chan_recv_nb(n->udp_all, buf, 65535, &info)) >= 0)
+		guest_udp(n, buf, (size_t)(r > 65535 ? 65535 : r), &info);
+	while ((r = ns_chan_recv_nb(n->icmp_all, buf, 65535, &info)) >= 0)
+		guest_icmp(n, buf, (size_t)(r > 65535 ? 65535 : r), &info);
+}
+
+int un_udp_expire(struct un_ns *n)
+{
+	uint64_t now = un_now(n), idle = (uint64_t)n->cfg.udp_idle_s * 1000000;
+	struct nat_entry *e;
+
+	while ((e = nat_oldest(&n->udp)) && e->last_us + idle <= now) {
+		n->stats.udp_idle_closed++;
+		flow_close(n, (struct udp_flow *)e);
+	}
+	if (!e)
+		return -1;
+	return (int)((e->last_us + idle - now + 999) / 1000);
+}
+
+/* ------------------------------------------------------- UDP forwards */
+
+/* The guest answers a forwarded datagram: back to the host peer. */
+static void on_peer_chan(struct un_ns *n, struct un_watch *w, uint32_t events)
+{
+	struct udp_flow *f = (void *)((char *)w - offsetof(struct udp_flow, chw));
+	ssize_t r;
+
+	(void)events;
+	while ((r = ns_chan_recv_nb(f->ch, n->scratch, 65507, NULL)) >= 0) {
+		nat_touch(&n->udp, &f->e, un_now(n));
+		sendto(f->fwd->w.fd, n->scratch, (size_t)(r > 65507 ? 65507 : r), MSG_DONTWAIT,
+		       (struct sockaddr *)&f->peer, sizeof(f->peer));
+		n->stats.udp_rx++;
+	}
+}
+
+static struct udp_flow *peer_open(struct un_ns *n, struct un_fwd *fw, const struct nat_key *k,
+				  const struct sockaddr_in *peer)
+{
+	struct ns_sockaddr local = { n->cfg.gateway, 0 };
+	struct ns_sockaddr remote = { fw->spec.guest_addr, fw->spec.guest_port };
+	struct udp_flow *f = calloc(1, sizeof(*f));
+	int err;
+
+	if (!f)
+		return NULL;
+	f->e.key = *k;
+	f->kind = FLOW_FWD_PEER;
+	f->w.fd = -1;
+	f->fwd = fw;
+	f->peer = *peer;
+	if (nat_insert(&n->udp, &f->e, un_now(n)) < 0) {
+		n->stats.udp_limit_drop++;
+		free(f);
+		return NULL;
+	}
+	f->ch = ns_chan_create(n->st, NS_PROTO_UDP, &local, &remote, &err);
+	if (!f->ch || un_watch_add(n, &f->chw, ns_chan_fd(f->ch), EPOLLIN, on_peer_chan) < 0) {
+		if (f->ch)
+			ns_chan_close(f->ch);
+		f->ch = NULL;
+		nat_remove(&n->udp, &f->e);
+		free(f);
+		return NULL;
+	}
+	n->stats.hostfwd_accepted++;
+	return f;
+}
+
+static void on_fwd_udp(struct un_ns *n, struct un_watch *w, uint32_t events)
+{
+	struct un_fwd *fw = (void *)((char *)w - offsetof(struct un_fwd, w));
+
+	(void)events;
+	for (int i = 0; i < 64; i++) {
+		struct sockaddr_in peer;
+		socklen_t plen = sizeof(peer);
+		ssize_t r = recvfrom(w->fd, n->scratch, 65507, MSG_DONTWAIT,
+				     (struct sockaddr *)&peer, &plen);
+		struct nat_key k = { NAT_PROTO_FWD_PEER, 0, 0, 0, 0 };
+		struct nat_entry *e;
+		struct udp_flow *f;
+
+		if (r < 0)
+			break;
+		k.gaddr = fw->spec.host_addr;
+		k.gport = fw->spec.host_port;
+		k.raddr = ntohl(peer.sin_addr.s_addr);
+		k.rport = ntohs(peer.sin_port);
+		e = nat_find(&n->udp, &k);
+		f = e ? (struct udp_flow *)e : peer_open(n, fw, &k, &peer);
+		if (!f) {
+			n->stats.hostfwd_failed++;
+			continue;
+		}
+		nat_touch(&n->udp, &f->e, un_now(n));
+		if (ns_chan_send(f->ch, n->scratch, (size_t)r) >= 0)
+			n->stats.udp_tx++;
+	}
+}
+
+static struct un_fwd **fwd_find(struct un_ns *n, const struct usernet_fwd *f)
+{
+	struct un_fwd **pp = &n->fwds;
+
+	for (; *pp; pp = &(*pp)->next)
+		if ((*pp)->spec.udp == f->udp && (*pp)->spec.host_addr == f->host_addr &&
+		    (*pp)->spec.host_port == f->host_port)
+			return pp;
+	return pp;
+}
+
+/* Shared by both protocols: a bound host socket for the forward. */
+int un_fwd_socket(const struct usernet_fwd *f, char *err, size_t errlen)
+{
+	struct sockaddr_in sa = sin_of(f->host_addr, f->host_port);
+	int one = 1, fd, e;
+	char a[16];
+
+	fd = socket(AF_INET, (f->udp ? SOCK_DGRAM : SOCK_STREAM) | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		    0);
+	if (fd < 0)
+		return usernet_fail(err, errlen, -errno, "hostfwd socket: %s", strerror(errno));
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    (!f->udp && listen(fd, 128) < 0)) {
+		e = errno;
+		close(fd);
+		return usernet_fail(err, errlen, -e, "hostfwd %s:%s:%u: %s", f->udp ? "udp" : "tcp",
+				    ns_fmt_addr(f->host_addr, a), f->host_port, strerror(e));
+	}
+	return fd;
+}
+
+int un_fwd_change(struct un_ns *n, bool add, const struct usernet_fwd *f, un_watch_fn fn,
+		  char *err, size_t errlen)
+{
+	struct un_fwd **pp = fwd_find(n, f), *fw;
+	int fd;
+
+	if (!add) {
+		if (!*pp)
+			return usernet_fail(err, errlen, -ENOENT, "hostfwd: no such forward");
+		fw = *pp;
+		*pp = fw->next;
+		un_watch_close(n, &fw->w);
+		/* UDP peers of this forward go with it. */
+		for (struct nat_entry *e = nat_oldest(&n->udp), *next; e; e = next) {
+			next = e->next == &n->udp.lru ? NULL : e->next;
+			if (e->key.proto == NAT_PROTO_FWD_PEER &&
+			    ((struct udp_flow *)e)->fwd == fw)
+				flow_close(n, (struct udp_flow *)e);
+		}
+		free(fw);
+		return 0;
+	}
+	if (*pp)
+		return usernet_fail(err, errlen, -EEXIST, "hostfwd: host port already forwarded");
+	fd = un_fwd_socket(f, err, errlen);
+	if (fd < 0)
+		return fd;
+	fw = calloc(1, sizeof(*fw));
+	if (!fw || un_watch_add(n, &fw->w, fd, EPOLLIN, fn) < 0) {
+		free(fw);
+		close(fd);
+		return usernet_fail(err, errlen, -ENOMEM, "hostfwd: out of memory");
+	}
+	fw->spec = *f;
+	fw->next = n->fwds;
+	n->fwds = fw;
+	return 0;
+}
+
+int un_udp_fwd(struct un_ns *n, bool add, const struct usernet_fwd *f, char *err, size_t errlen)
+{
+	return un_fwd_change(n, add, f, on_fwd_udp, err, errlen);
+}
+
+/* --------------------------------------------------------------- setup */
+
+int un_udp_init(struct un_ns *n, char *err, size_t errlen)
+{
+	struct ns_sockaddr any = { 0, 0 };
+	int e1, e2;
+
+	if (nat_table_init(&n->udp, n->cfg.max_udp_flows) < 0)
+		return usernet_fail(err, errlen, -ENOMEM, "out of memory");
+	n->udp_all = ns_chan_create(n->st, NS_PROTO_UDP, &any, NULL, &e1);
+	n->icmp_all = ns_chan_create(n->st, NS_PROTO_ICMP, &any, NULL, &e2);
+	if (!n->udp_all || !n->icmp_all)
+		return usernet_fail(err, errlen, -EIO, "netstack catch-all channels: %s",
+				    strerror(-(n->udp_all ? e2 : e1)));
+	ns_chan_set_queue_max(n->udp_all, 1024);
+	ns_chan_set_queue_max(n->icmp_all, 256);
+	return 0;
+}
+
+void un_udp_fini(struct un_ns *n)
+{
+	struct nat_entry *e;
+
+	if (n->udp.buckets)
+		while ((e = nat_oldest(&n->udp)))
+			flow_close(n, (struct udp_flow *)e);
+	while (n->fwds) {
+		struct un_fwd *fw = n->fwds;
+
+		n->fwds = fw->next;
+		un_watch_close(n, &fw->w);
+		free(fw);
+	}
+	if (n->udp_all)
+		ns_chan_close(n->udp_all);
+	if (n->icmp_all)
+		ns_chan_close(n->icmp_all);
+	nat_table_destroy(&n->udp);
+}
