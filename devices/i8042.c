@@ -1,8 +1,11 @@
 /* i8042.c — just enough of the PS/2 keyboard controller for firmware and
  * kernels to probe it and to reset the machine through it: status and data
  * ports, the command byte, the self tests, and the reset line (command
- * 0xfe, or writing the output port with bit 0 clear). No keyboard is
- * attached, so no scancodes are ever produced. */
+ * 0xfe, or writing the output port with bit 0 clear). The keyboard
+ * answers its commands (reset, identify, set scancode set, LEDs...) as a
+ * PS/2 keyboard does, so firmware finds one and stops waiting, but no key
+ * is ever pressed. Port 0x60 is the data port, 0x64 status (read) and
+ * command (write): separate ops, since each port is its own region. */
 #include <stdlib.h>
 
 #include "devices/devices.h"
@@ -34,14 +37,67 @@ struct i8042 {
 	void (*reset_fn)(void *opaque);
 	void *opaque;
 	uint8_t status, cmd_byte, outport;
-	uint8_t out;	     /* the output buffer, valid with STAT_OBF */
+	/* Bytes for the guest to read at 0x60, oldest first; STAT_OBF is set
+	 * while there is one. */
+	uint8_t out[4];
+	unsigned n_out;
 	uint8_t pending_cmd; /* a command waiting for its data byte, or 0 */
+	uint8_t kbd_pending; /* a keyboard command waiting for its argument */
 };
 
 static void put_output(struct i8042 *k, uint8_t v)
 {
-	k->out = v;
+	if (k->n_out < sizeof(k->out))
+		k->out[k->n_out++] = v;
 	k->status |= STAT_OBF;
+}
+
+static uint8_t take_output(struct i8042 *k)
+{
+	uint8_t v = k->out[0];
+
+	if (!k->n_out)
+		return v; /* empty: the last byte again, as the latch would */
+	for (unsigned i = 1; i < k->n_out; i++)
+		k->out[i - 1] = k->out[i];
+	if (--k->n_out == 0)
+		k->status &= (uint8_t)~STAT_OBF;
+	return v;
+}
+
+#define KBD_ACK 0xfa
+#define KBD_SET_LEDS 0xed
+#define KBD_SCANCODE_SET 0xf0
+#define KBD_IDENTIFY 0xf2
+#define KBD_TYPEMATIC 0xf3
+#define KBD_RESET 0xff
+
+/* A byte written to the keyboard (0x60 with no controller command
+ * pending): the answers of an MF2 keyboard. */
+static void keyboard_byte(struct i8042 *k, uint8_t v)
+{
+	if (k->kbd_pending) {
+		k->kbd_pending = 0;
+		put_output(k, KBD_ACK); /* the argument */
+		return;
+	}
+	put_output(k, KBD_ACK);
+	switch (v) {
+	case KBD_RESET:
+		put_output(k, 0xaa); /* self test passed */
+		break;
+	case KBD_IDENTIFY:
+		put_output(k, 0xab);
+		put_output(k, 0x83);
+		break;
+	case KBD_SET_LEDS:
+	case KBD_SCANCODE_SET:
+	case KBD_TYPEMATIC:
+		k->kbd_pending = v;
+		break;
+	default:
+		break;
+	}
 }
 
 /* Returns whether the reset line was pulsed. */
@@ -97,48 +153,64 @@ static bool write_data(struct i8042 *k, uint8_t v)
 		k->outport = v;
 		return !(v & 1); /* bit 0 is the CPU reset line, active low */
 	} else {
-		/* A byte for the (absent) keyboard: answer "resend"-free ack. */
-		put_output(k, 0xfa);
+		keyboard_byte(k, v);
 	}
 	return false;
 }
 
-static void i8042_read(void *opaque, uint64_t off, void *data, unsigned size)
+static void data_read(void *opaque, uint64_t off, void *data, unsigned size)
 {
 	struct i8042 *k = opaque;
 	uint8_t v;
 
 	pthread_mutex_lock(&k->lock);
-	if (off == 0) {
-		v = k->out;
-		k->status &= (uint8_t)~STAT_OBF;
-	} else {
-		v = k->status;
-	}
+	v = take_output(k);
 	pthread_mutex_unlock(&k->lock);
 	io_data_put(data, size, v);
 }
 
-static void i8042_write(void *opaque, uint64_t off, const void *data, unsigned size)
+static void status_read(void *opaque, uint64_t off, void *data, unsigned size)
 {
 	struct i8042 *k = opaque;
+	uint8_t v;
+
+	pthread_mutex_lock(&k->lock);
+	v = k->status;
+	pthread_mutex_unlock(&k->lock);
+	io_data_put(data, size, v);
+}
+
+/* One write to port 0x60 (is_cmd false) or 0x64. */
+static void do_write(struct i8042 *k, bool is_cmd, const void *data, unsigned size)
+{
 	uint8_t v = (uint8_t)io_data_get(data, size);
 	bool reset;
 
 	pthread_mutex_lock(&k->lock);
-	if (off == 0) {
-		k->status &= (uint8_t)~STAT_CMD;
-		reset = write_data(k, v);
-	} else {
+	if (is_cmd) {
 		k->status |= STAT_CMD;
 		reset = run_command(k, v);
+	} else {
+		k->status &= (uint8_t)~STAT_CMD;
+		reset = write_data(k, v);
 	}
 	pthread_mutex_unlock(&k->lock);
 	if (reset)
 		k->reset_fn(k->opaque);
 }
 
-static const struct io_ops i8042_ops = {i8042_read, i8042_write};
+static void data_write(void *opaque, uint64_t off, const void *data, unsigned size)
+{
+	do_write(opaque, false, data, size);
+}
+
+static void cmd_write(void *opaque, uint64_t off, const void *data, unsigned size)
+{
+	do_write(opaque, true, data, size);
+}
+
+static const struct io_ops data_ops = {data_read, data_write};
+static const struct io_ops cmd_ops = {status_read, cmd_write};
 
 static void i8042_reset(void *opaque)
 {
@@ -149,6 +221,8 @@ static void i8042_reset(void *opaque)
 	k->cmd_byte = 0x45; /* keyboard interrupt, translation, system flag */
 	k->outport = 0x03;  /* reset line high, A20 enabled */
 	k->pending_cmd = 0;
+	k->kbd_pending = 0;
+	k->n_out = 0;
 	pthread_mutex_unlock(&k->lock);
 }
 
@@ -163,8 +237,8 @@ struct i8042 *i8042_new(struct dev_host *host, void (*reset_fn)(void *opaque), v
 	k->reset_fn = reset_fn;
 	k->opaque = opaque;
 	i8042_reset(k);
-	if (iobus_register(host->pio, I8042_DATA, 1, &i8042_ops, k, "i8042") < 0 ||
-	    iobus_register(host->pio, I8042_CMD, 1, &i8042_ops, k, "i8042") < 0 ||
+	if (iobus_register(host->pio, I8042_DATA, 1, &data_ops, k, "i8042") < 0 ||
+	    iobus_register(host->pio, I8042_CMD, 1, &cmd_ops, k, "i8042") < 0 ||
 	    dev_on_reset(host, i8042_reset, k) < 0) {
 		iobus_unregister(host->pio, I8042_DATA);
 		iobus_unregister(host->pio, I8042_CMD);
