@@ -9,6 +9,8 @@ $(eval $(call program,netstack-host,$(netstack_host_SRCS),libusernet.a libnetsta
 INTEG_TESTS += tests/integration/netstack-tap.sh
 
 # --- TCP engine and its unit tests (tcp-core) ---
+# The engine is netstack/tcp*.c (picked up by the wildcard above).
+$(eval $(call unit_test,netstack_tcp,tests/unit/netstack/test_tcp_unit.c,libnetstack.a,))
 
 # --- scripted TCP segment tests and fuzzing (tcp-script) ---
 

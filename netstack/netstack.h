@@ -22,9 +22,10 @@
  * Addresses and ports in this API are in host byte order.
  *
  * Status: links, ARP, IPv4, ICMP, UDP, channels and datagram sockets work.
- * TCP is not implemented yet: ns_socket(NS_SOCK_STREAM) returns
- * -EPROTONOSUPPORT, incoming segments are answered with a RST, and the
- * TCP-only calls and options return -EOPNOTSUPP / -ENOPROTOOPT.
+ * TCP (netstack/tcp*.c) does the RFC 9293 state machine with MSS, window
+ * scaling, timestamps/PAWS, SACK, RFC 6298 RTO, NewReno/SACK recovery,
+ * delayed ACKs, Nagle, persist and keepalive; stream sockets are
+ * implemented in full. See /work/notes/tcp-status.md for what is tested.
  */
 #ifndef NETSTACK_H
 #define NETSTACK_H

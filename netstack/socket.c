@@ -1,9 +1,10 @@
 /* socket.c — the socket-like API. Datagram sockets sit on one channel;
- * stream sockets answer -EPROTONOSUPPORT until TCP lands. */
+ * stream sockets on one TCP control block (tcp_usr.c), with the blocking,
+ * non-blocking and event plumbing here. */
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "netstack/internal.h"
+#include "netstack/tcp_internal.h"
 
 struct ns_sock {
 	struct ns_stack *st;
@@ -11,8 +12,9 @@ struct ns_sock {
 	int refs;
 	bool nonblock, closed;
 	struct ns_waitq wq;
-	struct ns_chan *chan;
+	struct ns_chan *chan; /* datagram */
 	struct ns_sockaddr remote;
+	struct tcb *tcb; /* stream */
 };
 
 void sock_ref(struct ns_sock *s)
@@ -39,6 +41,8 @@ unsigned sock_events_locked(struct ns_sock *s)
 {
 	unsigned ev = NS_EV_OUT;
 
+	if (s->type == NS_SOCK_STREAM)
+		return s->tcb ? tcp_usr_events(s->tcb) : NS_EV_HUP;
 	if (s->chan && s->chan->qhead)
 		ev |= NS_EV_IN;
 	return ev;
@@ -49,24 +53,47 @@ void sock_notify(struct ns_stack *st, struct ns_sock *s)
 	waitq_notify(st, &s->wq);
 }
 
-struct ns_sock *ns_socket(struct ns_stack *st, int type, int *err)
+static struct ns_sock *sock_alloc(struct ns_stack *st, int type)
 {
-	struct ns_sock *s;
+	struct ns_sock *s = calloc(1, sizeof(*s));
 
-	if (type != NS_SOCK_DGRAM) {
-		*err = type == NS_SOCK_STREAM ? -EPROTONOSUPPORT : -EINVAL;
+	if (!s)
 		return NULL;
-	}
-	s = calloc(1, sizeof(*s));
-	if (!s) {
-		*err = -ENOMEM;
-		return NULL;
-	}
 	s->st = st;
 	s->type = type;
 	s->refs = 1;
 	waitq_init(&s->wq);
 	s->wq.cb_sock = s;
+	return s;
+}
+
+struct ns_sock *ns_socket(struct ns_stack *st, int type, int *err)
+{
+	struct tcp_cfg cfg;
+	struct ns_sock *s;
+
+	if (type != NS_SOCK_DGRAM && type != NS_SOCK_STREAM) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	s = sock_alloc(st, type);
+	if (!s) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	if (type == NS_SOCK_STREAM) {
+		tcp_default_cfg(&cfg);
+		stack_enter(st);
+		s->tcb = tcb_new(st, &cfg);
+		if (s->tcb)
+			s->tcb->sock = s;
+		stack_leave(st);
+		if (!s->tcb) {
+			sock_unref(s);
+			*err = -ENOMEM;
+			return NULL;
+		}
+	}
 	*err = 0;
 	return s;
 }
@@ -76,6 +103,8 @@ static int bind_locked(struct ns_sock *s, const struct ns_sockaddr *local)
 	struct ns_stack *st = s->st;
 	struct chan_key k = { .proto = NS_PROTO_UDP };
 
+	if (s->type == NS_SOCK_STREAM)
+		return s->tcb ? tcp_usr_bind(s->tcb, local) : -EBADF;
 	if (s->chan)
 		return -EINVAL;
 	k.laddr = local ? local->addr : 0;
@@ -105,25 +134,109 @@ int ns_bind(struct ns_sock *s, const struct ns_sockaddr *local)
 	return rc;
 }
 
+/* Run op on the stream socket's tcb with the lock held. */
+#define STREAM_CALL(s, expr)                                                                  \
+	({                                                                                     \
+		int rc_ = -EOPNOTSUPP;                                                         \
+		if ((s)->type == NS_SOCK_STREAM) {                                             \
+			stack_enter((s)->st);                                                  \
+			rc_ = (s)->tcb ? (expr) : -EBADF;                                      \
+			stack_leave((s)->st);                                                  \
+		}                                                                              \
+		rc_;                                                                           \
+	})
+
 int ns_listen(struct ns_sock *s, int backlog)
 {
-	return -EOPNOTSUPP;
+	return STREAM_CALL(s, tcp_usr_listen(s->tcb, backlog));
+}
+
+static bool would_block(struct ns_sock *s, int flags)
+{
+	return s->nonblock || (flags & NS_MSG_DONTWAIT);
+}
+
+static struct ns_sock *accept_locked(struct ns_sock *s, struct ns_sockaddr *peer, int *err)
+{
+	struct tcb *c;
+	struct ns_sock *n;
+
+	if (!s->tcb || s->tcb->state != NS_TCP_LISTEN) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	while (!(c = s->tcb->accq.head)) {
+		if (s->nonblock || s->closed) {
+			*err = -EAGAIN;
+			return NULL;
+		}
+		waitq_wait(s->st, &s->wq, -1);
+		if (!s->tcb || s->tcb->state != NS_TCP_LISTEN) {
+			*err = -EINVAL;
+			return NULL;
+		}
+	}
+	n = sock_alloc(s->st, NS_SOCK_STREAM);
+	if (!n) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	tcp_usr_accept(s->tcb);
+	n->tcb = c;
+	c->sock = n;
+	if (peer) {
+		peer->addr = c->raddr;
+		peer->port = c->rport;
+	}
+	*err = 0;
+	return n;
 }
 
 struct ns_sock *ns_accept(struct ns_sock *s, struct ns_sockaddr *peer, int *err)
 {
-	*err = -EOPNOTSUPP;
-	return NULL;
+	struct ns_sock *n;
+
+	if (s->type != NS_SOCK_STREAM) {
+		*err = -EOPNOTSUPP;
+		return NULL;
+	}
+	stack_enter(s->st);
+	n = accept_locked(s, peer, err);
+	stack_leave(s->st);
+	return n;
 }
 
 int ns_accept_complete(struct ns_sock *s)
 {
-	return -EOPNOTSUPP;
+	return STREAM_CALL(s, tcp_usr_accept_complete(s->tcb));
 }
 
 int ns_accept_refuse(struct ns_sock *s, bool icmp, uint8_t icmp_code)
 {
-	return -EOPNOTSUPP;
+	return STREAM_CALL(s, tcp_usr_accept_refuse(s->tcb, icmp, icmp_code));
+}
+
+static int connect_stream_locked(struct ns_sock *s, const struct ns_sockaddr *remote)
+{
+	struct tcb *t = s->tcb;
+	int rc;
+
+	if (!t)
+		return -EBADF;
+	if ((rc = tcp_usr_connect(t, remote)) < 0)
+		return rc;
+	if (s->nonblock)
+		return -EINPROGRESS;
+	while (t->state == NS_TCP_SYN_SENT || t->state == NS_TCP_SYN_RECEIVED) {
+		if (s->closed)
+			return -EBADF;
+		waitq_wait(s->st, &s->wq, -1);
+	}
+	if (t->state != NS_TCP_CLOSED)
+		return 0;
+	rc = t->err ? t->err : -ECONNREFUSED;
+	t->err = 0;
+	return rc;
 }
 
 int ns_connect(struct ns_sock *s, const struct ns_sockaddr *remote)
@@ -131,12 +244,34 @@ int ns_connect(struct ns_sock *s, const struct ns_sockaddr *remote)
 	int rc = 0;
 
 	stack_enter(s->st);
-	if (!s->chan)
-		rc = bind_locked(s, NULL);
-	if (rc == 0)
-		s->remote = *remote;
+	if (s->type == NS_SOCK_STREAM) {
+		rc = connect_stream_locked(s, remote);
+	} else {
+		if (!s->chan)
+			rc = bind_locked(s, NULL);
+		if (rc == 0)
+			s->remote = *remote;
+	}
 	stack_leave(s->st);
 	return rc;
+}
+
+static ssize_t send_stream_locked(struct ns_sock *s, const uint8_t *buf, size_t len, int flags)
+{
+	size_t done = 0;
+
+	while (s->tcb) {
+		ssize_t n = tcp_usr_send(s->tcb, buf + done, len - done);
+
+		if (n > 0)
+			done += (size_t)n;
+		if (done == len || (n < 0 && n != -EAGAIN))
+			return done ? (ssize_t)done : n;
+		if (would_block(s, flags) || s->closed)
+			return done ? (ssize_t)done : -EAGAIN;
+		waitq_wait(s->st, &s->wq, -1);
+	}
+	return -EBADF;
 }
 
 ssize_t ns_sendto(struct ns_sock *s, const void *buf, size_t len, int flags,
@@ -146,6 +281,11 @@ ssize_t ns_sendto(struct ns_sock *s, const void *buf, size_t len, int flags,
 	ssize_t rc = 0;
 
 	stack_enter(s->st);
+	if (s->type == NS_SOCK_STREAM) {
+		rc = send_stream_locked(s, buf, len, flags);
+		stack_leave(s->st);
+		return rc;
+	}
 	if (!s->chan)
 		rc = bind_locked(s, NULL);
 	if (rc == 0) {
@@ -161,14 +301,42 @@ ssize_t ns_send(struct ns_sock *s, const void *buf, size_t len, int flags)
 	return ns_sendto(s, buf, len, flags, NULL);
 }
 
+static ssize_t recv_stream_locked(struct ns_sock *s, uint8_t *buf, size_t len, int flags)
+{
+	bool peek = flags & NS_MSG_PEEK, all = (flags & NS_MSG_WAITALL) && !peek;
+	size_t done = 0;
+
+	while (s->tcb) {
+		ssize_t n = tcp_usr_recv(s->tcb, buf + done, len - done, peek);
+
+		if (n > 0)
+			done += (size_t)n;
+		if (done == len || (done && !all) || (n <= 0 && n != -EAGAIN))
+			return done ? (ssize_t)done : n;
+		if (would_block(s, flags) || s->closed)
+			return done ? (ssize_t)done : -EAGAIN;
+		waitq_wait(s->st, &s->wq, -1);
+	}
+	return -EBADF;
+}
+
 ssize_t ns_recvfrom(struct ns_sock *s, void *buf, size_t len, int flags,
 		    struct ns_sockaddr *from)
 {
 	struct ns_pktinfo info;
 	ssize_t rc;
-	bool nb = s->nonblock || (flags & NS_MSG_DONTWAIT);
+	bool nb = would_block(s, flags);
 
 	stack_enter(s->st);
+	if (s->type == NS_SOCK_STREAM) {
+		rc = recv_stream_locked(s, buf, len, flags);
+		if (rc >= 0 && from && s->tcb) {
+			from->addr = s->tcb->raddr;
+			from->port = s->tcb->rport;
+		}
+		stack_leave(s->st);
+		return rc;
+	}
 	for (;;) {
 		rc = s->chan ? chan_recv_locked(s->chan, buf, len, &info, flags & NS_MSG_PEEK)
 			     : -EAGAIN;
@@ -191,10 +359,10 @@ ssize_t ns_recv(struct ns_sock *s, void *buf, size_t len, int flags)
 
 int ns_shutdown(struct ns_sock *s, int how)
 {
-	return -EOPNOTSUPP;
+	return STREAM_CALL(s, tcp_usr_shutdown(s->tcb, how));
 }
 
-int ns_close(struct ns_sock *s)
+static int close_sock(struct ns_sock *s, bool abort)
 {
 	struct ns_stack *st = s->st;
 
@@ -203,33 +371,58 @@ int ns_close(struct ns_sock *s)
 	if (s->chan)
 		chan_free(st, s->chan);
 	s->chan = NULL;
+	if (s->tcb) {
+		s->tcb->sock = NULL;
+		if (abort)
+			tcp_usr_abort(s->tcb);
+		else
+			tcp_usr_close(s->tcb);
+		s->tcb = NULL;
+	}
 	pthread_cond_broadcast(&s->wq.cv);
 	sock_unref(s);
 	stack_leave(st);
 	return 0;
 }
 
+int ns_close(struct ns_sock *s)
+{
+	return close_sock(s, false);
+}
+
 int ns_abort(struct ns_sock *s)
 {
-	return ns_close(s);
+	return close_sock(s, true);
 }
 
 int ns_setsockopt(struct ns_sock *s, int opt, int val)
 {
-	if (opt != NS_SO_NONBLOCK)
-		return -ENOPROTOOPT;
+	int rc = 0;
+
 	stack_enter(s->st);
-	s->nonblock = val != 0;
+	if (opt == NS_SO_NONBLOCK)
+		s->nonblock = val != 0;
+	else if (s->type == NS_SOCK_STREAM && s->tcb)
+		rc = tcp_usr_setopt(s->tcb, opt, val);
+	else
+		rc = -ENOPROTOOPT;
 	stack_leave(s->st);
-	return 0;
+	return rc;
 }
 
 int ns_getsockopt(struct ns_sock *s, int opt, int *val)
 {
-	if (opt != NS_SO_NONBLOCK)
-		return -ENOPROTOOPT;
-	*val = s->nonblock;
-	return 0;
+	int rc = 0;
+
+	stack_enter(s->st);
+	if (opt == NS_SO_NONBLOCK)
+		*val = s->nonblock;
+	else if (s->type == NS_SOCK_STREAM && s->tcb)
+		rc = tcp_usr_getopt(s->tcb, opt, val);
+	else
+		rc = -ENOPROTOOPT;
+	stack_leave(s->st);
+	return rc;
 }
 
 int ns_getsockname(struct ns_sock *s, struct ns_sockaddr *sa)
@@ -237,7 +430,11 @@ int ns_getsockname(struct ns_sock *s, struct ns_sockaddr *sa)
 	int rc = -EINVAL;
 
 	stack_enter(s->st);
-	if (s->chan) {
+	if (s->tcb) {
+		sa->addr = s->tcb->laddr;
+		sa->port = s->tcb->lport;
+		rc = 0;
+	} else if (s->chan) {
 		sa->addr = s->chan->key.laddr;
 		sa->port = s->chan->key.lport;
 		rc = 0;
@@ -248,10 +445,19 @@ int ns_getsockname(struct ns_sock *s, struct ns_sockaddr *sa)
 
 int ns_getpeername(struct ns_sock *s, struct ns_sockaddr *sa)
 {
-	if (!s->remote.addr)
-		return -ENOTCONN;
-	*sa = s->remote;
-	return 0;
+	int rc = -ENOTCONN;
+
+	stack_enter(s->st);
+	if (s->tcb && s->tcb->raddr && tcp_synchronized(s->tcb->state)) {
+		sa->addr = s->tcb->raddr;
+		sa->port = s->tcb->rport;
+		rc = 0;
+	} else if (s->type == NS_SOCK_DGRAM && s->remote.addr) {
+		*sa = s->remote;
+		rc = 0;
+	}
+	stack_leave(s->st);
+	return rc;
 }
 
 unsigned ns_sock_events(struct ns_sock *s)
@@ -291,7 +497,15 @@ void ns_sock_set_callback(struct ns_sock *s, ns_sock_cb cb, void *ctx)
 
 int ns_tcp_info(struct ns_sock *s, struct ns_tcp_info *info)
 {
-	return -EOPNOTSUPP;
+	int rc = -EOPNOTSUPP;
+
+	stack_enter(s->st);
+	if (s->tcb) {
+		tcp_usr_info(s->tcb, info);
+		rc = 0;
+	}
+	stack_leave(s->st);
+	return rc;
 }
 
 const char *ns_tcp_state_name(int state)

@@ -1,59 +1,332 @@
-/* tcp.c — TCP placeholder: refuses every connection with a RST
- * (RFC 9293 3.10.7.1, CLOSED state) until the state machine lands. */
-#include "netstack/internal.h"
+/* tcp.c — TCP connection life: creating and freeing control blocks,
+ * their place in the demux tree and in listener queues, state changes,
+ * initial sequence numbers (RFC 6528) and ICMP errors (RFC 5927). */
+#include <stdlib.h>
+
+#include "netstack/tcp_internal.h"
+
+void tcp_default_cfg(struct tcp_cfg *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->sndbuf = TCP_DEFAULT_SNDBUF;
+	c->rcvbuf = TCP_DEFAULT_RCVBUF;
+	c->sack = c->ts = c->ws = true;
+	c->keepidle_s = 7200;
+	c->keepintvl_s = 75;
+	c->keepcnt = 9;
+	c->delack_ms = 40;
+	c->linger2_ms = 60000;
+	c->user_timeout_ms = 120000;
+}
 
 void tcp_init(struct ns_stack *st)
 {
+	for (int i = 0; i < 4; i++)
+		st->isn_secret[i] = (uint32_t)stack_rand(st);
 }
 
 void tcp_free_all(struct ns_stack *st)
 {
+	while (st->tcbs)
+		tcb_free(st->tcbs);
+}
+
+/* ------------------------------------------------------------ queues */
+
+void tcb_list_append(struct tcb_list *l, struct tcb *t)
+{
+	t->q_list = l;
+	t->q_next = NULL;
+	t->q_prev = l->tail;
+	if (l->tail)
+		l->tail->q_next = t;
+	else
+		l->head = t;
+	l->tail = t;
+	l->len++;
+}
+
+void tcb_list_remove(struct tcb *t)
+{
+	struct tcb_list *l = t->q_list;
+
+	if (!l)
+		return;
+	if (t->q_prev)
+		t->q_prev->q_next = t->q_next;
+	else
+		l->head = t->q_next;
+	if (t->q_next)
+		t->q_next->q_prev = t->q_prev;
+	else
+		l->tail = t->q_prev;
+	l->len--;
+	t->q_list = NULL;
+	t->q_prev = t->q_next = NULL;
+}
+
+static void orphan_children(struct tcb_list *l)
+{
+	while (l->head) {
+		struct tcb *c = l->head;
+
+		tcb_list_remove(c);
+		c->parent = NULL;
+	}
+}
+
+void tcp_child_established(struct tcb *t)
+{
+	struct tcb *l = t->parent;
+
+	tcb_list_remove(t);
+	tcb_list_append(&l->accq, t);
+	tcb_notify(t);
+}
+
+/* --------------------------------------------------------------- tcb */
+
+struct tcb *tcb_new(struct ns_stack *st, const struct tcp_cfg *cfg)
+{
+	struct tcb *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->st = st;
+	t->cfg = *cfg;
+	t->state = NS_TCP_CLOSED;
+	t->snd_mss = TCP_DEFAULT_MSS;
+	t->rcv_mss = TCP_DEFAULT_MSS;
+	t->ts_offset = (uint32_t)stack_rand(st);
+	rtt_init(&t->rtt);
+	tcp_timers_init(t);
+	t->next = st->tcbs;
+	if (st->tcbs)
+		st->tcbs->prev = t;
+	st->tcbs = t;
+	st->ntcbs++;
+	return t;
+}
+
+static void tcb_unbind(struct tcb *t)
+{
+	if (t->chan) {
+		chan_free(t->st, t->chan);
+		t->chan = NULL;
+	}
+}
+
+void tcb_free(struct tcb *t)
+{
+	struct ns_stack *st = t->st;
+
+	tcp_timers_stop(t);
+	tcb_unbind(t);
+	tcb_list_remove(t);
+	orphan_children(&t->synq);
+	orphan_children(&t->accq);
+	ooo_clear(t);
+	ring_free(&t->sndbuf);
+	ring_free(&t->rcvbuf);
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		st->tcbs = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	st->ntcbs--;
+	free(t);
+}
+
+int tcb_bind_chan(struct tcb *t)
+{
+	struct chan_key k = { .proto = NS_PROTO_TCP,
+			      .laddr = t->laddr,
+			      .raddr = t->raddr,
+			      .lport = t->lport,
+			      .rport = t->rport };
+	struct ns_chan *ch;
+
+	if (t->chan && !memcmp(&t->chan->key, &k, sizeof(k)))
+		return 0;
+	if (chan_tree_find(t->st, &k))
+		return -EADDRINUSE;
+	ch = chan_new(t->st, &k);
+	if (!ch)
+		return -ENOMEM;
+	tcb_unbind(t);
+	ch->tcb = t;
+	chan_tree_insert(t->st, ch);
+	t->chan = ch;
+	return 0;
+}
+
+int tcb_alloc_bufs(struct tcb *t)
+{
+	if (!t->sndbuf.buf && ring_init(&t->sndbuf, t->cfg.sndbuf) < 0)
+		return -ENOMEM;
+	if (!t->rcvbuf.buf && ring_init(&t->rcvbuf, t->cfg.rcvbuf) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+void tcb_set_state(struct tcb *t, int state)
+{
+	/* A FIN asked for before the handshake finished goes out now. */
+	if (state == NS_TCP_ESTABLISHED && t->user_wr_shut)
+		state = NS_TCP_FIN_WAIT_1;
+	t->state = state;
+	if (tcp_synchronized(state))
+		tcp_arm_keepalive(t);
+	tcb_notify(t);
+}
+
+void tcb_notify(struct tcb *t)
+{
+	if (t->sock)
+		sock_notify(t->st, t->sock);
+	else if (t->parent && t->q_list == &t->parent->accq && t->parent->sock)
+		sock_notify(t->st, t->parent->sock);
+}
+
+void tcb_closed(struct tcb *t)
+{
+	t->state = NS_TCP_CLOSED;
+	tcp_timers_stop(t);
+	tcb_unbind(t);
+	tcb_list_remove(t);
+	t->parent = NULL;
+	if (!t->sock) {
+		tcb_free(t);
+		return;
+	}
+	sock_notify(t->st, t->sock);
+}
+
+void tcb_drop(struct tcb *t, int err)
+{
+	t->err = err;
+	t->reset = true;
+	tcb_closed(t);
+}
+
+void tcp_enter_time_wait(struct tcb *t)
+{
+	struct ns_stack *st = t->st;
+
+	tcb_set_state(t, NS_TCP_TIME_WAIT);
+	timer_cancel(st, &t->t_rexmit);
+	timer_cancel(st, &t->t_persist);
+	timer_cancel(st, &t->t_keep);
+	timer_cancel(st, &t->t_delack);
+	timer_arm_in(st, &t->t_2msl, (uint64_t)t->cfg.linger2_ms * 1000);
+	if (!t->sock) { /* nobody reads: keep only the sequence state */
+		ooo_clear(t);
+		ring_free(&t->sndbuf);
+		ring_free(&t->rcvbuf);
+	}
+}
+
+/* ---------------------------------------------------------- numbers */
+
+static uint64_t mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+uint32_t tcp_isn(struct ns_stack *st, const struct tcb *t)
+{
+	/* RFC 6528: a keyed hash of the 4-tuple plus a 4 µs clock. */
+	uint64_t h = mix64(((uint64_t)t->laddr << 32 | t->raddr) ^
+			   ((uint64_t)st->isn_secret[0] << 32 | st->isn_secret[1]));
+
+	h = mix64(h ^ ((uint64_t)t->lport << 16 | t->rport) ^
+		  ((uint64_t)st->isn_secret[2] << 32 | st->isn_secret[3]));
+	return (uint32_t)h + (uint32_t)(st->now / 4);
+}
+
+uint32_t tcp_ts_now(const struct tcb *t)
+{
+	return (uint32_t)(t->st->now / 1000) + t->ts_offset; /* 1 ms ticks */
+}
+
+uint32_t tcp_path_mss(struct ns_stack *st, uint32_t raddr, const struct tcp_cfg *cfg)
+{
+	uint32_t mss = ip_mtu_to(st, raddr) - 20;
+
+	if (cfg->maxseg)
+		mss = u32_min(mss, cfg->maxseg);
+	return u32_max(mss, 64);
+}
+
+uint8_t tcp_choose_wscale(uint32_t rcvbuf)
+{
+	uint8_t s = 0;
+
+	while (s < TCP_MAX_WSCALE && (rcvbuf >> s) > 65535)
+		s++;
+	return s;
+}
+
+/* ------------------------------------------------------------- ICMP */
+
+static uint32_t rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void icmp_need_frag(struct tcb *t, const uint8_t *orig_ip)
+{
+	/* icmp.c hands us the quoted datagram, which follows the 8-byte ICMP
+	 * header; its last two bytes are the next-hop MTU (RFC 1191). */
+	uint32_t mtu = (uint32_t)orig_ip[-2] << 8 | orig_ip[-1];
+	uint32_t mss;
+
+	if (!tcp_synchronized(t->state))
+		return;
+	if (mtu < 68 || mtu > ip_mtu_to(t->st, t->raddr) + 20)
+		mtu = 576; /* RFC 1191 plateau guess for old routers */
+	mss = u32_max(mtu - 40, 64);
+	if (mss >= t->snd_mss)
+		return;
+	t->snd_mss = mss;
+	t->snd_nxt = t->snd_una; /* the big segments are gone: resend now */
+	tcp_output(t);
 }
 
 void tcp_icmp_error(struct ns_stack *st, const uint8_t *orig_ip, size_t len, uint8_t type,
 		    uint8_t code)
 {
-}
+	size_t hl = (size_t)(orig_ip[0] & 15) * 4;
+	struct chan_key k = { .proto = NS_PROTO_TCP };
+	struct ns_chan *ch;
+	struct tcb *t;
+	uint32_t seq;
 
-void tcp_input(struct ns_stack *st, const struct ip_rx *rx)
-{
-	struct tcp_hdr h, *o;
-	uint8_t *l4 = st->tx + NS_HEADROOM;
-	size_t hl, dlen;
-	uint16_t c;
-
-	st->stats.tcp_rx++;
-	if (rx->l4len < sizeof(h))
-		goto bad;
-	memcpy(&h, rx->l4, sizeof(h));
-	hl = (size_t)(h.off >> 4) * 4;
-	if (hl < 20 || hl > rx->l4len)
-		goto bad;
-	if (ip_pseudo_csum_fold(htonl(rx->src), htonl(rx->dst), NS_PROTO_TCP, rx->l4,
-				rx->l4len) != 0xffff) {
-		st->stats.rx_bad_csum++;
+	if (len < hl + 8)
+		return;
+	k.laddr = rd32(orig_ip + 12);
+	k.raddr = rd32(orig_ip + 16);
+	k.lport = (uint16_t)(orig_ip[hl] << 8 | orig_ip[hl + 1]);
+	k.rport = (uint16_t)(orig_ip[hl + 2] << 8 | orig_ip[hl + 3]);
+	seq = rd32(orig_ip + hl + 4);
+	ch = chan_tree_find(st, &k);
+	t = ch ? ch->tcb : NULL;
+	/* RFC 5927 4.1: only errors about data in flight are believed. */
+	if (!t || !seq_in(seq, t->snd_una, t->snd_max + 1))
+		return;
+	if (type == ICMP_UNREACH && code == ICMP_UNREACH_NEEDFRAG) {
+		icmp_need_frag(t, orig_ip);
 		return;
 	}
-	if (h.flags & TH_RST)
+	if (type == ICMP_UNREACH && t->state == NS_TCP_SYN_SENT &&
+	    (code == ICMP_UNREACH_PORT || code == ICMP_UNREACH_PROTO)) {
+		tcb_drop(t, -ECONNREFUSED);
 		return;
-	dlen = rx->l4len - hl + !!(h.flags & TH_SYN) + !!(h.flags & TH_FIN);
-	o = (void *)l4;
-	memset(o, 0, sizeof(*o));
-	o->sport = h.dport;
-	o->dport = h.sport;
-	o->off = 5 << 4;
-	if (h.flags & TH_ACK) {
-		o->seq = h.ack;
-		o->flags = TH_RST;
-	} else {
-		o->ack = htonl(ntohl(h.seq) + (uint32_t)dlen);
-		o->flags = TH_RST | TH_ACK;
 	}
-	c = (uint16_t)~ip_pseudo_csum_fold(htonl(rx->dst), htonl(rx->src), NS_PROTO_TCP, o, 20);
-	o->csum = c;
-	st->stats.tcp_rst_tx++;
-	ip_output(st, rx->dst, rx->src, NS_PROTO_TCP, 0, 0, l4, 20, true);
-	return;
-bad:
-	st->stats.tcp_bad++;
+	/* Soft errors (RFC 1122 4.2.3.9): reported only on a timeout. */
+	t->soft_err = type == ICMP_UNREACH && code == ICMP_UNREACH_NET ? -ENETUNREACH
+								       : -EHOSTUNREACH;
 }

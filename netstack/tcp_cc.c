@@ -1,0 +1,200 @@
+/* tcp_cc.c — the RTO estimator (RFC 6298) and congestion control: slow
+ * start and congestion avoidance (RFC 5681, with RFC 3465 byte counting),
+ * fast retransmit with NewReno recovery (RFC 6582) and, when the peer
+ * SACKs, RFC 6675's pipe-based recovery. */
+#include "netstack/tcp_internal.h"
+
+/* ------------------------------------------------------- RTO estimator */
+
+void rtt_init(struct rtt_est *r)
+{
+	r->srtt = 0;
+	r->rttvar = 0;
+	r->rto = TCP_RTO_INIT_US;
+	r->valid = false;
+}
+
+void rtt_sample(struct rtt_est *r, uint32_t rtt)
+{
+	uint32_t k;
+
+	rtt = u32_min(rtt, TCP_RTO_MAX_US);
+	if (!r->valid) { /* RFC 6298 2.2 */
+		r->srtt = rtt;
+		r->rttvar = rtt / 2;
+		r->valid = true;
+	} else { /* 2.3, alpha 1/8, beta 1/4 */
+		uint32_t d = r->srtt > rtt ? r->srtt - rtt : rtt - r->srtt;
+
+		r->rttvar = (3 * r->rttvar + d) / 4;
+		r->srtt = (7 * r->srtt + rtt) / 8;
+	}
+	k = u32_max(TCP_CLOCK_G_US, 4 * r->rttvar);
+	r->rto = u32_min(u32_max(r->srtt + k, TCP_RTO_MIN_US), TCP_RTO_MAX_US);
+}
+
+uint32_t rtt_backoff_rto(const struct rtt_est *r, unsigned shift)
+{
+	uint64_t v = (uint64_t)r->rto << (shift > 16 ? 16 : shift);
+
+	return v > TCP_RTO_MAX_US ? TCP_RTO_MAX_US : (uint32_t)v;
+}
+
+/* --------------------------------------------------- congestion control */
+
+void cc_init(struct tcb *t)
+{
+	uint32_t mss = t->snd_mss;
+
+	/* RFC 6928 initial window. */
+	t->cwnd = u32_min(10 * mss, u32_max(2 * mss, 14600));
+	t->ssthresh = UINT32_MAX / 2;
+	t->recover = t->iss;
+	t->in_recovery = false;
+	t->dupacks = 0;
+	t->ca_acked = 0;
+}
+
+/* Un-SACKed bytes in [from, to): lost holes not resent yet. */
+static uint32_t hole_bytes(const struct tcb *t, uint32_t from, uint32_t to)
+{
+	uint32_t s, e, n = 0;
+
+	while (SEQ_LT(from, to) && sb_next_hole(t, from, to, &s, &e)) {
+		n += e - s;
+		from = e;
+	}
+	return n;
+}
+
+uint32_t cc_flight(const struct tcb *t)
+{
+	uint32_t out, gone, from, edge;
+
+	if (!(t->in_recovery && t->sack_on))
+		return t->snd_nxt - t->snd_una;
+	/* RFC 6675 pipe: sent, minus SACKed, minus lost and not resent. */
+	out = t->snd_max - t->snd_una;
+	gone = sb_sacked_bytes(t);
+	from = seq_max(t->rexmit_nxt, t->snd_una);
+	edge = sb_lost_edge(t);
+	if (SEQ_LT(from, edge))
+		gone += hole_bytes(t, from, edge);
+	return out > gone ? out - gone : 0;
+}
+
+static void cc_exit_recovery(struct tcb *t)
+{
+	uint32_t flight = t->snd_max - t->snd_una;
+
+	/* RFC 6582 3.2 step 3: deflate to min(ssthresh, FlightSize + SMSS). */
+	t->cwnd = u32_min(t->ssthresh, u32_max(flight, t->snd_mss) + t->snd_mss);
+	t->in_recovery = false;
+	t->dupacks = 0;
+}
+
+static void cc_partial_ack(struct tcb *t, uint32_t acked)
+{
+	if (t->sack_on) {
+		/* The pipe algorithm resends holes; start again above snd_una. */
+		t->rexmit_nxt = seq_max(t->rexmit_nxt, t->snd_una);
+		return;
+	}
+	/* RFC 6582 3.2 step 4: resend the next hole, deflate by what was
+	 * acknowledged and add back one segment. */
+	tcp_retransmit_at(t, t->snd_una, t->snd_mss);
+	t->cwnd = t->cwnd > acked ? t->cwnd - acked : t->snd_mss;
+	if (acked >= t->snd_mss)
+		t->cwnd += t->snd_mss;
+}
+
+void cc_on_ack(struct tcb *t, uint32_t acked)
+{
+	uint32_t mss = t->snd_mss;
+
+	if (t->in_recovery) {
+		if (SEQ_GEQ(t->snd_una, t->recover))
+			cc_exit_recovery(t);
+		else
+			cc_partial_ack(t, acked);
+		return;
+	}
+	t->dupacks = 0;
+	if (t->cwnd < t->ssthresh) {
+		t->cwnd += u32_min(acked, 2 * mss); /* RFC 3465, L = 2 */
+	} else {
+		t->ca_acked += acked;
+		if (t->ca_acked >= t->cwnd) {
+			t->ca_acked -= t->cwnd;
+			t->cwnd += mss;
+		}
+	}
+	t->cwnd = u32_min(t->cwnd, TCP_MAX_BUF * 4u);
+}
+
+static bool cc_loss_detected(const struct tcb *t)
+{
+	if (t->dupacks >= TCP_DUPTHRESH)
+		return true;
+	/* RFC 6675 5 (IsLost(HighACK + 1)) */
+	return t->sack_on && SEQ_GT(sb_lost_edge(t), t->snd_una);
+}
+
+static void cc_enter_recovery(struct tcb *t)
+{
+	uint32_t flight = t->snd_max - t->snd_una, mss = t->snd_mss;
+
+	t->ssthresh = u32_max(flight / 2, 2 * mss); /* RFC 5681 (4) */
+	t->recover = t->snd_max;
+	t->in_recovery = true;
+	t->rtt_timing = false; /* Karn: the timed segment may be resent */
+	t->n_fast_rexmit++;
+	t->st->stats.tcp_fast_rexmit++;
+	t->rexmit_nxt = t->snd_una;
+	if (t->sack_on) {
+		t->cwnd = t->ssthresh;
+		t->rexmit_nxt += tcp_retransmit_at(t, t->snd_una, mss);
+	} else {
+		tcp_retransmit_at(t, t->snd_una, mss);
+		t->cwnd = t->ssthresh + TCP_DUPTHRESH * mss;
+	}
+}
+
+void cc_on_dupack(struct tcb *t)
+{
+	t->dupacks++;
+	if (t->in_recovery) {
+		if (!t->sack_on)
+			t->cwnd += t->snd_mss; /* NewReno inflation */
+		return;
+	}
+	/* RFC 6582 3.2 step 2: no new recovery until recover is passed. */
+	if (cc_loss_detected(t) && SEQ_GT(t->snd_una, t->recover))
+		cc_enter_recovery(t);
+}
+
+void cc_on_rto(struct tcb *t)
+{
+	uint32_t flight = t->snd_max - t->snd_una;
+
+	/* RFC 5681 (4) only for the first timeout of a series. */
+	if (t->backoff == 0)
+		t->ssthresh = u32_max(flight / 2, 2 * t->snd_mss);
+	t->cwnd = t->snd_mss; /* loss window */
+	t->in_recovery = false;
+	t->dupacks = 0;
+	t->ca_acked = 0;
+	t->recover = t->snd_max; /* RFC 6582 4 */
+	t->rtt_timing = false;
+	sb_clear(t);
+}
+
+bool cc_sack_next_hole(struct tcb *t, uint32_t *seq, uint32_t *len)
+{
+	uint32_t from = seq_max(t->rexmit_nxt, t->snd_una), edge = sb_lost_edge(t), e;
+
+	if (!SEQ_LT(from, edge) || !sb_next_hole(t, from, edge, seq, &e))
+		return false;
+	*len = e - *seq;
+	return true;
+}

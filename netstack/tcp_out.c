@@ -1,0 +1,298 @@
+/* tcp_out.c — building and sending segments. Every segment is built in
+ * place in the stack's tx frame (headroom for IP and Ethernet in front),
+ * its payload copied once from the send ring. */
+#include "netstack/tcp_internal.h"
+
+static void put_hdr(struct tcp_hdr *h, uint16_t sport, uint16_t dport, uint32_t seq,
+		    uint32_t ack, uint8_t flags, uint16_t win, size_t optlen)
+{
+	h->sport = htons(sport);
+	h->dport = htons(dport);
+	h->seq = htonl(seq);
+	h->ack = htonl(ack);
+	h->off = (uint8_t)((20 + optlen) / 4) << 4;
+	h->flags = flags;
+	h->win = htons(win);
+	h->csum = 0;
+	h->urp = 0;
+}
+
+static int send_l4(struct ns_stack *st, uint32_t src, uint32_t dst, uint8_t *l4, size_t len)
+{
+	struct tcp_hdr *h = (void *)l4;
+
+	h->csum = (uint16_t)~ip_pseudo_csum_fold(htonl(src), htonl(dst), NS_PROTO_TCP, l4, len);
+	st->stats.tcp_tx++;
+	return ip_output(st, src, dst, NS_PROTO_TCP, 0, 0, l4, len, true);
+}
+
+uint32_t tcp_rcv_wnd(const struct tcb *t)
+{
+	return ring_space(&t->rcvbuf);
+}
+
+/* The window field to send, and remember the right edge it advertises.
+ * Never shrink a window already offered (RFC 9293 3.8.6.2.2). */
+static uint16_t window_field(struct tcb *t, bool syn)
+{
+	uint32_t w = tcp_rcv_wnd(t), scale = syn ? 0 : t->rcv_wscale;
+
+	if (SEQ_LT(t->rcv_nxt + w, t->rcv_adv))
+		w = t->rcv_adv - t->rcv_nxt;
+	w = u32_min(w >> scale, 65535);
+	if (SEQ_GT(t->rcv_nxt + (w << scale), t->rcv_adv))
+		t->rcv_adv = t->rcv_nxt + (w << scale);
+	return (uint16_t)w;
+}
+
+static size_t syn_options(struct tcb *t, uint8_t *p)
+{
+	bool active = t->state == NS_TCP_SYN_SENT;
+	struct tcp_syn_opts so = {
+		.mss = (uint16_t)t->rcv_mss,
+		.ws = (active ? t->cfg.ws : t->ws_on) ? t->rcv_wscale : -1,
+		.sack_perm = active ? t->cfg.sack : t->sack_on,
+		.ts = active ? t->cfg.ts : t->ts_on,
+		.tsval = tcp_ts_now(t),
+		.tsecr = active ? 0 : t->ts_recent,
+	};
+
+	return tcp_opt_build_syn(p, &so);
+}
+
+static size_t data_options(struct tcb *t, uint8_t *p, uint8_t flags)
+{
+	struct tcp_sack_block b[4];
+	unsigned n = 0;
+
+	if (t->sack_on && t->nooo && (flags & TH_ACK))
+		n = sack_blocks(t, b, t->ts_on ? 3 : 4);
+	return tcp_opt_build(p, t->ts_on, tcp_ts_now(t), t->ts_recent, b, n);
+}
+
+/* Option bytes the next data segment will carry. */
+static size_t optlen_estimate(const struct tcb *t)
+{
+	size_t n = t->ts_on ? 12 : 0;
+
+	if (t->sack_on && t->nooo)
+		n += 4 + 8 * u32_min(t->nooo, t->ts_on ? 3 : 4);
+	return n;
+}
+
+/* Send one segment of the connection: len payload bytes from seq. */
+static int tcp_xmit(struct tcb *t, uint32_t seq, uint32_t len, uint8_t flags)
+{
+	struct ns_stack *st = t->st;
+	uint8_t *l4 = st->tx + NS_HEADROOM;
+	size_t optlen = 0;
+	uint16_t win;
+
+	if (flags & TH_SYN)
+		optlen = syn_options(t, l4 + 20);
+	else if (!(flags & TH_RST))
+		optlen = data_options(t, l4 + 20, flags);
+	if (len)
+		ring_get(&t->sndbuf, seq - t->snd_buf_seq, l4 + 20 + optlen, len);
+	win = window_field(t, flags & TH_SYN);
+	put_hdr((void *)l4, t->lport, t->rport, seq, (flags & TH_ACK) ? t->rcv_nxt : 0, flags,
+		win, optlen);
+	if (flags & TH_ACK) {
+		t->last_ack_sent = t->rcv_nxt;
+		t->delack_segs = 0;
+		t->ack_now = false;
+		timer_cancel(st, &t->t_delack);
+	}
+	return send_l4(st, t->laddr, t->raddr, l4, 20 + optlen + len);
+}
+
+void tcp_send_ack(struct tcb *t)
+{
+	tcp_xmit(t, t->snd_nxt, 0, TH_ACK);
+}
+
+void tcp_send_rst(struct tcb *t)
+{
+	t->st->stats.tcp_rst_tx++;
+	tcp_xmit(t, t->snd_nxt, 0, TH_RST | TH_ACK);
+}
+
+void tcp_send_probe(struct tcb *t)
+{
+	/* An old sequence number: the peer answers with its current ACK and
+	 * window (keepalive, zero-window probe). */
+	tcp_xmit(t, t->snd_una - 1, 0, TH_ACK);
+}
+
+void tcp_send_syn(struct tcb *t)
+{
+	uint8_t flags = t->state == NS_TCP_SYN_SENT ? TH_SYN : TH_SYN | TH_ACK;
+
+	tcp_xmit(t, t->iss, 0, flags);
+	t->snd_nxt = t->iss + 1;
+	t->snd_max = seq_max(t->snd_max, t->snd_nxt);
+	if (t->backoff == 0) {
+		t->rtt_timing = true;
+		t->rtt_seq = t->iss;
+		t->rtt_start = t->st->now;
+	}
+	tcp_arm_rexmit(t);
+}
+
+void tcp_send_reset_raw(struct ns_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr,
+			uint16_t rport, uint32_t seq, uint32_t ack, uint8_t flags)
+{
+	uint8_t *l4 = st->tx + NS_HEADROOM;
+
+	put_hdr((void *)l4, lport, rport, seq, ack, flags, 0, 0);
+	st->stats.tcp_rst_tx++;
+	send_l4(st, laddr, raddr, l4, 20);
+}
+
+void tcp_send_reset_reply(struct ns_stack *st, const struct tcp_seg *s)
+{
+	const struct ip_rx *rx = s->rx;
+
+	if (s->flags & TH_RST)
+		return; /* never answer a RST */
+	if (s->flags & TH_ACK)
+		tcp_send_reset_raw(st, rx->dst, s->dport, rx->src, s->sport, s->ack, 0, TH_RST);
+	else
+		tcp_send_reset_raw(st, rx->dst, s->dport, rx->src, s->sport, 0,
+				   s->seq + seg_seqlen(s), TH_RST | TH_ACK);
+}
+
+static uint32_t data_end(const struct tcb *t)
+{
+	return t->snd_buf_seq + t->sndbuf.len;
+}
+
+uint32_t tcp_retransmit_at(struct tcb *t, uint32_t seq, uint32_t max)
+{
+	uint32_t end = data_end(t), len = 0;
+	uint8_t flags = TH_ACK;
+
+	if (SEQ_LT(seq, end))
+		len = u32_min(u32_min(end - seq, max), tcp_seg_payload(t, optlen_estimate(t)));
+	if (t->user_wr_shut && seq + len == end && tcp_fin_sent(t))
+		flags |= TH_FIN;
+	if (!len && !(flags & TH_FIN))
+		return 0;
+	if (len && seq + len == end)
+		flags |= TH_PSH;
+	if (tcp_xmit(t, seq, len, flags) < 0)
+		return 0;
+	t->st->stats.tcp_rexmit++;
+	t->n_rexmit++;
+	return len + !!(flags & TH_FIN);
+}
+
+/* Send what the peer's window and cwnd allow from snd_nxt, one segment;
+ * false when nothing (more) should go now. */
+static bool send_one(struct tcb *t)
+{
+	uint32_t mss = tcp_seg_payload(t, optlen_estimate(t));
+	uint32_t end = data_end(t), nxt = t->snd_nxt;
+	uint32_t avail = SEQ_LT(nxt, end) ? end - nxt : 0;
+	uint32_t outstanding = nxt - t->snd_una, flight = cc_flight(t);
+	uint32_t rwin = t->snd_wnd > outstanding ? t->snd_wnd - outstanding : 0;
+	uint32_t cwin = t->cwnd > flight ? t->cwnd - flight : 0;
+	uint32_t len = u32_min(avail, u32_min(u32_min(rwin, cwin), mss));
+	bool rexmit = SEQ_LT(nxt, t->snd_max);
+	/* The FIN follows the last byte; nxt past end means it is out. */
+	bool fin = t->user_wr_shut && len == avail && SEQ_LEQ(nxt, end);
+	uint8_t flags = TH_ACK;
+
+	if (!len && !fin)
+		return false;
+	if (len < mss && !rexmit && !fin) {
+		/* Nagle (RFC 896): one small segment in flight at a time. */
+		if (len == avail && !t->cfg.nodelay && outstanding)
+			return false;
+		/* Sender SWS avoidance (RFC 9293 3.8.6.2.1). */
+		if (len < avail && len < t->max_snd_wnd / 2)
+			return false;
+	}
+	if (len && len == avail)
+		flags |= TH_PSH;
+	if (fin)
+		flags |= TH_FIN;
+	if (tcp_xmit(t, nxt, len, flags) < 0)
+		return false;
+	if (rexmit) {
+		t->st->stats.tcp_rexmit++;
+		t->n_rexmit++;
+	} else if (!t->rtt_timing && len) {
+		t->rtt_timing = true;
+		t->rtt_seq = nxt;
+		t->rtt_start = t->st->now;
+	}
+	t->snd_nxt = nxt + len + fin;
+	t->snd_max = seq_max(t->snd_max, t->snd_nxt);
+	if (!timer_armed(&t->t_rexmit))
+		tcp_arm_rexmit(t);
+	timer_cancel(t->st, &t->t_persist);
+	return true;
+}
+
+/* RFC 6675 NextSeg rule 1: resend lost holes while the pipe has room. */
+static bool sack_recovery_send(struct tcb *t)
+{
+	bool sent = false;
+	uint32_t seq, len;
+
+	while (cc_flight(t) + t->snd_mss <= t->cwnd && cc_sack_next_hole(t, &seq, &len)) {
+		uint32_t n = tcp_retransmit_at(t, seq, len);
+
+		if (!n)
+			break;
+		t->rexmit_nxt = seq + n;
+		sent = true;
+	}
+	return sent;
+}
+
+static bool can_send_data(int state)
+{
+	return state == NS_TCP_ESTABLISHED || state == NS_TCP_CLOSE_WAIT ||
+	       state == NS_TCP_FIN_WAIT_1 || state == NS_TCP_CLOSING ||
+	       state == NS_TCP_LAST_ACK;
+}
+
+void tcp_output(struct tcb *t)
+{
+	bool sent = false;
+
+	if (!can_send_data(t->state)) {
+		if (t->ack_now && t->state != NS_TCP_CLOSED && t->state != NS_TCP_LISTEN &&
+		    t->state != NS_TCP_SYN_SENT)
+			tcp_send_ack(t);
+		return;
+	}
+	if (t->in_recovery && t->sack_on)
+		sent = sack_recovery_send(t);
+	while (send_one(t))
+		sent = true;
+	if (!sent && t->ack_now)
+		tcp_send_ack(t);
+	/* Data waits behind a zero window and nothing is in flight to bring
+	 * an ACK: probe (RFC 9293 3.8.6.1). */
+	if (t->snd_wnd == 0 && SEQ_LT(t->snd_nxt, data_end(t)) && t->snd_una == t->snd_max &&
+	    !timer_armed(&t->t_persist))
+		tcp_arm_persist(t);
+}
+
+void tcp_window_update(struct tcb *t)
+{
+	uint32_t w = tcp_rcv_wnd(t), grow, step;
+
+	if (!tcp_synchronized(t->state) || t->fin_rcvd)
+		return;
+	grow = t->rcv_nxt + w - t->rcv_adv;
+	if ((int32_t)grow <= 0)
+		return;
+	/* Receiver SWS avoidance: only a worthwhile opening is announced. */
+	step = u32_min(t->rcvbuf.cap / 2, 2 * t->rcv_mss);
+	if (grow >= step)
+		tcp_send_ack(t);
+}

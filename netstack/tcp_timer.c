@@ -1,0 +1,151 @@
+/* tcp_timer.c — the per-connection timers: retransmission (RFC 6298,
+ * also SYN and SYN-ACK), persist (zero-window probes), delayed ACK,
+ * keepalive (RFC 9293 3.8.4) and 2MSL (TIME-WAIT, orphaned FIN-WAIT-2). */
+#include <stddef.h>
+
+#include "netstack/tcp_internal.h"
+
+#define TCB_OF(tm, field) ((struct tcb *)((char *)(tm) - offsetof(struct tcb, field)))
+
+static void syn_timeout(struct tcb *t)
+{
+	unsigned limit = t->state == NS_TCP_SYN_SENT ? TCP_SYN_RETRIES : TCP_SYNACK_RETRIES;
+
+	if (t->backoff >= limit) {
+		if (t->parent)
+			tcb_closed(t); /* a half-open child just goes away */
+		else
+			tcb_drop(t, t->soft_err ? t->soft_err : -ETIMEDOUT);
+		return;
+	}
+	t->backoff++;
+	t->n_rto++;
+	t->st->stats.tcp_rto++;
+	t->rtt_timing = false;
+	t->st->stats.tcp_rexmit++;
+	t->n_rexmit++;
+	tcp_send_syn(t);
+}
+
+static void rexmit_fire(struct ns_stack *st, struct ns_timer *tm)
+{
+	struct tcb *t = TCB_OF(tm, t_rexmit);
+
+	if (t->state == NS_TCP_SYN_SENT || t->state == NS_TCP_SYN_RECEIVED) {
+		syn_timeout(t);
+		return;
+	}
+	if (t->snd_una == t->snd_max)
+		return;
+	if (!t->rexmit_since)
+		t->rexmit_since = st->now;
+	if (st->now - t->rexmit_since >= (uint64_t)t->cfg.user_timeout_ms * 1000 ||
+	    t->backoff >= TCP_MAX_RETRIES) {
+		tcb_drop(t, t->soft_err ? t->soft_err : -ETIMEDOUT);
+		return;
+	}
+	st->stats.tcp_rto++;
+	t->n_rto++;
+	cc_on_rto(t);
+	t->backoff++;
+	t->snd_nxt = t->snd_una; /* go back N: resend from the first hole */
+	tcp_output(t);
+	if (!timer_armed(&t->t_rexmit))
+		tcp_arm_rexmit(t);
+}
+
+static void persist_fire(struct ns_stack *st, struct ns_timer *tm)
+{
+	struct tcb *t = TCB_OF(tm, t_persist);
+
+	(void)st;
+	if (t->snd_wnd != 0 || t->snd_una != t->snd_max)
+		return;
+	tcp_send_probe(t);
+	if (t->backoff < 16)
+		t->backoff++;
+	tcp_arm_persist(t);
+}
+
+static void delack_fire(struct ns_stack *st, struct ns_timer *tm)
+{
+	struct tcb *t = TCB_OF(tm, t_delack);
+
+	(void)st;
+	if (t->state != NS_TCP_CLOSED && t->state != NS_TCP_LISTEN)
+		tcp_send_ack(t);
+}
+
+static void keep_fire(struct ns_stack *st, struct ns_timer *tm)
+{
+	struct tcb *t = TCB_OF(tm, t_keep);
+	uint64_t idle = (uint64_t)t->cfg.keepidle_s * 1000000;
+
+	if (!t->cfg.keepalive || !tcp_synchronized(t->state) || t->state == NS_TCP_TIME_WAIT)
+		return;
+	if (st->now - t->last_rx < idle && !t->keep_probes) {
+		timer_arm(st, &t->t_keep, t->last_rx + idle);
+		return;
+	}
+	if (t->keep_probes >= t->cfg.keepcnt) {
+		tcp_send_rst(t);
+		tcb_drop(t, -ETIMEDOUT);
+		return;
+	}
+	t->keep_probes++;
+	tcp_send_probe(t);
+	timer_arm_in(st, &t->t_keep, (uint64_t)t->cfg.keepintvl_s * 1000000);
+}
+
+static void twomsl_fire(struct ns_stack *st, struct ns_timer *tm)
+{
+	(void)st;
+	tcb_closed(TCB_OF(tm, t_2msl));
+}
+
+void tcp_timers_init(struct tcb *t)
+{
+	timer_init(&t->t_rexmit, rexmit_fire);
+	timer_init(&t->t_persist, persist_fire);
+	timer_init(&t->t_delack, delack_fire);
+	timer_init(&t->t_keep, keep_fire);
+	timer_init(&t->t_2msl, twomsl_fire);
+}
+
+void tcp_timers_stop(struct tcb *t)
+{
+	timer_cancel(t->st, &t->t_rexmit);
+	timer_cancel(t->st, &t->t_persist);
+	timer_cancel(t->st, &t->t_delack);
+	timer_cancel(t->st, &t->t_keep);
+	timer_cancel(t->st, &t->t_2msl);
+}
+
+void tcp_arm_rexmit(struct tcb *t)
+{
+	timer_arm_in(t->st, &t->t_rexmit, rtt_backoff_rto(&t->rtt, t->backoff));
+}
+
+void tcp_arm_persist(struct tcb *t)
+{
+	/* Probe intervals back off like the RTO, between 200 ms and 60 s. */
+	uint32_t d = u32_max(rtt_backoff_rto(&t->rtt, t->backoff), TCP_RTO_MIN_US);
+
+	timer_arm_in(t->st, &t->t_persist, d);
+}
+
+void tcp_arm_keepalive(struct tcb *t)
+{
+	if (t->cfg.keepalive && tcp_synchronized(t->state)) {
+		t->keep_probes = 0;
+		timer_arm(t->st, &t->t_keep, t->last_rx + (uint64_t)t->cfg.keepidle_s * 1000000);
+	} else {
+		timer_cancel(t->st, &t->t_keep);
+	}
+}
+
+void tcp_arm_delack(struct tcb *t)
+{
+	if (!timer_armed(&t->t_delack))
+		timer_arm_in(t->st, &t->t_delack, (uint64_t)t->cfg.delack_ms * 1000);
+}

@@ -1,0 +1,541 @@
+/* test_tcp_unit.c — the TCP engine's unit tests: sequence arithmetic,
+ * option parsing and building, the RTO estimator, and the state machine
+ * through the public socket API between two stacks over an in-memory
+ * pair on a virtual clock. */
+#include <check.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "netstack/tcp_internal.h"
+#include "tests/unit/check_run.h"
+
+static struct ns_clock *clk;
+static struct ns_link *la, *lb;
+static struct ns_stack *sa, *sb;
+static uint32_t A, B;
+
+static void setup(void)
+{
+	struct ns_stack_cfg cfg = { 0 };
+
+	clk = ns_clock_virtual_new(1000000);
+	cfg.clock = clk;
+	cfg.seed = 7;
+	ck_assert_int_eq(ns_link_pair(1500, 0, &la, &lb), 0);
+	sa = ns_stack_new(&cfg);
+	cfg.seed = 8;
+	sb = ns_stack_new(&cfg);
+	ns_parse_addr("10.0.0.1", &A);
+	ns_parse_addr("10.0.0.2", &B);
+	ck_assert_int_eq(ns_iface_add(sa, la, A, 24, 0), 0);
+	ck_assert_int_eq(ns_iface_add(sb, lb, B, 24, 0), 0);
+}
+
+static void teardown(void)
+{
+	ns_stack_free(sa);
+	ns_stack_free(sb);
+	ns_link_destroy(la);
+	ns_link_destroy(lb);
+	ns_clock_free(clk);
+}
+
+/* Deliver frames both ways until the wire is quiet. */
+static int pump(void)
+{
+	int total = 0;
+
+	for (int i = 0; i < 10000; i++) {
+		int n = ns_stack_drain(sa, 1000) + ns_stack_drain(sb, 1000);
+
+		if (n == 0)
+			break;
+		total += n;
+	}
+	return total;
+}
+
+/* Let ms of virtual time pass, 1 ms at a time, running timers. */
+static void run_ms(unsigned ms)
+{
+	for (unsigned i = 0; i < ms; i++) {
+		pump();
+		ns_clock_advance(clk, 1000);
+		ns_stack_poll(sa);
+		ns_stack_poll(sb);
+	}
+	pump();
+}
+
+static void drop_wire(void)
+{
+	uint8_t buf[NS_FRAME_BUF];
+
+	while (ns_link_receive(la, buf, sizeof(buf)) > 0 ||
+	       ns_link_receive(lb, buf, sizeof(buf)) > 0)
+		;
+}
+
+static int state_of(struct ns_sock *s)
+{
+	int v = -1;
+
+	ck_assert_int_eq(ns_getsockopt(s, NS_TCP_STATE, &v), 0);
+	return v;
+}
+
+static struct ns_sock *stream(struct ns_stack *st)
+{
+	int err;
+	struct ns_sock *s = ns_socket(st, NS_SOCK_STREAM, &err);
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(ns_setsockopt(s, NS_SO_NONBLOCK, 1), 0);
+	return s;
+}
+
+static struct ns_sock *listener(struct ns_stack *st, uint32_t addr, uint16_t port)
+{
+	struct ns_sock *l = stream(st);
+	struct ns_sockaddr sa_ = { addr, port };
+
+	ck_assert_int_eq(ns_bind(l, &sa_), 0);
+	ck_assert_int_eq(ns_listen(l, 8), 0);
+	return l;
+}
+
+/* A connected pair: *c on stack a (client), *s on stack b (server). */
+static void connect_pair(struct ns_sock **c, struct ns_sock **s, uint16_t port)
+{
+	struct ns_sock *l = listener(sb, 0, port);
+	struct ns_sockaddr to = { B, port }, peer;
+	int err;
+
+	*c = stream(sa);
+	ck_assert_int_eq(ns_connect(*c, &to), -EINPROGRESS);
+	ck_assert_int_eq(state_of(*c), NS_TCP_SYN_SENT);
+	pump();
+	ck_assert_int_eq(state_of(*c), NS_TCP_ESTABLISHED);
+	*s = ns_accept(l, &peer, &err);
+	ck_assert_ptr_nonnull(*s);
+	ck_assert_uint_eq(peer.addr, A);
+	ck_assert_int_eq(state_of(*s), NS_TCP_ESTABLISHED);
+	ns_setsockopt(*s, NS_SO_NONBLOCK, 1);
+	ns_close(l);
+}
+
+static unsigned conns(struct ns_stack *st)
+{
+	struct ns_stats s;
+
+	ns_stack_stats(st, &s);
+	return s.tcp_conns;
+}
+
+/* ------------------------------------------------------------- pure */
+
+START_TEST(test_seq_arith)
+{
+	ck_assert(SEQ_LT(1, 2));
+	ck_assert(!SEQ_LT(2, 2));
+	ck_assert(SEQ_LEQ(2, 2));
+	ck_assert(SEQ_LT(0xfffffff0u, 0x10)); /* across the wrap */
+	ck_assert(SEQ_GT(0x10, 0xfffffff0u));
+	ck_assert(SEQ_GEQ(0x80000000u, 0x7fffffffu));
+	ck_assert_uint_eq(seq_max(0xfffffffeu, 3), 3);
+	ck_assert_uint_eq(seq_min(0xfffffffeu, 3), 0xfffffffeu);
+	ck_assert(seq_in(0, 0xffffffffu, 5));
+	ck_assert(!seq_in(5, 0xffffffffu, 5));
+}
+END_TEST
+
+START_TEST(test_options)
+{
+	struct tcp_syn_opts so = { .mss = 1460, .ws = 7, .sack_perm = true, .ts = true,
+				   .tsval = 0x11223344, .tsecr = 0 };
+	struct tcp_sack_block b[3] = { { 100, 200 }, { 300, 400 }, { 500, 600 } };
+	struct tcp_opts o;
+	uint8_t p[40];
+	size_t n = tcp_opt_build_syn(p, &so);
+	const uint8_t bad_len[] = { TCPOPT_MSS, 3, 5, 0 };
+	const uint8_t trunc[] = { TCPOPT_NOP, TCPOPT_TS, 10, 0, 0 };
+	const uint8_t unknown[] = { 30, 4, 0, 0, TCPOPT_WS, 3, 20, TCPOPT_EOL };
+
+	ck_assert_uint_eq(n % 4, 0);
+	ck_assert_uint_le(n, 40);
+	ck_assert_int_eq(tcp_opt_parse(p, n, &o), 0);
+	ck_assert(o.mss_ok && o.mss == 1460);
+	ck_assert(o.ws_ok && o.ws == 7);
+	ck_assert(o.sack_perm && o.ts_ok);
+	ck_assert_uint_eq(o.tsval, 0x11223344);
+
+	n = tcp_opt_build(p, true, 5, 6, b, 3);
+	ck_assert_uint_eq(n, 12 + 4 + 24);
+	ck_assert_int_eq(tcp_opt_parse(p, n, &o), 0);
+	ck_assert(o.ts_ok && o.tsval == 5 && o.tsecr == 6);
+	ck_assert_uint_eq(o.nsack, 3);
+	ck_assert_uint_eq(o.sack[2].start, 500);
+	ck_assert_uint_eq(o.sack[2].end, 600);
+	/* Four blocks do not fit next to timestamps: three are sent. */
+	ck_assert_uint_eq(tcp_opt_build(p, true, 5, 6, b, 3), 40);
+
+	ck_assert_int_eq(tcp_opt_parse(bad_len, sizeof(bad_len), &o), -1);
+	ck_assert_int_eq(tcp_opt_parse(trunc, sizeof(trunc), &o), -1);
+	ck_assert_int_eq(tcp_opt_parse(unknown, sizeof(unknown), &o), 0);
+	ck_assert(o.ws_ok);
+	ck_assert_uint_eq(o.ws, 14); /* RFC 7323: larger shifts mean 14 */
+}
+END_TEST
+
+START_TEST(test_rto_estimator)
+{
+	struct rtt_est r;
+
+	rtt_init(&r);
+	ck_assert_uint_eq(r.rto, 1000000); /* RFC 6298 2.1 */
+	rtt_sample(&r, 100000);
+	ck_assert_uint_eq(r.srtt, 100000);
+	ck_assert_uint_eq(r.rttvar, 50000);
+	ck_assert_uint_eq(r.rto, 300000); /* srtt + 4 * rttvar */
+	rtt_sample(&r, 200000);
+	ck_assert_uint_eq(r.rttvar, (3 * 50000 + 100000) / 4);
+	ck_assert_uint_eq(r.srtt, (7 * 100000 + 200000) / 8);
+	ck_assert_uint_eq(r.rto, r.srtt + 4 * r.rttvar);
+	/* Tiny RTTs are floored; backoff doubles and is capped. */
+	for (int i = 0; i < 50; i++)
+		rtt_sample(&r, 10);
+	ck_assert_uint_eq(r.rto, TCP_RTO_MIN_US);
+	ck_assert_uint_eq(rtt_backoff_rto(&r, 1), 2 * TCP_RTO_MIN_US);
+	ck_assert_uint_eq(rtt_backoff_rto(&r, 30), TCP_RTO_MAX_US);
+}
+END_TEST
+
+/* ------------------------------------------------------- connections */
+
+START_TEST(test_connect_accept_data_close)
+{
+	struct ns_sock *c, *s;
+	struct ns_sockaddr n1, n2;
+	static uint8_t out[300000], in[300000];
+	size_t sent = 0, got = 0;
+	struct ns_tcp_info ti;
+
+	connect_pair(&c, &s, 80);
+	ck_assert_int_eq(ns_getsockname(s, &n1), 0);
+	ck_assert_uint_eq(n1.addr, B);
+	ck_assert_uint_eq(n1.port, 80);
+	ck_assert_int_eq(ns_getpeername(c, &n2), 0);
+	ck_assert_uint_eq(n2.addr, B);
+	ck_assert_int_eq(ns_getsockname(c, &n1), 0);
+	ck_assert_int_eq(ns_getpeername(s, &n2), 0);
+	ck_assert_uint_eq(n1.port, n2.port);
+	ck_assert_int_eq(ns_tcp_info(c, &ti), 0);
+	ck_assert(ti.sack && ti.timestamps);
+	ck_assert_uint_eq(ti.snd_mss, 1460);
+	ck_assert_uint_gt(ti.rcv_wscale, 0);
+
+	for (size_t i = 0; i < sizeof(out); i++)
+		out[i] = (uint8_t)(i * 131 + (i >> 9));
+	while (got < sizeof(out)) {
+		ssize_t n;
+
+		if (sent < sizeof(out)) {
+			n = ns_send(c, out + sent, sizeof(out) - sent, 0);
+			ck_assert(n > 0 || n == -EAGAIN);
+			if (n > 0)
+				sent += (size_t)n;
+		}
+		run_ms(1);
+		while (got < sizeof(in) && (n = ns_recv(s, in + got, sizeof(in) - got, 0)) > 0)
+			got += (size_t)n;
+	}
+	ck_assert_int_eq(memcmp(in, out, sizeof(out)), 0);
+	ck_assert_int_eq(ns_recv(s, in, 10, 0), -EAGAIN);
+
+	/* Active close from the client. */
+	ck_assert_int_eq(ns_shutdown(c, NS_SHUT_WR), 0);
+	ck_assert_int_eq(state_of(c), NS_TCP_FIN_WAIT_1);
+	pump();
+	ck_assert_int_eq(state_of(c), NS_TCP_FIN_WAIT_2);
+	ck_assert_int_eq(state_of(s), NS_TCP_CLOSE_WAIT);
+	ck_assert_int_eq(ns_recv(s, in, 10, 0), 0); /* EOF */
+	ck_assert(ns_sock_events(s) & NS_EV_IN);
+	ck_assert_int_eq(ns_send(c, "x", 1, 0), -EPIPE);
+	/* The half-closed server may still talk. */
+	ck_assert_int_eq(ns_send(s, "bye", 3, 0), 3);
+	pump();
+	ck_assert_int_eq(ns_recv(c, in, 10, 0), 3);
+	ck_assert_int_eq(ns_close(s), 0);
+	pump();
+	ck_assert_int_eq(state_of(c), NS_TCP_TIME_WAIT);
+	ck_assert_int_eq(ns_recv(c, in, 10, 0), 0);
+	ck_assert_uint_eq(conns(sb), 0); /* LAST-ACK answered: all gone */
+	ns_close(c);
+	ck_assert_uint_eq(conns(sa), 1); /* TIME-WAIT lives on */
+	run_ms(60001);
+	ck_assert_uint_eq(conns(sa), 0);
+}
+END_TEST
+
+START_TEST(test_bulk_both_ways)
+{
+	struct ns_sock *c, *s;
+	static uint8_t a2b[200000], b2a[200000], ina[200000], inb[200000];
+	size_t sa_ = 0, sb_ = 0, ga = 0, gb = 0;
+
+	connect_pair(&c, &s, 81);
+	for (size_t i = 0; i < sizeof(a2b); i++) {
+		a2b[i] = (uint8_t)(i * 7);
+		b2a[i] = (uint8_t)(i * 13 + 1);
+	}
+	for (int round = 0; round < 10000 && (ga < sizeof(ina) || gb < sizeof(inb)); round++) {
+		ssize_t n;
+
+		if (sa_ < sizeof(a2b) && (n = ns_send(c, a2b + sa_, sizeof(a2b) - sa_, 0)) > 0)
+			sa_ += (size_t)n;
+		if (sb_ < sizeof(b2a) && (n = ns_send(s, b2a + sb_, sizeof(b2a) - sb_, 0)) > 0)
+			sb_ += (size_t)n;
+		run_ms(1);
+		while ((n = ns_recv(s, inb + gb, sizeof(inb) - gb, 0)) > 0)
+			gb += (size_t)n;
+		while ((n = ns_recv(c, ina + ga, sizeof(ina) - ga, 0)) > 0)
+			ga += (size_t)n;
+	}
+	ck_assert_uint_eq(gb, sizeof(inb));
+	ck_assert_uint_eq(ga, sizeof(ina));
+	ck_assert_int_eq(memcmp(inb, a2b, sizeof(a2b)), 0);
+	ck_assert_int_eq(memcmp(ina, b2a, sizeof(b2a)), 0);
+	ns_close(c);
+	ns_close(s);
+	run_ms(10);
+	ck_assert_int_eq(conns(sb), 1); /* the server closed second: no TIME-WAIT */
+}
+END_TEST
+
+START_TEST(test_refused)
+{
+	struct ns_sock *c = stream(sa);
+	struct ns_sockaddr to = { B, 9999 };
+	int v = 0;
+	struct ns_stats st;
+
+	ck_assert_int_eq(ns_connect(c, &to), -EINPROGRESS);
+	pump();
+	ck_assert_int_eq(state_of(c), NS_TCP_CLOSED);
+	ck_assert(ns_sock_events(c) & NS_EV_ERR);
+	ck_assert_int_eq(ns_getsockopt(c, NS_SO_ERROR, &v), 0);
+	ck_assert_int_eq(v, -ECONNREFUSED);
+	ck_assert_int_eq(ns_getsockopt(c, NS_SO_ERROR, &v), 0);
+	ck_assert_int_eq(v, 0);
+	ns_stack_stats(sb, &st);
+	ck_assert_uint_eq(st.tcp_rst_tx, 1);
+	ns_close(c);
+	ck_assert_uint_eq(conns(sa), 0);
+}
+END_TEST
+
+START_TEST(test_simultaneous_open_and_close)
+{
+	struct ns_sock *x = stream(sa), *y = stream(sb);
+	struct ns_sockaddr ax = { A, 5000 }, by = { B, 6000 };
+	char buf[8];
+
+	ck_assert_int_eq(ns_bind(x, &ax), 0);
+	ck_assert_int_eq(ns_bind(y, &by), 0);
+	ck_assert_int_eq(ns_connect(x, &by), -EINPROGRESS);
+	ck_assert_int_eq(ns_connect(y, &ax), -EINPROGRESS);
+	/* Both SYNs are on the wire before either arrives. */
+	pump();
+	ck_assert_int_eq(state_of(x), NS_TCP_ESTABLISHED);
+	ck_assert_int_eq(state_of(y), NS_TCP_ESTABLISHED);
+	ck_assert_int_eq(ns_send(x, "hi", 2, 0), 2);
+	pump();
+	ck_assert_int_eq(ns_recv(y, buf, sizeof(buf), 0), 2);
+	pump(); /* y's window update (its SYN-ACK could only offer 64K) */
+
+	/* Simultaneous close: both FINs cross -> CLOSING -> TIME-WAIT. */
+	ck_assert_int_eq(ns_shutdown(x, NS_SHUT_WR), 0);
+	ck_assert_int_eq(ns_shutdown(y, NS_SHUT_WR), 0);
+	ck_assert_int_eq(ns_stack_drain(sa, 1), 1); /* y's FIN reaches x first */
+	ck_assert_int_eq(state_of(x), NS_TCP_CLOSING);
+	pump();
+	ck_assert_int_eq(state_of(x), NS_TCP_TIME_WAIT);
+	ck_assert_int_eq(state_of(y), NS_TCP_TIME_WAIT);
+	ns_close(x);
+	ns_close(y);
+}
+END_TEST
+
+START_TEST(test_time_wait_expiry)
+{
+	struct ns_sock *c, *s;
+
+	connect_pair(&c, &s, 82);
+	ck_assert_int_eq(ns_setsockopt(c, NS_TCP_LINGER2, 1000), 0);
+	ns_close(c);
+	pump();
+	ck_assert_int_eq(state_of(s), NS_TCP_CLOSE_WAIT);
+	ns_close(s);
+	pump();
+	ck_assert_uint_eq(conns(sa), 1);
+	run_ms(990);
+	ck_assert_uint_eq(conns(sa), 1);
+	run_ms(20);
+	ck_assert_uint_eq(conns(sa), 0);
+	ck_assert_uint_eq(conns(sb), 0);
+}
+END_TEST
+
+START_TEST(test_rto_retransmit)
+{
+	struct ns_sock *c, *s;
+	struct ns_stats st;
+	char buf[16];
+
+	connect_pair(&c, &s, 83);
+	ck_assert_int_eq(ns_send(c, "lost", 4, 0), 4);
+	drop_wire(); /* the segment never arrives */
+	run_ms(100);
+	ck_assert_int_eq(ns_recv(s, buf, sizeof(buf), 0), -EAGAIN);
+	run_ms(1200); /* initial RTO 1 s (RFC 6298), or less after a sample */
+	ck_assert_int_eq(ns_recv(s, buf, sizeof(buf), 0), 4);
+	ck_assert_int_eq(memcmp(buf, "lost", 4), 0);
+	ns_stack_stats(sa, &st);
+	ck_assert_uint_ge(st.tcp_rto, 1);
+	ck_assert_uint_ge(st.tcp_rexmit, 1);
+	ns_close(c);
+	ns_close(s);
+}
+END_TEST
+
+START_TEST(test_abort_resets_peer)
+{
+	struct ns_sock *c, *s;
+	char buf[4];
+
+	connect_pair(&c, &s, 84);
+	ns_abort(c);
+	pump();
+	ck_assert_int_eq(state_of(s), NS_TCP_CLOSED);
+	ck_assert_int_eq(ns_recv(s, buf, sizeof(buf), 0), -ECONNRESET);
+	ck_assert_int_eq(ns_send(s, "x", 1, 0), -EPIPE);
+	ns_close(s);
+	ck_assert_uint_eq(conns(sa), 0);
+	ck_assert_uint_eq(conns(sb), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------- blocking API */
+
+static volatile bool pumping;
+
+static void *pump_thread(void *arg)
+{
+	unsigned idle = 0;
+
+	(void)arg;
+	while (pumping) {
+		if (pump()) {
+			idle = 0;
+			continue;
+		}
+		usleep(200);
+		if (++idle > 5) { /* quiet: let virtual time reach the next timer */
+			uint64_t a = ns_stack_next_timer_us(sa), b = ns_stack_next_timer_us(sb);
+			uint64_t d = a < b ? a : b;
+
+			if (d != UINT64_MAX)
+				ns_clock_advance(clk, d ? d : 1);
+			ns_stack_poll(sa);
+			ns_stack_poll(sb);
+			idle = 0;
+		}
+	}
+	return NULL;
+}
+
+static uint8_t out[500000];
+static ssize_t writer_rc;
+
+static void *writer_thread(void *arg)
+{
+	writer_rc = ns_send(arg, out, sizeof(out), 0);
+	return NULL;
+}
+
+START_TEST(test_blocking_api)
+{
+	struct ns_sock *l, *c, *s;
+	struct ns_sockaddr any = { 0, 7 }, to = { B, 7 }, peer;
+	static uint8_t in[sizeof(out)];
+	pthread_t th, w;
+	int err;
+
+	l = ns_socket(sb, NS_SOCK_STREAM, &err);
+	c = ns_socket(sa, NS_SOCK_STREAM, &err);
+	ck_assert_int_eq(ns_bind(l, &any), 0);
+	ck_assert_int_eq(ns_listen(l, 4), 0);
+	pumping = true;
+	pthread_create(&th, NULL, pump_thread, NULL);
+	ck_assert_int_eq(ns_connect(c, &to), 0);
+	s = ns_accept(l, &peer, &err);
+	ck_assert_ptr_nonnull(s);
+	for (size_t i = 0; i < sizeof(out); i++)
+		out[i] = (uint8_t)(i ^ (i >> 8));
+	/* Blocking connect and accept done; now send, recv, PEEK, WAITALL. */
+	ck_assert_int_eq(ns_send(c, out, 100, 0), 100);
+	ck_assert_int_eq(ns_recv(s, in, 100, NS_MSG_WAITALL), 100);
+	ck_assert_int_eq(ns_send(c, out, 10, 0), 10);
+	ck_assert_int_eq(ns_recv(s, in, 4, NS_MSG_PEEK), 4);
+	ck_assert_int_eq(ns_recv(s, in, 10, NS_MSG_WAITALL), 10);
+	ck_assert_int_eq(memcmp(in, out, 10), 0);
+	ns_close(l);
+	pumping = false;
+	pthread_join(th, NULL);
+
+	/* The big transfer: a writer thread's one blocking send of more
+	 * than both buffers hold, one blocking WAITALL receive here. */
+	pumping = true;
+	pthread_create(&th, NULL, pump_thread, NULL);
+	pthread_create(&w, NULL, writer_thread, c);
+	ck_assert_int_eq(ns_recv(s, in, sizeof(in), NS_MSG_WAITALL), (ssize_t)sizeof(in));
+	pthread_join(w, NULL);
+	ck_assert_int_eq(writer_rc, (ssize_t)sizeof(out));
+	ck_assert_int_eq(memcmp(in, out, sizeof(out)), 0);
+	ns_close(c);
+	ck_assert_int_eq(ns_recv(s, in, 10, 0), 0); /* blocks until the FIN */
+	ns_close(s);
+	pumping = false;
+	pthread_join(th, NULL);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("netstack_tcp");
+	TCase *pure = tcase_create("pure");
+	TCase *tc = tcase_create("stacks");
+
+	tcase_add_test(pure, test_seq_arith);
+	tcase_add_test(pure, test_options);
+	tcase_add_test(pure, test_rto_estimator);
+	suite_add_tcase(s, pure);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_connect_accept_data_close);
+	tcase_add_test(tc, test_bulk_both_ways);
+	tcase_add_test(tc, test_refused);
+	tcase_add_test(tc, test_simultaneous_open_and_close);
+	tcase_add_test(tc, test_time_wait_expiry);
+	tcase_add_test(tc, test_rto_retransmit);
+	tcase_add_test(tc, test_abort_resets_peer);
+	tcase_add_test(tc, test_blocking_api);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return check_run_suite(suite());
+}
