@@ -243,6 +243,8 @@ typedef int (*pci_route_fn)(void *opaque, unsigned slot, unsigned pin);
 struct pci_bus *pci_bus_new(struct dev_host *host);
 void pci_bus_free(struct pci_bus *bus);
 void pci_bus_set_route(struct pci_bus *bus, pci_route_fn fn, void *opaque);
+/* The PIIX reset control register (0xcf9, bit 2) calls fn (any thread). */
+void pci_bus_set_reset(struct pci_bus *bus, void (*fn)(void *opaque), void *opaque);
 /* Fill the identity of d (header type 0; vendor, device, class code as
  * class << 16 | subclass << 8 | prog_if, revision); subsystem 1af4:1100. */
 void pci_dev_init(struct pci_dev *d, const char *name, uint16_t vendor, uint16_t device,
@@ -366,6 +368,21 @@ void ide_free(struct ide *ide);
 struct debugcon;
 struct debugcon *debugcon_new(struct dev_host *host, int fd);
 void debugcon_free(struct debugcon *d);
+
+/* ISA addresses with no device behind them (LPT, unconfigured COM ports,
+ * 0x402 without -debugcon): reads all-ones, writes ignored, not logged. */
+int isa_empty_new(struct dev_host *host, uint16_t base, uint16_t len, const char *name);
+
+/* System control port A (0x92): fast A20 gate; bit 0 0 -> 1 calls reset_fn. */
+struct port92;
+struct port92 *port92_new(struct dev_host *host, void (*reset_fn)(void *opaque), void *opaque);
+void port92_free(struct port92 *p);
+
+/* The two 8237A DMA controllers (0x00-0x0f, 0xc0-0xdf) and page registers
+ * (0x81-0x8f): registers only, no device does ISA DMA. */
+struct dma8237;
+struct dma8237 *dma8237_new(struct dev_host *host);
+void dma8237_free(struct dma8237 *d);
 
 /* ----------------------------------------- end of PC platform section */
 

@@ -4,6 +4,7 @@
  * BARs on the I/O buses when the guest programs them or flips the command
  * register's decode bits. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,10 @@
 #define PCI_CAPABILITY_LIST 0x34
 #define PCI_INTERRUPT_LINE 0x3c
 #define PCI_INTERRUPT_PIN 0x3d
+
+#define RCR_HARD_RESET 0x02
+#define RCR_RESET_CPU 0x04
+#define RCR_FULL_RESET 0x08
 
 #define PCI_COMMAND_IO 0x1
 #define PCI_COMMAND_MEMORY 0x2
@@ -47,10 +52,15 @@ struct pci_bus {
 	pthread_rwlock_t io_lock; /* guards io_bars */
 	struct io_bar_map io_bars[MAX_IO_BARS];
 	unsigned n_io_bars;
+	/* ports of the window already reported as decoding to no BAR */
+	_Atomic uint8_t io_missed[(IO_WINDOW_END - IO_WINDOW_BASE) / 8];
 	uint32_t cfg_addr;
 	struct pci_dev *devs[PCI_MAX_DEVFN];
 	pci_route_fn route;
 	void *route_opaque;
+	uint8_t rcr; /* PIIX reset control register at 0xcf9 */
+	void (*reset_fn)(void *opaque);
+	void *reset_opaque;
 };
 
 static uint32_t get_le(const uint8_t *p, unsigned size)
@@ -230,6 +240,20 @@ static bool io_window_find(struct pci_bus *bus, uint64_t port, struct io_bar_map
 	return found;
 }
 
+/* Like the port bus does for its misses: report each port once, since a
+ * guest touching a port no BAR decodes is usually a bug worth seeing. */
+static void io_window_miss(struct pci_bus *bus, uint64_t port, bool write)
+{
+	unsigned i = (unsigned)(port - IO_WINDOW_BASE);
+	uint8_t bit = (uint8_t)(1u << (i % 8));
+
+	if (atomic_fetch_or(&bus->io_missed[i / 8], bit) & bit)
+		return;
+	fprintf(stderr, "vmm: guest %s io address %#llx in the PCI I/O window, no BAR there%s\n",
+		write ? "wrote" : "read", (unsigned long long)port,
+		write ? ", ignored" : ", returning all-ones");
+}
+
 /* The handler runs outside io_lock: a BAR handler may itself cause a move. */
 static void io_window_read(void *opaque, uint64_t off, void *data, unsigned size)
 {
@@ -237,10 +261,14 @@ static void io_window_read(void *opaque, uint64_t off, void *data, unsigned size
 	uint64_t port = IO_WINDOW_BASE + off;
 	struct io_bar_map m;
 
-	if (io_window_find(bus, port, &m) && m.ops->read)
-		m.ops->read(m.opaque, port - m.base, data, size);
-	else
+	if (!io_window_find(bus, port, &m)) {
 		memset(data, 0xff, size);
+		io_window_miss(bus, port, false);
+	} else if (m.ops->read) {
+		m.ops->read(m.opaque, port - m.base, data, size);
+	} else {
+		memset(data, 0xff, size);
+	}
 }
 
 static void io_window_write(void *opaque, uint64_t off, const void *data, unsigned size)
@@ -249,7 +277,9 @@ static void io_window_write(void *opaque, uint64_t off, const void *data, unsign
 	uint64_t port = IO_WINDOW_BASE + off;
 	struct io_bar_map m;
 
-	if (io_window_find(bus, port, &m) && m.ops->write)
+	if (!io_window_find(bus, port, &m))
+		io_window_miss(bus, port, true);
+	else if (m.ops->write)
 		m.ops->write(m.opaque, port - m.base, data, size);
 }
 
@@ -316,21 +346,38 @@ static void addr_port_read(void *opaque, uint64_t off, void *data, unsigned size
 {
 	struct pci_bus *bus = opaque;
 
-	/* Only a dword access at 0xcf8 is the address register (0xcf9 is the
-	 * PIIX reset control register, which reads 0 here). */
-	if (off == 0 && size == 4) {
-		pthread_mutex_lock(&bus->lock);
+	/* Only a dword access at 0xcf8 is the address register; a byte at
+	 * 0xcf9 is the PIIX reset control register. */
+	pthread_mutex_lock(&bus->lock);
+	if (off == 0 && size == 4)
 		io_data_put(data, 4, bus->cfg_addr);
-		pthread_mutex_unlock(&bus->lock);
-	} else {
+	else if (off == 1 && size == 1)
+		io_data_put(data, 1, bus->rcr);
+	else
 		io_data_put(data, size, 0);
-	}
+	pthread_mutex_unlock(&bus->lock);
+}
+
+/* 0xcf9: bit 2 (reset CPU) going to 1 resets the machine; bits 1 (hard
+ * reset) and 3 (full reset) only select the kind, which is the same here. */
+static void reset_control_write(struct pci_bus *bus, uint8_t v)
+{
+	bool reset;
+
+	pthread_mutex_lock(&bus->lock);
+	reset = (v & RCR_RESET_CPU) && !(bus->rcr & RCR_RESET_CPU) && bus->reset_fn;
+	bus->rcr = v & (RCR_HARD_RESET | RCR_FULL_RESET);
+	pthread_mutex_unlock(&bus->lock);
+	if (reset)
+		bus->reset_fn(bus->reset_opaque);
 }
 
 static void addr_port_write(void *opaque, uint64_t off, const void *data, unsigned size)
 {
 	struct pci_bus *bus = opaque;
 
+	if (off == 1 && size == 1)
+		reset_control_write(bus, (uint8_t)io_data_get(data, 1));
 	if (off != 0 || size != 4)
 		return;
 	pthread_mutex_lock(&bus->lock);
@@ -424,6 +471,14 @@ void pci_bus_free(struct pci_bus *bus)
 	pthread_rwlock_destroy(&bus->io_lock);
 	pthread_mutex_destroy(&bus->lock);
 	free(bus);
+}
+
+void pci_bus_set_reset(struct pci_bus *bus, void (*fn)(void *opaque), void *opaque)
+{
+	pthread_mutex_lock(&bus->lock);
+	bus->reset_fn = fn;
+	bus->reset_opaque = opaque;
+	pthread_mutex_unlock(&bus->lock);
 }
 
 void pci_bus_set_route(struct pci_bus *bus, pci_route_fn fn, void *opaque)

@@ -7,6 +7,7 @@
 
 #include "firmware/firmware.h"
 #include "vmm/chardev.h"
+#include "vmm/exit_stats.h"
 #include "vmm/machine.h"
 #include "vmm/monitor.h"
 
@@ -78,7 +79,7 @@ static void acpi_poweroff_fn(void *opaque)
 	machine_request_exit(opaque, 0);
 }
 
-static void i8042_reset_fn(void *opaque)
+static void guest_reset_fn(void *opaque)
 {
 	machine_request_reset(opaque);
 }
@@ -122,13 +123,17 @@ static int open_debugcon(struct machine *m, char *err, size_t errlen)
 	const struct chardev_spec *spec = &m->cfg->debugcon;
 	int fd = -1;
 
-	if (m->cfg->debugcon_given && spec->kind == CHARDEV_FILE) {
+	/* Without -debugcon the port is absent (see add_absent_ports), as
+	 * in QEMU: SeaBIOS then sees no 0xe9 and skips its ~2400 log exits. */
+	if (!m->cfg->debugcon_given)
+		return 0;
+	if (spec->kind == CHARDEV_FILE) {
 		fd = open(spec->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (fd < 0) {
 			snprintf(err, errlen, "-debugcon: cannot open %s: %m", spec->path);
 			return -1;
 		}
-	} else if (m->cfg->debugcon_given && spec->kind == CHARDEV_STDIO) {
+	} else if (spec->kind == CHARDEV_STDIO) {
 		fd = STDOUT_FILENO;
 	}
 	m->debugcon_fd = fd;
@@ -157,6 +162,8 @@ static int add_pc_platform(struct machine *m, char *err, size_t errlen)
 	if (open_disks(m, err, errlen) < 0)
 		return -1;
 	m->pci = pci_bus_new(&m->host);
+	if (m->pci)
+		pci_bus_set_reset(m->pci, guest_reset_fn, m);
 	m->i440fx = m->pci ? i440fx_new(&m->host, m->pci, &m->mem_map) : NULL;
 	m->piix3 = m->i440fx ? piix3_new(&m->host, m->pci) : NULL;
 	m->ide = m->piix3 ? ide_new(&m->host, m->pci, m->disks) : NULL;
@@ -168,12 +175,38 @@ static int add_pc_platform(struct machine *m, char *err, size_t errlen)
 	if (pc_fw_cfg_setup(m->fw_cfg, &fw, err, errlen) < 0)
 		return -1;
 	pc_cmos_setup(m->rtc, &fw);
+	m->port92 = port92_new(&m->host, guest_reset_fn, m);
+	m->dma = dma8237_new(&m->host);
+	if (!m->port92 || !m->dma) {
+		snprintf(err, errlen, "cannot register port 0x92 or the DMA controllers");
+		return -1;
+	}
 	return open_debugcon(m, err, errlen);
+}
+
+/* Ports firmware probes where this PC has nothing: claimed last and
+ * quietly, so a configured device (-device isa-debug-exit on one of them)
+ * keeps its port. */
+static void add_absent_ports(struct machine *m)
+{
+	static const struct {
+		uint16_t base, len;
+		const char *name;
+	} lpt[] = {{0x378, 8, "lpt1 (absent)"}, {0x278, 8, "lpt2 (absent)"}};
+
+	for (unsigned i = 0; i < sizeof(lpt) / sizeof(lpt[0]); i++)
+		isa_empty_new(&m->host, lpt[i].base, lpt[i].len, lpt[i].name);
+	for (unsigned i = 0; i < CLI_MAX_SERIALS; i++)
+		if (!m->serial[i])
+			isa_empty_new(&m->host, com_base[i], 8, "com (absent)");
+	if (!m->debugcon)
+		isa_empty_new(&m->host, 0x402, 1, "debugcon (absent)");
 }
 
 int board_init(struct machine *m, char *err, size_t errlen)
 {
-	m->i8042 = i8042_new(&m->host, i8042_reset_fn, m);
+	exit_stats_init();
+	m->i8042 = i8042_new(&m->host, guest_reset_fn, m);
 	if (port80_new(&m->host) < 0 || !m->i8042) {
 		snprintf(err, errlen, "cannot register legacy ports");
 		return -1;
@@ -203,5 +236,6 @@ int board_init(struct machine *m, char *err, size_t errlen)
 			return -1;
 		}
 	}
+	add_absent_ports(m);
 	return 0;
 }

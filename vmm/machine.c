@@ -289,6 +289,8 @@ void machine_destroy(struct machine *m)
 	rtc_free(m->rtc);
 	acpi_pm_free(m->acpi_pm);
 	debugcon_free(m->debugcon);
+	port92_free(m->port92);
+	dma8237_free(m->dma);
 	if (m->debugcon_fd > STDERR_FILENO)
 		close(m->debugcon_fd);
 	fw_cfg_free(m->fw_cfg);

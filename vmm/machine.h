@@ -114,6 +114,8 @@ struct machine {
 	struct fw_cfg *fw_cfg;
 	int debugcon_fd; /* ours to close when > 2 */
 	struct debugcon *debugcon;
+	struct port92 *port92;
+	struct dma8237 *dma;
 	struct bios_image bios;
 };
 

@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "vmm/exit_stats.h"
 #include "vmm/machine.h"
 
 /* Park until the main thread resumes the machine (or it quits). */
@@ -35,6 +36,7 @@ static void handle_io(struct vcpu *v)
 	uint8_t *data = (uint8_t *)run + run->io.data_offset;
 	struct iobus *bus = v->m->host.pio;
 
+	exit_stats_io(run->io.port, run->io.direction == KVM_EXIT_IO_OUT, run->io.count);
 	for (uint32_t i = 0; i < run->io.count; i++, data += run->io.size) {
 		if (run->io.direction == KVM_EXIT_IO_OUT)
 			iobus_write(bus, run->io.port, data, run->io.size);
@@ -47,6 +49,7 @@ static void handle_mmio(struct vcpu *v)
 {
 	struct kvm_run *run = v->kvm.run;
 
+	exit_stats_mmio(run->mmio.phys_addr, run->mmio.is_write);
 	if (run->mmio.is_write)
 		iobus_write(v->m->host.mmio, run->mmio.phys_addr, run->mmio.data, run->mmio.len);
 	else
