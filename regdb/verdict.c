@@ -100,6 +100,18 @@ static void span_add(struct span *sp, const struct regdb_domain *d, unsigned int
 		sp->cac_ms = r->cac_ms;
 }
 
+/* A channel of one part: the first rule holding it (freq_reg_info). */
+static bool covered_whole(const struct regdb_domain *d, uint32_t lo, uint32_t hi, struct span *sp)
+{
+	for (unsigned int i = 0; i < d->n_rules; i++) {
+		if (d->rules[i].start_khz <= lo && d->rules[i].end_khz >= hi) {
+			span_add(sp, d, i);
+			return true;
+		}
+	}
+	return false;
+}
+
 /*
  * cfg80211 checks a wide channel per 20 MHz channel: each takes the flags,
  * power and (AUTO-BW widened) bandwidth of the first rule it fits in
@@ -109,39 +121,43 @@ static void span_add(struct span *sp, const struct regdb_domain *d, unsigned int
  * claiming the parts it holds that no earlier rule claimed. Channels of 20
  * MHz or less, 60 GHz channels and odd widths are one part.
  */
+#define PART MHZ(20)
+
 static bool covered(const struct regdb_domain *d, uint32_t lo, uint32_t hi, struct span *sp)
 {
-	uint32_t part = hi - lo > MHZ(20) && hi - lo < MHZ(2160) ? MHZ(20) : hi - lo;
-	unsigned int n = (hi - lo) / part;
+	uint32_t width = hi - lo, n = width / PART;
 
-	if (n > 32 || n * part != hi - lo) {
-		part = hi - lo;
-		n = 1;
-	}
+	if (width <= PART || width >= MHZ(2160) || n > 32 || n * PART != width)
+		return covered_whole(d, lo, hi, sp);
 	uint32_t todo = n == 32 ? ~0u : (1u << n) - 1;
+	uint8_t claim[32];
+	unsigned int n_claim = 0;
 
-	for (unsigned int i = 0; i < d->n_rules && todo; i++) {
+	/* Coverage first: a channel no rules cover costs no bandwidth sums. */
+	for (unsigned int i = 0; i < d->n_rules && i < 256 && todo; i++) {
 		const struct regdb_rule *r = &d->rules[i];
-		uint32_t mine;
+		uint32_t mine = todo;
 
 		if (r->end_khz <= lo || r->start_khz >= hi)
 			continue;
-		if (r->start_khz <= lo && r->end_khz >= hi) {
-			mine = todo;
-		} else {
-			uint32_t first = r->start_khz <= lo ? 0 : (r->start_khz - lo + part - 1) / part;
-			uint32_t end = r->end_khz >= hi ? n : (r->end_khz - lo) / part;
+		if (r->start_khz > lo || r->end_khz < hi) {
+			uint32_t first = r->start_khz <= lo ? 0 : (r->start_khz - lo + PART - 1) / PART;
+			uint32_t end = r->end_khz >= hi ? n : (r->end_khz - lo) / PART;
 
 			if (first >= end)
 				continue;
-			mine = todo & ((end - first == 32 ? ~0u : (1u << (end - first)) - 1) << first);
+			mine &= (end - first == 32 ? ~0u : (1u << (end - first)) - 1) << first;
+			if (!mine)
+				continue;
 		}
-		if (!mine)
-			continue;
 		todo &= ~mine;
-		span_add(sp, d, i);
+		claim[n_claim++] = (uint8_t)i;
 	}
-	return !todo;
+	if (todo)
+		return false;
+	for (unsigned int k = 0; k < n_claim; k++)
+		span_add(sp, d, claim[k]);
+	return true;
 }
 
 void regdb_verdict(const struct regdb_domain *d, const struct regdb_query *q,
