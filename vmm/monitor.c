@@ -377,7 +377,11 @@ struct monitor *monitor_new(struct machine *m, struct chardev *chr)
 		free(mon);
 		return NULL;
 	}
-	if (!n_infos) {
+	/* Not !n_infos: other modules (info exits) may register first. */
+	static bool builtins_added;
+
+	if (!builtins_added) {
+		builtins_added = true;
 		monitor_add_info("registers", "the vCPUs' registers", info_registers, m);
 		monitor_add_info("cpus", "the vCPUs and their threads", info_cpus, m);
 		monitor_add_info("mtree", "the memory and I/O maps", info_mtree, m);
