@@ -13,6 +13,9 @@ INTEG_TESTS += tests/integration/netstack-tap.sh
 $(eval $(call unit_test,netstack_tcp,tests/unit/netstack/test_tcp_unit.c,libnetstack.a,))
 
 # --- scripted TCP segment tests and fuzzing (tcp-script) ---
+TCPSCRIPT_SRCS := tests/unit/netstack/tcpscript.c
+$(eval $(call unit_test,netstack_tcp_script,tests/unit/netstack/test_tcp_script.c $(TCPSCRIPT_SRCS),libnetstack.a,))
+$(eval $(call unit_test,netstack_fuzz,tests/unit/netstack/test_fuzz.c $(TCPSCRIPT_SRCS),libnetstack.a,))
 
 # --- TCP tools, interop tests and benches (tcp-interop) ---
 # netstack-peer: the Linux (kernel TCP) side of the interop tests.
