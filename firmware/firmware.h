@@ -196,6 +196,12 @@ int pc_fw_cfg_setup(struct fw_cfg *f, const struct pc_fw_config *c, char *err, s
 void pc_cmos_setup(struct rtc *rtc, const struct pc_fw_config *c);
 /* RAM below and above 4 GiB from the e820 map (or ram_size without one). */
 void pc_ram_split(const struct pc_fw_config *c, uint64_t *below, uint64_t *above);
+/* SMBIOS structures for the machine (SeaBIOS adds type 0) into tables,
+ * and the 2.1-style entry point SeaBIOS completes: QEMU's
+ * etc/smbios/smbios-tables and -anchor. 0, or -ENOSPC when max is short. */
+#define SMBIOS_ANCHOR_LEN 31
+int smbios_build(const struct pc_fw_config *c, uint8_t anchor[SMBIOS_ANCHOR_LEN],
+		 uint8_t *tables, size_t max, size_t *tables_len);
 
 /* ------------------------------------------------- end of issue 5 section */
 

@@ -2,6 +2,7 @@
  * and files (RAM size, CPUs, etc/e820, bootorder, boot menu). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "firmware/firmware.h"
@@ -99,6 +100,20 @@ void pc_ram_split(const struct pc_fw_config *c, uint64_t *below, uint64_t *above
 		*below = c->ram_size;
 }
 
+/* SMBIOS as QEMU passes it: SeaBIOS then copies instead of building. */
+static int add_smbios(struct fw_cfg *f, const struct pc_fw_config *c)
+{
+	size_t max = 1024 + 64 * (size_t)c->ncpus, len;
+	uint8_t anchor[SMBIOS_ANCHOR_LEN], *tables = malloc(max);
+	int ret = -ENOMEM;
+
+	if (tables && smbios_build(c, anchor, tables, max, &len) == 0)
+		ret = fw_cfg_add_file(f, "etc/smbios/smbios-tables", tables, len) |
+		      fw_cfg_add_file(f, "etc/smbios/smbios-anchor", anchor, sizeof(anchor));
+	free(tables);
+	return ret;
+}
+
 int pc_fw_cfg_setup(struct fw_cfg *f, const struct pc_fw_config *c, char *err, size_t errlen)
 {
 	const char *order = c->boot_order ? c->boot_order : DEFAULT_ORDER;
@@ -134,6 +149,7 @@ int pc_fw_cfg_setup(struct fw_cfg *f, const struct pc_fw_config *c, char *err, s
 		io_data_put(wait, 2, c->boot_menu ? 2500 : 0);
 		ret |= fw_cfg_add_file(f, "etc/boot-menu-wait", wait, sizeof(wait));
 	}
+	ret |= add_smbios(f, c);
 	if (c->nographic) {
 		uint8_t port[2];
 

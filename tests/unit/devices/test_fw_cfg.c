@@ -236,6 +236,109 @@ START_TEST(boot_order_is_validated)
 }
 END_TEST
 
+/* Walk SMBIOS structures as an OS does: formatted area, then strings up
+ * to a double NUL. Returns the number of structures, or -1 when malformed. */
+static int smbios_walk(const uint8_t *t, size_t len, unsigned *types, size_t *max_struct,
+		       const uint8_t **type19)
+{
+	size_t off = 0;
+	int n = 0;
+
+	*max_struct = 0;
+	while (off < len) {
+		size_t start = off;
+
+		if (len - off < 4 || t[off + 1] < 4 || off + t[off + 1] + 2 > len)
+			return -1;
+		types[t[off]]++;
+		if (t[off] == 19 && !type19[0])
+			type19[0] = t + off;
+		else if (t[off] == 19)
+			type19[1] = t + off;
+		off += t[off + 1];
+		while (off + 1 < len && (t[off] || t[off + 1]))
+			off++;
+		off += 2;
+		if (off - start > *max_struct)
+			*max_struct = off - start;
+		n++;
+		if (t[start] == 127)
+			return off == len ? n : -1;
+	}
+	return -1;
+}
+
+START_TEST(smbios_tables_are_well_formed)
+{
+	struct e820_map m = {
+		.e = {{0, 0x9fc00, E820_RAM}, {0x100000, 0x1ff00000, E820_RAM},
+		      {0x100000000ull, 0x40000000, E820_RAM}},
+		.n = 3,
+	};
+	struct pc_fw_config c = {.ram_size = 0x60000000, .ncpus = 3, .e820 = &m};
+	uint8_t anchor[SMBIOS_ANCHOR_LEN], tables[2048];
+	const uint8_t *t19[2] = {NULL, NULL};
+	unsigned types[256] = {0};
+	size_t len = 0, max_struct;
+	int n;
+
+	ck_assert_int_eq(smbios_build(&c, anchor, tables, sizeof(tables), &len), 0);
+	ck_assert_mem_eq(anchor, "_SM_", 4);
+	ck_assert_mem_eq(anchor + 0x10, "_DMI_", 5);
+	ck_assert_uint_eq(anchor[5], SMBIOS_ANCHOR_LEN);
+	ck_assert_uint_eq(io_data_get(anchor + 0x16, 2), len);
+	n = smbios_walk(tables, len, types, &max_struct, t19);
+	ck_assert_int_gt(n, 0);
+	ck_assert_uint_eq(io_data_get(anchor + 0x1c, 2), (unsigned)n);
+	ck_assert_uint_eq(io_data_get(anchor + 8, 2), max_struct);
+	ck_assert_uint_eq(types[0], 0); /* SeaBIOS adds its own */
+	ck_assert_uint_eq(types[1], 1);
+	ck_assert_uint_eq(types[4], 3);
+	ck_assert_uint_eq(types[16], 1);
+	ck_assert_uint_eq(types[17], 1); /* 1.5 GiB: one device */
+	ck_assert_uint_eq(types[19], 2);
+	ck_assert_uint_eq(types[127], 1);
+	/* mapped ranges in KiB: [0, 512 MiB) and [4 GiB, 5 GiB) */
+	ck_assert_uint_eq(io_data_get(t19[0] + 4, 4), 0);
+	ck_assert_uint_eq(io_data_get(t19[0] + 8, 4), (512u << 10) - 1);
+	ck_assert_uint_eq(io_data_get(t19[1] + 4, 4), 4u << 20);
+	ck_assert_uint_eq(io_data_get(t19[1] + 8, 4), (5u << 20) - 1);
+	/* a buffer too small is an error, not a truncated table */
+	ck_assert_int_eq(smbios_build(&c, anchor, tables, 100, &len), -ENOSPC);
+}
+END_TEST
+
+START_TEST(smbios_files_in_fw_cfg)
+{
+	struct test_host t;
+	struct fw_cfg *f;
+	struct pc_fw_config c = {.ram_size = 0x8000000, .ncpus = 1};
+	uint8_t dir[4 + 64 * 64];
+	char err[256];
+	unsigned nfiles, found = 0;
+
+	test_host_init(&t);
+	f = fw_cfg_new(&t.host);
+	ck_assert_int_eq(pc_fw_cfg_setup(f, &c, err, sizeof(err)), 0);
+	select_key(&t, FW_CFG_FILE_DIR);
+	read_bytes(&t, dir, sizeof(dir));
+	nfiles = be32(dir);
+	for (unsigned i = 0; i < nfiles && i < 64; i++) {
+		const uint8_t *e = dir + 4 + 64 * i;
+
+		if (!strcmp((const char *)e + 8, "etc/smbios/smbios-anchor")) {
+			ck_assert_uint_eq(be32(e), SMBIOS_ANCHOR_LEN);
+			found++;
+		}
+		if (!strcmp((const char *)e + 8, "etc/smbios/smbios-tables"))
+			found++;
+	}
+	ck_assert_uint_eq(found, 2);
+	fw_cfg_free(f);
+	test_host_fini(&t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fw_cfg");
@@ -247,6 +350,8 @@ int main(void)
 	tcase_add_test(tc, dma_bad_addresses_fail_cleanly);
 	tcase_add_test(tc, pc_content_for_seabios);
 	tcase_add_test(tc, boot_order_is_validated);
+	tcase_add_test(tc, smbios_tables_are_well_formed);
+	tcase_add_test(tc, smbios_files_in_fw_cfg);
 	suite_add_tcase(s, tc);
 	return test_run_suite(s);
 }
