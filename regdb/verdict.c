@@ -100,61 +100,88 @@ static void span_add(struct span *sp, const struct regdb_domain *d, unsigned int
 		sp->cac_ms = r->cac_ms;
 }
 
-/* A channel of one part: the first rule holding it (freq_reg_info). */
-static bool covered_whole(const struct regdb_domain *d, uint32_t lo, uint32_t hi, struct span *sp)
+#define PART MHZ(20)
+
+/* The first rule holding [lo, hi] (freq_reg_info), or -1. */
+static int rule_holding(const struct regdb_domain *d, uint32_t lo, uint32_t hi)
 {
-	for (unsigned int i = 0; i < d->n_rules; i++) {
-		if (d->rules[i].start_khz <= lo && d->rules[i].end_khz >= hi) {
-			span_add(sp, d, i);
-			return true;
-		}
-	}
-	return false;
+	for (unsigned int i = 0; i < d->n_rules; i++)
+		if (d->rules[i].start_khz <= lo && d->rules[i].end_khz >= hi)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * handle_channel_adjacent_rules(): a 20 MHz channel at [lo, lo + 20 MHz] that
+ * no rule holds whole is still usable when the rules of the channels 20 MHz
+ * below and above touch each other (US 5730-5850 and 5850-5895 MHz make
+ * channel 169): it takes both rules' flags, the lower power, the narrower
+ * bandwidth.
+ */
+static bool adjacent_pair(const struct regdb_domain *d, uint32_t lo, unsigned int *claim,
+			  unsigned int *n_claim)
+{
+	int r1 = lo >= PART ? rule_holding(d, lo - PART, lo) : -1;
+	int r2 = r1 < 0 ? -1 : rule_holding(d, lo + PART, lo + 2 * PART);
+
+	if (r2 < 0 || d->rules[r1].end_khz != d->rules[r2].start_khz)
+		return false;
+	claim[(*n_claim)++] = (unsigned int)r1;
+	claim[(*n_claim)++] = (unsigned int)r2;
+	return true;
+}
+
+/* The parts of [lo, lo + n * PART] that rule r holds whole, as mask bits. */
+static uint32_t parts_held(const struct regdb_rule *r, uint32_t lo, uint32_t n)
+{
+	uint32_t hi = lo + n * PART;
+
+	if (r->end_khz <= lo || r->start_khz >= hi)
+		return 0;
+	uint32_t first = r->start_khz <= lo ? 0 : (r->start_khz - lo + PART - 1) / PART;
+	uint32_t end = r->end_khz >= hi ? n : (r->end_khz - lo) / PART;
+
+	if (first >= end)
+		return 0;
+	return (end - first == 32 ? ~0u : (1u << (end - first)) - 1) << first;
 }
 
 /*
  * cfg80211 checks a wide channel per 20 MHz channel: each takes the flags,
- * power and (AUTO-BW widened) bandwidth of the first rule it fits in
- * (freq_reg_info), and the wide channel is usable only if every part is
- * covered and allows the width. So an 80/160 MHz channel may span adjacent
- * rules. Parts are bits of a mask; rules are visited once, in order, each
- * claiming the parts it holds that no earlier rule claimed. Channels of 20
- * MHz or less, 60 GHz channels and odd widths are one part.
+ * power and (AUTO-BW widened) bandwidth of the first rule it fits in, or of
+ * an adjacent pair (above), and the wide channel is usable only if every
+ * part is covered and allows the width. So an 80/160 MHz channel may span
+ * adjacent rules. Parts are bits of a mask; rules are visited once, in
+ * order, each claiming the parts it holds that no earlier rule claimed.
+ * Channels under 20 MHz, 60 GHz channels and odd widths are one part.
  */
-#define PART MHZ(20)
-
 static bool covered(const struct regdb_domain *d, uint32_t lo, uint32_t hi, struct span *sp)
 {
 	uint32_t width = hi - lo, n = width / PART;
+	unsigned int claim[96], n_claim = 0;
 
-	if (width <= PART || width >= MHZ(2160) || n > 32 || n * PART != width)
-		return covered_whole(d, lo, hi, sp);
+	if (width <= PART || width >= MHZ(2160) || n > 32 || n * PART != width) {
+		int i = rule_holding(d, lo, hi);
+
+		if (i >= 0)
+			span_add(sp, d, (unsigned int)i);
+		if (i >= 0 || width != PART)
+			return i >= 0;
+	}
 	uint32_t todo = n == 32 ? ~0u : (1u << n) - 1;
-	uint8_t claim[32];
-	unsigned int n_claim = 0;
 
 	/* Coverage first: a channel no rules cover costs no bandwidth sums. */
-	for (unsigned int i = 0; i < d->n_rules && i < 256 && todo; i++) {
-		const struct regdb_rule *r = &d->rules[i];
-		uint32_t mine = todo;
+	for (unsigned int i = 0; i < d->n_rules && todo; i++) {
+		uint32_t mine = todo & parts_held(&d->rules[i], lo, n);
 
-		if (r->end_khz <= lo || r->start_khz >= hi)
-			continue;
-		if (r->start_khz > lo || r->end_khz < hi) {
-			uint32_t first = r->start_khz <= lo ? 0 : (r->start_khz - lo + PART - 1) / PART;
-			uint32_t end = r->end_khz >= hi ? n : (r->end_khz - lo) / PART;
-
-			if (first >= end)
-				continue;
-			mine &= (end - first == 32 ? ~0u : (1u << (end - first)) - 1) << first;
-			if (!mine)
-				continue;
+		if (mine) {
+			todo &= ~mine;
+			claim[n_claim++] = i;
 		}
-		todo &= ~mine;
-		claim[n_claim++] = (uint8_t)i;
 	}
-	if (todo)
-		return false;
+	for (uint32_t k = 0; todo; k++, todo >>= 1)
+		if ((todo & 1) && !adjacent_pair(d, lo + k * PART, claim, &n_claim))
+			return false;
 	for (unsigned int k = 0; k < n_claim; k++)
 		span_add(sp, d, claim[k]);
 	return true;

@@ -370,6 +370,46 @@ START_TEST(auto_bw_channel_spans_adjacent_rules)
 }
 END_TEST
 
+/*
+ * cfg80211's handle_channel_adjacent_rules(): a 20 MHz channel across the
+ * boundary of two touching rules (no AUTO-BW needed) takes both: flags ORed,
+ * the lower EIRP and bandwidth. With a gap between the rules it is unusable.
+ */
+START_TEST(channel_across_touching_rules)
+{
+	struct regdb_db *db = parse_ok("country XX:\n"
+				       "\t(5730 - 5850 @ 80), (30)\n"
+				       "\t(5850 - 5895 @ 40), (27), NO-IR\n"
+				       "country YY:\n"
+				       "\t(5730 - 5850 @ 80), (30)\n"
+				       "\t(5851 - 5895 @ 40), (27), NO-IR\n");
+	struct regdb_query q = { .center_khz = 5845000, .width_khz = 20000 };
+	struct regdb_verdict v;
+
+	regdb_verdict(regdb_db_find(db, "XX"), &q, &v);
+	ck_assert_int_eq(v.reason, REGDB_OK);
+	ck_assert_int_eq(v.max_eirp_mbm, 2700);
+	ck_assert_uint_eq(v.max_bw_khz, 40000);
+	q.frame = REGDB_FRAME_BEACON;
+	regdb_verdict(regdb_db_find(db, "XX"), &q, &v);
+	ck_assert_int_eq(v.reason, REGDB_DENY_NO_IR);
+	q.center_khz = 5825000; /* wholly in the first rule: its own limits */
+	regdb_verdict(regdb_db_find(db, "XX"), &q, &v);
+	ck_assert_int_eq(v.reason, REGDB_OK);
+	ck_assert_int_eq(v.max_eirp_mbm, 3000);
+	q.center_khz = 5845000;
+	q.frame = REGDB_FRAME_DATA;
+	regdb_verdict(regdb_db_find(db, "YY"), &q, &v);
+	ck_assert_int_eq(v.reason, REGDB_DENY_NO_RULE);
+	q.center_khz = 5835000; /* 40 MHz 5815-5855: a held part plus the straddling one */
+	q.width_khz = 40000;
+	regdb_verdict(regdb_db_find(db, "XX"), &q, &v);
+	ck_assert_int_eq(v.reason, REGDB_OK);
+	ck_assert_int_eq(v.max_eirp_mbm, 2700);
+	regdb_db_free(db);
+}
+END_TEST
+
 /* Mutated db.txt: an error with its line, or a database the writer and the
  * binary reader carry over unchanged (when the format can hold it). */
 START_TEST(random_text_mutations_never_crash)
@@ -427,6 +467,7 @@ int main(void)
 	tcase_add_test(tc, cac_round_trips_in_an_18_byte_rule);
 	tcase_add_test(tc, auto_bw_channel_spans_adjacent_rules);
 	tcase_add_test(tc, random_text_mutations_never_crash);
+	tcase_add_test(tc, channel_across_touching_rules);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }

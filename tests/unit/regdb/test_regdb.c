@@ -255,6 +255,72 @@ START_TEST(auto_bw_widens_across_touching_rules)
 }
 END_TEST
 
+/* The EIRP of the rule of d holding the 20 MHz channel at mhz. */
+static int32_t eirp_at(const struct regdb_domain *d, uint32_t mhz)
+{
+	for (unsigned int i = 0; i < d->n_rules; i++)
+		if (d->rules[i].start_khz <= mhz * 1000 - 10000 &&
+		    d->rules[i].end_khz >= mhz * 1000 + 10000)
+			return d->rules[i].max_eirp_mbm;
+	ck_abort_msg("%s: no rule at %u MHz", d->alpha2, mhz);
+	return 0;
+}
+
+/*
+ * Wide channels over the packaged database's touching AUTO-BW rules
+ * (cfg80211's reg_get_max_bandwidth sums the run): US, JP and DE have
+ * 5150/5170-5250 and 5250-5330/5350 both AUTO-BW, so 160 MHz at 5250 MHz
+ * (channel 50) is usable with the lower EIRP and the upper half's DFS; US's
+ * 5730-5850 and 5850-5895 AUTO-BW give channel 163 (5735-5895) with the
+ * NO-IR and NO-OUTDOOR of the upper part (its channel 169 straddles the
+ * rules' boundary: an adjacent pair). DE's 5725-5875 has no AUTO-BW, so
+ * 160 MHz at 5730 (5650-5810) is too wide.
+ */
+START_TEST(packaged_wide_channels_over_auto_bw_rules)
+{
+	struct regdb_db *db;
+	struct regdb_error err;
+	struct regdb_verdict v;
+
+	ck_assert_msg(!regdb_db_parse(file_buf, file_len, &db, &err), "%s", err.msg);
+	static const char *const cc[] = { "US", "JP", "DE" };
+
+	for (int i = 0; i < 3; i++) {
+		const struct regdb_domain *d = regdb_db_find(db, cc[i]);
+		struct regdb_query q = { .center_khz = 5250000, .width_khz = 160000,
+					 .frame = REGDB_FRAME_BEACON };
+		int32_t lo = eirp_at(d, 5180), hi = eirp_at(d, 5320);
+
+		regdb_verdict(d, &q, &v);
+		ck_assert_msg(v.reason == REGDB_OK, "%s: %s", cc[i], regdb_deny_str(v.reason));
+		ck_assert_int_eq(v.max_eirp_mbm, lo < hi ? lo : hi);
+		ck_assert(v.needs_cac);
+		ck_assert_uint_ge(v.max_bw_khz, 160000);
+	}
+	const struct regdb_domain *us = regdb_db_find(db, "US");
+	struct regdb_query q = { .center_khz = 5815000, .width_khz = 160000 };
+
+	regdb_verdict(us, &q, &v);
+	ck_assert_int_eq(v.reason, REGDB_OK);
+	ck_assert_int_eq(v.max_eirp_mbm, eirp_at(us, 5875) < eirp_at(us, 5745) ?
+						 eirp_at(us, 5875) : eirp_at(us, 5745));
+	q.frame = REGDB_FRAME_BEACON;
+	regdb_verdict(us, &q, &v);
+	ck_assert_int_eq(v.reason, REGDB_DENY_NO_IR);
+	q.frame = REGDB_FRAME_DATA;
+	q.outdoor = true;
+	regdb_verdict(us, &q, &v);
+	ck_assert_int_eq(v.reason, REGDB_DENY_INDOOR_ONLY);
+	q = (struct regdb_query){ .center_khz = 5845000, .width_khz = 20000 }; /* channel 169 */
+	regdb_verdict(us, &q, &v);
+	ck_assert_int_eq(v.reason, REGDB_OK);
+	q = (struct regdb_query){ .center_khz = 5730000, .width_khz = 160000 };
+	regdb_verdict(regdb_db_find(db, "DE"), &q, &v);
+	ck_assert_int_eq(v.reason, REGDB_DENY_WIDTH);
+	regdb_db_free(db);
+}
+END_TEST
+
 START_TEST(verdicts)
 {
 	struct regdb_domain *d = two_rule_domain(REGDB_NO_OUTDOOR, REGDB_DFS | REGDB_NO_IR);
@@ -630,6 +696,7 @@ int main(void)
 	tcase_add_test(file, country_ie_round_trip);
 	tcase_add_test(file, channel_lists);
 	tcase_add_test(file, builtin_domains_equal_packaged_file);
+	tcase_add_test(file, packaged_wide_channels_over_auto_bw_rules);
 	tcase_add_test(ops, country_ie_malformed);
 	tcase_add_test(ops, iso3166_all_entries_round_trip);
 	tcase_add_test(file, swap_under_concurrent_readers);
