@@ -251,6 +251,7 @@ int machine_init(struct machine *m, const struct vmm_config *cfg, char *err, siz
 	memset(m, 0, sizeof(*m));
 	m->cfg = cfg;
 	m->sys.fd = m->vm.fd = -1;
+	m->debug.step_cpu = -1;
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_cond_init(&m->cond, NULL);
 	sigemptyset(&sa.sa_mask);
@@ -326,6 +327,7 @@ void machine_pause(struct machine *m)
 		atomic_store(&m->pause_req, 1);
 		for (unsigned i = 0; i < m->ncpus; i++)
 			kick(&m->vcpus[i]);
+		pthread_cond_broadcast(&m->cond); /* a vCPU in vcpu_debug_exit() */
 	}
 	while (m->n_parked < m->ncpus && !atomic_load(&m->quit))
 		pthread_cond_wait(&m->cond, &m->lock);

@@ -51,6 +51,19 @@ struct vcpu {
 	pid_t tid;
 	bool started;
 	struct vcpu_reset_state reset;
+	/* The last KVM_EXIT_DEBUG (debug.c); pending until the main thread
+	 * has stopped the machine for it. Under machine.lock. */
+	uint64_t debug_pc, debug_dr6;
+	bool debug_stop_pending;
+};
+
+/* Monitor-driven guest debugging (debug.c). Main thread. */
+#define MACHINE_MAX_BREAKPOINTS 4
+
+struct machine_debug {
+	uint64_t bp[MACHINE_MAX_BREAKPOINTS]; /* linear addresses */
+	unsigned n_bp;
+	int step_cpu; /* the vCPU single-stepping, or -1 */
 };
 
 /* Extra KVM slots for firmware ROM and PAM (the pc_mem_map callback). */
@@ -87,6 +100,7 @@ struct machine {
 	unsigned pause_depth;
 	unsigned n_parked;
 	bool user_paused; /* `stop` / -S */
+	struct machine_debug debug;
 	atomic_bool quit;
 	int exit_status;
 
@@ -149,6 +163,22 @@ void *vcpu_thread(void *arg);
 void vcpu_dump_state(struct vcpu *v, FILE *out);
 /* Guest virtual to guest physical through the vCPU's page tables. */
 int vcpu_translate(struct vcpu *v, uint64_t gva, uint64_t *gpa);
+
+/* ----------------------------------------------------------- debug.c */
+
+/* vCPU thread, on KVM_EXIT_DEBUG: stop the machine (through the main
+ * thread) and wait until it is stopped. */
+void vcpu_debug_exit(struct vcpu *v);
+/* Main thread. A hardware breakpoint on every vCPU: its index, or
+ * -ENOSPC (all MACHINE_MAX_BREAKPOINTS used) or -EIO. */
+int machine_break_insert(struct machine *m, uint64_t addr);
+/* Remove the breakpoint at addr (or all): 0 or -ENOENT. */
+int machine_break_remove(struct machine *m, uint64_t addr, bool all);
+/* `cont` after a stop: steps over a breakpoint the vCPU stopped on. */
+void machine_debug_cont(struct machine *m);
+/* Stopped machine: run vCPU 0 for one instruction and stop again. 0 with
+ * *pc, -EBUSY when running, -ETIMEDOUT when it did not stop in time. */
+int machine_stepi(struct machine *m, uint64_t *pc);
 
 /* ----------------------------------------------------------- insn.c */
 

@@ -154,7 +154,64 @@ static void cmd_stop(struct monitor *mon, int argc, char **argv, FILE *out)
 
 static void cmd_cont(struct monitor *mon, int argc, char **argv, FILE *out)
 {
-	machine_user_cont(mon->m);
+	machine_debug_cont(mon->m);
+}
+
+/* break [ADDRESS]: a hardware breakpoint, or the list. */
+static void cmd_break(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	const struct machine_debug *d;
+	uint64_t addr;
+	int i;
+
+	if (argc > 2 || (argc == 2 && parse_addr(argv[1], &addr) < 0)) {
+		fprintf(out, "usage: break [ADDRESS]\n");
+		return;
+	}
+	d = &mon->m->debug;
+	if (argc == 1) {
+		for (unsigned b = 0; b < d->n_bp; b++)
+			fprintf(out, "breakpoint %u at %#llx\n", b, (unsigned long long)d->bp[b]);
+		if (!d->n_bp)
+			fprintf(out, "no breakpoints\n");
+		return;
+	}
+	i = machine_break_insert(mon->m, addr);
+	if (i == -ENOSPC)
+		fprintf(out, "break: all %d hardware breakpoints are in use\n",
+			MACHINE_MAX_BREAKPOINTS);
+	else if (i < 0)
+		fprintf(out, "break: KVM refused the breakpoint\n");
+	else
+		fprintf(out, "breakpoint %d at %#llx\n", i, (unsigned long long)addr);
+}
+
+/* delete [ADDRESS]: one breakpoint, or all. */
+static void cmd_delete(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	uint64_t addr = 0;
+
+	if (argc > 2 || (argc == 2 && parse_addr(argv[1], &addr) < 0)) {
+		fprintf(out, "usage: delete [ADDRESS]\n");
+		return;
+	}
+	if (machine_break_remove(mon->m, addr, argc == 1) == -ENOENT && argc == 2)
+		fprintf(out, "delete: no breakpoint at %#llx\n", (unsigned long long)addr);
+}
+
+static void cmd_stepi(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	uint64_t pc;
+	int ret = machine_stepi(mon->m, &pc);
+
+	if (ret == -EBUSY)
+		fprintf(out, "stepi: the machine is running (stop it first)\n");
+	else if (ret == -ETIMEDOUT)
+		fprintf(out, "stepi: vCPU 0 did not stop within 2 s (halted?)\n");
+	else if (ret < 0)
+		fprintf(out, "stepi: KVM refused single step\n");
+	else
+		fprintf(out, "pc=%#llx\n", (unsigned long long)pc);
 }
 
 static void cmd_reset(struct monitor *mon, int argc, char **argv, FILE *out)
@@ -181,6 +238,9 @@ static const struct {
 	{"stop", "", "pause the vCPUs", cmd_stop},
 	{"cont", "", "resume the vCPUs", cmd_cont},
 	{"c", "", "same as cont", cmd_cont},
+	{"break", "[ADDRESS]", "hardware breakpoint at a linear address (or list them)", cmd_break},
+	{"delete", "[ADDRESS]", "remove a breakpoint (or all)", cmd_delete},
+	{"stepi", "", "stopped: run vCPU 0 for one instruction", cmd_stepi},
 	{"system_reset", "", "reset the machine", cmd_reset},
 	{"quit", "", "exit vmm", cmd_quit},
 	{"q", "", "same as quit", cmd_quit},

@@ -125,9 +125,8 @@ static bool dispatch(struct vcpu *v)
 			 (unsigned long long)run->fail_entry.hardware_entry_failure_reason);
 		fatal(v, what);
 		return false;
-	case KVM_EXIT_DEBUG:
-		fprintf(stderr, "vmm: vCPU %u: debug stop at %#llx\n", v->kvm.id,
-			(unsigned long long)run->debug.arch.pc);
+	case KVM_EXIT_DEBUG: /* a breakpoint or single step set by the monitor */
+		vcpu_debug_exit(v);
 		return true;
 	default:
 		snprintf(what, sizeof(what), "unexpected exit %s (%u)", kvm_exit_name(run->exit_reason),

@@ -11,30 +11,10 @@ sock=$(mktemp -u /tmp/vmm-mon.XXXXXX)
 	-device isa-debug-exit,iobase=0xf4,iosize=4 -kernel "$B/tests/guest/hello.elf" \
 	</dev/null >out.$$ 2>&1 &
 pid=$!
-python3 - "$sock" <<'PY'
-import socket, sys, time
-path = sys.argv[1]
-for _ in range(100):
-    try:
-        s = socket.socket(socket.AF_UNIX); s.connect(path); break
-    except OSError:
-        time.sleep(0.05)
-else:
-    sys.exit("monitor socket never appeared")
-s.settimeout(10)
-buf = b""
-def until_prompt():
-    global buf
-    while b"(vmm) " not in buf:
-        d = s.recv(4096)
-        if not d: sys.exit("monitor closed")
-        buf += d
-    out, _, buf = buf.partition(b"(vmm) ")
-    return out.decode()
-def cmd(c):
-    s.sendall(c.encode() + b"\n")
-    return until_prompt()
-banner = until_prompt()
+PYTHONPATH=tests/integration python3 - "$sock" <<'PY'
+import sys
+from core_mon import connect, cmd, send
+banner = connect(sys.argv[1])
 assert "monitor" in banner, banner
 out = cmd("info cpus"); assert "CPU #0" in out and "thread_id=" in out, out
 out = cmd("info registers"); assert "RIP=" in out and "CR0=" in out, out
@@ -46,7 +26,7 @@ out = cmd("xp /1xg 0x7fffffffff"); assert "Cannot access memory" in out, out
 out = cmd("bogus"); assert "unknown command" in out, out
 out = cmd("x /zz 0"); assert "usage" in out, out
 out = cmd("info nonsense"); assert "unknown info" in out, out
-s.sendall(b"cont\n")
+send("cont")
 print("monitor ok")
 PY
 rc=$?

@@ -41,10 +41,14 @@ START_TEST(unknown_commands_do_not_crash)
 	monitor_execute(NULL, "", out);
 	monitor_execute(NULL, "xp", out);
 	monitor_execute(NULL, "x/zz 12", out);
+	monitor_execute(NULL, "break nowhere", out);
+	monitor_execute(NULL, "delete 1 2", out);
 	fclose(out);
 	ck_assert_ptr_nonnull(strstr(text, "unknown command: 'frobnicate'"));
 	ck_assert_ptr_nonnull(strstr(text, "usage: xp"));
 	ck_assert_ptr_nonnull(strstr(text, "usage: x "));
+	ck_assert_ptr_nonnull(strstr(text, "usage: break [ADDRESS]"));
+	ck_assert_ptr_nonnull(strstr(text, "usage: delete [ADDRESS]"));
 	free(text);
 }
 END_TEST
