@@ -2,3 +2,8 @@
 # Its own library with its own public header, usernet.h.
 usernet_SRCS := $(wildcard netstack/usernet/*.c)
 $(eval $(call static_lib,usernet,$(usernet_SRCS),$(SLIRP_CFLAGS)))
+
+# Unit suites: the DHCP server, the NAT table, the frame interface.
+$(eval $(call unit_test,usernet_dhcp,tests/unit/usernet/test_dhcp.c,libusernet.a libnetstack.a,$(SLIRP_LIBS)))
+$(eval $(call unit_test,usernet_nat,tests/unit/usernet/test_nat.c,libusernet.a libnetstack.a,$(SLIRP_LIBS)))
+$(eval $(call unit_test,usernet_frames,tests/unit/usernet/test_usernet.c,libusernet.a libnetstack.a,$(SLIRP_LIBS)))

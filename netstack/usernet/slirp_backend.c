@@ -299,6 +299,7 @@ static void run_timers(struct sl *s)
 /* ---------------------------------------------------------------- ops */
 
 static void sl_destroy(void *impl);
+static void sl_poll(void *impl);
 
 static void *sl_create(const struct usernet_cfg *cfg, char *err, size_t errlen)
 {
@@ -335,7 +336,9 @@ static void *sl_create(const struct usernet_cfg *cfg, char *err, size_t errlen)
 		sl_destroy(s);
 		return NULL;
 	}
-	refill(s);
+	/* slirp's clock (curtime) only moves in slirp_pollfds_poll: run one
+	 * pass now, or flows created before the first poll expire at once. */
+	sl_poll(s);
 	return s;
 }
 

@@ -1,0 +1,477 @@
+/* test_usernet.c — usernet through its frame interface, no TAP and no
+ * root: a fake guest builds Ethernet frames, usernet_input() takes them,
+ * the send callback captures what comes back. DHCP on both
+ * implementations, UDP NAT to a loopback socket, the DNS forwarder to a
+ * fake resolver, flow limits and idle expiry, configuration errors. */
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "netstack/netstack.h"
+#include "netstack/usernet/internal.h"
+#include "tests/unit/check_run.h"
+
+#define GUEST 0x0a00020fu
+#define GW 0x0a000202u
+#define DNSA 0x0a000203u
+
+static const uint8_t guest_mac[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };
+
+/* Frames usernet sent, newest last. */
+static uint8_t sent[64][2048];
+static size_t sent_len[64];
+static unsigned nsent;
+
+static void capture(void *opaque, const void *frame, size_t len)
+{
+	(void)opaque;
+	if (nsent < 64 && len <= sizeof(sent[0])) {
+		memcpy(sent[nsent], frame, len);
+		sent_len[nsent++] = len;
+	}
+}
+
+static struct usernet *make(enum usernet_impl impl, struct usernet_cfg *c)
+{
+	char err[256] = "";
+	struct usernet *u;
+
+	c->impl = impl;
+	c->send = capture;
+	usernet_cfg_defaults(c);
+	u = usernet_new(c, err, sizeof(err));
+	ck_assert_msg(u != NULL, "usernet_new: %s", err);
+	nsent = 0;
+	return u;
+}
+
+static size_t udp_frame(uint8_t *f, const uint8_t dmac[6], uint32_t src, uint16_t sport,
+			uint32_t dst, uint16_t dport, const void *data, size_t len)
+{
+	uint8_t *ip = f + 14, *udp = ip + 20;
+	uint8_t pseudo[12] = { 0 };
+	uint32_t s = htonl(src), d = htonl(dst), sum;
+	uint16_t v;
+
+	memcpy(f, dmac, 6);
+	memcpy(f + 6, guest_mac, 6);
+	f[12] = 0x08;
+	f[13] = 0x00;
+	memset(ip, 0, 20);
+	ip[0] = 0x45;
+	v = htons((uint16_t)(28 + len));
+	memcpy(ip + 2, &v, 2);
+	ip[8] = 64;
+	ip[9] = 17;
+	memcpy(ip + 12, &s, 4);
+	memcpy(ip + 16, &d, 4);
+	v = (uint16_t)~ns_csum_fold(ns_csum_add(0, ip, 20));
+	memcpy(ip + 10, &v, 2);
+	v = htons(sport);
+	memcpy(udp, &v, 2);
+	v = htons(dport);
+	memcpy(udp + 2, &v, 2);
+	v = htons((uint16_t)(8 + len));
+	memcpy(udp + 4, &v, 2);
+	memset(udp + 6, 0, 2);
+	memcpy(udp + 8, data, len);
+	memcpy(pseudo, ip + 12, 8);
+	pseudo[9] = 17;
+	memcpy(pseudo + 10, udp + 4, 2);
+	sum = ns_csum_add(ns_csum_add(0, pseudo, 12), udp, 8 + len);
+	v = (uint16_t)~ns_csum_fold(sum);
+	memcpy(udp + 6, &v, 2);
+	return 14 + 28 + len;
+}
+
+/* The newest sent frame that is UDP to dport; its payload via p/len. */
+static bool find_udp(uint16_t sport, uint16_t dport, const uint8_t **p, size_t *len)
+{
+	for (unsigned i = nsent; i-- > 0;) {
+		const uint8_t *f = sent[i];
+		size_t hl = (size_t)(f[14] & 15) * 4;
+
+		if (sent_len[i] < 14 + 28 || f[12] != 0x08 || f[13] != 0 || f[23] != 17)
+			continue;
+		if (((f[14 + hl] << 8) | f[15 + hl]) != sport ||
+		    ((f[16 + hl] << 8) | f[17 + hl]) != dport)
+			continue;
+		*p = f + 14 + hl + 8;
+		*len = (size_t)((f[18 + hl] << 8) | f[19 + hl]) - 8;
+		return true;
+	}
+	return false;
+}
+
+static void dhcp_discover(struct usernet *u)
+{
+	uint8_t msg[300] = { 1, 1, 6 }, f[400];
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+
+	msg[4] = 0x55;
+	memcpy(msg + 28, guest_mac, 6);
+	memcpy(msg + 236, (uint8_t[]){ 99, 130, 83, 99, 53, 1, 1, 255 }, 8);
+	usernet_input(u, f, udp_frame(f, bcast, 0, 68, 0xffffffffu, 67, msg, sizeof(msg)));
+}
+
+static void check_offer(void)
+{
+	const uint8_t *p;
+	size_t len;
+	uint32_t yi;
+
+	ck_assert_msg(find_udp(67, 68, &p, &len), "no DHCP reply among %u frames", nsent);
+	ck_assert_uint_ge(len, 240);
+	ck_assert_int_eq(p[0], 2);
+	ck_assert_int_eq(p[4], 0x55);
+	memcpy(&yi, p + 16, 4);
+	ck_assert_uint_eq(ntohl(yi), GUEST);
+}
+
+/* Make the stack know the guest's MAC (its ARP request for the gateway). */
+static void guest_arp(struct usernet *u)
+{
+	uint8_t f[42];
+	uint32_t spa = htonl(GUEST), tpa = htonl(GW);
+
+	memset(f, 0xff, 6);
+	memcpy(f + 6, guest_mac, 6);
+	memcpy(f + 12, (uint8_t[]){ 0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, 1 }, 10);
+	memcpy(f + 22, guest_mac, 6);
+	memcpy(f + 28, &spa, 4);
+	memset(f + 32, 0, 6);
+	memcpy(f + 38, &tpa, 4);
+	usernet_input(u, f, sizeof(f));
+}
+
+static int udp_server(uint16_t *port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t l = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	sa.sin_addr.s_addr = htonl(0x7f000001);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	getsockname(fd, (struct sockaddr *)&sa, &l);
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+/* Answer one datagram on fd with reply. */
+static void serve_one(int fd, const char *expect, const char *reply)
+{
+	char buf[256];
+	struct sockaddr_in from;
+	socklen_t fl = sizeof(from);
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	ssize_t n;
+
+	ck_assert_int_eq(poll(&p, 1, 2000), 1);
+	n = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fl);
+	ck_assert_int_eq(n, (ssize_t)strlen(expect));
+	ck_assert_mem_eq(buf, expect, (size_t)n);
+	sendto(fd, reply, strlen(reply), 0, (struct sockaddr *)&from, fl);
+}
+
+/* Run the event loop until a UDP frame sport->dport shows up. */
+static bool wait_udp(struct usernet *u, uint16_t sport, uint16_t dport, const uint8_t **p,
+		     size_t *len)
+{
+	for (int i = 0; i < 200; i++) {
+		struct pollfd pf = { .fd = usernet_fd(u), .events = POLLIN };
+
+		if (find_udp(sport, dport, p, len))
+			return true;
+		poll(&pf, 1, 10);
+		usernet_poll(u);
+	}
+	return find_udp(sport, dport, p, len);
+}
+
+START_TEST(test_dhcp_netstack)
+{
+	struct usernet_cfg c = { .dns_upstream = "127.0.0.1" };
+	struct usernet *u = make(USERNET_IMPL_NETSTACK, &c);
+	struct usernet_stats st;
+	char buf[4096];
+
+	dhcp_discover(u);
+	check_offer();
+	usernet_stats(u, &st);
+	ck_assert_uint_eq(st.dhcp_discover, 1);
+	ck_assert_uint_eq(st.dhcp_offer, 1);
+	ck_assert_int_gt(usernet_stats_format(&st, buf, sizeof(buf)), 0);
+	ck_assert_ptr_nonnull(strstr(buf, "dhcp_offer 1\n"));
+	usernet_free(u);
+}
+END_TEST
+
+START_TEST(test_dhcp_slirp)
+{
+	struct usernet_cfg c = { 0 };
+	struct usernet *u = make(USERNET_IMPL_SLIRP, &c);
+
+	dhcp_discover(u);
+	check_offer();
+	usernet_free(u);
+}
+END_TEST
+
+static void udp_roundtrip(enum usernet_impl impl)
+{
+	struct usernet_cfg c = { .dns_upstream = impl == USERNET_IMPL_SLIRP ? NULL : "127.0.0.1" };
+	struct usernet *u = make(impl, &c);
+	uint8_t f[200];
+	uint16_t port;
+	int fd = udp_server(&port);
+	const uint8_t *p;
+	size_t len;
+
+	guest_arp(u);
+	usernet_input(u, f, udp_frame(f, c.gateway_mac, GUEST, 4000, GW, port, "ping", 4));
+	usernet_poll(u);
+	serve_one(fd, "ping", "pong!");
+	ck_assert(wait_udp(u, port, 4000, &p, &len));
+	ck_assert_uint_eq(len, 5);
+	ck_assert_mem_eq(p, "pong!", 5);
+	close(fd);
+	usernet_free(u);
+}
+
+START_TEST(test_udp_nat_netstack)
+{
+	udp_roundtrip(USERNET_IMPL_NETSTACK);
+}
+END_TEST
+
+START_TEST(test_udp_nat_slirp)
+{
+	udp_roundtrip(USERNET_IMPL_SLIRP);
+}
+END_TEST
+
+START_TEST(test_dns_forwarder)
+{
+	char up[32];
+	uint16_t port;
+	int fd = udp_server(&port);
+	struct usernet_cfg c = { 0 };
+	struct usernet *u;
+	struct usernet_stats st;
+	uint8_t f[200];
+	const uint8_t *p;
+	size_t len;
+
+	snprintf(up, sizeof(up), "127.0.0.1:%u", port);
+	c.dns_upstream = up;
+	u = make(USERNET_IMPL_NETSTACK, &c);
+	guest_arp(u);
+	usernet_input(u, f, udp_frame(f, c.gateway_mac, GUEST, 5353, DNSA, 53, "query", 5));
+	serve_one(fd, "query", "answer");
+	ck_assert(wait_udp(u, 53, 5353, &p, &len));
+	ck_assert_mem_eq(p, "answer", 6);
+	usernet_stats(u, &st);
+	ck_assert_uint_eq(st.dns_queries, 1);
+	ck_assert_uint_eq(st.dns_replies, 1);
+	/* Other ports at the DNS address go nowhere. */
+	usernet_input(u, f, udp_frame(f, c.gateway_mac, GUEST, 5353, DNSA, 54, "x", 1));
+	usernet_stats(u, &st);
+	ck_assert_uint_eq(st.udp_flows, 1);
+	close(fd);
+	usernet_free(u);
+}
+END_TEST
+
+START_TEST(test_udp_limit_and_idle)
+{
+	struct usernet_cfg c = { .dns_upstream = "127.0.0.1", .max_udp_flows = 2, .udp_idle_s = 1 };
+	struct usernet *u = make(USERNET_IMPL_NETSTACK, &c);
+	struct usernet_stats st;
+	uint8_t f[200];
+	uint16_t port;
+	int fd = udp_server(&port);
+
+	guest_arp(u);
+	for (uint16_t sp = 6000; sp < 6003; sp++)
+		usernet_input(u, f, udp_frame(f, c.gateway_mac, GUEST, sp, GW, port, "x", 1));
+	usernet_stats(u, &st);
+	ck_assert_uint_eq(st.udp_flows, 2);
+	ck_assert_uint_eq(st.udp_flows_now, 2);
+	ck_assert_uint_eq(st.udp_limit_drop, 1);
+	ck_assert_int_ge(usernet_timeout_ms(u), 0);
+	ck_assert_int_le(usernet_timeout_ms(u), 1000);
+	usleep(1100 * 1000);
+	usernet_poll(u);
+	usernet_stats(u, &st);
+	ck_assert_uint_eq(st.udp_idle_closed, 2);
+	ck_assert_uint_eq(st.udp_flows_now, 0);
+	close(fd);
+	usernet_free(u);
+}
+END_TEST
+
+START_TEST(test_bad_frames)
+{
+	struct usernet_cfg c = { .dns_upstream = "127.0.0.1" };
+	struct usernet *u = make(USERNET_IMPL_NETSTACK, &c);
+	uint8_t f[1600];
+	unsigned seed = 7;
+
+	for (int i = 0; i < 5000; i++) {
+		size_t len = (size_t)rand_r(&seed) % sizeof(f);
+
+		for (size_t j = 0; j < len; j++)
+			f[j] = (uint8_t)rand_r(&seed);
+		if (i & 1 && len > 14) { /* IPv4 UDP to port 67 sometimes */
+			f[12] = 8;
+			f[13] = 0;
+			f[14] = 0x45;
+			f[23] = 17;
+		}
+		usernet_input(u, f, len);
+	}
+	usernet_poll(u);
+	usernet_free(u);
+}
+END_TEST
+
+START_TEST(test_config_errors)
+{
+	struct usernet_cfg c = { .resolv_conf = "/nonexistent/resolv.conf", .send = capture };
+	char err[256] = "";
+	FILE *fp;
+	char path[] = "/tmp/usernet-resolv-XXXXXX";
+	int fd;
+
+	ck_assert_ptr_null(usernet_new(&c, err, sizeof(err)));
+	ck_assert_ptr_nonnull(strstr(err, "nameserver"));
+	c.resolv_conf = NULL;
+	c.dns_upstream = "127.0.0.1";
+	c.prefix = 31;
+	ck_assert_ptr_null(usernet_new(&c, err, sizeof(err)));
+	ck_assert_ptr_nonnull(strstr(err, "prefix"));
+	c.prefix = 0;
+	c.send = NULL;
+	ck_assert_ptr_null(usernet_new(&c, err, sizeof(err)));
+	/* resolv.conf parsing: IPv6 and junk lines skipped. */
+	fd = mkstemp(path);
+	fp = fdopen(fd, "w");
+	fprintf(fp, "# c\nsearch x\nnameserver ::1\nnameserver 192.0.2.1\nnameserver bogus\n"
+		    "nameserver 192.0.2.2\n");
+	fclose(fp);
+	{
+		uint32_t a[3];
+
+		ck_assert_int_eq(usernet_read_resolvers(path, a, 3), 2);
+		ck_assert_uint_eq(a[0], 0xc0000201u);
+		ck_assert_uint_eq(a[1], 0xc0000202u);
+	}
+	fp = fopen(path, "w");
+	fprintf(fp, "nameserver ::1\n");
+	fclose(fp);
+	{
+		uint32_t a[3];
+
+		ck_assert_int_eq(usernet_read_resolvers(path, a, 3), -ENOENT);
+	}
+	unlink(path);
+}
+END_TEST
+
+START_TEST(test_fwd_spec)
+{
+	struct usernet_fwd f;
+	enum usernet_impl impl;
+
+	ck_assert_int_eq(usernet_parse_fwd("tcp::8080-:80", GUEST, &f), 0);
+	ck_assert(!f.udp);
+	ck_assert_uint_eq(f.host_addr, 0x7f000001);
+	ck_assert_uint_eq(f.host_port, 8080);
+	ck_assert_uint_eq(f.guest_addr, GUEST);
+	ck_assert_uint_eq(f.guest_port, 80);
+	ck_assert_int_eq(usernet_parse_fwd("udp:0.0.0.0:53-10.0.2.20:5353", GUEST, &f), 0);
+	ck_assert(f.udp);
+	ck_assert_uint_eq(f.host_addr, 0);
+	ck_assert_uint_eq(f.guest_addr, 0x0a000214);
+	ck_assert_int_eq(usernet_parse_fwd("sctp::1-:2", GUEST, &f), -EINVAL);
+	ck_assert_int_eq(usernet_parse_fwd("tcp::0-:2", GUEST, &f), -EINVAL);
+	ck_assert_int_eq(usernet_parse_fwd("tcp::70000-:2", GUEST, &f), -EINVAL);
+	ck_assert_int_eq(usernet_parse_fwd("tcp::1:2", GUEST, &f), -EINVAL);
+	ck_assert_int_eq(usernet_parse_fwd("tcp:1.2.3:1-:2", GUEST, &f), -EINVAL);
+	ck_assert_int_eq(usernet_parse_fwd("tcp::1-:", GUEST, &f), -EINVAL);
+	ck_assert_int_eq(usernet_parse_impl("slirp", &impl), 0);
+	ck_assert_int_eq(impl, USERNET_IMPL_SLIRP);
+	ck_assert_int_eq(usernet_parse_impl("qemu", &impl), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_udp_hostfwd)
+{
+	struct usernet_cfg c = { .dns_upstream = "127.0.0.1" };
+	struct usernet *u = make(USERNET_IMPL_NETSTACK, &c);
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	char err[256], spec[64];
+	uint16_t port;
+	int probe = udp_server(&port), fd;
+	bool seen = false;
+
+	close(probe); /* a free port to forward */
+	snprintf(spec, sizeof(spec), "udp:127.0.0.1:%u-:7777", port);
+	ck_assert_int_eq(usernet_hostfwd_add(u, spec, err, sizeof(err)), 0);
+	ck_assert_int_lt(usernet_hostfwd_add(u, spec, err, sizeof(err)), 0);
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	sa.sin_addr.s_addr = htonl(0x7f000001);
+	sa.sin_port = htons(port);
+	guest_arp(u);
+	sendto(fd, "fwd", 3, 0, (struct sockaddr *)&sa, sizeof(sa));
+	for (int i = 0; i < 200 && !seen; i++) {
+		struct pollfd pf = { .fd = usernet_fd(u), .events = POLLIN };
+
+		poll(&pf, 1, 10);
+		usernet_poll(u);
+		for (unsigned k = 0; k < nsent && !seen; k++) {
+			const uint8_t *fr = sent[k];
+
+			seen = sent_len[k] >= 45 && fr[23] == 17 && fr[36] == 7777 >> 8 &&
+			       fr[37] == (7777 & 0xff) && !memcmp(fr + 42, "fwd", 3);
+		}
+	}
+	ck_assert(seen);
+	ck_assert_int_eq(usernet_hostfwd_remove(u, spec, err, sizeof(err)), 0);
+	ck_assert_int_lt(usernet_hostfwd_remove(u, spec, err, sizeof(err)), 0);
+	close(fd);
+	usernet_free(u);
+}
+END_TEST
+
+static Suite *usernet_suite(void)
+{
+	Suite *s = suite_create("usernet");
+	TCase *t = tcase_create("frames");
+
+	tcase_set_timeout(t, 20);
+	tcase_add_test(t, test_dhcp_netstack);
+	tcase_add_test(t, test_dhcp_slirp);
+	tcase_add_test(t, test_udp_nat_netstack);
+	tcase_add_test(t, test_udp_nat_slirp);
+	tcase_add_test(t, test_dns_forwarder);
+	tcase_add_test(t, test_udp_limit_and_idle);
+	tcase_add_test(t, test_bad_frames);
+	tcase_add_test(t, test_config_errors);
+	tcase_add_test(t, test_fwd_spec);
+	tcase_add_test(t, test_udp_hostfwd);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int main(void)
+{
+	return check_run_suite(usernet_suite());
+}
