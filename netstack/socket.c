@@ -134,21 +134,31 @@ int ns_bind(struct ns_sock *s, const struct ns_sockaddr *local)
 	return rc;
 }
 
-/* Run op on the stream socket's tcb with the lock held. */
-#define STREAM_CALL(s, expr)                                                                  \
-	({                                                                                     \
-		int rc_ = -EOPNOTSUPP;                                                         \
-		if ((s)->type == NS_SOCK_STREAM) {                                             \
-			stack_enter((s)->st);                                                  \
-			rc_ = (s)->tcb ? (expr) : -EBADF;                                      \
-			stack_leave((s)->st);                                                  \
-		}                                                                              \
-		rc_;                                                                           \
-	})
+/* Enter the stack for a stream-only call: 0 with the lock held, or
+ * -errno with it not taken. */
+static int stream_enter(struct ns_sock *s)
+{
+	if (s->type != NS_SOCK_STREAM)
+		return -EOPNOTSUPP;
+	stack_enter(s->st);
+	if (!s->tcb) {
+		stack_leave(s->st);
+		return -EBADF;
+	}
+	return 0;
+}
+
+static int stream_leave(struct ns_sock *s, int rc)
+{
+	stack_leave(s->st);
+	return rc;
+}
 
 int ns_listen(struct ns_sock *s, int backlog)
 {
-	return STREAM_CALL(s, tcp_usr_listen(s->tcb, backlog));
+	int rc = stream_enter(s);
+
+	return rc ? rc : stream_leave(s, tcp_usr_listen(s->tcb, backlog));
 }
 
 static bool would_block(struct ns_sock *s, int flags)
@@ -208,12 +218,16 @@ struct ns_sock *ns_accept(struct ns_sock *s, struct ns_sockaddr *peer, int *err)
 
 int ns_accept_complete(struct ns_sock *s)
 {
-	return STREAM_CALL(s, tcp_usr_accept_complete(s->tcb));
+	int rc = stream_enter(s);
+
+	return rc ? rc : stream_leave(s, tcp_usr_accept_complete(s->tcb));
 }
 
 int ns_accept_refuse(struct ns_sock *s, bool icmp, uint8_t icmp_code)
 {
-	return STREAM_CALL(s, tcp_usr_accept_refuse(s->tcb, icmp, icmp_code));
+	int rc = stream_enter(s);
+
+	return rc ? rc : stream_leave(s, tcp_usr_accept_refuse(s->tcb, icmp, icmp_code));
 }
 
 static int connect_stream_locked(struct ns_sock *s, const struct ns_sockaddr *remote)
@@ -359,7 +373,9 @@ ssize_t ns_recv(struct ns_sock *s, void *buf, size_t len, int flags)
 
 int ns_shutdown(struct ns_sock *s, int how)
 {
-	return STREAM_CALL(s, tcp_usr_shutdown(s->tcb, how));
+	int rc = stream_enter(s);
+
+	return rc ? rc : stream_leave(s, tcp_usr_shutdown(s->tcb, how));
 }
 
 static int close_sock(struct ns_sock *s, bool abort)

@@ -213,6 +213,7 @@ struct tcb {
 	uint64_t ts_recent_age;
 	unsigned delack_segs; /* full segments received since our last ACK */
 	bool ack_now;	      /* an ACK must go out at the end of this input */
+	bool force_small;     /* persist timer: send a sub-MSS window anyway */
 
 	/* congestion control (RFC 5681, 6582, 6675) */
 	uint32_t cwnd, ssthresh, recover, ca_acked;

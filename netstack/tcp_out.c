@@ -209,8 +209,9 @@ static bool send_one(struct tcb *t)
 		/* Nagle (RFC 896): one small segment in flight at a time. */
 		if (len == avail && !t->cfg.nodelay && outstanding)
 			return false;
-		/* Sender SWS avoidance (RFC 9293 3.8.6.2.1). */
-		if (len < avail && len < t->max_snd_wnd / 2)
+		/* Sender SWS avoidance (RFC 9293 3.8.6.2.1), until the
+		 * persist timer overrides it. */
+		if (len < avail && len < t->max_snd_wnd / 2 && !t->force_small)
 			return false;
 	}
 	if (len && len == avail)
@@ -275,9 +276,9 @@ void tcp_output(struct tcb *t)
 		sent = true;
 	if (!sent && t->ack_now)
 		tcp_send_ack(t);
-	/* Data waits behind a zero window and nothing is in flight to bring
-	 * an ACK: probe (RFC 9293 3.8.6.1). */
-	if (t->snd_wnd == 0 && SEQ_LT(t->snd_nxt, data_end(t)) && t->snd_una == t->snd_max &&
+	/* Data waits behind a zero (or too small) window and nothing is in
+	 * flight to bring an ACK: the persist timer (RFC 9293 3.8.6.1). */
+	if (SEQ_LT(t->snd_nxt, data_end(t)) && t->snd_una == t->snd_max &&
 	    !timer_armed(&t->t_persist))
 		tcp_arm_persist(t);
 }

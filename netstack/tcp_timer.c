@@ -59,8 +59,14 @@ static void persist_fire(struct ns_stack *st, struct ns_timer *tm)
 	struct tcb *t = TCB_OF(tm, t_persist);
 
 	(void)st;
-	if (t->snd_wnd != 0 || t->snd_una != t->snd_max)
+	if (t->snd_una != t->snd_max)
 		return;
+	if (t->snd_wnd) { /* a window too small for SWS avoidance: use it */
+		t->force_small = true;
+		tcp_output(t);
+		t->force_small = false;
+		return;
+	}
 	tcp_send_probe(t);
 	if (t->backoff < 16)
 		t->backoff++;

@@ -14,6 +14,7 @@ static struct ns_clock *clk;
 static struct ns_link *la, *lb;
 static struct ns_stack *sa, *sb;
 static uint32_t A, B;
+static bool b_dead; /* stack b has vanished: frames to it are lost */
 
 static void setup(void)
 {
@@ -22,6 +23,7 @@ static void setup(void)
 	clk = ns_clock_virtual_new(1000000);
 	cfg.clock = clk;
 	cfg.seed = 7;
+	b_dead = false;
 	ck_assert_int_eq(ns_link_pair(1500, 0, &la, &lb), 0);
 	sa = ns_stack_new(&cfg);
 	cfg.seed = 8;
@@ -41,13 +43,26 @@ static void teardown(void)
 	ns_clock_free(clk);
 }
 
+
+static int drain_b(void)
+{
+	uint8_t buf[NS_FRAME_BUF];
+	int n = 0;
+
+	if (!b_dead)
+		return ns_stack_drain(sb, 1000);
+	while (ns_link_receive(lb, buf, sizeof(buf)) > 0)
+		n++;
+	return n;
+}
+
 /* Deliver frames both ways until the wire is quiet. */
 static int pump(void)
 {
 	int total = 0;
 
 	for (int i = 0; i < 10000; i++) {
-		int n = ns_stack_drain(sa, 1000) + ns_stack_drain(sb, 1000);
+		int n = ns_stack_drain(sa, 1000) + drain_b();
 
 		if (n == 0)
 			break;
@@ -63,7 +78,8 @@ static void run_ms(unsigned ms)
 		pump();
 		ns_clock_advance(clk, 1000);
 		ns_stack_poll(sa);
-		ns_stack_poll(sb);
+		if (!b_dead)
+			ns_stack_poll(sb);
 	}
 	pump();
 }
@@ -426,6 +442,220 @@ START_TEST(test_abort_resets_peer)
 }
 END_TEST
 
+
+/* ------------------------------------------------ loss and options */
+
+/* Move len bytes c -> s under impairment (the client's link is wrapped);
+ * returns the client's tcp_info. */
+static void transfer(struct ns_sock *c, struct ns_sock *s, size_t len, unsigned max_ms)
+{
+	static uint8_t out[1 << 21], in[1 << 21];
+	size_t sent = 0, got = 0;
+
+	ck_assert_uint_le(len, sizeof(out));
+	for (size_t i = 0; i < len; i++)
+		out[i] = (uint8_t)(i * 251 + (i >> 11));
+	for (unsigned ms = 0; ms < max_ms && got < len; ms++) {
+		ssize_t n;
+
+		if (sent < len && (n = ns_send(c, out + sent, len - sent, 0)) > 0)
+			sent += (size_t)n;
+		run_ms(1);
+		while (got < len && (n = ns_recv(s, in + got, len - got, 0)) > 0)
+			got += (size_t)n;
+	}
+	ck_assert_uint_eq(got, len);
+	ck_assert_int_eq(memcmp(in, out, len), 0);
+}
+
+/* Stacks where sa's link drops/duplicates/reorders with the given rates. */
+static void impaired_setup(unsigned loss, unsigned dup, unsigned reorder)
+{
+	struct ns_stack_cfg cfg = { 0 };
+	struct ns_impair_cfg ic = { .loss_bp = loss, .dup_bp = dup, .reorder_bp = reorder,
+				    .delay_us = 2000, .reorder_us = 3000, .seed = 99 };
+
+	teardown();
+	clk = ns_clock_virtual_new(1000000);
+	cfg.clock = clk;
+	cfg.seed = 7;
+	ck_assert_int_eq(ns_link_pair(1500, 0, &la, &lb), 0);
+	la = ns_link_impair(la, clk, &ic);
+	sa = ns_stack_new(&cfg);
+	cfg.seed = 8;
+	sb = ns_stack_new(&cfg);
+	ck_assert_int_eq(ns_iface_add(sa, la, A, 24, 0), 0);
+	ck_assert_int_eq(ns_iface_add(sb, lb, B, 24, 0), 0);
+	ns_arp_add_static(sa, B, lb->mac);
+}
+
+static void connect_pair_retry(struct ns_sock **c, struct ns_sock **s, uint16_t port,
+			       void (*tune)(struct ns_sock *))
+{
+	struct ns_sock *l = listener(sb, 0, port);
+	struct ns_sockaddr to = { B, port };
+	int err;
+
+	*c = stream(sa);
+	if (tune)
+		tune(*c);
+	ck_assert_int_eq(ns_connect(*c, &to), -EINPROGRESS);
+	for (int i = 0; i < 20000 && !(*s = ns_accept(l, NULL, &err)); i++)
+		run_ms(1);
+	ck_assert_ptr_nonnull(*s);
+	ns_setsockopt(*s, NS_SO_NONBLOCK, 1);
+	ns_close(l);
+}
+
+/* 2 MB through 2 % loss, 0.5 % duplication, 1 % reordering: the data
+ * arrives intact and fast retransmit (not only the RTO) did the work. */
+static void lossy_transfer(uint16_t port, void (*tune)(struct ns_sock *), bool sack)
+{
+	struct ns_sock *c, *s = NULL;
+	struct ns_tcp_info ti;
+
+	impaired_setup(200, 50, 100);
+	connect_pair_retry(&c, &s, port, tune);
+	transfer(c, s, 1 << 21, 120000);
+	ns_tcp_info(c, &ti);
+	ck_assert(ti.sack == sack && ti.timestamps == sack);
+	ck_assert_uint_gt(ti.fast_retransmits, 0);
+	ck_assert_uint_gt(ti.retransmits, ti.rto_timeouts);
+	ns_close(c);
+	ns_close(s);
+}
+
+START_TEST(test_loss_sack_recovery)
+{
+	lossy_transfer(90, NULL, true);
+}
+END_TEST
+
+static void no_sack(struct ns_sock *c)
+{
+	ck_assert_int_eq(ns_setsockopt(c, NS_TCP_SACK, 0), 0);
+	ck_assert_int_eq(ns_setsockopt(c, NS_TCP_TIMESTAMPS, 0), 0);
+}
+
+START_TEST(test_loss_newreno_recovery)
+{
+	lossy_transfer(91, no_sack, false);
+}
+END_TEST
+
+static void small_and_plain(struct ns_sock *c)
+{
+	ck_assert_int_eq(ns_setsockopt(c, NS_TCP_WSCALE, 0), 0);
+	ck_assert_int_eq(ns_setsockopt(c, NS_TCP_MAXSEG, 536), 0);
+	ck_assert_int_eq(ns_setsockopt(c, NS_SO_RCVBUF, 8000), 0);
+}
+
+START_TEST(test_option_negotiation)
+{
+	struct ns_sock *c, *s = NULL;
+	struct ns_tcp_info ci, si;
+	int v;
+
+	connect_pair_retry(&c, &s, 92, small_and_plain);
+	ns_tcp_info(c, &ci);
+	ns_tcp_info(s, &si);
+	ck_assert_uint_eq(ci.snd_wscale, 0);
+	ck_assert_uint_eq(ci.rcv_wscale, 0);
+	ck_assert_uint_eq(si.snd_wscale, 0); /* the server does not scale either */
+	ck_assert_uint_eq(si.rcv_wscale, 0);
+	ck_assert_uint_eq(si.snd_mss, 536); /* our MAXSEG is what the peer sends */
+	ck_assert_uint_eq(ci.rcv_mss, 536);
+	ck_assert_uint_eq(si.snd_wnd, 8000);
+	ck_assert(ci.sack && si.timestamps);
+	ck_assert_int_eq(ns_setsockopt(c, NS_SO_RCVBUF, 100000), -EISCONN);
+	ck_assert_int_eq(ns_getsockopt(c, NS_SO_RCVBUF, &v), 0);
+	ck_assert_int_eq(v, 8000);
+	ck_assert_int_eq(ns_setsockopt(c, NS_TCP_KEEPCNT, 0), -EINVAL);
+	ck_assert_int_eq(ns_setsockopt(c, NS_TCP_STATE, 1), -EINVAL);
+	ck_assert_int_eq(ns_setsockopt(c, 999, 1), -ENOPROTOOPT);
+	/* A transfer through the small window and segments. */
+	transfer(s, c, 100000, 20000);
+	ns_close(c);
+	ns_close(s);
+}
+END_TEST
+
+START_TEST(test_zero_window_persist)
+{
+	struct ns_sock *c, *s = NULL;
+	static uint8_t buf[64000];
+	ssize_t n, total = 0;
+	struct ns_tcp_info ti;
+	int v;
+
+	connect_pair_retry(&c, &s, 93, small_and_plain);
+	/* The client (8000-byte receive buffer) does not read: the server's
+	 * sends stop at a zero window, probes keep it alive for minutes. */
+	while ((n = ns_send(s, buf, sizeof(buf), 0)) > 0)
+		total += n;
+	run_ms(600000);
+	ck_assert_int_eq(state_of(s), NS_TCP_ESTABLISHED);
+	ns_tcp_info(s, &ti);
+	/* The last sub-MSS piece of window went out on the persist timer. */
+	ck_assert_uint_eq(ti.snd_wnd, 0);
+	ck_assert_int_eq(ns_getsockopt(c, NS_SO_NREAD, &v), 0);
+	ck_assert_int_eq(v, 8000);
+	/* Reading opens the window; everything arrives. */
+	for (int i = 0; i < 2000 && total > 0; i++) {
+		while ((n = ns_recv(c, buf, sizeof(buf), 0)) > 0)
+			total -= n;
+		run_ms(1);
+	}
+	ck_assert_int_eq((int)total, 0);
+	ns_close(c);
+	ns_close(s);
+}
+END_TEST
+
+static void keepalive_on(struct ns_sock *c)
+{
+	ck_assert_int_eq(ns_setsockopt(c, NS_SO_KEEPALIVE, 1), 0);
+	ck_assert_int_eq(ns_setsockopt(c, NS_TCP_KEEPIDLE, 10), 0);
+	ck_assert_int_eq(ns_setsockopt(c, NS_TCP_KEEPINTVL, 2), 0);
+	ck_assert_int_eq(ns_setsockopt(c, NS_TCP_KEEPCNT, 3), 0);
+}
+
+START_TEST(test_keepalive)
+{
+	struct ns_sock *c, *s = NULL;
+	char b[4];
+
+	connect_pair_retry(&c, &s, 94, keepalive_on);
+	run_ms(35000); /* idle, but the peer answers every probe */
+	ck_assert_int_eq(state_of(c), NS_TCP_ESTABLISHED);
+	b_dead = true; /* the peer vanishes without a word */
+	run_ms(10000 + 3 * 2000 + 2000);
+	ck_assert_int_eq(state_of(c), NS_TCP_CLOSED);
+	ck_assert_int_eq(ns_recv(c, b, sizeof(b), 0), -ETIMEDOUT);
+	ns_close(c);
+	ns_close(s);
+}
+END_TEST
+
+START_TEST(test_user_timeout)
+{
+	struct ns_sock *c, *s = NULL;
+	char b[4];
+
+	connect_pair(&c, &s, 95);
+	ck_assert_int_eq(ns_setsockopt(c, NS_TCP_USER_TIMEOUT, 5000), 0);
+	b_dead = true; /* nothing reaches b any more */
+	ck_assert_int_eq(ns_send(c, "data", 4, 0), 4);
+	run_ms(4000);
+	ck_assert_int_eq(state_of(c), NS_TCP_ESTABLISHED);
+	run_ms(3000);
+	ck_assert_int_eq(state_of(c), NS_TCP_CLOSED);
+	ck_assert_int_eq(ns_recv(c, b, sizeof(b), 0), -ETIMEDOUT);
+	ns_close(c);
+	ns_close(s);
+}
+END_TEST
+
 /* ------------------------------------------------------- blocking API */
 
 static volatile bool pumping;
@@ -531,6 +761,12 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_rto_retransmit);
 	tcase_add_test(tc, test_abort_resets_peer);
 	tcase_add_test(tc, test_blocking_api);
+	tcase_add_test(tc, test_loss_sack_recovery);
+	tcase_add_test(tc, test_loss_newreno_recovery);
+	tcase_add_test(tc, test_option_negotiation);
+	tcase_add_test(tc, test_zero_window_persist);
+	tcase_add_test(tc, test_keepalive);
+	tcase_add_test(tc, test_user_timeout);
 	suite_add_tcase(s, tc);
 	return s;
 }
