@@ -1082,17 +1082,47 @@ int ts_state(struct ns_sock *s)
 
 /* ---------------------------------------------------------- handshakes */
 
-struct ns_sock *ts_passive_open(struct tscript *t, uint16_t lport, struct ns_sock **listener)
+struct ns_tcp_info ts_info(struct ns_sock *s)
+{
+	struct ns_tcp_info i;
+
+	ck_assert_int_eq(ns_tcp_info(s, &i), 0);
+	return i;
+}
+
+/* The option list the stack must answer a SYN offering peer_opts (with
+ * TS val 100, if any) with. */
+static void answer_opts(const char *peer_opts, char *buf, size_t cap)
+{
+	bool sack = strstr(peer_opts, "sackOK"), ts = strstr(peer_opts, "TS val");
+	bool ws = strstr(peer_opts, "wscale");
+
+	snprintf(buf, cap, "<mss *%s%s%s>", sack ? ",sackOK" : "", ts ? ",TS val * ecr 100" : "",
+		 ws ? ",wscale *" : "");
+}
+
+static void peer_wait(struct tscript *t)
+{
+	if (t->hs_rtt_ms)
+		ts_wait(t, t->hs_rtt_ms);
+}
+
+struct ns_sock *ts_passive_open_with(struct tscript *t, uint16_t lport,
+				     struct ns_sock **listener, const char *peer_opts)
 {
 	struct ns_sock *l = ts_listen(t, lport, 8), *s;
+	char want[128];
+	bool ts = strstr(peer_opts, "TS val");
 
 	ts_new_conn(t, lport, t->pport);
 	t->ts_base_us = ns_clock_now(t->clk);
-	TS_IN(t, "S 0:0(0) win 65535 <mss 1460,sackOK,TS val 100 ecr 0,nop,wscale 7>");
-	TS_OUT(t, "S. 0:0(0) ack 1 <mss 1460,sackOK,TS val * ecr 100,nop,wscale *>");
-	t->auto_ts = true;
-	TS_IN(t, ". 1:1(0) ack 1 win 1024");
+	TS_IN(t, "S 0:0(0) win 65535 <%s>", peer_opts);
+	answer_opts(peer_opts, want, sizeof(want));
+	TS_OUT(t, "S. 0:0(0) ack 1 win * %s", want);
+	t->auto_ts = ts;
+	peer_wait(t);
 	t->peer_win = 1024;
+	TS_IN(t, ". 1:1(0) ack 1");
 	s = ts_accept(t, l);
 	TS_STATE(s, NS_TCP_ESTABLISHED);
 	if (listener)
@@ -1102,18 +1132,61 @@ struct ns_sock *ts_passive_open(struct tscript *t, uint16_t lport, struct ns_soc
 	return s;
 }
 
-struct ns_sock *ts_active_open(struct tscript *t)
+struct ns_sock *ts_passive_open(struct tscript *t, uint16_t lport, struct ns_sock **listener)
+{
+	struct ns_sock *s = ts_passive_open_with(t, lport, listener,
+						 "mss 1460,sackOK,TS val 100 ecr 0,nop,wscale 7");
+
+	ck_assert_uint_eq(t->last.mss, 1460);
+	return s;
+}
+
+struct ns_sock *ts_active_open_with(struct tscript *t, const char *peer_opts)
 {
 	struct ns_sock *s = ts_connect(t, 0);
 
 	t->ts_base_us = ns_clock_now(t->clk);
 	TS_OUT(t, "S 0:0(0) <mss 1460,sackOK,TS val * ecr 0,nop,wscale *>");
-	TS_IN(t, "S. 0:0(0) ack 1 win 65535 <mss 1460,sackOK,TS val 100 ecr *,nop,wscale 7>");
-	t->auto_ts = true;
-	TS_OUT(t, ". 1:1(0) ack 1");
+	peer_wait(t);
+	TS_IN(t, "S. 0:0(0) ack 1 win 65535 <%s>", peer_opts);
+	t->auto_ts = strstr(peer_opts, "TS val");
+	TS_OUT(t, ". 1:1(0) ack 1 %s", t->auto_ts ? "<TS val * ecr 100>" : "<>");
 	TS_STATE(s, NS_TCP_ESTABLISHED);
 	t->peer_win = 1024;
 	return s;
+}
+
+struct ns_sock *ts_active_open(struct tscript *t)
+{
+	return ts_active_open_with(t, "mss 1460,sackOK,TS val 100 ecr *,nop,wscale 7");
+}
+
+void ts_save(const struct tscript *t, struct ts_conn *c)
+{
+	*c = (struct ts_conn){ .lport = t->lport,
+			       .pport = t->pport,
+			       .peer_win = t->peer_win,
+			       .liss = t->liss,
+			       .piss = t->piss,
+			       .last_tsval = t->last_tsval,
+			       .sent = t->sent,
+			       .liss_known = t->liss_known,
+			       .auto_ts = t->auto_ts,
+			       .ts_base_us = t->ts_base_us };
+}
+
+void ts_restore(struct tscript *t, const struct ts_conn *c)
+{
+	t->lport = c->lport;
+	t->pport = c->pport;
+	t->peer_win = c->peer_win;
+	t->liss = c->liss;
+	t->piss = c->piss;
+	t->last_tsval = c->last_tsval;
+	t->sent = c->sent;
+	t->liss_known = c->liss_known;
+	t->auto_ts = c->auto_ts;
+	t->ts_base_us = c->ts_base_us;
 }
 
 int ts_run_suite(const char *name, const TTest *const *const *cases, size_t n,

@@ -82,8 +82,17 @@ struct tscript {
 	uint64_t ts_base_us;
 	uint16_t peer_win; /* window field of TS_IN lines without "win" */
 	uint16_t ip_id;
+	unsigned hs_rtt_ms; /* handshake helpers: the peer answers after this */
 	struct ts_seg last; /* the segment TS_OUT matched last */
 	uint64_t last_out_us, last_in_us;
+};
+
+/* What describes one connection, for scripts juggling several. */
+struct ts_conn {
+	uint16_t lport, pport, peer_win;
+	uint32_t liss, piss, last_tsval, sent;
+	bool liss_known, auto_ts;
+	uint64_t ts_base_us;
 };
 
 struct ts_cfg {
@@ -97,6 +106,8 @@ void ts_free(struct tscript *t);
 
 /* Start describing another connection (new ports, ISNs unknown). */
 void ts_new_conn(struct tscript *t, uint16_t lport, uint16_t pport);
+void ts_save(const struct tscript *t, struct ts_conn *c);
+void ts_restore(struct tscript *t, const struct ts_conn *c);
 
 /* The byte at relative sequence number seq of either side's stream. */
 static inline uint8_t ts_pattern(uint32_t seq)
@@ -170,6 +181,13 @@ int ts_state(struct ns_sock *s);
  * the peer's window is 1024 << 7 (peer_win 1024). */
 struct ns_sock *ts_passive_open(struct tscript *t, uint16_t lport, struct ns_sock **listener);
 struct ns_sock *ts_active_open(struct tscript *t);
+/* Same with the peer's own SYN (SYN-ACK) option list, e.g. "mss 1000" or
+ * "" for none; the stack's answer must carry exactly MSS plus what was
+ * offered (wscale and TS of any value), and auto_ts follows TS. */
+struct ns_sock *ts_passive_open_with(struct tscript *t, uint16_t lport,
+				     struct ns_sock **listener, const char *peer_opts);
+struct ns_sock *ts_active_open_with(struct tscript *t, const char *peer_opts);
+struct ns_tcp_info ts_info(struct ns_sock *s);
 
 struct ns_stats ts_stats(struct tscript *t);
 

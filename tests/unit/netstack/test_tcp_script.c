@@ -41,8 +41,454 @@ START_TEST(test_rst_on_closed_port)
 }
 END_TEST
 
+/* RFC 9293 3.5 + RFC 7323/2018/6691: a SYN offering everything gets a
+ * SYN-ACK with MSS, wscale, SACK-permitted and TS echoing ours. */
+START_TEST(test_handshake_passive_options)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+	struct ns_tcp_info i = ts_info(s);
+
+	ck_assert(t->last.has_ws);
+	ck_assert_uint_eq(i.snd_wscale, 7);
+	ck_assert_uint_eq(i.rcv_wscale, t->last.ws);
+	ck_assert(i.sack);
+	ck_assert(i.timestamps);
+	ck_assert_uint_eq(i.snd_mss, 1460);
+	/* Data segments carry TS (12 bytes): 1448 of payload per segment. */
+	ck_assert_int_eq(ts_send(t, s, 3000), 3000);
+	TS_OUT(t, "P. 1:1449(1448) ack 1 <TS val * ecr *>");
+	TS_OUT(t, "P. 1449:2897(1448) ack 1 <TS val * ecr *>");
+	TS_NONE(t); /* Nagle holds the small rest while data is unacknowledged */
+	TS_IN(t, ". 1:1(0) ack 2897");
+	TS_OUT(t, "P. 2897:3001(104) ack 1 <TS val * ecr *>");
+	ns_close(s);
+}
+END_TEST
+
+/* A SYN with no options: the answer has only MSS, the peer's MSS is 536
+ * (RFC 9293 3.7.1), no TS or SACK on later segments, no scaling. */
+START_TEST(test_handshake_passive_no_options)
+{
+	struct ns_sock *s = ts_passive_open_with(t, 80, NULL, "");
+	struct ns_tcp_info i = ts_info(s);
+
+	ck_assert(!t->last.has_ws && !t->last.sack_ok && !t->last.has_ts);
+	ck_assert(!i.sack && !i.timestamps);
+	ck_assert_uint_eq(i.snd_mss, 536);
+	ck_assert_uint_eq(i.snd_wscale, 0);
+	ck_assert_uint_eq(i.rcv_wscale, 0);
+	ck_assert_int_eq(ts_send(t, s, 1000), 1000);
+	TS_OUT(t, "P. 1:537(536) ack 1 <>");
+	TS_NONE(t); /* Nagle */
+	/* the window is not scaled: 1024 bytes from the handshake's ACK */
+	ck_assert_uint_eq(ts_info(s).snd_wnd, 1024);
+	TS_IN(t, ". 1:1(0) ack 537 win 2000");
+	ck_assert_uint_eq(ts_info(s).snd_wnd, 2000);
+	TS_OUT(t, "P. 537:1001(464) ack 1 <>");
+	ns_close(s);
+}
+END_TEST
+
+/* The peer's MSS bounds our segments (RFC 9293 3.7.1, RFC 6691). */
+START_TEST(test_handshake_peer_mss)
+{
+	struct ns_sock *s = ts_passive_open_with(t, 80, NULL, "mss 1000,nop,wscale 2");
+
+	ck_assert_uint_eq(ts_info(s).snd_mss, 1000);
+	ck_assert_uint_eq(ts_info(s).snd_wscale, 2);
+	ck_assert_int_eq(ts_send(t, s, 2000), 2000);
+	TS_OUT(t, "P. 1:1001(1000) ack 1 <>");
+	TS_OUT(t, "P. 1001:2001(1000) ack 1 <>");
+	ns_close(s);
+}
+END_TEST
+
+START_TEST(test_handshake_active_options)
+{
+	struct ns_sock *s = ts_active_open(t);
+	struct ns_tcp_info i = ts_info(s);
+
+	ck_assert(i.sack && i.timestamps);
+	ck_assert_uint_eq(i.snd_wscale, 7);
+	ck_assert_uint_eq(i.snd_mss, 1460);
+	ck_assert_int_eq(ns_sock_events(s) & NS_EV_OUT, NS_EV_OUT);
+	ns_close(s);
+}
+END_TEST
+
+/* A SYN-ACK with no options turns TS, SACK and scaling off (RFC 7323
+ * 1.3: both sides must send the option in their SYN). */
+START_TEST(test_handshake_active_no_options)
+{
+	struct ns_sock *s = ts_active_open_with(t, "");
+	struct ns_tcp_info i = ts_info(s);
+
+	ck_assert(!i.sack && !i.timestamps);
+	ck_assert_uint_eq(i.snd_wscale, 0);
+	ck_assert_uint_eq(i.rcv_wscale, 0);
+	ck_assert_uint_eq(i.snd_mss, 536);
+	ck_assert_int_eq(ts_send(t, s, 600), 600);
+	TS_OUT(t, "P. 1:537(536) ack 1 <>");
+	ns_close(s);
+}
+END_TEST
+
+/* Unanswered SYN: initial RTO 1 s (RFC 6298 2.1), then doubling (5.5). */
+START_TEST(test_syn_initial_rto_and_backoff)
+{
+	struct ns_sock *s = ts_connect(t, 0);
+
+	TS_OUT(t, "S 0:0(0) <mss 1460,sackOK,TS val * ecr 0,nop,wscale *>");
+	TS_OUT_AFTER(t, 1000, 1000, "S 0:0(0) <mss 1460,sackOK,TS val * ecr 0,nop,wscale *>");
+	TS_OUT_AFTER(t, 2000, 2000, "S 0:0(0)");
+	TS_OUT_AFTER(t, 4000, 4000, "S 0:0(0)");
+	/* the peer finally answers */
+	TS_IN(t, "S. 0:0(0) ack 1 win 65535 <mss 1460>");
+	TS_OUT(t, ". 1:1(0) ack 1 <>");
+	TS_STATE(s, NS_TCP_ESTABLISHED);
+	ns_close(s);
+}
+END_TEST
+
+/* RFC 9293 3.5 figure 7: both sides send SYN at once. */
+START_TEST(test_simultaneous_open)
+{
+	struct ns_sock *s = ts_connect(t, 5000);
+
+	TS_OUT(t, "S 0:0(0) <mss 1460,sackOK,TS val * ecr 0,nop,wscale *>");
+	TS_IN(t, "S 0:0(0) win 65535 <mss 1460,sackOK,TS val 100 ecr 0,nop,wscale 7>");
+	TS_OUT(t, "S. 0:0(0) ack 1 <mss 1460,sackOK,TS val * ecr 100,nop,wscale *>");
+	TS_STATE(s, NS_TCP_SYN_RECEIVED);
+	TS_IN(t, "S. 0:0(0) ack 1 win 65535 <mss 1460,sackOK,TS val 101 ecr *,nop,wscale 7>");
+	TS_STATE(s, NS_TCP_ESTABLISHED);
+	ts_flush(t); /* an ACK of the duplicate SYN is allowed */
+	t->auto_ts = true;
+	ck_assert_int_eq(ts_send(t, s, 10), 10);
+	TS_OUT(t, "P. 1:11(10) ack 1");
+	TS_IN(t, "P. 1:101(100) ack 11");
+	TS_RECV(t, s, 1, 100);
+	ns_close(s);
+}
+END_TEST
+
+/* Active close: FIN-WAIT-1, FIN-WAIT-2, TIME-WAIT for 2 MSL (here
+ * NS_TCP_LINGER2 = 5 s), a retransmitted FIN is re-ACKed, then CLOSED and
+ * the port answers RST. */
+START_TEST(test_time_wait_2msl)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+
+	ck_assert_int_eq(ns_setsockopt(s, NS_TCP_LINGER2, 5000), 0);
+	ck_assert_int_eq(ns_shutdown(s, NS_SHUT_WR), 0);
+	TS_OUT(t, "F. 1:1(0) ack 1");
+	TS_STATE(s, NS_TCP_FIN_WAIT_1);
+	TS_IN(t, ". 1:1(0) ack 2");
+	TS_STATE(s, NS_TCP_FIN_WAIT_2);
+	TS_IN(t, "F. 1:1(0) ack 2");
+	TS_OUT(t, ". 2:2(0) ack 2");
+	TS_STATE(s, NS_TCP_TIME_WAIT);
+	ts_wait(t, 3000);
+	TS_IN(t, "F. 1:1(0) ack 2");
+	TS_OUT(t, ". 2:2(0) ack 2");
+	TS_STATE(s, NS_TCP_TIME_WAIT);
+	/* RFC 9293: the retransmitted FIN restarts the 2 MSL timeout */
+	TS_QUIET(t, 4900);
+	TS_STATE(s, NS_TCP_TIME_WAIT);
+	TS_QUIET(t, 200);
+	TS_STATE(s, NS_TCP_CLOSED);
+	TS_IN(t, ". 2:2(0) ack 2");
+	TS_OUT(t, "R 2:2(0)");
+	ns_close(s);
+	ck_assert_uint_eq(ts_stats(t).tcp_conns, 0);
+}
+END_TEST
+
+/* RFC 9293 3.6 figure 13: both FINs cross; CLOSING, then TIME-WAIT. */
+START_TEST(test_simultaneous_close)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+
+	ck_assert_int_eq(ns_setsockopt(s, NS_TCP_LINGER2, 1000), 0);
+	ck_assert_int_eq(ns_shutdown(s, NS_SHUT_WR), 0);
+	TS_OUT(t, "F. 1:1(0) ack 1");
+	TS_IN(t, "F. 1:1(0) ack 1");
+	TS_OUT(t, ". 2:2(0) ack 2");
+	TS_STATE(s, NS_TCP_CLOSING);
+	TS_IN(t, ". 2:2(0) ack 2");
+	TS_STATE(s, NS_TCP_TIME_WAIT);
+	ts_wait(t, 1001);
+	TS_STATE(s, NS_TCP_CLOSED);
+	TS_NONE(t);
+	ns_close(s);
+}
+END_TEST
+
+/* Passive close: FIN -> CLOSE-WAIT (EOF, ACKed at once), close -> LAST-ACK
+ * with our FIN, its ACK -> CLOSED. */
+START_TEST(test_fin_established_close_wait_last_ack)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+	uint8_t b[4];
+
+	TS_IN(t, "F. 1:1(0) ack 1");
+	TS_OUT(t, ". 1:1(0) ack 2");
+	TS_STATE(s, NS_TCP_CLOSE_WAIT);
+	ck_assert_int_eq(ns_recv(s, b, sizeof(b), 0), 0);
+	ck_assert(ns_sock_events(s) & NS_EV_IN);
+	/* sending still works in CLOSE-WAIT */
+	ck_assert_int_eq(ts_send(t, s, 5), 5);
+	TS_OUT(t, "P. 1:6(5) ack 2");
+	ck_assert_int_eq(ns_shutdown(s, NS_SHUT_WR), 0);
+	TS_OUT(t, "F. 6:6(0) ack 2");
+	TS_STATE(s, NS_TCP_LAST_ACK);
+	TS_IN(t, ". 2:2(0) ack 7");
+	TS_STATE(s, NS_TCP_CLOSED);
+	ns_close(s);
+	TS_NONE(t);
+}
+END_TEST
+
+/* FIN-WAIT-1 receiving FIN+ACK of our FIN goes straight to TIME-WAIT. */
+START_TEST(test_fin_wait1_fin_ack)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+
+	ck_assert_int_eq(ns_shutdown(s, NS_SHUT_WR), 0);
+	TS_OUT(t, "F. 1:1(0) ack 1");
+	TS_IN(t, "F. 1:1(0) ack 2");
+	TS_OUT(t, ". 2:2(0) ack 2");
+	TS_STATE(s, NS_TCP_TIME_WAIT);
+	ns_close(s);
+}
+END_TEST
+
+/* A FIN carrying data, and a FIN beyond a hole (held until the hole
+ * fills: RFC 9293 3.10.7.4 processes FIN only in sequence). */
+START_TEST(test_fin_with_data_and_out_of_order_fin)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+
+	TS_IN(t, "P. 1:101(100) ack 1");
+	TS_IN(t, "F. 201:301(100) ack 1");
+	TS_OUT(t, ". 1:1(0) ack 101 <TS val * ecr *,sack 201:301>");
+	TS_STATE(s, NS_TCP_ESTABLISHED);
+	TS_IN(t, ". 101:201(100) ack 1");
+	TS_OUT(t, ". 1:1(0) ack 302");
+	TS_STATE(s, NS_TCP_CLOSE_WAIT);
+	TS_RECV(t, s, 1, 300);
+	ns_close(s);
+}
+END_TEST
+
+/* The third handshake segment may carry the FIN: accept() gives a
+ * connection already in CLOSE-WAIT. */
+START_TEST(test_fin_in_syn_received)
+{
+	struct ns_sock *l = ts_listen(t, 80, 4), *s;
+	uint8_t b[4];
+
+	ts_new_conn(t, 80, 40000);
+	TS_IN(t, "S 0:0(0) win 65535 <mss 1460>");
+	TS_OUT(t, "S. 0:0(0) ack 1 <mss 1460>");
+	TS_IN(t, "F. 1:1(0) ack 1");
+	TS_OUT(t, ". 1:1(0) ack 2");
+	s = ts_accept(t, l);
+	TS_STATE(s, NS_TCP_CLOSE_WAIT);
+	ck_assert_int_eq(ns_recv(s, b, sizeof(b), 0), 0);
+	ns_close(s);
+	TS_OUT(t, "F. 1:1(0) ack 2");
+	ns_close(l);
+}
+END_TEST
+
+/* shutdown(SHUT_WR): our FIN goes out, the peer keeps sending and we keep
+ * receiving (half-close), send() fails with EPIPE. */
+START_TEST(test_shutdown_wr_half_close)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+
+	ck_assert_int_eq(ns_shutdown(s, NS_SHUT_WR), 0);
+	TS_OUT(t, "F. 1:1(0) ack 1");
+	TS_IN(t, ". 1:1(0) ack 2");
+	TS_STATE(s, NS_TCP_FIN_WAIT_2);
+	ck_assert_int_eq(ts_send(t, s, 10), -EPIPE);
+	for (uint32_t seq = 1; seq < 6000; seq += 1448)
+		TS_IN(t, "P. %u:%u(1448) ack 2", seq, seq + 1448);
+	TS_RECV(t, s, 1, 5 * 1448);
+	ck_assert_uint_ge(t->qlen, 2); /* ACKs at least every second segment */
+	ts_flush(t);
+	TS_IN(t, "F. 7241:7241(0) ack 2");
+	TS_OUT(t, ". 2:2(0) ack 7242");
+	TS_STATE(s, NS_TCP_TIME_WAIT);
+	ns_close(s);
+}
+END_TEST
+
+/* ns_abort: RST at snd_nxt (RFC 9293 3.10.4 ABORT), nothing after. */
+START_TEST(test_abort_sends_rst)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+
+	ck_assert_int_eq(ts_send(t, s, 100), 100);
+	TS_OUT(t, "P. 1:101(100) ack 1");
+	ck_assert_int_eq(ns_abort(s), 0);
+	TS_OUT(t, "R. 101:101(0) ack 1");
+	TS_QUIET(t, 5000);
+	TS_IN(t, ". 1:1(0) ack 101");
+	TS_OUT(t, "R 101:101(0)");
+	ck_assert_uint_eq(ts_stats(t).tcp_conns, 0);
+}
+END_TEST
+
+/* Closing with unread data resets the connection (RFC 9293 3.10.4,
+ * RFC 2525 2.17). */
+START_TEST(test_close_with_unread_data_rsts)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+
+	TS_IN(t, "P. 1:11(10) ack 1");
+	ns_close(s);
+	TS_OUT(t, "R. 1:1(0) ack 11");
+}
+END_TEST
+
+/* Listen backlog 2: a third SYN while two are half-open is dropped
+ * (stats.tcp_syn_drop); once one completes, the retried SYN is answered. */
+START_TEST(test_listen_backlog_overflow)
+{
+	struct ns_sock *l = ts_listen(t, 80, 2), *a;
+	struct ts_conn c1, c2;
+
+	ts_new_conn(t, 80, 40001);
+	TS_IN(t, "S 0:0(0) win 65535 <mss 1460>");
+	TS_OUT(t, "S. 0:0(0) ack 1 <mss 1460>");
+	ts_save(t, &c1);
+	ts_new_conn(t, 80, 40002);
+	TS_IN(t, "S 0:0(0) win 65535 <mss 1460>");
+	TS_OUT(t, "S. 0:0(0) ack 1 <mss 1460>");
+	ts_save(t, &c2);
+	ts_new_conn(t, 80, 40003);
+	TS_IN(t, "S 0:0(0) win 65535 <mss 1460>");
+	TS_NONE(t);
+	ck_assert_uint_eq(ts_stats(t).tcp_syn_drop, 1);
+	ts_restore(t, &c1);
+	TS_IN(t, ". 1:1(0) ack 1");
+	a = ts_accept(t, l);
+	ns_close(a);
+	TS_OUT(t, "F. 1:1(0) ack 1");
+	ts_new_conn(t, 80, 40003);
+	TS_IN(t, "S 0:0(0) win 65535 <mss 1460>");
+	TS_OUT(t, "S. 0:0(0) ack 1 <mss 1460>");
+	ts_restore(t, &c2);
+	TS_IN(t, ". 1:1(0) ack 1");
+	a = ts_accept(t, l);
+	ns_close(a);
+	ns_close(l);
+}
+END_TEST
+
+/* ----------------------------------------------------------- RFC 5961 */
+
+/* An in-window RST whose seq is not exactly rcv_nxt gets a challenge ACK
+ * and the connection lives (RFC 5961 3.2). */
+START_TEST(test_rst_in_window_challenge_ack)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+
+	TS_IN(t, "R 1001:1001(0) win 0");
+	TS_OUT(t, ". 1:1(0) ack 1");
+	TS_STATE(s, NS_TCP_ESTABLISHED);
+	ck_assert_uint_eq(ts_stats(t).tcp_challenge_ack, 1);
+	/* out of the window entirely: silently dropped */
+	TS_IN(t, "R 3000000000:3000000000(0) win 0");
+	TS_NONE(t);
+	TS_STATE(s, NS_TCP_ESTABLISHED);
+	ns_close(s);
+}
+END_TEST
+
+/* A RST at exactly rcv_nxt resets: ECONNRESET for the user, no answer. */
+START_TEST(test_rst_exact_seq_resets)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+	uint8_t b[4];
+	int err = 0;
+
+	TS_IN(t, "P. 1:11(10) ack 1");
+	TS_IN(t, "R. 11:11(0) ack 1 win 0");
+	TS_NONE(t);
+	TS_STATE(s, NS_TCP_CLOSED);
+	ck_assert(ns_sock_events(s) & (NS_EV_ERR | NS_EV_HUP));
+	ck_assert_int_eq(ns_getsockopt(s, NS_SO_ERROR, &err), 0);
+	if (err == 0) /* already reported through recv */
+		ck_assert_int_eq(ns_recv(s, b, sizeof(b), 0), -ECONNRESET);
+	else
+		ck_assert_int_eq(err, -ECONNRESET);
+	ns_close(s);
+	ck_assert_uint_eq(ts_stats(t).tcp_conns, 0);
+}
+END_TEST
+
+/* A SYN on a synchronized connection: challenge ACK, no reset
+ * (RFC 5961 4.2). */
+START_TEST(test_syn_on_established_challenge_ack)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+
+	TS_IN(t, "S 500:500(0) win 65535 <mss 1460>");
+	TS_OUT(t, ". 1:1(0) ack 1");
+	TS_STATE(s, NS_TCP_ESTABLISHED);
+	TS_IN(t, "S 0:0(0) win 65535 <mss 1460>");
+	TS_OUT(t, ". 1:1(0) ack 1");
+	TS_STATE(s, NS_TCP_ESTABLISHED);
+	ck_assert_uint_ge(ts_stats(t).tcp_challenge_ack, 1);
+	ns_close(s);
+}
+END_TEST
+
+/* An ACK below snd_una - max_snd_wnd is not acceptable: ACK back and drop
+ * the segment, its data included (RFC 5961 5.2). */
+START_TEST(test_old_ack_dropped)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+
+	TS_IN(t, "P. 1:101(100) ack 4000000000");
+	TS_OUT(t, ". 1:1(0) ack 1");
+	ck_assert_int_eq(ns_recv(s, (uint8_t[4]){ 0 }, 4, 0), -EAGAIN);
+	/* an ACK for data never sent: ACK and drop too (RFC 9293 3.10.7.4) */
+	TS_IN(t, "P. 1:101(100) ack 5000");
+	TS_OUT(t, ". 1:1(0) ack 1");
+	ck_assert_int_eq(ns_recv(s, (uint8_t[4]){ 0 }, 4, 0), -EAGAIN);
+	TS_STATE(s, NS_TCP_ESTABLISHED);
+	TS_IN(t, "P. 1:101(100) ack 1");
+	TS_RECV(t, s, 1, 100);
+	ns_close(s);
+}
+END_TEST
+
 static const TTest *const *const cases[] = {
 	TS_CASE(test_rst_on_closed_port),
+	TS_CASE(test_handshake_passive_options),
+	TS_CASE(test_handshake_passive_no_options),
+	TS_CASE(test_handshake_peer_mss),
+	TS_CASE(test_handshake_active_options),
+	TS_CASE(test_handshake_active_no_options),
+	TS_CASE(test_syn_initial_rto_and_backoff),
+	TS_CASE(test_simultaneous_open),
+	TS_CASE(test_time_wait_2msl),
+	TS_CASE(test_simultaneous_close),
+	TS_CASE(test_fin_established_close_wait_last_ack),
+	TS_CASE(test_fin_wait1_fin_ack),
+	TS_CASE(test_fin_with_data_and_out_of_order_fin),
+	TS_CASE(test_fin_in_syn_received),
+	TS_CASE(test_shutdown_wr_half_close),
+	TS_CASE(test_abort_sends_rst),
+	TS_CASE(test_close_with_unread_data_rsts),
+	TS_CASE(test_listen_backlog_overflow),
+	TS_CASE(test_rst_in_window_challenge_ack),
+	TS_CASE(test_rst_exact_seq_resets),
+	TS_CASE(test_syn_on_established_challenge_ack),
+	TS_CASE(test_old_ack_dropped),
 };
 
 int main(void)
