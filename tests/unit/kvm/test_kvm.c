@@ -2,7 +2,9 @@
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -49,6 +51,13 @@ START_TEST(caps_vm_slots_vcpu)
 	ck_assert_int_eq(kvm_vm_create_irqchip(&vm), 0);
 	ck_assert_int_eq(kvm_vm_create_pit2(&vm), 0);
 	ck_assert_int_eq(kvm_vm_irq_line(&vm, 4, true), 0);
+	{
+		int efd = eventfd(0, EFD_CLOEXEC);
+
+		ck_assert_int_eq(kvm_vm_irqfd(&vm, efd, 5, -1, true), 0);
+		ck_assert_int_eq(kvm_vm_irqfd(&vm, efd, 5, -1, false), 0);
+		close(efd);
+	}
 	ck_assert_int_eq(kvm_vcpu_create(&vm, 0, &vcpu), 0);
 	ck_assert_ptr_nonnull(vcpu.run);
 	ck_assert_int_eq(kvm_vcpu_get_regs(&vcpu, &regs), 0);
@@ -64,6 +73,78 @@ START_TEST(caps_vm_slots_vcpu)
 }
 END_TEST
 
+/* Real-mode code at 0x1000: out to 0x10 (an ioeventfd: no exit), out to
+ * 0x11 (an exit), a store into a read-only slot at 0x3000 (an MMIO exit),
+ * hlt (an exit: no in-kernel irqchip in this VM). */
+static const uint8_t real_mode_code[] = {
+	0xb0, 0x42,		/* mov $0x42,%al */
+	0xe6, 0x10,		/* out %al,$0x10 */
+	0xe6, 0x11,		/* out %al,$0x11 */
+	0xa2, 0x00, 0x30,	/* mov %al,0x3000 */
+	0xf4,			/* hlt */
+};
+
+START_TEST(run_exits_ioeventfd_readonly_debug_msr)
+{
+	struct kvm_sys sys;
+	struct kvm_vm vm;
+	struct kvm_vcpu cpu;
+	struct kvm_sregs sregs;
+	struct kvm_regs regs = {.rip = 0x1000, .rflags = 2};
+	struct kvm_cpuid2 *cpuid = NULL;
+	char err[256];
+	uint8_t *ram = mmap(NULL, 0x4000, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t v = 0, ev = 0;
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+	memcpy(ram + 0x1000, real_mode_code, sizeof(real_mode_code));
+	ck_assert_int_eq(kvm_open(&sys, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(kvm_vm_create(&sys, &vm, err, sizeof(err)), 0);
+	ck_assert_int_ge(kvm_vm_add_mem(&vm, 0, 0x3000, ram, 0), 0);
+	ck_assert_int_ge(kvm_vm_add_mem(&vm, 0x3000, 0x1000, ram + 0x3000, KVM_MEM_READONLY), 0);
+	ck_assert_int_eq(kvm_vm_ioeventfd(&vm, 0x10, 1, true, -1, efd, true), 0);
+	ck_assert_int_eq(kvm_vcpu_create(&vm, 0, &cpu), 0);
+	ck_assert_int_eq(kvm_get_supported_cpuid(&sys, &cpuid), 0);
+	ck_assert_int_eq(kvm_vcpu_set_cpuid(&cpu, cpuid), 0);
+	ck_assert_int_eq(kvm_vcpu_set_msr(&cpu, 0x174, 0x10), 0); /* IA32_SYSENTER_CS */
+	ck_assert_int_eq(kvm_vcpu_get_msr(&cpu, 0x174, &v), 0);
+	ck_assert_uint_eq(v, 0x10);
+	ck_assert_int_eq(kvm_vcpu_get_sregs(&cpu, &sregs), 0);
+	sregs.cs.base = 0;
+	sregs.cs.selector = 0;
+	ck_assert_int_eq(kvm_vcpu_set_sregs(&cpu, &sregs), 0);
+	ck_assert_int_eq(kvm_vcpu_set_regs(&cpu, &regs), 0);
+
+	/* Single step: the first run stops after one instruction. */
+	ck_assert_int_eq(kvm_vcpu_set_guest_debug(&cpu, true, NULL, 0), 0);
+	ck_assert_int_eq(kvm_vcpu_run(&cpu), 0);
+	ck_assert_uint_eq(cpu.run->exit_reason, KVM_EXIT_DEBUG);
+	ck_assert_uint_eq(cpu.run->debug.arch.pc, 0x1002);
+	ck_assert_int_eq(kvm_vcpu_set_guest_debug(&cpu, false, NULL, 0), 0);
+	ck_assert_int_eq(kvm_vcpu_run(&cpu), 0);
+	ck_assert_uint_eq(cpu.run->exit_reason, KVM_EXIT_IO);
+	ck_assert_uint_eq(cpu.run->io.port, 0x11); /* 0x10 went to the eventfd */
+	ck_assert_int_eq(read(efd, &ev, sizeof(ev)), sizeof(ev));
+	ck_assert_uint_eq(ev, 1);
+	ck_assert_int_eq(kvm_vcpu_run(&cpu), 0);
+	/* The store into the read-only slot exits as MMIO and is not stored. */
+	ck_assert_uint_eq(cpu.run->exit_reason, KVM_EXIT_MMIO);
+	ck_assert_uint_eq(cpu.run->mmio.phys_addr, 0x3000);
+	ck_assert(cpu.run->mmio.is_write);
+	ck_assert_uint_eq(cpu.run->mmio.data[0], 0x42);
+	ck_assert_uint_eq(ram[0x3000], 0);
+	ck_assert_int_eq(kvm_vcpu_run(&cpu), 0);
+	ck_assert_uint_eq(cpu.run->exit_reason, KVM_EXIT_HLT);
+	ck_assert_int_eq(kvm_vcpu_set_guest_debug(&cpu, false, (uint64_t[]){0}, 5), -EINVAL);
+	free(cpuid);
+	close(efd);
+	kvm_vcpu_destroy(&cpu);
+	kvm_vm_destroy(&vm);
+	kvm_close(&sys);
+	munmap(ram, 0x4000);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("kvm");
@@ -75,6 +156,7 @@ int main(void)
 	}
 	tcase_add_test(tc, open_errors_are_readable);
 	tcase_add_test(tc, caps_vm_slots_vcpu);
+	tcase_add_test(tc, run_exits_ioeventfd_readonly_debug_msr);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
