@@ -710,8 +710,8 @@ static void print_rule(FILE *f, const struct regdb_rule *r, const struct regdb_w
 	fprintf(f, " @ ");
 	print_khz(f, r->max_bw_khz);
 	fprintf(f, "), (");
-	if (r->max_ant_gain_mbi) {
-		print_mbm(f, r->max_ant_gain_mbi);
+	if (r->max_ant_gain_mbi > 0) { /* dBi: never in mW */
+		print_fixed(f, (uint32_t)r->max_ant_gain_mbi, 2);
 		fprintf(f, ", ");
 	}
 	print_mbm(f, r->max_eirp_mbm);

@@ -5,7 +5,9 @@
  *
  * A database is a set of domains in file order (sorted by alpha2); every
  * domain owns its rules. All parsing is bounds-checked: a malformed file is
- * a one-line error in struct regdb_error, never a crash.
+ * a one-line error in struct regdb_error, never a crash. The text format
+ * db.txt is read and written too, and regulatory.db can be written. Programs
+ * linking libregdb.a need $(REGDB_LDLIBS) (regdb/module.mk: jansson, crypto, m).
  */
 #ifndef REGDB_REGDB_H
 #define REGDB_REGDB_H

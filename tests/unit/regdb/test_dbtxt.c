@@ -219,6 +219,15 @@ START_TEST(text_to_binary_round_trip)
 
 	ck_assert(regdb_db_equal(db, bin));
 	ck_assert(regdb_db_equal(db, txt));
+	regdb_db_free(txt);
+	/* what only the text form holds: antenna gain, flags the binary lacks */
+	regdb_db_free(db);
+	db = parse_ok("country XX:\n\t(2402 - 2482 @ 40), (3.01, 200 mW), NO-CCK, PTP-ONLY, "
+		      "NO-HT40, NO-80MHZ\n\t(5170 - 5250.125 @ 0.5), (N/A, 20.5), NO-INDOOR\n");
+	ck_assert_int_eq(regdb_db_find(db, "XX")->rules[0].max_ant_gain_mbi, 301);
+	ck_assert_uint_eq(regdb_db_find(db, "XX")->rules[1].max_bw_khz, 500);
+	txt = reparse_text(db);
+	ck_assert(regdb_db_equal(db, txt));
 	regdb_db_free(db);
 	regdb_db_free(bin);
 	regdb_db_free(txt);
