@@ -16,7 +16,7 @@ static struct ns_stack *sa, *sb;
 static uint32_t A, B;
 static bool b_dead; /* stack b has vanished: frames to it are lost */
 
-static void setup(void)
+static void setup_flags(unsigned b_flags)
 {
 	struct ns_stack_cfg cfg = { 0 };
 
@@ -31,7 +31,12 @@ static void setup(void)
 	ns_parse_addr("10.0.0.1", &A);
 	ns_parse_addr("10.0.0.2", &B);
 	ck_assert_int_eq(ns_iface_add(sa, la, A, 24, 0), 0);
-	ck_assert_int_eq(ns_iface_add(sb, lb, B, 24, 0), 0);
+	ck_assert_int_eq(ns_iface_add(sb, lb, B, 24, b_flags), 0);
+}
+
+static void setup(void)
+{
+	setup_flags(0);
 }
 
 static void teardown(void)
@@ -656,6 +661,363 @@ START_TEST(test_user_timeout)
 }
 END_TEST
 
+
+/* ------------------------------------------------- segment surgery */
+
+struct frame {
+	uint8_t b[2048];
+	size_t len;
+};
+
+/* Take the next frame off link l's receive queue (not delivered). */
+static bool grab(struct ns_link *l, struct frame *f)
+{
+	ssize_t n = ns_link_receive(l, f->b, sizeof(f->b));
+
+	f->len = n > 0 ? (size_t)n : 0;
+	return n > 0;
+}
+
+static struct ip_hdr *f_ip(struct frame *f)
+{
+	return (struct ip_hdr *)(f->b + ETH_HLEN);
+}
+
+static struct tcp_hdr *f_tcp(struct frame *f)
+{
+	return (struct tcp_hdr *)(f->b + ETH_HLEN + 20);
+}
+
+static uint32_t f_paylen(struct frame *f)
+{
+	return ntohs(f_ip(f)->len) - 20 - (f_tcp(f)->off >> 4) * 4u;
+}
+
+/* Recompute the TCP checksum after editing a grabbed frame. */
+static void f_fix(struct frame *f)
+{
+	struct ip_hdr *ih = f_ip(f);
+	size_t l4 = ntohs(ih->len) - 20u;
+
+	f_tcp(f)->csum = 0;
+	f_tcp(f)->csum = (uint16_t)~ip_pseudo_csum_fold(ih->src, ih->dst, 6, f_tcp(f), l4);
+}
+
+static struct ns_stats stats_of(struct ns_stack *st)
+{
+	struct ns_stats s;
+
+	ns_stack_stats(st, &s);
+	return s;
+}
+
+/* Client data segment "x" grabbed on its way to b, then delivered. */
+static void client_segment(struct ns_sock *c, struct frame *f)
+{
+	ck_assert_int_eq(ns_send(c, "x", 1, 0), 1);
+	ck_assert(grab(lb, f));
+	ck_assert_uint_eq(f_paylen(f), 1);
+	ns_stack_input(sb, lb, f->b, f->len);
+	pump();
+}
+
+START_TEST(test_rst_validation)
+{
+	struct ns_sock *c, *s;
+	struct frame f, r;
+	uint32_t nxt;
+
+	connect_pair(&c, &s, 100);
+	client_segment(c, &f);
+	nxt = ntohl(f_tcp(&f)->seq) + 1;
+	/* In the window but not rcv_nxt: a challenge ACK, nothing else. */
+	r = f;
+	r.len = ETH_HLEN + 40;
+	f_ip(&r)->len = htons(40);
+	f_ip(&r)->csum = 0;
+	f_ip(&r)->csum = (uint16_t)~ns_csum_fold(ns_csum_add(0, f_ip(&r), 20));
+	f_tcp(&r)->off = 5 << 4;
+	f_tcp(&r)->flags = TH_RST;
+	f_tcp(&r)->seq = htonl(nxt + 1000);
+	f_fix(&r);
+	ns_stack_input(sb, lb, r.b, r.len);
+	ck_assert_uint_eq(stats_of(sb).tcp_challenge_ack, 1);
+	ck_assert_int_eq(state_of(s), NS_TCP_ESTABLISHED);
+	/* Out of the window: ignored silently. */
+	f_tcp(&r)->seq = htonl(nxt + 10000000);
+	f_fix(&r);
+	ns_stack_input(sb, lb, r.b, r.len);
+	ck_assert_uint_eq(stats_of(sb).tcp_challenge_ack, 1);
+	/* A SYN on the established connection: challenge ACK (RFC 5961 4). */
+	f_tcp(&r)->flags = TH_SYN;
+	f_tcp(&r)->seq = htonl(nxt + 5);
+	f_fix(&r);
+	ns_stack_input(sb, lb, r.b, r.len);
+	ck_assert_uint_eq(stats_of(sb).tcp_challenge_ack, 2);
+	ck_assert_int_eq(state_of(s), NS_TCP_ESTABLISHED);
+	/* Exactly rcv_nxt: the connection is reset. */
+	f_tcp(&r)->flags = TH_RST;
+	f_tcp(&r)->seq = htonl(nxt);
+	f_fix(&r);
+	ns_stack_input(sb, lb, r.b, r.len);
+	ck_assert_int_eq(state_of(s), NS_TCP_CLOSED);
+	drop_wire();
+	ns_close(c);
+	ns_close(s);
+}
+END_TEST
+
+START_TEST(test_paws)
+{
+	struct ns_sock *c, *s;
+	struct frame old, f;
+	char buf[8];
+
+	connect_pair(&c, &s, 101);
+	client_segment(c, &old);
+	ck_assert_int_eq(ns_recv(s, buf, sizeof(buf), 0), 1);
+	run_ms(50);
+	client_segment(c, &f);
+	ck_assert_int_eq(ns_recv(s, buf, sizeof(buf), 0), 1);
+	/* The old segment, moved to the next sequence number, still carries
+	 * the old TSval: PAWS drops it (RFC 7323 5). */
+	f_tcp(&old)->seq = htonl(ntohl(f_tcp(&f)->seq) + 1);
+	f_fix(&old);
+	ns_stack_input(sb, lb, old.b, old.len);
+	ck_assert_uint_eq(stats_of(sb).tcp_paws_drop, 1);
+	ck_assert_int_eq(ns_recv(s, buf, sizeof(buf), 0), -EAGAIN);
+	pump();
+	ns_close(c);
+	ns_close(s);
+}
+END_TEST
+
+START_TEST(test_icmp_refused_syn_sent)
+{
+	struct ns_sock *c = stream(sa);
+	struct ns_sockaddr to = { B, 4444 };
+	struct frame syn, e;
+	struct ip_hdr *ih;
+	uint8_t *icmp;
+	int v;
+
+	ns_arp_add_static(sa, B, lb->mac);
+	ck_assert_int_eq(ns_connect(c, &to), -EINPROGRESS);
+	ck_assert(grab(lb, &syn));
+	ck_assert(f_tcp(&syn)->flags == TH_SYN);
+	/* b answers with ICMP port unreachable quoting the SYN. */
+	memset(&e, 0, sizeof(e));
+	memcpy(e.b, la->mac, 6);
+	memcpy(e.b + 6, lb->mac, 6);
+	e.b[12] = 8;
+	ih = f_ip(&e);
+	ih->vhl = 0x45;
+	ih->ttl = 64;
+	ih->proto = NS_PROTO_ICMP;
+	ih->src = htonl(B);
+	ih->dst = htonl(A);
+	ih->len = htons(20 + 8 + 28);
+	ih->csum = (uint16_t)~ns_csum_fold(ns_csum_add(0, ih, 20));
+	icmp = e.b + ETH_HLEN + 20;
+	icmp[0] = ICMP_UNREACH;
+	icmp[1] = ICMP_UNREACH_PORT;
+	memcpy(icmp + 8, syn.b + ETH_HLEN, 28);
+	icmp[2] = icmp[3] = 0;
+	{
+		uint16_t cs = (uint16_t)~ns_csum_fold(ns_csum_add(0, icmp, 36));
+
+		memcpy(icmp + 2, &cs, 2);
+	}
+	e.len = ETH_HLEN + 20 + 36;
+	ns_stack_input(sa, la, e.b, e.len);
+	ck_assert_int_eq(state_of(c), NS_TCP_CLOSED);
+	ck_assert_int_eq(ns_getsockopt(c, NS_SO_ERROR, &v), 0);
+	ck_assert_int_eq(v, -ECONNREFUSED);
+	ns_close(c);
+}
+END_TEST
+
+/* A deferred-accept listener on b; the client's SYN waits for a verdict. */
+static struct ns_sock *deferred(struct ns_sock **l, struct ns_sock **c, uint16_t port)
+{
+	struct ns_sockaddr to = { B, port };
+	struct ns_sock *s;
+	int err;
+
+	*l = stream(sb);
+	ck_assert_int_eq(ns_setsockopt(*l, NS_TCP_DEFER_ACCEPT, 1), 0);
+	/* The previous round left a TIME-WAIT on the port. */
+	ck_assert_int_eq(ns_setsockopt(*l, NS_SO_REUSEADDR, 1), 0);
+	ck_assert_int_eq(ns_bind(*l, &to), 0);
+	ck_assert_int_eq(ns_listen(*l, 4), 0);
+	*c = stream(sa);
+	ck_assert_int_eq(ns_connect(*c, &to), -EINPROGRESS);
+	pump();
+	s = ns_accept(*l, NULL, &err);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(state_of(s), NS_TCP_SYN_RECEIVED);
+	run_ms(500); /* nothing answers the SYN meanwhile */
+	ck_assert_int_eq(state_of(*c), NS_TCP_SYN_SENT);
+	return s;
+}
+
+START_TEST(test_defer_accept)
+{
+	struct ns_sock *l, *c, *s;
+	int v;
+	char buf[4];
+
+	s = deferred(&l, &c, 102);
+	ck_assert_int_eq(ns_accept_complete(s), 0);
+	pump();
+	ck_assert_int_eq(state_of(c), NS_TCP_ESTABLISHED);
+	ck_assert_int_eq(state_of(s), NS_TCP_ESTABLISHED);
+	ck_assert_int_eq(ns_send(c, "ok", 2, 0), 2);
+	pump();
+	ck_assert_int_eq(ns_recv(s, buf, sizeof(buf), 0), 2);
+	ns_close(s);
+	ns_close(c);
+	ns_close(l);
+
+	s = deferred(&l, &c, 102);
+	ck_assert_int_eq(ns_accept_refuse(s, false, 0), 0);
+	pump();
+	ck_assert_int_eq(state_of(c), NS_TCP_CLOSED);
+	ck_assert_int_eq(ns_getsockopt(c, NS_SO_ERROR, &v), 0);
+	ck_assert_int_eq(v, -ECONNREFUSED);
+	ns_close(s);
+	ns_close(c);
+	ns_close(l);
+
+	s = deferred(&l, &c, 102);
+	ck_assert_int_eq(ns_accept_refuse(s, true, ICMP_UNREACH_PORT), 0);
+	pump();
+	ck_assert_int_eq(state_of(c), NS_TCP_CLOSED);
+	ck_assert_int_eq(ns_getsockopt(c, NS_SO_ERROR, &v), 0);
+	ck_assert_int_eq(v, -ECONNREFUSED);
+	ns_close(s);
+	ns_close(c);
+	ns_close(l);
+}
+END_TEST
+
+START_TEST(test_accept_any)
+{
+	struct ns_sock *any, *l22, *c1, *c2, *s;
+	struct ns_sockaddr zero = { 0, 0 }, b22 = { B, 22 }, far, name;
+	int err;
+	char buf[8];
+
+	ns_parse_hostport("93.184.216.34:443", &far);
+	/* Rebuild b's interface as a NAT front: any destination is local. */
+	teardown();
+	setup_flags(NS_IF_ACCEPT_ANY);
+	ck_assert_int_eq(ns_route_add(sa, 0, 0, B, la), 0);
+	any = stream(sb);
+	ck_assert_int_eq(ns_bind(any, &zero), 0);
+	ck_assert_int_eq(ns_listen(any, 8), 0);
+	l22 = listener(sb, B, 22);
+	c1 = stream(sa);
+	c2 = stream(sa);
+	ck_assert_int_eq(ns_connect(c1, &far), -EINPROGRESS);
+	ck_assert_int_eq(ns_connect(c2, &b22), -EINPROGRESS);
+	pump();
+	ck_assert_int_eq(state_of(c1), NS_TCP_ESTABLISHED);
+	ck_assert_int_eq(state_of(c2), NS_TCP_ESTABLISHED);
+	s = ns_accept(any, NULL, &err);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_ptr_null(ns_accept(any, NULL, &err)); /* the :22 one is not ours */
+	ck_assert_int_eq(ns_getsockname(s, &name), 0);
+	ck_assert_uint_eq(name.addr, far.addr); /* the original destination */
+	ck_assert_uint_eq(name.port, 443);
+	ck_assert_int_eq(ns_send(c1, "nat", 3, 0), 3);
+	pump();
+	ck_assert_int_eq(ns_recv(s, buf, sizeof(buf), 0), 3);
+	ns_close(s);
+	s = ns_accept(l22, NULL, &err);
+	ck_assert_ptr_nonnull(s);
+	ns_close(s);
+	ns_close(c1);
+	ns_close(c2);
+	ns_close(any);
+	ns_close(l22);
+	pump();
+}
+END_TEST
+
+START_TEST(test_backlog_syn_drop)
+{
+	struct ns_sock *l = listener(sb, 0, 103), *c[4];
+	struct ns_sockaddr to = { B, 103 };
+	int err, accepted = 0;
+	struct ns_sock *s;
+
+	ck_assert_int_eq(ns_listen(l, 1), 0);
+	for (int i = 0; i < 4; i++) {
+		c[i] = stream(sa);
+		ck_assert_int_eq(ns_connect(c[i], &to), -EINPROGRESS);
+	}
+	pump();
+	ck_assert_uint_ge(stats_of(sb).tcp_syn_drop, 2);
+	/* Accepting makes room; the dropped SYNs are retried and get in. */
+	for (int i = 0; i < 30000 && accepted < 4; i++) {
+		while ((s = ns_accept(l, NULL, &err))) {
+			accepted++;
+			ns_close(s);
+		}
+		run_ms(1);
+	}
+	ck_assert_int_eq(accepted, 4);
+	for (int i = 0; i < 4; i++)
+		ns_close(c[i]);
+	ns_close(l);
+}
+END_TEST
+
+/* Frames waiting on link l (not delivered). */
+static unsigned queued(struct ns_link *l)
+{
+	struct frame f;
+	unsigned n = 0;
+
+	while (grab(l, &f)) {
+		ns_stack_input(l == lb ? sb : sa, l, f.b, f.len);
+		n++;
+	}
+	return n;
+}
+
+START_TEST(test_nagle_and_delack)
+{
+	struct ns_sock *c, *s;
+	char buf[8];
+
+	connect_pair(&c, &s, 104);
+	/* Nagle: the second small write waits for the first one's ACK. */
+	ck_assert_int_eq(ns_send(c, "a", 1, 0), 1);
+	ck_assert_int_eq(ns_send(c, "b", 1, 0), 1);
+	ck_assert_uint_eq(queued(lb), 1);
+	/* Delayed ACK: one segment is not acknowledged at once... */
+	ck_assert_uint_eq(queued(la), 0);
+	run_ms(39);
+	ck_assert_int_eq(ns_recv(s, buf, sizeof(buf), 0), 1);
+	/* ...but after NS_TCP_DELACK (40 ms); then "b" goes. */
+	run_ms(5);
+	ck_assert_int_eq(ns_recv(s, buf, sizeof(buf), 0), 1);
+	ck_assert_int_eq(buf[0], 'b');
+	run_ms(100);
+	/* NODELAY: both small writes go at once. */
+	ck_assert_int_eq(ns_setsockopt(c, NS_TCP_NODELAY, 1), 0);
+	ck_assert_int_eq(ns_send(c, "c", 1, 0), 1);
+	ck_assert_int_eq(ns_send(c, "d", 1, 0), 1);
+	ck_assert_uint_eq(queued(lb), 2);
+	/* Two segments: the second one is acknowledged at once. */
+	ck_assert_uint_eq(queued(la), 1);
+	ns_close(c);
+	ns_close(s);
+}
+END_TEST
+
 /* ------------------------------------------------------- blocking API */
 
 static volatile bool pumping;
@@ -767,6 +1129,13 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_zero_window_persist);
 	tcase_add_test(tc, test_keepalive);
 	tcase_add_test(tc, test_user_timeout);
+	tcase_add_test(tc, test_rst_validation);
+	tcase_add_test(tc, test_paws);
+	tcase_add_test(tc, test_icmp_refused_syn_sent);
+	tcase_add_test(tc, test_defer_accept);
+	tcase_add_test(tc, test_accept_any);
+	tcase_add_test(tc, test_backlog_syn_drop);
+	tcase_add_test(tc, test_nagle_and_delack);
 	suite_add_tcase(s, tc);
 	return s;
 }
