@@ -62,6 +62,8 @@ out=$("$B/regdb" --db "$tmp/mine.db" check --country QA --freq 5250 --width 160 
 out=$("$B/regdb" --db "$tmp/mine.db" check --country QA --freq 5570 --width 80 --beacon)
 [ "$out" = "allowed: max EIRP 27.00 dBm, max bandwidth 160 MHz, needs CAC 120000 ms" ] ||
 	{ echo "QA 5570/80 with the rule's CAC: '$out'"; fail=1; }
+"$B/regdb" --db "$tmp/mine.txt" dump --tsv >"$tmp/mine-txt.tsv" && "$B/regdb" --db "$tmp/mine.db" dump --tsv |
+	cmp -s - "$tmp/mine-txt.tsv" || { echo "--db db.txt lists other rules than its compiled file"; fail=1; }
 out=$("$B/regdb" --db "$DB" check --country DE --freq 5250 --width 160 --beacon)
 case $out in "allowed:"*"needs CAC"*) ;; *) echo "packaged DE 5250/160 (AUTO-BW 5150-5350): '$out'"; fail=1 ;; esac
 
@@ -70,6 +72,9 @@ out=$("$B/regdb" compile "$tmp/bad.txt" -o "$tmp/bad.db" 2>&1); rc=$?
 [ $rc -eq 3 ] && [ "$out" = "regdb: $tmp/bad.txt:3: expected ')' after frequency range, got '80'" ] ||
 	{ echo "bad db.txt: rc=$rc '$out'"; fail=1; }
 [ ! -e "$tmp/bad.db" ] || { echo "bad db.txt still wrote output"; fail=1; }
+out=$("$B/regdb" --db "$tmp/bad.txt" list 2>&1); rc=$?
+[ $rc -eq 3 ] && [ "$out" = "regdb: $tmp/bad.txt:3: expected ')' after frequency range, got '80'" ] ||
+	{ echo "--db bad db.txt: rc=$rc '$out'"; fail=1; }
 printf 'country QA:\n\t(5150 - 5250 @ 80), (20), NO-CCK\n' >"$tmp/cck.txt"
 out=$("$B/regdb" compile "$tmp/cck.txt" -o "$tmp/cck.db" 2>&1); rc=$?
 [ $rc -eq 3 ] && echo "$out" | grep -q "flag NO-CCK cannot be stored" || { echo "NO-CCK: rc=$rc '$out'"; fail=1; }
