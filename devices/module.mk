@@ -9,4 +9,5 @@ $(eval $(call unit_test,devices_block,tests/unit/devices/test_block.c,libdevices
 $(eval $(call unit_test,devices_fw_cfg,tests/unit/devices/test_fw_cfg.c,libfirmware.a libdevices.a,))
 INTEG_TESTS += tests/integration/seabios-mbr.sh
 INTEG_TESTS += tests/integration/seabios-reset.sh
+INTEG_TESTS += tests/integration/seabios-int13.sh
 BENCHES += bench/seabios-boot.sh

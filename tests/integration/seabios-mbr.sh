@@ -1,8 +1,9 @@
 #!/bin/sh
 # seabios-mbr.sh — SeaBIOS boots an MBR from the IDE disk: the boot sector
 # prints to COM1 and exits through isa-debug-exit. Same output and exit
-# status as QEMU. Also: -snapshot leaves the image byte-identical, and bad
-# images / a missing BIOS give a one-line error.
+# status as QEMU (compared side by side when QEMU is installed). Also:
+# -snapshot leaves the image byte-identical, and a missing, unreadable,
+# directory or odd-sized image and a missing BIOS each give a one-line error.
 set -u
 VMM=${VMM:-build/vmm}
 B=${B:-build}
@@ -49,6 +50,19 @@ case "$out" in *"Booting from Hard Disk..boot sector ok") ok=1 ;; *) ok=0 ;; esa
 if [ $ok -ne 1 ] || [ $rc -ne 33 ]; then
 	echo "FAIL: -hda boot: exit $rc, output '$out'"; cat "$work/err"; fail=1
 fi
+# the same image under QEMU (no NIC, so no iPXE banner): same bytes on
+# the serial line, same exit status
+if command -v qemu-system-x86_64 >/dev/null; then
+	timeout 120 qemu-system-x86_64 -enable-kvm -nic none -m 512 -nographic \
+		-device isa-debug-exit,iobase=0xf4,iosize=4 -drive file="$img",format=raw,if=ide \
+		</dev/null >"$work/qemu.out" 2>/dev/null
+	qrc=$?
+	if [ $qrc -ne $rc ] || [ "$(cat "$work/qemu.out")" != "$out" ]; then
+		echo "FAIL: QEMU exit $qrc, serial output differs:"; cat -v "$work/qemu.out"; fail=1
+	fi
+else
+	echo "note: qemu-system-x86_64 not installed, no side-by-side comparison"
+fi
 before=$(sha256sum <"$img")
 out=$(run -snapshot -drive file="$img",format=raw,if=ide,index=0 2>/dev/null); rc=$?
 [ $rc -eq 33 ] || { echo "FAIL: -snapshot boot exit $rc"; fail=1; }
@@ -62,6 +76,14 @@ for bad in /nonexistent.img "$work" "$work/odd.img"; do
 		echo "FAIL: -hda $bad: exit $rc, '$err'"; fail=1
 	fi
 done
+# unreadable: root reads anything, so drop the capabilities that let it
+cp "$img" "$work/noperm.img" && chmod 000 "$work/noperm.img"
+err=$(setpriv --bounding-set=-dac_override,-dac_read_search \
+	"$VMM" -m 64 -nographic -hda "$work/noperm.img" 2>&1 >/dev/null </dev/null); rc=$?
+case "$err" in *"Permission denied"*) ok=1 ;; *) ok=0 ;; esac
+if [ $rc -eq 0 ] || [ $ok -ne 1 ] || [ "$(printf '%s\n' "$err" | wc -l)" -ne 1 ]; then
+	echo "FAIL: unreadable image: exit $rc, '$err'"; fail=1
+fi
 err=$(run -bios /nonexistent/bios.bin -hda "$img" 2>&1 >/dev/null); rc=$?
 if [ $rc -eq 0 ] || [ "$(printf '%s\n' "$err" | wc -l)" -ne 1 ]; then
 	echo "FAIL: missing bios: exit $rc, '$err'"; fail=1
