@@ -651,7 +651,7 @@ static void print_mbm(FILE *f, int32_t mbm)
 	print_fixed(f, (uint32_t)mbm, 2);
 }
 
-/* The distinct WMM rules of db in db2fw.py's order: their names are WMM<i+1>. */
+/* The distinct WMM rules of db in order of first use: named WMM<i+1>. */
 static size_t collect_wmm(const struct regdb_db *db, const struct regdb_wmm ***out)
 {
 	size_t n = 0, total = 0;

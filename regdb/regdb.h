@@ -105,7 +105,9 @@ int regdb_verify_signature(const void *data, size_t len, const void *sig, size_t
 int regdb_dbtxt_parse(const char *text, size_t len, const char *name, struct regdb_db **out,
 		      struct regdb_error *err);
 int regdb_dbtxt_load(const char *path, struct regdb_db **out, struct regdb_error *err);
-/* db.txt for db that regdb_dbtxt_parse reads back to an equal database. */
+/* db.txt for db that regdb_dbtxt_parse reads back to an equal database
+ * (when each domain's rules are in db2fw.py's order, as in every file it
+ * wrote; the parser sorts them). */
 int regdb_dbtxt_write(const struct regdb_db *db, FILE *f, struct regdb_error *err);
 /*
  * regulatory.db v20 laid out as wireless-regdb's db2fw.py does: header,
