@@ -15,6 +15,7 @@ $(eval $(call unit_test,netstack_tcp,tests/unit/netstack/test_tcp_unit.c,libnets
 # --- scripted TCP segment tests and fuzzing (tcp-script) ---
 TCPSCRIPT_SRCS := tests/unit/netstack/tcpscript.c
 $(eval $(call unit_test,netstack_tcp_script,tests/unit/netstack/test_tcp_script.c $(TCPSCRIPT_SRCS),libnetstack.a,))
+$(eval $(call unit_test,netstack_tcp_script_data,tests/unit/netstack/test_tcp_script_data.c $(TCPSCRIPT_SRCS),libnetstack.a,))
 $(eval $(call unit_test,netstack_fuzz,tests/unit/netstack/test_fuzz.c $(TCPSCRIPT_SRCS),libnetstack.a,))
 
 # --- TCP tools, interop tests and benches (tcp-interop) ---

@@ -980,7 +980,7 @@ uint64_t ts_out_after_at(struct tscript *t, const char *file, int line, uint64_t
 
 /* -------------------------------------------------------------- sockets */
 
-static struct ns_sock *new_stream(struct tscript *t)
+struct ns_sock *ts_stream(struct tscript *t)
 {
 	int err = 0;
 	struct ns_sock *s = ns_socket(t->st, NS_SOCK_STREAM, &err);
@@ -990,13 +990,19 @@ static struct ns_sock *new_stream(struct tscript *t)
 	return s;
 }
 
-struct ns_sock *ts_listen(struct tscript *t, uint16_t port, int backlog)
+void ts_bind_listen(struct tscript *t, struct ns_sock *s, uint16_t port, int backlog)
 {
-	struct ns_sock *s = new_stream(t);
 	struct ns_sockaddr a = { t->local, port };
 
 	ck_assert_int_eq(ns_bind(s, &a), 0);
 	ck_assert_int_eq(ns_listen(s, backlog), 0);
+}
+
+struct ns_sock *ts_listen(struct tscript *t, uint16_t port, int backlog)
+{
+	struct ns_sock *s = ts_stream(t);
+
+	ts_bind_listen(t, s, port, backlog);
 	return s;
 }
 
@@ -1015,7 +1021,7 @@ struct ns_sock *ts_accept(struct tscript *t, struct ns_sock *listener)
 
 struct ns_sock *ts_connect(struct tscript *t, uint16_t lport)
 {
-	struct ns_sock *s = new_stream(t);
+	struct ns_sock *s = ts_stream(t);
 	struct ns_sockaddr r = { t->peer, t->pport };
 	int rc;
 
@@ -1121,7 +1127,7 @@ struct ns_sock *ts_passive_open_with(struct tscript *t, uint16_t lport,
 	TS_OUT(t, "S. 0:0(0) ack 1 win * %s", want);
 	t->auto_ts = ts;
 	peer_wait(t);
-	t->peer_win = 1024;
+	t->peer_win = t->hs_win ? t->hs_win : 1024;
 	TS_IN(t, ". 1:1(0) ack 1");
 	s = ts_accept(t, l);
 	TS_STATE(s, NS_TCP_ESTABLISHED);
@@ -1152,7 +1158,7 @@ struct ns_sock *ts_active_open_with(struct tscript *t, const char *peer_opts)
 	t->auto_ts = strstr(peer_opts, "TS val");
 	TS_OUT(t, ". 1:1(0) ack 1 %s", t->auto_ts ? "<TS val * ecr 100>" : "<>");
 	TS_STATE(s, NS_TCP_ESTABLISHED);
-	t->peer_win = 1024;
+	t->peer_win = t->hs_win ? t->hs_win : 1024;
 	return s;
 }
 

@@ -83,6 +83,7 @@ struct tscript {
 	uint16_t peer_win; /* window field of TS_IN lines without "win" */
 	uint16_t ip_id;
 	unsigned hs_rtt_ms; /* handshake helpers: the peer answers after this */
+	uint16_t hs_win;    /* ... with this window field (0: 1024) */
 	struct ts_seg last; /* the segment TS_OUT matched last */
 	uint64_t last_out_us, last_in_us;
 };
@@ -158,6 +159,9 @@ struct ts_frame *ts_pop(struct tscript *t);
 
 /* Sockets on the stack (all non-blocking). */
 struct ns_sock *ts_listen(struct tscript *t, uint16_t port, int backlog);
+/* A new non-blocking stream socket; bind + listen on one. */
+struct ns_sock *ts_stream(struct tscript *t);
+void ts_bind_listen(struct tscript *t, struct ns_sock *s, uint16_t port, int backlog);
 struct ns_sock *ts_accept(struct tscript *t, struct ns_sock *listener);
 /* Connect to the peer at t->pport from local port lport (0: ephemeral;
  * the port is then learned from the SYN). */
@@ -178,7 +182,7 @@ int ts_state(struct ns_sock *s);
  * nop,wscale 7>" (the stack's TS val is learned). Passive: listener on
  * lport, returns the accepted socket; active: returns the connected one.
  * After either, both sides are at relative seq 1, auto_ts is on and
- * the peer's window is 1024 << 7 (peer_win 1024). */
+ * the peer's window is 1024 << 7 (peer_win = hs_win or 1024). */
 struct ns_sock *ts_passive_open(struct tscript *t, uint16_t lport, struct ns_sock **listener);
 struct ns_sock *ts_active_open(struct tscript *t);
 /* Same with the peer's own SYN (SYN-ACK) option list, e.g. "mss 1000" or

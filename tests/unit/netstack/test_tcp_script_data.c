@@ -1,0 +1,410 @@
+/* test_tcp_script_data.c — scripted TCP data transfer: delayed ACKs,
+ * Nagle, receive window and scaling, PAWS, out-of-order data and SACK
+ * blocks, duplicates, reordering, zero window and persist probes. */
+#include <check.h>
+#include <stdlib.h>
+
+#include "netstack/internal.h"
+#include "tests/unit/netstack/tcpscript.h"
+
+static struct tscript *t;
+
+static void setup(void)
+{
+	t = ts_new(NULL);
+}
+
+static void teardown(void)
+{
+	ts_free(t);
+	t = NULL;
+}
+
+/* RFC 5681 4.2 / RFC 1122 4.2.3.2: a lone segment is ACKed when the
+ * delayed-ACK timer (NS_TCP_DELACK, default 40 ms) fires; the second
+ * full-sized segment is ACKed at once. */
+START_TEST(test_delayed_ack)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+
+	TS_IN(t, "P. 1:1001(1000) ack 1");
+	TS_NONE(t);
+	TS_OUT_AFTER(t, 40, 40, ". 1:1(0) ack 1001");
+	TS_IN(t, ". 1001:2449(1448) ack 1");
+	TS_NONE(t);
+	TS_IN(t, ". 2449:3897(1448) ack 1");
+	TS_OUT(t, ". 1:1(0) ack 3897");
+	/* and the timer was cancelled by that ACK */
+	TS_QUIET(t, 500);
+	TS_RECV(t, s, 1, 3896);
+	ns_close(s);
+}
+END_TEST
+
+START_TEST(test_delayed_ack_timeout_option)
+{
+	struct ns_sock *l = ts_listen(t, 80, 4), *s;
+
+	ck_assert_int_eq(ns_setsockopt(l, NS_TCP_DELACK, 100), 0);
+	ts_new_conn(t, 80, 40000);
+	TS_IN(t, "S 0:0(0) win 65535 <mss 1460>");
+	TS_OUT(t, "S. 0:0(0) ack 1 <mss 1460>");
+	TS_IN(t, ". 1:1(0) ack 1");
+	s = ts_accept(t, l);
+	TS_IN(t, "P. 1:101(100) ack 1");
+	TS_OUT_AFTER(t, 100, 100, ". 1:1(0) ack 101");
+	/* 0 turns delayed ACKs off */
+	ck_assert_int_eq(ns_setsockopt(s, NS_TCP_DELACK, 0), 0);
+	TS_IN(t, "P. 101:201(100) ack 1");
+	TS_OUT(t, ". 1:1(0) ack 201");
+	ns_close(s);
+	ns_close(l);
+}
+END_TEST
+
+/* An ACK rides on data sent before the timer fires (piggybacking). */
+START_TEST(test_ack_piggybacks_on_data)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+
+	TS_IN(t, "P. 1:101(100) ack 1");
+	ts_wait(t, 10);
+	ck_assert_int_eq(ts_send(t, s, 50), 50);
+	TS_OUT(t, "P. 1:51(50) ack 101");
+	TS_QUIET(t, 100);
+	ns_close(s);
+}
+END_TEST
+
+/* Nagle (RFC 9293 3.7.4): while data is unacknowledged, small writes wait
+ * and are coalesced; with TCP_NODELAY each goes out at once. */
+START_TEST(test_nagle_on)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+
+	ck_assert_int_eq(ts_send(t, s, 100), 100);
+	TS_OUT(t, "P. 1:101(100) ack 1");
+	ck_assert_int_eq(ts_send(t, s, 100), 100);
+	ck_assert_int_eq(ts_send(t, s, 100), 100);
+	TS_QUIET(t, 150);
+	TS_IN(t, ". 1:1(0) ack 101");
+	TS_OUT(t, "P. 101:301(200) ack 1");
+	/* a full-sized segment is never held */
+	ck_assert_int_eq(ts_send(t, s, 1448), 1448);
+	TS_OUT(t, "P. 301:1749(1448) ack 1");
+	TS_NONE(t);
+	ns_close(s);
+}
+END_TEST
+
+START_TEST(test_nagle_off)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+
+	ck_assert_int_eq(ns_setsockopt(s, NS_TCP_NODELAY, 1), 0);
+	ck_assert_int_eq(ts_send(t, s, 100), 100);
+	TS_OUT(t, "P. 1:101(100) ack 1");
+	ck_assert_int_eq(ts_send(t, s, 100), 100);
+	TS_OUT(t, "P. 101:201(100) ack 1");
+	ck_assert_int_eq(ts_send(t, s, 100), 100);
+	TS_OUT(t, "P. 201:301(100) ack 1");
+	ns_close(s);
+}
+END_TEST
+
+/* RFC 7323 2.3: the window we advertise is our free buffer >> our shift
+ * (the smallest shift that fits the buffer); the SYN-ACK's is unscaled. */
+START_TEST(test_receive_window_and_wscale)
+{
+	struct ns_sock *l = ts_stream(t), *s;
+	uint32_t ws, win;
+
+	ck_assert_int_eq(ns_setsockopt(l, NS_SO_RCVBUF, 1 << 20), 0);
+	ts_bind_listen(t, l, 80, 4);
+	ts_new_conn(t, 80, 40000);
+	TS_IN(t, "S 0:0(0) win 65535 <mss 1460,nop,wscale 7>");
+	TS_OUT(t, "S. 0:0(0) ack 1 win 65535 <mss 1460,wscale *>");
+	ws = t->last.ws;
+	ck_assert_uint_le(ws, 14);
+	ck_assert_uint_ge(65535u << ws, 1u << 20);
+	ck_assert_uint_lt(65535u << ws, 2u << 20); /* the smallest that fits */
+	TS_IN(t, ". 1:1(0) ack 1 win 1024");
+	s = ts_accept(t, l);
+	TS_IN(t, "P. 1:1001(1000) ack 1");
+	TS_OUT_AFTER(t, 0, 200, ". 1:1(0) ack 1001");
+	win = (uint32_t)t->last.win << ws;
+	ck_assert_uint_le(win, (1u << 20) - 1000);
+	ck_assert_uint_ge(win, (1u << 20) - 1000 - (1u << ws));
+	TS_RECV(t, s, 1, 1000);
+	ns_close(s);
+	ns_close(l);
+}
+END_TEST
+
+/* The peer's scaled window bounds what we send (RFC 9293 3.8.6); its
+ * largest window is 1 KiB, so half of it may go (SWS, 3.8.6.2.1). */
+START_TEST(test_peer_window_respected)
+{
+	struct ns_sock *s;
+
+	t->hs_win = 8; /* 8 << 7 = 1024 bytes */
+	s = ts_passive_open(t, 80, NULL);
+	TS_IN(t, ". 1:1(0) ack 1 win 4"); /* 512 bytes */
+	ck_assert_uint_eq(ts_info(s).snd_wnd, 512);
+	ck_assert_int_eq(ns_setsockopt(s, NS_TCP_NODELAY, 1), 0);
+	ck_assert_int_eq(ts_send(t, s, 2000), 2000);
+	TS_OUT(t, "P. 1:513(512) ack 1");
+	TS_NONE(t);
+	TS_IN(t, ". 1:1(0) ack 513 win 4");
+	TS_OUT(t, "P. 513:1025(512) ack 1");
+	TS_IN(t, ". 1:1(0) ack 1025 win 8");
+	TS_OUT(t, "P. 1025:2001(976) ack 1");
+	ns_close(s);
+}
+END_TEST
+
+/* A full receive buffer advertises zero; data beyond the window is
+ * dropped and ACKed; reading reopens the window with an update. */
+START_TEST(test_receive_window_full)
+{
+	struct ns_sock *l = ts_stream(t), *s;
+
+	ck_assert_int_eq(ns_setsockopt(l, NS_SO_RCVBUF, 4096), 0);
+	ts_bind_listen(t, l, 80, 4);
+	ts_new_conn(t, 80, 40000);
+	TS_IN(t, "S 0:0(0) win 65535 <mss 1460>");
+	TS_OUT(t, "S. 0:0(0) ack 1 win 4096 <mss 1460>");
+	TS_IN(t, ". 1:1(0) ack 1");
+	s = ts_accept(t, l);
+	TS_IN(t, ". 1:1461(1460) ack 1");
+	TS_IN(t, ". 1461:2921(1460) ack 1");
+	TS_OUT(t, ". 1:1(0) ack 2921 win 1176");
+	TS_IN(t, "P. 2921:4097(1176) ack 1");
+	TS_OUT_AFTER(t, 0, 200, ". 1:1(0) ack 4097 win 0");
+	TS_IN(t, "P. 4097:4197(100) ack 1");
+	TS_OUT(t, ". 1:1(0) ack 4097 win 0");
+	TS_RECV(t, s, 1, 4096);
+	TS_OUT(t, ". 1:1(0) ack 4097 win 4096");
+	ns_close(s);
+	ns_close(l);
+}
+END_TEST
+
+/* RFC 7323 5: a segment whose TS val is older than TS.Recent is dropped
+ * and answered with an ACK; a newer one is accepted. */
+START_TEST(test_paws_rejects_old_timestamp)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+	uint8_t b[4];
+
+	ts_wait(t, 10);
+	TS_IN(t, "P. 1:101(100) ack 1 <nop,nop,TS val 500 ecr *>");
+	TS_OUT_AFTER(t, 0, 200, ". 1:1(0) ack 101 <TS val * ecr 500>");
+	TS_IN(t, "P. 101:201(100) ack 1 <nop,nop,TS val 400 ecr *>");
+	TS_OUT(t, ". 1:1(0) ack 101 <TS val * ecr 500>");
+	ck_assert_uint_eq(ts_stats(t).tcp_paws_drop, 1);
+	TS_RECV(t, s, 1, 100);
+	ck_assert_int_eq(ns_recv(s, b, sizeof(b), 0), -EAGAIN);
+	TS_IN(t, "P. 101:201(100) ack 1 <nop,nop,TS val 501 ecr *>");
+	TS_OUT_AFTER(t, 0, 200, ". 1:1(0) ack 201 <TS val * ecr 501>");
+	TS_RECV(t, s, 101, 100);
+	/* a RST is exempt from PAWS (RFC 7323 5.3 R1): it resets */
+	TS_IN(t, "R. 201:201(0) ack 1 <nop,nop,TS val 1 ecr *>");
+	TS_STATE(s, NS_TCP_CLOSED);
+	ns_close(s);
+}
+END_TEST
+
+/* RFC 2018: out-of-order data is kept and reported in SACK blocks, the
+ * most recent first; the ACK for it goes out at once (RFC 5681 4.2). */
+START_TEST(test_ooo_queue_and_sack_blocks)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+
+	TS_IN(t, ". 1449:2897(1448) ack 1");
+	TS_OUT(t, ". 1:1(0) ack 1 <TS val * ecr *,sack 1449:2897>");
+	TS_IN(t, ". 4345:5793(1448) ack 1");
+	TS_OUT(t, ". 1:1(0) ack 1 <TS val * ecr *,sack 4345:5793 1449:2897>");
+	TS_IN(t, ". 7241:8689(1448) ack 1");
+	TS_OUT(t, ". 1:1(0) ack 1 <TS val * ecr *,sack 7241:8689 4345:5793 1449:2897>");
+	ck_assert_uint_eq(ts_stats(t).ooo_mem, 3 * 1448);
+	/* adjacent to a block: it grows and comes first */
+	TS_IN(t, ". 5793:7241(1448) ack 1");
+	TS_OUT(t, ". 1:1(0) ack 1 <TS val * ecr *,sack 4345:8689 1449:2897>");
+	/* the first hole fills: cumulative ACK jumps, immediately */
+	TS_IN(t, ". 1:1449(1448) ack 1");
+	TS_OUT(t, ". 1:1(0) ack 2897 <TS val * ecr *,sack 4345:8689>");
+	TS_IN(t, ". 2897:4345(1448) ack 1");
+	TS_OUT(t, ". 1:1(0) ack 8689 <TS val * ecr *>");
+	ck_assert_uint_eq(ts_stats(t).ooo_mem, 0);
+	TS_RECV(t, s, 1, 8688);
+	ns_close(s);
+}
+END_TEST
+
+/* Without SACK permitted, no SACK blocks are ever sent. */
+START_TEST(test_ooo_without_sack)
+{
+	struct ns_sock *s = ts_passive_open_with(t, 80, NULL, "mss 1460,nop,wscale 7");
+
+	TS_IN(t, ". 1001:2001(1000) ack 1");
+	TS_OUT(t, ". 1:1(0) ack 1 <>");
+	TS_IN(t, ". 1:1001(1000) ack 1");
+	TS_OUT(t, ". 1:1(0) ack 2001 <>");
+	TS_RECV(t, s, 1, 2000);
+	ns_close(s);
+}
+END_TEST
+
+/* The out-of-order store is bounded: many disjoint pieces in the window
+ * are kept up to a limit, the rest dropped (counted); memory stays below
+ * the receive buffer; after the gaps fill the stream is intact. */
+START_TEST(test_ooo_memory_bound)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+	struct ns_stats st;
+	int rcvbuf = 0;
+
+	ck_assert_int_eq(ns_getsockopt(s, NS_SO_RCVBUF, &rcvbuf), 0);
+	for (uint32_t i = 0; i < 200; i++)
+		TS_IN(t, ". %u:%u(100) ack 1", 201 + i * 200, 301 + i * 200);
+	st = ts_stats(t);
+	ck_assert_uint_gt(st.tcp_ooo_drop, 0);
+	ck_assert_uint_le(st.ooo_mem, (size_t)rcvbuf);
+	ck_assert_uint_ge(st.ooo_mem, 100);
+	ts_flush(t);
+	/* far beyond the window: never stored */
+	TS_IN(t, ". 4000001:4000101(100) ack 1");
+	TS_OUT(t, ". 1:1(0) ack 1");
+	ck_assert_uint_eq(ts_stats(t).ooo_mem, st.ooo_mem);
+	for (uint32_t seq = 1; seq < 40201; seq += 1000)
+		TS_IN(t, ". %u:%u(1000) ack 1", seq, seq + 1000);
+	ts_flush(t);
+	TS_RECV(t, s, 1, 40200);
+	ck_assert_uint_eq(ts_stats(t).ooo_mem, 0);
+	ns_close(s);
+}
+END_TEST
+
+/* A duplicated segment is ACKed at once (RFC 9293 3.10.7.4: not
+ * acceptable -> ACK) and its data is not delivered twice. */
+START_TEST(test_duplicate_segments)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+	uint8_t b[4];
+
+	TS_IN(t, "P. 1:501(500) ack 1");
+	TS_OUT_AFTER(t, 0, 200, ". 1:1(0) ack 501");
+	TS_IN(t, "P. 1:501(500) ack 1");
+	TS_OUT(t, ". 1:1(0) ack 501 <TS val * ecr *>"); /* no D-SACK (RFC 2883) */
+	/* partly new: the new part is kept */
+	TS_IN(t, "P. 301:801(500) ack 1");
+	TS_OUT_AFTER(t, 0, 200, ". 1:1(0) ack 801");
+	TS_RECV(t, s, 1, 800);
+	ck_assert_int_eq(ns_recv(s, b, sizeof(b), 0), -EAGAIN);
+	ns_close(s);
+}
+END_TEST
+
+/* Reordered segments reassemble into the right stream. */
+START_TEST(test_reordering)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+
+	TS_IN(t, ". 2001:3001(1000) ack 1");
+	TS_IN(t, ". 1001:2001(1000) ack 1");
+	TS_IN(t, ". 4001:5001(1000) ack 1");
+	TS_IN(t, ". 1:1001(1000) ack 1");
+	ts_flush(t);
+	TS_IN(t, "P. 3001:4001(1000) ack 1");
+	TS_OUT(t, ". 1:1(0) ack 5001 <TS val * ecr *>");
+	TS_RECV(t, s, 1, 5000);
+	ns_close(s);
+}
+END_TEST
+
+/* A zero-window probe: an ACK just below snd_una or one byte of data. */
+static uint64_t expect_probe(uint64_t lo, uint64_t hi)
+{
+	uint64_t d = TS_OUT_AFTER(t, lo, hi, ". * ack 1");
+
+	ck_assert_msg((t->last.seq == 0 && t->last.len == 0) ||
+			      (t->last.seq == 1 && t->last.len == 1),
+		      "probe seq %u len %u", t->last.seq, t->last.len);
+	return d;
+}
+
+/* Zero window (RFC 9293 3.8.6.1, RFC 1122 4.2.2.17): the first probe
+ * after an RTO, then exponentially backed off; the connection stays up
+ * while the peer answers; a window update resumes sending at once. */
+START_TEST(test_zero_window_persist)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+	uint64_t d1, d2, d3;
+
+	TS_IN(t, ". 1:1(0) ack 1 win 0");
+	ck_assert_int_eq(ts_send(t, s, 1000), 1000);
+	TS_NONE(t);
+	d1 = expect_probe(200, 1500);
+	TS_IN(t, ". 1:1(0) ack 1 win 0");
+	d2 = expect_probe(2 * d1, 2 * d1 + 1);
+	TS_IN(t, ". 1:1(0) ack 1 win 0");
+	d3 = expect_probe(2 * d2, 2 * d2 + 1);
+	TS_IN(t, ". 1:1(0) ack 1 win 0");
+	ck_assert_uint_ge(d3, 4 * d1);
+	for (int i = 0; i < 8; i++) {
+		expect_probe(1, 120000);
+		TS_IN(t, ". 1:1(0) ack 1 win 0");
+	}
+	TS_STATE(s, NS_TCP_ESTABLISHED);
+	/* the window opens: everything goes at once */
+	TS_IN(t, ". 1:1(0) ack 1 win 100");
+	TS_OUT(t, "P. 1:1001(1000) ack 1");
+	TS_IN(t, ". 1:1(0) ack 1001 win 100");
+	TS_QUIET(t, 130000);
+	ns_close(s);
+}
+END_TEST
+
+/* A window update from the peer that opens a closed window: sending
+ * resumes without waiting for the persist timer. */
+START_TEST(test_window_update_reopens)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+
+	ck_assert_int_eq(ns_setsockopt(s, NS_TCP_NODELAY, 1), 0);
+	ck_assert_int_eq(ts_send(t, s, 100), 100);
+	TS_OUT(t, "P. 1:101(100) ack 1");
+	TS_IN(t, ". 1:1(0) ack 101 win 0");
+	ck_assert_int_eq(ts_send(t, s, 100), 100);
+	TS_QUIET(t, 50);
+	TS_IN(t, ". 1:1(0) ack 101 win 10");
+	TS_OUT(t, "P. 101:201(100) ack 1");
+	ns_close(s);
+}
+END_TEST
+
+static const TTest *const *const cases[] = {
+	TS_CASE(test_delayed_ack),
+	TS_CASE(test_delayed_ack_timeout_option),
+	TS_CASE(test_ack_piggybacks_on_data),
+	TS_CASE(test_nagle_on),
+	TS_CASE(test_nagle_off),
+	TS_CASE(test_receive_window_and_wscale),
+	TS_CASE(test_peer_window_respected),
+	TS_CASE(test_receive_window_full),
+	TS_CASE(test_paws_rejects_old_timestamp),
+	TS_CASE(test_ooo_queue_and_sack_blocks),
+	TS_CASE(test_ooo_without_sack),
+	TS_CASE(test_ooo_memory_bound),
+	TS_CASE(test_duplicate_segments),
+	TS_CASE(test_reordering),
+	TS_CASE(test_zero_window_persist),
+	TS_CASE(test_window_update_reopens),
+};
+
+int main(void)
+{
+	return ts_run_suite("netstack_tcp_script_data", cases, sizeof(cases) / sizeof(cases[0]),
+			    setup, teardown, 30);
+}
