@@ -17,7 +17,7 @@ static struct kvm_cpuid2 *fake_host(void)
 						  .ecx = 0xffffffffu};
 	c->entries[2] = (struct kvm_cpuid_entry2){.function = 0xd, .eax = 7, .ebx = 0x340};
 	c->entries[3] = (struct kvm_cpuid_entry2){.function = 0xb, .index = 1, .ebx = 8};
-	c->entries[4] = (struct kvm_cpuid_entry2){.function = 0x40000001, .eax = 0x1fb};
+	c->entries[4] = (struct kvm_cpuid_entry2){.function = 0x40000001, .eax = 0x3fbfb};
 	c->entries[5] = (struct kvm_cpuid_entry2){.function = 0x80000001, .ecx = ~0u, .edx = ~0u};
 	return c;
 }
@@ -55,7 +55,15 @@ START_TEST(models_hide_features)
 	ck_assert_uint_eq(c->entries[2].eax, 0);			/* leaf 0xd gone */
 	ck_assert_uint_eq(c->entries[0].ebx >> 24, 3);			/* APIC id */
 	ck_assert_uint_eq(c->entries[3].edx, 3);			/* x2APIC id */
-	ck_assert_uint_eq(c->entries[4].eax, 0x1fb);			/* kvmclock kept */
+	/* kvmclock, async PF, steal time, PV EOI kept; PV unhalt, IPI and
+	 * sched yield (hypercalls) hidden. */
+	ck_assert_uint_eq(c->entries[4].eax, 0x3fbfb & ~(1u << 7 | 1u << 11 | 1u << 13));
+	free(c);
+
+	c = fake_host();
+	ck_assert_int_eq(cpu_spec_parse("vmm,+kvm-pv-ipi", &s, err, sizeof(err)), 0);
+	cpuid_apply(c, &s, 0);
+	ck_assert_uint_eq(c->entries[4].eax & (1u << 11 | 1u << 7), 1u << 11);
 	free(c);
 
 	c = fake_host();
@@ -72,6 +80,7 @@ START_TEST(models_hide_features)
 	cpuid_apply(c, &s, 1);
 	ck_assert_uint_eq(c->entries[0].ecx & (1u << 26), 1u << 26);	/* host keeps xsave */
 	ck_assert_uint_eq(c->entries[0].ecx & (1u << 23), 0);
+	ck_assert_uint_eq(c->entries[4].eax, 0x3fbfb);			/* all KVM leaves */
 	free(c);
 }
 END_TEST
