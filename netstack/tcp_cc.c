@@ -42,12 +42,23 @@ uint32_t rtt_backoff_rto(const struct rtt_est *r, unsigned shift)
 
 /* --------------------------------------------------- congestion control */
 
-void cc_init(struct tcb *t)
+uint32_t cc_initial_window(const struct tcb *t)
 {
 	uint32_t mss = t->snd_mss;
 
-	/* RFC 6928 initial window. */
-	t->cwnd = u32_min(10 * mss, u32_max(2 * mss, 14600));
+	return u32_min(10 * mss, u32_max(2 * mss, 14600)); /* RFC 6928 */
+}
+
+void cc_idle_restart(struct tcb *t)
+{
+	if (t->snd_una == t->snd_max && t->last_tx &&
+	    t->st->now - t->last_tx > rtt_backoff_rto(&t->rtt, 0))
+		t->cwnd = u32_min(t->cwnd, cc_initial_window(t));
+}
+
+void cc_init(struct tcb *t)
+{
+	t->cwnd = cc_initial_window(t);
 	t->ssthresh = UINT32_MAX / 2;
 	t->recover = t->iss;
 	t->in_recovery = false;

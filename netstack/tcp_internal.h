@@ -217,6 +217,7 @@ struct tcb {
 
 	/* congestion control (RFC 5681, 6582, 6675) */
 	uint32_t cwnd, ssthresh, recover, ca_acked;
+	uint64_t last_tx; /* last data segment sent (restart after idle) */
 	unsigned dupacks;
 	bool in_recovery;
 	struct seq_range sacked[TCP_SACKB_MAX]; /* scoreboard, sorted */
@@ -357,6 +358,9 @@ void tcp_arm_delack(struct tcb *t);
 
 /* tcp_cc.c */
 void cc_init(struct tcb *t);
+uint32_t cc_initial_window(const struct tcb *t);
+/* RFC 5681 4.1: after an idle RTO, start again from the initial window. */
+void cc_idle_restart(struct tcb *t);
 uint32_t cc_flight(const struct tcb *t);
 void cc_on_ack(struct tcb *t, uint32_t acked);
 void cc_on_dupack(struct tcb *t);

@@ -230,6 +230,7 @@ static bool send_one(struct tcb *t)
 	}
 	t->snd_nxt = nxt + len + fin;
 	t->snd_max = seq_max(t->snd_max, t->snd_nxt);
+	t->last_tx = t->st->now;
 	if (!timer_armed(&t->t_rexmit))
 		tcp_arm_rexmit(t);
 	timer_cancel(t->st, &t->t_persist);
@@ -270,6 +271,7 @@ void tcp_output(struct tcb *t)
 			tcp_send_ack(t);
 		return;
 	}
+	cc_idle_restart(t);
 	if (t->in_recovery && t->sack_on)
 		sent = sack_recovery_send(t);
 	while (send_one(t))

@@ -3,6 +3,7 @@
  * through the public socket API between two stacks over an in-memory
  * pair on a virtual clock. */
 #include <check.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -792,25 +793,17 @@ START_TEST(test_paws)
 }
 END_TEST
 
-START_TEST(test_icmp_refused_syn_sent)
+/* An ICMP unreachable from b to a quoting the grabbed frame q. */
+static void icmp_about(struct frame *e, struct frame *q, uint8_t code, uint16_t mtu)
 {
-	struct ns_sock *c = stream(sa);
-	struct ns_sockaddr to = { B, 4444 };
-	struct frame syn, e;
-	struct ip_hdr *ih;
-	uint8_t *icmp;
-	int v;
+	struct ip_hdr *ih = f_ip(e);
+	uint8_t *icmp = e->b + ETH_HLEN + 20;
+	uint16_t cs;
 
-	ns_arp_add_static(sa, B, lb->mac);
-	ck_assert_int_eq(ns_connect(c, &to), -EINPROGRESS);
-	ck_assert(grab(lb, &syn));
-	ck_assert(f_tcp(&syn)->flags == TH_SYN);
-	/* b answers with ICMP port unreachable quoting the SYN. */
-	memset(&e, 0, sizeof(e));
-	memcpy(e.b, la->mac, 6);
-	memcpy(e.b + 6, lb->mac, 6);
-	e.b[12] = 8;
-	ih = f_ip(&e);
+	memset(e, 0, sizeof(*e));
+	memcpy(e->b, la->mac, 6);
+	memcpy(e->b + 6, lb->mac, 6);
+	e->b[12] = 8;
 	ih->vhl = 0x45;
 	ih->ttl = 64;
 	ih->proto = NS_PROTO_ICMP;
@@ -818,22 +811,103 @@ START_TEST(test_icmp_refused_syn_sent)
 	ih->dst = htonl(A);
 	ih->len = htons(20 + 8 + 28);
 	ih->csum = (uint16_t)~ns_csum_fold(ns_csum_add(0, ih, 20));
-	icmp = e.b + ETH_HLEN + 20;
 	icmp[0] = ICMP_UNREACH;
-	icmp[1] = ICMP_UNREACH_PORT;
-	memcpy(icmp + 8, syn.b + ETH_HLEN, 28);
-	icmp[2] = icmp[3] = 0;
-	{
-		uint16_t cs = (uint16_t)~ns_csum_fold(ns_csum_add(0, icmp, 36));
+	icmp[1] = code;
+	icmp[6] = (uint8_t)(mtu >> 8);
+	icmp[7] = (uint8_t)mtu;
+	memcpy(icmp + 8, q->b + ETH_HLEN, 28);
+	cs = (uint16_t)~ns_csum_fold(ns_csum_add(0, icmp, 36));
+	memcpy(icmp + 2, &cs, 2);
+	e->len = ETH_HLEN + 20 + 36;
+}
 
-		memcpy(icmp + 2, &cs, 2);
-	}
-	e.len = ETH_HLEN + 20 + 36;
+START_TEST(test_icmp_refused_syn_sent)
+{
+	struct ns_sock *c = stream(sa);
+	struct ns_sockaddr to = { B, 4444 };
+	struct frame syn, e;
+	int v;
+
+	ns_arp_add_static(sa, B, lb->mac);
+	ck_assert_int_eq(ns_connect(c, &to), -EINPROGRESS);
+	ck_assert(grab(lb, &syn));
+	ck_assert(f_tcp(&syn)->flags == TH_SYN);
+	/* b answers with ICMP port unreachable quoting the SYN. */
+	icmp_about(&e, &syn, ICMP_UNREACH_PORT, 0);
 	ns_stack_input(sa, la, e.b, e.len);
 	ck_assert_int_eq(state_of(c), NS_TCP_CLOSED);
 	ck_assert_int_eq(ns_getsockopt(c, NS_SO_ERROR, &v), 0);
 	ck_assert_int_eq(v, -ECONNREFUSED);
 	ns_close(c);
+}
+END_TEST
+
+START_TEST(test_icmp_frag_needed)
+{
+	struct ns_sock *c, *s;
+	static uint8_t big[20000], in[20000];
+	struct frame seg, e;
+	struct ns_tcp_info ti;
+	ssize_t n, got = 0;
+
+	connect_pair(&c, &s, 105);
+	ck_assert_int_eq(ns_send(c, big, sizeof(big), 0), (ssize_t)sizeof(big));
+	ck_assert(grab(lb, &seg)); /* a full-sized segment "does not fit" */
+	ck_assert_uint_eq(f_paylen(&seg), 1460 - 12);
+	icmp_about(&e, &seg, ICMP_UNREACH_NEEDFRAG, 1000);
+	ns_stack_input(sa, la, e.b, e.len);
+	ns_tcp_info(c, &ti);
+	ck_assert_uint_eq(ti.snd_mss, 1000 - 40);
+	for (int i = 0; i < 100 && got < (ssize_t)sizeof(in); i++) {
+		run_ms(1);
+		while ((n = ns_recv(s, in + got, sizeof(in) - (size_t)got, 0)) > 0)
+			got += n;
+	}
+	ck_assert_int_eq((int)got, (int)sizeof(in));
+	ns_close(c);
+	ns_close(s);
+}
+END_TEST
+
+static unsigned cb_events, cb_calls;
+
+static void on_event(struct ns_sock *s, unsigned ev, void *ctx)
+{
+	(void)s;
+	ck_assert_ptr_eq(ctx, &cb_calls);
+	cb_events |= ev;
+	cb_calls++;
+}
+
+START_TEST(test_events_fd_callback)
+{
+	struct ns_sock *c, *s;
+	struct pollfd p;
+	char buf[8];
+	int fd;
+
+	connect_pair(&c, &s, 106);
+	ck_assert_uint_eq(ns_sock_events(s), NS_EV_OUT);
+	fd = ns_sock_fd(s);
+	ck_assert_int_ge(fd, 0);
+	ns_sock_events(s); /* clears the fd */
+	p = (struct pollfd){ .fd = fd, .events = POLLIN };
+	ck_assert_int_eq(poll(&p, 1, 0), 0);
+	ns_sock_set_callback(s, on_event, &cb_calls);
+	ck_assert_int_eq(ns_send(c, "ev", 2, 0), 2);
+	pump();
+	ck_assert_uint_gt(cb_calls, 0);
+	ck_assert(cb_events & NS_EV_IN);
+	ck_assert_int_eq(poll(&p, 1, 0), 1);
+	ck_assert_uint_eq(ns_sock_events(s), NS_EV_IN | NS_EV_OUT);
+	ck_assert_int_eq(ns_recv(s, buf, sizeof(buf), 0), 2);
+	ns_sock_set_callback(s, NULL, NULL);
+	ns_close(c);
+	pump();
+	ck_assert_uint_eq(ns_sock_events(s) & (NS_EV_IN | NS_EV_HUP), NS_EV_IN);
+	ns_shutdown(s, NS_SHUT_WR);
+	ck_assert(ns_sock_events(s) & NS_EV_HUP);
+	ns_close(s);
 }
 END_TEST
 
@@ -861,10 +935,25 @@ static struct ns_sock *deferred(struct ns_sock **l, struct ns_sock **c, uint16_t
 	return s;
 }
 
+/* Refused with a RST or an ICMP port unreachable: ECONNREFUSED. */
+static void refuse_deferred(bool icmp)
+{
+	struct ns_sock *l, *c, *s = deferred(&l, &c, 102);
+	int v;
+
+	ck_assert_int_eq(ns_accept_refuse(s, icmp, ICMP_UNREACH_PORT), 0);
+	pump();
+	ck_assert_int_eq(state_of(c), NS_TCP_CLOSED);
+	ck_assert_int_eq(ns_getsockopt(c, NS_SO_ERROR, &v), 0);
+	ck_assert_int_eq(v, -ECONNREFUSED);
+	ns_close(s);
+	ns_close(c);
+	ns_close(l);
+}
+
 START_TEST(test_defer_accept)
 {
 	struct ns_sock *l, *c, *s;
-	int v;
 	char buf[4];
 
 	s = deferred(&l, &c, 102);
@@ -879,25 +968,8 @@ START_TEST(test_defer_accept)
 	ns_close(c);
 	ns_close(l);
 
-	s = deferred(&l, &c, 102);
-	ck_assert_int_eq(ns_accept_refuse(s, false, 0), 0);
-	pump();
-	ck_assert_int_eq(state_of(c), NS_TCP_CLOSED);
-	ck_assert_int_eq(ns_getsockopt(c, NS_SO_ERROR, &v), 0);
-	ck_assert_int_eq(v, -ECONNREFUSED);
-	ns_close(s);
-	ns_close(c);
-	ns_close(l);
-
-	s = deferred(&l, &c, 102);
-	ck_assert_int_eq(ns_accept_refuse(s, true, ICMP_UNREACH_PORT), 0);
-	pump();
-	ck_assert_int_eq(state_of(c), NS_TCP_CLOSED);
-	ck_assert_int_eq(ns_getsockopt(c, NS_SO_ERROR, &v), 0);
-	ck_assert_int_eq(v, -ECONNREFUSED);
-	ns_close(s);
-	ns_close(c);
-	ns_close(l);
+	refuse_deferred(false);
+	refuse_deferred(true);
 }
 END_TEST
 
@@ -1136,6 +1208,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_accept_any);
 	tcase_add_test(tc, test_backlog_syn_drop);
 	tcase_add_test(tc, test_nagle_and_delack);
+	tcase_add_test(tc, test_icmp_frag_needed);
+	tcase_add_test(tc, test_events_fd_callback);
 	suite_add_tcase(s, tc);
 	return s;
 }
