@@ -163,7 +163,7 @@ int regdb_current_reload(struct regdb_current *cur, const char *path, struct reg
 {
 	struct regdb_db *db;
 
-	if (regdb_db_load(path, &db, err))
+	if (regdb_load(path, &db, err))
 		return -1;
 	pthread_mutex_lock(&cur->lock);
 	int rc = publish(cur, db, cur->user, cur->country_ie, err);

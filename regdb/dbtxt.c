@@ -600,6 +600,20 @@ int regdb_dbtxt_load(const char *path, struct regdb_db **out, struct regdb_error
 	return rc;
 }
 
+int regdb_load(const char *path, struct regdb_db **out, struct regdb_error *err)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char head[4];
+	size_t n = f ? fread(head, 1, sizeof(head), f) : 0;
+	bool text = n > 0 && memcmp(head, "RGDB", n);
+
+	if (f)
+		fclose(f);
+	for (size_t i = 0; i < n; i++)
+		text = text && (isprint(head[i]) || isspace(head[i]));
+	return text ? regdb_dbtxt_load(path, out, err) : regdb_db_load(path, out, err);
+}
+
 /* Emitter. */
 
 /* v / 10^frac with the fraction's trailing zeros dropped. */

@@ -105,6 +105,8 @@ int regdb_verify_signature(const void *data, size_t len, const void *sig, size_t
 int regdb_dbtxt_parse(const char *text, size_t len, const char *name, struct regdb_db **out,
 		      struct regdb_error *err);
 int regdb_dbtxt_load(const char *path, struct regdb_db **out, struct regdb_error *err);
+/* Either format: db.txt when the file starts with text, else regulatory.db. */
+int regdb_load(const char *path, struct regdb_db **out, struct regdb_error *err);
 /* db.txt for db that regdb_dbtxt_parse reads back to an equal database
  * (when each domain's rules are in db2fw.py's order, as in every file it
  * wrote; the parser sorts them). */
@@ -268,7 +270,8 @@ int regdb_current_set_user(struct regdb_current *cur, const char *alpha2, struct
 int regdb_current_set_country_ie(struct regdb_current *cur, const char *alpha2,
 				 struct regdb_error *err);
 void regdb_current_clear_country_ie(struct regdb_current *cur);
-/* Load a new database file and re-apply the hints; on error nothing changes. */
+/* Load a new database file (regdb_load: either format) and re-apply the
+ * hints; on error nothing changes. */
 int regdb_current_reload(struct regdb_current *cur, const char *path, struct regdb_error *err);
 
 struct regdb_snapshot *regdb_current_get(struct regdb_current *cur);

@@ -314,21 +314,6 @@ static int cmd_compile(int argc, char **argv)
 	return rc ? EXIT_BADDB : 0;
 }
 
-/* A binary regulatory.db, or a db.txt when the file starts with text. */
-static int load_db(const char *path, struct regdb_db **db, struct regdb_error *err)
-{
-	FILE *f = fopen(path, "rb");
-	unsigned char head[4];
-	size_t n = f ? fread(head, 1, sizeof(head), f) : 0;
-	bool text = n > 0 && memcmp(head, "RGDB", n < 4 ? n : 4);
-
-	if (f)
-		fclose(f);
-	for (size_t i = 0; i < n; i++)
-		text = text && (isprint(head[i]) || isspace(head[i]));
-	return text ? regdb_dbtxt_load(path, db, err) : regdb_db_load(path, db, err);
-}
-
 int main(int argc, char **argv)
 {
 	const char *path = REGDB_DEFAULT_PATH;
@@ -381,7 +366,7 @@ int main(int argc, char **argv)
 			return rc;
 	}
 
-	if (load_db(path, &db, &err)) {
+	if (regdb_load(path, &db, &err)) {
 		fprintf(stderr, "regdb: %s\n", err.msg);
 		return EXIT_BADDB;
 	}

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char sample[] =
 	"# A hand-written database in wireless-regdb's format.\n"
@@ -460,6 +461,44 @@ START_TEST(random_text_mutations_never_crash)
 }
 END_TEST
 
+/* The current domain reloads from a db.txt as from a regulatory.db; a bad
+ * one changes nothing and names its line. */
+START_TEST(current_reloads_db_txt)
+{
+	char path[] = "/tmp/regdb-dbtxt-XXXXXX";
+	int fd = mkstemp(path);
+	static const char good[] = "country 00:\n\t(2402 - 2472 @ 40), (20)\n"
+				   "country QQ: DFS-JP\n\t(5170 - 5250 @ 80), (23)\n";
+	static const char broken[] = "country QQ:\n\t(5250 - 5170 @ 80), (23)\n";
+	struct regdb_error err;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, good, strlen(good)), (ssize_t)strlen(good));
+	close(fd);
+	struct regdb_current *cur = regdb_current_new(regdb_db_builtin(), &err);
+
+	ck_assert_msg(cur, "%s", err.msg);
+	ck_assert_int_eq(regdb_current_set_user(cur, "QQ", &err), -1);
+	ck_assert_msg(!regdb_current_reload(cur, path, &err), "%s", err.msg);
+	ck_assert_msg(!regdb_current_set_user(cur, "QQ", &err), "%s", err.msg);
+	FILE *f = fopen(path, "w");
+
+	fputs(broken, f);
+	fclose(f);
+	ck_assert_int_eq(regdb_current_reload(cur, path, &err), -1);
+	ck_assert_msg(strstr(err.msg, ":2: start frequency 5250000 kHz not below"), "%s", err.msg);
+	struct regdb_snapshot *snap = regdb_current_get(cur);
+	const struct regdb_domain *d = regdb_snapshot_domain(snap);
+
+	ck_assert_str_eq(d->alpha2, "QQ");
+	ck_assert_int_eq(d->dfs_region, REGDB_DFS_JP);
+	ck_assert_int_eq(d->rules[0].max_eirp_mbm, 2300);
+	regdb_snapshot_put(snap);
+	regdb_current_free(cur);
+	unlink(path);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("regdb_dbtxt");
@@ -477,6 +516,7 @@ int main(void)
 	tcase_add_test(tc, auto_bw_channel_spans_adjacent_rules);
 	tcase_add_test(tc, random_text_mutations_never_crash);
 	tcase_add_test(tc, channel_across_touching_rules);
+	tcase_add_test(tc, current_reloads_db_txt);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
