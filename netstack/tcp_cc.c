@@ -64,6 +64,8 @@ void cc_init(struct tcb *t)
 	t->in_recovery = false;
 	t->dupacks = 0;
 	t->ca_acked = 0;
+	t->dupthresh = TCP_DUPTHRESH;
+	t->undo_valid = false;
 }
 
 /* Un-SACKed bytes in [from, to): lost holes not resent yet. */
@@ -145,16 +147,44 @@ void cc_on_ack(struct tcb *t, uint32_t acked)
 
 static bool cc_loss_detected(const struct tcb *t)
 {
-	if (t->dupacks >= TCP_DUPTHRESH)
+	if (t->dupacks >= t->dupthresh)
 		return true;
 	/* RFC 6675 5 (IsLost(HighACK + 1)) */
 	return t->sack_on && SEQ_GT(sb_lost_edge(t), t->snd_una);
+}
+
+/* Remember what a reduction changes, for cc_check_spurious(). */
+static void cc_save_undo(struct tcb *t)
+{
+	t->undo_valid = t->ts_on;
+	t->undo_cwnd = t->cwnd;
+	t->undo_ssthresh = t->ssthresh;
+	t->undo_tsval = tcp_ts_now(t); /* what the retransmission carries */
+}
+
+void cc_check_spurious(struct tcb *t, const struct tcp_opts *o)
+{
+	if (!t->undo_valid)
+		return;
+	t->undo_valid = false;
+	/* The ACK echoes a TSval older than the retransmission's: the
+	 * original arrived, the loss was only reordering or delay. */
+	if (!o->ts_ok || !SEQ_LT(o->tsecr, t->undo_tsval))
+		return;
+	t->cwnd = u32_max(t->cwnd, t->undo_cwnd);
+	t->ssthresh = u32_max(t->ssthresh, t->undo_ssthresh);
+	t->in_recovery = false;
+	t->dupthresh = u32_min(u32_max(t->dupthresh, t->dupacks + 1), TCP_MAX_REORDER);
+	t->dupacks = 0;
+	t->snd_nxt = t->snd_max; /* after an RTO: the rest is still in flight */
+	t->recover = t->snd_una;
 }
 
 static void cc_enter_recovery(struct tcb *t)
 {
 	uint32_t flight = t->snd_max - t->snd_una, mss = t->snd_mss;
 
+	cc_save_undo(t);
 	t->ssthresh = u32_max(flight / 2, 2 * mss); /* RFC 5681 (4) */
 	t->recover = t->snd_max;
 	t->in_recovery = true;
@@ -189,8 +219,13 @@ void cc_on_rto(struct tcb *t)
 	uint32_t flight = t->snd_max - t->snd_una;
 
 	/* RFC 5681 (4) only for the first timeout of a series. */
-	if (t->backoff == 0)
+	if (t->backoff == 0) {
+		if (!t->in_recovery)
+			cc_save_undo(t);
 		t->ssthresh = u32_max(flight / 2, 2 * t->snd_mss);
+	} else {
+		t->undo_valid = false;
+	}
 	t->cwnd = t->snd_mss; /* loss window */
 	t->in_recovery = false;
 	t->dupacks = 0;

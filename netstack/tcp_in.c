@@ -262,6 +262,7 @@ static void new_ack(struct tcb *t, const struct tcp_seg *s)
 		t->snd_nxt = t->snd_una;
 	t->bytes_acked += acked;
 	sb_trim(t);
+	cc_check_spurious(t, &s->opt);
 	cc_on_ack(t, acked);
 	/* RFC 6298 5.2 / 5.3 */
 	if (t->snd_una == t->snd_max)

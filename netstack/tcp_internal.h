@@ -58,6 +58,7 @@ enum {
 	TCP_OOO_MAX = 32,  /* out-of-order ranges kept per connection */
 	TCP_SACKB_MAX = 32, /* SACK scoreboard ranges kept per connection */
 	TCP_DUPTHRESH = 3,
+	TCP_MAX_REORDER = 32, /* largest adaptive dupthresh */
 	TCP_SYN_RETRIES = 6,
 	TCP_SYNACK_RETRIES = 5,
 	TCP_MAX_RETRIES = 15,
@@ -218,6 +219,11 @@ struct tcb {
 	/* congestion control (RFC 5681, 6582, 6675) */
 	uint32_t cwnd, ssthresh, recover, ca_acked;
 	uint64_t last_tx; /* last data segment sent (restart after idle) */
+	unsigned dupthresh; /* grows when reordering is seen (3 at first) */
+	/* Eifel (RFC 3522 / 4015): undo a reduction the timestamps prove
+	 * spurious. */
+	bool undo_valid;
+	uint32_t undo_cwnd, undo_ssthresh, undo_tsval;
 	unsigned dupacks;
 	bool in_recovery;
 	struct seq_range sacked[TCP_SACKB_MAX]; /* scoreboard, sorted */
@@ -365,6 +371,8 @@ uint32_t cc_flight(const struct tcb *t);
 void cc_on_ack(struct tcb *t, uint32_t acked);
 void cc_on_dupack(struct tcb *t);
 void cc_on_rto(struct tcb *t);
+/* A new ACK arrived while a reduction may be undone: check its TSecr. */
+void cc_check_spurious(struct tcb *t, const struct tcp_opts *o);
 /* Sending during SACK recovery: the next retransmission, 0 if none. */
 bool cc_sack_next_hole(struct tcb *t, uint32_t *seq, uint32_t *len);
 

@@ -474,25 +474,32 @@ static void transfer(struct ns_sock *c, struct ns_sock *s, size_t len, unsigned 
 	ck_assert_int_eq(memcmp(in, out, len), 0);
 }
 
-/* Stacks where sa's link drops/duplicates/reorders with the given rates. */
-static void impaired_setup(unsigned loss, unsigned dup, unsigned reorder)
+/* Stacks where sa's link is impaired as ic says. */
+static void impaired_setup_cfg(const struct ns_impair_cfg *ic)
 {
 	struct ns_stack_cfg cfg = { 0 };
-	struct ns_impair_cfg ic = { .loss_bp = loss, .dup_bp = dup, .reorder_bp = reorder,
-				    .delay_us = 2000, .reorder_us = 3000, .seed = 99 };
 
 	teardown();
 	clk = ns_clock_virtual_new(1000000);
 	cfg.clock = clk;
 	cfg.seed = 7;
 	ck_assert_int_eq(ns_link_pair(1500, 0, &la, &lb), 0);
-	la = ns_link_impair(la, clk, &ic);
+	la = ns_link_impair(la, clk, ic);
 	sa = ns_stack_new(&cfg);
 	cfg.seed = 8;
 	sb = ns_stack_new(&cfg);
 	ck_assert_int_eq(ns_iface_add(sa, la, A, 24, 0), 0);
 	ck_assert_int_eq(ns_iface_add(sb, lb, B, 24, 0), 0);
 	ns_arp_add_static(sa, B, lb->mac);
+}
+
+/* ... dropping, duplicating, reordering with the given rates. */
+static void impaired_setup(unsigned loss, unsigned dup, unsigned reorder)
+{
+	struct ns_impair_cfg ic = { .loss_bp = loss, .dup_bp = dup, .reorder_bp = reorder,
+				    .delay_us = 2000, .reorder_us = 3000, .seed = 99 };
+
+	impaired_setup_cfg(&ic);
 }
 
 static void connect_pair_retry(struct ns_sock **c, struct ns_sock **s, uint16_t port,
@@ -546,6 +553,27 @@ static void no_sack(struct ns_sock *c)
 START_TEST(test_loss_newreno_recovery)
 {
 	lossy_transfer(91, no_sack, false);
+}
+END_TEST
+
+START_TEST(test_reordering_undo)
+{
+	/* 10 ms each way with 0-2 ms jitter reorders back-to-back segments:
+	 * the dupacks trigger fast retransmits, the timestamps show they were
+	 * spurious (RFC 3522), cwnd is restored and dupthresh grows. Without
+	 * the undo 1 MB takes ~3 s here (cwnd halved again and again). */
+	struct ns_impair_cfg ic = { .delay_us = 10000, .jitter_us = 2000, .seed = 3 };
+	struct ns_sock *c, *s = NULL;
+	struct ns_tcp_info ti;
+
+	impaired_setup_cfg(&ic);
+	connect_pair_retry(&c, &s, 96, NULL);
+	transfer(c, s, 1 << 20, 600);
+	ns_tcp_info(c, &ti);
+	ck_assert_uint_gt(ti.fast_retransmits, 0);
+	ck_assert_uint_gt(ti.cwnd, 100000);
+	ns_close(c);
+	ns_close(s);
 }
 END_TEST
 
@@ -1197,6 +1225,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_blocking_api);
 	tcase_add_test(tc, test_loss_sack_recovery);
 	tcase_add_test(tc, test_loss_newreno_recovery);
+	tcase_add_test(tc, test_reordering_undo);
 	tcase_add_test(tc, test_option_negotiation);
 	tcase_add_test(tc, test_zero_window_persist);
 	tcase_add_test(tc, test_keepalive);
