@@ -16,6 +16,7 @@ $(eval $(call unit_test,netstack_tcp,tests/unit/netstack/test_tcp_unit.c,libnets
 TCPSCRIPT_SRCS := tests/unit/netstack/tcpscript.c
 $(eval $(call unit_test,netstack_tcp_script,tests/unit/netstack/test_tcp_script.c $(TCPSCRIPT_SRCS),libnetstack.a,))
 $(eval $(call unit_test,netstack_tcp_script_data,tests/unit/netstack/test_tcp_script_data.c $(TCPSCRIPT_SRCS),libnetstack.a,))
+$(eval $(call unit_test,netstack_tcp_script_loss,tests/unit/netstack/test_tcp_script_loss.c $(TCPSCRIPT_SRCS),libnetstack.a,))
 $(eval $(call unit_test,netstack_fuzz,tests/unit/netstack/test_fuzz.c $(TCPSCRIPT_SRCS),libnetstack.a,))
 
 # --- TCP tools, interop tests and benches (tcp-interop) ---
