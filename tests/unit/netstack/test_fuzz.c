@@ -622,6 +622,128 @@ START_TEST(test_random_and_bitflips)
 }
 END_TEST
 
+/* Garbage options on an otherwise acceptable segment of an established
+ * connection, checksummed: random option bytes (bad lengths, unknown
+ * kinds, truncated TS/SACK, SACK blocks pointing anywhere). */
+static void inject_garbage_opts(uint32_t seq, uint32_t ack, uint8_t flags, size_t plen)
+{
+	uint8_t *l4 = frame + ETH_HLEN + 20;
+	struct tcp_hdr *th = (void *)l4;
+	size_t ol = (1 + rnd() % 10) * 4;
+
+	memset(th, 0, sizeof(*th));
+	th->sport = htons(t->pport);
+	th->dport = htons(t->lport);
+	th->seq = htonl(t->piss + seq);
+	th->ack = htonl(t->liss + ack);
+	th->off = (uint8_t)(((20 + ol) / 4) << 4);
+	th->flags = flags;
+	th->win = htons(1024);
+	for (size_t j = 0; j < ol; j++) {
+		static const uint8_t kinds[] = { 0, 1, 2, 3, 4, 5, 8, 30, 254 };
+
+		l4[20 + j] = (uint8_t)(j % 3 == 0 ? kinds[rnd() % 9] : rnd() % 40);
+	}
+	for (size_t j = 0; j < plen; j++)
+		l4[20 + ol + j] = ts_pattern(seq + (uint32_t)j);
+	ts_inject_tcp_raw(t, l4, 20 + ol + plen);
+}
+
+/* A listener and an established connection take truncated, bad-offset,
+ * bad-checksum, garbage-option and out-of-window segments; afterwards
+ * the connection still carries data both ways, the listener still
+ * accepts, connection count and out-of-order memory stay bounded. */
+START_TEST(test_tcp_connections)
+{
+	struct ns_sock *l, *s, *s2;
+	struct ts_conn conn;
+	struct ns_stats b, st;
+	uint8_t *l4 = frame + ETH_HLEN + 20;
+	int rcvbuf = 0;
+
+	s = ts_passive_open(t, 80, &l);
+	ts_save(t, &conn);
+	b = ts_stats(t);
+	/* cut and lying headers for the connection's ports */
+	for (size_t len = 0; len < 20; len++) {
+		tcp_frame(frame, t->pport, 80, TH_ACK, NULL, 0, 0);
+		ts_inject_frame(t, frame, ts_build_ip(t, frame, NS_PROTO_TCP, 9, 0, l4, len));
+	}
+	ck_assert_uint_eq(DELTA(tcp_bad, b), 20);
+	ck_assert_uint_eq(check_tx_sane(), 0);
+	/* bit flips without fixing the checksum: all caught */
+	for (int i = 0; i < 500; i++) {
+		size_t len = tcp_frame(frame, t->pport, 80, TH_ACK | TH_PSH, NULL, 0, 64);
+		size_t bit = (ETH_HLEN + 20) * 8 + rnd() % ((len - ETH_HLEN - 20) * 8);
+
+		frame[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		ts_inject_frame(t, frame, len);
+	}
+	/* (a flip in the data offset may fail the header check first) */
+	ck_assert_uint_eq(DELTA(rx_bad_csum, b) + DELTA(tcp_bad, b), 20 + 500);
+	ck_assert_uint_eq(check_tx_sane(), 0);
+	/* garbage options: in-order data (the stream must stay consistent
+	 * whatever the stack decides about each segment) ... */
+	for (int i = 0; i < 300; i++)
+		inject_garbage_opts(1, 1, TH_ACK | TH_PSH, 100);
+	/* ... and out of the window, any flags: never accepted */
+	for (int i = 0; i < 2000; i++) {
+		uint32_t far = 0x80000000u + rnd() % 0x10000000u;
+
+		inject_garbage_opts(1 + far, 1 + rnd(), (uint8_t)(rnd() & 0x3f), rnd() % 100);
+		check_tx_sane();
+		TS_STATE(s, NS_TCP_ESTABLISHED);
+	}
+	/* SYN flood with garbage options from random ports: bounded state */
+	for (int i = 0; i < 1000; i++) {
+		uint8_t opts[40];
+		size_t ol = (rnd() % 11) * 4;
+
+		for (size_t j = 0; j < ol; j++)
+			opts[j] = (uint8_t)rnd();
+		ts_inject_frame(t, frame,
+				tcp_frame(frame, (uint16_t)(20000 + i), 80, TH_SYN, opts, ol, 0));
+		st = ts_stats(t);
+		ck_assert_uint_le(st.tcp_conns, MAX_CONNS);
+		check_tx_sane();
+	}
+	ck_assert_uint_gt(DELTA(tcp_syn_drop, b), 0);
+	/* out-of-order pieces everywhere in the window: memory bounded */
+	ts_restore(t, &conn);
+	ck_assert_int_eq(ns_getsockopt(s, NS_SO_RCVBUF, &rcvbuf), 0);
+	for (int i = 0; i < 3000; i++) {
+		uint32_t off = 2 + rnd() % (uint32_t)rcvbuf;
+
+		TS_IN(t, ". %u:%u(%u) ack 1", off, off + 50, 50);
+		ck_assert_uint_le(ts_stats(t).ooo_mem, (size_t)rcvbuf);
+	}
+	check_tx_sane();
+	/* the connection still works: fill the stream, read it, answer */
+	for (uint32_t seq = 1; seq < 20001; seq += 1000)
+		TS_IN(t, ". %u:%u(1000) ack 1", seq, seq + 1000);
+	TS_RECV(t, s, 1, 20000);
+	check_tx_sane();
+	ck_assert_int_eq(ts_send(t, s, 100), 100);
+	TS_OUT(t, "P. 1:101(100) ack *");
+	TS_STATE(s, NS_TCP_ESTABLISHED);
+	ns_close(s);
+	check_tx_sane();
+	/* and the listener still accepts */
+	ts_wait(t, 120000); /* half-open flood entries time out */
+	check_tx_sane();
+	ts_new_conn(t, 80, 30001);
+	TS_IN(t, "S 0:0(0) win 65535 <mss 1460>");
+	TS_OUT(t, "S. 0:0(0) ack 1 <mss 1460>");
+	TS_IN(t, ". 1:1(0) ack 1");
+	s2 = ts_accept(t, l);
+	TS_IN(t, "P. 1:11(10) ack 1");
+	TS_RECV(t, s2, 1, 10);
+	ns_close(s2);
+	ns_close(l);
+	assert_alive();
+}
+END_TEST
+
 static const TTest *const *const cases[] = {
 	TS_CASE(test_ethernet),
 	TS_CASE(test_arp),
@@ -631,6 +753,7 @@ static const TTest *const *const cases[] = {
 	TS_CASE(test_udp),
 	TS_CASE(test_tcp_headers),
 	TS_CASE(test_random_and_bitflips),
+	TS_CASE(test_tcp_connections),
 };
 
 int main(void)
