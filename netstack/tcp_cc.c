@@ -44,7 +44,7 @@ uint32_t rtt_backoff_rto(const struct rtt_est *r, unsigned shift)
 
 uint32_t cc_initial_window(const struct tcb *t)
 {
-	uint32_t mss = t->snd_mss;
+	uint32_t mss = tcp_smss(t);
 
 	return u32_min(10 * mss, u32_max(2 * mss, 14600)); /* RFC 6928 */
 }
@@ -101,7 +101,7 @@ static void cc_exit_recovery(struct tcb *t)
 	uint32_t flight = t->snd_max - t->snd_una;
 
 	/* RFC 6582 3.2 step 3: deflate to min(ssthresh, FlightSize + SMSS). */
-	t->cwnd = u32_min(t->ssthresh, u32_max(flight, t->snd_mss) + t->snd_mss);
+	t->cwnd = u32_min(t->ssthresh, u32_max(flight, tcp_smss(t)) + tcp_smss(t));
 	t->in_recovery = false;
 	t->dupacks = 0;
 }
@@ -115,15 +115,15 @@ static void cc_partial_ack(struct tcb *t, uint32_t acked)
 	}
 	/* RFC 6582 3.2 step 4: resend the next hole, deflate by what was
 	 * acknowledged and add back one segment. */
-	tcp_retransmit_at(t, t->snd_una, t->snd_mss);
-	t->cwnd = t->cwnd > acked ? t->cwnd - acked : t->snd_mss;
-	if (acked >= t->snd_mss)
-		t->cwnd += t->snd_mss;
+	tcp_retransmit_at(t, t->snd_una, tcp_smss(t));
+	t->cwnd = t->cwnd > acked ? t->cwnd - acked : tcp_smss(t);
+	if (acked >= tcp_smss(t))
+		t->cwnd += tcp_smss(t);
 }
 
 void cc_on_ack(struct tcb *t, uint32_t acked)
 {
-	uint32_t mss = t->snd_mss;
+	uint32_t mss = tcp_smss(t);
 
 	if (t->in_recovery) {
 		if (SEQ_GEQ(t->snd_una, t->recover))
@@ -182,7 +182,7 @@ void cc_check_spurious(struct tcb *t, const struct tcp_opts *o)
 
 static void cc_enter_recovery(struct tcb *t)
 {
-	uint32_t flight = t->snd_max - t->snd_una, mss = t->snd_mss;
+	uint32_t flight = t->snd_max - t->snd_una, mss = tcp_smss(t);
 
 	cc_save_undo(t);
 	t->ssthresh = u32_max(flight / 2, 2 * mss); /* RFC 5681 (4) */
@@ -206,7 +206,7 @@ void cc_on_dupack(struct tcb *t)
 	t->dupacks++;
 	if (t->in_recovery) {
 		if (!t->sack_on)
-			t->cwnd += t->snd_mss; /* NewReno inflation */
+			t->cwnd += tcp_smss(t); /* NewReno inflation */
 		return;
 	}
 	/* RFC 6582 3.2 step 2: no new recovery until recover is passed. */
@@ -222,11 +222,11 @@ void cc_on_rto(struct tcb *t)
 	if (t->backoff == 0) {
 		if (!t->in_recovery)
 			cc_save_undo(t);
-		t->ssthresh = u32_max(flight / 2, 2 * t->snd_mss);
+		t->ssthresh = u32_max(flight / 2, 2 * tcp_smss(t));
 	} else {
 		t->undo_valid = false;
 	}
-	t->cwnd = t->snd_mss; /* loss window */
+	t->cwnd = tcp_smss(t); /* loss window */
 	t->in_recovery = false;
 	t->dupacks = 0;
 	t->ca_acked = 0;

@@ -233,37 +233,39 @@ static void update_ts_recent(struct tcb *t, const struct tcp_seg *s)
 	}
 }
 
-static void free_acked(struct tcb *t, uint32_t ack)
+/* Release acknowledged bytes from the send ring; how many. */
+static uint32_t free_acked(struct tcb *t, uint32_t ack)
 {
 	uint32_t n;
 
 	if (!SEQ_GT(ack, t->snd_buf_seq))
-		return;
+		return 0;
 	n = u32_min(ack - t->snd_buf_seq, t->sndbuf.len);
 	ring_consume(&t->sndbuf, n);
 	t->snd_buf_seq += n;
 	if (n)
 		tcb_notify(t);
+	return n;
 }
 
 static void new_ack(struct tcb *t, const struct tcp_seg *s)
 {
-	uint32_t acked = s->ack - t->snd_una;
+	uint32_t data;
 
 	if (t->rtt_timing && SEQ_GT(s->ack, t->rtt_seq)) {
 		rtt_sample(&t->rtt, (uint32_t)(t->st->now - t->rtt_start));
 		t->rtt_timing = false;
 	}
 	t->backoff = 0;
-	t->rexmit_since = 0;
-	free_acked(t, s->ack);
+	t->una_since = t->st->now;
+	data = free_acked(t, s->ack);
 	t->snd_una = s->ack;
 	if (SEQ_LT(t->snd_nxt, t->snd_una))
 		t->snd_nxt = t->snd_una;
-	t->bytes_acked += acked;
+	t->bytes_acked += data;
 	sb_trim(t);
 	cc_check_spurious(t, &s->opt);
-	cc_on_ack(t, acked);
+	cc_on_ack(t, data); /* data only: the SYN and FIN do not grow cwnd */
 	/* RFC 6298 5.2 / 5.3 */
 	if (t->snd_una == t->snd_max)
 		timer_cancel(t->st, &t->t_rexmit);

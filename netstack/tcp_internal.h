@@ -236,7 +236,7 @@ struct tcb {
 	bool rtt_timing;
 	uint32_t rtt_seq;
 	uint64_t rtt_start;
-	uint64_t rexmit_since; /* first unanswered retransmission (user timeout) */
+	uint64_t una_since; /* when snd_una's data was sent (user timeout) */
 
 	/* keepalive */
 	uint64_t last_rx;
@@ -259,6 +259,13 @@ static inline uint32_t tcp_seg_payload(const struct tcb *t, size_t optlen)
 	uint32_t p = t->snd_mss - (uint32_t)optlen;
 
 	return p > 8 ? p : 8;
+}
+
+/* SMSS of RFC 5681: the payload of a full segment (MSS less the
+ * timestamp option every segment carries). cwnd counts in these. */
+static inline uint32_t tcp_smss(const struct tcb *t)
+{
+	return tcp_seg_payload(t, t->ts_on ? 12 : 0);
 }
 
 /* Sequence number just past our FIN (valid once user_wr_shut). */

@@ -205,15 +205,16 @@ static bool send_one(struct tcb *t)
 
 	if (!len && !fin)
 		return false;
-	if (len < mss && !rexmit && !fin) {
-		/* Nagle (RFC 896): one small segment in flight at a time. */
-		if (len == avail && !t->cfg.nodelay && outstanding)
-			return false;
-		/* Sender SWS avoidance (RFC 9293 3.8.6.2.1), until the
-		 * persist timer overrides it. */
-		if (len < avail && len < t->max_snd_wnd / 2 && !t->force_small)
-			return false;
-	}
+	/* Sender SWS avoidance (RFC 9293 3.8.6.2.1): no runt because a
+	 * window is nearly full. Limited by cwnd, the ACKs of what is
+	 * outstanding open it; limited by the peer, send once half its
+	 * largest window fits or the persist timer insists. */
+	if (len < mss && len < avail && !fin &&
+	    (cwin <= rwin ? outstanding != 0 : len < t->max_snd_wnd / 2 && !t->force_small))
+		return false;
+	/* Nagle (RFC 896): one small segment in flight at a time. */
+	if (len < mss && len == avail && !rexmit && !fin && !t->cfg.nodelay && outstanding)
+		return false;
 	if (len && len == avail)
 		flags |= TH_PSH;
 	if (fin)
@@ -228,6 +229,8 @@ static bool send_one(struct tcb *t)
 		t->rtt_seq = nxt;
 		t->rtt_start = t->st->now;
 	}
+	if (t->snd_una == t->snd_max)
+		t->una_since = t->st->now; /* the first unacknowledged byte */
 	t->snd_nxt = nxt + len + fin;
 	t->snd_max = seq_max(t->snd_max, t->snd_nxt);
 	t->last_tx = t->st->now;
@@ -243,7 +246,7 @@ static bool sack_recovery_send(struct tcb *t)
 	bool sent = false;
 	uint32_t seq, len;
 
-	while (cc_flight(t) + t->snd_mss <= t->cwnd && cc_sack_next_hole(t, &seq, &len)) {
+	while (cc_flight(t) + tcp_smss(t) <= t->cwnd && cc_sack_next_hole(t, &seq, &len)) {
 		uint32_t n = tcp_retransmit_at(t, seq, len);
 
 		if (!n)

@@ -157,7 +157,7 @@ uint32_t sb_lost_edge(const struct tcb *t)
 		const struct seq_range *r = &t->sacked[t->nsacked - 1 - k];
 
 		above += r->end - r->start;
-		if (above > (t->dupthresh - 1) * t->snd_mss || k + 1 >= t->dupthresh)
+		if (above > (t->dupthresh - 1) * tcp_smss(t) || k + 1 >= t->dupthresh)
 			return r->start;
 	}
 	return t->snd_una;

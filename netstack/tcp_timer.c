@@ -27,6 +27,18 @@ static void syn_timeout(struct tcb *t)
 	tcp_send_syn(t);
 }
 
+/* NS_TCP_USER_TIMEOUT (RFC 5482): data unacknowledged that long; 0 off. */
+static uint64_t user_deadline(const struct tcb *t)
+{
+	return t->cfg.user_timeout_ms ? t->una_since + (uint64_t)t->cfg.user_timeout_ms * 1000
+				      : UINT64_MAX;
+}
+
+static bool user_timeout_passed(const struct tcb *t)
+{
+	return t->st->now >= user_deadline(t);
+}
+
 static void rexmit_fire(struct ns_stack *st, struct ns_timer *tm)
 {
 	struct tcb *t = TCB_OF(tm, t_rexmit);
@@ -37,10 +49,7 @@ static void rexmit_fire(struct ns_stack *st, struct ns_timer *tm)
 	}
 	if (t->snd_una == t->snd_max)
 		return;
-	if (!t->rexmit_since)
-		t->rexmit_since = st->now;
-	if (st->now - t->rexmit_since >= (uint64_t)t->cfg.user_timeout_ms * 1000 ||
-	    t->backoff >= TCP_MAX_RETRIES) {
+	if (user_timeout_passed(t) || t->backoff >= TCP_MAX_RETRIES) {
 		tcb_drop(t, t->soft_err ? t->soft_err : -ETIMEDOUT);
 		return;
 	}
@@ -129,7 +138,12 @@ void tcp_timers_stop(struct tcb *t)
 
 void tcp_arm_rexmit(struct tcb *t)
 {
-	timer_arm_in(t->st, &t->t_rexmit, rtt_backoff_rto(&t->rtt, t->backoff));
+	uint64_t when = t->st->now + rtt_backoff_rto(&t->rtt, t->backoff);
+
+	/* Never sleep past the user timeout (like Linux's clamp). */
+	if (tcp_synchronized(t->state) && user_deadline(t) < when)
+		when = user_deadline(t) > t->st->now ? user_deadline(t) : t->st->now;
+	timer_arm(t->st, &t->t_rexmit, when);
 }
 
 void tcp_arm_persist(struct tcb *t)
