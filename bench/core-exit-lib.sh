@@ -2,10 +2,14 @@
 # cost per VM exit of one kind, build/vmm vs a raw KVM_RUN loop
 # (build/raw-kvm-loop) vs qemu-system-x86_64 -enable-kvm, side by side.
 #
-# Each side runs with n=N and n=0 and (t(N) - t(0)) / N of the process's
-# wall time is its cost per exit, so start-up is cancelled out the same way
-# for all three. The sides alternate within a round (the host is noisy and
-# drifts); the figure per side is the median over ROUNDS rounds.
+# All three run the same ring-3 loop of N exiting instructions and time it
+# with rdtsc inside the guest (the payloads print "done N exits in C tsc
+# cycles", raw-kvm-loop reads the guest's count back), so start-up, which
+# is noisy and for QEMU seconds long, is not part of the figure. The raw
+# loop also times itself on the host, which gives the TSC rate for the µs
+# figures. The sides alternate within a round, in the opposite order each
+# round (the host is shared and drifts); each figure is the median over
+# ROUNDS rounds, and the ratios are medians of the per-round ratios.
 #
 # Set KIND (pio|mmio) and PAYLOAD, then call core_exit_bench N ROUNDS.
 set -u
@@ -15,49 +19,53 @@ RAW=${RAW:-$B/raw-kvm-loop}
 [ -e /dev/kvm ] || { echo "skipped: /dev/kvm is absent"; exit 77; }
 command -v qemu-system-x86_64 >/dev/null || { echo "skipped: no qemu-system-x86_64"; exit 77; }
 [ -x "$RAW" ] || { echo "FAIL: $RAW not built"; exit 1; }
+[ -f "$PAYLOAD" ] || { echo "FAIL: $PAYLOAD not built"; exit 1; }
 
-now_ns() { date +%s%N; }
-
-# guest_ns N CMD...: wall time of one payload run; it must exit with 1.
-guest_ns() {
+# guest_cycles N CMD...: the payload's TSC cycles for its N exits; the
+# run must exit with status 1.
+guest_cycles() {
 	n=$1
 	shift
-	t0=$(now_ns)
-	timeout 300 "$@" -m 64 -nographic -device isa-debug-exit,iobase=0xf4,iosize=4 \
-		-kernel "$PAYLOAD" -append "n=$n" </dev/null >/dev/null 2>&1
+	out=$(timeout 300 "$@" -m 64 -nographic -device isa-debug-exit,iobase=0xf4,iosize=4 \
+		-kernel "$PAYLOAD" -append "n=$n" </dev/null 2>/dev/null)
 	rc=$?
-	t1=$(now_ns)
-	[ $rc -eq 1 ] || { echo "bad run ($rc): $* n=$n" >&2; return 1; }
-	echo $((t1 - t0))
+	c=$(echo "$out" | sed -n "s/.*: done $n exits in \([0-9]*\) tsc cycles.*/\1/p")
+	[ $rc -eq 1 ] && [ -n "$c" ] || { echo "bad run ($rc): $* n=$n" >&2; return 1; }
+	echo "$c"
 }
 
-raw_ns() {
-	t0=$(now_ns)
-	"$RAW" "$KIND" "$1" >/dev/null || { echo "bad run: $RAW $KIND $1" >&2; return 1; }
-	t1=$(now_ns)
-	echo $((t1 - t0))
+# raw_run N: "CYCLES HOST_NS" of the raw loop.
+raw_run() {
+	out=$("$RAW" "$KIND" "$1") || { echo "bad run: $RAW $KIND $1" >&2; return 1; }
+	echo "$out" | sed -n 's/.* in \([0-9.]*\) ms .*, \([0-9]*\) tsc cycles.*/\2 \1/p'
 }
-
-# per_exit_us T0 TN N
-per_exit_us() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { printf "%.2f", (b - a) / n / 1000 }'; }
 
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 core_exit_bench() {
 	n=$1 rounds=$2
-	vs="" rs="" qs=""
+	vs="" rs="" qs="" vr="" vq="" hz=""
 	for r in $(seq "$rounds"); do
-		v0=$(guest_ns 0 "$VMM") && vn=$(guest_ns "$n" "$VMM") || exit 1
-		r0=$(raw_ns 0) && rn=$(raw_ns "$n") || exit 1
-		q0=$(guest_ns 0 qemu-system-x86_64 -enable-kvm) &&
-			qn=$(guest_ns "$n" qemu-system-x86_64 -enable-kvm) || exit 1
-		v=$(per_exit_us "$v0" "$vn" "$n") raw=$(per_exit_us "$r0" "$rn" "$n")
-		q=$(per_exit_us "$q0" "$qn" "$n")
-		echo "round $r: vmm $v us, raw $raw us, qemu $q us per $KIND exit"
-		vs="$vs $v" rs="$rs $raw" qs="$qs $q"
+		if [ $((r % 2)) -eq 1 ]; then
+			v=$(guest_cycles "$n" "$VMM") && raw=$(raw_run "$n") &&
+				q=$(guest_cycles "$n" qemu-system-x86_64 -enable-kvm) || exit 1
+		else
+			q=$(guest_cycles "$n" qemu-system-x86_64 -enable-kvm) && raw=$(raw_run "$n") &&
+				v=$(guest_cycles "$n" "$VMM") || exit 1
+		fi
+		line=$(echo "$v $raw $q" | awk -v n="$n" -v k="$KIND" -v r="$r" '{
+			hz = $2 / ($3 * 1000)   # raw: guest cycles / host µs (ms * 1000)
+			printf "round %d: vmm %.2f us, raw %.2f us, qemu %.2f us per %s exit; vmm/raw %.3f, vmm/qemu %.3f|%f %f %f %f %f %f\n",
+				r, $1 / n / hz, $2 / n / hz, $4 / n / hz, k, $1 / $2, $1 / $4,
+				$1 / n / hz, $2 / n / hz, $4 / n / hz, $1 / $2, $1 / $4, hz }')
+		echo "${line%%|*}"
+		set -- ${line#*|}
+		vs="$vs $1" rs="$rs $2" qs="$qs $3" vr="$vr $4" vq="$vq $5" hz="$hz $6"
 	done
-	v=$(echo "$vs" | median) raw=$(echo "$rs" | median) q=$(echo "$qs" | median)
-	awk -v v="$v" -v r="$raw" -v q="$q" -v n="$n" -v k="$KIND" -v rounds="$rounds" 'BEGIN {
-		printf "%s exit (n=%d minus n=0, median of %d rounds): vmm %.2f us, raw KVM_RUN loop %.2f us, qemu %.2f us; vmm/raw = %.3f, vmm/qemu = %.3f\n",
-			k, n, rounds, v, r, q, (r > 0 ? v / r : 0), (q > 0 ? v / q : 0) }'
+	echo "$KIND exit, n=$n, median of $rounds rounds (TSC $(echo "$hz" | median | awk '{ printf "%.0f", $1 }') MHz):" \
+		"vmm $(echo "$vs" | median | awk '{ printf "%.2f", $1 }') us," \
+		"raw KVM_RUN loop $(echo "$rs" | median | awk '{ printf "%.2f", $1 }') us," \
+		"qemu $(echo "$qs" | median | awk '{ printf "%.2f", $1 }') us;" \
+		"vmm/raw = $(echo "$vr" | median | awk '{ printf "%.3f", $1 }')," \
+		"vmm/qemu = $(echo "$vq" | median | awk '{ printf "%.3f", $1 }')"
 }
