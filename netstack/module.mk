@@ -31,3 +31,6 @@ BENCHES += bench/netstack-bulk.sh
 $(call obj,bench/netstack-slirp.c): EXTRA_CFLAGS += $(SLIRP_CFLAGS)
 $(eval $(call program,netstack-bench-slirp,bench/netstack-slirp.c $(netstack_bench_COMMON),libnetstack.a,$(SLIRP_LIBS)))
 BENCHES += bench/netstack-slirp.sh
+# Interop with Linux's TCP over a TAP (root; skip 77 otherwise).
+INTEG_TESTS += tests/integration/netstack-tcp-basic.sh tests/integration/netstack-tcp-impair.sh \
+	tests/integration/netstack-tcp-bulk.sh
