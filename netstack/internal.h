@@ -260,6 +260,8 @@ struct ns_stack {
 	struct tcb *tcbs; /* every live connection */
 	unsigned ntcbs, tcp_max_conns;
 	uint32_t isn_secret[4];
+	uint64_t tcp_chack_sec; /* challenge ACKs sent in this second */
+	unsigned tcp_chack_n;
 
 	struct ns_waitq *pending_cb; /* callbacks to run after unlocking */
 

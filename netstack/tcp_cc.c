@@ -84,7 +84,14 @@ uint32_t cc_flight(const struct tcb *t)
 {
 	uint32_t out, gone, from, edge;
 
-	if (!(t->in_recovery && t->sack_on))
+	if (!t->in_recovery) {
+		out = t->snd_nxt - t->snd_una;
+		/* RFC 3042 limited transmit: each of the first two duplicate
+		 * ACKs lets one new segment out. */
+		gone = u32_min(t->dupacks, 2) * tcp_smss(t);
+		return out > gone ? out - gone : 0;
+	}
+	if (!t->sack_on)
 		return t->snd_nxt - t->snd_una;
 	/* RFC 6675 pipe: sent, minus SACKed, minus lost and not resent. */
 	out = t->snd_max - t->snd_una;
@@ -104,6 +111,7 @@ static void cc_exit_recovery(struct tcb *t)
 	t->cwnd = u32_min(t->ssthresh, u32_max(flight, tcp_smss(t)) + tcp_smss(t));
 	t->in_recovery = false;
 	t->dupacks = 0;
+	t->lt_bytes = 0;
 }
 
 static void cc_partial_ack(struct tcb *t, uint32_t acked)
@@ -133,6 +141,7 @@ void cc_on_ack(struct tcb *t, uint32_t acked)
 		return;
 	}
 	t->dupacks = 0;
+	t->lt_bytes = 0;
 	if (t->cwnd < t->ssthresh) {
 		t->cwnd += u32_min(acked, 2 * mss); /* RFC 3465, L = 2 */
 	} else {
@@ -160,6 +169,10 @@ static void cc_save_undo(struct tcb *t)
 	t->undo_cwnd = t->cwnd;
 	t->undo_ssthresh = t->ssthresh;
 	t->undo_tsval = tcp_ts_now(t); /* what the retransmission carries */
+	t->undo_reorder = t->dupacks;
+	if (t->nsacked)
+		t->undo_reorder = u32_max(t->undo_reorder, (t->sacked[t->nsacked - 1].end -
+							     t->snd_una) / tcp_smss(t));
 }
 
 void cc_check_spurious(struct tcb *t, const struct tcp_opts *o)
@@ -174,7 +187,7 @@ void cc_check_spurious(struct tcb *t, const struct tcp_opts *o)
 	t->cwnd = u32_max(t->cwnd, t->undo_cwnd);
 	t->ssthresh = u32_max(t->ssthresh, t->undo_ssthresh);
 	t->in_recovery = false;
-	t->dupthresh = u32_min(u32_max(t->dupthresh, t->dupacks + 1), TCP_MAX_REORDER);
+	t->dupthresh = u32_min(u32_max(t->dupthresh, t->undo_reorder + 1), TCP_MAX_REORDER);
 	t->dupacks = 0;
 	t->snd_nxt = t->snd_max; /* after an RTO: the rest is still in flight */
 	t->recover = t->snd_una;
@@ -182,10 +195,12 @@ void cc_check_spurious(struct tcb *t, const struct tcp_opts *o)
 
 static void cc_enter_recovery(struct tcb *t)
 {
-	uint32_t flight = t->snd_max - t->snd_una, mss = tcp_smss(t);
+	/* RFC 3042: limited-transmit segments are not in FlightSize here. */
+	uint32_t flight = t->snd_max - t->snd_una - t->lt_bytes, mss = tcp_smss(t);
 
 	cc_save_undo(t);
 	t->ssthresh = u32_max(flight / 2, 2 * mss); /* RFC 5681 (4) */
+	t->lt_bytes = 0;
 	t->recover = t->snd_max;
 	t->in_recovery = true;
 	t->rtt_timing = false; /* Karn: the timed segment may be resent */
@@ -229,6 +244,7 @@ void cc_on_rto(struct tcb *t)
 	t->cwnd = tcp_smss(t); /* loss window */
 	t->in_recovery = false;
 	t->dupacks = 0;
+	t->lt_bytes = 0;
 	t->ca_acked = 0;
 	t->recover = t->snd_max; /* RFC 6582 4 */
 	t->rtt_timing = false;

@@ -193,8 +193,28 @@ static bool seq_acceptable(const struct tcb *t, uint32_t seq, uint32_t seglen)
 
 static void challenge_ack(struct tcb *t)
 {
-	t->st->stats.tcp_challenge_ack++;
+	struct ns_stack *st = t->st;
+	uint64_t sec = st->now / 1000000;
+
+	/* RFC 5961 7: a global limit, so they cannot be used as a flood. */
+	if (sec != st->tcp_chack_sec) {
+		st->tcp_chack_sec = sec;
+		st->tcp_chack_n = 0;
+	}
+	if (st->tcp_chack_n++ >= TCP_CHALLENGE_ACK_LIMIT)
+		return;
+	st->stats.tcp_challenge_ack++;
 	tcp_send_ack(t);
+}
+
+/* Data we already have arrived again: say so with a D-SACK block. */
+static void note_dsack(struct tcb *t, uint32_t seq, uint32_t len)
+{
+	if (!t->sack_on || !len || !SEQ_LT(seq, t->rcv_nxt))
+		return;
+	t->dsack = true;
+	t->dsack_blk.start = seq;
+	t->dsack_blk.end = seq_min(seq + len, t->rcv_nxt);
 }
 
 /* RST in a synchronized state (RFC 5961 3.2); true when t is gone. */
@@ -315,7 +335,7 @@ static bool synrcvd_ack(struct tcb *t, const struct tcp_seg *s)
 /* ACK processing; true when t is gone. */
 static bool ack_input(struct tcb *t, const struct tcp_seg *s, bool *drop)
 {
-	bool dup, sack_news = false;
+	bool dup, dsack, sack_news = false;
 
 	if (SEQ_GT(s->ack, t->snd_max)) { /* acks something not yet sent */
 		tcp_send_ack(t);
@@ -334,7 +354,10 @@ static bool ack_input(struct tcb *t, const struct tcp_seg *s, bool *drop)
 		sb_update(t, &s->opt);
 		sack_news = t->nsacked != before || sb_sacked_bytes(t) != bytes;
 	}
-	dup = is_dupack(t, s) || (sack_news && s->ack == t->snd_una);
+	/* An ACK reporting a duplicate (D-SACK, RFC 2883: first block below
+	 * the ACK) answers a needless retransmission, not a loss. */
+	dsack = s->opt.nsack && SEQ_LEQ(s->opt.sack[0].end, s->ack);
+	dup = !dsack && (is_dupack(t, s) || (sack_news && s->ack == t->snd_una));
 	if (SEQ_GT(s->ack, t->snd_una))
 		new_ack(t, s);
 	window_update(t, s);
@@ -416,6 +439,7 @@ static void data_input(struct tcb *t, const struct tcp_seg *s)
 	if (SEQ_LT(seq, t->rcv_nxt)) { /* trim what we already have */
 		uint32_t skip = u32_min(t->rcv_nxt - seq, len);
 
+		note_dsack(t, seq, skip);
 		d += skip;
 		len -= skip;
 		seq += skip;
@@ -465,6 +489,7 @@ static bool unacceptable(struct tcb *t, struct tcp_seg *s)
 {
 	if (s->flags & TH_RST)
 		return false;
+	note_dsack(t, s->seq, s->len);
 	tcp_send_ack(t);
 	if (t->state == NS_TCP_TIME_WAIT && (s->flags & TH_FIN))
 		timer_arm_in(t->st, &t->t_2msl, (uint64_t)t->cfg.linger2_ms * 1000);

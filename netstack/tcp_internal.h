@@ -59,6 +59,7 @@ enum {
 	TCP_SACKB_MAX = 32, /* SACK scoreboard ranges kept per connection */
 	TCP_DUPTHRESH = 3,
 	TCP_MAX_REORDER = 32, /* largest adaptive dupthresh */
+	TCP_CHALLENGE_ACK_LIMIT = 1000, /* per second and stack (RFC 5961 7) */
 	TCP_SYN_RETRIES = 6,
 	TCP_SYNACK_RETRIES = 5,
 	TCP_MAX_RETRIES = 15,
@@ -215,6 +216,8 @@ struct tcb {
 	unsigned delack_segs; /* full segments received since our last ACK */
 	bool ack_now;	      /* an ACK must go out at the end of this input */
 	bool force_small;     /* persist timer: send a sub-MSS window anyway */
+	bool dsack;	      /* report dsack_blk in the next ACK (RFC 2883) */
+	struct tcp_sack_block dsack_blk;
 
 	/* congestion control (RFC 5681, 6582, 6675) */
 	uint32_t cwnd, ssthresh, recover, ca_acked;
@@ -224,7 +227,9 @@ struct tcb {
 	 * spurious. */
 	bool undo_valid;
 	uint32_t undo_cwnd, undo_ssthresh, undo_tsval;
+	unsigned undo_reorder; /* segments SACKed/dup-ACKed past the "hole" */
 	unsigned dupacks;
+	uint32_t lt_bytes; /* sent by limited transmit since the last new ACK */
 	bool in_recovery;
 	struct seq_range sacked[TCP_SACKB_MAX]; /* scoreboard, sorted */
 	unsigned nsacked;

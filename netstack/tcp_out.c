@@ -63,10 +63,15 @@ static size_t syn_options(struct tcb *t, uint8_t *p)
 static size_t data_options(struct tcb *t, uint8_t *p, uint8_t flags)
 {
 	struct tcp_sack_block b[4];
-	unsigned n = 0;
+	unsigned n = 0, max = t->ts_on ? 3 : 4;
 
-	if (t->sack_on && t->nooo && (flags & TH_ACK))
-		n = sack_blocks(t, b, t->ts_on ? 3 : 4);
+	if (!t->sack_on || !(flags & TH_ACK))
+		return tcp_opt_build(p, t->ts_on, tcp_ts_now(t), t->ts_recent, b, 0);
+	if (t->dsack) { /* a duplicate: its range goes first (RFC 2883) */
+		b[n++] = t->dsack_blk;
+		t->dsack = false;
+	}
+	n += sack_blocks(t, b + n, max - n);
 	return tcp_opt_build(p, t->ts_on, tcp_ts_now(t), t->ts_recent, b, n);
 }
 
@@ -75,8 +80,8 @@ static size_t optlen_estimate(const struct tcb *t)
 {
 	size_t n = t->ts_on ? 12 : 0;
 
-	if (t->sack_on && t->nooo)
-		n += 4 + 8 * u32_min(t->nooo, t->ts_on ? 3 : 4);
+	if (t->sack_on && (t->nooo || t->dsack))
+		n += 4 + 8 * u32_min(t->nooo + t->dsack, t->ts_on ? 3 : 4);
 	return n;
 }
 
@@ -221,6 +226,8 @@ static bool send_one(struct tcb *t)
 		flags |= TH_FIN;
 	if (tcp_xmit(t, nxt, len, flags) < 0)
 		return false;
+	if (!rexmit && t->dupacks && !t->in_recovery)
+		t->lt_bytes += len; /* RFC 3042 limited transmit */
 	if (rexmit) {
 		t->st->stats.tcp_rexmit++;
 		t->n_rexmit++;
