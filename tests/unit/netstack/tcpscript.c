@@ -1204,7 +1204,8 @@ int ts_run_suite(const char *name, const TTest *const *const *cases, size_t n,
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, timeout_s);
 	for (size_t i = 0; i < n; i++)
-		tcase_add_test(tc, *cases[i]);
+		if (cases[i])
+			tcase_add_test(tc, *cases[i]);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }

@@ -744,6 +744,12 @@ START_TEST(test_tcp_connections)
 }
 END_TEST
 
+/* Tests failing on an engine bug (entry named in the comment, in
+ * /work/notes/bugs/tcp-core.md); moved to cases[] once fixed. */
+static const TTest *const *const pending_cases[] = {
+	NULL, /* none right now */
+};
+
 static const TTest *const *const cases[] = {
 	TS_CASE(test_ethernet),
 	TS_CASE(test_arp),
@@ -756,8 +762,4 @@ static const TTest *const *const cases[] = {
 	TS_CASE(test_tcp_connections),
 };
 
-int main(void)
-{
-	return ts_run_suite("netstack_fuzz", cases, sizeof(cases) / sizeof(cases[0]), setup, teardown,
-			    30);
-}
+TS_MAIN("netstack_fuzz", cases, pending_cases, setup, teardown, 30)
