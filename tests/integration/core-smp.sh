@@ -2,9 +2,11 @@
 # core-smp.sh — smp.elf under build/vmm with -smp 1, 2 and 4: every vCPU
 # the ACPI MADT (and, with mp=1, the MP table) lists is started with
 # INIT-SIPI-SIPI and checks in; exit status 1 ((0 << 1) | 1) when all did.
+# -smp 4 once more under the ASan build.
 set -u
 B=${B:-build}
 VMM=${VMM:-$B/vmm}
+VMM_ASAN=${VMM_ASAN:-$B/asan/vmm}
 SMP=$B/tests/guest/smp.elf
 [ -e /dev/kvm ] || { echo "skipped: /dev/kvm is absent"; exit 77; }
 [ -f "$SMP" ] || { echo "FAIL: $SMP not built"; exit 1; }
@@ -16,11 +18,12 @@ fails=0
 check() {
 	n=$1 source=$2
 	shift 2
-	timeout 60 "$VMM" -m 64 -smp "$n" -nographic -device isa-debug-exit,iobase=0xf4,iosize=4 \
+	timeout 60 "$vmm" -m 64 -smp "$n" -nographic -device isa-debug-exit,iobase=0xf4,iosize=4 \
 		-kernel "$SMP" "$@" >"$out" 2>&1 </dev/null
 	rc=$?
 	bad=""
 	[ "$rc" -eq 1 ] || bad="status $rc, want 1"
+	! grep -qE 'Sanitizer|runtime error' "$out" || bad="$bad; sanitizer report"
 	grep -q "^smp: $n cpus in the $source" "$out" || bad="$bad; no '$n cpus in the $source'"
 	grep -q "^smp: $n of $n cpus checked in" "$out" || bad="$bad; no '$n of $n cpus checked in'"
 	id=1
@@ -30,16 +33,21 @@ check() {
 		id=$((id + 1))
 	done
 	if [ -n "$bad" ]; then
-		echo "FAIL -smp $n $*: ${bad#; }"
+		echo "FAIL $vmm -smp $n $*: ${bad#; }"
 		cat "$out"
 		fails=$((fails + 1))
 	else
-		echo "ok   -smp $n $* ($source)"
+		echo "ok   $vmm -smp $n $* ($source)"
 	fi
 }
 
+vmm=$VMM
 for n in 1 2 4; do
 	check "$n" "ACPI MADT"
 done
 check 4 "MP table" -append mp=1
+# Four vCPU threads starting together under ASan + UBSan.
+[ -x "$VMM_ASAN" ] || { echo "FAIL: $VMM_ASAN not built"; exit 1; }
+vmm=$VMM_ASAN
+check 4 "ACPI MADT"
 [ "$fails" -eq 0 ]
