@@ -263,6 +263,9 @@ int machine_init(struct machine *m, const struct vmm_config *cfg, char *err, siz
 		return -1;
 	if (kvm_vm_create(&m->sys, &m->vm, err, errlen) < 0)
 		return -1;
+	/* The irqchip before the vCPUs: KVM then creates every vCPU but 0 in
+	 * KVM_MP_STATE_UNINITIALIZED, waiting in KVM_RUN for INIT + SIPI from
+	 * the guest (smp.elf, Linux), and save_reset_state() keeps that. */
 	if (setup_ram(m, err, errlen) < 0 || setup_irqchip(m, err, errlen) < 0 ||
 	    create_vcpus(m, err, errlen) < 0 || setup_host(m, err, errlen) < 0)
 		return -1;
