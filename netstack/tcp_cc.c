@@ -156,7 +156,14 @@ void cc_on_ack(struct tcb *t, uint32_t acked)
 
 static bool cc_loss_detected(const struct tcb *t)
 {
+	uint32_t smss = tcp_smss(t), oseg = (t->snd_max - t->snd_una + smss - 1) / smss;
+	bool unsent = SEQ_LT(t->snd_nxt, t->snd_buf_seq + t->sndbuf.len);
+
 	if (t->dupacks >= t->dupthresh)
+		return true;
+	/* RFC 5827 early retransmit: too few segments out for DupThresh
+	 * duplicates, and nothing new to send that would make more. */
+	if (!unsent && oseg >= 2 && oseg < 4 && t->dupacks >= oseg - 1)
 		return true;
 	/* RFC 6675 5 (IsLost(HighACK + 1)) */
 	return t->sack_on && SEQ_GT(sb_lost_edge(t), t->snd_una);
