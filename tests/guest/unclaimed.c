@@ -8,7 +8,7 @@
 #include "kit.h"
 
 /* Ports nothing on a PC (vmm's or QEMU's) decodes. */
-static const uint16_t ports[] = {0x100, 0x278, 0x2f0, 0x3e0};
+static const uint16_t ports[] = {0x100, 0x240, 0x2f0, 0x3e0};
 /* In the PCI hole below the IOAPIC, where neither RAM nor a device is. */
 static const uintptr_t mmio[] = {0xd0000000, 0xd0001000, 0xdffffffc};
 

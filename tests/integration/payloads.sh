@@ -39,8 +39,8 @@ run smp 1 'smp: 4 of 4 cpus checked in' -smp 4 -kernel "$G/smp.elf"
 # A guest hammering unclaimed ports and MMIO: reads are all-ones, the VMM
 # keeps running, and each address is logged once however often it is hit.
 run unclaimed 1 'unclaimed: 100 rounds, all reads as expected' -kernel "$G/unclaimed.elf"
-for a in 'io address 0x100 ' 'io address 0x3e0 ' 'memory address 0xd0000000 ' \
-	'memory address 0xdffffffc '; do
+for a in 'io address 0x100 ' 'io address 0x240 ' 'io address 0x2f0 ' 'io address 0x3e0 ' \
+	'memory address 0xd0000000 ' 'memory address 0xd0001000 ' 'memory address 0xdffffffc '; do
 	c=$(grep -c "unclaimed $a" "$out")
 	[ "$c" -eq 1 ] || { echo "FAIL unclaimed: '$a' logged $c times, want once"; fails=$((fails + 1)); }
 done
