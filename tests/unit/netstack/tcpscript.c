@@ -549,27 +549,20 @@ static uint32_t auto_tsval(struct tscript *t)
 	return 100 + (uint32_t)((ns_clock_now(t->clk) - t->ts_base_us) / 1000);
 }
 
-void ts_in_at(struct tscript *t, const char *file, int line, const char *fmt, ...)
+static size_t build_seg(struct tscript *t, const struct ts_ctx *c, uint8_t *l4, size_t cap)
 {
-	static uint8_t l4[65536];
 	struct tcp_hdr *th = (void *)l4;
 	struct ts_spec sp;
-	char text[512];
-	struct ts_ctx c = { file, line, text };
 	size_t optlen, hl;
 	uint32_t dstart;
-	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	parse_line(&c, &sp);
+	parse_line(c, &sp);
 	if (sp.seq_any || sp.ack_any || sp.win_any || sp.mss_any || sp.ws_any || sp.tsval_any)
-		FAIL(&c, "'*' only for TS ecr in TS_IN lines");
+		FAIL(c, "'*' only for TS ecr in TS_IN lines");
 	if ((sp.s.flags & TH_ACK) && !sp.ack_set)
-		FAIL(&c, "'.' needs an ack value");
+		FAIL(c, "'.' needs an ack value");
 	if ((sp.s.flags & TH_ACK) && !t->liss_known)
-		FAIL(&c, "ack relative to the stack's ISN, which is not known yet");
+		FAIL(c, "ack relative to the stack's ISN, which is not known yet");
 	if (!sp.opts_set && t->auto_ts) {
 		sp.s.has_ts = true;
 		sp.s.tsval = auto_tsval(t);
@@ -581,7 +574,7 @@ void ts_in_at(struct tscript *t, const char *file, int line, const char *fmt, ..
 	memset(th, 0, sizeof(*th));
 	optlen = put_opts(&sp, t->last_tsval, t->liss, l4 + sizeof(*th));
 	if (optlen > 40)
-		FAIL(&c, "options take %zu bytes (max 40)", optlen);
+		FAIL(c, "options take %zu bytes (max 40)", optlen);
 	hl = sizeof(*th) + optlen;
 	th->sport = htons(t->pport);
 	th->dport = htons(t->lport);
@@ -590,12 +583,42 @@ void ts_in_at(struct tscript *t, const char *file, int line, const char *fmt, ..
 	th->off = (uint8_t)((hl / 4) << 4);
 	th->flags = sp.s.flags;
 	th->win = htons(sp.win_set ? sp.s.win : t->peer_win);
-	if (hl + sp.s.len > sizeof(l4) - 20)
-		FAIL(&c, "segment too long");
+	if (hl + sp.s.len > cap)
+		FAIL(c, "segment too long");
 	dstart = sp.s.seq + !!(sp.s.flags & TH_SYN);
 	for (uint32_t i = 0; i < sp.s.len; i++)
 		l4[hl + i] = ts_pattern(dstart + i);
-	ts_inject_tcp_raw(t, l4, hl + sp.s.len);
+	th->csum = 0;
+	th->csum = (uint16_t)~ts_l4_csum(t->peer, t->local, NS_PROTO_TCP, l4, hl + sp.s.len);
+	return hl + sp.s.len;
+}
+
+size_t ts_build_seg_at(struct tscript *t, const char *file, int line, uint8_t *l4, size_t cap,
+		       const char *fmt, ...)
+{
+	char text[512];
+	struct ts_ctx c = { file, line, text };
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	return build_seg(t, &c, l4, cap);
+}
+
+void ts_in_at(struct tscript *t, const char *file, int line, const char *fmt, ...)
+{
+	static uint8_t l4[65536 - 20];
+	char text[512];
+	struct ts_ctx c = { file, line, text };
+	size_t len;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	len = build_seg(t, &c, l4, sizeof(l4));
+	ts_inject_ip(t, NS_PROTO_TCP, l4, len);
 	t->last_in_us = ns_clock_now(t->clk);
 }
 

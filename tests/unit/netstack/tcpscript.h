@@ -130,6 +130,11 @@ uint64_t ts_out_after_at(struct tscript *t, const char *file, int line, uint64_t
 void ts_none_at(struct tscript *t, const char *file, int line);
 
 #define TS_IN(t, ...) ts_in_at(t, __FILE__, __LINE__, __VA_ARGS__)
+/* Build a TS_IN line's TCP segment (checksummed) into l4 without sending
+ * it; its length. */
+size_t ts_build_seg_at(struct tscript *t, const char *file, int line, uint8_t *l4, size_t cap,
+		       const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+#define TS_BUILD(t, l4, cap, ...) ts_build_seg_at(t, __FILE__, __LINE__, l4, cap, __VA_ARGS__)
 #define TS_OUT(t, ...) ts_out_at(t, __FILE__, __LINE__, __VA_ARGS__)
 #define TS_OUT_AFTER(t, lo, hi, ...) ts_out_after_at(t, __FILE__, __LINE__, lo, hi, __VA_ARGS__)
 #define TS_NONE(t) ts_none_at(t, __FILE__, __LINE__)

@@ -614,6 +614,62 @@ START_TEST(test_data_after_close_rsts)
 }
 END_TEST
 
+/* Retransmitted FINs are ACKed again in CLOSE-WAIT and LAST-ACK; our own
+ * unacknowledged FIN is retransmitted on the RTO. */
+START_TEST(test_fin_retransmissions)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+
+	TS_IN(t, "F. 1:1(0) ack 1");
+	TS_OUT(t, ". 1:1(0) ack 2");
+	TS_IN(t, "F. 1:1(0) ack 1");
+	TS_OUT(t, ". 1:1(0) ack 2");
+	TS_STATE(s, NS_TCP_CLOSE_WAIT);
+	ck_assert_int_eq(ns_shutdown(s, NS_SHUT_WR), 0);
+	TS_OUT(t, "F. 1:1(0) ack 2");
+	TS_STATE(s, NS_TCP_LAST_ACK);
+	TS_OUT_AFTER(t, 200, 1000, "F. 1:1(0) ack 2");
+	TS_IN(t, "F. 1:1(0) ack 1");
+	TS_OUT(t, ". 2:2(0) ack 2");
+	TS_STATE(s, NS_TCP_LAST_ACK);
+	TS_IN(t, ". 2:2(0) ack 2");
+	TS_STATE(s, NS_TCP_CLOSED);
+	ns_close(s);
+}
+END_TEST
+
+/* Two connections on one listener are kept apart by the demux. */
+START_TEST(test_two_connections_demux)
+{
+	struct ns_sock *l, *a, *b;
+	struct ts_conn ca, cb;
+
+	a = ts_passive_open(t, 80, &l);
+	ts_save(t, &ca);
+	ts_new_conn(t, 80, 40001);
+	TS_IN(t, "S 0:0(0) win 65535 <mss 1460>");
+	TS_OUT(t, "S. 0:0(0) ack 1 <mss 1460>");
+	TS_IN(t, ". 1:1(0) ack 1");
+	b = ts_accept(t, l);
+	ts_save(t, &cb);
+	TS_IN(t, "P. 1:301(300) ack 1");
+	ts_restore(t, &ca);
+	TS_IN(t, "P. 1:101(100) ack 1");
+	ck_assert_int_eq(ts_send(t, a, 10), 10);
+	TS_OUT(t, "P. 1:11(10) ack 101");
+	ts_restore(t, &cb);
+	ck_assert_int_eq(ts_send(t, b, 20), 20);
+	TS_OUT(t, "P. 1:21(20) ack 301");
+	TS_RECV(t, a, 1, 100);
+	ck_assert_int_eq(ns_recv(a, (uint8_t[8]){ 0 }, 8, 0), -EAGAIN);
+	TS_RECV(t, b, 1, 300);
+	ck_assert_int_eq(ns_recv(b, (uint8_t[8]){ 0 }, 8, 0), -EAGAIN);
+	ns_close(a);
+	ns_close(b);
+	ns_close(l);
+}
+END_TEST
+
 /* Tests failing on an engine bug (entry named in the comment, in
  * /work/notes/bugs/tcp-core.md); moved to cases[] once fixed. */
 static const TTest *const *const pending_cases[] = {
@@ -650,6 +706,8 @@ static const TTest *const *const cases[] = {
 	TS_CASE(test_mss_from_mtu_and_maxseg),
 	TS_CASE(test_time_wait_reopened_by_new_syn),
 	TS_CASE(test_data_after_close_rsts),
+	TS_CASE(test_fin_retransmissions),
+	TS_CASE(test_two_connections_demux),
 };
 
 TS_MAIN("netstack_tcp_script", cases, pending_cases, setup, teardown, 30)

@@ -431,10 +431,71 @@ START_TEST(test_sack_block_limit_and_order)
 }
 END_TEST
 
+/* Receiver SWS avoidance (RFC 9293 3.8.6.2.2): reading a little from a
+ * full buffer does not announce a tiny window; reading enough does. */
+START_TEST(test_receiver_sws_avoidance)
+{
+	struct ns_sock *l = ts_stream(t), *s;
+	uint8_t b[4096];
+
+	ck_assert_int_eq(ns_setsockopt(l, NS_SO_RCVBUF, 8192), 0);
+	ts_bind_listen(t, l, 80, 4);
+	ts_new_conn(t, 80, 40000);
+	TS_IN(t, "S 0:0(0) win 65535 <mss 1460>");
+	TS_OUT(t, "S. 0:0(0) ack 1 win 8192 <mss 1460>");
+	TS_IN(t, ". 1:1(0) ack 1");
+	s = ts_accept(t, l);
+	for (uint32_t seq = 1; seq < 8193; seq += 1024)
+		TS_IN(t, ". %u:%u(1024) ack 1", seq, seq + 1024);
+	ts_wait(t, 100);
+	ts_flush(t);
+	ck_assert_int_eq(ns_recv(s, b, 100, 0), 100);
+	TS_QUIET(t, 1000); /* 100 bytes: below min(MSS, buffer / 2) */
+	ck_assert_int_eq(ns_recv(s, b, 4000, 0), 4000);
+	TS_OUT(t, ". 1:1(0) ack 8193 win 4100");
+	ns_close(s);
+	ns_close(l);
+}
+END_TEST
+
+/* A segment that arrives in IP fragments is reassembled and processed. */
+START_TEST(test_fragmented_segment)
+{
+	static uint8_t l4[4000], f[NS_FRAME_BUF];
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+	size_t len = TS_BUILD(t, l4, sizeof(l4), "P. 1:2001(2000) ack 1");
+
+	ts_inject_frame(t, f, ts_build_ip(t, f, NS_PROTO_TCP, 4242, 1024 / 8, l4 + 1024,
+					  len - 1024));
+	TS_NONE(t);
+	ts_inject_frame(t, f, ts_build_ip(t, f, NS_PROTO_TCP, 4242, IP_MF, l4, 1024));
+	TS_OUT_AFTER(t, 0, 200, ". 1:1(0) ack 2001");
+	TS_RECV(t, s, 1, 2000);
+	ck_assert_uint_eq(ts_stats(t).reass_mem, 0);
+	ns_close(s);
+}
+END_TEST
+
+/* Reading a little from a roomy buffer moves the right window edge by
+ * less than an MSS: no window update (RFC 9293 3.8.6.2.2 keeps RCV.NXT +
+ * RCV.WND until the gain is >= min(RCV.BUFF / 2, MSS)); the pending ACK
+ * waits for its delayed-ACK timer. */
+START_TEST(test_small_read_no_window_update)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+
+	TS_IN(t, "P. 1:101(100) ack 1");
+	TS_RECV(t, s, 1, 100);
+	TS_NONE(t);
+	TS_OUT_AFTER(t, 40, 40, ". 1:1(0) ack 101");
+	ns_close(s);
+}
+END_TEST
+
 /* Tests failing on an engine bug (entry named in the comment, in
  * /work/notes/bugs/tcp-core.md); moved to cases[] once fixed. */
 static const TTest *const *const pending_cases[] = {
-	NULL, /* none right now */
+	TS_CASE(test_small_read_no_window_update), /* "window update after a tiny read" */
 };
 
 static const TTest *const *const cases[] = {
@@ -456,6 +517,8 @@ static const TTest *const *const cases[] = {
 	TS_CASE(test_window_update_reopens),
 	TS_CASE(test_ts_echo_with_delayed_ack),
 	TS_CASE(test_sack_block_limit_and_order),
+	TS_CASE(test_receiver_sws_avoidance),
+	TS_CASE(test_fragmented_segment),
 };
 
 TS_MAIN("netstack_tcp_script_data", cases, pending_cases, setup, teardown, 30)

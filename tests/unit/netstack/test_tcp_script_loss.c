@@ -413,6 +413,43 @@ START_TEST(test_cwnd_counts_smss)
 }
 END_TEST
 
+/* RFC 6298 5.3: an ACK of new data restarts the timer, so the rest is
+ * retransmitted one (updated) RTO after that ACK, not after the send. */
+START_TEST(test_rto_restarts_on_new_ack)
+{
+	struct ns_sock *s;
+
+	t->hs_rtt_ms = 100;
+	s = ts_passive_open(t, 80, NULL);
+	ck_assert_int_eq(ts_send(t, s, 2 * SMSS), 2 * SMSS);
+	expect_segments(1, 2);
+	ts_wait(t, 100);
+	TS_IN(t, ". 1:1(0) ack 1449");
+	/* sample 100 ms: SRTT 100, RTTVAR 3/4 50 = 37.5, RTO 250 ms */
+	ck_assert_uint_eq(ts_info(s).rto_us, 250000);
+	TS_OUT_AFTER(t, 250, 250, ". 1449:2897(1448) ack 1");
+	ns_close(s);
+}
+END_TEST
+
+/* RFC 6298 2.5: the backed-off RTO is capped (at 60 s here). */
+START_TEST(test_rto_capped)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+	uint64_t d = 0;
+
+	ck_assert_int_eq(ns_setsockopt(s, NS_TCP_USER_TIMEOUT, 1000000), 0);
+	ck_assert_int_eq(ts_send(t, s, 10), 10);
+	TS_OUT(t, "P. 1:11(10) ack 1");
+	for (uint64_t want = 200; want < 60000; want *= 2)
+		d = TS_OUT_AFTER(t, want, want, "P. 1:11(10) ack 1");
+	ck_assert_uint_eq(d, 51200);
+	TS_OUT_AFTER(t, 60000, 60000, "P. 1:11(10) ack 1");
+	TS_OUT_AFTER(t, 60000, 60000, "P. 1:11(10) ack 1");
+	ns_close(s);
+}
+END_TEST
+
 /* Tests failing on an engine bug (entry named in the comment, in
  * /work/notes/bugs/tcp-core.md); moved to cases[] once fixed. */
 static const TTest *const *const pending_cases[] = {
@@ -432,6 +469,8 @@ static const TTest *const *const cases[] = {
 	TS_CASE(test_cwnd_counts_smss),
 	TS_CASE(test_rto_then_congestion_avoidance),
 	TS_CASE(test_user_timeout),
+	TS_CASE(test_rto_restarts_on_new_ack),
+	TS_CASE(test_rto_capped),
 };
 
 TS_MAIN("netstack_tcp_script_loss", cases, pending_cases, setup, teardown, 60)
