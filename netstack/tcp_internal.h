@@ -214,6 +214,7 @@ struct tcb {
 	uint32_t ts_recent, ts_offset, last_ack_sent;
 	uint64_t ts_recent_age;
 	unsigned delack_segs; /* full segments received since our last ACK */
+	uint32_t rcv_freed;   /* bytes the user read since our last ACK */
 	bool ack_now;	      /* an ACK must go out at the end of this input */
 	bool force_small;     /* persist timer: send a sub-MSS window anyway */
 	bool dsack;	      /* report dsack_blk in the next ACK (RFC 2883) */

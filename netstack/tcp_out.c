@@ -105,6 +105,7 @@ static int tcp_xmit(struct tcb *t, uint32_t seq, uint32_t len, uint8_t flags)
 	if (flags & TH_ACK) {
 		t->last_ack_sent = t->rcv_nxt;
 		t->delack_segs = 0;
+		t->rcv_freed = 0;
 		t->ack_now = false;
 		timer_cancel(st, &t->t_delack);
 	}
@@ -304,6 +305,9 @@ void tcp_window_update(struct tcb *t)
 	grow = t->rcv_nxt + w - t->rcv_adv;
 	if ((int32_t)grow <= 0)
 		return;
+	/* Only what the reads freed counts: a window the SYN could not
+	 * offer in 16 bits goes out with the next ACK anyway. */
+	grow = u32_min(grow, t->rcv_freed);
 	/* Receiver SWS avoidance: only a worthwhile opening is announced. */
 	step = u32_min(t->rcvbuf.cap / 2, 2 * t->rcv_mss);
 	if (grow >= step)

@@ -157,6 +157,7 @@ ssize_t tcp_usr_recv(struct tcb *t, void *buf, size_t len, bool peek)
 		ring_get(&t->rcvbuf, 0, buf, n);
 		if (!peek) {
 			ring_consume(&t->rcvbuf, n);
+			t->rcv_freed += n;
 			tcp_window_update(t);
 		}
 		return n;
