@@ -29,6 +29,22 @@ void bench_since(const struct bench_mark *since, struct bench_mark *out)
 	out->cpu = now.cpu - since->cpu;
 }
 
+void bench_keep_best(struct bench_mark *best, const struct bench_mark *m)
+{
+	if (!best->wall || m->wall < best->wall)
+		best->wall = m->wall;
+	if (!best->cpu || m->cpu < best->cpu)
+		best->cpu = m->cpu;
+}
+
+int bench_reps(void)
+{
+	const char *e = getenv("BENCH_REPS");
+	int n = e ? atoi(e) : 3;
+
+	return n > 0 ? n : 1;
+}
+
 void bench_check(long rc, const char *what)
 {
 	if (rc < 0) {

@@ -15,6 +15,12 @@ struct bench_mark {
 void bench_mark(struct bench_mark *m);
 /* Elapsed since *since into *out (wall and CPU). */
 void bench_since(const struct bench_mark *since, struct bench_mark *out);
+/* Keep the smaller wall and the smaller CPU time of repeated runs (the
+ * hosts are shared: the least disturbed run is the nearest to the truth);
+ * an all-zero *best takes *m. */
+void bench_keep_best(struct bench_mark *best, const struct bench_mark *m);
+/* Repetitions per side: $BENCH_REPS, default 3. */
+int bench_reps(void);
 
 /* Two stacks, 10.77.0.1 (a) and 10.77.0.2 (b), on the two ends of a pair
  * link with the given MTU, ARP entries static. Exits on failure. */
