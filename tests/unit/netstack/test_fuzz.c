@@ -409,6 +409,14 @@ START_TEST(test_fragments)
 		check_tx_sane();
 	}
 	ck_assert_uint_gt(DELTA(ip_reass_drop, b), 100);
+	/* Well-formed, never completed datagrams: many ids, many disjoint
+	 * fragments each (megabytes offered), memory stays at the bound. */
+	for (unsigned off = 0; off < 40 * 1480; off += 1480)
+		for (uint16_t id = 1000; id < 1100; id++) {
+			inject_frag(id, off, 1480, true, NS_PROTO_UDP);
+			ck_assert_uint_le(ts_stats(t).reass_mem, REASS_MAX);
+		}
+	ck_assert_uint_ge(ts_stats(t).reass_mem, REASS_MAX / 2);
 	/* An oversized datagram: a last fragment ending past 65535. */
 	inject_frag(500, 0, 1000, true, NS_PROTO_UDP);
 	inject_frag(500, 65528, 100, false, NS_PROTO_UDP);
