@@ -140,6 +140,10 @@ int fw_write_cmdline(const struct boot_request *req, size_t max, char *err, size
  * No initrd: 0 with *gpa = *size = 0. Else 0 or -errno with err set. */
 int fw_load_initrd(const struct boot_request *req, const struct e820_map *e820, uint64_t floor,
 		   uint64_t limit, uint64_t *gpa, uint64_t *size, char *err, size_t errlen);
+/* Copy the PT_LOAD segments of the ELF64 image f to their physical
+ * addresses (bss zeroed); *end = end of the highest. 0 or -errno, err set. */
+int fw_elf_load_segments(const struct boot_request *req, const uint8_t *f, size_t size,
+			 uint64_t *end, char *err, size_t errlen);
 /* The highest end of a RAM e820 entry below 4 GiB: the first usable
  * stretch is [1 MiB, this). */
 uint64_t fw_low_ram_end(const struct e820_map *e820);

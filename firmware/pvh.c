@@ -103,18 +103,25 @@ static int parse_elf(const struct boot_request *req, struct elf_image *img, char
 	return 0;
 }
 
-/* Copy the PT_LOAD segments; returns the end of the highest one in *end. */
-static int load_segments(const struct boot_request *req, const struct elf_image *img,
+int fw_elf_load_segments(const struct boot_request *req, const uint8_t *f, size_t size,
 			 uint64_t *end, char *err, size_t errlen)
 {
+	const Elf64_Ehdr *eh = (const void *)f;
+	const Elf64_Phdr *ph;
+
+	if (size < sizeof(*eh) || eh->e_phentsize != sizeof(Elf64_Phdr) ||
+	    eh->e_phoff > size || (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > size - eh->e_phoff)
+		return snprintf(err, errlen, "%s: truncated ELF program headers",
+				req->kernel_path), -EINVAL;
+	ph = (const void *)(f + eh->e_phoff);
 	*end = 0;
-	for (unsigned i = 0; i < img->phnum; i++) {
-		const Elf64_Phdr *p = &img->ph[i];
+	for (unsigned i = 0; i < eh->e_phnum; i++) {
+		const Elf64_Phdr *p = &ph[i];
 		uint8_t *dst;
 
 		if (p->p_type != PT_LOAD || !p->p_memsz)
 			continue;
-		if (p->p_offset > img->size || p->p_filesz > img->size - p->p_offset ||
+		if (p->p_offset > size || p->p_filesz > size - p->p_offset ||
 		    p->p_filesz > p->p_memsz) {
 			snprintf(err, errlen, "%s: truncated ELF segment %u", req->kernel_path, i);
 			return -EINVAL;
@@ -128,7 +135,7 @@ static int load_segments(const struct boot_request *req, const struct elf_image 
 				 (unsigned long long)p->p_memsz >> 10);
 			return -ENOMEM;
 		}
-		memcpy(dst, img->f + p->p_offset, p->p_filesz);
+		memcpy(dst, f + p->p_offset, p->p_filesz);
 		memset(dst + p->p_filesz, 0, p->p_memsz - p->p_filesz);
 		if (p->p_paddr + p->p_memsz > *end)
 			*end = p->p_paddr + p->p_memsz;
@@ -177,7 +184,7 @@ int pvh_load(const struct boot_request *req, struct boot_cpu_state *cpu, char *e
 		return ret;
 	if (fw_e820_with_tables(req->e820, &e820) < 0)
 		return snprintf(err, errlen, "e820: too many entries"), -ENOSPC;
-	ret = load_segments(req, &img, &end, err, errlen);
+	ret = fw_elf_load_segments(req, req->kernel, req->kernel_size, &end, err, errlen);
 	if (!ret)
 		ret = fw_tables_build(req->mem, req->ncpus, &rsdp, err, errlen);
 	if (!ret)

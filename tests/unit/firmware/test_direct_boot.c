@@ -167,13 +167,14 @@ END_TEST
 
 /* A synthetic bzImage: 4 setup sectors + kernel bytes. */
 #define BZ_SETUP (5 * 512)
-static uint8_t bz[BZ_SETUP + 4096];
+#define BZ_KERNEL 8192
+static uint8_t bz[BZ_SETUP + BZ_KERNEL];
 
 static void make_bzimage(uint16_t version, uint8_t relocatable)
 {
 	memset(bz, 0, sizeof(bz));
 	bz[0x1f1] = 4;
-	*(uint32_t *)(bz + 0x1f4) = 4096 / 16;	/* syssize */
+	*(uint32_t *)(bz + 0x1f4) = BZ_KERNEL / 16;	/* syssize */
 	bz[0x1fe] = 0x55;
 	bz[0x1ff] = 0xaa;
 	bz[0x200] = 0xeb;
@@ -188,7 +189,7 @@ static void make_bzimage(uint16_t version, uint8_t relocatable)
 	*(uint32_t *)(bz + 0x238) = 2047;	/* cmdline_size */
 	*(uint64_t *)(bz + 0x258) = 0x1000000;	/* pref_address */
 	*(uint32_t *)(bz + 0x260) = 0x400000;	/* init_size */
-	memset(bz + BZ_SETUP, 0x90, 4096);
+	memset(bz + BZ_SETUP, 0x90, BZ_KERNEL);
 }
 
 static char initrd_path[] = "/tmp/vmm-test-initrd-XXXXXX";
@@ -341,6 +342,53 @@ START_TEST(pvh_note_present_and_absent)
 }
 END_TEST
 
+/* The payload as the kernel's "lz4 -l" writes it (legacy magic, one
+ * block of literals only, the unpacked size appended), at offset 0x100 of
+ * the protected-mode kernel. */
+static void set_lz4_payload(const uint8_t *data, size_t n)
+{
+	uint8_t *p = bz + BZ_SETUP + 0x100, *q = p;
+	size_t rest = n - 15;
+	uint32_t v;
+
+	memcpy(q, (uint32_t[]){0x184c2102}, 4);
+	q += 8;					/* block size filled below */
+	*q++ = 0xf0;				/* token: 15+ literals, no match */
+	for (; rest >= 255; rest -= 255)
+		*q++ = 255;
+	*q++ = (uint8_t)rest;
+	memcpy(q, data, n);
+	q += n;
+	v = (uint32_t)(q - p - 8);
+	memcpy(p + 4, &v, 4);
+	v = (uint32_t)n;
+	memcpy(q, &v, 4);
+	q += 4;
+	*(uint32_t *)(bz + 0x248) = 0x100;			/* payload_offset */
+	*(uint32_t *)(bz + 0x24c) = (uint32_t)(q - p);	/* payload_length */
+}
+
+START_TEST(bzimage_lz4_payload_unpacked_natively)
+{
+	struct boot_cpu_state cpu;
+
+	make_bzimage(0x20f, 1);
+	make_elf(false);
+	((Elf64_Ehdr *)elf)->e_entry = 0x1000040;
+	set_lz4_payload(elf, sizeof(elf));
+	ck_assert_int_eq(boot_bz(sizeof(bz), NULL, &cpu), 0);
+	ck_assert_uint_eq(cpu.rip, 0x1000040);			/* the kernel proper */
+	ck_assert_uint_eq(ram[0x1000000], 0xcc);		/* its segment */
+	ck_assert_uint_eq(ram[0x1001fff], 0);			/* and bss */
+
+	memset(ram, 0, RAM);
+	bz[BZ_SETUP + 0x100 + 8] = 0x00;			/* corrupt the block */
+	ck_assert_int_eq(boot_bz(sizeof(bz), NULL, &cpu), 0);
+	ck_assert_uint_eq(cpu.rip, 0x1000000 + 0x200);		/* kernel's decompressor */
+	ck_assert_uint_eq(ram[0x1000000], 0x90);
+}
+END_TEST
+
 static int powered_off;
 
 static void on_poweroff(void *opaque)
@@ -383,6 +431,7 @@ int main(void)
 	tcase_add_test(tc, bzimage_good);
 	tcase_add_test(tc, bzimage_bad_inputs);
 	tcase_add_test(tc, pvh_note_present_and_absent);
+	tcase_add_test(tc, bzimage_lz4_payload_unpacked_natively);
 	tcase_add_test(tc, acpi_pm_poweroff);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
