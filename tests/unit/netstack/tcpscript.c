@@ -91,7 +91,7 @@ struct tscript *ts_new(const struct ts_cfg *cfg)
 	ns_parse_addr("10.0.0.1", &t->local);
 	ns_parse_addr("10.0.0.2", &t->peer);
 	memcpy(t->peer_mac, peer_mac, 6);
-	ck_assert_int_eq(ns_iface_add(t->st, t->link, t->local, 24, 0), 0);
+	ck_assert_int_eq(ns_iface_add(t->st, t->link, t->local, 24, cfg->if_flags), 0);
 	ck_assert_int_eq(ns_arp_add_static(t->st, t->peer, t->peer_mac), 0);
 	t->check_payload = true;
 	ts_new_conn(t, 0, cfg->pport ? cfg->pport : 40000);

@@ -99,6 +99,7 @@ struct ts_conn {
 struct ts_cfg {
 	unsigned mtu;	   /* 0: 1500 */
 	uint16_t pport;	   /* peer's port (0: 40000) */
+	unsigned if_flags; /* NS_IF_* of the interface */
 	struct ns_stack_cfg stack; /* clock and seed are filled in */
 };
 

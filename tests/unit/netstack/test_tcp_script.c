@@ -670,6 +670,134 @@ START_TEST(test_two_connections_demux)
 }
 END_TEST
 
+/* NS_TCP_DEFER_ACCEPT: accept() hands out the connection before the
+ * SYN-ACK; the user completes it, or refuses with a RST or an ICMP error. */
+START_TEST(test_defer_accept)
+{
+	struct ns_sock *l = ts_stream(t), *a;
+	struct ts_frame *f;
+
+	ck_assert_int_eq(ns_setsockopt(l, NS_TCP_DEFER_ACCEPT, 1), 0);
+	ts_bind_listen(t, l, 80, 4);
+	ts_new_conn(t, 80, 40000);
+	TS_IN(t, "S 0:0(0) win 65535 <mss 1460>");
+	TS_NONE(t);
+	a = ts_accept(t, l);
+	ck_assert_int_eq(ns_accept_complete(a), 0);
+	TS_OUT(t, "S. 0:0(0) ack 1 <mss 1460>");
+	TS_IN(t, ". 1:1(0) ack 1");
+	TS_STATE(a, NS_TCP_ESTABLISHED);
+	ns_close(a);
+	ts_flush(t);
+	/* refused with a RST */
+	ts_new_conn(t, 80, 40001);
+	TS_IN(t, "S 0:0(0) win 65535 <mss 1460>");
+	a = ts_accept(t, l);
+	ck_assert_int_eq(ns_accept_refuse(a, false, 0), 0);
+	t->liss_known = true; /* absolute: the RST carries seq 0 */
+	TS_OUT(t, "R. 0:0(0) ack 1");
+	ns_close(a);
+	/* refused with port unreachable quoting the SYN */
+	ts_new_conn(t, 80, 40002);
+	TS_IN(t, "S 0:0(0) win 65535 <mss 1460>");
+	a = ts_accept(t, l);
+	ck_assert_int_eq(ns_accept_refuse(a, true, ICMP_UNREACH_PORT), 0);
+	f = ts_pop(t);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(f->data[ETH_HLEN + 9], NS_PROTO_ICMP);
+	ck_assert_uint_eq(f->data[ETH_HLEN + 20], ICMP_UNREACH);
+	ck_assert_uint_eq(f->data[ETH_HLEN + 21], ICMP_UNREACH_PORT);
+	/* the quote: IP header of the SYN, then its ports */
+	ck_assert_uint_eq(f->data[ETH_HLEN + 28 + 9], NS_PROTO_TCP);
+	ck_assert_uint_eq(f->data[ETH_HLEN + 28 + 20] << 8 | f->data[ETH_HLEN + 28 + 21], 40002);
+	free(f);
+	ns_close(a);
+	TS_NONE(t);
+	ns_close(l);
+}
+END_TEST
+
+/* A RST for a half-open child (SYN-RECEIVED from LISTEN) returns to
+ * LISTEN: the child is dropped, nothing to accept (RFC 9293 3.10.7.4). */
+START_TEST(test_rst_in_syn_received)
+{
+	struct ns_sock *l = ts_listen(t, 80, 4);
+	int err = 0;
+
+	ts_new_conn(t, 80, 40000);
+	TS_IN(t, "S 0:0(0) win 65535 <mss 1460>");
+	TS_OUT(t, "S. 0:0(0) ack 1 <mss 1460>");
+	TS_IN(t, "R 1:1(0)");
+	TS_NONE(t);
+	ck_assert_ptr_null(ns_accept(l, NULL, &err));
+	ck_assert_int_eq(err, -EAGAIN);
+	ck_assert_uint_eq(ts_stats(t).tcp_conns, 1);
+	TS_QUIET(t, 5000); /* no SYN-ACK retransmissions for it */
+	TS_STATE(l, NS_TCP_LISTEN);
+	ns_close(l);
+}
+END_TEST
+
+/* A listener bound to {0, 0} on an NS_IF_ACCEPT_ANY interface takes a
+ * connection to any address; getsockname() gives the original target. */
+START_TEST(test_accept_any_listener)
+{
+	struct ts_cfg cfg = { .if_flags = NS_IF_ACCEPT_ANY };
+	struct tscript *n = ts_new(&cfg);
+	struct ns_sock *l = ts_stream(n), *a;
+	struct ns_sockaddr any = { 0, 0 }, name;
+
+	ck_assert_int_eq(ns_bind(l, &any), 0);
+	ck_assert_int_eq(ns_listen(l, 4), 0);
+	ns_parse_addr("93.184.216.34", &n->local);
+	ts_new_conn(n, 443, 40000);
+	TS_IN(n, "S 0:0(0) win 65535 <mss 1460>");
+	TS_OUT(n, "S. 0:0(0) ack 1 <mss 1460>");
+	TS_IN(n, ". 1:1(0) ack 1");
+	a = ts_accept(n, l);
+	ck_assert_int_eq(ns_getsockname(a, &name), 0);
+	ck_assert_uint_eq(name.addr, n->local);
+	ck_assert_uint_eq(name.port, 443);
+	ck_assert_int_eq(ts_send(n, a, 5), 5);
+	TS_OUT(n, "P. 1:6(5) ack 1");
+	ns_close(a);
+	ns_close(l);
+	ts_free(n);
+}
+END_TEST
+
+/* A full send buffer: send() takes what fits, then -EAGAIN without
+ * NS_EV_OUT; ACKs make room and NS_EV_OUT returns. */
+START_TEST(test_send_buffer_full)
+{
+	struct ns_sock *l = ts_stream(t), *a;
+	ssize_t n;
+
+	ck_assert_int_eq(ns_setsockopt(l, NS_SO_SNDBUF, 4096), 0);
+	ts_bind_listen(t, l, 80, 4);
+	ts_new_conn(t, 80, 40000);
+	TS_IN(t, "S 0:0(0) win 65535 <mss 1460>");
+	TS_OUT(t, "S. 0:0(0) ack 1 <mss 1460>");
+	TS_IN(t, ". 1:1(0) ack 1 win 65535");
+	a = ts_accept(t, l);
+	n = ts_send(t, a, 10000);
+	ck_assert_int_eq(n, 4096);
+	ck_assert_int_eq(ts_send(t, a, 100), -EAGAIN);
+	ck_assert_uint_eq(ns_sock_events(a) & NS_EV_OUT, 0);
+	TS_OUT(t, ". 1:1461(1460) ack 1");
+	TS_OUT(t, ". 1461:2921(1460) ack 1");
+	TS_NONE(t); /* Nagle holds the 1176-byte tail */
+	TS_IN(t, ". 1:1(0) ack 2921 win 65535");
+	TS_OUT(t, "P. 2921:4097(1176) ack 1");
+	TS_IN(t, ". 1:1(0) ack 4097 win 65535");
+	ck_assert_uint_eq(ns_sock_events(a) & NS_EV_OUT, NS_EV_OUT);
+	ck_assert_int_eq(ts_send(t, a, 100), 100);
+	TS_OUT(t, "P. %u:%u(100) ack 1", (unsigned)n + 1, (unsigned)n + 101);
+	ns_close(a);
+	ns_close(l);
+}
+END_TEST
+
 /* Tests failing on an engine bug (entry named in the comment, in
  * /work/notes/bugs/tcp-core.md); moved to cases[] once fixed. */
 static const TTest *const *const pending_cases[] = {
@@ -708,6 +836,10 @@ static const TTest *const *const cases[] = {
 	TS_CASE(test_data_after_close_rsts),
 	TS_CASE(test_fin_retransmissions),
 	TS_CASE(test_two_connections_demux),
+	TS_CASE(test_defer_accept),
+	TS_CASE(test_rst_in_syn_received),
+	TS_CASE(test_accept_any_listener),
+	TS_CASE(test_send_buffer_full),
 };
 
 TS_MAIN("netstack_tcp_script", cases, pending_cases, setup, teardown, 30)

@@ -450,6 +450,46 @@ START_TEST(test_rto_capped)
 }
 END_TEST
 
+/* ICMP "fragmentation needed" quoting one of our segments lowers the
+ * MSS and resends at once (RFC 1191); one quoting data not in flight is
+ * ignored (RFC 5927 4.1). */
+START_TEST(test_pmtu_frag_needed)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+	uint8_t msg[8 + 28] = { ICMP_UNREACH, ICMP_UNREACH_NEEDFRAG };
+	struct ts_frame *f;
+	uint16_t c;
+
+	ck_assert_int_eq(ts_send(t, s, SMSS), SMSS);
+	ck_assert_ptr_nonnull(t->qhead);
+	f = t->qhead;
+	memcpy(msg + 8, f->data + ETH_HLEN, 28);
+	TS_OUT(t, ". 1:1449(1448) ack 1");
+	msg[6] = 1000 >> 8; /* next-hop MTU */
+	msg[7] = 1000 & 0xff;
+	/* first a quote of a sequence number we never sent */
+	memcpy(msg + 8 + 24, "\x7f\x00\x00\x00", 4);
+	c = (uint16_t)~ns_csum_fold(ns_csum_add(0, msg, sizeof(msg)));
+	memcpy(msg + 2, &c, 2);
+	ts_inject_ip(t, NS_PROTO_ICMP, msg, sizeof(msg));
+	TS_NONE(t);
+	ck_assert_uint_eq(ts_info(s).snd_mss, 1460);
+	/* now the real one */
+	msg[2] = msg[3] = 0;
+	{
+		uint32_t seq = htonl(t->liss + 1);
+
+		memcpy(msg + 8 + 24, &seq, 4);
+	}
+	c = (uint16_t)~ns_csum_fold(ns_csum_add(0, msg, sizeof(msg)));
+	memcpy(msg + 2, &c, 2);
+	ts_inject_ip(t, NS_PROTO_ICMP, msg, sizeof(msg));
+	TS_OUT(t, ". 1:949(948) ack 1"); /* MSS 960 less 12 bytes of TS */
+	ck_assert_uint_eq(ts_info(s).snd_mss, 960);
+	ns_close(s);
+}
+END_TEST
+
 /* Tests failing on an engine bug (entry named in the comment, in
  * /work/notes/bugs/tcp-core.md); moved to cases[] once fixed. */
 static const TTest *const *const pending_cases[] = {
@@ -471,6 +511,7 @@ static const TTest *const *const cases[] = {
 	TS_CASE(test_user_timeout),
 	TS_CASE(test_rto_restarts_on_new_ack),
 	TS_CASE(test_rto_capped),
+	TS_CASE(test_pmtu_frag_needed),
 };
 
 TS_MAIN("netstack_tcp_script_loss", cases, pending_cases, setup, teardown, 60)
