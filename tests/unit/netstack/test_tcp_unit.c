@@ -1118,6 +1118,172 @@ START_TEST(test_nagle_and_delack)
 }
 END_TEST
 
+
+/* --------------------------------------------- more state transitions */
+
+START_TEST(test_fin_wait_1_to_time_wait)
+{
+	struct ns_sock *c, *s;
+	struct frame fin, ack;
+
+	connect_pair(&c, &s, 110);
+	ck_assert_int_eq(ns_shutdown(c, NS_SHUT_WR), 0);
+	ck_assert(grab(lb, &fin));
+	ns_stack_input(sb, lb, fin.b, fin.len);
+	ck_assert_int_eq(state_of(s), NS_TCP_CLOSE_WAIT);
+	ck_assert(grab(la, &ack)); /* b's ACK of the FIN is lost */
+	ns_close(s);		   /* its FIN acks ours as well */
+	ck_assert_int_eq(state_of(c), NS_TCP_FIN_WAIT_1);
+	ck_assert_int_eq(ns_stack_drain(sa, 1), 1);
+	ck_assert_int_eq(state_of(c), NS_TCP_TIME_WAIT);
+	pump();
+	ck_assert_uint_eq(conns(sb), 0);
+	ns_close(c);
+}
+END_TEST
+
+START_TEST(test_syn_received_reset)
+{
+	struct ns_sock *l = listener(sb, 0, 111), *c = stream(sa);
+	struct ns_sockaddr to = { B, 111 };
+	struct frame synack;
+	int err;
+
+	ck_assert_int_eq(ns_connect(c, &to), -EINPROGRESS);
+	while (ns_stack_drain(sb, 1) == 0 || conns(sb) < 2)
+		ns_stack_drain(sa, 10);
+	ck_assert(grab(la, &synack)); /* the SYN-ACK never reaches a */
+	ck_assert_uint_eq(f_tcp(&synack)->flags, TH_SYN | TH_ACK);
+	ns_abort(c);
+	ck_assert_uint_eq(conns(sb), 2); /* listener + half-open child */
+	/* The child's own RST arrives from a: back to LISTEN, child gone. */
+	{
+		struct frame r = synack;
+
+		memcpy(r.b, lb->mac, 6);
+		memcpy(r.b + 6, la->mac, 6);
+		f_ip(&r)->src = htonl(A);
+		f_ip(&r)->dst = htonl(B);
+		f_ip(&r)->len = htons(40);
+		f_ip(&r)->csum = 0;
+		f_ip(&r)->csum = (uint16_t)~ns_csum_fold(ns_csum_add(0, f_ip(&r), 20));
+		f_tcp(&r)->sport = f_tcp(&synack)->dport;
+		f_tcp(&r)->dport = f_tcp(&synack)->sport;
+		f_tcp(&r)->seq = htonl(ntohl(f_tcp(&synack)->ack));
+		f_tcp(&r)->ack = 0;
+		f_tcp(&r)->off = 5 << 4;
+		f_tcp(&r)->flags = TH_RST;
+		r.len = ETH_HLEN + 40;
+		f_fix(&r);
+		ns_stack_input(sb, lb, r.b, r.len);
+	}
+	ck_assert_uint_eq(conns(sb), 1);
+	ck_assert_ptr_null(ns_accept(l, NULL, &err));
+	ns_close(l);
+}
+END_TEST
+
+START_TEST(test_listener_close_resets_queue)
+{
+	struct ns_sock *l = listener(sb, 0, 112), *c = stream(sa);
+	struct ns_sockaddr to = { B, 112 };
+	char b[4];
+
+	ck_assert_int_eq(ns_connect(c, &to), -EINPROGRESS);
+	pump();
+	ck_assert_int_eq(state_of(c), NS_TCP_ESTABLISHED);
+	ns_close(l); /* never accepted: the peer is reset */
+	pump();
+	ck_assert_int_eq(state_of(c), NS_TCP_CLOSED);
+	ck_assert_int_eq(ns_recv(c, b, sizeof(b), 0), -ECONNRESET);
+	ck_assert_uint_eq(conns(sb), 0);
+	ns_close(c);
+}
+END_TEST
+
+START_TEST(test_time_wait_reuse)
+{
+	struct ns_sock *c, *s, *l, *c2, *s2;
+	struct ns_sockaddr me, to = { B, 113 };
+	int err;
+
+	connect_pair(&c, &s, 113);
+	ns_getsockname(c, &me);
+	ns_close(s); /* the server closes first: b holds the TIME-WAIT */
+	pump();
+	ns_close(c);
+	pump();
+	ck_assert_uint_eq(conns(sb), 1);
+	/* The same 4-tuple again, later: the new SYN ends the TIME-WAIT. */
+	run_ms(10);
+	l = listener(sb, 0, 113);
+	c2 = stream(sa);
+	ck_assert_int_eq(ns_setsockopt(c2, NS_SO_REUSEADDR, 1), 0);
+	ck_assert_int_eq(ns_bind(c2, &me), 0);
+	ck_assert_int_eq(ns_connect(c2, &to), -EINPROGRESS);
+	pump();
+	ck_assert_int_eq(state_of(c2), NS_TCP_ESTABLISHED);
+	s2 = ns_accept(l, NULL, &err);
+	ck_assert_ptr_nonnull(s2);
+	ns_close(s2);
+	ns_close(c2);
+	ns_close(l);
+}
+END_TEST
+
+START_TEST(test_connect_timeout)
+{
+	struct ns_sock *c = stream(sa);
+	struct ns_sockaddr to = { B, 114 };
+	struct ns_stats st;
+	int v;
+
+	b_dead = true;
+	ck_assert_int_eq(ns_connect(c, &to), -EINPROGRESS);
+	run_ms(60000);
+	ck_assert_int_eq(state_of(c), NS_TCP_SYN_SENT);
+	run_ms(70000); /* 1 + 2 + ... + 64 s: six retries, then give up */
+	ck_assert_int_eq(state_of(c), NS_TCP_CLOSED);
+	ck_assert_int_eq(ns_getsockopt(c, NS_SO_ERROR, &v), 0);
+	ck_assert_int_eq(v, -ETIMEDOUT);
+	ns_stack_stats(sa, &st);
+	ck_assert_uint_eq(st.tcp_rto, 6);
+	ns_close(c);
+}
+END_TEST
+
+START_TEST(test_orphan_fin_wait_2_timeout)
+{
+	struct ns_sock *c, *s;
+
+	connect_pair(&c, &s, 115);
+	ck_assert_int_eq(ns_setsockopt(c, NS_TCP_LINGER2, 5000), 0);
+	ns_close(c);
+	pump();
+	ck_assert_int_eq(state_of(s), NS_TCP_CLOSE_WAIT); /* s never closes */
+	ck_assert_uint_eq(conns(sa), 1);
+	run_ms(5100);
+	ck_assert_uint_eq(conns(sa), 0);
+	ns_close(s);
+}
+END_TEST
+
+START_TEST(test_close_with_unread_data_resets)
+{
+	struct ns_sock *c, *s;
+	char b[4];
+
+	connect_pair(&c, &s, 116);
+	ck_assert_int_eq(ns_send(c, "unread", 6, 0), 6);
+	pump();
+	ns_close(s); /* RFC 2525 2.17: data would be lost, so RST */
+	pump();
+	ck_assert_int_eq(ns_recv(c, b, sizeof(b), 0), -ECONNRESET);
+	ck_assert_uint_eq(conns(sb), 0);
+	ns_close(c);
+}
+END_TEST
+
 /* ------------------------------------------------------- blocking API */
 
 static volatile bool pumping;
@@ -1239,6 +1405,13 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_nagle_and_delack);
 	tcase_add_test(tc, test_icmp_frag_needed);
 	tcase_add_test(tc, test_events_fd_callback);
+	tcase_add_test(tc, test_fin_wait_1_to_time_wait);
+	tcase_add_test(tc, test_syn_received_reset);
+	tcase_add_test(tc, test_listener_close_resets_queue);
+	tcase_add_test(tc, test_time_wait_reuse);
+	tcase_add_test(tc, test_connect_timeout);
+	tcase_add_test(tc, test_orphan_fin_wait_2_timeout);
+	tcase_add_test(tc, test_close_with_unread_data_resets);
 	suite_add_tcase(s, tc);
 	return s;
 }
