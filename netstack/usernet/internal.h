@@ -47,7 +47,7 @@ struct usernet_fwd {
 int usernet_parse_fwd(const char *spec, uint32_t guest_default, struct usernet_fwd *fwd);
 
 /* Up to max IPv4 nameservers from a resolv.conf (resolv.c); the count,
- * or -errno (-ENOENT: no IPv4 nameserver line). */
+ * or -errno (-ENODATA: no IPv4 nameserver line). */
 int usernet_read_resolvers(const char *path, uint32_t *addrs, unsigned max);
 
 /* ---------------------------------------------------------------- DHCP */

@@ -213,7 +213,7 @@ static int setup_dns(struct un_ns *n, char *err, size_t errlen)
 		return usernet_fail(err, errlen, rc,
 				    "DNS forwarder: no IPv4 nameserver in %s (%s)",
 				    n->cfg.resolv_conf ? n->cfg.resolv_conf : "/etc/resolv.conf",
-				    rc == -ENOENT ? "no nameserver line" : strerror(-rc));
+				    rc == -ENODATA ? "no nameserver line" : strerror(-rc));
 	n->nresolvers = (unsigned)rc;
 	return 0;
 }

@@ -24,5 +24,5 @@ int usernet_read_resolvers(const char *path, uint32_t *addrs, unsigned max)
 			addrs[n++] = a;
 	}
 	fclose(f);
-	return n ? (int)n : -ENOENT;
+	return n ? (int)n : -ENODATA;
 }

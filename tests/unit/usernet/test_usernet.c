@@ -379,7 +379,7 @@ START_TEST(test_config_errors)
 	{
 		uint32_t a[3];
 
-		ck_assert_int_eq(usernet_read_resolvers(path, a, 3), -ENOENT);
+		ck_assert_int_eq(usernet_read_resolvers(path, a, 3), -ENODATA);
 	}
 	unlink(path);
 }
