@@ -798,6 +798,37 @@ START_TEST(test_send_buffer_full)
 }
 END_TEST
 
+/* RFC 7323 2.3: a shift above 14 is used as 14. */
+START_TEST(test_wscale_clamped_to_14)
+{
+	struct ns_sock *s = ts_passive_open_with(t, 80, NULL, "mss 1460,nop,wscale 20");
+
+	ck_assert_uint_eq(ts_info(s).snd_wscale, 14);
+	TS_IN(t, ". 1:1(0) ack 1 win 1");
+	ck_assert_uint_eq(ts_info(s).snd_wnd, 1u << 14);
+	ns_close(s);
+}
+END_TEST
+
+/* SYN-RECEIVED: an ACK that does not acknowledge our SYN gets
+ * <SEQ=SEG.ACK><CTL=RST> and the half-open connection stays. */
+START_TEST(test_syn_received_bad_ack)
+{
+	struct ns_sock *l = ts_listen(t, 80, 4), *a;
+
+	ts_new_conn(t, 80, 40000);
+	TS_IN(t, "S 0:0(0) win 65535 <mss 1460>");
+	TS_OUT(t, "S. 0:0(0) ack 1 <mss 1460>");
+	TS_IN(t, ". 1:1(0) ack 1000");
+	TS_OUT(t, "R 1000:1000(0)");
+	TS_IN(t, ". 1:1(0) ack 1");
+	a = ts_accept(t, l);
+	TS_STATE(a, NS_TCP_ESTABLISHED);
+	ns_close(a);
+	ns_close(l);
+}
+END_TEST
+
 /* Tests failing on an engine bug (entry named in the comment, in
  * /work/notes/bugs/tcp-core.md); moved to cases[] once fixed. */
 static const TTest *const *const pending_cases[] = {
@@ -840,6 +871,8 @@ static const TTest *const *const cases[] = {
 	TS_CASE(test_rst_in_syn_received),
 	TS_CASE(test_accept_any_listener),
 	TS_CASE(test_send_buffer_full),
+	TS_CASE(test_wscale_clamped_to_14),
+	TS_CASE(test_syn_received_bad_ack),
 };
 
 TS_MAIN("netstack_tcp_script", cases, pending_cases, setup, teardown, 30)

@@ -490,6 +490,28 @@ START_TEST(test_pmtu_frag_needed)
 }
 END_TEST
 
+/* SACK blocks outside what was sent are ignored (RFC 2018 / RFC 6675
+ * robustness): one such duplicate ACK marks nothing lost. */
+START_TEST(test_bogus_sack_blocks_ignored)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+
+	ck_assert_int_eq(ts_send(t, s, 10 * SMSS), 10 * SMSS);
+	expect_segments(1, 10);
+	TS_IN(t, ". 1:1(0) ack 1 <nop,nop,TS val 300 ecr *,nop,nop,sack %u:%u>",
+	      10 * SMSS + 1000, 10 * SMSS + 900000);
+	TS_IN(t, ". 1:1(0) ack 1 <nop,nop,TS val 301 ecr *,nop,nop,sack %u:%u>", 4000000000u,
+	      4000100000u);
+	TS_NONE(t);
+	ck_assert_uint_eq(ts_stats(t).tcp_fast_rexmit, 0);
+	/* a valid SACK of 4 segments above the hole does mark it lost */
+	TS_IN(t, ". 1:1(0) ack 1 <nop,nop,TS val 302 ecr *,nop,nop,sack %u:%u>", SMSS + 1,
+	      5 * SMSS + 1);
+	TS_OUT(t, ". 1:1449(1448) ack 1");
+	ns_close(s);
+}
+END_TEST
+
 /* Tests failing on an engine bug (entry named in the comment, in
  * /work/notes/bugs/tcp-core.md); moved to cases[] once fixed. */
 static const TTest *const *const pending_cases[] = {
@@ -512,6 +534,7 @@ static const TTest *const *const cases[] = {
 	TS_CASE(test_rto_restarts_on_new_ack),
 	TS_CASE(test_rto_capped),
 	TS_CASE(test_pmtu_frag_needed),
+	TS_CASE(test_bogus_sack_blocks_ignored),
 };
 
 TS_MAIN("netstack_tcp_script_loss", cases, pending_cases, setup, teardown, 60)
