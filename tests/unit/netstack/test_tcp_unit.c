@@ -1284,6 +1284,58 @@ START_TEST(test_close_with_unread_data_resets)
 }
 END_TEST
 
+
+START_TEST(test_random_segments)
+{
+	/* Mangled copies of a real segment (flags, numbers, options, length)
+	 * at an established connection: never a crash, the out-of-order
+	 * memory stays inside the receive buffer. */
+	struct ns_sock *c, *s;
+	struct frame f, r;
+	uint64_t x = 12345;
+	char buf[4096];
+
+	connect_pair(&c, &s, 117);
+	ck_assert_int_eq(ns_send(c, buf, 1200, 0), 1200);
+	ck_assert(grab(lb, &f));
+	ns_stack_input(sb, lb, f.b, f.len);
+	for (int i = 0; i < 20000; i++) {
+		uint32_t base = ntohl(f_tcp(&f)->seq), hl, len;
+
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		r = f;
+		f_tcp(&r)->flags = (uint8_t)(x >> 11);
+		f_tcp(&r)->seq = htonl(base + (uint32_t)((x >> 20) % 600000) - 300000);
+		f_tcp(&r)->ack = htonl(ntohl(f_tcp(&f)->ack) + (uint32_t)((x >> 40) % 64) - 32);
+		f_tcp(&r)->win = (uint16_t)(x >> 48);
+		hl = 20 + 4 * (uint32_t)((x >> 33) % 11);
+		f_tcp(&r)->off = (uint8_t)(hl / 4) << 4;
+		for (uint32_t k = 20; k < hl; k++)
+			((uint8_t *)f_tcp(&r))[k] = (uint8_t)(x >> (k % 56));
+		len = hl + (uint32_t)((x >> 5) % 1200);
+		f_ip(&r)->len = htons((uint16_t)(20 + len));
+		f_ip(&r)->csum = 0;
+		f_ip(&r)->csum = (uint16_t)~ns_csum_fold(ns_csum_add(0, f_ip(&r), 20));
+		r.len = ETH_HLEN + 20 + len;
+		f_fix(&r);
+		ns_stack_input(sb, lb, r.b, r.len);
+		ck_assert_uint_le(stats_of(sb).ooo_mem, TCP_DEFAULT_RCVBUF);
+		drop_wire();
+		if (state_of(s) == NS_TCP_CLOSED)
+			break;
+		if (i % 1000 == 0)
+			run_ms(100);
+	}
+	while (ns_recv(s, buf, sizeof(buf), 0) > 0)
+		;
+	ns_close(c);
+	ns_close(s);
+	run_ms(200000);
+	ck_assert_uint_eq(stats_of(sb).ooo_mem, 0);
+	ck_assert_uint_eq(conns(sa), 0);
+}
+END_TEST
+
 /* ------------------------------------------------------- blocking API */
 
 static volatile bool pumping;
@@ -1412,6 +1464,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_connect_timeout);
 	tcase_add_test(tc, test_orphan_fin_wait_2_timeout);
 	tcase_add_test(tc, test_close_with_unread_data_resets);
+	tcase_add_test(tc, test_random_segments);
 	suite_add_tcase(s, tc);
 	return s;
 }
