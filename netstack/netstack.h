@@ -22,10 +22,14 @@
  * Addresses and ports in this API are in host byte order.
  *
  * Status: links, ARP, IPv4, ICMP, UDP, channels and datagram sockets work.
- * TCP (netstack/tcp*.c) does the RFC 9293 state machine with MSS, window
- * scaling, timestamps/PAWS, SACK, RFC 6298 RTO, NewReno/SACK recovery,
- * delayed ACKs, Nagle, persist and keepalive; stream sockets are
- * implemented in full. See /work/notes/tcp-status.md for what is tested.
+ * TCP (netstack/tcp*.c) implements the RFC 9293 state machine (simultaneous
+ * open/close, TIME-WAIT, listen/accept with bounded queues, RFC 5961),
+ * MSS, window scaling, timestamps with PAWS, SACK and D-SACK, RFC 6298 RTO
+ * with Karn and backoff, slow start / congestion avoidance, NewReno and
+ * RFC 6675 SACK recovery, limited and early retransmit, Eifel undo,
+ * delayed ACKs, Nagle, persist, keepalive and the user timeout; stream
+ * sockets support every call and option below. Send and receive buffers
+ * are fixed rings sized by NS_SO_SNDBUF / NS_SO_RCVBUF (default 256 KiB).
  */
 #ifndef NETSTACK_H
 #define NETSTACK_H
