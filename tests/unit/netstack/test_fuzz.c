@@ -657,6 +657,60 @@ static void inject_garbage_opts(uint32_t seq, uint32_t ack, uint8_t flags, size_
 	ts_inject_tcp_raw(t, l4, 20 + ol + plen);
 }
 
+/* ICMP errors quoting the connection's own segments, random soft codes,
+ * time exceeded and fragmentation-needed with any MTU (even absurd). */
+static void inject_icmp_about_conn(void)
+{
+	static const uint8_t codes[] = { ICMP_UNREACH_NET, ICMP_UNREACH_HOST,
+					 ICMP_UNREACH_NEEDFRAG, 5, 6, 7, 9, 10, 13 };
+	uint8_t msg[8 + 28];
+	struct ip_hdr *q = (void *)(msg + 8);
+
+	for (int i = 0; i < 300; i++) {
+		uint32_t v;
+		uint16_t c;
+
+		memset(msg, 0, sizeof(msg));
+		msg[0] = i % 5 ? ICMP_UNREACH : ICMP_TIMXCEED;
+		msg[1] = codes[rnd() % sizeof(codes)];
+		v = rnd();
+		memcpy(msg + 4, &v, 4); /* next-hop MTU and garbage */
+		q->vhl = 0x45;
+		q->len = htons(40);
+		q->ttl = 1;
+		q->proto = NS_PROTO_TCP;
+		q->src = htonl(t->local);
+		q->dst = htonl(t->peer);
+		msg[28] = (uint8_t)(t->lport >> 8);
+		msg[29] = (uint8_t)t->lport;
+		msg[30] = (uint8_t)(t->pport >> 8);
+		msg[31] = (uint8_t)t->pport;
+		v = htonl(t->liss + 1 + (i & 1 ? 0 : rnd()));
+		memcpy(msg + 32, &v, 4);
+		c = (uint16_t)~ns_csum_fold(ns_csum_add(0, msg, sizeof(msg)));
+		memcpy(msg + 2, &c, 2);
+		ts_inject_ip(t, NS_PROTO_ICMP, msg, sizeof(msg));
+		check_tx_sane();
+	}
+}
+
+/* One TCP segment bigger than any MSS and any window: 60 KB in IP
+ * fragments, correct checksum, in sequence. */
+static void inject_giant_segment(void)
+{
+	static uint8_t l4[61000];
+	size_t len = TS_BUILD(t, l4, sizeof(l4), ". 1:60001(60000) ack 1");
+	uint16_t id = 0x6000;
+
+	for (size_t off = 0; off < len; off += 1480) {
+		size_t n = len - off < 1480 ? len - off : 1480;
+		uint16_t fo = (uint16_t)((off + n < len ? IP_MF : 0) | (off / 8));
+
+		ts_inject_frame(t, frame, ts_build_ip(t, frame, NS_PROTO_TCP, id, fo, l4 + off, n));
+		ck_assert_uint_le(ts_stats(t).reass_mem, REASS_MAX);
+	}
+}
+
 /* A listener and an established connection take truncated, bad-offset,
  * bad-checksum, garbage-option and out-of-window segments; afterwards
  * the connection still carries data both ways, the listener still
@@ -667,7 +721,7 @@ START_TEST(test_tcp_connections)
 	struct ts_conn conn;
 	struct ns_stats b, st;
 	uint8_t *l4 = frame + ETH_HLEN + 20;
-	int rcvbuf = 0;
+	int rcvbuf = 0, nread = 0;
 
 	s = ts_passive_open(t, 80, &l);
 	ts_save(t, &conn);
@@ -716,8 +770,15 @@ START_TEST(test_tcp_connections)
 		check_tx_sane();
 	}
 	ck_assert_uint_gt(DELTA(tcp_syn_drop, b), 0);
-	/* out-of-order pieces everywhere in the window: memory bounded */
 	ts_restore(t, &conn);
+	inject_icmp_about_conn();
+	TS_STATE(s, NS_TCP_ESTABLISHED);
+	inject_giant_segment();
+	check_tx_sane();
+	TS_STATE(s, NS_TCP_ESTABLISHED);
+	ck_assert_int_eq(ns_getsockopt(s, NS_SO_NREAD, &nread), 0);
+	ck_assert_int_eq(nread, 60000);
+	/* out-of-order pieces everywhere in the window: memory bounded */
 	ck_assert_int_eq(ns_getsockopt(s, NS_SO_RCVBUF, &rcvbuf), 0);
 	for (int i = 0; i < 3000; i++) {
 		uint32_t off = 2 + rnd() % (uint32_t)rcvbuf;
