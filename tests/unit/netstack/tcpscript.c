@@ -148,7 +148,6 @@ struct ts_ctx {
 	const char *text;
 };
 
-#define FAIL(c, ...) fail_at(c, __VA_ARGS__)
 
 static void __attribute__((noreturn, format(printf, 2, 3)))
 fail_at(const struct ts_ctx *c, const char *fmt, ...)
@@ -179,14 +178,14 @@ static const char *parse_num(const struct ts_ctx *c, const char *p, uint32_t *v,
 	p = skip_ws(p);
 	if (*p == '*') {
 		if (!any)
-			FAIL(c, "'*' not allowed here");
+			fail_at(c, "'*' not allowed here");
 		*any = true;
 		*v = TS_ANY;
 		return p + 1;
 	}
 	n = strtoull(p, &end, 10);
 	if (end == p || n > UINT32_MAX)
-		FAIL(c, "bad number at \"%s\"", p);
+		fail_at(c, "bad number at \"%s\"", p);
 	if (any)
 		*any = false;
 	*v = (uint32_t)n;
@@ -216,10 +215,10 @@ static const char *parse_sack(const struct ts_ctx *c, const char *p, struct ts_s
 		uint32_t a, b;
 
 		if (sp->s.nsack == TS_MAX_SACK)
-			FAIL(c, "more than %d SACK blocks", TS_MAX_SACK);
+			fail_at(c, "more than %d SACK blocks", TS_MAX_SACK);
 		p = parse_num(c, p, &a, NULL);
 		if (*p != ':')
-			FAIL(c, "SACK block needs A:B");
+			fail_at(c, "SACK block needs A:B");
 		p = parse_num(c, p + 1, &b, NULL);
 		sp->s.sack[sp->s.nsack][0] = a;
 		sp->s.sack[sp->s.nsack][1] = b;
@@ -247,10 +246,10 @@ static const char *parse_one_opt(const struct ts_ctx *c, const char *p, struct t
 		add_order(sp, OPT_SACK_PERM);
 	} else if (word(&p, "TS")) {
 		if (!word(&p, "val"))
-			FAIL(c, "TS needs 'val N ecr N'");
+			fail_at(c, "TS needs 'val N ecr N'");
 		p = parse_num(c, p, &sp->s.tsval, &sp->tsval_any);
 		if (!word(&p, "ecr"))
-			FAIL(c, "TS needs 'val N ecr N'");
+			fail_at(c, "TS needs 'val N ecr N'");
 		p = parse_num(c, p, &sp->s.tsecr, &sp->tsecr_any);
 		sp->s.has_ts = true;
 		add_order(sp, OPT_TS);
@@ -262,7 +261,7 @@ static const char *parse_one_opt(const struct ts_ctx *c, const char *p, struct t
 	} else if (word(&p, "eol")) {
 		add_order(sp, OPT_EOL);
 	} else {
-		FAIL(c, "unknown option at \"%s\"", p);
+		fail_at(c, "unknown option at \"%s\"", p);
 	}
 	return p;
 }
@@ -277,7 +276,7 @@ static const char *parse_opts(const struct ts_ctx *c, const char *p, struct ts_s
 		if (*p == ',')
 			p++;
 		else if (*p != '>')
-			FAIL(c, "expected ',' or '>' at \"%s\"", p);
+			fail_at(c, "expected ',' or '>' at \"%s\"", p);
 	}
 	return p + 1;
 }
@@ -303,7 +302,7 @@ static const char *parse_flags(const struct ts_ctx *c, const char *p, uint8_t *f
 			*flags |= TH_ACK;
 			break;
 		default:
-			FAIL(c, "unknown flag '%c'", *p);
+			fail_at(c, "unknown flag '%c'", *p);
 		}
 	}
 	return p;
@@ -319,12 +318,12 @@ static const char *parse_seq(const struct ts_ctx *c, const char *p, struct ts_sp
 		return p;
 	p = parse_num(c, p + 1, &end, NULL);
 	if (*p != '(')
-		FAIL(c, "expected (LEN) after SEQ:END");
+		fail_at(c, "expected (LEN) after SEQ:END");
 	p = parse_num(c, p + 1, &len, NULL);
 	if (*p != ')')
-		FAIL(c, "missing ')'");
+		fail_at(c, "missing ')'");
 	if (end - sp->s.seq != len)
-		FAIL(c, "END - SEQ != LEN");
+		fail_at(c, "END - SEQ != LEN");
 	sp->s.len = len;
 	return p + 1;
 }
@@ -349,16 +348,16 @@ static void parse_line(const struct ts_ctx *c, struct ts_spec *sp)
 			sp->win_set = true;
 			p = parse_num(c, p, &w, &sp->win_any);
 			if (!sp->win_any && w > 65535)
-				FAIL(c, "win is the raw 16-bit field");
+				fail_at(c, "win is the raw 16-bit field");
 			sp->s.win = (uint16_t)w;
 		} else if (*p == '<') {
 			p = parse_opts(c, p, sp);
 		} else {
-			FAIL(c, "unexpected \"%s\"", p);
+			fail_at(c, "unexpected \"%s\"", p);
 		}
 	}
 	if (sp->ack_set && !(sp->s.flags & TH_ACK))
-		FAIL(c, "ack given without '.'");
+		fail_at(c, "ack given without '.'");
 }
 
 /* ------------------------------------------------------------- formatting */
@@ -558,11 +557,11 @@ static size_t build_seg(struct tscript *t, const struct ts_ctx *c, uint8_t *l4, 
 
 	parse_line(c, &sp);
 	if (sp.seq_any || sp.ack_any || sp.win_any || sp.mss_any || sp.ws_any || sp.tsval_any)
-		FAIL(c, "'*' only for TS ecr in TS_IN lines");
+		fail_at(c, "'*' only for TS ecr in TS_IN lines");
 	if ((sp.s.flags & TH_ACK) && !sp.ack_set)
-		FAIL(c, "'.' needs an ack value");
+		fail_at(c, "'.' needs an ack value");
 	if ((sp.s.flags & TH_ACK) && !t->liss_known)
-		FAIL(c, "ack relative to the stack's ISN, which is not known yet");
+		fail_at(c, "ack relative to the stack's ISN, which is not known yet");
 	if (!sp.opts_set && t->auto_ts) {
 		sp.s.has_ts = true;
 		sp.s.tsval = auto_tsval(t);
@@ -574,7 +573,7 @@ static size_t build_seg(struct tscript *t, const struct ts_ctx *c, uint8_t *l4, 
 	memset(th, 0, sizeof(*th));
 	optlen = put_opts(&sp, t->last_tsval, t->liss, l4 + sizeof(*th));
 	if (optlen > 40)
-		FAIL(c, "options take %zu bytes (max 40)", optlen);
+		fail_at(c, "options take %zu bytes (max 40)", optlen);
 	hl = sizeof(*th) + optlen;
 	th->sport = htons(t->pport);
 	th->dport = htons(t->lport);
@@ -584,7 +583,7 @@ static size_t build_seg(struct tscript *t, const struct ts_ctx *c, uint8_t *l4, 
 	th->flags = sp.s.flags;
 	th->win = htons(sp.win_set ? sp.s.win : t->peer_win);
 	if (hl + sp.s.len > cap)
-		FAIL(c, "segment too long");
+		fail_at(c, "segment too long");
 	dstart = sp.s.seq + !!(sp.s.flags & TH_SYN);
 	for (uint32_t i = 0; i < sp.s.len; i++)
 		l4[hl + i] = ts_pattern(dstart + i);
@@ -884,10 +883,10 @@ static void match_frame(struct tscript *t, const struct ts_ctx *c, struct ts_fra
 
 	parse_line(c, &sp);
 	if (!f)
-		FAIL(c, "expected this, but nothing was sent");
+		fail_at(c, "expected this, but nothing was sent");
 	if (!ts_decode(t, f->data, f->len, &g, why, sizeof(why))) {
 		free(f);
-		FAIL(c, "expected this, got %s", why);
+		fail_at(c, "expected this, got %s", why);
 	}
 	compare(t, &sp, &g, m, sizeof(m));
 	ts_format(&g, got, sizeof(got));
@@ -896,7 +895,7 @@ static void match_frame(struct tscript *t, const struct ts_ctx *c, struct ts_fra
 	t->last_out_us = f->when_us;
 	free(f);
 	if (m[0])
-		FAIL(c, "got `%s`: %s", got, m);
+		fail_at(c, "got `%s`: %s", got, m);
 }
 
 void ts_out_at(struct tscript *t, const char *file, int line, const char *fmt, ...)
@@ -925,15 +924,10 @@ void ts_none_at(struct tscript *t, const char *file, int line)
 	else
 		snprintf(got, sizeof(got), "%s", why);
 	free(f);
-	FAIL(&c, "expected no output, got `%s`", got);
+	fail_at(&c, "expected no output, got `%s`", got);
 }
 
 /* ----------------------------------------------------------------- time */
-
-static void poll_now(struct tscript *t)
-{
-	ns_stack_poll(t->st);
-}
 
 /* Advance to the next timer or by at most limit_us; returns the step. */
 static uint64_t step_time(struct tscript *t, uint64_t limit_us)
@@ -942,7 +936,7 @@ static uint64_t step_time(struct tscript *t, uint64_t limit_us)
 	uint64_t step = next < limit_us ? next : limit_us;
 
 	ns_clock_advance(t->clk, step);
-	poll_now(t);
+	ns_stack_poll(t->st);
 	return step;
 }
 
@@ -951,7 +945,7 @@ void ts_wait(struct tscript *t, uint64_t ms)
 	uint64_t left = ms * 1000;
 	unsigned spins = 0;
 
-	poll_now(t);
+	ns_stack_poll(t->st);
 	while (left) {
 		uint64_t s = step_time(t, left);
 
@@ -982,19 +976,19 @@ uint64_t ts_out_after_at(struct tscript *t, const char *file, int line, uint64_t
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	poll_now(t);
+	ns_stack_poll(t->st);
 	while (!t->qhead && now < deadline) {
 		now += step_time(t, deadline - now);
 		spins++;
 		if (spins > 100000)
-			FAIL(&c, "timers spin without time passing");
+			fail_at(&c, "timers spin without time passing");
 	}
 	if (!t->qhead)
-		FAIL(&c, "expected this within %llu ms, nothing was sent",
+		fail_at(&c, "expected this within %llu ms, nothing was sent",
 		     (unsigned long long)max_ms);
 	el = (t->qhead->when_us - ref) / 1000;
 	if (el < min_ms || (t->qhead->when_us - ref) > max_ms * 1000)
-		FAIL(&c, "sent after %.3f ms, expected %llu..%llu ms",
+		fail_at(&c, "sent after %.3f ms, expected %llu..%llu ms",
 		     (double)(t->qhead->when_us - ref) / 1000, (unsigned long long)min_ms,
 		     (unsigned long long)max_ms);
 	match_frame(t, &c, ts_pop(t));
