@@ -10,4 +10,5 @@ $(eval $(call unit_test,devices_fw_cfg,tests/unit/devices/test_fw_cfg.c,libfirmw
 INTEG_TESTS += tests/integration/seabios-mbr.sh
 INTEG_TESTS += tests/integration/seabios-reset.sh
 INTEG_TESTS += tests/integration/seabios-int13.sh
+LINUX_TESTS += tests/integration/seabios-grub.sh
 BENCHES += bench/seabios-boot.sh

@@ -192,10 +192,16 @@ static void add_absent_ports(struct machine *m)
 	static const struct {
 		uint16_t base, len;
 		const char *name;
-	} lpt[] = {{0x378, 8, "lpt1 (absent)"}, {0x278, 8, "lpt2 (absent)"}};
+	} absent[] = {
+		{0x378, 8, "lpt1 (absent)"},
+		{0x278, 8, "lpt2 (absent)"},
+		/* the floppy controller, around IDE's 0x3f6 */
+		{0x3f0, 6, "fdc (absent)"},
+		{0x3f7, 1, "fdc (absent)"},
+	};
 
-	for (unsigned i = 0; i < sizeof(lpt) / sizeof(lpt[0]); i++)
-		isa_empty_new(&m->host, lpt[i].base, lpt[i].len, lpt[i].name);
+	for (unsigned i = 0; i < sizeof(absent) / sizeof(absent[0]); i++)
+		isa_empty_new(&m->host, absent[i].base, absent[i].len, absent[i].name);
 	for (unsigned i = 0; i < CLI_MAX_SERIALS; i++)
 		if (!m->serial[i])
 			isa_empty_new(&m->host, com_base[i], 8, "com (absent)");
