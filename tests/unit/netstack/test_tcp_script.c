@@ -829,6 +829,46 @@ START_TEST(test_syn_received_bad_ack)
 }
 END_TEST
 
+/* A retransmitted SYN in SYN-RECEIVED gets the same SYN-ACK again. */
+START_TEST(test_syn_retransmit_in_syn_received)
+{
+	struct ns_sock *l = ts_listen(t, 80, 4), *a;
+
+	ts_new_conn(t, 80, 40000);
+	TS_IN(t, "S 0:0(0) win 65535 <mss 1460>");
+	TS_OUT(t, "S. 0:0(0) ack 1 <mss 1460>");
+	TS_IN(t, "S 0:0(0) win 65535 <mss 1460>");
+	TS_OUT(t, "S. 0:0(0) ack 1 <mss 1460>");
+	ck_assert_uint_eq(ts_stats(t).tcp_conns, 2); /* listener + one child */
+	TS_IN(t, ". 1:1(0) ack 1");
+	a = ts_accept(t, l);
+	ns_close(a);
+	ns_close(l);
+}
+END_TEST
+
+/* Sequence numbers that wrap past 2^32 on both sides: data, OOO and SACK
+ * blocks across the wrap (RFC 9293 3.4 modular arithmetic). */
+START_TEST(test_sequence_wraparound)
+{
+	struct ns_sock *l = ts_listen(t, 80, 4), *a;
+
+	ts_new_conn(t, 80, 40000);
+	t->piss = 0xffffff00u;
+	TS_IN(t, "S 0:0(0) win 65535 <mss 1460,sackOK,nop,wscale 7>");
+	TS_OUT(t, "S. 0:0(0) ack 1 <mss 1460,sackOK,wscale *>");
+	TS_IN(t, ". 1:1(0) ack 1 win 1024");
+	a = ts_accept(t, l);
+	TS_IN(t, ". 201:401(200) ack 1");
+	TS_OUT(t, ". 1:1(0) ack 1 <sack 201:401>");
+	TS_IN(t, ". 1:201(200) ack 1");
+	TS_OUT(t, ". 1:1(0) ack 401 <>");
+	TS_RECV(t, a, 1, 400);
+	ns_close(a);
+	ns_close(l);
+}
+END_TEST
+
 /* Tests failing on an engine bug (entry named in the comment, in
  * /work/notes/bugs/tcp-core.md); moved to cases[] once fixed. */
 static const TTest *const *const pending_cases[] = {
@@ -873,6 +913,8 @@ static const TTest *const *const cases[] = {
 	TS_CASE(test_send_buffer_full),
 	TS_CASE(test_wscale_clamped_to_14),
 	TS_CASE(test_syn_received_bad_ack),
+	TS_CASE(test_syn_retransmit_in_syn_received),
+	TS_CASE(test_sequence_wraparound),
 };
 
 TS_MAIN("netstack_tcp_script", cases, pending_cases, setup, teardown, 30)

@@ -510,6 +510,48 @@ START_TEST(test_sender_sws_override)
 }
 END_TEST
 
+/* RFC 9293 3.10.7.4: the send window is updated only by a segment not
+ * older than the last update (SND.WL1 < SEG.SEQ, or equal and
+ * SND.WL2 <= SEG.ACK); a reordered old ACK cannot reopen or shrink it. */
+START_TEST(test_old_segment_does_not_update_window)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+
+	ck_assert_int_eq(ts_send(t, s, 1000), 1000);
+	TS_OUT(t, "P. 1:1001(1000) ack 1");
+	TS_IN(t, "P. 1:11(10) ack 1001 win 100");
+	ck_assert_uint_eq(ts_info(s).snd_wnd, 100 << 7);
+	TS_IN(t, ". 1:1(0) ack 501 win 8000"); /* older: seq lower */
+	ck_assert_uint_eq(ts_info(s).snd_wnd, 100 << 7);
+	TS_IN(t, ". 11:11(0) ack 1001 win 200");
+	ck_assert_uint_eq(ts_info(s).snd_wnd, 200 << 7);
+	TS_RECV(t, s, 1, 10);
+	ns_close(s);
+}
+END_TEST
+
+/* RFC 7323 5.2: PAWS compares timestamps modulo 2^32: a value that
+ * wrapped past zero is newer, one just below TS.Recent older. */
+START_TEST(test_paws_timestamp_wraparound)
+{
+	struct ns_sock *l = ts_listen(t, 80, 4), *a;
+
+	ts_new_conn(t, 80, 40000);
+	TS_IN(t, "S 0:0(0) win 65535 <mss 1460,nop,nop,TS val 4294967200 ecr 0>");
+	TS_OUT(t, "S. 0:0(0) ack 1 <mss 1460,TS val * ecr 4294967200>");
+	TS_IN(t, ". 1:1(0) ack 1 <nop,nop,TS val 4294967290 ecr *>");
+	a = ts_accept(t, l);
+	TS_IN(t, "P. 1:101(100) ack 1 <nop,nop,TS val 20 ecr *>"); /* wrapped: newer */
+	TS_OUT_AFTER(t, 0, 200, ". 1:1(0) ack 101 <TS val * ecr 20>");
+	TS_IN(t, "P. 101:201(100) ack 1 <nop,nop,TS val 4294967295 ecr *>"); /* older */
+	TS_OUT(t, ". 1:1(0) ack 101 <TS val * ecr 20>");
+	ck_assert_uint_eq(ts_stats(t).tcp_paws_drop, 1);
+	TS_RECV(t, a, 1, 100);
+	ns_close(a);
+	ns_close(l);
+}
+END_TEST
+
 /* Tests failing on an engine bug (entry named in the comment, in
  * /work/notes/bugs/tcp-core.md); moved to cases[] once fixed. */
 static const TTest *const *const pending_cases[] = {
@@ -539,6 +581,8 @@ static const TTest *const *const cases[] = {
 	TS_CASE(test_fragmented_segment),
 	TS_CASE(test_sender_sws_override),
 	TS_CASE(test_small_read_no_window_update),
+	TS_CASE(test_old_segment_does_not_update_window),
+	TS_CASE(test_paws_timestamp_wraparound),
 };
 
 TS_MAIN("netstack_tcp_script_data", cases, pending_cases, setup, teardown, 30)
