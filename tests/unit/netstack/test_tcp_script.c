@@ -869,6 +869,56 @@ START_TEST(test_sequence_wraparound)
 }
 END_TEST
 
+/* RFC 5961 7: challenge ACKs are rate limited, so a flood of in-window
+ * RSTs cannot make us flood; the budget comes back a second later. */
+START_TEST(test_challenge_ack_rate_limit)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+	unsigned n = 0;
+
+	for (int i = 0; i < 3000; i++)
+		TS_IN(t, "R %d:%d(0) win 0", 1000 + i, 1000 + i);
+	n = ts_flush(t);
+	ck_assert_uint_gt(n, 0);
+	ck_assert_uint_lt(n, 3000);
+	TS_STATE(s, NS_TCP_ESTABLISHED);
+	ts_wait(t, 1000);
+	TS_IN(t, "R 999:999(0) win 0");
+	TS_OUT(t, ". 1:1(0) ack 1");
+	ns_close(s);
+}
+END_TEST
+
+/* RFC 6528: the ISN is a keyed function of the 4-tuple plus a 4 us
+ * clock: other ports give unrelated ISNs, the same 4-tuple one second
+ * later an ISN 250000 higher. */
+START_TEST(test_isn_clock_and_tuple)
+{
+	struct ns_sock *s;
+	uint32_t isn1, isn2, isn3;
+
+	s = ts_connect(t, 5000);
+	TS_OUT(t, "S 0:0(0)");
+	isn1 = t->liss;
+	ns_abort(s);
+	ts_flush(t);
+	ts_wait(t, 1000);
+	s = ts_connect(t, 5000);
+	TS_OUT(t, "S 0:0(0)");
+	isn2 = t->liss;
+	ns_abort(s);
+	ts_flush(t);
+	s = ts_connect(t, 5001);
+	TS_OUT(t, "S 0:0(0)");
+	isn3 = t->liss;
+	ns_abort(s);
+	ck_assert_uint_eq(isn2 - isn1, 250000);
+	/* another port: far from the first tuple's sequence, either way */
+	ck_assert_uint_gt(isn3 - isn2, 1000000);
+	ck_assert_uint_gt(isn2 - isn3, 1000000);
+}
+END_TEST
+
 /* Tests failing on an engine bug (entry named in the comment, in
  * /work/notes/bugs/tcp-core.md); moved to cases[] once fixed. */
 static const TTest *const *const pending_cases[] = {
@@ -915,6 +965,8 @@ static const TTest *const *const cases[] = {
 	TS_CASE(test_syn_received_bad_ack),
 	TS_CASE(test_syn_retransmit_in_syn_received),
 	TS_CASE(test_sequence_wraparound),
+	TS_CASE(test_challenge_ack_rate_limit),
+	TS_CASE(test_isn_clock_and_tuple),
 };
 
 TS_MAIN("netstack_tcp_script", cases, pending_cases, setup, teardown, 30)
