@@ -163,6 +163,9 @@ void *vcpu_thread(void *arg);
 void vcpu_dump_state(struct vcpu *v, FILE *out);
 /* Guest virtual to guest physical through the vCPU's page tables. */
 int vcpu_translate(struct vcpu *v, uint64_t gva, uint64_t *gpa);
+/* Read n bytes at a linear address through the vCPU's page tables: 0, or
+ * -1 when some byte is unmapped or outside RAM. */
+int vcpu_read_linear(struct vcpu *v, uint64_t linear, void *buf, size_t n);
 
 /* ----------------------------------------------------------- debug.c */
 

@@ -12,3 +12,4 @@ $(eval $(call unit_test,devices_i8042,tests/unit/devices/test_i8042.c,libdevices
 $(eval $(call unit_test,vmm_monitor,tests/unit/vmm/test_monitor.c,libvmm.a libfirmware.a libdevices.a libkvm.a,))
 BENCHES += bench/core-pio.sh
 BENCHES += bench/core-mmio.sh
+$(eval $(call unit_test,vmm_iret,tests/unit/vmm/test_iret.c vmm/iret.c,,))
