@@ -9,3 +9,7 @@ $(eval $(call unit_test,vmm_cpuid,tests/unit/vmm/test_cpuid.c vmm/cpuid.c,,))
 # both ways with 1 and 4 vCPUs, commands over the console, clean poweroff.
 LINUX_TESTS += tests/integration/linux-bzimage-smp1.sh tests/integration/linux-bzimage-smp4.sh \
 	tests/integration/linux-pvh-smp1.sh tests/integration/linux-pvh-smp4.sh
+# Bad -kernel/-initrd/-m input: one-line errors, crafted files (make check).
+INTEG_TESTS += tests/integration/linux-bad-inputs.sh
+# Boot time to init, vmm vs QEMU, and RSS beyond guest RAM (make bench).
+BENCHES += bench/linux-boot.sh
