@@ -37,6 +37,22 @@ void bench_keep_best(struct bench_mark *best, const struct bench_mark *m)
 		best->cpu = m->cpu;
 }
 
+static int sockbuf = 256 << 10;
+
+void bench_size_buffers(unsigned mtu)
+{
+	const char *e = getenv("BENCH_SOCKBUF");
+
+	sockbuf = 8 * (int)mtu > 256 << 10 ? 8 * (int)mtu : 256 << 10;
+	if (e && atoi(e) > 0)
+		sockbuf = atoi(e);
+}
+
+int bench_sockbuf(void)
+{
+	return sockbuf;
+}
+
 int bench_reps(void)
 {
 	const char *e = getenv("BENCH_REPS");
@@ -131,8 +147,8 @@ static struct ns_sock *stream_socket(struct ns_stack *st)
 
 	bench_check(s ? 0 : err, "ns_socket(STREAM)");
 	bench_check(ns_setsockopt(s, NS_SO_NONBLOCK, 1), "NS_SO_NONBLOCK");
-	bench_check(ns_setsockopt(s, NS_SO_SNDBUF, 4 << 20), "NS_SO_SNDBUF");
-	bench_check(ns_setsockopt(s, NS_SO_RCVBUF, 4 << 20), "NS_SO_RCVBUF");
+	bench_check(ns_setsockopt(s, NS_SO_SNDBUF, bench_sockbuf()), "NS_SO_SNDBUF");
+	bench_check(ns_setsockopt(s, NS_SO_RCVBUF, bench_sockbuf()), "NS_SO_RCVBUF");
 	return s;
 }
 

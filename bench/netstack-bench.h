@@ -21,6 +21,11 @@ void bench_since(const struct bench_mark *since, struct bench_mark *out);
 void bench_keep_best(struct bench_mark *best, const struct bench_mark *m);
 /* Repetitions per side: $BENCH_REPS, default 3. */
 int bench_reps(void);
+/* Stream socket buffers (send and receive, netstack and kernel alike) for
+ * a link MTU: 8 segments, at least netstack's default 256 KiB;
+ * $BENCH_SOCKBUF overrides. bench_sockbuf() is the current size. */
+void bench_size_buffers(unsigned mtu);
+int bench_sockbuf(void);
 
 /* Two stacks, 10.77.0.1 (a) and 10.77.0.2 (b), on the two ends of a pair
  * link with the given MTU, ARP entries static. Exits on failure. */

@@ -104,13 +104,13 @@ static void run_loopback(uint64_t total, struct leg *r)
 	struct bench_mark t0, t;
 	uint64_t left = total;
 	uint16_t port;
-	int l = kernel_listener(INADDR_LOOPBACK, &port), c, s, bufsz = 4 << 20;
+	int l = kernel_listener(INADDR_LOOPBACK, &port), c, s, bufsz = bench_sockbuf();
 
 	r->bytes = 0;
 	sin.sin_port = htons(port);
 	bench_mark(&t0);
 	c = socket(AF_INET, SOCK_STREAM, 0);
-	/* The same 4 MiB buffers the netstack sockets get. */
+	/* The same buffer sizes the netstack sockets get. */
 	setsockopt(c, SOL_SOCKET, SO_SNDBUF, &bufsz, sizeof(bufsz));
 	setsockopt(l, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz));
 	if (connect(c, (struct sockaddr *)&sin, sizeof(sin)) < 0 || (s = accept(l, NULL, NULL)) < 0) {
@@ -226,9 +226,10 @@ int main(int argc, char **argv)
 		   tap = { .name = "netstack  -> Linux (TAP)" },
 		   lo = { .name = "Linux     -> Linux (loopback)" };
 
-	printf("bulk TCP, %llu MiB one way, link MTU %u (loopback: its own), one thread per leg, "
-	       "best of %d\n",
-	       (unsigned long long)(total >> 20), mtu, bench_reps());
+	bench_size_buffers(mtu);
+	printf("bulk TCP, %llu MiB one way, link MTU %u (loopback: its own), %d KiB socket "
+	       "buffers, one thread per leg, best of %d\n",
+	       (unsigned long long)(total >> 20), mtu, bench_sockbuf() >> 10, bench_reps());
 	if (geteuid() != 0)
 		printf("%-30s skipped: needs root\n", tap.name);
 	for (int i = 0; i < bench_reps(); i++) {

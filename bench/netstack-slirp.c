@@ -247,7 +247,7 @@ struct relay {
 	struct ns_stack *gw;
 	struct ns_sock *l, *s;
 	int out;	      /* kernel socket to the sink */
-	uint8_t buf[1 << 20]; /* received from the guest, not yet written */
+	uint8_t buf[1 << 16]; /* received from the guest, not yet written */
 	size_t off, len;
 };
 
@@ -396,6 +396,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nmtu; i++) {
 		struct result s = { 0 }, n = { 0 };
 
+		bench_size_buffers(mtus[i]);
+
 		/* Sides alternate; BENCH_ONLY=netstack|libslirp runs one (profiling). */
 		for (int r = 0; r < bench_reps(); r++) {
 			if (!only || !strcmp(only, "libslirp"))
@@ -407,6 +409,7 @@ int main(int argc, char **argv)
 			print(only, mtus[i], only[0] == 'n' ? &n : &s);
 			continue;
 		}
+		printf("  socket buffers %d KiB (guest and netstack gateway)\n", bench_sockbuf() >> 10);
 		print("libslirp", mtus[i], &s);
 		print("netstack", mtus[i], &n);
 		printf("ratio at MTU %u: netstack / libslirp throughput = %.2f (goal >= 3), "
