@@ -38,6 +38,7 @@ struct un_ns {
 	struct un_watch stack_w;
 	struct dhcp_server dhcp;
 	uint8_t *scratch; /* NS_FRAME_BUF bytes */
+	bool input_pending; /* frames came in since the last poll */
 
 	/* UDP and ICMP */
 	struct ns_chan *udp_all, *icmp_all;

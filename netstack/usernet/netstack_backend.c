@@ -305,8 +305,9 @@ static void ns_backend_input(void *impl, const void *frame, size_t len)
 		dhcp_input(n, p, plen);
 	else
 		ns_stack_input(n->st, n->link, frame, len);
-	un_udp_service(n);
-	un_tcp_service(n);
+	/* Relaying waits for usernet_poll(): a batch of frames then costs one
+	 * host send() per flow, not one per segment. */
+	n->input_pending = true;
 }
 
 static int ns_backend_fd(void *impl)
@@ -327,7 +328,7 @@ static int ns_backend_timeout(void *impl)
 {
 	struct un_ns *n = impl;
 
-	if (n->tcp_ready)
+	if (n->tcp_ready || n->input_pending)
 		return 0;
 	return min_timeout(ns_stack_timeout_ms(n->st), un_udp_expire(n));
 }
@@ -338,6 +339,9 @@ static void ns_backend_poll(void *impl)
 	struct epoll_event ev[64];
 	int k, rounds = 0;
 
+	n->input_pending = false;
+	un_udp_service(n);
+	un_tcp_service(n);
 	do {
 		k = epoll_wait(n->epfd, ev, 64, 0);
 		for (int i = 0; i < k; i++) {

@@ -465,7 +465,8 @@ bool un_tcp_service(struct un_ns *n)
 			else if (ns_sock_events(f->s) & (NS_EV_ERR | NS_EV_HUP))
 				flow_free(f, true); /* guest gave up during the host connect */
 			f->busy = false;
-			if (f->dead)
+			/* Re-queued while it ran: the next round frees it. */
+			if (f->dead && !f->ready)
 				free(f);
 		}
 	}

@@ -10,10 +10,12 @@
  *   USERNET_IMPL_NETSTACK  terminates guest traffic in netstack (default)
  *   USERNET_IMPL_SLIRP     Debian's libslirp through an adapter
  *
- * Event loop: all calls on one thread. Wait until usernet_fd() is readable
- * or usernet_timeout_ms() passes, then call usernet_poll(). The send
- * callback runs inside usernet_input()/usernet_poll(); it must not call
- * back into usernet.
+ * Event loop: all calls on one thread. Feed the frames that arrived with
+ * usernet_input(), then wait until usernet_fd() is readable or
+ * usernet_timeout_ms() passes (0 right after input: relaying to host
+ * sockets happens in the poll, once per batch), then call usernet_poll().
+ * The send callback runs inside usernet_input()/usernet_poll(); it must
+ * not call back into usernet.
  *
  * Addresses are IPv4 in host byte order.
  */

@@ -274,6 +274,7 @@ START_TEST(test_dns_forwarder)
 	u = make(USERNET_IMPL_NETSTACK, &c);
 	guest_arp(u);
 	usernet_input(u, f, udp_frame(f, c.gateway_mac, GUEST, 5353, DNSA, 53, "query", 5));
+	usernet_poll(u);
 	serve_one(fd, "query", "answer");
 	ck_assert(wait_udp(u, 53, 5353, &p, &len));
 	ck_assert_mem_eq(p, "answer", 6);
@@ -282,6 +283,7 @@ START_TEST(test_dns_forwarder)
 	ck_assert_uint_eq(st.dns_replies, 1);
 	/* Other ports at the DNS address go nowhere. */
 	usernet_input(u, f, udp_frame(f, c.gateway_mac, GUEST, 5353, DNSA, 54, "x", 1));
+	usernet_poll(u);
 	usernet_stats(u, &st);
 	ck_assert_uint_eq(st.udp_flows, 1);
 	close(fd);
@@ -301,6 +303,7 @@ START_TEST(test_udp_limit_and_idle)
 	guest_arp(u);
 	for (uint16_t sp = 6000; sp < 6003; sp++)
 		usernet_input(u, f, udp_frame(f, c.gateway_mac, GUEST, sp, GW, port, "x", 1));
+	usernet_poll(u);
 	usernet_stats(u, &st);
 	ck_assert_uint_eq(st.udp_flows, 2);
 	ck_assert_uint_eq(st.udp_flows_now, 2);
