@@ -37,10 +37,10 @@ struct __attribute__((packed)) u64p {
 
 /* A physical address as a pointer gcc cannot see through: reads of fixed
  * addresses (0x40e) otherwise trip its array-bounds analysis. */
-static const void *phys(uintptr_t a)
+static void *phys(uintptr_t a)
 {
 	__asm__("" : "+r"(a));
-	return (const void *)a;
+	return (void *)a;
 }
 
 static uint16_t rd16(uintptr_t a)
@@ -288,15 +288,19 @@ void smp_ap_main(unsigned slot)
 
 /* ------------------------------------------------------------- the BSP */
 
+struct __attribute__((packed)) gdtr {
+	uint16_t limit;
+	uint64_t base;
+};
+
+/* The trampoline to SMP_TRAMP_BASE, with this CPU's GDTR in it. */
 static void copy_trampoline(void)
 {
-	uint8_t *dst = (uint8_t *)phys(SMP_TRAMP_BASE);
+	uint8_t *dst = phys(SMP_TRAMP_BASE);
+	struct gdtr *gdtr = (struct gdtr *)(dst + (smp_tramp_gdtr - smp_tramp_start));
 
 	memcpy(dst, smp_tramp_start, (size_t)(smp_tramp_end - smp_tramp_start));
-	__asm__ volatile("sgdt %0"
-			 : "=m"(*(struct {
-				 char b[10];
-			 } *)(dst + (smp_tramp_gdtr - smp_tramp_start))));
+	__asm__ volatile("sgdt %0" : "=m"(*gdtr));
 }
 
 /* INIT to every AP, 10 ms, then two start-up IPIs 200 us apart (MP spec
