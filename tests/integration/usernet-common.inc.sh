@@ -91,10 +91,17 @@ def udp_echo(port):
         s.sendto(d.upper(), a)
 
 def udp_client(host, port, msg):
+    # A few tries: the server may still be starting.
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.settimeout(3)
-    s.sendto(msg.encode(), (host, port))
-    print(s.recvfrom(65535)[0].decode())
+    s.settimeout(1)
+    for _ in range(3):
+        s.sendto(msg.encode(), (host, port))
+        try:
+            print(s.recvfrom(65535)[0].decode())
+            return
+        except socket.timeout:
+            pass
+    print("timeout")
 
 def tcp_sink(port):
     s = socket.socket()
@@ -211,6 +218,20 @@ un_dhcp() {
 	LEASE_FILE=$UN_TMP/lease in_ns busybox udhcpc -i tap0 -s "$UN_TMP/udhcpc.sh" -q -n -t 5 -T 1 \
 		>"$UN_TMP/udhcpc.log" 2>&1 || fail "udhcpc got no lease: $(cat "$UN_TMP/udhcpc.log")"
 	LEASE_FILE=$UN_TMP/lease
+}
+
+# Wait until something listens on 127.0.0.1:PORT (helpers start slowly
+# on a loaded host).
+wait_port() {
+	python3 -c '
+import socket, sys, time
+for _ in range(100):
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=1).close()
+        sys.exit(0)
+    except OSError:
+        time.sleep(0.05)
+sys.exit(1)' "$1" || fail "nothing listens on port $1"
 }
 
 free_port() {

@@ -25,7 +25,9 @@ ulimit -n 8192
 mkfifo "$UN_TMP/ctl"
 un_start --dns 127.0.0.1 --control "$UN_TMP/ctl"
 un_dhcp
-sleep 0.3 # the HTTP server binds
+wait_port "$HTTP_PORT"
+wait_port "$SINK_PORT"
+wait_port "$ECHO_PORT"
 
 transfers() {
 	tag=$1
