@@ -298,18 +298,22 @@ void tcp_output(struct tcb *t)
 
 void tcp_window_update(struct tcb *t)
 {
-	uint32_t w = tcp_rcv_wnd(t), grow, step;
+	uint32_t w = tcp_rcv_wnd(t), grow, step, usable = t->rcv_adv - t->rcv_nxt;
 
 	if (!tcp_synchronized(t->state) || t->fin_rcvd)
 		return;
 	grow = t->rcv_nxt + w - t->rcv_adv;
 	if ((int32_t)grow <= 0)
 		return;
-	/* Only what the reads freed counts: a window the SYN could not
-	 * offer in 16 bits goes out with the next ACK anyway. */
-	grow = u32_min(grow, t->rcv_freed);
-	/* Receiver SWS avoidance: only a worthwhile opening is announced. */
+	/* The peer cannot send a full segment into what it was offered (a
+	 * closed window, or the SYN's 16-bit one) but could now: tell it. */
+	if ((int32_t)usable < (int32_t)t->rcv_mss && w >= t->rcv_mss) {
+		tcp_send_ack(t);
+		return;
+	}
+	/* Receiver SWS avoidance: only a worthwhile opening is announced,
+	 * counting what the reads freed (not what the SYN could not say). */
 	step = u32_min(t->rcvbuf.cap / 2, 2 * t->rcv_mss);
-	if (grow >= step)
+	if (u32_min(grow, t->rcv_freed) >= step)
 		tcp_send_ack(t);
 }
