@@ -963,34 +963,39 @@ uint64_t ts_since_last_us(struct tscript *t)
 	return ns_clock_now(t->clk) - ref;
 }
 
+bool ts_run_until_output(struct tscript *t, uint64_t deadline_us)
+{
+	uint64_t now = ns_clock_now(t->clk);
+	unsigned spins = 0;
+
+	ns_stack_poll(t->st);
+	while (!t->qhead && now < deadline_us) {
+		now += step_time(t, deadline_us - now);
+		ck_assert_msg(++spins < 100000, "timers spin without time passing");
+	}
+	return t->qhead != NULL;
+}
+
 uint64_t ts_out_after_at(struct tscript *t, const char *file, int line, uint64_t min_ms,
 			 uint64_t max_ms, const char *fmt, ...)
 {
 	char text[512];
 	struct ts_ctx c = { file, line, text };
 	uint64_t ref = t->last_out_us > t->last_in_us ? t->last_out_us : t->last_in_us;
-	uint64_t now = ns_clock_now(t->clk), deadline = ref + max_ms * 1000, el;
-	unsigned spins = 0;
+	uint64_t el;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	ns_stack_poll(t->st);
-	while (!t->qhead && now < deadline) {
-		now += step_time(t, deadline - now);
-		spins++;
-		if (spins > 100000)
-			fail_at(&c, "timers spin without time passing");
-	}
-	if (!t->qhead)
+	if (!ts_run_until_output(t, ref + max_ms * 1000))
 		fail_at(&c, "expected this within %llu ms, nothing was sent",
-		     (unsigned long long)max_ms);
+			(unsigned long long)max_ms);
 	el = (t->qhead->when_us - ref) / 1000;
 	if (el < min_ms || (t->qhead->when_us - ref) > max_ms * 1000)
 		fail_at(&c, "sent after %.3f ms, expected %llu..%llu ms",
-		     (double)(t->qhead->when_us - ref) / 1000, (unsigned long long)min_ms,
-		     (unsigned long long)max_ms);
+			(double)(t->qhead->when_us - ref) / 1000, (unsigned long long)min_ms,
+			(unsigned long long)max_ms);
 	match_frame(t, &c, ts_pop(t));
 	return el;
 }

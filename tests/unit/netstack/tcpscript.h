@@ -127,6 +127,9 @@ void ts_out_at(struct tscript *t, const char *file, int line, const char *fmt, .
 uint64_t ts_out_after_at(struct tscript *t, const char *file, int line, uint64_t min_ms,
 			 uint64_t max_ms, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
+/* Run timers until something is queued or the clock reaches deadline_us
+ * (absolute, on the stack clock); true when something was sent. */
+bool ts_run_until_output(struct tscript *t, uint64_t deadline_us);
 /* Nothing was sent (queue empty). */
 void ts_none_at(struct tscript *t, const char *file, int line);
 
