@@ -7,6 +7,8 @@ $(eval $(call unit_test,devices_pci,tests/unit/devices/test_pci.c,libdevices.a,)
 $(eval $(call unit_test,devices_ide,tests/unit/devices/test_ide.c,libdevices.a,))
 $(eval $(call unit_test,devices_block,tests/unit/devices/test_block.c,libdevices.a,))
 $(eval $(call unit_test,devices_fw_cfg,tests/unit/devices/test_fw_cfg.c,libfirmware.a libdevices.a,))
+$(eval $(call unit_test,devices_rtc,tests/unit/devices/test_rtc.c,libdevices.a,))
+$(eval $(call unit_test,devices_legacy,tests/unit/devices/test_legacy.c,libdevices.a,))
 INTEG_TESTS += tests/integration/seabios-mbr.sh
 INTEG_TESTS += tests/integration/seabios-reset.sh
 INTEG_TESTS += tests/integration/seabios-int13.sh

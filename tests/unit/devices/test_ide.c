@@ -640,6 +640,100 @@ START_TEST(dma_prd_without_end_bit_fails)
 }
 END_TEST
 
+START_TEST(flush_and_verify)
+{
+	struct rig r;
+
+	rig_up(&r, false);
+	command(&r, 0xe7); /* FLUSH CACHE */
+	ck_assert_uint_eq(status(&r), 0x50);
+	ck_assert_uint_eq(r.t.raised[14], 1);
+	command(&r, 0xea); /* FLUSH CACHE EXT */
+	ck_assert_uint_eq(status(&r), 0x50);
+	ck_assert_uint_eq(r.t.raised[14], 2);
+	/* READ VERIFY: no data phase, the range is checked */
+	task_lba28(&r, DISK_SECTORS - 4, 4);
+	command(&r, 0x40);
+	ck_assert_uint_eq(status(&r), 0x50);
+	task_lba28(&r, DISK_SECTORS - 4, 5);
+	command(&r, 0x40);
+	expect_abort(&r, 0x10); /* IDNF */
+	task_lba48(&r, DISK_SECTORS - 1, 1);
+	command(&r, 0x42);
+	ck_assert_uint_eq(status(&r), 0x50);
+	task_lba48(&r, DISK_SECTORS, 1);
+	command(&r, 0x42);
+	expect_abort(&r, 0x10);
+	rig_down(&r);
+}
+END_TEST
+
+START_TEST(initialize_device_parameters_sets_chs)
+{
+	struct rig r;
+	uint8_t buf[512];
+
+	rig_up(&r, false);
+	/* 4 heads (head field + 1), 32 sectors per track */
+	pio_out(&r.t, CMD + 6, 1, 0xa3);
+	pio_out(&r.t, CMD + 2, 1, 32);
+	command(&r, 0x91);
+	ck_assert_uint_eq(status(&r), 0x50);
+	/* cylinder 2, head 3, sector 5 -> LBA (2 * 4 + 3) * 32 + 4 */
+	pio_out(&r.t, CMD + 6, 1, 0xa3);
+	pio_out(&r.t, CMD + 2, 1, 1);
+	pio_out(&r.t, CMD + 3, 1, 5);
+	pio_out(&r.t, CMD + 4, 1, 2);
+	pio_out(&r.t, CMD + 5, 1, 0);
+	command(&r, 0x20);
+	read_words(&r, (uint16_t *)buf, 256);
+	expect_sector(buf, (2 * 4 + 3) * 32 + 4);
+	/* zero sectors per track is refused */
+	pio_out(&r.t, CMD + 2, 1, 0);
+	command(&r, 0x91);
+	expect_abort(&r, 0x04);
+	/* a soft reset restores the default 16 x 63 translation */
+	pio_out(&r.t, CTL, 1, 0x04);
+	pio_out(&r.t, CTL, 1, 0x00);
+	pio_out(&r.t, CMD + 6, 1, 0xa2);
+	pio_out(&r.t, CMD + 2, 1, 1);
+	pio_out(&r.t, CMD + 3, 1, 3);
+	pio_out(&r.t, CMD + 4, 1, 1);
+	pio_out(&r.t, CMD + 5, 1, 0);
+	command(&r, 0x20);
+	read_words(&r, (uint16_t *)buf, 256);
+	expect_sector(buf, (1 * 16 + 2) * 63 + 2);
+	rig_down(&r);
+}
+END_TEST
+
+START_TEST(reset_while_dma_pending)
+{
+	struct rig r;
+
+	rig_up(&r, false);
+	memset(r.t.ram + BUF_GPA, 0x5a, 512);
+	prd(&r, 0, BUF_GPA, 512, true);
+	task_lba28(&r, 7, 1);
+	command(&r, 0xc8); /* waits for the engine */
+	pio_out(&r.t, CTL, 1, 0x04);
+	pio_out(&r.t, CTL, 1, 0x00);
+	/* starting the engine now moves nothing and raises nothing */
+	dma_go(&r, PRD_GPA, true);
+	ck_assert_uint_eq(r.t.raised[14], 0);
+	ck_assert_uint_eq(r.t.ram[BUF_GPA], 0x5a);
+	ck_assert_uint_eq(pio_in(&r.t, BM + 2, 1) & 0x06, 0);
+	pio_out(&r.t, BM, 1, 0);
+	/* a new command after the reset transfers normally */
+	task_lba28(&r, 7, 1);
+	command(&r, 0xc8);
+	dma_go(&r, PRD_GPA, true);
+	ck_assert_uint_eq(r.t.raised[14], 1);
+	expect_sector(r.t.ram + BUF_GPA, 7);
+	rig_down(&r);
+}
+END_TEST
+
 START_TEST(read_only_disk_rejects_writes)
 {
 	struct rig r;
@@ -698,6 +792,9 @@ int main(void)
 	tcase_add_test(tc, dma_zero_length_prd_means_64k);
 	tcase_add_test(tc, dma_prd_beyond_ram_fails);
 	tcase_add_test(tc, dma_prd_without_end_bit_fails);
+	tcase_add_test(tc, flush_and_verify);
+	tcase_add_test(tc, initialize_device_parameters_sets_chs);
+	tcase_add_test(tc, reset_while_dma_pending);
 	tcase_add_test(tc, read_only_disk_rejects_writes);
 	tcase_add_test(tc, pci_identity);
 	suite_add_tcase(s, tc);
