@@ -262,6 +262,7 @@ static uint32_t free_acked(struct tcb *t, uint32_t ack)
 		return 0;
 	n = u32_min(ack - t->snd_buf_seq, t->sndbuf.len);
 	ring_consume(&t->sndbuf, n);
+	ring_rewind(&t->sndbuf);
 	t->snd_buf_seq += n;
 	if (n)
 		tcb_notify(t);

@@ -130,6 +130,13 @@ void ring_put(struct tcp_ring *r, uint32_t off, const void *src, uint32_t n);
 /* Copy n bytes out from offset off (off + n <= len). */
 void ring_get(const struct tcp_ring *r, uint32_t off, void *dst, uint32_t n);
 void ring_consume(struct tcp_ring *r, uint32_t n);
+/* An empty ring starts over at the front, where the cache is warm; only
+ * when nothing sits beyond len (no out-of-order data). */
+static inline void ring_rewind(struct tcp_ring *r)
+{
+	if (!r->len)
+		r->head = 0;
+}
 
 /* ------------------------------------------------------- RTO estimator */
 

@@ -157,6 +157,8 @@ ssize_t tcp_usr_recv(struct tcb *t, void *buf, size_t len, bool peek)
 		ring_get(&t->rcvbuf, 0, buf, n);
 		if (!peek) {
 			ring_consume(&t->rcvbuf, n);
+			if (!t->nooo)
+				ring_rewind(&t->rcvbuf);
 			t->rcv_freed += n;
 			tcp_window_update(t);
 		}
