@@ -10,3 +10,5 @@ $(eval $(call unit_test,usernet_frames,tests/unit/usernet/test_usernet.c,libuser
 
 # Root-only integration tests: a network namespace as the guest.
 INTEG_TESTS += tests/integration/usernet-dhcp.sh tests/integration/usernet-tcp.sh
+
+BENCHES += bench/usernet-iperf.sh
