@@ -657,6 +657,34 @@ static void inject_garbage_opts(uint32_t seq, uint32_t ack, uint8_t flags, size_
 	ts_inject_tcp_raw(t, l4, 20 + ol + plen);
 }
 
+/* Every combination of the six classic flags, with and without data:
+ * to the listener from fresh ports, and to the connection at its exact
+ * sequence numbers (RST left out there: an exact RST rightly resets). */
+static void flag_sweep(struct ns_sock *s, struct ns_sock *l)
+{
+	struct ts_conn conn;
+
+	ts_save(t, &conn);
+	for (unsigned fl = 0; fl < 64; fl++) {
+		for (unsigned withdata = 0; withdata < 2; withdata++) {
+			ts_new_conn(t, 80, (uint16_t)(50000 + fl * 2 + withdata));
+			t->liss_known = true;
+			inject_garbage_opts(0, rnd(), (uint8_t)fl, withdata * 20);
+			check_tx_sane();
+			TS_STATE(l, NS_TCP_LISTEN);
+		}
+	}
+	ts_restore(t, &conn);
+	for (unsigned fl = 0; fl < 64; fl++) {
+		if (fl & (TH_RST | TH_SYN | TH_FIN))
+			continue; /* SYN: challenge ACK, FIN: would close the stream */
+		inject_garbage_opts(1, 1, (uint8_t)fl, 0);
+		check_tx_sane();
+		TS_STATE(s, NS_TCP_ESTABLISHED);
+	}
+	ck_assert_uint_le(ts_stats(t).tcp_conns, MAX_CONNS);
+}
+
 /* ICMP errors quoting the connection's own segments, random soft codes,
  * time exceeded and fragmentation-needed with any MTU (even absurd). */
 static void inject_icmp_about_conn(void)
@@ -771,6 +799,7 @@ START_TEST(test_tcp_connections)
 	}
 	ck_assert_uint_gt(DELTA(tcp_syn_drop, b), 0);
 	ts_restore(t, &conn);
+	flag_sweep(s, l);
 	inject_icmp_about_conn();
 	TS_STATE(s, NS_TCP_ESTABLISHED);
 	inject_giant_segment();
