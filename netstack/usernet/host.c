@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "netstack/netstack.h"
+#include "netstack/usernet/tap_vnet.h"
 #include "netstack/usernet/usernet.h"
 
 #define MAX_FWDS 32
@@ -31,7 +32,7 @@ struct un_host {
 	struct usernet_cfg cfg;
 	const char *fwds[MAX_FWDS];
 	unsigned nfwds;
-	bool impair, verbose;
+	bool impair, verbose, no_offload;
 	struct ns_impair_cfg im;
 	struct ns_link *link;
 	struct usernet *u;
@@ -109,9 +110,11 @@ static void usage(FILE *f)
 		"         [--impair loss=BP,dup=BP,reorder=BP,delay=US,seed=N] [--net A/LEN]\n"
 		"         [--dns A[:PORT]] [--resolv-conf PATH] [--no-host-loopback]\n"
 		"         [--hostname NAME] [--max-tcp N] [--max-udp N] [--udp-idle S]\n"
-		"         [--conn-rate N] [--tcp-buf BYTES] [--control FIFO] [-v]\n"
+		"         [--conn-rate N] [--tcp-buf BYTES] [--control FIFO] [--no-offload] [-v]\n"
 		"  --netns    namespace (/var/run/netns/NAME or /proc/PID/ns/net) for the TAP\n"
 		"  --control  FIFO of commands: hostfwd_add SPEC | hostfwd_remove SPEC | stats\n"
+		"  --no-offload  plain TAP (default with impl=netstack: checksum and TSO\n"
+		"             offload through virtio-net headers)\n"
 		"  SIGUSR1 prints the counters to stderr; they are printed on exit too.\n");
 }
 
@@ -170,6 +173,10 @@ static int parse_args(struct un_host *h, int argc, char **argv)
 			continue;
 		if (!strcmp(a, "-v")) {
 			h->verbose = true;
+			continue;
+		}
+		if (!strcmp(a, "--no-offload")) {
+			h->no_offload = true;
 			continue;
 		}
 		if (!strcmp(a, "--no-host-loopback")) {
@@ -235,7 +242,8 @@ static int link_up(const char *name, unsigned mtu)
 }
 
 /* Open the TAP inside the namespace (if any), bring it up, come back. */
-static struct ns_link *tap_in_netns(const char *netns, const char *name, unsigned mtu)
+static struct ns_link *tap_in_netns(const char *netns, const char *name, unsigned mtu,
+				    bool offload)
 {
 	struct ns_link *l = NULL;
 	int self = -1, target = -1, err = 0;
@@ -253,7 +261,7 @@ static struct ns_link *tap_in_netns(const char *netns, const char *name, unsigne
 			goto out;
 		}
 	}
-	l = ns_link_tap_open(name, mtu, &err);
+	l = offload ? tap_vnet_open(name, mtu, &err) : ns_link_tap_open(name, mtu, &err);
 	if (!l)
 		fprintf(stderr, "netstack-host: TAP %s: %s\n", name, strerror(-err));
 	else if ((err = link_up(l->name, mtu)) < 0) {
@@ -389,7 +397,10 @@ int usernet_host_main(int argc, char **argv)
 	usernet_cfg_defaults(&h.cfg);
 	h.cfg.send = send_frame;
 	h.cfg.opaque = &h;
-	h.link = tap_in_netns(h.netns, h.tap, h.cfg.mtu);
+	/* libslirp verifies every checksum: only netstack gets offloads. */
+	h.cfg.rx_csum_trusted = h.cfg.impl == USERNET_IMPL_NETSTACK && !h.no_offload;
+	h.cfg.rx_gso = h.cfg.rx_csum_trusted;
+	h.link = tap_in_netns(h.netns, h.tap, h.cfg.mtu, h.cfg.rx_csum_trusted);
 	if (!h.link)
 		return 1;
 	if (h.impair)

@@ -238,10 +238,16 @@ static int ns_backend_setup(struct un_ns *n, char *err, size_t errlen)
 	sc.clock = n->clock;
 	sc.tcp_max_conns = n->cfg.max_tcp_flows * 2 + 64;
 	n->st = ns_stack_new(&sc);
-	n->link = ns_link_new(&un_link_ops, n, n->cfg.mtu, n->cfg.gateway_mac, "usernet");
+	/* netstack drops frames longer than its link MTU; with GSO the link
+	 * takes 64 KiB frames. The guest still announces an MSS from its own
+	 * MTU, so what we send it stays within cfg.mtu, except UDP/ICMP
+	 * datagrams over cfg.mtu, which then go unfragmented. */
+	n->link = ns_link_new(&un_link_ops, n, n->cfg.rx_gso ? 65521 : n->cfg.mtu,
+			      n->cfg.gateway_mac, "usernet");
 	if (!n->st || !n->link)
 		return usernet_fail(err, errlen, -ENOMEM, "out of memory");
-	rc = ns_iface_add(n->st, n->link, n->cfg.gateway, n->cfg.prefix, NS_IF_ACCEPT_ANY);
+	rc = ns_iface_add(n->st, n->link, n->cfg.gateway, n->cfg.prefix,
+			  NS_IF_ACCEPT_ANY | (n->cfg.rx_csum_trusted ? NS_IF_NO_CSUM_RX : 0));
 	if (rc == 0)
 		rc = ns_iface_add_alias(n->st, n->link, n->cfg.dns);
 	if (rc < 0)

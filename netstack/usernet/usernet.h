@@ -54,6 +54,13 @@ struct usernet_cfg {
 	const char *dns_upstream;
 	const char *resolv_conf;
 	bool no_host_loopback;	/* gateway address does not reach 127.0.0.1 */
+	/* Frames come with checksums the sender vouches for, or left partial
+	 * (a TAP or virtio-net with checksum offload): do not verify them.
+	 * netstack implementation only; libslirp always verifies. */
+	bool rx_csum_trusted;
+	/* TCP segments up to 64 KiB may arrive in one frame (TSO/GSO on the
+	 * TAP or virtio-net). netstack implementation only. */
+	bool rx_gso;
 	/* Limits (netstack implementation; counters in usernet_stats). */
 	unsigned max_tcp_flows;	/* 4096 */
 	unsigned max_udp_flows;	/* 1024 */

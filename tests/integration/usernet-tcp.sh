@@ -6,7 +6,7 @@
 # (TCP and UDP, added and removed at run time through the control FIFO);
 # 1000 concurrent connections; flow limits and the connection-rate limit
 # hit their counters without harm; a transfer through 1 % userspace loss
-# (the impairment adapter). Root only.
+# (the impairment adapter, on a plain TAP without offloads). Root only.
 . tests/integration/usernet-common.inc.sh
 
 WWW=$UN_TMP/www
@@ -111,7 +111,7 @@ echo "ok: rate limit: $out of 40 in a burst, tcp_rate_refused $(un_stat tcp_rate
 un_stop
 
 # 1 % loss each way between TAP and usernet (userspace impairment).
-un_start --dns 127.0.0.1 --impair loss=100,seed=7
+un_start --dns 127.0.0.1 --impair loss=100,seed=7 --no-offload
 un_dhcp
 want=$(sha256sum <"$WWW/1m" | cut -d' ' -f1)
 in_ns busybox wget -q -O "$UN_TMP/got" "http://10.0.2.2:$HTTP_PORT/1m" || fail "wget under loss"

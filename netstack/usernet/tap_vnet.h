@@ -1,0 +1,10 @@
+/* tap_vnet.h — netstack-host's offloading TAP link (tap_vnet.c). */
+#ifndef USERNET_TAP_VNET_H
+#define USERNET_TAP_VNET_H
+
+#include "netstack/netstack.h"
+
+/* TAP with IFF_VNET_HDR, checksum and TSO4 offload; NULL with *err. */
+struct ns_link *tap_vnet_open(const char *name, unsigned mtu, int *err);
+
+#endif
