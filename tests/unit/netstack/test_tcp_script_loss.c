@@ -514,6 +514,72 @@ START_TEST(test_bogus_sack_blocks_ignored)
 }
 END_TEST
 
+/* Take every queued data segment: the seq of each into seqs[] (at most
+ * max); returns the count. */
+static unsigned take_data(uint32_t *seqs, unsigned max)
+{
+	struct ts_frame *f;
+	unsigned n = 0;
+
+	while ((f = ts_pop(t))) {
+		struct ts_seg g;
+		char why[128];
+
+		ck_assert_msg(ts_decode(t, f->data, f->len, &g, why, sizeof(why)), "%s", why);
+		free(f);
+		if (g.len && n < max)
+			seqs[n++] = g.seq;
+	}
+	return n;
+}
+
+/* RFC 6675 5.1: after an RTO, a new SACK recovery may start once HighACK
+ * >= RecoveryPoint (HighData at the RTO). Here the RTO resends a lost
+ * retransmission, the ACK covers everything sent (== RecoveryPoint), and
+ * the first new segment is lost: its SACKed successors must trigger a
+ * fast retransmit, not a second RTO. */
+START_TEST(test_sack_recovery_right_after_rto)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+	uint32_t seqs[64], hole = 10 * SMSS + 1, hi;
+	unsigned n, k;
+	bool resent = false;
+
+	ck_assert_int_eq(ts_send(t, s, 40 * SMSS), 40 * SMSS);
+	expect_segments(1, 10);
+	/* 1 lost; 2..10 SACKed: fast retransmit of 1 (which is lost too) */
+	for (k = 2; k <= 10; k++)
+		TS_IN(t, ". 1:1(0) ack 1 <nop,nop,TS val 200 ecr *,nop,nop,sack %u:%u>", SMSS + 1,
+		      k * SMSS + 1);
+	ts_flush(t);
+	ck_assert_uint_eq(ts_stats(t).tcp_fast_rexmit, 1);
+	/* the RTO resends 1; everything up to HighData is now ACKed */
+	TS_OUT_AFTER(t, 200, 1000, ". 1:1449(1448) ack 1");
+	ck_assert_uint_eq(ts_stats(t).tcp_rto, 1);
+	TS_IN(t, ". 1:1(0) ack %u <nop,nop,TS val 300 ecr *>", hole);
+	/* new data goes out; the first new segment is lost, the rest SACKed */
+	n = take_data(seqs, 64);
+	ck_assert_uint_ge(n, 2);
+	ck_assert_uint_eq(seqs[0], hole);
+	hi = hole + SMSS;
+	for (k = 0; k < 8 && !resent; k++) {
+		uint32_t m;
+
+		if (k + 1 < n)
+			hi = seqs[k + 1] + SMSS;
+		TS_IN(t, ". 1:1(0) ack %u <nop,nop,TS val %u ecr *,nop,nop,sack %u:%u>", hole,
+		      301 + k, hole + SMSS, hi);
+		m = take_data(seqs + n, 64 - n);
+		for (unsigned j = n; j < n + m; j++)
+			resent |= seqs[j] == hole;
+		n += m;
+	}
+	ck_assert_msg(resent, "hole %u not retransmitted after %u SACKs", hole, k);
+	ck_assert_uint_eq(ts_stats(t).tcp_rto, 1);
+	ns_close(s);
+}
+END_TEST
+
 /* ------------------------------------------------ randomized transfers */
 
 /* The peer's receive state: in order up to nxt, then disjoint ranges. */
@@ -709,7 +775,8 @@ END_TEST
 /* Tests failing on an engine bug (entry named in the comment, in
  * /work/notes/bugs/tcp-core.md); moved to cases[] once fixed. */
 static const TTest *const *const pending_cases[] = {
-	NULL, /* none right now */
+	TS_CASE(test_sack_recovery_right_after_rto), /* "no SACK recovery at HighACK ==
+						      * RecoveryPoint" */
 };
 
 static const TTest *const *const cases[] = {
