@@ -580,6 +580,57 @@ START_TEST(test_sack_recovery_right_after_rto)
 }
 END_TEST
 
+/* The same without an RTO: a recovery ends with an ACK exactly at its
+ * RecoveryPoint and the first segment after it was lost; the SACKs that
+ * follow must start a new recovery at once (RFC 6675 5.1: HighACK >=
+ * RecoveryPoint). */
+START_TEST(test_sack_recovery_back_to_back)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+	uint32_t seqs[64], hole = 0, hi, point = 10 * SMSS + 1;
+	unsigned n, k, j;
+	bool resent = false, seen_rexmit = false;
+
+	ck_assert_int_eq(ts_send(t, s, 60 * SMSS), 60 * SMSS);
+	expect_segments(1, 10);
+	/* 1 lost, 2..10 SACKed: (limited transmit,) fast retransmit of 1,
+	 * new data after it */
+	for (k = 2; k <= 10; k++)
+		TS_IN(t, ". 1:1(0) ack 1 <nop,nop,TS val 200 ecr *,nop,nop,sack %u:%u>", SMSS + 1,
+		      k * SMSS + 1);
+	n = take_data(seqs, 64);
+	for (j = 0; j < n; j++) {
+		if (seqs[j] == 1)
+			seen_rexmit = true;
+		else if (!seen_rexmit) /* limited transmit: before RecoveryPoint */
+			point = seqs[j] + SMSS;
+		else if (!hole)
+			hole = seqs[j]; /* the first segment sent in recovery */
+	}
+	ck_assert(seen_rexmit);
+	ck_assert_uint_eq(hole, point);
+	/* the retransmission and everything before `hole` arrive: the ACK
+	 * lands exactly on RecoveryPoint; `hole` itself was lost */
+	TS_IN(t, ". 1:1(0) ack %u <nop,nop,TS val 201 ecr *>", hole);
+	take_data(seqs, 64);
+	hi = hole + SMSS;
+	for (k = 0; k < 8 && !resent; k++) {
+		unsigned m;
+
+		hi += SMSS;
+		TS_IN(t, ". 1:1(0) ack %u <nop,nop,TS val %u ecr *,nop,nop,sack %u:%u>", hole,
+		      202 + k, hole + SMSS, hi);
+		m = take_data(seqs, 64);
+		for (j = 0; j < m; j++)
+			resent |= seqs[j] == hole;
+	}
+	ck_assert_msg(resent, "hole %u not retransmitted after %u SACKs", hole, k);
+	ck_assert_uint_eq(ts_stats(t).tcp_rto, 0);
+	ck_assert_uint_eq(ts_stats(t).tcp_fast_rexmit, 2);
+	ns_close(s);
+}
+END_TEST
+
 /* ------------------------------------------------ randomized transfers */
 
 /* The peer's receive state: in order up to nxt, then disjoint ranges. */
@@ -777,6 +828,7 @@ END_TEST
 static const TTest *const *const pending_cases[] = {
 	TS_CASE(test_sack_recovery_right_after_rto), /* "no SACK recovery at HighACK ==
 						      * RecoveryPoint" */
+	TS_CASE(test_sack_recovery_back_to_back),    /* the same entry */
 };
 
 static const TTest *const *const cases[] = {
