@@ -92,7 +92,10 @@ static struct un_tcp_flow *flow_new(struct un_ns *n, struct ns_sock *s, bool fwd
 		f->next->prev = f;
 	n->tcp_flows = f;
 	n->tcp_count++;
+	/* The relay writes what it read as soon as it read it; coalescing is
+	 * the endpoints' business (their own Nagle), not ours. */
 	ns_setsockopt(s, NS_SO_NONBLOCK, 1);
+	ns_setsockopt(s, NS_TCP_NODELAY, 1);
 	ns_sock_set_callback(s, on_sock_event, f);
 	return f;
 }
@@ -393,7 +396,7 @@ static void on_fwd_tcp(struct un_ns *n, struct un_watch *w, uint32_t events)
 
 	(void)events;
 	for (int i = 0; i < 64; i++) {
-		int fd = accept4(w->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), err, rc;
+		int fd = accept4(w->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), err, rc, one = 1;
 		struct un_tcp_flow *f;
 		struct ns_sock *s;
 
@@ -419,7 +422,7 @@ static void on_fwd_tcp(struct un_ns *n, struct un_watch *w, uint32_t events)
 			flow_free(f, true);
 			continue;
 		}
-		ns_setsockopt(s, NS_TCP_NODELAY, 1);
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		rc = ns_connect(s, &guest);
 		if (rc < 0 && rc != -EINPROGRESS) {
 			n->stats.hostfwd_failed++;
