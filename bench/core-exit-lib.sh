@@ -10,7 +10,8 @@
 # figures. The sides alternate within a round, in the opposite order each
 # round (the host is shared and drifts); each figure is the median over
 # ROUNDS rounds, and the ratios are medians of the per-round ratios; a
-# second line compares the fastest round of each side.
+# second line compares the fastest round of each side, a third the CPU
+# time per exit of vmm and the raw loop.
 #
 # Set KIND (pio|mmio) and PAYLOAD, then call core_exit_bench N ROUNDS.
 set -u
@@ -39,6 +40,39 @@ guest_cycles() {
 raw_run() {
 	out=$("$RAW" "$KIND" "$1") || { echo "bad run: $RAW $KIND $1" >&2; return 1; }
 	echo "$out" | sed -n 's/.* in \([0-9.]*\) ms .*, \([0-9]*\) tsc cycles.*/\2 \1/p'
+}
+
+# cpu_s CMD...: user + system CPU seconds of one run (GNU time); the
+# command's own output is dropped.
+cpu_s() {
+	/usr/bin/time -f '%U %S' -o "$cpu_file" "$@" >/dev/null 2>&1 </dev/null
+	awk 'END { print $1 + $2 }' "$cpu_file"
+}
+
+vmm_cpu_s() {
+	cpu_s "$VMM" -m 64 -nographic -device isa-debug-exit,iobase=0xf4,iosize=4 \
+		-kernel "$PAYLOAD" -append "n=$1"
+}
+
+# cpu_per_exit N ROUNDS: CPU time per exit, (cpu(N) - cpu(0)) / N, of vmm
+# and of the raw loop. Waiting for a CPU on the shared host is not in it,
+# so it is the steadier figure; QEMU is left out (its start-up CPU is
+# seconds and varies more than the loop costs).
+cpu_per_exit() {
+	n=$1 rounds=$2 vc="" rc=""
+	[ -x /usr/bin/time ] || { echo "no /usr/bin/time (Debian package time): no CPU-time line"; return 0; }
+	cpu_file=$(mktemp)
+	for r in $(seq "$rounds"); do
+		v=$(awk -v a="$(vmm_cpu_s 0)" -v b="$(vmm_cpu_s "$n")" -v n="$n" 'BEGIN { print (b - a) / n * 1e6 }')
+		raw=$(awk -v a="$(cpu_s "$RAW" "$KIND" 0)" -v b="$(cpu_s "$RAW" "$KIND" "$n")" -v n="$n" \
+			'BEGIN { print (b - a) / n * 1e6 }')
+		vc="$vc $v" rc="$rc $raw"
+	done
+	rm -f "$cpu_file"
+	v=$(echo "$vc" | median) raw=$(echo "$rc" | median)
+	awk -v v="$v" -v r="$raw" -v k="$KIND" -v n="$n" -v rounds="$rounds" 'BEGIN {
+		printf "%s exit CPU time (user+sys, n=%d minus n=0, median of %d): vmm %.2f us, raw %.2f us; vmm/raw = %.3f\n",
+			k, n, rounds, v, r, (r > 0 ? v / r : 0) }'
 }
 
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -78,4 +112,5 @@ core_exit_bench() {
 		"qemu $(echo "$qs" | minimum | awk '{ printf "%.2f", $1 }') us;" \
 		"vmm/raw = $(awk -v a="$(echo "$vs" | minimum)" -v b="$(echo "$rs" | minimum)" 'BEGIN { printf "%.3f", a / b }')," \
 		"vmm/qemu = $(awk -v a="$(echo "$vs" | minimum)" -v b="$(echo "$qs" | minimum)" 'BEGIN { printf "%.3f", a / b }')"
+	cpu_per_exit "$n" "$(( rounds < 5 ? rounds : 5 ))"
 }
