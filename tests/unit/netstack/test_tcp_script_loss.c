@@ -534,45 +534,54 @@ static unsigned take_data(uint32_t *seqs, unsigned max)
 }
 
 /* RFC 6675 5.1: after an RTO, a new SACK recovery may start once HighACK
- * >= RecoveryPoint (HighData at the RTO). Here the RTO resends a lost
- * retransmission, the ACK covers everything sent (== RecoveryPoint), and
- * the first new segment is lost: its SACKed successors must trigger a
- * fast retransmit, not a second RTO. */
+ * >= RecoveryPoint (HighData at the RTO). Here only the fast
+ * retransmission is lost: everything else sent before the RTO arrives
+ * and is SACKed, so the ACK of the RTO's resend lands exactly on
+ * RecoveryPoint; then the first new segment is lost and its SACKed
+ * successors must trigger a fast retransmit, not a second RTO. */
 START_TEST(test_sack_recovery_right_after_rto)
 {
 	struct ns_sock *s = ts_passive_open(t, 80, NULL);
-	uint32_t seqs[64], hole = 10 * SMSS + 1, hi;
+	uint32_t seqs[64], high = 10 * SMSS + 1, hole, hi;
 	unsigned n, k;
 	bool resent = false;
 
-	ck_assert_int_eq(ts_send(t, s, 40 * SMSS), 40 * SMSS);
+	/* a window of 20 segments keeps the sender from running out of data */
+	t->peer_win = (20 * SMSS + 127) / 128;
+	TS_IN(t, ". 1:1(0) ack 1");
+	ck_assert_int_eq(ts_send(t, s, 80 * SMSS), 80 * SMSS);
 	expect_segments(1, 10);
-	/* 1 lost; 2..10 SACKed: fast retransmit of 1 (which is lost too) */
+	/* 1 lost; 2..10 SACKed, then whatever else is sent, until quiet */
 	for (k = 2; k <= 10; k++)
 		TS_IN(t, ". 1:1(0) ack 1 <nop,nop,TS val 200 ecr *,nop,nop,sack %u:%u>", SMSS + 1,
 		      k * SMSS + 1);
-	ts_flush(t);
+	while ((n = take_data(seqs, 64)) > 0) {
+		for (unsigned j = 0; j < n; j++)
+			if (seqs[j] != 1 && seqs[j] + SMSS > high)
+				high = seqs[j] + SMSS;
+		TS_IN(t, ". 1:1(0) ack 1 <nop,nop,TS val 201 ecr *,nop,nop,sack %u:%u>", SMSS + 1,
+		      high);
+	}
 	ck_assert_uint_eq(ts_stats(t).tcp_fast_rexmit, 1);
-	/* the RTO resends 1; everything up to HighData is now ACKed */
+	/* the fast retransmission was lost: the RTO resends 1 */
 	TS_OUT_AFTER(t, 200, 1000, ". 1:1449(1448) ack 1");
 	ck_assert_uint_eq(ts_stats(t).tcp_rto, 1);
-	TS_IN(t, ". 1:1(0) ack %u <nop,nop,TS val 300 ecr *>", hole);
-	/* new data goes out; the first new segment is lost, the rest SACKed */
+	TS_IN(t, ". 1:1(0) ack %u <nop,nop,TS val 300 ecr *>", high);
+	/* new data; the first new segment is lost, the rest SACKed */
+	hole = high;
 	n = take_data(seqs, 64);
 	ck_assert_uint_ge(n, 2);
 	ck_assert_uint_eq(seqs[0], hole);
 	hi = hole + SMSS;
 	for (k = 0; k < 8 && !resent; k++) {
-		uint32_t m;
+		unsigned m;
 
-		if (k + 1 < n)
-			hi = seqs[k + 1] + SMSS;
+		hi += SMSS;
 		TS_IN(t, ". 1:1(0) ack %u <nop,nop,TS val %u ecr *,nop,nop,sack %u:%u>", hole,
 		      301 + k, hole + SMSS, hi);
-		m = take_data(seqs + n, 64 - n);
-		for (unsigned j = n; j < n + m; j++)
+		m = take_data(seqs, 64);
+		for (unsigned j = 0; j < m; j++)
 			resent |= seqs[j] == hole;
-		n += m;
 	}
 	ck_assert_msg(resent, "hole %u not retransmitted after %u SACKs", hole, k);
 	ck_assert_uint_eq(ts_stats(t).tcp_rto, 1);
