@@ -552,6 +552,31 @@ START_TEST(test_paws_timestamp_wraparound)
 }
 END_TEST
 
+/* The SYN-ACK can offer only 64 KiB (unscaled); with a 64K MTU one
+ * segment uses it up. When the application reads it, the peer cannot send
+ * anything into what it was offered: the window update must go at once,
+ * not with the delayed ACK (tcp-interop's 40 ms stall, d2a769e). */
+START_TEST(test_window_update_after_syn_window_used)
+{
+	struct ts_cfg cfg = { .mtu = 65521 };
+	struct tscript *b = ts_new(&cfg);
+	struct ns_sock *l = ts_listen(b, 80, 4), *a;
+
+	ts_new_conn(b, 80, 40000);
+	TS_IN(b, "S 0:0(0) win 65535 <mss 65481,nop,wscale 7>");
+	TS_OUT(b, "S. 0:0(0) ack 1 win 65535 <mss 65481,wscale *>");
+	TS_IN(b, ". 1:1(0) ack 1 win 1024");
+	a = ts_accept(b, l);
+	TS_IN(b, ". 1:65482(65481) ack 1 win 1024");
+	TS_RECV(b, a, 1, 65481);
+	TS_OUT(b, ". 1:1(0) ack 65482");
+	ck_assert_uint_ge((uint32_t)b->last.win << ts_info(a).rcv_wscale, 65481);
+	ns_close(a);
+	ns_close(l);
+	ts_free(b);
+}
+END_TEST
+
 /* -------------------------------------------- randomized receive side */
 
 static uint64_t prng;
@@ -703,6 +728,7 @@ static const TTest *const *const cases[] = {
 	TS_CASE(test_small_read_no_window_update),
 	TS_CASE(test_old_segment_does_not_update_window),
 	TS_CASE(test_paws_timestamp_wraparound),
+	TS_CASE(test_window_update_after_syn_window_used),
 	TS_CASE(test_random_receive_small_buffer),
 	TS_CASE(test_random_receive_scaled_buffer),
 };
