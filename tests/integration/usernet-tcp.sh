@@ -5,7 +5,7 @@
 # port gives the namespace a quick RST; port forwards host -> namespace
 # (TCP and UDP, added and removed at run time through the control FIFO);
 # 1000 concurrent connections; flow limits and the connection-rate limit
-# hit their counters without harm; a transfer through 1 % userspace loss
+# hit their counters without harm; --no-host-loopback; a transfer through 1 % userspace loss
 # (the impairment adapter, on a plain TAP without offloads). Root only.
 . tests/integration/usernet-common.inc.sh
 
@@ -108,6 +108,16 @@ out=$(in_ns $HELPER attempts 10.0.2.2 "$ECHO_PORT" 40)
 [ "$(un_stat tcp_rate_refused)" -ge 1 ] || fail "rate limit never hit ($out connected)"
 kill -0 "$UN_PID" || fail "netstack-host died under limits"
 echo "ok: rate limit: $out of 40 in a burst, tcp_rate_refused $(un_stat tcp_rate_refused)"
+un_stop
+
+# --no-host-loopback: the gateway address no longer reaches 127.0.0.1.
+un_start --dns 127.0.0.1 --no-host-loopback
+un_dhcp
+out=$(in_ns $HELPER refused 10.0.2.2 "$ECHO_PORT")
+case "$out" in
+refused*) echo "ok: --no-host-loopback refuses 10.0.2.2 -> 127.0.0.1" ;;
+*) fail "--no-host-loopback: $out" ;;
+esac
 un_stop
 
 # 1 % loss each way between TAP and usernet (userspace impairment).
