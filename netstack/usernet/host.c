@@ -110,7 +110,8 @@ static void usage(FILE *f)
 		"         [--impair loss=BP,dup=BP,reorder=BP,delay=US,seed=N] [--net A/LEN]\n"
 		"         [--dns A[:PORT]] [--resolv-conf PATH] [--no-host-loopback]\n"
 		"         [--hostname NAME] [--max-tcp N] [--max-udp N] [--udp-idle S]\n"
-		"         [--conn-rate N] [--tcp-buf BYTES] [--control FIFO] [--no-offload] [-v]\n"
+		"         [--conn-rate N] [--tcp-buf BYTES] [--tcp-window BYTES] [--control FIFO]\n"
+		"         [--no-offload] [-v]\n"
 		"  --netns    namespace (/var/run/netns/NAME or /proc/PID/ns/net) for the TAP\n"
 		"  --control  FIFO of commands: hostfwd_add SPEC | hostfwd_remove SPEC | stats\n"
 		"  --no-offload  plain TAP (default with impl=netstack: checksum and TSO\n"
@@ -153,6 +154,9 @@ static int parse_opt(struct un_host *h, const char *o, const char *v)
 		return parse_uint(v, 1u << 20, &c->max_udp_flows);
 	else if (!strcmp(o, "--udp-idle"))
 		return parse_uint(v, 86400, &c->udp_idle_s);
+	else if (!strcmp(o, "--tcp-window"))
+		return parse_uint(v, 64u << 20, &c->tcp_window) < 0 || c->tcp_window < 4096 ? -EINVAL
+											 : 0;
 	else if (!strcmp(o, "--conn-rate"))
 		return parse_uint(v, 1u << 24, &c->max_conn_rate);
 	else if (!strcmp(o, "--tcp-buf"))

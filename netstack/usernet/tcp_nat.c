@@ -423,6 +423,8 @@ static void on_fwd_tcp(struct un_ns *n, struct un_watch *w, uint32_t events)
 			continue;
 		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		ns_setsockopt(s, NS_SO_RCVBUF, (int)n->cfg.tcp_window);
+		ns_setsockopt(s, NS_SO_SNDBUF, (int)n->cfg.tcp_window);
 		rc = ns_connect(s, &guest);
 		if (rc < 0 && rc != -EINPROGRESS) {
 			n->stats.hostfwd_failed++;
@@ -484,7 +486,11 @@ int un_tcp_init(struct un_ns *n)
 	n->tcp_listener = ns_socket(n->st, NS_SOCK_STREAM, &err);
 	if (!n->tcp_listener)
 		return err; /* no TCP in this netstack build: guests get RSTs */
+	/* Buffers are set before listen so accepted sockets get them: the
+	 * receive window has to cover a few 64 KiB segments. */
 	if (ns_setsockopt(n->tcp_listener, NS_SO_NONBLOCK, 1) < 0 ||
+	    ns_setsockopt(n->tcp_listener, NS_SO_RCVBUF, (int)n->cfg.tcp_window) < 0 ||
+	    ns_setsockopt(n->tcp_listener, NS_SO_SNDBUF, (int)n->cfg.tcp_window) < 0 ||
 	    ns_setsockopt(n->tcp_listener, NS_TCP_DEFER_ACCEPT, 1) < 0 ||
 	    ns_bind(n->tcp_listener, &any) < 0 || ns_listen(n->tcp_listener, 1024) < 0) {
 		ns_close(n->tcp_listener);

@@ -57,6 +57,8 @@ void usernet_cfg_defaults(struct usernet_cfg *c)
 		c->udp_idle_s = 60;
 	if (!c->tcp_buf)
 		c->tcp_buf = 64 * 1024;
+	if (!c->tcp_window)
+		c->tcp_window = 1024 * 1024;
 	if (!memcmp(c->gateway_mac, "\0\0\0\0\0\0", 6))
 		memcpy(c->gateway_mac, mac, 6);
 }

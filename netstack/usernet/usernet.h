@@ -67,6 +67,7 @@ struct usernet_cfg {
 	unsigned udp_idle_s;	/* 60 (DNS flows: 10) */
 	unsigned tcp_buf;	/* relay buffer per direction per flow: 256 KiB */
 	unsigned max_conn_rate;	/* new outbound TCP flows per second: 0 = no limit */
+	unsigned tcp_window;	/* guest-side socket buffers (bytes): 1 MiB */
 	uint8_t gateway_mac[6];	/* 52:55:0a:00:02:02 style default */
 	usernet_send_fn send;
 	void *opaque;
