@@ -919,10 +919,33 @@ START_TEST(test_isn_clock_and_tuple)
 }
 END_TEST
 
+/* ns_stack_cfg.tcp_max_conns bounds every connection, active ones too:
+ * a connect() beyond it fails instead of allocating. */
+START_TEST(test_max_conns_bounds_active_opens)
+{
+	struct ts_cfg cfg = { .stack = { .tcp_max_conns = 4 } };
+	struct tscript *m = ts_new(&cfg);
+	struct ns_sock *s[6];
+	struct ns_sockaddr r = { m->peer, 80 };
+	int ok = 0;
+
+	for (int i = 0; i < 6; i++) {
+		s[i] = ts_stream(m);
+		if (ns_connect(s[i], &r) == -EINPROGRESS)
+			ok++;
+	}
+	ck_assert_int_eq(ok, 4);
+	ck_assert_uint_le(ts_stats(m).tcp_conns, 4);
+	for (int i = 0; i < 6; i++)
+		ns_close(s[i]);
+	ts_free(m);
+}
+END_TEST
+
 /* Tests failing on an engine bug (entry named in the comment, in
  * /work/notes/bugs/tcp-core.md); moved to cases[] once fixed. */
 static const TTest *const *const pending_cases[] = {
-	NULL, /* none right now */
+	TS_CASE(test_max_conns_bounds_active_opens), /* "tcp_max_conns and connect" */
 };
 
 static const TTest *const *const cases[] = {
