@@ -577,6 +577,30 @@ START_TEST(test_window_update_after_syn_window_used)
 }
 END_TEST
 
+/* An orphan (closed by its user) whose peer keeps the window shut and
+ * answers every probe must not live forever: nobody will ever read its
+ * data, and a peer could pin sndbuf-sized orphans up to tcp_max_conns.
+ * RFC 6429 allows aborting a connection in the persist condition; Linux
+ * drops such orphans after tcp_orphan_retries probes. Bound: 10 minutes. */
+START_TEST(test_orphan_in_persist_is_bounded)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+	uint64_t start = ns_clock_now(t->clk);
+
+	TS_IN(t, ". 1:1(0) ack 1 win 0");
+	ck_assert_int_eq(ts_send(t, s, 1000), 1000);
+	ns_close(s);
+	while (ts_stats(t).tcp_conns && ns_clock_now(t->clk) - start < 600 * 1000000ull) {
+		if (!ts_run_until_output(t, start + 600 * 1000000ull))
+			break;
+		ts_flush(t);
+		TS_IN(t, ". 1:1(0) ack 1 win 0");
+	}
+	ck_assert_msg(ts_stats(t).tcp_conns == 0, "orphan still alive after %.0f s",
+		      (double)(ns_clock_now(t->clk) - start) / 1e6);
+}
+END_TEST
+
 /* -------------------------------------------- randomized receive side */
 
 static uint64_t prng;
@@ -700,7 +724,7 @@ END_TEST
 /* Tests failing on an engine bug (entry named in the comment, in
  * /work/notes/bugs/tcp-core.md); moved to cases[] once fixed. */
 static const TTest *const *const pending_cases[] = {
-	NULL, /* none right now */
+	TS_CASE(test_orphan_in_persist_is_bounded), /* "orphan in persist forever" */
 };
 
 static const TTest *const *const cases[] = {
