@@ -43,6 +43,7 @@
 #define EXIT_INSN_OFF 17
 static const uint8_t out_insn[2] = {0xe6, LOOP_PORT}; /* out %al,$0x80 */
 static const uint8_t mov_insn[2] = {0x89, 0x03};      /* mov %eax,(%rbx) */
+/* clang-format off */
 static uint8_t guest_code[] = {
 	0x0f, 0x31,		/* rdtsc */
 	0x48, 0xc1, 0xe2, 0x20, /* shl $32,%rdx */
@@ -60,6 +61,7 @@ static uint8_t guest_code[] = {
 	0xe6, DONE_PORT,	/* out %al,$0xf4 */
 	0xeb, 0xfc,		/* jmp -4 */
 };
+/* clang-format on */
 
 static int fail(const char *what, int err)
 {
@@ -113,12 +115,15 @@ static int setup_vcpu(struct kvm_vcpu *cpu, uint64_t n)
 		return ret;
 	s.cs = segment(0x2b, 0xb, true);
 	s.ds = s.es = s.fs = s.gs = s.ss = segment(0x23, 0x3, false);
-	s.tr = (struct kvm_segment){.base = TSS_GPA, .limit = TSS_LIMIT, .selector = 0x30,
-				    .type = 0xb, .present = 1}; /* busy 64-bit TSS */
+	s.tr = (struct kvm_segment){.base = TSS_GPA,
+				    .limit = TSS_LIMIT,
+				    .selector = 0x30,
+				    .type = 0xb,
+				    .present = 1}; /* busy 64-bit TSS */
 	s.cr3 = PML4_GPA;
-	s.cr4 = 0x20;			/* PAE */
+	s.cr4 = 0x20;			  /* PAE */
 	s.cr0 = 0x80000001 | 0x10 | 0x20; /* PG, PE, ET, NE */
-	s.efer = 0x500;			/* LME, LMA */
+	s.efer = 0x500;			  /* LME, LMA */
 	ret = kvm_vcpu_set_sregs(cpu, &s);
 	return ret < 0 ? ret : kvm_vcpu_set_regs(cpu, &r);
 }
@@ -214,7 +219,8 @@ int main(int argc, char **argv)
 	}
 	if ((ret = kvm_vcpu_get_regs(&cpu, &regs)) < 0)
 		return fail("KVM_GET_REGS", ret);
-	printf("raw-kvm-loop: %s: %llu exits in %.3f ms (%.2f us per exit), %llu tsc cycles in the guest\n",
+	printf("raw-kvm-loop: %s: %llu exits in %.3f ms (%.2f us per exit), %llu tsc cycles in the "
+	       "guest\n",
 	       argv[1], (unsigned long long)n, (t1 - t0) / 1e6,
 	       n ? (t1 - t0) / 1e3 / (double)n : 0.0, (unsigned long long)regs.rax);
 	kvm_vcpu_destroy(&cpu);

@@ -11,8 +11,8 @@
  * Everything here runs in ring 0, which some hosts emulate: the code does
  * few instructions per exit and delays come from PIT channel 2.
  */
-#include "kit.h"
 #include "smp.h"
+#include "kit.h"
 
 /* ------------------------------------------------------------ tables */
 
@@ -137,7 +137,7 @@ static bool cpus_from_madt(struct cpu_list *c)
 		uint8_t type = *(const uint8_t *)e, len = *(const uint8_t *)(e + 1);
 
 		if (len < 2)
-			break; /* malformed: stop rather than loop */
+			break;			    /* malformed: stop rather than loop */
 		if (type == 0 && (rd32(e + 4) & 1)) /* processor local APIC, enabled */
 			cpu_add(c, *(const uint8_t *)(e + 3));
 		else if (type == 0)
@@ -203,7 +203,7 @@ static void pit_wait_us(unsigned us)
 	uint32_t count = (uint32_t)((uint64_t)us * PIT_HZ / 1000000u);
 
 	outb(0x61, (uint8_t)((inb(0x61) & ~0x02) | 0x01)); /* gate on, speaker off */
-	outb(0x43, 0xb0);				    /* channel 2, lo/hi, mode 0 */
+	outb(0x43, 0xb0);				   /* channel 2, lo/hi, mode 0 */
 	outb(0x42, (uint8_t)count);
 	outb(0x42, (uint8_t)(count >> 8));
 	for (unsigned i = 0; i < us * 4 + 1000 && !(inb(0x61) & 0x20); i++)

@@ -68,7 +68,7 @@ START_TEST(keyboard_answers_like_a_ps2_keyboard)
 		uint8_t reply[3];
 		unsigned n;
 	} cases[] = {
-		{0xff, {0xfa, 0xaa}, 2}, /* reset: ack, self test passed */
+		{0xff, {0xfa, 0xaa}, 2},       /* reset: ack, self test passed */
 		{0xf2, {0xfa, 0xab, 0x83}, 3}, /* identify: MF2 keyboard */
 		{0xf5, {0xfa}, 1},
 		{0xf4, {0xfa}, 1},

@@ -2,8 +2,8 @@
 #include <check.h>
 #include <string.h>
 
-#include "vmm/iret.h"
 #include "tests/unit/check_run.h"
+#include "vmm/iret.h"
 
 #define MEM_SIZE 0x20000u
 #define GDT_BASE 0x500u
@@ -37,8 +37,14 @@ static void frame(uint32_t eip, uint16_t cs, uint32_t flags, unsigned size)
 
 static struct kvm_segment flat(uint16_t sel, bool code, bool big)
 {
-	return (struct kvm_segment){.limit = 0xffffffff, .selector = sel, .type = code ? 0xb : 3,
-				    .present = 1, .dpl = sel & 3, .db = big, .s = 1, .g = 1};
+	return (struct kvm_segment){.limit = 0xffffffff,
+				    .selector = sel,
+				    .type = code ? 0xb : 3,
+				    .present = 1,
+				    .dpl = sel & 3,
+				    .db = big,
+				    .s = 1,
+				    .g = 1};
 }
 
 static void setup(void)
@@ -55,7 +61,8 @@ static void setup(void)
 	regs.rsp = STACK;
 	regs.rflags = 0x2;
 	/* 0x18: 16-bit code, base 0x10000, limit 0xffff, DPL 0. */
-	memcpy(mem + GDT_BASE + 0x18, (uint8_t[]){0xff, 0xff, 0x00, 0x00, 0x01, 0x9a, 0x00, 0x00}, 8);
+	memcpy(mem + GDT_BASE + 0x18, (uint8_t[]){0xff, 0xff, 0x00, 0x00, 0x01, 0x9a, 0x00, 0x00},
+	       8);
 }
 
 START_TEST(same_segment_32bit)
