@@ -6,7 +6,8 @@
  * sends INIT, SIPI, SIPI to each AP through its local APIC. Every AP gets
  * to long mode, prints one line and bumps the check-in counter. The BSP
  * waits up to timeout=MS (default 5000) and prints
- * "smp: N of M cpus checked in"; exit code 0 when N == M.
+ * "smp: N of M cpus checked in"; exit code 0 when N == M. phantom=ID adds
+ * an APIC ID no CPU has, to exercise the timeout.
  *
  * Everything here runs in ring 0, which some hosts emulate: the code does
  * few instructions per exit and delays come from PIT channel 2.
@@ -337,6 +338,8 @@ int guest_main(void)
 		printf("smp: no ACPI MADT and no MP table listing a CPU\n");
 		return 2;
 	}
+	if (kit_cmdline_uint("phantom", 0)) /* test the timeout: a CPU that is not there */
+		cpu_add(&cpus, (uint32_t)kit_cmdline_uint("phantom", 0));
 	if (cpus.lapic_base)
 		lapic = cpus.lapic_base;
 	bsp = lapic_id();

@@ -46,6 +46,18 @@ for n in 1 2 4; do
 	check "$n" "ACPI MADT"
 done
 check 4 "MP table" -append mp=1
+# A listed CPU that never answers: the BSP times out, names it, fails.
+timeout 60 "$VMM" -m 64 -smp 2 -nographic -device isa-debug-exit,iobase=0xf4,iosize=4 \
+	-kernel "$SMP" -append "phantom=200 timeout=300" >"$out" 2>&1 </dev/null
+rc=$?
+if [ "$rc" -eq 3 ] && grep -q '^smp: apic id 200 did not check in' "$out" &&
+	grep -q '^smp: 2 of 3 cpus checked in' "$out"; then
+	echo "ok   missing cpu: timeout, 2 of 3, status 3"
+else
+	echo "FAIL missing cpu: status $rc (want 3)"
+	cat "$out"
+	fails=$((fails + 1))
+fi
 # Four vCPU threads starting together under ASan + UBSan.
 [ -x "$VMM_ASAN" ] || { echo "FAIL: $VMM_ASAN not built"; exit 1; }
 vmm=$VMM_ASAN
