@@ -66,6 +66,26 @@ discard_case() {
 	ok "mtu $MTU: Linux -> netstack discard, 1 MB" "$t0"
 }
 
+# Four Linux clients at once on echo and one on HTTP: the server's event
+# loop keeps them apart.
+concurrent_case() {
+	t0=$(now_ms)
+	pids=""
+	for i in 1 2 3 4; do
+		make_file "c$i" $((200000 + i * 1000))
+		timeout 60 "$PEER" connect "$NS:7" <"$WORK/c$i" >"$WORK/c$i.out" 2>/dev/null &
+		pids="$pids $!"
+	done
+	printf 'GET /big.bin HTTP/1.0\r\n\r\n' | timeout 60 "$PEER" connect "$NS:80" 2>/dev/null |
+		tail -c 1048576 >"$WORK/c.body"
+	wait $pids
+	for i in 1 2 3 4; do
+		same "$WORK/c$i" "$WORK/c$i.out" || { fail "concurrent echo client $i"; return 1; }
+	done
+	same "$WORK/1m" "$WORK/c.body" || { fail "HTTP GET next to echo clients"; return 1; }
+	ok "mtu $MTU: 4 echo clients and an HTTP GET at once" "$t0"
+}
+
 refused_case() {
 	ip neigh flush dev "$TAP" 2>/dev/null
 	timeout 30 "$HOST" --tap "$TAP" --addr "$NS/24" --mtu "$MTU" --connect "$LX:5999" \
@@ -84,6 +104,7 @@ run_mtu() {
 	case_linux_echo 1m "mtu $MTU"
 	[ "$MTU" = 1500 ] && discard_case
 	[ "$MTU" = 1500 ] && http_cases
+	[ "$MTU" = 1500 ] && concurrent_case
 	stop_host
 	case_netstack_echo 1m "mtu $MTU"
 }

@@ -2,8 +2,9 @@
 # netstack-tcp-bulk.sh — 100 MB each way between netstack-host and Linux
 # over a TAP, sha256-exact: Linux downloads a 100 MB file from netstack's
 # HTTP server, and netstack's --connect client receives 100 MB from a
-# Linux server and sends 100 MB to a Linux sink; the last again under 1 %
-# loss (MTU 9000 there, to keep the CI time small).
+# Linux server and sends 100 MB to a Linux sink; then both --connect
+# directions again under 1 % and 5 % loss (MTU 9000 there, to keep the CI
+# time small).
 NET=212.3
 . tests/integration/netstack-tcp-common.inc.sh
 
@@ -51,4 +52,7 @@ connect_bulk send "Linux -> netstack (--connect)"
 connect_bulk sink "netstack -> Linux (--connect)"
 set_mtu 9000
 connect_bulk sink "netstack -> Linux at MTU 9000, loss 1%" --impair loss=100,seed=7
+connect_bulk send "Linux -> netstack at MTU 9000, loss 1%" --impair loss=100,seed=8
+connect_bulk send "Linux -> netstack at MTU 9000, loss 5%" --impair loss=500,seed=3
+connect_bulk sink "netstack -> Linux at MTU 9000, loss 5%" --impair loss=500,seed=3
 finish
