@@ -16,7 +16,7 @@ GM=$(nm "$HELLO" | awk '$3 == "guest_main" { print "0x" $1 }')
 sock=$(mktemp -u /tmp/vmm-dbg.XXXXXX)
 log=$(mktemp)
 trap 'rm -f "$log" "$sock"' EXIT
-"$VMM" -m 64 -nographic -S -monitor unix:$sock,server,nowait \
+timeout 60 "$VMM" -m 64 -nographic -S -monitor unix:$sock,server,nowait \
 	-device isa-debug-exit,iobase=0xf4,iosize=4 -kernel "$HELLO" </dev/null >"$log" 2>&1 &
 pid=$!
 PYTHONPATH=tests/integration python3 - "$sock" "$GM" "$log" <<'PY'
@@ -60,6 +60,8 @@ send("cont")
 print("debug ok")
 PY
 rc=$?
+# A failed session leaves the guest paused: end it now, not at the timeout.
+[ $rc -eq 0 ] || kill $pid 2>/dev/null
 wait $pid
 vrc=$?
 cat "$log"

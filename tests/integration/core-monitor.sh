@@ -7,7 +7,7 @@ B=${B:-build}
 [ -e /dev/kvm ] || { echo "skipped: /dev/kvm is absent"; exit 77; }
 command -v python3 >/dev/null || { echo "skipped: no python3"; exit 77; }
 sock=$(mktemp -u /tmp/vmm-mon.XXXXXX)
-"$VMM" -m 64 -nographic -S -monitor unix:$sock,server,nowait \
+timeout 60 "$VMM" -m 64 -nographic -S -monitor unix:$sock,server,nowait \
 	-device isa-debug-exit,iobase=0xf4,iosize=4 -kernel "$B/tests/guest/hello.elf" \
 	</dev/null >out.$$ 2>&1 &
 pid=$!
@@ -30,6 +30,8 @@ send("cont")
 print("monitor ok")
 PY
 rc=$?
+# A failed session leaves the guest paused: end it now, not at the timeout.
+[ $rc -eq 0 ] || kill $pid 2>/dev/null
 wait $pid
 vrc=$?
 cat out.$$
