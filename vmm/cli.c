@@ -327,6 +327,10 @@ static int set_drive(struct vmm_config *cfg, unsigned index, const char *file, c
 {
 	struct drive_spec *d = &cfg->drives[index];
 
+	if (d->file) { /* as QEMU: a second disk on a slot is an error */
+		snprintf(err, errlen, "IDE index %u is already taken by '%s'", index, d->file);
+		return -1;
+	}
 	if (!*file) {
 		snprintf(err, errlen, "empty file name");
 		return -1;
@@ -427,9 +431,11 @@ static int parse_drive(struct vmm_config *cfg, const struct cli_option *opt, con
 		snprintf(err, errlen, "no free IDE slot");
 		return -1;
 	}
+	if (set_drive(cfg, (unsigned)index, file, err, errlen) < 0)
+		return -1;
 	cfg->drives[index].read_only = d.read_only;
 	cfg->drives[index].cache = d.cache;
-	return set_drive(cfg, (unsigned)index, file, err, errlen);
+	return 0;
 }
 
 static int parse_boot(struct vmm_config *cfg, const struct cli_option *opt, const char *val,

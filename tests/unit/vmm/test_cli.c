@@ -123,6 +123,85 @@ START_TEST(cpu_bad_values)
 }
 END_TEST
 
+/* cli_parse on a NULL-terminated list of arguments. */
+static int parse_args(const char *const *args)
+{
+	char *argv[16] = {"vmm"};
+	int argc = 1;
+
+	while (*args && argc < 15)
+		argv[argc++] = (char *)*args++;
+	argv[argc] = NULL;
+	err[0] = 0;
+	return cli_parse(argc, argv, &cfg, err, sizeof(err));
+}
+
+START_TEST(disk_options)
+{
+	const char *hdx[] = {"-hda", "a.img", "-hdb", "b.img", "-hdc", "c.img", "-hdd", "d.img",
+			     "-snapshot", NULL};
+	const char *drives[] = {"-drive", "file=x.img,format=raw,if=ide,index=2,readonly=on",
+				"-drive", "file=y.img,cache=unsafe", "-drive", "file=z.img", NULL};
+
+	ck_assert_int_eq(parse_args(hdx), 0);
+	ck_assert_str_eq(cfg.drives[0].file, "a.img");
+	ck_assert_str_eq(cfg.drives[3].file, "d.img");
+	ck_assert(cfg.snapshot);
+	ck_assert(!cfg.drives[0].read_only);
+	/* -drive without index takes the first free slot, as QEMU */
+	ck_assert_int_eq(parse_args(drives), 0);
+	ck_assert_str_eq(cfg.drives[2].file, "x.img");
+	ck_assert(cfg.drives[2].read_only);
+	ck_assert_str_eq(cfg.drives[0].file, "y.img");
+	ck_assert_int_eq(cfg.drives[0].cache, DRIVE_CACHE_UNSAFE);
+	ck_assert_str_eq(cfg.drives[1].file, "z.img");
+	ck_assert(!cfg.snapshot);
+	ck_assert_int_eq(parse("-drive", "file=w.img,cache=none", NULL), 0);
+	ck_assert_int_eq(cfg.drives[0].cache, DRIVE_CACHE_WRITETHROUGH);
+	ck_assert_int_eq(parse("-boot", "order=dc", NULL), 0);
+	ck_assert_str_eq(cfg.boot_order, "dc");
+	ck_assert_int_eq(parse("-boot", "n", NULL), 0);
+	ck_assert_str_eq(cfg.boot_order, "n");
+	ck_assert_int_eq(parse(NULL, NULL, NULL), 0);
+	ck_assert_ptr_null(cfg.boot_order);
+}
+END_TEST
+
+START_TEST(disk_option_errors)
+{
+	static const struct {
+		const char *args[8];
+		const char *msg;
+	} bad[] = {
+		{{"-hda", "a.img", "-drive", "file=b.img,index=0"}, "IDE index 0 is already taken by 'a.img'"},
+		{{"-hda", "a.img", "-hda", "b.img"}, "already taken"},
+		{{"-drive", "file=a,index=4"}, "index must be 0 to 3"},
+		{{"-drive", "file=a,index=x"}, "index must be 0 to 3"},
+		{{"-drive", "index=1"}, "needs file=PATH"},
+		{{"-drive", "file=a,format=qcow2"}, "unsupported format 'qcow2'"},
+		{{"-drive", "file=a,if=virtio"}, "unsupported if 'virtio'"},
+		{{"-drive", "file=a,readonly=yes"}, "readonly must be on or off"},
+		{{"-drive", "file=a,cache=fast"}, "unknown cache mode 'fast'"},
+		{{"-drive", "file=a,bus=1"}, "unknown parameter 'bus'"},
+		{{"-drive", "file=a,junk"}, "expected key=value"},
+		{{"-drive", "file="}, "empty file name"},
+		{{"-hda", "a", "-hdb", "b", "-hdc", "c", "-hdd"}, "requires an argument"},
+		{{"-boot", "order=x"}, "invalid boot device 'x'"},
+		{{"-boot", "order="}, "invalid boot order"},
+	};
+	const char *full[] = {"-hda", "a", "-hdb", "b", "-hdc", "c", "-hdd", "d",
+			      "-drive", "file=e", NULL};
+
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(parse_args(bad[i].args) == -1, "%s accepted", bad[i].args[1]);
+		ck_assert_msg(strstr(err, bad[i].msg), "'%s': got '%s'", bad[i].msg, err);
+		ck_assert_ptr_null(strchr(err, '\n'));
+	}
+	ck_assert_int_eq(parse_args(full), -1);
+	ck_assert_ptr_nonnull(strstr(err, "no free IDE slot"));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("vmm_cli");
@@ -135,6 +214,8 @@ int main(void)
 	tcase_add_test(tc, flags);
 	tcase_add_test(tc, cpu_models);
 	tcase_add_test(tc, cpu_bad_values);
+	tcase_add_test(tc, disk_options);
+	tcase_add_test(tc, disk_option_errors);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
