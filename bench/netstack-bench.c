@@ -53,6 +53,14 @@ int bench_sockbuf(void)
 	return sockbuf;
 }
 
+void bench_keep_best_since(struct bench_mark *best, const struct bench_mark *t0)
+{
+	struct bench_mark t;
+
+	bench_since(t0, &t);
+	bench_keep_best(best, &t);
+}
+
 int bench_reps(void)
 {
 	const char *e = getenv("BENCH_REPS");

@@ -19,6 +19,8 @@ void bench_since(const struct bench_mark *since, struct bench_mark *out);
  * hosts are shared: the least disturbed run is the nearest to the truth);
  * an all-zero *best takes *m. */
 void bench_keep_best(struct bench_mark *best, const struct bench_mark *m);
+/* bench_keep_best() of the time elapsed since *t0. */
+void bench_keep_best_since(struct bench_mark *best, const struct bench_mark *t0);
 /* Repetitions per side: $BENCH_REPS, default 3. */
 int bench_reps(void);
 /* Stream socket buffers (send and receive, netstack and kernel alike) for

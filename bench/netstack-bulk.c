@@ -25,11 +25,19 @@ struct leg {
 	bool done; /* every run moved every byte */
 };
 
+/* One run of a leg ended: keep its best times; done only if every run
+ * moved every byte. */
+static void leg_done(struct leg *r, const struct bench_mark *t0, uint64_t total)
+{
+	bench_keep_best_since(&r->t, t0);
+	r->done = r->bytes == total && (r->runs++ == 0 || r->done);
+}
+
 static void run_pair(uint64_t total, unsigned mtu, struct leg *r)
 {
 	struct bench_pair p;
 	struct ns_sock *l, *c, *s = NULL;
-	struct bench_mark t0, t;
+	struct bench_mark t0;
 	uint64_t left = total;
 	bool eof = false;
 	int err;
@@ -52,9 +60,7 @@ static void run_pair(uint64_t total, unsigned mtu, struct leg *r)
 		if (eof)
 			break;
 	}
-	bench_since(&t0, &t);
-	bench_keep_best(&r->t, &t);
-	r->done = r->bytes == total && (r->runs++ == 0 || r->done);
+	leg_done(r, &t0, total);
 	ns_abort(c);
 	ns_abort(s);
 	ns_close(l);
@@ -101,7 +107,7 @@ static void run_loopback(uint64_t total, struct leg *r)
 {
 	static char chunk[1 << 16];
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	struct bench_mark t0, t;
+	struct bench_mark t0;
 	uint64_t left = total;
 	uint16_t port;
 	int l = kernel_listener(INADDR_LOOPBACK, &port), c, s, bufsz = bench_sockbuf();
@@ -130,9 +136,7 @@ static void run_loopback(uint64_t total, struct leg *r)
 		if (!kernel_pull(s, &r->bytes))
 			break;
 	}
-	bench_since(&t0, &t);
-	bench_keep_best(&r->t, &t);
-	r->done = r->bytes == total && (r->runs++ == 0 || r->done);
+	leg_done(r, &t0, total);
 	close(c);
 	close(s);
 	close(l);
@@ -156,7 +160,7 @@ static void run_tap(uint64_t total, unsigned mtu, struct leg *r)
 	struct ns_link *tap;
 	struct ns_stack *st;
 	struct ns_sock *c;
-	struct bench_mark t0, t;
+	struct bench_mark t0;
 	uint64_t left = total;
 	uint16_t port;
 	int err, l, s = -1;
@@ -193,9 +197,7 @@ static void run_tap(uint64_t total, unsigned mtu, struct leg *r)
 		ns_stack_drain(st, 512);
 		ns_stack_poll(st);
 	}
-	bench_since(&t0, &t);
-	bench_keep_best(&r->t, &t);
-	r->done = r->bytes == total && (r->runs++ == 0 || r->done);
+	leg_done(r, &t0, total);
 	ns_abort(c);
 	close(s);
 	close(l);

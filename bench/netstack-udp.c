@@ -30,7 +30,7 @@ static void run_netstack(unsigned long n, struct result *r)
 	uint8_t msg[MSG] = { 1 }, buf[2048];
 	struct bench_pair p;
 	struct ns_chan *tx, *rx;
-	struct bench_mark t0, t;
+	struct bench_mark t0;
 	int err;
 
 	r->got = 0;
@@ -48,8 +48,7 @@ static void run_netstack(unsigned long n, struct result *r)
 		while (ns_chan_recv_nb(rx, buf, sizeof(buf), NULL) == MSG)
 			r->got++;
 	}
-	bench_since(&t0, &t);
-	bench_keep_best(&r->t, &t);
+	bench_keep_best_since(&r->t, &t0);
 	ns_chan_close(tx);
 	ns_chan_close(rx);
 	bench_pair_free(&p);
@@ -75,7 +74,7 @@ static void run_kernel(unsigned long n, struct result *r)
 {
 	struct sockaddr_in sa, sb;
 	uint8_t msg[MSG] = { 1 }, buf[2048];
-	struct bench_mark t0, t;
+	struct bench_mark t0;
 	int a = udp_socket(0, &sa), b = udp_socket(0, &sb);
 	socklen_t len = sizeof(sb);
 
@@ -95,8 +94,7 @@ static void run_kernel(unsigned long n, struct result *r)
 		while (recv(b, buf, sizeof(buf), MSG_DONTWAIT) == MSG)
 			r->got++;
 	}
-	bench_since(&t0, &t);
-	bench_keep_best(&r->t, &t);
+	bench_keep_best_since(&r->t, &t0);
 	close(a);
 	close(b);
 }

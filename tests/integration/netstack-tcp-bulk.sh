@@ -36,12 +36,7 @@ connect_bulk() { # connect_bulk MODE LABEL [HOST ARGS...]
 		start_peer "$WORK/got" 5008 sink || return 1
 		in=$WORK/100m
 	fi
-	ip neigh flush dev "$TAP" 2>/dev/null
-	timeout 300 "$HOST" --tap "$TAP" --addr "$NS/24" --mtu "$MTU" -v "$@" \
-		--connect "$LX:5008" <"$in" >"$WORK/got.ns" 2>"$WORK/host.log"
-	rc=$?
-	wait_peer || { fail "$label: Linux server: $(cat "$WORK/peer.log")"; return 1; }
-	[ $rc -eq 0 ] || { fail "$label: netstack-host --connect exited $rc"; return 1; }
+	run_connect "$label" 5008 "$in" "$WORK/got.ns" "$@" || return 1
 	[ "$mode" = send ] && mv "$WORK/got.ns" "$WORK/got"
 	same "$WORK/100m" "$WORK/got" || { fail "$label: received bytes differ"; return 1; }
 	ok "$label, 100 MB" "$t0"

@@ -127,18 +127,26 @@ case_linux_echo() { # case_linux_echo FILE LABEL
 	ok "$2: Linux -> netstack echo, $(wc -c <"$WORK/$1") bytes" "$t0"
 }
 
+# run_connect LABEL PORT IN OUT [HOST ARGS...]: netstack-host --connect to
+# the Linux server start_peer started on PORT; fails unless both end cleanly.
+run_connect() {
+	label=$1 port=$2 in=$3 out=$4
+	shift 4
+	ip neigh flush dev "$TAP" 2>/dev/null
+	timeout 300 "$HOST" --tap "$TAP" --addr "$NS/24" --mtu "$MTU" -v "$@" \
+		--connect "$LX:$port" <"$in" >"$out" 2>"$WORK/host.log"
+	rc=$?
+	wait_peer || { fail "$label: Linux server: $(cat "$WORK/peer.log")"; return 1; }
+	[ $rc -eq 0 ] || { fail "$label: netstack-host --connect exited $rc"; return 1; }
+}
+
 # netstack client (--connect) -> Linux echo server: the file comes back intact.
 case_netstack_echo() { # case_netstack_echo FILE LABEL [HOST ARGS...]
 	f=$1 label=$2
 	shift 2
 	start_peer "$WORK/peer.out" 5007 echo || return 1
 	t0=$(now_ms)
-	ip neigh flush dev "$TAP" 2>/dev/null
-	timeout 120 "$HOST" --tap "$TAP" --addr "$NS/24" --mtu "$MTU" -v "$@" \
-		--connect "$LX:5007" <"$WORK/$f" >"$WORK/echoed" 2>"$WORK/host.log"
-	rc=$?
-	wait_peer || { fail "$label: Linux echo server: $(cat "$WORK/peer.log")"; return 1; }
-	[ $rc -eq 0 ] || { fail "$label: netstack-host --connect exited $rc"; return 1; }
+	run_connect "$label" 5007 "$WORK/$f" "$WORK/echoed" "$@" || return 1
 	same "$WORK/$f" "$WORK/echoed" ||
 		{ fail "$label: echoed bytes differ ($(wc -c <"$WORK/echoed") of $(wc -c <"$WORK/$f"))"; return 1; }
 	ok "$label: netstack -> Linux echo, $(wc -c <"$WORK/$f") bytes" "$t0"
