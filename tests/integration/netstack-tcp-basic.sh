@@ -55,6 +55,8 @@ http_cases() {
 		head -1 "$WORK/resp" | grep -q "^HTTP/1.0 501 " || { fail "POST: want 501"; return 1; }
 	printf 'garbage\r\n\r\n' | timeout 30 "$PEER" connect "$NS:80" >"$WORK/resp" &&
 		head -1 "$WORK/resp" | grep -q "^HTTP/1.0 400 " || { fail "garbage request: want 400"; return 1; }
+	head -c 6000 /dev/zero | tr '\0' a | timeout 30 "$PEER" connect "$NS:80" >"$WORK/resp" &&
+		head -1 "$WORK/resp" | grep -q "^HTTP/1.0 400 " || { fail "6000-byte request line: want 400"; return 1; }
 	echo "ok: mtu $MTU: HTTP 404/403/400/501"
 }
 
