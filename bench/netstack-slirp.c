@@ -36,7 +36,7 @@ struct harness {
 	struct ns_link *guest_link, *wire; /* pair ends: guest's, gateway's */
 	struct ns_stack *guest;
 	struct ns_sock *gsock;
-	uint64_t left, got;
+	uint64_t total, left, got;
 	int sink_l, sink; /* kernel listener, accepted connection */
 	uint16_t port;
 	uint8_t frame[NS_FRAME_BUF];
@@ -56,7 +56,7 @@ static void harness_new(struct harness *h, unsigned mtu, uint64_t total)
 	h->guest = ns_stack_new(&cfg);
 	bench_check(ns_iface_add(h->guest, h->guest_link, GUEST, 24, 0), "ns_iface_add");
 	bench_check(ns_route_add(h->guest, 0, 0, GATEWAY, h->guest_link), "ns_route_add");
-	h->left = total;
+	h->total = h->left = total;
 	h->sink = -1;
 	h->sink_l = socket(AF_INET, SOCK_STREAM, 0);
 	setsockopt(h->sink_l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -81,31 +81,52 @@ static void harness_free(struct harness *h)
 	close(h->sink_l);
 }
 
-/* The guest's side of one round: connect once, send, take ACKs in. */
-static void guest_step(struct harness *h)
+/* The guest's side of one round: take ACKs in, then connect once or send
+ * into the room they made. True when anything moved. */
+static bool guest_step(struct harness *h)
 {
+	uint64_t left = h->left;
+	int frames = ns_stack_drain(h->guest, 1024);
+
+	ns_stack_poll(h->guest);
 	if (!h->gsock)
 		h->gsock = bench_connect(h->guest, GATEWAY, h->port);
 	else if (bench_connected(h->gsock))
 		bench_tcp_push(h->gsock, &h->left);
-	ns_stack_drain(h->guest, 1024);
-	ns_stack_poll(h->guest);
+	return frames > 0 || h->left != left;
 }
 
-/* The sink's side: accept once, count what arrives. */
-static void sink_step(struct harness *h)
+/* How long a round may sleep: nothing when work moved, else until the
+ * earliest of the guest's timers, the gateway's and 10 ms. */
+static int round_sleep_ms(struct harness *h, bool moved, int gateway_ms)
+{
+	int g = ns_stack_timeout_ms(h->guest), t = 10;
+
+	if (moved)
+		return 0;
+	if (g >= 0 && g < t)
+		t = g;
+	if (gateway_ms >= 0 && gateway_ms < t)
+		t = gateway_ms;
+	return t;
+}
+
+/* The sink's side: accept once, count what arrives; true when it did. */
+static bool sink_step(struct harness *h)
 {
 	static char buf[1 << 18];
+	uint64_t got = h->got;
 	ssize_t n;
 
 	if (h->sink < 0) {
 		h->sink = accept(h->sink_l, NULL, NULL);
 		if (h->sink >= 0)
 			fcntl(h->sink, F_SETFL, O_NONBLOCK);
-		return;
+		return h->sink >= 0;
 	}
 	while ((n = recv(h->sink, buf, sizeof(buf), 0)) > 0)
 		h->got += (uint64_t)n;
+	return h->got != got;
 }
 
 static int add_pfd(struct harness *h, int fd, short events)
@@ -225,18 +246,22 @@ static Slirp *slirp_start(struct harness *h, unsigned mtu)
 	return s;
 }
 
+/* libslirp does its socket I/O in slirp_pollfds_poll(), so it polls
+ * every round (without sleeping while work moves). */
 static void slirp_round(struct harness *h, Slirp *slirp)
 {
 	uint32_t timeout = 10;
+	bool moved = guest_step(h);
 	ssize_t n;
 
-	guest_step(h);
-	while ((n = ns_link_receive(h->wire, h->frame, sizeof(h->frame))) > 0)
+	while ((n = ns_link_receive(h->wire, h->frame, sizeof(h->frame))) > 0) {
 		slirp_input(slirp, h->frame, (int)n);
+		moved = true;
+	}
 	h->npfd = 0;
 	add_common_fds(h);
 	slirp_pollfds_fill(slirp, &timeout, slirp_add_poll, h);
-	poll(h->pfd, (nfds_t)h->npfd, timeout > 10 ? 10 : (int)timeout);
+	poll(h->pfd, (nfds_t)h->npfd, round_sleep_ms(h, moved, (int)timeout));
 	slirp_pollfds_poll(slirp, 0, slirp_revents, h);
 	sink_step(h);
 }
@@ -281,21 +306,25 @@ static void relay_connect_host(struct harness *h, struct relay *r)
 	fcntl(r->out, F_SETFL, O_NONBLOCK);
 }
 
-/* Guest bytes -> kernel socket, never holding more than one buffer. */
-static void relay_move(struct relay *r)
+/* Guest bytes -> kernel socket, never holding more than one buffer;
+ * true when bytes moved. */
+static bool relay_move(struct relay *r)
 {
+	bool moved = false;
+
 	for (;;) {
 		ssize_t n;
 
 		while (r->off < r->len) {
 			n = send(r->out, r->buf + r->off, r->len - r->off, MSG_DONTWAIT);
 			if (n <= 0)
-				return;
+				return moved;
 			r->off += (size_t)n;
+			moved = true;
 		}
 		n = ns_recv(r->s, r->buf, sizeof(r->buf), NS_MSG_DONTWAIT);
 		if (n <= 0)
-			return;
+			return moved;
 		r->off = 0;
 		r->len = (size_t)n;
 	}
@@ -303,22 +332,22 @@ static void relay_move(struct relay *r)
 
 static void relay_round(struct harness *h, struct relay *r)
 {
-	int t;
+	bool moved = guest_step(h);
 
-	guest_step(h);
-	ns_stack_drain(r->gw, 1024);
+	moved |= ns_stack_drain(r->gw, 1024) > 0;
 	ns_stack_poll(r->gw);
 	if (!r->s)
 		relay_connect_host(h, r);
 	if (r->s)
-		relay_move(r);
-	sink_step(h);
+		moved |= relay_move(r);
+	moved |= sink_step(h);
+	if (h->got >= h->total)
+		return;
 	h->npfd = 0;
 	add_common_fds(h);
 	if (r->out >= 0 && r->off < r->len)
 		add_pfd(h, r->out, POLLOUT);
-	t = ns_stack_timeout_ms(r->gw);
-	poll(h->pfd, (nfds_t)h->npfd, t < 0 || t > 10 ? 10 : t);
+	poll(h->pfd, (nfds_t)h->npfd, round_sleep_ms(h, moved, ns_stack_timeout_ms(r->gw)));
 }
 
 static void relay_stop(struct relay *r)
