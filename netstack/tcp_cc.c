@@ -163,7 +163,9 @@ static bool cc_loss_detected(const struct tcb *t)
 		return true;
 	/* RFC 5827 early retransmit: too few segments out for DupThresh
 	 * duplicates, and nothing new to send that would make more. */
-	if (!unsent && oseg >= 2 && oseg < 4 && t->dupacks >= oseg - 1)
+	if (!unsent && oseg >= 2 && oseg < 4 &&
+	    (t->dupacks >= oseg - 1 ||
+	     (t->sack_on && (sb_sacked_bytes(t) + smss - 1) / smss >= oseg - 1)))
 		return true;
 	/* RFC 6675 5 (IsLost(HighACK + 1)) */
 	return t->sack_on && SEQ_GT(sb_lost_edge(t), t->snd_una);
@@ -231,8 +233,15 @@ void cc_on_dupack(struct tcb *t)
 			t->cwnd += tcp_smss(t); /* NewReno inflation */
 		return;
 	}
-	/* RFC 6582 3.2 step 2: no new recovery until recover is passed. */
-	if (cc_loss_detected(t) && SEQ_GT(t->snd_una, t->recover))
+	cc_maybe_recover(t);
+}
+
+void cc_maybe_recover(struct tcb *t)
+{
+	/* No new recovery before recover is passed: beyond it for NewReno
+	 * (RFC 6582 3.2 step 2), reached for SACK (RFC 6675 5.1). */
+	if (!t->in_recovery && cc_loss_detected(t) &&
+	    (t->sack_on ? SEQ_GEQ(t->snd_una, t->recover) : SEQ_GT(t->snd_una, t->recover)))
 		cc_enter_recovery(t);
 }
 

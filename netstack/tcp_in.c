@@ -278,6 +278,7 @@ static void new_ack(struct tcb *t, const struct tcp_seg *s)
 		t->rtt_timing = false;
 	}
 	t->backoff = 0;
+	t->tlp_done = false;
 	t->una_since = t->st->now;
 	data = free_acked(t, s->ack);
 	t->snd_una = s->ack;
@@ -364,6 +365,8 @@ static bool ack_input(struct tcb *t, const struct tcp_seg *s, bool *drop)
 	window_update(t, s);
 	if (dup)
 		cc_on_dupack(t);
+	else if (sack_news)
+		cc_maybe_recover(t);
 	if (!tcp_fin_acked(t))
 		return false;
 	switch (t->state) {

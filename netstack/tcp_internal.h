@@ -70,6 +70,7 @@ enum {
 #define TCP_RTO_MIN_US 200000u	 /* Linux's floor; RFC 6298 allows lower than 1 s */
 #define TCP_RTO_MAX_US 60000000u /* RFC 6298 2.5 */
 #define TCP_CLOCK_G_US 1000u	 /* clock granularity G of RFC 6298 */
+#define TCP_PTO_MIN_US 10000u	 /* RFC 8985 7.2 */
 #define TCP_PAWS_IDLE_US (24ull * 24 * 3600 * 1000000) /* RFC 7323 5.5 */
 
 /* ------------------------------------------------------------- options */
@@ -246,6 +247,9 @@ struct tcb {
 	/* retransmission */
 	struct rtt_est rtt;
 	unsigned backoff;  /* consecutive RTO expirations */
+	bool tlp_armed;	   /* t_rexmit is the tail loss probe timer for now */
+	bool tlp_done;	   /* one probe per new ACK (RFC 8985 7) */
+	bool tlp_new;	   /* the probe may go beyond cwnd */
 	bool rtt_timing;
 	uint32_t rtt_seq;
 	uint64_t rtt_start;
@@ -370,6 +374,8 @@ void tcp_send_reset_raw(struct ns_stack *st, uint32_t laddr, uint16_t lport, uin
 void tcp_send_reset_reply(struct ns_stack *st, const struct tcp_seg *s);
 /* Retransmit one segment's worth starting at seq; bytes sent. */
 uint32_t tcp_retransmit_at(struct tcb *t, uint32_t seq, uint32_t max);
+/* Tail loss probe: resend a segment to draw a (S)ACK before the RTO. */
+void tcp_tlp_probe(struct tcb *t);
 uint32_t tcp_rcv_wnd(const struct tcb *t);
 /* After the user read: tell the peer if the window opened enough. */
 void tcp_window_update(struct tcb *t);
@@ -390,6 +396,8 @@ void cc_idle_restart(struct tcb *t);
 uint32_t cc_flight(const struct tcb *t);
 void cc_on_ack(struct tcb *t, uint32_t acked);
 void cc_on_dupack(struct tcb *t);
+/* Any ACK with new SACK information may show a loss (RFC 6675 5). */
+void cc_maybe_recover(struct tcb *t);
 void cc_on_rto(struct tcb *t);
 /* A new ACK arrived while a reduction may be undone: check its TSecr. */
 void cc_check_spurious(struct tcb *t, const struct tcp_opts *o);

@@ -202,7 +202,7 @@ static bool send_one(struct tcb *t)
 	uint32_t avail = SEQ_LT(nxt, end) ? end - nxt : 0;
 	uint32_t outstanding = nxt - t->snd_una, flight = cc_flight(t);
 	uint32_t rwin = t->snd_wnd > outstanding ? t->snd_wnd - outstanding : 0;
-	uint32_t cwin = t->cwnd > flight ? t->cwnd - flight : 0;
+	uint32_t cwin = t->tlp_new ? mss : t->cwnd > flight ? t->cwnd - flight : 0;
 	uint32_t len = u32_min(avail, u32_min(u32_min(rwin, cwin), mss));
 	bool rexmit = SEQ_LT(nxt, t->snd_max);
 	/* The FIN follows the last byte; nxt past end means it is out. */
@@ -263,6 +263,31 @@ static bool sack_recovery_send(struct tcb *t)
 		sent = true;
 	}
 	return sent;
+}
+
+void tcp_tlp_probe(struct tcb *t)
+{
+	/* RFC 8985 7.3: a new segment, or the last one sent again (with
+	 * the FIN if that went). */
+	uint32_t end = seq_min(data_end(t), t->snd_max), len;
+	bool sent;
+
+	if (t->in_recovery) { /* the first hole's resend may be lost too */
+		tcp_retransmit_at(t, t->snd_una, tcp_smss(t));
+		return;
+	}
+	/* New data first: it costs nothing if nothing was lost. */
+	t->force_small = true;
+	t->tlp_new = true;
+	sent = send_one(t);
+	t->force_small = false;
+	t->tlp_new = false;
+	if (sent)
+		return;
+	if (SEQ_LT(end, t->snd_una)) /* only the FIN is outstanding */
+		end = t->snd_una;
+	len = u32_min(tcp_smss(t), end - t->snd_una);
+	tcp_retransmit_at(t, end - len, len);
 }
 
 static bool can_send_data(int state)

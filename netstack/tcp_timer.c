@@ -53,6 +53,13 @@ static void rexmit_fire(struct ns_stack *st, struct ns_timer *tm)
 		tcb_drop(t, t->soft_err ? t->soft_err : -ETIMEDOUT);
 		return;
 	}
+	if (t->tlp_armed) {
+		t->tlp_armed = false;
+		t->tlp_done = true;
+		tcp_tlp_probe(t);
+		tcp_arm_rexmit(t);
+		return;
+	}
 	st->stats.tcp_rto++;
 	t->n_rto++;
 	cc_on_rto(t);
@@ -136,9 +143,28 @@ void tcp_timers_stop(struct tcb *t)
 	timer_cancel(t->st, &t->t_2msl);
 }
 
+/* RFC 8985 7: a tail loss probe before the RTO, when SACK will say what
+ * the probe found. A peer that compresses its SACKs (Linux) may send a
+ * single ACK for a whole flight; lose that and only a probe avoids the
+ * RTO. With one segment out the peer's delayed ACK is to be expected,
+ * so then the RTO stays (as in Linux). 0: no probe. */
+static uint32_t tlp_timeout(const struct tcb *t, uint32_t rto)
+{
+	uint32_t pto;
+
+	if (!t->sack_on || !t->rtt.valid || t->backoff || t->tlp_done ||
+	    !tcp_synchronized(t->state) || t->snd_max - t->snd_una <= tcp_smss(t))
+		return 0;
+	pto = u32_max(2 * t->rtt.srtt, TCP_PTO_MIN_US);
+	return pto < rto ? pto : 0;
+}
+
 void tcp_arm_rexmit(struct tcb *t)
 {
-	uint64_t when = t->st->now + rtt_backoff_rto(&t->rtt, t->backoff);
+	uint32_t rto = rtt_backoff_rto(&t->rtt, t->backoff), pto = tlp_timeout(t, rto);
+	uint64_t when = t->st->now + (pto ? pto : rto);
+
+	t->tlp_armed = pto != 0;
 
 	/* Never sleep past the user timeout (like Linux's clamp). */
 	if (tcp_synchronized(t->state) && user_deadline(t) < when)

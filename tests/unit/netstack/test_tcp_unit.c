@@ -1336,6 +1336,40 @@ START_TEST(test_random_segments)
 }
 END_TEST
 
+
+START_TEST(test_tail_loss_probe)
+{
+	/* The last two of five segments are lost: no duplicate ACKs can
+	 * come. The tail loss probe (RFC 8985 7, after 2 SRTT, at least
+	 * 10 ms) resends the last one; its SACK shows the other missing
+	 * (early retransmit): all is there long before the 200 ms RTO. */
+	struct ns_sock *c, *s;
+	static uint8_t out[5 * 1448], in[sizeof(out)];
+	struct frame f;
+	ssize_t n, got = 0;
+
+	connect_pair(&c, &s, 118);
+	ck_assert_int_eq(ns_send(c, "rtt", 3, 0), 3); /* an RTT sample first */
+	run_ms(50);
+	ck_assert_int_eq(ns_recv(s, in, sizeof(in), 0), 3);
+	ck_assert_int_eq(ns_send(c, out, sizeof(out), 0), (ssize_t)sizeof(out));
+	for (int i = 0; i < 5; i++) {
+		ck_assert(grab(lb, &f));
+		if (i < 3)
+			ns_stack_input(sb, lb, f.b, f.len);
+	}
+	for (int ms = 0; ms < 60 && got < (ssize_t)sizeof(in); ms++) {
+		run_ms(1);
+		while ((n = ns_recv(s, in + got, sizeof(in) - (size_t)got, 0)) > 0)
+			got += n;
+	}
+	ck_assert_int_eq((int)got, (int)sizeof(in));
+	ck_assert_uint_eq(stats_of(sa).tcp_rto, 0);
+	ns_close(c);
+	ns_close(s);
+}
+END_TEST
+
 /* ------------------------------------------------------- blocking API */
 
 static volatile bool pumping;
@@ -1465,6 +1499,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_orphan_fin_wait_2_timeout);
 	tcase_add_test(tc, test_close_with_unread_data_resets);
 	tcase_add_test(tc, test_random_segments);
+	tcase_add_test(tc, test_tail_loss_probe);
 	suite_add_tcase(s, tc);
 	return s;
 }
