@@ -1,7 +1,8 @@
 /* netstack-bulk.c — bulk TCP throughput and CPU per GB, side by side in
  * one run, each leg one thread that drives both ends:
  *   pair   netstack -> netstack over the in-memory pair link
- *   tap    netstack -> Linux over a TAP device (needs root; skipped if not)
+ *   tap    netstack -> Linux and Linux -> netstack over a TAP device (needs
+ *          root; skipped if not)
  *   lo     Linux -> Linux over loopback, the ceiling
  * Usage: netstack-bench-bulk [MiB] [MTU]   (default 256 MiB, MTU 1500) */
 #include <arpa/inet.h>
@@ -155,7 +156,42 @@ static int configure_tap(const char *dev, unsigned mtu)
 	return system(cmd);
 }
 
-static void run_tap(uint64_t total, unsigned mtu, struct leg *r)
+/* A TAP with netstack on one side (TAP_NS) and the kernel (TAP_LINUX) on
+ * the other; false (and a "skipped" line) when that cannot be had. */
+static bool tap_up(struct leg *r, unsigned mtu, struct ns_link **tap, struct ns_stack **st)
+{
+	int err;
+
+	r->bytes = 0;
+	*tap = ns_link_tap_open("", mtu, &err);
+	if (!*tap) {
+		printf("%-30s skipped: cannot open a TAP device: %s\n", r->name, strerror(-err));
+		return false;
+	}
+	if (configure_tap((*tap)->name, mtu)) {
+		printf("%-30s skipped: cannot configure %s\n", r->name, (*tap)->name);
+		ns_link_destroy(*tap);
+		return false;
+	}
+	*st = ns_stack_new(NULL);
+	bench_check(ns_iface_add(*st, *tap, TAP_NS, 24, 0), "ns_iface_add");
+	return true;
+}
+
+/* Wait for the TAP or a kernel socket, then let the stack take frames in. */
+static void tap_wait(struct ns_link *tap, struct ns_stack *st, int fd, short events)
+{
+	struct pollfd pfd[2] = { { .fd = ns_link_fd(tap), .events = POLLIN },
+				 { .fd = fd, .events = events } };
+	int wait = ns_stack_timeout_ms(st);
+
+	poll(pfd, 2, wait < 0 || wait > 10 ? 10 : wait);
+	ns_stack_drain(st, 512);
+	ns_stack_poll(st);
+}
+
+/* netstack sends, a kernel socket on the TAP's host side receives. */
+static void run_tap_out(uint64_t total, unsigned mtu, struct leg *r)
 {
 	struct ns_link *tap;
 	struct ns_stack *st;
@@ -163,44 +199,75 @@ static void run_tap(uint64_t total, unsigned mtu, struct leg *r)
 	struct bench_mark t0;
 	uint64_t left = total;
 	uint16_t port;
-	int err, l, s = -1;
+	int l, s = -1;
 
-	r->bytes = 0;
-	tap = ns_link_tap_open("", mtu, &err);
-	if (!tap) {
-		printf("%-30s skipped: cannot open a TAP device: %s\n", r->name, strerror(-err));
+	if (!tap_up(r, mtu, &tap, &st))
 		return;
-	}
-	if (configure_tap(tap->name, mtu)) {
-		printf("%-30s skipped: cannot configure %s\n", r->name, tap->name);
-		ns_link_destroy(tap);
-		return;
-	}
-	st = ns_stack_new(NULL);
-	bench_check(ns_iface_add(st, tap, TAP_NS, 24, 0), "ns_iface_add");
 	l = kernel_listener(TAP_LINUX, &port);
 	fcntl(l, F_SETFL, O_NONBLOCK);
 	bench_mark(&t0);
 	c = bench_connect(st, TAP_LINUX, port);
 	while (r->bytes < total) {
-		struct pollfd pfd[2] = { { .fd = ns_link_fd(tap), .events = POLLIN },
-					 { .fd = s >= 0 ? s : l, .events = POLLIN } };
-		int wait = ns_stack_timeout_ms(st);
-
 		if (s < 0 && (s = accept(l, NULL, NULL)) >= 0)
 			fcntl(s, F_SETFL, O_NONBLOCK);
 		if (s >= 0 && bench_connected(c))
 			bench_tcp_push(c, &left);
 		if (s >= 0 && !kernel_pull(s, &r->bytes))
 			break;
-		poll(pfd, 2, wait < 0 || wait > 10 ? 10 : wait);
-		ns_stack_drain(st, 512);
-		ns_stack_poll(st);
+		tap_wait(tap, st, s >= 0 ? s : l, POLLIN);
 	}
 	leg_done(r, &t0, total);
 	ns_abort(c);
 	close(s);
 	close(l);
+	ns_stack_free(st);
+	ns_link_destroy(tap);
+}
+
+/* A kernel socket sends from the TAP's host side, netstack receives. */
+static void run_tap_in(uint64_t total, unsigned mtu, struct leg *r)
+{
+	static char chunk[1 << 16];
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(TAP_NS),
+				   .sin_port = htons(5003) };
+	struct ns_link *tap;
+	struct ns_stack *st;
+	struct ns_sock *l, *s = NULL;
+	struct bench_mark t0;
+	uint64_t left = total;
+	bool eof = false;
+	int c, err, bufsz = bench_sockbuf();
+
+	if (!tap_up(r, mtu, &tap, &st))
+		return;
+	l = bench_listen(st, 0, 5003);
+	bench_mark(&t0);
+	c = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	setsockopt(c, SOL_SOCKET, SO_SNDBUF, &bufsz, sizeof(bufsz));
+	if (connect(c, (struct sockaddr *)&sin, sizeof(sin)) < 0 && errno != EINPROGRESS) {
+		perror("bench: connect over the TAP");
+		exit(1);
+	}
+	while (r->bytes < total && !eof) {
+		if (!s && (s = ns_accept(l, NULL, &err)))
+			ns_setsockopt(s, NS_SO_NONBLOCK, 1);
+		while (s && left) {
+			ssize_t n = send(c, chunk, left < sizeof(chunk) ? left : sizeof(chunk),
+					 MSG_DONTWAIT);
+
+			if (n <= 0)
+				break;
+			left -= (uint64_t)n;
+		}
+		if (s)
+			bench_tcp_pull(s, &r->bytes, &eof);
+		tap_wait(tap, st, c, left ? POLLOUT : 0);
+	}
+	leg_done(r, &t0, total);
+	close(c);
+	if (s)
+		ns_abort(s);
+	ns_close(l);
 	ns_stack_free(st);
 	ns_link_destroy(tap);
 }
@@ -226,6 +293,7 @@ int main(int argc, char **argv)
 	unsigned mtu = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 0) : 1500;
 	struct leg pair = { .name = "netstack <-> netstack (pair)" },
 		   tap = { .name = "netstack  -> Linux (TAP)" },
+		   tap_in = { .name = "Linux     -> netstack (TAP)" },
 		   lo = { .name = "Linux     -> Linux (loopback)" };
 
 	bench_size_buffers(mtu);
@@ -236,15 +304,20 @@ int main(int argc, char **argv)
 		printf("%-30s skipped: needs root\n", tap.name);
 	for (int i = 0; i < bench_reps(); i++) {
 		run_pair(total, mtu, &pair);
-		if (geteuid() == 0)
-			run_tap(total, mtu, &tap);
+		if (geteuid() == 0) {
+			run_tap_out(total, mtu, &tap);
+			run_tap_in(total, mtu, &tap_in);
+		}
 		run_loopback(total, &lo);
 	}
 	print(&pair, &lo);
 	print(&tap, &lo);
+	print(&tap_in, &lo);
 	print(&lo, NULL);
 	if (pair.t.wall && tap.t.wall)
 		printf("ratio: pair / TAP throughput = %.2f\n",
 		       ((double)pair.bytes / pair.t.wall) / ((double)tap.bytes / tap.t.wall));
-	return pair.done && lo.done && (!tap.t.wall || tap.done) ? 0 : 1;
+	return pair.done && lo.done && (!tap.t.wall || tap.done) && (!tap_in.t.wall || tap_in.done)
+		       ? 0
+		       : 1;
 }
