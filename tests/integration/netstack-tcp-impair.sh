@@ -1,7 +1,8 @@
 #!/bin/sh
 # netstack-tcp-impair.sh — TCP between netstack-host and Linux over a TAP
 # with netstack-host's userspace impairment (both directions, seeded):
-# 1 % and 5 % loss, 10 ms delay with jitter, reordering, duplication.
+# 1 % and 5 % loss, 10 ms delay with jitter, reordering, duplication, and
+# loss with reordering at MTU 576.
 # Each: 1 MB Linux client -> netstack echo and netstack --connect -> Linux
 # echo, sha256-exact; the impairment counters must show it acted. Ping
 # and UDP round trips under delay prove the delay is really applied.
@@ -50,4 +51,6 @@ impair_case "loss 5%" loss=500,seed=2 dropped
 impair_case "delay 10 ms" delay=10000,jitter=2000,seed=3 delayed
 impair_case "reorder 3%" reorder=300,hold=3000,seed=4 reordered
 impair_case "duplicate 3%" dup=300,seed=5 duplicated
+set_mtu 576
+impair_case "mtu 576, loss 1% + reorder 1%" loss=100,reorder=100,hold=2000,seed=6 dropped
 finish
