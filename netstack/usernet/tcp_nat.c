@@ -43,6 +43,7 @@ struct un_tcp_flow {
 	struct un_tcp_flow *prev, *next; /* all flows */
 	struct un_tcp_flow *ready_next;
 	bool ready, busy, fwd, dead; /* busy: being serviced, free later */
+	bool host_unwatched;	      /* host fd left epoll after its HUP */
 	struct un_ns *n;
 	enum tcp_flow_state state;
 	struct un_watch w; /* host socket */
@@ -245,7 +246,8 @@ static void flow_pump(struct un_tcp_flow *f)
 		ev |= EPOLLIN;
 	if (f->g2h.off < f->g2h.len)
 		ev |= EPOLLOUT;
-	un_watch_set(f->n, &f->w, ev);
+	if (!f->host_unwatched)
+		un_watch_set(f->n, &f->w, ev);
 }
 
 /* --------------------------------------------------- outbound (NAT) */
@@ -264,12 +266,9 @@ static void on_host_fd(struct un_ns *n, struct un_watch *w, uint32_t events)
 	int err = 0;
 	socklen_t len = sizeof(err);
 
-	(void)n;
 	if (f->state == TF_HOST_CONNECTING) {
 		if (getsockopt(w->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
 			err = errno;
-		if (err == 0 && !(events & (EPOLLERR | EPOLLHUP)))
-			err = 0;
 		if (err) {
 			n->stats.tcp_connect_fail++;
 			refuse_for_errno(f->s, err);
@@ -281,6 +280,17 @@ static void on_host_fd(struct un_ns *n, struct un_watch *w, uint32_t events)
 			return;
 		}
 		f->state = TF_OPEN;
+	} else if (events & (EPOLLERR | EPOLLHUP)) {
+		/* Reported whatever the interest: act on it once. */
+		if ((getsockopt(w->fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err) ||
+		    f->state == TF_GUEST_CONNECTING) {
+			flow_free(f, true);
+			return;
+		}
+		/* Host side closed both ways: what is buffered still goes to
+		 * the guest, driven by the guest's events. */
+		epoll_ctl(n->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+		f->host_unwatched = true;
 	}
 	if (f->state == TF_OPEN)
 		flow_pump(f);

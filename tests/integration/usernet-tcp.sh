@@ -70,6 +70,15 @@ busybox wget -q -T 2 -O /dev/null "http://127.0.0.1:$FWD_PORT/1m" 2>/dev/null &&
 	fail "hostfwd still answers after hostfwd_remove"
 echo "ok: hostfwd removed at run time"
 
+# A forward to a guest port nobody listens on: the host client is reset.
+FWD2=$(free_port)
+echo "hostfwd_add tcp:127.0.0.1:$FWD2-:81" >"$UN_TMP/ctl"
+sleep 0.3
+busybox wget -q -T 3 -O /dev/null "http://127.0.0.1:$FWD2/" 2>/dev/null &&
+	fail "hostfwd to a closed guest port answered"
+[ "$(un_stat hostfwd_failed)" -ge 1 ] || fail "hostfwd_failed not counted"
+echo "ok: hostfwd to a closed guest port: host client reset, hostfwd_failed counted"
+
 # UDP forward: host datagram -> namespace echo (python) and back.
 UFWD=$(free_port)
 in_ns python3 -c '
