@@ -100,12 +100,41 @@ struct tcb *tcb_new(struct ns_stack *st, const struct tcp_cfg *cfg)
 	t->ts_offset = (uint32_t)stack_rand(st);
 	rtt_init(&t->rtt);
 	tcp_timers_init(t);
+	return t;
+}
+
+int tcb_link(struct tcb *t)
+{
+	struct ns_stack *st = t->st;
+
+	if (t->linked)
+		return 0;
+	if (st->ntcbs >= st->tcp_max_conns)
+		return -ENOBUFS;
 	t->next = st->tcbs;
+	t->prev = NULL;
 	if (st->tcbs)
 		st->tcbs->prev = t;
 	st->tcbs = t;
 	st->ntcbs++;
-	return t;
+	t->linked = true;
+	return 0;
+}
+
+static void tcb_unlink(struct tcb *t)
+{
+	struct ns_stack *st = t->st;
+
+	if (!t->linked)
+		return;
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		st->tcbs = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	st->ntcbs--;
+	t->linked = false;
 }
 
 static void tcb_unbind(struct tcb *t)
@@ -118,8 +147,6 @@ static void tcb_unbind(struct tcb *t)
 
 void tcb_free(struct tcb *t)
 {
-	struct ns_stack *st = t->st;
-
 	tcp_timers_stop(t);
 	tcb_unbind(t);
 	tcb_list_remove(t);
@@ -128,13 +155,7 @@ void tcb_free(struct tcb *t)
 	ooo_clear(t);
 	ring_free(&t->sndbuf);
 	ring_free(&t->rcvbuf);
-	if (t->prev)
-		t->prev->next = t->next;
-	else
-		st->tcbs = t->next;
-	if (t->next)
-		t->next->prev = t->prev;
-	st->ntcbs--;
+	tcb_unlink(t);
 	free(t);
 }
 

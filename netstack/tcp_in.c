@@ -86,7 +86,7 @@ static void listen_input(struct tcb *l, const struct tcp_seg *s)
 {
 	struct ns_stack *st = l->st;
 	const struct ip_rx *rx = s->rx;
-	struct tcb *c;
+	struct tcb *c = NULL;
 
 	if (s->flags & TH_RST)
 		return;
@@ -96,7 +96,9 @@ static void listen_input(struct tcb *l, const struct tcp_seg *s)
 	}
 	if (!(s->flags & TH_SYN) || (s->flags & TH_FIN))
 		return;
-	if (listener_full(l) || !(c = tcb_new(st, &l->cfg))) {
+	if (listener_full(l) || !(c = tcb_new(st, &l->cfg)) || tcb_link(c) < 0) {
+		if (c)
+			tcb_free(c);
 		st->stats.tcp_syn_drop++;
 		return;
 	}
@@ -310,8 +312,10 @@ static void window_update(struct tcb *t, const struct tcp_seg *s)
 		t->max_snd_wnd = u32_max(t->max_snd_wnd, t->snd_wnd);
 		t->snd_wl1 = s->seq;
 		t->snd_wl2 = s->ack;
-		if (t->snd_wnd)
+		if (t->snd_wnd) {
 			timer_cancel(t->st, &t->t_persist);
+			t->persist_probes = 0;
+		}
 	}
 }
 

@@ -63,6 +63,7 @@ enum {
 	TCP_SYN_RETRIES = 6,
 	TCP_SYNACK_RETRIES = 5,
 	TCP_MAX_RETRIES = 15,
+	TCP_ORPHAN_PROBES = 8, /* zero-window probes an orphan gets */
 	TCP_SYN_IP_MAX = 68, /* IP header (max 60) + 8 bytes, for ICMP refusals */
 };
 
@@ -177,7 +178,8 @@ struct tcb_list {
 
 struct tcb {
 	struct ns_stack *st;
-	struct tcb *next, *prev; /* st->tcbs */
+	struct tcb *next, *prev; /* st->tcbs, once linked */
+	bool linked;
 	struct ns_chan *chan;	 /* our key in the demux tree, NULL when unbound */
 	struct ns_sock *sock;	 /* NULL: orphan (closed by the user) or unaccepted */
 	int state;
@@ -255,6 +257,8 @@ struct tcb {
 	uint64_t rtt_start;
 	uint64_t una_since; /* when snd_una's data was sent (user timeout) */
 
+	unsigned persist_probes; /* unanswered zero-window probes */
+
 	/* keepalive */
 	uint64_t last_rx;
 	unsigned keep_probes;
@@ -318,9 +322,11 @@ static inline uint32_t seg_seqlen(const struct tcp_seg *s)
 	return s->len + !!(s->flags & TH_SYN) + !!(s->flags & TH_FIN);
 }
 
-/* tcp.c: connection life */
+/* tcp.c: connection life. A tcb is counted in st->tcbs (and against
+ * tcp_max_conns) from connect/listen/SYN on: tcb_link(). */
 struct tcb *tcb_new(struct ns_stack *st, const struct tcp_cfg *cfg);
 void tcb_free(struct tcb *t);
+int tcb_link(struct tcb *t);
 void tcb_set_state(struct tcb *t, int state);
 int tcb_bind_chan(struct tcb *t);
 int tcb_alloc_bufs(struct tcb *t);

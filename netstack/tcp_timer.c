@@ -83,7 +83,17 @@ static void persist_fire(struct ns_stack *st, struct ns_timer *tm)
 		t->force_small = false;
 		return;
 	}
+	/* Nobody will ever read or send what an orphan holds: it may stay
+	 * only so long (RFC 6429 allows aborting in persist; Linux has
+	 * tcp_orphan_retries). A user's connection waits as long as needed
+	 * (RFC 1122 4.2.2.17). */
+	if (!t->sock && t->persist_probes >= TCP_ORPHAN_PROBES) {
+		tcp_send_rst(t);
+		tcb_drop(t, -ETIMEDOUT);
+		return;
+	}
 	tcp_send_probe(t);
+	t->persist_probes++;
 	if (t->backoff < 16)
 		t->backoff++;
 	tcp_arm_persist(t);

@@ -52,6 +52,8 @@ int tcp_usr_listen(struct tcb *t, int backlog)
 		if ((rc = bind_port(t, 0, p)) < 0)
 			return rc;
 	}
+	if ((rc = tcb_link(t)) < 0)
+		return rc;
 	t->backlog = backlog < 1 ? 1 : backlog > 65535 ? 65535 : (unsigned)backlog;
 	t->state = NS_TCP_LISTEN;
 	return 0;
@@ -94,6 +96,8 @@ int tcp_usr_connect(struct tcb *t, const struct ns_sockaddr *r)
 		return rc;
 	if (ns_route_lookup(st, r->addr, &nh, &l) < 0)
 		return -ENETUNREACH;
+	if ((rc = tcb_link(t)) < 0) /* tcp_max_conns */
+		return rc;
 	if (!t->laddr)
 		t->laddr = iface_src_for(st, r->addr);
 	if (!t->lport && !(t->lport = chan_ephemeral_port(st, NS_PROTO_TCP, t->laddr)))
