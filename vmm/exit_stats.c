@@ -18,11 +18,12 @@
 
 struct slot {
 	_Atomic uint64_t key;
-	_Atomic uint64_t count;
+	_Atomic uint64_t exits;
+	_Atomic uint64_t accesses; /* > exits for rep ins/outs */
 };
 
 static struct slot table[SLOTS];
-static _Atomic uint64_t overflow;
+static _Atomic uint64_t overflow; /* exits of addresses the full table lost */
 
 static unsigned hash(uint64_t key)
 {
@@ -31,7 +32,7 @@ static unsigned hash(uint64_t key)
 	return (unsigned)(key >> 40) & (SLOTS - 1);
 }
 
-static void count(uint64_t key, uint64_t n)
+static void count(uint64_t key, uint64_t accesses)
 {
 	unsigned i = hash(key);
 
@@ -47,11 +48,12 @@ static void count(uint64_t key, uint64_t n)
 			k = key;
 		}
 		if (k == key) {
-			atomic_fetch_add_explicit(&table[i].count, n, memory_order_relaxed);
+			atomic_fetch_add_explicit(&table[i].exits, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&table[i].accesses, accesses, memory_order_relaxed);
 			return;
 		}
 	}
-	atomic_fetch_add_explicit(&overflow, n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&overflow, 1, memory_order_relaxed);
 }
 
 void exit_stats_io(uint16_t port, bool is_write, uint32_t n)
@@ -65,14 +67,14 @@ void exit_stats_mmio(uint64_t gpa, bool is_write)
 }
 
 struct row {
-	uint64_t key, count;
+	uint64_t key, exits, accesses;
 };
 
-static int by_count_desc(const void *a, const void *b)
+static int by_exits_desc(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;
 
-	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
+	return x->exits < y->exits ? 1 : x->exits > y->exits ? -1 : 0;
 }
 
 void exit_stats_print(FILE *out, unsigned max_rows)
@@ -86,17 +88,19 @@ void exit_stats_print(FILE *out, unsigned max_rows)
 
 		if (k == KEY_EMPTY)
 			continue;
-		rows[n] = (struct row){k, atomic_load(&table[i].count)};
-		total += rows[n++].count;
+		rows[n] = (struct row){k, atomic_load(&table[i].exits),
+				       atomic_load(&table[i].accesses)};
+		total += rows[n++].exits;
 	}
-	qsort(rows, n, sizeof(rows[0]), by_count_desc);
+	qsort(rows, n, sizeof(rows[0]), by_exits_desc);
 	fprintf(out, "exits by address: %llu in all, %u addresses\n", (unsigned long long)total, n);
+	fprintf(out, "  kind    address dir        exits   accesses\n");
 	for (unsigned i = 0; i < n && i < max_rows; i++) {
 		uint64_t k = rows[i].key;
 
-		fprintf(out, "  %-4s %#10llx %-5s %10llu\n", k & KEY_MMIO ? "mmio" : "io",
+		fprintf(out, "  %-4s %#10llx %-5s %10llu %10llu\n", k & KEY_MMIO ? "mmio" : "io",
 			(unsigned long long)(k & KEY_ADDR_MASK), k & KEY_WRITE ? "write" : "read",
-			(unsigned long long)rows[i].count);
+			(unsigned long long)rows[i].exits, (unsigned long long)rows[i].accesses);
 	}
 	if (atomic_load(&overflow))
 		fprintf(out, "  (table full: %llu exits not counted by address)\n",
@@ -105,7 +109,7 @@ void exit_stats_print(FILE *out, unsigned max_rows)
 
 static void info_exits(void *opaque, FILE *out)
 {
-	exit_stats_print(out, 40);
+	exit_stats_print(out, UINT32_MAX);
 }
 
 static void print_at_exit(void)

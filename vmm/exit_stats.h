@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* One port I/O exit (count > 1 for rep ins/outs). Any thread. */
+/* One port I/O exit of count accesses (> 1 for rep ins/outs). Any thread. */
 void exit_stats_io(uint16_t port, bool is_write, uint32_t count);
 /* One MMIO exit. Any thread. */
 void exit_stats_mmio(uint64_t gpa, bool is_write);

@@ -40,6 +40,19 @@ s.settimeout(10)
 buf = b""
 while b"(vmm) " not in buf:
     buf += s.recv(4096)
+# the exit counters saw each reset request once
+s.sendall(b"info exits\n")
+buf = buf.partition(b"(vmm) ")[2]
+while b"(vmm) " not in buf:
+    buf += s.recv(4096)
+out = buf.partition(b"(vmm) ")[0].decode()
+buf = b""
+rows = {tuple(l.split()[:3]): l.split()[3] for l in out.splitlines() if l.startswith("  io")}
+for port in ("0xcf9", "0x64"):
+    if rows.get(("io", port, "write"), "0") == "0":
+        sys.exit("FAIL: info exits has no write to %s:\n%s" % (port, out))
+if "exits by address" not in out or ("io", "0x92", "write") not in rows:
+    sys.exit("FAIL: info exits:\n" + out)
 s.sendall(b"system_reset\n")
 time.sleep(0.5)
 PY
