@@ -338,6 +338,27 @@ static bool synrcvd_ack(struct tcb *t, const struct tcp_seg *s)
 	return true;
 }
 
+/* Our FIN is acknowledged: the closing states move on; true when t is
+ * gone. */
+static bool our_fin_acked(struct tcb *t)
+{
+	switch (t->state) {
+	case NS_TCP_FIN_WAIT_1:
+		tcb_set_state(t, NS_TCP_FIN_WAIT_2);
+		if (!t->sock) /* orphaned: FIN-WAIT-2 may not last forever */
+			timer_arm_in(t->st, &t->t_2msl, (uint64_t)t->cfg.linger2_ms * 1000);
+		return false;
+	case NS_TCP_CLOSING:
+		tcp_enter_time_wait(t);
+		return false;
+	case NS_TCP_LAST_ACK:
+		tcb_closed(t);
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* ACK processing; true when t is gone. */
 static bool ack_input(struct tcb *t, const struct tcp_seg *s, bool *drop)
 {
@@ -371,23 +392,7 @@ static bool ack_input(struct tcb *t, const struct tcp_seg *s, bool *drop)
 		cc_on_dupack(t);
 	else if (sack_news)
 		cc_maybe_recover(t);
-	if (!tcp_fin_acked(t))
-		return false;
-	switch (t->state) {
-	case NS_TCP_FIN_WAIT_1:
-		tcb_set_state(t, NS_TCP_FIN_WAIT_2);
-		if (!t->sock)
-			timer_arm_in(t->st, &t->t_2msl, (uint64_t)t->cfg.linger2_ms * 1000);
-		return false;
-	case NS_TCP_CLOSING:
-		tcp_enter_time_wait(t);
-		return false;
-	case NS_TCP_LAST_ACK:
-		tcb_closed(t);
-		return true;
-	default:
-		return false;
-	}
+	return tcp_fin_acked(t) && our_fin_acked(t);
 }
 
 static void process_fin(struct tcb *t)

@@ -193,6 +193,31 @@ uint32_t tcp_retransmit_at(struct tcb *t, uint32_t seq, uint32_t max)
 	return len + !!(flags & TH_FIN);
 }
 
+/* Bookkeeping after send_one() put len bytes (and the FIN) out at snd_nxt. */
+static void note_sent(struct tcb *t, uint32_t len, bool fin, bool rexmit)
+{
+	uint32_t nxt = t->snd_nxt;
+
+	if (!rexmit && t->dupacks && !t->in_recovery)
+		t->lt_bytes += len; /* RFC 3042 limited transmit */
+	if (rexmit) {
+		t->st->stats.tcp_rexmit++;
+		t->n_rexmit++;
+	} else if (!t->rtt_timing && len) { /* Karn: time new data only */
+		t->rtt_timing = true;
+		t->rtt_seq = nxt;
+		t->rtt_start = t->st->now;
+	}
+	if (t->snd_una == t->snd_max)
+		t->una_since = t->st->now; /* the first unacknowledged byte */
+	t->snd_nxt = nxt + len + fin;
+	t->snd_max = seq_max(t->snd_max, t->snd_nxt);
+	t->last_tx = t->st->now;
+	if (!timer_armed(&t->t_rexmit))
+		tcp_arm_rexmit(t);
+	timer_cancel(t->st, &t->t_persist);
+}
+
 /* Send what the peer's window and cwnd allow from snd_nxt, one segment;
  * false when nothing (more) should go now. */
 static bool send_one(struct tcb *t)
@@ -227,24 +252,7 @@ static bool send_one(struct tcb *t)
 		flags |= TH_FIN;
 	if (tcp_xmit(t, nxt, len, flags) < 0)
 		return false;
-	if (!rexmit && t->dupacks && !t->in_recovery)
-		t->lt_bytes += len; /* RFC 3042 limited transmit */
-	if (rexmit) {
-		t->st->stats.tcp_rexmit++;
-		t->n_rexmit++;
-	} else if (!t->rtt_timing && len) {
-		t->rtt_timing = true;
-		t->rtt_seq = nxt;
-		t->rtt_start = t->st->now;
-	}
-	if (t->snd_una == t->snd_max)
-		t->una_since = t->st->now; /* the first unacknowledged byte */
-	t->snd_nxt = nxt + len + fin;
-	t->snd_max = seq_max(t->snd_max, t->snd_nxt);
-	t->last_tx = t->st->now;
-	if (!timer_armed(&t->t_rexmit))
-		tcp_arm_rexmit(t);
-	timer_cancel(t->st, &t->t_persist);
+	note_sent(t, len, fin, rexmit);
 	return true;
 }
 
