@@ -50,6 +50,7 @@ struct host {
 	const char *http_dir;
 	int http_dirfd;
 	struct conn *conns;
+	unsigned nconns;
 	bool verbose;
 };
 
@@ -58,8 +59,14 @@ int services_start(struct host *h);
 void services_run(struct host *h);
 void services_stop(struct host *h);
 
-/* HTTP/1.0 GET on an accepted socket; dir is the served folder's fd. */
-struct conn *http_conn_new(struct ns_sock *s, int dirfd);
+/* HTTP/1.0 GET on an accepted socket; dir is the served folder's fd. A
+ * client that has not sent its request head within HTTP_HEAD_TIMEOUT_US
+ * of clock's now is dropped. */
+#define HTTP_HEAD_TIMEOUT_US 30000000ull
+struct conn *http_conn_new(struct ns_sock *s, int dirfd, struct ns_clock *clock);
+
+/* Connections served at once; more are refused with a RST. */
+#define HOST_MAX_CONNS 1024
 
 /* One event-loop round: wait up to timeout_ms for the link, the stack's
  * fd or extra_fd (POLLIN; -1: none), then drain the link and run timers. */

@@ -18,6 +18,8 @@
 
 struct http {
 	int dirfd, fd; /* fd: the file being sent, -1 before/after */
+	struct ns_clock *clock;
+	uint64_t head_deadline; /* µs: the request head must be in by then */
 	bool responded;
 	size_t rlen;
 	char req[REQ_MAX + 1];
@@ -231,7 +233,7 @@ static bool http_step(struct conn *c)
 
 	if (!hp->responded) {
 		if (!read_request(c, hp))
-			return true;
+			return ns_clock_now(hp->clock) < hp->head_deadline;
 		if (hp->rlen == 0)
 			return false; /* connected and left without a word */
 		if (hp->rlen == REQ_MAX && !strstr(hp->req, "\n\n") && !strstr(hp->req, "\r\n\r\n")) {
@@ -274,7 +276,7 @@ static void http_destroy(struct conn *c)
 	free(hp);
 }
 
-struct conn *http_conn_new(struct ns_sock *s, int dirfd)
+struct conn *http_conn_new(struct ns_sock *s, int dirfd, struct ns_clock *clock)
 {
 	struct http *hp = calloc(1, sizeof(*hp));
 	struct conn *c;
@@ -283,6 +285,8 @@ struct conn *http_conn_new(struct ns_sock *s, int dirfd)
 		return NULL;
 	hp->dirfd = dirfd;
 	hp->fd = -1;
+	hp->clock = clock;
+	hp->head_deadline = ns_clock_now(clock) + HTTP_HEAD_TIMEOUT_US;
 	c = conn_new(s, http_step, http_destroy);
 	if (!c) {
 		free(hp);

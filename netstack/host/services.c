@@ -137,6 +137,7 @@ static void serve_udp(struct host *h)
 		;
 }
 
+/* Accept what is waiting on l; step NULL means an HTTP connection. */
 static void accept_all(struct host *h, struct ns_sock *l, bool (*step)(struct conn *))
 {
 	struct ns_sockaddr peer;
@@ -147,13 +148,18 @@ static void accept_all(struct host *h, struct ns_sock *l, bool (*step)(struct co
 		struct conn *c;
 
 		ns_setsockopt(s, NS_SO_NONBLOCK, 1);
-		c = step ? conn_new(s, step, NULL) : http_conn_new(s, h->http_dirfd);
+		c = NULL;
+		if (h->nconns < HOST_MAX_CONNS && step)
+			c = conn_new(s, step, NULL);
+		else if (h->nconns < HOST_MAX_CONNS)
+			c = http_conn_new(s, h->http_dirfd, ns_stack_clock(h->st));
 		if (!c) {
 			ns_abort(s);
 			continue;
 		}
 		c->next = h->conns;
 		h->conns = c;
+		h->nconns++;
 	}
 }
 
@@ -166,6 +172,7 @@ static void conn_free(struct host *h, struct conn *c)
 	if (c->destroy)
 		c->destroy(c);
 	free(c);
+	h->nconns--;
 }
 
 void services_run(struct host *h)
