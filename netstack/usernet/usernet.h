@@ -64,11 +64,11 @@ struct usernet_cfg {
 	/* Limits (netstack implementation; counters in usernet_stats). */
 	unsigned max_tcp_flows;	/* 4096 */
 	unsigned max_udp_flows;	/* 1024 */
-	unsigned udp_idle_s;	/* 60 (DNS flows: 10) */
-	unsigned tcp_buf;	/* relay buffer per direction per flow: 256 KiB */
+	unsigned udp_idle_s;	/* UDP/ICMP flow idle timeout: 60 s */
+	unsigned tcp_buf;	/* relay buffer per direction per flow: 64 KiB */
 	unsigned max_conn_rate;	/* new outbound TCP flows per second: 0 = no limit */
 	unsigned tcp_window;	/* guest-side socket buffers (bytes): 1 MiB */
-	uint8_t gateway_mac[6];	/* 52:55:0a:00:02:02 style default */
+	uint8_t gateway_mac[6];	/* the virtual hosts' MAC: 52:55:0a:00:02:02 */
 	usernet_send_fn send;
 	void *opaque;
 };

@@ -68,8 +68,19 @@ un_stop
 grep -q "nameserver" "$UN_TMP/err" || fail "resolver error unclear: $(cat "$UN_TMP/err")"
 echo "ok: no resolver -> $(cat "$UN_TMP/err")"
 
-# --- libslirp adapter -----------------------------------------------
-un_start --impl slirp
+# --- libslirp adapter (namespace named by a PID inside it) ----------
+ip netns exec "$UN_NS" sleep 60 &
+NS_PID=$!
+UN_PIDS="$UN_PIDS $NS_PID"
+sleep 0.2
+"$HOST_BIN" --user-net --netns "$NS_PID" --tap tap0 --impl slirp >"$UN_TMP/usernet.out" \
+	2>"$UN_LOG" &
+UN_PID=$!
+UN_PIDS="$UN_PIDS $UN_PID"
+for _ in $(seq 50); do
+	in_ns ip link show tap0 >/dev/null 2>&1 && break
+	sleep 0.1
+done
 check_lease_and_udp slirp
 un_stop
 echo "PASS"
