@@ -3,7 +3,8 @@
 # TAP at MTU 1500, 576 and 9000: ping, UDP echo round trips, TCP echo and
 # discard with a Linux client, HTTP/1.0 GET (200 with a sha256-exact body,
 # 404, 400, 403 for "..", 501), and netstack's --connect client against a
-# Linux echo server (and its exit status when refused). 1 MB transfers.
+# Linux echo server (and its exit status when refused; through --gw to an
+# off-link address, and unreachable without it). 1 MB transfers.
 NET=212.1
 . tests/integration/netstack-tcp-common.inc.sh
 command -v ping >/dev/null || { echo "no ping (iputils-ping)"; exit 77; }
@@ -98,6 +99,23 @@ refused_case() {
 	echo "ok: --connect to a closed Linux port exits 3 ($(cat "$WORK/host.log"))"
 }
 
+# An address of Linux's that is not on the TAP's subnet: netstack must
+# route through --gw, and without it --connect fails cleanly.
+routed_case() {
+	far=10.212.101.1
+	ip addr add "$far/32" dev "$TAP" || { fail "cannot add $far"; return 1; }
+	ip neigh flush dev "$TAP" 2>/dev/null
+	timeout 30 "$HOST" --tap "$TAP" --addr "$NS/24" --mtu "$MTU" --connect "$far:5007" \
+		</dev/null >/dev/null 2>"$WORK/host.log"
+	rc=$?
+	[ $rc -eq 3 ] && grep -q "unreachable" "$WORK/host.log" ||
+		{ fail "--connect off-link without --gw: exit $rc, $(cat "$WORK/host.log")"; return 1; }
+	echo "ok: --connect off-link without --gw exits 3 ($(cat "$WORK/host.log"))"
+	CONNECT_TO=$far
+	case_netstack_echo 1m "mtu $MTU via --gw" --gw "$LX"
+	CONNECT_TO=
+}
+
 run_mtu() {
 	set_mtu "$1"
 	start_host --http "$WORK/www" || return 1
@@ -113,6 +131,7 @@ run_mtu() {
 
 run_mtu 1500
 refused_case
+routed_case
 run_mtu 576
 run_mtu 9000
 finish

@@ -128,13 +128,14 @@ case_linux_echo() { # case_linux_echo FILE LABEL
 }
 
 # run_connect LABEL PORT IN OUT [HOST ARGS...]: netstack-host --connect to
-# the Linux server start_peer started on PORT; fails unless both end cleanly.
+# the Linux server start_peer started on PORT (at $CONNECT_TO, default
+# $LX); fails unless both end cleanly.
 run_connect() {
 	label=$1 port=$2 in=$3 out=$4
 	shift 4
 	ip neigh flush dev "$TAP" 2>/dev/null
 	timeout 300 "$HOST" --tap "$TAP" --addr "$NS/24" --mtu "$MTU" -v "$@" \
-		--connect "$LX:$port" <"$in" >"$out" 2>"$WORK/host.log"
+		--connect "${CONNECT_TO:-$LX}:$port" <"$in" >"$out" 2>"$WORK/host.log"
 	rc=$?
 	wait_peer || { fail "$label: Linux server: $(cat "$WORK/peer.log")"; return 1; }
 	[ $rc -eq 0 ] || { fail "$label: netstack-host --connect exited $rc"; return 1; }
