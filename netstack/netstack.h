@@ -26,10 +26,11 @@
  * open/close, TIME-WAIT, listen/accept with bounded queues, RFC 5961),
  * MSS, window scaling, timestamps with PAWS, SACK and D-SACK, RFC 6298 RTO
  * with Karn and backoff, slow start / congestion avoidance, NewReno and
- * RFC 6675 SACK recovery, limited and early retransmit, Eifel undo,
- * delayed ACKs, Nagle, persist, keepalive and the user timeout; stream
- * sockets support every call and option below. Send and receive buffers
- * are fixed rings sized by NS_SO_SNDBUF / NS_SO_RCVBUF (default 256 KiB).
+ * RFC 6675 SACK recovery, limited and early retransmit, tail loss probes,
+ * Eifel undo, delayed ACKs, Nagle, persist, keepalive and the user
+ * timeout; stream sockets support every call and option below. Send and
+ * receive buffers are fixed rings sized by NS_SO_SNDBUF / NS_SO_RCVBUF
+ * (default 256 KiB).
  */
 #ifndef NETSTACK_H
 #define NETSTACK_H
