@@ -54,6 +54,40 @@ static void flow_close(struct un_ns *n, struct udp_flow *f)
 
 /* ------------------------------------------------------ host -> guest */
 
+/* The host said port unreachable (a connected UDP socket's ECONNREFUSED):
+ * tell the guest with an ICMP error quoting a datagram of the flow, so
+ * its socket fails at once instead of timing out. */
+static void udp_unreachable(struct un_ns *n, const struct udp_flow *f)
+{
+	struct ns_pktinfo info = { 0 };
+	uint8_t m[8 + 20 + 8] = { 3, 3 }; /* ICMP dest unreachable, port */
+	uint8_t *ip = m + 8, *udp = ip + 20;
+	uint32_t a;
+	uint16_t v;
+
+	ip[0] = 0x45;
+	v = htons(28);
+	memcpy(ip + 2, &v, 2);
+	ip[8] = 64;
+	ip[9] = NS_PROTO_UDP;
+	a = htonl(f->e.key.gaddr);
+	memcpy(ip + 12, &a, 4);
+	a = htonl(f->e.key.raddr);
+	memcpy(ip + 16, &a, 4);
+	v = (uint16_t)~ns_csum_fold(ns_csum_add(0, ip, 20));
+	memcpy(ip + 10, &v, 2);
+	v = htons(f->e.key.gport);
+	memcpy(udp, &v, 2);
+	v = htons(f->e.key.rport);
+	memcpy(udp + 2, &v, 2);
+	v = htons(8);
+	memcpy(udp + 4, &v, 2);
+	info.src.addr = f->e.key.raddr;
+	info.dst.addr = f->e.key.gaddr;
+	ns_chan_sendto(n->icmp_all, m, sizeof(m), &info);
+	n->stats.udp_unreachable++;
+}
+
 /* Replies on an outbound flow's host socket go back to the guest from the
  * address it sent to. */
 static void on_host_reply(struct un_ns *n, struct un_watch *w, uint32_t events)
@@ -70,8 +104,11 @@ static void on_host_reply(struct un_ns *n, struct un_watch *w, uint32_t events)
 	for (int i = 0; i < 64; i++) {
 		ssize_t r = recv(w->fd, buf, 65507, MSG_DONTWAIT);
 
-		if (r < 0)
+		if (r < 0) {
+			if (errno == ECONNREFUSED && f->kind == FLOW_UDP)
+				udp_unreachable(n, f);
 			break;
+		}
 		nat_touch(&n->udp, &f->e, un_now(n));
 		if (f->kind == FLOW_ICMP) {
 			/* The kernel chose the echo id; give the guest its own. */

@@ -234,7 +234,7 @@ int usernet_stats_format(const struct usernet_stats *s, char *buf, size_t len)
 		F(dhcp_ack),	    F(dhcp_nak),	 F(dhcp_release),    F(dhcp_bad),
 		F(dhcp_exhausted),  F(dns_queries),	 F(dns_replies),     F(dns_errors),
 		F(udp_flows),	    F(udp_flows_now),	 F(udp_tx),	     F(udp_rx),
-		F(udp_idle_closed), F(udp_limit_drop),	 F(icmp_echo),	     F(icmp_reply),
+		F(udp_idle_closed), F(udp_limit_drop), F(udp_unreachable),	 F(icmp_echo),	     F(icmp_reply),
 		F(icmp_unsupported), F(tcp_flows),	 F(tcp_flows_now),   F(tcp_connect_fail),
 		F(tcp_limit_refused), F(tcp_rate_refused), F(tcp_bytes_out), F(tcp_bytes_in),
 		F(tcp_unsupported), F(hostfwd_accepted), F(hostfwd_failed),

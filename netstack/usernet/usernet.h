@@ -103,7 +103,8 @@ struct usernet_stats {
 	uint64_t dhcp_discover, dhcp_offer, dhcp_request, dhcp_ack, dhcp_nak, dhcp_release,
 		dhcp_bad, dhcp_exhausted;
 	uint64_t dns_queries, dns_replies, dns_errors;
-	uint64_t udp_flows, udp_flows_now, udp_tx, udp_rx, udp_idle_closed, udp_limit_drop;
+	uint64_t udp_flows, udp_flows_now, udp_tx, udp_rx, udp_idle_closed, udp_limit_drop,
+		udp_unreachable;
 	uint64_t icmp_echo, icmp_reply, icmp_unsupported;
 	uint64_t tcp_flows, tcp_flows_now, tcp_connect_fail, tcp_limit_refused,
 		tcp_rate_refused, tcp_bytes_out, tcp_bytes_in, tcp_unsupported;

@@ -257,6 +257,41 @@ START_TEST(test_udp_nat_slirp)
 }
 END_TEST
 
+/* A host port nobody listens on: the guest gets ICMP port unreachable. */
+START_TEST(test_udp_port_unreachable)
+{
+	struct usernet_cfg c = { .dns_upstream = "127.0.0.1" };
+	struct usernet *u = make(USERNET_IMPL_NETSTACK, &c);
+	struct usernet_stats st;
+	uint8_t f[200];
+	uint16_t port;
+	bool seen = false;
+
+	close(udp_server(&port));
+	guest_arp(u);
+	usernet_input(u, f, udp_frame(f, c.gateway_mac, GUEST, 4444, GW, port, "?", 1));
+	for (int i = 0; i < 100 && !seen; i++) {
+		struct pollfd pf = { .fd = usernet_fd(u), .events = POLLIN };
+
+		poll(&pf, 1, 10);
+		usernet_poll(u);
+		for (unsigned k = 0; k < nsent && !seen; k++) {
+			const uint8_t *fr = sent[k];
+
+			/* IPv4 ICMP type 3 code 3 quoting UDP 4444 -> port */
+			seen = sent_len[k] >= 14 + 20 + 8 + 28 && fr[23] == 1 && fr[34] == 3 &&
+			       fr[35] == 3 && fr[42 + 20] == 4444 >> 8 &&
+			       fr[42 + 21] == (4444 & 0xff) && fr[42 + 22] == port >> 8 &&
+			       fr[42 + 23] == (port & 0xff);
+		}
+	}
+	ck_assert(seen);
+	usernet_stats(u, &st);
+	ck_assert_uint_eq(st.udp_unreachable, 1);
+	usernet_free(u);
+}
+END_TEST
+
 START_TEST(test_dns_forwarder)
 {
 	char up[32];
@@ -464,6 +499,7 @@ static Suite *usernet_suite(void)
 	tcase_add_test(t, test_dhcp_slirp);
 	tcase_add_test(t, test_udp_nat_netstack);
 	tcase_add_test(t, test_udp_nat_slirp);
+	tcase_add_test(t, test_udp_port_unreachable);
 	tcase_add_test(t, test_dns_forwarder);
 	tcase_add_test(t, test_udp_limit_and_idle);
 	tcase_add_test(t, test_bad_frames);
