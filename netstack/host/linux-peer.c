@@ -6,7 +6,8 @@
  *   netstack-peer serve PORT sink        one connection: what it sends -> stdout
  *   netstack-peer serve PORT send FILE   one connection: send FILE, half-close
  *
- * "listening" goes to stderr once a server listens. Exit 0 when the
+ * PORT 0 picks a free port. "listening on port N" goes to stderr once a
+ * server listens. Exit 0 when the
  * exchange ended with both FINs, 1 on any error (one line on stderr). */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -108,7 +109,7 @@ static int parse_sin(const char *host, const char *port, struct sockaddr_in *sin
 	memset(sin, 0, sizeof(*sin));
 	sin->sin_family = AF_INET;
 	sin->sin_port = htons((uint16_t)p);
-	if (*end || !p || p > 65535 || inet_pton(AF_INET, host, &sin->sin_addr) != 1) {
+	if (*end || p > 65535 || inet_pton(AF_INET, host, &sin->sin_addr) != 1) {
 		fprintf(stderr, "netstack-peer: bad address %s:%s\n", host, port);
 		return -1;
 	}
@@ -127,8 +128,10 @@ static int do_connect(const char *hostport)
 		return 1;
 	}
 	snprintf(host, sizeof(host), "%.*s", (int)(colon - hostport), hostport);
-	if (parse_sin(host, colon + 1, &sin) < 0)
+	if (parse_sin(host, colon + 1, &sin) < 0 || !sin.sin_port) {
+		fprintf(stderr, "netstack-peer: bad address '%s'\n", hostport);
 		return 1;
+	}
 	s = socket(AF_INET, SOCK_STREAM, 0);
 	if (s < 0 || connect(s, (struct sockaddr *)&sin, sizeof(sin)) < 0)
 		return fail("connect");
@@ -138,6 +141,7 @@ static int do_connect(const char *hostport)
 static int do_serve(const char *port, const char *mode, const char *file)
 {
 	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
 	int one = 1, l, s, fd;
 
 	if (parse_sin("0.0.0.0", port, &sin) < 0)
@@ -146,7 +150,8 @@ static int do_serve(const char *port, const char *mode, const char *file)
 	if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
 	    bind(l, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(l, 1) < 0)
 		return fail("listen");
-	fprintf(stderr, "listening\n");
+	getsockname(l, (struct sockaddr *)&sin, &len);
+	fprintf(stderr, "listening on port %u\n", ntohs(sin.sin_port));
 	s = accept(l, NULL, NULL);
 	if (s < 0)
 		return fail("accept");

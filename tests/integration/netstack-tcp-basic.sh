@@ -91,7 +91,7 @@ concurrent_case() {
 
 refused_case() {
 	ip neigh flush dev "$TAP" 2>/dev/null
-	timeout 30 "$HOST" --tap "$TAP" --addr "$NS/24" --mtu "$MTU" --connect "$LX:5999" \
+	timeout 30 "$HOST" --tap "$TAP" --addr "$NS/24" --mtu "$MTU" --connect "$LX:1" \
 		</dev/null >/dev/null 2>"$WORK/host.log"
 	rc=$?
 	[ $rc -eq 3 ] || { fail "--connect to a closed port: exit $rc, want 3"; return 1; }

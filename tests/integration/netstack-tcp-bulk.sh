@@ -30,13 +30,13 @@ connect_bulk() { # connect_bulk MODE LABEL [HOST ARGS...]
 	shift 2
 	t0=$(now_ms)
 	if [ "$mode" = send ]; then
-		start_peer /dev/null 5008 send "$WORK/100m" || return 1
+		start_peer /dev/null send "$WORK/100m" || return 1
 		in=/dev/null
 	else
-		start_peer "$WORK/got" 5008 sink || return 1
+		start_peer "$WORK/got" sink || return 1
 		in=$WORK/100m
 	fi
-	run_connect "$label" 5008 "$in" "$WORK/got.ns" "$@" || return 1
+	run_connect "$label" "$in" "$WORK/got.ns" "$@" || return 1
 	[ "$mode" = send ] && mv "$WORK/got.ns" "$WORK/got"
 	same "$WORK/100m" "$WORK/got" || { fail "$label: received bytes differ"; return 1; }
 	ok "$label, 100 MB" "$t0"

@@ -74,15 +74,17 @@ host_stat() {
 	sed -n "s/.* $1 \([0-9]*\).*/\1/p" "$WORK/host.log" | tail -1
 }
 
-# start_peer PORT MODE [FILE] > OUT: a one-connection Linux server.
+# start_peer OUT MODE [FILE]: a one-connection Linux server on a free
+# port (other tests on the host may hold fixed ones), in $PEER_PORT.
 start_peer() {
 	out=$1
 	shift
 	rm -f "$WORK/peer.log"
-	"$PEER" serve "$@" >"$out" 2>"$WORK/peer.log" &
+	"$PEER" serve 0 "$@" >"$out" 2>"$WORK/peer.log" &
 	peer_pid=$!
 	for _ in $(seq 50); do
-		grep -q listening "$WORK/peer.log" 2>/dev/null && return 0
+		PEER_PORT=$(sed -n 's/^listening on port \([0-9]*\)$/\1/p' "$WORK/peer.log" 2>/dev/null)
+		[ -n "$PEER_PORT" ] && return 0
 		sleep 0.05
 	done
 	fail "netstack-peer did not listen: $(cat "$WORK/peer.log")"
@@ -127,15 +129,15 @@ case_linux_echo() { # case_linux_echo FILE LABEL
 	ok "$2: Linux -> netstack echo, $(wc -c <"$WORK/$1") bytes" "$t0"
 }
 
-# run_connect LABEL PORT IN OUT [HOST ARGS...]: netstack-host --connect to
-# the Linux server start_peer started on PORT (at $CONNECT_TO, default
-# $LX); fails unless both end cleanly.
+# run_connect LABEL IN OUT [HOST ARGS...]: netstack-host --connect to the
+# Linux server start_peer started (at $CONNECT_TO, default $LX); fails
+# unless both end cleanly.
 run_connect() {
-	label=$1 port=$2 in=$3 out=$4
-	shift 4
+	label=$1 in=$2 out=$3
+	shift 3
 	ip neigh flush dev "$TAP" 2>/dev/null
 	timeout 300 "$HOST" --tap "$TAP" --addr "$NS/24" --mtu "$MTU" -v "$@" \
-		--connect "${CONNECT_TO:-$LX}:$port" <"$in" >"$out" 2>"$WORK/host.log"
+		--connect "${CONNECT_TO:-$LX}:$PEER_PORT" <"$in" >"$out" 2>"$WORK/host.log"
 	rc=$?
 	wait_peer || { fail "$label: Linux server: $(cat "$WORK/peer.log")"; return 1; }
 	[ $rc -eq 0 ] || { fail "$label: netstack-host --connect exited $rc"; return 1; }
@@ -145,9 +147,9 @@ run_connect() {
 case_netstack_echo() { # case_netstack_echo FILE LABEL [HOST ARGS...]
 	f=$1 label=$2
 	shift 2
-	start_peer "$WORK/peer.out" 5007 echo || return 1
+	start_peer "$WORK/peer.out" echo || return 1
 	t0=$(now_ms)
-	run_connect "$label" 5007 "$WORK/$f" "$WORK/echoed" "$@" || return 1
+	run_connect "$label" "$WORK/$f" "$WORK/echoed" "$@" || return 1
 	same "$WORK/$f" "$WORK/echoed" ||
 		{ fail "$label: echoed bytes differ ($(wc -c <"$WORK/echoed") of $(wc -c <"$WORK/$f"))"; return 1; }
 	ok "$label: netstack -> Linux echo, $(wc -c <"$WORK/$f") bytes" "$t0"
