@@ -835,9 +835,7 @@ END_TEST
 /* Tests failing on an engine bug (entry named in the comment, in
  * /work/notes/bugs/tcp-core.md); moved to cases[] once fixed. */
 static const TTest *const *const pending_cases[] = {
-	TS_CASE(test_sack_recovery_right_after_rto), /* "no SACK recovery at HighACK ==
-						      * RecoveryPoint" */
-	TS_CASE(test_sack_recovery_back_to_back),    /* the same entry */
+	NULL, /* none right now */
 };
 
 static const TTest *const *const cases[] = {
@@ -861,6 +859,8 @@ static const TTest *const *const cases[] = {
 	TS_CASE(test_random_loss_newreno),
 	TS_CASE(test_random_reorder_dup_sack),
 	TS_CASE(test_random_reorder_dup_newreno),
+	TS_CASE(test_sack_recovery_right_after_rto),
+	TS_CASE(test_sack_recovery_back_to_back),
 };
 
 TS_MAIN("netstack_tcp_script_loss", cases, pending_cases, setup, teardown, 60)
