@@ -276,6 +276,7 @@ static void new_ack(struct tcb *t, const struct tcp_seg *s)
 	uint32_t data;
 
 	if (t->rtt_timing && SEQ_GT(s->ack, t->rtt_seq)) {
+		t->rtt_data |= t->rtt_seq != t->iss;
 		rtt_sample(&t->rtt, (uint32_t)(t->st->now - t->rtt_start));
 		t->rtt_timing = false;
 	}

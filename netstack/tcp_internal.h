@@ -253,6 +253,7 @@ struct tcb {
 	bool tlp_done;	   /* one probe per new ACK (RFC 8985 7) */
 	bool tlp_new;	   /* the probe may go beyond cwnd */
 	bool rtt_timing;
+	bool rtt_data; /* an RTT sample from data, not only the handshake */
 	uint32_t rtt_seq;
 	uint64_t rtt_start;
 	uint64_t una_since; /* when snd_una's data was sent (user timeout) */
@@ -390,6 +391,7 @@ void tcp_window_update(struct tcb *t);
 void tcp_timers_init(struct tcb *t);
 void tcp_timers_stop(struct tcb *t);
 void tcp_arm_rexmit(struct tcb *t);
+void tcp_tlp_maybe_arm(struct tcb *t);
 void tcp_arm_persist(struct tcb *t);
 void tcp_arm_keepalive(struct tcb *t);
 void tcp_arm_delack(struct tcb *t);

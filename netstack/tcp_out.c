@@ -215,6 +215,8 @@ static void note_sent(struct tcb *t, uint32_t len, bool fin, bool rexmit)
 	t->last_tx = t->st->now;
 	if (!timer_armed(&t->t_rexmit))
 		tcp_arm_rexmit(t);
+	else
+		tcp_tlp_maybe_arm(t);
 	timer_cancel(t->st, &t->t_persist);
 }
 

@@ -162,7 +162,8 @@ static uint32_t tlp_timeout(const struct tcb *t, uint32_t rto)
 {
 	uint32_t pto;
 
-	if (!t->sack_on || !t->rtt.valid || t->backoff || t->tlp_done ||
+	/* (A handshake-only RTT says little about the data path yet.) */
+	if (!t->sack_on || !t->rtt_data || t->backoff || t->tlp_done ||
 	    !tcp_synchronized(t->state) || t->snd_max - t->snd_una <= tcp_smss(t))
 		return 0;
 	pto = u32_max(2 * t->rtt.srtt, TCP_PTO_MIN_US);
@@ -180,6 +181,15 @@ void tcp_arm_rexmit(struct tcb *t)
 	if (tcp_synchronized(t->state) && user_deadline(t) < when)
 		when = user_deadline(t) > t->st->now ? user_deadline(t) : t->st->now;
 	timer_arm(t->st, &t->t_rexmit, when);
+}
+
+void tcp_tlp_maybe_arm(struct tcb *t)
+{
+	/* Armed as an RTO when one segment was out; a second one makes a
+	 * probe worthwhile (and earlier than the RTO it replaces). */
+	if (timer_armed(&t->t_rexmit) && !t->tlp_armed &&
+	    tlp_timeout(t, rtt_backoff_rto(&t->rtt, t->backoff)))
+		tcp_arm_rexmit(t);
 }
 
 void tcp_arm_persist(struct tcb *t)
