@@ -942,10 +942,61 @@ START_TEST(test_max_conns_bounds_active_opens)
 }
 END_TEST
 
+/* RFC 1122 4.2.3.10: a SYN addressed to a broadcast address is silently
+ * discarded (no SYN-ACK, no RST), even with a wildcard listener. */
+START_TEST(test_syn_to_broadcast_ignored)
+{
+	struct ns_sock *l = ts_stream(t);
+	struct ns_sockaddr any = { 0, 80 };
+	uint32_t unicast = t->local;
+
+	ck_assert_int_eq(ns_bind(l, &any), 0);
+	ck_assert_int_eq(ns_listen(l, 4), 0);
+	ts_new_conn(t, 80, 40000);
+	t->local = 0x0a0000ff; /* 10.0.0.255 */
+	TS_IN(t, "S 0:0(0) win 65535 <mss 1460>");
+	TS_NONE(t);
+	t->liss_known = true;
+	TS_IN(t, ". 1:1(0) ack 77"); /* no RST to a broadcast either */
+	TS_NONE(t);
+	t->local = 0xffffffff;
+	ts_new_conn(t, 80, 40001);
+	TS_IN(t, "S 0:0(0) win 65535 <mss 1460>");
+	TS_NONE(t);
+	ck_assert_uint_eq(ts_stats(t).tcp_conns, 1);
+	t->local = unicast;
+	ns_close(l);
+}
+END_TEST
+
+/* A segment inside an IPv4 header with options: TCP finds its header
+ * after them. */
+START_TEST(test_segment_after_ip_options)
+{
+	static uint8_t l4[200], f[400];
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+	size_t len = TS_BUILD(t, l4, sizeof(l4), "P. 1:101(100) ack 1"), flen;
+	struct ip_hdr *ih = (void *)(f + ETH_HLEN);
+
+	flen = ts_build_ip(t, f, NS_PROTO_TCP, 99, IP_DF, l4, len);
+	/* make room for 4 bytes of options (NOP NOP NOP EOL) */
+	memmove(f + ETH_HLEN + 24, f + ETH_HLEN + 20, len);
+	memcpy(f + ETH_HLEN + 20, "\x01\x01\x01\x00", 4);
+	ih->vhl = 0x46;
+	ih->len = htons((uint16_t)(24 + len));
+	ih->csum = 0;
+	ih->csum = (uint16_t)~ns_csum_fold(ns_csum_add(0, ih, 24));
+	ts_inject_frame(t, f, flen + 4);
+	TS_OUT_AFTER(t, 0, 200, ". 1:1(0) ack 101");
+	TS_RECV(t, s, 1, 100);
+	ns_close(s);
+}
+END_TEST
+
 /* Tests failing on an engine bug (entry named in the comment, in
  * /work/notes/bugs/tcp-core.md); moved to cases[] once fixed. */
 static const TTest *const *const pending_cases[] = {
-	NULL, /* none right now */
+	TS_CASE(test_syn_to_broadcast_ignored), /* "SYN to a broadcast address" */
 };
 
 static const TTest *const *const cases[] = {
@@ -991,6 +1042,7 @@ static const TTest *const *const cases[] = {
 	TS_CASE(test_challenge_ack_rate_limit),
 	TS_CASE(test_isn_clock_and_tuple),
 	TS_CASE(test_max_conns_bounds_active_opens),
+	TS_CASE(test_segment_after_ip_options),
 };
 
 TS_MAIN("netstack_tcp_script", cases, pending_cases, setup, teardown, 30)
