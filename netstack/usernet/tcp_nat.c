@@ -284,6 +284,8 @@ static void on_host_fd(struct un_ns *n, struct un_watch *w, uint32_t events)
 		/* Reported whatever the interest: act on it once. */
 		if ((getsockopt(w->fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err) ||
 		    f->state == TF_GUEST_CONNECTING) {
+			if (f->state == TF_GUEST_CONNECTING)
+				n->stats.hostfwd_failed++;
 			flow_free(f, true);
 			return;
 		}

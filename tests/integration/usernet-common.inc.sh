@@ -172,6 +172,17 @@ def refused(host, port):
     except OSError as e:
         print("error %s" % e)
 
+def closed(host, port):
+    # Connect, ask, and tell how the answer ends: data, eof or reset.
+    try:
+        s = socket.create_connection((host, port), timeout=5)
+        s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+        print("data" if s.recv(100) else "eof")
+    except (ConnectionResetError, BrokenPipeError):
+        print("reset")
+    except OSError as e:
+        print("error %s" % e)
+
 def attempts(host, port, n):
     # n connections, held open; prints how many connected.
     socks, ok = [], 0

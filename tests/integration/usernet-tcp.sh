@@ -74,8 +74,8 @@ echo "ok: hostfwd removed at run time"
 FWD2=$(free_port)
 echo "hostfwd_add tcp:127.0.0.1:$FWD2-:81" >"$UN_TMP/ctl"
 sleep 0.3
-busybox wget -q -T 3 -O /dev/null "http://127.0.0.1:$FWD2/" 2>/dev/null &&
-	fail "hostfwd to a closed guest port answered"
+out=$($HELPER closed 127.0.0.1 "$FWD2")
+[ "$out" = reset ] || fail "hostfwd to a closed guest port: $out"
 [ "$(un_stat hostfwd_failed)" -ge 1 ] || fail "hostfwd_failed not counted"
 echo "ok: hostfwd to a closed guest port: host client reset, hostfwd_failed counted"
 
