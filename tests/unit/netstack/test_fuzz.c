@@ -842,10 +842,30 @@ START_TEST(test_tcp_connections)
 }
 END_TEST
 
+/* A datagram from the wire claiming one of our own addresses as its
+ * source (the "LAND" SYN: src = dst = us) is a martian: dropped at IP,
+ * no half-open connection, no ARP for our own address. */
+START_TEST(test_own_source_address_dropped)
+{
+	struct ns_sock *l = ts_listen(t, 80, 4);
+	struct ns_stats b = ts_stats(t);
+	uint32_t peer = t->peer;
+
+	ts_new_conn(t, 80, 80);
+	t->peer = t->local;
+	TS_IN(t, "S 0:0(0) win 65535 <mss 1460>");
+	t->peer = peer;
+	ck_assert_uint_eq(DELTA(rx_bad_ip, b), 1);
+	ck_assert_uint_eq(check_tx_sane(), 0);
+	ck_assert_uint_eq(ts_stats(t).tcp_conns, 1);
+	ns_close(l);
+}
+END_TEST
+
 /* Tests failing on an engine bug (entry named in the comment, in
  * /work/notes/bugs/tcp-core.md); moved to cases[] once fixed. */
 static const TTest *const *const pending_cases[] = {
-	NULL, /* none right now */
+	TS_CASE(test_own_source_address_dropped), /* "LAND" */
 };
 
 static const TTest *const *const cases[] = {
