@@ -601,6 +601,50 @@ START_TEST(test_orphan_in_persist_is_bounded)
 }
 END_TEST
 
+/* A peer MSS of 1 must not make us send tiny segments (a classic
+ * amplification: one byte of data per packet); the data still flows. */
+START_TEST(test_tiny_peer_mss_clamped)
+{
+	struct ns_sock *s = ts_passive_open_with(t, 80, NULL, "mss 1,nop,nop,TS val 100 ecr 0");
+	struct ts_frame *f;
+	uint32_t next = 1;
+
+	ck_assert_int_eq(ns_setsockopt(s, NS_TCP_NODELAY, 1), 0);
+	ck_assert_int_eq(ts_send(t, s, 300), 300);
+	while ((f = ts_pop(t))) {
+		struct ts_seg g;
+		char why[128];
+
+		ck_assert_msg(ts_decode(t, f->data, f->len, &g, why, sizeof(why)), "%s", why);
+		free(f);
+		ck_assert_uint_eq(g.seq, next);
+		ck_assert_uint_ge(g.len, 32);
+		next += g.len;
+	}
+	ck_assert_uint_eq(next, 301);
+	ns_close(s);
+}
+END_TEST
+
+/* After the FIN, data beyond it is ignored (RFC 9293 3.10.7.4, CLOSE-WAIT:
+ * "ignore the segment text"): EOF stays EOF, the ACK stays at FIN + 1. */
+START_TEST(test_data_after_fin_ignored)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+	uint8_t b[200];
+
+	TS_IN(t, "P. 1:101(100) ack 1");
+	TS_IN(t, "F. 101:101(0) ack 1");
+	TS_OUT(t, ". 1:1(0) ack 102");
+	TS_IN(t, "P. 102:202(100) ack 1");
+	TS_OUT(t, ". 1:1(0) ack 102");
+	TS_RECV(t, s, 1, 100);
+	ck_assert_int_eq(ns_recv(s, b, sizeof(b), 0), 0);
+	TS_STATE(s, NS_TCP_CLOSE_WAIT);
+	ns_close(s);
+}
+END_TEST
+
 /* -------------------------------------------- randomized receive side */
 
 static uint64_t prng;
@@ -753,6 +797,8 @@ static const TTest *const *const cases[] = {
 	TS_CASE(test_old_segment_does_not_update_window),
 	TS_CASE(test_paws_timestamp_wraparound),
 	TS_CASE(test_window_update_after_syn_window_used),
+	TS_CASE(test_tiny_peer_mss_clamped),
+	TS_CASE(test_data_after_fin_ignored),
 	TS_CASE(test_random_receive_small_buffer),
 	TS_CASE(test_random_receive_scaled_buffer),
 	TS_CASE(test_orphan_in_persist_is_bounded),
