@@ -1370,6 +1370,59 @@ START_TEST(test_tail_loss_probe)
 }
 END_TEST
 
+
+START_TEST(test_dsack_for_duplicate)
+{
+	/* A segment that arrives twice is reported with a D-SACK block
+	 * (RFC 2883): the duplicate range, below the cumulative ACK. */
+	struct ns_sock *c, *s;
+	struct frame f, a;
+	struct tcp_opts o;
+	uint32_t seq;
+
+	connect_pair(&c, &s, 119);
+	client_segment(c, &f);
+	pump();
+	seq = ntohl(f_tcp(&f)->seq);
+	ns_stack_input(sb, lb, f.b, f.len); /* again */
+	ck_assert(grab(la, &a));
+	ck_assert_int_eq(tcp_opt_parse((uint8_t *)f_tcp(&a) + 20, (f_tcp(&a)->off >> 4) * 4u - 20,
+				       &o), 0);
+	ck_assert_uint_eq(ntohl(f_tcp(&a)->ack), seq + 1);
+	ck_assert_uint_eq(o.nsack, 1);
+	ck_assert_uint_eq(o.sack[0].start, seq);
+	ck_assert_uint_eq(o.sack[0].end, seq + 1);
+	ns_close(c);
+	ns_close(s);
+}
+END_TEST
+
+START_TEST(test_max_conns_active)
+{
+	struct ns_stack_cfg cfg = { .clock = clk, .seed = 9, .tcp_max_conns = 2 };
+	struct ns_stack *small = ns_stack_new(&cfg);
+	struct ns_link *x, *y;
+	struct ns_sock *c[3];
+	struct ns_sockaddr to = { B, 120 };
+
+	ck_assert_int_eq(ns_link_pair(1500, 0, &x, &y), 0);
+	ck_assert_int_eq(ns_iface_add(small, x, A, 24, 0), 0);
+	for (int i = 0; i < 3; i++)
+		c[i] = stream(small);
+	ck_assert_uint_eq(conns(small), 0); /* bare sockets do not count */
+	ck_assert_int_eq(ns_connect(c[0], &to), -EINPROGRESS);
+	ck_assert_int_eq(ns_connect(c[1], &to), -EINPROGRESS);
+	ck_assert_int_eq(ns_connect(c[2], &to), -ENOBUFS);
+	ck_assert_uint_eq(conns(small), 2);
+	for (int i = 0; i < 3; i++)
+		ns_close(c[i]);
+	ck_assert_uint_eq(conns(small), 0);
+	ns_stack_free(small);
+	ns_link_destroy(x);
+	ns_link_destroy(y);
+}
+END_TEST
+
 /* ------------------------------------------------------- blocking API */
 
 static volatile bool pumping;
@@ -1500,6 +1553,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_close_with_unread_data_resets);
 	tcase_add_test(tc, test_random_segments);
 	tcase_add_test(tc, test_tail_loss_probe);
+	tcase_add_test(tc, test_dsack_for_duplicate);
+	tcase_add_test(tc, test_max_conns_active);
 	suite_add_tcase(s, tc);
 	return s;
 }
