@@ -993,6 +993,53 @@ START_TEST(test_segment_after_ip_options)
 }
 END_TEST
 
+/* An old SYN (seq not above what we had) for a TIME-WAIT pair does not
+ * reopen it; it gets the TIME-WAIT ACK. */
+START_TEST(test_time_wait_old_syn_acked)
+{
+	struct ns_sock *l, *s = ts_passive_open(t, 80, &l);
+	int err = 0;
+
+	ck_assert_int_eq(ns_shutdown(s, NS_SHUT_WR), 0);
+	TS_OUT(t, "F. 1:1(0) ack 1");
+	TS_IN(t, "F. 1:1(0) ack 2");
+	TS_OUT(t, ". 2:2(0) ack 2");
+	TS_STATE(s, NS_TCP_TIME_WAIT);
+	TS_IN(t, "S 0:0(0) win 65535 <mss 1460,sackOK,TS val 50 ecr 0,nop,wscale 7>");
+	TS_OUT(t, ". 2:2(0) ack 2");
+	TS_STATE(s, NS_TCP_TIME_WAIT);
+	ck_assert_ptr_null(ns_accept(l, NULL, &err));
+	ck_assert_int_eq(err, -EAGAIN);
+	ns_close(s);
+	ns_close(l);
+}
+END_TEST
+
+/* RFC 1122 4.2.3.9: ICMP host unreachable is a soft error: the connect
+ * keeps trying and, when it finally times out, reports that error. */
+START_TEST(test_icmp_soft_error_reported_on_timeout)
+{
+	struct ns_sock *s = ts_connect(t, 0);
+	uint8_t msg[8 + 28] = { ICMP_UNREACH, ICMP_UNREACH_HOST };
+	uint16_t c;
+	int err = 0;
+
+	ck_assert_ptr_nonnull(t->qhead);
+	memcpy(msg + 8, t->qhead->data + ETH_HLEN, 28);
+	TS_OUT(t, "S 0:0(0)");
+	c = (uint16_t)~ns_csum_fold(ns_csum_add(0, msg, sizeof(msg)));
+	memcpy(msg + 2, &c, 2);
+	ts_inject_ip(t, NS_PROTO_ICMP, msg, sizeof(msg));
+	TS_STATE(s, NS_TCP_SYN_SENT);
+	TS_OUT_AFTER(t, 1000, 1000, "S 0:0(0)");
+	ts_wait(t, 600000);
+	TS_STATE(s, NS_TCP_CLOSED);
+	ck_assert_int_eq(ns_getsockopt(s, NS_SO_ERROR, &err), 0);
+	ck_assert_int_eq(err, -EHOSTUNREACH);
+	ns_close(s);
+}
+END_TEST
+
 /* Tests failing on an engine bug (entry named in the comment, in
  * /work/notes/bugs/tcp-core.md); moved to cases[] once fixed. */
 static const TTest *const *const pending_cases[] = {
@@ -1043,6 +1090,8 @@ static const TTest *const *const cases[] = {
 	TS_CASE(test_isn_clock_and_tuple),
 	TS_CASE(test_max_conns_bounds_active_opens),
 	TS_CASE(test_segment_after_ip_options),
+	TS_CASE(test_time_wait_old_syn_acked),
+	TS_CASE(test_icmp_soft_error_reported_on_timeout),
 };
 
 TS_MAIN("netstack_tcp_script", cases, pending_cases, setup, teardown, 30)

@@ -640,6 +640,26 @@ START_TEST(test_sack_recovery_back_to_back)
 }
 END_TEST
 
+/* SACK reneging (RFC 2018 8): SACKed data is kept until cumulatively
+ * ACKed; when the receiver drops what it SACKed, the RTO resends it. */
+START_TEST(test_sack_reneging)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+
+	ck_assert_int_eq(ts_send(t, s, 10 * SMSS), 10 * SMSS);
+	expect_segments(1, 10);
+	for (unsigned k = 2; k <= 4; k++)
+		TS_IN(t, ". 1:1(0) ack 1 <nop,nop,TS val 200 ecr *,nop,nop,sack %u:%u>", SMSS + 1,
+		      k * SMSS + 1);
+	TS_OUT(t, ". 1:1449(1448) ack 1");
+	/* the retransmission arrives, but the receiver threw away 2..4 */
+	TS_IN(t, ". 1:1(0) ack 1449 <nop,nop,TS val 201 ecr *>");
+	ts_flush(t);
+	TS_OUT_AFTER(t, 200, 2000, ". 1449:2897(1448) ack 1");
+	ns_close(s);
+}
+END_TEST
+
 /* ------------------------------------------------ randomized transfers */
 
 /* The peer's receive state: in order up to nxt, then disjoint ranges. */
@@ -861,6 +881,7 @@ static const TTest *const *const cases[] = {
 	TS_CASE(test_random_reorder_dup_newreno),
 	TS_CASE(test_sack_recovery_right_after_rto),
 	TS_CASE(test_sack_recovery_back_to_back),
+	TS_CASE(test_sack_reneging),
 };
 
 TS_MAIN("netstack_tcp_script_loss", cases, pending_cases, setup, teardown, 60)
