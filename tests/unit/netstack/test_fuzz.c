@@ -914,6 +914,100 @@ START_TEST(test_tcp_inwindow_storm)
 }
 END_TEST
 
+/* The sending side under a storm of ACKs: random cumulative ACKs (old,
+ * current, ahead of what was sent), random windows (zero included), random
+ * SACK blocks (sensible and absurd), duplicates. Every segment sent must
+ * stay inside the largest right window edge offered and carry the right
+ * bytes; then plain ACKs must drain everything. */
+START_TEST(test_tcp_sender_storm)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+	uint32_t una = 1, high = 1, edge = 1 + (1024u << 7), total = 0;
+	int unacked = -1;
+
+	t->auto_ts = false;
+	for (int i = 0; i < 5000; i++) {
+		struct ts_frame *f;
+		uint32_t ack, win = rnd() % 8 ? rnd() % 2048 : 0;
+
+		while (total < 4u << 20) {
+			ssize_t n = ts_send(t, s, 65536);
+
+			if (n <= 0)
+				break;
+			total += (uint32_t)n;
+		}
+		while ((f = ts_pop(t))) {
+			struct ts_seg g;
+			char why[128];
+
+			ck_assert_msg(ts_decode(t, f->data, f->len, &g, why, sizeof(why)), "%s", why);
+			for (uint32_t j = 0; j < g.len; j++)
+				if (g.payload[j] != ts_pattern(g.seq + j))
+					ck_abort_msg("sent a wrong byte at seq %u", g.seq + j);
+			free(f);
+			ck_assert_msg(g.seq + g.len <= edge + 1, "sent %u:%u past the edge %u", g.seq,
+				      g.seq + g.len, edge);
+			if (g.seq + g.len > high)
+				high = g.seq + g.len;
+		}
+		switch (rnd() % 4) {
+		case 0: /* old */
+			ack = una - rnd() % 3000;
+			break;
+		case 1: /* ahead of what was sent */
+			ack = high + 1 + rnd() % 100000;
+			break;
+		default:
+			ack = una + rnd() % (high - una + 1);
+		}
+		if (rnd() % 3)
+			TS_IN(t, ". 1:1(0) ack %u win %u <>", ack, win);
+		else
+			TS_IN(t, ". 1:1(0) ack %u win %u <nop,nop,sack %u:%u %u:%u>", ack, win,
+			      una + rnd() % 100000, una + rnd() % 200000, rnd(), rnd());
+		if (ack > una && ack <= high) {
+			una = ack;
+			if (una + (win << 7) > edge)
+				edge = una + (win << 7);
+		} else if (ack == una && una + (win << 7) > edge) {
+			edge = una + (win << 7);
+		}
+		if (rnd() % 50 == 0)
+			ts_wait(t, rnd() % 3000);
+	}
+	TS_STATE(s, NS_TCP_ESTABLISHED);
+	/* calm: a big window and honest ACKs until all is acknowledged */
+	for (int i = 0; i < 100000 && unacked != 0; i++) {
+		struct ts_frame *f;
+
+		while (total < 4u << 20) {
+			ssize_t n = ts_send(t, s, 65536);
+
+			if (n <= 0)
+				break;
+			total += (uint32_t)n;
+		}
+		if (!t->qhead)
+			ts_run_until_output(t, ns_clock_now(t->clk) + 120 * 1000000ull);
+		while ((f = ts_pop(t))) {
+			struct ts_seg g;
+			char why[128];
+
+			ck_assert_msg(ts_decode(t, f->data, f->len, &g, why, sizeof(why)), "%s", why);
+			free(f);
+			if (g.seq + g.len > high)
+				high = g.seq + g.len;
+		}
+		TS_IN(t, ". 1:1(0) ack %u win 1024 <>", high);
+		ck_assert_int_eq(ns_getsockopt(s, NS_SO_NWRITE, &unacked), 0);
+	}
+	ck_assert_int_eq(unacked, 0);
+	ck_assert_uint_eq(high, total + 1);
+	ns_close(s);
+}
+END_TEST
+
 /* A datagram from the wire claiming one of our own addresses as its
  * source (the "LAND" SYN: src = dst = us) is a martian: dropped at IP,
  * no half-open connection, no ARP for our own address. */
@@ -951,6 +1045,7 @@ static const TTest *const *const cases[] = {
 	TS_CASE(test_random_and_bitflips),
 	TS_CASE(test_tcp_connections),
 	TS_CASE(test_tcp_inwindow_storm),
+	TS_CASE(test_tcp_sender_storm),
 };
 
 TS_MAIN("netstack_fuzz", cases, pending_cases, setup, teardown, 30)
