@@ -662,7 +662,7 @@ END_TEST
 
 /* RFC 8985 7 (tail loss probe): with a data RTT sample and a tail of
  * several segments unanswered, a probe (the last segment again, nothing
- * new being queued) goes at 2*SRTT, before the RTO (3 SRTT here). */
+ * new being queued) goes at 2*SRTT, before the RTO (250 ms here). */
 START_TEST(test_tail_loss_probe)
 {
 	struct ns_sock *s;
