@@ -370,8 +370,9 @@ struct debugcon *debugcon_new(struct dev_host *host, int fd);
 void debugcon_free(struct debugcon *d);
 
 /* ISA addresses with no device behind them (LPT, unconfigured COM ports,
- * 0x402 without -debugcon): reads all-ones, writes ignored, not logged. */
-int isa_empty_new(struct dev_host *host, uint16_t base, uint16_t len, const char *name);
+ * 0x402 without -debugcon; on the MMIO bus the VGA window): reads
+ * all-ones, writes ignored, not logged. bus is host->pio or host->mmio. */
+int isa_empty_new(struct iobus *bus, uint64_t base, uint64_t len, const char *name);
 
 /* System control port A (0x92): fast A20 gate; bit 0 0 -> 1 calls reset_fn. */
 struct port92;

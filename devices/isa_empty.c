@@ -1,7 +1,8 @@
 /* isa_empty.c — ISA addresses where a PC may have a device and this one
- * has none (parallel ports, unconfigured COM ports, the debug console
- * without -debugcon): reads float to all-ones, writes vanish, and nothing
- * is logged, because firmware probing them is expected, not a bug. All-ones
+ * has none (parallel ports, unconfigured COM ports, the floppy controller,
+ * the debug console without -debugcon, the VGA window at 0xa0000): reads
+ * float to all-ones, writes vanish, and nothing is logged, because
+ * firmware and boot loaders probing them is expected, not a bug. All-ones
  * is also what tells SeaBIOS a port is absent: a UART's scratch register
  * and an LPT data latch do not read back, and port 0x402 does not answer
  * 0xe9, so SeaBIOS stops writing its log there. */
@@ -18,7 +19,7 @@ static void empty_write(void *opaque, uint64_t off, const void *data, unsigned s
 
 static const struct io_ops empty_ops = {empty_read, empty_write};
 
-int isa_empty_new(struct dev_host *host, uint16_t base, uint16_t len, const char *name)
+int isa_empty_new(struct iobus *bus, uint64_t base, uint64_t len, const char *name)
 {
-	return iobus_register(host->pio, base, len, &empty_ops, NULL, name);
+	return iobus_register(bus, base, len, &empty_ops, NULL, name);
 }

@@ -195,18 +195,22 @@ static void add_absent_ports(struct machine *m)
 	} absent[] = {
 		{0x378, 8, "lpt1 (absent)"},
 		{0x278, 8, "lpt2 (absent)"},
+		/* the x87 error latch (clear busy, reset): Linux writes them */
+		{0xf0, 2, "fpu latch (absent)"},
 		/* the floppy controller, around IDE's 0x3f6 */
 		{0x3f0, 6, "fdc (absent)"},
 		{0x3f7, 1, "fdc (absent)"},
 	};
 
 	for (unsigned i = 0; i < sizeof(absent) / sizeof(absent[0]); i++)
-		isa_empty_new(&m->host, absent[i].base, absent[i].len, absent[i].name);
+		isa_empty_new(m->host.pio, absent[i].base, absent[i].len, absent[i].name);
 	for (unsigned i = 0; i < CLI_MAX_SERIALS; i++)
 		if (!m->serial[i])
-			isa_empty_new(&m->host, com_base[i], 8, "com (absent)");
+			isa_empty_new(m->host.pio, com_base[i], 8, "com (absent)");
 	if (!m->debugcon)
-		isa_empty_new(&m->host, 0x402, 1, "debugcon (absent)");
+		isa_empty_new(m->host.pio, 0x402, 1, "debugcon (absent)");
+	/* no VGA: Linux's real-mode setup saves and restores the text screen */
+	isa_empty_new(m->host.mmio, 0xa0000, 0x20000, "vga (absent)");
 }
 
 int board_init(struct machine *m, char *err, size_t errlen)

@@ -6,10 +6,7 @@
 # command line GRUB handed it. Needs the cached guest kernel
 # (scripts/guest-kernel.sh), hence LINUX_TESTS; GRUB's LZMA core and file
 # loading run in emulated ring 0 here, so this takes one or two minutes.
-#
-# Why not SYSLINUX/EXTLINUX: its protected-mode interrupt reflectors end in
-# IRET, which the host's KVM emulator cannot do; it stops right after its
-# banner under QEMU as well (see /work/notes/bugs/core.md).
+# seabios-syslinux.sh does the same with SYSLINUX, up to the shell.
 set -u
 VMM=${VMM:-build/vmm}
 limit=${GRUB_TIMEOUT:-400}

@@ -95,13 +95,23 @@ START_TEST(absent_ports_read_all_ones)
 	struct test_host t;
 
 	test_host_init(&t);
-	ck_assert_int_eq(isa_empty_new(&t.host, 0x378, 8, "lpt1 (absent)"), 0);
+	ck_assert_int_eq(isa_empty_new(t.host.pio, 0x378, 8, "lpt1 (absent)"), 0);
 	/* an LPT probe: the data latch does not read back */
 	pio_out(&t, 0x378, 1, 0xaa);
 	ck_assert_uint_eq(pio_in(&t, 0x378, 1), 0xff);
 	ck_assert_uint_eq(pio_in(&t, 0x37a, 2), 0xffff);
 	/* overlapping an existing region is refused */
-	ck_assert_int_eq(isa_empty_new(&t.host, 0x37c, 8, "x"), -EEXIST);
+	ck_assert_int_eq(isa_empty_new(t.host.pio, 0x37c, 8, "x"), -EEXIST);
+	/* the same on the MMIO bus: the VGA window without a VGA */
+	ck_assert_int_eq(isa_empty_new(t.host.mmio, 0xa0000, 0x20000, "vga (absent)"), 0);
+	{
+		uint32_t v = 0;
+
+		ck_assert(iobus_read(t.host.mmio, 0xb8000, &v, 4));
+		ck_assert_uint_eq(v, 0xffffffffu);
+		ck_assert(iobus_write(t.host.mmio, 0xbfffc, &v, 4));
+		ck_assert(!iobus_read(t.host.mmio, 0xc0000, &v, 4));
+	}
 	test_host_fini(&t);
 }
 END_TEST

@@ -1,0 +1,71 @@
+#!/bin/sh
+# seabios-syslinux.sh — Debian's SYSLINUX on the IDE disk loads the minimal
+# Linux guest kernel and its initramfs from a FAT file system (made and
+# filled with mtools, no mount) through SeaBIOS's int 13h; the guest must
+# reach its shell and answer a command on the serial console. Needs the
+# cached guest kernel (scripts/guest-kernel.sh), hence LINUX_TESTS; a
+# minute or two here, where guest ring 0 is emulated. (SYSLINUX's
+# protected-mode interrupt reflectors end in IRET, which the host's KVM
+# cannot emulate: vmm completes it itself, vmm/iret.c; QEMU stops there.)
+set -u
+VMM=${VMM:-build/vmm}
+limit=${SYSLINUX_TIMEOUT:-600}
+[ -e /dev/kvm ] || { echo "SKIP: no /dev/kvm"; exit 77; }
+# GUEST_KERNEL_DIR: a folder with bzImage and initramfs.cpio instead of the cache
+kdir=${GUEST_KERNEL_DIR:-$(sh scripts/guest-kernel.sh --path)} || {
+	echo "SKIP: the guest kernel is not built; run scripts/guest-kernel.sh (make check-linux does)"
+	exit 77
+}
+for t in syslinux mkfs.fat mcopy; do
+	command -v $t >/dev/null || { echo "FAIL: $t missing (scripts/install-deps.sh check)"; exit 1; }
+done
+work=$(mktemp -d)
+pid=
+trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$work"' EXIT
+
+# the whole disk is one FAT file system; SYSLINUX's boot sector is its
+# first sector, which SeaBIOS boots like an MBR
+img=$work/disk.img
+cat >"$work/syslinux.cfg" <<'CFG'
+SERIAL 0 115200
+DEFAULT linux
+PROMPT 0
+TIMEOUT 0
+LABEL linux
+  KERNEL bzImage
+  INITRD initrd
+  APPEND console=ttyS0 noxsave clearcpuid=smap,popcnt hpet=disable mitigations=off lpj=1000000 panic=-1
+CFG
+mkfs.fat -C -n VMMBOOT "$img" 16384 >/dev/null &&
+	syslinux --install "$img" &&
+	mcopy -i "$img" "$work/syslinux.cfg" ::syslinux.cfg &&
+	mcopy -i "$img" "$kdir/bzImage" ::bzImage &&
+	mcopy -i "$img" "$kdir/initramfs.cpio" ::initrd || exit 1
+
+mkfifo "$work/in"
+t0=$(date +%s)
+"$VMM" -m 256 -nographic -serial stdio -monitor none -no-reboot -hda "$img" \
+	<"$work/in" >"$work/out" 2>"$work/err" &
+pid=$!
+exec 3>"$work/in"
+wait_for() {
+	while ! grep -q "$1" "$work/out"; do
+		if ! kill -0 $pid 2>/dev/null; then
+			echo "FAIL: vmm exited before '$1'"
+			tail -c 3000 "$work/out" | cat -v; cat "$work/err"; exit 1
+		fi
+		if [ $(($(date +%s) - t0)) -ge "$limit" ]; then
+			echo "FAIL: no '$1' in ${limit}s"; tail -c 3000 "$work/out" | cat -v; exit 1
+		fi
+		sleep 1
+	done
+}
+wait_for "SYSLINUX 6"
+wait_for "Linux version"
+wait_for VMM-GUEST-READY
+echo 'echo ANSWER=$((6 * 7)) $(uname -s)' >&3
+wait_for "ANSWER=42 Linux"
+if [ -s "$work/err" ]; then
+	echo "FAIL: vmm complained on stderr:"; cat "$work/err"; exit 1
+fi
+echo "seabios-syslinux: ok, SYSLINUX booted Linux to its shell in $(($(date +%s) - t0)) s"
