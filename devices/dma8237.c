@@ -81,14 +81,30 @@ static void ctrl_write(struct dma_ctrl *c, unsigned reg, uint8_t v)
 		return;
 	}
 	switch (reg) {
-	case REG_STATUS_CMD: c->command = v; break;
-	case REG_REQUEST: c->request = (uint8_t)((c->request & ~(1u << ch)) | ((v >> 2 & 1u) << ch)); break;
-	case REG_MASK_ONE: c->mask = (uint8_t)((c->mask & ~(1u << ch)) | ((v >> 2 & 1u) << ch)); break;
-	case REG_MODE: c->mode[ch] = v; break;
-	case REG_CLEAR_FF: c->flip = false; break;
-	case REG_MASTER_CLEAR: ctrl_clear(c); break;
-	case REG_CLEAR_MASK: c->mask = 0; break;
-	case REG_MASK_ALL: c->mask = v & 0x0f; break;
+	case REG_STATUS_CMD:
+		c->command = v;
+		break;
+	case REG_REQUEST:
+		c->request = (uint8_t)((c->request & ~(1u << ch)) | ((v >> 2 & 1u) << ch));
+		break;
+	case REG_MASK_ONE:
+		c->mask = (uint8_t)((c->mask & ~(1u << ch)) | ((v >> 2 & 1u) << ch));
+		break;
+	case REG_MODE:
+		c->mode[ch] = v;
+		break;
+	case REG_CLEAR_FF:
+		c->flip = false;
+		break;
+	case REG_MASTER_CLEAR:
+		ctrl_clear(c);
+		break;
+	case REG_CLEAR_MASK:
+		c->mask = 0;
+		break;
+	case REG_MASK_ALL:
+		c->mask = v & 0x0f;
+		break;
 	}
 }
 

@@ -71,9 +71,9 @@ static void put_system(struct smbios_out *o)
 	uint8_t a[0x1b];
 
 	header(a, 1, sizeof(a), 0x100);
-	a[4] = 1; /* manufacturer */
-	a[5] = 2; /* product */
-	a[6] = 3; /* version */
+	a[4] = 1;	/* manufacturer */
+	a[5] = 2;	/* product */
+	a[6] = 3;	/* version */
 	a[0x18] = 0x06; /* wake-up: power switch; UUID (8-23) stays zero */
 	put_struct(o, a, strs, 3);
 }
@@ -84,10 +84,10 @@ static void put_chassis(struct smbios_out *o)
 	uint8_t a[0x15];
 
 	header(a, 3, sizeof(a), 0x300);
-	a[4] = 1;    /* manufacturer */
-	a[5] = 0x01; /* type: other */
+	a[4] = 1;		       /* manufacturer */
+	a[5] = 0x01;		       /* type: other */
 	a[9] = a[0xa] = a[0xb] = 0x03; /* boot-up, power supply, thermal: safe */
-	a[0xc] = 0x02; /* security: unknown */
+	a[0xc] = 0x02;		       /* security: unknown */
 	put_struct(o, a, strs, 1);
 }
 
@@ -99,14 +99,14 @@ static void put_cpu(struct smbios_out *o, unsigned i)
 
 	snprintf(socket, sizeof(socket), "CPU %u", i);
 	header(a, 4, sizeof(a), (uint16_t)(0x400 + i));
-	a[4] = 1;    /* socket designation */
-	a[5] = 0x03; /* central processor */
-	a[6] = 0x01; /* family: other */
-	a[7] = 2;    /* manufacturer */
-	put_le16(a + 0x14, 2000); /* max speed, MHz */
-	put_le16(a + 0x16, 2000); /* current speed */
-	a[0x18] = 0x41; /* socket populated, CPU enabled */
-	a[0x19] = 0x01; /* upgrade: other */
+	a[4] = 1;		    /* socket designation */
+	a[5] = 0x03;		    /* central processor */
+	a[6] = 0x01;		    /* family: other */
+	a[7] = 2;		    /* manufacturer */
+	put_le16(a + 0x14, 2000);   /* max speed, MHz */
+	put_le16(a + 0x16, 2000);   /* current speed */
+	a[0x18] = 0x41;		    /* socket populated, CPU enabled */
+	a[0x19] = 0x01;		    /* upgrade: other */
 	put_le16(a + 0x1a, 0xffff); /* no cache information */
 	put_le16(a + 0x1c, 0xffff);
 	put_le16(a + 0x1e, 0xffff);
@@ -136,14 +136,14 @@ static void put_memory(struct smbios_out *o, uint64_t below, uint64_t above)
 
 		snprintf(locator, sizeof(locator), "DIMM %u", i);
 		header(a, 17, 0x15, (uint16_t)(0x1100 + i));
-		put_le16(a + 4, 0x1000);   /* the array above */
-		put_le16(a + 6, 0xfffe);   /* no error information */
-		put_le16(a + 8, 64);	   /* total width */
-		put_le16(a + 0xa, 64);	   /* data width */
+		put_le16(a + 4, 0x1000);	 /* the array above */
+		put_le16(a + 6, 0xfffe);	 /* no error information */
+		put_le16(a + 8, 64);		 /* total width */
+		put_le16(a + 0xa, 64);		 /* data width */
 		put_le16(a + 0xc, (uint16_t)mb); /* MiB (bit 15 clear) */
-		a[0xe] = 0x09; /* DIMM */
-		a[0x10] = 1;   /* device locator */
-		a[0x12] = 0x07; /* RAM */
+		a[0xe] = 0x09;			 /* DIMM */
+		a[0x10] = 1;			 /* device locator */
+		a[0x12] = 0x07;			 /* RAM */
 		put_struct(o, a, strs, 1);
 	}
 
@@ -174,8 +174,8 @@ static void put_boot_and_end(struct smbios_out *o)
 	put_struct(o, a, NULL, 0);
 }
 
-int smbios_build(const struct pc_fw_config *c, uint8_t anchor[SMBIOS_ANCHOR_LEN],
-		 uint8_t *tables, size_t max, size_t *tables_len)
+int smbios_build(const struct pc_fw_config *c, uint8_t anchor[SMBIOS_ANCHOR_LEN], uint8_t *tables,
+		 size_t max, size_t *tables_len)
 {
 	struct smbios_out o = {tables, max, 0, 0, 0, false};
 	uint64_t below, above;

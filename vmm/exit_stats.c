@@ -49,7 +49,8 @@ static void count(uint64_t key, uint64_t accesses)
 		}
 		if (k == key) {
 			atomic_fetch_add_explicit(&table[i].exits, 1, memory_order_relaxed);
-			atomic_fetch_add_explicit(&table[i].accesses, accesses, memory_order_relaxed);
+			atomic_fetch_add_explicit(&table[i].accesses, accesses,
+						  memory_order_relaxed);
 			return;
 		}
 	}

@@ -87,8 +87,12 @@ START_TEST(set_the_clock)
 {
 	struct test_host t;
 	struct rtc *r;
-	struct tm tm = {.tm_year = 99, .tm_mon = 11, .tm_mday = 31, .tm_hour = 23,
-			.tm_min = 59, .tm_sec = 50};
+	struct tm tm = {.tm_year = 99,
+			.tm_mon = 11,
+			.tm_mday = 31,
+			.tm_hour = 23,
+			.tm_min = 59,
+			.tm_sec = 50};
 	time_t want = timegm(&tm), got;
 
 	test_host_init(&t);
@@ -142,7 +146,8 @@ START_TEST(uip_shows_the_update_cycle)
 		seen_clear |= !(a & 0x80);
 		clock_gettime(CLOCK_MONOTONIC, &now);
 	} while (!(seen_set && seen_clear) &&
-		 (now.tv_sec - t0.tv_sec) * 1000000000L + (now.tv_nsec - t0.tv_nsec) < 10000000000L);
+		 (now.tv_sec - t0.tv_sec) * 1000000000L + (now.tv_nsec - t0.tv_nsec) <
+			 10000000000L);
 	ck_assert(seen_set);
 	ck_assert(seen_clear);
 	/* with the divider stopped there is no update cycle */
@@ -223,7 +228,8 @@ START_TEST(cmos_bytes_for_seabios)
 	ck_assert_uint_eq(cmos_read(&t, 0x34) | cmos_read(&t, 0x35) << 8, 496 * 16);
 	/* above 4 GiB: 4 GiB in 64 KiB units = 0x10000 */
 	ck_assert_uint_eq(cmos_read(&t, 0x5b) | cmos_read(&t, 0x5c) << 8 |
-				  cmos_read(&t, 0x5d) << 16, 0x10000);
+				  cmos_read(&t, 0x5d) << 16,
+			  0x10000);
 	ck_assert_uint_eq(cmos_read(&t, 0x5f), 3);
 	/* plain CMOS memory keeps what is written; bit 7 of the index (NMI
 	 * mask) does not change the register selected */

@@ -27,8 +27,8 @@ static const char *find_row(const char *out, const char *kind, unsigned long lon
 		char k[8], d[8];
 		unsigned long long a, e, n;
 
-		if (sscanf(l, " %7s %llx %7s %llu %llu", k, &a, d, &e, &n) == 5 && !strcmp(k, kind) &&
-		    a == addr && !strcmp(d, dir) && e == exits && n == acc)
+		if (sscanf(l, " %7s %llx %7s %llu %llu", k, &a, d, &e, &n) == 5 &&
+		    !strcmp(k, kind) && a == addr && !strcmp(d, dir) && e == exits && n == acc)
 			return l;
 	}
 	return NULL;
