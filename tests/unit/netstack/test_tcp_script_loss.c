@@ -689,6 +689,24 @@ START_TEST(test_tail_loss_probe)
 }
 END_TEST
 
+/* RFC 6298 5.7: when the SYN had to be retransmitted (so Karn leaves no
+ * RTT sample) and the RTO is below 3 s, it is set to 3 s once data
+ * transmission begins. */
+START_TEST(test_rto_3s_after_syn_timeout)
+{
+	struct ns_sock *s = ts_connect(t, 0);
+
+	TS_OUT(t, "S 0:0(0)");
+	TS_OUT_AFTER(t, 1000, 1000, "S 0:0(0)");
+	TS_IN(t, "S. 0:0(0) ack 1 win 65535 <mss 1460>");
+	TS_OUT(t, ". 1:1(0) ack 1");
+	ck_assert_int_eq(ts_send(t, s, 100), 100);
+	TS_OUT(t, "P. 1:101(100) ack 1");
+	TS_OUT_AFTER(t, 3000, 3000, "P. 1:101(100) ack 1");
+	ns_close(s);
+}
+END_TEST
+
 /* ------------------------------------------------ randomized transfers */
 
 /* The peer's receive state: in order up to nxt, then disjoint ranges. */
@@ -884,7 +902,7 @@ END_TEST
 /* Tests failing on an engine bug (entry named in the comment, in
  * /work/notes/bugs/tcp-core.md); moved to cases[] once fixed. */
 static const TTest *const *const pending_cases[] = {
-	NULL, /* none right now */
+	TS_CASE(test_rto_3s_after_syn_timeout), /* "RTO 3 s after a SYN timeout" */
 };
 
 static const TTest *const *const cases[] = {
