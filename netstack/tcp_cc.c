@@ -267,6 +267,21 @@ void cc_on_rto(struct tcb *t)
 	sb_clear(t);
 }
 
+void cc_check_lost_rexmit(struct tcb *t)
+{
+	uint32_t srtt = t->rtt.srtt;
+
+	/* SACKs still arrive well over an RTT after the first hole was
+	 * resent, yet it is not acknowledged: on a FIFO path everything
+	 * sent before that resend has arrived by now, so the resend itself
+	 * was lost (the idea of RACK, RFC 8985, for the one segment that
+	 * blocks snd_una). Resend it; the pipe already counts it. */
+	if (!t->in_recovery || !t->sack_on || !t->una_rexmit_at || !t->rtt.valid ||
+	    t->st->now - t->una_rexmit_at < srtt + srtt / 4 + TCP_CLOCK_G_US)
+		return;
+	tcp_retransmit_at(t, t->snd_una, tcp_smss(t));
+}
+
 bool cc_sack_next_hole(struct tcb *t, uint32_t *seq, uint32_t *len)
 {
 	uint32_t from = seq_max(t->rexmit_nxt, t->snd_una), edge = sb_lost_edge(t), e;

@@ -282,6 +282,8 @@ static void new_ack(struct tcb *t, const struct tcp_seg *s)
 	}
 	t->backoff = 0;
 	t->tlp_done = false;
+	/* A hole now at snd_una that was already resent: count from now. */
+	t->una_rexmit_at = t->in_recovery && SEQ_LT(s->ack, t->rexmit_nxt) ? t->st->now : 0;
 	t->una_since = t->st->now;
 	data = free_acked(t, s->ack);
 	t->snd_una = s->ack;
@@ -393,6 +395,8 @@ static bool ack_input(struct tcb *t, const struct tcp_seg *s, bool *drop)
 		cc_on_dupack(t);
 	else if (sack_news)
 		cc_maybe_recover(t);
+	if (sack_news)
+		cc_check_lost_rexmit(t);
 	return tcp_fin_acked(t) && our_fin_acked(t);
 }
 

@@ -245,6 +245,7 @@ struct tcb {
 	struct seq_range sacked[TCP_SACKB_MAX]; /* scoreboard, sorted */
 	unsigned nsacked;
 	uint32_t rexmit_nxt; /* SACK recovery: holes below this are resent */
+	uint64_t una_rexmit_at; /* when the segment at snd_una was last resent */
 
 	/* retransmission */
 	struct rtt_est rtt;
@@ -407,6 +408,8 @@ void cc_on_dupack(struct tcb *t);
 /* Any ACK with new SACK information may show a loss (RFC 6675 5). */
 void cc_maybe_recover(struct tcb *t);
 void cc_on_rto(struct tcb *t);
+/* SACK recovery: the resend of the first hole looks lost; resend it. */
+void cc_check_lost_rexmit(struct tcb *t);
 /* A new ACK arrived while a reduction may be undone: check its TSecr. */
 void cc_check_spurious(struct tcb *t, const struct tcp_opts *o);
 /* Sending during SACK recovery: the next retransmission, 0 if none. */

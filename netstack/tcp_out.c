@@ -190,6 +190,8 @@ uint32_t tcp_retransmit_at(struct tcb *t, uint32_t seq, uint32_t max)
 		return 0;
 	t->st->stats.tcp_rexmit++;
 	t->n_rexmit++;
+	if (seq == t->snd_una)
+		t->una_rexmit_at = t->st->now;
 	return len + !!(flags & TH_FIN);
 }
 
