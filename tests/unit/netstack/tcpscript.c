@@ -788,6 +788,17 @@ bool ts_decode(struct tscript *t, const uint8_t *f, size_t len, struct ts_seg *s
 		return false;
 	}
 	relativize(t, s);
+	/* Rules every segment obeys, checked on all of them. */
+	if (!(s->flags & TH_SYN) && (s->has_mss || s->has_ws || s->sack_ok)) {
+		snprintf(why, whylen, "MSS/wscale/sackOK in a non-SYN segment (RFC 9293 3.7.1, "
+				      "RFC 7323 2.2, RFC 2018 2)");
+		return false;
+	}
+	if (t->auto_ts && !(s->flags & TH_RST) && !s->has_ts) {
+		snprintf(why, whylen, "no TS option although timestamps were negotiated "
+				      "(RFC 7323 3.2)");
+		return false;
+	}
 	if (s->has_ts)
 		t->last_tsval = s->tsval;
 	return true;

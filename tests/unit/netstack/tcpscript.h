@@ -26,7 +26,9 @@
  * match; '*' matches any value. With <...> the option set must match
  * exactly (order, NOP and EOL ignored); without it options are not
  * checked. Data the stack sends must be ts_pattern(relative seq) (what
- * ts_send() writes) unless t->check_payload is false. */
+ * ts_send() writes) unless t->check_payload is false. Every decoded
+ * segment must also keep MSS, wscale and SACK-permitted to SYNs and, while
+ * auto_ts is on (timestamps negotiated), carry TS unless it is a RST. */
 #ifndef TESTS_TCPSCRIPT_H
 #define TESTS_TCPSCRIPT_H
 

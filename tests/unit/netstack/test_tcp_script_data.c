@@ -645,6 +645,21 @@ START_TEST(test_data_after_fin_ignored)
 }
 END_TEST
 
+/* RFC 7323 3.2: TS options on later segments of a connection that did
+ * not negotiate timestamps are ignored: no TS in our answers, no PAWS. */
+START_TEST(test_ts_not_negotiated_ignored)
+{
+	struct ns_sock *s = ts_passive_open_with(t, 80, NULL, "mss 1460,sackOK,nop,wscale 7");
+
+	TS_IN(t, "P. 1:101(100) ack 1 <nop,nop,TS val 5000 ecr 0>");
+	TS_IN(t, "P. 101:201(100) ack 1 <nop,nop,TS val 1 ecr 0>"); /* "old": no PAWS */
+	TS_OUT(t, ". 1:1(0) ack 201 <>");
+	ck_assert_uint_eq(ts_stats(t).tcp_paws_drop, 0);
+	TS_RECV(t, s, 1, 200);
+	ns_close(s);
+}
+END_TEST
+
 /* -------------------------------------------- randomized receive side */
 
 static uint64_t prng;
@@ -798,6 +813,7 @@ static const TTest *const *const cases[] = {
 	TS_CASE(test_paws_timestamp_wraparound),
 	TS_CASE(test_window_update_after_syn_window_used),
 	TS_CASE(test_tiny_peer_mss_clamped),
+	TS_CASE(test_ts_not_negotiated_ignored),
 	TS_CASE(test_data_after_fin_ignored),
 	TS_CASE(test_random_receive_small_buffer),
 	TS_CASE(test_random_receive_scaled_buffer),
