@@ -660,6 +660,40 @@ START_TEST(test_ts_not_negotiated_ignored)
 }
 END_TEST
 
+/* RFC 9293 3.10.7.4: with our receive window at zero no segment is
+ * acceptable, "but special allowance should be made to accept valid
+ * ACKs": the ACK field of a zero-length segment, and of one carrying data
+ * we must drop, still acknowledges our data. */
+START_TEST(test_acks_accepted_with_zero_receive_window)
+{
+	struct ns_sock *l = ts_stream(t), *s;
+	int unacked = -1;
+
+	ck_assert_int_eq(ns_setsockopt(l, NS_SO_RCVBUF, 4096), 0);
+	ts_bind_listen(t, l, 80, 4);
+	ts_new_conn(t, 80, 40000);
+	TS_IN(t, "S 0:0(0) win 65535 <mss 1460>");
+	TS_OUT(t, "S. 0:0(0) ack 1 win 4096 <mss 1460>");
+	TS_IN(t, ". 1:1(0) ack 1");
+	s = ts_accept(t, l);
+	ck_assert_int_eq(ns_setsockopt(s, NS_TCP_NODELAY, 1), 0);
+	for (uint32_t seq = 1; seq < 4097; seq += 1024)
+		TS_IN(t, ". %u:%u(1024) ack 1", seq, seq + 1024);
+	ts_flush(t); /* our window is now 0 */
+	ck_assert_int_eq(ts_send(t, s, 100), 100);
+	TS_OUT(t, "P. 1:101(100) ack 4097 win 0");
+	TS_IN(t, ". 4097:4097(0) ack 51");
+	ck_assert_int_eq(ns_getsockopt(s, NS_SO_NWRITE, &unacked), 0);
+	ck_assert_int_eq(unacked, 50);
+	TS_IN(t, "P. 4097:4197(100) ack 101"); /* data dropped, ACK taken */
+	TS_OUT(t, ". 101:101(0) ack 4097 win 0");
+	ck_assert_int_eq(ns_getsockopt(s, NS_SO_NWRITE, &unacked), 0);
+	ck_assert_int_eq(unacked, 0);
+	ns_close(s);
+	ns_close(l);
+}
+END_TEST
+
 /* -------------------------------------------- randomized receive side */
 
 static uint64_t prng;
@@ -814,6 +848,7 @@ static const TTest *const *const cases[] = {
 	TS_CASE(test_window_update_after_syn_window_used),
 	TS_CASE(test_tiny_peer_mss_clamped),
 	TS_CASE(test_ts_not_negotiated_ignored),
+	TS_CASE(test_acks_accepted_with_zero_receive_window),
 	TS_CASE(test_data_after_fin_ignored),
 	TS_CASE(test_random_receive_small_buffer),
 	TS_CASE(test_random_receive_scaled_buffer),
