@@ -132,6 +132,14 @@ static void listen_input(struct tcb *l, const struct tcp_seg *s)
 	}
 }
 
+/* RFC 6298 5.7: the SYN (or SYN-ACK) had to be resent and gave no RTT
+ * sample: data starts with an RTO of 3 s, not the initial 1 s. */
+static void syn_loss_rto(struct tcb *t)
+{
+	if (t->backoff && !t->rtt.valid)
+		t->rtt.rto = u32_max(t->rtt.rto, TCP_RTO_AFTER_SYN_LOSS_US);
+}
+
 /* ----------------------------------------------------------- SYN-SENT */
 
 static void synsent_input(struct tcb *t, const struct tcp_seg *s)
@@ -161,6 +169,7 @@ static void synsent_input(struct tcb *t, const struct tcp_seg *s)
 	}
 	if (t->rtt_timing)
 		rtt_sample(&t->rtt, (uint32_t)(t->st->now - t->rtt_start));
+	syn_loss_rto(t);
 	t->rtt_timing = false;
 	t->backoff = 0;
 	t->snd_una = s->ack;
@@ -335,6 +344,7 @@ static bool synrcvd_ack(struct tcb *t, const struct tcp_seg *s)
 	t->max_snd_wnd = t->snd_wnd;
 	t->snd_wl1 = s->seq;
 	t->snd_wl2 = s->ack;
+	syn_loss_rto(t);
 	tcb_set_state(t, NS_TCP_ESTABLISHED);
 	if (t->parent)
 		tcp_child_established(t);
@@ -599,12 +609,26 @@ static struct tcb *lookup(struct ns_stack *st, const struct tcp_seg *s)
 	return ch ? ch->tcb : NULL;
 }
 
+/* RFC 1122 4.2.3.10: no TCP to a broadcast or multicast address (and
+ * nothing may be sent from one). */
+static bool to_broadcast(const struct ip_rx *rx)
+{
+	const struct ns_iface *ifc = rx->ifc;
+
+	return rx->dst == 0xffffffffu || (rx->dst >> 28) == 0xe ||
+	       (ifc && ifc->mask != 0xffffffffu && rx->dst == (ifc->addr | ~ifc->mask));
+}
+
 void tcp_input(struct ns_stack *st, const struct ip_rx *rx)
 {
 	struct tcp_seg s;
 	struct tcb *t;
 
 	st->stats.tcp_rx++;
+	if (to_broadcast(rx)) {
+		st->stats.tcp_bad++;
+		return;
+	}
 	if (!parse_seg(st, rx, &s))
 		return;
 	t = lookup(st, &s);

@@ -70,6 +70,7 @@ enum {
 #define TCP_RTO_INIT_US 1000000u /* RFC 6298 2.1 */
 #define TCP_RTO_MIN_US 200000u	 /* Linux's floor; RFC 6298 allows lower than 1 s */
 #define TCP_RTO_MAX_US 60000000u /* RFC 6298 2.5 */
+#define TCP_RTO_AFTER_SYN_LOSS_US 3000000u /* RFC 6298 5.7 */
 #define TCP_CLOCK_G_US 1000u	 /* clock granularity G of RFC 6298 */
 #define TCP_PTO_MIN_US 10000u	 /* RFC 8985 7.2 */
 #define TCP_PAWS_IDLE_US (24ull * 24 * 3600 * 1000000) /* RFC 7323 5.5 */
