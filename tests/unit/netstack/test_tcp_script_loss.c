@@ -707,6 +707,57 @@ START_TEST(test_rto_3s_after_syn_timeout)
 }
 END_TEST
 
+/* A lost fast retransmission is sent again once SACKs for later data
+ * keep arriving well after it (RFC 8985's idea, 8d2de77): before the RTO,
+ * not after it. */
+START_TEST(test_lost_retransmission_resent_before_rto)
+{
+	struct ns_sock *s;
+	uint32_t seqs[64], high, a = 101;
+	uint64_t t0, when = 0;
+	unsigned n;
+
+	t->hs_rtt_ms = 100;
+	s = ts_passive_open(t, 80, NULL);
+	ck_assert_int_eq(ns_setsockopt(s, NS_TCP_NODELAY, 1), 0);
+	ck_assert_int_eq(ts_send(t, s, 100), 100);
+	TS_OUT(t, "P. 1:101(100) ack 1");
+	ts_wait(t, 100);
+	TS_IN(t, ". 1:1(0) ack 101");
+	ck_assert_int_eq(ts_send(t, s, 60 * SMSS), 60 * SMSS);
+	high = expect_segments(a, 10);
+	/* the first is lost; SACKs for the others arrive one RTT later */
+	ts_wait(t, 100);
+	for (unsigned k = 2; k <= 10; k++)
+		TS_IN(t, ". 1:1(0) ack %u <nop,nop,TS val 300 ecr *,nop,nop,sack %u:%u>", a,
+		      a + SMSS, a + k * SMSS);
+	n = take_data(seqs, 64);
+	ck_assert_uint_ge(n, 1);
+	ck_assert_uint_eq(ts_stats(t).tcp_fast_rexmit, 1);
+	t0 = ns_clock_now(t->clk);
+	for (unsigned j = 0; j < n; j++)
+		if (seqs[j] + SMSS > high)
+			high = seqs[j] + SMSS;
+	/* that retransmission is lost too; SACKs keep coming every 20 ms */
+	while (!when && ns_clock_now(t->clk) - t0 < 1000000) {
+		ts_wait(t, 20);
+		TS_IN(t, ". 1:1(0) ack %u <nop,nop,TS val 301 ecr *,nop,nop,sack %u:%u>", a,
+		      a + SMSS, high);
+		n = take_data(seqs, 64);
+		for (unsigned j = 0; j < n; j++) {
+			if (seqs[j] == a && !when)
+				when = ns_clock_now(t->clk) - t0;
+			if (seqs[j] + SMSS > high)
+				high = seqs[j] + SMSS;
+		}
+	}
+	ck_assert_msg(when, "the hole was never resent");
+	ck_assert_uint_eq(ts_stats(t).tcp_rto, 0);
+	ck_assert_uint_ge(when, 100000);
+	ns_close(s);
+}
+END_TEST
+
 /* ------------------------------------------------ randomized transfers */
 
 /* The peer's receive state: in order up to nxt, then disjoint ranges. */
@@ -930,6 +981,7 @@ static const TTest *const *const cases[] = {
 	TS_CASE(test_sack_recovery_back_to_back),
 	TS_CASE(test_sack_reneging),
 	TS_CASE(test_tail_loss_probe),
+	TS_CASE(test_lost_retransmission_resent_before_rto),
 };
 
 TS_MAIN("netstack_tcp_script_loss", cases, pending_cases, setup, teardown, 60)
