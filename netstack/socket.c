@@ -230,9 +230,27 @@ int ns_accept_refuse(struct ns_sock *s, bool icmp, uint8_t icmp_code)
 	return rc ? rc : stream_leave(s, tcp_usr_accept_refuse(s->tcb, icmp, icmp_code));
 }
 
+/* A connection that failed (refused, reset, timed out) may be retried on
+ * the same socket, as on Linux: with a fresh control block (and port). */
+static struct tcb *fresh_tcb_after_failure(struct ns_sock *s)
+{
+	struct tcb *t = s->tcb, *n;
+
+	if (!t || t->state != NS_TCP_CLOSED || !t->reset)
+		return t;
+	n = tcb_new(s->st, &t->cfg);
+	if (!n)
+		return t;
+	t->sock = NULL;
+	tcb_free(t);
+	n->sock = s;
+	s->tcb = n;
+	return n;
+}
+
 static int connect_stream_locked(struct ns_sock *s, const struct ns_sockaddr *remote)
 {
-	struct tcb *t = s->tcb;
+	struct tcb *t = fresh_tcb_after_failure(s);
 	int rc;
 
 	if (!t)

@@ -352,7 +352,17 @@ START_TEST(test_refused)
 	ck_assert_int_eq(v, 0);
 	ns_stack_stats(sb, &st);
 	ck_assert_uint_eq(st.tcp_rst_tx, 1);
+	/* The same socket may try again (as on Linux). */
+	{
+		struct ns_sock *l = listener(sb, 0, 9999);
+
+		ck_assert_int_eq(ns_connect(c, &to), -EINPROGRESS);
+		pump();
+		ck_assert_int_eq(state_of(c), NS_TCP_ESTABLISHED);
+		ns_close(l);
+	}
 	ns_close(c);
+	pump();
 	ck_assert_uint_eq(conns(sa), 0);
 }
 END_TEST
