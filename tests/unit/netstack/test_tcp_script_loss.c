@@ -758,6 +758,33 @@ START_TEST(test_lost_retransmission_resent_before_rto)
 }
 END_TEST
 
+/* RFC 5681 4.1: after an idle period longer than the RTO, cwnd restarts
+ * from the restart window min(IW, cwnd). */
+START_TEST(test_cwnd_restart_after_idle)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+	uint32_t next = 1;
+
+	ck_assert_int_eq(ts_send(t, s, 60 * SMSS), 60 * SMSS);
+	while (next < 60 * SMSS + 1) {
+		uint32_t seqs[64];
+		unsigned n = take_data(seqs, 64);
+
+		ck_assert_uint_gt(n, 0);
+		for (unsigned j = 0; j < n; j++) {
+			TS_IN(t, ". 1:1(0) ack %u", seqs[j] + SMSS);
+			next = seqs[j] + SMSS;
+		}
+	}
+	ck_assert_uint_ge(ts_info(s).cwnd, 40 * SMSS);
+	ts_wait(t, 5000);
+	ck_assert_int_eq(ts_send(t, s, 40 * SMSS), 40 * SMSS);
+	expect_segments(next, 10);
+	TS_NONE(t);
+	ns_close(s);
+}
+END_TEST
+
 /* ------------------------------------------------ randomized transfers */
 
 /* The peer's receive state: in order up to nxt, then disjoint ranges. */
@@ -982,6 +1009,7 @@ static const TTest *const *const cases[] = {
 	TS_CASE(test_sack_reneging),
 	TS_CASE(test_tail_loss_probe),
 	TS_CASE(test_lost_retransmission_resent_before_rto),
+	TS_CASE(test_cwnd_restart_after_idle),
 };
 
 TS_MAIN("netstack_tcp_script_loss", cases, pending_cases, setup, teardown, 60)
