@@ -437,6 +437,5 @@ uint32_t sb_lost_edge(const struct tcb *t);
 /* The first un-SACKed range at or above seq below limit; false if none. */
 bool sb_next_hole(const struct tcb *t, uint32_t seq, uint32_t limit, uint32_t *start,
 		  uint32_t *end);
-bool sb_is_sacked(const struct tcb *t, uint32_t seq);
 
 #endif /* NETSTACK_TCP_INTERNAL_H */

@@ -187,11 +187,3 @@ bool sb_next_hole(const struct tcb *t, uint32_t seq, uint32_t limit, uint32_t *s
 	*end = limit;
 	return true;
 }
-
-bool sb_is_sacked(const struct tcb *t, uint32_t seq)
-{
-	for (unsigned i = 0; i < t->nsacked; i++)
-		if (seq_in(seq, t->sacked[i].start, t->sacked[i].end))
-			return true;
-	return false;
-}
