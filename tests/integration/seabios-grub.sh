@@ -4,27 +4,18 @@
 # Linux guest kernel on a FAT partition, loaded by GRUB through SeaBIOS's
 # int 13h. Passes when the kernel prints its early boot text with the
 # command line GRUB handed it. Needs the cached guest kernel
-# (scripts/guest-kernel.sh), hence LINUX_TESTS; GRUB's LZMA core and file
+# (scripts/guest-kernel.sh builds it), hence LINUX_TESTS; GRUB's LZMA core and file
 # loading run in emulated ring 0 here, so this takes one or two minutes.
 # seabios-syslinux.sh does the same with SYSLINUX, up to the shell.
 set -u
 VMM=${VMM:-build/vmm}
 limit=${GRUB_TIMEOUT:-400}
-[ -e /dev/kvm ] || { echo "SKIP: no /dev/kvm"; exit 77; }
-# GUEST_KERNEL_DIR: a folder with a bzImage, instead of the cached build
-kdir=${GUEST_KERNEL_DIR:-$(sh scripts/guest-kernel.sh --path)} || {
-	echo "SKIP: the guest kernel is not built; run scripts/guest-kernel.sh (make check-linux does)"
-	exit 77
-}
+. tests/integration/seabios-guest.inc.sh
 grubdir=/usr/lib/grub/i386-pc
 for t in grub-mkimage sfdisk mkfs.fat mcopy mmd; do
 	command -v $t >/dev/null || { echo "FAIL: $t missing (scripts/install-deps.sh check)"; exit 1; }
 done
 [ -f $grubdir/boot.img ] || { echo "FAIL: $grubdir/boot.img missing (grub-pc-bin)"; exit 1; }
-work=$(mktemp -d)
-pid=
-trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$work"' EXIT
-
 # GRUB's embedded config: only disk, partition and FAT support are in the
 # (LZMA-compressed, slow to unpack here) core; `linux` and what it needs
 # come from the partition.
@@ -54,17 +45,11 @@ dd if="$part" of="$img" bs=512 seek=2048 conv=notrunc status=none &&
 t0=$(date +%s)
 "$VMM" -m 256 -nographic -no-reboot -hda "$img" </dev/null >"$work/out" 2>"$work/err" &
 pid=$!
-while ! grep -q "Command line: BOOT_IMAGE=/bzImage .*$marker" "$work/out"; do
-	if ! kill -0 $pid 2>/dev/null; then
-		echo "FAIL: vmm exited before the kernel's command line appeared"
-		tail -c 2000 "$work/out" | cat -v; cat "$work/err"; exit 1
-	fi
-	if [ $(($(date +%s) - t0)) -ge "$limit" ]; then
-		echo "FAIL: no kernel boot text in ${limit}s"; tail -c 2000 "$work/out" | cat -v; exit 1
-	fi
-	sleep 1
-done
+wait_for "Command line: BOOT_IMAGE=/bzImage .*$marker"
 grep -q "GRUB" "$work/out" && grep -q "Linux version" "$work/out" || {
 	echo "FAIL: GRUB banner or Linux version line missing"; cat -v "$work/out"; exit 1
 }
+if [ -s "$work/err" ]; then
+	echo "FAIL: vmm complained on stderr:"; cat "$work/err"; exit 1
+fi
 echo "seabios-grub: ok, GRUB started Linux in $(($(date +%s) - t0)) s"

@@ -3,26 +3,17 @@
 # Linux guest kernel and its initramfs from a FAT file system (made and
 # filled with mtools, no mount) through SeaBIOS's int 13h; the guest must
 # reach its shell and answer a command on the serial console. Needs the
-# cached guest kernel (scripts/guest-kernel.sh), hence LINUX_TESTS; a
+# guest kernel (scripts/guest-kernel.sh builds it), hence LINUX_TESTS; a
 # minute or two here, where guest ring 0 is emulated. (SYSLINUX's
 # protected-mode interrupt reflectors end in IRET, which the host's KVM
 # cannot emulate: vmm completes it itself, vmm/iret.c; QEMU stops there.)
 set -u
 VMM=${VMM:-build/vmm}
 limit=${SYSLINUX_TIMEOUT:-600}
-[ -e /dev/kvm ] || { echo "SKIP: no /dev/kvm"; exit 77; }
-# GUEST_KERNEL_DIR: a folder with bzImage and initramfs.cpio instead of the cache
-kdir=${GUEST_KERNEL_DIR:-$(sh scripts/guest-kernel.sh --path)} || {
-	echo "SKIP: the guest kernel is not built; run scripts/guest-kernel.sh (make check-linux does)"
-	exit 77
-}
+. tests/integration/seabios-guest.inc.sh
 for t in syslinux mkfs.fat mcopy; do
 	command -v $t >/dev/null || { echo "FAIL: $t missing (scripts/install-deps.sh check)"; exit 1; }
 done
-work=$(mktemp -d)
-pid=
-trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$work"' EXIT
-
 # the whole disk is one FAT file system; SYSLINUX's boot sector is its
 # first sector, which SeaBIOS boots like an MBR
 img=$work/disk.img
@@ -48,18 +39,6 @@ t0=$(date +%s)
 	<"$work/in" >"$work/out" 2>"$work/err" &
 pid=$!
 exec 3>"$work/in"
-wait_for() {
-	while ! grep -q "$1" "$work/out"; do
-		if ! kill -0 $pid 2>/dev/null; then
-			echo "FAIL: vmm exited before '$1'"
-			tail -c 3000 "$work/out" | cat -v; cat "$work/err"; exit 1
-		fi
-		if [ $(($(date +%s) - t0)) -ge "$limit" ]; then
-			echo "FAIL: no '$1' in ${limit}s"; tail -c 3000 "$work/out" | cat -v; exit 1
-		fi
-		sleep 1
-	done
-}
 wait_for "SYSLINUX 6"
 wait_for "Linux version"
 wait_for VMM-GUEST-READY
