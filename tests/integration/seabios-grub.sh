@@ -3,9 +3,9 @@
 # disk: GRUB (grub-pc-bin) in the MBR and the gap after it, the minimal
 # Linux guest kernel on a FAT partition, loaded by GRUB through SeaBIOS's
 # int 13h. Passes when the kernel prints its early boot text with the
-# command line GRUB handed it. Needs the cached guest kernel
-# (scripts/guest-kernel.sh builds it), hence LINUX_TESTS; GRUB's LZMA core and file
-# loading run in emulated ring 0 here, so this takes one or two minutes.
+# command line GRUB handed it. Needs the guest kernel (scripts/guest-kernel.sh
+# builds it), hence LINUX_TESTS; GRUB's LZMA core and file loading run in
+# emulated ring 0 here, so this takes one or two minutes.
 # seabios-syslinux.sh does the same with SYSLINUX, up to the shell.
 set -u
 VMM=${VMM:-build/vmm}
