@@ -11,4 +11,4 @@ dir=$(sh "$top/scripts/guest-kernel.sh")
 echo "demo: booting $dir/bzImage (guest ring 0 is emulated on nested hosts: ~1 min)" >&2
 exec "$vmm" -m 256 -smp 2 -nographic -serial mon:stdio -no-reboot \
 	-kernel "$dir/bzImage" -initrd "$dir/initramfs.cpio" \
-	-append "console=ttyS0 noxsave clearcpuid=smap,popcnt hpet=disable mitigations=off lpj=1000000 panic=-1"
+	-append "$(cat "$top/tests/guest/linux/cmdline")"
