@@ -63,6 +63,13 @@ if command -v qemu-system-x86_64 >/dev/null; then
 else
 	echo "note: qemu-system-x86_64 not installed, no side-by-side comparison"
 fi
+# -debugcon file: SeaBIOS's own log (it writes there only when 0x402
+# answers 0xe9, i.e. only with -debugcon, as under QEMU)
+run -debugcon file:"$work/dbg.log" -hda "$img" >/dev/null 2>&1
+if ! grep -q "Running on QEMU (i440fx)" "$work/dbg.log" || ! grep -q "Booting from 0000:7c00" "$work/dbg.log" ||
+	grep -q "WARNING" "$work/dbg.log"; then
+	echo "FAIL: -debugcon log:"; cat "$work/dbg.log"; fail=1
+fi
 before=$(sha256sum <"$img")
 out=$(run -snapshot -drive file="$img",format=raw,if=ide,index=0 2>/dev/null); rc=$?
 [ $rc -eq 33 ] || { echo "FAIL: -snapshot boot exit $rc"; fail=1; }
