@@ -1,5 +1,16 @@
 /* tcp_internal.h — private state of the TCP engine (tcp*.c, socket.c).
  *
+ * Files: tcp.c      control block life, listener queues, ISN, ICMP errors
+ *        tcp_in.c   segment arrival (RFC 9293 3.10.7, RFC 5961, PAWS)
+ *        tcp_out.c  building and sending segments, Nagle, SWS, probes
+ *        tcp_timer.c retransmission/TLP, persist, delayed ACK, keepalive,
+ *                   2MSL
+ *        tcp_cc.c   RTO estimator, congestion control, loss recovery
+ *        tcp_sack.c out-of-order map, SACK blocks, sender scoreboard
+ *        tcp_opt.c  option parsing and building
+ *        tcp_ring.c byte rings
+ *        tcp_usr.c  the user's requests (socket.c adds blocking on top)
+ *
  * One struct tcb per connection (and per listener). Send and receive data
  * live in fixed ring buffers allocated once per connection: segments are
  * copied from the send ring straight into the stack's tx frame, received
