@@ -8,7 +8,8 @@
  * Where the kernel's payload is LZ4 and Debian's liblz4 is present, the
  * loader unpacks it itself (natively, in milliseconds) and enters the
  * kernel proper's startup_64 the way the kernel's own decompressor would:
- * on hosts that emulate guest ring 0 that decompressor takes ~15 s. */
+ * on hosts that emulate guest ring 0 that decompressor takes ~15 s. Not
+ * for KASLR kernels (relocations appended): their decompressor runs. */
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -228,6 +229,16 @@ static uint8_t *unpack_lz4(const uint8_t *in, size_t len, size_t *out_size)
 	return out;
 }
 
+/* A kernel built with RANDOMIZE_BASE carries its relocations after the ELF
+ * (vmlinux.relocs): leave it to its own decompressor, which picks the
+ * random base (KASLR) that entering the kernel proper directly would skip. */
+static bool has_appended_relocs(const uint8_t *elf, size_t size)
+{
+	const Elf64_Ehdr *eh = (const void *)elf;
+
+	return eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize < size;
+}
+
 /* Load the kernel proper (an ELF64 inside the payload) at its link
  * addresses, which is where the kernel's decompressor puts it when the
  * kernel runs at its preferred address. *entry = its startup_64, or 0 when
@@ -247,7 +258,7 @@ static int load_unpacked(const struct boot_request *req, const struct bzimage *b
 		return 0;
 	ret = -ENOEXEC;
 	if (size > sizeof(Elf64_Ehdr) && !memcmp(elf, ELFMAG, SELFMAG) &&
-	    ((Elf64_Ehdr *)elf)->e_machine == EM_X86_64)
+	    ((Elf64_Ehdr *)elf)->e_machine == EM_X86_64 && !has_appended_relocs(elf, size))
 		ret = fw_elf_load_segments(req, elf, size, &end, err, errlen);
 	if (!ret && end <= load + bz->init_size)
 		*entry = ((Elf64_Ehdr *)elf)->e_entry;

@@ -375,6 +375,9 @@ START_TEST(bzimage_lz4_payload_unpacked_natively)
 	make_bzimage(0x20f, 1);
 	make_elf(false);
 	((Elf64_Ehdr *)elf)->e_entry = 0x1000040;
+	((Elf64_Ehdr *)elf)->e_shoff = sizeof(elf) - 64;	/* section headers end it */
+	((Elf64_Ehdr *)elf)->e_shnum = 1;
+	((Elf64_Ehdr *)elf)->e_shentsize = 64;
 	set_lz4_payload(elf, sizeof(elf));
 	ck_assert_int_eq(boot_bz(sizeof(bz), NULL, &cpu), 0);
 	ck_assert_uint_eq(cpu.rip, 0x1000040);			/* the kernel proper */
@@ -382,6 +385,14 @@ START_TEST(bzimage_lz4_payload_unpacked_natively)
 	ck_assert_uint_eq(ram[0x1001fff], 0);			/* and bss */
 
 	memset(ram, 0, RAM);
+	((Elf64_Ehdr *)elf)->e_shoff -= 64;			/* 64 bytes of relocs after it */
+	set_lz4_payload(elf, sizeof(elf));
+	ck_assert_int_eq(boot_bz(sizeof(bz), NULL, &cpu), 0);
+	ck_assert_uint_eq(cpu.rip, 0x1000000 + 0x200);		/* KASLR: its decompressor */
+
+	memset(ram, 0, RAM);
+	((Elf64_Ehdr *)elf)->e_shoff += 64;
+	set_lz4_payload(elf, sizeof(elf));
 	bz[BZ_SETUP + 0x100 + 8] = 0x00;			/* corrupt the block */
 	ck_assert_int_eq(boot_bz(sizeof(bz), NULL, &cpu), 0);
 	ck_assert_uint_eq(cpu.rip, 0x1000000 + 0x200);		/* kernel's decompressor */
