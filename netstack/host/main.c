@@ -43,6 +43,8 @@ static int opt_tap(struct host_cfg *c, const char *v)
 static int opt_addr(struct host_cfg *c, const char *v)
 {
 	c->have_addr = true;
+	if (!strchr(v, '/'))
+		return -EINVAL; /* the prefix decides what is on-link: no default */
 	return ns_parse_cidr(v, &c->addr, &c->prefix);
 }
 
