@@ -3,8 +3,9 @@
 # over a TAP, sha256-exact: Linux downloads a 100 MB file from netstack's
 # HTTP server, and netstack's --connect client receives 100 MB from a
 # Linux server and sends 100 MB to a Linux sink; then both --connect
-# directions again under 1 % and 5 % loss (MTU 9000 there, to keep the CI
-# time small).
+# directions again under 1 % and 5 % loss and under a mix of delay,
+# reordering, duplication and loss (MTU 9000 there, to keep the CI time
+# small).
 NET=212.3
 . tests/integration/netstack-tcp-common.inc.sh
 
@@ -50,4 +51,7 @@ connect_bulk sink "netstack -> Linux at MTU 9000, loss 1%" --impair loss=100,see
 connect_bulk send "Linux -> netstack at MTU 9000, loss 1%" --impair loss=100,seed=8
 connect_bulk send "Linux -> netstack at MTU 9000, loss 5%" --impair loss=500,seed=3
 connect_bulk sink "netstack -> Linux at MTU 9000, loss 5%" --impair loss=500,seed=3
+mix=delay=2000,jitter=500,reorder=100,hold=2000,dup=100,loss=50,seed=11
+connect_bulk sink "netstack -> Linux at MTU 9000, 2 ms delay, reorder, dup, loss" --impair $mix
+connect_bulk send "Linux -> netstack at MTU 9000, 2 ms delay, reorder, dup, loss" --impair $mix
 finish
