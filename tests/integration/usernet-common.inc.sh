@@ -41,7 +41,8 @@ un_cleanup() {
 	ip netns del "$UN_NS" 2>/dev/null
 	rm -rf "$UN_TMP"
 }
-trap un_cleanup EXIT INT TERM
+trap un_cleanup EXIT
+trap "exit 1" INT TERM
 
 ip netns add "$UN_NS" || skip "SKIP: cannot create network namespaces here"
 ip netns exec "$UN_NS" ip link set lo up

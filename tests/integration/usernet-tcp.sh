@@ -129,6 +129,17 @@ refused*) echo "ok: --no-host-loopback refuses 10.0.2.2 -> 127.0.0.1" ;;
 esac
 un_stop
 
+# The libslirp adapter carries TCP the same way (1 MB both ways).
+un_start --impl slirp
+un_dhcp
+want=$(sha256sum <"$WWW/1m" | cut -d' ' -f1)
+in_ns busybox wget -q -O "$UN_TMP/got" "http://10.0.2.2:$HTTP_PORT/1m" || fail "slirp: wget"
+[ "$(sha256sum <"$UN_TMP/got" | cut -d' ' -f1)" = "$want" ] || fail "slirp: download differs"
+got=$(in_ns busybox nc 10.0.2.2 "$SINK_PORT" <"$WWW/1m")
+[ "$got" = "$want" ] || fail "slirp: upload: '$got'"
+un_stop
+echo "ok: slirp adapter: 1 MB both ways exact"
+
 # 1 % loss each way between TAP and usernet (userspace impairment).
 un_start --dns 127.0.0.1 --impair loss=100,seed=7 --no-offload
 un_dhcp
