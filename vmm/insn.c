@@ -12,24 +12,13 @@
 
 #define BP_VECTOR 3
 
-static int fetch(struct vcpu *v, uint64_t rip, uint8_t *buf, size_t *n)
+/* The bytes at a linear address; the instruction may end just before an
+ * unmapped page, so shorten the read until it maps. Returns bytes read. */
+static size_t fetch(struct vcpu *v, uint64_t linear, uint8_t *buf, size_t n)
 {
-	uint64_t gpa;
-	size_t got = 0;
-
-	/* The bytes may straddle a page: translate each page separately. */
-	while (got < *n) {
-		size_t chunk = 4096 - ((rip + got) & 4095);
-
-		if (chunk > *n - got)
-			chunk = *n - got;
-		if (vcpu_translate(v, rip + got, &gpa) < 0 ||
-		    guest_mem_read(&v->m->mem, gpa, buf + got, chunk) < 0)
-			break;
-		got += chunk;
-	}
-	*n = got;
-	return got ? 0 : -1;
+	while (n && vcpu_read_linear(v, linear, buf, n) < 0)
+		n--;
+	return n;
 }
 
 static bool inject_bp(struct vcpu *v)
@@ -49,13 +38,13 @@ bool vcpu_emulation_fallback(struct vcpu *v)
 	struct kvm_regs regs;
 	struct kvm_sregs sregs;
 	uint8_t bytes[15];
-	size_t n = sizeof(bytes);
+	size_t n;
 	struct insn in;
 
 	if (kvm_vcpu_get_regs(&v->kvm, &regs) < 0 || kvm_vcpu_get_sregs(&v->kvm, &sregs) < 0)
 		return false;
-	if (fetch(v, sregs.cs.base + regs.rip, bytes, &n) < 0 ||
-	    insn_decode(bytes, n, sregs.cs.l, &in) < 0 || !insn_apply(&in, &regs))
+	n = fetch(v, sregs.cs.base + regs.rip, bytes, sizeof(bytes));
+	if (!n || insn_decode(bytes, n, sregs.cs.l, &in) < 0 || !insn_apply(&in, &regs))
 		return false;
 	if (kvm_vcpu_set_regs(&v->kvm, &regs) < 0)
 		return false;
