@@ -37,7 +37,7 @@ struct un_ns {
 	int epfd;
 	struct un_watch stack_w;
 	struct dhcp_server dhcp;
-	uint8_t *scratch; /* NS_FRAME_BUF bytes */
+	uint8_t *scratch;   /* NS_FRAME_BUF bytes */
 	bool input_pending; /* frames came in since the last poll */
 
 	/* UDP and ICMP */
@@ -49,10 +49,10 @@ struct un_ns {
 
 	/* TCP */
 	struct ns_sock *tcp_listener;
-	struct un_tcp_flow *tcp_flows;	/* every flow */
-	struct un_tcp_flow *tcp_ready;	/* flows with new socket events */
+	struct un_tcp_flow *tcp_flows; /* every flow */
+	struct un_tcp_flow *tcp_ready; /* flows with new socket events */
 	unsigned tcp_count;
-	uint64_t rate_window_us;	/* connection-rate limit: 1 s windows */
+	uint64_t rate_window_us; /* connection-rate limit: 1 s windows */
 	unsigned rate_count;
 
 	struct un_fwd *fwds;
@@ -75,23 +75,21 @@ void un_udp_fini(struct un_ns *n);
 void un_udp_service(struct un_ns *n);
 /* Close idle flows; returns ms until the next one may expire (-1 none). */
 int un_udp_expire(struct un_ns *n);
-int un_udp_fwd(struct un_ns *n, bool add, const struct usernet_fwd *f, char *err,
-	       size_t errlen);
+int un_udp_fwd(struct un_ns *n, bool add, const struct usernet_fwd *f, char *err, size_t errlen);
 
 /* tcp_nat.c */
 int un_tcp_init(struct un_ns *n);
 void un_tcp_fini(struct un_ns *n);
 /* Run the flows whose sockets signalled; false when some are left over. */
 bool un_tcp_service(struct un_ns *n);
-int un_tcp_fwd(struct un_ns *n, bool add, const struct usernet_fwd *f, char *err,
-	       size_t errlen);
+int un_tcp_fwd(struct un_ns *n, bool add, const struct usernet_fwd *f, char *err, size_t errlen);
 
 /* Forwards, both protocols (udp_nat.c): a bound (listening) host socket,
  * or -errno with err filled; add or remove a forward whose host socket
  * calls fn. */
 int un_fwd_socket(const struct usernet_fwd *f, char *err, size_t errlen);
-int un_fwd_change(struct un_ns *n, bool add, const struct usernet_fwd *f, un_watch_fn fn,
-		  char *err, size_t errlen);
+int un_fwd_change(struct un_ns *n, bool add, const struct usernet_fwd *f, un_watch_fn fn, char *err,
+		  size_t errlen);
 
 /* A forward (both protocols): host socket, spec, UDP peers. */
 struct un_fwd {

@@ -63,7 +63,7 @@ struct bootp {
 	uint8_t cookie[4];
 } __attribute__((packed));
 
-static const uint8_t magic_cookie[4] = { 99, 130, 83, 99 };
+static const uint8_t magic_cookie[4] = {99, 130, 83, 99};
 
 /* What the server needs from a request's options. */
 struct dhcp_req {
@@ -122,8 +122,7 @@ static int parse_area(const uint8_t *p, size_t len, struct dhcp_req *r, int *ove
 }
 
 /* Options, then file and sname when option 52 says they carry options. */
-static int parse_options(const struct bootp *b, const uint8_t *opts, size_t len,
-			 struct dhcp_req *r)
+static int parse_options(const struct bootp *b, const uint8_t *opts, size_t len, struct dhcp_req *r)
 {
 	int overload = 0;
 
@@ -226,12 +225,12 @@ static size_t put_options(struct dhcp_server *d, uint8_t *o, size_t cap, int typ
 {
 	size_t n = 0;
 
-#define PUT32(code, v)                           \
-	do {                                     \
-		o[n] = (code);                   \
-		o[n + 1] = 4;                    \
-		put_be32(o + n + 2, (v));        \
-		n += 6;                          \
+#define PUT32(code, v)                                                                             \
+	do {                                                                                       \
+		o[n] = (code);                                                                     \
+		o[n + 1] = 4;                                                                      \
+		put_be32(o + n + 2, (v));                                                          \
+		n += 6;                                                                            \
 	} while (0)
 	o[n++] = OPT_MSG_TYPE;
 	o[n++] = 1;
@@ -268,8 +267,8 @@ static size_t put_options(struct dhcp_server *d, uint8_t *o, size_t cap, int typ
 	return n;
 }
 
-static size_t build_reply(struct dhcp_server *d, const struct bootp *req, int type,
-			  uint32_t yiaddr, uint8_t *out, size_t cap, struct dhcp_dest *dest)
+static size_t build_reply(struct dhcp_server *d, const struct bootp *req, int type, uint32_t yiaddr,
+			  uint8_t *out, size_t cap, struct dhcp_dest *dest)
 {
 	struct bootp *r = (void *)out;
 	size_t n;

@@ -155,13 +155,13 @@ static int parse_opt(struct un_host *h, const char *o, const char *v)
 	else if (!strcmp(o, "--udp-idle"))
 		return parse_uint(v, 86400, &c->udp_idle_s);
 	else if (!strcmp(o, "--tcp-window"))
-		return parse_uint(v, 64u << 20, &c->tcp_window) < 0 || c->tcp_window < 4096 ? -EINVAL
-											 : 0;
+		return parse_uint(v, 64u << 20, &c->tcp_window) < 0 || c->tcp_window < 4096
+			       ? -EINVAL
+			       : 0;
 	else if (!strcmp(o, "--conn-rate"))
 		return parse_uint(v, 1u << 24, &c->max_conn_rate);
 	else if (!strcmp(o, "--tcp-buf"))
-		return parse_uint(v, 16u << 20, &c->tcp_buf) < 0 || c->tcp_buf < 2048 ? -EINVAL
-										      : 0;
+		return parse_uint(v, 16u << 20, &c->tcp_buf) < 0 || c->tcp_buf < 2048 ? -EINVAL : 0;
 	else
 		return -ENOENT;
 	return 0;
@@ -246,8 +246,7 @@ static int link_up(const char *name, unsigned mtu)
 }
 
 /* Open the TAP inside the namespace (if any), bring it up, come back. */
-static struct ns_link *tap_in_netns(const char *netns, const char *name, unsigned mtu,
-				    bool offload)
+static struct ns_link *tap_in_netns(const char *netns, const char *name, unsigned mtu, bool offload)
 {
 	struct ns_link *l = NULL;
 	int self = -1, target = -1, err = 0;
@@ -358,16 +357,17 @@ static int serve(struct un_host *h)
 		return 1;
 	while (!stop) {
 		int timeout = usernet_timeout_ms(h->u), np = 2;
-		uint64_t lt = h->link->ops->poll ? h->link->ops->poll(h->link,
-							      ns_clock_now(ns_clock_monotonic()))
-						 : UINT64_MAX;
+		uint64_t lt =
+			h->link->ops->poll
+				? h->link->ops->poll(h->link, ns_clock_now(ns_clock_monotonic()))
+				: UINT64_MAX;
 
 		if (lt != UINT64_MAX && (timeout < 0 || lt / 1000 < (uint64_t)timeout))
 			timeout = (int)(lt / 1000);
-		pfd[0] = (struct pollfd){ .fd = ns_link_fd(h->link), .events = POLLIN };
-		pfd[1] = (struct pollfd){ .fd = usernet_fd(h->u), .events = POLLIN };
+		pfd[0] = (struct pollfd){.fd = ns_link_fd(h->link), .events = POLLIN};
+		pfd[1] = (struct pollfd){.fd = usernet_fd(h->u), .events = POLLIN};
 		if (h->ctl_fd >= 0)
-			pfd[np++] = (struct pollfd){ .fd = h->ctl_fd, .events = POLLIN };
+			pfd[np++] = (struct pollfd){.fd = h->ctl_fd, .events = POLLIN};
 		if (poll(pfd, (nfds_t)np, timeout) < 0 && errno != EINTR)
 			break;
 		for (int i = 0; i < 256; i++) {
@@ -391,8 +391,8 @@ static int serve(struct un_host *h)
 
 int usernet_host_main(int argc, char **argv)
 {
-	struct un_host h = { .tap = "tap0", .ctl_fd = -1 };
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct un_host h = {.tap = "tap0", .ctl_fd = -1};
+	struct sigaction sa = {.sa_handler = on_signal};
 	char err[256];
 	int rc;
 

@@ -54,8 +54,8 @@ int usernet_read_resolvers(const char *path, uint32_t *addrs, unsigned max);
 
 #define DHCP_SERVER_PORT 67
 #define DHCP_CLIENT_PORT 68
-#define DHCP_MSG_MIN 240	/* fixed BOOTP part + magic cookie */
-#define DHCP_REPLY_MAX 576	/* what every client must accept */
+#define DHCP_MSG_MIN 240   /* fixed BOOTP part + magic cookie */
+#define DHCP_REPLY_MAX 576 /* what every client must accept */
 
 enum dhcp_lease_state { LEASE_FREE, LEASE_OFFERED, LEASE_BOUND, LEASE_DECLINED };
 

@@ -36,7 +36,7 @@ static const struct ns_link_ops un_link_ops = {
 
 int un_watch_add(struct un_ns *n, struct un_watch *w, int fd, uint32_t events, un_watch_fn fn)
 {
-	struct epoll_event ev = { .events = events, .data.ptr = w };
+	struct epoll_event ev = {.events = events, .data.ptr = w};
 
 	w->fn = fn;
 	w->fd = fd;
@@ -48,7 +48,7 @@ int un_watch_add(struct un_ns *n, struct un_watch *w, int fd, uint32_t events, u
 
 void un_watch_set(struct un_ns *n, struct un_watch *w, uint32_t events)
 {
-	struct epoll_event ev = { .events = events, .data.ptr = w };
+	struct epoll_event ev = {.events = events, .data.ptr = w};
 
 	if (events == w->events)
 		return;
@@ -150,7 +150,7 @@ static void dhcp_send(struct un_ns *n, const uint8_t *payload, size_t len,
 	memcpy(f + sizeof(h), payload, len);
 	/* UDP checksum over the pseudo header, header and payload. */
 	{
-		uint8_t pseudo[12] = { 0 };
+		uint8_t pseudo[12] = {0};
 
 		memcpy(pseudo, &h.saddr, 8);
 		pseudo[9] = 17;
@@ -210,8 +210,7 @@ static int setup_dns(struct un_ns *n, char *err, size_t errlen)
 	}
 	rc = usernet_read_resolvers(n->cfg.resolv_conf, n->resolvers, UN_MAX_RESOLVERS);
 	if (rc < 0)
-		return usernet_fail(err, errlen, rc,
-				    "DNS forwarder: no IPv4 nameserver in %s (%s)",
+		return usernet_fail(err, errlen, rc, "DNS forwarder: no IPv4 nameserver in %s (%s)",
 				    n->cfg.resolv_conf ? n->cfg.resolv_conf : "/etc/resolv.conf",
 				    rc == -ENODATA ? "no nameserver line" : strerror(-rc));
 	n->nresolvers = (unsigned)rc;
@@ -222,7 +221,7 @@ static void ns_backend_destroy(void *impl);
 
 static int ns_backend_setup(struct un_ns *n, char *err, size_t errlen)
 {
-	struct ns_stack_cfg sc = { 0 };
+	struct ns_stack_cfg sc = {0};
 	int rc;
 
 	n->scratch = malloc(NS_FRAME_BUF);

@@ -216,7 +216,7 @@ static bool fds_reserve(struct sl *s, int fd)
 
 static void ep_put(struct sl *s, int fd, uint32_t events)
 {
-	struct epoll_event ev = { .events = events, .data.fd = fd };
+	struct epoll_event ev = {.events = events, .data.fd = fd};
 	struct sl_fd *e = &s->fds[fd];
 
 	if (e->in_ep) {
@@ -304,7 +304,7 @@ static void sl_poll(void *impl);
 static void *sl_create(const struct usernet_cfg *cfg, char *err, size_t errlen)
 {
 	struct sl *s = calloc(1, sizeof(*s));
-	SlirpConfig sc = { 0 };
+	SlirpConfig sc = {0};
 
 	if (!s) {
 		usernet_fail(err, errlen, -ENOMEM, "out of memory");
@@ -402,11 +402,10 @@ static void sl_poll(void *impl)
 	refill(s);
 }
 
-static int sl_hostfwd(void *impl, bool add, const struct usernet_fwd *f, char *err,
-		      size_t errlen)
+static int sl_hostfwd(void *impl, bool add, const struct usernet_fwd *f, char *err, size_t errlen)
 {
 	struct sl *s = impl;
-	struct in_addr h = { htonl(f->host_addr) }, g = { htonl(f->guest_addr) };
+	struct in_addr h = {htonl(f->host_addr)}, g = {htonl(f->guest_addr)};
 	int rc;
 
 	if (add)

@@ -25,8 +25,8 @@ struct tap_vnet {
 static int tv_transmit(struct ns_link *l, const void *frame, size_t len)
 {
 	struct tap_vnet *t = l->priv;
-	struct virtio_net_hdr h = { 0 };
-	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)frame, len } };
+	struct virtio_net_hdr h = {0};
+	struct iovec iov[2] = {{&h, sizeof(h)}, {(void *)frame, len}};
 
 	/* A full device queue drops the frame, like a NIC would. */
 	return writev(t->fd, iov, 2) < 0 ? -errno : 0;
@@ -36,7 +36,7 @@ static ssize_t tv_receive(struct ns_link *l, void *buf, size_t cap)
 {
 	struct tap_vnet *t = l->priv;
 	struct virtio_net_hdr h;
-	struct iovec iov[2] = { { &h, sizeof(h) }, { buf, cap } };
+	struct iovec iov[2] = {{&h, sizeof(h)}, {buf, cap}};
 	ssize_t n = readv(t->fd, iov, 2);
 
 	if (n < 0)
@@ -67,7 +67,7 @@ static const struct ns_link_ops tv_ops = {
 
 struct ns_link *tap_vnet_open(const char *name, unsigned mtu, int *err)
 {
-	static const uint8_t mac[6] = { 0x02, 0x4e, 0x53, 0x75, 0x6e, 0x01 };
+	static const uint8_t mac[6] = {0x02, 0x4e, 0x53, 0x75, 0x6e, 0x01};
 	struct ifreq ifr;
 	struct tap_vnet *t;
 	struct ns_link *l;
@@ -80,8 +80,7 @@ struct ns_link *tap_vnet_open(const char *name, unsigned mtu, int *err)
 	memset(&ifr, 0, sizeof(ifr));
 	ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR;
 	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", name);
-	if (ioctl(fd, TUNSETIFF, &ifr) < 0 ||
-	    ioctl(fd, TUNSETOFFLOAD, TUN_F_CSUM | TUN_F_TSO4) < 0)
+	if (ioctl(fd, TUNSETIFF, &ifr) < 0 || ioctl(fd, TUNSETOFFLOAD, TUN_F_CSUM | TUN_F_TSO4) < 0)
 		goto fail;
 	t = calloc(1, sizeof(*t));
 	if (!t)

@@ -43,7 +43,7 @@ struct un_tcp_flow {
 	struct un_tcp_flow *prev, *next; /* all flows */
 	struct un_tcp_flow *ready_next;
 	bool ready, busy, fwd, dead; /* busy: being serviced, free later */
-	bool host_unwatched;	      /* host fd left epoll after its HUP */
+	bool host_unwatched;	     /* host fd left epoll after its HUP */
 	struct un_ns *n;
 	enum tcp_flow_state state;
 	struct un_watch w; /* host socket */
@@ -110,7 +110,7 @@ static void flow_free(struct un_tcp_flow *f, bool abort)
 		return;
 	f->dead = true;
 	if (f->w.fd >= 0 && abort) {
-		struct linger lg = { 1, 0 };
+		struct linger lg = {1, 0};
 
 		setsockopt(f->w.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 	}
@@ -185,11 +185,17 @@ struct relay_dir {
 };
 
 static const struct relay_dir guest_to_host = {
-	guest_read, host_write, host_shut, offsetof(struct un_tcp_flow, g2h),
+	guest_read,
+	host_write,
+	host_shut,
+	offsetof(struct un_tcp_flow, g2h),
 	offsetof(struct usernet_stats, tcp_bytes_out),
 };
 static const struct relay_dir host_to_guest = {
-	host_read, guest_write, guest_shut, offsetof(struct un_tcp_flow, h2g),
+	host_read,
+	guest_write,
+	guest_shut,
+	offsetof(struct un_tcp_flow, h2g),
 	offsetof(struct usernet_stats, tcp_bytes_in),
 };
 
@@ -314,7 +320,7 @@ static bool rate_ok(struct un_ns *n)
 static void nat_connect(struct un_ns *n, struct ns_sock *s)
 {
 	struct ns_sockaddr dst;
-	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct sockaddr_in sa = {.sin_family = AF_INET};
 	struct un_tcp_flow *f;
 	uint32_t host;
 	bool dns;
@@ -404,7 +410,7 @@ static void guest_connected(struct un_tcp_flow *f)
 static void on_fwd_tcp(struct un_ns *n, struct un_watch *w, uint32_t events)
 {
 	struct un_fwd *fw = (void *)((char *)w - offsetof(struct un_fwd, w));
-	struct ns_sockaddr guest = { fw->spec.guest_addr, fw->spec.guest_port };
+	struct ns_sockaddr guest = {fw->spec.guest_addr, fw->spec.guest_port};
 
 	(void)events;
 	for (int i = 0; i < 64; i++) {
@@ -492,7 +498,7 @@ bool un_tcp_service(struct un_ns *n)
 
 int un_tcp_init(struct un_ns *n)
 {
-	struct ns_sockaddr any = { 0, 0 };
+	struct ns_sockaddr any = {0, 0};
 	int err;
 
 	n->tcp_listener = ns_socket(n->st, NS_SOCK_STREAM, &err);

@@ -34,7 +34,7 @@ struct udp_flow {
 
 static struct sockaddr_in sin_of(uint32_t addr, uint16_t port)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct sockaddr_in sa = {.sin_family = AF_INET};
 
 	sa.sin_addr.s_addr = htonl(addr);
 	sa.sin_port = htons(port);
@@ -59,8 +59,8 @@ static void flow_close(struct un_ns *n, struct udp_flow *f)
  * its socket fails at once instead of timing out. */
 static void udp_unreachable(struct un_ns *n, const struct udp_flow *f)
 {
-	struct ns_pktinfo info = { 0 };
-	uint8_t m[8 + 20 + 8] = { 3, 3 }; /* ICMP dest unreachable, port */
+	struct ns_pktinfo info = {0};
+	uint8_t m[8 + 20 + 8] = {3, 3}; /* ICMP dest unreachable, port */
 	uint8_t *ip = m + 8, *udp = ip + 20;
 	uint32_t a;
 	uint16_t v;
@@ -93,7 +93,7 @@ static void udp_unreachable(struct un_ns *n, const struct udp_flow *f)
 static void on_host_reply(struct un_ns *n, struct un_watch *w, uint32_t events)
 {
 	struct udp_flow *f = (void *)((char *)w - offsetof(struct udp_flow, w));
-	struct ns_pktinfo info = { 0 };
+	struct ns_pktinfo info = {0};
 	uint8_t *buf = n->scratch;
 
 	(void)events;
@@ -178,8 +178,8 @@ static bool guest_src_ok(struct un_ns *n, uint32_t src)
 static void guest_udp(struct un_ns *n, const uint8_t *data, size_t len,
 		      const struct ns_pktinfo *info)
 {
-	struct nat_key k = { NS_PROTO_UDP, info->src.addr, info->dst.addr, info->src.port,
-			     info->dst.port };
+	struct nat_key k = {NS_PROTO_UDP, info->src.addr, info->dst.addr, info->src.port,
+			    info->dst.port};
 	struct nat_entry *e;
 	struct udp_flow *f;
 	uint32_t host;
@@ -218,7 +218,7 @@ static void guest_udp(struct un_ns *n, const uint8_t *data, size_t len,
 
 static void guest_icmp(struct un_ns *n, uint8_t *msg, size_t len, const struct ns_pktinfo *info)
 {
-	struct nat_key k = { NS_PROTO_ICMP, info->src.addr, info->dst.addr, info->src.port, 0 };
+	struct nat_key k = {NS_PROTO_ICMP, info->src.addr, info->dst.addr, info->src.port, 0};
 	struct nat_entry *e;
 	struct udp_flow *f;
 	uint32_t host;
@@ -285,8 +285,8 @@ static void on_peer_chan(struct un_ns *n, struct un_watch *w, uint32_t events)
 static struct udp_flow *peer_open(struct un_ns *n, struct un_fwd *fw, const struct nat_key *k,
 				  const struct sockaddr_in *peer)
 {
-	struct ns_sockaddr local = { n->cfg.gateway, 0 };
-	struct ns_sockaddr remote = { fw->spec.guest_addr, fw->spec.guest_port };
+	struct ns_sockaddr local = {n->cfg.gateway, 0};
+	struct ns_sockaddr remote = {fw->spec.guest_addr, fw->spec.guest_port};
 	struct udp_flow *f = calloc(1, sizeof(*f));
 	int err;
 
@@ -325,7 +325,7 @@ static void on_fwd_udp(struct un_ns *n, struct un_watch *w, uint32_t events)
 		socklen_t plen = sizeof(peer);
 		ssize_t r = recvfrom(w->fd, n->scratch, 65507, MSG_DONTWAIT,
 				     (struct sockaddr *)&peer, &plen);
-		struct nat_key k = { NAT_PROTO_FWD_PEER, 0, 0, 0, 0 };
+		struct nat_key k = {NAT_PROTO_FWD_PEER, 0, 0, 0, 0};
 		struct nat_entry *e;
 		struct udp_flow *f;
 
@@ -365,13 +365,11 @@ int un_fwd_socket(const struct usernet_fwd *f, char *err, size_t errlen)
 	int one = 1, fd, e;
 	char a[16];
 
-	fd = socket(AF_INET, (f->udp ? SOCK_DGRAM : SOCK_STREAM) | SOCK_NONBLOCK | SOCK_CLOEXEC,
-		    0);
+	fd = socket(AF_INET, (f->udp ? SOCK_DGRAM : SOCK_STREAM) | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return usernet_fail(err, errlen, -errno, "hostfwd socket: %s", strerror(errno));
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    (!f->udp && listen(fd, 128) < 0)) {
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || (!f->udp && listen(fd, 128) < 0)) {
 		e = errno;
 		close(fd);
 		return usernet_fail(err, errlen, -e, "hostfwd %s:%s:%u: %s", f->udp ? "udp" : "tcp",
@@ -380,8 +378,8 @@ int un_fwd_socket(const struct usernet_fwd *f, char *err, size_t errlen)
 	return fd;
 }
 
-int un_fwd_change(struct un_ns *n, bool add, const struct usernet_fwd *f, un_watch_fn fn,
-		  char *err, size_t errlen)
+int un_fwd_change(struct un_ns *n, bool add, const struct usernet_fwd *f, un_watch_fn fn, char *err,
+		  size_t errlen)
 {
 	struct un_fwd **pp = fwd_find(n, f), *fw;
 	int fd;
@@ -395,8 +393,7 @@ int un_fwd_change(struct un_ns *n, bool add, const struct usernet_fwd *f, un_wat
 		/* UDP peers of this forward go with it. */
 		for (struct nat_entry *e = nat_oldest(&n->udp), *next; e; e = next) {
 			next = e->next == &n->udp.lru ? NULL : e->next;
-			if (e->key.proto == NAT_PROTO_FWD_PEER &&
-			    ((struct udp_flow *)e)->fwd == fw)
+			if (e->key.proto == NAT_PROTO_FWD_PEER && ((struct udp_flow *)e)->fwd == fw)
 				flow_close(n, (struct udp_flow *)e);
 		}
 		free(fw);
@@ -428,7 +425,7 @@ int un_udp_fwd(struct un_ns *n, bool add, const struct usernet_fwd *f, char *err
 
 int un_udp_init(struct un_ns *n, char *err, size_t errlen)
 {
-	struct ns_sockaddr any = { 0, 0 };
+	struct ns_sockaddr any = {0, 0};
 	int e1, e2;
 
 	if (nat_table_init(&n->udp, n->cfg.max_udp_flows) < 0)

@@ -28,7 +28,7 @@ int usernet_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 
 void usernet_cfg_defaults(struct usernet_cfg *c)
 {
-	static const uint8_t mac[6] = { 0x52, 0x55, 0x0a, 0x00, 0x02, 0x02 };
+	static const uint8_t mac[6] = {0x52, 0x55, 0x0a, 0x00, 0x02, 0x02};
 
 	if (!c->net) {
 		c->net = 0x0a000200; /* 10.0.2.0 */
@@ -195,8 +195,8 @@ int usernet_parse_fwd(const char *spec, uint32_t guest_default, struct usernet_f
 	if (!dash)
 		return -EINVAL;
 	if (parse_addr_port(rest, dash, 0x7f000001, &fwd->host_addr, &fwd->host_port) < 0 ||
-	    parse_addr_port(dash + 1, dash + 1 + strlen(dash + 1), guest_default,
-			    &fwd->guest_addr, &fwd->guest_port) < 0)
+	    parse_addr_port(dash + 1, dash + 1 + strlen(dash + 1), guest_default, &fwd->guest_addr,
+			    &fwd->guest_port) < 0)
 		return -EINVAL;
 	return 0;
 }
@@ -224,20 +224,22 @@ int usernet_hostfwd_remove(struct usernet *u, const char *spec, char *err, size_
 int usernet_stats_format(const struct usernet_stats *s, char *buf, size_t len)
 {
 	/* One table so the names stay next to the fields they print. */
+	/* clang-format off */
 #define F(x) { #x, offsetof(struct usernet_stats, x) }
+	/* clang-format on */
 	static const struct {
 		const char *name;
 		size_t off;
 	} fields[] = {
-		F(rx_frames),	    F(rx_bytes),	 F(tx_frames),	     F(tx_bytes),
-		F(rx_bad),	    F(dhcp_discover),	 F(dhcp_offer),	     F(dhcp_request),
-		F(dhcp_ack),	    F(dhcp_nak),	 F(dhcp_release),    F(dhcp_bad),
-		F(dhcp_exhausted),  F(dns_queries),	 F(dns_replies),     F(dns_errors),
-		F(udp_flows),	    F(udp_flows_now),	 F(udp_tx),	     F(udp_rx),
-		F(udp_idle_closed), F(udp_limit_drop), F(udp_unreachable),	 F(icmp_echo),	     F(icmp_reply),
-		F(icmp_unsupported), F(tcp_flows),	 F(tcp_flows_now),   F(tcp_connect_fail),
-		F(tcp_limit_refused), F(tcp_rate_refused), F(tcp_bytes_out), F(tcp_bytes_in),
-		F(tcp_unsupported), F(hostfwd_accepted), F(hostfwd_failed),
+		F(rx_frames),	     F(rx_bytes),	   F(tx_frames),	F(tx_bytes),
+		F(rx_bad),	     F(dhcp_discover),	   F(dhcp_offer),	F(dhcp_request),
+		F(dhcp_ack),	     F(dhcp_nak),	   F(dhcp_release),	F(dhcp_bad),
+		F(dhcp_exhausted),   F(dns_queries),	   F(dns_replies),	F(dns_errors),
+		F(udp_flows),	     F(udp_flows_now),	   F(udp_tx),		F(udp_rx),
+		F(udp_idle_closed),  F(udp_limit_drop),	   F(udp_unreachable),	F(icmp_echo),
+		F(icmp_reply),	     F(icmp_unsupported),  F(tcp_flows),	F(tcp_flows_now),
+		F(tcp_connect_fail), F(tcp_limit_refused), F(tcp_rate_refused), F(tcp_bytes_out),
+		F(tcp_bytes_in),     F(tcp_unsupported),   F(hostfwd_accepted), F(hostfwd_failed),
 	};
 #undef F
 	size_t n = 0;

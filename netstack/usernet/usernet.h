@@ -39,21 +39,21 @@ typedef void (*usernet_send_fn)(void *opaque, const void *frame, size_t len);
 /* Zero means "default" for every field. */
 struct usernet_cfg {
 	enum usernet_impl impl;
-	uint32_t net;		/* 10.0.2.0 */
-	unsigned prefix;	/* 24 */
-	uint32_t gateway;	/* net + 2: the host as seen by the guest */
-	uint32_t dns;		/* net + 3: the DNS forwarder */
-	uint32_t dhcp_start;	/* net + 15 */
-	unsigned dhcp_count;	/* leases: 16 */
-	unsigned lease_time_s;	/* 86400 */
-	unsigned mtu;		/* IP MTU of the virtual LAN: 1500 */
-	const char *hostname;	/* DHCP option 12 offered to the guest, or NULL */
-	const char *domain;	/* DHCP option 15, or NULL */
+	uint32_t net;	       /* 10.0.2.0 */
+	unsigned prefix;       /* 24 */
+	uint32_t gateway;      /* net + 2: the host as seen by the guest */
+	uint32_t dns;	       /* net + 3: the DNS forwarder */
+	uint32_t dhcp_start;   /* net + 15 */
+	unsigned dhcp_count;   /* leases: 16 */
+	unsigned lease_time_s; /* 86400 */
+	unsigned mtu;	       /* IP MTU of the virtual LAN: 1500 */
+	const char *hostname;  /* DHCP option 12 offered to the guest, or NULL */
+	const char *domain;    /* DHCP option 15, or NULL */
 	/* DNS forwarder upstream: "A[:PORT]" overrides the resolvers read
 	 * from resolv_conf (NULL: /etc/resolv.conf). */
 	const char *dns_upstream;
 	const char *resolv_conf;
-	bool no_host_loopback;	/* gateway address does not reach 127.0.0.1 */
+	bool no_host_loopback; /* gateway address does not reach 127.0.0.1 */
 	/* Frames come with checksums the sender vouches for, or left partial
 	 * (a TAP or virtio-net with checksum offload): do not verify them.
 	 * netstack implementation only; libslirp always verifies. */
@@ -62,13 +62,13 @@ struct usernet_cfg {
 	 * TAP or virtio-net). netstack implementation only. */
 	bool rx_gso;
 	/* Limits (netstack implementation; counters in usernet_stats). */
-	unsigned max_tcp_flows;	/* 4096 */
-	unsigned max_udp_flows;	/* 1024 */
+	unsigned max_tcp_flows; /* 4096 */
+	unsigned max_udp_flows; /* 1024 */
 	unsigned udp_idle_s;	/* UDP/ICMP flow idle timeout: 60 s */
 	unsigned tcp_buf;	/* relay buffer per direction per flow: 64 KiB */
-	unsigned max_conn_rate;	/* new outbound TCP flows per second: 0 = no limit */
+	unsigned max_conn_rate; /* new outbound TCP flows per second: 0 = no limit */
 	unsigned tcp_window;	/* guest-side socket buffers (bytes): 1 MiB */
-	uint8_t gateway_mac[6];	/* the virtual hosts' MAC: 52:55:0a:00:02:02 */
+	uint8_t gateway_mac[6]; /* the virtual hosts' MAC: 52:55:0a:00:02:02 */
 	usernet_send_fn send;
 	void *opaque;
 };
@@ -106,8 +106,8 @@ struct usernet_stats {
 	uint64_t udp_flows, udp_flows_now, udp_tx, udp_rx, udp_idle_closed, udp_limit_drop,
 		udp_unreachable;
 	uint64_t icmp_echo, icmp_reply, icmp_unsupported;
-	uint64_t tcp_flows, tcp_flows_now, tcp_connect_fail, tcp_limit_refused,
-		tcp_rate_refused, tcp_bytes_out, tcp_bytes_in, tcp_unsupported;
+	uint64_t tcp_flows, tcp_flows_now, tcp_connect_fail, tcp_limit_refused, tcp_rate_refused,
+		tcp_bytes_out, tcp_bytes_in, tcp_unsupported;
 	uint64_t hostfwd_accepted, hostfwd_failed;
 };
 void usernet_stats(struct usernet *u, struct usernet_stats *st);

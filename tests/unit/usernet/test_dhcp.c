@@ -22,7 +22,7 @@ static struct dhcp_dest dest;
 
 static void setup_n(unsigned count)
 {
-	struct usernet_cfg c = { 0 };
+	struct usernet_cfg c = {0};
 
 	c.send = (usernet_send_fn)1;
 	c.dhcp_count = count;
@@ -52,7 +52,7 @@ struct msg {
 
 static void msg_init(struct msg *m, uint8_t mac_last, uint8_t type)
 {
-	static const uint8_t cookie[4] = { 99, 130, 83, 99 };
+	static const uint8_t cookie[4] = {99, 130, 83, 99};
 
 	memset(m, 0, sizeof(*m));
 	m->b[0] = 1; /* BOOTREQUEST */
@@ -60,7 +60,7 @@ static void msg_init(struct msg *m, uint8_t mac_last, uint8_t type)
 	m->b[2] = 6;
 	m->b[4] = 0x12; /* xid */
 	m->b[5] = 0x34;
-	memcpy(m->b + 28, (uint8_t[6]){ 0x02, 0, 0, 0, 0, mac_last }, 6);
+	memcpy(m->b + 28, (uint8_t[6]){0x02, 0, 0, 0, 0, mac_last}, 6);
 	memcpy(m->b + 236, cookie, 4);
 	m->len = 240;
 	if (type) {
@@ -172,7 +172,7 @@ START_TEST(test_discover_offer_options)
 	msg_end(&m);
 	n = run(&m, 100);
 	ck_assert_uint_ge(n, 300);
-	ck_assert_int_eq(out[0], 2); /* BOOTREPLY */
+	ck_assert_int_eq(out[0], 2);	       /* BOOTREPLY */
 	ck_assert_mem_eq(out + 4, m.b + 4, 4); /* xid */
 	ck_assert_mem_eq(out + 28, m.b + 28, 6);
 	ck_assert_int_eq(reply_type(n), 2);
@@ -358,11 +358,11 @@ START_TEST(test_overload_options_in_file)
 	m.b[m.len++] = 1; /* file carries options */
 	msg_end(&m);
 	/* file field at 108: message type DISCOVER, end */
-	memcpy(m.b + 108, (uint8_t[]){ 53, 1, 1, 255 }, 4);
+	memcpy(m.b + 108, (uint8_t[]){53, 1, 1, 255}, 4);
 	ck_assert_int_eq(reply_type(run(&m, 1)), 2);
 	/* The same with no end option in file: rejected. */
 	memset(m.b + 108, 0, 128);
-	memcpy(m.b + 108, (uint8_t[]){ 53, 1, 1 }, 3);
+	memcpy(m.b + 108, (uint8_t[]){53, 1, 1}, 3);
 	ck_assert_uint_eq(run(&m, 1), 0);
 }
 END_TEST

@@ -9,7 +9,7 @@
 
 static struct nat_key key(uint8_t proto, uint32_t g, uint16_t gp, uint32_t r, uint16_t rp)
 {
-	struct nat_key k = { proto, g, r, gp, rp };
+	struct nat_key k = {proto, g, r, gp, rp};
 
 	return k;
 }
@@ -17,8 +17,8 @@ static struct nat_key key(uint8_t proto, uint32_t g, uint16_t gp, uint32_t r, ui
 START_TEST(test_insert_find_remove)
 {
 	struct nat_table t;
-	struct nat_entry a = { .key = key(17, 1, 1000, 2, 53) };
-	struct nat_entry b = { .key = key(17, 1, 1001, 2, 53) };
+	struct nat_entry a = {.key = key(17, 1, 1000, 2, 53)};
+	struct nat_entry b = {.key = key(17, 1, 1001, 2, 53)};
 	struct nat_key k;
 
 	ck_assert_int_eq(nat_table_init(&t, 8), 0);
@@ -97,8 +97,8 @@ START_TEST(test_many_flows)
 	ck_assert_ptr_nonnull(e);
 	ck_assert_int_eq(nat_table_init(&t, N), 0);
 	for (int i = 0; i < N; i++) {
-		e[i].key = key(17, 0x0a00020f, (uint16_t)(i % 60000), 0x08080808u + (uint32_t)(i / 60000),
-			       (uint16_t)(53 + i % 7));
+		e[i].key = key(17, 0x0a00020f, (uint16_t)(i % 60000),
+			       0x08080808u + (uint32_t)(i / 60000), (uint16_t)(53 + i % 7));
 		ck_assert_int_eq(nat_insert(&t, &e[i], (uint64_t)i), 0);
 	}
 	for (int i = 0; i < N; i += 2)

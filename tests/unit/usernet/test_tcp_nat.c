@@ -47,7 +47,7 @@ static int guest_tx(struct ns_link *l, const void *frame, size_t len)
 	return 0;
 }
 
-static const struct ns_link_ops guest_ops = { .transmit = guest_tx };
+static const struct ns_link_ops guest_ops = {.transmit = guest_tx};
 
 static void usernet_tx(void *opaque, const void *frame, size_t len)
 {
@@ -59,7 +59,7 @@ static void usernet_tx(void *opaque, const void *frame, size_t len)
 static void pump(int ms)
 {
 	for (int i = 0; i < ms; i++) {
-		struct pollfd p = { .fd = usernet_fd(u), .events = POLLIN };
+		struct pollfd p = {.fd = usernet_fd(u), .events = POLLIN};
 		struct fq a = to_usernet, b = to_guest;
 
 		to_usernet.n = to_guest.n = 0;
@@ -80,9 +80,9 @@ static void pump(int ms)
 
 static void setup_limits(unsigned max_tcp)
 {
-	struct usernet_cfg c = { .dns_upstream = "127.0.0.1", .send = usernet_tx };
-	struct ns_stack_cfg sc = { 0 };
-	static const uint8_t mac[6] = { 0x02, 0, 0, 0, 0, 0x0f };
+	struct usernet_cfg c = {.dns_upstream = "127.0.0.1", .send = usernet_tx};
+	struct ns_stack_cfg sc = {0};
+	static const uint8_t mac[6] = {0x02, 0, 0, 0, 0, 0x0f};
 	char err[256];
 
 	c.max_tcp_flows = max_tcp;
@@ -113,7 +113,7 @@ static void teardown(void)
 
 static int host_listener(uint16_t *port)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct sockaddr_in sa = {.sin_family = AF_INET};
 	socklen_t l = sizeof(sa);
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 
@@ -128,7 +128,7 @@ static int host_listener(uint16_t *port)
 /* Non-blocking guest connect to 10.0.2.2:port; the final NS_SO_ERROR. */
 static int guest_connect(uint16_t port, struct ns_sock **out)
 {
-	struct ns_sockaddr dst = { GW, port };
+	struct ns_sockaddr dst = {GW, port};
 	struct ns_sock *s;
 	int err = 0, rc;
 

@@ -22,7 +22,7 @@
 #define GW 0x0a000202u
 #define DNSA 0x0a000203u
 
-static const uint8_t guest_mac[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };
+static const uint8_t guest_mac[6] = {0x02, 0x11, 0x22, 0x33, 0x44, 0x55};
 
 /* Frames usernet sent, newest last. */
 static uint8_t sent[64][2048];
@@ -56,7 +56,7 @@ static size_t udp_frame(uint8_t *f, const uint8_t dmac[6], uint32_t src, uint16_
 			uint32_t dst, uint16_t dport, const void *data, size_t len)
 {
 	uint8_t *ip = f + 14, *udp = ip + 20;
-	uint8_t pseudo[12] = { 0 };
+	uint8_t pseudo[12] = {0};
 	uint32_t s = htonl(src), d = htonl(dst), sum;
 	uint16_t v;
 
@@ -112,12 +112,12 @@ static bool find_udp(uint16_t sport, uint16_t dport, const uint8_t **p, size_t *
 
 static void dhcp_discover(struct usernet *u)
 {
-	uint8_t msg[300] = { 1, 1, 6 }, f[400];
-	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	uint8_t msg[300] = {1, 1, 6}, f[400];
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
 	msg[4] = 0x55;
 	memcpy(msg + 28, guest_mac, 6);
-	memcpy(msg + 236, (uint8_t[]){ 99, 130, 83, 99, 53, 1, 1, 255 }, 8);
+	memcpy(msg + 236, (uint8_t[]){99, 130, 83, 99, 53, 1, 1, 255}, 8);
 	usernet_input(u, f, udp_frame(f, bcast, 0, 68, 0xffffffffu, 67, msg, sizeof(msg)));
 }
 
@@ -143,7 +143,7 @@ static void guest_arp(struct usernet *u)
 
 	memset(f, 0xff, 6);
 	memcpy(f + 6, guest_mac, 6);
-	memcpy(f + 12, (uint8_t[]){ 0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, 1 }, 10);
+	memcpy(f + 12, (uint8_t[]){0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, 1}, 10);
 	memcpy(f + 22, guest_mac, 6);
 	memcpy(f + 28, &spa, 4);
 	memset(f + 32, 0, 6);
@@ -153,7 +153,7 @@ static void guest_arp(struct usernet *u)
 
 static int udp_server(uint16_t *port)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct sockaddr_in sa = {.sin_family = AF_INET};
 	socklen_t l = sizeof(sa);
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
 
@@ -170,7 +170,7 @@ static void serve_one(int fd, const char *expect, const char *reply)
 	char buf[256];
 	struct sockaddr_in from;
 	socklen_t fl = sizeof(from);
-	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct pollfd p = {.fd = fd, .events = POLLIN};
 	ssize_t n;
 
 	ck_assert_int_eq(poll(&p, 1, 2000), 1);
@@ -185,7 +185,7 @@ static bool wait_udp(struct usernet *u, uint16_t sport, uint16_t dport, const ui
 		     size_t *len)
 {
 	for (int i = 0; i < 200; i++) {
-		struct pollfd pf = { .fd = usernet_fd(u), .events = POLLIN };
+		struct pollfd pf = {.fd = usernet_fd(u), .events = POLLIN};
 
 		if (find_udp(sport, dport, p, len))
 			return true;
@@ -197,7 +197,7 @@ static bool wait_udp(struct usernet *u, uint16_t sport, uint16_t dport, const ui
 
 START_TEST(test_dhcp_netstack)
 {
-	struct usernet_cfg c = { .dns_upstream = "127.0.0.1" };
+	struct usernet_cfg c = {.dns_upstream = "127.0.0.1"};
 	struct usernet *u = make(USERNET_IMPL_NETSTACK, &c);
 	struct usernet_stats st;
 	char buf[4096];
@@ -215,7 +215,7 @@ END_TEST
 
 START_TEST(test_dhcp_slirp)
 {
-	struct usernet_cfg c = { 0 };
+	struct usernet_cfg c = {0};
 	struct usernet *u = make(USERNET_IMPL_SLIRP, &c);
 
 	dhcp_discover(u);
@@ -226,7 +226,7 @@ END_TEST
 
 static void udp_roundtrip(enum usernet_impl impl)
 {
-	struct usernet_cfg c = { .dns_upstream = impl == USERNET_IMPL_SLIRP ? NULL : "127.0.0.1" };
+	struct usernet_cfg c = {.dns_upstream = impl == USERNET_IMPL_SLIRP ? NULL : "127.0.0.1"};
 	struct usernet *u = make(impl, &c);
 	uint8_t f[200];
 	uint16_t port;
@@ -260,7 +260,7 @@ END_TEST
 /* A host port nobody listens on: the guest gets ICMP port unreachable. */
 START_TEST(test_udp_port_unreachable)
 {
-	struct usernet_cfg c = { .dns_upstream = "127.0.0.1" };
+	struct usernet_cfg c = {.dns_upstream = "127.0.0.1"};
 	struct usernet *u = make(USERNET_IMPL_NETSTACK, &c);
 	struct usernet_stats st;
 	uint8_t f[200];
@@ -271,7 +271,7 @@ START_TEST(test_udp_port_unreachable)
 	guest_arp(u);
 	usernet_input(u, f, udp_frame(f, c.gateway_mac, GUEST, 4444, GW, port, "?", 1));
 	for (int i = 0; i < 100 && !seen; i++) {
-		struct pollfd pf = { .fd = usernet_fd(u), .events = POLLIN };
+		struct pollfd pf = {.fd = usernet_fd(u), .events = POLLIN};
 
 		poll(&pf, 1, 10);
 		usernet_poll(u);
@@ -297,7 +297,7 @@ START_TEST(test_dns_forwarder)
 	char up[32];
 	uint16_t port;
 	int fd = udp_server(&port);
-	struct usernet_cfg c = { 0 };
+	struct usernet_cfg c = {0};
 	struct usernet *u;
 	struct usernet_stats st;
 	uint8_t f[200];
@@ -328,7 +328,7 @@ END_TEST
 
 START_TEST(test_udp_limit_and_idle)
 {
-	struct usernet_cfg c = { .dns_upstream = "127.0.0.1", .max_udp_flows = 2, .udp_idle_s = 1 };
+	struct usernet_cfg c = {.dns_upstream = "127.0.0.1", .max_udp_flows = 2, .udp_idle_s = 1};
 	struct usernet *u = make(USERNET_IMPL_NETSTACK, &c);
 	struct usernet_stats st;
 	uint8_t f[200];
@@ -357,7 +357,7 @@ END_TEST
 
 START_TEST(test_bad_frames)
 {
-	struct usernet_cfg c = { .dns_upstream = "127.0.0.1" };
+	struct usernet_cfg c = {.dns_upstream = "127.0.0.1"};
 	struct usernet *u = make(USERNET_IMPL_NETSTACK, &c);
 	uint8_t f[1600];
 	unsigned seed = 7;
@@ -382,7 +382,7 @@ END_TEST
 
 START_TEST(test_config_errors)
 {
-	struct usernet_cfg c = { .resolv_conf = "/nonexistent/resolv.conf", .send = capture };
+	struct usernet_cfg c = {.resolv_conf = "/nonexistent/resolv.conf", .send = capture};
 	char err[256] = "";
 	FILE *fp;
 	char path[] = "/tmp/usernet-resolv-XXXXXX";
@@ -452,9 +452,9 @@ END_TEST
 
 START_TEST(test_udp_hostfwd)
 {
-	struct usernet_cfg c = { .dns_upstream = "127.0.0.1" };
+	struct usernet_cfg c = {.dns_upstream = "127.0.0.1"};
 	struct usernet *u = make(USERNET_IMPL_NETSTACK, &c);
-	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct sockaddr_in sa = {.sin_family = AF_INET};
 	char err[256], spec[64];
 	uint16_t port;
 	int probe = udp_server(&port), fd;
@@ -470,7 +470,7 @@ START_TEST(test_udp_hostfwd)
 	guest_arp(u);
 	sendto(fd, "fwd", 3, 0, (struct sockaddr *)&sa, sizeof(sa));
 	for (int i = 0; i < 200 && !seen; i++) {
-		struct pollfd pf = { .fd = usernet_fd(u), .events = POLLIN };
+		struct pollfd pf = {.fd = usernet_fd(u), .events = POLLIN};
 
 		poll(&pf, 1, 10);
 		usernet_poll(u);
