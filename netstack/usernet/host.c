@@ -35,6 +35,7 @@ struct un_host {
 	bool impair, verbose, no_offload;
 	struct ns_impair_cfg im;
 	struct ns_link *link;
+	struct ns_link *vnet; /* the offloading TAP under link, or NULL */
 	struct usernet *u;
 	int ctl_fd;
 	char ctl_buf[512];
@@ -364,6 +365,8 @@ static int serve(struct un_host *h)
 
 		if (lt != UINT64_MAX && (timeout < 0 || lt / 1000 < (uint64_t)timeout))
 			timeout = (int)(lt / 1000);
+		if (h->vnet)
+			tap_vnet_flush(h->vnet); /* frames released by the impairment */
 		pfd[0] = (struct pollfd){.fd = ns_link_fd(h->link), .events = POLLIN};
 		pfd[1] = (struct pollfd){.fd = usernet_fd(h->u), .events = POLLIN};
 		if (h->ctl_fd >= 0)
@@ -378,6 +381,8 @@ static int serve(struct un_host *h)
 			usernet_input(h->u, buf, (size_t)n);
 		}
 		usernet_poll(h->u);
+		if (h->vnet)
+			tap_vnet_flush(h->vnet);
 		if (np == 3 && pfd[2].revents)
 			control_read(h);
 		if (dump_stats) {
@@ -407,6 +412,8 @@ int usernet_host_main(int argc, char **argv)
 	h.link = tap_in_netns(h.netns, h.tap, h.cfg.mtu, h.cfg.rx_csum_trusted);
 	if (!h.link)
 		return 1;
+	if (h.cfg.rx_csum_trusted)
+		h.vnet = h.link;
 	if (h.impair)
 		h.link = ns_link_impair(h.link, NULL, &h.im);
 	h.u = usernet_new(&h.cfg, err, sizeof(err));
