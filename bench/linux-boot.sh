@@ -24,6 +24,7 @@ overhead_kib() {
 time_to_marker() {
 	name=$1
 	shift
+	: >"$tmp/$name.log"
 	t0=$(date +%s.%N)
 	"$@" </dev/null >"$tmp/$name.log" 2>&1 &
 	pid=$!
