@@ -9,7 +9,7 @@ pkgs_build="build-essential pkg-config libfdt-dev libslirp-dev libglib2.0-dev ch
 pkgs_check="openssl busybox-static iproute2 iputils-ping dnsmasq-base syslinux extlinux
 	syslinux-common mtools dosfstools e2fsprogs fdisk qemu-utils grub-pc-bin python3"
 pkgs_linux="linux-source-6.1 busybox-static bc flex bison libelf-dev lz4 cpio xz-utils
-	kmod file"
+	kmod file patch liblz4-1"
 pkgs_bench="qemu-system-x86 iperf3 slirp4netns hyperfine"
 
 groups=${*:-build}
