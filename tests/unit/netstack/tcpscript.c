@@ -298,6 +298,9 @@ static const char *parse_flags(const struct ts_ctx *c, const char *p, uint8_t *f
 		case 'P':
 			*flags |= TH_PSH;
 			break;
+		case 'U':
+			*flags |= TH_URG;
+			break;
 		case '.':
 			*flags |= TH_ACK;
 			break;
@@ -374,6 +377,8 @@ static size_t fmt_flags(uint8_t f, char *b)
 		b[n++] = 'R';
 	if (f & TH_PSH)
 		b[n++] = 'P';
+	if (f & TH_URG)
+		b[n++] = 'U';
 	if (f & TH_ACK)
 		b[n++] = '.';
 	if (!n)
@@ -582,6 +587,8 @@ static size_t build_seg(struct tscript *t, const struct ts_ctx *c, uint8_t *l4, 
 	th->off = (uint8_t)((hl / 4) << 4);
 	th->flags = sp.s.flags;
 	th->win = htons(sp.win_set ? sp.s.win : t->peer_win);
+	if (sp.s.flags & TH_URG) /* urgent data: the whole payload (RFC 6093) */
+		th->urp = htons((uint16_t)sp.s.len);
 	if (hl + sp.s.len > cap)
 		fail_at(c, "segment too long");
 	dstart = sp.s.seq + !!(sp.s.flags & TH_SYN);

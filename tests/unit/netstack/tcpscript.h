@@ -10,7 +10,8 @@
  *	TS_IN(t, ". 1:1(0) ack 1 win 512 <nop,nop,TS val 101 ecr *>");
  *
  * Grammar of a line:  FLAGS SEQ[:END(LEN)] [ack N] [win N] [<OPTIONS>]
- *   FLAGS    letters S F R P, '.' for ACK.
+ *   FLAGS    letters S F R P U, '.' for ACK (U: the urgent pointer
+ *            covers the whole payload).
  *   SEQ      relative to the sender's ISN: the peer's for TS_IN lines,
  *            the stack's for TS_OUT lines; ack (and SACK blocks) are
  *            relative to the other side's ISN.

@@ -694,6 +694,23 @@ START_TEST(test_acks_accepted_with_zero_receive_window)
 }
 END_TEST
 
+/* Urgent data (RFC 9293 3.8.5, RFC 6093): a segment with URG is still
+ * ordinary in-line data: delivered in order, nothing lost or doubled. */
+START_TEST(test_urgent_data_inline)
+{
+	struct ns_sock *s = ts_passive_open(t, 80, NULL);
+	uint8_t b[8];
+
+	TS_IN(t, "P. 1:101(100) ack 1");
+	TS_IN(t, "PU. 101:151(50) ack 1");
+	TS_OUT(t, ". 1:1(0) ack 151");
+	TS_IN(t, "P. 151:201(50) ack 1");
+	TS_RECV(t, s, 1, 200);
+	ck_assert_int_eq(ns_recv(s, b, sizeof(b), 0), -EAGAIN);
+	ns_close(s);
+}
+END_TEST
+
 /* -------------------------------------------- randomized receive side */
 
 static uint64_t prng;
@@ -849,6 +866,7 @@ static const TTest *const *const cases[] = {
 	TS_CASE(test_tiny_peer_mss_clamped),
 	TS_CASE(test_ts_not_negotiated_ignored),
 	TS_CASE(test_acks_accepted_with_zero_receive_window),
+	TS_CASE(test_urgent_data_inline),
 	TS_CASE(test_data_after_fin_ignored),
 	TS_CASE(test_random_receive_small_buffer),
 	TS_CASE(test_random_receive_scaled_buffer),
