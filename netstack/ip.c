@@ -55,9 +55,11 @@ void ip_input(struct ns_stack *st, struct ns_iface *ifc, const uint8_t *p, size_
 	rx.proto = ih.proto;
 	rx.ttl = ih.ttl;
 	rx.tos = ih.tos;
-	/* Martian sources: never answer them (RFC 1122 3.2.1.3). */
+	/* Martian sources: never answer them (RFC 1122 3.2.1.3). One of our
+	 * own addresses from the wire is one too: answering it ("LAND") makes
+	 * half-open connections to ourselves and ARPs for our own address. */
 	if ((rx.src >> 28) == 0xe || rx.src == 0xffffffffu || (rx.src >> 24) == 127 ||
-	    is_broadcast(ifc, rx.src))
+	    is_broadcast(ifc, rx.src) || iface_is_local(st, rx.src))
 		goto bad;
 	rx.local = iface_is_local(st, rx.dst) || is_broadcast(ifc, rx.dst);
 	if (!rx.local && (!(ifc->flags & NS_IF_ACCEPT_ANY) || (rx.dst >> 28) == 0xe ||

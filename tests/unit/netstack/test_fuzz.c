@@ -1031,9 +1031,6 @@ END_TEST
 /* Tests failing on an engine bug (entry named in the comment, in
  * /work/notes/bugs/tcp-core.md); moved to cases[] once fixed. */
 static const TTest *const *const pending_cases[] = {
-	/* "(IP layer, ip.c) ... own addresses as source" in tcp-core.md; ip.c
-	 * is not tcp-core's: passed to the coordinator */
-	TS_CASE(test_own_source_address_dropped),
 };
 
 static const TTest *const *const cases[] = {
@@ -1048,6 +1045,7 @@ static const TTest *const *const cases[] = {
 	TS_CASE(test_tcp_connections),
 	TS_CASE(test_tcp_inwindow_storm),
 	TS_CASE(test_tcp_sender_storm),
+	TS_CASE(test_own_source_address_dropped),
 };
 
 TS_MAIN("netstack_fuzz", cases, pending_cases, setup, teardown, 30)
