@@ -9,7 +9,8 @@
 #   slirp-ad   netstack-host --user-net --impl slirp (libslirp adapter)
 #   slirp4netns Debian's slirp4netns
 #   loopback   iperf3 over the host's lo (the ceiling)
-# plus CPU seconds of the user-net process per GB moved, connections/s
+# plus the host -> namespace direction (iperf3 -R, MTU 1500, 1 stream),
+# CPU seconds of the user-net process per GB moved, connections/s
 # and request/response latency (1-byte ping-pong on one connection).
 # Each figure is the best of REPS (default 3) runs.
 # usage: bench/usernet-iperf.sh [SECONDS per run, default 3]  (root)
@@ -162,11 +163,12 @@ run_iperf() {
 	where=$1
 	c0=0
 	[ -n "$BPID" ] && c0=$(cpu_ticks "$BPID")
-	if [ "$where" = host ]; then
-		iperf3 -c 127.0.0.1 -p $PORT -t "$T" -P "$2" -J >"$TMP/j" 2>/dev/null
-	else
-		ip netns exec "$NS" iperf3 -c 10.0.2.2 -p $PORT -t "$T" -P "$2" -J >"$TMP/j" 2>/dev/null
-	fi
+	case $where in
+	host) iperf3 -c 127.0.0.1 -p $PORT -t "$T" -P "$2" -J >"$TMP/j" 2>/dev/null ;;
+	ns) ip netns exec "$NS" iperf3 -c 10.0.2.2 -p $PORT -t "$T" -P "$2" -J >"$TMP/j" 2>/dev/null ;;
+	nsR) ip netns exec "$NS" iperf3 -c 10.0.2.2 -p $PORT -t "$T" -P "$2" -R -J >"$TMP/j" \
+		2>/dev/null ;;
+	esac
 	set -- $($PY parse "$TMP/j" 2>/dev/null || echo "0 0")
 	if [ -n "$BPID" ] && [ "$2" -gt 0 ]; then
 		c1=$(cpu_ticks "$BPID")
@@ -207,6 +209,16 @@ for mtu in 1500 65520; do
 			printf " without offload vs slirp4netns %.2fx\n", ($2 > 0 ? $4 / $2 : 0) }'
 	done
 done
+
+echo "the other direction, host -> namespace (iperf3 -R), MTU 1500, 1 stream:"
+for b in netstack ns-nooff slirp-ad slirp4netns; do
+	start_backend $b 1500
+	set -- $(best_iperf nsR 1)
+	eval "RR_$(echo "$b" | tr -d -)=$1"
+	printf "  %-12s %9s Gbit/s %9s cpu_s/GB\n" $b "$1" "$2"
+	stop_backend
+done
+echo "$RR_netstack $RR_slirp4netns" | awk '{ printf "  netstack / slirp4netns %.2fx\n", ($2 > 0 ? $1 / $2 : 0) }'
 
 echo "connections/s and request/response latency (MTU 1500):"
 for b in netstack slirp-ad slirp4netns; do
