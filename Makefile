@@ -108,8 +108,11 @@ check-run:
 		$(UNIT_TESTS) $(patsubst build/%,build/asan/%,$(UNIT_TESTS)) $(INTEG_TESTS)
 
 check-linux:
-	@sh scripts/install-deps.sh linux
+	@sh scripts/install-deps.sh check linux
 	@$(MAKE) --no-print-directory all
+	@# build (or find cached) the guest kernel first, outside the per-test
+	@# timeout: ~13 minutes the first time on these hosts
+	@sh scripts/guest-kernel.sh >/dev/null
 	@B=build VMM=build/vmm sh tests/run.sh $(LINUX_TESTS)
 
 demo:
