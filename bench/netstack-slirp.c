@@ -42,7 +42,44 @@ struct harness {
 	uint8_t frame[NS_FRAME_BUF];
 	struct pollfd pfd[MAX_FDS];
 	int npfd;
+	double component_cpu; /* thread CPU seconds inside the gateway's calls */
+	double send_cpu;      /* of which the relay's send()s to the sink */
 };
+
+/* Component timing is on only in separate runs: each read of the thread
+ * CPU clock is a system call (~0.2 us), which would slow the throughput
+ * runs. */
+static bool timing;
+static uint64_t clock_reads;
+
+/* This thread's CPU seconds (user + system), 0 when not timing. The
+ * harness is one thread, so the gateway's own cost is the sum of this
+ * clock's deltas around the calls into it. */
+static double thread_cpu(void)
+{
+	struct timespec ts;
+
+	if (!timing)
+		return 0;
+	clock_reads++;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* What one read of the clock costs, for the figures' error bound. */
+static double clock_read_cost(void)
+{
+	bool was = timing;
+	double t0, t1;
+
+	timing = true;
+	t0 = thread_cpu();
+	for (int i = 0; i < 100000; i++)
+		thread_cpu();
+	t1 = thread_cpu();
+	timing = was;
+	return (t1 - t0) / 100001;
+}
 
 static void harness_new(struct harness *h, unsigned mtu, uint64_t total)
 {
@@ -252,6 +289,7 @@ static void slirp_round(struct harness *h, Slirp *slirp)
 {
 	uint32_t timeout = 10;
 	bool moved = guest_step(h);
+	double c0 = thread_cpu(), c1;
 	ssize_t n;
 
 	while ((n = ns_link_receive(h->wire, h->frame, sizeof(h->frame))) > 0) {
@@ -261,8 +299,11 @@ static void slirp_round(struct harness *h, Slirp *slirp)
 	h->npfd = 0;
 	add_common_fds(h);
 	slirp_pollfds_fill(slirp, &timeout, slirp_add_poll, h);
+	c1 = thread_cpu();
 	poll(h->pfd, (nfds_t)h->npfd, round_sleep_ms(h, moved, (int)timeout));
+	c0 += thread_cpu() - c1; /* the harness's poll() is not libslirp's */
 	slirp_pollfds_poll(slirp, 0, slirp_revents, h);
+	h->component_cpu += thread_cpu() - c0;
 	sink_step(h);
 }
 
@@ -308,7 +349,7 @@ static void relay_connect_host(struct harness *h, struct relay *r)
 
 /* Guest bytes -> kernel socket, never holding more than one buffer;
  * true when bytes moved. */
-static bool relay_move(struct relay *r)
+static bool relay_move(struct harness *h, struct relay *r)
 {
 	bool moved = false;
 
@@ -316,7 +357,10 @@ static bool relay_move(struct relay *r)
 		ssize_t n;
 
 		while (r->off < r->len) {
+			double c0 = thread_cpu();
+
 			n = send(r->out, r->buf + r->off, r->len - r->off, MSG_DONTWAIT);
+			h->send_cpu += thread_cpu() - c0;
 			if (n <= 0)
 				return moved;
 			r->off += (size_t)n;
@@ -333,13 +377,15 @@ static bool relay_move(struct relay *r)
 static void relay_round(struct harness *h, struct relay *r)
 {
 	bool moved = guest_step(h);
+	double c0 = thread_cpu();
 
 	moved |= ns_stack_drain(r->gw, 1024) > 0;
 	ns_stack_poll(r->gw);
 	if (!r->s)
 		relay_connect_host(h, r);
 	if (r->s)
-		moved |= relay_move(r);
+		moved |= relay_move(h, r);
+	h->component_cpu += thread_cpu() - c0;
 	moved |= sink_step(h);
 	if (h->got >= h->total)
 		return;
@@ -365,6 +411,9 @@ static void relay_stop(struct relay *r)
 struct result {
 	uint64_t bytes;
 	struct bench_mark t;
+	double component_cpu; /* best over the timed runs, seconds */
+	double send_cpu;      /* the relay's send()s in that run */
+	uint64_t clock_reads; /* in that run */
 };
 
 static void run(bool use_slirp, unsigned mtu, uint64_t total, struct result *res)
@@ -374,6 +423,7 @@ static void run(bool use_slirp, unsigned mtu, uint64_t total, struct result *res
 	struct bench_mark t0, t;
 	Slirp *slirp = NULL;
 
+	clock_reads = 0;
 	harness_new(h, mtu, total);
 	if (use_slirp)
 		slirp = slirp_start(h, mtu);
@@ -393,7 +443,13 @@ static void run(bool use_slirp, unsigned mtu, uint64_t total, struct result *res
 		}
 	}
 	res->bytes = h->got;
-	bench_keep_best(&res->t, &t);
+	if (!timing) {
+		bench_keep_best(&res->t, &t);
+	} else if (!res->component_cpu || h->component_cpu < res->component_cpu) {
+		res->component_cpu = h->component_cpu;
+		res->send_cpu = h->send_cpu;
+		res->clock_reads = clock_reads;
+	}
 	if (use_slirp)
 		slirp_cleanup(slirp);
 	else
@@ -408,6 +464,39 @@ static void print(const char *name, unsigned mtu, const struct result *r)
 	printf("  %-9s MTU %5u  %5.0f MB in %6.2f s  %8.1f MB/s  CPU %6.2f s/GB\n", name, mtu,
 	       (double)r->bytes / 1e6, r->t.wall, (double)r->bytes / r->t.wall / 1e6,
 	       r->t.cpu / ((double)r->bytes / 1e9));
+}
+
+static double per_gb(double x, const struct result *r)
+{
+	return x / ((double)r->bytes / 1e9);
+}
+
+/* The component's CPU per GB for both sides and its ratio, with the
+ * clock reads' own cost as the error bound. */
+static void print_component(unsigned mtu, const struct result *s, const struct result *n)
+{
+	double clk = clock_read_cost();
+
+	printf("  component at MTU %u (thread CPU inside libslirp's calls / the netstack "
+	       "gateway's and the relay's; guest, sink and poll() left out): "
+	       "libslirp %.3f s/GB, netstack %.3f s/GB (%.3f of it the relay's send() "
+	       "to the sink), libslirp / netstack = %.2f; clock reads add <= %.3f / %.3f s/GB\n",
+	       mtu, per_gb(s->component_cpu, s), per_gb(n->component_cpu, n),
+	       per_gb(n->send_cpu, n), per_gb(s->component_cpu, s) / per_gb(n->component_cpu, n),
+	       per_gb(clk * (double)s->clock_reads, s), per_gb(clk * (double)n->clock_reads, n));
+}
+
+/* BENCH_REPS alternating runs of each side; BENCH_ONLY=netstack|libslirp
+ * runs one (profiling). */
+static void run_sides(unsigned mtu, uint64_t total, const char *only, struct result *s,
+		      struct result *n)
+{
+	for (int r = 0; r < bench_reps(); r++) {
+		if (!only || !strcmp(only, "libslirp"))
+			run(true, mtu, total, s);
+		if (!only || !strcmp(only, "netstack"))
+			run(false, mtu, total, n);
+	}
 }
 
 int main(int argc, char **argv)
@@ -426,14 +515,7 @@ int main(int argc, char **argv)
 		struct result s = { 0 }, n = { 0 };
 
 		bench_size_buffers(mtus[i]);
-
-		/* Sides alternate; BENCH_ONLY=netstack|libslirp runs one (profiling). */
-		for (int r = 0; r < bench_reps(); r++) {
-			if (!only || !strcmp(only, "libslirp"))
-				run(true, mtus[i], total, &s);
-			if (!only || !strcmp(only, "netstack"))
-				run(false, mtus[i], total, &n);
-		}
+		run_sides(mtus[i], total, only, &s, &n);
 		if (only) {
 			print(only, mtus[i], only[0] == 'n' ? &n : &s);
 			continue;
@@ -445,6 +527,10 @@ int main(int argc, char **argv)
 		       "CPU per GB libslirp / netstack = %.2f\n",
 		       mtus[i], ((double)n.bytes / n.t.wall) / ((double)s.bytes / s.t.wall),
 		       (s.t.cpu / (double)s.bytes) / (n.t.cpu / (double)n.bytes));
+		timing = true; /* separate runs: the clock reads would slow the above */
+		run_sides(mtus[i], total, NULL, &s, &n);
+		timing = false;
+		print_component(mtus[i], &s, &n);
 	}
 	return 0;
 }
