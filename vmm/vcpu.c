@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "vmm/exit_stats.h"
-#include "vmm/iret.h"
 #include "vmm/machine.h"
 
 /* Park until the main thread resumes the machine (or it quits). */
@@ -66,44 +65,13 @@ static void fatal(struct vcpu *v, const char *what)
 	machine_request_exit(v->m, 1);
 }
 
-static int read_linear_cb(void *opaque, uint64_t linear, void *buf, size_t n)
-{
-	return vcpu_read_linear(opaque, linear, buf, n);
-}
-
-/* A protected-mode IRET KVM cannot emulate (vmm/iret.h). IRET also ends
- * NMI blocking, which KVM tracks for the guest. */
-static bool complete_iret(struct vcpu *v)
-{
-	struct kvm_regs regs;
-	struct kvm_sregs sregs;
-	struct kvm_vcpu_events ev;
-	uint8_t bytes[15];
-	size_t n = sizeof(bytes);
-
-	if (kvm_vcpu_get_regs(&v->kvm, &regs) < 0 || kvm_vcpu_get_sregs(&v->kvm, &sregs) < 0)
-		return false;
-	while (n && vcpu_read_linear(v, sregs.cs.base + regs.rip, bytes, n) < 0)
-		n--; /* the instruction may end just before an unmapped page */
-	if (!n || !iret_complete(bytes, n, &regs, &sregs, read_linear_cb, v))
-		return false;
-	if (kvm_vcpu_set_sregs(&v->kvm, &sregs) < 0 || kvm_vcpu_set_regs(&v->kvm, &regs) < 0)
-		return false;
-	if (kvm_vcpu_get_events(&v->kvm, &ev) == 0 && ev.nmi.masked) {
-		ev.nmi.masked = 0;
-		ev.flags = 0;
-		kvm_vcpu_set_events(&v->kvm, &ev);
-	}
-	return true;
-}
-
 static void handle_internal_error(struct vcpu *v)
 {
 	struct kvm_run *run = v->kvm.run;
 	char what[96];
 
 	if (run->internal.suberror == KVM_INTERNAL_ERROR_EMULATION) {
-		if (vcpu_emulation_fallback(v) || complete_iret(v))
+		if (vcpu_emulation_fallback(v))
 			return;
 		fatal(v, "KVM cannot emulate an instruction (emulation failure)");
 		return;
