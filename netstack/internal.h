@@ -319,6 +319,10 @@ void ip_input(struct ns_stack *st, struct ns_iface *ifc, const uint8_t *p, size_
  * datagram; fragments when bigger than the MTU unless df. */
 int ip_output(struct ns_stack *st, uint32_t src, uint32_t dst, uint8_t proto, uint8_t ttl,
 	      uint8_t tos, uint8_t *l4, size_t l4len, bool df);
+/* Same, out of ifc straight to the station mac (NULL: Ethernet broadcast),
+ * without a route or ARP: for hosts that have no address yet (DHCP). */
+int ip_output_link(struct ns_stack *st, struct ns_iface *ifc, const uint8_t mac[6], uint32_t src,
+		   uint32_t dst, uint8_t proto, uint8_t *l4, size_t l4len);
 /* Largest L4 payload for dst without fragmenting. */
 unsigned ip_mtu_to(struct ns_stack *st, uint32_t dst);
 void reass_init(struct ns_stack *st);

@@ -114,19 +114,27 @@ static void ip_fill(struct ip_hdr *ih, uint32_t src, uint32_t dst, uint8_t proto
 	ih->csum = (uint16_t)~ns_csum_fold(ns_csum_add(0, ih, sizeof(*ih)));
 }
 
-int ip_output(struct ns_stack *st, uint32_t src, uint32_t dst, uint8_t proto, uint8_t ttl,
-	      uint8_t tos, uint8_t *l4, size_t l4len, bool df)
+/* Hand one IP packet to the link: straight to mac when the caller named
+ * the station, else to next_hop through ARP. */
+static int l2_output(struct ns_stack *st, struct ns_iface *ifc, uint32_t nh, const uint8_t *mac,
+		     uint8_t *l3, size_t len)
 {
-	struct ns_iface *ifc;
-	struct ns_link *l;
-	uint32_t nh;
+	if (mac)
+		return ether_output(st, ifc, mac, ETHERTYPE_IP, l3, len);
+	return arp_output(st, ifc, nh, l3, len);
+}
+
+/* The datagram out of ifc (next hop nh, or the station mac), fragmented
+ * when bigger than the link MTU unless df. */
+static int ip_emit(struct ns_stack *st, struct ns_iface *ifc, uint32_t nh, const uint8_t *mac,
+		   uint32_t src, uint32_t dst, uint8_t proto, uint8_t ttl, uint8_t tos, uint8_t *l4,
+		   size_t l4len, bool df)
+{
+	struct ns_link *l = ifc->link;
 	size_t chunk;
 	uint16_t id = st->ip_id++;
 	int rc = 0;
 
-	if (ns_route_lookup(st, dst, &nh, &l) < 0)
-		return -ENETUNREACH;
-	ifc = iface_of_link(st, l);
 	if (!src)
 		src = ifc->addr;
 	if (l4len + 20 > 65535)
@@ -135,7 +143,7 @@ int ip_output(struct ns_stack *st, uint32_t src, uint32_t dst, uint8_t proto, ui
 		struct ip_hdr *ih = (void *)(l4 - 20);
 
 		ip_fill(ih, src, dst, proto, ttl, tos, l4len + 20, id, df ? IP_DF : 0);
-		return arp_output(st, ifc, nh, (uint8_t *)ih, l4len + 20);
+		return l2_output(st, ifc, nh, mac, (uint8_t *)ih, l4len + 20);
 	}
 	if (df)
 		return -EMSGSIZE;
@@ -149,7 +157,27 @@ int ip_output(struct ns_stack *st, uint32_t src, uint32_t dst, uint8_t proto, ui
 		ip_fill((void *)frag, src, dst, proto, ttl, tos, n + 20, id,
 			(uint16_t)(flags | (off >> 3)));
 		st->stats.ip_frag_tx++;
-		rc = arp_output(st, ifc, nh, frag, n + 20);
+		rc = l2_output(st, ifc, nh, mac, frag, n + 20);
 	}
 	return rc;
+}
+
+int ip_output(struct ns_stack *st, uint32_t src, uint32_t dst, uint8_t proto, uint8_t ttl,
+	      uint8_t tos, uint8_t *l4, size_t l4len, bool df)
+{
+	struct ns_link *l;
+	uint32_t nh;
+
+	if (ns_route_lookup(st, dst, &nh, &l) < 0)
+		return -ENETUNREACH;
+	return ip_emit(st, iface_of_link(st, l), nh, NULL, src, dst, proto, ttl, tos, l4, l4len,
+		       df);
+}
+
+int ip_output_link(struct ns_stack *st, struct ns_iface *ifc, const uint8_t mac[6], uint32_t src,
+		   uint32_t dst, uint8_t proto, uint8_t *l4, size_t l4len)
+{
+	static const uint8_t broadcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+
+	return ip_emit(st, ifc, 0, mac ? mac : broadcast, src, dst, proto, 0, 0, l4, l4len, false);
 }

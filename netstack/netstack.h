@@ -247,6 +247,17 @@ ssize_t ns_chan_send(struct ns_chan *ch, const void *buf, size_t len);
  * message (header included; the checksum is filled in). */
 ssize_t ns_chan_sendto(struct ns_chan *ch, const void *buf, size_t len,
 		       const struct ns_pktinfo *info);
+/* Send one UDP datagram out of link l straight to the station dst_mac
+ * (NULL: Ethernet broadcast), past the routing table and ARP: how a server
+ * answers a host that has no address yet (DHCP, RFC 2131 4.1).
+ * info->dst.addr may be the limited broadcast 255.255.255.255 or an address
+ * no route covers; info->src.addr 0 means l's interface address. Datagrams
+ * from such hosts (source 0.0.0.0) reach a channel bound to the port with
+ * a wildcard remote like any other. -EOPNOTSUPP for non-UDP channels,
+ * -ENODEV when l is not an interface of the stack. */
+ssize_t ns_chan_sendto_link(struct ns_chan *ch, const void *buf, size_t len,
+			    const struct ns_pktinfo *info, struct ns_link *l,
+			    const uint8_t dst_mac[6]);
 /* Receive one packet (truncated to cap; the full length is returned).
  * Blocks until one arrives or timeout_ms passes (-1: forever; 0: never
  * block -> -EAGAIN). info may be NULL. ICMP channels return the whole
