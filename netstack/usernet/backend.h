@@ -37,8 +37,9 @@ struct un_ns {
 	int epfd;
 	struct un_watch stack_w;
 	struct dhcp_server dhcp;
-	uint8_t *scratch;   /* NS_FRAME_BUF bytes */
-	bool input_pending; /* frames came in since the last poll */
+	struct ns_chan *dhcp_ch; /* UDP port 67, any source (0.0.0.0 too) */
+	uint8_t *scratch;	 /* NS_FRAME_BUF bytes */
+	bool input_pending;	 /* frames came in since the last poll */
 
 	/* UDP and ICMP */
 	struct ns_chan *udp_all, *icmp_all;

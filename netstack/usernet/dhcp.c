@@ -1,8 +1,9 @@
 /* dhcp.c — DHCP server for the virtual LAN (RFC 2131, options RFC 2132).
  *
- * Works on UDP payloads only: the caller wraps replies in UDP/IP/Ethernet
- * (a client has no address yet, so replies cannot go through the stack's
- * ARP). Every guest-supplied length is checked before use; anything
+ * Works on UDP payloads only: the caller receives requests on a netstack
+ * channel and sends replies to where struct dhcp_dest says (the client has
+ * no address yet, so they go to its MAC or the broadcast, not through
+ * ARP: ns_chan_sendto_link). Every guest-supplied length is checked before use; anything
  * malformed is counted in dhcp_bad and dropped without a reply. */
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,7 +1,6 @@
 /* netstack_backend.c — usernet on netstack: the virtual LAN's link, the
- * DHCP server on the wire, the epoll set every host socket lives in, and
+ * DHCP server's channel, the epoll set every host socket lives in, and
  * the event-loop entry points. */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,95 +86,45 @@ uint32_t un_map_dst(struct un_ns *n, uint32_t dst, uint16_t port, bool *is_dns)
 
 /* --------------------------------------------------------------- DHCP */
 
-struct udp_frame {
-	uint8_t dst[6], src[6];
-	uint16_t type;
-	uint8_t vhl, tos;
-	uint16_t len, id, off;
-	uint8_t ttl, proto;
-	uint16_t csum;
-	uint32_t saddr, daddr;
-	uint16_t sport, dport, ulen, ucsum;
-} __attribute__((packed));
-
-/* Is this frame a DHCP request (IPv4 UDP to port 67)? Returns the UDP
- * payload and its length through p/len. */
-static bool dhcp_frame(const uint8_t *f, size_t flen, const uint8_t **p, size_t *len)
+/* The server is a channel on port 67 with a wildcard remote: requests come
+ * from 0.0.0.0 before the client has an address. Replies go straight to
+ * the client's MAC or to the broadcast (there is no address to ARP for). */
+static int dhcp_open(struct un_ns *n)
 {
-	struct udp_frame h;
-	size_t hl, ulen;
+	struct ns_sockaddr local = {0, DHCP_SERVER_PORT};
+	int err;
 
-	if (flen < sizeof(h))
-		return false;
-	memcpy(&h, f, sizeof(h));
-	if (h.type != htons(0x0800) || (h.vhl >> 4) != 4 || h.proto != 17)
-		return false;
-	hl = (size_t)(h.vhl & 15) * 4;
-	if (hl < 20 || 14 + hl + 8 > flen)
-		return false;
-	memcpy(&h.sport, f + 14 + hl, 8);
-	ulen = ntohs(h.ulen);
-	if (h.dport != htons(DHCP_SERVER_PORT) || ulen < 8 || 14 + hl + ulen > flen ||
-	    ntohs(h.len) < hl + ulen)
-		return false;
-	*p = f + 14 + hl + 8;
-	*len = ulen - 8;
-	return true;
+	n->dhcp_ch = ns_chan_create(n->st, NS_PROTO_UDP, &local, NULL, &err);
+	return n->dhcp_ch ? 0 : err;
 }
 
-static void dhcp_send(struct un_ns *n, const uint8_t *payload, size_t len,
-		      const struct dhcp_dest *dest)
+static void dhcp_reply(struct un_ns *n, const uint8_t *msg, size_t len,
+		       const struct dhcp_dest *dest)
 {
-	uint8_t *f = n->scratch;
-	struct udp_frame h;
-	uint32_t sum;
+	struct ns_pktinfo to = {
+		.dst = {dest->broadcast ? 0xffffffffu : dest->addr, DHCP_CLIENT_PORT}};
 
-	memset(&h, 0, sizeof(h));
-	memset(h.dst, 0xff, 6);
-	if (!dest->broadcast)
-		memcpy(h.dst, dest->mac, 6);
-	memcpy(h.src, n->cfg.gateway_mac, 6);
-	h.type = htons(0x0800);
-	h.vhl = 0x45;
-	h.len = htons((uint16_t)(20 + 8 + len));
-	h.ttl = 64;
-	h.proto = 17;
-	h.saddr = htonl(n->cfg.gateway);
-	h.daddr = htonl(dest->broadcast ? 0xffffffffu : dest->addr);
-	h.csum = (uint16_t)~ns_csum_fold(ns_csum_add(0, &h.vhl, 20));
-	h.sport = htons(DHCP_SERVER_PORT);
-	h.dport = htons(DHCP_CLIENT_PORT);
-	h.ulen = htons((uint16_t)(8 + len));
-	memcpy(f, &h, sizeof(h));
-	memcpy(f + sizeof(h), payload, len);
-	/* UDP checksum over the pseudo header, header and payload. */
-	{
-		uint8_t pseudo[12] = {0};
-
-		memcpy(pseudo, &h.saddr, 8);
-		pseudo[9] = 17;
-		memcpy(pseudo + 10, &h.ulen, 2);
-		sum = ns_csum_add(0, pseudo, sizeof(pseudo));
-	}
-	sum = ns_csum_add(sum, f + 34, 8 + len);
-	h.ucsum = (uint16_t)~ns_csum_fold(sum);
-	if (!h.ucsum)
-		h.ucsum = 0xffff;
-	memcpy(f + 40, &h.ucsum, 2);
-	n->link->ops->transmit(n->link, f, sizeof(h) + len);
+	ns_chan_sendto_link(n->dhcp_ch, msg, len, &to, n->link, dest->broadcast ? NULL : dest->mac);
+	/* The stack need not ARP for a client it has just given an address. */
 	if (!dest->broadcast && dest->addr)
 		ns_arp_add_static(n->st, dest->addr, dest->mac);
 }
 
-static void dhcp_input(struct un_ns *n, const uint8_t *p, size_t len)
+/* Answer the requests that came in (frames only arrive through
+ * usernet_input, which makes the next poll run). */
+static void dhcp_service(struct un_ns *n)
 {
 	uint8_t out[DHCP_REPLY_MAX];
 	struct dhcp_dest dest;
+	ssize_t len;
 	size_t olen;
 
-	olen = dhcp_handle(&n->dhcp, p, len, un_now(n) / 1000000, out, sizeof(out), &dest);
-	if (olen)
-		dhcp_send(n, out, olen, &dest);
+	while ((len = ns_chan_recv_nb(n->dhcp_ch, n->scratch, NS_FRAME_BUF, NULL)) >= 0) {
+		olen = dhcp_handle(&n->dhcp, n->scratch, (size_t)len, un_now(n) / 1000000, out,
+				   sizeof(out), &dest);
+		if (olen)
+			dhcp_reply(n, out, olen, &dest);
+	}
 }
 
 /* ----------------------------------------------------------- the ops */
@@ -249,6 +198,8 @@ static int ns_backend_setup(struct un_ns *n, char *err, size_t errlen)
 			  NS_IF_ACCEPT_ANY | (n->cfg.rx_csum_trusted ? NS_IF_NO_CSUM_RX : 0));
 	if (rc == 0)
 		rc = ns_iface_add_alias(n->st, n->link, n->cfg.dns);
+	if (rc == 0)
+		rc = dhcp_open(n);
 	if (rc < 0)
 		return usernet_fail(err, errlen, rc, "netstack interface: %s", strerror(-rc));
 	rc = un_watch_add(n, &n->stack_w, ns_stack_fd(n->st), EPOLLIN, on_stack_fd);
@@ -286,6 +237,7 @@ static void ns_backend_destroy(void *impl)
 	if (n->st) {
 		un_tcp_fini(n);
 		un_udp_fini(n);
+		ns_chan_close(n->dhcp_ch);
 		epoll_ctl(n->epfd, EPOLL_CTL_DEL, n->stack_w.fd, NULL);
 		ns_stack_free(n->st);
 	}
@@ -301,15 +253,10 @@ static void ns_backend_destroy(void *impl)
 static void ns_backend_input(void *impl, const void *frame, size_t len)
 {
 	struct un_ns *n = impl;
-	const uint8_t *p;
-	size_t plen;
 
 	n->stats.rx_frames++;
 	n->stats.rx_bytes += len;
-	if (dhcp_frame(frame, len, &p, &plen))
-		dhcp_input(n, p, plen);
-	else
-		ns_stack_input(n->st, n->link, frame, len);
+	ns_stack_input(n->st, n->link, frame, len);
 	/* Relaying waits for usernet_poll(): a batch of frames then costs one
 	 * host send() per flow, not one per segment. */
 	n->input_pending = true;
@@ -345,6 +292,7 @@ static void ns_backend_poll(void *impl)
 	int k, rounds = 0;
 
 	n->input_pending = false;
+	dhcp_service(n);
 	un_udp_service(n);
 	un_tcp_service(n);
 	do {

@@ -119,6 +119,7 @@ static void dhcp_discover(struct usernet *u)
 	memcpy(msg + 28, guest_mac, 6);
 	memcpy(msg + 236, (uint8_t[]){99, 130, 83, 99, 53, 1, 1, 255}, 8);
 	usernet_input(u, f, udp_frame(f, bcast, 0, 68, 0xffffffffu, 67, msg, sizeof(msg)));
+	usernet_poll(u); /* the reply may wait for the poll after input */
 }
 
 static void check_offer(void)
@@ -209,6 +210,50 @@ START_TEST(test_dhcp_netstack)
 	ck_assert_uint_eq(st.dhcp_offer, 1);
 	ck_assert_int_gt(usernet_stats_format(&st, buf, sizeof(buf)), 0);
 	ck_assert_ptr_nonnull(strstr(buf, "dhcp_offer 1\n"));
+	usernet_free(u);
+}
+END_TEST
+
+/* A DHCPREQUEST for GUEST from a client without an address. */
+static size_t dhcp_request_frame(uint8_t *f)
+{
+	uint8_t msg[300] = {1, 1, 6};
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+
+	msg[4] = 0x66;
+	memcpy(msg + 28, guest_mac, 6);
+	memcpy(msg + 236, (uint8_t[]){99, 130, 83, 99, 53, 1, 3, 50, 4, 10, 0, 2, 15, 255}, 14);
+	return udp_frame(f, bcast, 0, 68, 0xffffffffu, 67, msg, sizeof(msg));
+}
+
+START_TEST(test_dhcp_ack_unicast_netstack)
+{
+	struct usernet_cfg c = {.dns_upstream = "127.0.0.1"};
+	struct usernet *u = make(USERNET_IMPL_NETSTACK, &c);
+	struct usernet_stats st;
+	uint8_t f[400];
+	const uint8_t *p;
+	size_t len, flen = dhcp_request_frame(f);
+	uint32_t dst;
+
+	/* A corrupted UDP checksum: the stack drops it, no reply. */
+	f[flen - 1] ^= 0xff;
+	usernet_input(u, f, flen);
+	usernet_poll(u);
+	ck_assert_uint_eq(nsent, 0);
+	f[flen - 1] ^= 0xff;
+	usernet_input(u, f, flen);
+	usernet_poll(u);
+	/* The ACK goes to the client's MAC and its new address, no ARP. */
+	ck_assert_uint_eq(nsent, 1);
+	ck_assert(find_udp(67, 68, &p, &len));
+	ck_assert_int_eq(p[4], 0x66);
+	ck_assert_mem_eq(sent[0], guest_mac, 6);
+	memcpy(&dst, sent[0] + 30, 4);
+	ck_assert_uint_eq(ntohl(dst), GUEST);
+	usernet_stats(u, &st);
+	ck_assert_uint_eq(st.dhcp_request, 1);
+	ck_assert_uint_eq(st.dhcp_ack, 1);
 	usernet_free(u);
 }
 END_TEST
@@ -497,6 +542,7 @@ static Suite *usernet_suite(void)
 	tcase_set_timeout(t, 20);
 	tcase_add_test(t, test_dhcp_netstack);
 	tcase_add_test(t, test_dhcp_slirp);
+	tcase_add_test(t, test_dhcp_ack_unicast_netstack);
 	tcase_add_test(t, test_udp_nat_netstack);
 	tcase_add_test(t, test_udp_nat_slirp);
 	tcase_add_test(t, test_udp_port_unreachable);
