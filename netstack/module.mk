@@ -19,6 +19,8 @@ $(eval $(call unit_test,netstack_tcp_script,tests/unit/netstack/test_tcp_script.
 $(eval $(call unit_test,netstack_tcp_script_data,tests/unit/netstack/test_tcp_script_data.c $(TCPSCRIPT_SRCS),libnetstack.a,))
 $(eval $(call unit_test,netstack_tcp_script_loss,tests/unit/netstack/test_tcp_script_loss.c $(TCPSCRIPT_SRCS),libnetstack.a,))
 $(eval $(call unit_test,netstack_fuzz,tests/unit/netstack/test_fuzz.c $(TCPSCRIPT_SRCS),libnetstack.a,))
+# RTTM, the scoreboard across an RTO, reneging (tcp-loss)
+$(eval $(call unit_test,netstack_tcp_script_rtt,tests/unit/netstack/test_tcp_script_rtt.c $(TCPSCRIPT_SRCS),libnetstack.a,))
 
 # --- TCP tools, interop tests and benches (tcp-interop) ---
 # netstack-peer: the Linux (kernel TCP) side of the interop tests.

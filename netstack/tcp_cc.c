@@ -16,6 +16,12 @@ void rtt_init(struct rtt_est *r)
 
 void rtt_sample(struct rtt_est *r, uint32_t rtt)
 {
+	rtt_sample_n(r, rtt, 1);
+}
+
+void rtt_sample_n(struct rtt_est *r, uint32_t rtt, uint32_t n)
+{
+	uint64_t a = 8ull * (n ? n : 1), b = 4ull * (n ? n : 1);
 	uint32_t k;
 
 	rtt = u32_min(rtt, TCP_RTO_MAX_US);
@@ -23,11 +29,11 @@ void rtt_sample(struct rtt_est *r, uint32_t rtt)
 		r->srtt = rtt;
 		r->rttvar = rtt / 2;
 		r->valid = true;
-	} else { /* 2.3, alpha 1/8, beta 1/4 */
+	} else { /* 2.3, alpha 1/8, beta 1/4 (each divided by n) */
 		uint32_t d = r->srtt > rtt ? r->srtt - rtt : rtt - r->srtt;
 
-		r->rttvar = (3 * r->rttvar + d) / 4;
-		r->srtt = (7 * r->srtt + rtt) / 8;
+		r->rttvar = (uint32_t)(((b - 1) * r->rttvar + d) / b);
+		r->srtt = (uint32_t)(((a - 1) * r->srtt + rtt) / a);
 	}
 	k = u32_max(TCP_CLOCK_G_US, 4 * r->rttvar);
 	r->rto = u32_min(u32_max(r->srtt + k, TCP_RTO_MIN_US), TCP_RTO_MAX_US);
@@ -62,6 +68,7 @@ void cc_init(struct tcb *t)
 	t->ssthresh = UINT32_MAX / 2;
 	t->recover = t->iss;
 	t->in_recovery = false;
+	t->in_loss = false;
 	t->dupacks = 0;
 	t->ca_acked = 0;
 	t->dupthresh = TCP_DUPTHRESH;
@@ -84,6 +91,11 @@ uint32_t cc_flight(const struct tcb *t)
 {
 	uint32_t out, gone, from, edge;
 
+	if (t->in_loss) { /* resent since the RTO, less what was SACKed */
+		out = t->snd_nxt - t->snd_una;
+		gone = sb_sacked_below(t, t->snd_nxt);
+		return out > gone ? out - gone : 0;
+	}
 	if (!t->in_recovery) {
 		out = t->snd_nxt - t->snd_una;
 		/* RFC 3042 limited transmit: each of the first two duplicate
@@ -142,6 +154,8 @@ void cc_on_ack(struct tcb *t, uint32_t acked)
 	}
 	t->dupacks = 0;
 	t->lt_bytes = 0;
+	if (t->in_loss && SEQ_GEQ(t->snd_una, t->recover))
+		t->in_loss = false;
 	if (t->cwnd < t->ssthresh) {
 		t->cwnd += u32_min(acked, 2 * mss); /* RFC 3465, L = 2 */
 	} else {
@@ -199,6 +213,7 @@ void cc_check_spurious(struct tcb *t, const struct tcp_opts *o)
 	t->dupthresh = u32_min(u32_max(t->dupthresh, t->undo_reorder + 1), TCP_MAX_REORDER);
 	t->dupacks = 0;
 	t->snd_nxt = t->snd_max; /* after an RTO: the rest is still in flight */
+	t->in_loss = false;
 	t->recover = t->snd_una;
 }
 
@@ -264,7 +279,13 @@ void cc_on_rto(struct tcb *t)
 	t->ca_acked = 0;
 	t->recover = t->snd_max; /* RFC 6582 4 */
 	t->rtt_timing = false;
-	sb_clear(t);
+	/* RFC 6675 5.1: the scoreboard stays (as in Linux), so the resend
+	 * skips SACKed data; RFC 2018 8's reason to drop it, reneging, is
+	 * detected instead (sb_reneged()). */
+	if (t->sack_reneged || !t->sack_on)
+		sb_clear(t);
+	t->sack_reneged = false;
+	t->in_loss = t->nsacked != 0;
 }
 
 void cc_check_lost_rexmit(struct tcb *t)

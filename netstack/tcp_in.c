@@ -280,15 +280,60 @@ static uint32_t free_acked(struct tcb *t, uint32_t ack)
 	return n;
 }
 
-static void new_ack(struct tcb *t, const struct tcp_seg *s)
+/* RFC 7323 4 (RTTM): every ACK that advances snd_una gives a sample
+ * from its TSecr, retransmissions included (the echo says which
+ * transmission arrived, so Karn's ambiguity does not arise; the timed
+ * segment is only for connections without timestamps). The echo is
+ * the earliest unacknowledged segment's TSval (4.3), so a delayed ACK's
+ * wait is in the sample, as the RTO needs. Our TSval ticks are 1 ms: the
+ * sample counts from the start of the echoed tick (never too small).
+ * false: no usable echo. */
+static bool ts_rtt_sample(struct tcb *t, const struct tcp_seg *s)
 {
-	uint32_t data;
+	uint32_t ticks, flight = t->snd_max - t->snd_una, smss = tcp_smss(t);
 
-	if (t->rtt_timing && SEQ_GT(s->ack, t->rtt_seq)) {
+	if (!t->ts_on || !s->opt.ts_ok)
+		return false;
+	ticks = tcp_ts_now(t) - s->opt.tsecr;
+	if (ticks > TCP_RTO_MAX_US / 1000) /* from the future, or stale */
+		return false;
+	/* appendix G: ExpectedSamples = ceil(FlightSize / (2 * SMSS)) */
+	rtt_sample_n(&t->rtt, ticks * 1000 + (uint32_t)(t->st->now % 1000),
+		     u32_max(1, (flight + 2 * smss - 1) / (2 * smss)));
+	t->rtt_timing = false;
+	return true;
+}
+
+static void rtt_on_new_ack(struct tcb *t, const struct tcp_seg *s)
+{
+	bool data = SEQ_GT(s->ack, t->iss + 1); /* more than our SYN */
+
+	if (t->ts_on) {
+		t->rtt_data |= ts_rtt_sample(t, s) && data;
+		return;
+	}
+	if (t->rtt_timing && SEQ_GT(s->ack, t->rtt_seq)) { /* Karn-timed segment */
 		t->rtt_data |= t->rtt_seq != t->iss;
 		rtt_sample(&t->rtt, (uint32_t)(t->st->now - t->rtt_start));
 		t->rtt_timing = false;
 	}
+}
+
+/* RFC 2018 8: the receiver threw away data it had SACKed. Do not wait
+ * a whole RTO for what it now lacks: time out soon (max(SRTT/2, 10 ms),
+ * as Linux), and the RTO then forgets the scoreboard. */
+static void sack_reneging(struct tcb *t)
+{
+	t->sack_reneged = true;
+	t->tlp_armed = false;
+	timer_arm_in(t->st, &t->t_rexmit, u32_max(t->rtt.srtt / 2, TCP_PTO_MIN_US));
+}
+
+static void new_ack(struct tcb *t, const struct tcp_seg *s)
+{
+	uint32_t data;
+
+	rtt_on_new_ack(t, s);
 	t->backoff = 0;
 	t->tlp_done = false;
 	/* A hole now at snd_una that was already resent: count from now. */
@@ -305,6 +350,8 @@ static void new_ack(struct tcb *t, const struct tcp_seg *s)
 	/* RFC 6298 5.2 / 5.3 */
 	if (t->snd_una == t->snd_max)
 		timer_cancel(t->st, &t->t_rexmit);
+	else if (sb_reneged(t))
+		sack_reneging(t);
 	else
 		tcp_arm_rexmit(t);
 }

@@ -162,6 +162,10 @@ struct rtt_est {
 
 void rtt_init(struct rtt_est *r);
 void rtt_sample(struct rtt_est *r, uint32_t rtt_us);
+/* One of n samples expected per RTT (RFC 7323 appendix G): alpha and
+ * beta are divided by n, so an RTT's worth of per-ACK samples moves the
+ * estimate as much as one sample per RTT would. */
+void rtt_sample_n(struct rtt_est *r, uint32_t rtt_us, uint32_t n);
 /* The RTO after `shift` consecutive expirations (doubling, capped). */
 uint32_t rtt_backoff_rto(const struct rtt_est *r, unsigned shift);
 
@@ -257,6 +261,10 @@ struct tcb {
 	struct seq_range sacked[TCP_SACKB_MAX]; /* scoreboard, sorted */
 	unsigned nsacked;
 	uint32_t rexmit_nxt; /* SACK recovery: holes below this are resent */
+	/* After an RTO until snd_una reaches recover: the go-back-N resend
+	 * skips what the scoreboard (kept, RFC 6675 5.1) says arrived. */
+	bool in_loss;
+	bool sack_reneged; /* the receiver dropped SACKed data: forget it */
 	uint64_t una_rexmit_at; /* when the segment at snd_una was last resent */
 
 	/* retransmission */
@@ -443,6 +451,10 @@ void sb_update(struct tcb *t, const struct tcp_opts *o);
 void sb_trim(struct tcb *t);
 void sb_clear(struct tcb *t);
 uint32_t sb_sacked_bytes(const struct tcb *t);
+/* SACKed bytes below seq. */
+uint32_t sb_sacked_below(const struct tcb *t, uint32_t seq);
+/* An ACK moved snd_una onto SACKed data: the receiver reneged. */
+bool sb_reneged(const struct tcb *t);
 /* RFC 6675 IsLost(): seq is below DupThresh segments' worth of SACKed data. */
 uint32_t sb_lost_edge(const struct tcb *t);
 /* The first un-SACKed range at or above seq below limit; false if none. */

@@ -224,9 +224,25 @@ static void note_sent(struct tcb *t, uint32_t len, bool fin, bool rexmit)
 
 /* Send what the peer's window and cwnd allow from snd_nxt, one segment;
  * false when nothing (more) should go now. */
+/* After an RTO: move snd_nxt past data the scoreboard has as SACKed;
+ * the most that may be resent from there before the next SACKed block. */
+static uint32_t skip_sacked(struct tcb *t)
+{
+	uint32_t s, e;
+
+	if (!t->in_loss || !SEQ_LT(t->snd_nxt, t->snd_max))
+		return UINT32_MAX;
+	if (!sb_next_hole(t, t->snd_nxt, t->snd_max, &s, &e)) {
+		t->snd_nxt = t->snd_max;
+		return UINT32_MAX;
+	}
+	t->snd_nxt = s;
+	return e - s;
+}
+
 static bool send_one(struct tcb *t)
 {
-	uint32_t mss = tcp_seg_payload(t, optlen_estimate(t));
+	uint32_t hole = skip_sacked(t), mss = u32_min(tcp_seg_payload(t, optlen_estimate(t)), hole);
 	uint32_t end = data_end(t), nxt = t->snd_nxt;
 	uint32_t avail = SEQ_LT(nxt, end) ? end - nxt : 0;
 	uint32_t outstanding = nxt - t->snd_una, flight = cc_flight(t);

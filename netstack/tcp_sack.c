@@ -146,6 +146,22 @@ uint32_t sb_sacked_bytes(const struct tcb *t)
 	return n;
 }
 
+uint32_t sb_sacked_below(const struct tcb *t, uint32_t seq)
+{
+	uint32_t n = 0;
+
+	for (unsigned i = 0; i < t->nsacked && SEQ_LT(t->sacked[i].start, seq); i++)
+		n += seq_min(t->sacked[i].end, seq) - t->sacked[i].start;
+	return n;
+}
+
+bool sb_reneged(const struct tcb *t)
+{
+	/* A receiver holding the SACKed block that starts at snd_una would
+	 * have acknowledged past it (Linux's test, too). */
+	return t->nsacked && t->sacked[0].start == t->snd_una;
+}
+
 uint32_t sb_lost_edge(const struct tcb *t)
 {
 	uint32_t above = 0;

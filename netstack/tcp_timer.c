@@ -163,7 +163,8 @@ static uint32_t tlp_timeout(const struct tcb *t, uint32_t rto)
 	uint32_t pto;
 
 	/* (A handshake-only RTT says little about the data path yet.) */
-	if (!t->sack_on || !t->rtt_data || t->backoff || t->tlp_done ||
+	/* (After SACK reneging the short timer set then must stay.) */
+	if (!t->sack_on || !t->rtt_data || t->backoff || t->tlp_done || t->sack_reneged ||
 	    !tcp_synchronized(t->state) || t->snd_max - t->snd_una <= tcp_smss(t))
 		return 0;
 	pto = u32_max(2 * t->rtt.srtt, TCP_PTO_MIN_US);
