@@ -330,6 +330,11 @@ void reass_flush(struct ns_stack *st);
 /* Reassembly: returns a complete datagram (malloc'd, caller frees) or NULL. */
 uint8_t *reass_add(struct ns_stack *st, const struct ip_hdr *ih, const uint8_t *payload,
 		   size_t plen, size_t *out_len);
+/* Copy len bytes and return ns_csum_add(sum, src, len) from one pass. */
+uint32_t ns_csum_copy(uint32_t sum, void *dst, const void *src, size_t len);
+/* A sum of bytes that start at an odd offset of the checksummed data,
+ * folded and byte-swapped into place (RFC 1071 2(B)). */
+uint32_t ns_csum_swab(uint32_t sum);
 uint16_t ip_pseudo_csum_fold(uint32_t src, uint32_t dst, uint8_t proto, const void *l4,
 			     size_t len);
 
@@ -359,6 +364,9 @@ unsigned sock_events_locked(struct ns_sock *s);
 void sock_ref(struct ns_sock *s);
 void sock_unref(struct ns_sock *s);
 void sock_free_all(struct ns_stack *st);
+/* Offer in-order stream bytes to the socket's reader (direct delivery);
+ * how many it took, 0 without a reader. */
+uint32_t sock_read_direct(struct ns_sock *s, const void *data, uint32_t len);
 
 static inline uint32_t prefix_mask(unsigned len)
 {

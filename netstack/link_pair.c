@@ -24,6 +24,7 @@ struct pair_end {
 	uint64_t dropped;
 	struct pframe *pool; /* recycled frames of this end's frame size */
 	unsigned npool;
+	bool borrowed; /* the head frame is lent out (pair_borrow) */
 };
 
 struct pair_shared {
@@ -76,30 +77,29 @@ static int pair_transmit(struct ns_link *l, const void *frame, size_t len)
 	return 0;
 }
 
-static ssize_t pair_receive(struct ns_link *l, void *buf, size_t cap)
+/* The head frame, or NULL with the eventfd drained (caller holds the
+ * lock). */
+static struct pframe *pair_head(struct pair_end *e)
 {
-	struct pair_end *e = l->priv;
-	struct pframe *f;
-	size_t n;
 	uint64_t v;
 
-	pthread_mutex_lock(&e->sh->lock);
-	f = e->head;
-	if (!f) {
-		if (e->signalled) {
-			e->signalled = false;
-			if (e->efd >= 0)
-				(void)!read(e->efd, &v, sizeof(v));
-		}
-		pthread_mutex_unlock(&e->sh->lock);
-		return 0;
+	if (!e->head && e->signalled) {
+		e->signalled = false;
+		if (e->efd >= 0)
+			(void)!read(e->efd, &v, sizeof(v));
 	}
+	return e->head;
+}
+
+/* Take the head frame off the queue and keep it for reuse. */
+static void pair_pop(struct pair_end *e)
+{
+	struct pframe *f = e->head;
+
 	e->head = f->next;
 	if (!e->head)
 		e->tail = NULL;
 	e->qlen--;
-	n = f->len < cap ? f->len : cap;
-	memcpy(buf, f->data, n);
 	if (e->npool < 512) {
 		f->next = e->pool;
 		e->pool = f;
@@ -107,8 +107,52 @@ static ssize_t pair_receive(struct ns_link *l, void *buf, size_t cap)
 	} else {
 		free(f);
 	}
+}
+
+static ssize_t pair_receive(struct ns_link *l, void *buf, size_t cap)
+{
+	struct pair_end *e = l->priv;
+	struct pframe *f;
+	size_t n = 0;
+
+	pthread_mutex_lock(&e->sh->lock);
+	f = e->borrowed ? NULL : pair_head(e);
+	if (f) {
+		n = f->len < cap ? f->len : cap;
+		memcpy(buf, f->data, n);
+		pair_pop(e);
+	}
 	pthread_mutex_unlock(&e->sh->lock);
 	return (ssize_t)n;
+}
+
+/* In place: the head frame stays queued (the peer only appends behind
+ * it) until pair_release() pops it. */
+static ssize_t pair_borrow(struct ns_link *l, const void **frame)
+{
+	struct pair_end *e = l->priv;
+	struct pframe *f;
+
+	pthread_mutex_lock(&e->sh->lock);
+	f = e->borrowed ? NULL : pair_head(e);
+	if (f) {
+		e->borrowed = true;
+		*frame = f->data;
+	}
+	pthread_mutex_unlock(&e->sh->lock);
+	return f ? (ssize_t)f->len : 0;
+}
+
+static void pair_release(struct ns_link *l)
+{
+	struct pair_end *e = l->priv;
+
+	pthread_mutex_lock(&e->sh->lock);
+	if (e->borrowed) {
+		e->borrowed = false;
+		pair_pop(e);
+	}
+	pthread_mutex_unlock(&e->sh->lock);
 }
 
 static int pair_fd(struct ns_link *l)
@@ -153,6 +197,8 @@ static const struct ns_link_ops pair_ops = {
 	.receive = pair_receive,
 	.fd = pair_fd,
 	.destroy = pair_destroy,
+	.borrow = pair_borrow,
+	.release = pair_release,
 };
 
 static struct pair_end *pair_end_new(struct pair_shared *sh, unsigned mtu, uint8_t last)

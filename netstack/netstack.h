@@ -73,6 +73,14 @@ struct ns_link_ops {
 	 * returns the µs until the next one is due, or UINT64_MAX. */
 	uint64_t (*poll)(struct ns_link *l, uint64_t now_us);
 	void (*destroy)(struct ns_link *l);
+	/* Optional receive in place, for links whose frames already sit in
+	 * memory (the pair): point *frame at the next received frame and
+	 * return its length (0: none waiting, -errno). The frame stays
+	 * valid, and is not handed out again, until release(); one frame is
+	 * borrowed at a time. ns_stack_drain() prefers these to receive()
+	 * (no copy into the stack); copying links (TAP) leave them NULL. */
+	ssize_t (*borrow)(struct ns_link *l, const void **frame);
+	void (*release)(struct ns_link *l);
 };
 
 struct ns_link {
@@ -380,6 +388,41 @@ int ns_sock_fd(struct ns_sock *s);
  * without blocking). NULL removes it. */
 typedef void (*ns_sock_cb)(struct ns_sock *s, unsigned events, void *ctx);
 void ns_sock_set_callback(struct ns_sock *s, ns_sock_cb cb, void *ctx);
+
+/* Zero-copy stream receive (the netchannel idea: the consumer takes the
+ * bytes where the stack already has them). Two ways, usable together:
+ *
+ * Reading in place: ns_recv_peek() describes the readable bytes where
+ * they sit in the receive ring, as up to two pieces (the second when the
+ * ring wraps); ns_recv_consume() then releases the first n of them, with
+ * the same window accounting as ns_recv() (the window opens and the
+ * peer hears of it when worthwhile). The pieces stay valid until
+ * ns_recv_consume(), ns_recv(), ns_close(), ns_abort() or ns_connect()
+ * on this socket: the stack only ever appends behind them, even after a
+ * RST. peek returns the total (iov[1].len is 0 unless wrapped), 0 at
+ * EOF, or -errno as ns_recv() does (-EAGAIN: nothing yet); it never
+ * blocks. consume returns 0, or -EINVAL when n exceeds what is readable.
+ *
+ * Direct delivery (libslirp's sbappend trick): with a reader set, an
+ * in-order segment that arrives while nothing is buffered for reading
+ * (and nothing out of order) is first offered to fn, straight from the
+ * received frame, inside the stack (stack lock held, on the thread that
+ * feeds it frames). fn returns how many of the len bytes it took
+ * (0..len); the rest goes to the receive ring and is read as usual,
+ * after which the next in-order segment is offered again once the ring
+ * is empty, so order is kept. Bytes taken count as read at once: the
+ * window does not shrink for them. fn must not call any ns_* function
+ * of this stack. A consumer that takes everything (e.g. a relay whose
+ * send() to a kernel socket succeeds) has no payload byte copied by
+ * netstack at all. NULL removes the reader. */
+struct ns_iov {
+	const void *base;
+	size_t len;
+};
+ssize_t ns_recv_peek(struct ns_sock *s, struct ns_iov iov[2]);
+int ns_recv_consume(struct ns_sock *s, size_t n);
+typedef size_t (*ns_reader_fn)(void *ctx, const void *data, size_t len);
+int ns_sock_set_reader(struct ns_sock *s, ns_reader_fn fn, void *ctx);
 
 struct ns_tcp_info {
 	int state;

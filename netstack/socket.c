@@ -15,6 +15,8 @@ struct ns_sock {
 	struct ns_chan *chan; /* datagram */
 	struct ns_sockaddr remote;
 	struct tcb *tcb; /* stream */
+	ns_reader_fn reader; /* direct delivery (ns_sock_set_reader) */
+	void *reader_ctx;
 };
 
 void sock_ref(struct ns_sock *s)
@@ -527,6 +529,45 @@ void ns_sock_set_callback(struct ns_sock *s, ns_sock_cb cb, void *ctx)
 	s->wq.cb = cb;
 	s->wq.cb_ctx = ctx;
 	stack_leave(s->st);
+}
+
+ssize_t ns_recv_peek(struct ns_sock *s, struct ns_iov iov[2])
+{
+	ssize_t n = stream_enter(s);
+
+	if (n)
+		return n;
+	n = tcp_usr_peek(s->tcb, iov);
+	stack_leave(s->st);
+	return n;
+}
+
+int ns_recv_consume(struct ns_sock *s, size_t n)
+{
+	int rc = stream_enter(s);
+
+	return rc ? rc : stream_leave(s, tcp_usr_consume(s->tcb, n));
+}
+
+int ns_sock_set_reader(struct ns_sock *s, ns_reader_fn fn, void *ctx)
+{
+	if (s->type != NS_SOCK_STREAM)
+		return -EOPNOTSUPP;
+	stack_enter(s->st);
+	s->reader = fn;
+	s->reader_ctx = ctx;
+	stack_leave(s->st);
+	return 0;
+}
+
+uint32_t sock_read_direct(struct ns_sock *s, const void *data, uint32_t len)
+{
+	size_t n;
+
+	if (!s->reader || s->closed)
+		return 0;
+	n = s->reader(s->reader_ctx, data, len);
+	return n < len ? (uint32_t)n : len;
 }
 
 int ns_tcp_info(struct ns_sock *s, struct ns_tcp_info *info)

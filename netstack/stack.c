@@ -460,6 +460,22 @@ void ns_stack_input(struct ns_stack *st, struct ns_link *l, const void *frame, s
 	stack_leave(st);
 }
 
+/* The next frame of l: lent in place by links that can (the frame is
+ * given back with link_done()), else copied into st->rx. */
+static ssize_t link_next(struct ns_stack *st, struct ns_link *l, const uint8_t **frame)
+{
+	if (l->ops->borrow)
+		return l->ops->borrow(l, (const void **)frame);
+	*frame = st->rx;
+	return l->ops->receive(l, st->rx, NS_FRAME_BUF);
+}
+
+static void link_done(struct ns_link *l)
+{
+	if (l->ops->borrow && l->ops->release)
+		l->ops->release(l);
+}
+
 int ns_stack_drain(struct ns_stack *st, int max)
 {
 	int done = 0;
@@ -470,10 +486,11 @@ int ns_stack_drain(struct ns_stack *st, int max)
 		struct ns_iface *ifc = &st->ifaces[i];
 		struct ns_link *l = ifc->link;
 
-		if (!l->ops->receive)
+		if (!l->ops->receive && !l->ops->borrow)
 			continue;
 		while (done < max) {
-			ssize_t n = l->ops->receive(l, st->rx, NS_FRAME_BUF);
+			const uint8_t *frame;
+			ssize_t n = link_next(st, l, &frame);
 
 			if (n <= 0)
 				break;
@@ -481,7 +498,8 @@ int ns_stack_drain(struct ns_stack *st, int max)
 			st->stats.rx_frames++;
 			l->rx_frames++;
 			l->rx_bytes += (uint64_t)n;
-			ether_input(st, ifc, st->rx, (size_t)n);
+			ether_input(st, ifc, frame, (size_t)n);
+			link_done(l);
 			done++;
 		}
 	}

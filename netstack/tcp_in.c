@@ -483,10 +483,12 @@ static void process_fin(struct tcb *t)
 	tcb_notify(t);
 }
 
-static void deliver_in_order(struct tcb *t, uint32_t len)
+/* len in-order bytes arrived, of which the socket's reader took the
+ * first direct (they never entered the ring). */
+static void deliver_in_order(struct tcb *t, uint32_t len, uint32_t direct)
 {
 	t->rcv_nxt += len;
-	t->rcvbuf.len += len;
+	t->rcvbuf.len += len - direct;
 	t->bytes_received += len;
 	if (t->nooo) {
 		uint32_t nxt = ooo_absorb(t, t->rcv_nxt);
@@ -501,7 +503,17 @@ static void deliver_in_order(struct tcb *t, uint32_t len)
 		t->ack_now = true;
 	else
 		tcp_arm_delack(t);
-	tcb_notify(t);
+	if (t->rcvbuf.len)
+		tcb_notify(t);
+}
+
+/* Direct delivery: in-order bytes with nothing buffered before them go
+ * to the socket's reader first (ns_sock_set_reader); how many it took. */
+static uint32_t read_direct(struct tcb *t, const uint8_t *d, uint32_t len)
+{
+	if (!t->sock || t->rcvbuf.len || t->nooo || t->user_rd_shut)
+		return 0;
+	return sock_read_direct(t->sock, d, len);
 }
 
 /* Place the segment's payload in the receive ring; FIN afterwards. */
@@ -526,9 +538,11 @@ static void data_input(struct tcb *t, const struct tcp_seg *s)
 		t->ack_now = true;
 	}
 	if (len) {
-		ring_put(&t->rcvbuf, t->rcvbuf.len + off, d, len);
+		uint32_t direct = off ? 0 : read_direct(t, d, len);
+
+		ring_put(&t->rcvbuf, t->rcvbuf.len + off, d + direct, len - direct);
 		if (off == 0) {
-			deliver_in_order(t, len);
+			deliver_in_order(t, len, direct);
 		} else {
 			if (!ooo_add(t, seq, seq + len)) {
 				t->st->stats.tcp_ooo_drop++;

@@ -144,6 +144,13 @@ void ring_put(struct tcp_ring *r, uint32_t off, const void *src, uint32_t n);
 /* Copy n bytes out from offset off (off + n <= len). */
 void ring_get(const struct tcp_ring *r, uint32_t off, void *dst, uint32_t n);
 void ring_consume(struct tcp_ring *r, uint32_t n);
+/* The first n bytes (n <= len) in place: up to two pieces, iov[1] empty
+ * unless they wrap. */
+void ring_peek(const struct tcp_ring *r, uint32_t n, struct ns_iov iov[2]);
+/* ring_get() that also returns ns_csum_add(sum, the bytes) from the same
+ * pass; sum must cover an even number of bytes before them. */
+uint32_t ring_get_csum(const struct tcp_ring *r, uint32_t off, void *dst, uint32_t n,
+		       uint32_t sum);
 /* An empty ring starts over at the front, where the cache is warm; only
  * when nothing sits beyond len (no out-of-order data). */
 static inline void ring_rewind(struct tcp_ring *r)
@@ -376,6 +383,10 @@ int tcp_usr_connect(struct tcb *t, const struct ns_sockaddr *remote);
 ssize_t tcp_usr_send(struct tcb *t, const void *buf, size_t len);
 /* Bytes read, 0 at EOF, -EAGAIN when nothing is there yet, -errno. */
 ssize_t tcp_usr_recv(struct tcb *t, void *buf, size_t len, bool peek);
+/* In-place reads: the readable bytes (ns_recv_peek's result), and
+ * releasing n of them as tcp_usr_recv() would. */
+ssize_t tcp_usr_peek(struct tcb *t, struct ns_iov iov[2]);
+int tcp_usr_consume(struct tcb *t, size_t n);
 int tcp_usr_shutdown(struct tcb *t, int how);
 /* Both detach the user: the tcb lives on (close) or goes (abort). */
 void tcp_usr_close(struct tcb *t);

@@ -153,23 +153,19 @@ ssize_t tcp_usr_send(struct tcb *t, const void *buf, size_t len)
 	return n;
 }
 
-ssize_t tcp_usr_recv(struct tcb *t, void *buf, size_t len, bool peek)
+/* The first n readable bytes were read: the window opens by n. */
+static void consumed(struct tcb *t, uint32_t n)
 {
-	uint32_t n = (uint32_t)(len < t->rcvbuf.len ? len : t->rcvbuf.len);
+	ring_consume(&t->rcvbuf, n);
+	if (!t->nooo)
+		ring_rewind(&t->rcvbuf);
+	t->rcv_freed += n;
+	tcp_window_update(t);
+}
 
-	if (n) {
-		ring_get(&t->rcvbuf, 0, buf, n);
-		if (!peek) {
-			ring_consume(&t->rcvbuf, n);
-			if (!t->nooo)
-				ring_rewind(&t->rcvbuf);
-			t->rcv_freed += n;
-			tcp_window_update(t);
-		}
-		return n;
-	}
-	if (!len)
-		return 0;
+/* A read with nothing readable: the error, 0 at EOF, or -EAGAIN. */
+static ssize_t nothing_readable(struct tcb *t)
+{
 	if (t->err)
 		return take_err(t);
 	if (t->fin_rcvd || t->user_rd_shut || t->reset)
@@ -177,6 +173,34 @@ ssize_t tcp_usr_recv(struct tcb *t, void *buf, size_t len, bool peek)
 	if (t->state == NS_TCP_CLOSED || t->state == NS_TCP_LISTEN)
 		return -ENOTCONN;
 	return -EAGAIN;
+}
+
+ssize_t tcp_usr_recv(struct tcb *t, void *buf, size_t len, bool peek)
+{
+	uint32_t n = (uint32_t)(len < t->rcvbuf.len ? len : t->rcvbuf.len);
+
+	if (n) {
+		ring_get(&t->rcvbuf, 0, buf, n);
+		if (!peek)
+			consumed(t, n);
+		return n;
+	}
+	return len ? nothing_readable(t) : 0;
+}
+
+ssize_t tcp_usr_peek(struct tcb *t, struct ns_iov iov[2])
+{
+	ring_peek(&t->rcvbuf, t->rcvbuf.len, iov);
+	return t->rcvbuf.len ? (ssize_t)t->rcvbuf.len : nothing_readable(t);
+}
+
+int tcp_usr_consume(struct tcb *t, size_t n)
+{
+	if (n > t->rcvbuf.len)
+		return -EINVAL;
+	if (n)
+		consumed(t, (uint32_t)n);
+	return 0;
 }
 
 /* --------------------------------------------------------- closing */
