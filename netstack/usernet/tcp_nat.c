@@ -9,10 +9,13 @@
  * Inbound (hostfwd tcp): a host listener; each accepted connection becomes
  * a netstack connect into the guest.
  *
- * Relay: one bounded buffer per direction. A side is only read while the
- * buffer toward the other side is empty, so a slow reader stops the
- * writer through the TCP windows on both sides (no unbounded buffering).
- * FIN is relayed as shutdown(SHUT_WR) once the buffer before it drains. */
+ * Relay: guest -> host is written to the host socket straight from the
+ * guest connection's receive ring (ns_recv_peek / ns_recv_consume: no
+ * relay buffer, no copy); only what the host socket took is consumed, so
+ * a slow host stops the guest through the window. Host -> guest has one
+ * bounded buffer, read only while it is empty. Either way a slow reader
+ * stops the writer through the TCP windows (no unbounded buffering).
+ * FIN is relayed as shutdown(SHUT_WR) once the bytes before it are out. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -21,6 +24,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "netstack/usernet/backend.h"
@@ -37,6 +41,7 @@ struct relay_buf {
 	size_t len, off; /* bytes [off, len) wait to be written */
 	bool eof;	 /* the reading side sent FIN */
 	bool shut;	 /* FIN passed on to the writing side */
+	bool blocked;	 /* guest -> host: the host socket is full */
 };
 
 struct un_tcp_flow {
@@ -76,11 +81,8 @@ static struct un_tcp_flow *flow_new(struct un_ns *n, struct ns_sock *s, bool fwd
 
 	if (!f)
 		return NULL;
-	f->g2h.data = malloc(n->cfg.tcp_buf);
 	f->h2g.data = malloc(n->cfg.tcp_buf);
-	if (!f->g2h.data || !f->h2g.data) {
-		free(f->g2h.data);
-		free(f->h2g.data);
+	if (!f->h2g.data) {
 		free(f);
 		return NULL;
 	}
@@ -127,7 +129,6 @@ static void flow_free(struct un_tcp_flow *f, bool abort)
 	if (f->next)
 		f->next->prev = f->prev;
 	n->tcp_count--;
-	free(f->g2h.data);
 	free(f->h2g.data);
 	/* Still on the ready list or being serviced: freed there. */
 	if (!f->ready && !f->busy)
@@ -137,11 +138,6 @@ static void flow_free(struct un_tcp_flow *f, bool abort)
 /* --------------------------------------------------------------- relay */
 
 /* Both ends as the relay sees them: -EAGAIN when nothing can move now. */
-static ssize_t guest_read(struct un_tcp_flow *f, void *buf, size_t len)
-{
-	return ns_recv(f->s, buf, len, NS_MSG_DONTWAIT);
-}
-
 static ssize_t guest_write(struct un_tcp_flow *f, const void *buf, size_t len)
 {
 	ssize_t w = ns_send(f->s, buf, len, NS_MSG_DONTWAIT);
@@ -166,9 +162,14 @@ static ssize_t host_read(struct un_tcp_flow *f, void *buf, size_t len)
 	return host_result(recv(f->w.fd, buf, len, MSG_DONTWAIT));
 }
 
-static ssize_t host_write(struct un_tcp_flow *f, const void *buf, size_t len)
+/* Guest bytes in place (up to two pieces of its receive ring). */
+static ssize_t host_writev(struct un_tcp_flow *f, const struct ns_iov iov[2])
 {
-	return host_result(send(f->w.fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL));
+	struct iovec v[2] = { { (void *)iov[0].base, iov[0].len },
+			      { (void *)iov[1].base, iov[1].len } };
+	struct msghdr m = { .msg_iov = v, .msg_iovlen = 2 };
+
+	return host_result(sendmsg(f->w.fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL));
 }
 
 static void host_shut(struct un_tcp_flow *f)
@@ -184,13 +185,6 @@ struct relay_dir {
 	size_t counter_off; /* offsetof the byte counter in usernet_stats */
 };
 
-static const struct relay_dir guest_to_host = {
-	guest_read,
-	host_write,
-	host_shut,
-	offsetof(struct un_tcp_flow, g2h),
-	offsetof(struct usernet_stats, tcp_bytes_out),
-};
 static const struct relay_dir host_to_guest = {
 	host_read,
 	guest_write,
@@ -236,11 +230,51 @@ static bool pump(struct un_tcp_flow *f, const struct relay_dir *d)
 	return true;
 }
 
+/* Guest -> host, written from the guest's receive ring where the bytes
+ * sit and consumed as the host socket takes them; false when the flow
+ * broke. */
+static bool pump_to_host(struct un_tcp_flow *f)
+{
+	struct relay_buf *b = &f->g2h;
+
+	b->blocked = false;
+	while (!b->eof) {
+		struct ns_iov iov[2];
+		ssize_t n = ns_recv_peek(f->s, iov), w;
+
+		if (n == -EAGAIN)
+			break;
+		if (n < 0)
+			return false;
+		if (n == 0) {
+			b->eof = true;
+			break;
+		}
+		w = host_writev(f, iov);
+		if (w == -EAGAIN) {
+			b->blocked = true;
+			break;
+		}
+		if (w < 0 || ns_recv_consume(f->s, (size_t)w) < 0)
+			return false;
+		f->n->stats.tcp_bytes_out += (uint64_t)w;
+		if (w < n) {
+			b->blocked = true;
+			break;
+		}
+	}
+	if (b->eof && !b->shut) {
+		host_shut(f);
+		b->shut = true;
+	}
+	return true;
+}
+
 static void flow_pump(struct un_tcp_flow *f)
 {
 	uint32_t ev = 0;
 
-	if (!pump(f, &guest_to_host) || !pump(f, &host_to_guest)) {
+	if (!pump_to_host(f) || !pump(f, &host_to_guest)) {
 		flow_free(f, true);
 		return;
 	}
@@ -250,7 +284,7 @@ static void flow_pump(struct un_tcp_flow *f)
 	}
 	if (!f->h2g.eof && f->h2g.off == f->h2g.len)
 		ev |= EPOLLIN;
-	if (f->g2h.off < f->g2h.len)
+	if (f->g2h.blocked)
 		ev |= EPOLLOUT;
 	if (!f->host_unwatched)
 		un_watch_set(f->n, &f->w, ev);
