@@ -1,17 +1,34 @@
-/* link_tap.c — a Linux TAP device as a link. */
+/* link_tap.c — a Linux TAP device as a link: plain, or with virtio-net
+ * headers and offloads.
+ *
+ * The offloading TAP (IFF_VNET_HDR, checksum and TSO4) is for a peer that
+ * is the local kernel. Receive: the kernel may hand over TCP segments up
+ * to 64 KiB with checksums left partial, so one read moves what would be
+ * ~45 frames at MTU 1500; they come from the local kernel, so their
+ * checksums are trusted (NS_IF_NO_CSUM_RX). Transmit: consecutive
+ * full-sized segments of one TCP flow are coalesced into one GSO frame
+ * (like GRO), written when the flow changes, a segment does not follow
+ * on, or at ns_link_tap_vnet_flush() / the link's poll; the kernel takes
+ * the 64 KiB frame in one go. Everything else goes out as it came, with
+ * an all-zero header. */
 #include <fcntl.h>
 #include <linux/if.h>
 #include <linux/if_tun.h>
+#include <linux/virtio_net.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "netstack/internal.h"
 
+struct tap_gso;
+
 struct tap {
 	struct ns_link link;
 	int fd;
+	struct tap_gso *gso; /* virtio-net header TAPs only */
 };
 
 static int tap_transmit(struct ns_link *l, const void *frame, size_t len)
@@ -55,45 +72,281 @@ static const struct ns_link_ops tap_ops = {
 	.destroy = tap_destroy,
 };
 
-struct ns_link *ns_link_tap_open(const char *name, unsigned mtu, int *err)
+/* Open /dev/net/tun as TAP name (or a kernel-chosen one) with extra
+ * flags; the fd, or -errno. The actual name goes to ifname. */
+static int tap_open_fd(const char *name, unsigned mtu, short flags, char ifname[IFNAMSIZ])
 {
 	struct ifreq ifr;
-	struct tap *t;
 	int fd, e;
 
-	if (mtu < 68 || mtu > 65521 || (name && strlen(name) >= IFNAMSIZ)) {
-		*err = -EINVAL;
-		return NULL;
-	}
+	if (mtu < 68 || mtu > 65521 || (name && strlen(name) >= IFNAMSIZ))
+		return -EINVAL;
 	fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		*err = -errno;
-		return NULL;
-	}
+	if (fd < 0)
+		return -errno;
 	memset(&ifr, 0, sizeof(ifr));
-	ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
+	ifr.ifr_flags = (short)(IFF_TAP | IFF_NO_PI | flags);
 	if (name)
 		snprintf(ifr.ifr_name, IFNAMSIZ, "%s", name);
-	if (ioctl(fd, TUNSETIFF, &ifr) < 0)
-		goto fail;
-	t = calloc(1, sizeof(*t));
-	if (!t) {
-		errno = ENOMEM;
-		goto fail;
+	if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
+		e = errno;
+		close(fd);
+		return -e;
 	}
+	memcpy(ifname, ifr.ifr_name, IFNAMSIZ);
+	return fd;
+}
+
+/* The link around an open TAP fd; NULL when out of memory. */
+static struct tap *tap_new(int fd, unsigned mtu, const char *ifname, const struct ns_link_ops *ops)
+{
+	struct tap *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
 	t->fd = fd;
-	t->link.ops = &tap_ops;
+	t->link.ops = ops;
 	t->link.priv = t;
 	t->link.mtu = mtu;
 	/* A locally administered unicast MAC, distinct from the kernel's. */
 	memcpy(t->link.mac, (uint8_t[6]){ 0x02, 0x4e, 0x53, 0, 0, 1 }, 6);
 	t->link.mac[4] = (uint8_t)(getpid() >> 8);
 	t->link.mac[5] = (uint8_t)getpid();
-	snprintf(t->link.name, sizeof(t->link.name), "%s", ifr.ifr_name);
+	snprintf(t->link.name, sizeof(t->link.name), "%s", ifname);
+	return t;
+}
+
+struct ns_link *ns_link_tap_open(const char *name, unsigned mtu, int *err)
+{
+	char ifname[IFNAMSIZ];
+	struct tap *t;
+	int fd = tap_open_fd(name, mtu, 0, ifname);
+
+	if (fd < 0) {
+		*err = fd;
+		return NULL;
+	}
+	t = tap_new(fd, mtu, ifname, &tap_ops);
+	if (!t) {
+		close(fd);
+		*err = -ENOMEM;
+		return NULL;
+	}
 	return &t->link;
-fail:
-	e = errno;
-	close(fd);
-	*err = -e;
-	return NULL;
+}
+
+/* ------------------------------------------- virtio-net header offloads */
+
+enum { TV_FRAME_MAX = ETH_HLEN + 65535 };
+
+/* The TCP segment being grown into a GSO frame. */
+struct tap_gso {
+	uint8_t *agg;	    /* TV_FRAME_MAX bytes */
+	size_t agg_len, hl; /* bytes held; Ethernet + IP + TCP header length */
+	size_t mss, last;   /* first and latest segment payload */
+	unsigned nseg;
+	uint32_t next_seq;
+};
+
+static int tv_write(struct tap *t, const struct virtio_net_hdr *h, const void *f, size_t len)
+{
+	struct iovec iov[2] = { { (void *)h, sizeof(*h) }, { (void *)f, len } };
+
+	/* A full device queue drops the frame, like a NIC would. */
+	return writev(t->fd, iov, 2) < 0 ? -errno : 0;
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return ntohl(v);
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+/* A plain IPv4 TCP data segment with ACK (and maybe PSH) only: the kind
+ * that may be coalesced. Its header length in *hl. */
+static bool coalescible(const uint8_t *f, size_t len, size_t *hl)
+{
+	const uint8_t *ip = f + ETH_HLEN, *tcp = ip + 20;
+	size_t thl;
+
+	if (len < ETH_HLEN + 40 || get16(f + 12) != ETHERTYPE_IP || ip[0] != 0x45 ||
+	    ip[9] != NS_PROTO_TCP || (get16(ip + 6) & 0x3fff) || get16(ip + 2) != len - ETH_HLEN)
+		return false;
+	thl = (size_t)(tcp[12] >> 4) * 4;
+	if (thl < 20 || ETH_HLEN + 20 + thl >= len || (tcp[13] & ~TH_PSH) != TH_ACK)
+		return false;
+	*hl = ETH_HLEN + 20 + thl;
+	return true;
+}
+
+/* Does segment f continue the one being grown? */
+static bool continues(const struct tap_gso *g, const uint8_t *f, size_t len, size_t hl)
+{
+	const uint8_t *a = g->agg, *ip = ETH_HLEN + a, *fip = f + ETH_HLEN;
+	size_t payload = len - hl;
+
+	return g->nseg && hl == g->hl && g->last == g->mss && payload <= g->mss &&
+	       g->agg_len + payload <= TV_FRAME_MAX && get32(fip + 24) == g->next_seq &&
+	       !memcmp(a, f, ETH_HLEN) &&		      /* MACs, type */
+	       ip[1] == fip[1] &&			      /* TOS */
+	       !memcmp(ip + 8, fip + 8, 2) &&		      /* TTL, proto */
+	       !memcmp(ip + 12, fip + 12, 8) &&		      /* addresses */
+	       !memcmp(ip + 20, fip + 20, 4) &&		      /* ports */
+	       !memcmp(ip + 28, fip + 28, 8) &&		      /* ack..win */
+	       !memcmp(ip + 40, fip + 40, hl - ETH_HLEN - 40); /* options */
+}
+
+/* Write what is being grown: as it is for one segment, else as a GSO
+ * frame with a partial checksum (the pseudo header over the whole length,
+ * which the kernel adjusts per segment if it ever splits it). */
+static int tv_flush_agg(struct tap *t)
+{
+	struct tap_gso *g = t->gso;
+	struct virtio_net_hdr h = { 0 };
+	uint8_t *ip = g->agg + ETH_HLEN, *tcp = ip + 20, pseudo[12];
+	uint16_t v;
+
+	if (!g->nseg)
+		return 0;
+	if (g->nseg > 1) {
+		put16(ip + 2, (uint16_t)(g->agg_len - ETH_HLEN));
+		memset(ip + 10, 0, 2);
+		v = (uint16_t)~ns_csum_fold(ns_csum_add(0, ip, 20));
+		memcpy(ip + 10, &v, 2);
+		memcpy(pseudo, ip + 12, 8);
+		pseudo[8] = 0;
+		pseudo[9] = NS_PROTO_TCP;
+		put16(pseudo + 10, (uint16_t)(g->agg_len - ETH_HLEN - 20));
+		v = ns_csum_fold(ns_csum_add(0, pseudo, sizeof(pseudo)));
+		memcpy(tcp + 16, &v, 2);
+		h.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+		h.gso_type = VIRTIO_NET_HDR_GSO_TCPV4;
+		h.hdr_len = (uint16_t)g->hl;
+		h.gso_size = (uint16_t)g->mss;
+		h.csum_start = ETH_HLEN + 20;
+		h.csum_offset = 16;
+	}
+	g->nseg = 0;
+	return tv_write(t, &h, g->agg, g->agg_len);
+}
+
+void ns_link_tap_vnet_flush(struct ns_link *l)
+{
+	tv_flush_agg(l->priv);
+}
+
+static int tv_transmit(struct ns_link *l, const void *frame, size_t len)
+{
+	struct tap *t = l->priv;
+	struct tap_gso *g = t->gso;
+	const uint8_t *f = frame;
+	struct virtio_net_hdr h = { 0 };
+	size_t hl;
+	int rc;
+
+	if (!coalescible(f, len, &hl)) {
+		rc = tv_flush_agg(t);
+		return rc < 0 ? rc : tv_write(t, &h, f, len);
+	}
+	if (continues(g, f, len, hl)) {
+		memcpy(g->agg + g->agg_len, f + hl, len - hl);
+		g->agg_len += len - hl;
+		g->agg[ETH_HLEN + 20 + 13] |= f[ETH_HLEN + 20 + 13]; /* PSH */
+	} else {
+		rc = tv_flush_agg(t);
+		if (rc < 0)
+			return rc;
+		memcpy(g->agg, f, len);
+		g->agg_len = len;
+		g->hl = hl;
+		g->mss = len - hl;
+	}
+	g->last = len - hl;
+	g->nseg++;
+	g->next_seq = get32(f + ETH_HLEN + 24) + (uint32_t)(len - hl);
+	return 0;
+}
+
+static ssize_t tv_receive(struct ns_link *l, void *buf, size_t cap)
+{
+	struct tap *t = l->priv;
+	struct virtio_net_hdr h;
+	struct iovec iov[2] = { { &h, sizeof(h) }, { buf, cap } };
+	ssize_t n = readv(t->fd, iov, 2);
+
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+	return n < (ssize_t)sizeof(h) ? 0 : n - (ssize_t)sizeof(h);
+}
+
+/* Held segments must not wait for the caller's next flush forever: the
+ * stack's poll (ns_stack_poll, ns_stack_run_once) writes them too. */
+static uint64_t tv_poll(struct ns_link *l, uint64_t now_us)
+{
+	ns_link_tap_vnet_flush(l);
+	return UINT64_MAX;
+}
+
+static void tv_destroy(struct ns_link *l)
+{
+	struct tap *t = l->priv;
+
+	tv_flush_agg(t);
+	free(t->gso->agg);
+	free(t->gso);
+	tap_destroy(l);
+}
+
+static const struct ns_link_ops tap_vnet_ops = {
+	.transmit = tv_transmit,
+	.receive = tv_receive,
+	.fd = tap_fd,
+	.poll = tv_poll,
+	.destroy = tv_destroy,
+};
+
+struct ns_link *ns_link_tap_vnet_open(const char *name, unsigned mtu, int *err)
+{
+	char ifname[IFNAMSIZ];
+	struct tap *t = NULL;
+	struct tap_gso *g;
+	int fd = tap_open_fd(name, mtu, IFF_VNET_HDR, ifname);
+
+	if (fd < 0) {
+		*err = fd;
+		return NULL;
+	}
+	if (ioctl(fd, TUNSETOFFLOAD, TUN_F_CSUM | TUN_F_TSO4) < 0) {
+		*err = -errno;
+		close(fd);
+		return NULL;
+	}
+	g = calloc(1, sizeof(*g));
+	if (g)
+		g->agg = malloc(TV_FRAME_MAX);
+	if (g && g->agg)
+		t = tap_new(fd, mtu, ifname, &tap_vnet_ops);
+	if (!t) {
+		if (g)
+			free(g->agg);
+		free(g);
+		close(fd);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	t->gso = g;
+	return &t->link;
 }

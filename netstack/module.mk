@@ -9,6 +9,8 @@ $(eval $(call unit_test,netstack_zerocopy,tests/unit/netstack/test_zerocopy.c,li
 netstack_host_SRCS := $(filter-out netstack/host/linux-peer.c,$(wildcard netstack/host/*.c))
 $(eval $(call program,netstack-host,$(netstack_host_SRCS),libusernet.a libnetstack.a,$(SLIRP_LIBS)))
 INTEG_TESTS += tests/integration/netstack-tap.sh
+# netstack-host --offload: the TAP with virtio-net headers (root).
+INTEG_TESTS += tests/integration/netstack-offload.sh
 
 # --- TCP engine and its unit tests (tcp-core) ---
 # The engine is netstack/tcp*.c (picked up by the wildcard above).

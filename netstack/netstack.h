@@ -117,6 +117,18 @@ uint64_t ns_link_pair_dropped(struct ns_link *l);
  * is not configured (no address, not up): that is the caller's business.
  * On failure returns NULL with *err = -errno. */
 struct ns_link *ns_link_tap_open(const char *name, unsigned mtu, int *err);
+/* The same with virtio-net headers (IFF_VNET_HDR) and checksum and TSO4
+ * offload, for a peer that is the local kernel. Received frames may be TCP
+ * segments up to 64 KiB with partial checksums: to take them, give the
+ * link mtu 65521 (the kernel side keeps its own MTU, so TCP segments sent
+ * stay within the MSS it announces; larger UDP datagrams go out whole)
+ * and add its interface with NS_IF_NO_CSUM_RX. Consecutive segments of a
+ * TCP flow sent are coalesced into one GSO frame, written when the flow
+ * changes, at ns_link_tap_vnet_flush() (after each event-loop round), or
+ * at the latest by the link's poll, which the stack runs whenever it
+ * computes its timeout. */
+struct ns_link *ns_link_tap_vnet_open(const char *name, unsigned mtu, int *err);
+void ns_link_tap_vnet_flush(struct ns_link *l);
 
 /* Impairment adapter between a link and the stack: frames in both
  * directions are dropped, duplicated, reordered or delayed with a seeded

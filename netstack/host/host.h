@@ -45,6 +45,7 @@ struct conn *conn_new(struct ns_sock *s, bool (*step)(struct conn *), void (*des
 struct host {
 	struct ns_stack *st;
 	struct ns_link *link;
+	struct ns_link *vnet; /* the offloading TAP (under link), or NULL */
 	struct ns_chan *udp_echo, *udp_discard;
 	struct ns_sock *tcp_echo, *tcp_discard, *http;
 	const char *http_dir;

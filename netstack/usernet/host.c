@@ -22,7 +22,6 @@
 #include <unistd.h>
 
 #include "netstack/netstack.h"
-#include "netstack/usernet/tap_vnet.h"
 #include "netstack/usernet/usernet.h"
 
 #define MAX_FWDS 32
@@ -265,7 +264,7 @@ static struct ns_link *tap_in_netns(const char *netns, const char *name, unsigne
 			goto out;
 		}
 	}
-	l = offload ? tap_vnet_open(name, mtu, &err) : ns_link_tap_open(name, mtu, &err);
+	l = offload ? ns_link_tap_vnet_open(name, mtu, &err) : ns_link_tap_open(name, mtu, &err);
 	if (!l)
 		fprintf(stderr, "netstack-host: TAP %s: %s\n", name, strerror(-err));
 	else if ((err = link_up(l->name, mtu)) < 0) {
@@ -366,7 +365,7 @@ static int serve(struct un_host *h)
 		if (lt != UINT64_MAX && (timeout < 0 || lt / 1000 < (uint64_t)timeout))
 			timeout = (int)(lt / 1000);
 		if (h->vnet)
-			tap_vnet_flush(h->vnet); /* frames released by the impairment */
+			ns_link_tap_vnet_flush(h->vnet); /* frames released by the impairment */
 		pfd[0] = (struct pollfd){.fd = ns_link_fd(h->link), .events = POLLIN};
 		pfd[1] = (struct pollfd){.fd = usernet_fd(h->u), .events = POLLIN};
 		if (h->ctl_fd >= 0)
@@ -382,7 +381,7 @@ static int serve(struct un_host *h)
 		}
 		usernet_poll(h->u);
 		if (h->vnet)
-			tap_vnet_flush(h->vnet);
+			ns_link_tap_vnet_flush(h->vnet);
 		if (np == 3 && pfd[2].revents)
 			control_read(h);
 		if (dump_stats) {
