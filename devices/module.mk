@@ -6,7 +6,7 @@ $(eval $(call static_lib,devices,$(devices_SRCS),))
 $(eval $(call unit_test,devices_pci,tests/unit/devices/test_pci.c,libdevices.a,))
 $(eval $(call unit_test,devices_ide,tests/unit/devices/test_ide.c,libdevices.a,))
 $(eval $(call unit_test,devices_block,tests/unit/devices/test_block.c,libdevices.a,))
-$(eval $(call unit_test,devices_fw_cfg,tests/unit/devices/test_fw_cfg.c,libfirmware.a libdevices.a,))
+$(eval $(call unit_test,devices_fw_cfg,tests/unit/devices/test_fw_cfg.c,libfirmware.a libdevices.a,$(LZ4_LIBS)))
 $(eval $(call unit_test,devices_rtc,tests/unit/devices/test_rtc.c,libdevices.a,))
 $(eval $(call unit_test,devices_legacy,tests/unit/devices/test_legacy.c,libdevices.a,))
 INTEG_TESTS += tests/integration/seabios-mbr.sh
@@ -15,4 +15,4 @@ INTEG_TESTS += tests/integration/seabios-int13.sh
 LINUX_TESTS += tests/integration/seabios-grub.sh
 LINUX_TESTS += tests/integration/seabios-syslinux.sh
 BENCHES += bench/seabios-boot.sh
-$(eval $(call unit_test,vmm_exit_stats,tests/unit/vmm/test_exit_stats.c,libvmm.a libfirmware.a libdevices.a libkvm.a,))
+$(eval $(call unit_test,vmm_exit_stats,tests/unit/vmm/test_exit_stats.c,libvmm.a libfirmware.a libdevices.a libkvm.a,$(LZ4_LIBS)))

@@ -5,20 +5,24 @@
  * 64-bit entry point (code32_start + 0x200) in long mode with identity
  * page tables, rsi = boot_params. The real-mode setup code never runs.
  *
- * Where the kernel's payload is LZ4 and Debian's liblz4 is present, the
- * loader unpacks it itself (natively, in milliseconds) and enters the
+ * Where the kernel's payload is LZ4 and vmm is built with Debian's liblz4
+ * (HAVE_LZ4, liblz4-dev at build time), the loader unpacks it itself (natively, in milliseconds) and enters the
  * kernel proper's startup_64 the way the kernel's own decompressor would:
  * on hosts that emulate guest ring 0 that decompressor takes ~15 s. Not
  * for KASLR kernels (relocations appended): their decompressor runs. */
-#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "build/config.h"
 #include "firmware/firmware.h"
 #include "firmware/le.h"
+
+#if HAVE_LZ4
+#include <lz4.h>
+#endif
 
 /* Setup header fields, as offsets into the file and the zero page. */
 #define HDR_SETUP_SECTS 0x1f1
@@ -181,15 +185,15 @@ static int place_kernel(const struct boot_request *req, const struct bzimage *bz
 #define LZ4_LEGACY_MAGIC 0x184c2102u
 #define LZ4_LEGACY_BLOCK (8u << 20)	/* what one legacy block unpacks to, at most */
 
-typedef int (*lz4_decompress_fn)(const char *src, char *dst, int src_size, int dst_cap);
-
-/* liblz4's block decoder, looked up at run time: it is optional (without
- * it the kernel's own decompressor runs) and a build dependency less. */
-static lz4_decompress_fn lz4_decoder(void)
+/* One LZ4 block into dst (at most cap bytes): the unpacked length, or
+ * negative when the block is malformed or vmm was built without liblz4. */
+static int lz4_block(const uint8_t *src, size_t len, uint8_t *dst, size_t cap)
 {
-	void *lib = dlopen("liblz4.so.1", RTLD_NOW | RTLD_LOCAL);
-
-	return lib ? (lz4_decompress_fn)dlsym(lib, "LZ4_decompress_safe") : NULL;
+#if HAVE_LZ4
+	return LZ4_decompress_safe((const char *)src, (char *)dst, (int)len, (int)cap);
+#else
+	return -1;
+#endif
 }
 
 /* The kernel's "lz4 -l" payload (legacy frames: magic, then blocks each
@@ -197,12 +201,16 @@ static lz4_decompress_fn lz4_decoder(void)
  * a malloc'ed buffer with *out_size bytes, or NULL if anything is off. */
 static uint8_t *unpack_lz4(const uint8_t *in, size_t len, size_t *out_size)
 {
-	lz4_decompress_fn decode;
 	size_t at = 4, total, done = 0;
 	uint8_t *out;
 
-	if (len < 8 || get32(in) != LZ4_LEGACY_MAGIC || !(decode = lz4_decoder()))
+	if (len < 8 || get32(in) != LZ4_LEGACY_MAGIC)
 		return NULL;
+	if (!HAVE_LZ4) {
+		fprintf(stderr, "vmm: note: built without liblz4 (liblz4-dev): the kernel "
+				"unpacks itself, slowly where guest ring 0 is emulated\n");
+		return NULL;
+	}
 	total = get32(in + len - 4);
 	out = malloc(total ? total : 1);
 	while (out && at + 4 < len) {
@@ -214,8 +222,8 @@ static uint8_t *unpack_lz4(const uint8_t *in, size_t len, size_t *out_size)
 			continue;	/* a concatenated stream */
 		if (chunk > len - 4 - at)
 			break;
-		n = decode((const char *)in + at, (char *)out + done, (int)chunk,
-			   (int)(total - done < LZ4_LEGACY_BLOCK ? total - done : LZ4_LEGACY_BLOCK));
+		n = lz4_block(in + at, chunk, out + done,
+			      total - done < LZ4_LEGACY_BLOCK ? total - done : LZ4_LEGACY_BLOCK);
 		if (n < 0)
 			break;
 		done += (size_t)n;

@@ -5,12 +5,12 @@
 set -eu
 
 pkgs_build="build-essential pkg-config libfdt-dev libslirp-dev libglib2.0-dev check
-	iso-codes wireless-regdb seabios libssl-dev libjansson-dev"
+	iso-codes wireless-regdb seabios libssl-dev libjansson-dev liblz4-dev"
 pkgs_check="openssl busybox-static iproute2 iputils-ping dnsmasq-base syslinux extlinux
 	syslinux-common mtools dosfstools e2fsprogs fdisk qemu-utils grub-pc-bin python3
 	qemu-system-x86"
 pkgs_linux="linux-source-6.1 busybox-static bc flex bison libelf-dev lz4 cpio xz-utils
-	kmod file patch liblz4-1"
+	kmod file patch"
 pkgs_bench="iperf3 slirp4netns hyperfine"
 
 groups=${*:-build}
