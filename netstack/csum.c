@@ -1,7 +1,8 @@
 /* csum.c — the Internet checksum (RFC 1071): 64-bit one's-complement
  * adds with the carry folded back in (an add-with-carry chain on x86-64,
- * as Linux's csum_partial), and a copy that checksums in the same pass
- * (Linux's csum_partial_copy) for data that is copied anyway. */
+ * as Linux's csum_partial; long runs vectorized), and a copy that
+ * checksums in the same pass (Linux's csum_partial_copy) for data that is
+ * copied anyway. */
 #include "netstack/internal.h"
 
 /* One's-complement addition is byte-order independent (RFC 1071 2(B)),
@@ -19,6 +20,31 @@ static inline uint64_t load64(const uint8_t *p)
 
 	memcpy(&w, p, 8);
 	return w;
+}
+
+/* Long runs (>= 4 KiB): 32-bit halves added into one 64-bit sum (no
+ * carries to fold until the end), a loop the compiler vectorizes. There
+ * it beats the add-with-carry chain, which one carry flag limits to 8
+ * bytes a cycle (on this host 33 against 26 GB/s at 64 KiB); below, the
+ * chain wins (32 against 29 GB/s at 1.5 KiB). Not inlined: inlined, gcc
+ * 12 vectorizes it worse (27 GB/s). */
+enum { WIDE_MIN = 4096 };
+
+static __attribute__((noinline)) uint64_t sum_wide(uint64_t acc, const uint8_t *p, size_t len)
+{
+	while (len >= 32) {
+		uint64_t w[4];
+
+		memcpy(w, p, 32);
+		for (int i = 0; i < 4; i++) {
+			uint64_t lo = w[i] & 0xffffffffu, hi = w[i] >> 32;
+
+			acc += lo + hi;
+		}
+		p += 32;
+		len -= 32;
+	}
+	return acc;
 }
 
 /* acc plus the 64-byte blocks at p. */
@@ -74,7 +100,14 @@ static uint32_t fold64(uint64_t acc)
 uint32_t ns_csum_add(uint32_t sum, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
-	uint64_t acc = sum_blocks(sum, p, len / 64);
+	uint64_t acc = sum;
+
+	if (len >= WIDE_MIN) { /* sum < 2^32 and < 2^31 adds of < 2^33: no overflow */
+		acc = sum_wide(acc, p, len & ~(size_t)63);
+		p += len & ~(size_t)63;
+		len &= 63;
+	}
+	acc = sum_blocks(acc, p, len / 64);
 
 	return fold64(sum_tail(acc, p + (len & ~(size_t)63), len & 63));
 }

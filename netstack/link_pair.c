@@ -127,18 +127,20 @@ static ssize_t pair_receive(struct ns_link *l, void *buf, size_t cap)
 }
 
 /* In place: the head frame stays queued (the peer only appends behind
- * it) until pair_release() pops it. */
+ * it) until the next borrow or pair_release() pops it; popping on the
+ * next borrow keeps it to one lock round per frame. */
 static ssize_t pair_borrow(struct ns_link *l, const void **frame)
 {
 	struct pair_end *e = l->priv;
 	struct pframe *f;
 
 	pthread_mutex_lock(&e->sh->lock);
-	f = e->borrowed ? NULL : pair_head(e);
-	if (f) {
-		e->borrowed = true;
+	if (e->borrowed)
+		pair_pop(e);
+	f = pair_head(e);
+	e->borrowed = f != NULL;
+	if (f)
 		*frame = f->data;
-	}
 	pthread_mutex_unlock(&e->sh->lock);
 	return f ? (ssize_t)f->len : 0;
 }

@@ -74,11 +74,12 @@ struct ns_link_ops {
 	uint64_t (*poll)(struct ns_link *l, uint64_t now_us);
 	void (*destroy)(struct ns_link *l);
 	/* Optional receive in place, for links whose frames already sit in
-	 * memory (the pair): point *frame at the next received frame and
-	 * return its length (0: none waiting, -errno). The frame stays
-	 * valid, and is not handed out again, until release(); one frame is
-	 * borrowed at a time. ns_stack_drain() prefers these to receive()
-	 * (no copy into the stack); copying links (TAP) leave them NULL. */
+	 * memory (the pair): give back the frame borrowed before, if any,
+	 * point *frame at the next received frame and return its length
+	 * (0: none waiting, -errno). A frame stays valid until the next
+	 * borrow() or release() (which gives it back without taking
+	 * another). ns_stack_drain() prefers these to receive() (no copy
+	 * into the stack); copying links (TAP) leave them NULL. */
 	ssize_t (*borrow)(struct ns_link *l, const void **frame);
 	void (*release)(struct ns_link *l);
 };

@@ -460,8 +460,9 @@ void ns_stack_input(struct ns_stack *st, struct ns_link *l, const void *frame, s
 	stack_leave(st);
 }
 
-/* The next frame of l: lent in place by links that can (the frame is
- * given back with link_done()), else copied into st->rx. */
+/* The next frame of l: lent in place by links that can (valid until the
+ * next call; the last one is given back by link_done()), else copied
+ * into st->rx. */
 static ssize_t link_next(struct ns_stack *st, struct ns_link *l, const uint8_t **frame)
 {
 	if (l->ops->borrow)
@@ -499,9 +500,9 @@ int ns_stack_drain(struct ns_stack *st, int max)
 			l->rx_frames++;
 			l->rx_bytes += (uint64_t)n;
 			ether_input(st, ifc, frame, (size_t)n);
-			link_done(l);
 			done++;
 		}
+		link_done(l);
 	}
 	st->in_loop = false;
 	stack_leave(st);

@@ -104,14 +104,18 @@ START_TEST(test_pair_borrow_in_place)
 	ck_assert_int_eq(ns_link_transmit(a, f2, sizeof(f2)), 0);
 	ck_assert_int_eq(b->ops->borrow(b, &f), 60);
 	ck_assert_mem_eq(f, f1, 60);
-	ck_assert_int_eq(b->ops->borrow(b, &f), 0); /* one frame at a time */
-	b->ops->release(b);
+	ck_assert_int_eq(ns_link_receive(b, buf, sizeof(buf)), 0); /* lent out */
 	pfd = (struct pollfd){ .fd = ns_link_fd(b), .events = POLLIN };
 	ck_assert_int_eq(poll(&pfd, 1, 0), 1); /* f2 still waits */
-	ck_assert_int_eq(b->ops->borrow(b, &f), 70);
+	ck_assert_int_eq(b->ops->borrow(b, &f), 70); /* gives f1 back */
+	ck_assert_mem_eq(f, f2, 70);
+	ck_assert_int_eq(ns_link_transmit(a, f1, sizeof(f1)), 0); /* behind f2 */
 	ck_assert_mem_eq(f, f2, 70);
 	b->ops->release(b);
-	ck_assert_int_eq(ns_link_receive(b, buf, sizeof(buf)), 0);
+	ck_assert_int_eq(ns_link_receive(b, buf, sizeof(buf)), 60);
+	ck_assert_mem_eq(buf, f1, 60);
+	b->ops->release(b); /* nothing lent: no-op */
+	ck_assert_int_eq(b->ops->borrow(b, &f), 0);
 	ck_assert_int_eq(poll(&pfd, 1, 0), 0); /* empty: fd quiet */
 	/* the copying receive still works, and recycles the frames */
 	ck_assert_int_eq(ns_link_transmit(a, f1, sizeof(f1)), 0);
