@@ -146,10 +146,10 @@ uint16_t ns_csum_fold(uint32_t sum)
 	return (uint16_t)sum;
 }
 
-uint16_t ip_pseudo_csum_fold(uint32_t src, uint32_t dst, uint8_t proto, const void *l4,
-			     size_t len)
+uint16_t ip_pseudo_csum_fold_sum(uint32_t src, uint32_t dst, uint8_t proto, const void *hdr,
+				 size_t hlen, size_t len, uint32_t rest_sum)
 {
-	uint32_t s = 0;
+	uint64_t acc;
 	uint16_t w[6];
 
 	/* src, dst in network order; then zero, proto, length. */
@@ -157,6 +157,14 @@ uint16_t ip_pseudo_csum_fold(uint32_t src, uint32_t dst, uint8_t proto, const vo
 	memcpy(&w[2], &dst, 4);
 	w[4] = htons(proto);
 	w[5] = htons((uint16_t)len);
-	s = ns_csum_add(s, w, sizeof(w));
-	return ns_csum_fold(ns_csum_add(s, l4, len));
+	acc = (uint64_t)ns_csum_add(ns_csum_add(0, w, sizeof(w)), hdr, hlen) + rest_sum;
+	while (acc >> 32)
+		acc = (acc & 0xffffffffu) + (acc >> 32);
+	return ns_csum_fold((uint32_t)acc);
+}
+
+uint16_t ip_pseudo_csum_fold(uint32_t src, uint32_t dst, uint8_t proto, const void *l4,
+			     size_t len)
+{
+	return ip_pseudo_csum_fold_sum(src, dst, proto, l4, len, len, 0);
 }

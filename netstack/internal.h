@@ -337,6 +337,11 @@ uint32_t ns_csum_copy(uint32_t sum, void *dst, const void *src, size_t len);
 uint32_t ns_csum_swab(uint32_t sum);
 uint16_t ip_pseudo_csum_fold(uint32_t src, uint32_t dst, uint8_t proto, const void *l4,
 			     size_t len);
+/* The same for an L4 datagram of len bytes whose first hlen (even) bytes
+ * are at hdr and whose rest was summed already into rest_sum, e.g. while
+ * it was copied into place (ns_csum_copy, ring_get_csum). */
+uint16_t ip_pseudo_csum_fold_sum(uint32_t src, uint32_t dst, uint8_t proto, const void *hdr,
+				 size_t hlen, size_t len, uint32_t rest_sum);
 
 void icmp_input(struct ns_stack *st, const struct ip_rx *rx);
 /* Send an ICMP error about the received datagram rx (RFC 1122 rules: never

@@ -1,6 +1,6 @@
 /* tcp_out.c — building and sending segments. Every segment is built in
  * place in the stack's tx frame (headroom for IP and Ethernet in front),
- * its payload copied once from the send ring. */
+ * its payload copied once from the send ring and summed in that pass. */
 #include "netstack/tcp_internal.h"
 
 static void put_hdr(struct tcp_hdr *h, uint16_t sport, uint16_t dport, uint32_t seq,
@@ -17,11 +17,15 @@ static void put_hdr(struct tcp_hdr *h, uint16_t sport, uint16_t dport, uint32_t 
 	h->urp = 0;
 }
 
-static int send_l4(struct ns_stack *st, uint32_t src, uint32_t dst, uint8_t *l4, size_t len)
+/* Checksum and send a segment of len bytes whose payload beyond the first
+ * hlen bytes (header and options) sums to payload_sum. */
+static int send_l4(struct ns_stack *st, uint32_t src, uint32_t dst, uint8_t *l4, size_t hlen,
+		   size_t len, uint32_t payload_sum)
 {
 	struct tcp_hdr *h = (void *)l4;
 
-	h->csum = (uint16_t)~ip_pseudo_csum_fold(htonl(src), htonl(dst), NS_PROTO_TCP, l4, len);
+	h->csum = (uint16_t)~ip_pseudo_csum_fold_sum(htonl(src), htonl(dst), NS_PROTO_TCP, l4,
+						     hlen, len, payload_sum);
 	st->stats.tcp_tx++;
 	return ip_output(st, src, dst, NS_PROTO_TCP, 0, 0, l4, len, true);
 }
@@ -91,14 +95,18 @@ static int tcp_xmit(struct tcb *t, uint32_t seq, uint32_t len, uint8_t flags)
 	struct ns_stack *st = t->st;
 	uint8_t *l4 = st->tx + NS_HEADROOM;
 	size_t optlen = 0;
+	uint32_t payload_sum = 0;
 	uint16_t win;
 
 	if (flags & TH_SYN)
 		optlen = syn_options(t, l4 + 20);
 	else if (!(flags & TH_RST))
 		optlen = data_options(t, l4 + 20, flags);
+	/* The payload is summed while it is copied: one pass over it, not
+	 * two (20 + optlen is a multiple of 4, so the sums chain). */
 	if (len)
-		ring_get(&t->sndbuf, seq - t->snd_buf_seq, l4 + 20 + optlen, len);
+		payload_sum = ring_get_csum(&t->sndbuf, seq - t->snd_buf_seq, l4 + 20 + optlen,
+					    len, 0);
 	win = window_field(t, flags & TH_SYN);
 	put_hdr((void *)l4, t->lport, t->rport, seq, (flags & TH_ACK) ? t->rcv_nxt : 0, flags,
 		win, optlen);
@@ -109,7 +117,7 @@ static int tcp_xmit(struct tcb *t, uint32_t seq, uint32_t len, uint8_t flags)
 		t->ack_now = false;
 		timer_cancel(st, &t->t_delack);
 	}
-	return send_l4(st, t->laddr, t->raddr, l4, 20 + optlen + len);
+	return send_l4(st, t->laddr, t->raddr, l4, 20 + optlen, 20 + optlen + len, payload_sum);
 }
 
 void tcp_send_ack(struct tcb *t)
@@ -152,7 +160,7 @@ void tcp_send_reset_raw(struct ns_stack *st, uint32_t laddr, uint16_t lport, uin
 
 	put_hdr((void *)l4, lport, rport, seq, ack, flags, 0, 0);
 	st->stats.tcp_rst_tx++;
-	send_l4(st, laddr, raddr, l4, 20);
+	send_l4(st, laddr, raddr, l4, 20, 20, 0);
 }
 
 void tcp_send_reset_reply(struct ns_stack *st, const struct tcp_seg *s)
