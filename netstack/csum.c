@@ -158,9 +158,7 @@ uint16_t ip_pseudo_csum_fold_sum(uint32_t src, uint32_t dst, uint8_t proto, cons
 	w[4] = htons(proto);
 	w[5] = htons((uint16_t)len);
 	acc = (uint64_t)ns_csum_add(ns_csum_add(0, w, sizeof(w)), hdr, hlen) + rest_sum;
-	while (acc >> 32)
-		acc = (acc & 0xffffffffu) + (acc >> 32);
-	return ns_csum_fold((uint32_t)acc);
+	return ns_csum_fold(fold64(acc));
 }
 
 uint16_t ip_pseudo_csum_fold(uint32_t src, uint32_t dst, uint8_t proto, const void *l4,

@@ -177,34 +177,18 @@ static void host_shut(struct un_tcp_flow *f)
 	shutdown(f->w.fd, SHUT_WR);
 }
 
-struct relay_dir {
-	ssize_t (*rd)(struct un_tcp_flow *f, void *buf, size_t len);
-	ssize_t (*wr)(struct un_tcp_flow *f, const void *buf, size_t len);
-	void (*shut)(struct un_tcp_flow *f);
-	size_t buf_off;	    /* offsetof the relay_buf in the flow */
-	size_t counter_off; /* offsetof the byte counter in usernet_stats */
-};
-
-static const struct relay_dir host_to_guest = {
-	host_read,
-	guest_write,
-	guest_shut,
-	offsetof(struct un_tcp_flow, h2g),
-	offsetof(struct usernet_stats, tcp_bytes_in),
-};
-
-/* Move what can move in one direction; false when the flow broke. The
- * reader is only read while the buffer is empty: that is the bound. */
-static bool pump(struct un_tcp_flow *f, const struct relay_dir *d)
+/* Host -> guest through the flow's one bounded buffer; false when the
+ * flow broke. The host socket is only read while the buffer is empty:
+ * that is the bound. */
+static bool pump_to_guest(struct un_tcp_flow *f)
 {
-	struct relay_buf *b = (void *)((char *)f + d->buf_off);
-	uint64_t *moved = (void *)((char *)&f->n->stats + d->counter_off);
+	struct relay_buf *b = &f->h2g;
 
 	for (;;) {
 		ssize_t r;
 
 		if (b->off == b->len && !b->eof) {
-			r = d->rd(f, b->data, f->n->cfg.tcp_buf);
+			r = host_read(f, b->data, f->n->cfg.tcp_buf);
 			if (r == -EAGAIN)
 				break;
 			if (r < 0)
@@ -215,16 +199,16 @@ static bool pump(struct un_tcp_flow *f, const struct relay_dir *d)
 		}
 		if (b->off == b->len)
 			break; /* EOF */
-		r = d->wr(f, b->data + b->off, b->len - b->off);
+		r = guest_write(f, b->data + b->off, b->len - b->off);
 		if (r == -EAGAIN)
 			break;
 		if (r < 0)
 			return false;
 		b->off += (size_t)r;
-		*moved += (uint64_t)r;
+		f->n->stats.tcp_bytes_in += (uint64_t)r;
 	}
 	if (b->eof && b->off == b->len && !b->shut) {
-		d->shut(f);
+		guest_shut(f);
 		b->shut = true;
 	}
 	return true;
@@ -274,7 +258,7 @@ static void flow_pump(struct un_tcp_flow *f)
 {
 	uint32_t ev = 0;
 
-	if (!pump_to_host(f) || !pump(f, &host_to_guest)) {
+	if (!pump_to_host(f) || !pump_to_guest(f)) {
 		flow_free(f, true);
 		return;
 	}
