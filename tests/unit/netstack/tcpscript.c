@@ -981,6 +981,13 @@ uint64_t ts_since_last_us(struct tscript *t)
 	return ns_clock_now(t->clk) - ref;
 }
 
+uint32_t ts_expect_segments(struct tscript *t, uint32_t from, unsigned n, uint32_t smss)
+{
+	for (unsigned i = 0; i < n; i++, from += smss)
+		TS_OUT(t, ". %u:%u(%u) ack 1", from, from + smss, smss);
+	return from;
+}
+
 bool ts_run_until_output(struct tscript *t, uint64_t deadline_us)
 {
 	uint64_t now = ns_clock_now(t->clk);

@@ -152,6 +152,9 @@ void ts_wait(struct tscript *t, uint64_t ms);
 #define TS_QUIET(t, ms) (ts_wait(t, ms), TS_NONE(t))
 /* Microseconds since the last matched TS_OUT. */
 uint64_t ts_since_last_us(struct tscript *t);
+/* Expect n full data segments of smss bytes, in order from relative seq
+ * from, acking 1; returns the seq after them. */
+uint32_t ts_expect_segments(struct tscript *t, uint32_t from, unsigned n, uint32_t smss);
 
 /* Inject a raw frame / an IPv4 packet (Ethernet header added) / a TCP
  * segment with a correct checksum (l4 = TCP header + options + data). */

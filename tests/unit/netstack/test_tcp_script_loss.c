@@ -25,14 +25,6 @@ static void teardown(void)
 	t = NULL;
 }
 
-/* Expect n full data segments in order from relative seq `from`. */
-static uint32_t expect_segments(uint32_t from, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++, from += SMSS)
-		TS_OUT(t, ". %u:%u(%u) ack 1", from, from + SMSS, SMSS);
-	return from;
-}
-
 /* RFC 6298 2.2: the first sample R gives SRTT = R, RTTVAR = R/2,
  * RTO = SRTT + 4 RTTVAR = 3R; 5.5: each expiry doubles it. */
 START_TEST(test_rto_first_sample_and_backoff)
@@ -139,7 +131,7 @@ START_TEST(test_fast_retransmit_three_dupacks)
 	uint32_t next;
 
 	ck_assert_int_eq(ts_send(t, s, 30 * SMSS), 30 * SMSS);
-	next = expect_segments(1, 10);
+	next = ts_expect_segments(t, 1, 10, SMSS);
 	TS_NONE(t);
 	/* segment 1 lost; 2 and 3 arrive */
 	lt = dupack(&next);
@@ -182,7 +174,7 @@ START_TEST(test_newreno_partial_ack)
 	struct ns_sock *s = ts_passive_open_with(t, 80, NULL, NO_SACK);
 
 	ck_assert_int_eq(ts_send(t, s, 10 * SMSS), 10 * SMSS);
-	expect_segments(1, 10);
+	ts_expect_segments(t, 1, 10, SMSS);
 	/* 1 and 4 lost */
 	for (int k = 0; k < 3; k++)
 		TS_IN(t, ". 1:1(0) ack 1");
@@ -214,7 +206,7 @@ START_TEST(test_sack_recovery)
 	struct ts_frame *f;
 
 	ck_assert_int_eq(ts_send(t, s, 10 * SMSS), 10 * SMSS);
-	expect_segments(1, 10);
+	ts_expect_segments(t, 1, 10, SMSS);
 	for (size_t k = 0; k < sizeof(got) / sizeof(got[0]); k++) {
 		uint32_t hi = got[k] * SMSS + 1;
 
@@ -287,12 +279,12 @@ START_TEST(test_slow_start_growth)
 	uint32_t cwnd;
 
 	ck_assert_int_eq(ts_send(t, s, 100 * SMSS), 100 * SMSS);
-	next = expect_segments(1, 10);
+	next = ts_expect_segments(t, 1, 10, SMSS);
 	TS_NONE(t);
 	cwnd = ts_info(s).cwnd;
 	for (uint32_t k = 1; k <= 10; k++) {
 		TS_IN(t, ". 1:1(0) ack %u", k * SMSS + 1);
-		next = expect_segments(next, 2);
+		next = ts_expect_segments(t, next, 2, SMSS);
 		TS_NONE(t);
 		ck_assert_uint_eq(ts_info(s).cwnd, cwnd + SMSS); /* += min(N, SMSS) */
 		cwnd += SMSS;
@@ -311,7 +303,7 @@ START_TEST(test_rto_then_congestion_avoidance)
 	struct ns_tcp_info i;
 
 	ck_assert_int_eq(ts_send(t, s, 150 * SMSS), 150 * SMSS);
-	expect_segments(1, 10);
+	ts_expect_segments(t, 1, 10, SMSS);
 	TS_OUT_AFTER(t, 200, 1000, ". 1:1449(1448) ack 1"); /* all ten lost */
 	TS_NONE(t);
 	i = ts_info(s);
@@ -407,7 +399,7 @@ START_TEST(test_cwnd_counts_smss)
 
 	ck_assert_uint_eq(ts_info(s).cwnd, 10 * SMSS);
 	ck_assert_int_eq(ts_send(t, s, 10 * SMSS), 10 * SMSS);
-	expect_segments(1, 10);
+	ts_expect_segments(t, 1, 10, SMSS);
 	for (int k = 0; k < 3; k++)
 		TS_IN(t, ". 1:1(0) ack 1");
 	TS_OUT(t, ". 1:1449(1448) ack 1");
@@ -426,7 +418,7 @@ START_TEST(test_rto_restarts_on_new_ack)
 	t->hs_rtt_ms = 100;
 	s = ts_passive_open(t, 80, NULL);
 	ck_assert_int_eq(ts_send(t, s, 2 * SMSS), 2 * SMSS);
-	expect_segments(1, 2);
+	ts_expect_segments(t, 1, 2, SMSS);
 	ts_wait(t, 100);
 	TS_IN(t, ". 1:1(0) ack 1449");
 	/* sample 100 ms: SRTT 100, RTTVAR 3/4 50 = 37.5, RTO 250 ms */
@@ -501,7 +493,7 @@ START_TEST(test_bogus_sack_blocks_ignored)
 	struct ns_sock *s = ts_passive_open(t, 80, NULL);
 
 	ck_assert_int_eq(ts_send(t, s, 10 * SMSS), 10 * SMSS);
-	expect_segments(1, 10);
+	ts_expect_segments(t, 1, 10, SMSS);
 	TS_IN(t, ". 1:1(0) ack 1 <nop,nop,TS val 300 ecr *,nop,nop,sack %u:%u>",
 	      10 * SMSS + 1000, 10 * SMSS + 900000);
 	TS_IN(t, ". 1:1(0) ack 1 <nop,nop,TS val 301 ecr *,nop,nop,sack %u:%u>", 4000000000u,
@@ -552,7 +544,7 @@ START_TEST(test_sack_recovery_right_after_rto)
 	t->peer_win = (20 * SMSS + 127) / 128;
 	TS_IN(t, ". 1:1(0) ack 1");
 	ck_assert_int_eq(ts_send(t, s, 80 * SMSS), 80 * SMSS);
-	expect_segments(1, 10);
+	ts_expect_segments(t, 1, 10, SMSS);
 	/* 1 lost; 2..10 SACKed, then whatever else is sent, until quiet */
 	for (k = 2; k <= 10; k++)
 		TS_IN(t, ". 1:1(0) ack 1 <nop,nop,TS val 200 ecr *,nop,nop,sack %u:%u>", SMSS + 1,
@@ -603,7 +595,7 @@ START_TEST(test_sack_recovery_back_to_back)
 	bool resent = false, seen_rexmit = false;
 
 	ck_assert_int_eq(ts_send(t, s, 60 * SMSS), 60 * SMSS);
-	expect_segments(1, 10);
+	ts_expect_segments(t, 1, 10, SMSS);
 	/* 1 lost, 2..10 SACKed: (limited transmit,) fast retransmit of 1,
 	 * new data after it */
 	for (k = 2; k <= 10; k++)
@@ -651,7 +643,7 @@ START_TEST(test_sack_reneging)
 	struct ns_sock *s = ts_passive_open(t, 80, NULL);
 
 	ck_assert_int_eq(ts_send(t, s, 10 * SMSS), 10 * SMSS);
-	expect_segments(1, 10);
+	ts_expect_segments(t, 1, 10, SMSS);
 	for (unsigned k = 2; k <= 4; k++)
 		TS_IN(t, ". 1:1(0) ack 1 <nop,nop,TS val 200 ecr *,nop,nop,sack %u:%u>", SMSS + 1,
 		      k * SMSS + 1);
@@ -681,7 +673,7 @@ START_TEST(test_tail_loss_probe)
 	TS_IN(t, ". 1:1(0) ack 101");
 	ck_assert_uint_eq(ts_info(s).srtt_us, 100000);
 	ck_assert_int_eq(ts_send(t, s, 3 * SMSS), 3 * SMSS);
-	expect_segments(a, 3);
+	ts_expect_segments(t, a, 3, SMSS);
 	TS_OUT_AFTER(t, 200, 200, ". %u:%u(%u) ack 1", a + 2 * SMSS, a + 3 * SMSS, SMSS);
 	ck_assert_uint_eq(ts_stats(t).tcp_rto, 0);
 	/* the probe's SACK says the tail arrived; the first two are resent
@@ -729,7 +721,7 @@ START_TEST(test_lost_retransmission_resent_before_rto)
 	ts_wait(t, 100);
 	TS_IN(t, ". 1:1(0) ack 101");
 	ck_assert_int_eq(ts_send(t, s, 60 * SMSS), 60 * SMSS);
-	high = expect_segments(a, 10);
+	high = ts_expect_segments(t, a, 10, SMSS);
 	/* the first is lost; SACKs for the others arrive one RTT later */
 	ts_wait(t, 100);
 	for (unsigned k = 2; k <= 10; k++)
@@ -783,7 +775,7 @@ START_TEST(test_cwnd_restart_after_idle)
 	ck_assert_uint_ge(ts_info(s).cwnd, 40 * SMSS);
 	ts_wait(t, 5000);
 	ck_assert_int_eq(ts_send(t, s, 40 * SMSS), 40 * SMSS);
-	expect_segments(next, 10);
+	ts_expect_segments(t, next, 10, SMSS);
 	TS_NONE(t);
 	ns_close(s);
 }

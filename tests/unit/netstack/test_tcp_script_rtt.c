@@ -23,14 +23,6 @@ static void teardown(void)
 	t = NULL;
 }
 
-/* Expect n full data segments in order from relative seq `from`. */
-static uint32_t expect_segments(uint32_t from, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++, from += SMSS)
-		TS_OUT(t, ". %u:%u(%u) ack 1", from, from + SMSS, SMSS);
-	return from;
-}
-
 /* RTTM: the ACK of a retransmission echoes the retransmission's TSval,
  * so it is a valid sample (50 ms here; Karn's rule without timestamps
  * would take none): SRTT = 7/8 100 + 1/8 50, RTTVAR = 3/4 50 + 1/4 50. */
@@ -68,7 +60,7 @@ START_TEST(test_rttm_per_ack_weighting)
 	t->hs_rtt_ms = 100;
 	s = ts_passive_open(t, 80, NULL);
 	ck_assert_int_eq(ts_send(t, s, 10 * SMSS), 10 * SMSS);
-	expect_segments(1, 10);
+	ts_expect_segments(t, 1, 10, SMSS);
 	ts_wait(t, 20);
 	TS_IN(t, ". 1:1(0) ack %u", 1 + 2 * SMSS);
 	i = ts_info(s);
@@ -95,7 +87,7 @@ START_TEST(test_rttm_only_new_acks)
 	t->hs_rtt_ms = 100;
 	s = ts_passive_open(t, 80, NULL);
 	ck_assert_int_eq(ts_send(t, s, 4 * SMSS), 4 * SMSS);
-	expect_segments(1, 4);
+	ts_expect_segments(t, 1, 4, SMSS);
 	tsval = t->last.tsval;
 	ts_wait(t, 30);
 	TS_IN(t, ". 1:1(0) ack 1 <nop,nop,TS val 300 ecr %u,nop,nop,sack %u:%u>", tsval,
@@ -122,7 +114,7 @@ static struct ns_sock *rto_with_sacked_3_4(void)
 	struct ns_sock *s = ts_passive_open(t, 80, NULL);
 
 	ck_assert_int_eq(ts_send(t, s, 10 * SMSS), 10 * SMSS);
-	expect_segments(1, 10);
+	ts_expect_segments(t, 1, 10, SMSS);
 	TS_IN(t, ". 1:1(0) ack 1 <nop,nop,TS val 200 ecr *,nop,nop,sack %u:%u>", seg(3), seg(4));
 	TS_IN(t, ". 1:1(0) ack 1 <nop,nop,TS val 201 ecr *,nop,nop,sack %u:%u>", seg(3), seg(5));
 	TS_NONE(t);
@@ -140,7 +132,7 @@ START_TEST(test_sack_kept_after_rto)
 	struct ns_sock *s = rto_with_sacked_3_4();
 
 	TS_IN(t, ". 1:1(0) ack %u <nop,nop,TS val 301 ecr *>", seg(6));
-	expect_segments(seg(6), 3);
+	ts_expect_segments(t, seg(6), 3, SMSS);
 	ck_assert_uint_eq(ts_stats(t).tcp_rto, 1);
 	ns_close(s);
 }
