@@ -1,7 +1,7 @@
 /* ether.c — Ethernet II framing. */
 #include "netstack/internal.h"
 
-static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+const uint8_t ether_broadcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
 void ether_input(struct ns_stack *st, struct ns_iface *ifc, const uint8_t *f, size_t len)
 {
@@ -33,7 +33,7 @@ int ether_output(struct ns_stack *st, struct ns_iface *ifc, const uint8_t dst[6]
 {
 	struct eth_hdr *eh = (void *)(l3 - ETH_HLEN);
 
-	memcpy(eh->dst, dst ? dst : bcast, 6);
+	memcpy(eh->dst, dst ? dst : ether_broadcast, 6);
 	memcpy(eh->src, ifc->link->mac, 6);
 	eh->type = htons(type);
 	return ns_link_transmit(ifc->link, eh, l3len + ETH_HLEN);

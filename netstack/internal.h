@@ -302,6 +302,7 @@ struct ip_rx {
 };
 
 void ether_input(struct ns_stack *st, struct ns_iface *ifc, const uint8_t *f, size_t len);
+extern const uint8_t ether_broadcast[6]; /* ff:ff:ff:ff:ff:ff */
 /* Frame at f has ETH_HLEN bytes free in front of l3 (f = l3 - ETH_HLEN). */
 int ether_output(struct ns_stack *st, struct ns_iface *ifc, const uint8_t dst[6], uint16_t type,
 		 uint8_t *l3, size_t l3len);

@@ -177,7 +177,5 @@ int ip_output(struct ns_stack *st, uint32_t src, uint32_t dst, uint8_t proto, ui
 int ip_output_link(struct ns_stack *st, struct ns_iface *ifc, const uint8_t mac[6], uint32_t src,
 		   uint32_t dst, uint8_t proto, uint8_t *l4, size_t l4len)
 {
-	static const uint8_t broadcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-
-	return ip_emit(st, ifc, 0, mac ? mac : broadcast, src, dst, proto, 0, 0, l4, l4len, false);
+	return ip_emit(st, ifc, 0, mac ? mac : ether_broadcast, src, dst, proto, 0, 0, l4, l4len, false);
 }
