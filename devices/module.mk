@@ -10,8 +10,11 @@ $(eval $(call unit_test,devices_fw_cfg,tests/unit/devices/test_fw_cfg.c,libfirmw
 $(eval $(call unit_test,devices_rtc,tests/unit/devices/test_rtc.c,libdevices.a,))
 $(eval $(call unit_test,devices_legacy,tests/unit/devices/test_legacy.c,libdevices.a,))
 INTEG_TESTS += tests/integration/seabios-mbr.sh
+KVM_TESTS += tests/integration/seabios-mbr.sh
 INTEG_TESTS += tests/integration/seabios-reset.sh
+KVM_TESTS += tests/integration/seabios-reset.sh
 INTEG_TESTS += tests/integration/seabios-int13.sh
+KVM_TESTS += tests/integration/seabios-int13.sh
 LINUX_TESTS += tests/integration/seabios-grub.sh
 LINUX_TESTS += tests/integration/seabios-syslinux.sh
 BENCHES += bench/seabios-boot.sh

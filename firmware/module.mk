@@ -11,5 +11,6 @@ LINUX_TESTS += tests/integration/linux-bzimage-smp1.sh tests/integration/linux-b
 	tests/integration/linux-pvh-smp1.sh tests/integration/linux-pvh-smp4.sh
 # Bad -kernel/-initrd/-m input: one-line errors, crafted files (make check).
 INTEG_TESTS += tests/integration/linux-bad-inputs.sh
+KVM_TESTS += tests/integration/linux-bad-inputs.sh
 # Boot time to init, vmm vs QEMU, and RSS beyond guest RAM (make bench).
 BENCHES += bench/linux-boot.sh

@@ -4,9 +4,12 @@ $(eval $(call static_lib,vmm,$(vmm_SRCS),))
 $(eval $(call program,vmm,vmm/main.c,libvmm.a libfirmware.a libdevices.a libkvm.a,$(LZ4_LIBS)))
 $(eval $(call unit_test,vmm_cli,tests/unit/vmm/test_cli.c vmm/cli.c vmm/cpuid.c,,))
 INTEG_TESTS += tests/integration/core-hello.sh
+KVM_TESTS += tests/integration/core-hello.sh
 BENCHES += bench/core-startup.sh
 INTEG_TESTS += tests/integration/core-monitor.sh
+KVM_TESTS += tests/integration/core-monitor.sh
 INTEG_TESTS += tests/integration/core-debug.sh
+KVM_TESTS += tests/integration/core-debug.sh
 $(eval $(call unit_test,devices_serial,tests/unit/devices/test_serial.c,libdevices.a,))
 $(eval $(call unit_test,devices_i8042,tests/unit/devices/test_i8042.c,libdevices.a,))
 $(eval $(call unit_test,vmm_monitor,tests/unit/vmm/test_monitor.c,libvmm.a libfirmware.a libdevices.a libkvm.a,$(LZ4_LIBS)))

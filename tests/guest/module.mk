@@ -50,5 +50,8 @@ $(eval $(call unit_test,firmware_multiboot,tests/unit/firmware/test_multiboot.c,
 
 # Every payload under build/vmm; smp.elf with -smp 1, 2, 4 in core-smp.sh.
 INTEG_TESTS += tests/integration/payloads.sh
+KVM_TESTS += tests/integration/payloads.sh
 INTEG_TESTS += tests/integration/core-smp.sh
+KVM_TESTS += tests/integration/core-smp.sh
 INTEG_TESTS += tests/integration/core-qemu-payloads.sh
+KVM_TESTS += tests/integration/core-qemu-payloads.sh

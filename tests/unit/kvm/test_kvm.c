@@ -147,13 +147,14 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("kvm");
-	TCase *tc = tcase_create("kvm");
-
+	/* Before anything is allocated: LeakSanitizer checks the skip path too. */
 	if (access("/dev/kvm", F_OK) != 0) {
 		printf("skipped: /dev/kvm is absent\n");
 		return 77;
 	}
+	Suite *s = suite_create("kvm");
+	TCase *tc = tcase_create("kvm");
+
 	tcase_add_test(tc, open_errors_are_readable);
 	tcase_add_test(tc, caps_vm_slots_vcpu);
 	tcase_add_test(tc, run_exits_ioeventfd_readonly_debug_msr);
