@@ -1,7 +1,10 @@
 #!/bin/sh
 # install-deps.sh [GROUP...] — install the Debian packages vmm needs, only those missing.
-# Groups: build (default), check, linux, bench. `make check` asks for build+check,
-# `make check-linux` and `make demo` for linux, `make bench` for bench.
+# Groups: build (default), check, linux, bench, nested. `make check` asks for
+# build+check (check includes nested), `make check-linux` and `make demo` for
+# linux, `make bench` for bench. nested is what scripts/nested-kvm/ needs to
+# run the KVM tests on machines without /dev/kvm: Debian's kernel, busybox and
+# QEMU; its test runs on every machine, so check always installs it.
 set -eu
 
 pkgs_build="build-essential pkg-config libfdt-dev libslirp-dev libglib2.0-dev check
@@ -12,16 +15,18 @@ pkgs_check="openssl busybox-static iproute2 iputils-ping dnsmasq-base syslinux e
 pkgs_linux="linux-source-6.1 busybox-static bc flex bison libelf-dev lz4 cpio xz-utils
 	kmod file patch"
 pkgs_bench="iperf3 slirp4netns hyperfine"
+pkgs_nested="qemu-system-x86 linux-image-amd64 busybox-static cpio xz-utils zstd kmod procps"
 
 groups=${*:-build}
 want=""
 for g in $groups; do
 	case "$g" in
 	build) want="$want $pkgs_build" ;;
-	check) want="$want $pkgs_build $pkgs_check" ;;
+	check) want="$want $pkgs_build $pkgs_check $pkgs_nested" ;;
 	linux) want="$want $pkgs_build $pkgs_linux" ;;
-	bench) want="$want $pkgs_build $pkgs_check $pkgs_bench" ;;
-	*) echo "install-deps.sh: unknown group '$g' (build, check, linux, bench)" >&2; exit 1 ;;
+	bench) want="$want $pkgs_build $pkgs_check $pkgs_bench $pkgs_nested" ;;
+	nested) want="$want $pkgs_nested" ;;
+	*) echo "install-deps.sh: unknown group '$g' (build, check, linux, bench, nested)" >&2; exit 1 ;;
 	esac
 done
 

@@ -11,6 +11,10 @@ HELLO=$B/tests/guest/hello.elf
 [ -e /dev/kvm ] || { echo "skipped: /dev/kvm is absent"; exit 77; }
 command -v python3 >/dev/null || { echo "skipped: no python3"; exit 77; }
 command -v nm >/dev/null || { echo "skipped: no nm (binutils)"; exit 77; }
+# Measured: KVM on QEMU's emulated SVM (the nested runner's L1) never stops
+# at a hardware breakpoint set with KVM_SET_GUEST_DEBUG; the guest runs past.
+[ -z "${VMM_NESTED_L1:-}" ] ||
+	{ echo "skipped: hardware breakpoints do not fire under $VMM_NESTED_L1 (nested runner)"; exit 77; }
 GM=$(nm "$HELLO" | awk '$3 == "guest_main" { print "0x" $1 }')
 [ -n "$GM" ] || { echo "FAIL: no guest_main symbol in $HELLO"; exit 1; }
 sock=$(mktemp -u /tmp/vmm-dbg.XXXXXX)

@@ -1,0 +1,106 @@
+#!/bin/sh
+# run.sh — run a shell command where /dev/kvm works, on a machine without it:
+# inside an L1 Linux guest under QEMU's software emulation (TCG), whose
+# `-cpu max` emulates AMD SVM with nested paging, so kvm_amd loads there.
+# The host's / is shared over virtio-9p and the command runs chrooted into it,
+# in the current folder, so build outputs run unchanged. Build outside, run
+# inside: everything in L1 is emulated (5-10x slower CPU-bound work).
+#
+#   scripts/nested-kvm/run.sh [-t SECS] [-T PATHS] [-e VAR]... -- COMMAND...
+#     -t SECS   stop L1 after SECS seconds (exit 124); default 0 = no limit
+#     -T PATHS  comma-separated paths that get an empty tmpfs inside L1
+#               (AF_UNIX sockets and FIFOs fail with ENXIO on 9p); default /tmp
+#     -e VAR    pass the host's VAR into the command (repeatable; PATH always)
+#     -q        no progress output of the command while it runs (only at the end)
+#
+# The command's output (stdout and stderr together) streams to stdout. Exit
+# status: the command's; 124 on timeout; 125 when L1 failed before the
+# command reported one (its last console lines go to stderr).
+# Environment: NESTED_MEM (default 4G), NESTED_SMP (2), NESTED_KEEP=1 keeps
+# the run folder.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+timeout_s=0 tmpfs=/tmp vars=PATH quiet=
+while getopts "t:T:e:q" o; do
+	case $o in
+	t) timeout_s=$OPTARG ;;
+	T) tmpfs=$OPTARG ;;
+	e) vars="$vars $OPTARG" ;;
+	q) quiet=1 ;;
+	*) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 125 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -gt 0 ] || { echo "nested-kvm: no command" >&2; exit 125; }
+command -v qemu-system-x86_64 >/dev/null ||
+	{ echo "nested-kvm: qemu-system-x86_64 is not installed" >&2; exit 125; }
+
+img=$(sh "$here/mkimage.sh") || exit 125
+runs=${XDG_CACHE_HOME:-$HOME/.cache}/vmm/nested/runs
+mkdir -p "$runs"
+run=$(mktemp -d "$runs/run.XXXXXX")
+qpid= tpid=
+cleanup() {
+	[ -z "$qpid" ] || kill "$qpid" 2>/dev/null || true
+	[ -z "$tpid" ] || { pkill -P "$tpid" 2>/dev/null; kill "$tpid" 2>/dev/null; } || true
+	[ "${NESTED_KEEP:-0}" = 1 ] || rm -rf "$run"
+}
+trap 'cleanup; exit 130' INT
+trap 'cleanup; exit 143' TERM HUP
+
+# The command, with the chosen variables quoted for sh.
+quote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+{
+	for v in $vars; do
+		eval "isset=\${$v+1}"
+		[ -z "$isset" ] || { eval "val=\$$v"; printf 'export %s=%s\n' "$v" "$(quote "$val")"; }
+	done
+	printf 'cd %s || exit 125\n' "$(quote "$PWD")"
+	printf 'exec /bin/sh -c %s\n' "$(quote "$*")"
+} >"$run/cmd.sh"
+: >"$run/out"
+
+# tsc=reliable: without constant_tsc the guest would fall back to the HPET
+# and every clock read would exit (~15x slower clock_gettime).
+qemu-system-x86_64 -accel "tcg,thread=${NESTED_TCG_THREAD:-multi}" \
+	-cpu max -smp "${NESTED_SMP:-2}" -m "${NESTED_MEM:-4G}" \
+	-nodefaults -no-reboot -display none -monitor none \
+	-kernel "$img/kernel" -initrd "$img/initrd.cpio.gz" \
+	-append "console=ttyS0 quiet panic=-1 tsc=reliable nested.run=$run nested.tmpfs=$tmpfs" \
+	-serial "file:$run/console.log" \
+	-virtfs local,path=/,mount_tag=host0,security_model=none,multidevs=remap \
+	</dev/null 2>"$run/qemu.stderr" &
+qpid=$!
+if [ "$timeout_s" != 0 ]; then
+	# The watchdog must not hold our stdout open: callers read it to EOF.
+	(sleep "$timeout_s" && touch "$run/timedout" && kill "$qpid") >/dev/null 2>&1 &
+	tpid=$!
+fi
+if [ -z "$quiet" ]; then
+	tail -f -n +1 --pid="$qpid" "$run/out" 2>/dev/null || true
+fi
+qrc=0
+wait "$qpid" || qrc=$?
+qpid=
+if [ -n "$tpid" ]; then
+	pkill -P "$tpid" 2>/dev/null || true
+	kill "$tpid" 2>/dev/null || true
+	wait "$tpid" 2>/dev/null || true
+	tpid=
+fi
+[ -z "$quiet" ] || cat "$run/out"
+
+if [ -e "$run/timedout" ]; then
+	echo "nested-kvm: timed out after ${timeout_s}s; L1 stopped" >&2
+	rc=124
+elif [ -s "$run/rc" ]; then
+	rc=$(cat "$run/rc")
+else
+	echo "nested-kvm: L1 ended without the command's status (qemu exit $qrc); last lines:" >&2
+	grep -v '^$' "$run/qemu.stderr" 2>/dev/null | sed 's/^/nested-kvm: qemu: /' >&2 || true
+	tail -n 20 "$run/console.log" 2>/dev/null | sed 's/^/nested-kvm: L1: /' >&2 || true
+	rc=125
+fi
+cleanup
+exit "$rc"

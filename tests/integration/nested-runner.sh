@@ -1,0 +1,50 @@
+#!/bin/sh
+# The nested runner (scripts/nested-kvm/, tests/run.sh) on any machine:
+# VMM_TEST_NESTED=always sends KVM tests into a Linux guest under QEMU's
+# emulation. A real guest test passes there, reported as [nested]; a test
+# that fails inside L1 is counted as failed outside; /dev/kvm opens inside;
+# a skip inside stays a skip. This keeps the path machines without /dev/kvm
+# depend on tested on machines that have it.
+set -u
+B=${B:-build}
+fail() { echo "FAIL: $*"; exit 1; }
+command -v qemu-system-x86_64 >/dev/null || fail "qemu-system-x86_64 missing (check group)"
+dpkg-query -W -f '${Status}' linux-image-amd64 2>/dev/null | grep -q "ok installed" ||
+	fail "linux-image-amd64 missing (scripts/install-deps.sh nested)"
+
+# Scratch tests live under the build folder: L1 sees it through 9p, while
+# its /tmp is a tmpfs of its own.
+dir=$B/nested-runner
+rm -rf "$dir"
+mkdir -p "$dir"
+cat >"$dir/kvm-opens.sh" <<'EOF'
+#!/bin/sh
+exec 3<>/dev/kvm || { echo "no /dev/kvm inside"; exit 1; }
+echo "kvm opened in $(uname -r)"
+EOF
+cat >"$dir/fails.sh" <<'EOF'
+#!/bin/sh
+echo "a deliberate failure"; exit 1
+EOF
+cat >"$dir/skips.sh" <<'EOF'
+#!/bin/sh
+echo "skipped: deliberately"; exit 77
+EOF
+chmod +x "$dir"/*.sh
+kvm_tests="$dir/kvm-opens.sh $dir/fails.sh $dir/skips.sh tests/integration/payloads.sh"
+out=$dir/out
+TEST_LOGS=$dir/logs KVM_TESTS="$kvm_tests" VMM_TEST_NESTED=always \
+	sh tests/run.sh $kvm_tests tests/integration/regdb-dump.sh >"$out" 2>&1
+rc=$?
+cat "$out"
+
+[ $rc -ne 0 ] || fail "a failing nested test did not fail the run"
+grep -q "^ok   $dir/kvm-opens.sh \[nested\]" "$out" || fail "/dev/kvm did not open in L1"
+grep -q "^kvm opened in" "$dir/logs/$(echo "$dir/kvm-opens.sh" | sed 's|/|_|g').log" ||
+	fail "the nested test's log is missing"
+grep -q "^ok   tests/integration/payloads.sh \[nested\]" "$out" || fail "guest payloads did not pass nested"
+grep -q "^FAIL $dir/fails.sh \[nested\]" "$out" || fail "the failing test was not reported failed"
+grep -q "^SKIP $dir/skips.sh \[nested\]: skipped: deliberately" "$out" || fail "the skip lost its reason"
+grep -q "^ok   tests/integration/regdb-dump.sh \[native\]" "$out" || fail "a non-KVM test did not run natively"
+grep -q "^check: 3 passed, 1 failed, 1 skipped$" "$out" || fail "wrong closing counts"
+echo "nested runner: pass, fail and skip carried out of L1"
