@@ -73,6 +73,8 @@ INTEG_TESTS :=
 # inside a nested Linux under QEMU's emulation where the host has no KVM.
 # Every LINUX_TESTS entry needs KVM and need not be listed.
 KVM_TESTS :=
+# Benchmarks that need /dev/kvm (run nested where it is absent, like KVM_TESTS).
+KVM_BENCHES :=
 # Extra things `make all` builds (guest payloads, generated data).
 EXTRA_TARGETS :=
 BENCHES :=
@@ -129,7 +131,7 @@ demo:
 bench:
 	@sh scripts/install-deps.sh bench
 	@$(MAKE) --no-print-directory all
-	@for b in $(BENCHES); do echo "== $$b"; B=build VMM=build/vmm $$b || exit 1; done
+	@B=build VMM=build/vmm KVM_BENCHES="$(KVM_BENCHES)" sh bench/run.sh $(BENCHES)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1

@@ -18,4 +18,5 @@ KVM_TESTS += tests/integration/seabios-int13.sh
 LINUX_TESTS += tests/integration/seabios-grub.sh
 LINUX_TESTS += tests/integration/seabios-syslinux.sh
 BENCHES += bench/seabios-boot.sh
+KVM_BENCHES += bench/seabios-boot.sh
 $(eval $(call unit_test,vmm_exit_stats,tests/unit/vmm/test_exit_stats.c,libvmm.a libfirmware.a libdevices.a libkvm.a,$(LZ4_LIBS)))

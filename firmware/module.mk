@@ -14,3 +14,4 @@ INTEG_TESTS += tests/integration/linux-bad-inputs.sh
 KVM_TESTS += tests/integration/linux-bad-inputs.sh
 # Boot time to init, vmm vs QEMU, and RSS beyond guest RAM (make bench).
 BENCHES += bench/linux-boot.sh
+KVM_BENCHES += bench/linux-boot.sh

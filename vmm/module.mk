@@ -6,6 +6,7 @@ $(eval $(call unit_test,vmm_cli,tests/unit/vmm/test_cli.c vmm/cli.c vmm/cpuid.c,
 INTEG_TESTS += tests/integration/core-hello.sh
 KVM_TESTS += tests/integration/core-hello.sh
 BENCHES += bench/core-startup.sh
+KVM_BENCHES += bench/core-startup.sh
 INTEG_TESTS += tests/integration/core-monitor.sh
 KVM_TESTS += tests/integration/core-monitor.sh
 INTEG_TESTS += tests/integration/core-debug.sh
@@ -14,5 +15,7 @@ $(eval $(call unit_test,devices_serial,tests/unit/devices/test_serial.c,libdevic
 $(eval $(call unit_test,devices_i8042,tests/unit/devices/test_i8042.c,libdevices.a,))
 $(eval $(call unit_test,vmm_monitor,tests/unit/vmm/test_monitor.c,libvmm.a libfirmware.a libdevices.a libkvm.a,$(LZ4_LIBS)))
 BENCHES += bench/core-pio.sh
+KVM_BENCHES += bench/core-pio.sh
 BENCHES += bench/core-mmio.sh
+KVM_BENCHES += bench/core-mmio.sh
 $(eval $(call unit_test,vmm_iret,tests/unit/vmm/test_iret.c vmm/iret.c,,))

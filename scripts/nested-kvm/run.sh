@@ -8,6 +8,7 @@
 #
 #   scripts/nested-kvm/run.sh [-t SECS] [-T PATHS] [-e VAR]... -- COMMAND...
 #     -t SECS   stop L1 after SECS seconds (exit 124); default 0 = no limit
+#     -s SECS   stop L1 when the command printed nothing for SECS seconds (124)
 #     -T PATHS  comma-separated paths that get an empty tmpfs inside L1
 #               (AF_UNIX sockets and FIFOs fail with ENXIO on 9p); default /tmp
 #     -e VAR    pass the host's VAR into the command (repeatable; PATH always)
@@ -21,10 +22,11 @@
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
-timeout_s=0 tmpfs=/tmp vars=PATH quiet=
-while getopts "t:T:e:q" o; do
+timeout_s=0 stall_s=0 tmpfs=/tmp vars=PATH quiet=
+while getopts "t:s:T:e:q" o; do
 	case $o in
 	t) timeout_s=$OPTARG ;;
+	s) stall_s=$OPTARG ;;
 	T) tmpfs=$OPTARG ;;
 	e) vars="$vars $OPTARG" ;;
 	q) quiet=1 ;;
@@ -61,6 +63,27 @@ quote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 } >"$run/cmd.sh"
 : >"$run/out"
 
+# watchdog: stop L1 after timeout_s in all, or after stall_s without a byte
+# of new output (an L1 whose emulation hangs stops its own timeouts too).
+watchdog() {
+	t=0 last=0 size=0
+	while kill -0 "$qpid" 2>/dev/null; do
+		sleep 5
+		t=$((t + 5))
+		now=$(stat -c %s "$run/out" 2>/dev/null || echo 0)
+		[ "$now" = "$size" ] || { size=$now last=$t; }
+		if [ "$timeout_s" != 0 ] && [ $t -ge "$timeout_s" ]; then
+			echo "after ${timeout_s}s in all" >"$run/timedout"
+		elif [ "$stall_s" != 0 ] && [ $((t - last)) -ge "$stall_s" ]; then
+			echo "after ${stall_s}s without output" >"$run/timedout"
+		else
+			continue
+		fi
+		kill "$qpid"
+		return
+	done
+}
+
 # tsc=reliable: without constant_tsc the guest would fall back to the HPET
 # and every clock read would exit (~15x slower clock_gettime).
 qemu-system-x86_64 -accel "tcg,thread=${NESTED_TCG_THREAD:-multi}" \
@@ -72,9 +95,8 @@ qemu-system-x86_64 -accel "tcg,thread=${NESTED_TCG_THREAD:-multi}" \
 	-virtfs local,path=/,mount_tag=host0,security_model=none,multidevs=remap \
 	</dev/null 2>"$run/qemu.stderr" &
 qpid=$!
-if [ "$timeout_s" != 0 ]; then
-	# The watchdog must not hold our stdout open: callers read it to EOF.
-	(sleep "$timeout_s" && touch "$run/timedout" && kill "$qpid") >/dev/null 2>&1 &
+if [ "$timeout_s" != 0 ] || [ "$stall_s" != 0 ]; then
+	watchdog >/dev/null 2>&1 & # must not hold our stdout: callers read it to EOF
 	tpid=$!
 fi
 if [ -z "$quiet" ]; then
@@ -92,7 +114,7 @@ fi
 [ -z "$quiet" ] || cat "$run/out"
 
 if [ -e "$run/timedout" ]; then
-	echo "nested-kvm: timed out after ${timeout_s}s; L1 stopped" >&2
+	echo "nested-kvm: L1 stopped $(cat "$run/timedout")" >&2
 	rc=124
 elif [ -s "$run/rc" ]; then
 	rc=$(cat "$run/rc")

@@ -3,7 +3,8 @@
 # VMM_TEST_NESTED=always sends KVM tests into a Linux guest under QEMU's
 # emulation. A real guest test passes there, reported as [nested]; a test
 # that fails inside L1 is counted as failed outside; /dev/kvm opens inside;
-# a skip inside stays a skip. This keeps the path machines without /dev/kvm
+# a skip inside stays a skip; when L1 dies mid-batch, what it finished still
+# counts, the rest gets a second L1, and a test that kills L1 both times fails. This keeps the path machines without /dev/kvm
 # depend on tested on machines that have it.
 set -u
 B=${B:-build}
@@ -30,8 +31,14 @@ cat >"$dir/skips.sh" <<'EOF'
 #!/bin/sh
 echo "skipped: deliberately"; exit 77
 EOF
+cat >"$dir/kills-l1.sh" <<'EOF'
+#!/bin/sh
+[ -n "${VMM_NESTED_L1:-}" ] || { echo "not in L1"; exit 1; }
+echo b >/proc/sysrq-trigger # an immediate reboot: QEMU's -no-reboot ends L1
+sleep 30
+EOF
 chmod +x "$dir"/*.sh
-kvm_tests="$dir/kvm-opens.sh $dir/fails.sh $dir/skips.sh tests/integration/payloads.sh"
+kvm_tests="$dir/kvm-opens.sh $dir/fails.sh $dir/skips.sh tests/integration/payloads.sh $dir/kills-l1.sh"
 out=$dir/out
 TEST_LOGS=$dir/logs KVM_TESTS="$kvm_tests" VMM_TEST_NESTED=always \
 	sh tests/run.sh $kvm_tests tests/integration/regdb-dump.sh >"$out" 2>&1
@@ -46,5 +53,9 @@ grep -q "^ok   tests/integration/payloads.sh \[nested\]" "$out" || fail "guest p
 grep -q "^FAIL $dir/fails.sh \[nested\]" "$out" || fail "the failing test was not reported failed"
 grep -q "^SKIP $dir/skips.sh \[nested\]: skipped: deliberately" "$out" || fail "the skip lost its reason"
 grep -q "^ok   tests/integration/regdb-dump.sh \[native\]" "$out" || fail "a non-KVM test did not run natively"
-grep -q "^check: 3 passed, 1 failed, 1 skipped$" "$out" || fail "wrong closing counts"
-echo "nested runner: pass, fail and skip carried out of L1"
+grep -q "^nested: L1 failed; 1 tests it did not finish get a fresh L1" "$out" ||
+	fail "no second L1 for the test the first did not finish"
+grep -q "^FAIL $dir/kills-l1.sh \[nested\]: L1 never finished it" "$out" ||
+	fail "the test that killed L1 was not failed"
+grep -q "^check: 3 passed, 2 failed, 1 skipped$" "$out" || fail "wrong closing counts"
+echo "nested runner: pass, fail, skip and a dead L1 carried out of it"

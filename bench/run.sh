@@ -1,0 +1,25 @@
+#!/bin/sh
+# run.sh BENCH... — run benchmark scripts in order; stop at the first that fails.
+# Those named in $KVM_BENCHES need /dev/kvm: where the machine has none they
+# run inside the nested Linux of scripts/nested-kvm/ (VMM_TEST_NESTED as for
+# the tests). Both sides of each ratio then run there, so the ratio stays
+# meaningful; absolute figures are those of an emulated machine.
+set -u
+. scripts/nested-kvm/place.sh
+place=
+for b in "$@"; do
+	case " ${KVM_BENCHES:-} " in
+	*" $b "*)
+		[ -n "$place" ] || place=$(kvm_place)
+		case "$place" in
+		native) echo "== $b" && "$b" || exit 1 ;;
+		nested)
+			echo "== $b [nested]"
+			sh scripts/nested-kvm/run.sh -e B -e VMM -e HOME -e XDG_CACHE_HOME -- "$b" || exit 1
+			;;
+		skip:*) echo "== $b: not run: ${place#skip:}" ;;
+		esac
+		;;
+	*) echo "== $b" && "$b" || exit 1 ;;
+	esac
+done
