@@ -22,9 +22,9 @@ kver=$(dpkg-query -W -f '${Depends}' linux-image-amd64 2>/dev/null |
 command -v busybox >/dev/null || die "busybox-static is not installed"
 
 key=$({ echo "$kver"; dpkg-query -W -f '${Version}' busybox-static;
-	cat "$here/init" "$here/mkimage.sh"; } | sha256sum | cut -c1-16)
+	cat "$here/init" "$here/mkimage.sh" "$here/tsc-khz.c"; } | sha256sum | cut -c1-16)
 out=$cache/l1-$key
-if [ -f "$out/initrd.cpio.gz" ] && [ -f "$out/kernel" ]; then
+if [ -f "$out/initrd.cpio.gz" ] && [ -f "$out/kernel" ] && [ -x "$out/tsc-khz" ]; then
 	echo "$out"
 	exit 0
 fi
@@ -71,6 +71,7 @@ done | awk '!seen[$0]++' | while read -r ko; do
 done
 [ -s "$tmp/root/modules.order" ] || die "no modules found for $kver"
 
+cc -O2 -o "$tmp/tsc-khz" "$here/tsc-khz.c" || die "cannot build tsc-khz (build-essential)"
 cp "$(command -v busybox)" "$tmp/root/bin/busybox"
 cp "$here/init" "$tmp/root/init"
 chmod 755 "$tmp/root/init"

@@ -8,7 +8,7 @@
 #
 #   scripts/nested-kvm/run.sh [-t SECS] [-T PATHS] [-e VAR]... -- COMMAND...
 #     -t SECS   stop L1 after SECS seconds (exit 124); default 0 = no limit
-#     -s SECS   stop L1 when the command printed nothing for SECS seconds (124)
+#     -s SECS   stop L1 when its heartbeat stops for SECS seconds (124); default 60
 #     -T PATHS  comma-separated paths that get an empty tmpfs inside L1
 #               (AF_UNIX sockets and FIFOs fail with ENXIO on 9p); default /tmp
 #     -e VAR    pass the host's VAR into the command (repeatable; PATH always)
@@ -22,7 +22,7 @@
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
-timeout_s=0 stall_s=0 tmpfs=/tmp vars=PATH quiet=
+timeout_s=0 stall_s=60 tmpfs=/tmp vars=PATH quiet=
 while getopts "t:s:T:e:q" o; do
 	case $o in
 	t) timeout_s=$OPTARG ;;
@@ -63,19 +63,42 @@ quote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 } >"$run/cmd.sh"
 : >"$run/out"
 
-# watchdog: stop L1 after timeout_s in all, or after stall_s without a byte
-# of new output (an L1 whose emulation hangs stops its own timeouts too).
+# Where L1's vCPUs are (QEMU's monitor), for the report of a hung L1.
+l1_registers() {
+	python3 - "$run/mon" <<'EOF'
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(b"info registers -a\n")
+time.sleep(1)
+s.setblocking(False)
+out = b""
+try:
+    while True:
+        out += s.recv(65536)
+except BlockingIOError:
+    pass
+for line in out.decode(errors="replace").splitlines():
+    if line.startswith(("CPU#", "RAX", "RIP", "CS ")):
+        print(line)
+EOF
+}
+
+# watchdog: stop L1 after timeout_s in all, or when its heartbeat (a file
+# L1's init rewrites every 5 s) is older than stall_s: L1's emulation has
+# hung and its own timeouts will never fire (seen with QEMU 7.2 under load).
 watchdog() {
-	t=0 last=0 size=0
+	t=0
 	while kill -0 "$qpid" 2>/dev/null; do
 		sleep 5
 		t=$((t + 5))
-		now=$(stat -c %s "$run/out" 2>/dev/null || echo 0)
-		[ "$now" = "$size" ] || { size=$now last=$t; }
+		beat=$(stat -c %Y "$run/heartbeat" 2>/dev/null || echo 0)
+		[ "$beat" != 0 ] || beat=$((start + 120)) # boot: give it 2 minutes
 		if [ "$timeout_s" != 0 ] && [ $t -ge "$timeout_s" ]; then
 			echo "after ${timeout_s}s in all" >"$run/timedout"
-		elif [ "$stall_s" != 0 ] && [ $((t - last)) -ge "$stall_s" ]; then
-			echo "after ${stall_s}s without output" >"$run/timedout"
+		elif [ $(($(date +%s) - beat)) -ge "$stall_s" ]; then
+			echo "hung: no heartbeat for ${stall_s}s" >"$run/timedout"
+			l1_registers >"$run/hang-registers" 2>&1
 		else
 			continue
 		fi
@@ -84,21 +107,23 @@ watchdog() {
 	done
 }
 
+# tsc_early_khz: L1 gets the host's TSC as it is, but calibrates its rate
+# badly on a busy host (tsc-khz.c says more).
+khz=$("$img/tsc-khz") || exit 125
 # tsc=reliable: without constant_tsc the guest would fall back to the HPET
 # and every clock read would exit (~15x slower clock_gettime).
 qemu-system-x86_64 -accel "tcg,thread=${NESTED_TCG_THREAD:-multi}" \
 	-cpu max -smp "${NESTED_SMP:-2}" -m "${NESTED_MEM:-4G}" \
-	-nodefaults -no-reboot -display none -monitor none \
+	-nodefaults -no-reboot -display none -monitor "unix:$run/mon,server,nowait" \
 	-kernel "$img/kernel" -initrd "$img/initrd.cpio.gz" \
-	-append "console=ttyS0 quiet panic=-1 tsc=reliable nested.run=$run nested.tmpfs=$tmpfs" \
+	-append "console=ttyS0 quiet panic=-1 tsc=reliable tsc_early_khz=$khz nested.run=$run nested.tmpfs=$tmpfs" \
 	-serial "file:$run/console.log" \
 	-virtfs local,path=/,mount_tag=host0,security_model=none,multidevs=remap \
 	</dev/null 2>"$run/qemu.stderr" &
 qpid=$!
-if [ "$timeout_s" != 0 ] || [ "$stall_s" != 0 ]; then
-	watchdog >/dev/null 2>&1 & # must not hold our stdout: callers read it to EOF
-	tpid=$!
-fi
+start=$(date +%s)
+watchdog >/dev/null 2>&1 & # must not hold our stdout: callers read it to EOF
+tpid=$!
 if [ -z "$quiet" ]; then
 	tail -f -n +1 --pid="$qpid" "$run/out" 2>/dev/null || true
 fi
@@ -115,6 +140,7 @@ fi
 
 if [ -e "$run/timedout" ]; then
 	echo "nested-kvm: L1 stopped $(cat "$run/timedout")" >&2
+	sed 's/^/nested-kvm: L1 hung at: /' "$run/hang-registers" >&2 2>/dev/null || true
 	rc=124
 elif [ -s "$run/rc" ]; then
 	rc=$(cat "$run/rc")

@@ -4,7 +4,7 @@
 # emulation. A real guest test passes there, reported as [nested]; a test
 # that fails inside L1 is counted as failed outside; /dev/kvm opens inside;
 # a skip inside stays a skip; when L1 dies mid-batch, what it finished still
-# counts, the rest gets a second L1, and a test that kills L1 both times fails. This keeps the path machines without /dev/kvm
+# counts, the rest gets a second L1, and a test that hangs L1 both times fails. This keeps the path machines without /dev/kvm
 # depend on tested on machines that have it.
 set -u
 B=${B:-build}
@@ -22,6 +22,8 @@ cat >"$dir/kvm-opens.sh" <<'EOF'
 #!/bin/sh
 exec 3<>/dev/kvm || { echo "no /dev/kvm inside"; exit 1; }
 echo "kvm opened in $(uname -r)"
+# L1's clock against the host's: the host's 9p server stamps the files.
+touch "$(dirname "$0")/clock.0"; sleep 4; touch "$(dirname "$0")/clock.1"
 EOF
 cat >"$dir/fails.sh" <<'EOF'
 #!/bin/sh
@@ -31,17 +33,19 @@ cat >"$dir/skips.sh" <<'EOF'
 #!/bin/sh
 echo "skipped: deliberately"; exit 77
 EOF
-cat >"$dir/kills-l1.sh" <<'EOF'
+# Stops the heartbeat of L1's init (every /init process but pid 1): L1 then
+# looks hung, as when QEMU's emulation hangs, and the watchdog must act.
+cat >"$dir/hangs-l1.sh" <<'EOF'
 #!/bin/sh
 [ -n "${VMM_NESTED_L1:-}" ] || { echo "not in L1"; exit 1; }
-echo b >/proc/sysrq-trigger # an immediate reboot: QEMU's -no-reboot ends L1
-sleep 30
+for p in $(pgrep -f /init); do [ "$p" = 1 ] || kill -STOP "$p"; done
+sleep 600
 EOF
 chmod +x "$dir"/*.sh
-kvm_tests="$dir/kvm-opens.sh $dir/fails.sh $dir/skips.sh tests/integration/payloads.sh $dir/kills-l1.sh"
+kvm_tests="$dir/kvm-opens.sh $dir/fails.sh $dir/skips.sh tests/integration/payloads.sh $dir/hangs-l1.sh"
 out=$dir/out
 TEST_LOGS=$dir/logs KVM_TESTS="$kvm_tests" VMM_TEST_NESTED=always \
-	sh tests/run.sh $kvm_tests tests/integration/regdb-dump.sh >"$out" 2>&1
+	NESTED_STALL=20 TEST_TIMEOUT=120 sh tests/run.sh $kvm_tests tests/integration/regdb-dump.sh >"$out" 2>&1
 rc=$?
 cat "$out"
 
@@ -49,13 +53,16 @@ cat "$out"
 grep -q "^ok   $dir/kvm-opens.sh \[nested\]" "$out" || fail "/dev/kvm did not open in L1"
 grep -q "^kvm opened in" "$dir/logs/$(echo "$dir/kvm-opens.sh" | sed 's|/|_|g').log" ||
 	fail "the nested test's log is missing"
+host_s=$(($(stat -c %Y "$dir/clock.1") - $(stat -c %Y "$dir/clock.0")))
+[ "$host_s" -ge 3 ] && [ "$host_s" -le 6 ] || fail "4 s in L1 took ${host_s}s on the host: L1's clock is off"
 grep -q "^ok   tests/integration/payloads.sh \[nested\]" "$out" || fail "guest payloads did not pass nested"
 grep -q "^FAIL $dir/fails.sh \[nested\]" "$out" || fail "the failing test was not reported failed"
 grep -q "^SKIP $dir/skips.sh \[nested\]: skipped: deliberately" "$out" || fail "the skip lost its reason"
 grep -q "^ok   tests/integration/regdb-dump.sh \[native\]" "$out" || fail "a non-KVM test did not run natively"
 grep -q "^nested: L1 failed; 1 tests it did not finish get a fresh L1" "$out" ||
 	fail "no second L1 for the test the first did not finish"
-grep -q "^FAIL $dir/kills-l1.sh \[nested\]: L1 never finished it" "$out" ||
-	fail "the test that killed L1 was not failed"
+grep -q "^nested-kvm: L1 stopped hung: no heartbeat for 20s" "$out" || fail "the hung L1 was not stopped"
+grep -q "^FAIL $dir/hangs-l1.sh \[nested\]: L1 never finished it" "$out" ||
+	fail "the test that hung L1 was not failed"
 grep -q "^check: 3 passed, 2 failed, 1 skipped$" "$out" || fail "wrong closing counts"
 echo "nested runner: pass, fail, skip and a dead L1 carried out of it"
