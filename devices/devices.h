@@ -123,11 +123,30 @@ struct dev_reset_hook {
 
 #define DEV_MAX_RESET_HOOKS 64
 
+/* Notifications and interrupts that bypass userspace (KVM's ioeventfd and
+ * irqfd), for devices that serve guest rings on their own threads
+ * (virtio). Every member may be NULL (no KVM: unit tests); a device then
+ * takes doorbells through its bus handlers and sends MSIs through irq.msi.
+ * Callable from any thread; the machine wires them to kernel/kvm. */
+struct dev_fast_ops {
+	/* A guest write of len bytes (0: any size) to MMIO address addr
+	 * signals the eventfd fd instead of exiting. 0 or -errno. */
+	int (*ioeventfd)(void *opaque, uint64_t addr, unsigned len, int fd, bool assign);
+	/* An MSI route: its id (>= 0) or -errno; retarget; free. */
+	int (*msi_route_add)(void *opaque, uint64_t addr, uint32_t data);
+	int (*msi_route_set)(void *opaque, int route, uint64_t addr, uint32_t data);
+	void (*msi_route_del)(void *opaque, int route);
+	/* While bound, a write to the eventfd fd delivers the route's MSI. */
+	int (*irqfd)(void *opaque, int fd, int route, bool assign);
+	void *opaque;
+};
+
 struct dev_host {
 	struct iobus *pio;
 	struct iobus *mmio;
 	struct guest_mem *mem;
 	struct irq_sink irq;
+	struct dev_fast_ops fast;
 	struct evloop *loop;
 	struct dev_reset_hook reset[DEV_MAX_RESET_HOOKS];
 	unsigned n_reset;
@@ -334,7 +353,16 @@ void rtc_set_pc_config(struct rtc *r, uint64_t ram_below_4g, uint64_t ram_above_
  * 512-byte sectors. With snapshot, writes go to an unlinked temporary
  * overlay and the image is opened read-only. */
 #define BLOCK_SECTOR_SIZE 512
-enum block_cache { BLOCK_CACHE_WRITEBACK, BLOCK_CACHE_WRITETHROUGH, BLOCK_CACHE_UNSAFE };
+/* QEMU's cache modes: writeback (page cache; flush = fdatasync),
+ * writethrough (O_DSYNC), unsafe (flush does nothing), none (O_DIRECT;
+ * flush = fdatasync), directsync (O_DIRECT | O_DSYNC). */
+enum block_cache {
+	BLOCK_CACHE_WRITEBACK,
+	BLOCK_CACHE_WRITETHROUGH,
+	BLOCK_CACHE_UNSAFE,
+	BLOCK_CACHE_NONE,
+	BLOCK_CACHE_DIRECTSYNC,
+};
 struct block_opts {
 	const char *path;
 	bool read_only;
@@ -353,6 +381,21 @@ const char *block_path(const struct block_dev *b);
 int block_read(struct block_dev *b, uint64_t sector, void *buf, uint32_t count);
 int block_write(struct block_dev *b, uint64_t sector, const void *buf, uint32_t count);
 int block_flush(struct block_dev *b);
+/* Vectored I/O straight into (guest) buffers; iov is consumed (changed).
+ * Same returns as block_read/block_write. */
+struct iovec;
+int block_readv(struct block_dev *b, uint64_t sector, struct iovec *iov, int iovcnt);
+int block_writev(struct block_dev *b, uint64_t sector, struct iovec *iov, int iovcnt);
+/* Deallocate (punch a hole: reads return zeroes) / zero count sectors;
+ * write_zeroes with unmap may punch a hole. Same returns. */
+int block_discard(struct block_dev *b, uint64_t sector, uint64_t count);
+int block_write_zeroes(struct block_dev *b, uint64_t sector, uint64_t count, bool unmap);
+enum block_cache block_cache_mode(const struct block_dev *b);
+const char *block_cache_name(enum block_cache c); /* "writeback", ... */
+struct block_stats {
+	uint64_t rd_bytes, wr_bytes, rd_ops, wr_ops, flush_ops, discard_ops, failed_ops;
+};
+void block_get_stats(struct block_dev *b, struct block_stats *s);
 
 /* PIIX3 IDE at 00:01.1: two channels in compatibility mode (0x1f0/0x3f6
  * IRQ 14, 0x170/0x376 IRQ 15) and bus-master DMA through BAR 4. Drive

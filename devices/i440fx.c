@@ -187,6 +187,11 @@ struct i440fx *i440fx_new(struct dev_host *host, struct pci_bus *bus,
 		return NULL;
 	}
 	dev_on_reset(host, i440fx_reset, nb);
+	/* Bus masters reach shadow RAM too: SeaBIOS keeps its stack and
+	 * buffers there and hands them to virtio-blk. */
+	if (host->mem && host->mem->n < GUEST_MEM_MAX_REGIONS)
+		host->mem->r[host->mem->n++] =
+			(struct guest_ram_region){SHADOW_BASE, SHADOW_SIZE, nb->shadow};
 	pthread_mutex_lock(&nb->lock);
 	apply_all(nb, true);
 	pthread_mutex_unlock(&nb->lock);
@@ -211,6 +216,9 @@ void i440fx_free(struct i440fx *nb)
 		return;
 	pci_bus_remove(&nb->pci);
 	iobus_unregister(nb->host->mmio, SHADOW_BASE);
+	for (unsigned i = 0; nb->host->mem && i < nb->host->mem->n; i++)
+		if (nb->host->mem->r[i].hva == nb->shadow)
+			nb->host->mem->r[i] = nb->host->mem->r[--nb->host->mem->n];
 	munmap(nb->shadow, SHADOW_SIZE);
 	pthread_mutex_destroy(&nb->lock);
 	free(nb);

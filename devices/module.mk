@@ -1,6 +1,6 @@
 # devices/ — the device model: buses, guest RAM access, event loop, devices.
 # Add new device sources to devices_SRCS (one file per device).
-devices_SRCS := $(wildcard devices/*.c)
+devices_SRCS := $(wildcard devices/*.c devices/virtio/*.c)
 $(eval $(call static_lib,devices,$(devices_SRCS),))
 # PC platform (issue 5) unit tests
 $(eval $(call unit_test,devices_pci,tests/unit/devices/test_pci.c,libdevices.a,))

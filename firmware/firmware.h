@@ -183,6 +183,9 @@ struct pc_fw_config {
 	unsigned ncpus;
 	const struct e820_map *e820; /* RAM entries become etc/e820 */
 	const char *boot_order;	  /* -boot order=: letters c, d, n; NULL = "cdn" */
+	/* Devices with a bootindex, in that order: "path\n" lines put before
+	 * the -boot order ones in `bootorder`; NULL for none. */
+	const char *bootindex_paths;
 	bool boot_menu;		  /* -boot menu=on */
 	bool nographic;
 };

@@ -118,7 +118,7 @@ int pc_fw_cfg_setup(struct fw_cfg *f, const struct pc_fw_config *c, char *err, s
 {
 	const char *order = c->boot_order ? c->boot_order : DEFAULT_ORDER;
 	uint8_t e820[2 * 20], uuid[16] = {0}, zero8[8] = {0};
-	char paths[256];
+	char paths[1024];
 	uint64_t below, above;
 	size_t n_e820, n_paths;
 	int ret = 0;
@@ -126,7 +126,10 @@ int pc_fw_cfg_setup(struct fw_cfg *f, const struct pc_fw_config *c, char *err, s
 	if (boot_order_check(order, err, errlen))
 		return -EINVAL;
 	n_e820 = build_e820(c->e820, e820, 2, &below, &above);
-	n_paths = boot_order_paths(order, paths, sizeof(paths));
+	n_paths = (size_t)snprintf(paths, sizeof(paths), "%s",
+				   c->bootindex_paths ? c->bootindex_paths : "");
+	if (n_paths < sizeof(paths))
+		n_paths += boot_order_paths(order, paths + n_paths, sizeof(paths) - n_paths);
 	ret |= fw_cfg_add_u64(f, FW_CFG_RAM_SIZE, c->ram_size);
 	ret |= fw_cfg_add_u16(f, FW_CFG_NB_CPUS, (uint16_t)c->ncpus);
 	ret |= fw_cfg_add_u16(f, FW_CFG_MAX_CPUS, (uint16_t)c->ncpus);

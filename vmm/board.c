@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "devices/virtio/virtio.h"
 #include "firmware/firmware.h"
 #include "vmm/chardev.h"
 #include "vmm/exit_stats.h"
@@ -117,6 +118,65 @@ static int open_disks(struct machine *m, char *err, size_t errlen)
 	return 0;
 }
 
+/* -drive if=virtio and -device virtio-blk-pci: those with addr= first,
+ * so the others fill the slots left. */
+static int add_virtio_blk(struct machine *m, unsigned i, char *err, size_t errlen)
+{
+	const struct virtio_blk_spec *v = &m->cfg->vblk[i];
+	const struct drive_spec *d = &m->cfg->vdrives[v->drive];
+	struct block_opts o = {d->file, d->read_only, m->cfg->snapshot, (enum block_cache)d->cache};
+	struct virtio_blk_opts vo = {NULL, v->serial[0] ? v->serial : NULL, v->num_queues,
+				     v->devfn, d->id};
+	char why[256];
+
+	m->vdisks[i] = block_open(&o, why, sizeof(why));
+	if (!m->vdisks[i]) {
+		snprintf(err, errlen, "drive %s (%s): %s", d->id, d->file, why);
+		return -1;
+	}
+	vo.disk = m->vdisks[i];
+	m->vblk[i] = virtio_blk_new(&m->host, m->pci, &vo, why, sizeof(why));
+	if (!m->vblk[i]) {
+		snprintf(err, errlen, "drive %s: %s", d->id, why);
+		return -1;
+	}
+	return 0;
+}
+
+/* The bootorder lines for devices with a bootindex, lowest first, as
+ * SeaBIOS names a virtio-blk disk: /pci@i0cf8/scsi@SLOT[,FN]/disk@0,0. */
+static void bootindex_paths(struct machine *m)
+{
+	size_t n = 0;
+
+	for (int want = 0; want < 1000; want++)
+		for (unsigned i = 0; i < m->cfg->n_vblk; i++) {
+			uint8_t devfn;
+			int w;
+
+			if (m->cfg->vblk[i].bootindex != want)
+				continue;
+			devfn = virtio_pci_devfn(virtio_blk_transport(m->vblk[i]));
+			w = snprintf(m->bootindex_paths + n, sizeof(m->bootindex_paths) - n,
+				     devfn & 7 ? "/pci@i0cf8/scsi@%x,%x/disk@0,0\n"
+					       : "/pci@i0cf8/scsi@%x/disk@0,0\n",
+				     devfn >> 3, devfn & 7);
+			if (w > 0 && (size_t)w < sizeof(m->bootindex_paths) - n)
+				n += (size_t)w;
+		}
+}
+
+static int add_virtio_disks(struct machine *m, char *err, size_t errlen)
+{
+	for (int pass = 0; pass < 2; pass++)
+		for (unsigned i = 0; i < m->cfg->n_vblk; i++)
+			if ((m->cfg->vblk[i].devfn >= 0) == (pass == 0) &&
+			    add_virtio_blk(m, i, err, errlen) < 0)
+				return -1;
+	bootindex_paths(m);
+	return 0;
+}
+
 /* The debug console writes straight to a file descriptor. */
 static int open_debugcon(struct machine *m, char *err, size_t errlen)
 {
@@ -167,9 +227,16 @@ static int add_pc_platform(struct machine *m, char *err, size_t errlen)
 	m->i440fx = m->pci ? i440fx_new(&m->host, m->pci, &m->mem_map) : NULL;
 	m->piix3 = m->i440fx ? piix3_new(&m->host, m->pci) : NULL;
 	m->ide = m->piix3 ? ide_new(&m->host, m->pci, m->disks) : NULL;
-	m->fw_cfg = m->ide ? fw_cfg_new(&m->host) : NULL;
+	if (!m->ide) {
+		snprintf(err, errlen, "cannot create the PCI and IDE devices");
+		return -1;
+	}
+	if (add_virtio_disks(m, err, errlen) < 0)
+		return -1;
+	fw.bootindex_paths = m->bootindex_paths;
+	m->fw_cfg = fw_cfg_new(&m->host);
 	if (!m->fw_cfg) {
-		snprintf(err, errlen, "cannot create the PCI, IDE and fw_cfg devices");
+		snprintf(err, errlen, "cannot create the fw_cfg device");
 		return -1;
 	}
 	if (pc_fw_cfg_setup(m->fw_cfg, &fw, err, errlen) < 0)

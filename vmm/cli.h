@@ -42,14 +42,36 @@ struct device_spec {
 	uint16_t iobase, iosize;
 };
 
-/* -hda..-hdd, -drive: a raw image on an IDE slot. */
-enum drive_cache { DRIVE_CACHE_WRITEBACK, DRIVE_CACHE_WRITETHROUGH, DRIVE_CACHE_UNSAFE };
+/* -hda..-hdd, -drive: a raw image on an IDE slot, a virtio-blk device
+ * (if=virtio) or for a -device (if=none). The cache modes are QEMU's, in
+ * the order of enum block_cache. */
+enum drive_cache {
+	DRIVE_CACHE_WRITEBACK,
+	DRIVE_CACHE_WRITETHROUGH,
+	DRIVE_CACHE_UNSAFE,
+	DRIVE_CACHE_NONE,
+	DRIVE_CACHE_DIRECTSYNC,
+};
+enum drive_if { DRIVE_IF_IDE, DRIVE_IF_VIRTIO, DRIVE_IF_NONE };
 
 struct drive_spec {
 	const char *file; /* NULL: the slot is empty */
 	bool read_only;
 	enum drive_cache cache;
+	enum drive_if iface;
+	char id[32];
 	char file_buf[256];
+};
+
+/* -device virtio-blk-pci (and each -drive if=virtio). */
+#define CLI_MAX_VIRTIO_DRIVES 8
+struct virtio_blk_spec {
+	unsigned drive;	 /* index in vmm_config.vdrives */
+	int bootindex;	 /* -1: none */
+	int devfn;	 /* addr=SLOT[.FN]; -1: first free slot */
+	unsigned num_queues;
+	char serial[21];
+	char drive_id[32]; /* drive=ID until cli_parse resolves it */
 };
 
 struct vmm_config {
@@ -70,6 +92,10 @@ struct vmm_config {
 	bool help, version; /* --help / --version: print and exit 0 */
 	struct cpu_spec cpu; /* -cpu; default model vmm */
 	struct drive_spec drives[CLI_MAX_DRIVES];
+	struct drive_spec vdrives[CLI_MAX_VIRTIO_DRIVES]; /* if=virtio and if=none */
+	unsigned n_vdrives;
+	struct virtio_blk_spec vblk[CLI_MAX_VIRTIO_DRIVES];
+	unsigned n_vblk;
 	bool snapshot;
 	const char *bios;	/* NULL: SEABIOS_DEFAULT_PATH */
 	const char *boot_order; /* -boot order=; NULL: "cdn" */

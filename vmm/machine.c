@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "devices/virtio/virtio.h"
 #include "vmm/chardev.h"
 #include "vmm/machine.h"
 #include "vmm/monitor.h"
@@ -115,6 +116,43 @@ static void irq_msi(void *opaque, uint64_t addr, uint32_t data)
 	struct machine *m = opaque;
 
 	kvm_vm_signal_msi(&m->vm, addr, data);
+}
+
+/* dev_fast_ops: ioeventfd and irqfd on MSI routes for the virtio devices'
+ * I/O threads. */
+static int fast_ioeventfd(void *opaque, uint64_t addr, unsigned len, int fd, bool assign)
+{
+	struct machine *m = opaque;
+
+	return kvm_vm_ioeventfd(&m->vm, addr, len, false, -1, fd, assign);
+}
+
+static int fast_route_add(void *opaque, uint64_t addr, uint32_t data)
+{
+	struct machine *m = opaque;
+
+	return kvm_vm_msi_route_add(&m->vm, addr, data);
+}
+
+static int fast_route_set(void *opaque, int route, uint64_t addr, uint32_t data)
+{
+	struct machine *m = opaque;
+
+	return kvm_vm_msi_route_set(&m->vm, (unsigned)route, addr, data);
+}
+
+static void fast_route_del(void *opaque, int route)
+{
+	struct machine *m = opaque;
+
+	kvm_vm_msi_route_del(&m->vm, (unsigned)route);
+}
+
+static int fast_irqfd(void *opaque, int fd, int route, bool assign)
+{
+	struct machine *m = opaque;
+
+	return kvm_vm_irqfd(&m->vm, fd, (unsigned)route, -1, assign);
 }
 
 /* ---------------------------------------------------------------- vCPUs */
@@ -232,6 +270,8 @@ static int setup_host(struct machine *m, char *err, size_t errlen)
 	m->host.loop = evloop_new();
 	m->host.mem = &m->mem;
 	m->host.irq = (struct irq_sink){irq_set_level, irq_msi, m};
+	m->host.fast = (struct dev_fast_ops){fast_ioeventfd, fast_route_add, fast_route_set,
+					     fast_route_del,	fast_irqfd,	m};
 	m->mem_map = (struct pc_mem_map){machine_map, m};
 	if (!m->host.pio || !m->host.mmio || !m->host.loop) {
 		snprintf(err, errlen, "out of memory");
@@ -298,6 +338,10 @@ void machine_destroy(struct machine *m)
 	if (m->debugcon_fd > STDERR_FILENO)
 		close(m->debugcon_fd);
 	fw_cfg_free(m->fw_cfg);
+	for (unsigned i = 0; i < CLI_MAX_VIRTIO_DRIVES; i++) {
+		virtio_blk_free(m->vblk[i]);
+		block_close(m->vdisks[i]);
+	}
 	ide_free(m->ide);
 	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++)
 		block_close(m->disks[i]);

@@ -19,6 +19,7 @@
 #include "vmm/cli.h"
 
 struct chardev;
+struct virtio_blk;
 
 /* The PC memory map for a RAM size: low RAM below the PCI hole (with the
  * 640K-1M legacy hole cut out), the rest above 4 GiB. */
@@ -125,6 +126,10 @@ struct machine {
 	struct piix3 *piix3;
 	struct block_dev *disks[IDE_MAX_DRIVES];
 	struct ide *ide;
+	/* virtio-blk-pci devices and their disks, as cfg->vblk */
+	struct block_dev *vdisks[CLI_MAX_VIRTIO_DRIVES];
+	struct virtio_blk *vblk[CLI_MAX_VIRTIO_DRIVES];
+	char bootindex_paths[512];
 	struct fw_cfg *fw_cfg;
 	int debugcon_fd; /* ours to close when > 2 */
 	struct debugcon *debugcon;

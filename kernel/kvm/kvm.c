@@ -175,6 +175,7 @@ int kvm_vm_create(struct kvm_sys *sys, struct kvm_vm *vm, char *err, size_t errl
 
 	memset(vm, 0, sizeof(*vm));
 	vm->sys = sys;
+	pthread_mutex_init(&vm->route_lock, NULL);
 	vm->fd = xioctl(sys->fd, KVM_CREATE_VM, 0);
 	if (vm->fd < 0) {
 		r = vm->fd;
@@ -202,8 +203,10 @@ fail:
 
 void kvm_vm_destroy(struct kvm_vm *vm)
 {
-	if (vm->fd >= 0)
+	if (vm->fd >= 0) {
 		close(vm->fd);
+		pthread_mutex_destroy(&vm->route_lock);
+	}
 	vm->fd = -1;
 }
 
@@ -351,6 +354,111 @@ int kvm_vm_irqfd(struct kvm_vm *vm, int fd, unsigned gsi, int resamplefd, bool a
 		irqfd.resamplefd = (uint32_t)resamplefd;
 	}
 	return xioctl(vm->fd, KVM_IRQFD, &irqfd);
+}
+
+/* ---------------------------------------------------------- GSI routing */
+
+static void irqchip_entry(struct kvm_irq_routing_entry *e, unsigned gsi, unsigned chip,
+			  unsigned pin)
+{
+	*e = (struct kvm_irq_routing_entry){.gsi = gsi, .type = KVM_IRQ_ROUTING_IRQCHIP};
+	e->u.irqchip.irqchip = chip;
+	e->u.irqchip.pin = pin;
+}
+
+/* The whole table: what KVM's default routing has (GSI 0-15 on both PICs
+ * and the IOAPIC, 16-23 on the IOAPIC) plus every MSI route. Called with
+ * route_lock held. */
+static int install_routes(struct kvm_vm *vm)
+{
+	size_t max = 16 + KVM_IRQCHIP_GSIS + KVM_MAX_MSI_ROUTES;
+	struct kvm_irq_routing *t = calloc(1, sizeof(*t) + max * sizeof(t->entries[0]));
+	unsigned n = 0;
+	int r;
+
+	if (!t)
+		return -ENOMEM;
+	for (unsigned gsi = 0; gsi < 16; gsi++)
+		irqchip_entry(&t->entries[n++], gsi,
+			      gsi < 8 ? KVM_IRQCHIP_PIC_MASTER : KVM_IRQCHIP_PIC_SLAVE, gsi % 8);
+	for (unsigned gsi = 0; gsi < KVM_IRQCHIP_GSIS; gsi++)
+		irqchip_entry(&t->entries[n++], gsi, KVM_IRQCHIP_IOAPIC, gsi);
+	for (unsigned i = 0; i < KVM_MAX_MSI_ROUTES; i++) {
+		struct kvm_irq_routing_entry *e = &t->entries[n];
+
+		if (!vm->msi[i].used)
+			continue;
+		*e = (struct kvm_irq_routing_entry){.gsi = KVM_IRQCHIP_GSIS + i,
+						    .type = KVM_IRQ_ROUTING_MSI};
+		e->u.msi.address_lo = (uint32_t)vm->msi[i].addr;
+		e->u.msi.address_hi = (uint32_t)(vm->msi[i].addr >> 32);
+		e->u.msi.data = vm->msi[i].data;
+		n++;
+	}
+	t->nr = n;
+	r = xioctl(vm->fd, KVM_SET_GSI_ROUTING, t);
+	free(t);
+	return r < 0 ? r : 0;
+}
+
+int kvm_vm_msi_route_add(struct kvm_vm *vm, uint64_t addr, uint32_t data)
+{
+	int r = -ENOSPC;
+
+	pthread_mutex_lock(&vm->route_lock);
+	for (unsigned i = 0; i < KVM_MAX_MSI_ROUTES; i++) {
+		if (vm->msi[i].used)
+			continue;
+		vm->msi[i] = (struct kvm_msi_route){true, addr, data};
+		r = install_routes(vm);
+		if (r < 0)
+			vm->msi[i].used = false;
+		else
+			r = KVM_IRQCHIP_GSIS + (int)i;
+		break;
+	}
+	pthread_mutex_unlock(&vm->route_lock);
+	return r;
+}
+
+static struct kvm_msi_route *msi_route(struct kvm_vm *vm, unsigned gsi)
+{
+	unsigned i = gsi - KVM_IRQCHIP_GSIS;
+
+	if (gsi < KVM_IRQCHIP_GSIS || i >= KVM_MAX_MSI_ROUTES || !vm->msi[i].used)
+		return NULL;
+	return &vm->msi[i];
+}
+
+int kvm_vm_msi_route_set(struct kvm_vm *vm, unsigned gsi, uint64_t addr, uint32_t data)
+{
+	struct kvm_msi_route *rt;
+	int r = -ENOENT;
+
+	pthread_mutex_lock(&vm->route_lock);
+	rt = msi_route(vm, gsi);
+	if (rt) {
+		rt->addr = addr;
+		rt->data = data;
+		r = install_routes(vm);
+	}
+	pthread_mutex_unlock(&vm->route_lock);
+	return r;
+}
+
+int kvm_vm_msi_route_del(struct kvm_vm *vm, unsigned gsi)
+{
+	struct kvm_msi_route *rt;
+	int r = -ENOENT;
+
+	pthread_mutex_lock(&vm->route_lock);
+	rt = msi_route(vm, gsi);
+	if (rt) {
+		rt->used = false;
+		r = install_routes(vm);
+	}
+	pthread_mutex_unlock(&vm->route_lock);
+	return r;
 }
 
 /* --------------------------------------------------------------- vCPU */

@@ -16,6 +16,7 @@
 #define VMM_KERNEL_KVM_H
 
 #include <linux/kvm.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -37,10 +38,24 @@ struct kvm_slot {
 	uint32_t flags; /* KVM_MEM_READONLY, KVM_MEM_LOG_DIRTY_PAGES */
 };
 
+/* GSIs 0-23 are the in-kernel irqchip's pins; MSI routes get the GSIs
+ * above. KVM_SET_GSI_ROUTING replaces the whole table, so the VM keeps a
+ * copy of what it installed. */
+#define KVM_IRQCHIP_GSIS 24
+#define KVM_MAX_MSI_ROUTES 256
+
+struct kvm_msi_route {
+	bool used;
+	uint64_t addr;
+	uint32_t data;
+};
+
 struct kvm_vm {
 	struct kvm_sys *sys;
 	int fd;
 	struct kvm_slot slots[KVM_MAX_SLOTS];
+	pthread_mutex_t route_lock; /* routes may change from any thread */
+	struct kvm_msi_route msi[KVM_MAX_MSI_ROUTES]; /* GSI KVM_IRQCHIP_GSIS + i */
 };
 
 struct kvm_vcpu {
@@ -109,6 +124,13 @@ int kvm_vm_ioeventfd(struct kvm_vm *vm, uint64_t addr, unsigned len, bool pio, i
 		     int fd, bool assign);
 /* irqfd: writing fd injects gsi; resamplefd (or -1) for level-triggered. */
 int kvm_vm_irqfd(struct kvm_vm *vm, int fd, unsigned gsi, int resamplefd, bool assign);
+/* MSI routes (KVM_SET_GSI_ROUTING, the irqchip's default routes kept):
+ * add returns the new route's GSI (>= KVM_IRQCHIP_GSIS) or -errno
+ * (-ENOSPC when all KVM_MAX_MSI_ROUTES are used); set retargets one; del
+ * frees it. An irqfd bound to the GSI then delivers that MSI. */
+int kvm_vm_msi_route_add(struct kvm_vm *vm, uint64_t addr, uint32_t data);
+int kvm_vm_msi_route_set(struct kvm_vm *vm, unsigned gsi, uint64_t addr, uint32_t data);
+int kvm_vm_msi_route_del(struct kvm_vm *vm, unsigned gsi);
 
 /* --------------------------------------------------------------- vCPU */
 

@@ -157,7 +157,7 @@ START_TEST(disk_options)
 	ck_assert_str_eq(cfg.drives[1].file, "z.img");
 	ck_assert(!cfg.snapshot);
 	ck_assert_int_eq(parse("-drive", "file=w.img,cache=none", NULL), 0);
-	ck_assert_int_eq(cfg.drives[0].cache, DRIVE_CACHE_WRITETHROUGH);
+	ck_assert_int_eq(cfg.drives[0].cache, DRIVE_CACHE_NONE);
 	ck_assert_int_eq(parse("-boot", "order=dc", NULL), 0);
 	ck_assert_str_eq(cfg.boot_order, "dc");
 	ck_assert_int_eq(parse("-boot", "n", NULL), 0);
@@ -179,7 +179,7 @@ START_TEST(disk_option_errors)
 		{{"-drive", "file=a,index=x"}, "index must be 0 to 3"},
 		{{"-drive", "index=1"}, "needs file=PATH"},
 		{{"-drive", "file=a,format=qcow2"}, "unsupported format 'qcow2'"},
-		{{"-drive", "file=a,if=virtio"}, "unsupported if 'virtio'"},
+		{{"-drive", "file=a,if=scsi"}, "unsupported if 'scsi'"},
 		{{"-drive", "file=a,readonly=yes"}, "readonly must be on or off"},
 		{{"-drive", "file=a,cache=fast"}, "unknown cache mode 'fast'"},
 		{{"-drive", "file=a,bus=1"}, "unknown parameter 'bus'"},

@@ -1,0 +1,269 @@
+/* blk.c — virtio-blk (virtio spec 5.2) on the raw block backend.
+ *
+ * A request is a header (type, sector) in the readable part of a chain,
+ * data, and a status byte: the last writable byte. Data moves with
+ * preadv/pwritev straight between the image and guest RAM on the
+ * transport's I/O thread. A request too short to hold a header or a
+ * status byte cannot even be failed: the device then needs a reset. */
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "devices/virtio/virtio.h"
+
+#define BLK_QUEUE_SIZE 256
+#define BLK_SEG_MAX (BLK_QUEUE_SIZE - 2) /* header and status take two */
+#define BLK_SIZE_MAX (1u << 20)
+#define BLK_MAX_DISCARD_SEG 1
+#define BLK_MAX_DISCARD_SECTORS (UINT32_MAX / BLOCK_SECTOR_SIZE)
+
+struct virtio_blk {
+	struct virtio_pci *vp;
+	struct block_dev *disk;
+	struct virtio_dev_ops ops;
+	struct virtio_blk_config cfg;
+	char serial[VIRTIO_BLK_ID_BYTES];
+	char id[32];
+	struct iovec iov[VIRTQ_MAX_CHAIN]; /* the I/O thread's scratch */
+};
+
+/* iov for bytes [off, off + len) of the chain's readable or writable
+ * part: its entry count, or -1 when the chain is shorter. */
+static int chain_iov(struct virtio_blk *vb, const struct virtq_chain *c, bool writable,
+		     uint64_t off, uint64_t len)
+{
+	unsigned first = writable ? c->n_out : 0, end = first + (writable ? c->n_in : c->n_out);
+	int n = 0;
+
+	for (unsigned i = first; i < end && len; i++) {
+		const struct virtq_buf *b = &c->buf[i];
+		uint64_t take;
+
+		if (off >= b->len) {
+			off -= b->len;
+			continue;
+		}
+		take = b->len - off < len ? b->len - off : len;
+		vb->iov[n++] = (struct iovec){b->ptr + off, (size_t)take};
+		len -= take;
+		off = 0;
+	}
+	return len ? -1 : n;
+}
+
+static uint8_t status_of(int r)
+{
+	return r == 0 ? VIRTIO_BLK_S_OK : VIRTIO_BLK_S_IOERR;
+}
+
+/* IN/OUT: data between the header and the status byte. */
+static uint8_t do_rw(struct virtio_blk *vb, const struct virtq_chain *c, bool write,
+		     uint64_t sector, uint32_t *written)
+{
+	uint64_t len = write ? c->out_len - sizeof(struct virtio_blk_outhdr) : c->in_len - 1;
+	int n;
+
+	if (write && block_read_only(vb->disk))
+		return VIRTIO_BLK_S_IOERR;
+	if (len % BLOCK_SECTOR_SIZE)
+		return VIRTIO_BLK_S_IOERR;
+	/* a write's data is readable by the device, a read's writable */
+	n = chain_iov(vb, c, !write, write ? sizeof(struct virtio_blk_outhdr) : 0, len);
+	if (n < 0)
+		return VIRTIO_BLK_S_IOERR;
+	if (write)
+		return status_of(block_writev(vb->disk, sector, vb->iov, n));
+	if (block_readv(vb->disk, sector, vb->iov, n))
+		return VIRTIO_BLK_S_IOERR;
+	*written += (uint32_t)len;
+	return VIRTIO_BLK_S_OK;
+}
+
+/* DISCARD / WRITE_ZEROES: one range after the header. */
+static uint8_t do_ranges(struct virtio_blk *vb, const struct virtq_chain *c, uint32_t type)
+{
+	struct virtio_blk_discard_write_zeroes r;
+	uint64_t len = c->out_len - sizeof(struct virtio_blk_outhdr);
+	uint32_t flags;
+	uint64_t sector, count;
+	int ret;
+
+	if (len == 0 || len % sizeof(r) || len / sizeof(r) > BLK_MAX_DISCARD_SEG)
+		return VIRTIO_BLK_S_IOERR;
+	virtq_chain_read(c, sizeof(struct virtio_blk_outhdr), &r, sizeof(r));
+	flags = le32toh(r.flags);
+	sector = le64toh(r.sector);
+	count = le32toh(r.num_sectors);
+	if (type == VIRTIO_BLK_T_DISCARD) {
+		if (flags)
+			return VIRTIO_BLK_S_UNSUPP;
+		ret = block_discard(vb->disk, sector, count);
+	} else {
+		if (flags & ~VIRTIO_BLK_WRITE_ZEROES_FLAG_UNMAP)
+			return VIRTIO_BLK_S_UNSUPP;
+		ret = block_write_zeroes(vb->disk, sector, count,
+					 flags & VIRTIO_BLK_WRITE_ZEROES_FLAG_UNMAP);
+	}
+	return status_of(ret);
+}
+
+static uint8_t do_get_id(struct virtio_blk *vb, const struct virtq_chain *c, uint32_t *written)
+{
+	uint64_t room = c->in_len - 1;
+	size_t n = room < VIRTIO_BLK_ID_BYTES ? (size_t)room : VIRTIO_BLK_ID_BYTES;
+
+	*written += (uint32_t)virtq_chain_write(c, 0, vb->serial, n);
+	return VIRTIO_BLK_S_OK;
+}
+
+static int blk_handle(void *opaque, unsigned qi, struct virtq_chain *c, uint32_t *written,
+		      const char **why)
+{
+	struct virtio_blk *vb = opaque;
+	struct virtio_blk_outhdr h;
+	uint8_t status;
+	uint32_t type;
+
+	if (c->out_len < sizeof(h)) {
+		*why = "virtio-blk request without a complete header";
+		return -EINVAL;
+	}
+	if (c->in_len < 1) {
+		*why = "virtio-blk request without a status byte";
+		return -EINVAL;
+	}
+	virtq_chain_read(c, 0, &h, sizeof(h));
+	type = le32toh(h.type);
+	*written = 0;
+	switch (type) {
+	case VIRTIO_BLK_T_IN:
+	case VIRTIO_BLK_T_OUT:
+		status = do_rw(vb, c, type == VIRTIO_BLK_T_OUT, le64toh(h.sector), written);
+		break;
+	case VIRTIO_BLK_T_FLUSH:
+		status = status_of(block_flush(vb->disk));
+		break;
+	case VIRTIO_BLK_T_GET_ID:
+		status = do_get_id(vb, c, written);
+		break;
+	case VIRTIO_BLK_T_DISCARD:
+	case VIRTIO_BLK_T_WRITE_ZEROES:
+		status = do_ranges(vb, c, type);
+		break;
+	default:
+		status = VIRTIO_BLK_S_UNSUPP;
+	}
+	virtq_chain_write(c, c->in_len - 1, &status, 1);
+	*written += 1;
+	return 0;
+}
+
+static void fill_config(struct virtio_blk *vb, unsigned num_queues)
+{
+	struct virtio_blk_config *k = &vb->cfg;
+
+	k->capacity = htole64(block_sectors(vb->disk));
+	k->size_max = htole32(BLK_SIZE_MAX);
+	k->seg_max = htole32(BLK_SEG_MAX);
+	k->blk_size = htole32(BLOCK_SECTOR_SIZE);
+	k->num_queues = htole16((uint16_t)num_queues);
+	k->max_discard_sectors = htole32(BLK_MAX_DISCARD_SECTORS);
+	k->max_discard_seg = htole32(BLK_MAX_DISCARD_SEG);
+	k->discard_sector_alignment = htole32(1);
+	k->max_write_zeroes_sectors = htole32(BLK_MAX_DISCARD_SECTORS);
+	k->max_write_zeroes_seg = htole32(BLK_MAX_DISCARD_SEG);
+	k->write_zeroes_may_unmap = 1;
+}
+
+static uint64_t blk_features(const struct virtio_blk *vb, unsigned num_queues)
+{
+	uint64_t f = 1ull << VIRTIO_BLK_F_SIZE_MAX | 1ull << VIRTIO_BLK_F_SEG_MAX |
+		     1ull << VIRTIO_BLK_F_BLK_SIZE | 1ull << VIRTIO_BLK_F_FLUSH;
+
+	if (num_queues > 1)
+		f |= 1ull << VIRTIO_BLK_F_MQ;
+	if (block_read_only(vb->disk))
+		f |= 1ull << VIRTIO_BLK_F_RO;
+	else
+		f |= 1ull << VIRTIO_BLK_F_DISCARD | 1ull << VIRTIO_BLK_F_WRITE_ZEROES;
+	return f;
+}
+
+struct virtio_blk *virtio_blk_new(struct dev_host *host, struct pci_bus *bus,
+				  const struct virtio_blk_opts *o, char *err, size_t errlen)
+{
+	unsigned nq = o->num_queues ? o->num_queues : 1;
+	struct virtio_blk *vb;
+
+	if (nq > VIRTIO_MAX_QUEUES) {
+		snprintf(err, errlen, "virtio-blk: num-queues=%u (1 to %d)", nq, VIRTIO_MAX_QUEUES);
+		return NULL;
+	}
+	vb = calloc(1, sizeof(*vb));
+	if (!vb) {
+		snprintf(err, errlen, "virtio-blk: out of memory");
+		return NULL;
+	}
+	vb->disk = o->disk;
+	if (o->serial) /* 20 bytes, NUL-padded, unterminated when full (spec 5.2.6) */
+		memcpy(vb->serial, o->serial, strnlen(o->serial, sizeof(vb->serial)));
+	snprintf(vb->id, sizeof(vb->id), "%s", o->id ? o->id : "virtio0");
+	fill_config(vb, nq);
+	vb->ops = (struct virtio_dev_ops){
+		.device_id = VIRTIO_ID_BLOCK,
+		.class_code = 0x010000, /* mass storage, SCSI: as QEMU */
+		.features = blk_features(vb, nq),
+		.num_queues = nq,
+		.queue_size = BLK_QUEUE_SIZE,
+		.config_len = sizeof(vb->cfg),
+		.handle = blk_handle,
+	};
+	vb->vp = virtio_pci_new(host, bus, o->devfn, "virtio-blk-pci", &vb->ops, vb, &vb->cfg, err,
+				errlen);
+	if (!vb->vp) {
+		free(vb);
+		return NULL;
+	}
+	return vb;
+}
+
+void virtio_blk_free(struct virtio_blk *vb)
+{
+	if (!vb)
+		return;
+	virtio_pci_free(vb->vp);
+	free(vb);
+}
+
+struct virtio_pci *virtio_blk_transport(struct virtio_blk *vb)
+{
+	return vb->vp;
+}
+
+size_t virtio_blk_info(struct virtio_blk *vb, char *buf, size_t len)
+{
+	struct block_stats s;
+	uint8_t devfn = virtio_pci_devfn(vb->vp);
+	int n;
+
+	block_get_stats(vb->disk, &s);
+	n = snprintf(buf, len,
+		     "%s: %s (raw%s)\n"
+		     "    Attached to:      /machine/peripheral/%s/virtio-backend (00:%02x.%x)\n"
+		     "    Cache mode:       %s\n"
+		     "    Size:             %llu bytes\n"
+		     "    Requests:         rd_operations=%llu wr_operations=%llu "
+		     "flush_operations=%llu discard_operations=%llu failed=%llu "
+		     "rd_bytes=%llu wr_bytes=%llu\n",
+		     vb->id, block_path(vb->disk), block_read_only(vb->disk) ? ", read-only" : "",
+		     vb->id, devfn >> 3, devfn & 7, block_cache_name(block_cache_mode(vb->disk)),
+		     (unsigned long long)block_sectors(vb->disk) * BLOCK_SECTOR_SIZE,
+		     (unsigned long long)s.rd_ops, (unsigned long long)s.wr_ops,
+		     (unsigned long long)s.flush_ops, (unsigned long long)s.discard_ops,
+		     (unsigned long long)s.failed_ops, (unsigned long long)s.rd_bytes,
+		     (unsigned long long)s.wr_bytes);
+	return n > 0 ? (size_t)n : 0;
+}

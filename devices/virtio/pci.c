@@ -1,0 +1,603 @@
+/* pci.c — the virtio 1.x modern PCI transport (virtio spec 4.1).
+ *
+ * BAR 4 (16 KiB, memory) holds the common configuration, the ISR byte,
+ * the device configuration and one doorbell per queue (4 bytes apart);
+ * vendor capabilities point the driver at each. BAR 1 holds the MSI-X
+ * table and PBA: vector 0 for configuration changes, 1.. for the queues
+ * as the driver assigns them. Without MSI-X the device raises INTA and
+ * reports the cause in the ISR byte.
+ *
+ * Each device has an I/O thread: it sleeps in epoll on one eventfd per
+ * queue, which KVM signals when the guest writes that queue's doorbell
+ * (ioeventfd, registered wherever the guest maps BAR 4), and drains the
+ * queue under the transport lock, suppressing doorbells meanwhile.
+ *
+ * Locks: the transport lock, then the MSI-X lock or the PCI bus lock.
+ * cfg_written runs under the bus lock and so never takes the transport
+ * lock. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "devices/virtio/virtio.h"
+
+#define PCI_CAP_ID_VNDR 0x09
+#define PCI_INTERRUPT_PIN 0x3d
+#define MSIX_TABLE_OFF 0x000
+#define MSIX_PBA_OFF 0x800
+#define MSIX_BAR_SIZE 0x1000
+#define STOP_EVENT VIRTIO_MAX_QUEUES
+#define ISR_QUEUE 0x1 /* the ISR bit for used buffers (spec 4.1.4.5) */
+/* The transport's own feature bits, offered to every driver. */
+#define TRANSPORT_FEATURES                                                                         \
+	((1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_RING_F_INDIRECT_DESC) |                    \
+	 (1ull << VIRTIO_RING_F_EVENT_IDX))
+
+struct virtio_pci {
+	struct pci_dev pci;
+	struct dev_host *host;
+	const struct virtio_dev_ops *ops;
+	void *opaque;
+	const uint8_t *config;
+	char name[32];
+	struct msix *msix;
+
+	pthread_mutex_t lock; /* everything below */
+	uint64_t features, driver_features;
+	uint32_t dfselect, gfselect;
+	uint16_t msix_config, queue_select;
+	uint8_t status, generation, isr;
+	bool broken_logged;
+	struct virtq q[VIRTIO_MAX_QUEUES];
+	struct virtq_chain *chain; /* the I/O thread's scratch */
+
+	/* doorbells: kick_fd[i] wakes the I/O thread for queue i */
+	int kick_fd[VIRTIO_MAX_QUEUES];
+	pthread_mutex_t ioev_lock;
+	uint64_t ioev_base; /* BAR 4 address the ioeventfds watch, or unmapped */
+	int epfd, stop_fd;
+	pthread_t thread;
+	bool thread_started;
+};
+
+/* ----------------------------------------------------------- interrupts */
+
+/* Lock held. */
+static void raise_irq(struct virtio_pci *vp, uint16_t vector, uint8_t isr_bit)
+{
+	if (msix_enabled(vp->msix)) {
+		if (vector != VIRTIO_MSI_NO_VECTOR)
+			msix_notify(vp->msix, vector);
+		return;
+	}
+	vp->isr |= isr_bit;
+	pci_dev_set_irq(&vp->pci, true);
+}
+
+/* A malformed queue or request: the device stops until the driver resets
+ * it, says why once, and tells the driver (spec 2.1.2). Lock held. */
+static void needs_reset(struct virtio_pci *vp, unsigned qi, const char *why)
+{
+	if (vp->status & VIRTIO_CONFIG_S_NEEDS_RESET)
+		return;
+	vp->status |= VIRTIO_CONFIG_S_NEEDS_RESET;
+	if (!vp->broken_logged)
+		fprintf(stderr, "vmm: %s (00:%02x.%x) queue %u: %s; device needs reset\n", vp->name,
+			vp->pci.devfn >> 3, vp->pci.devfn & 7, qi, why ? why : "malformed request");
+	vp->broken_logged = true;
+	raise_irq(vp, vp->msix_config, VIRTIO_PCI_ISR_CONFIG);
+}
+
+/* ---------------------------------------------------------- the I/O side */
+
+static bool queue_live(struct virtio_pci *vp, unsigned qi)
+{
+	return (vp->status & VIRTIO_CONFIG_S_DRIVER_OK) &&
+	       !(vp->status & VIRTIO_CONFIG_S_NEEDS_RESET) && vp->q[qi].enabled &&
+	       !vp->q[qi].broken;
+}
+
+/* Drain queue qi: every available chain, doorbells off meanwhile, one
+ * interrupt per pass if the driver wants it. Lock held. */
+static void serve_queue(struct virtio_pci *vp, unsigned qi)
+{
+	struct virtq *q = &vp->q[qi];
+	bool pushed = false;
+	int r = 0;
+
+	while (queue_live(vp, qi)) {
+		virtq_set_notify(q, false);
+		while ((r = virtq_pop(q, vp->chain)) == 1) {
+			const char *why = NULL;
+			uint32_t written = 0;
+
+			if (vp->ops->handle(vp->opaque, qi, vp->chain, &written, &why) < 0) {
+				needs_reset(vp, qi, why);
+				return;
+			}
+			virtq_push(q, vp->chain->head, written);
+			pushed = true;
+		}
+		if (r < 0) {
+			needs_reset(vp, qi, q->broken);
+			return;
+		}
+		if (pushed && virtq_should_notify(q))
+			raise_irq(vp, q->msix_vector, ISR_QUEUE);
+		pushed = false;
+		virtq_set_notify(q, true);
+		if (!virtq_has_avail(q))
+			break;
+	}
+}
+
+static void *io_thread(void *arg)
+{
+	struct virtio_pci *vp = arg;
+	struct epoll_event ev[VIRTIO_MAX_QUEUES + 1];
+
+	for (;;) {
+		int n = epoll_wait(vp->epfd, ev, VIRTIO_MAX_QUEUES + 1, -1);
+
+		for (int i = 0; i < n; i++) {
+			unsigned qi = ev[i].data.u32;
+			uint64_t v;
+
+			if (qi == STOP_EVENT)
+				return NULL;
+			if (read(vp->kick_fd[qi], &v, sizeof(v)) < 0)
+				continue; /* a spurious wake-up: EAGAIN */
+			pthread_mutex_lock(&vp->lock);
+			serve_queue(vp, qi);
+			pthread_mutex_unlock(&vp->lock);
+		}
+	}
+}
+
+void virtio_pci_kick(struct virtio_pci *vp, unsigned qi)
+{
+	uint64_t one = 1;
+
+	if (qi < vp->ops->num_queues && write(vp->kick_fd[qi], &one, sizeof(one)) < 0)
+		fprintf(stderr, "vmm: %s: cannot signal queue %u\n", vp->name, qi);
+}
+
+/* Follow BAR 4 with the doorbell ioeventfds (bus lock held: no vp->lock). */
+static void update_doorbells(struct virtio_pci *vp)
+{
+	const struct dev_fast_ops *f = &vp->host->fast;
+	uint64_t base = vp->pci.bar[VIRTIO_PCI_CFG_BAR].mapped;
+
+	if (!f->ioeventfd)
+		return;
+	pthread_mutex_lock(&vp->ioev_lock);
+	for (unsigned i = 0; i < vp->ops->num_queues && base != vp->ioev_base; i++) {
+		uint64_t off = VIRTIO_PCI_NOTIFY_OFF + VIRTIO_PCI_NOTIFY_MULT * i;
+
+		if (vp->ioev_base != PCI_BAR_UNMAPPED)
+			f->ioeventfd(f->opaque, vp->ioev_base + off, 2, vp->kick_fd[i], false);
+		/* on failure the doorbell still reaches the BAR handler */
+		if (base != PCI_BAR_UNMAPPED)
+			f->ioeventfd(f->opaque, base + off, 2, vp->kick_fd[i], true);
+	}
+	vp->ioev_base = base;
+	pthread_mutex_unlock(&vp->ioev_lock);
+}
+
+static void cfg_written(struct pci_dev *d, unsigned off, unsigned size)
+{
+	struct virtio_pci *vp = d->opaque;
+
+	update_doorbells(vp);
+	msix_cfg_written(vp->msix, off, size);
+}
+
+/* ------------------------------------------------------------ reset */
+
+/* Lock held. */
+static void device_reset(struct virtio_pci *vp)
+{
+	vp->status = vp->isr = 0;
+	vp->driver_features = 0;
+	vp->dfselect = vp->gfselect = vp->queue_select = 0;
+	vp->msix_config = VIRTIO_MSI_NO_VECTOR;
+	vp->broken_logged = false;
+	for (unsigned i = 0; i < vp->ops->num_queues; i++)
+		virtq_reset(&vp->q[i], vp->ops->queue_size);
+	pci_dev_set_irq(&vp->pci, false);
+	if (vp->ops->reset)
+		vp->ops->reset(vp->opaque);
+}
+
+static void machine_reset(void *opaque)
+{
+	struct virtio_pci *vp = opaque;
+
+	pthread_mutex_lock(&vp->lock);
+	device_reset(vp);
+	msix_reset(vp->msix);
+	pthread_mutex_unlock(&vp->lock);
+}
+
+/* --------------------------------------------------- common configuration */
+
+static bool features_acceptable(const struct virtio_pci *vp)
+{
+	return !(vp->driver_features & ~vp->features) &&
+	       (vp->driver_features >> VIRTIO_F_VERSION_1 & 1);
+}
+
+static bool negotiated(const struct virtio_pci *vp, unsigned bit)
+{
+	return vp->driver_features >> bit & 1;
+}
+
+/* Lock held. */
+static void write_status(struct virtio_pci *vp, uint8_t val)
+{
+	uint8_t old = vp->status;
+
+	if (val == 0) {
+		device_reset(vp);
+		return;
+	}
+	if ((val & VIRTIO_CONFIG_S_FEATURES_OK) && !(old & VIRTIO_CONFIG_S_FEATURES_OK) &&
+	    !features_acceptable(vp))
+		val &= (uint8_t)~VIRTIO_CONFIG_S_FEATURES_OK;
+	/* bits only clear through a reset */
+	vp->status = val | (old & VIRTIO_CONFIG_S_NEEDS_RESET);
+	if ((val & VIRTIO_CONFIG_S_DRIVER_OK) && !(old & VIRTIO_CONFIG_S_DRIVER_OK))
+		for (unsigned i = 0; i < vp->ops->num_queues; i++)
+			if (vp->q[i].enabled) /* buffers made available before DRIVER_OK */
+				virtio_pci_kick(vp, i);
+}
+
+static uint16_t checked_vector(const struct virtio_pci *vp, uint16_t v)
+{
+	/* a vector the table lacks reads back as NO_VECTOR: the driver's
+	 * way of learning the mapping failed */
+	return v < msix_vectors(vp->msix) ? v : VIRTIO_MSI_NO_VECTOR;
+}
+
+/* Lock held. */
+static void enable_queue(struct virtio_pci *vp, struct virtq *q)
+{
+	if (q->enabled)
+		return;
+	q->enabled = true;
+	if (virtq_start(q, vp->host->mem, negotiated(vp, VIRTIO_RING_F_EVENT_IDX),
+			negotiated(vp, VIRTIO_RING_F_INDIRECT_DESC)) < 0)
+		needs_reset(vp, (unsigned)(q - vp->q), q->broken);
+}
+
+static void common_snapshot(struct virtio_pci *vp, struct virtio_pci_common_cfg *c)
+{
+	const struct virtq *q =
+		vp->queue_select < vp->ops->num_queues ? &vp->q[vp->queue_select] : NULL;
+
+	memset(c, 0, sizeof(*c));
+	c->device_feature_select = vp->dfselect;
+	c->device_feature = vp->dfselect < 2 ? (uint32_t)(vp->features >> (32 * vp->dfselect)) : 0;
+	c->guest_feature_select = vp->gfselect;
+	c->guest_feature =
+		vp->gfselect < 2 ? (uint32_t)(vp->driver_features >> (32 * vp->gfselect)) : 0;
+	c->msix_config = vp->msix_config;
+	c->num_queues = (uint16_t)vp->ops->num_queues;
+	c->device_status = vp->status;
+	c->config_generation = vp->generation;
+	c->queue_select = vp->queue_select;
+	if (!q)
+		return; /* queue_size 0: no such queue */
+	c->queue_size = q->size;
+	c->queue_msix_vector = q->msix_vector;
+	c->queue_enable = q->enabled;
+	c->queue_notify_off = vp->queue_select;
+	c->queue_desc_lo = (uint32_t)q->desc_gpa;
+	c->queue_desc_hi = (uint32_t)(q->desc_gpa >> 32);
+	c->queue_avail_lo = (uint32_t)q->avail_gpa;
+	c->queue_avail_hi = (uint32_t)(q->avail_gpa >> 32);
+	c->queue_used_lo = (uint32_t)q->used_gpa;
+	c->queue_used_hi = (uint32_t)(q->used_gpa >> 32);
+}
+
+static void set_half(uint64_t *v, bool high, uint32_t val)
+{
+	*v = high ? (*v & 0xffffffffull) | (uint64_t)val << 32 : (*v & ~0xffffffffull) | val;
+}
+
+/* A queue register write (lock held). Addresses and size only change
+ * while the queue is disabled (spec 4.1.4.3.2). */
+static void queue_write(struct virtio_pci *vp, unsigned off, uint32_t v)
+{
+	struct virtq *q;
+
+	if (vp->queue_select >= vp->ops->num_queues)
+		return;
+	q = &vp->q[vp->queue_select];
+	if (off == VIRTIO_PCI_COMMON_Q_MSIX)
+		q->msix_vector = checked_vector(vp, (uint16_t)v);
+	else if (off == VIRTIO_PCI_COMMON_Q_ENABLE && v == 1)
+		enable_queue(vp, q);
+	else if (q->enabled)
+		return;
+	else if (off == VIRTIO_PCI_COMMON_Q_SIZE)
+		q->size = (uint16_t)v;
+	else if (off == VIRTIO_PCI_COMMON_Q_DESCLO || off == VIRTIO_PCI_COMMON_Q_DESCHI)
+		set_half(&q->desc_gpa, off == VIRTIO_PCI_COMMON_Q_DESCHI, v);
+	else if (off == VIRTIO_PCI_COMMON_Q_AVAILLO || off == VIRTIO_PCI_COMMON_Q_AVAILHI)
+		set_half(&q->avail_gpa, off == VIRTIO_PCI_COMMON_Q_AVAILHI, v);
+	else if (off == VIRTIO_PCI_COMMON_Q_USEDLO || off == VIRTIO_PCI_COMMON_Q_USEDHI)
+		set_half(&q->used_gpa, off == VIRTIO_PCI_COMMON_Q_USEDHI, v);
+}
+
+/* Lock held. Only a field's own offset and width count. */
+static void common_write(struct virtio_pci *vp, unsigned off, unsigned size, uint32_t v)
+{
+	static const uint8_t width[VIRTIO_PCI_COMMON_Q_USEDHI + 4] = {
+		[VIRTIO_PCI_COMMON_DFSELECT] = 4,  [VIRTIO_PCI_COMMON_GFSELECT] = 4,
+		[VIRTIO_PCI_COMMON_GF] = 4,	   [VIRTIO_PCI_COMMON_MSIX] = 2,
+		[VIRTIO_PCI_COMMON_STATUS] = 1,	   [VIRTIO_PCI_COMMON_Q_SELECT] = 2,
+		[VIRTIO_PCI_COMMON_Q_SIZE] = 2,	   [VIRTIO_PCI_COMMON_Q_MSIX] = 2,
+		[VIRTIO_PCI_COMMON_Q_ENABLE] = 2,  [VIRTIO_PCI_COMMON_Q_DESCLO] = 4,
+		[VIRTIO_PCI_COMMON_Q_DESCHI] = 4,  [VIRTIO_PCI_COMMON_Q_AVAILLO] = 4,
+		[VIRTIO_PCI_COMMON_Q_AVAILHI] = 4, [VIRTIO_PCI_COMMON_Q_USEDLO] = 4,
+		[VIRTIO_PCI_COMMON_Q_USEDHI] = 4,
+	};
+
+	if (off >= sizeof(width) || width[off] != size)
+		return;
+	switch (off) {
+	case VIRTIO_PCI_COMMON_DFSELECT:
+		vp->dfselect = v;
+		break;
+	case VIRTIO_PCI_COMMON_GFSELECT:
+		vp->gfselect = v;
+		break;
+	case VIRTIO_PCI_COMMON_GF:
+		if (vp->gfselect < 2 && !(vp->status & VIRTIO_CONFIG_S_FEATURES_OK))
+			set_half(&vp->driver_features, vp->gfselect == 1, v);
+		break;
+	case VIRTIO_PCI_COMMON_MSIX:
+		vp->msix_config = checked_vector(vp, (uint16_t)v);
+		break;
+	case VIRTIO_PCI_COMMON_STATUS:
+		write_status(vp, (uint8_t)v);
+		break;
+	case VIRTIO_PCI_COMMON_Q_SELECT:
+		vp->queue_select = (uint16_t)v;
+		break;
+	default:
+		queue_write(vp, off, v);
+	}
+}
+
+/* ----------------------------------------------------------- BAR 4 */
+
+static void bar_read(void *opaque, uint64_t off, void *data, unsigned size)
+{
+	struct virtio_pci *vp = opaque;
+	uint64_t v = 0;
+
+	pthread_mutex_lock(&vp->lock);
+	if (off < VIRTIO_PCI_ISR_OFF) {
+		struct virtio_pci_common_cfg c;
+
+		common_snapshot(vp, &c);
+		if (off + size <= sizeof(c))
+			v = io_data_get((const uint8_t *)&c + off, size);
+	} else if (off == VIRTIO_PCI_ISR_OFF) {
+		/* reading acknowledges: the line drops */
+		v = vp->isr;
+		vp->isr = 0;
+		pci_dev_set_irq(&vp->pci, false);
+	} else if (off >= VIRTIO_PCI_DEVICE_OFF && off < VIRTIO_PCI_NOTIFY_OFF) {
+		uint64_t o = off - VIRTIO_PCI_DEVICE_OFF;
+
+		if (o + size <= vp->ops->config_len)
+			v = io_data_get(vp->config + o, size);
+	}
+	pthread_mutex_unlock(&vp->lock);
+	io_data_put(data, size, v);
+}
+
+static void bar_write(void *opaque, uint64_t off, const void *data, unsigned size)
+{
+	struct virtio_pci *vp = opaque;
+	uint32_t v = (uint32_t)io_data_get(data, size);
+
+	if (off >= VIRTIO_PCI_NOTIFY_OFF) {
+		/* a doorbell the ioeventfd did not take (no KVM, odd width) */
+		virtio_pci_kick(vp,
+				(unsigned)((off - VIRTIO_PCI_NOTIFY_OFF) / VIRTIO_PCI_NOTIFY_MULT));
+		return;
+	}
+	pthread_mutex_lock(&vp->lock);
+	if (off < VIRTIO_PCI_ISR_OFF) {
+		common_write(vp, (unsigned)off, size, v);
+	} else if (off >= VIRTIO_PCI_DEVICE_OFF && vp->ops->config_write) {
+		uint64_t o = off - VIRTIO_PCI_DEVICE_OFF;
+
+		if (o + size <= vp->ops->config_len)
+			vp->ops->config_write(vp->opaque, (unsigned)o, data, size);
+	}
+	pthread_mutex_unlock(&vp->lock);
+}
+
+static const struct io_ops bar_ops = {bar_read, bar_write};
+
+/* ----------------------------------------------------------- set-up */
+
+static void add_vendor_cap(struct pci_dev *d, uint8_t type, uint32_t off, uint32_t len,
+			   unsigned cap_len)
+{
+	unsigned c = pci_dev_add_cap(d, PCI_CAP_ID_VNDR, cap_len);
+
+	d->cfg[c + 2] = (uint8_t)cap_len;
+	d->cfg[c + 3] = type;
+	d->cfg[c + 4] = VIRTIO_PCI_CFG_BAR;
+	io_data_put(&d->cfg[c + 8], 4, off);
+	io_data_put(&d->cfg[c + 12], 4, len);
+	if (type == VIRTIO_PCI_CAP_NOTIFY_CFG)
+		io_data_put(&d->cfg[c + 16], 4, VIRTIO_PCI_NOTIFY_MULT);
+}
+
+static void init_pci(struct virtio_pci *vp)
+{
+	struct pci_dev *d = &vp->pci;
+	const struct virtio_dev_ops *o = vp->ops;
+
+	pci_dev_init(d, vp->name, 0x1af4, (uint16_t)(0x1040 + o->device_id), o->class_code, 1);
+	io_data_put(&d->cfg[0x2e], 2, o->device_id); /* subsystem: as QEMU */
+	d->cfg[PCI_INTERRUPT_PIN] = 1;
+	d->opaque = vp;
+	d->cfg_written = cfg_written;
+	pci_dev_set_bar(d, VIRTIO_PCI_MSIX_BAR, MSIX_BAR_SIZE, false, &msix_bar_ops, NULL);
+	pci_dev_set_bar(d, VIRTIO_PCI_CFG_BAR, VIRTIO_PCI_BAR_SIZE, false, &bar_ops, vp);
+	add_vendor_cap(d, VIRTIO_PCI_CAP_COMMON_CFG, VIRTIO_PCI_COMMON_OFF, 0x1000, 16);
+	add_vendor_cap(d, VIRTIO_PCI_CAP_ISR_CFG, VIRTIO_PCI_ISR_OFF, 0x1000, 16);
+	add_vendor_cap(d, VIRTIO_PCI_CAP_DEVICE_CFG, VIRTIO_PCI_DEVICE_OFF, 0x1000, 16);
+	add_vendor_cap(d, VIRTIO_PCI_CAP_NOTIFY_CFG, VIRTIO_PCI_NOTIFY_OFF,
+		       VIRTIO_PCI_NOTIFY_MULT * o->num_queues, 20);
+}
+
+static int first_free_devfn(struct pci_bus *bus)
+{
+	for (unsigned slot = 2; slot < 32; slot++)
+		if (!pci_bus_find(bus, (uint8_t)(slot << 3)))
+			return (int)(slot << 3);
+	return -ENOSPC;
+}
+
+static int start_io_thread(struct virtio_pci *vp)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+
+	vp->epfd = epoll_create1(EPOLL_CLOEXEC);
+	vp->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (vp->epfd < 0 || vp->stop_fd < 0)
+		return -errno;
+	for (unsigned i = 0; i < vp->ops->num_queues; i++) {
+		vp->kick_fd[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		ev.data.u32 = i;
+		if (vp->kick_fd[i] < 0 || epoll_ctl(vp->epfd, EPOLL_CTL_ADD, vp->kick_fd[i], &ev))
+			return -errno;
+	}
+	ev.data.u32 = STOP_EVENT;
+	if (epoll_ctl(vp->epfd, EPOLL_CTL_ADD, vp->stop_fd, &ev))
+		return -errno;
+	if (pthread_create(&vp->thread, NULL, io_thread, vp))
+		return -EAGAIN;
+	vp->thread_started = true;
+	return 0;
+}
+
+struct virtio_pci *virtio_pci_new(struct dev_host *host, struct pci_bus *bus, int devfn,
+				  const char *name, const struct virtio_dev_ops *ops, void *opaque,
+				  const void *config, char *err, size_t errlen)
+{
+	struct virtio_pci *vp;
+	int r;
+
+	if (!ops->num_queues || ops->num_queues > VIRTIO_MAX_QUEUES || ops->config_len > 0x1000) {
+		snprintf(err, errlen, "%s: %u queues (1 to %d)", name, ops->num_queues,
+			 VIRTIO_MAX_QUEUES);
+		return NULL;
+	}
+	if (devfn < 0)
+		devfn = first_free_devfn(bus);
+	if (devfn < 0 || pci_bus_find(bus, (uint8_t)devfn)) {
+		snprintf(err, errlen, "%s: PCI slot %s", name, devfn < 0 ? "none free" : "taken");
+		return NULL;
+	}
+	vp = calloc(1, sizeof(*vp));
+	if (!vp || !(vp->chain = malloc(sizeof(*vp->chain)))) {
+		free(vp);
+		snprintf(err, errlen, "%s: out of memory", name);
+		return NULL;
+	}
+	vp->host = host;
+	vp->ops = ops;
+	vp->opaque = opaque;
+	vp->config = config;
+	vp->features = TRANSPORT_FEATURES | ops->features;
+	vp->epfd = vp->stop_fd = -1;
+	for (unsigned i = 0; i < VIRTIO_MAX_QUEUES; i++)
+		vp->kick_fd[i] = -1;
+	vp->ioev_base = PCI_BAR_UNMAPPED;
+	snprintf(vp->name, sizeof(vp->name), "%s", name);
+	pthread_mutex_init(&vp->lock, NULL);
+	pthread_mutex_init(&vp->ioev_lock, NULL);
+	device_reset(vp);
+	init_pci(vp);
+	vp->msix = msix_new(host, &vp->pci, ops->num_queues + 1, VIRTIO_PCI_MSIX_BAR,
+			    MSIX_TABLE_OFF, MSIX_PBA_OFF);
+	vp->pci.bar[VIRTIO_PCI_MSIX_BAR].opaque = vp->msix;
+	r = vp->msix ? start_io_thread(vp) : -ENOMEM;
+	if (r == 0)
+		r = pci_bus_add(bus, &vp->pci, (uint8_t)devfn);
+	if (r == 0)
+		r = dev_on_reset(host, machine_reset, vp);
+	if (r < 0) {
+		snprintf(err, errlen, "%s: cannot create the device: %s", name, strerror(-r));
+		virtio_pci_free(vp);
+		return NULL;
+	}
+	return vp;
+}
+
+void virtio_pci_free(struct virtio_pci *vp)
+{
+	uint64_t one = 1;
+
+	if (!vp)
+		return;
+	if (vp->thread_started && write(vp->stop_fd, &one, sizeof(one)) == sizeof(one))
+		pthread_join(vp->thread, NULL);
+	pci_bus_remove(&vp->pci);
+	update_doorbells(vp); /* BAR 4 is unmapped now: the ioeventfds go */
+	msix_free(vp->msix);
+	for (unsigned i = 0; i < VIRTIO_MAX_QUEUES; i++)
+		if (vp->kick_fd[i] >= 0)
+			close(vp->kick_fd[i]);
+	if (vp->epfd >= 0)
+		close(vp->epfd);
+	if (vp->stop_fd >= 0)
+		close(vp->stop_fd);
+	pthread_mutex_destroy(&vp->lock);
+	pthread_mutex_destroy(&vp->ioev_lock);
+	free(vp->chain);
+	free(vp);
+}
+
+uint64_t virtio_pci_features(const struct virtio_pci *vp)
+{
+	return vp->driver_features;
+}
+
+uint8_t virtio_pci_status(struct virtio_pci *vp)
+{
+	uint8_t s;
+
+	pthread_mutex_lock(&vp->lock);
+	s = vp->status;
+	pthread_mutex_unlock(&vp->lock);
+	return s;
+}
+
+uint8_t virtio_pci_devfn(const struct virtio_pci *vp)
+{
+	return vp->pci.devfn;
+}
+
+void virtio_pci_config_changed(struct virtio_pci *vp)
+{
+	pthread_mutex_lock(&vp->lock);
+	vp->generation++;
+	if (vp->status & VIRTIO_CONFIG_S_DRIVER_OK)
+		raise_irq(vp, vp->msix_config, VIRTIO_PCI_ISR_CONFIG);
+	pthread_mutex_unlock(&vp->lock);
+}

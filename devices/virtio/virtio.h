@@ -1,0 +1,178 @@
+/* virtio.h — virtio 1.x devices: split virtqueues (queue.c), the modern
+ * PCI transport with MSI-X (pci.c, msix.c) and the devices on it (blk.c).
+ *
+ * The layouts come from Linux's UAPI headers (linux-libc-dev). Everything
+ * in a ring is guest-controlled: queue.c validates each descriptor before
+ * the device sees a host pointer, and a malformed queue only marks its
+ * device DEVICE_NEEDS_RESET.
+ *
+ * Threads: register accesses arrive on vCPU threads; each device serves
+ * its queues on its own I/O thread, woken by ioeventfds (KVM signals them
+ * on the guest's doorbell write, no exit to userspace), and completes
+ * through irqfds on MSI routes (dev_fast_ops). Without those the bus
+ * handlers kick the thread and MSIs go through irq_sink.
+ */
+#ifndef VMM_DEVICES_VIRTIO_H
+#define VMM_DEVICES_VIRTIO_H
+
+#include <linux/virtio_blk.h>
+#include <linux/virtio_config.h>
+#include <linux/virtio_ids.h>
+#include <linux/virtio_pci.h>
+#include <linux/virtio_ring.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "devices/devices.h"
+
+/* ------------------------------------------------------------ queue.c */
+
+#define VIRTQ_MAX_SIZE 1024
+/* Longest chain accepted (direct plus one indirect table). */
+#define VIRTQ_MAX_CHAIN VIRTQ_MAX_SIZE
+
+/* One split virtqueue. The transport fills size, the addresses and
+ * msix_vector from the driver's writes; virtq_start maps the rings. */
+struct virtq {
+	uint16_t max_size, size;
+	uint16_t msix_vector;
+	bool enabled;
+	uint64_t desc_gpa, avail_gpa, used_gpa;
+	/* device side, valid after virtq_start */
+	const struct guest_mem *mem;
+	struct vring vr; /* host pointers to the three rings */
+	bool event_idx, indirect;
+	uint16_t last_avail; /* next avail entry to take */
+	uint16_t used_idx;   /* next used entry to fill */
+	uint16_t signalled_used;
+	bool signalled_valid;
+	const char *broken; /* why the queue stopped, or NULL */
+};
+
+/* A host view of one descriptor chain: the device-readable buffers
+ * first (n_out), then the device-writable ones (n_in). */
+struct virtq_buf {
+	uint8_t *ptr;
+	uint32_t len;
+};
+
+struct virtq_chain {
+	uint16_t head;
+	unsigned n_out, n_in;
+	uint64_t out_len, in_len;
+	struct virtq_buf buf[VIRTQ_MAX_CHAIN];
+};
+
+/* Power-on state: disabled, size max_size, no vector. */
+void virtq_reset(struct virtq *q, uint16_t max_size);
+/* Check and map the rings the driver configured: 0, or -EINVAL with
+ * q->broken set (size not a power of two, rings outside RAM, misaligned). */
+int virtq_start(struct virtq *q, const struct guest_mem *mem, bool event_idx, bool indirect);
+/* Take the next available chain: 1, 0 when none, -EINVAL when the ring
+ * is malformed (q->broken says why; the queue stays stopped). */
+int virtq_pop(struct virtq *q, struct virtq_chain *c);
+/* Return a chain with len bytes written to its writable buffers. */
+void virtq_push(struct virtq *q, uint16_t head, uint32_t len);
+/* After pushes: does the driver want an interrupt (EVENT_IDX or
+ * VRING_AVAIL_F_NO_INTERRUPT)? */
+bool virtq_should_notify(struct virtq *q);
+/* Ask the driver for doorbells (enable) or not while draining. */
+void virtq_set_notify(struct virtq *q, bool enable);
+bool virtq_has_avail(const struct virtq *q);
+/* Copy from the readable part at offset off / into the writable part:
+ * bytes copied (short at the end of the chain). */
+size_t virtq_chain_read(const struct virtq_chain *c, uint64_t off, void *dst, size_t len);
+size_t virtq_chain_write(const struct virtq_chain *c, uint64_t off, const void *src, size_t len);
+
+/* ------------------------------------------------------------- msix.c */
+
+/* An MSI-X table and PBA (in a BAR) plus the capability that enables
+ * them. Vectors go out through irqfds on MSI routes when the host has
+ * them, else through irq_sink.msi. */
+struct msix;
+struct msix *msix_new(struct dev_host *host, struct pci_dev *d, unsigned nvec, unsigned bar,
+		      uint32_t table_off, uint32_t pba_off);
+void msix_free(struct msix *mx);
+/* The BAR's handlers (table and PBA). */
+extern const struct io_ops msix_bar_ops;
+/* From the device's cfg_written: the capability's control word changed. */
+void msix_cfg_written(struct msix *mx, unsigned off, unsigned size);
+bool msix_enabled(struct msix *mx);
+unsigned msix_vectors(const struct msix *mx);
+/* Deliver vector (or set its pending bit while masked). */
+void msix_notify(struct msix *mx, unsigned vector);
+/* Function reset: every vector masked, nothing pending, disabled. */
+void msix_reset(struct msix *mx);
+/* "MSI-X: enabled, 3 vectors (3 unmasked)" for `info pci`. */
+size_t msix_info(struct msix *mx, char *buf, size_t len);
+
+/* -------------------------------------------------------------- pci.c */
+
+#define VIRTIO_MAX_QUEUES 16
+
+struct virtio_pci;
+
+/* What a device plugs into the transport. */
+struct virtio_dev_ops {
+	uint16_t device_id;  /* VIRTIO_ID_* */
+	uint32_t class_code; /* PCI class << 16 | subclass << 8 */
+	uint64_t features;   /* device-specific bits; the transport adds its own */
+	unsigned num_queues;
+	uint16_t queue_size;
+	unsigned config_len; /* device-specific config bytes */
+	/* Serve one chain of queue qi (I/O thread, transport lock held).
+	 * *written = bytes put in the writable buffers. 0, or -EINVAL when
+	 * the request is malformed beyond an error status (the device then
+	 * needs a reset; *why says why). */
+	int (*handle)(void *opaque, unsigned qi, struct virtq_chain *c, uint32_t *written,
+		      const char **why);
+	/* Driver write to the device config (optional). */
+	void (*config_write)(void *opaque, unsigned off, const void *data, unsigned size);
+	/* Device reset by the driver or the machine (transport lock held). */
+	void (*reset)(void *opaque);
+};
+
+/* A virtio-pci function at devfn (or the first free slot when devfn < 0)
+ * with its I/O thread. config points at config_len bytes the device owns
+ * (read by the guest under the transport lock). NULL with err set. */
+struct virtio_pci *virtio_pci_new(struct dev_host *host, struct pci_bus *bus, int devfn,
+				  const char *name, const struct virtio_dev_ops *ops, void *opaque,
+				  const void *config, char *err, size_t errlen);
+void virtio_pci_free(struct virtio_pci *vp);
+/* The features the driver accepted (valid once FEATURES_OK is set). */
+uint64_t virtio_pci_features(const struct virtio_pci *vp);
+uint8_t virtio_pci_status(struct virtio_pci *vp);
+uint8_t virtio_pci_devfn(const struct virtio_pci *vp);
+/* The device config changed: new generation, config interrupt. */
+void virtio_pci_config_changed(struct virtio_pci *vp);
+/* Serve queue qi now, as a doorbell would (tests, no ioeventfd). */
+void virtio_pci_kick(struct virtio_pci *vp, unsigned qi);
+/* The BAR 4 (virtio structures) offsets, for tests. */
+#define VIRTIO_PCI_COMMON_OFF 0x0000
+#define VIRTIO_PCI_ISR_OFF 0x1000
+#define VIRTIO_PCI_DEVICE_OFF 0x2000
+#define VIRTIO_PCI_NOTIFY_OFF 0x3000
+#define VIRTIO_PCI_NOTIFY_MULT 4
+#define VIRTIO_PCI_BAR_SIZE 0x4000
+#define VIRTIO_PCI_MSIX_BAR 1
+#define VIRTIO_PCI_CFG_BAR 4
+
+/* -------------------------------------------------------------- blk.c */
+
+struct virtio_blk_opts {
+	struct block_dev *disk; /* owned by the caller; outlives the device */
+	const char *serial;	/* GET_ID answer, or NULL */
+	unsigned num_queues;	/* 1..VIRTIO_MAX_QUEUES */
+	int devfn;		/* < 0: first free slot */
+	const char *id;		/* node name for `info block` */
+};
+
+struct virtio_blk;
+struct virtio_blk *virtio_blk_new(struct dev_host *host, struct pci_bus *bus,
+				  const struct virtio_blk_opts *o, char *err, size_t errlen);
+void virtio_blk_free(struct virtio_blk *vb);
+struct virtio_pci *virtio_blk_transport(struct virtio_blk *vb);
+/* QEMU's `info block` entry for this device. */
+size_t virtio_blk_info(struct virtio_blk *vb, char *buf, size_t len);
+
+#endif /* VMM_DEVICES_VIRTIO_H */
