@@ -18,6 +18,8 @@
 #define MADT_ISO_LEN 10
 #define MADT_NMI_LEN 6
 
+#define PCI0_AML_MAX 512
+
 /* The DSDT body: Name (_S5, Package (4) { 5, 5, 0, 0 }). */
 static const uint8_t dsdt_aml[] = {
 	0x08, '_', 'S', '5', '_',	/* NameOp, NameString "_S5_" */
@@ -26,6 +28,14 @@ static const uint8_t dsdt_aml[] = {
 	0x0a, ACPI_S5_SLP_TYP,		/* BytePrefix SLP_TYPb */
 	0x00, 0x00,			/* ZeroOp, ZeroOp (reserved) */
 };
+
+const uint8_t pc_pirq_gsi[4] = {10, 10, 11, 11};
+
+unsigned pc_pci_slot_gsi(unsigned slot)
+{
+	/* the PIIX3 swizzle: INTA of slot s drives PIRQ (s - 1) mod 4 */
+	return pc_pirq_gsi[(slot - 1) & 3];
+}
 
 struct acpi_buf {
 	uint8_t *base;
@@ -74,14 +84,78 @@ static void sdt_done(uint8_t *t, size_t len)
 	t[9] = fw_checksum(t, len);
 }
 
+/* op, PkgLength, then body[0..n) (n < 4094) into out: the length. */
+static size_t aml_pkg(uint8_t *out, const char *op, size_t op_len, const uint8_t *body, size_t n)
+{
+	size_t h = op_len;
+
+	memcpy(out, op, op_len);
+	if (n + 1 < 64) {
+		out[h++] = (uint8_t)(n + 1);
+	} else {
+		out[h++] = (uint8_t)(0x40 | ((n + 2) & 0xf));
+		out[h++] = (uint8_t)((n + 2) >> 4);
+	}
+	memmove(out + h, body, n);
+	return h + n;
+}
+
+/* Scope (\_SB) { Device (PCI0) { _HID PNP0A03, _UID 0, _PRT } }: the
+ * i440FX root bus, so Linux scans it, with INTA of slots 1-31 routed the
+ * way the PIIX3's PIRQ registers are set for direct boot
+ * (pc_pci_slot_gsi). */
+static size_t pci0_aml(uint8_t *out)
+{
+	static const uint8_t ids[] = {
+		'P', 'C', 'I', '0',
+		0x08, '_', 'H', 'I', 'D', 0x0c, 0x41, 0xd0, 0x0a, 0x03, /* EisaId ("PNP0A03") */
+		0x08, '_', 'U', 'I', 'D', 0x00,
+		/* Name (_CRS, ResourceTemplate () {...}): the windows Linux may
+		 * place BARs in (as QEMU's, with a fixed 32-bit memory hole) */
+		0x08, '_', 'C', 'R', 'S', 0x11, 0x40 | ((84 + 4) & 0xf), (84 + 4) >> 4, 0x0a, 84,
+		/* WordBusNumber 0-0xff */
+		0x88, 0x0d, 0x00, 0x02, 0x0c, 0x00, 0, 0, 0x00, 0x00, 0xff, 0x00, 0, 0, 0x00, 0x01,
+		/* IO (Decode16, 0xcf8, 0xcf8, 1, 8) */
+		0x47, 0x01, 0xf8, 0x0c, 0xf8, 0x0c, 0x01, 0x08,
+		/* WordIO 0x0000-0x0cf7 and 0x0d00-0xffff */
+		0x88, 0x0d, 0x00, 0x01, 0x0c, 0x03, 0, 0, 0x00, 0x00, 0xf7, 0x0c, 0, 0, 0xf8, 0x0c,
+		0x88, 0x0d, 0x00, 0x01, 0x0c, 0x03, 0, 0, 0x00, 0x0d, 0xff, 0xff, 0, 0, 0x00, 0xf3,
+		/* DWordMemory 0xe0000000-0xfebfffff, cacheable, read-write */
+		0x87, 0x17, 0x00, 0x00, 0x0c, 0x03, 0, 0, 0, 0, 0x00, 0x00, 0x00, 0xe0, 0xff, 0xff,
+		0xbf, 0xfe, 0, 0, 0, 0, 0x00, 0x00, 0xc0, 0x1e,
+		0x79, 0x00, /* EndTag */
+		0x08, '_', 'P', 'R', 'T',
+	};
+	uint8_t prt[PCI0_AML_MAX], dev[PCI0_AML_MAX];
+	size_t n = 0, d;
+
+	prt[n++] = 31; /* NumElements */
+	for (unsigned slot = 1; slot < 32; slot++) {
+		/* Package (4) { address, pin INTA, source Zero (a GSI), GSI } */
+		uint8_t e[10] = {4, 0x0c, 0, 0, 0, 0, 0x00, 0x00, 0x0a, 0};
+
+		put_le32(e + 2, slot << 16 | 0xffff);
+		e[9] = (uint8_t)pc_pci_slot_gsi(slot);
+		n += aml_pkg(prt + n, "\x12", 1, e, sizeof(e));
+	}
+	memcpy(dev, ids, sizeof(ids));
+	d = sizeof(ids) + aml_pkg(dev + sizeof(ids), "\x12", 1, prt, n);
+	memcpy(prt, "\x5c_SB_", 5);
+	n = 5 + aml_pkg(prt + 5, "\x5b\x82", 2, dev, d);
+	return aml_pkg(out, "\x10", 1, prt, n);
+}
+
 static uint8_t *build_dsdt(struct acpi_buf *b)
 {
-	size_t len = SDT_HDR_LEN + sizeof(dsdt_aml);
+	uint8_t aml[PCI0_AML_MAX + 64];
+	size_t pci0 = pci0_aml(aml);
+	size_t len = SDT_HDR_LEN + sizeof(dsdt_aml) + pci0;
 	uint8_t *t = sdt(b, "DSDT", len, 2);
 
 	if (!t)
 		return NULL;
 	memcpy(t + SDT_HDR_LEN, dsdt_aml, sizeof(dsdt_aml));
+	memcpy(t + SDT_HDR_LEN + sizeof(dsdt_aml), aml, pci0);
 	sdt_done(t, len);
 	return t;
 }

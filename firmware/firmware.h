@@ -118,6 +118,11 @@ int mptable_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus);
  * SCI source override) into buf seen at gpa; the RSDP is first, at gpa.
  * Returns bytes used or -ENOSPC / -EINVAL. */
 int acpi_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus);
+/* Direct boot has no BIOS to program the PIIX3's PIRQ routing: the
+ * machine sets PIRQA-D to pc_pirq_gsi[] (SeaBIOS's choice) and the DSDT's
+ * _PRT says where INTA of each PCI slot arrives. */
+extern const uint8_t pc_pirq_gsi[4];
+unsigned pc_pci_slot_gsi(unsigned slot);
 /* Both of the above into guest RAM at FW_TABLES_GPA (ACPI first, then MP),
  * and the EBDA pointer at 0x40e. Call once per -kernel boot; 0 or -errno
  * with a one-line reason in err. *rsdp gets the RSDP address. */

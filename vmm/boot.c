@@ -84,6 +84,18 @@ static int read_file(const char *path, uint8_t **data, size_t *size, char *err, 
 	return 0;
 }
 
+/* What SeaBIOS would do before booting: PIIX3 PIRQA-D to the IRQs the
+ * DSDT's _PRT promises (firmware/acpi.c). */
+static void route_pci_irqs(struct machine *m)
+{
+	const uint8_t piix3_devfn = 1 << 3, pirq_reg = 0x60;
+
+	if (!m->pci)
+		return;
+	for (unsigned i = 0; i < 4; i++)
+		pci_cfg_write(m->pci, piix3_devfn, pirq_reg + i, 1, pc_pirq_gsi[i]);
+}
+
 int boot_load_kernel(struct machine *m, char *err, size_t errlen)
 {
 	const struct vmm_config *cfg = m->cfg;
@@ -109,6 +121,7 @@ int boot_load_kernel(struct machine *m, char *err, size_t errlen)
 		ret = loaders[i].load(&req, &m->boot, why, sizeof(why));
 		if (ret == 0) {
 			m->direct_boot = true;
+			route_pci_irqs(m);
 			return 0;
 		}
 		if (ret != -ENOEXEC) {
