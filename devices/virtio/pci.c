@@ -79,7 +79,8 @@ static void raise_irq(struct virtio_pci *vp, uint16_t vector, uint8_t isr_bit)
 }
 
 /* A malformed queue or request: the device stops until the driver resets
- * it, says why once, and tells the driver (spec 2.1.2). Lock held. */
+ * it, says why (once per device), and tells the driver (spec 2.1.2).
+ * Lock held. */
 static void needs_reset(struct virtio_pci *vp, unsigned qi, const char *why)
 {
 	if (vp->status & VIRTIO_CONFIG_S_NEEDS_RESET)
@@ -205,7 +206,7 @@ static void device_reset(struct virtio_pci *vp)
 	vp->driver_features = 0;
 	vp->dfselect = vp->gfselect = vp->queue_select = 0;
 	vp->msix_config = VIRTIO_MSI_NO_VECTOR;
-	vp->broken_logged = false;
+	/* broken_logged stays: a guest looping on reset must not flood stderr */
 	for (unsigned i = 0; i < vp->ops->num_queues; i++)
 		virtq_reset(&vp->q[i], vp->ops->queue_size);
 	pci_dev_set_irq(&vp->pci, false);
