@@ -253,6 +253,8 @@ struct pci_dev {
 	unsigned cap_end;	/* first free config byte after the capabilities */
 	/* Called after a guest config write was applied (optional). */
 	void (*cfg_written)(struct pci_dev *d, unsigned off, unsigned size);
+	/* Extra `info pci` lines (optional; snprintf style, bus lock held). */
+	size_t (*info)(struct pci_dev *d, char *buf, size_t len);
 	void *opaque;
 };
 

@@ -24,3 +24,5 @@ $(eval $(call unit_test,vmm_exit_stats,tests/unit/vmm/test_exit_stats.c,libvmm.a
 # transport and virtio-blk with a fake host (no KVM)
 $(eval $(call unit_test,virtio_queue,tests/unit/virtio/test_queue.c,libdevices.a,))
 $(eval $(call unit_test,virtio_blk,tests/unit/virtio/test_virtio_blk.c,libdevices.a,))
+INTEG_TESTS += tests/integration/seabios-virtio.sh
+KVM_TESTS += tests/integration/seabios-virtio.sh

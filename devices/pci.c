@@ -596,6 +596,8 @@ size_t pci_bus_info(struct pci_bus *bus, char *buf, size_t len)
 			    (unsigned long long)(a + d->bar[b].size - 1),
 			    d->bar[b].mapped == PCI_BAR_UNMAPPED ? " (not decoded)" : "");
 		}
+		if (d->info)
+			n += d->info(d, buf + (n < len ? n : len), n < len ? len - n : 0);
 		OUT("      id \"%s\"\n", d->name);
 	}
 	pthread_mutex_unlock(&bus->lock);

@@ -3,6 +3,7 @@
  * devices/devices.h. */
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "devices/virtio/virtio.h"
@@ -280,6 +281,84 @@ static void add_absent_ports(struct machine *m)
 	isa_empty_new(m->host.mmio, 0xa0000, 0x20000, "vga (absent)");
 }
 
+/* ------------------------------------------------ info pci, info block */
+
+static void info_pci(void *opaque, FILE *out)
+{
+	struct machine *m = opaque;
+	size_t n;
+	char *buf;
+
+	if (!m->pci)
+		return;
+	n = pci_bus_info(m->pci, NULL, 0) + 1;
+	buf = malloc(n);
+	if (!buf)
+		return;
+	pci_bus_info(m->pci, buf, n);
+	fputs(buf, out);
+	free(buf);
+}
+
+/* QEMU's wording of a cache mode. */
+static const char *cache_mode(enum block_cache c)
+{
+	switch (c) {
+	case BLOCK_CACHE_WRITETHROUGH: return "writethrough";
+	case BLOCK_CACHE_UNSAFE: return "writeback, ignore flushes";
+	case BLOCK_CACHE_NONE: return "writeback, direct";
+	case BLOCK_CACHE_DIRECTSYNC: return "direct";
+	default: return "writeback";
+	}
+}
+
+static void print_block(FILE *out, const char *node, struct block_dev *b, const char *attached,
+			bool snapshot)
+{
+	struct block_stats s;
+
+	block_get_stats(b, &s);
+	fprintf(out, "%s: %s (raw%s%s)\n", node, block_path(b),
+		block_read_only(b) ? ", read-only" : "", snapshot ? ", snapshot" : "");
+	fprintf(out, "    Attached to:      %s\n", attached);
+	fprintf(out, "    Cache mode:       %s\n", cache_mode(block_cache_mode(b)));
+	fprintf(out, "    Size:             %llu bytes\n",
+		(unsigned long long)block_sectors(b) * BLOCK_SECTOR_SIZE);
+	fprintf(out,
+		"    Requests:         rd_operations=%llu wr_operations=%llu flush_operations=%llu "
+		"discard_operations=%llu failed_operations=%llu rd_bytes=%llu wr_bytes=%llu\n\n",
+		(unsigned long long)s.rd_ops, (unsigned long long)s.wr_ops,
+		(unsigned long long)s.flush_ops, (unsigned long long)s.discard_ops,
+		(unsigned long long)s.failed_ops, (unsigned long long)s.rd_bytes,
+		(unsigned long long)s.wr_bytes);
+}
+
+static void info_block(void *opaque, FILE *out)
+{
+	struct machine *m = opaque;
+	char node[32], at[64];
+
+	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++) {
+		if (!m->disks[i])
+			continue;
+		snprintf(node, sizeof(node), "ide%u-hd%u", i / 2, i % 2);
+		snprintf(at, sizeof(at), "ide (00:01.1) channel %u %s", i / 2,
+			 i % 2 ? "slave" : "master");
+		print_block(out, m->cfg->drives[i].id[0] ? m->cfg->drives[i].id : node, m->disks[i],
+			    at, m->cfg->snapshot);
+	}
+	for (unsigned i = 0; i < m->cfg->n_vblk; i++) {
+		uint8_t devfn;
+
+		if (!m->vblk[i])
+			continue;
+		devfn = virtio_pci_devfn(virtio_blk_transport(m->vblk[i]));
+		snprintf(at, sizeof(at), "virtio-blk-pci (00:%02x.%x)", devfn >> 3, devfn & 7);
+		print_block(out, m->cfg->vdrives[m->cfg->vblk[i].drive].id, m->vdisks[i], at,
+			    m->cfg->snapshot);
+	}
+}
+
 int board_init(struct machine *m, char *err, size_t errlen)
 {
 	exit_stats_init();
@@ -314,5 +393,8 @@ int board_init(struct machine *m, char *err, size_t errlen)
 		}
 	}
 	add_absent_ports(m);
+	monitor_add_info("pci", "the PCI devices, their BARs and MSI-X state", info_pci, m);
+	monitor_add_info("block", "the disks: file, size, cache mode, request counters",
+			 info_block, m);
 	return 0;
 }

@@ -242,28 +242,3 @@ struct virtio_pci *virtio_blk_transport(struct virtio_blk *vb)
 {
 	return vb->vp;
 }
-
-size_t virtio_blk_info(struct virtio_blk *vb, char *buf, size_t len)
-{
-	struct block_stats s;
-	uint8_t devfn = virtio_pci_devfn(vb->vp);
-	int n;
-
-	block_get_stats(vb->disk, &s);
-	n = snprintf(buf, len,
-		     "%s: %s (raw%s)\n"
-		     "    Attached to:      /machine/peripheral/%s/virtio-backend (00:%02x.%x)\n"
-		     "    Cache mode:       %s\n"
-		     "    Size:             %llu bytes\n"
-		     "    Requests:         rd_operations=%llu wr_operations=%llu "
-		     "flush_operations=%llu discard_operations=%llu failed=%llu "
-		     "rd_bytes=%llu wr_bytes=%llu\n",
-		     vb->id, block_path(vb->disk), block_read_only(vb->disk) ? ", read-only" : "",
-		     vb->id, devfn >> 3, devfn & 7, block_cache_name(block_cache_mode(vb->disk)),
-		     (unsigned long long)block_sectors(vb->disk) * BLOCK_SECTOR_SIZE,
-		     (unsigned long long)s.rd_ops, (unsigned long long)s.wr_ops,
-		     (unsigned long long)s.flush_ops, (unsigned long long)s.discard_ops,
-		     (unsigned long long)s.failed_ops, (unsigned long long)s.rd_bytes,
-		     (unsigned long long)s.wr_bytes);
-	return n > 0 ? (size_t)n : 0;
-}

@@ -446,6 +446,18 @@ static void add_vendor_cap(struct pci_dev *d, uint8_t type, uint32_t off, uint32
 		io_data_put(&d->cfg[c + 16], 4, VIRTIO_PCI_NOTIFY_MULT);
 }
 
+static size_t info(struct pci_dev *d, char *buf, size_t len)
+{
+	struct virtio_pci *vp = d->opaque;
+	size_t n;
+	int w = snprintf(buf, len, "      ");
+
+	n = w > 0 ? (size_t)w : 0;
+	n += msix_info(vp->msix, buf + (n < len ? n : len), n < len ? len - n : 0);
+	w = snprintf(buf + (n < len ? n : len), n < len ? len - n : 0, "\n");
+	return n + (w > 0 ? (size_t)w : 0);
+}
+
 static void init_pci(struct virtio_pci *vp)
 {
 	struct pci_dev *d = &vp->pci;
@@ -456,6 +468,7 @@ static void init_pci(struct virtio_pci *vp)
 	d->cfg[PCI_INTERRUPT_PIN] = 1;
 	d->opaque = vp;
 	d->cfg_written = cfg_written;
+	d->info = info;
 	pci_dev_set_bar(d, VIRTIO_PCI_MSIX_BAR, MSIX_BAR_SIZE, false, &msix_bar_ops, NULL);
 	pci_dev_set_bar(d, VIRTIO_PCI_CFG_BAR, VIRTIO_PCI_BAR_SIZE, false, &bar_ops, vp);
 	add_vendor_cap(d, VIRTIO_PCI_CAP_COMMON_CFG, VIRTIO_PCI_COMMON_OFF, 0x1000, 16);

@@ -172,7 +172,5 @@ struct virtio_blk *virtio_blk_new(struct dev_host *host, struct pci_bus *bus,
 				  const struct virtio_blk_opts *o, char *err, size_t errlen);
 void virtio_blk_free(struct virtio_blk *vb);
 struct virtio_pci *virtio_blk_transport(struct virtio_blk *vb);
-/* QEMU's `info block` entry for this device. */
-size_t virtio_blk_info(struct virtio_blk *vb, char *buf, size_t len);
 
 #endif /* VMM_DEVICES_VIRTIO_H */
