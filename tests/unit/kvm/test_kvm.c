@@ -145,6 +145,43 @@ START_TEST(run_exits_ioeventfd_readonly_debug_msr)
 }
 END_TEST
 
+/* MSI routes keep the irqchip's default routes, bind irqfds, run out
+ * cleanly and say which GSIs they do not know. */
+START_TEST(msi_routes_and_irqfd)
+{
+	struct kvm_sys sys;
+	struct kvm_vm vm;
+	char err[256];
+	int gsi[KVM_MAX_MSI_ROUTES], efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	uint64_t one = 1;
+
+	ck_assert_int_eq(kvm_open(&sys, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(kvm_vm_create(&sys, &vm, err, sizeof(err)), 0);
+	ck_assert_int_eq(kvm_vm_create_irqchip(&vm), 0);
+	gsi[0] = kvm_vm_msi_route_add(&vm, 0xfee00000u, 0x4030);
+	ck_assert_int_ge(gsi[0], KVM_IRQCHIP_GSIS);
+	ck_assert_int_eq(kvm_vm_irqfd(&vm, efd, (unsigned)gsi[0], -1, true), 0);
+	ck_assert_int_eq(write(efd, &one, sizeof(one)), sizeof(one)); /* no vCPU: queued */
+	ck_assert_int_eq(kvm_vm_msi_route_set(&vm, (unsigned)gsi[0], 0xfee01000u, 0x4031), 0);
+	/* the IOAPIC and PIC pins still work after the table was replaced */
+	ck_assert_int_eq(kvm_vm_irq_line(&vm, 10, true), 0);
+	ck_assert_int_eq(kvm_vm_irq_line(&vm, 10, false), 0);
+	for (unsigned i = 1; i < KVM_MAX_MSI_ROUTES; i++) {
+		gsi[i] = kvm_vm_msi_route_add(&vm, 0xfee00000u, i);
+		ck_assert_int_eq(gsi[i], gsi[0] + (int)i);
+	}
+	ck_assert_int_eq(kvm_vm_msi_route_add(&vm, 0xfee00000u, 0), -ENOSPC);
+	ck_assert_int_eq(kvm_vm_msi_route_del(&vm, (unsigned)gsi[5]), 0);
+	ck_assert_int_eq(kvm_vm_msi_route_add(&vm, 0xfee00000u, 0), gsi[5]); /* reused */
+	ck_assert_int_eq(kvm_vm_msi_route_set(&vm, 3, 0, 0), -ENOENT);
+	ck_assert_int_eq(kvm_vm_msi_route_del(&vm, KVM_IRQCHIP_GSIS + KVM_MAX_MSI_ROUTES), -ENOENT);
+	ck_assert_int_eq(kvm_vm_irqfd(&vm, efd, (unsigned)gsi[0], -1, false), 0);
+	close(efd);
+	kvm_vm_destroy(&vm);
+	kvm_close(&sys);
+}
+END_TEST
+
 int main(void)
 {
 	/* Before anything is allocated: LeakSanitizer checks the skip path too. */
@@ -158,6 +195,7 @@ int main(void)
 	tcase_add_test(tc, open_errors_are_readable);
 	tcase_add_test(tc, caps_vm_slots_vcpu);
 	tcase_add_test(tc, run_exits_ioeventfd_readonly_debug_msr);
+	tcase_add_test(tc, msi_routes_and_irqfd);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }

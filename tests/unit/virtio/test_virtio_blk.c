@@ -52,9 +52,10 @@ static int route_all(void *opaque, unsigned slot, unsigned pin)
 /* The I/O thread interrupts right after it fills the used ring: poll. */
 #define WAIT(cond)                                                                                 \
 	do {                                                                                       \
-		for (int w_ = 0; w_ < 1000 && !(cond); w_++)                                       \
+		bool ok_ = false;                                                                  \
+		for (int w_ = 0; w_ < 1000 && !(ok_ = (cond)); w_++)                               \
 			usleep(1000);                                                              \
-		ck_assert(cond);                                                                   \
+		ck_assert_msg(ok_, "timed out waiting for %s", #cond);                             \
 	} while (0)
 
 static unsigned msis(void)
@@ -507,6 +508,112 @@ START_TEST(msix_delivery_masking_and_pending)
 }
 END_TEST
 
+/* ------------------------------------- the host's fast path (recorded) */
+
+#define MAX_IOEV 8
+static struct {
+	uint64_t addr[MAX_IOEV];
+	int fd[MAX_IOEV];
+	unsigned n; /* live registrations */
+	int routes, irqfd[4];
+	uint64_t route_addr[4];
+	uint32_t route_data[4];
+} fast;
+
+static int fake_ioeventfd(void *o, uint64_t addr, unsigned len, int fd, bool assign)
+{
+	ck_assert_uint_eq(len, 2);
+	if (assign) {
+		fast.addr[fast.n] = addr;
+		fast.fd[fast.n++] = fd;
+		return 0;
+	}
+	for (unsigned i = 0; i < fast.n; i++)
+		if (fast.addr[i] == addr && fast.fd[i] == fd) {
+			fast.addr[i] = fast.addr[--fast.n];
+			fast.fd[i] = fast.fd[fast.n];
+			return 0;
+		}
+	ck_abort_msg("deassigning an ioeventfd that is not there");
+	return -ENOENT;
+}
+
+static int fake_route_add(void *o, uint64_t addr, uint32_t data)
+{
+	return fast.routes < 4 ? fast.routes++ : -ENOSPC;
+}
+
+static int fake_route_set(void *o, int route, uint64_t addr, uint32_t data)
+{
+	fast.route_addr[route] = addr;
+	fast.route_data[route] = data;
+	return 0;
+}
+
+static int fake_irqfd(void *o, int fd, int route, bool assign)
+{
+	fast.irqfd[route] = assign ? fd : -1;
+	return 0;
+}
+
+/* Doorbells come through the ioeventfd the device registered where the
+ * guest put BAR 4 (and follow it when it moves); vectors leave through
+ * irqfds whose routes follow the MSI-X table. */
+START_TEST(ioeventfd_and_irqfd_path)
+{
+	struct block_dev *d2;
+	struct virtio_blk *b;
+	uint64_t one = 1, count = 0;
+	unsigned cap;
+
+	memset(&fast, 0, sizeof(fast));
+	th.host.fast = (struct dev_fast_ops){fake_ioeventfd, fake_route_add, fake_route_set,
+					     NULL,	     fake_irqfd,     NULL};
+	virtio_blk_free(vb);
+	vb = NULL;
+	b = make_blk(2 << 3, false, NULL, &d2);
+	ck_assert_int_eq(fast.routes, 2); /* config + one queue */
+	ck_assert_int_ge(fast.irqfd[1], 0);
+	pci_cfg_write(bus, 2 << 3, 0x10 + 4 * VIRTIO_PCI_CFG_BAR, 4, 0xe0100000u);
+	pci_cfg_write(bus, 2 << 3, 0x10 + 4 * VIRTIO_PCI_MSIX_BAR, 4, BAR1);
+	pci_cfg_write(bus, 2 << 3, 0x04, 2, 0x2);
+	ck_assert_uint_eq(fast.n, 1);
+	ck_assert_uint_eq(fast.addr[0], 0xe0100000u + VIRTIO_PCI_NOTIFY_OFF);
+	pci_cfg_write(bus, 2 << 3, 0x10 + 4 * VIRTIO_PCI_CFG_BAR, 4, BAR4); /* moved */
+	ck_assert_uint_eq(fast.n, 1);
+	ck_assert_uint_eq(fast.addr[0], BAR4 + VIRTIO_PCI_NOTIFY_OFF);
+
+	cap = msix_cap();
+	pci_cfg_write(bus, 2 << 3, cap + 2, 2, 0x8000);
+	wr(BAR1, 16 + 0, 4, 0xfee00000u);
+	wr(BAR1, 16 + 8, 4, 0x4051);
+	wr(BAR1, 16 + 12, 4, 0);
+	bring_up(BAR4, 0);
+	wr(BAR4, COMMON(Q_MSIX), 2, 1);
+	/* the request, its doorbell rung the way KVM would: on the eventfd */
+	((struct virtio_blk_outhdr *)g(HDR))->type = htole32(VIRTIO_BLK_T_IN);
+	((struct virtio_blk_outhdr *)g(HDR))->sector = htole64(4);
+	((struct vring_desc *)g(DESC))[0] = (struct vring_desc){
+		htole64(HDR), htole32(16), htole16(VRING_DESC_F_NEXT), htole16(1)};
+	((struct vring_desc *)g(DESC))[1] =
+		(struct vring_desc){htole64(DATA), htole32(512),
+				    htole16(VRING_DESC_F_NEXT | VRING_DESC_F_WRITE), htole16(2)};
+	((struct vring_desc *)g(DESC))[2] =
+		(struct vring_desc){htole64(STATUS), htole32(1), htole16(VRING_DESC_F_WRITE), 0};
+	((struct vring_avail *)g(AVAIL))->idx = htole16(1);
+	ck_assert_int_eq(write(fast.fd[0], &one, sizeof(one)), sizeof(one));
+	WAIT(read(fast.irqfd[1], &count, sizeof(count)) == sizeof(count));
+	ck_assert_uint_eq(count, 1);
+	ck_assert_uint_eq(g(DATA)[0], 4);
+	ck_assert_uint_eq(fast.route_addr[1], 0xfee00000u); /* installed before the write */
+	ck_assert_uint_eq(fast.route_data[1], 0x4051);
+	ck_assert_uint_eq(msis(), 0); /* nothing through the slow path */
+	virtio_blk_free(b);
+	ck_assert_uint_eq(fast.n, 0); /* the ioeventfd is gone with the device */
+	block_close(d2);
+}
+END_TEST
+
 static Suite *blk_suite(void)
 {
 	Suite *s = suite_create("virtio_blk");
@@ -526,6 +633,7 @@ static Suite *blk_suite(void)
 	tcase_add_test(tc, missing_status_needs_reset);
 	tcase_add_test(tc, descriptor_loop_needs_reset);
 	tcase_add_test(tc, msix_delivery_masking_and_pending);
+	tcase_add_test(tc, ioeventfd_and_irqfd_path);
 	suite_add_tcase(s, tc);
 	return s;
 }
