@@ -12,9 +12,11 @@
  * (ioeventfd, registered wherever the guest maps BAR 4), and drains the
  * queue under the transport lock, suppressing doorbells meanwhile.
  *
- * Locks: the transport lock, then the MSI-X lock or the PCI bus lock.
- * cfg_written runs under the bus lock and so never takes the transport
- * lock. */
+ * Locks: the transport lock (held while a queue drains, file I/O
+ * included), then the INTx lock (the ISR byte and the line, so a guest's
+ * interrupt handler reading the ISR never waits for a drain), then the
+ * MSI-X lock or the PCI bus lock. cfg_written runs under the bus lock and
+ * so never takes the transport or INTx lock. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +52,9 @@ struct virtio_pci {
 	uint64_t features, driver_features;
 	uint32_t dfselect, gfselect;
 	uint16_t msix_config, queue_select;
-	uint8_t status, generation, isr;
+	uint8_t status, generation;
+	pthread_mutex_t intx_lock; /* the ISR byte and INTA's level */
+	uint8_t isr;
 	bool broken_logged;
 	struct virtq q[VIRTIO_MAX_QUEUES];
 	struct virtq_chain *chain; /* the I/O thread's scratch */
@@ -74,8 +78,23 @@ static void raise_irq(struct virtio_pci *vp, uint16_t vector, uint8_t isr_bit)
 			msix_notify(vp->msix, vector);
 		return;
 	}
+	pthread_mutex_lock(&vp->intx_lock);
 	vp->isr |= isr_bit;
 	pci_dev_set_irq(&vp->pci, true);
+	pthread_mutex_unlock(&vp->intx_lock);
+}
+
+/* Reading the ISR acknowledges: the line drops. */
+static uint8_t read_isr(struct virtio_pci *vp)
+{
+	uint8_t v;
+
+	pthread_mutex_lock(&vp->intx_lock);
+	v = vp->isr;
+	vp->isr = 0;
+	pci_dev_set_irq(&vp->pci, false);
+	pthread_mutex_unlock(&vp->intx_lock);
+	return v;
 }
 
 /* A malformed queue or request: the device stops until the driver resets
@@ -202,14 +221,14 @@ static void cfg_written(struct pci_dev *d, unsigned off, unsigned size)
 /* Lock held. */
 static void device_reset(struct virtio_pci *vp)
 {
-	vp->status = vp->isr = 0;
+	vp->status = 0;
 	vp->driver_features = 0;
 	vp->dfselect = vp->gfselect = vp->queue_select = 0;
 	vp->msix_config = VIRTIO_MSI_NO_VECTOR;
 	/* broken_logged stays: a guest looping on reset must not flood stderr */
 	for (unsigned i = 0; i < vp->ops->num_queues; i++)
 		virtq_reset(&vp->q[i], vp->ops->queue_size);
-	pci_dev_set_irq(&vp->pci, false);
+	read_isr(vp);
 	if (vp->ops->reset)
 		vp->ops->reset(vp->opaque);
 }
@@ -383,6 +402,10 @@ static void bar_read(void *opaque, uint64_t off, void *data, unsigned size)
 	struct virtio_pci *vp = opaque;
 	uint64_t v = 0;
 
+	if (off == VIRTIO_PCI_ISR_OFF) {
+		io_data_put(data, size, read_isr(vp));
+		return;
+	}
 	pthread_mutex_lock(&vp->lock);
 	if (off < VIRTIO_PCI_ISR_OFF) {
 		struct virtio_pci_common_cfg c;
@@ -390,11 +413,6 @@ static void bar_read(void *opaque, uint64_t off, void *data, unsigned size)
 		common_snapshot(vp, &c);
 		if (off + size <= sizeof(c))
 			v = io_data_get((const uint8_t *)&c + off, size);
-	} else if (off == VIRTIO_PCI_ISR_OFF) {
-		/* reading acknowledges: the line drops */
-		v = vp->isr;
-		vp->isr = 0;
-		pci_dev_set_irq(&vp->pci, false);
 	} else if (off >= VIRTIO_PCI_DEVICE_OFF && off < VIRTIO_PCI_NOTIFY_OFF) {
 		uint64_t o = off - VIRTIO_PCI_DEVICE_OFF;
 
@@ -544,6 +562,7 @@ struct virtio_pci *virtio_pci_new(struct dev_host *host, struct pci_bus *bus, in
 	vp->ioev_base = PCI_BAR_UNMAPPED;
 	snprintf(vp->name, sizeof(vp->name), "%s", name);
 	pthread_mutex_init(&vp->lock, NULL);
+	pthread_mutex_init(&vp->intx_lock, NULL);
 	pthread_mutex_init(&vp->ioev_lock, NULL);
 	device_reset(vp);
 	init_pci(vp);
@@ -582,6 +601,7 @@ void virtio_pci_free(struct virtio_pci *vp)
 	if (vp->stop_fd >= 0)
 		close(vp->stop_fd);
 	pthread_mutex_destroy(&vp->lock);
+	pthread_mutex_destroy(&vp->intx_lock);
 	pthread_mutex_destroy(&vp->ioev_lock);
 	free(vp->chain);
 	free(vp);
