@@ -112,6 +112,17 @@ void cli_usage(FILE *out, const char *argv0);
 
 /* Value parsers, exported for unit tests. */
 int cli_parse_size(const char *s, uint64_t *bytes);
+/* Strict unsigned decimal or 0x-hex, the whole string: 0 or -1. */
+int cli_parse_u64(const char *s, uint64_t *v);
+
+/* cli_drive.c: the disk options (0, or -1 with err set). */
+int cli_set_drive(struct vmm_config *cfg, unsigned index, const char *file, char *err,
+		  size_t errlen);
+int cli_parse_drive(struct vmm_config *cfg, const char *val, char *err, size_t errlen);
+/* props: what follows "virtio-blk-pci," (modified). */
+int cli_parse_virtio_blk(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+/* After parsing: each -device virtio-blk-pci's drive= found. */
+int cli_resolve_drives(struct vmm_config *cfg, char *err, size_t errlen);
 int cli_parse_chardev(const char *s, bool allow_mon, struct chardev_spec *spec, char *err,
 		      size_t errlen);
 

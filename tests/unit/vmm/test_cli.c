@@ -167,6 +167,41 @@ START_TEST(disk_options)
 }
 END_TEST
 
+START_TEST(virtio_disks)
+{
+	const char *args[] = {"-drive", "file=v.img,if=virtio,cache=directsync", "-drive",
+			      "file=n.img,if=none,id=d0,readonly=on", "-device",
+			      "virtio-blk-pci,drive=d0,bootindex=2,serial=SN1,addr=04.1,num-queues=4",
+			      "-hda", "i.img", NULL};
+
+	ck_assert_int_eq(parse_args(args), 0);
+	ck_assert_uint_eq(cfg.n_vdrives, 2);
+	ck_assert_uint_eq(cfg.n_vblk, 2);
+	ck_assert_str_eq(cfg.vdrives[0].file, "v.img");
+	ck_assert_str_eq(cfg.vdrives[0].id, "virtio0"); /* QEMU's name */
+	ck_assert_int_eq(cfg.vdrives[0].cache, DRIVE_CACHE_DIRECTSYNC);
+	ck_assert_uint_eq(cfg.vblk[0].drive, 0);
+	ck_assert_int_eq(cfg.vblk[0].bootindex, -1);
+	ck_assert_int_eq(cfg.vblk[0].devfn, -1);
+	ck_assert(cfg.vdrives[1].read_only);
+	ck_assert_uint_eq(cfg.vblk[1].drive, 1);
+	ck_assert_int_eq(cfg.vblk[1].bootindex, 2);
+	ck_assert_int_eq(cfg.vblk[1].devfn, 4 << 3 | 1);
+	ck_assert_uint_eq(cfg.vblk[1].num_queues, 4);
+	ck_assert_str_eq(cfg.vblk[1].serial, "SN1");
+	ck_assert_str_eq(cfg.drives[0].file, "i.img"); /* IDE untouched */
+	/* the -device may come before its -drive, as in QEMU */
+	ck_assert_int_eq(parse("-device", "virtio-blk-pci,drive=late", NULL), -1);
+	{
+		const char *late[] = {"-device", "virtio-blk-pci,drive=late,addr=0x1f", "-drive",
+				      "file=l.img,if=none,id=late", NULL};
+
+		ck_assert_int_eq(parse_args(late), 0);
+		ck_assert_int_eq(cfg.vblk[0].devfn, 31 << 3);
+	}
+}
+END_TEST
+
 START_TEST(disk_option_errors)
 {
 	static const struct {
@@ -186,6 +221,26 @@ START_TEST(disk_option_errors)
 		{{"-drive", "file=a,junk"}, "expected key=value"},
 		{{"-drive", "file="}, "empty file name"},
 		{{"-hda", "a", "-hdb", "b", "-hdc", "c", "-hdd"}, "requires an argument"},
+		{{"-device", "virtio-blk-pci"}, "needs drive=ID"},
+		{{"-device", "virtio-blk-pci,drive=d9"}, "no -drive if=none,id=d9"},
+		{{"-drive", "file=a,if=virtio", "-device", "virtio-blk-pci,drive=virtio0"},
+		 "no -drive if=none,id=virtio0"},
+		{{"-drive", "file=a,if=none"}, "if=none needs id="},
+		{{"-drive", "file=a,if=none,id=x", "-drive", "file=b,if=none,id=x"},
+		 "duplicate drive id 'x'"},
+		{{"-drive", "file=a,if=virtio,index=1"}, "index= is for if=ide"},
+		{{"-drive", "file=a,if=none,id=d", "-device", "virtio-blk-pci,drive=d,addr=1"},
+		 "invalid addr '1'"},
+		{{"-drive", "file=a,if=none,id=d", "-device", "virtio-blk-pci,drive=d,addr=20"},
+		 "invalid addr '20'"},
+		{{"-drive", "file=a,if=none,id=d", "-device", "virtio-blk-pci,drive=d,num-queues=0"},
+		 "invalid num-queues"},
+		{{"-drive", "file=a,if=none,id=d", "-device",
+		  "virtio-blk-pci,drive=d,serial=123456789012345678901"},
+		 "invalid serial"},
+		{{"-drive", "file=a,if=none,id=d", "-device", "virtio-blk-pci,drive=d", "-device",
+		  "virtio-blk-pci,drive=d"},
+		 "drive 'd' is already in use"},
 		{{"-boot", "order=x"}, "invalid boot device 'x'"},
 		{{"-boot", "order="}, "invalid boot order"},
 	};
@@ -216,6 +271,7 @@ int main(void)
 	tcase_add_test(tc, cpu_bad_values);
 	tcase_add_test(tc, disk_options);
 	tcase_add_test(tc, disk_option_errors);
+	tcase_add_test(tc, virtio_disks);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
