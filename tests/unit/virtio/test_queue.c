@@ -373,6 +373,61 @@ START_TEST(a_broken_queue_leaves_others_working)
 }
 END_TEST
 
+/* Random descriptor tables, indirect tables and avail rings: every pop
+ * ends (chain or -EINVAL), every buffer handed out lies inside guest RAM,
+ * and ASan sees no access outside it. */
+START_TEST(random_rings_never_escape_ram)
+{
+	uint32_t seed = 12345;
+	unsigned chains = 0, broken = 0;
+
+	for (unsigned round = 0; round < 2000; round++) {
+		uint8_t *p;
+
+		refresh();
+		p = ram;
+		for (unsigned i = 0; i < 0x4000; i++) { /* rings and tables */
+			seed = seed * 1103515245u + 12345u;
+			p[i] = (uint8_t)(seed >> 16);
+		}
+		/* keep most addresses near RAM so chains get somewhere */
+		for (unsigned i = 0; i < 0x4000 / 16; i++) {
+			struct vring_desc *d = (struct vring_desc *)gp(RAM_BASE) + i;
+
+			if (i % 4)
+				d->addr =
+					htole64(RAM_BASE + (le64toh(d->addr) % (RAM_SIZE + 0x100)));
+			if (i % 3)
+				d->len = htole32(le32toh(d->len) % 0x2000);
+			d->next = htole16(le16toh(d->next) % (QSIZE + 2));
+		}
+		{
+			struct vring_avail *a = gp(AVAIL_GPA);
+
+			a->idx = htole16(le16toh(a->idx) % (QSIZE + 2));
+			for (unsigned i = 0; i < QSIZE; i++)
+				a->ring[i] = htole16(le16toh(a->ring[i]) % (QSIZE + 1));
+		}
+		start(round & 1, round & 2);
+		for (int n = 0; n < QSIZE + 2; n++) {
+			int r = virtq_pop(&q, chain);
+
+			broken += r < 0;
+			if (r <= 0)
+				break;
+			chains++;
+			for (unsigned b = 0; b < chain->n_out + chain->n_in; b++)
+				ck_assert(chain->buf[b].ptr >= ram &&
+					  chain->buf[b].ptr + chain->buf[b].len <= ram + RAM_SIZE);
+			virtq_push(&q, chain->head, 0);
+		}
+	}
+	/* both outcomes were exercised */
+	ck_assert_uint_gt(chains, 100);
+	ck_assert_uint_gt(broken, 100);
+}
+END_TEST
+
 static Suite *queue_suite(void)
 {
 	Suite *s = suite_create("virtio_queue");
@@ -395,6 +450,7 @@ static Suite *queue_suite(void)
 	tcase_add_test(tc, rejects_indirect_in_indirect_and_indirect_loops);
 	tcase_add_test(tc, rejects_rings_outside_ram_or_bad_size);
 	tcase_add_test(tc, a_broken_queue_leaves_others_working);
+	tcase_add_test(tc, random_rings_never_escape_ram);
 	suite_add_tcase(s, tc);
 	return s;
 }
