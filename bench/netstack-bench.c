@@ -162,7 +162,7 @@ static struct ns_sock *stream_socket(struct ns_stack *st)
 
 struct ns_sock *bench_listen(struct ns_stack *st, uint32_t addr, uint16_t port)
 {
-	struct ns_sockaddr sa = { addr, port };
+	struct ns_sockaddr sa = { .addr = addr, .port = port };
 	struct ns_sock *s = stream_socket(st);
 
 	bench_check(ns_bind(s, &sa), "ns_bind");
@@ -172,7 +172,7 @@ struct ns_sock *bench_listen(struct ns_stack *st, uint32_t addr, uint16_t port)
 
 struct ns_sock *bench_connect(struct ns_stack *st, uint32_t addr, uint16_t port)
 {
-	struct ns_sockaddr sa = { addr, port };
+	struct ns_sockaddr sa = { .addr = addr, .port = port };
 	struct ns_sock *s = stream_socket(st);
 	int rc = ns_connect(s, &sa);
 

@@ -26,7 +26,7 @@ struct result {
 
 static void run_netstack(unsigned long n, struct result *r)
 {
-	struct ns_sockaddr la = { BENCH_A, 1000 }, lb = { BENCH_B, 2000 };
+	struct ns_sockaddr la = { .addr = BENCH_A, .port = 1000 }, lb = { .addr = BENCH_B, .port = 2000 };
 	uint8_t msg[MSG] = { 1 }, buf[2048];
 	struct bench_pair p;
 	struct ns_chan *tx, *rx;

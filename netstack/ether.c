@@ -20,6 +20,12 @@ void ether_input(struct ns_stack *st, struct ns_iface *ifc, const uint8_t *f, si
 	case ETHERTYPE_IP:
 		ip_input(st, ifc, f + ETH_HLEN, len - ETH_HLEN);
 		break;
+	case ETHERTYPE_IPV6:
+		if (ifc->v6)
+			ip6_input(st, ifc, f + ETH_HLEN, len - ETH_HLEN);
+		else
+			st->stats.rx_no_proto++;
+		break;
 	case ETHERTYPE_ARP:
 		arp_input(st, ifc, f + ETH_HLEN, len - ETH_HLEN);
 		break;

@@ -29,7 +29,7 @@ static void icmp_to_chan(struct ns_stack *st, const struct ip_rx *rx, const stru
 	struct ns_chan *ch;
 	uint16_t id = ntohs(h->id);
 
-	ch = chan_lookup(st, NS_PROTO_ICMP, rx->dst, id, rx->src, id);
+	ch = chan_lookup(st, NS_PROTO_ICMP, &rx->daddr, id, &rx->saddr, id);
 	if (!ch)
 		return;
 	info.src.addr = rx->src;
@@ -43,6 +43,23 @@ static void icmp_to_chan(struct ns_stack *st, const struct ip_rx *rx, const stru
 	chan_deliver(st, ch, rx->l4, rx->l4len, &info);
 }
 
+static enum ipa_err icmp_err_kind(uint8_t type, uint8_t code)
+{
+	if (type != ICMP_UNREACH)
+		return IPA_ERR_SOFT;
+	switch (code) {
+	case ICMP_UNREACH_NEEDFRAG:
+		return IPA_ERR_NEEDFRAG;
+	case ICMP_UNREACH_PORT:
+	case ICMP_UNREACH_PROTO:
+		return IPA_ERR_REFUSED;
+	case ICMP_UNREACH_NET:
+		return IPA_ERR_NET;
+	default:
+		return IPA_ERR_SOFT;
+	}
+}
+
 /* An error quoting one of our datagrams: tell the protocol that sent it. */
 static void icmp_error_in(struct ns_stack *st, const struct ip_rx *rx, const struct icmp_hdr *h)
 {
@@ -54,10 +71,18 @@ static void icmp_error_in(struct ns_stack *st, const struct ip_rx *rx, const str
 	ohl = (size_t)(orig[0] & 15) * 4;
 	if (ohl < 20 || olen < ohl + 8)
 		return;
-	if (orig[9] == NS_PROTO_UDP)
+	if (orig[9] == NS_PROTO_UDP) {
 		udp_icmp_error(st, orig, olen, h->type, h->code);
-	else if (orig[9] == NS_PROTO_TCP)
-		tcp_icmp_error(st, orig, olen, h->type, h->code);
+	} else if (orig[9] == NS_PROTO_TCP) {
+		uint32_t a[2];
+		struct ipaddr src, dst;
+
+		memcpy(a, orig + 12, 8);
+		src = ipa_v4(ntohl(a[0]));
+		dst = ipa_v4(ntohl(a[1]));
+		tcp_icmp_error(st, &src, &dst, orig + ohl, icmp_err_kind(h->type, h->code),
+			       (unsigned)(rx->l4[6] << 8 | rx->l4[7]));
+	}
 }
 
 void icmp_input(struct ns_stack *st, const struct ip_rx *rx)

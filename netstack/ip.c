@@ -52,6 +52,8 @@ void ip_input(struct ns_stack *st, struct ns_iface *ifc, const uint8_t *p, size_
 	rx.ifc = ifc;
 	rx.src = ntohl(ih.src);
 	rx.dst = ntohl(ih.dst);
+	rx.saddr = ipa_v4(rx.src);
+	rx.daddr = ipa_v4(rx.dst);
 	rx.proto = ih.proto;
 	rx.ttl = ih.ttl;
 	rx.tos = ih.tos;

@@ -3,20 +3,36 @@
 
 #include "netstack/internal.h"
 
-static int key_cmp(const struct chan_key *a, const struct chan_key *b)
+/* Any total order will do; the last word first because it is the one
+ * that tells IPv4 addresses apart (the rest is the ::ffff: prefix). :: is
+ * the smallest address, so a bound key with a wildcard remote is the
+ * smallest of its (proto, laddr, lport) group. */
+static int addr_cmp(const struct ipaddr *a, const struct ipaddr *b)
 {
+	for (int i = 3; i >= 0; i--)
+		if (a->w[i] != b->w[i])
+			return a->w[i] < b->w[i] ? -1 : 1;
+	return 0;
+}
+
+int chan_key_cmp(const struct chan_key *a, const struct chan_key *b)
+{
+	int c;
+
 	if (a->proto != b->proto)
 		return a->proto < b->proto ? -1 : 1;
-	if (a->laddr != b->laddr)
-		return a->laddr < b->laddr ? -1 : 1;
+	if ((c = addr_cmp(&a->laddr, &b->laddr)))
+		return c;
 	if (a->lport != b->lport)
 		return a->lport < b->lport ? -1 : 1;
-	if (a->raddr != b->raddr)
-		return a->raddr < b->raddr ? -1 : 1;
+	if ((c = addr_cmp(&a->raddr, &b->raddr)))
+		return c;
 	if (a->rport != b->rport)
 		return a->rport < b->rport ? -1 : 1;
 	return 0;
 }
+
+#define key_cmp chan_key_cmp
 
 static int height(const struct ns_chan *n)
 {
@@ -170,30 +186,46 @@ int chan_tree_check(struct ns_stack *st)
 	return check(st->chans, NULL, NULL);
 }
 
-struct ns_chan *chan_lookup(struct ns_stack *st, uint8_t proto, uint32_t laddr, uint16_t lport,
-			    uint32_t raddr, uint16_t rport)
+static struct ns_chan *find_open(struct ns_stack *st, const struct chan_key *k)
 {
+	struct ns_chan *ch = chan_tree_find(st, k);
+
+	return ch && !ch->closed ? ch : NULL;
+}
+
+struct ns_chan *chan_lookup(struct ns_stack *st, uint8_t proto, const struct ipaddr *laddr,
+			    uint16_t lport, const struct ipaddr *raddr, uint16_t rport)
+{
+	const struct ipaddr any = ipa_any_like(laddr), any6 = { { 0, 0, 0, 0 } };
 	const struct chan_key keys[] = {
-		{ proto, laddr, raddr, lport, rport },
-		{ proto, 0, raddr, lport, rport },
-		{ proto, laddr, 0, lport, 0 },
-		{ proto, 0, 0, lport, 0 },
-		{ proto, 0, 0, 0, 0 },
+		{ proto, *laddr, *raddr, lport, rport },
+		{ proto, any, *raddr, lport, rport },
+		{ proto, *laddr, any, lport, 0 },
+		{ proto, any, any, lport, 0 },
+		/* IPv4 reaches dual-stack (IPv6 any) listeners too */
+		{ proto, any6, any6, lport, 0 },
+		{ proto, any, any, 0, 0 },
 	};
+	struct ns_chan *ch;
 
-	for (unsigned i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		struct ns_chan *ch = chan_tree_find(st, &keys[i]);
-
-		if (ch && !ch->closed)
+	/* The first key alone for established flows: the hot path. */
+	if ((ch = find_open(st, &keys[0])))
+		return ch;
+	for (unsigned i = 1; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (i == 4 && !ipa_is_v4(laddr))
+			continue; /* same as key 3 for IPv6 */
+		if ((ch = find_open(st, &keys[i])))
 			return ch;
 	}
 	return NULL;
 }
 
 /* Is (proto, laddr, lport) bound by anyone (any remote)? */
-bool chan_port_in_use(struct ns_stack *st, uint8_t proto, uint32_t laddr, uint16_t lport)
+static bool port_bound(struct ns_stack *st, uint8_t proto, const struct ipaddr *laddr,
+		       uint16_t lport)
 {
-	struct chan_key lo = { proto, laddr, 0, lport, 0 };
+	const struct ipaddr zero = { { 0, 0, 0, 0 } };
+	struct chan_key lo = { proto, *laddr, zero, lport, 0 };
 	struct ns_chan *n = st->chans, *best = NULL;
 
 	/* Smallest key >= lo; any key with the same (proto, laddr, lport). */
@@ -205,13 +237,26 @@ bool chan_port_in_use(struct ns_stack *st, uint8_t proto, uint32_t laddr, uint16
 			n = n->right;
 		}
 	}
-	if (best && best->key.proto == proto && best->key.laddr == laddr &&
-	    best->key.lport == lport)
-		return true;
-	return laddr != 0 && chan_port_in_use(st, proto, 0, lport);
+	return best && best->key.proto == proto && ipa_eq(&best->key.laddr, laddr) &&
+	       best->key.lport == lport;
 }
 
-uint16_t chan_ephemeral_port(struct ns_stack *st, uint8_t proto, uint32_t laddr)
+/* The port is taken for laddr: by laddr itself, by its family's any, and
+ * between IPv4 any and the dual-stack :: both ways. */
+bool chan_port_in_use(struct ns_stack *st, uint8_t proto, const struct ipaddr *laddr,
+		      uint16_t lport)
+{
+	const struct ipaddr zero = { { 0, 0, 0, 0 } }, any4 = ipa_v4(0);
+	const struct ipaddr any = ipa_any_like(laddr);
+
+	if (port_bound(st, proto, laddr, lport))
+		return true;
+	if (!ipa_is_any(laddr))
+		return chan_port_in_use(st, proto, &any, lport);
+	return port_bound(st, proto, ipa_is_v4(laddr) ? &zero : &any4, lport);
+}
+
+uint16_t chan_ephemeral_port(struct ns_stack *st, uint8_t proto, const struct ipaddr *laddr)
 {
 	for (unsigned i = 0; i < 16384; i++) {
 		uint16_t p = st->next_port;
@@ -296,35 +341,62 @@ ssize_t chan_recv_locked(struct ns_chan *ch, void *buf, size_t cap, struct ns_pk
 	return (ssize_t)len;
 }
 
+/* The source of a datagram to dst: info's, else the channel's, when of
+ * dst's family; "any" lets the output path choose. */
+static struct ipaddr send_src(const struct ns_chan *ch, const struct ns_pktinfo *info,
+			      const struct ipaddr *dst)
+{
+	struct ipaddr src = ipa_from_sa(&info->src);
+
+	if (ipa_is_any(&src) || ipa_is_v4(&src) != ipa_is_v4(dst))
+		src = ch->key.laddr;
+	if (ipa_is_v4(&src) != ipa_is_v4(dst))
+		src = ipa_any_like(dst);
+	return src;
+}
+
+static int icmp_chan_send(struct ns_stack *st, const struct ipaddr *src,
+			  const struct ipaddr *dst, const void *buf, size_t len,
+			  const struct ns_pktinfo *info)
+{
+	uint8_t *msg = st->tx + NS_HEADROOM;
+	struct icmp_hdr *h = (void *)msg;
+	struct ipaddr s = *src;
+	uint8_t proto = ipa_is_v4(dst) ? NS_PROTO_ICMP : NS_PROTO_ICMPV6;
+
+	if (len < sizeof(*h) || len > 65535 - 40)
+		return -EINVAL;
+	if (ipa_is_any(&s) && ipa_src_for(st, dst, &s) < 0)
+		return -ENETUNREACH;
+	memcpy(msg, buf, len);
+	h->csum = 0;
+	if (proto == NS_PROTO_ICMP) {
+		h->csum = (uint16_t)~ns_csum_fold(ns_csum_add(0, msg, len));
+		st->stats.icmp_tx++;
+	} else {
+		h->csum = (uint16_t)~ipa_pseudo_csum_fold_sum(&s, dst, proto, msg, len, len, 0);
+		st->stats.icmp6_tx++;
+	}
+	return ipa_output(st, &s, dst, proto, info->ttl, info->tos, msg, len, false);
+}
+
 ssize_t chan_sendto_locked(struct ns_chan *ch, const void *buf, size_t len,
 			   const struct ns_pktinfo *info)
 {
 	struct ns_stack *st = ch->st;
-	uint32_t src = info->src.addr ? info->src.addr : ch->key.laddr;
+	struct ipaddr dst = ipa_from_sa(&info->dst), src;
 	uint16_t sport = info->src.port ? info->src.port : ch->key.lport;
 	int rc;
 
-	if (!info->dst.addr)
+	if (ipa_is_any(&dst))
 		return -EDESTADDRREQ;
-	if (ch->key.proto == NS_PROTO_UDP) {
-		rc = udp_output(st, src, sport, info->dst.addr, info->dst.port, buf, len);
-	} else if (ch->key.proto == NS_PROTO_ICMP) {
-		uint8_t *msg = st->tx + NS_HEADROOM;
-		struct icmp_hdr *h = (void *)msg;
-
-		if (len < sizeof(*h) || len > 65535 - 20)
-			return -EINVAL;
-		memcpy(msg, buf, len);
-		h->csum = 0;
-		h->csum = (uint16_t)~ns_csum_fold(ns_csum_add(0, msg, len));
-		st->stats.icmp_tx++;
-		if (!src)
-			src = iface_src_for(st, info->dst.addr);
-		rc = ip_output(st, src, info->dst.addr, NS_PROTO_ICMP, info->ttl, info->tos, msg,
-			       len, false);
-	} else {
+	src = send_src(ch, info, &dst);
+	if (ch->key.proto == NS_PROTO_UDP)
+		rc = udp_output(st, &src, sport, &dst, info->dst.port, buf, len);
+	else if (ch->key.proto == NS_PROTO_ICMP || ch->key.proto == NS_PROTO_ICMPV6)
+		rc = icmp_chan_send(st, &src, &dst, buf, len, info);
+	else
 		return -EOPNOTSUPP;
-	}
 	return rc < 0 ? rc : (ssize_t)len;
 }
 
@@ -339,29 +411,36 @@ void chan_close_locked(struct ns_chan *ch)
 struct ns_chan *ns_chan_create(struct ns_stack *st, int proto, const struct ns_sockaddr *local,
 			       const struct ns_sockaddr *remote, int *err)
 {
+	const struct ns_sockaddr none = { 0 };
 	struct chan_key k = { 0 };
 	struct ns_chan *ch = NULL;
 	int e = 0;
 
-	if (proto != NS_PROTO_UDP && proto != NS_PROTO_ICMP) {
+	if (proto != NS_PROTO_UDP && proto != NS_PROTO_ICMP && proto != NS_PROTO_ICMPV6) {
 		*err = -EPROTONOSUPPORT;
 		return NULL;
 	}
 	k.proto = (uint8_t)proto;
-	if (local) {
-		k.laddr = local->addr;
-		k.lport = local->port;
-	}
-	if (remote) {
-		k.raddr = remote->addr;
-		k.rport = remote->port;
-	}
+	/* Without a local address the family is the remote's (or IPv6 for
+	 * ICMPv6); a missing remote is the local family's any. */
+	if (!local && remote)
+		k.laddr = ipa_any_like((struct ipaddr[]){ ipa_from_sa(remote) });
+	else
+		k.laddr = ipa_from_sa(local ? local : &none);
+	if (proto == NS_PROTO_ICMPV6 && ipa_is_v4(&k.laddr))
+		memset(&k.laddr, 0, sizeof(k.laddr));
+	k.lport = local ? local->port : 0;
+	k.raddr = remote ? ipa_from_sa(remote) : ipa_any_like(&k.laddr);
+	k.rport = remote ? remote->port : 0;
 	stack_enter(st);
-	if (k.laddr && !iface_is_local(st, k.laddr))
+	if (ipa_is_v4(&k.laddr) != ipa_is_v4(&k.raddr))
+		e = -EAFNOSUPPORT;
+	else if (!ipa_is_any(&k.laddr) && !ipa_is_local(st, &k.laddr))
 		e = -EADDRNOTAVAIL;
 	/* Port 0 is ephemeral, except for the catch-all {0, 0} with no remote. */
-	else if (!k.lport && proto == NS_PROTO_UDP && (k.laddr || k.raddr || k.rport) &&
-		 !(k.lport = chan_ephemeral_port(st, k.proto, k.laddr)))
+	else if (!k.lport && proto == NS_PROTO_UDP &&
+		 (!ipa_is_any(&k.laddr) || !ipa_is_any(&k.raddr) || k.rport) &&
+		 !(k.lport = chan_ephemeral_port(st, k.proto, &k.laddr)))
 		e = -EADDRINUSE;
 	else if (chan_tree_find(st, &k))
 		e = -EADDRINUSE;
@@ -389,8 +468,7 @@ ssize_t ns_chan_send(struct ns_chan *ch, const void *buf, size_t len)
 {
 	struct ns_pktinfo info = { 0 };
 
-	info.dst.addr = ch->key.raddr;
-	info.dst.port = ch->key.rport;
+	ipa_to_sa(&ch->key.raddr, ch->key.rport, &info.dst);
 	return ns_chan_sendto(ch, buf, len, &info);
 }
 

@@ -21,6 +21,12 @@
  *
  * Addresses and ports in this API are in host byte order.
  *
+ * IPv6 (ip6.c, icmp6.c, nd6.c) runs beside IPv4 on interfaces where
+ * ns_iface_ipv6() turned it on: extension headers, reassembly, ICMPv6,
+ * Neighbor Discovery, link-local and SLAAC addresses, a routing table of
+ * its own. UDP, TCP, channels and sockets take addresses of either family
+ * (struct ns_sockaddr's family).
+ *
  * Status: links, ARP, IPv4, ICMP, UDP, channels and datagram sockets work.
  * TCP (netstack/tcp*.c) implements the RFC 9293 state machine (simultaneous
  * open/close, TIME-WAIT, listen/accept with bounded queues, RFC 5961),
@@ -208,8 +214,50 @@ struct ns_clock *ns_stack_clock(struct ns_stack *st);
  * number of frames processed or -errno. */
 int ns_stack_run_once(struct ns_stack *st, int timeout_ms);
 
+/* ------------------------------------------------------------------ IPv6 */
+
+/* Turn IPv6 on for l's interface: a link-local address from the MAC
+ * (modified EUI-64, RFC 4291), checked by DAD (RFC 4862, 1 s) before use.
+ * NS_IF6_SLAAC: a host that solicits router advertisements and forms
+ * addresses from their prefixes, default route from the router.
+ * NS_IF6_NODAD: addresses are usable at once (no DAD probe). */
+#define NS_IF6_SLAAC (1u << 0)
+#define NS_IF6_NODAD (1u << 1)
+#define NS_IF6_ROUTER (1u << 2) /* joins ff02::2; RA sending is the owner's */
+int ns_iface_ipv6(struct ns_stack *st, struct ns_link *l, unsigned flags);
+/* A further address (and its on-link prefix route). */
+int ns_iface_add6(struct ns_stack *st, struct ns_link *l, const uint8_t addr[16],
+		  unsigned prefix_len);
+/* The i-th usable (not tentative) IPv6 address of l; -ENOENT past the end. */
+int ns_iface_get6(struct ns_stack *st, struct ns_link *l, unsigned i, uint8_t addr[16],
+		  unsigned *prefix_len);
+/* Be the link's router (with NS_IF6_ROUTER): advertise a prefix for
+ * SLAAC (RFC 4861 6.2, RFC 4862) every interval and when solicited. */
+struct ns_ra_cfg {
+	uint8_t prefix[16];
+	unsigned prefix_len;	    /* 64 for SLAAC */
+	bool managed, other;	    /* M and O flags (DHCPv6) */
+	unsigned router_lifetime_s; /* 0: 1800 */
+	unsigned interval_s;	    /* between unsolicited RAs (0: 200) */
+	uint8_t rdnss[16];	    /* RFC 8106 DNS server; :: = none */
+	unsigned mtu;		    /* MTU option; 0: none */
+};
+int ns_iface_ra(struct ns_stack *st, struct ns_link *l, const struct ns_ra_cfg *cfg);
+/* gw NULL: on-link. */
+int ns_route6_add(struct ns_stack *st, const uint8_t dst[16], unsigned prefix_len,
+		  const uint8_t gw[16], struct ns_link *l);
+int ns_route6_lookup(struct ns_stack *st, const uint8_t dst[16], uint8_t next_hop[16],
+		     struct ns_link **l);
+/* 0 and mac filled when the neighbour is known (any state but INCOMPLETE). */
+int ns_nd_lookup(struct ns_stack *st, const uint8_t addr[16], uint8_t mac[6]);
+/* The path MTU the stack uses toward dst (learned from Packet Too Big). */
+unsigned ns_pmtu6(struct ns_stack *st, const uint8_t dst[16]);
+
 struct ns_stats {
 	uint64_t rx_frames, rx_bad_eth, rx_bad_ip, rx_bad_csum, rx_no_proto;
+	uint64_t ip6_rx, ip6_bad, ip6_reass_ok, ip6_reass_drop, ip6_frag_tx;
+	uint64_t icmp6_rx, icmp6_tx, icmp6_err_tx, icmp6_ratelimited;
+	uint64_t nd_rx, nd_tx, nd_drop_pending, dad_failed;
 	uint64_t arp_rx, arp_tx, arp_drop_pending;
 	uint64_t ip_reass_ok, ip_reass_drop, ip_frag_tx;
 	uint64_t icmp_rx, icmp_tx, udp_rx, udp_tx, udp_no_port, udp_drop_full;
@@ -222,18 +270,32 @@ void ns_stack_stats(struct ns_stack *st, struct ns_stats *out);
 
 /* ------------------------------------------------------------ addresses */
 
+/* family 0 (NS_AF_INET, what a zero-filled address is) uses addr;
+ * NS_AF_INET6 uses addr6. A stream socket bound to :: (IPv6 any) is
+ * dual-stack: it accepts IPv4 connections too, reported as IPv4. */
+#define NS_AF_INET 0
+#define NS_AF_INET6 10
 struct ns_sockaddr {
 	uint32_t addr; /* host byte order; 0 = any */
 	uint16_t port; /* host byte order; 0 = any / ephemeral */
+	uint16_t family;
+	uint8_t addr6[16]; /* network byte order; :: = any */
 };
 
 /* "a.b.c.d" -> host-order address; 0 on success, -EINVAL. */
 int ns_parse_addr(const char *s, uint32_t *addr);
 /* "a.b.c.d/len"; "a.b.c.d:port". */
 int ns_parse_cidr(const char *s, uint32_t *addr, unsigned *len);
+/* "a.b.c.d:port" or "[v6]:port". */
 int ns_parse_hostport(const char *s, struct ns_sockaddr *sa);
 /* Formats into buf (>= 16 bytes), returns buf. */
 char *ns_fmt_addr(uint32_t addr, char *buf);
+/* IPv6 text forms (RFC 4291 2.2 in, RFC 5952 out; buf >= 46 bytes). */
+int ns_parse_addr6(const char *s, uint8_t addr[16]);
+int ns_parse_cidr6(const char *s, uint8_t addr[16], unsigned *len);
+char *ns_fmt_addr6(const uint8_t addr[16], char *buf);
+/* A sockaddr of either family from "a.b.c.d" or "v6" (port 0). */
+int ns_parse_sockaddr(const char *s, struct ns_sockaddr *sa);
 
 /* ------------------------------------------------------------- channels */
 
@@ -243,6 +305,7 @@ struct ns_chan;
 #define NS_PROTO_ICMP 1
 #define NS_PROTO_TCP 6
 #define NS_PROTO_UDP 17
+#define NS_PROTO_ICMPV6 58
 
 /* Per-packet information for received packets and for sends that need to
  * choose addresses (a NAT answering for many addresses). */

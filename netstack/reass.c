@@ -1,6 +1,7 @@
-/* reass.c — IPv4 fragment reassembly with limits on time, memory and
- * count; any overlap discards the whole datagram (RFC 5722's rule, which
- * defeats overlapping-fragment attacks). */
+/* reass.c — IPv4 and IPv6 fragment reassembly with limits on time,
+ * memory and count (one budget for both families); any overlap discards
+ * the whole datagram (RFC 5722's rule, which defeats overlapping-fragment
+ * attacks). */
 #include <stdlib.h>
 
 #include "netstack/internal.h"
@@ -15,9 +16,10 @@ struct frag {
 
 struct reass {
 	struct reass *next;
-	uint32_t src, dst;
-	uint16_t id;
+	struct ipaddr src, dst;
+	uint32_t id;
 	uint8_t proto;
+	bool v6;
 	uint64_t expires;
 	unsigned total;	 /* payload length once the last fragment came, else 0 */
 	unsigned nfrags;
@@ -28,6 +30,7 @@ struct reass {
 };
 
 static void reass_tick(struct ns_stack *st, struct ns_timer *t);
+static void count_drop(struct ns_stack *st, bool v6);
 
 void reass_init(struct ns_stack *st)
 {
@@ -76,7 +79,7 @@ static void reass_tick(struct ns_stack *st, struct ns_timer *t)
 
 	while (*pp) {
 		if ((*pp)->expires <= st->now) {
-			st->stats.ip_reass_drop++;
+			count_drop(st, (*pp)->v6);
 			/* RFC 792 time exceeded in reassembly needs the first
 			 * fragment; we keep its header only, so stay silent. */
 			reass_drop(st, pp);
@@ -97,7 +100,7 @@ static bool reass_make_room(struct ns_stack *st, size_t need)
 		for (struct reass **pp = &st->reass; *pp; pp = &(*pp)->next)
 			if ((*pp)->expires < (*oldest)->expires)
 				oldest = pp;
-		st->stats.ip_reass_drop++;
+		count_drop(st, (*oldest)->v6);
 		reass_drop(st, oldest);
 	}
 	return st->reass_mem + need <= st->reass_mem_max;
@@ -114,10 +117,17 @@ static uint8_t *reass_complete(struct ns_stack *st, struct reass **pp, size_t *o
 		memcpy(buf, r->hdr, r->hlen);
 		for (struct frag *f = r->frags; f; f = f->next)
 			memcpy(buf + r->hlen + f->off, f->data, f->len);
-		ih->len = htons((uint16_t)len);
-		ih->off = 0;
+		if (r->v6) { /* payload length: what follows the fixed header */
+			uint16_t pl = htons((uint16_t)(len - 40));
+
+			memcpy(buf + 4, &pl, 2);
+			st->stats.ip6_reass_ok++;
+		} else {
+			ih->len = htons((uint16_t)len);
+			ih->off = 0;
+			st->stats.ip_reass_ok++;
+		}
 		*out_len = len;
-		st->stats.ip_reass_ok++;
 	}
 	reass_drop(st, pp);
 	reass_rearm(st);
@@ -128,32 +138,64 @@ uint8_t *reass_add(struct ns_stack *st, const struct ip_hdr *ih, const uint8_t *
 		   size_t plen, size_t *out_len)
 {
 	uint16_t offw = ntohs(ih->off);
-	unsigned off = (unsigned)(offw & IP_OFFMASK) * 8;
-	bool more = offw & IP_MF;
+	struct reass_piece pc = {
+		.src = ipa_v4(ntohl(ih->src)),
+		.dst = ipa_v4(ntohl(ih->dst)),
+		.id = ntohs(ih->id),
+		.proto = ih->proto,
+		.more = offw & IP_MF,
+		.off = (unsigned)(offw & IP_OFFMASK) * 8,
+		.hdr = (const uint8_t *)ih,
+		.hlen = (ih->vhl & 15) * 4u, /* caller guarantees hlen bytes */
+		.payload = payload,
+		.plen = plen,
+	};
+
+	return reass_add_piece(st, &pc, out_len);
+}
+
+static void count_drop(struct ns_stack *st, bool v6)
+{
+	if (v6)
+		st->stats.ip6_reass_drop++;
+	else
+		st->stats.ip_reass_drop++;
+}
+
+static bool same_dgram(const struct reass *r, const struct reass_piece *pc)
+{
+	return r->id == pc->id && r->v6 == pc->v6 && r->proto == pc->proto &&
+	       ipa_eq(&r->src, &pc->src) && ipa_eq(&r->dst, &pc->dst);
+}
+
+uint8_t *reass_add_piece(struct ns_stack *st, const struct reass_piece *pc, size_t *out_len)
+{
+	unsigned off = pc->off;
+	size_t plen = pc->plen;
+	bool more = pc->more;
 	struct reass **pp, *r;
 	struct frag *f, **fp;
 	unsigned covered = 0;
 
 	/* Every fragment but the last carries a multiple of 8 bytes; the
-	 * datagram may not pass 65535 bytes. */
-	if ((more && (plen & 7)) || plen == 0 || off + plen + (ih->vhl & 15) * 4u > 65535)
+	 * datagram may not pass 65535 bytes (IPv6: of payload). */
+	if ((more && (plen & 7)) || plen == 0 || pc->hlen > sizeof(r->hdr) ||
+	    off + plen + (pc->v6 ? 0 : pc->hlen) > 65535)
 		goto drop;
-	for (pp = &st->reass; *pp; pp = &(*pp)->next) {
-		r = *pp;
-		if (r->id == ntohs(ih->id) && r->src == ih->src && r->dst == ih->dst &&
-		    r->proto == ih->proto)
+	for (pp = &st->reass; *pp; pp = &(*pp)->next)
+		if (same_dgram(*pp, pc))
 			break;
-	}
 	if (!*pp) {
 		if (!reass_make_room(st, sizeof(*r) + plen + FRAG_OVERHEAD))
 			goto drop;
 		r = calloc(1, sizeof(*r));
 		if (!r)
 			goto drop;
-		r->src = ih->src;
-		r->dst = ih->dst;
-		r->id = ntohs(ih->id);
-		r->proto = ih->proto;
+		r->src = pc->src;
+		r->dst = pc->dst;
+		r->id = pc->id;
+		r->proto = pc->proto;
+		r->v6 = pc->v6;
 		r->expires = st->now + (uint64_t)st->reass_timeout_ms * 1000u;
 		r->mem = sizeof(*r);
 		r->next = st->reass;
@@ -188,15 +230,15 @@ uint8_t *reass_add(struct ns_stack *st, const struct ip_hdr *ih, const uint8_t *
 		goto drop_dgram;
 	f->off = off;
 	f->len = (unsigned)plen;
-	memcpy(f->data, payload, plen);
+	memcpy(f->data, pc->payload, plen);
 	f->next = *fp;
 	*fp = f;
 	r->nfrags++;
 	r->mem += plen + FRAG_OVERHEAD;
 	st->reass_mem += plen + FRAG_OVERHEAD;
 	if (off == 0) {
-		r->hlen = (ih->vhl & 15) * 4u;
-		memcpy(r->hdr, ih, r->hlen); /* caller guarantees hlen bytes */
+		r->hlen = pc->hlen;
+		memcpy(r->hdr, pc->hdr, r->hlen);
 	}
 	if (!r->total || !r->hlen)
 		return NULL;
@@ -212,6 +254,6 @@ drop_dgram:
 	reass_drop(st, pp);
 	reass_rearm(st);
 drop:
-	st->stats.ip_reass_drop++;
+	count_drop(st, pc->v6);
 	return NULL;
 }

@@ -103,17 +103,19 @@ struct ns_sock *ns_socket(struct ns_stack *st, int type, int *err)
 static int bind_locked(struct ns_sock *s, const struct ns_sockaddr *local)
 {
 	struct ns_stack *st = s->st;
+	const struct ns_sockaddr none = { 0 };
 	struct chan_key k = { .proto = NS_PROTO_UDP };
 
 	if (s->type == NS_SOCK_STREAM)
 		return s->tcb ? tcp_usr_bind(s->tcb, local) : -EBADF;
 	if (s->chan)
 		return -EINVAL;
-	k.laddr = local ? local->addr : 0;
+	k.laddr = ipa_from_sa(local ? local : &none);
+	k.raddr = ipa_any_like(&k.laddr);
 	k.lport = local ? local->port : 0;
-	if (k.laddr && !iface_is_local(st, k.laddr))
+	if (!ipa_is_any(&k.laddr) && !ipa_is_local(st, &k.laddr))
 		return -EADDRNOTAVAIL;
-	if (!k.lport && !(k.lport = chan_ephemeral_port(st, k.proto, k.laddr)))
+	if (!k.lport && !(k.lport = chan_ephemeral_port(st, k.proto, &k.laddr)))
 		return -EADDRINUSE;
 	if (chan_tree_find(st, &k))
 		return -EADDRINUSE;
@@ -196,10 +198,8 @@ static struct ns_sock *accept_locked(struct ns_sock *s, struct ns_sockaddr *peer
 	tcp_usr_accept(s->tcb);
 	n->tcb = c;
 	c->sock = n;
-	if (peer) {
-		peer->addr = c->raddr;
-		peer->port = c->rport;
-	}
+	if (peer)
+		ipa_to_sa(&c->raddr, c->rport, peer);
 	*err = 0;
 	return n;
 }
@@ -250,6 +250,16 @@ static struct tcb *fresh_tcb_after_failure(struct ns_sock *s)
 	return n;
 }
 
+/* A datagram socket used before bind: any address of the family it
+ * talks to (IPv6 any is dual-stack). */
+static int bind_auto(struct ns_sock *s, const struct ns_sockaddr *to)
+{
+	struct ns_sockaddr any = { 0 };
+
+	any.family = to && to->family == NS_AF_INET6 ? NS_AF_INET6 : NS_AF_INET;
+	return bind_locked(s, &any);
+}
+
 static int connect_stream_locked(struct ns_sock *s, const struct ns_sockaddr *remote)
 {
 	struct tcb *t = fresh_tcb_after_failure(s);
@@ -282,7 +292,7 @@ int ns_connect(struct ns_sock *s, const struct ns_sockaddr *remote)
 		rc = connect_stream_locked(s, remote);
 	} else {
 		if (!s->chan)
-			rc = bind_locked(s, NULL);
+			rc = bind_auto(s, remote);
 		if (rc == 0)
 			s->remote = *remote;
 	}
@@ -321,7 +331,7 @@ ssize_t ns_sendto(struct ns_sock *s, const void *buf, size_t len, int flags,
 		return rc;
 	}
 	if (!s->chan)
-		rc = bind_locked(s, NULL);
+		rc = bind_auto(s, to ? to : &s->remote);
 	if (rc == 0) {
 		info.dst = to ? *to : s->remote;
 		rc = chan_sendto_locked(s->chan, buf, len, &info);
@@ -364,10 +374,8 @@ ssize_t ns_recvfrom(struct ns_sock *s, void *buf, size_t len, int flags,
 	stack_enter(s->st);
 	if (s->type == NS_SOCK_STREAM) {
 		rc = recv_stream_locked(s, buf, len, flags);
-		if (rc >= 0 && from && s->tcb) {
-			from->addr = s->tcb->raddr;
-			from->port = s->tcb->rport;
-		}
+		if (rc >= 0 && from && s->tcb)
+			ipa_to_sa(&s->tcb->raddr, s->tcb->rport, from);
 		stack_leave(s->st);
 		return rc;
 	}
@@ -467,12 +475,10 @@ int ns_getsockname(struct ns_sock *s, struct ns_sockaddr *sa)
 
 	stack_enter(s->st);
 	if (s->tcb) {
-		sa->addr = s->tcb->laddr;
-		sa->port = s->tcb->lport;
+		ipa_to_sa(&s->tcb->laddr, s->tcb->lport, sa);
 		rc = 0;
 	} else if (s->chan) {
-		sa->addr = s->chan->key.laddr;
-		sa->port = s->chan->key.lport;
+		ipa_to_sa(&s->chan->key.laddr, s->chan->key.lport, sa);
 		rc = 0;
 	}
 	stack_leave(s->st);
@@ -484,11 +490,11 @@ int ns_getpeername(struct ns_sock *s, struct ns_sockaddr *sa)
 	int rc = -ENOTCONN;
 
 	stack_enter(s->st);
-	if (s->tcb && s->tcb->raddr && tcp_synchronized(s->tcb->state)) {
-		sa->addr = s->tcb->raddr;
-		sa->port = s->tcb->rport;
+	if (s->tcb && !ipa_is_any(&s->tcb->raddr) && tcp_synchronized(s->tcb->state)) {
+		ipa_to_sa(&s->tcb->raddr, s->tcb->rport, sa);
 		rc = 0;
-	} else if (s->type == NS_SOCK_DGRAM && s->remote.addr) {
+	} else if (s->type == NS_SOCK_DGRAM &&
+		   !ipa_is_any((struct ipaddr[]){ ipa_from_sa(&s->remote) })) {
 		*sa = s->remote;
 		rc = 0;
 	}

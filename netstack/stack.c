@@ -234,7 +234,9 @@ struct ns_stack *ns_stack_new(const struct ns_stack_cfg *cfg)
 	st->tcp_max_conns = cfg->tcp_max_conns ? cfg->tcp_max_conns : 65536;
 	st->next_port = (uint16_t)(49152 + stack_rand(st) % 16384);
 	st->ip_id = (uint16_t)stack_rand(st);
+	st->ip6_id = (uint32_t)stack_rand(st);
 	arp_init(st);
+	nd6_init(st);
 	reass_init(st);
 	tcp_init(st);
 	return st;
@@ -254,6 +256,7 @@ void ns_stack_free(struct ns_stack *st)
 	tcp_free_all(st);
 	sock_free_all(st);
 	arp_flush(st);
+	nd6_flush(st);
 	reass_flush(st);
 	while (st->pkt_pool) {
 		struct ns_pkt *p = st->pkt_pool;
@@ -650,19 +653,31 @@ int ns_parse_cidr(const char *s, uint32_t *addr, unsigned *len)
 
 int ns_parse_hostport(const char *s, struct ns_sockaddr *sa)
 {
-	char buf[32];
+	char buf[64];
 	const char *colon = strrchr(s, ':');
+	const char *host = s;
+	size_t hlen;
 	char *end;
 	unsigned long p;
 
-	if (!colon || (size_t)(colon - s) >= sizeof(buf))
+	if (!colon)
 		return -EINVAL;
-	memcpy(buf, s, (size_t)(colon - s));
-	buf[colon - s] = 0;
+	hlen = (size_t)(colon - s);
+	if (s[0] == '[') { /* [v6]:port */
+		if (hlen < 2 || colon[-1] != ']')
+			return -EINVAL;
+		host = s + 1;
+		hlen -= 2;
+	}
+	if (hlen >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, host, hlen);
+	buf[hlen] = 0;
 	p = strtoul(colon + 1, &end, 10);
 	if (!colon[1] || *end || p > 65535)
 		return -EINVAL;
-	if (ns_parse_addr(buf, &sa->addr) < 0)
+	if (host != s ? ns_parse_sockaddr(buf, sa) < 0 || sa->family != NS_AF_INET6
+		      : ns_parse_addr(buf, &sa->addr) < 0)
 		return -EINVAL;
 	sa->port = (uint16_t)p;
 	return 0;

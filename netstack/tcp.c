@@ -168,7 +168,7 @@ int tcb_bind_chan(struct tcb *t)
 			      .rport = t->rport };
 	struct ns_chan *ch;
 
-	if (t->chan && !memcmp(&t->chan->key, &k, sizeof(k)))
+	if (t->chan && !chan_key_cmp(&t->chan->key, &k))
 		return 0;
 	if (chan_tree_find(t->st, &k))
 		return -EADDRINUSE;
@@ -260,8 +260,12 @@ static uint64_t mix64(uint64_t z)
 uint32_t tcp_isn(struct ns_stack *st, const struct tcb *t)
 {
 	/* RFC 6528: a keyed hash of the 4-tuple plus a 4 µs clock. */
-	uint64_t h = mix64(((uint64_t)t->laddr << 32 | t->raddr) ^
+	uint64_t h = mix64(((uint64_t)t->laddr.w[3] << 32 | t->raddr.w[3]) ^
 			   ((uint64_t)st->isn_secret[0] << 32 | st->isn_secret[1]));
+
+	/* IPv6: the other words too (constant for IPv4). */
+	for (int i = 0; i < 3; i++)
+		h = mix64(h ^ ((uint64_t)t->laddr.w[i] << 32 | t->raddr.w[i]));
 
 	h = mix64(h ^ ((uint64_t)t->lport << 16 | t->rport) ^
 		  ((uint64_t)st->isn_secret[2] << 32 | st->isn_secret[3]));
@@ -273,9 +277,9 @@ uint32_t tcp_ts_now(const struct tcb *t)
 	return (uint32_t)(t->st->now / 1000) + t->ts_offset; /* 1 ms ticks */
 }
 
-uint32_t tcp_path_mss(struct ns_stack *st, uint32_t raddr, const struct tcp_cfg *cfg)
+uint32_t tcp_path_mss(struct ns_stack *st, const struct ipaddr *raddr, const struct tcp_cfg *cfg)
 {
-	uint32_t mss = ip_mtu_to(st, raddr) - 20;
+	uint32_t mss = ipa_mtu_to(st, raddr) - 20;
 
 	if (cfg->maxseg)
 		mss = u32_min(mss, cfg->maxseg);
@@ -298,18 +302,18 @@ static uint32_t rd32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-static void icmp_need_frag(struct tcb *t, const uint8_t *orig_ip)
+static void icmp_need_frag(struct tcb *t, uint32_t mtu)
 {
-	/* icmp.c hands us the quoted datagram, which follows the 8-byte ICMP
-	 * header; its last two bytes are the next-hop MTU (RFC 1191). */
-	uint32_t mtu = (uint32_t)orig_ip[-2] << 8 | orig_ip[-1];
-	uint32_t mss;
+	bool v4 = ipa_is_v4(&t->raddr);
+	uint32_t hdrs = v4 ? 40 : 60, mss;
 
 	if (!tcp_synchronized(t->state))
 		return;
-	if (mtu < 68 || mtu > ip_mtu_to(t->st, t->raddr) + 20)
+	if (v4 && (mtu < 68 || mtu > ip_mtu_to(t->st, ipa_v4_of(&t->raddr)) + 20))
 		mtu = 576; /* RFC 1191 plateau guess for old routers */
-	mss = u32_max(mtu - 40, 64);
+	if (!v4) /* ip6.c keeps the path MTU (never below 1280) */
+		mtu = ipa_mtu_to(t->st, &t->raddr) + 40;
+	mss = u32_max(mtu - hdrs, 64);
 	if (mss >= t->snd_mss)
 		return;
 	t->snd_mss = mss;
@@ -317,37 +321,30 @@ static void icmp_need_frag(struct tcb *t, const uint8_t *orig_ip)
 	tcp_output(t);
 }
 
-void tcp_icmp_error(struct ns_stack *st, const uint8_t *orig_ip, size_t len, uint8_t type,
-		    uint8_t code)
+void tcp_icmp_error(struct ns_stack *st, const struct ipaddr *laddr, const struct ipaddr *raddr,
+		    const uint8_t *l4, enum ipa_err err, unsigned mtu)
 {
-	size_t hl = (size_t)(orig_ip[0] & 15) * 4;
-	struct chan_key k = { .proto = NS_PROTO_TCP };
+	struct chan_key k = { .proto = NS_PROTO_TCP, .laddr = *laddr, .raddr = *raddr };
 	struct ns_chan *ch;
 	struct tcb *t;
 	uint32_t seq;
 
-	if (len < hl + 8)
-		return;
-	k.laddr = rd32(orig_ip + 12);
-	k.raddr = rd32(orig_ip + 16);
-	k.lport = (uint16_t)(orig_ip[hl] << 8 | orig_ip[hl + 1]);
-	k.rport = (uint16_t)(orig_ip[hl + 2] << 8 | orig_ip[hl + 3]);
-	seq = rd32(orig_ip + hl + 4);
+	k.lport = (uint16_t)(l4[0] << 8 | l4[1]);
+	k.rport = (uint16_t)(l4[2] << 8 | l4[3]);
+	seq = rd32(l4 + 4);
 	ch = chan_tree_find(st, &k);
 	t = ch ? ch->tcb : NULL;
 	/* RFC 5927 4.1: only errors about data in flight are believed. */
 	if (!t || !seq_in(seq, t->snd_una, t->snd_max + 1))
 		return;
-	if (type == ICMP_UNREACH && code == ICMP_UNREACH_NEEDFRAG) {
-		icmp_need_frag(t, orig_ip);
+	if (err == IPA_ERR_NEEDFRAG) {
+		icmp_need_frag(t, mtu);
 		return;
 	}
-	if (type == ICMP_UNREACH && t->state == NS_TCP_SYN_SENT &&
-	    (code == ICMP_UNREACH_PORT || code == ICMP_UNREACH_PROTO)) {
+	if (err == IPA_ERR_REFUSED && t->state == NS_TCP_SYN_SENT) {
 		tcb_drop(t, -ECONNREFUSED);
 		return;
 	}
 	/* Soft errors (RFC 1122 4.2.3.9): reported only on a timeout. */
-	t->soft_err = type == ICMP_UNREACH && code == ICMP_UNREACH_NET ? -ENETUNREACH
-								       : -EHOSTUNREACH;
+	t->soft_err = err == IPA_ERR_NET ? -ENETUNREACH : -EHOSTUNREACH;
 }

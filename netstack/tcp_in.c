@@ -15,8 +15,8 @@ static bool parse_seg(struct ns_stack *st, const struct ip_rx *rx, struct tcp_se
 	if (hl < 20 || hl > rx->l4len)
 		goto bad;
 	if (!(rx->ifc->flags & NS_IF_NO_CSUM_RX) &&
-	    ip_pseudo_csum_fold(htonl(rx->src), htonl(rx->dst), NS_PROTO_TCP, rx->l4,
-				rx->l4len) != 0xffff) {
+	    ipa_pseudo_csum_fold_sum(&rx->saddr, &rx->daddr, NS_PROTO_TCP, rx->l4, rx->l4len,
+				     rx->l4len, 0) != 0xffff) {
 		st->stats.rx_bad_csum++;
 		return false;
 	}
@@ -45,7 +45,7 @@ bad:
 static void syn_negotiate(struct tcb *t, const struct tcp_seg *s)
 {
 	const struct tcp_opts *o = &s->opt;
-	uint32_t path = tcp_path_mss(t->st, t->raddr, &t->cfg);
+	uint32_t path = tcp_path_mss(t->st, &t->raddr, &t->cfg);
 
 	t->snd_mss = u32_min(o->mss_ok && o->mss ? o->mss : TCP_DEFAULT_MSS, path);
 	t->snd_mss = u32_max(t->snd_mss, 64);
@@ -102,9 +102,9 @@ static void listen_input(struct tcb *l, const struct tcp_seg *s)
 		st->stats.tcp_syn_drop++;
 		return;
 	}
-	c->laddr = rx->dst;
+	c->laddr = rx->daddr;
 	c->lport = s->dport;
-	c->raddr = rx->src;
+	c->raddr = rx->saddr;
 	c->rport = s->sport;
 	c->rcv_wscale = tcp_choose_wscale(c->cfg.rcvbuf);
 	if (tcb_bind_chan(c) < 0 || tcb_alloc_bufs(c) < 0) {
@@ -664,7 +664,7 @@ static bool time_wait_reusable(const struct tcb *t, const struct tcp_seg *s)
 
 static struct tcb *lookup(struct ns_stack *st, const struct tcp_seg *s)
 {
-	struct ns_chan *ch = chan_lookup(st, NS_PROTO_TCP, s->rx->dst, s->dport, s->rx->src,
+	struct ns_chan *ch = chan_lookup(st, NS_PROTO_TCP, &s->rx->daddr, s->dport, &s->rx->saddr,
 					 s->sport);
 
 	return ch ? ch->tcb : NULL;
@@ -676,6 +676,8 @@ static bool to_broadcast(const struct ip_rx *rx)
 {
 	const struct ns_iface *ifc = rx->ifc;
 
+	if (rx->v6)
+		return rx->mcast;
 	return rx->dst == 0xffffffffu || (rx->dst >> 28) == 0xe ||
 	       (ifc && ifc->mask != 0xffffffffu && rx->dst == (ifc->addr | ~ifc->mask));
 }

@@ -75,7 +75,7 @@ enum {
 	TCP_SYNACK_RETRIES = 5,
 	TCP_MAX_RETRIES = 15,
 	TCP_ORPHAN_PROBES = 8, /* zero-window probes an orphan gets */
-	TCP_SYN_IP_MAX = 68, /* IP header (max 60) + 8 bytes, for ICMP refusals */
+	TCP_SYN_IP_MAX = 68, /* IP header (max 60; IPv6 40) + 8, for ICMP refusals */
 };
 
 #define TCP_RTO_INIT_US 1000000u /* RFC 6298 2.1 */
@@ -207,7 +207,7 @@ struct tcb {
 	struct ns_sock *sock;	 /* NULL: orphan (closed by the user) or unaccepted */
 	int state;
 	struct tcp_cfg cfg;
-	uint32_t laddr, raddr;
+	struct ipaddr laddr, raddr;
 	uint16_t lport, rport;
 	int err;	/* pending -errno for the user (SO_ERROR) */
 	int soft_err;	/* ICMP soft error, reported if the connection times out */
@@ -372,7 +372,7 @@ void tcp_enter_time_wait(struct tcb *t);
 void tcp_child_established(struct tcb *t);
 void tcb_list_remove(struct tcb *t);
 void tcb_list_append(struct tcb_list *l, struct tcb *t);
-uint32_t tcp_path_mss(struct ns_stack *st, uint32_t raddr, const struct tcp_cfg *cfg);
+uint32_t tcp_path_mss(struct ns_stack *st, const struct ipaddr *raddr, const struct tcp_cfg *cfg);
 uint8_t tcp_choose_wscale(uint32_t rcvbuf);
 
 /* tcp_usr.c: the user's requests (stack lock held, never sleep) */
@@ -407,8 +407,9 @@ void tcp_send_syn(struct tcb *t);
 void tcp_send_ack(struct tcb *t);
 void tcp_send_rst(struct tcb *t); /* abort: RST at snd_nxt */
 void tcp_send_probe(struct tcb *t);
-void tcp_send_reset_raw(struct ns_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr,
-			uint16_t rport, uint32_t seq, uint32_t ack, uint8_t flags);
+void tcp_send_reset_raw(struct ns_stack *st, const struct ipaddr *laddr, uint16_t lport,
+			const struct ipaddr *raddr, uint16_t rport, uint32_t seq, uint32_t ack,
+			uint8_t flags);
 /* Answer a segment that has no connection (RFC 9293 3.10.7.1). */
 void tcp_send_reset_reply(struct ns_stack *st, const struct tcp_seg *s);
 /* Retransmit one segment's worth starting at seq; bytes sent. */

@@ -19,15 +19,15 @@ static void put_hdr(struct tcp_hdr *h, uint16_t sport, uint16_t dport, uint32_t 
 
 /* Checksum and send a segment of len bytes whose payload beyond the first
  * hlen bytes (header and options) sums to payload_sum. */
-static int send_l4(struct ns_stack *st, uint32_t src, uint32_t dst, uint8_t *l4, size_t hlen,
-		   size_t len, uint32_t payload_sum)
+static int send_l4(struct ns_stack *st, const struct ipaddr *src, const struct ipaddr *dst,
+		   uint8_t *l4, size_t hlen, size_t len, uint32_t payload_sum)
 {
 	struct tcp_hdr *h = (void *)l4;
 
-	h->csum = (uint16_t)~ip_pseudo_csum_fold_sum(htonl(src), htonl(dst), NS_PROTO_TCP, l4,
-						     hlen, len, payload_sum);
+	h->csum = (uint16_t)~ipa_pseudo_csum_fold_sum(src, dst, NS_PROTO_TCP, l4, hlen, len,
+						      payload_sum);
 	st->stats.tcp_tx++;
-	return ip_output(st, src, dst, NS_PROTO_TCP, 0, 0, l4, len, true);
+	return ipa_output(st, src, dst, NS_PROTO_TCP, 0, 0, l4, len, true);
 }
 
 uint32_t tcp_rcv_wnd(const struct tcb *t)
@@ -117,7 +117,7 @@ static int tcp_xmit(struct tcb *t, uint32_t seq, uint32_t len, uint8_t flags)
 		t->ack_now = false;
 		timer_cancel(st, &t->t_delack);
 	}
-	return send_l4(st, t->laddr, t->raddr, l4, 20 + optlen, 20 + optlen + len, payload_sum);
+	return send_l4(st, &t->laddr, &t->raddr, l4, 20 + optlen, 20 + optlen + len, payload_sum);
 }
 
 void tcp_send_ack(struct tcb *t)
@@ -153,8 +153,9 @@ void tcp_send_syn(struct tcb *t)
 	tcp_arm_rexmit(t);
 }
 
-void tcp_send_reset_raw(struct ns_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr,
-			uint16_t rport, uint32_t seq, uint32_t ack, uint8_t flags)
+void tcp_send_reset_raw(struct ns_stack *st, const struct ipaddr *laddr, uint16_t lport,
+			const struct ipaddr *raddr, uint16_t rport, uint32_t seq, uint32_t ack,
+			uint8_t flags)
 {
 	uint8_t *l4 = st->tx + NS_HEADROOM;
 
@@ -170,9 +171,10 @@ void tcp_send_reset_reply(struct ns_stack *st, const struct tcp_seg *s)
 	if (s->flags & TH_RST)
 		return; /* never answer a RST */
 	if (s->flags & TH_ACK)
-		tcp_send_reset_raw(st, rx->dst, s->dport, rx->src, s->sport, s->ack, 0, TH_RST);
+		tcp_send_reset_raw(st, &rx->daddr, s->dport, &rx->saddr, s->sport, s->ack, 0,
+				   TH_RST);
 	else
-		tcp_send_reset_raw(st, rx->dst, s->dport, rx->src, s->sport, 0,
+		tcp_send_reset_raw(st, &rx->daddr, s->dport, &rx->saddr, s->sport, 0,
 				   s->seq + seg_seqlen(s), TH_RST | TH_ACK);
 }
 

@@ -6,32 +6,36 @@
 
 /* ------------------------------------------------------------ binding */
 
-static int bind_port(struct tcb *t, uint32_t laddr, uint16_t lport)
+static int bind_port(struct tcb *t, const struct ipaddr *laddr, uint16_t lport)
 {
 	struct ns_stack *st = t->st;
-	struct chan_key k = { .proto = NS_PROTO_TCP, .laddr = laddr, .lport = lport };
+	struct chan_key k = { .proto = NS_PROTO_TCP, .laddr = *laddr, .lport = lport };
 
+	k.raddr = ipa_any_like(laddr);
 	if (lport && chan_port_in_use(st, NS_PROTO_TCP, laddr, lport) &&
 	    (!t->cfg.reuseaddr || chan_tree_find(st, &k)))
 		return -EADDRINUSE;
-	t->laddr = laddr;
+	t->laddr = *laddr;
+	t->raddr = k.raddr;
 	t->lport = lport;
 	return tcb_bind_chan(t);
 }
 
 int tcp_usr_bind(struct tcb *t, const struct ns_sockaddr *local)
 {
-	uint32_t laddr = local ? local->addr : 0;
+	const struct ns_sockaddr none = { 0 };
+	struct ipaddr laddr = ipa_from_sa(local ? local : &none);
 	uint16_t lport = local ? local->port : 0;
 
 	if (t->chan || t->state != NS_TCP_CLOSED)
 		return -EINVAL;
-	if (laddr && !iface_is_local(t->st, laddr))
+	if (!ipa_is_any(&laddr) && !ipa_is_local(t->st, &laddr))
 		return -EADDRNOTAVAIL;
 	/* {0, 0} stays the catch-all key; a specific address gets a port. */
-	if (!lport && laddr && !(lport = chan_ephemeral_port(t->st, NS_PROTO_TCP, laddr)))
+	if (!lport && !ipa_is_any(&laddr) &&
+	    !(lport = chan_ephemeral_port(t->st, NS_PROTO_TCP, &laddr)))
 		return -EADDRINUSE;
-	return bind_port(t, laddr, lport);
+	return bind_port(t, &laddr, lport);
 }
 
 int tcp_usr_listen(struct tcb *t, int backlog)
@@ -45,11 +49,12 @@ int tcp_usr_listen(struct tcb *t, int backlog)
 	if (t->state != NS_TCP_CLOSED || t->reset)
 		return -EINVAL;
 	if (!t->chan) {
-		uint16_t p = chan_ephemeral_port(t->st, NS_PROTO_TCP, 0);
+		struct ipaddr any = ipa_v4(0);
+		uint16_t p = chan_ephemeral_port(t->st, NS_PROTO_TCP, &any);
 
 		if (!p)
 			return -EADDRINUSE;
-		if ((rc = bind_port(t, 0, p)) < 0)
+		if ((rc = bind_port(t, &any, p)) < 0)
 			return rc;
 	}
 	if ((rc = tcb_link(t)) < 0)
@@ -80,37 +85,42 @@ static int connect_check(const struct tcb *t, const struct ns_sockaddr *r)
 		return -EINVAL;
 	if (t->state != NS_TCP_CLOSED || t->reset)
 		return -EISCONN;
-	if (!r || !r->addr || !r->port)
+	if (!r || !r->port)
 		return -EINVAL;
+	if (r->family != NS_AF_INET6 ? !r->addr : ipa_is_any((struct ipaddr[]){ ipa_from_sa(r) }))
+		return -EINVAL;
+	if (t->chan && ipa_is_v4(&t->laddr) != (r->family != NS_AF_INET6) &&
+	    !ipa_is_any(&t->laddr))
+		return -EAFNOSUPPORT;
 	return 0;
 }
 
 int tcp_usr_connect(struct tcb *t, const struct ns_sockaddr *r)
 {
 	struct ns_stack *st = t->st;
-	struct ns_link *l;
-	uint32_t nh;
+	struct ipaddr raddr;
 	int rc = connect_check(t, r);
 
 	if (rc < 0)
 		return rc;
-	if (ns_route_lookup(st, r->addr, &nh, &l) < 0)
+	raddr = ipa_from_sa(r);
+	if (!ipa_routable(st, &raddr))
 		return -ENETUNREACH;
 	if ((rc = tcb_link(t)) < 0) /* tcp_max_conns */
 		return rc;
-	if (!t->laddr)
-		t->laddr = iface_src_for(st, r->addr);
-	if (!t->lport && !(t->lport = chan_ephemeral_port(st, NS_PROTO_TCP, t->laddr)))
+	if ((!t->chan || ipa_is_any(&t->laddr)) && (rc = ipa_src_for(st, &raddr, &t->laddr)) < 0)
+		return rc;
+	if (!t->lport && !(t->lport = chan_ephemeral_port(st, NS_PROTO_TCP, &t->laddr)))
 		return -EADDRNOTAVAIL;
-	t->raddr = r->addr;
+	t->raddr = raddr;
 	t->rport = r->port;
 	if ((rc = tcb_bind_chan(t)) < 0 || (rc = tcb_alloc_bufs(t)) < 0) {
-		t->raddr = 0;
+		t->raddr = ipa_any_like(&raddr);
 		t->rport = 0;
 		return rc;
 	}
 	t->rcv_wscale = t->cfg.ws ? tcp_choose_wscale(t->cfg.rcvbuf) : 0;
-	t->rcv_mss = tcp_path_mss(st, t->raddr, &t->cfg);
+	t->rcv_mss = tcp_path_mss(st, &t->raddr, &t->cfg);
 	t->iss = tcp_isn(st, t);
 	t->snd_una = t->snd_nxt = t->snd_max = t->iss;
 	t->snd_buf_seq = t->iss + 1;
@@ -314,12 +324,15 @@ int tcp_usr_accept_refuse(struct tcb *t, bool icmp, uint8_t code)
 {
 	if (!t->deferred)
 		return -EINVAL;
-	if (icmp)
-		icmp_send_error_raw(t->st, t->laddr, t->syn_ip, t->syn_ip_len, ICMP_UNREACH,
-				    code);
+	if (icmp && ipa_is_v4(&t->laddr))
+		icmp_send_error_raw(t->st, ipa_v4_of(&t->laddr), t->syn_ip, t->syn_ip_len,
+				    ICMP_UNREACH, code);
+	else if (icmp) /* the IPv4 code's IPv6 twin (RFC 4443 3.1) */
+		icmp6_send_error(t->st, NULL, t->syn_ip, t->syn_ip_len, ICMP6_UNREACH,
+				 icmp6_unreach_code(code), 0);
 	else
-		tcp_send_reset_raw(t->st, t->laddr, t->lport, t->raddr, t->rport, 0, t->rcv_nxt,
-				   TH_RST | TH_ACK);
+		tcp_send_reset_raw(t->st, &t->laddr, t->lport, &t->raddr, t->rport, 0,
+				   t->rcv_nxt, TH_RST | TH_ACK);
 	t->deferred = false;
 	tcb_closed(t);
 	return 0;

@@ -15,23 +15,26 @@ void udp_input(struct ns_stack *st, const struct ip_rx *rx)
 	ulen = ntohs(h.len);
 	if (ulen < sizeof(h) || ulen > rx->l4len)
 		goto bad;
-	if (h.csum && !(rx->ifc->flags & NS_IF_NO_CSUM_RX) &&
-	    ip_pseudo_csum_fold(htonl(rx->src), htonl(rx->dst), NS_PROTO_UDP, rx->l4, ulen) !=
-		    0xffff) {
+	/* RFC 8200 8.1: a zero checksum is invalid over IPv6. */
+	if ((h.csum || rx->v6) && !(rx->ifc->flags & NS_IF_NO_CSUM_RX) &&
+	    ipa_pseudo_csum_fold_sum(&rx->saddr, &rx->daddr, NS_PROTO_UDP, rx->l4, ulen, ulen,
+				     0) != 0xffff) {
 		st->stats.rx_bad_csum++;
 		return;
 	}
-	ch = chan_lookup(st, NS_PROTO_UDP, rx->dst, ntohs(h.dport), rx->src, ntohs(h.sport));
+	ch = chan_lookup(st, NS_PROTO_UDP, &rx->daddr, ntohs(h.dport), &rx->saddr,
+			 ntohs(h.sport));
 	if (!ch) {
 		st->stats.udp_no_port++;
-		if (rx->local)
+		if (rx->local && rx->v6)
+			icmp6_send_error(st, rx->ifc, rx->ip, rx->iplen, ICMP6_UNREACH,
+					 ICMP6_UNREACH_PORT, 0);
+		else if (rx->local)
 			icmp_send_error(st, rx, ICMP_UNREACH, ICMP_UNREACH_PORT);
 		return;
 	}
-	info.src.addr = rx->src;
-	info.src.port = ntohs(h.sport);
-	info.dst.addr = rx->dst;
-	info.dst.port = ntohs(h.dport);
+	ipa_to_sa(&rx->saddr, ntohs(h.sport), &info.src);
+	ipa_to_sa(&rx->daddr, ntohs(h.dport), &info.dst);
 	info.ttl = rx->ttl;
 	info.tos = rx->tos;
 	if (!chan_deliver(st, ch, rx->l4 + sizeof(h), ulen - sizeof(h), &info))
@@ -43,8 +46,8 @@ bad:
 
 /* Write the UDP header and data at st->tx's L4 offset, checksummed for
  * src -> dst; returns the datagram length or -EMSGSIZE. */
-static ssize_t udp_build(struct ns_stack *st, uint32_t src, uint16_t sport, uint32_t dst,
-			 uint16_t dport, const void *data, size_t len)
+static ssize_t udp_build(struct ns_stack *st, const struct ipaddr *src, uint16_t sport,
+			 const struct ipaddr *dst, uint16_t dport, const void *data, size_t len)
 {
 	uint8_t *l4 = st->tx + NS_HEADROOM;
 	struct udp_hdr *h = (void *)l4;
@@ -57,24 +60,26 @@ static ssize_t udp_build(struct ns_stack *st, uint32_t src, uint16_t sport, uint
 	h->len = htons((uint16_t)(len + sizeof(*h)));
 	h->csum = 0;
 	memcpy(l4 + sizeof(*h), data, len);
-	c = (uint16_t)~ip_pseudo_csum_fold(htonl(src), htonl(dst), NS_PROTO_UDP, l4,
-					   len + sizeof(*h));
+	c = (uint16_t)~ipa_pseudo_csum_fold_sum(src, dst, NS_PROTO_UDP, l4, len + sizeof(*h),
+						len + sizeof(*h), 0);
 	h->csum = c ? c : 0xffff;
 	st->stats.udp_tx++;
 	return (ssize_t)(len + sizeof(*h));
 }
 
-int udp_output(struct ns_stack *st, uint32_t src, uint16_t sport, uint32_t dst, uint16_t dport,
-	       const void *data, size_t len)
+int udp_output(struct ns_stack *st, const struct ipaddr *src, uint16_t sport,
+	       const struct ipaddr *dst, uint16_t dport, const void *data, size_t len)
 {
+	struct ipaddr s = *src;
 	ssize_t n;
 
-	if (!src)
-		src = iface_src_for(st, dst);
-	n = udp_build(st, src, sport, dst, dport, data, len);
+	if (ipa_is_any(&s) && ipa_src_for(st, dst, &s) < 0)
+		return -ENETUNREACH;
+	n = udp_build(st, &s, sport, dst, dport, data, len);
 	if (n < 0)
 		return (int)n;
-	return ip_output(st, src, dst, NS_PROTO_UDP, 0, 0, st->tx + NS_HEADROOM, (size_t)n, false);
+	return ipa_output(st, &s, dst, NS_PROTO_UDP, 0, 0, st->tx + NS_HEADROOM, (size_t)n,
+			  false);
 }
 
 static ssize_t sendto_link_locked(struct ns_chan *ch, const void *buf, size_t len,
@@ -83,8 +88,9 @@ static ssize_t sendto_link_locked(struct ns_chan *ch, const void *buf, size_t le
 {
 	struct ns_stack *st = ch->st;
 	struct ns_iface *ifc = iface_of_link(st, l);
-	uint32_t src = info->src.addr ? info->src.addr : ch->key.laddr;
+	uint32_t src = info->src.addr ? info->src.addr : ipa_v4_of(&ch->key.laddr);
 	uint16_t sport = info->src.port ? info->src.port : ch->key.lport;
+	struct ipaddr s, d;
 	ssize_t n;
 	int rc;
 
@@ -96,7 +102,9 @@ static ssize_t sendto_link_locked(struct ns_chan *ch, const void *buf, size_t le
 		return -EDESTADDRREQ;
 	if (!src)
 		src = ifc->addr;
-	n = udp_build(st, src, sport, info->dst.addr, info->dst.port, buf, len);
+	s = ipa_v4(src);
+	d = ipa_v4(info->dst.addr);
+	n = udp_build(st, &s, sport, &d, info->dst.port, buf, len);
 	if (n < 0)
 		return n;
 	rc = ip_output_link(st, ifc, dst_mac, src, info->dst.addr, NS_PROTO_UDP,

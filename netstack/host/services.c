@@ -79,7 +79,7 @@ static bool discard_step(struct conn *c)
 
 static struct ns_sock *tcp_listener(struct ns_stack *st, uint16_t port, int *err)
 {
-	struct ns_sockaddr any = { 0, port };
+	struct ns_sockaddr any = { .addr = 0, .port = port };
 	struct ns_sock *s = ns_socket(st, NS_SOCK_STREAM, err);
 
 	if (!s)
@@ -95,7 +95,7 @@ static struct ns_sock *tcp_listener(struct ns_stack *st, uint16_t port, int *err
 
 int services_start(struct host *h)
 {
-	struct ns_sockaddr e7 = { 0, 7 }, d9 = { 0, 9 };
+	struct ns_sockaddr e7 = { .addr = 0, .port = 7 }, d9 = { .addr = 0, .port = 9 };
 	int err;
 
 	h->udp_echo = ns_chan_create(h->st, NS_PROTO_UDP, &e7, NULL, &err);

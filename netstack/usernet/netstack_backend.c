@@ -91,7 +91,7 @@ uint32_t un_map_dst(struct un_ns *n, uint32_t dst, uint16_t port, bool *is_dns)
  * the client's MAC or to the broadcast (there is no address to ARP for). */
 static int dhcp_open(struct un_ns *n)
 {
-	struct ns_sockaddr local = {0, DHCP_SERVER_PORT};
+	struct ns_sockaddr local = { .addr = 0, .port = DHCP_SERVER_PORT };
 	int err;
 
 	n->dhcp_ch = ns_chan_create(n->st, NS_PROTO_UDP, &local, NULL, &err);

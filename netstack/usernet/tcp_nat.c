@@ -428,7 +428,7 @@ static void guest_connected(struct un_tcp_flow *f)
 static void on_fwd_tcp(struct un_ns *n, struct un_watch *w, uint32_t events)
 {
 	struct un_fwd *fw = (void *)((char *)w - offsetof(struct un_fwd, w));
-	struct ns_sockaddr guest = {fw->spec.guest_addr, fw->spec.guest_port};
+	struct ns_sockaddr guest = { .addr = fw->spec.guest_addr, .port = fw->spec.guest_port };
 
 	(void)events;
 	for (int i = 0; i < 64; i++) {
@@ -516,7 +516,7 @@ bool un_tcp_service(struct un_ns *n)
 
 int un_tcp_init(struct un_ns *n)
 {
-	struct ns_sockaddr any = {0, 0};
+	struct ns_sockaddr any = { .addr = 0, .port = 0 };
 	int err;
 
 	n->tcp_listener = ns_socket(n->st, NS_SOCK_STREAM, &err);

@@ -285,8 +285,8 @@ static void on_peer_chan(struct un_ns *n, struct un_watch *w, uint32_t events)
 static struct udp_flow *peer_open(struct un_ns *n, struct un_fwd *fw, const struct nat_key *k,
 				  const struct sockaddr_in *peer)
 {
-	struct ns_sockaddr local = {n->cfg.gateway, 0};
-	struct ns_sockaddr remote = {fw->spec.guest_addr, fw->spec.guest_port};
+	struct ns_sockaddr local = { .addr = n->cfg.gateway, .port = 0 };
+	struct ns_sockaddr remote = { .addr = fw->spec.guest_addr, .port = fw->spec.guest_port };
 	struct udp_flow *f = calloc(1, sizeof(*f));
 	int err;
 
@@ -425,7 +425,7 @@ int un_udp_fwd(struct un_ns *n, bool add, const struct usernet_fwd *f, char *err
 
 int un_udp_init(struct un_ns *n, char *err, size_t errlen)
 {
-	struct ns_sockaddr any = {0, 0};
+	struct ns_sockaddr any = { .addr = 0, .port = 0 };
 	int e1, e2;
 
 	if (nat_table_init(&n->udp, n->cfg.max_udp_flows) < 0)

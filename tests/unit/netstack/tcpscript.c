@@ -1039,7 +1039,7 @@ struct ns_sock *ts_stream(struct tscript *t)
 
 void ts_bind_listen(struct tscript *t, struct ns_sock *s, uint16_t port, int backlog)
 {
-	struct ns_sockaddr a = { t->local, port };
+	struct ns_sockaddr a = { .addr = t->local, .port = port };
 
 	ck_assert_int_eq(ns_bind(s, &a), 0);
 	ck_assert_int_eq(ns_listen(s, backlog), 0);
@@ -1069,11 +1069,11 @@ struct ns_sock *ts_accept(struct tscript *t, struct ns_sock *listener)
 struct ns_sock *ts_connect(struct tscript *t, uint16_t lport)
 {
 	struct ns_sock *s = ts_stream(t);
-	struct ns_sockaddr r = { t->peer, t->pport };
+	struct ns_sockaddr r = { .addr = t->peer, .port = t->pport };
 	int rc;
 
 	if (lport) {
-		struct ns_sockaddr a = { t->local, lport };
+		struct ns_sockaddr a = { .addr = t->local, .port = lport };
 
 		ck_assert_int_eq(ns_bind(s, &a), 0);
 	}

@@ -61,7 +61,7 @@ END_TEST
 START_TEST(test_ping)
 {
 	uint8_t msg[64] = { ICMP_ECHO, 0, 0, 0, 0x12, 0x34, 0, 1 }, buf[128];
-	struct ns_sockaddr loc = { 0, 0x1234 };
+	struct ns_sockaddr loc = { .addr = 0, .port = 0x1234 };
 	struct ns_pktinfo info = { 0 };
 	struct ns_chan *ch;
 	uint8_t mac[6];
@@ -84,7 +84,7 @@ END_TEST
 
 START_TEST(test_udp_roundtrip_and_frag)
 {
-	struct ns_sockaddr srv = { B, 7777 }, from;
+	struct ns_sockaddr srv = { .addr = B, .port = 7777 }, from;
 	struct ns_sock *c, *s;
 	static uint8_t out[5000], in[6000];
 	int err;
@@ -119,7 +119,7 @@ END_TEST
 
 START_TEST(test_udp_closed_port_icmp)
 {
-	struct ns_sockaddr dst = { B, 9 }, icmpl = { 0, 0 };
+	struct ns_sockaddr dst = { .addr = B, .port = 9 }, icmpl = { .addr = 0, .port = 0 };
 	struct ns_chan *catchall;
 	struct ns_sock *c;
 	struct ns_pktinfo info;
@@ -153,19 +153,20 @@ START_TEST(test_chan_tree)
 	ck_assert_int_eq(chan_tree_check(sa), 0);
 	stack_leave(sa);
 	for (int i = 0; i < 500; i++) {
-		l = (struct ns_sockaddr){ A, (uint16_t)(1000 + (i * 37) % 500) };
-		r = (struct ns_sockaddr){ B, (uint16_t)(i % 7) };
+		l = (struct ns_sockaddr){ .addr = A, .port = (uint16_t)(1000 + (i * 37) % 500) };
+		r = (struct ns_sockaddr){ .addr = B, .port = (uint16_t)(i % 7) };
 		chs[i] = ns_chan_create(sa, NS_PROTO_UDP, &l, i % 3 ? &r : NULL, &err);
 		ck_assert_ptr_nonnull(chs[i]);
 	}
-	l = (struct ns_sockaddr){ A, 1000 };
+	l = (struct ns_sockaddr){ .addr = A, .port = 1000 };
 	ck_assert_ptr_null(ns_chan_create(sa, NS_PROTO_UDP, &l, NULL, &err));
 	ck_assert_int_eq(err, -EADDRINUSE);
 	stack_enter(sa);
 	ck_assert_int_gt(chan_tree_check(sa), 0);
 	ck_assert_int_le(chan_tree_check(sa), 12); /* AVL: <= 1.44 log2(n) */
 	/* exact beats wildcard; wildcard found for unknown remote */
-	struct ns_chan *f = chan_lookup(sa, NS_PROTO_UDP, A, chs[1]->key.lport, B, 1);
+	struct ipaddr a4 = ipa_v4(A), b4 = ipa_v4(B);
+	struct ns_chan *f = chan_lookup(sa, NS_PROTO_UDP, &a4, chs[1]->key.lport, &b4, 1);
 	ck_assert_ptr_eq(f, chs[1]);
 	stack_leave(sa);
 	for (int i = 0; i < 500; i += 2)
@@ -308,7 +309,7 @@ static void udp_dgram(uint8_t *d, size_t len, uint16_t dport)
 START_TEST(test_reassembly_rules)
 {
 	static uint8_t d[3000], in[3000];
-	struct ns_sockaddr srv = { B, 4444 };
+	struct ns_sockaddr srv = { .addr = B, .port = 4444 };
 	struct ns_stats s;
 	struct ns_sock *so;
 	int err;
@@ -368,7 +369,7 @@ START_TEST(test_accept_any_udp_nat)
 	struct ns_link *x, *y;
 	struct ns_stack *g, *n;
 	struct ns_stack_cfg cfg = { .clock = clk, .seed = 1 };
-	struct ns_sockaddr any = { 0, 0 }, far = { 0x08080808, 53 }, from;
+	struct ns_sockaddr any = { .addr = 0, .port = 0 }, far = { .addr = 0x08080808, .port = 53 }, from;
 	struct ns_pktinfo info;
 	struct ns_chan *nat;
 	struct ns_sock *c;

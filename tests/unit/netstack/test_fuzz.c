@@ -35,7 +35,7 @@ static void setup(void)
 
 	rng = 0xf0220;
 	t = ts_new(&cfg);
-	l = (struct ns_sockaddr){ t->local, UDP_PORT };
+	l = (struct ns_sockaddr){ .addr = t->local, .port = UDP_PORT };
 	udp = ns_chan_create(t->st, NS_PROTO_UDP, &l, NULL, &err);
 	ck_assert_ptr_nonnull(udp);
 	ns_chan_set_queue_max(udp, CHAN_QMAX);

@@ -745,7 +745,7 @@ START_TEST(test_accept_any_listener)
 	struct ts_cfg cfg = { .if_flags = NS_IF_ACCEPT_ANY };
 	struct tscript *n = ts_new(&cfg);
 	struct ns_sock *l = ts_stream(n), *a;
-	struct ns_sockaddr any = { 0, 0 }, name;
+	struct ns_sockaddr any = { .addr = 0, .port = 0 }, name;
 
 	ck_assert_int_eq(ns_bind(l, &any), 0);
 	ck_assert_int_eq(ns_listen(l, 4), 0);
@@ -926,7 +926,7 @@ START_TEST(test_max_conns_bounds_active_opens)
 	struct ts_cfg cfg = { .stack = { .tcp_max_conns = 4 } };
 	struct tscript *m = ts_new(&cfg);
 	struct ns_sock *s[6];
-	struct ns_sockaddr r = { m->peer, 80 };
+	struct ns_sockaddr r = { .addr = m->peer, .port = 80 };
 	int ok = 0;
 
 	for (int i = 0; i < 6; i++) {
@@ -947,7 +947,7 @@ END_TEST
 START_TEST(test_syn_to_broadcast_ignored)
 {
 	struct ns_sock *l = ts_stream(t);
-	struct ns_sockaddr any = { 0, 80 };
+	struct ns_sockaddr any = { .addr = 0, .port = 80 };
 	uint32_t unicast = t->local;
 
 	ck_assert_int_eq(ns_bind(l, &any), 0);

@@ -120,7 +120,7 @@ static struct ns_sock *stream(struct ns_stack *st)
 static struct ns_sock *listener(struct ns_stack *st, uint32_t addr, uint16_t port)
 {
 	struct ns_sock *l = stream(st);
-	struct ns_sockaddr sa_ = { addr, port };
+	struct ns_sockaddr sa_ = { .addr = addr, .port = port };
 
 	ck_assert_int_eq(ns_bind(l, &sa_), 0);
 	ck_assert_int_eq(ns_listen(l, 8), 0);
@@ -131,7 +131,7 @@ static struct ns_sock *listener(struct ns_stack *st, uint32_t addr, uint16_t por
 static void connect_pair(struct ns_sock **c, struct ns_sock **s, uint16_t port)
 {
 	struct ns_sock *l = listener(sb, 0, port);
-	struct ns_sockaddr to = { B, port }, peer;
+	struct ns_sockaddr to = { .addr = B, .port = port }, peer;
 	int err;
 
 	*c = stream(sa);
@@ -338,7 +338,7 @@ END_TEST
 START_TEST(test_refused)
 {
 	struct ns_sock *c = stream(sa);
-	struct ns_sockaddr to = { B, 9999 };
+	struct ns_sockaddr to = { .addr = B, .port = 9999 };
 	int v = 0;
 	struct ns_stats st;
 
@@ -370,7 +370,7 @@ END_TEST
 START_TEST(test_simultaneous_open_and_close)
 {
 	struct ns_sock *x = stream(sa), *y = stream(sb);
-	struct ns_sockaddr ax = { A, 5000 }, by = { B, 6000 };
+	struct ns_sockaddr ax = { .addr = A, .port = 5000 }, by = { .addr = B, .port = 6000 };
 	char buf[8];
 
 	ck_assert_int_eq(ns_bind(x, &ax), 0);
@@ -516,7 +516,7 @@ static void connect_pair_retry(struct ns_sock **c, struct ns_sock **s, uint16_t 
 			       void (*tune)(struct ns_sock *))
 {
 	struct ns_sock *l = listener(sb, 0, port);
-	struct ns_sockaddr to = { B, port };
+	struct ns_sockaddr to = { .addr = B, .port = port };
 	int err;
 
 	*c = stream(sa);
@@ -862,7 +862,7 @@ static void icmp_about(struct frame *e, struct frame *q, uint8_t code, uint16_t 
 START_TEST(test_icmp_refused_syn_sent)
 {
 	struct ns_sock *c = stream(sa);
-	struct ns_sockaddr to = { B, 4444 };
+	struct ns_sockaddr to = { .addr = B, .port = 4444 };
 	struct frame syn, e;
 	int v;
 
@@ -952,7 +952,7 @@ END_TEST
 /* A deferred-accept listener on b; the client's SYN waits for a verdict. */
 static struct ns_sock *deferred(struct ns_sock **l, struct ns_sock **c, uint16_t port)
 {
-	struct ns_sockaddr to = { B, port };
+	struct ns_sockaddr to = { .addr = B, .port = port };
 	struct ns_sock *s;
 	int err;
 
@@ -1014,7 +1014,7 @@ END_TEST
 START_TEST(test_accept_any)
 {
 	struct ns_sock *any, *l22, *c1, *c2, *s;
-	struct ns_sockaddr zero = { 0, 0 }, b22 = { B, 22 }, far, name;
+	struct ns_sockaddr zero = { .addr = 0, .port = 0 }, b22 = { .addr = B, .port = 22 }, far, name;
 	int err;
 	char buf[8];
 
@@ -1058,7 +1058,7 @@ END_TEST
 START_TEST(test_backlog_syn_drop)
 {
 	struct ns_sock *l = listener(sb, 0, 103), *c[4];
-	struct ns_sockaddr to = { B, 103 };
+	struct ns_sockaddr to = { .addr = B, .port = 103 };
 	int err, accepted = 0;
 	struct ns_sock *s;
 
@@ -1155,7 +1155,7 @@ END_TEST
 START_TEST(test_syn_received_reset)
 {
 	struct ns_sock *l = listener(sb, 0, 111), *c = stream(sa);
-	struct ns_sockaddr to = { B, 111 };
+	struct ns_sockaddr to = { .addr = B, .port = 111 };
 	struct frame synack;
 	int err;
 
@@ -1196,7 +1196,7 @@ END_TEST
 START_TEST(test_listener_close_resets_queue)
 {
 	struct ns_sock *l = listener(sb, 0, 112), *c = stream(sa);
-	struct ns_sockaddr to = { B, 112 };
+	struct ns_sockaddr to = { .addr = B, .port = 112 };
 	char b[4];
 
 	ck_assert_int_eq(ns_connect(c, &to), -EINPROGRESS);
@@ -1214,7 +1214,7 @@ END_TEST
 START_TEST(test_time_wait_reuse)
 {
 	struct ns_sock *c, *s, *l, *c2, *s2;
-	struct ns_sockaddr me, to = { B, 113 };
+	struct ns_sockaddr me, to = { .addr = B, .port = 113 };
 	int err;
 
 	connect_pair(&c, &s, 113);
@@ -1244,7 +1244,7 @@ END_TEST
 START_TEST(test_connect_timeout)
 {
 	struct ns_sock *c = stream(sa);
-	struct ns_sockaddr to = { B, 114 };
+	struct ns_sockaddr to = { .addr = B, .port = 114 };
 	struct ns_stats st;
 	int v;
 
@@ -1413,7 +1413,7 @@ START_TEST(test_max_conns_active)
 	struct ns_stack *small = ns_stack_new(&cfg);
 	struct ns_link *x, *y;
 	struct ns_sock *c[3];
-	struct ns_sockaddr to = { B, 120 };
+	struct ns_sockaddr to = { .addr = B, .port = 120 };
 
 	ck_assert_int_eq(ns_link_pair(1500, 0, &x, &y), 0);
 	ck_assert_int_eq(ns_iface_add(small, x, A, 24, 0), 0);
@@ -1474,7 +1474,7 @@ static void *writer_thread(void *arg)
 START_TEST(test_blocking_api)
 {
 	struct ns_sock *l, *c, *s;
-	struct ns_sockaddr any = { 0, 7 }, to = { B, 7 }, peer;
+	struct ns_sockaddr any = { .addr = 0, .port = 7 }, to = { .addr = B, .port = 7 }, peer;
 	static uint8_t in[sizeof(out)];
 	pthread_t th, w;
 	int err;

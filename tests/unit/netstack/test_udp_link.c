@@ -24,7 +24,7 @@ static uint32_t S, CLIENT;
 static void setup_mtu(unsigned mtu)
 {
 	struct ns_stack_cfg cfg = {0};
-	struct ns_sockaddr local = {0, SERVER_PORT};
+	struct ns_sockaddr local = { .addr = 0, .port = SERVER_PORT };
 	int err;
 
 	clk = ns_clock_virtual_new(1000000);
@@ -208,7 +208,7 @@ END_TEST
 
 START_TEST(test_errors)
 {
-	struct ns_sockaddr icmp_local = {0, 0x77};
+	struct ns_sockaddr icmp_local = { .addr = 0, .port = 0x77 };
 	struct ns_pktinfo info = {0};
 	struct ns_link *other_a, *other_b;
 	struct ns_chan *icmp;

@@ -156,7 +156,7 @@ static struct ns_sock *stream(struct ns_stack *st)
 static void setup(void)
 {
 	struct ns_stack_cfg cfg = { .seed = 7 };
-	struct ns_sockaddr any = { 0, 80 }, to;
+	struct ns_sockaddr any = { .addr = 0, .port = 80 }, to;
 	struct ns_sock *l;
 	int err;
 
@@ -176,7 +176,7 @@ static void setup(void)
 	ck_assert_int_eq(ns_listen(l, 4), 0);
 	cli = stream(sa);
 	ck_assert_int_eq(ns_setsockopt(cli, NS_TCP_NODELAY, 1), 0);
-	to = (struct ns_sockaddr){ B, 80 };
+	to = (struct ns_sockaddr){ .addr = B, .port = 80 };
 	ck_assert_int_eq(ns_connect(cli, &to), -EINPROGRESS);
 	pump();
 	srv = ns_accept(l, NULL, &err);

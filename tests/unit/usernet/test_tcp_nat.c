@@ -128,7 +128,7 @@ static int host_listener(uint16_t *port)
 /* Non-blocking guest connect to 10.0.2.2:port; the final NS_SO_ERROR. */
 static int guest_connect(uint16_t port, struct ns_sock **out)
 {
-	struct ns_sockaddr dst = {GW, port};
+	struct ns_sockaddr dst = { .addr = GW, .port = port };
 	struct ns_sock *s;
 	int err = 0, rc;
 
