@@ -40,3 +40,6 @@ BENCHES += bench/netstack-slirp.sh
 # Interop with Linux's TCP over a TAP (root; skip 77 otherwise).
 INTEG_TESTS += tests/integration/netstack-tcp-basic.sh tests/integration/netstack-tcp-impair.sh \
 	tests/integration/netstack-tcp-bulk.sh
+
+# --- IPv6 (issue 21) ---
+$(eval $(call unit_test,netstack_ipv6,tests/unit/netstack/test_ipv6.c,libnetstack.a,))
