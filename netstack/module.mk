@@ -43,3 +43,4 @@ INTEG_TESTS += tests/integration/netstack-tcp-basic.sh tests/integration/netstac
 
 # --- IPv6 (issue 21) ---
 $(eval $(call unit_test,netstack_ipv6,tests/unit/netstack/test_ipv6.c,libnetstack.a,))
+$(eval $(call unit_test,netstack_ipv6_frames,tests/unit/netstack/test_ipv6_frames.c,libnetstack.a,))
