@@ -79,7 +79,7 @@ void bench_check(long rc, const char *what)
 
 static struct ns_stack *stack_on(struct ns_link *l, uint32_t addr)
 {
-	struct ns_stack_cfg cfg = { .seed = addr };
+	struct ns_stack_cfg cfg = {.seed = addr};
 	struct ns_stack *st = ns_stack_new(&cfg);
 
 	if (!st) {
@@ -90,6 +90,31 @@ static struct ns_stack *stack_on(struct ns_link *l, uint32_t addr)
 	return st;
 }
 
+bool bench_ipv6(void)
+{
+	const char *e = getenv("BENCH_IPV6");
+
+	return e && *e == '1';
+}
+
+/* fd4d::N for the pair address 10.77.0.N (BENCH_IPV6=1). */
+static void pair_addr6(uint32_t addr, uint8_t a6[16])
+{
+	memset(a6, 0, 16);
+	a6[0] = 0xfd;
+	a6[1] = 0x4d;
+	a6[15] = (uint8_t)addr;
+}
+
+static void pair_ipv6(struct ns_stack *st, struct ns_link *l, uint32_t addr)
+{
+	uint8_t a6[16];
+
+	pair_addr6(addr, a6);
+	bench_check(ns_iface_ipv6(st, l, NS_IF6_NODAD), "ns_iface_ipv6");
+	bench_check(ns_iface_add6(st, l, a6, 64), "ns_iface_add6");
+}
+
 void bench_pair_new(struct bench_pair *p, unsigned mtu)
 {
 	bench_check(ns_link_pair(mtu, 0, &p->la, &p->lb), "ns_link_pair");
@@ -97,6 +122,10 @@ void bench_pair_new(struct bench_pair *p, unsigned mtu)
 	p->b = stack_on(p->lb, BENCH_B);
 	bench_check(ns_arp_add_static(p->a, BENCH_B, p->lb->mac), "ns_arp_add_static");
 	bench_check(ns_arp_add_static(p->b, BENCH_A, p->la->mac), "ns_arp_add_static");
+	if (bench_ipv6()) {
+		pair_ipv6(p->a, p->la, BENCH_A);
+		pair_ipv6(p->b, p->lb, BENCH_B);
+	}
 }
 
 void bench_pair_free(struct bench_pair *p)
@@ -162,7 +191,10 @@ static struct ns_sock *stream_socket(struct ns_stack *st)
 
 struct ns_sock *bench_listen(struct ns_stack *st, uint32_t addr, uint16_t port)
 {
-	struct ns_sockaddr sa = { .addr = addr, .port = port };
+	struct ns_sockaddr sa = {.addr = addr, .port = port};
+
+	if (bench_ipv6() && !addr)
+		sa.family = NS_AF_INET6; /* ::, dual-stack */
 	struct ns_sock *s = stream_socket(st);
 
 	bench_check(ns_bind(s, &sa), "ns_bind");
@@ -172,9 +204,15 @@ struct ns_sock *bench_listen(struct ns_stack *st, uint32_t addr, uint16_t port)
 
 struct ns_sock *bench_connect(struct ns_stack *st, uint32_t addr, uint16_t port)
 {
-	struct ns_sockaddr sa = { .addr = addr, .port = port };
+	struct ns_sockaddr sa = {.addr = addr, .port = port};
 	struct ns_sock *s = stream_socket(st);
-	int rc = ns_connect(s, &sa);
+	int rc;
+
+	if (bench_ipv6() && (addr == BENCH_A || addr == BENCH_B)) {
+		sa.family = NS_AF_INET6;
+		pair_addr6(addr, sa.addr6);
+	}
+	rc = ns_connect(s, &sa);
 
 	if (rc != -EINPROGRESS)
 		bench_check(rc, "ns_connect");

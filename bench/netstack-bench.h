@@ -38,6 +38,9 @@ struct bench_pair {
 #define BENCH_A 0x0a4d0001u
 #define BENCH_B 0x0a4d0002u
 void bench_pair_new(struct bench_pair *p, unsigned mtu);
+/* BENCH_IPV6=1: the pair also speaks IPv6 (fd4d::1, fd4d::2), connections
+ * to the pair addresses go over it, listeners on any are dual-stack. */
+bool bench_ipv6(void);
 void bench_pair_free(struct bench_pair *p);
 /* Move every frame queued on either end into its stack, run timers. */
 void bench_pair_pump(struct bench_pair *p);

@@ -396,8 +396,10 @@ struct ns_stack {
 	struct ns_route6 routes6[NS_MAX_ROUTES];
 	unsigned nroutes6;
 	struct nd_entry nd[NS_ND_SIZE];
+	unsigned nd_hint; /* the entry found last */
 	struct ns_timer nd_timer; /* neighbours, DAD, router solicitations */
 	struct pmtu6 pmtu6[NS_PMTU6_SIZE];
+	unsigned npmtu6; /* entries ever used: none, no search */
 	uint32_t ip6_id;
 	uint64_t icmp6_err_sec; /* ICMPv6 errors sent in this second */
 	unsigned icmp6_err_n;

@@ -315,7 +315,7 @@ uint32_t ip6_pseudo_sum(const struct ipaddr *src, const struct ipaddr *dst, uint
 
 static struct pmtu6 *pmtu_find(struct ns_stack *st, const struct ipaddr *dst)
 {
-	for (unsigned i = 0; i < NS_PMTU6_SIZE; i++)
+	for (unsigned i = 0; i < st->npmtu6; i++)
 		if (st->pmtu6[i].mtu && ipa_eq(&st->pmtu6[i].dst, dst))
 			return &st->pmtu6[i];
 	return NULL;

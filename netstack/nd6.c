@@ -62,9 +62,16 @@ void nd6_kick(struct ns_stack *st)
 
 static struct nd_entry *nd_find(struct ns_stack *st, const struct ipaddr *a)
 {
+	struct nd_entry *e = &st->nd[st->nd_hint];
+
+	/* A flow sends to one neighbour packet after packet. */
+	if (e->state != ND_FREE && ipa_eq(&e->addr, a))
+		return e;
 	for (unsigned i = 0; i < NS_ND_SIZE; i++)
-		if (st->nd[i].state != ND_FREE && ipa_eq(&st->nd[i].addr, a))
+		if (st->nd[i].state != ND_FREE && ipa_eq(&st->nd[i].addr, a)) {
+			st->nd_hint = i;
 			return &st->nd[i];
+		}
 	return NULL;
 }
 
