@@ -327,11 +327,15 @@ void ip6_pmtu_learn(struct ns_stack *st, const struct ipaddr *dst, unsigned mtu)
 
 	if (mtu < IP6_MIN_MTU)
 		mtu = IP6_MIN_MTU; /* RFC 8200 5: never below the minimum */
-	if (!e) {		   /* a free slot, else the one that expires first */
+	if (!e && st->npmtu6 < NS_PMTU6_SIZE) {
+		e = &st->pmtu6[st->npmtu6++];
+	} else if (!e) { /* full: the entry that expires first */
 		e = &st->pmtu6[0];
-		for (unsigned i = 0; i < NS_PMTU6_SIZE && e->mtu; i++)
-			if (!st->pmtu6[i].mtu || st->pmtu6[i].expires < e->expires)
+		for (unsigned i = 1; i < NS_PMTU6_SIZE; i++)
+			if (st->pmtu6[i].expires < e->expires)
 				e = &st->pmtu6[i];
+	}
+	if (!ipa_eq(&e->dst, dst)) {
 		e->dst = *dst;
 		e->mtu = 0;
 	}
