@@ -197,8 +197,11 @@ static bool dst_ok(struct ns_stack *st, struct ns_iface *ifc, struct ip_rx *rx, 
 		static const uint8_t all_nodes[16] = {0xff, 2, [15] = 1};
 		static const uint8_t all_routers[16] = {0xff, 2, [15] = 2};
 
+		static const uint8_t dhcp6_servers[16] = { 0xff, 2, [13] = 1, [15] = 2 };
+		bool router = ifc->v6flags & NS_IF6_ROUTER;
+
 		if (!memcmp(d, all_nodes, 16) ||
-		    (!memcmp(d, all_routers, 16) && (ifc->v6flags & NS_IF6_ROUTER)))
+		    (router && (!memcmp(d, all_routers, 16) || !memcmp(d, dhcp6_servers, 16))))
 			return true;
 		for (unsigned i = 0; i < NS_MAX_ADDR6; i++) {
 			struct ipaddr sn = ip6_solicited_node(&ifc->addr6[i].addr);

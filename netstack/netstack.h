@@ -223,7 +223,8 @@ int ns_stack_run_once(struct ns_stack *st, int timeout_ms);
  * NS_IF6_NODAD: addresses are usable at once (no DAD probe). */
 #define NS_IF6_SLAAC (1u << 0)
 #define NS_IF6_NODAD (1u << 1)
-#define NS_IF6_ROUTER (1u << 2) /* joins ff02::2; RA sending is the owner's */
+#define NS_IF6_ROUTER (1u << 2) /* joins ff02::2 and ff02::1:2 (DHCPv6
+				 * servers); advertises with ns_iface_ra() */
 int ns_iface_ipv6(struct ns_stack *st, struct ns_link *l, unsigned flags);
 /* A further address (and its on-link prefix route). */
 int ns_iface_add6(struct ns_stack *st, struct ns_link *l, const uint8_t addr[16],

@@ -43,6 +43,9 @@ struct un_ns {
 
 	/* UDP and ICMP */
 	struct ns_chan *udp_all, *icmp_all;
+	struct ns_chan *udp6_all, *icmp6_all; /* NULL with ipv6_off */
+	struct ns_chan *dhcp6_ch;	      /* UDP port 547 */
+	struct ns_sock *tcp6_listener;
 	struct nat_table udp; /* outbound UDP, ICMP echo and UDP-forward peers */
 	uint32_t resolvers[UN_MAX_RESOLVERS];
 	uint16_t resolver_port;
@@ -68,6 +71,14 @@ static inline uint64_t un_now(struct un_ns *n)
  * to, or 0 when it must not leave (other virtual hosts, broadcasts,
  * disabled loopback). */
 uint32_t un_map_dst(struct un_ns *n, uint32_t dst, uint16_t port, bool *is_dns);
+/* The same for either family: the host socket address for the guest's
+ * dst (IPv6: the host address reaches ::1, the DNS address the IPv4
+ * resolvers); false when it must not leave. */
+#include <sys/socket.h>
+bool un_map_host(struct un_ns *n, const struct ns_sockaddr *dst, struct sockaddr_storage *out,
+		 socklen_t *len, bool *is_dns);
+/* An address the guest may send from on the IPv6 LAN. */
+bool un_guest6_ok(struct un_ns *n, const uint8_t a[16]);
 
 /* udp_nat.c */
 int un_udp_init(struct un_ns *n, char *err, size_t errlen);

@@ -111,6 +111,7 @@ static void usage(FILE *f)
 		"         [--dns A[:PORT]] [--resolv-conf PATH] [--no-host-loopback]\n"
 		"         [--hostname NAME] [--max-tcp N] [--max-udp N] [--udp-idle S]\n"
 		"         [--conn-rate N] [--tcp-buf BYTES] [--tcp-window BYTES] [--control FIFO]\n"
+		"         [--ipv6 on|off] [--ipv6-net A/LEN] [--ipv6-host A] [--ipv6-dns A]\n"
 		"         [--no-offload] [-v]\n"
 		"  --netns    namespace (/var/run/netns/NAME or /proc/PID/ns/net) for the TAP\n"
 		"  --control  FIFO of commands: hostfwd_add SPEC | hostfwd_remove SPEC | stats\n"
@@ -160,7 +161,17 @@ static int parse_opt(struct un_host *h, const char *o, const char *v)
 			       : 0;
 	else if (!strcmp(o, "--conn-rate"))
 		return parse_uint(v, 1u << 24, &c->max_conn_rate);
-	else if (!strcmp(o, "--tcp-buf"))
+	else if (!strcmp(o, "--ipv6"))
+		return strcmp(v, "on") && strcmp(v, "off")
+			       ? -EINVAL
+			       : usernet_parse_ipv6_option(c, v[1] == 'n' ? "ipv6=on" : "ipv6=off");
+	else if (!strcmp(o, "--ipv6-net") || !strcmp(o, "--ipv6-host") ||
+		 !strcmp(o, "--ipv6-dns")) {
+		char kv[96];
+
+		snprintf(kv, sizeof(kv), "%s=%s", o + 2, v);
+		return usernet_parse_ipv6_option(c, kv) < 0 ? -EINVAL : 0;
+	} else if (!strcmp(o, "--tcp-buf"))
 		return parse_uint(v, 16u << 20, &c->tcp_buf) < 0 || c->tcp_buf < 2048 ? -EINVAL : 0;
 	else
 		return -ENOENT;

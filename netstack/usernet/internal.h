@@ -41,6 +41,8 @@ struct usernet_fwd {
 	bool udp;
 	uint32_t host_addr, guest_addr;
 	uint16_t host_port, guest_port;
+	bool host6, guest6; /* the address is host_addr6 / guest_addr6 */
+	uint8_t host_addr6[16], guest_addr6[16];
 };
 /* "tcp:HADDR:HPORT-GADDR:GPORT"; empty HADDR = 127.0.0.1, empty GADDR =
  * guest_default. 0 or -EINVAL. */
@@ -91,12 +93,21 @@ void dhcp_server_free(struct dhcp_server *d);
 size_t dhcp_handle(struct dhcp_server *d, const uint8_t *msg, size_t len, uint64_t now_s,
 		   uint8_t *out, size_t cap, struct dhcp_dest *dest);
 
+/* Stateless DHCPv6 (dhcp6.c): the Reply (UDP payload) to an
+ * Information-Request in out, its length, or 0 (not one, malformed). */
+#define DHCP6_SERVER_PORT 547
+#define DHCP6_CLIENT_PORT 546
+size_t dhcp6_handle(const uint8_t server_mac[6], const uint8_t dns[16], const uint8_t *msg,
+		    size_t len, uint8_t *out, size_t cap, struct usernet_stats *stats);
+
 /* ----------------------------------------------------------- NAT table */
 
 struct nat_key {
 	uint8_t proto;
-	uint32_t gaddr, raddr; /* guest side, remote side */
+	uint32_t gaddr, raddr; /* guest side, remote side (IPv4) */
 	uint16_t gport, rport;
+	bool v6;
+	uint8_t gaddr6[16], raddr6[16]; /* IPv6 flows */
 };
 
 /* Embedded in a flow; the table never allocates entries. */

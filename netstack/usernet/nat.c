@@ -16,13 +16,22 @@ static unsigned key_hash(const struct nat_key *k, unsigned nbuckets)
 	h = (h ^ k->gaddr) * 0x9e3779b97f4a7c15ull;
 	h = (h ^ k->raddr) * 0x9e3779b97f4a7c15ull;
 	h = (h ^ ((uint32_t)k->gport << 16 | k->rport)) * 0x9e3779b97f4a7c15ull;
+	if (k->v6)
+		for (int i = 0; i < 16; i += 4) {
+			uint32_t g, r;
+
+			memcpy(&g, k->gaddr6 + i, 4);
+			memcpy(&r, k->raddr6 + i, 4);
+			h = (h ^ g ^ ((uint64_t)r << 32)) * 0x9e3779b97f4a7c15ull;
+		}
 	return (unsigned)(h >> 32) & (nbuckets - 1);
 }
 
 static bool key_eq(const struct nat_key *a, const struct nat_key *b)
 {
 	return a->proto == b->proto && a->gaddr == b->gaddr && a->raddr == b->raddr &&
-	       a->gport == b->gport && a->rport == b->rport;
+	       a->gport == b->gport && a->rport == b->rport && a->v6 == b->v6 &&
+	       (!a->v6 || (!memcmp(a->gaddr6, b->gaddr6, 16) && !memcmp(a->raddr6, b->raddr6, 16)));
 }
 
 int nat_table_init(struct nat_table *t, unsigned max)

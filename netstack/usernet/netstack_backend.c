@@ -2,6 +2,7 @@
  * DHCP server's channel, the epoll set every host socket lives in, and
  * the event-loop entry points. */
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -84,6 +85,82 @@ uint32_t un_map_dst(struct un_ns *n, uint32_t dst, uint16_t port, bool *is_dns)
 	return dst;
 }
 
+bool un_guest6_ok(struct un_ns *n, const uint8_t a[16])
+{
+	struct ns_sockaddr sa = {.family = NS_AF_INET6};
+	unsigned bytes = n->cfg.ipv6_prefix / 8;
+
+	memcpy(sa.addr6, a, 16);
+	if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80)
+		return true; /* link-local (DHCPv6, ND) */
+	return !memcmp(a, n->cfg.ipv6_net, bytes) && memcmp(a, n->cfg.ipv6_host, 16) &&
+	       memcmp(a, n->cfg.ipv6_dns, 16);
+}
+
+/* A global unicast destination outside our prefix (RFC 4291 2.4). */
+static bool remote6_ok(struct un_ns *n, const uint8_t a[16])
+{
+	static const uint8_t mapped[12] = {[10] = 0xff, [11] = 0xff};
+	static const uint8_t zero[16];
+
+	if (a[0] == 0xff || (a[0] == 0xfe && (a[1] & 0xc0) == 0x80) || !memcmp(a, zero, 15) ||
+	    !memcmp(a, mapped, 12))
+		return false;
+	return memcmp(a, n->cfg.ipv6_net, n->cfg.ipv6_prefix / 8) != 0;
+}
+
+static void sa4(struct sockaddr_storage *out, socklen_t *len, uint32_t a, uint16_t port)
+{
+	struct sockaddr_in *s = (struct sockaddr_in *)out;
+
+	memset(out, 0, sizeof(*out));
+	s->sin_family = AF_INET;
+	s->sin_addr.s_addr = htonl(a);
+	s->sin_port = htons(port);
+	*len = sizeof(*s);
+}
+
+static void sa6(struct sockaddr_storage *out, socklen_t *len, const uint8_t a[16], uint16_t port)
+{
+	struct sockaddr_in6 *s = (struct sockaddr_in6 *)out;
+
+	memset(out, 0, sizeof(*out));
+	s->sin6_family = AF_INET6;
+	memcpy(&s->sin6_addr, a, 16);
+	s->sin6_port = htons(port);
+	*len = sizeof(*s);
+}
+
+bool un_map_host(struct un_ns *n, const struct ns_sockaddr *dst, struct sockaddr_storage *out,
+		 socklen_t *len, bool *is_dns)
+{
+	static const uint8_t loop6[16] = {[15] = 1};
+	uint32_t host;
+
+	*is_dns = false;
+	if (dst->family != NS_AF_INET6) {
+		host = un_map_dst(n, dst->addr, dst->port, is_dns);
+		sa4(out, len, host, *is_dns ? n->resolver_port : dst->port);
+		return host != 0;
+	}
+	if (!memcmp(dst->addr6, n->cfg.ipv6_host, 16)) {
+		sa6(out, len, loop6, dst->port);
+		return !n->cfg.no_host_loopback;
+	}
+	if (!memcmp(dst->addr6, n->cfg.ipv6_dns, 16)) {
+		/* The forwarder's upstreams are IPv4 (resolv.c). */
+		if (dst->port != 53 || !n->nresolvers)
+			return false;
+		*is_dns = true;
+		sa4(out, len, n->resolvers[n->next_resolver++ % n->nresolvers], n->resolver_port);
+		return true;
+	}
+	if (!remote6_ok(n, dst->addr6))
+		return false;
+	sa6(out, len, dst->addr6, dst->port);
+	return true;
+}
+
 /* --------------------------------------------------------------- DHCP */
 
 /* The server is a channel on port 67 with a wildcard remote: requests come
@@ -91,7 +168,7 @@ uint32_t un_map_dst(struct un_ns *n, uint32_t dst, uint16_t port, bool *is_dns)
  * the client's MAC or to the broadcast (there is no address to ARP for). */
 static int dhcp_open(struct un_ns *n)
 {
-	struct ns_sockaddr local = { .addr = 0, .port = DHCP_SERVER_PORT };
+	struct ns_sockaddr local = {.addr = 0, .port = DHCP_SERVER_PORT};
 	int err;
 
 	n->dhcp_ch = ns_chan_create(n->st, NS_PROTO_UDP, &local, NULL, &err);
@@ -124,6 +201,53 @@ static void dhcp_service(struct un_ns *n)
 				   sizeof(out), &dest);
 		if (olen)
 			dhcp_reply(n, out, olen, &dest);
+	}
+}
+
+/* ------------------------------------------------------------- IPv6 */
+
+/* libslirp's LAN: the gateway is the link's router, advertising the
+ * prefix for SLAAC with O=1 (DNS by stateless DHCPv6, and RDNSS). */
+static int ipv6_setup(struct un_ns *n)
+{
+	struct ns_ra_cfg ra = {.prefix_len = n->cfg.ipv6_prefix, .other = true};
+	struct ns_sockaddr dhcp6 = {.port = DHCP6_SERVER_PORT, .family = NS_AF_INET6};
+	int rc, err;
+
+	rc = ns_iface_ipv6(n->st, n->link, NS_IF6_ROUTER | NS_IF6_NODAD);
+	if (rc == 0)
+		rc = ns_iface_add6(n->st, n->link, n->cfg.ipv6_host, n->cfg.ipv6_prefix);
+	if (rc == 0)
+		rc = ns_iface_add6(n->st, n->link, n->cfg.ipv6_dns, 128);
+	if (rc < 0)
+		return rc;
+	memcpy(ra.prefix, n->cfg.ipv6_net, 16);
+	memcpy(ra.rdnss, n->cfg.ipv6_dns, 16);
+	ra.mtu = n->cfg.mtu;
+	rc = ns_iface_ra(n->st, n->link, &ra);
+	if (rc < 0)
+		return rc;
+	n->dhcp6_ch = ns_chan_create(n->st, NS_PROTO_UDP, &dhcp6, NULL, &err);
+	return n->dhcp6_ch ? 0 : err;
+}
+
+static void dhcp6_service(struct un_ns *n)
+{
+	struct ns_pktinfo info, to;
+	uint8_t out[512];
+	ssize_t len;
+	size_t olen;
+
+	while (n->dhcp6_ch &&
+	       (len = ns_chan_recv_nb(n->dhcp6_ch, n->scratch, NS_FRAME_BUF, &info)) >= 0) {
+		olen = dhcp6_handle(n->cfg.gateway_mac, n->cfg.ipv6_dns, n->scratch,
+				    (size_t)(len > NS_FRAME_BUF ? NS_FRAME_BUF : len), out,
+				    sizeof(out), &n->stats);
+		if (!olen)
+			continue;
+		memset(&to, 0, sizeof(to));
+		to.dst = info.src; /* the client's link-local address, port 546 */
+		ns_chan_sendto(n->dhcp6_ch, out, olen, &to);
 	}
 }
 
@@ -202,6 +326,8 @@ static int ns_backend_setup(struct un_ns *n, char *err, size_t errlen)
 		rc = dhcp_open(n);
 	if (rc < 0)
 		return usernet_fail(err, errlen, rc, "netstack interface: %s", strerror(-rc));
+	if (!n->cfg.ipv6_off && (rc = ipv6_setup(n)) < 0)
+		return usernet_fail(err, errlen, rc, "netstack IPv6: %s", strerror(-rc));
 	rc = un_watch_add(n, &n->stack_w, ns_stack_fd(n->st), EPOLLIN, on_stack_fd);
 	if (rc < 0)
 		return usernet_fail(err, errlen, rc, "epoll: %s", strerror(-rc));
@@ -238,6 +364,7 @@ static void ns_backend_destroy(void *impl)
 		un_tcp_fini(n);
 		un_udp_fini(n);
 		ns_chan_close(n->dhcp_ch);
+		ns_chan_close(n->dhcp6_ch);
 		epoll_ctl(n->epfd, EPOLL_CTL_DEL, n->stack_w.fd, NULL);
 		ns_stack_free(n->st);
 	}
@@ -293,6 +420,7 @@ static void ns_backend_poll(void *impl)
 
 	n->input_pending = false;
 	dhcp_service(n);
+	dhcp6_service(n);
 	un_udp_service(n);
 	un_tcp_service(n);
 	do {

@@ -165,9 +165,8 @@ static ssize_t host_read(struct un_tcp_flow *f, void *buf, size_t len)
 /* Guest bytes in place (up to two pieces of its receive ring). */
 static ssize_t host_writev(struct un_tcp_flow *f, const struct ns_iov iov[2])
 {
-	struct iovec v[2] = { { (void *)iov[0].base, iov[0].len },
-			      { (void *)iov[1].base, iov[1].len } };
-	struct msghdr m = { .msg_iov = v, .msg_iovlen = 2 };
+	struct iovec v[2] = {{(void *)iov[0].base, iov[0].len}, {(void *)iov[1].base, iov[1].len}};
+	struct msghdr m = {.msg_iov = v, .msg_iovlen = 2};
 
 	return host_result(sendmsg(f->w.fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL));
 }
@@ -338,16 +337,13 @@ static bool rate_ok(struct un_ns *n)
 static void nat_connect(struct un_ns *n, struct ns_sock *s)
 {
 	struct ns_sockaddr dst;
-	struct sockaddr_in sa = {.sin_family = AF_INET};
+	struct sockaddr_storage sa;
 	struct un_tcp_flow *f;
-	uint32_t host;
+	socklen_t salen;
 	bool dns;
 	int fd, one = 1;
 
-	if (ns_getsockname(s, &dst) < 0)
-		goto refuse;
-	host = un_map_dst(n, dst.addr, dst.port, &dns);
-	if (!host)
+	if (ns_getsockname(s, &dst) < 0 || !un_map_host(n, &dst, &sa, &salen, &dns))
 		goto refuse;
 	if (n->tcp_count >= n->cfg.max_tcp_flows) {
 		n->stats.tcp_limit_refused++;
@@ -361,10 +357,9 @@ static void nat_connect(struct un_ns *n, struct ns_sock *s)
 	if (!f)
 		goto refuse;
 	n->stats.tcp_flows++;
+	n->stats.tcp6_flows += dst.family == NS_AF_INET6;
 	f->state = TF_HOST_CONNECTING;
-	sa.sin_addr.s_addr = htonl(host);
-	sa.sin_port = htons(dns ? n->resolver_port : dst.port);
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		n->stats.tcp_connect_fail++;
 		ns_accept_refuse(s, false, 0);
@@ -372,7 +367,7 @@ static void nat_connect(struct un_ns *n, struct ns_sock *s)
 		return;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EINPROGRESS) {
+	if (connect(fd, (struct sockaddr *)&sa, salen) < 0 && errno != EINPROGRESS) {
 		int e = errno;
 
 		close(fd);
@@ -392,14 +387,14 @@ refuse:
 	ns_close(s);
 }
 
-static void listener_accept(struct un_ns *n)
+static void listener_accept(struct un_ns *n, struct ns_sock *l)
 {
 	for (int i = 0; i < 256; i++) {
 		struct ns_sockaddr peer;
 		struct ns_sock *s;
 		int err;
 
-		s = ns_accept(n->tcp_listener, &peer, &err);
+		s = ns_accept(l, &peer, &err);
 		if (!s)
 			break;
 		nat_connect(n, s);
@@ -428,9 +423,13 @@ static void guest_connected(struct un_tcp_flow *f)
 static void on_fwd_tcp(struct un_ns *n, struct un_watch *w, uint32_t events)
 {
 	struct un_fwd *fw = (void *)((char *)w - offsetof(struct un_fwd, w));
-	struct ns_sockaddr guest = { .addr = fw->spec.guest_addr, .port = fw->spec.guest_port };
+	struct ns_sockaddr guest = {.addr = fw->spec.guest_addr, .port = fw->spec.guest_port};
 
 	(void)events;
+	if (fw->spec.guest6) {
+		guest.family = NS_AF_INET6;
+		memcpy(guest.addr6, fw->spec.guest_addr6, 16);
+	}
 	for (int i = 0; i < 64; i++) {
 		int fd = accept4(w->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), err, rc, one = 1;
 		struct un_tcp_flow *f;
@@ -480,9 +479,8 @@ int un_tcp_fwd(struct un_ns *n, bool add, const struct usernet_fwd *f, char *err
 
 static void on_listener_event(struct ns_sock *s, unsigned events, void *ctx)
 {
-	(void)s;
 	(void)events;
-	listener_accept(ctx);
+	listener_accept(ctx, s);
 }
 
 bool un_tcp_service(struct un_ns *n)
@@ -514,26 +512,38 @@ bool un_tcp_service(struct un_ns *n)
 	return n->tcp_ready == NULL;
 }
 
-int un_tcp_init(struct un_ns *n)
+/* The catch-all listener of one family: {any, 0} takes every SYN no
+ * other socket claims, deferred until the host connect is known. */
+static struct ns_sock *catch_all(struct un_ns *n, uint16_t family)
 {
-	struct ns_sockaddr any = { .addr = 0, .port = 0 };
+	struct ns_sockaddr any = {.family = family};
+	struct ns_sock *l;
 	int err;
 
-	n->tcp_listener = ns_socket(n->st, NS_SOCK_STREAM, &err);
-	if (!n->tcp_listener)
-		return err; /* no TCP in this netstack build: guests get RSTs */
+	l = ns_socket(n->st, NS_SOCK_STREAM, &err);
+	if (!l)
+		return NULL;
 	/* Buffers are set before listen so accepted sockets get them: the
 	 * receive window has to cover a few 64 KiB segments. */
-	if (ns_setsockopt(n->tcp_listener, NS_SO_NONBLOCK, 1) < 0 ||
-	    ns_setsockopt(n->tcp_listener, NS_SO_RCVBUF, (int)n->cfg.tcp_window) < 0 ||
-	    ns_setsockopt(n->tcp_listener, NS_SO_SNDBUF, (int)n->cfg.tcp_window) < 0 ||
-	    ns_setsockopt(n->tcp_listener, NS_TCP_DEFER_ACCEPT, 1) < 0 ||
-	    ns_bind(n->tcp_listener, &any) < 0 || ns_listen(n->tcp_listener, 1024) < 0) {
-		ns_close(n->tcp_listener);
-		n->tcp_listener = NULL;
-		return -EIO;
+	if (ns_setsockopt(l, NS_SO_NONBLOCK, 1) < 0 ||
+	    ns_setsockopt(l, NS_SO_RCVBUF, (int)n->cfg.tcp_window) < 0 ||
+	    ns_setsockopt(l, NS_SO_SNDBUF, (int)n->cfg.tcp_window) < 0 ||
+	    ns_setsockopt(l, NS_TCP_DEFER_ACCEPT, 1) < 0 || ns_bind(l, &any) < 0 ||
+	    ns_listen(l, 1024) < 0) {
+		ns_close(l);
+		return NULL;
 	}
-	ns_sock_set_callback(n->tcp_listener, on_listener_event, n);
+	ns_sock_set_callback(l, on_listener_event, n);
+	return l;
+}
+
+int un_tcp_init(struct un_ns *n)
+{
+	n->tcp_listener = catch_all(n, NS_AF_INET);
+	if (!n->tcp_listener)
+		return -EIO; /* no TCP in this netstack build: guests get RSTs */
+	if (!n->cfg.ipv6_off && !(n->tcp6_listener = catch_all(n, NS_AF_INET6)))
+		return -EIO;
 	return 0;
 }
 
@@ -549,5 +559,7 @@ void un_tcp_fini(struct un_ns *n)
 	}
 	if (n->tcp_listener)
 		ns_close(n->tcp_listener);
-	n->tcp_listener = NULL;
+	if (n->tcp6_listener)
+		ns_close(n->tcp6_listener);
+	n->tcp_listener = n->tcp6_listener = NULL;
 }

@@ -41,6 +41,37 @@ static struct sockaddr_in sin_of(uint32_t addr, uint16_t port)
 	return sa;
 }
 
+/* The flow's packets as the guest sees them: from the remote, to it. */
+static void info_of(const struct nat_key *k, struct ns_pktinfo *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->src.port = k->rport;
+	info->dst.port = k->gport;
+	if (k->v6) {
+		info->src.family = info->dst.family = NS_AF_INET6;
+		memcpy(info->src.addr6, k->raddr6, 16);
+		memcpy(info->dst.addr6, k->gaddr6, 16);
+	} else {
+		info->src.addr = k->raddr;
+		info->dst.addr = k->gaddr;
+	}
+}
+
+static struct nat_key key_of(uint8_t proto, const struct ns_pktinfo *info, uint16_t rport)
+{
+	struct nat_key k = {.proto = proto, .gport = info->src.port, .rport = rport};
+
+	if (info->src.family == NS_AF_INET6) {
+		k.v6 = true;
+		memcpy(k.gaddr6, info->src.addr6, 16);
+		memcpy(k.raddr6, info->dst.addr6, 16);
+	} else {
+		k.gaddr = info->src.addr;
+		k.raddr = info->dst.addr;
+	}
+	return k;
+}
+
 static void flow_close(struct un_ns *n, struct udp_flow *f)
 {
 	nat_remove(&n->udp, &f->e);
@@ -57,6 +88,29 @@ static void flow_close(struct un_ns *n, struct udp_flow *f)
 /* The host said port unreachable (a connected UDP socket's ECONNREFUSED):
  * tell the guest with an ICMP error quoting a datagram of the flow, so
  * its socket fails at once instead of timing out. */
+static void udp6_unreachable(struct un_ns *n, const struct udp_flow *f)
+{
+	struct ns_pktinfo info;
+	uint8_t m[8 + 40 + 8] = {1, 4}; /* ICMPv6 dest unreachable, port */
+	uint8_t *ip = m + 8, *udp = ip + 40;
+
+	ip[0] = 0x60;
+	ip[5] = 8;
+	ip[6] = NS_PROTO_UDP;
+	ip[7] = 64;
+	memcpy(ip + 8, f->e.key.gaddr6, 16);
+	memcpy(ip + 24, f->e.key.raddr6, 16);
+	udp[0] = (uint8_t)(f->e.key.gport >> 8);
+	udp[1] = (uint8_t)f->e.key.gport;
+	udp[2] = (uint8_t)(f->e.key.rport >> 8);
+	udp[3] = (uint8_t)f->e.key.rport;
+	udp[5] = 8;
+	info_of(&f->e.key, &info);
+	info.src.port = info.dst.port = 0;
+	ns_chan_sendto(n->icmp_all, m, sizeof(m), &info);
+	n->stats.udp_unreachable++;
+}
+
 static void udp_unreachable(struct un_ns *n, const struct udp_flow *f)
 {
 	struct ns_pktinfo info = {0};
@@ -65,6 +119,10 @@ static void udp_unreachable(struct un_ns *n, const struct udp_flow *f)
 	uint32_t a;
 	uint16_t v;
 
+	if (f->e.key.v6) {
+		udp6_unreachable(n, f);
+		return;
+	}
 	ip[0] = 0x45;
 	v = htons(28);
 	memcpy(ip + 2, &v, 2);
@@ -97,10 +155,7 @@ static void on_host_reply(struct un_ns *n, struct un_watch *w, uint32_t events)
 	uint8_t *buf = n->scratch;
 
 	(void)events;
-	info.src.addr = f->e.key.raddr;
-	info.src.port = f->e.key.rport;
-	info.dst.addr = f->e.key.gaddr;
-	info.dst.port = f->e.key.gport;
+	info_of(&f->e.key, &info);
 	for (int i = 0; i < 64; i++) {
 		ssize_t r = recv(w->fd, buf, 65507, MSG_DONTWAIT);
 
@@ -112,7 +167,7 @@ static void on_host_reply(struct un_ns *n, struct un_watch *w, uint32_t events)
 		nat_touch(&n->udp, &f->e, un_now(n));
 		if (f->kind == FLOW_ICMP) {
 			/* The kernel chose the echo id; give the guest its own. */
-			if (r < 8 || buf[0] != 0)
+			if (r < 8 || buf[0] != (f->e.key.v6 ? 129 : 0))
 				continue;
 			buf[4] = (uint8_t)(f->e.key.gport >> 8);
 			buf[5] = (uint8_t)f->e.key.gport;
@@ -131,11 +186,11 @@ static void on_host_reply(struct un_ns *n, struct un_watch *w, uint32_t events)
 /* ------------------------------------------------------ guest -> host */
 
 static struct udp_flow *flow_open(struct un_ns *n, const struct nat_key *k, enum flow_kind kind,
-				  uint32_t host_addr, uint16_t host_port)
+				  const struct sockaddr_storage *sa, socklen_t salen)
 {
 	struct udp_flow *f = calloc(1, sizeof(*f));
-	struct sockaddr_in sa = sin_of(host_addr, host_port);
-	int fd, proto = kind == FLOW_ICMP ? IPPROTO_ICMP : 0;
+	bool v6 = sa->ss_family == AF_INET6;
+	int fd, proto = kind != FLOW_ICMP ? 0 : v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP;
 
 	if (!f)
 		return NULL;
@@ -147,13 +202,13 @@ static struct udp_flow *flow_open(struct un_ns *n, const struct nat_key *k, enum
 		free(f);
 		return NULL;
 	}
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
+	fd = socket(sa->ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
 	if (fd < 0 && kind == FLOW_ICMP) {
 		/* EACCES: net.ipv4.ping_group_range excludes us. */
 		n->stats.icmp_unsupported++;
 		goto fail;
 	}
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	if (fd < 0 || connect(fd, (const struct sockaddr *)sa, salen) < 0 ||
 	    un_watch_add(n, &f->w, fd, EPOLLIN, on_host_reply) < 0) {
 		if (fd >= 0)
 			close(fd);
@@ -168,26 +223,38 @@ fail:
 	return NULL;
 }
 
-static bool guest_src_ok(struct un_ns *n, uint32_t src)
+static bool guest_src_ok(struct un_ns *n, const struct ns_sockaddr *src)
 {
 	uint32_t mask = 0xffffffffu << (32 - n->cfg.prefix);
 
-	return (src & mask) == n->cfg.net && src != n->cfg.gateway && src != n->cfg.dns;
+	if (src->family == NS_AF_INET6)
+		return un_guest6_ok(n, src->addr6);
+	return (src->addr & mask) == n->cfg.net && src->addr != n->cfg.gateway &&
+	       src->addr != n->cfg.dns;
+}
+
+static bool is_dns_query(struct un_ns *n, const struct ns_sockaddr *dst)
+{
+	if (dst->port != 53)
+		return false;
+	if (dst->family == NS_AF_INET6)
+		return !memcmp(dst->addr6, n->cfg.ipv6_dns, 16);
+	return dst->addr == n->cfg.dns;
 }
 
 static void guest_udp(struct un_ns *n, const uint8_t *data, size_t len,
 		      const struct ns_pktinfo *info)
 {
-	struct nat_key k = {NS_PROTO_UDP, info->src.addr, info->dst.addr, info->src.port,
-			    info->dst.port};
+	struct nat_key k = key_of(NS_PROTO_UDP, info, info->dst.port);
+	struct sockaddr_storage host;
 	struct nat_entry *e;
 	struct udp_flow *f;
-	uint32_t host;
+	socklen_t hlen;
 	bool dns;
 
-	if (!guest_src_ok(n, info->src.addr))
+	if (!guest_src_ok(n, &info->src))
 		return;
-	if (info->dst.addr == n->cfg.dns && info->dst.port == 53) {
+	if (is_dns_query(n, &info->dst)) {
 		n->stats.dns_queries++;
 		if (!n->nresolvers) {
 			n->stats.dns_errors++;
@@ -198,10 +265,9 @@ static void guest_udp(struct un_ns *n, const uint8_t *data, size_t len,
 	if (e) {
 		f = (struct udp_flow *)e;
 	} else {
-		host = un_map_dst(n, info->dst.addr, info->dst.port, &dns);
-		if (!host)
+		if (!un_map_host(n, &info->dst, &host, &hlen, &dns))
 			return;
-		f = flow_open(n, &k, FLOW_UDP, host, dns ? n->resolver_port : info->dst.port);
+		f = flow_open(n, &k, FLOW_UDP, &host, hlen);
 		if (!f) {
 			if (dns)
 				n->stats.dns_errors++;
@@ -210,29 +276,35 @@ static void guest_udp(struct un_ns *n, const uint8_t *data, size_t len,
 		f->dns = dns;
 	}
 	nat_touch(&n->udp, &f->e, un_now(n));
-	if (send(f->w.fd, data, len, MSG_DONTWAIT) >= 0)
+	if (send(f->w.fd, data, len, MSG_DONTWAIT) >= 0) {
 		n->stats.udp_tx++;
-	else if (f->dns)
+		n->stats.udp6_tx += k.v6;
+	} else if (f->dns) {
 		n->stats.dns_errors++;
+	}
 }
 
 static void guest_icmp(struct un_ns *n, uint8_t *msg, size_t len, const struct ns_pktinfo *info)
 {
-	struct nat_key k = {NS_PROTO_ICMP, info->src.addr, info->dst.addr, info->src.port, 0};
+	struct nat_key k = key_of(NS_PROTO_ICMP, info, 0);
+	struct ns_sockaddr dst = info->dst;
+	struct sockaddr_storage host;
 	struct nat_entry *e;
 	struct udp_flow *f;
-	uint32_t host;
+	socklen_t hlen;
 	bool dns;
 
-	if (info->icmp_type != 8 || len < 8 || !guest_src_ok(n, info->src.addr))
+	if (info->icmp_type != (k.v6 ? 128 : 8) || len < 8 || !guest_src_ok(n, &info->src))
 		return;
 	n->stats.icmp_echo++;
+	n->stats.icmp6_echo += k.v6;
 	e = nat_find(&n->udp, &k);
 	if (e) {
 		f = (struct udp_flow *)e;
 	} else {
-		host = un_map_dst(n, info->dst.addr, 0, &dns);
-		if (!host || !(f = flow_open(n, &k, FLOW_ICMP, host, 0)))
+		dst.port = 0;
+		if (!un_map_host(n, &dst, &host, &hlen, &dns) || dns ||
+		    !(f = flow_open(n, &k, FLOW_ICMP, &host, hlen)))
 			return;
 	}
 	nat_touch(&n->udp, &f->e, un_now(n));
@@ -248,6 +320,10 @@ void un_udp_service(struct un_ns *n)
 	while ((r = ns_chan_recv_nb(n->udp_all, buf, 65535, &info)) >= 0)
 		guest_udp(n, buf, (size_t)(r > 65535 ? 65535 : r), &info);
 	while ((r = ns_chan_recv_nb(n->icmp_all, buf, 65535, &info)) >= 0)
+		guest_icmp(n, buf, (size_t)(r > 65535 ? 65535 : r), &info);
+	while (n->udp6_all && (r = ns_chan_recv_nb(n->udp6_all, buf, 65535, &info)) >= 0)
+		guest_udp(n, buf, (size_t)(r > 65535 ? 65535 : r), &info);
+	while (n->icmp6_all && (r = ns_chan_recv_nb(n->icmp6_all, buf, 65535, &info)) >= 0)
 		guest_icmp(n, buf, (size_t)(r > 65535 ? 65535 : r), &info);
 }
 
@@ -285,8 +361,8 @@ static void on_peer_chan(struct un_ns *n, struct un_watch *w, uint32_t events)
 static struct udp_flow *peer_open(struct un_ns *n, struct un_fwd *fw, const struct nat_key *k,
 				  const struct sockaddr_in *peer)
 {
-	struct ns_sockaddr local = { .addr = n->cfg.gateway, .port = 0 };
-	struct ns_sockaddr remote = { .addr = fw->spec.guest_addr, .port = fw->spec.guest_port };
+	struct ns_sockaddr local = {.addr = n->cfg.gateway, .port = 0};
+	struct ns_sockaddr remote = {.addr = fw->spec.guest_addr, .port = fw->spec.guest_port};
 	struct udp_flow *f = calloc(1, sizeof(*f));
 	int err;
 
@@ -325,7 +401,7 @@ static void on_fwd_udp(struct un_ns *n, struct un_watch *w, uint32_t events)
 		socklen_t plen = sizeof(peer);
 		ssize_t r = recvfrom(w->fd, n->scratch, 65507, MSG_DONTWAIT,
 				     (struct sockaddr *)&peer, &plen);
-		struct nat_key k = {NAT_PROTO_FWD_PEER, 0, 0, 0, 0};
+		struct nat_key k = {.proto = NAT_PROTO_FWD_PEER};
 		struct nat_entry *e;
 		struct udp_flow *f;
 
@@ -353,7 +429,8 @@ static struct un_fwd **fwd_find(struct un_ns *n, const struct usernet_fwd *f)
 
 	for (; *pp; pp = &(*pp)->next)
 		if ((*pp)->spec.udp == f->udp && (*pp)->spec.host_addr == f->host_addr &&
-		    (*pp)->spec.host_port == f->host_port)
+		    (*pp)->spec.host_port == f->host_port && (*pp)->spec.host6 == f->host6 &&
+		    !memcmp((*pp)->spec.host_addr6, f->host_addr6, 16))
 			return pp;
 	return pp;
 }
@@ -361,19 +438,28 @@ static struct un_fwd **fwd_find(struct un_ns *n, const struct usernet_fwd *f)
 /* Shared by both protocols: a bound host socket for the forward. */
 int un_fwd_socket(const struct usernet_fwd *f, char *err, size_t errlen)
 {
-	struct sockaddr_in sa = sin_of(f->host_addr, f->host_port);
+	struct sockaddr_in sa4 = sin_of(f->host_addr, f->host_port);
+	struct sockaddr_in6 sa6 = {.sin6_family = AF_INET6, .sin6_port = htons(f->host_port)};
+	struct sockaddr *sa = f->host6 ? (struct sockaddr *)&sa6 : (struct sockaddr *)&sa4;
+	socklen_t salen = f->host6 ? sizeof(sa6) : sizeof(sa4);
 	int one = 1, fd, e;
-	char a[16];
+	char a[46];
 
-	fd = socket(AF_INET, (f->udp ? SOCK_DGRAM : SOCK_STREAM) | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	memcpy(&sa6.sin6_addr, f->host_addr6, 16);
+	fd = socket(sa->sa_family,
+		    (f->udp ? SOCK_DGRAM : SOCK_STREAM) | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return usernet_fail(err, errlen, -errno, "hostfwd socket: %s", strerror(errno));
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || (!f->udp && listen(fd, 128) < 0)) {
+	if (f->host6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, sa, salen) < 0 || (!f->udp && listen(fd, 128) < 0)) {
 		e = errno;
 		close(fd);
 		return usernet_fail(err, errlen, -e, "hostfwd %s:%s:%u: %s", f->udp ? "udp" : "tcp",
-				    ns_fmt_addr(f->host_addr, a), f->host_port, strerror(e));
+				    f->host6 ? ns_fmt_addr6(f->host_addr6, a)
+					     : ns_fmt_addr(f->host_addr, a),
+				    f->host_port, strerror(e));
 	}
 	return fd;
 }
@@ -418,6 +504,9 @@ int un_fwd_change(struct un_ns *n, bool add, const struct usernet_fwd *f, un_wat
 
 int un_udp_fwd(struct un_ns *n, bool add, const struct usernet_fwd *f, char *err, size_t errlen)
 {
+	if (f->host6 || f->guest6)
+		return usernet_fail(err, errlen, -EOPNOTSUPP,
+				    "hostfwd udp over IPv6: not supported (tcp is)");
 	return un_fwd_change(n, add, f, on_fwd_udp, err, errlen);
 }
 
@@ -425,7 +514,7 @@ int un_udp_fwd(struct un_ns *n, bool add, const struct usernet_fwd *f, char *err
 
 int un_udp_init(struct un_ns *n, char *err, size_t errlen)
 {
-	struct ns_sockaddr any = { .addr = 0, .port = 0 };
+	struct ns_sockaddr any = {.addr = 0, .port = 0};
 	int e1, e2;
 
 	if (nat_table_init(&n->udp, n->cfg.max_udp_flows) < 0)
@@ -437,6 +526,17 @@ int un_udp_init(struct un_ns *n, char *err, size_t errlen)
 				    strerror(-(n->udp_all ? e2 : e1)));
 	ns_chan_set_queue_max(n->udp_all, 1024);
 	ns_chan_set_queue_max(n->icmp_all, 256);
+	if (!n->cfg.ipv6_off) {
+		struct ns_sockaddr any6 = {.family = NS_AF_INET6};
+
+		n->udp6_all = ns_chan_create(n->st, NS_PROTO_UDP, &any6, NULL, &e1);
+		n->icmp6_all = ns_chan_create(n->st, NS_PROTO_ICMPV6, &any6, NULL, &e2);
+		if (!n->udp6_all || !n->icmp6_all)
+			return usernet_fail(err, errlen, -EIO, "netstack IPv6 catch-alls: %s",
+					    strerror(-(n->udp6_all ? e2 : e1)));
+		ns_chan_set_queue_max(n->udp6_all, 1024);
+		ns_chan_set_queue_max(n->icmp6_all, 256);
+	}
 	return 0;
 }
 
@@ -458,5 +558,7 @@ void un_udp_fini(struct un_ns *n)
 		ns_chan_close(n->udp_all);
 	if (n->icmp_all)
 		ns_chan_close(n->icmp_all);
+	ns_chan_close(n->udp6_all);
+	ns_chan_close(n->icmp6_all);
 	nat_table_destroy(&n->udp);
 }

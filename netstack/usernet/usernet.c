@@ -26,6 +26,54 @@ int usernet_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 	return rc;
 }
 
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* libslirp's: fd00::/64, the host ::2, DNS ::3. */
+static void ipv6_defaults(struct usernet_cfg *c)
+{
+	if (all_zero(c->ipv6_net, 16)) {
+		c->ipv6_net[0] = 0xfd;
+		if (!c->ipv6_prefix)
+			c->ipv6_prefix = 64;
+	}
+	if (!c->ipv6_prefix)
+		c->ipv6_prefix = 64;
+	if (all_zero(c->ipv6_host, 16)) {
+		memcpy(c->ipv6_host, c->ipv6_net, 16);
+		c->ipv6_host[15] |= 2;
+	}
+	if (all_zero(c->ipv6_dns, 16)) {
+		memcpy(c->ipv6_dns, c->ipv6_net, 16);
+		c->ipv6_dns[15] |= 3;
+	}
+}
+
+int usernet_parse_ipv6_option(struct usernet_cfg *c, const char *opt)
+{
+	if (!strcmp(opt, "ipv6=off"))
+		c->ipv6_off = true;
+	else if (!strcmp(opt, "ipv6=on"))
+		c->ipv6_off = false;
+	else if (!strncmp(opt, "ipv6-net=", 9))
+		return ns_parse_cidr6(opt + 9, c->ipv6_net, &c->ipv6_prefix) < 0 ||
+				       c->ipv6_prefix > 64 || c->ipv6_prefix < 8
+			       ? -EINVAL
+			       : 0;
+	else if (!strncmp(opt, "ipv6-host=", 10))
+		return ns_parse_addr6(opt + 10, c->ipv6_host);
+	else if (!strncmp(opt, "ipv6-dns=", 9))
+		return ns_parse_addr6(opt + 9, c->ipv6_dns);
+	else
+		return -ENOENT;
+	return 0;
+}
+
 void usernet_cfg_defaults(struct usernet_cfg *c)
 {
 	static const uint8_t mac[6] = {0x52, 0x55, 0x0a, 0x00, 0x02, 0x02};
@@ -61,6 +109,7 @@ void usernet_cfg_defaults(struct usernet_cfg *c)
 		c->tcp_window = 1024 * 1024;
 	if (!memcmp(c->gateway_mac, "\0\0\0\0\0\0", 6))
 		memcpy(c->gateway_mac, mac, 6);
+	ipv6_defaults(c);
 }
 
 int usernet_parse_impl(const char *s, enum usernet_impl *impl)
@@ -155,21 +204,35 @@ void usernet_stats(struct usernet *u, struct usernet_stats *st)
 }
 
 /* "A:P" where A may be empty; p points at it, end at the end. */
+/* "A:PORT", "[V6]:PORT" or ":PORT" (the default address) up to end. */
 static int parse_addr_port(const char *p, const char *end, uint32_t dflt, uint32_t *addr,
-			   uint16_t *port)
+			   uint8_t addr6[16], bool *is6, uint16_t *port)
 {
-	const char *colon = memchr(p, ':', (size_t)(end - p));
-	char buf[32], *e;
+	const char *colon, *host = p, *hend;
+	char buf[64], *e;
 	unsigned long v;
 
-	if (!colon || (size_t)(colon - p) >= sizeof(buf) || (size_t)(end - colon) >= sizeof(buf))
+	if (p < end && *p == '[') { /* [v6]:port */
+		const char *rb = memchr(p, ']', (size_t)(end - p));
+
+		if (!rb || rb + 1 >= end || rb[1] != ':')
+			return -EINVAL;
+		host = p + 1;
+		hend = rb;
+		colon = rb + 1;
+	} else {
+		colon = memchr(p, ':', (size_t)(end - p));
+		hend = colon;
+	}
+	if (!colon || (size_t)(hend - host) >= sizeof(buf) || (size_t)(end - colon) >= sizeof(buf))
 		return -EINVAL;
-	memcpy(buf, p, (size_t)(colon - p));
-	buf[colon - p] = 0;
-	if (!buf[0])
+	memcpy(buf, host, (size_t)(hend - host));
+	buf[hend - host] = 0;
+	*is6 = host != p;
+	if (*is6 ? ns_parse_addr6(buf, addr6) < 0 : buf[0] && ns_parse_addr(buf, addr) < 0)
+		return -EINVAL;
+	if (!*is6 && !buf[0])
 		*addr = dflt;
-	else if (ns_parse_addr(buf, addr) < 0)
-		return -EINVAL;
 	memcpy(buf, colon + 1, (size_t)(end - colon - 1));
 	buf[end - colon - 1] = 0;
 	v = strtoul(buf, &e, 10);
@@ -194,9 +257,10 @@ int usernet_parse_fwd(const char *spec, uint32_t guest_default, struct usernet_f
 	dash = strchr(rest, '-');
 	if (!dash)
 		return -EINVAL;
-	if (parse_addr_port(rest, dash, 0x7f000001, &fwd->host_addr, &fwd->host_port) < 0 ||
+	if (parse_addr_port(rest, dash, 0x7f000001, &fwd->host_addr, fwd->host_addr6, &fwd->host6,
+			    &fwd->host_port) < 0 ||
 	    parse_addr_port(dash + 1, dash + 1 + strlen(dash + 1), guest_default, &fwd->guest_addr,
-			    &fwd->guest_port) < 0)
+			    fwd->guest_addr6, &fwd->guest6, &fwd->guest_port) < 0)
 		return -EINVAL;
 	return 0;
 }
@@ -240,6 +304,7 @@ int usernet_stats_format(const struct usernet_stats *s, char *buf, size_t len)
 		F(icmp_reply),	     F(icmp_unsupported),  F(tcp_flows),	F(tcp_flows_now),
 		F(tcp_connect_fail), F(tcp_limit_refused), F(tcp_rate_refused), F(tcp_bytes_out),
 		F(tcp_bytes_in),     F(tcp_unsupported),   F(hostfwd_accepted), F(hostfwd_failed),
+		F(dhcp6_info),	     F(icmp6_echo),	   F(udp6_tx),		F(tcp6_flows),
 	};
 #undef F
 	size_t n = 0;

@@ -17,7 +17,8 @@
  * The send callback runs inside usernet_input()/usernet_poll(); it must
  * not call back into usernet.
  *
- * Addresses are IPv4 in host byte order.
+ * IPv4 addresses are in host byte order, IPv6 ones 16 bytes in network
+ * order.
  */
 #ifndef USERNET_H
 #define USERNET_H
@@ -69,12 +70,24 @@ struct usernet_cfg {
 	unsigned max_conn_rate; /* new outbound TCP flows per second: 0 = no limit */
 	unsigned tcp_window;	/* guest-side socket buffers (bytes): 1 MiB */
 	uint8_t gateway_mac[6]; /* the virtual hosts' MAC: 52:55:0a:00:02:02 */
+	/* IPv6 (netstack implementation; libslirp's defaults): the prefix
+	 * fd00::/64 advertised for SLAAC (RA with O=1: stateless DHCPv6 for
+	 * DNS, and RDNSS), the host at ::2 (reaches the host's ::1), the DNS
+	 * forwarder at ::3. ipv6_off: IPv4 only. */
+	bool ipv6_off;
+	uint8_t ipv6_net[16];
+	unsigned ipv6_prefix;
+	uint8_t ipv6_host[16];
+	uint8_t ipv6_dns[16];
 	usernet_send_fn send;
 	void *opaque;
 };
 
 /* Fills cfg with the defaults (and keeps impl/send/opaque as they are). */
 void usernet_cfg_defaults(struct usernet_cfg *cfg);
+/* QEMU's -netdev user spellings: "ipv6=on|off", "ipv6-net=A/LEN",
+ * "ipv6-host=A", "ipv6-dns=A". 0, -EINVAL, or -ENOENT (not one of them). */
+int usernet_parse_ipv6_option(struct usernet_cfg *cfg, const char *opt);
 /* Parse "netstack" / "slirp"; 0 or -EINVAL. */
 int usernet_parse_impl(const char *s, enum usernet_impl *impl);
 const char *usernet_impl_name(enum usernet_impl impl);
@@ -93,7 +106,8 @@ int usernet_timeout_ms(struct usernet *u);
 void usernet_poll(struct usernet *u);
 
 /* Port forwarding. spec: "tcp:HADDR:HPORT-GADDR:GPORT" or "udp:..."; HADDR
- * may be empty (127.0.0.1), GADDR empty (the first DHCP address).
+ * may be empty (127.0.0.1), GADDR empty (the first DHCP address); either
+ * may be an IPv6 address in brackets ("tcp:[::1]:2222-:22").
  * 0, or -errno with a one-line reason in err. */
 int usernet_hostfwd_add(struct usernet *u, const char *spec, char *err, size_t errlen);
 int usernet_hostfwd_remove(struct usernet *u, const char *spec, char *err, size_t errlen);
@@ -109,6 +123,7 @@ struct usernet_stats {
 	uint64_t tcp_flows, tcp_flows_now, tcp_connect_fail, tcp_limit_refused, tcp_rate_refused,
 		tcp_bytes_out, tcp_bytes_in, tcp_unsupported;
 	uint64_t hostfwd_accepted, hostfwd_failed;
+	uint64_t dhcp6_info, icmp6_echo, udp6_tx, tcp6_flows;
 };
 void usernet_stats(struct usernet *u, struct usernet_stats *st);
 /* "name value" lines for a monitor; returns the length written (snprintf). */

@@ -9,7 +9,7 @@
 
 static struct nat_key key(uint8_t proto, uint32_t g, uint16_t gp, uint32_t r, uint16_t rp)
 {
-	struct nat_key k = {proto, g, r, gp, rp};
+	struct nat_key k = {.proto = proto, .gaddr = g, .raddr = r, .gport = gp, .rport = rp};
 
 	return k;
 }

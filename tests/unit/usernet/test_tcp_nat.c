@@ -2,11 +2,15 @@
  * a guest netstack (10.0.2.15) on a frame queue toward usernet connects to
  * 10.0.2.2:PORT and reaches a kernel TCP server on 127.0.0.1; bytes both
  * ways and half-close; a refused host port refuses the guest's connect;
- * the flow limit refuses and counts. */
+ * the flow limit refuses and counts. IPv6: the guest gets its address by
+ * SLAAC from usernet's router advertisement, its DNS server by stateless
+ * DHCPv6, reaches TCP and UDP servers on the host's ::1 through
+ * [fd00::2], and a hostfwd on [::1] reaches it. */
 #include <check.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -92,6 +96,8 @@ static void setup_limits(unsigned max_tcp)
 	glink = ns_link_new(&guest_ops, NULL, 1500, mac, "guest");
 	ck_assert_int_eq(ns_iface_add(guest, glink, GUEST, 24, 0), 0);
 	ck_assert_int_eq(ns_route_add(guest, 0, 0, GW, glink), 0);
+	/* A SLAAC host; DAD off so the test need not wait a second. */
+	ck_assert_int_eq(ns_iface_ipv6(guest, glink, NS_IF6_SLAAC | NS_IF6_NODAD), 0);
 }
 
 static void setup(void)
@@ -128,7 +134,7 @@ static int host_listener(uint16_t *port)
 /* Non-blocking guest connect to 10.0.2.2:port; the final NS_SO_ERROR. */
 static int guest_connect(uint16_t port, struct ns_sock **out)
 {
-	struct ns_sockaddr dst = { .addr = GW, .port = port };
+	struct ns_sockaddr dst = {.addr = GW, .port = port};
 	struct ns_sock *s;
 	int err = 0, rc;
 
@@ -227,6 +233,190 @@ START_TEST(test_tcp_flow_limit)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ IPv6 */
+
+static bool have_ipv6_loopback(void)
+{
+	struct sockaddr_in6 sa = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+	int fd = socket(AF_INET6, SOCK_DGRAM, 0);
+	bool ok = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+static int host6_socket(int type, uint16_t *port)
+{
+	struct sockaddr_in6 sa = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+	socklen_t l = sizeof(sa);
+	int fd = socket(AF_INET6, type, 0);
+
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	if (type == SOCK_STREAM)
+		ck_assert_int_eq(listen(fd, 8), 0);
+	getsockname(fd, (struct sockaddr *)&sa, &l);
+	*port = ntohs(sa.sin6_port);
+	return fd;
+}
+
+static struct ns_sockaddr gw6(uint16_t port)
+{
+	struct ns_sockaddr a = {.port = port, .family = NS_AF_INET6};
+
+	ns_parse_addr6("fd00::2", a.addr6);
+	return a;
+}
+
+START_TEST(test_ipv6_slaac_and_tcp)
+{
+	uint8_t addr[16], want[16];
+	struct ns_sockaddr dst;
+	struct usernet_stats st;
+	struct ns_sock *s;
+	uint16_t port;
+	int lfd, cfd, err = 0;
+	char buf[16];
+
+	if (!have_ipv6_loopback()) {
+		fprintf(stderr, "skipped: no IPv6 loopback on this host\n");
+		return;
+	}
+	pump(20); /* usernet's first RA */
+	/* fd00::/64 + the interface identifier of 02:00:00:00:00:0f */
+	ck_assert_int_eq(ns_iface_get6(guest, glink, 1, addr, NULL), 0);
+	ns_parse_addr6("fd00::ff:fe00:f", want);
+	ck_assert_mem_eq(addr, want, 16);
+	lfd = host6_socket(SOCK_STREAM, &port);
+	dst = gw6(port);
+	s = ns_socket(guest, NS_SOCK_STREAM, &err);
+	ns_setsockopt(s, NS_SO_NONBLOCK, 1);
+	ns_connect(s, &dst);
+	for (int i = 0; i < 300 && !(ns_sock_events(s) & (NS_EV_OUT | NS_EV_ERR)); i++)
+		pump(10);
+	ns_getsockopt(s, NS_SO_ERROR, &err);
+	ck_assert_int_eq(err, 0);
+	cfd = accept(lfd, NULL, NULL);
+	ck_assert_int_ge(cfd, 0);
+	ck_assert_int_eq(ns_send(s, "over v6", 7, 0), 7);
+	pump(30);
+	ck_assert_int_eq(recv(cfd, buf, sizeof(buf), MSG_DONTWAIT), 7);
+	ck_assert_mem_eq(buf, "over v6", 7);
+	usernet_stats(u, &st);
+	ck_assert_uint_eq(st.tcp6_flows, 1);
+	ns_abort(s);
+	close(cfd);
+	close(lfd);
+}
+END_TEST
+
+START_TEST(test_ipv6_dhcp6_dns_and_udp)
+{
+	struct ns_sockaddr c546 = {.port = 546, .family = NS_AF_INET6},
+			   any6 = {.family = NS_AF_INET6};
+	/* Information-Request, transaction 0xabcdef, a client ID option */
+	uint8_t ir[] = {11, 0xab, 0xcd, 0xef, 0, 1, 0, 4, 0, 3, 0, 1};
+	struct ns_pktinfo to = {0}, from;
+	uint8_t buf[512], dns[16];
+	struct ns_chan *ch, *uc;
+	struct usernet_stats st;
+	uint16_t port;
+	ssize_t n;
+	int err, hfd;
+
+	if (!have_ipv6_loopback()) {
+		fprintf(stderr, "skipped: no IPv6 loopback on this host\n");
+		return;
+	}
+	pump(20);
+	ch = ns_chan_create(guest, NS_PROTO_UDP, &c546, NULL, &err);
+	ck_assert_ptr_nonnull(ch);
+	to.dst.family = NS_AF_INET6;
+	to.dst.port = 547;
+	ns_parse_addr6("ff02::1:2", to.dst.addr6);
+	ck_assert_int_eq(ns_chan_sendto(ch, ir, sizeof(ir), &to), (int)sizeof(ir));
+	pump(20);
+	n = ns_chan_recv_nb(ch, buf, sizeof(buf), &from);
+	ck_assert_int_gt(n, 4);
+	ck_assert_uint_eq(buf[0], 7); /* Reply */
+	ck_assert_mem_eq(buf + 1, ir + 1, 3);
+	ns_parse_addr6("fd00::3", dns);
+	ck_assert(memmem(buf, (size_t)n, (uint8_t[]){0, 23, 0, 16}, 4) != NULL);
+	ck_assert(memmem(buf, (size_t)n, dns, 16) != NULL);
+	ns_chan_close(ch);
+	/* UDP through [fd00::2] to a host socket on ::1, and back. */
+	hfd = host6_socket(SOCK_DGRAM, &port);
+	uc = ns_chan_create(guest, NS_PROTO_UDP, &any6, NULL, &err);
+	ck_assert_ptr_nonnull(uc);
+	memset(&to, 0, sizeof(to));
+	to.dst = gw6(port);
+	to.src.family = NS_AF_INET6;
+	to.src.port = 4242;
+	ns_chan_close(uc);
+	any6.port = 4242;
+	uc = ns_chan_create(guest, NS_PROTO_UDP, &any6, NULL, &err);
+	ck_assert_int_eq(ns_chan_sendto(uc, "ping6", 5, &to), 5);
+	pump(20);
+	{
+		struct sockaddr_in6 peer;
+		socklen_t pl = sizeof(peer);
+
+		ck_assert_int_eq(recvfrom(hfd, buf, sizeof(buf), MSG_DONTWAIT,
+					  (struct sockaddr *)&peer, &pl),
+				 5);
+		ck_assert_int_eq(sendto(hfd, "pong6", 5, 0, (struct sockaddr *)&peer, pl), 5);
+	}
+	pump(20);
+	ck_assert_int_eq(ns_chan_recv_nb(uc, buf, sizeof(buf), &from), 5);
+	ck_assert_mem_eq(buf, "pong6", 5);
+	ck_assert_uint_eq(from.src.family, NS_AF_INET6);
+	ck_assert_mem_eq(from.src.addr6, to.dst.addr6, 16);
+	usernet_stats(u, &st);
+	ck_assert_uint_eq(st.dhcp6_info, 1);
+	ck_assert_uint_eq(st.udp6_tx, 1);
+	ns_chan_close(uc);
+	close(hfd);
+}
+END_TEST
+
+START_TEST(test_ipv6_hostfwd)
+{
+	struct ns_sockaddr any = {.port = 22};
+	struct sockaddr_in6 sa = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+	struct ns_sock *l, *s = NULL;
+	char err[256], spec[64];
+	uint16_t port;
+	int fd, e;
+
+	if (!have_ipv6_loopback()) {
+		fprintf(stderr, "skipped: no IPv6 loopback on this host\n");
+		return;
+	}
+	/* A free port on ::1 for the forward. */
+	fd = host6_socket(SOCK_STREAM, &port);
+	close(fd);
+	snprintf(spec, sizeof(spec), "tcp:[::1]:%u-:22", port);
+	ck_assert_msg(usernet_hostfwd_add(u, spec, err, sizeof(err)) == 0, "%s", err);
+	l = ns_socket(guest, NS_SOCK_STREAM, &e);
+	ns_setsockopt(l, NS_SO_NONBLOCK, 1);
+	ck_assert_int_eq(ns_bind(l, &any), 0);
+	ck_assert_int_eq(ns_listen(l, 4), 0);
+	fd = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	sa.sin6_port = htons(port);
+	connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	for (int i = 0; i < 200 && !s; i++) {
+		pump(5);
+		s = ns_accept(l, NULL, &e);
+	}
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(usernet_hostfwd_remove(u, spec, err, sizeof(err)), 0);
+	ck_assert_int_eq(usernet_hostfwd_add(u, "tcp:[::1:2222-:22", err, sizeof(err)), -EINVAL);
+	ns_abort(s);
+	ns_close(l);
+	close(fd);
+}
+END_TEST
+
 static Suite *tcp_nat_suite(void)
 {
 	Suite *s = suite_create("usernet_tcp_nat");
@@ -237,6 +427,9 @@ static Suite *tcp_nat_suite(void)
 	tcase_add_test(t, test_tcp_both_ways_and_half_close);
 	tcase_add_test(t, test_tcp_refused);
 	tcase_add_test(t, test_tcp_flow_limit);
+	tcase_add_test(t, test_ipv6_slaac_and_tcp);
+	tcase_add_test(t, test_ipv6_dhcp6_dns_and_udp);
+	tcase_add_test(t, test_ipv6_hostfwd);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -48,6 +48,7 @@ static struct usernet *make(enum usernet_impl impl, struct usernet_cfg *c)
 	usernet_cfg_defaults(c);
 	u = usernet_new(c, err, sizeof(err));
 	ck_assert_msg(u != NULL, "usernet_new: %s", err);
+	usernet_poll(u); /* the LAN's own start: the IPv6 router advertisement */
 	nsent = 0;
 	return u;
 }
