@@ -26,7 +26,9 @@ int icmp6_send(struct ns_stack *st, struct ns_iface *ifc, const struct ipaddr *s
 	st->stats.icmp6_tx++;
 	if (ifc)
 		return ip6_output_if(st, ifc, &s, dst, NS_PROTO_ICMPV6, hlim, msg, len);
-	return ip6_output(st, &s, dst, NS_PROTO_ICMPV6, hlim, msg, len, true);
+	/* Errors fit the minimum MTU and never fragment (they sit in st->frag);
+	 * echo replies may. */
+	return ip6_output(st, &s, dst, NS_PROTO_ICMPV6, hlim, msg, len, false);
 }
 
 static void echo_reply(struct ns_stack *st, const struct ip_rx *rx)

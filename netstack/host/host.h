@@ -53,6 +53,7 @@ struct host {
 	struct conn *conns;
 	unsigned nconns;
 	bool verbose;
+	bool v6; /* --addr6: services listen on :: (both families) */
 };
 
 int services_start(struct host *h);

@@ -22,6 +22,9 @@ struct host_cfg {
 	const char *tap, *http_dir;
 	uint32_t addr, gw;
 	unsigned prefix, mtu;
+	uint8_t addr6[16];
+	unsigned prefix6;
+	bool have_addr6;
 	bool have_addr, have_connect, have_impair, verbose, offload;
 	struct ns_sockaddr connect;
 	struct ns_impair_cfg impair;
@@ -46,6 +49,12 @@ static int opt_addr(struct host_cfg *c, const char *v)
 	if (!strchr(v, '/'))
 		return -EINVAL; /* the prefix decides what is on-link: no default */
 	return ns_parse_cidr(v, &c->addr, &c->prefix);
+}
+
+static int opt_addr6(struct host_cfg *c, const char *v)
+{
+	c->have_addr6 = true;
+	return ns_parse_cidr6(v, c->addr6, &c->prefix6);
 }
 
 static int opt_gw(struct host_cfg *c, const char *v)
@@ -148,6 +157,9 @@ static const struct host_opt {
 } host_opts[] = {
 	{ "--tap", opt_tap, "NAME    TAP device to create/attach" },
 	{ "--addr", opt_addr, "A/LEN  our IPv4 address and prefix" },
+	{ "--addr6", opt_addr6,
+	  "A/LEN IPv6 too: a link-local address and A/LEN (after DAD);\n"
+	  "                 the services then listen on :: (both families)" },
 	{ "--gw", opt_gw, "G        default gateway" },
 	{ "--mtu", opt_mtu, "N       link MTU (576..65521, default 1500)" },
 	{ "--http", opt_http, "DIR    serve DIR over HTTP/1.0 on TCP port 80" },
@@ -159,7 +171,8 @@ static const struct host_opt {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: netstack-host --tap NAME --addr A/LEN [--gw G] [--mtu N]\n"
+	fprintf(f, "usage: netstack-host --tap NAME --addr A/LEN [--addr6 A/LEN] [--gw G]\n"
+		   "                     [--mtu N]\n"
 		   "                     [--http DIR | --connect HOST:PORT] [--impair LIST]\n"
 		   "                     [--offload] [-v]\n");
 	for (size_t i = 0; i < sizeof(host_opts) / sizeof(host_opts[0]); i++)
@@ -281,6 +294,12 @@ static int setup_stack(struct host *h, const struct host_cfg *c)
 			h->link->name);
 		return -1;
 	}
+	if (c->have_addr6 && (ns_iface_ipv6(h->st, h->link, 0) < 0 ||
+			      ns_iface_add6(h->st, h->link, c->addr6, c->prefix6) < 0)) {
+		fprintf(stderr, "netstack-host: cannot configure IPv6 on %s\n", h->link->name);
+		return -1;
+	}
+	h->v6 = c->have_addr6;
 	return 0;
 }
 

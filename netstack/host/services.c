@@ -77,9 +77,10 @@ static bool discard_step(struct conn *c)
 	}
 }
 
-static struct ns_sock *tcp_listener(struct ns_stack *st, uint16_t port, int *err)
+static struct ns_sock *tcp_listener(struct host *h, uint16_t port, int *err)
 {
-	struct ns_sockaddr any = { .addr = 0, .port = port };
+	struct ns_stack *st = h->st;
+	struct ns_sockaddr any = { .port = port, .family = h->v6 ? NS_AF_INET6 : NS_AF_INET };
 	struct ns_sock *s = ns_socket(st, NS_SOCK_STREAM, err);
 
 	if (!s)
@@ -95,7 +96,8 @@ static struct ns_sock *tcp_listener(struct ns_stack *st, uint16_t port, int *err
 
 int services_start(struct host *h)
 {
-	struct ns_sockaddr e7 = { .addr = 0, .port = 7 }, d9 = { .addr = 0, .port = 9 };
+	uint16_t fam = h->v6 ? NS_AF_INET6 : NS_AF_INET;
+	struct ns_sockaddr e7 = { .port = 7, .family = fam }, d9 = { .port = 9, .family = fam };
 	int err;
 
 	h->udp_echo = ns_chan_create(h->st, NS_PROTO_UDP, &e7, NULL, &err);
@@ -105,15 +107,15 @@ int services_start(struct host *h)
 		fprintf(stderr, "netstack-host: cannot bind UDP services: %s\n", strerror(-err));
 		return -1;
 	}
-	h->tcp_echo = tcp_listener(h->st, 7, &err);
+	h->tcp_echo = tcp_listener(h, 7, &err);
 	if (!h->tcp_echo && err == -EPROTONOSUPPORT && !h->http_dir) {
 		fprintf(stderr, "netstack-host: this netstack has no TCP; UDP services only\n");
 		return 0;
 	}
 	if (h->tcp_echo)
-		h->tcp_discard = tcp_listener(h->st, 9, &err);
+		h->tcp_discard = tcp_listener(h, 9, &err);
 	if (h->tcp_discard && h->http_dir)
-		h->http = tcp_listener(h->st, 80, &err);
+		h->http = tcp_listener(h, 80, &err);
 	if (!h->tcp_discard || (h->http_dir && !h->http)) {
 		fprintf(stderr, "netstack-host: cannot listen on TCP: %s\n", strerror(-err));
 		return -1;

@@ -135,6 +135,30 @@ START_TEST(test_ping6_resolves_neighbour)
 }
 END_TEST
 
+START_TEST(test_ping6_fragmented)
+{
+	/* 3000 bytes of echo over MTU 1500: fragments both ways. */
+	static uint8_t msg[3000], buf[4000];
+	struct ns_sockaddr loc = { .port = 7, .family = NS_AF_INET6 };
+	struct ns_pktinfo info = { 0 };
+	struct ns_chan *ch;
+	int err;
+
+	msg[0] = ICMP6_ECHO;
+	msg[5] = 7;
+	for (size_t i = 8; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)i;
+	ch = ns_chan_create(sa, NS_PROTO_ICMPV6, &loc, NULL, &err);
+	info.dst = sa6(B6, 0);
+	ck_assert_int_eq(ns_chan_sendto(ch, msg, sizeof(msg), &info), (int)sizeof(msg));
+	pump();
+	ck_assert_int_eq(ns_chan_recv_nb(ch, buf, sizeof(buf), &info), (int)sizeof(msg));
+	ck_assert_uint_eq(buf[0], ICMP6_ECHOREPLY);
+	ck_assert_int_eq(memcmp(buf + 8, msg + 8, sizeof(msg) - 8), 0);
+	ns_chan_close(ch);
+}
+END_TEST
+
 START_TEST(test_nud_states)
 {
 	uint8_t msg[8] = {ICMP6_ECHO, 0, 0, 0, 0, 1, 0, 1};
@@ -516,6 +540,7 @@ static Suite *ipv6_suite(void)
 	tcase_add_checked_fixture(t, setup, teardown);
 	tcase_add_test(t, test_linklocal_eui64);
 	tcase_add_test(t, test_ping6_resolves_neighbour);
+	tcase_add_test(t, test_ping6_fragmented);
 	tcase_add_test(t, test_nud_states);
 	tcase_add_test(t, test_pending_queue_bound);
 	tcase_add_test(t, test_udp6);
