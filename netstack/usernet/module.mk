@@ -10,6 +10,6 @@ $(eval $(call unit_test,usernet_frames,tests/unit/usernet/test_usernet.c,libuser
 $(eval $(call unit_test,usernet_tcp_nat,tests/unit/usernet/test_tcp_nat.c,libusernet.a libnetstack.a,$(SLIRP_LIBS)))
 
 # Root-only integration tests: a network namespace as the guest.
-INTEG_TESTS += tests/integration/usernet-dhcp.sh tests/integration/usernet-tcp.sh
+INTEG_TESTS += tests/integration/usernet-dhcp.sh tests/integration/usernet-tcp.sh tests/integration/usernet-ipv6.sh
 
 BENCHES += bench/usernet-iperf.sh

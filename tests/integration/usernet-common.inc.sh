@@ -63,11 +63,11 @@ cat >"$UN_TMP/udhcpc.sh" <<'EOF'
 #!/bin/sh
 case "$1" in
 deconfig)
-	ip addr flush dev "$interface"
+	ip -4 addr flush dev "$interface"
 	ip link set "$interface" up
 	;;
 bound|renew)
-	ip addr flush dev "$interface"
+	ip -4 addr flush dev "$interface"
 	ip addr add "$ip/${mask:-24}" dev "$interface"
 	[ -n "$router" ] && ip route replace default via "${router%% *}" dev "$interface"
 	[ -n "$mtu" ] && ip link set "$interface" mtu "$mtu"
