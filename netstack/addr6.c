@@ -216,6 +216,8 @@ int ns_iface_ipv6(struct ns_stack *st, struct ns_link *l, unsigned flags)
 	struct ipaddr a;
 	int rc = -ENODEV;
 
+	if (l->mtu < 1280)
+		return -EINVAL; /* RFC 8200 5: IPv6 needs 1280 on every link */
 	stack_enter(st);
 	ifc = iface_of_link(st, l);
 	if (ifc) {

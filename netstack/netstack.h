@@ -220,7 +220,8 @@ int ns_stack_run_once(struct ns_stack *st, int timeout_ms);
  * (modified EUI-64, RFC 4291), checked by DAD (RFC 4862, 1 s) before use.
  * NS_IF6_SLAAC: a host that solicits router advertisements and forms
  * addresses from their prefixes, default route from the router.
- * NS_IF6_NODAD: addresses are usable at once (no DAD probe). */
+ * NS_IF6_NODAD: addresses are usable at once (no DAD probe).
+ * -EINVAL on a link whose MTU is below IPv6's 1280. */
 #define NS_IF6_SLAAC (1u << 0)
 #define NS_IF6_NODAD (1u << 1)
 #define NS_IF6_ROUTER (1u << 2) /* joins ff02::2 and ff02::1:2 (DHCPv6
@@ -322,7 +323,10 @@ struct ns_pktinfo {
  * remote NULL receives every datagram of that protocol no other channel
  * claims (NAT). ICMP channels receive echo replies, and echo requests for
  * addresses the stack does not answer itself (NS_IF_ACCEPT_ANY);
- * local.port/remote.port are the ICMP echo identifier. *err = -errno. */
+ * local.port/remote.port are the ICMP echo identifier. NS_PROTO_ICMPV6
+ * channels are the same for ICMPv6 echo (the family of local, or of
+ * remote, decides a channel's family; a UDP channel bound to :: hears
+ * both families). *err = -errno. */
 struct ns_chan *ns_chan_create(struct ns_stack *st, int proto, const struct ns_sockaddr *local,
 			       const struct ns_sockaddr *remote, int *err);
 /* Send one datagram to the channel's remote (-EDESTADDRREQ if wildcard). */

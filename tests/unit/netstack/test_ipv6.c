@@ -105,6 +105,17 @@ START_TEST(test_linklocal_eui64)
 	ck_assert_int_eq(ns_iface_get6(sa, la, 1, ll, &plen), 0);
 	ck_assert_int_eq(memcmp(ll, A6, 16), 0);
 	ck_assert_int_eq(ns_iface_get6(sa, la, 2, ll, &plen), -ENOENT);
+	{ /* no IPv6 on a link below 1280 */
+		struct ns_link *x, *y;
+
+		ck_assert_int_eq(ns_link_pair(576, 0, &x, &y), 0);
+		ck_assert_int_eq(ns_iface_add(sb, x, 0x0a000105, 24, 0), 0);
+		ck_assert_int_eq(ns_iface_ipv6(sb, x, NS_IF6_NODAD), -EINVAL);
+		ns_stack_free(sb);
+		sb = ns_stack_new(&(struct ns_stack_cfg){ .clock = clk, .seed = 3 });
+		ns_link_destroy(x);
+		ns_link_destroy(y);
+	}
 }
 END_TEST
 
