@@ -90,9 +90,26 @@ static inline struct ipaddr ipa_any_like(const struct ipaddr *a)
 	return ipa_is_v4(a) ? ipa_v4(0) : z;
 }
 
-/* Public address <-> internal (family 0 / NS_AF_INET is IPv4). */
-struct ipaddr ipa_from_sa(const struct ns_sockaddr *sa);
-void ipa_to_sa(const struct ipaddr *a, uint16_t port, struct ns_sockaddr *sa);
+/* Public address <-> internal (family 0 / NS_AF_INET is IPv4); inline:
+ * every datagram passes here twice. */
+static inline struct ipaddr ipa_from_sa(const struct ns_sockaddr *sa)
+{
+	if (sa->family == NS_AF_INET6)
+		return ipa_v6(sa->addr6);
+	return ipa_v4(sa->addr);
+}
+
+static inline void ipa_to_sa(const struct ipaddr *a, uint16_t port, struct ns_sockaddr *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->port = port;
+	if (ipa_is_v4(a)) {
+		sa->addr = ipa_v4_of(a);
+	} else {
+		sa->family = NS_AF_INET6;
+		memcpy(sa->addr6, a->w, 16);
+	}
+}
 
 /* ------------------------------------------------------------ wire formats */
 
@@ -418,6 +435,8 @@ struct ns_stack {
 	unsigned heap_len, heap_cap;
 
 	struct ns_chan *chans; /* AVL root */
+	struct chan_key lk_key; /* chan_lookup's last question and answer */
+	struct ns_chan *lk_ch;
 	unsigned nchans;
 	uint16_t next_port;
 	uint16_t ip_id;
@@ -596,11 +615,30 @@ int ipa_src_for(struct ns_stack *st, const struct ipaddr *dst, struct ipaddr *sr
 bool ipa_routable(struct ns_stack *st, const struct ipaddr *dst);
 /* Largest L4 payload toward dst without fragmenting. */
 unsigned ipa_mtu_to(struct ns_stack *st, const struct ipaddr *dst);
-uint16_t ipa_pseudo_csum_fold_sum(const struct ipaddr *src, const struct ipaddr *dst,
-				  uint8_t proto, const void *hdr, size_t hlen, size_t len,
-				  uint32_t rest_sum);
-int ipa_output(struct ns_stack *st, const struct ipaddr *src, const struct ipaddr *dst,
-	       uint8_t proto, uint8_t ttl, uint8_t tos, uint8_t *l4, size_t l4len, bool df);
+uint16_t ipa_pseudo6_fold_sum(const struct ipaddr *src, const struct ipaddr *dst, uint8_t proto,
+			      const void *hdr, size_t hlen, size_t len, uint32_t rest_sum);
+
+/* The two below are inline: IPv4 pays one branch for IPv6's existence. */
+static inline uint16_t ipa_pseudo_csum_fold_sum(const struct ipaddr *src,
+						const struct ipaddr *dst, uint8_t proto,
+						const void *hdr, size_t hlen, size_t len,
+						uint32_t rest_sum)
+{
+	if (ipa_is_v4(src))
+		return ip_pseudo_csum_fold_sum(src->w[3], dst->w[3], proto, hdr, hlen, len,
+					       rest_sum);
+	return ipa_pseudo6_fold_sum(src, dst, proto, hdr, hlen, len, rest_sum);
+}
+
+static inline int ipa_output(struct ns_stack *st, const struct ipaddr *src,
+			     const struct ipaddr *dst, uint8_t proto, uint8_t ttl, uint8_t tos,
+			     uint8_t *l4, size_t l4len, bool df)
+{
+	if (ipa_is_v4(dst))
+		return ip_output(st, ipa_v4_of(src), ipa_v4_of(dst), proto, ttl, tos, l4, l4len,
+				 df);
+	return ip6_output(st, src, dst, proto, ttl, l4, l4len, df);
+}
 
 /* What an ICMP(v6) error told about one of our datagrams. */
 enum ipa_err {

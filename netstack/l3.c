@@ -6,25 +6,6 @@
 
 #include "netstack/internal.h"
 
-struct ipaddr ipa_from_sa(const struct ns_sockaddr *sa)
-{
-	if (sa->family == NS_AF_INET6)
-		return ipa_v6(sa->addr6);
-	return ipa_v4(sa->addr);
-}
-
-void ipa_to_sa(const struct ipaddr *a, uint16_t port, struct ns_sockaddr *sa)
-{
-	memset(sa, 0, sizeof(*sa));
-	sa->port = port;
-	if (ipa_is_v4(a)) {
-		sa->addr = ipa_v4_of(a);
-	} else {
-		sa->family = NS_AF_INET6;
-		memcpy(sa->addr6, a->w, 16);
-	}
-}
-
 bool ipa_is_local(struct ns_stack *st, const struct ipaddr *a)
 {
 	if (ipa_is_v4(a))
@@ -65,27 +46,15 @@ unsigned ipa_mtu_to(struct ns_stack *st, const struct ipaddr *dst)
 	return ip6_mtu_to(st, dst);
 }
 
-uint16_t ipa_pseudo_csum_fold_sum(const struct ipaddr *src, const struct ipaddr *dst, uint8_t proto,
-				  const void *hdr, size_t hlen, size_t len, uint32_t rest_sum)
+uint16_t ipa_pseudo6_fold_sum(const struct ipaddr *src, const struct ipaddr *dst, uint8_t proto,
+			      const void *hdr, size_t hlen, size_t len, uint32_t rest_sum)
 {
 	uint64_t acc;
 
-	if (ipa_is_v4(src))
-		return ip_pseudo_csum_fold_sum(src->w[3], dst->w[3], proto, hdr, hlen, len,
-					       rest_sum);
 	acc = (uint64_t)ns_csum_add(ip6_pseudo_sum(src, dst, proto, len), hdr, hlen) + rest_sum;
 	while (acc >> 16)
 		acc = (acc & 0xffff) + (acc >> 16);
 	return (uint16_t)acc;
-}
-
-int ipa_output(struct ns_stack *st, const struct ipaddr *src, const struct ipaddr *dst,
-	       uint8_t proto, uint8_t ttl, uint8_t tos, uint8_t *l4, size_t l4len, bool df)
-{
-	if (ipa_is_v4(dst))
-		return ip_output(st, ipa_v4_of(src), ipa_v4_of(dst), proto, ttl, tos, l4, l4len,
-				 df);
-	return ip6_output(st, src, dst, proto, ttl, l4, l4len, df);
 }
 
 /* ------------------------------------------------------------ text forms */

@@ -7,7 +7,7 @@
  * that tells IPv4 addresses apart (the rest is the ::ffff: prefix). :: is
  * the smallest address, so a bound key with a wildcard remote is the
  * smallest of its (proto, laddr, lport) group. */
-static int addr_cmp(const struct ipaddr *a, const struct ipaddr *b)
+static inline int addr_cmp(const struct ipaddr *a, const struct ipaddr *b)
 {
 	for (int i = 3; i >= 0; i--)
 		if (a->w[i] != b->w[i])
@@ -15,7 +15,7 @@ static int addr_cmp(const struct ipaddr *a, const struct ipaddr *b)
 	return 0;
 }
 
-int chan_key_cmp(const struct chan_key *a, const struct chan_key *b)
+static inline int key_cmp(const struct chan_key *a, const struct chan_key *b)
 {
 	int c;
 
@@ -32,7 +32,10 @@ int chan_key_cmp(const struct chan_key *a, const struct chan_key *b)
 	return 0;
 }
 
-#define key_cmp chan_key_cmp
+int chan_key_cmp(const struct chan_key *a, const struct chan_key *b)
+{
+	return key_cmp(a, b);
+}
 
 static int height(const struct ns_chan *n)
 {
@@ -138,6 +141,7 @@ static struct ns_chan *avl_remove(struct ns_chan *root, struct ns_chan *n)
 
 void chan_tree_insert(struct ns_stack *st, struct ns_chan *ch)
 {
+	st->lk_ch = NULL; /* a new key may now be the better match */
 	st->chans = avl_insert(st->chans, ch);
 	ch->in_tree = true;
 	st->nchans++;
@@ -147,6 +151,7 @@ void chan_tree_remove(struct ns_stack *st, struct ns_chan *ch)
 {
 	if (!ch->in_tree)
 		return;
+	st->lk_ch = NULL;
 	st->chans = avl_remove(st->chans, ch);
 	ch->in_tree = false;
 	st->nchans--;
@@ -193,12 +198,39 @@ static struct ns_chan *find_open(struct ns_stack *st, const struct chan_key *k)
 	return ch && !ch->closed ? ch : NULL;
 }
 
+static struct ns_chan *chan_lookup_walk(struct ns_stack *st, const struct chan_key *kp);
+
 struct ns_chan *chan_lookup(struct ns_stack *st, uint8_t proto, const struct ipaddr *laddr,
 			    uint16_t lport, const struct ipaddr *raddr, uint16_t rport)
 {
-	const struct ipaddr any = ipa_any_like(laddr), any6 = { { 0, 0, 0, 0 } };
+	struct chan_key k = { proto, *laddr, *raddr, lport, rport };
+	struct ns_chan *ch;
+
+	/* The same packet's answer as last time: a flow's packets come in
+	 * trains (any change to the tree forgets it). */
+	if (st->lk_ch && !key_cmp(&k, &st->lk_key))
+		return st->lk_ch;
+	ch = chan_lookup_walk(st, &k);
+	if (ch) {
+		st->lk_key = k;
+		st->lk_ch = ch;
+	}
+	return ch;
+}
+
+static struct ns_chan *chan_lookup_walk(struct ns_stack *st, const struct chan_key *kp)
+{
+	const uint8_t proto = kp->proto;
+	const struct ipaddr *laddr = &kp->laddr, *raddr = &kp->raddr;
+	const uint16_t lport = kp->lport, rport = kp->rport;
+	struct ipaddr any, any6 = { { 0, 0, 0, 0 } };
+	struct ns_chan *ch;
+
+	/* The exact key first, alone: established flows, the hot path. */
+	if ((ch = find_open(st, kp)))
+		return ch;
+	any = ipa_any_like(laddr);
 	const struct chan_key keys[] = {
-		{ proto, *laddr, *raddr, lport, rport },
 		{ proto, any, *raddr, lport, rport },
 		{ proto, *laddr, any, lport, 0 },
 		{ proto, any, any, lport, 0 },
@@ -206,14 +238,10 @@ struct ns_chan *chan_lookup(struct ns_stack *st, uint8_t proto, const struct ipa
 		{ proto, any6, any6, lport, 0 },
 		{ proto, any, any, 0, 0 },
 	};
-	struct ns_chan *ch;
 
-	/* The first key alone for established flows: the hot path. */
-	if ((ch = find_open(st, &keys[0])))
-		return ch;
-	for (unsigned i = 1; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		if (i == 4 && !ipa_is_v4(laddr))
-			continue; /* same as key 3 for IPv6 */
+	for (unsigned i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (i == 3 && !ipa_is_v4(laddr))
+			continue; /* same as key 2 for IPv6 */
 		if ((ch = find_open(st, &keys[i])))
 			return ch;
 	}
