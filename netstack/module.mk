@@ -39,6 +39,7 @@ $(eval $(call program,netstack-bench-slirp,bench/netstack-slirp.c $(netstack_ben
 BENCHES += bench/netstack-slirp.sh
 # Interop with Linux's TCP over a TAP (root; skip 77 otherwise).
 INTEG_TESTS += tests/integration/netstack-tcp-basic.sh tests/integration/netstack-tcp-impair.sh \
+	tests/integration/netstack-tcp-ipv6.sh \
 	tests/integration/netstack-tcp-bulk.sh
 
 # --- IPv6 (issue 21) ---

@@ -101,57 +101,85 @@ static int echo(int sock)
 	return shutdown(sock, SHUT_WR) < 0 ? fail("shutdown") : 0;
 }
 
-static int parse_sin(const char *host, const char *port, struct sockaddr_in *sin)
+/* host is IPv4 or IPv6 (without brackets); the family comes with it. */
+static int parse_sa(const char *host, const char *port, struct sockaddr_in6 *sa6,
+		    socklen_t *salen)
 {
+	struct sockaddr_in *sin = (struct sockaddr_in *)sa6;
 	char *end;
 	unsigned long p = strtoul(port, &end, 10);
 
-	memset(sin, 0, sizeof(*sin));
+	memset(sa6, 0, sizeof(*sa6));
+	if (*end || p > 65535)
+		goto bad;
+	if (strchr(host, ':')) {
+		sa6->sin6_family = AF_INET6;
+		sa6->sin6_port = htons((uint16_t)p);
+		*salen = sizeof(*sa6);
+		if (inet_pton(AF_INET6, host, &sa6->sin6_addr) != 1)
+			goto bad;
+		return 0;
+	}
 	sin->sin_family = AF_INET;
 	sin->sin_port = htons((uint16_t)p);
-	if (*end || p > 65535 || inet_pton(AF_INET, host, &sin->sin_addr) != 1) {
-		fprintf(stderr, "netstack-peer: bad address %s:%s\n", host, port);
-		return -1;
-	}
+	*salen = sizeof(*sin);
+	if (inet_pton(AF_INET, host, &sin->sin_addr) != 1)
+		goto bad;
 	return 0;
+bad:
+	fprintf(stderr, "netstack-peer: bad address %s:%s\n", host, port);
+	return -1;
 }
 
+/* HOST:PORT or [V6]:PORT */
 static int do_connect(const char *hostport)
 {
 	char host[64];
-	const char *colon = strrchr(hostport, ':');
-	struct sockaddr_in sin;
+	const char *colon = strrchr(hostport, ':'), *h = hostport;
+	size_t hlen = colon ? (size_t)(colon - hostport) : 0;
+	struct sockaddr_in6 sa;
+	socklen_t salen;
 	int s;
 
-	if (!colon || (size_t)(colon - hostport) >= sizeof(host)) {
+	if (colon && *h == '[' && hlen >= 2 && colon[-1] == ']') {
+		h++;
+		hlen -= 2;
+	}
+	if (!colon || hlen >= sizeof(host)) {
 		fprintf(stderr, "netstack-peer: want HOST:PORT, got '%s'\n", hostport);
 		return 1;
 	}
-	snprintf(host, sizeof(host), "%.*s", (int)(colon - hostport), hostport);
-	if (parse_sin(host, colon + 1, &sin) < 0 || !sin.sin_port) {
+	snprintf(host, sizeof(host), "%.*s", (int)hlen, h);
+	if (parse_sa(host, colon + 1, &sa, &salen) < 0 || !sa.sin6_port) {
 		fprintf(stderr, "netstack-peer: bad address '%s'\n", hostport);
 		return 1;
 	}
-	s = socket(AF_INET, SOCK_STREAM, 0);
-	if (s < 0 || connect(s, (struct sockaddr *)&sin, sizeof(sin)) < 0)
+	s = socket(sa.sin6_family, SOCK_STREAM, 0);
+	if (s < 0 || connect(s, (struct sockaddr *)&sa, salen) < 0)
 		return fail("connect");
 	return relay(s, 0, 1);
 }
 
+/* One connection of either family (a dual-stack listener on ::). */
 static int do_serve(const char *port, const char *mode, const char *file)
 {
-	struct sockaddr_in sin;
-	socklen_t len = sizeof(sin);
-	int one = 1, l, s, fd;
+	struct sockaddr_in6 sa;
+	socklen_t len;
+	int one = 1, zero = 0, l, s, fd;
 
-	if (parse_sin("0.0.0.0", port, &sin) < 0)
+	if (parse_sa("::", port, &sa, &len) < 0)
 		return 1;
-	l = socket(AF_INET, SOCK_STREAM, 0);
-	if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(l, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(l, 1) < 0)
+	l = socket(AF_INET6, SOCK_STREAM, 0);
+	if (l < 0 && parse_sa("0.0.0.0", port, &sa, &len) == 0) /* a host without IPv6 */
+		l = socket(AF_INET, SOCK_STREAM, 0);
+	if (l < 0 || (sa.sin6_family == AF_INET6 &&
+		      setsockopt(l, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) < 0) ||
+	    setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(l, (struct sockaddr *)&sa, len) < 0 || listen(l, 1) < 0)
 		return fail("listen");
-	getsockname(l, (struct sockaddr *)&sin, &len);
-	fprintf(stderr, "listening on port %u\n", ntohs(sin.sin_port));
+	getsockname(l, (struct sockaddr *)&sa, &len);
+	/* sin_port and sin6_port sit at the same offset */
+	fprintf(stderr, "listening on port %u\n", ntohs(sa.sin6_port));
 	s = accept(l, NULL, NULL);
 	if (s < 0)
 		return fail("accept");

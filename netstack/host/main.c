@@ -303,6 +303,25 @@ static int setup_stack(struct host *h, const struct host_cfg *c)
 	return 0;
 }
 
+/* IPv6 addresses are tentative for DAD's second: serve and connect once
+ * --addr6 is usable. */
+static int wait_dad(struct host *h, const struct host_cfg *c)
+{
+	uint8_t a[16];
+
+	if (!c->have_addr6)
+		return 0;
+	for (int i = 0; i < 50; i++) {
+		for (unsigned k = 0; ns_iface_get6(h->st, h->link, k, a, NULL) == 0; k++)
+			if (!memcmp(a, c->addr6, 16))
+				return 0;
+		if (host_loop_once(h, 100, -1) < 0)
+			break;
+	}
+	fprintf(stderr, "netstack-host: IPv6 address not usable (duplicate on the link?)\n");
+	return -1;
+}
+
 static void print_stats(struct host *h, bool impaired)
 {
 	struct ns_stats s;
@@ -363,7 +382,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (open_link(&h, &c) < 0 || setup_stack(&h, &c) < 0)
+	if (open_link(&h, &c) < 0 || setup_stack(&h, &c) < 0 || wait_dad(&h, &c) < 0)
 		return 1;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
