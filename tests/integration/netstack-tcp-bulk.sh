@@ -24,25 +24,6 @@ http_download() {
 	ok "Linux <- netstack HTTP GET, 100 MB" "$t0"
 }
 
-# netstack --connect to a Linux server in MODE (send: Linux -> netstack,
-# sink: netstack -> Linux).
-connect_bulk() { # connect_bulk MODE LABEL [HOST ARGS...]
-	mode=$1 label=$2
-	shift 2
-	t0=$(now_ms)
-	if [ "$mode" = send ]; then
-		start_peer /dev/null send "$WORK/100m" || return 1
-		in=/dev/null
-	else
-		start_peer "$WORK/got" sink || return 1
-		in=$WORK/100m
-	fi
-	run_connect "$label" "$in" "$WORK/got.ns" "$@" || return 1
-	[ "$mode" = send ] && mv "$WORK/got.ns" "$WORK/got"
-	same "$WORK/100m" "$WORK/got" || { fail "$label: received bytes differ"; return 1; }
-	ok "$label, 100 MB" "$t0"
-}
-
 http_download
 connect_bulk send "Linux -> netstack (--connect)"
 connect_bulk sink "netstack -> Linux (--connect)"

@@ -155,6 +155,25 @@ case_netstack_echo() { # case_netstack_echo FILE LABEL [HOST ARGS...]
 	ok "$label: netstack -> Linux echo, $(wc -c <"$WORK/$f") bytes" "$t0"
 }
 
+# netstack --connect to a Linux server in MODE (send: Linux -> netstack,
+# sink: netstack -> Linux), 100 MB from $WORK/100m, sha256-exact.
+connect_bulk() { # connect_bulk MODE LABEL [HOST ARGS...]
+	mode=$1 label=$2
+	shift 2
+	t0=$(now_ms)
+	if [ "$mode" = send ]; then
+		start_peer /dev/null send "$WORK/100m" || return 1
+		in=/dev/null
+	else
+		start_peer "$WORK/got" sink || return 1
+		in=$WORK/100m
+	fi
+	run_connect "$label" "$in" "$WORK/got.ns" "$@" || return 1
+	[ "$mode" = send ] && mv "$WORK/got.ns" "$WORK/got"
+	same "$WORK/100m" "$WORK/got" || { fail "$label: received bytes differ"; return 1; }
+	ok "$label, 100 MB" "$t0"
+}
+
 # finish: the test's verdict.
 finish() {
 	[ "$failures" -eq 0 ] || { echo "$failures case(s) failed"; exit 1; }
