@@ -11,7 +11,10 @@
 #   loopback   iperf3 over the host's lo (the ceiling)
 # plus the host -> namespace direction (iperf3 -R, MTU 1500, 1 stream),
 # CPU seconds of the user-net process per GB moved, connections/s
-# and request/response latency (1-byte ping-pong on one connection).
+# and request/response latency (1-byte ping-pong on one connection), and
+# IPv6: the namespace (SLAAC from the backend's router advertisement) to
+# `iperf3 -s -B ::1` through fd00::2, netstack against slirp4netns
+# --enable-ipv6, next to the same backends over IPv4.
 # Each figure is the best of REPS (default 3) runs.
 # usage: bench/usernet-iperf.sh [SECONDS per run, default 3]  (root)
 B=${B:-build}
@@ -39,6 +42,9 @@ trap cleanup EXIT INT TERM
 ip netns add "$NS" || exit 1
 ip netns exec "$NS" ip link set lo up
 iperf3 -s -B 127.0.0.1 -p $PORT >/dev/null 2>&1 &
+PIDS="$PIDS $!"
+PORT6=5297
+iperf3 -s -B ::1 -p $PORT6 >/dev/null 2>&1 &
 PIDS="$PIDS $!"
 
 cat >"$TMP/b.py" <<'EOF'
@@ -108,6 +114,25 @@ cpu_ticks() {
 	awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
 }
 
+# start_backend6 NAME: as start_backend at MTU 1500 with IPv6, once the
+# namespace has its SLAAC address.
+start_backend6() {
+	case $1 in
+	netstack) start_backend netstack 1500 ;;
+	slirp4netns)
+		slirp4netns --configure --enable-ipv6 --mtu=1500 --netns-type=path \
+			"/var/run/netns/$NS" tap0 >/dev/null 2>"$TMP/err" &
+		BPID=$!
+		;;
+	esac
+	ip netns exec "$NS" sysctl -qw net.ipv6.conf.tap0.accept_ra=2 2>/dev/null
+	for _ in $(seq 100); do
+		ip netns exec "$NS" ip -6 addr show dev tap0 scope global 2>/dev/null |
+			grep inet6 | grep -qv tentative && break
+		sleep 0.1
+	done
+}
+
 # start_backend NAME MTU: serve tap0 in $NS, configure the namespace side.
 start_backend() {
 	case $1 in
@@ -167,6 +192,8 @@ run_iperf() {
 	host) iperf3 -c 127.0.0.1 -p $PORT -t "$T" -P "$2" -J >"$TMP/j" 2>/dev/null ;;
 	ns) ip netns exec "$NS" iperf3 -c 10.0.2.2 -p $PORT -t "$T" -P "$2" -J >"$TMP/j" 2>/dev/null ;;
 	nsR) ip netns exec "$NS" iperf3 -c 10.0.2.2 -p $PORT -t "$T" -P "$2" -R -J >"$TMP/j" \
+		2>/dev/null ;;
+	ns6) ip netns exec "$NS" iperf3 -c fd00::2 -p $PORT6 -t "$T" -P "$2" -J >"$TMP/j" \
 		2>/dev/null ;;
 	esac
 	set -- $($PY parse "$TMP/j" 2>/dev/null || echo "0 0")
@@ -231,3 +258,15 @@ done
 cps=$($PY rate 127.0.0.1 $ECHO_PORT 2)
 lat=$($PY latency 127.0.0.1 $ECHO_PORT 3000)
 printf "  %-12s %7s conn/s  %7s us median RTT\n" loopback "$cps" "$lat"
+
+echo "IPv6: namespace -> host ::1 through fd00::2 (SLAAC), MTU 1500, 1 stream:"
+for b in netstack slirp4netns; do
+	start_backend6 $b
+	set -- $(best_iperf ns6 1)
+	eval "R6_$b=$1"
+	printf "  %-12s %9s Gbit/s %9s cpu_s/GB (IPv4: %s Gbit/s)\n" $b "$1" "$2" \
+		"$(eval echo "\$R_${b}_1500_1")"
+	stop_backend
+done
+echo "$R6_netstack $R6_slirp4netns" |
+	awk '{ printf "  IPv6 netstack / slirp4netns %.2fx\n", ($2 > 0 ? $1 / $2 : 0) }'

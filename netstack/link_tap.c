@@ -1,7 +1,7 @@
 /* link_tap.c — a Linux TAP device as a link: plain, or with virtio-net
  * headers and offloads.
  *
- * The offloading TAP (IFF_VNET_HDR, checksum and TSO4) is for a peer that
+ * The offloading TAP (IFF_VNET_HDR, checksum, TSO4 and TSO6) is for a peer that
  * is the local kernel. Receive: the kernel may hand over TCP segments up
  * to 64 KiB with checksums left partial, so one read moves what would be
  * ~45 frames at MTU 1500; they come from the local kernel, so their
@@ -143,6 +143,7 @@ enum { TV_FRAME_MAX = ETH_HLEN + 65535 };
 struct tap_gso {
 	uint8_t *agg;	    /* TV_FRAME_MAX bytes */
 	size_t agg_len, hl; /* bytes held; Ethernet + IP + TCP header length */
+	size_t il;	    /* IP header length: 20 (IPv4) or 40 (IPv6) */
 	size_t mss, last;   /* first and latest segment payload */
 	unsigned nseg;
 	uint32_t next_seq;
@@ -175,38 +176,61 @@ static void put16(uint8_t *p, uint16_t v)
 	p[1] = (uint8_t)v;
 }
 
-/* A plain IPv4 TCP data segment with ACK (and maybe PSH) only: the kind
- * that may be coalesced. Its header length in *hl. */
-static bool coalescible(const uint8_t *f, size_t len, size_t *hl)
+/* A plain TCP data segment with ACK (and maybe PSH) only, over IPv4
+ * without options or fragments or over IPv6 without extension headers:
+ * the kind that may be coalesced. Its header lengths in *hl (Ethernet +
+ * IP + TCP) and *il (IP). */
+static bool coalescible(const uint8_t *f, size_t len, size_t *hl, size_t *il)
 {
-	const uint8_t *ip = f + ETH_HLEN, *tcp = ip + 20;
+	const uint8_t *ip = f + ETH_HLEN, *tcp;
 	size_t thl;
 
-	if (len < ETH_HLEN + 40 || get16(f + 12) != ETHERTYPE_IP || ip[0] != 0x45 ||
-	    ip[9] != NS_PROTO_TCP || (get16(ip + 6) & 0x3fff) || get16(ip + 2) != len - ETH_HLEN)
+	if (len < ETH_HLEN + 40)
 		return false;
+	if (get16(f + 12) == ETHERTYPE_IP) {
+		if (ip[0] != 0x45 || ip[9] != NS_PROTO_TCP || (get16(ip + 6) & 0x3fff) ||
+		    get16(ip + 2) != len - ETH_HLEN)
+			return false;
+		*il = 20;
+	} else if (get16(f + 12) == ETHERTYPE_IPV6) {
+		if ((ip[0] >> 4) != 6 || ip[6] != NS_PROTO_TCP || get16(ip + 4) != len - ETH_HLEN - 40)
+			return false;
+		*il = 40;
+	} else {
+		return false;
+	}
+	tcp = ip + *il;
 	thl = (size_t)(tcp[12] >> 4) * 4;
-	if (thl < 20 || ETH_HLEN + 20 + thl >= len || (tcp[13] & ~TH_PSH) != TH_ACK)
+	if (thl < 20 || ETH_HLEN + *il + thl >= len || (tcp[13] & ~TH_PSH) != TH_ACK)
 		return false;
-	*hl = ETH_HLEN + 20 + thl;
+	*hl = ETH_HLEN + *il + thl;
 	return true;
 }
 
+/* The IP fields that must match between segments of one flow. */
+static bool same_ip(const uint8_t *ip, const uint8_t *fip, size_t il)
+{
+	if (il == 40) /* version, class, flow label; next header, hop limit; addresses */
+		return !memcmp(ip, fip, 4) && !memcmp(ip + 6, fip + 6, 34);
+	return ip[1] == fip[1] &&		/* TOS */
+	       !memcmp(ip + 8, fip + 8, 2) &&	/* TTL, proto */
+	       !memcmp(ip + 12, fip + 12, 8); /* addresses */
+}
+
 /* Does segment f continue the one being grown? */
-static bool continues(const struct tap_gso *g, const uint8_t *f, size_t len, size_t hl)
+static bool continues(const struct tap_gso *g, const uint8_t *f, size_t len, size_t hl,
+		      size_t il)
 {
 	const uint8_t *a = g->agg, *ip = ETH_HLEN + a, *fip = f + ETH_HLEN;
+	const uint8_t *tcp = ip + il, *ftcp = fip + il;
 	size_t payload = len - hl;
 
-	return g->nseg && hl == g->hl && g->last == g->mss && payload <= g->mss &&
-	       g->agg_len + payload <= TV_FRAME_MAX && get32(fip + 24) == g->next_seq &&
-	       !memcmp(a, f, ETH_HLEN) &&		      /* MACs, type */
-	       ip[1] == fip[1] &&			      /* TOS */
-	       !memcmp(ip + 8, fip + 8, 2) &&		      /* TTL, proto */
-	       !memcmp(ip + 12, fip + 12, 8) &&		      /* addresses */
-	       !memcmp(ip + 20, fip + 20, 4) &&		      /* ports */
-	       !memcmp(ip + 28, fip + 28, 8) &&		      /* ack..win */
-	       !memcmp(ip + 40, fip + 40, hl - ETH_HLEN - 40); /* options */
+	return g->nseg && hl == g->hl && il == g->il && g->last == g->mss &&
+	       payload <= g->mss && g->agg_len + payload <= TV_FRAME_MAX &&
+	       get32(ftcp + 4) == g->next_seq && !memcmp(a, f, ETH_HLEN) && /* MACs, type */
+	       same_ip(ip, fip, il) && !memcmp(tcp, ftcp, 4) &&	     /* ports */
+	       !memcmp(tcp + 8, ftcp + 8, 8) &&			     /* ack..win */
+	       !memcmp(tcp + 20, ftcp + 20, hl - ETH_HLEN - il - 20); /* options */
 }
 
 /* Write what is being grown: as it is for one segment, else as a GSO
@@ -216,27 +240,37 @@ static int tv_flush_agg(struct tap *t)
 {
 	struct tap_gso *g = t->gso;
 	struct virtio_net_hdr h = { 0 };
-	uint8_t *ip = g->agg + ETH_HLEN, *tcp = ip + 20, pseudo[12];
+	uint8_t *ip = g->agg + ETH_HLEN, *tcp = ip + g->il, pseudo[40] = { 0 };
+	size_t l4len = g->agg_len - ETH_HLEN - g->il, plen;
 	uint16_t v;
 
 	if (!g->nseg)
 		return 0;
 	if (g->nseg > 1) {
-		put16(ip + 2, (uint16_t)(g->agg_len - ETH_HLEN));
-		memset(ip + 10, 0, 2);
-		v = (uint16_t)~ns_csum_fold(ns_csum_add(0, ip, 20));
-		memcpy(ip + 10, &v, 2);
-		memcpy(pseudo, ip + 12, 8);
-		pseudo[8] = 0;
-		pseudo[9] = NS_PROTO_TCP;
-		put16(pseudo + 10, (uint16_t)(g->agg_len - ETH_HLEN - 20));
-		v = ns_csum_fold(ns_csum_add(0, pseudo, sizeof(pseudo)));
+		if (g->il == 40) { /* payload length; pseudo header RFC 8200 8.1 */
+			put16(ip + 4, (uint16_t)l4len);
+			memcpy(pseudo, ip + 8, 32);
+			put16(pseudo + 34, (uint16_t)l4len);
+			pseudo[39] = NS_PROTO_TCP;
+			plen = 40;
+			h.gso_type = VIRTIO_NET_HDR_GSO_TCPV6;
+		} else {
+			put16(ip + 2, (uint16_t)(g->agg_len - ETH_HLEN));
+			memset(ip + 10, 0, 2);
+			v = (uint16_t)~ns_csum_fold(ns_csum_add(0, ip, 20));
+			memcpy(ip + 10, &v, 2);
+			memcpy(pseudo, ip + 12, 8);
+			pseudo[9] = NS_PROTO_TCP;
+			put16(pseudo + 10, (uint16_t)l4len);
+			plen = 12;
+			h.gso_type = VIRTIO_NET_HDR_GSO_TCPV4;
+		}
+		v = ns_csum_fold(ns_csum_add(0, pseudo, plen));
 		memcpy(tcp + 16, &v, 2);
 		h.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
-		h.gso_type = VIRTIO_NET_HDR_GSO_TCPV4;
 		h.hdr_len = (uint16_t)g->hl;
 		h.gso_size = (uint16_t)g->mss;
-		h.csum_start = ETH_HLEN + 20;
+		h.csum_start = (uint16_t)(ETH_HLEN + g->il);
 		h.csum_offset = 16;
 	}
 	g->nseg = 0;
@@ -254,17 +288,17 @@ static int tv_transmit(struct ns_link *l, const void *frame, size_t len)
 	struct tap_gso *g = t->gso;
 	const uint8_t *f = frame;
 	struct virtio_net_hdr h = { 0 };
-	size_t hl;
+	size_t hl, il;
 	int rc;
 
-	if (!coalescible(f, len, &hl)) {
+	if (!coalescible(f, len, &hl, &il)) {
 		rc = tv_flush_agg(t);
 		return rc < 0 ? rc : tv_write(t, &h, f, len);
 	}
-	if (continues(g, f, len, hl)) {
+	if (continues(g, f, len, hl, il)) {
 		memcpy(g->agg + g->agg_len, f + hl, len - hl);
 		g->agg_len += len - hl;
-		g->agg[ETH_HLEN + 20 + 13] |= f[ETH_HLEN + 20 + 13]; /* PSH */
+		g->agg[ETH_HLEN + il + 13] |= f[ETH_HLEN + il + 13]; /* PSH */
 	} else {
 		rc = tv_flush_agg(t);
 		if (rc < 0)
@@ -272,11 +306,12 @@ static int tv_transmit(struct ns_link *l, const void *frame, size_t len)
 		memcpy(g->agg, f, len);
 		g->agg_len = len;
 		g->hl = hl;
+		g->il = il;
 		g->mss = len - hl;
 	}
 	g->last = len - hl;
 	g->nseg++;
-	g->next_seq = get32(f + ETH_HLEN + 24) + (uint32_t)(len - hl);
+	g->next_seq = get32(f + ETH_HLEN + il + 4) + (uint32_t)(len - hl);
 	return 0;
 }
 
@@ -329,7 +364,7 @@ struct ns_link *ns_link_tap_vnet_open(const char *name, unsigned mtu, int *err)
 		*err = fd;
 		return NULL;
 	}
-	if (ioctl(fd, TUNSETOFFLOAD, TUN_F_CSUM | TUN_F_TSO4) < 0) {
+	if (ioctl(fd, TUNSETOFFLOAD, TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6) < 0) {
 		*err = -errno;
 		close(fd);
 		return NULL;

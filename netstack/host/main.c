@@ -346,7 +346,9 @@ static void print_stats(struct host *h, bool impaired)
 
 static int serve(struct host *h, const struct host_cfg *c)
 {
-	if (services_start(h) < 0)
+	/* Listening first: IPv4 is served while IPv6 runs DAD; "up" once
+	 * both families are. */
+	if (services_start(h) < 0 || wait_dad(h, c) < 0)
 		return 1;
 	fprintf(stderr, "netstack-host: %s up, mtu %u%s%s%s\n", h->link->name, c->mtu,
 		c->offload ? ", offload" : "", c->http_dir ? ", http from " : "",
@@ -382,12 +384,15 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (open_link(&h, &c) < 0 || setup_stack(&h, &c) < 0 || wait_dad(&h, &c) < 0)
+	if (open_link(&h, &c) < 0 || setup_stack(&h, &c) < 0)
 		return 1;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	rc = c.have_connect ? connect_run(&h, &c.connect) : serve(&h, &c);
+	if (c.have_connect)
+		rc = wait_dad(&h, &c) < 0 ? 1 : connect_run(&h, &c.connect);
+	else
+		rc = serve(&h, &c);
 	if (c.verbose)
 		print_stats(&h, c.have_impair);
 	ns_stack_free(h.st);
