@@ -465,6 +465,47 @@ START_TEST(test_hostile_random)
 }
 END_TEST
 
+/* Stateless DHCPv6 (dhcp6.c): the Reply to an Information-Request, and
+ * what it refuses. */
+START_TEST(test_dhcp6_information_request)
+{
+	static const uint8_t mac[6] = {0x52, 0x55, 0x0a, 0, 2, 2};
+	uint8_t dns[16] = {0xfd, [15] = 3}, rep[512];
+	uint8_t ir[] = {11, 1, 2, 3, 0, 1, 0, 4, 0xde, 0xad, 0xbe, 0xef, 0, 6, 0, 2, 0, 23};
+	struct usernet_stats st = {0};
+	size_t n;
+
+	n = dhcp6_handle(mac, dns, ir, sizeof(ir), rep, sizeof(rep), &st);
+	ck_assert_uint_gt(n, 4);
+	ck_assert_uint_eq(rep[0], 7);					    /* Reply */
+	ck_assert_mem_eq(rep + 1, ir + 1, 3);				    /* transaction id */
+	ck_assert(memmem(rep, n, (uint8_t[]){0, 2, 0, 10, 0, 3, 0, 1}, 8)); /* our DUID-LL */
+	ck_assert(memmem(rep, n, mac, 6));
+	ck_assert(memmem(rep, n, (uint8_t[]){0, 1, 0, 4, 0xde, 0xad, 0xbe, 0xef}, 8));
+	ck_assert(memmem(rep, n, (uint8_t[]){0, 23, 0, 16}, 4));
+	ck_assert(memmem(rep, n, dns, 16));
+	ck_assert_uint_eq(st.dhcp6_info, 1);
+	/* Solicit (stateful): not ours to answer. */
+	ir[0] = 1;
+	ck_assert_uint_eq(dhcp6_handle(mac, dns, ir, sizeof(ir), rep, sizeof(rep), &st), 0);
+	ir[0] = 11;
+	/* An option running past the end. */
+	ir[15] = 40; /* the ORO claims 40 bytes */
+	ck_assert_uint_eq(dhcp6_handle(mac, dns, ir, sizeof(ir), rep, sizeof(rep), &st), 0);
+	ck_assert_uint_eq(st.dhcp_bad, 1);
+	/* Addressed to another server. */
+	{
+		uint8_t other[] = {11, 1, 2, 3, 0, 2, 0, 10, 0, 3, 0, 1, 1, 2, 3, 4, 5, 6};
+
+		ck_assert_uint_eq(
+			dhcp6_handle(mac, dns, other, sizeof(other), rep, sizeof(rep), &st), 0);
+		ck_assert_uint_eq(st.dhcp_bad, 2);
+	}
+	/* Truncated header. */
+	ck_assert_uint_eq(dhcp6_handle(mac, dns, ir, 3, rep, sizeof(rep), &st), 0);
+}
+END_TEST
+
 static Suite *dhcp_suite(void)
 {
 	Suite *s = suite_create("usernet_dhcp");
@@ -487,6 +528,7 @@ static Suite *dhcp_suite(void)
 	tcase_add_test(t, test_hostile_option_overflow);
 	tcase_add_test(t, test_hostile_no_end_and_no_type);
 	tcase_add_test(t, test_hostile_random);
+	tcase_add_test(t, test_dhcp6_information_request);
 	suite_add_tcase(s, t);
 	return s;
 }
