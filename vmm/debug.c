@@ -63,7 +63,7 @@ static void take_stop(struct vcpu *v, bool quiet)
 	pthread_mutex_unlock(&m->lock);
 	if (!pending)
 		return;
-	machine_user_stop(m);
+	machine_stop_for(m, RUN_STATE_DEBUG);
 	if (m->debug.step_cpu >= 0) {
 		m->debug.step_cpu = -1;
 		apply(m);

@@ -8,10 +8,11 @@
 static struct vmm_config cfg;
 static struct machine machine;
 
+/* Before the guest runs: status 1, as QEMU (README "Exit status"). */
 static int fail(const char *msg)
 {
 	fprintf(stderr, "vmm: %s\n", msg);
-	return 1;
+	return VMM_EXIT_USAGE;
 }
 
 /* No -kernel: SeaBIOS (or -bios FILE) from the reset vector. */
@@ -44,6 +45,10 @@ int main(int argc, char **argv)
 	    board_init(&machine, err, sizeof(err)) < 0 ||
 	    (cfg.kernel ? boot_load_kernel(&machine, err, sizeof(err))
 			: load_firmware(&machine, err, sizeof(err))) < 0) {
+		machine_destroy(&machine);
+		return fail(err);
+	}
+	if (machine_control_init(&machine, err, sizeof(err)) < 0) {
 		machine_destroy(&machine);
 		return fail(err);
 	}
