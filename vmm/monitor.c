@@ -450,7 +450,8 @@ struct monitor *monitor_new(struct machine *m, struct chardev *chr)
 		return NULL;
 	mon->m = m;
 	mon->chr = chr;
-	if (chardev_add_frontend(chr, &fe) < 0) {
+	/* No chardev: QMP's human-monitor-command runs lines through it. */
+	if (chr && chardev_add_frontend(chr, &fe) < 0) {
 		free(mon);
 		return NULL;
 	}

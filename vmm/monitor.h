@@ -14,6 +14,7 @@
 
 struct monitor;
 
+/* chr may be NULL: a monitor only driven by monitor_execute(). */
 struct monitor *monitor_new(struct machine *m, struct chardev *chr);
 void monitor_free(struct monitor *mon);
 /* Register `info NAME`; 0 or -ENOSPC. */

@@ -156,8 +156,13 @@ void machine_request_reset(struct machine *m)
 
 void machine_host_reset(struct machine *m)
 {
+	enum run_state s = machine_run_state(m);
+
 	machine_event(m, "RESET", "{\"guest\": false, \"reason\": \"host-qmp-system-reset\"}");
 	machine_system_reset(m);
+	/* A machine stopped by a shutdown or panic may run again once reset. */
+	if (s == RUN_STATE_SHUTDOWN || s == RUN_STATE_GUEST_PANICKED)
+		m->stop_state = RUN_STATE_PAUSED;
 }
 
 /* --------------------------------------------------------------- panic */
