@@ -392,14 +392,19 @@ void machine_resume(struct machine *m)
 	pthread_mutex_unlock(&m->lock);
 }
 
-void machine_user_stop(struct machine *m)
+void machine_stop_for(struct machine *m, enum run_state why)
 {
 	if (m->user_paused)
 		return;
 	m->user_paused = true;
-	m->stop_state = RUN_STATE_PAUSED;
+	m->stop_state = why; /* before STOP: listeners ask why */
 	machine_pause(m);
 	machine_event(m, "STOP", NULL);
+}
+
+void machine_user_stop(struct machine *m)
+{
+	machine_stop_for(m, RUN_STATE_PAUSED);
 }
 
 void machine_user_cont(struct machine *m)

@@ -65,6 +65,7 @@ struct machine_debug {
 	uint64_t bp[MACHINE_MAX_BREAKPOINTS]; /* linear addresses */
 	unsigned n_bp;
 	int step_cpu; /* the vCPU single-stepping, or -1 */
+	unsigned last_stop_cpu; /* the vCPU of the last debug stop (gdbstub) */
 };
 
 /* What the machine is doing, as QMP's query-status names it. While
@@ -218,7 +219,8 @@ void machine_fail(struct machine *m);
 void machine_host_quit(struct machine *m, const char *reason);
 void machine_host_reset(struct machine *m);
 void machine_host_powerdown(struct machine *m);
-/* Stop for a reason other than `stop` (debug, shutdown, guest-panicked). */
+/* Stop for a reason other than `stop` (debug, shutdown, guest-panicked);
+ * in machine.c. Nothing if already stopped. */
 void machine_stop_for(struct machine *m, enum run_state why);
 
 /* ----------------------------------------------------------- vcpu.c */
@@ -231,6 +233,8 @@ int vcpu_translate(struct vcpu *v, uint64_t gva, uint64_t *gpa);
 /* Read n bytes at a linear address through the vCPU's page tables: 0, or
  * -1 when some byte is unmapped or outside RAM. */
 int vcpu_read_linear(struct vcpu *v, uint64_t linear, void *buf, size_t n);
+/* The same for writes (the gdbstub's M packet). */
+int vcpu_write_linear(struct vcpu *v, uint64_t linear, const void *buf, size_t n);
 
 /* ----------------------------------------------------------- debug.c */
 
@@ -247,6 +251,8 @@ void machine_debug_cont(struct machine *m);
 /* Stopped machine: run vCPU 0 for one instruction and stop again. 0 with
  * *pc, -EBUSY when running, -ETIMEDOUT when it did not stop in time. */
 int machine_stepi(struct machine *m, uint64_t *pc);
+/* The same for any vCPU (the gdbstub's s / vCont;s). */
+int machine_step_cpu(struct machine *m, unsigned cpu, uint64_t *pc);
 
 /* ----------------------------------------------------------- insn.c */
 

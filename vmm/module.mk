@@ -24,3 +24,5 @@ KVM_TESTS += tests/integration/control-exit.sh
 $(eval $(call unit_test,vmm_cli_control,tests/unit/vmm/test_cli_control.c vmm/cli.c vmm/cli_drive.c vmm/cli_control.c vmm/cpuid.c,,))
 INTEG_TESTS += tests/integration/control-qmp.sh
 KVM_TESTS += tests/integration/control-qmp.sh
+INTEG_TESTS += tests/integration/control-gdb.sh
+KVM_TESTS += tests/integration/control-gdb.sh

@@ -33,12 +33,6 @@ enum run_state machine_run_state(const struct machine *m)
 	return m->user_paused ? m->stop_state : RUN_STATE_RUNNING;
 }
 
-void machine_stop_for(struct machine *m, enum run_state why)
-{
-	machine_user_stop(m);
-	m->stop_state = why;
-}
-
 /* --------------------------------------------------------------- events */
 
 int machine_add_listener(struct machine *m, machine_event_fn fn, void *opaque)

@@ -273,10 +273,8 @@ void vcpu_dump_state(struct vcpu *v, FILE *out)
 
 /* ------------------------------------------------------- linear memory */
 
-int vcpu_read_linear(struct vcpu *v, uint64_t linear, void *buf, size_t n)
+static int access_linear(struct vcpu *v, uint64_t linear, uint8_t *buf, size_t n, bool write)
 {
-	uint8_t *out = buf;
-
 	/* Page by page: contiguous linear pages need not be contiguous in
 	 * guest physical memory. */
 	while (n) {
@@ -286,11 +284,22 @@ int vcpu_read_linear(struct vcpu *v, uint64_t linear, void *buf, size_t n)
 		if (chunk > n)
 			chunk = n;
 		if (vcpu_translate(v, linear, &gpa) < 0 ||
-		    guest_mem_read(&v->m->mem, gpa, out, chunk) < 0)
+		    (write ? guest_mem_write(&v->m->mem, gpa, buf, chunk)
+			   : guest_mem_read(&v->m->mem, gpa, buf, chunk)) < 0)
 			return -1;
 		linear += chunk;
-		out += chunk;
+		buf += chunk;
 		n -= chunk;
 	}
 	return 0;
+}
+
+int vcpu_read_linear(struct vcpu *v, uint64_t linear, void *buf, size_t n)
+{
+	return access_linear(v, linear, buf, n, false);
+}
+
+int vcpu_write_linear(struct vcpu *v, uint64_t linear, const void *buf, size_t n)
+{
+	return access_linear(v, linear, (uint8_t *)buf, n, true);
 }

@@ -12,7 +12,7 @@
  *   powerbtn=1  wait for the ACPI power button (PM1 status bit 8), then
  *               power off through PM1 control (SLP_TYP 5 | SLP_EN)
  *   gdb=1       run gdb_target() (the gdbstub test's breakpoint) in a
- *               loop in ring 3 until gdb_done is set from the debugger
+ *               loop (ring 0) until gdb_done is set from the debugger
  *
  * Without any: print "control: idle" and spin (for QMP tests).
  */
@@ -94,14 +94,15 @@ __attribute__((noinline)) uint64_t gdb_target(uint64_t x)
 	return gdb_counter;
 }
 
-/* Ring 3: the nested test hosts do not emulate INT3 in ring 0. */
-__attribute__((noreturn)) static long gdb_loop(void *arg __attribute__((unused)))
+/* Ring 0: the gdbstub's breakpoints are debug registers, which the nested
+ * test hosts honour in ring 0 only. */
+static int gdb_loop(void)
 {
 	printf("control: gdb loop\n");
 	for (uint64_t i = 1; !gdb_done; i++)
 		gdb_target(i);
 	printf("control: gdb done counter=%lu\n", gdb_counter);
-	guest_exit(0);
+	return 0;
 }
 
 __attribute__((noreturn)) static long idle(void *arg __attribute__((unused)))
@@ -124,7 +125,7 @@ int guest_main(void)
 	if (kit_cmdline_uint("powerbtn", 0))
 		run_user(power_button, NULL); /* polling: ring 3 is native speed */
 	if (kit_cmdline_uint("gdb", 0))
-		run_user(gdb_loop, NULL);
+		return gdb_loop();
 	run_user(idle, NULL); /* ring 3: spinning in emulated ring 0 would be costly */
 	return 1;
 }
