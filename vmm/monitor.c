@@ -229,6 +229,16 @@ static void cmd_powerdown(struct monitor *mon, int argc, char **argv, FILE *out)
 	machine_host_powerdown(mon->m);
 }
 
+static void cmd_memsave(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	hmp_save_memory(mon->m, argc, argv, out, true);
+}
+
+static void cmd_pmemsave(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	hmp_save_memory(mon->m, argc, argv, out, false);
+}
+
 static void cmd_help(struct monitor *mon, int argc, char **argv, FILE *out);
 static void cmd_info(struct monitor *mon, int argc, char **argv, FILE *out);
 
@@ -248,6 +258,8 @@ static const struct {
 	{"stepi", "", "stopped: run vCPU 0 for one instruction", cmd_stepi},
 	{"system_reset", "", "reset the machine", cmd_reset},
 	{"system_powerdown", "", "press the ACPI power button", cmd_powerdown},
+	{"memsave", "ADDR SIZE FILE", "save virtual memory (vCPU 0) to a file", cmd_memsave},
+	{"pmemsave", "ADDR SIZE FILE", "save physical memory to a file", cmd_pmemsave},
 	{"quit", "", "exit vmm", cmd_quit},
 	{"q", "", "same as quit", cmd_quit},
 };
@@ -464,6 +476,7 @@ struct monitor *monitor_new(struct machine *m, struct chardev *chr)
 		monitor_add_info("cpus", "the vCPUs and their threads", info_cpus, m);
 		monitor_add_info("mtree", "the memory and I/O maps", info_mtree, m);
 		monitor_add_info("status", "whether the vCPUs run, and why not", info_status, m);
+		hmp_extra_init(m);
 	}
 	return mon;
 }

@@ -103,6 +103,24 @@ def session_commands():
     assert hmp == "VM status: paused (prelaunch)\n", repr(hmp)
     hmp = a.ok("human-monitor-command", **{"command-line": "info cpus"})
     assert "thread_id=%d" % tid in hmp, hmp
+    hmp_cmd = lambda line: a.ok("human-monitor-command", **{"command-line": line})
+    assert hmp_cmd("info version").startswith("vmm ")
+    assert hmp_cmd("info kvm") == "kvm support: enabled\n"
+    assert hmp_cmd("info name") == "qmptest\n"
+    assert hmp_cmd("info uuid").count("-") == 4
+    # pmemsave / memsave: the multiboot image at 1 MiB, byte for byte as xp shows it
+    phys, virt = os.path.join(TMP, "phys.bin"), os.path.join(TMP, "virt.bin")
+    assert hmp_cmd("pmemsave 0x100000 64 %s" % phys) == ""
+    with open(phys, "rb") as f:
+        data = f.read()
+    xp = hmp_cmd("xp /16xw 0x100000").split()
+    words = [int(w, 16) for w in xp if w.startswith("0x")]
+    assert len(data) == 64 and words == [int.from_bytes(data[i:i + 4], "little") for i in range(0, 64, 4)], (xp, data)
+    assert hmp_cmd("memsave 0x100000 64 %s" % virt) == ""   # -S: paging off, linear = physical
+    with open(virt, "rb") as f:
+        assert f.read() == data
+    assert "cannot access memory" in hmp_cmd("pmemsave 0x7fffffff000 16 %s" % phys)
+    assert "usage" in hmp_cmd("pmemsave 0x100000")
     # errors: the connection and the VMM survive each
     r = a.cmd("no-such-command")
     assert r["error"] == {"class": "CommandNotFound", "desc": "The command no-such-command has not been found"}, r
