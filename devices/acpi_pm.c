@@ -1,7 +1,9 @@
 /* acpi_pm.c — the ACPI PM1a register block the FADT points at: event
  * status (write 1 to clear) and enable at +0/+2, control at +4. Linux's
  * poweroff writes SLP_TYP(_S5) | SLP_EN to the control register; that
- * ends the VM cleanly. Nothing raises the SCI: there are no ACPI events. */
+ * ends the VM cleanly. The one ACPI event is the power button
+ * (acpi_pm_power_button: QMP system_powerdown), which raises the SCI
+ * while its status and enable bits are both set. */
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -14,6 +16,7 @@
 #define CNT_SCI_EN 0x0001
 #define CNT_SLP_TYP_SHIFT 10
 #define CNT_SLP_EN 0x2000
+#define EVT_PWRBTN 0x0100 /* PWRBTN_STS / PWRBTN_EN */
 
 struct acpi_pm {
 	struct dev_host *host;
@@ -23,7 +26,21 @@ struct acpi_pm {
 	void *opaque;
 	pthread_mutex_t lock;
 	uint8_t regs[PM1_LEN];	/* little-endian register image */
+	int sci_irq;		/* -1 until the power button was first pressed */
 };
+
+static uint16_t reg16(const struct acpi_pm *pm, unsigned at)
+{
+	return (uint16_t)(pm->regs[at] | pm->regs[at + 1] << 8);
+}
+
+/* The SCI is level-triggered: high while an enabled event is pending. */
+static void update_sci(struct acpi_pm *pm)
+{
+	if (pm->sci_irq >= 0)
+		pm->host->irq.set_level(pm->host->irq.opaque, (unsigned)pm->sci_irq,
+					reg16(pm, PM1_EVT_STS) & reg16(pm, PM1_EVT_EN) & EVT_PWRBTN);
+}
 
 static void pm_read(void *opaque, uint64_t off, void *data, unsigned size)
 {
@@ -57,7 +74,8 @@ static void pm_write(void *opaque, uint64_t off, const void *data, unsigned size
 	pthread_mutex_lock(&pm->lock);
 	for (unsigned i = 0; i < size; i++)
 		pm_write_byte(pm, off + i, v >> (8 * i));
-	cnt = pm->regs[PM1_CNT] | pm->regs[PM1_CNT + 1] << 8;
+	update_sci(pm);
+	cnt = reg16(pm, PM1_CNT);
 	if (cnt & CNT_SLP_EN) {
 		off_req = ((cnt >> CNT_SLP_TYP_SHIFT) & 7) == pm->s5_typ;
 		pm->regs[PM1_CNT + 1] &= ~(CNT_SLP_EN >> 8); /* SLP_EN reads as zero */
@@ -77,6 +95,16 @@ static void pm_reset(void *opaque)
 	for (unsigned i = 0; i < PM1_LEN; i++)
 		pm->regs[i] = 0;
 	pm->regs[PM1_CNT] = CNT_SCI_EN;
+	update_sci(pm);
+	pthread_mutex_unlock(&pm->lock);
+}
+
+void acpi_pm_power_button(struct acpi_pm *pm, unsigned sci_irq)
+{
+	pthread_mutex_lock(&pm->lock);
+	pm->sci_irq = (int)sci_irq;
+	pm->regs[PM1_EVT_STS + 1] |= EVT_PWRBTN >> 8;
+	update_sci(pm);
 	pthread_mutex_unlock(&pm->lock);
 }
 
@@ -92,6 +120,7 @@ struct acpi_pm *acpi_pm_new(struct dev_host *host, uint16_t base, unsigned s5_ty
 	pm->s5_typ = s5_typ;
 	pm->poweroff_fn = poweroff_fn;
 	pm->opaque = opaque;
+	pm->sci_irq = -1;
 	pthread_mutex_init(&pm->lock, NULL);
 	pm_reset(pm);
 	if (iobus_register(host->pio, base, PM1_LEN, &pm_ops, pm, "acpi-pm") < 0) {

@@ -445,4 +445,24 @@ void acpi_pm_free(struct acpi_pm *pm);
 
 /* ------------------------------------ end of Linux direct boot section */
 
+/* ------------------------------------- control plane (issue 18) ----
+ * pvpanic; the ACPI power button lives in acpi_pm above. */
+
+/* Press the power button: PWRBTN_STS is set in PM1 status and, when the
+ * guest enabled it (PWRBTN_EN), the SCI (GSI sci_irq) is raised until the
+ * guest clears the status. Any thread. */
+void acpi_pm_power_button(struct acpi_pm *pm, unsigned sci_irq);
+
+/* QEMU's pvpanic ISA device: reads return the supported events, a guest
+ * write of events calls event_fn (on the vCPU thread). */
+#define PVPANIC_DEFAULT_PORT 0x505
+#define PVPANIC_PANICKED 1u
+#define PVPANIC_CRASH_LOADED 2u
+struct pvpanic;
+struct pvpanic *pvpanic_new(struct dev_host *host, uint16_t iobase,
+			    void (*event_fn)(void *opaque, unsigned events), void *opaque);
+void pvpanic_free(struct pvpanic *p);
+
+/* ------------------------------------- end of control plane section */
+
 #endif /* VMM_DEVICES_H */

@@ -39,7 +39,7 @@ static void uart_receive(void *opaque, const uint8_t *buf, size_t len)
 
 static void quit_from_mux(void *opaque)
 {
-	machine_request_exit(opaque, 0);
+	machine_host_quit(opaque, "host-ui");
 }
 
 static int add_serials(struct machine *m, char *err, size_t errlen)
@@ -78,7 +78,12 @@ static void debug_exit_fn(void *opaque, int status)
 /* ACPI S5 from the guest (Linux `poweroff`): a clean exit with status 0. */
 static void acpi_poweroff_fn(void *opaque)
 {
-	machine_request_exit(opaque, 0);
+	machine_guest_shutdown(opaque, "guest-shutdown");
+}
+
+static void pvpanic_fn(void *opaque, unsigned events)
+{
+	machine_guest_panic(opaque, events);
 }
 
 static void guest_reset_fn(void *opaque)
@@ -386,6 +391,14 @@ int board_init(struct machine *m, char *err, size_t errlen)
 	for (unsigned i = 0; i < m->cfg->n_devices; i++) {
 		const struct device_spec *d = &m->cfg->devices[i];
 
+		if (d->kind == DEVICE_PVPANIC) {
+			m->pvpanic = pvpanic_new(&m->host, d->iobase, pvpanic_fn, m);
+			if (!m->pvpanic) {
+				snprintf(err, errlen, "-device pvpanic: port %#x is taken", d->iobase);
+				return -1;
+			}
+			continue;
+		}
 		m->debug_exit[i] = debug_exit_new(&m->host, d->iobase, d->iosize, debug_exit_fn, m);
 		if (!m->debug_exit[i]) {
 			snprintf(err, errlen, "-device isa-debug-exit: port %#x is taken", d->iobase);

@@ -296,8 +296,9 @@ static int parse_device(struct vmm_config *cfg, const struct cli_option *opt, co
 	tok = strtok_r(buf, ",", &save);
 	if (tok && !strcmp(tok, "virtio-blk-pci"))
 		return cli_parse_virtio_blk(cfg, save, err, errlen);
-	if (!tok || strcmp(tok, "isa-debug-exit")) {
-		snprintf(err, errlen, "unknown device '%s' (supported: isa-debug-exit, virtio-blk-pci)",
+	if (!tok || (strcmp(tok, "isa-debug-exit") && strcmp(tok, "pvpanic"))) {
+		snprintf(err, errlen,
+			 "unknown device '%s' (supported: isa-debug-exit, pvpanic, virtio-blk-pci)",
 			 tok ? tok : val);
 		return -1;
 	}
@@ -306,6 +307,12 @@ static int parse_device(struct vmm_config *cfg, const struct cli_option *opt, co
 		return -1;
 	}
 	d = &cfg->devices[cfg->n_devices];
+	if (!strcmp(tok, "pvpanic")) { /* cli_control.c */
+		if (cli_parse_pvpanic(d, save, err, errlen) < 0)
+			return -1;
+		cfg->n_devices++;
+		return 0;
+	}
 	*d = (struct device_spec){DEVICE_ISA_DEBUG_EXIT, 0x501, 2}; /* QEMU's defaults */
 	while ((tok = strtok_r(NULL, ",", &save))) {
 		char *eq = strchr(tok, '=');
@@ -430,6 +437,18 @@ static const struct cli_option options[] = {
 	{"-bios", "FILE", cli_parse_string, FIELD(bios), "firmware image (default: SeaBIOS)"},
 	{"-boot", "order=DRIVES", parse_boot, 0, "firmware boot order: c disk, d CD-ROM, n network"},
 	{"-debugcon", "DEV", parse_debugcon, 0, "port 0x402 debug console: file:PATH, stdio, null"},
+	/* The control plane: cli_control.c. */
+	{"-action", "ACTION=WHAT,...", cli_parse_action, 0,
+	 "reboot=reset|shutdown,shutdown=poweroff|pause,panic=shutdown|pause|exit-failure|none"},
+	{"-no-shutdown", NULL, cli_parse_no_shutdown, 0, "pause instead of exiting at shutdown"},
+	{"-qmp", "DEV", cli_parse_qmp, 0, "QMP on unix:PATH,server,nowait or tcp:HOST:PORT,server,nowait"},
+	{"-chardev", "socket,id=ID,...", cli_parse_chardev_opt, 0,
+	 "a socket for -mon: path=P|fd=N|host=H,port=P,server=on,wait=off"},
+	{"-mon", "chardev=ID,mode=control", cli_parse_mon, 0, "QMP on a -chardev socket"},
+	{"-gdb", "DEV", cli_parse_gdb, 0, "gdbstub on tcp:[HOST]:PORT or unix:PATH"},
+	{"-s", NULL, cli_parse_gdb_default, 0, "same as -gdb tcp::1234"},
+	{"-daemonize", NULL, cli_parse_daemonize, 0, "run in the background once set up"},
+	{"-pidfile", "FILE", cli_parse_pidfile, 0, "write the process id to FILE"},
 	{"-help", NULL, cli_parse_flag, FIELD(help), "print this help and exit"},
 	{"-h", NULL, cli_parse_flag, FIELD(help), NULL},
 	{"-version", NULL, cli_parse_flag, FIELD(version), "print the version and exit"},

@@ -35,7 +35,7 @@ struct chardev_spec {
 	bool wait;	  /* UNIX: block at start-up until a client connects */
 };
 
-enum device_kind { DEVICE_ISA_DEBUG_EXIT };
+enum device_kind { DEVICE_ISA_DEBUG_EXIT, DEVICE_PVPANIC };
 
 struct device_spec {
 	enum device_kind kind;
@@ -74,6 +74,54 @@ struct virtio_blk_spec {
 	char drive_id[32]; /* drive=ID until cli_parse resolves it */
 };
 
+/* -action (QEMU's): what guest resets, shutdowns and panics do. */
+enum action_reboot { ACTION_REBOOT_RESET, ACTION_REBOOT_SHUTDOWN };
+enum action_shutdown { ACTION_SHUTDOWN_POWEROFF, ACTION_SHUTDOWN_PAUSE };
+enum action_panic {
+	ACTION_PANIC_SHUTDOWN, /* QEMU's default */
+	ACTION_PANIC_PAUSE,
+	ACTION_PANIC_EXIT_FAILURE,
+	ACTION_PANIC_NONE,
+};
+
+/* A listening socket for QMP or the gdbstub: unix:PATH, tcp:HOST:PORT, or
+ * an inherited listening fd (libvirt's -chardev socket,fd=N). */
+enum listen_kind { LISTEN_UNIX, LISTEN_TCP, LISTEN_FD };
+
+struct listen_spec {
+	enum listen_kind kind;
+	char path[108]; /* UNIX */
+	char host[64];	/* TCP; "" is every address */
+	char port[8];	/* TCP */
+	int fd;		/* FD */
+	bool wait;	/* block at start-up until a client connects */
+};
+
+#define CLI_MAX_CHARDEVS 8
+#define CLI_MAX_QMP 4
+
+/* -chardev BACKEND,id=ID,...: a named socket for -mon chardev=ID. */
+struct chardev_def {
+	char id[32];
+	struct listen_spec sock;
+	bool used;
+};
+
+/* The control plane's options (vmm/cli_control.c parses them). */
+struct control_config {
+	enum action_reboot reboot;
+	enum action_shutdown shutdown;
+	enum action_panic panic;
+	struct listen_spec qmp[CLI_MAX_QMP];
+	unsigned n_qmp;
+	struct chardev_def chardevs[CLI_MAX_CHARDEVS];
+	unsigned n_chardevs;
+	bool gdb_given;
+	struct listen_spec gdb;
+	bool daemonize;
+	const char *pidfile;
+};
+
 struct vmm_config {
 	uint64_t ram_size; /* bytes */
 	unsigned smp;
@@ -102,6 +150,7 @@ struct vmm_config {
 	char boot_order_buf[16];
 	struct chardev_spec debugcon;
 	bool debugcon_given;
+	struct control_config control;
 };
 
 /* 0 with cfg filled (defaults applied); -1 with a one-line message in err
@@ -125,5 +174,30 @@ int cli_parse_virtio_blk(struct vmm_config *cfg, char *props, char *err, size_t 
 int cli_resolve_drives(struct vmm_config *cfg, char *err, size_t errlen);
 int cli_parse_chardev(const char *s, bool allow_mon, struct chardev_spec *spec, char *err,
 		      size_t errlen);
+
+/* The control plane's option parsers (cli_control.c), rows of cli.c's
+ * table: -action, -no-shutdown, -qmp, -chardev, -mon, -gdb, -s,
+ * -daemonize, -pidfile, and -device pvpanic's properties. */
+struct cli_option;
+#define CLI_CONTROL_PARSER(name)                                                              \
+	int name(struct vmm_config *cfg, const struct cli_option *opt, const char *val, char *err, \
+		 size_t errlen)
+CLI_CONTROL_PARSER(cli_parse_action);
+CLI_CONTROL_PARSER(cli_parse_no_shutdown);
+CLI_CONTROL_PARSER(cli_parse_qmp);
+CLI_CONTROL_PARSER(cli_parse_chardev_opt);
+CLI_CONTROL_PARSER(cli_parse_mon);
+CLI_CONTROL_PARSER(cli_parse_gdb);
+CLI_CONTROL_PARSER(cli_parse_gdb_default);
+CLI_CONTROL_PARSER(cli_parse_daemonize);
+CLI_CONTROL_PARSER(cli_parse_pidfile);
+/* -device pvpanic[,ioport=N]: fills d. */
+int cli_parse_pvpanic(struct device_spec *d, char *props, char *err, size_t errlen);
+/* unix:PATH[,server][,nowait], tcp:[HOST]:PORT[,...] (server=on and
+ * wait=off spellings too). With need_server (QMP) the server option must be
+ * given and wait defaults on, as in QEMU; else (gdb) it is implied and
+ * wait is off. 0, or -1 with err. */
+int cli_parse_listen(const char *s, bool need_server, struct listen_spec *spec, char *err,
+		     size_t errlen);
 
 #endif /* VMM_CLI_H */

@@ -63,7 +63,8 @@ static void take_stop(struct vcpu *v, bool quiet)
 	pthread_mutex_unlock(&m->lock);
 	if (!pending)
 		return;
-	machine_user_stop(m);
+	m->debug.last_stop_cpu = v->kvm.id;
+	machine_stop_for(m, RUN_STATE_DEBUG);
 	if (m->debug.step_cpu >= 0) {
 		m->debug.step_cpu = -1;
 		apply(m);
@@ -187,14 +188,19 @@ void machine_debug_cont(struct machine *m)
 	machine_user_cont(m);
 }
 
-int machine_stepi(struct machine *m, uint64_t *pc)
+int machine_step_cpu(struct machine *m, unsigned cpu, uint64_t *pc)
 {
 	int ret;
 
 	if (!m->user_paused)
 		return -EBUSY;
-	ret = step_one(m, 0, false);
+	ret = step_one(m, cpu, false);
 	if (ret == 0)
-		*pc = m->vcpus[0].debug_pc;
+		*pc = m->vcpus[cpu].debug_pc;
 	return ret;
+}
+
+int machine_stepi(struct machine *m, uint64_t *pc)
+{
+	return machine_step_cpu(m, 0, pc);
 }

@@ -290,7 +290,7 @@ int machine_init(struct machine *m, const struct vmm_config *cfg, char *err, siz
 
 	memset(m, 0, sizeof(*m));
 	m->cfg = cfg;
-	m->sys.fd = m->vm.fd = -1;
+	m->sys.fd = m->vm.fd = m->signal_fd = -1;
 	m->debug.step_cpu = -1;
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_cond_init(&m->cond, NULL);
@@ -315,6 +315,7 @@ int machine_init(struct machine *m, const struct vmm_config *cfg, char *err, siz
 
 void machine_destroy(struct machine *m)
 {
+	machine_control_destroy(m);
 	for (unsigned i = 0; i < m->ncpus; i++)
 		kvm_vcpu_destroy(&m->vcpus[i].kvm);
 	free(m->vcpus);
@@ -391,12 +392,19 @@ void machine_resume(struct machine *m)
 	pthread_mutex_unlock(&m->lock);
 }
 
-void machine_user_stop(struct machine *m)
+void machine_stop_for(struct machine *m, enum run_state why)
 {
 	if (m->user_paused)
 		return;
 	m->user_paused = true;
+	m->stop_state = why; /* before STOP: listeners ask why */
 	machine_pause(m);
+	machine_event(m, "STOP", NULL);
+}
+
+void machine_user_stop(struct machine *m)
+{
+	machine_stop_for(m, RUN_STATE_PAUSED);
 }
 
 void machine_user_cont(struct machine *m)
@@ -405,6 +413,7 @@ void machine_user_cont(struct machine *m)
 		return;
 	m->user_paused = false;
 	machine_resume(m);
+	machine_event(m, "RESUME", NULL);
 }
 
 /* --------------------------------------------------------------- reset */
@@ -424,7 +433,7 @@ void machine_system_reset(struct machine *m)
 		/* No firmware to reload the kernel: do what it would have. */
 		if (boot_load_kernel(m, err, sizeof(err)) < 0 || boot_apply(m) < 0) {
 			fprintf(stderr, "vmm: reset: %s\n", err);
-			machine_request_exit(m, 1);
+			machine_fail(m);
 		}
 	}
 	machine_resume(m);
@@ -451,23 +460,6 @@ void machine_request_exit(struct machine *m, int status)
 	evloop_stop(m->host.loop);
 }
 
-static void reset_on_main(void *opaque)
-{
-	struct machine *m = opaque;
-
-	if (!atomic_load(&m->quit))
-		machine_system_reset(m);
-}
-
-void machine_request_reset(struct machine *m)
-{
-	if (m->cfg->no_reboot) {
-		machine_request_exit(m, 0); /* as QEMU: -no-reboot turns reset into exit */
-		return;
-	}
-	evloop_call(m->host.loop, reset_on_main, m);
-}
-
 /* ------------------------------------------------------------- running */
 
 int machine_start(struct machine *m, char *err, size_t errlen)
@@ -475,6 +467,7 @@ int machine_start(struct machine *m, char *err, size_t errlen)
 	if (m->cfg->start_paused) {
 		/* Paused before any thread runs: they park before KVM_RUN. */
 		m->user_paused = true;
+		m->stop_state = RUN_STATE_PRELAUNCH;
 		m->pause_depth = 1;
 		atomic_store(&m->pause_req, 1);
 	}
@@ -484,7 +477,7 @@ int machine_start(struct machine *m, char *err, size_t errlen)
 
 		if (ret) {
 			snprintf(err, errlen, "cannot start vCPU thread: %s", strerror(ret));
-			machine_request_exit(m, 1);
+			machine_request_exit(m, VMM_EXIT_USAGE);
 			return -1;
 		}
 		v->started = true;

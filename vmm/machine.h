@@ -65,7 +65,23 @@ struct machine_debug {
 	uint64_t bp[MACHINE_MAX_BREAKPOINTS]; /* linear addresses */
 	unsigned n_bp;
 	int step_cpu; /* the vCPU single-stepping, or -1 */
+	unsigned last_stop_cpu; /* the vCPU of the last debug stop (gdbstub) */
 };
+
+/* What the machine is doing, as QMP's query-status names it. While
+ * user_paused, machine.stop_state says why. */
+enum run_state {
+	RUN_STATE_PAUSED,
+	RUN_STATE_RUNNING,
+	RUN_STATE_PRELAUNCH, /* -S, before the first cont */
+	RUN_STATE_DEBUG,     /* a breakpoint or single step */
+	RUN_STATE_SHUTDOWN,  /* -action shutdown=pause */
+	RUN_STATE_GUEST_PANICKED,
+};
+
+/* Who hears machine events (QMP): name and data as JSON text ("{}"). */
+typedef void (*machine_event_fn)(void *opaque, const char *name, const char *data_json);
+#define MACHINE_MAX_LISTENERS 4
 
 /* Extra KVM slots for firmware ROM and PAM (the pc_mem_map callback). */
 #define MACHINE_MAX_MAPS 24
@@ -104,6 +120,19 @@ struct machine {
 	struct machine_debug debug;
 	atomic_bool quit;
 	int exit_status;
+	/* runstate.c: why we are stopped; a guest request (reset, panic) in
+	 * flight holds every vCPU until the main thread has acted on it. */
+	enum run_state stop_state;
+	atomic_int hold;
+	atomic_bool reset_queued;
+	pthread_mutex_t event_lock;
+	struct {
+		machine_event_fn fn;
+		void *opaque;
+	} listeners[MACHINE_MAX_LISTENERS];
+	unsigned n_listeners;
+	int signal_fd;
+	struct pvpanic *pvpanic;
 
 	/* -kernel: kept to reload it on reset. */
 	uint8_t *kernel;
@@ -161,6 +190,39 @@ void machine_system_reset(struct machine *m);
 void machine_request_exit(struct machine *m, int status);
 void machine_request_reset(struct machine *m);
 
+/* ----------------------------------------------------------- runstate.c */
+
+/* Exit statuses (README "Exit status"): isa-debug-exit's are odd. */
+#define VMM_EXIT_OK 0		/* guest poweroff, quit, host signal, -no-reboot */
+#define VMM_EXIT_USAGE 1	/* bad command line or set-up, before the guest runs */
+#define VMM_EXIT_FAILURE 2	/* the VMM or KVM failed while the guest ran */
+#define VMM_EXIT_GUEST_PANIC 4	/* pvpanic with -action panic=exit-failure */
+
+const char *run_state_name(enum run_state s);
+enum run_state machine_run_state(const struct machine *m);
+/* Before machine_start: events lock, SIGTERM/SIGINT/SIGHUP as a clean
+ * shutdown (SHUTDOWN host-signal). 0 or -1 with err. */
+int machine_control_init(struct machine *m, char *err, size_t errlen);
+void machine_control_destroy(struct machine *m);
+/* 0 or -ENOSPC. Listeners are called on any thread, under a lock. */
+int machine_add_listener(struct machine *m, machine_event_fn fn, void *opaque);
+/* data_fmt: printf format of the event's JSON data object, or NULL. */
+void machine_event(struct machine *m, const char *name, const char *data_fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Guest requests (any thread; a vCPU thread calling them stops until the
+ * main thread has carried them out), applied through -action. */
+void machine_guest_shutdown(struct machine *m, const char *reason);
+void machine_guest_panic(struct machine *m, unsigned pvpanic_events);
+/* The VMM cannot go on: print why, exit VMM_EXIT_FAILURE. Any thread. */
+void machine_fail(struct machine *m);
+/* Host requests (main thread): quit, reset, ACPI power button. */
+void machine_host_quit(struct machine *m, const char *reason);
+void machine_host_reset(struct machine *m);
+void machine_host_powerdown(struct machine *m);
+/* Stop for a reason other than `stop` (debug, shutdown, guest-panicked);
+ * in machine.c. Nothing if already stopped. */
+void machine_stop_for(struct machine *m, enum run_state why);
+
 /* ----------------------------------------------------------- vcpu.c */
 
 void *vcpu_thread(void *arg);
@@ -171,6 +233,8 @@ int vcpu_translate(struct vcpu *v, uint64_t gva, uint64_t *gpa);
 /* Read n bytes at a linear address through the vCPU's page tables: 0, or
  * -1 when some byte is unmapped or outside RAM. */
 int vcpu_read_linear(struct vcpu *v, uint64_t linear, void *buf, size_t n);
+/* The same for writes (the gdbstub's M packet). */
+int vcpu_write_linear(struct vcpu *v, uint64_t linear, const void *buf, size_t n);
 
 /* ----------------------------------------------------------- debug.c */
 
@@ -187,6 +251,8 @@ void machine_debug_cont(struct machine *m);
 /* Stopped machine: run vCPU 0 for one instruction and stop again. 0 with
  * *pc, -EBUSY when running, -ETIMEDOUT when it did not stop in time. */
 int machine_stepi(struct machine *m, uint64_t *pc);
+/* The same for any vCPU (the gdbstub's s / vCont;s). */
+int machine_step_cpu(struct machine *m, unsigned cpu, uint64_t *pc);
 
 /* ----------------------------------------------------------- insn.c */
 

@@ -216,12 +216,27 @@ static void cmd_stepi(struct monitor *mon, int argc, char **argv, FILE *out)
 
 static void cmd_reset(struct monitor *mon, int argc, char **argv, FILE *out)
 {
-	machine_system_reset(mon->m);
+	machine_host_reset(mon->m);
 }
 
 static void cmd_quit(struct monitor *mon, int argc, char **argv, FILE *out)
 {
-	machine_request_exit(mon->m, 0);
+	machine_host_quit(mon->m, "host-qmp-quit");
+}
+
+static void cmd_powerdown(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	machine_host_powerdown(mon->m);
+}
+
+static void cmd_memsave(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	hmp_save_memory(mon->m, argc, argv, out, true);
+}
+
+static void cmd_pmemsave(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	hmp_save_memory(mon->m, argc, argv, out, false);
 }
 
 static void cmd_help(struct monitor *mon, int argc, char **argv, FILE *out);
@@ -242,6 +257,9 @@ static const struct {
 	{"delete", "[ADDRESS]", "remove a breakpoint (or all)", cmd_delete},
 	{"stepi", "", "stopped: run vCPU 0 for one instruction", cmd_stepi},
 	{"system_reset", "", "reset the machine", cmd_reset},
+	{"system_powerdown", "", "press the ACPI power button", cmd_powerdown},
+	{"memsave", "ADDR SIZE FILE", "save virtual memory (vCPU 0) to a file", cmd_memsave},
+	{"pmemsave", "ADDR SIZE FILE", "save physical memory to a file", cmd_pmemsave},
 	{"quit", "", "exit vmm", cmd_quit},
 	{"q", "", "same as quit", cmd_quit},
 };
@@ -293,6 +311,17 @@ static void info_cpus(void *opaque, FILE *out)
 			(unsigned long long)r.rip, (int)m->vcpus[i].tid);
 	}
 	machine_resume(m);
+}
+
+/* QEMU's wording: "VM status: running", "VM status: paused (debug)". */
+static void info_status(void *opaque, FILE *out)
+{
+	enum run_state s = machine_run_state(opaque);
+
+	if (s == RUN_STATE_RUNNING || s == RUN_STATE_PAUSED)
+		fprintf(out, "VM status: %s\n", run_state_name(s));
+	else
+		fprintf(out, "VM status: paused (%s)\n", run_state_name(s));
 }
 
 static void mtree_region(const struct io_region *r, void *arg)
@@ -433,7 +462,8 @@ struct monitor *monitor_new(struct machine *m, struct chardev *chr)
 		return NULL;
 	mon->m = m;
 	mon->chr = chr;
-	if (chardev_add_frontend(chr, &fe) < 0) {
+	/* No chardev: QMP's human-monitor-command runs lines through it. */
+	if (chr && chardev_add_frontend(chr, &fe) < 0) {
 		free(mon);
 		return NULL;
 	}
@@ -445,6 +475,8 @@ struct monitor *monitor_new(struct machine *m, struct chardev *chr)
 		monitor_add_info("registers", "the vCPUs' registers", info_registers, m);
 		monitor_add_info("cpus", "the vCPUs and their threads", info_cpus, m);
 		monitor_add_info("mtree", "the memory and I/O maps", info_mtree, m);
+		monitor_add_info("status", "whether the vCPUs run, and why not", info_status, m);
+		hmp_extra_init(m);
 	}
 	return mon;
 }

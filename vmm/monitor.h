@@ -14,6 +14,7 @@
 
 struct monitor;
 
+/* chr may be NULL: a monitor only driven by monitor_execute(). */
 struct monitor *monitor_new(struct machine *m, struct chardev *chr);
 void monitor_free(struct monitor *mon);
 /* Register `info NAME`; 0 or -ENOSPC. */
@@ -21,6 +22,10 @@ int monitor_add_info(const char *name, const char *help, void (*fn)(void *opaque
 		     void *opaque);
 /* Run one command line, output to out (exported for tests). */
 void monitor_execute(struct monitor *mon, const char *line, FILE *out);
+
+/* hmp_extra.c: info version|kvm|name|uuid; memsave / pmemsave. */
+void hmp_extra_init(struct machine *m);
+void hmp_save_memory(struct machine *m, int argc, char **argv, FILE *out, bool virt);
 
 /* x/xp format: /[count][format][size] — exported for tests. */
 struct mon_fmt {

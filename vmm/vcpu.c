@@ -25,7 +25,7 @@ static void park(struct vcpu *v)
 	pthread_mutex_lock(&m->lock);
 	m->n_parked++;
 	pthread_cond_broadcast(&m->cond);
-	while (atomic_load(&m->pause_req) && !atomic_load(&m->quit))
+	while ((atomic_load(&m->pause_req) || atomic_load(&m->hold)) && !atomic_load(&m->quit))
 		pthread_cond_wait(&m->cond, &m->lock);
 	m->n_parked--;
 	v->kvm.run->immediate_exit = 0;
@@ -62,7 +62,7 @@ static void fatal(struct vcpu *v, const char *what)
 {
 	fprintf(stderr, "vmm: vCPU %u: %s; stopping the VM\n", v->kvm.id, what);
 	vcpu_dump_state(v, stderr);
-	machine_request_exit(v->m, 1);
+	machine_fail(v->m);
 }
 
 static void handle_internal_error(struct vcpu *v)
@@ -87,7 +87,10 @@ static void handle_system_event(struct vcpu *v)
 		machine_request_reset(v->m);
 		break;
 	case KVM_SYSTEM_EVENT_SHUTDOWN:
-		machine_request_exit(v->m, 0);
+		machine_guest_shutdown(v->m, "guest-shutdown");
+		break;
+	case KVM_SYSTEM_EVENT_CRASH:
+		machine_guest_panic(v->m, PVPANIC_PANICKED);
 		break;
 	default:
 		fatal(v, "guest crashed (system event)");
@@ -112,8 +115,7 @@ static bool dispatch(struct vcpu *v)
 		return true;
 	case KVM_EXIT_SHUTDOWN:
 		/* A triple fault: the PC resets (or exits with -no-reboot). */
-		if (!v->m->cfg->no_reboot)
-			fprintf(stderr, "vmm: vCPU %u: triple fault, resetting\n", v->kvm.id);
+		fprintf(stderr, "vmm: vCPU %u: triple fault (reset)\n", v->kvm.id);
 		machine_request_reset(v->m);
 		return true;
 	case KVM_EXIT_SYSTEM_EVENT:
@@ -150,7 +152,8 @@ void *vcpu_thread(void *arg)
 	while (!atomic_load_explicit(&m->quit, memory_order_relaxed)) {
 		int ret;
 
-		if (atomic_load_explicit(&m->pause_req, memory_order_acquire)) {
+		if (atomic_load_explicit(&m->pause_req, memory_order_acquire) ||
+		    atomic_load_explicit(&m->hold, memory_order_acquire)) {
 			park(v);
 			continue;
 		}
@@ -162,7 +165,7 @@ void *vcpu_thread(void *arg)
 		if (ret < 0) {
 			fprintf(stderr, "vmm: vCPU %u: KVM_RUN: %s\n", v->kvm.id, strerror(-ret));
 			vcpu_dump_state(v, stderr);
-			machine_request_exit(m, 1);
+			machine_fail(m);
 			break;
 		}
 		if (!dispatch(v))
@@ -270,10 +273,8 @@ void vcpu_dump_state(struct vcpu *v, FILE *out)
 
 /* ------------------------------------------------------- linear memory */
 
-int vcpu_read_linear(struct vcpu *v, uint64_t linear, void *buf, size_t n)
+static int access_linear(struct vcpu *v, uint64_t linear, uint8_t *buf, size_t n, bool write)
 {
-	uint8_t *out = buf;
-
 	/* Page by page: contiguous linear pages need not be contiguous in
 	 * guest physical memory. */
 	while (n) {
@@ -283,11 +284,22 @@ int vcpu_read_linear(struct vcpu *v, uint64_t linear, void *buf, size_t n)
 		if (chunk > n)
 			chunk = n;
 		if (vcpu_translate(v, linear, &gpa) < 0 ||
-		    guest_mem_read(&v->m->mem, gpa, out, chunk) < 0)
+		    (write ? guest_mem_write(&v->m->mem, gpa, buf, chunk)
+			   : guest_mem_read(&v->m->mem, gpa, buf, chunk)) < 0)
 			return -1;
 		linear += chunk;
-		out += chunk;
+		buf += chunk;
 		n -= chunk;
 	}
 	return 0;
+}
+
+int vcpu_read_linear(struct vcpu *v, uint64_t linear, void *buf, size_t n)
+{
+	return access_linear(v, linear, buf, n, false);
+}
+
+int vcpu_write_linear(struct vcpu *v, uint64_t linear, const void *buf, size_t n)
+{
+	return access_linear(v, linear, (uint8_t *)buf, n, true);
 }

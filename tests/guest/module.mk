@@ -40,6 +40,7 @@ $(eval $(call guest_payload,pio-loop,))
 $(eval $(call guest_payload,mmio-loop,))
 $(eval $(call guest_payload,smp,$(GUEST_OBJ)/smp_tramp.o))
 $(eval $(call guest_payload,unclaimed,))
+$(eval $(call guest_payload,control,))
 
 -include $(wildcard $(GUEST_OBJ)/*.d)
 

@@ -1,0 +1,110 @@
+#!/bin/sh
+# control-gdb.sh — Debian's gdb against the gdbstub (-S -gdb unix:PATH) and
+# control.elf gdb=1 on 2 vCPUs: target description (amd64 + control
+# registers), a breakpoint on a symbol (Z0) hit twice, registers (g, p),
+# memory (m), a register write (P) read back, stepi, a hardware breakpoint
+# (Z1), both vCPUs as threads, a memory write (M) that ends the guest's
+# loop. Then Ctrl-C (SIGINT to gdb -> 0x03) stops a running guest.
+set -u
+VMM=${VMM:-build/vmm}
+B=${B:-build}
+K=$B/tests/guest/control.elf
+[ -e /dev/kvm ] || { echo "skipped: /dev/kvm is absent"; exit 77; }
+command -v gdb >/dev/null || { echo "skipped: no gdb (scripts/install-deps.sh check)"; exit 77; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/vmm-gdb.XXXXXX")
+trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
+fails=0
+expect() { # FILE PATTERN WHAT
+	grep -qE "$2" "$1" || { echo "FAIL: $3 (no /$2/)"; fails=$((fails + 1)); }
+}
+
+cat >"$tmp/session.gdb" <<GDB
+set pagination off
+set confirm off
+set architecture i386:x86-64
+target remote $tmp/gdb.sock
+info threads
+break gdb_target
+continue
+printf "RDI=%#lx\n", \$rdi
+printf "MAGIC=%#lx\n", gdb_magic
+x/2wx &gdb_magic
+printf "CR0=%#lx EFER=%#lx\n", \$cr0, \$efer
+printf "FSBASE=%#lx\n", \$fs_base
+set var \$rax = 0x4242
+printf "RAX=%#lx\n", \$rax
+stepi
+printf "STEPPED=%#lx TARGET=%#lx\n", \$pc, &gdb_target
+continue
+printf "SECOND=%#lx\n", \$rdi
+delete
+hbreak gdb_target
+continue
+printf "THIRD=%#lx\n", \$rdi
+delete
+thread 2
+printf "AP_PC=%#lx\n", \$pc
+thread 1
+set var gdb_done = 1
+continue
+GDB
+timeout 150 "$VMM" -m 64 -smp 2 -nographic -serial stdio -monitor none -S -gdb "unix:$tmp/gdb.sock" \
+	-device isa-debug-exit,iobase=0xf4,iosize=4 -kernel "$K" -append gdb=1 \
+	</dev/null >"$tmp/vmm.out" 2>&1 &
+pid=$!
+for _ in $(seq 100); do [ -S "$tmp/gdb.sock" ] && break; sleep 0.05; done
+timeout 120 gdb -batch -nx -x "$tmp/session.gdb" "$K" </dev/null >"$tmp/gdb.out" 2>&1
+wait $pid
+rc=$?
+cat "$tmp/gdb.out"
+expect "$tmp/gdb.out" '^\* 1 +Thread 1 ' "thread 1 listed"
+expect "$tmp/gdb.out" '^  2 +Thread 2 ' "vCPU 1 as thread 2"
+expect "$tmp/gdb.out" 'Breakpoint 1, gdb_target \(x=x@entry=1\)' "breakpoint hit with x=1"
+expect "$tmp/gdb.out" '^RDI=0x1$' "first argument in rdi"
+expect "$tmp/gdb.out" '^MAGIC=0x1122334455667788$' "memory read of gdb_magic"
+expect "$tmp/gdb.out" ':[[:space:]]+0x55667788[[:space:]]+0x11223344' "x/2wx"
+expect "$tmp/gdb.out" '^CR0=0x8[0-9a-f]{7} EFER=0x5[0-9a-f]{2}$' "CR0.PG and EFER.LMA|LME"
+expect "$tmp/gdb.out" '^FSBASE=(0x)?0$' "fs_base"
+expect "$tmp/gdb.out" '^RAX=0x4242$' "register write read back"
+sed -n 's/^STEPPED=\(0x[0-9a-f]*\) TARGET=\(0x[0-9a-f]*\)$/\1 \2/p' "$tmp/gdb.out" | {
+	read -r stepped target || { echo "FAIL: no stepi result"; exit 1; }
+	[ $((stepped)) -gt $((target)) ] && [ $((stepped)) -lt $((target + 16)) ] ||
+		{ echo "FAIL: stepi went to $stepped (target $target)"; exit 1; }
+} || fails=$((fails + 1))
+expect "$tmp/gdb.out" '^SECOND=0x2$' "second hit with x=2"
+expect "$tmp/gdb.out" 'Hardware assisted breakpoint 2 at' "hbreak (Z1)"
+expect "$tmp/gdb.out" '^THIRD=0x3$' "hardware breakpoint hit with x=3"
+expect "$tmp/gdb.out" '^AP_PC=0xfff0$' "vCPU 1 registers (waiting for SIPI)"
+expect "$tmp/vmm.out" 'control: gdb done counter=6' "memory write ended the loop"
+[ "$rc" = 1 ] || { echo "FAIL: vmm exited $rc, want 1 (guest exit 0)"; fails=$((fails + 1)); }
+
+# Ctrl-C: gdb turns SIGINT into 0x03; the stub stops the machine (T02).
+cat >"$tmp/intr.gdb" <<GDB
+set pagination off
+set architecture i386:x86-64
+target remote $tmp/gdb.sock
+continue
+printf "PC=%#lx\n", \$pc
+kill
+GDB
+timeout 150 "$VMM" -m 64 -nographic -serial stdio -monitor none -S -gdb "unix:$tmp/gdb.sock" \
+	-kernel "$K" -append gdb=1 </dev/null >"$tmp/vmm.out" 2>&1 &
+pid=$!
+for _ in $(seq 100); do [ -S "$tmp/gdb.sock" ] && break; sleep 0.05; done
+timeout 60 gdb -batch -nx -x "$tmp/intr.gdb" "$K" </dev/null >"$tmp/gdb.out" 2>&1 &
+gpid=$!
+for _ in $(seq 200); do grep -q 'control: gdb loop' "$tmp/vmm.out" && break; sleep 0.05; done
+sleep 0.3
+# To gdb itself: timeout(1) would pass SIGINT on to its whole process
+# group as well, and a second Ctrl-C makes gdb give up on the target.
+kill -INT "$(pgrep -P $gpid)"
+wait $gpid
+wait $pid
+rc=$?
+cat "$tmp/gdb.out"
+expect "$tmp/gdb.out" 'received signal SIGINT' "Ctrl-C stops the guest"
+expect "$tmp/gdb.out" '^PC=0x10' "a pc in the kernel after Ctrl-C"
+[ "$rc" = 0 ] || { echo "FAIL: gdb kill: vmm exited $rc, want 0"; fails=$((fails + 1)); }
+
+[ $fails = 0 ] || { echo "FAIL: $fails check(s)"; exit 1; }
+echo ok

@@ -1,0 +1,146 @@
+/* Unit tests for the control plane's options (vmm/cli_control.c): -action,
+ * -no-shutdown, -device pvpanic, -qmp, -chardev socket + -mon, -gdb, -s,
+ * -daemonize, -pidfile. */
+#include <check.h>
+#include <string.h>
+
+#include "tests/unit/check_run.h"
+#include "vmm/cli.h"
+
+static struct vmm_config cfg;
+static char err[512];
+
+static int parse(const char *const *args)
+{
+	char *argv[16] = {"vmm"};
+	int argc = 1;
+
+	while (*args && argc < 15)
+		argv[argc++] = (char *)*args++;
+	argv[argc] = NULL;
+	err[0] = 0;
+	return cli_parse(argc, argv, &cfg, err, sizeof(err));
+}
+
+#define PARSE(...) parse((const char *const[]){__VA_ARGS__, NULL})
+
+START_TEST(actions)
+{
+	ck_assert_int_eq(PARSE("-m", "64"), 0);
+	ck_assert_int_eq(cfg.control.reboot, ACTION_REBOOT_RESET);
+	ck_assert_int_eq(cfg.control.shutdown, ACTION_SHUTDOWN_POWEROFF);
+	ck_assert_int_eq(cfg.control.panic, ACTION_PANIC_SHUTDOWN);
+	ck_assert_int_eq(PARSE("-action", "reboot=shutdown,shutdown=pause,panic=exit-failure"), 0);
+	ck_assert_int_eq(cfg.control.reboot, ACTION_REBOOT_SHUTDOWN);
+	ck_assert_int_eq(cfg.control.shutdown, ACTION_SHUTDOWN_PAUSE);
+	ck_assert_int_eq(cfg.control.panic, ACTION_PANIC_EXIT_FAILURE);
+	ck_assert_int_eq(PARSE("-action", "panic=none", "-action", "panic=pause"), 0);
+	ck_assert_int_eq(cfg.control.panic, ACTION_PANIC_PAUSE);
+	ck_assert_int_eq(PARSE("-no-shutdown"), 0);
+	ck_assert_int_eq(cfg.control.shutdown, ACTION_SHUTDOWN_PAUSE);
+	ck_assert_int_eq(PARSE("-action", "panic=explode"), -1);
+	ck_assert_ptr_nonnull(strstr(err, "-action: panic=explode: expected shutdown|pause"));
+	ck_assert_int_eq(PARSE("-action", "watchdog=reset"), -1);
+	ck_assert_ptr_nonnull(strstr(err, "unknown action 'watchdog'"));
+	ck_assert_int_eq(PARSE("-action", "reboot"), -1);
+}
+END_TEST
+
+START_TEST(pvpanic)
+{
+	ck_assert_int_eq(PARSE("-device", "pvpanic"), 0);
+	ck_assert_uint_eq(cfg.n_devices, 1);
+	ck_assert_int_eq(cfg.devices[0].kind, DEVICE_PVPANIC);
+	ck_assert_uint_eq(cfg.devices[0].iobase, 0x505);
+	ck_assert_int_eq(PARSE("-device", "pvpanic,ioport=0x600", "-device", "isa-debug-exit"), 0);
+	ck_assert_uint_eq(cfg.devices[0].iobase, 0x600);
+	ck_assert_int_eq(cfg.devices[1].kind, DEVICE_ISA_DEBUG_EXIT);
+	ck_assert_int_eq(PARSE("-device", "pvpanic,ioport=0x10000"), -1);
+	ck_assert_int_eq(PARSE("-device", "pvpanic,iobase=1"), -1);
+	ck_assert_ptr_nonnull(strstr(err, "-device: pvpanic"));
+}
+END_TEST
+
+START_TEST(qmp_sockets)
+{
+	const struct listen_spec *q = cfg.control.qmp;
+
+	ck_assert_int_eq(PARSE("-qmp", "unix:/tmp/q.sock,server,nowait", "-qmp",
+			       "tcp:127.0.0.1:4444,server=on,wait=off"),
+			 0);
+	ck_assert_uint_eq(cfg.control.n_qmp, 2);
+	ck_assert_int_eq(q[0].kind, LISTEN_UNIX);
+	ck_assert_str_eq(q[0].path, "/tmp/q.sock");
+	ck_assert(!q[0].wait);
+	ck_assert_int_eq(q[1].kind, LISTEN_TCP);
+	ck_assert_str_eq(q[1].host, "127.0.0.1");
+	ck_assert_str_eq(q[1].port, "4444");
+	ck_assert_int_eq(PARSE("-qmp", "unix:/tmp/q,server"), 0);
+	ck_assert(q[0].wait); /* QEMU: a server waits unless told not to */
+	ck_assert_int_eq(PARSE("-qmp", "unix:/tmp/q"), -1);
+	ck_assert_ptr_nonnull(strstr(err, "server"));
+	ck_assert_int_eq(PARSE("-qmp", "stdio"), -1);
+	ck_assert_int_eq(PARSE("-qmp", "tcp:host:port,server"), -1);
+	ck_assert_int_eq(PARSE("-qmp", "unix:/tmp/q,server,bogus"), -1);
+}
+END_TEST
+
+START_TEST(libvirt_monitor)
+{
+	const struct listen_spec *q = cfg.control.qmp;
+
+	ck_assert_int_eq(PARSE("-chardev", "socket,id=charmonitor,fd=27,server=on,wait=off", "-mon",
+			       "chardev=charmonitor,id=monitor,mode=control"),
+			 0);
+	ck_assert_uint_eq(cfg.control.n_qmp, 1);
+	ck_assert_int_eq(q[0].kind, LISTEN_FD);
+	ck_assert_int_eq(q[0].fd, 27);
+	ck_assert_int_eq(PARSE("-chardev", "socket,id=m,path=/tmp/m.sock,server=on,wait=off",
+			       "-mon", "chardev=m,mode=control"),
+			 0);
+	ck_assert_int_eq(q[0].kind, LISTEN_UNIX);
+	ck_assert_str_eq(q[0].path, "/tmp/m.sock");
+	ck_assert_int_eq(PARSE("-mon", "chardev=nope,mode=control"), -1);
+	ck_assert_ptr_nonnull(strstr(err, "no -chardev with id 'nope'"));
+	ck_assert_int_eq(PARSE("-chardev", "socket,id=m,path=/tmp/m,server=on", "-mon",
+			       "chardev=m,mode=readline"),
+			 -1);
+	ck_assert_int_eq(PARSE("-chardev", "socket,id=m,path=/tmp/m"), -1); /* no server */
+	ck_assert_int_eq(PARSE("-chardev", "pty,id=x"), -1);
+	ck_assert_int_eq(PARSE("-chardev", "socket,id=a,path=/x,server=on", "-chardev",
+			       "socket,id=a,path=/y,server=on"),
+			 -1);
+	ck_assert_ptr_nonnull(strstr(err, "duplicate id"));
+}
+END_TEST
+
+START_TEST(gdb_and_process)
+{
+	ck_assert_int_eq(PARSE("-s", "-S"), 0);
+	ck_assert(cfg.control.gdb_given);
+	ck_assert_int_eq(cfg.control.gdb.kind, LISTEN_TCP);
+	ck_assert_str_eq(cfg.control.gdb.host, "");
+	ck_assert_str_eq(cfg.control.gdb.port, "1234");
+	ck_assert(!cfg.control.gdb.wait);
+	ck_assert_int_eq(PARSE("-gdb", "unix:/tmp/g"), 0);
+	ck_assert_int_eq(cfg.control.gdb.kind, LISTEN_UNIX);
+	ck_assert_int_eq(PARSE("-gdb", "udp::1"), -1);
+	ck_assert_int_eq(PARSE("-daemonize", "-pidfile", "/tmp/p"), 0);
+	ck_assert(cfg.control.daemonize);
+	ck_assert_str_eq(cfg.control.pidfile, "/tmp/p");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("vmm_cli_control");
+	TCase *tc = tcase_create("cli_control");
+
+	tcase_add_test(tc, actions);
+	tcase_add_test(tc, pvpanic);
+	tcase_add_test(tc, qmp_sockets);
+	tcase_add_test(tc, libvirt_monitor);
+	tcase_add_test(tc, gdb_and_process);
+	suite_add_tcase(s, tc);
+	return check_run_suite(s);
+}

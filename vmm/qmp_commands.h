@@ -1,0 +1,29 @@
+/* qmp_commands.h — the QMP command table (qmp_commands.c), used by the
+ * protocol side (qmp.c). Commands run on the main thread. */
+#ifndef VMM_QMP_COMMANDS_H
+#define VMM_QMP_COMMANDS_H
+
+#include <jansson.h>
+
+#include "vmm/machine.h"
+
+/* How a command failed (or what it still has to do once replied). */
+struct qmp_error {
+	char cls[32]; /* "" is GenericError */
+	char desc[256];
+	void (*after_reply)(struct machine *m); /* quit: exit after the reply */
+};
+
+struct qmp_command {
+	const char *name;
+	/* 0 with *ret (NULL is {}), or -1 with e filled. args may be NULL. */
+	int (*fn)(struct machine *m, json_t *args, json_t **ret, struct qmp_error *e);
+};
+
+const struct qmp_command *qmp_find_command(const char *name);
+/* {"qemu": {"major", "minor", "micro"}, "package"}: greeting, query-version. */
+json_t *qmp_version_json(void);
+void qmp_commands_init(struct machine *m);
+void qmp_commands_free(void);
+
+#endif /* VMM_QMP_COMMANDS_H */
