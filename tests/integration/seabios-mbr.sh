@@ -45,11 +45,8 @@ run() { timeout 60 "$VMM" -m 512 -nographic -device isa-debug-exit,iobase=0xf4,i
 
 out=$(run -hda "$img" 2>"$work/err"); rc=$?
 # SeaBIOS mirrors its banner on COM1 under -nographic, as with QEMU: the
-# boot sector's line comes last. SeaBIOS's serial console flushes its buffer
-# from a timer, so whether the last ".\r\n" of its line made it out before
-# the boot sector took over depends on timing (on emulated hosts it often
-# does, under QEMU too): comparisons drop that part.
-unflushed() { printf '%s' "$1" | tr -d '\r\n' | sed 's/Hard Disk\.\.\.\{0,1\}boot sector/Hard Disk..boot sector/'; }
+# boot sector's line comes last (compared through unflushed: timing).
+. tests/integration/seabios-serial.inc.sh
 case "$(unflushed "$out")" in *"Booting from Hard Disk..boot sector ok") ok=1 ;; *) ok=0 ;; esac
 if [ $ok -ne 1 ] || [ $rc -ne 33 ]; then
 	echo "FAIL: -hda boot: exit $rc, output '$out'"; cat "$work/err"; fail=1

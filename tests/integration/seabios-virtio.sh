@@ -9,8 +9,12 @@
 set -u
 VMM=${VMM:-build/vmm}
 [ -e /dev/kvm ] || { echo "skipped: no /dev/kvm"; exit 77; }
-work=$(mktemp -d)
+# /var/tmp, not /tmp: cache=none and directsync open the image with
+# O_DIRECT, which tmpfs refuses (the nested runner's /tmp is a tmpfs).
+work=$(mktemp -d /var/tmp/seabios-virtio.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+
+. tests/integration/seabios-serial.inc.sh
 
 # A boot sector that prints $1 on COM1, then exits through isa-debug-exit.
 mbr() {
@@ -50,7 +54,7 @@ run() { timeout 60 "$VMM" -m 512 -nographic -device isa-debug-exit,iobase=0xf4,i
 expect_boot() {
 	want=$1; shift
 	out=$(run "$@" 2>"$work/err"); rc=$?
-	case "$out" in *"$want") ok=1 ;; *) ok=0 ;; esac
+	case "$(unflushed "$out")" in *"$want") ok=1 ;; *) ok=0 ;; esac
 	if [ $ok -ne 1 ] || [ $rc -ne 33 ]; then
 		echo "FAIL: $*: exit $rc, output '$out'"; cat "$work/err"; fail=1
 	fi
@@ -81,7 +85,7 @@ if command -v qemu-system-x86_64 >/dev/null; then
 		-device isa-debug-exit,iobase=0xf4,iosize=4 -drive file="$work/v.img",format=raw,if=virtio \
 		</dev/null >"$work/qemu.out" 2>/dev/null
 	qrc=$?
-	if [ $qrc -ne 33 ] || [ "$(cat "$work/qemu.out")" != "$v_out" ]; then
+	if [ $qrc -ne 33 ] || [ "$(unflushed "$(cat "$work/qemu.out")")" != "$(unflushed "$v_out")" ]; then
 		echo "FAIL: QEMU exit $qrc, serial output differs:"; cat -v "$work/qemu.out"; fail=1
 	fi
 else
