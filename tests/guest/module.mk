@@ -41,6 +41,9 @@ $(eval $(call guest_payload,mmio-loop,))
 $(eval $(call guest_payload,smp,$(GUEST_OBJ)/smp_tramp.o))
 $(eval $(call guest_payload,unclaimed,))
 $(eval $(call guest_payload,control,))
+# The kit's virtio-pci driver (virtio.c) and virtio-blk requests (vblk.c).
+GUEST_VIRTIO_BLK := $(GUEST_OBJ)/virtio.o $(GUEST_OBJ)/vblk.o
+$(eval $(call guest_payload,virtio-blk,$(GUEST_VIRTIO_BLK)))
 
 -include $(wildcard $(GUEST_OBJ)/*.d)
 
