@@ -59,3 +59,8 @@ INTEG_TESTS += tests/integration/core-smp.sh
 KVM_TESTS += tests/integration/core-smp.sh
 INTEG_TESTS += tests/integration/core-qemu-payloads.sh
 KVM_TESTS += tests/integration/core-qemu-payloads.sh
+# The kit's virtio-blk payload under QEMU's virtio-blk-pci (the driver is
+# checked against the peer). virtio-blk-kit.sh, the same under build/vmm,
+# joins the lists when vmm has its virtio-blk device.
+INTEG_TESTS += tests/integration/virtio-blk-kit-qemu.sh
+KVM_TESTS += tests/integration/virtio-blk-kit-qemu.sh
