@@ -44,6 +44,7 @@ $(eval $(call guest_payload,control,))
 # The kit's virtio-pci driver (virtio.c) and virtio-blk requests (vblk.c).
 GUEST_VIRTIO_BLK := $(GUEST_OBJ)/virtio.o $(GUEST_OBJ)/vblk.o
 $(eval $(call guest_payload,virtio-blk,$(GUEST_VIRTIO_BLK)))
+$(eval $(call guest_payload,virtio-blk-bench,$(GUEST_VIRTIO_BLK)))
 
 -include $(wildcard $(GUEST_OBJ)/*.d)
 
