@@ -72,9 +72,15 @@ file_sha() {
 
 wait_for VMM-GUEST-READY
 echo "$side: init reached after $(($(date +%s) - t0)) s"
-echo 'mkdir -p /mnt && mount -t ext4 /dev/vda /mnt && echo MOUNTED=$(grep -c " /mnt ext4 " /proc/mounts)' >&3
+echo 'mkdir -p /mnt; mount -t ext4 /dev/vda /mnt; echo MOUNTED=$(grep -c " /mnt ext4 " /proc/mounts)' >&3
 wait_for "MOUNTED=[0-9]"
-grep -q "MOUNTED=1" "$tmp/out" || { tail -20 "$tmp/out"; echo "FAIL: /dev/vda did not mount"; exit 1; }
+grep -q "MOUNTED=1" "$tmp/out" || {
+	echo 'cat /proc/partitions; ls /sys/bus/pci/devices; dmesg | grep -iE "virtio|pci"; echo DIAG-$((6*7))' >&3
+	wait_for DIAG-42
+	tail -30 "$tmp/out"
+	echo "FAIL: /dev/vda did not mount"
+	exit 1
+}
 echo 'echo GUEST-SHA=$(sha256sum </mnt/sub/f1)' >&3
 wait_for "GUEST-SHA=[0-9a-f]"
 grep -q "GUEST-SHA=$want" "$tmp/out" || { grep GUEST-SHA= "$tmp/out"; echo "FAIL: the guest reads other bytes than the host wrote"; exit 1; }

@@ -8,7 +8,9 @@
 #
 # The caller defines `vm IMG APPEND` (runs the payload with IMG as a
 # virtio-blk disk with serial kit-serial-1, serial output on stdout, the
-# VMM's stderr on stderr) and BROKEN_KINDS, then calls kit_main NAME.
+# VMM's stderr on stderr), BROKEN_KINDS and, if the VMM must say why a
+# queue broke in exactly one stderr line, BROKEN_STDERR (a regexp); then
+# calls kit_main NAME.
 set -u
 B=${B:-build}
 PAYLOAD=$B/tests/guest/virtio-blk.elf
@@ -62,14 +64,19 @@ io_case() {
 
 kit_main() {
 	python3 "$IMAGE_PY" make "$tmp/orig.img" || { echo "FAIL: cannot make the image"; exit 1; }
-	io_case "$1 virtio-blk" ""
+	io_case "$1 virtio-blk" "event_idx=0"
 	io_case "$1 virtio-blk event_idx=1 indirect=0" "event_idx=1 indirect=0"
 	for k in $BROKEN_KINDS; do
 		cp "$tmp/orig.img" "$tmp/disk.img"
 		run_case "$1 broken chain $k" "broken=$k" \
 			'virtio-blk: device status [0-9a-f]*: DEVICE_NEEDS_RESET' \
 			'virtio-blk: after reset: write and read back ok' \
-			"virtio-blk: broken chain $k: device recovered by reset"
+			"virtio-blk: broken chain $k: device recovered by reset" || continue
+		[ -n "${BROKEN_STDERR:-}" ] || continue
+		if [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -Eq "$BROKEN_STDERR" "$tmp/err"; then
+			fail "$1 broken chain $k: want one stderr line matching '$BROKEN_STDERR', got:"
+			cat "$tmp/err"
+		fi
 	done
 	[ "$fails" -eq 0 ]
 }

@@ -4,11 +4,12 @@
 # write, flush, discard, write-zeroes, GET_ID, requests past the end, 32 in
 # flight, then the image's sha256 on the host; and four malformed chains
 # (loop, buffer outside RAM, bad indirect table, avail index a ring ahead),
-# each of which must set DEVICE_NEEDS_RESET, leave vmm running, and be
-# cured by a device reset. See virtio-blk-kit.inc.sh.
+# each of which must set DEVICE_NEEDS_RESET, leave vmm running, make it say
+# why in one stderr line, and be cured by a device reset. See virtio-blk-kit.inc.sh.
 VMM=${VMM:-${B:-build}/vmm}
 . "$(dirname "$0")/virtio-blk-kit.inc.sh"
 BROKEN_KINDS="1 2 3 4"
+BROKEN_STDERR='virtio-blk-pci .* queue 0: .*; device needs reset$'
 
 vm() {
 	timeout 120 "$VMM" -m 64 -nographic -device isa-debug-exit,iobase=0xf4,iosize=4 \
