@@ -60,8 +60,10 @@ INTEG_TESTS += tests/integration/core-smp.sh
 KVM_TESTS += tests/integration/core-smp.sh
 INTEG_TESTS += tests/integration/core-qemu-payloads.sh
 KVM_TESTS += tests/integration/core-qemu-payloads.sh
-# The kit's virtio-blk payload under QEMU's virtio-blk-pci (the driver is
-# checked against the peer). virtio-blk-kit.sh, the same under build/vmm,
-# joins the lists when vmm has its virtio-blk device.
-INTEG_TESTS += tests/integration/virtio-blk-kit-qemu.sh
-KVM_TESTS += tests/integration/virtio-blk-kit-qemu.sh
+# The kit's virtio-blk payload under build/vmm, and under QEMU's
+# virtio-blk-pci (the driver is checked against the peer too).
+INTEG_TESTS += tests/integration/virtio-blk-kit.sh tests/integration/virtio-blk-kit-qemu.sh
+KVM_TESTS += tests/integration/virtio-blk-kit.sh tests/integration/virtio-blk-kit-qemu.sh
+# Linux on an ext4 virtio-blk disk: vmm, vmm killed after an fsync, QEMU.
+LINUX_TESTS += tests/integration/linux-virtio-blk.sh tests/integration/linux-virtio-blk-durable.sh \
+	tests/integration/linux-virtio-blk-qemu.sh
