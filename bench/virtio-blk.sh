@@ -106,13 +106,13 @@ kvm_runs() {
 }
 # The baseline (boot, TSC calibration, device set-up; ~6500 KVM_RUNs under
 # QEMU, +-30 from run to run) is the median of three runs; the phases run
-# 256 MiB or 4000 requests, so that noise is < 0.15 exits per request.
+# 1024 MiB or 4000 requests, so that noise is < 0.1 exits per request.
 base_runs() {
 	for i in 1 2 3; do kvm_runs "$1" "only=9" || return 1; done | median
 }
 exits_per_request() {
 	case $2 in
-	1 | 2) n=256 args="mb=256" ;;
+	1 | 2) n=1024 args="mb=1024" ;;
 	*) n=4000 args="ios=4000" ;;
 	esac
 	all=$(kvm_runs "$1" "$args only=$2") || return 1

@@ -19,6 +19,7 @@
  * initialisation I/O must work again. QEMU does 1, 3 and 4 so; it serves
  * 2 through a bounce buffer instead. event_idx=1 also
  * negotiates VIRTIO_RING_F_EVENT_IDX; indirect=0 leaves INDIRECT_DESC out.
+ * readonly=1: for a read-only disk (VIRTIO_BLK_F_RO; writes refused).
  */
 #include "vblk.h"
 
@@ -245,6 +246,26 @@ __attribute__((noreturn)) static void broken_chain(unsigned kind)
 	guest_exit(0);
 }
 
+/* ------------------------------------------------------------ read-only */
+
+/* readonly=1: the device offers VIRTIO_BLK_F_RO, reads work, a write fails
+ * and leaves the sectors as they were. */
+__attribute__((noreturn)) static void read_only(void)
+{
+	if (!vdev_has(&blk.dev, VIRTIO_BLK_F_RO))
+		fail("read-only disk without VIRTIO_BLK_F_RO; features",
+		     (unsigned)blk.dev.features);
+	expect_ok(vblk_io(&blk, VIRTIO_BLK_T_IN, REGION_A, buf_a, COPY_CHUNK), "read-only read");
+	memset(buf_b, 0x5a, COPY_CHUNK);
+	expect_error(vblk_io(&blk, VIRTIO_BLK_T_OUT, REGION_A, buf_b, COPY_CHUNK),
+		     "write to a read-only disk");
+	expect_ok(vblk_io(&blk, VIRTIO_BLK_T_IN, REGION_A, buf_b, COPY_CHUNK), "read-only read");
+	if (memcmp(buf_a, buf_b, COPY_CHUNK))
+		fail("a refused write changed the disk", 0);
+	printf("virtio-blk: read-only disk: VIRTIO_BLK_F_RO, write refused, data unchanged\n");
+	guest_exit(0);
+}
+
 /* ----------------------------------------------------------------- main */
 
 __attribute__((noreturn)) static long run(void *arg)
@@ -260,6 +281,8 @@ __attribute__((noreturn)) static long run(void *arg)
 		fail("no usable virtio-blk device", 0);
 	printf("virtio-blk: %lu sectors, features %lx, queue size %u, size_max %u seg_max %u\n",
 	       blk.capacity, blk.dev.features, blk.q.size, blk.size_max, blk.seg_max);
+	if (kit_cmdline_uint("readonly", 0))
+		read_only();
 	if (kit_cmdline_uint("broken", 0))
 		broken_chain((unsigned)kit_cmdline_uint("broken", 0));
 	if (blk.capacity < MIN_SECTORS)

@@ -13,7 +13,7 @@ BROKEN_KINDS="1 3 4"
 vm() {
 	timeout 120 qemu-system-x86_64 -enable-kvm -m 64 -nographic \
 		-device isa-debug-exit,iobase=0xf4,iosize=4 \
-		-drive "file=$1,if=none,id=d0,format=raw,discard=unmap" \
+		-drive "file=$1,if=none,id=d0,format=raw,discard=unmap${3:-}" \
 		-device virtio-blk-pci,drive=d0,serial=kit-serial-1 \
 		-kernel "$PAYLOAD" -append "$2"
 }

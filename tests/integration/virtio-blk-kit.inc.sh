@@ -6,8 +6,9 @@
 # the broken-chain modes, where the device must set DEVICE_NEEDS_RESET and
 # work again after a reset while the VMM keeps running.
 #
-# The caller defines `vm IMG APPEND` (runs the payload with IMG as a
-# virtio-blk disk with serial kit-serial-1, serial output on stdout, the
+# The caller defines `vm IMG APPEND [DRIVE_OPTS]` (runs the payload with
+# IMG as a virtio-blk disk with serial kit-serial-1, DRIVE_OPTS such as
+# ",readonly=on" added to its -drive, serial output on stdout, the
 # VMM's stderr on stderr), BROKEN_KINDS and, if the VMM must say why a
 # queue broke in exactly one stderr line, BROKEN_STDERR (a regexp); then
 # calls kit_main NAME.
@@ -28,10 +29,11 @@ fail() {
 
 # run_case NAME APPEND PATTERN...: status 1 and every PATTERN (extended
 # regexp) in the serial output; output in $tmp/out, stderr in $tmp/err.
+# DRIVE_OPTS (variable) goes to vm.
 run_case() {
 	name=$1 append=$2
 	shift 2
-	vm "$tmp/disk.img" "$append" >"$tmp/out" 2>"$tmp/err" </dev/null
+	vm "$tmp/disk.img" "$append" "${DRIVE_OPTS:-}" >"$tmp/out" 2>"$tmp/err" </dev/null
 	rc=$?
 	ok=1
 	[ "$rc" -eq 1 ] || ok=0
@@ -66,6 +68,14 @@ kit_main() {
 	python3 "$IMAGE_PY" make "$tmp/orig.img" || { echo "FAIL: cannot make the image"; exit 1; }
 	io_case "$1 virtio-blk" "event_idx=0"
 	io_case "$1 virtio-blk event_idx=1 indirect=0" "event_idx=1 indirect=0"
+	cp "$tmp/orig.img" "$tmp/disk.img"
+	DRIVE_OPTS=,readonly=on run_case "$1 read-only disk" "readonly=1" \
+		'virtio-blk: read-only disk: VIRTIO_BLK_F_RO, write refused, data unchanged' &&
+		if cmp -s "$tmp/orig.img" "$tmp/disk.img"; then
+			echo "ok   $1 read-only disk: image unchanged"
+		else
+			fail "$1 read-only disk: the image changed"
+		fi
 	for k in $BROKEN_KINDS; do
 		cp "$tmp/orig.img" "$tmp/disk.img"
 		run_case "$1 broken chain $k" "broken=$k" \

@@ -13,7 +13,7 @@ BROKEN_STDERR='virtio-blk-pci .* queue 0: .*; device needs reset$'
 
 vm() {
 	timeout 120 "$VMM" -m 64 -nographic -device isa-debug-exit,iobase=0xf4,iosize=4 \
-		-drive "file=$1,if=none,id=d0,format=raw" \
+		-drive "file=$1,if=none,id=d0,format=raw${3:-}" \
 		-device virtio-blk-pci,drive=d0,serial=kit-serial-1 \
 		-kernel "$PAYLOAD" -append "$2"
 }
