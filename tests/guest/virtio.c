@@ -188,8 +188,9 @@ uint8_t vdev_status(const struct vdev *d)
 bool vdev_reset(struct vdev *d)
 {
 	d->common->device_status = 0;
-	/* The spec: the driver waits until the device reads back 0. */
-	for (unsigned i = 0; i < 1000000; i++)
+	/* The spec: the driver waits until the device reads back 0 (each
+	 * read is an exit: 10000 is a second or so on slow hosts). */
+	for (unsigned i = 0; i < 10000; i++)
 		if (d->common->device_status == 0)
 			return true;
 	printf("virtio: device status stays %x after reset\n", d->common->device_status);

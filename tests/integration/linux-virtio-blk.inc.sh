@@ -4,7 +4,8 @@
 # virtio-blk disk (`-drive file=IMG,if=virtio,format=raw`):
 #
 #   normal   the guest mounts /dev/vda, checks a host file's sha256, copies
-#            it and writes a file, syncs, unmounts, powers off (status 0);
+#            it and writes a file, syncs, unmounts, checks that the request
+#            queue's MSI-X vector took interrupts, powers off (status 0);
 #            the host reads both back with debugfs and runs e2fsck -fn.
 #   durable  the guest copies the file with fsync (dd conv=fsync: a
 #            virtio-blk FLUSH), prints a marker; the host kills the VMM
@@ -102,6 +103,12 @@ fi
 
 echo 'cp /mnt/sub/f1 /mnt/copy && echo hello-from-guest >/mnt/hello && sync && umount /mnt && echo UMOUNTED' >&3
 wait_for UMOUNTED
+# The completions came through MSI-X (PCI_MSI is in the guest config, and
+# both VMMs offer MSI-X): a line per vector, the request queue's counted.
+echo 'grep -E "virtio0-(config|req)" /proc/interrupts | sed "s/^/IRQ-LINE /"; echo IRQS-$((6*7))' >&3
+wait_for IRQS-42
+grep -Eq "^IRQ-LINE .* [1-9][0-9]* +PCI-MSI.*virtio0-req" "$tmp/out" ||
+	{ grep "IRQ-LINE" "$tmp/out"; echo "FAIL: no MSI-X interrupts counted for virtio0's request queue"; exit 1; }
 errors='emulation failure|BUG:|Oops|Kernel panic|WARNING:|Call Trace|I/O error|EXT4-fs error'
 echo "dmesg | grep -iE '$errors' | sed 's/^/DMESG-ERROR /'; echo ERRORS=\$(dmesg | grep -ciE '$errors')" >&3
 wait_for "ERRORS=[0-9]"
