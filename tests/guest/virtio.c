@@ -258,9 +258,11 @@ uint64_t vdev_cfg_read(struct vdev *d, unsigned off, unsigned size)
 		case 4:
 			v = *(volatile uint32_t *)p;
 			break;
-		default:
-			v = *(volatile uint32_t *)p | (uint64_t) * (volatile uint32_t *)(p + 4)
-							      << 32;
+		default: {
+			uint32_t lo = *(volatile uint32_t *)p, hi = *(volatile uint32_t *)(p + 4);
+
+			v = (uint64_t)hi << 32 | lo;
+		}
 		}
 	} while (gen != d->common->config_generation);
 	return v;
