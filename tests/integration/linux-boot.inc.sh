@@ -24,13 +24,7 @@ t0=$(date +%s)
 pid=$!
 exec 3>"$tmp/in"
 
-wait_for() {
-	while ! grep -q "$1" "$tmp/out"; do
-		kill -0 $pid 2>/dev/null || { tail -20 "$tmp/out"; echo "FAIL: vmm exited before '$1'"; exit 1; }
-		[ $(($(date +%s) - t0)) -lt "$limit" ] || { tail -20 "$tmp/out"; echo "FAIL: no '$1' in ${limit}s"; exit 1; }
-		sleep 0.5
-	done
-}
+. "$(dirname "$0")/linux-console.inc.sh"
 
 wait_for VMM-GUEST-READY
 echo "$kind smp=$ncpus: init reached after $(($(date +%s) - t0)) s"

@@ -56,15 +56,10 @@ else
 		<"$tmp/in" >"$tmp/out" 2>&1 &
 fi
 pid=$!
+who=$side
 exec 3>"$tmp/in"
 
-wait_for() {
-	while ! grep -q "$1" "$tmp/out"; do
-		kill -0 $pid 2>/dev/null || { tail -20 "$tmp/out"; echo "FAIL: $side exited before '$1'"; exit 1; }
-		[ $(($(date +%s) - t0)) -lt "$limit" ] || { tail -20 "$tmp/out"; echo "FAIL: no '$1' in ${limit}s"; exit 1; }
-		sleep 0.1
-	done
-}
+. "$(dirname "$0")/linux-console.inc.sh"
 
 # file_sha PATH: sha256 of the file in the image, read through debugfs.
 file_sha() {
