@@ -12,3 +12,17 @@ wait_for() {
 		sleep 0.1
 	done
 }
+
+# scan_dmesg_and_poweroff [EXTRA]: print the guest's kernel error messages
+# as "DMESG-ERROR ..." lines and their count as ERRORS=N (EXTRA: an extended
+# regexp of more messages that count), then `poweroff -f`; the VMM's exit
+# status lands in $status. "panic=-1" is on the command line: look for the
+# messages, not the word.
+scan_dmesg_and_poweroff() {
+	errors="emulation failure|BUG:|Oops|Kernel panic|WARNING:|Call Trace${1:+|$1}"
+	echo "dmesg | grep -iE '$errors' | sed 's/^/DMESG-ERROR /'; echo ERRORS=\$(dmesg | grep -ciE '$errors')" >&3
+	wait_for "ERRORS=[0-9]"
+	echo 'poweroff -f' >&3
+	status=0
+	wait $pid || status=$?
+}

@@ -104,12 +104,7 @@ echo 'grep -E "virtio0-(config|req)" /proc/interrupts | sed "s/^/IRQ-LINE /"; ec
 wait_for IRQS-42
 grep -Eq "^IRQ-LINE .* [1-9][0-9]* +PCI-MSI.*virtio0-req" "$tmp/out" ||
 	{ grep "IRQ-LINE" "$tmp/out"; echo "FAIL: no MSI-X interrupts counted for virtio0's request queue"; exit 1; }
-errors='emulation failure|BUG:|Oops|Kernel panic|WARNING:|Call Trace|I/O error|EXT4-fs error'
-echo "dmesg | grep -iE '$errors' | sed 's/^/DMESG-ERROR /'; echo ERRORS=\$(dmesg | grep -ciE '$errors')" >&3
-wait_for "ERRORS=[0-9]"
-echo 'poweroff -f' >&3
-status=0
-wait $pid || status=$?
+scan_dmesg_and_poweroff 'I/O error|EXT4-fs error'
 pid=
 grep -q "ERRORS=0" "$tmp/out" || { grep "^DMESG-ERROR" "$tmp/out"; echo "FAIL: kernel errors in dmesg"; exit 1; }
 [ "$status" = 0 ] || { echo "FAIL: poweroff exit status $status"; exit 1; }
