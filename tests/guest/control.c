@@ -25,19 +25,6 @@
 #define PM1_CNT 0x604
 #define PM1_PWRBTN (1u << 8)
 
-static inline uint16_t inw(uint16_t port)
-{
-	uint16_t v;
-
-	__asm__ volatile("inw %1, %0" : "=a"(v) : "Nd"(port));
-	return v;
-}
-
-static inline void outw(uint16_t port, uint16_t v)
-{
-	__asm__ volatile("outw %0, %1" : : "a"(v), "Nd"(port));
-}
-
 __attribute__((noreturn)) static void triple_fault(void)
 {
 	static const struct {

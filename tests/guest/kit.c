@@ -161,6 +161,32 @@ void guest_exit(uint32_t code)
 		__asm__ volatile("cli; hlt");
 }
 
+/* -------------------------------------------------------------- timing */
+
+#define PIT_HZ 1193182u
+
+/* Mode 0 on channel 2, polling the OUT2 bit in port 0x61, as Linux's TSC
+ * calibration does. Bounded so a missing PIT cannot hang the guest. */
+void kit_pit_wait_us(unsigned us)
+{
+	uint32_t count = (uint32_t)((uint64_t)us * PIT_HZ / 1000000u);
+
+	outb(0x61, (uint8_t)((inb(0x61) & ~0x02) | 0x01)); /* gate on, speaker off */
+	outb(0x43, 0xb0);				   /* channel 2, lo/hi, mode 0 */
+	outb(0x42, (uint8_t)count);
+	outb(0x42, (uint8_t)(count >> 8));
+	for (unsigned i = 0; i < us * 4 + 1000 && !(inb(0x61) & 0x20); i++)
+		cpu_relax();
+}
+
+uint64_t kit_tsc_hz(void)
+{
+	uint64_t t0 = rdtsc();
+
+	kit_pit_wait_us(50000);
+	return (rdtsc() - t0) * 20;
+}
+
 /* ------------------------------------------------------------- cmdline */
 
 const struct mb_info *kit_mbi(void)
@@ -309,8 +335,8 @@ void kit_trap(const struct trap_frame *f)
 	uint64_t cr2;
 
 	__asm__ volatile("mov %%cr2, %0" : "=r"(cr2));
-	printf("guest: exception %lu error %lx at rip %lx (ring %lu) rsp %lx cr2 %lx\n",
-	       f->vector, f->error, f->rip, f->cs & 3, f->rsp, cr2);
+	printf("guest: exception %lu error %lx at rip %lx (ring %lu) rsp %lx cr2 %lx\n", f->vector,
+	       f->error, f->rip, f->cs & 3, f->rsp, cr2);
 	guest_exit(0x7e);
 }
 

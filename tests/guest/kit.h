@@ -67,11 +67,32 @@ static inline void outl(uint16_t port, uint32_t v)
 	__asm__ volatile("outl %0, %1" : : "a"(v), "Nd"(port));
 }
 
+static inline void outw(uint16_t port, uint16_t v)
+{
+	__asm__ volatile("outw %0, %1" : : "a"(v), "Nd"(port));
+}
+
 static inline uint8_t inb(uint16_t port)
 {
 	uint8_t v;
 
 	__asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port));
+	return v;
+}
+
+static inline uint16_t inw(uint16_t port)
+{
+	uint16_t v;
+
+	__asm__ volatile("inw %1, %0" : "=a"(v) : "Nd"(port));
+	return v;
+}
+
+static inline uint32_t inl(uint16_t port)
+{
+	uint32_t v;
+
+	__asm__ volatile("inl %1, %0" : "=a"(v) : "Nd"(port));
 	return v;
 }
 
@@ -87,6 +108,11 @@ static inline void cpu_relax(void)
 {
 	__asm__ volatile("pause" ::: "memory");
 }
+
+/* Busy-wait us microseconds (at most 54000) on PIT channel 2. */
+void kit_pit_wait_us(unsigned us);
+/* The TSC rate, measured against the PIT over 50 ms. */
+uint64_t kit_tsc_hz(void);
 
 /* --------------------------------------------------------------- output */
 

@@ -41,6 +41,10 @@ $(eval $(call guest_payload,mmio-loop,))
 $(eval $(call guest_payload,smp,$(GUEST_OBJ)/smp_tramp.o))
 $(eval $(call guest_payload,unclaimed,))
 $(eval $(call guest_payload,control,))
+# The kit's virtio-pci driver (virtio.c) and virtio-blk requests (vblk.c).
+GUEST_VIRTIO_BLK := $(GUEST_OBJ)/virtio.o $(GUEST_OBJ)/vblk.o
+$(eval $(call guest_payload,virtio-blk,$(GUEST_VIRTIO_BLK)))
+$(eval $(call guest_payload,virtio-blk-bench,$(GUEST_VIRTIO_BLK)))
 
 -include $(wildcard $(GUEST_OBJ)/*.d)
 
@@ -56,3 +60,10 @@ INTEG_TESTS += tests/integration/core-smp.sh
 KVM_TESTS += tests/integration/core-smp.sh
 INTEG_TESTS += tests/integration/core-qemu-payloads.sh
 KVM_TESTS += tests/integration/core-qemu-payloads.sh
+# The kit's virtio-blk payload under build/vmm, and under QEMU's
+# virtio-blk-pci (the driver is checked against the peer too).
+INTEG_TESTS += tests/integration/virtio-blk-kit.sh tests/integration/virtio-blk-kit-qemu.sh
+KVM_TESTS += tests/integration/virtio-blk-kit.sh tests/integration/virtio-blk-kit-qemu.sh
+# Linux on an ext4 virtio-blk disk: vmm, vmm killed after an fsync, QEMU.
+LINUX_TESTS += tests/integration/linux-virtio-blk.sh tests/integration/linux-virtio-blk-durable.sh \
+	tests/integration/linux-virtio-blk-qemu.sh

@@ -192,25 +192,6 @@ static bool cpus_from_mp(struct cpu_list *c)
 	return c->n > 0;
 }
 
-/* -------------------------------------------------------------- timing */
-
-#define PIT_HZ 1193182u
-
-/* Busy-wait us microseconds (at most 54000) on PIT channel 2, as Linux's
- * TSC calibration does: mode 0, poll the OUT2 bit in port 0x61. Bounded so
- * a missing PIT cannot hang the guest. */
-static void pit_wait_us(unsigned us)
-{
-	uint32_t count = (uint32_t)((uint64_t)us * PIT_HZ / 1000000u);
-
-	outb(0x61, (uint8_t)((inb(0x61) & ~0x02) | 0x01)); /* gate on, speaker off */
-	outb(0x43, 0xb0);				   /* channel 2, lo/hi, mode 0 */
-	outb(0x42, (uint8_t)count);
-	outb(0x42, (uint8_t)(count >> 8));
-	for (unsigned i = 0; i < us * 4 + 1000 && !(inb(0x61) & 0x20); i++)
-		cpu_relax();
-}
-
 /* -------------------------------------------------------- local APIC */
 
 #define LAPIC_ID 0x20
@@ -313,19 +294,19 @@ static void start_aps(unsigned bsp)
 	for (unsigned i = 0; i < cpus.n; i++)
 		if (cpus.apic_id[i] != bsp && !send_ipi(cpus.apic_id[i], ICR_INIT))
 			printf("smp: INIT to apic id %u not delivered\n", cpus.apic_id[i]);
-	pit_wait_us(10000);
+	kit_pit_wait_us(10000);
 	for (unsigned round = 0; round < 2; round++) {
 		for (unsigned i = 0; i < cpus.n; i++)
 			if (cpus.apic_id[i] != bsp && !arrived[i])
 				send_ipi(cpus.apic_id[i], sipi);
-		pit_wait_us(200);
+		kit_pit_wait_us(200);
 	}
 }
 
 static void wait_aps(unsigned want, uint64_t timeout_ms)
 {
 	for (uint64_t ms = 0; ms < timeout_ms && checked_in < want; ms++)
-		pit_wait_us(1000);
+		kit_pit_wait_us(1000);
 }
 
 int guest_main(void)

@@ -12,22 +12,6 @@ static const uint16_t ports[] = {0x100, 0x240, 0x2f0, 0x3e0};
 /* In the PCI hole below the IOAPIC, where neither RAM nor a device is. */
 static const uintptr_t mmio[] = {0xd0000000, 0xd0001000, 0xdffffffc};
 
-static inline uint16_t inw(uint16_t port)
-{
-	uint16_t v;
-
-	__asm__ volatile("inw %1, %0" : "=a"(v) : "Nd"(port));
-	return v;
-}
-
-static inline uint32_t inl(uint16_t port)
-{
-	uint32_t v;
-
-	__asm__ volatile("inl %1, %0" : "=a"(v) : "Nd"(port));
-	return v;
-}
-
 static uint32_t mmio_want = 0xffffffffu;
 
 static bool round_ok(uint64_t round)

@@ -24,25 +24,13 @@ t0=$(date +%s)
 pid=$!
 exec 3>"$tmp/in"
 
-wait_for() {
-	while ! grep -q "$1" "$tmp/out"; do
-		kill -0 $pid 2>/dev/null || { tail -20 "$tmp/out"; echo "FAIL: vmm exited before '$1'"; exit 1; }
-		[ $(($(date +%s) - t0)) -lt "$limit" ] || { tail -20 "$tmp/out"; echo "FAIL: no '$1' in ${limit}s"; exit 1; }
-		sleep 0.5
-	done
-}
+. "$(dirname "$0")/linux-console.inc.sh"
 
 wait_for VMM-GUEST-READY
 echo "$kind smp=$ncpus: init reached after $(($(date +%s) - t0)) s"
 echo 'echo CPUS=$(grep -c ^processor /proc/cpuinfo) KERNEL=$(uname -sr)' >&3
 wait_for "CPUS=[0-9]"
-# "panic=-1" is on the command line: look for the messages, not the word.
-errors='emulation failure|BUG:|Oops|Kernel panic|WARNING:|Call Trace'
-echo "dmesg | grep -iE '$errors' | sed 's/^/DMESG-ERROR /'; echo ERRORS=\$(dmesg | grep -ciE '$errors')" >&3
-wait_for "ERRORS=[0-9]"
-echo 'poweroff -f' >&3
-status=0
-wait $pid || status=$?
+scan_dmesg_and_poweroff
 grep -q "CPUS=$ncpus KERNEL=Linux" "$tmp/out" || { grep CPUS= "$tmp/out"; echo "FAIL: expected $ncpus CPUs"; exit 1; }
 grep -q "ERRORS=0" "$tmp/out" || { grep "^DMESG-ERROR" "$tmp/out"; echo "FAIL: kernel errors in dmesg"; exit 1; }
 [ "$status" = 0 ] || { echo "FAIL: poweroff exit status $status"; exit 1; }
