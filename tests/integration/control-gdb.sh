@@ -11,6 +11,10 @@ B=${B:-build}
 K=$B/tests/guest/control.elf
 [ -e /dev/kvm ] || { echo "skipped: /dev/kvm is absent"; exit 77; }
 command -v gdb >/dev/null || { echo "skipped: no gdb (scripts/install-deps.sh check)"; exit 77; }
+# Breakpoints are hardware ones (KVM_SET_GUEST_DEBUG); measured: they never
+# fire under KVM on QEMU's emulated SVM, the nested runner's L1 (see core-debug.sh).
+[ -z "${VMM_NESTED_L1:-}" ] ||
+	{ echo "skipped: hardware breakpoints do not fire under $VMM_NESTED_L1 (nested runner)"; exit 77; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/vmm-gdb.XXXXXX")
 trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 fails=0
