@@ -45,6 +45,14 @@ static int cli_parse_string(struct vmm_config *cfg, const struct cli_option *opt
 	return 0;
 }
 
+/* A command line may be empty: QEMU takes `-append ""`, and scripts pass it. */
+static int cli_parse_text(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+			  char *err, size_t errlen)
+{
+	*(const char **)((char *)cfg + opt->offset) = val;
+	return 0;
+}
+
 static int cli_parse_flag(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
 			  char *err, size_t errlen)
 {
@@ -414,7 +422,7 @@ static const struct cli_option options[] = {
 	{"-cpu", "MODEL[,+feat,-feat...]", parse_cpu, 0, "CPU model: vmm (default), kvm64, host"},
 	{"-kernel", "FILE", cli_parse_string, FIELD(kernel), "boot this kernel (multiboot, Linux)"},
 	{"-initrd", "FILE", cli_parse_string, FIELD(initrd), "initial ramdisk / multiboot modules"},
-	{"-append", "CMDLINE", cli_parse_string, FIELD(append), "kernel command line"},
+	{"-append", "CMDLINE", cli_parse_text, FIELD(append), "kernel command line"},
 	{"-nographic", NULL, cli_parse_flag, FIELD(nographic),
 	 "no display (the default): serial and monitor on stdio"},
 	{"-serial", "DEV", parse_serial, 0,

@@ -51,6 +51,11 @@ START_TEST(bad_values_name_the_option)
 	ck_assert_int_eq(parse("-frobnicate", NULL, NULL), -1);
 	ck_assert_ptr_nonnull(strstr(err, "-frobnicate"));
 	ck_assert_int_eq(parse("-serial", "stdio", "-monitor"), -1);
+	ck_assert_int_eq(parse("-kernel", "", NULL), -1);
+	ck_assert_ptr_nonnull(strstr(err, "-kernel:"));
+	/* an empty kernel command line is a command line, as in QEMU */
+	ck_assert_int_eq(parse("-append", "", NULL), 0);
+	ck_assert_str_eq(cfg.append, "");
 }
 END_TEST
 
