@@ -325,6 +325,13 @@ static void *sl_create(const struct usernet_cfg *cfg, char *err, size_t errlen)
 	sc.vhost.s_addr = htonl(cfg->gateway);
 	sc.vdhcp_start.s_addr = htonl(cfg->dhcp_start);
 	sc.vnameserver.s_addr = htonl(cfg->dns);
+	/* The same IPv6 LAN as the netstack implementation: libslirp
+	 * advertises the prefix and answers DHCPv6 with vnameserver6. */
+	sc.in6_enabled = !cfg->ipv6_off;
+	memcpy(&sc.vprefix_addr6, cfg->ipv6_net, 16);
+	sc.vprefix_len = (uint8_t)cfg->ipv6_prefix;
+	memcpy(&sc.vhost6, cfg->ipv6_host, 16);
+	memcpy(&sc.vnameserver6, cfg->ipv6_dns, 16);
 	sc.vhostname = cfg->hostname;
 	sc.vdomainname = cfg->domain;
 	sc.if_mtu = cfg->mtu;

@@ -291,6 +291,104 @@ static void udp_roundtrip(enum usernet_impl impl)
 	usernet_free(u);
 }
 
+/* A Router Solicitation from fe80::1 (with its link-layer address). */
+static size_t rs_frame(uint8_t *f)
+{
+	static const uint8_t allrouters[16] = {0xff, 2, [15] = 2};
+	uint8_t *ip = f + 14, *icmp = ip + 40, pseudo[40] = {0};
+	uint16_t v;
+
+	memset(f, 0, 14 + 40 + 16);
+	memcpy(f, (uint8_t[]){0x33, 0x33, 0, 0, 0, 2}, 6);
+	memcpy(f + 6, guest_mac, 6);
+	f[12] = 0x86;
+	f[13] = 0xdd;
+	ip[0] = 0x60;
+	ip[5] = 16; /* payload */
+	ip[6] = 58;
+	ip[7] = 255;
+	ip[8] = 0xfe;
+	ip[9] = 0x80;
+	ip[23] = 1;
+	memcpy(ip + 24, allrouters, 16);
+	icmp[0] = 133;
+	icmp[8] = 1; /* source link-layer address option */
+	icmp[9] = 1;
+	memcpy(icmp + 10, guest_mac, 6);
+	memcpy(pseudo, ip + 8, 32);
+	pseudo[35] = 16;
+	pseudo[39] = 58;
+	v = (uint16_t)~ns_csum_fold(ns_csum_add(ns_csum_add(0, pseudo, 40), icmp, 16));
+	memcpy(icmp + 2, &v, 2);
+	return 14 + 40 + 16;
+}
+
+/* The newest Router Advertisement usernet sent, or NULL. */
+static const uint8_t *find_ra(size_t *len)
+{
+	for (unsigned i = nsent; i-- > 0;)
+		if (sent_len[i] > 14 + 40 + 16 && sent[i][12] == 0x86 && sent[i][13] == 0xdd &&
+		    sent[i][14 + 6] == 58 && sent[i][14 + 40] == 134) {
+			*len = sent_len[i] - 14 - 40;
+			return sent[i] + 14 + 40;
+		}
+	return NULL;
+}
+
+/* An option of type t in the RA's option list, or NULL. */
+static const uint8_t *ra_option(const uint8_t *ra, size_t len, uint8_t t)
+{
+	for (size_t o = 16; o + 8 <= len && ra[o + 1]; o += (size_t)ra[o + 1] * 8)
+		if (ra[o] == t && o + (size_t)ra[o + 1] * 8 <= len)
+			return ra + o;
+	return NULL;
+}
+
+static const uint8_t *slirp_ra(struct usernet_cfg *c, size_t *len)
+{
+	struct usernet *u = make(USERNET_IMPL_SLIRP, c);
+	static uint8_t copy[2048];
+	const uint8_t *ra;
+	uint8_t f[128];
+
+	usernet_input(u, f, rs_frame(f));
+	for (int i = 0; i < 50 && !find_ra(len); i++) {
+		poll(NULL, 0, 2);
+		usernet_poll(u);
+	}
+	ra = find_ra(len);
+	if (ra)
+		memcpy(copy, ra, *len);
+	usernet_free(u);
+	return ra ? copy : NULL;
+}
+
+/* impl=slirp takes the IPv6 LAN's settings: the advertised prefix is
+ * ipv6-net; ipv6=off advertises nothing. (libslirp's RA carries RDNSS
+ * only when the host itself has an IPv6 resolver, so ipv6-dns is not
+ * checked here.) */
+START_TEST(test_slirp_ipv6_config)
+{
+	struct usernet_cfg c = {0};
+	const uint8_t *ra, *pi;
+	uint8_t want[16];
+	size_t len;
+
+	ck_assert_int_eq(usernet_parse_ipv6_option(&c, "ipv6-net=fd42:7::/64"), 0);
+	ck_assert_int_eq(usernet_parse_ipv6_option(&c, "ipv6-dns=fd42:7::53"), 0);
+	ra = slirp_ra(&c, &len);
+	ck_assert_msg(ra != NULL, "libslirp sent no router advertisement");
+	pi = ra_option(ra, len, 3);
+	ck_assert_ptr_nonnull(pi);
+	ck_assert_uint_eq(pi[2], 64);
+	ns_parse_addr6("fd42:7::", want);
+	ck_assert_mem_eq(pi + 16, want, 16);
+	memset(&c, 0, sizeof(c));
+	ck_assert_int_eq(usernet_parse_ipv6_option(&c, "ipv6=off"), 0);
+	ck_assert_ptr_null(slirp_ra(&c, &len));
+}
+END_TEST
+
 START_TEST(test_udp_nat_netstack)
 {
 	udp_roundtrip(USERNET_IMPL_NETSTACK);
@@ -546,6 +644,7 @@ static Suite *usernet_suite(void)
 	tcase_add_test(t, test_dhcp_ack_unicast_netstack);
 	tcase_add_test(t, test_udp_nat_netstack);
 	tcase_add_test(t, test_udp_nat_slirp);
+	tcase_add_test(t, test_slirp_ipv6_config);
 	tcase_add_test(t, test_udp_port_unreachable);
 	tcase_add_test(t, test_dns_forwarder);
 	tcase_add_test(t, test_udp_limit_and_idle);
