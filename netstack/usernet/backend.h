@@ -47,7 +47,7 @@ struct un_ns {
 	struct ns_chan *dhcp6_ch;	      /* UDP port 547 */
 	struct ns_sock *tcp6_listener;
 	struct nat_table udp; /* outbound UDP, ICMP echo and UDP-forward peers */
-	uint32_t resolvers[UN_MAX_RESOLVERS];
+	struct ns_sockaddr resolvers[UN_MAX_RESOLVERS]; /* either family */
 	uint16_t resolver_port;
 	unsigned nresolvers, next_resolver;
 
@@ -67,13 +67,11 @@ static inline uint64_t un_now(struct un_ns *n)
 	return ns_clock_now(n->clock);
 }
 
-/* Where a guest's packet to dst goes on the host: the address to connect
- * to, or 0 when it must not leave (other virtual hosts, broadcasts,
- * disabled loopback). */
-uint32_t un_map_dst(struct un_ns *n, uint32_t dst, uint16_t port, bool *is_dns);
-/* The same for either family: the host socket address for the guest's
- * dst (IPv6: the host address reaches ::1, the DNS address the IPv4
- * resolvers); false when it must not leave. */
+/* Where a guest's packet to dst goes on the host: the host socket
+ * address for the guest's dst (the gateway reaches 127.0.0.1, the IPv6
+ * host address ::1, either DNS address port 53 the next resolver of
+ * whichever family); false when it must not leave (other virtual hosts,
+ * broadcasts, disabled loopback). */
 #include <sys/socket.h>
 bool un_map_host(struct un_ns *n, const struct ns_sockaddr *dst, struct sockaddr_storage *out,
 		 socklen_t *len, bool *is_dns);

@@ -48,9 +48,10 @@ struct usernet_fwd {
  * guest_default. 0 or -EINVAL. */
 int usernet_parse_fwd(const char *spec, uint32_t guest_default, struct usernet_fwd *fwd);
 
-/* Up to max IPv4 nameservers from a resolv.conf (resolv.c); the count,
- * or -errno (-ENODATA: no IPv4 nameserver line). */
-int usernet_read_resolvers(const char *path, uint32_t *addrs, unsigned max);
+/* Up to max nameservers (IPv4 or IPv6, port unset) from a resolv.conf
+ * (resolv.c); the count, or -errno (-ENODATA: no usable nameserver line). */
+struct ns_sockaddr;
+int usernet_read_resolvers(const char *path, struct ns_sockaddr *addrs, unsigned max);
 
 /* ---------------------------------------------------------------- DHCP */
 

@@ -67,19 +67,14 @@ void un_watch_close(struct un_ns *n, struct un_watch *w)
 
 /* -------------------------------------------------------- address map */
 
-uint32_t un_map_dst(struct un_ns *n, uint32_t dst, uint16_t port, bool *is_dns)
+static uint32_t map_dst4(struct un_ns *n, uint32_t dst)
 {
 	uint32_t mask = 0xffffffffu << (32 - n->cfg.prefix);
 
-	*is_dns = false;
 	if (dst == n->cfg.gateway)
 		return n->cfg.no_host_loopback ? 0 : 0x7f000001;
-	if (dst == n->cfg.dns) {
-		if (port != 53 || !n->nresolvers)
-			return 0;
-		*is_dns = true;
-		return n->resolvers[n->next_resolver++ % n->nresolvers];
-	}
+	if (dst == n->cfg.dns)
+		return 0; /* only its port 53 leaves, to a resolver */
 	if ((dst & mask) == n->cfg.net || dst == 0xffffffffu || (dst >> 28) >= 0xe)
 		return 0;
 	return dst;
@@ -137,24 +132,30 @@ bool un_map_host(struct un_ns *n, const struct ns_sockaddr *dst, struct sockaddr
 	static const uint8_t loop6[16] = {[15] = 1};
 	uint32_t host;
 
-	*is_dns = false;
+	*is_dns = dst->port == 53 && n->nresolvers &&
+		  (dst->family == NS_AF_INET6 ? !memcmp(dst->addr6, n->cfg.ipv6_dns, 16)
+					      : dst->addr == n->cfg.dns);
+	if (*is_dns) {
+		/* Either family's guest query to either family's resolver. */
+		const struct ns_sockaddr *r = &n->resolvers[n->next_resolver++ % n->nresolvers];
+
+		if (r->family == NS_AF_INET6)
+			sa6(out, len, r->addr6, n->resolver_port);
+		else
+			sa4(out, len, r->addr, n->resolver_port);
+		return true;
+	}
 	if (dst->family != NS_AF_INET6) {
-		host = un_map_dst(n, dst->addr, dst->port, is_dns);
-		sa4(out, len, host, *is_dns ? n->resolver_port : dst->port);
+		host = map_dst4(n, dst->addr);
+		sa4(out, len, host, dst->port);
 		return host != 0;
 	}
 	if (!memcmp(dst->addr6, n->cfg.ipv6_host, 16)) {
 		sa6(out, len, loop6, dst->port);
 		return !n->cfg.no_host_loopback;
 	}
-	if (!memcmp(dst->addr6, n->cfg.ipv6_dns, 16)) {
-		/* The forwarder's upstreams are IPv4 (resolv.c). */
-		if (dst->port != 53 || !n->nresolvers)
-			return false;
-		*is_dns = true;
-		sa4(out, len, n->resolvers[n->next_resolver++ % n->nresolvers], n->resolver_port);
-		return true;
-	}
+	if (!memcmp(dst->addr6, n->cfg.ipv6_dns, 16))
+		return false;
 	if (!remote6_ok(n, dst->addr6))
 		return false;
 	sa6(out, len, dst->addr6, dst->port);
@@ -270,20 +271,26 @@ static int setup_dns(struct un_ns *n, char *err, size_t errlen)
 
 	n->resolver_port = 53;
 	if (n->cfg.dns_upstream) {
+		memset(&up, 0, sizeof(up));
 		if (ns_parse_hostport(n->cfg.dns_upstream, &up) < 0 &&
-		    ns_parse_addr(n->cfg.dns_upstream, &up.addr) < 0)
-			return usernet_fail(err, errlen, -EINVAL,
-					    "DNS upstream '%s': expected A or A:PORT",
-					    n->cfg.dns_upstream);
-		n->resolvers[0] = up.addr;
-		if (strchr(n->cfg.dns_upstream, ':'))
+		    ns_parse_addr(n->cfg.dns_upstream, &up.addr) < 0) {
+			if (ns_parse_addr6(n->cfg.dns_upstream, up.addr6) < 0)
+				return usernet_fail(err, errlen, -EINVAL,
+						    "DNS upstream '%s': expected A, A:PORT, V6 or "
+						    "[V6]:PORT",
+						    n->cfg.dns_upstream);
+			up.family = NS_AF_INET6;
+		}
+		n->resolvers[0] = up;
+		if (up.port)
 			n->resolver_port = up.port;
 		n->nresolvers = 1;
 		return 0;
 	}
 	rc = usernet_read_resolvers(n->cfg.resolv_conf, n->resolvers, UN_MAX_RESOLVERS);
 	if (rc < 0)
-		return usernet_fail(err, errlen, rc, "DNS forwarder: no IPv4 nameserver in %s (%s)",
+		return usernet_fail(err, errlen, rc,
+				    "DNS forwarder: no usable nameserver in %s (%s)",
 				    n->cfg.resolv_conf ? n->cfg.resolv_conf : "/etc/resolv.conf",
 				    rc == -ENODATA ? "no nameserver line" : strerror(-rc));
 	n->nresolvers = (unsigned)rc;

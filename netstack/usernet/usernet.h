@@ -50,8 +50,9 @@ struct usernet_cfg {
 	unsigned mtu;	       /* IP MTU of the virtual LAN: 1500 */
 	const char *hostname;  /* DHCP option 12 offered to the guest, or NULL */
 	const char *domain;    /* DHCP option 15, or NULL */
-	/* DNS forwarder upstream: "A[:PORT]" overrides the resolvers read
-	 * from resolv_conf (NULL: /etc/resolv.conf). */
+	/* DNS forwarder upstream: "A", "A:PORT", "V6" or "[V6]:PORT"
+	 * overrides the resolvers (IPv4 and IPv6) read from resolv_conf
+	 * (NULL: /etc/resolv.conf). */
 	const char *dns_upstream;
 	const char *resolv_conf;
 	bool no_host_loopback; /* gateway address does not reach 127.0.0.1 */

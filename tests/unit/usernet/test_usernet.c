@@ -170,7 +170,7 @@ static int udp_server(uint16_t *port)
 static void serve_one(int fd, const char *expect, const char *reply)
 {
 	char buf[256];
-	struct sockaddr_in from;
+	struct sockaddr_storage from;
 	socklen_t fl = sizeof(from);
 	struct pollfd p = {.fd = fd, .events = POLLIN};
 	ssize_t n;
@@ -436,27 +436,71 @@ START_TEST(test_udp_port_unreachable)
 }
 END_TEST
 
+/* A guest query to 10.0.2.3:53 answered by the upstream on fd. */
+static struct usernet *dns_forward(int fd, struct usernet_cfg *c)
+{
+	struct usernet *u = make(USERNET_IMPL_NETSTACK, c);
+	uint8_t f[200];
+	const uint8_t *p;
+	size_t len;
+
+	guest_arp(u);
+	usernet_input(u, f, udp_frame(f, c->gateway_mac, GUEST, 5353, DNSA, 53, "query", 5));
+	usernet_poll(u);
+	serve_one(fd, "query", "answer");
+	ck_assert(wait_udp(u, 53, 5353, &p, &len));
+	ck_assert_mem_eq(p, "answer", 6);
+	return u;
+}
+
+/* An IPv6 upstream (the guest's query is IPv4): from dns_upstream
+ * "[::1]:PORT", and from a resolv.conf whose only nameserver is ::1. */
+START_TEST(test_dns_forwarder_ipv6_upstream)
+{
+	struct sockaddr_in6 sa = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+	char up[48], path[] = "/tmp/usernet-resolv6-XXXXXX";
+	struct usernet_cfg c = {.dns_upstream = up};
+	socklen_t l = sizeof(sa);
+	int fd = socket(AF_INET6, SOCK_DGRAM, 0), pfd;
+	FILE *fp;
+
+	/* libcheck cannot skip: an early return would count as a pass */
+	ck_assert_msg(bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0,
+		      "no IPv6 loopback (::1) on this host");
+	getsockname(fd, (struct sockaddr *)&sa, &l);
+	snprintf(up, sizeof(up), "[::1]:%u", ntohs(sa.sin6_port));
+	usernet_free(dns_forward(fd, &c));
+	close(fd);
+	/* resolv.conf: port 53 on ::1 (tests run as root; free unless a
+	 * resolver listens there, then bind says so). */
+	fd = socket(AF_INET6, SOCK_DGRAM, 0);
+	sa.sin6_port = htons(53);
+	ck_assert_msg(bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0, "bind [::1]:53: %s",
+		      strerror(errno));
+	pfd = mkstemp(path);
+	fp = fdopen(pfd, "w");
+	fprintf(fp, "nameserver fe80::1%%eth0\nnameserver ::1\n");
+	fclose(fp);
+	memset(&c, 0, sizeof(c));
+	c.resolv_conf = path;
+	usernet_free(dns_forward(fd, &c));
+	unlink(path);
+	close(fd);
+}
+END_TEST
+
 START_TEST(test_dns_forwarder)
 {
 	char up[32];
 	uint16_t port;
 	int fd = udp_server(&port);
-	struct usernet_cfg c = {0};
+	struct usernet_cfg c = {.dns_upstream = up};
 	struct usernet *u;
 	struct usernet_stats st;
 	uint8_t f[200];
-	const uint8_t *p;
-	size_t len;
 
 	snprintf(up, sizeof(up), "127.0.0.1:%u", port);
-	c.dns_upstream = up;
-	u = make(USERNET_IMPL_NETSTACK, &c);
-	guest_arp(u);
-	usernet_input(u, f, udp_frame(f, c.gateway_mac, GUEST, 5353, DNSA, 53, "query", 5));
-	usernet_poll(u);
-	serve_one(fd, "query", "answer");
-	ck_assert(wait_udp(u, 53, 5353, &p, &len));
-	ck_assert_mem_eq(p, "answer", 6);
+	u = dns_forward(fd, &c);
 	usernet_stats(u, &st);
 	ck_assert_uint_eq(st.dns_queries, 1);
 	ck_assert_uint_eq(st.dns_replies, 1);
@@ -542,24 +586,29 @@ START_TEST(test_config_errors)
 	c.prefix = 0;
 	c.send = NULL;
 	ck_assert_ptr_null(usernet_new(&c, err, sizeof(err)));
-	/* resolv.conf parsing: IPv6 and junk lines skipped. */
+	/* resolv.conf parsing: IPv6 kept, scoped link-local and junk skipped. */
 	fd = mkstemp(path);
 	fp = fdopen(fd, "w");
-	fprintf(fp, "# c\nsearch x\nnameserver ::1\nnameserver 192.0.2.1\nnameserver bogus\n"
-		    "nameserver 192.0.2.2\n");
+	fprintf(fp, "# c\nsearch x\nnameserver 2001:db8::53\nnameserver 192.0.2.1\n"
+		    "nameserver bogus\nnameserver fe80::1%%eth0\nnameserver 192.0.2.2\n");
 	fclose(fp);
 	{
-		uint32_t a[3];
+		struct ns_sockaddr a[4];
+		uint8_t want[16];
 
-		ck_assert_int_eq(usernet_read_resolvers(path, a, 3), 2);
-		ck_assert_uint_eq(a[0], 0xc0000201u);
-		ck_assert_uint_eq(a[1], 0xc0000202u);
+		ck_assert_int_eq(usernet_read_resolvers(path, a, 4), 3);
+		ck_assert_uint_eq(a[0].family, NS_AF_INET6);
+		ns_parse_addr6("2001:db8::53", want);
+		ck_assert_mem_eq(a[0].addr6, want, 16);
+		ck_assert_uint_eq(a[1].family, NS_AF_INET);
+		ck_assert_uint_eq(a[1].addr, 0xc0000201u);
+		ck_assert_uint_eq(a[2].addr, 0xc0000202u);
 	}
 	fp = fopen(path, "w");
-	fprintf(fp, "nameserver ::1\n");
+	fprintf(fp, "nameserver ::\nnameserver bogus\n");
 	fclose(fp);
 	{
-		uint32_t a[3];
+		struct ns_sockaddr a[3];
 
 		ck_assert_int_eq(usernet_read_resolvers(path, a, 3), -ENODATA);
 	}
@@ -645,6 +694,7 @@ static Suite *usernet_suite(void)
 	tcase_add_test(t, test_udp_nat_netstack);
 	tcase_add_test(t, test_udp_nat_slirp);
 	tcase_add_test(t, test_slirp_ipv6_config);
+	tcase_add_test(t, test_dns_forwarder_ipv6_upstream);
 	tcase_add_test(t, test_udp_port_unreachable);
 	tcase_add_test(t, test_dns_forwarder);
 	tcase_add_test(t, test_udp_limit_and_idle);
