@@ -25,6 +25,7 @@ struct udp_flow {
 	struct un_watch w;  /* host socket (outbound) */
 	enum flow_kind kind;
 	bool dns;
+	bool raw; /* FLOW_ICMP over a raw socket: the guest's own echo id */
 	/* FLOW_FWD_PEER: the guest-side channel and the forward's socket */
 	struct ns_chan *ch;
 	struct un_watch chw;
@@ -148,6 +149,24 @@ static void udp_unreachable(struct un_ns *n, const struct udp_flow *f)
 
 /* Replies on an outbound flow's host socket go back to the guest from the
  * address it sent to. */
+/* An echo reply for the flow, header stripped (a raw IPv4 socket reads
+ * the IP header too; a raw socket hears every reply from its peer, so the
+ * echo id must be the guest's). */
+static bool icmp_reply_of(const struct udp_flow *f, uint8_t **buf, ssize_t *r)
+{
+	if (f->raw && !f->e.key.v6) {
+		size_t hl = *r >= 20 ? (size_t)((*buf)[0] & 15) * 4 : 0;
+
+		if (!hl || (ssize_t)hl > *r)
+			return false;
+		*buf += hl;
+		*r -= (ssize_t)hl;
+	}
+	if (*r < 8 || (*buf)[0] != (f->e.key.v6 ? 129 : 0))
+		return false;
+	return !f->raw || (((*buf)[4] << 8 | (*buf)[5]) == f->e.key.gport);
+}
+
 static void on_host_reply(struct un_ns *n, struct un_watch *w, uint32_t events)
 {
 	struct udp_flow *f = (void *)((char *)w - offsetof(struct udp_flow, w));
@@ -157,7 +176,7 @@ static void on_host_reply(struct un_ns *n, struct un_watch *w, uint32_t events)
 	(void)events;
 	info_of(&f->e.key, &info);
 	for (int i = 0; i < 64; i++) {
-		ssize_t r = recv(w->fd, buf, 65507, MSG_DONTWAIT);
+		ssize_t r = recv(w->fd, buf = n->scratch, 65507, MSG_DONTWAIT);
 
 		if (r < 0) {
 			if (errno == ECONNREFUSED && f->kind == FLOW_UDP)
@@ -166,9 +185,9 @@ static void on_host_reply(struct un_ns *n, struct un_watch *w, uint32_t events)
 		}
 		nat_touch(&n->udp, &f->e, un_now(n));
 		if (f->kind == FLOW_ICMP) {
-			/* The kernel chose the echo id; give the guest its own. */
-			if (r < 8 || buf[0] != (f->e.key.v6 ? 129 : 0))
+			if (!icmp_reply_of(f, &buf, &r))
 				continue;
+			/* The kernel chose the echo id; give the guest its own. */
 			buf[4] = (uint8_t)(f->e.key.gport >> 8);
 			buf[5] = (uint8_t)f->e.key.gport;
 			info.src.port = info.dst.port = f->e.key.gport;
@@ -204,9 +223,15 @@ static struct udp_flow *flow_open(struct un_ns *n, const struct nat_key *k, enum
 	}
 	fd = socket(sa->ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
 	if (fd < 0 && kind == FLOW_ICMP) {
-		/* EACCES: net.ipv4.ping_group_range excludes us. */
-		n->stats.icmp_unsupported++;
-		goto fail;
+		/* EACCES: net.ipv4.ping_group_range (which also governs ICMPv6
+		 * ping sockets) excludes our group; with CAP_NET_RAW a raw
+		 * socket does instead, else echo is counted as unsupported. */
+		fd = socket(sa->ss_family, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
+		f->raw = fd >= 0;
+		if (fd < 0) {
+			n->stats.icmp_unsupported++;
+			goto fail;
+		}
 	}
 	if (fd < 0 || connect(fd, (const struct sockaddr *)sa, salen) < 0 ||
 	    un_watch_add(n, &f->w, fd, EPOLLIN, on_host_reply) < 0) {

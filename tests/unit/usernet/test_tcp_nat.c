@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -411,6 +412,53 @@ START_TEST(test_ipv6_hostfwd)
 }
 END_TEST
 
+/* The guest pings a remote IPv6 host: usernet's ICMPv6 echo NAT sends it
+ * from a host socket and the reply comes back with the guest's own echo
+ * id and payload. ([fd00::2] is usernet's own address, answered by its
+ * stack, so the "remote" is 2001:db8::1 on the loopback of a network
+ * namespace of this test's own; there net.ipv4.ping_group_range is "1 0",
+ * so this is the raw-socket path.) Needs root, as the tests run. */
+START_TEST(test_ipv6_ping_host)
+{
+	struct ns_sockaddr local = {.family = NS_AF_INET6, .port = 0x1234};
+	uint8_t req[16] = {128, 0, 0, 0, 0x12, 0x34, 0, 7, 'p', 'i', 'n', 'g', '-', 'v', '6', '!'};
+	struct ns_pktinfo to = {0}, from;
+	struct usernet_stats st;
+	struct ns_chan *ch;
+	uint8_t buf[64];
+	ssize_t n = -1;
+	int err;
+
+	/* libcheck cannot skip: an early return would count as a pass */
+	ck_assert_msg(unshare(CLONE_NEWNET) == 0, "unshare(CLONE_NEWNET): %s (not root?)",
+		      strerror(errno));
+	ck_assert_int_eq(system("ip link set lo up && "
+				"ip -6 addr add 2001:db8::1/128 dev lo nodad"),
+			 0);
+	pump(20); /* SLAAC */
+	ch = ns_chan_create(guest, NS_PROTO_ICMPV6, &local, NULL, &err);
+	ck_assert_ptr_nonnull(ch);
+	to.dst.family = NS_AF_INET6;
+	to.dst.port = 0x1234;
+	ns_parse_addr6("2001:db8::1", to.dst.addr6);
+	ck_assert_int_eq(ns_chan_sendto(ch, req, sizeof(req), &to), (int)sizeof(req));
+	for (int i = 0; i < 100 && n < 0; i++) {
+		pump(5);
+		n = ns_chan_recv_nb(ch, buf, sizeof(buf), &from);
+	}
+	usernet_stats(u, &st);
+	ck_assert_msg(st.icmp_unsupported == 0,
+		      "no ICMP socket: net.ipv4.ping_group_range excludes us and no CAP_NET_RAW");
+	ck_assert_int_eq(n, (ssize_t)sizeof(req));
+	ck_assert_uint_eq(buf[0], 129);
+	ck_assert_mem_eq(buf + 4, req + 4, sizeof(req) - 4);
+	ck_assert_mem_eq(from.src.addr6, to.dst.addr6, 16);
+	ck_assert_uint_eq(st.icmp6_echo, 1);
+	ck_assert_uint_eq(st.icmp_reply, 1);
+	ns_chan_close(ch);
+}
+END_TEST
+
 static Suite *tcp_nat_suite(void)
 {
 	Suite *s = suite_create("usernet_tcp_nat");
@@ -424,6 +472,7 @@ static Suite *tcp_nat_suite(void)
 	tcase_add_test(t, test_ipv6_slaac_and_tcp);
 	tcase_add_test(t, test_ipv6_dhcp6_dns_and_udp);
 	tcase_add_test(t, test_ipv6_hostfwd);
+	tcase_add_test(t, test_ipv6_ping_host);
 	suite_add_tcase(s, t);
 	return s;
 }
