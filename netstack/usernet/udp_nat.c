@@ -30,7 +30,8 @@ struct udp_flow {
 	struct ns_chan *ch;
 	struct un_watch chw;
 	struct un_fwd *fwd;
-	struct sockaddr_in peer;
+	struct sockaddr_storage peer;
+	socklen_t peer_len;
 };
 
 static struct sockaddr_in sin_of(uint32_t addr, uint16_t port)
@@ -378,13 +379,13 @@ static void on_peer_chan(struct un_ns *n, struct un_watch *w, uint32_t events)
 	while ((r = ns_chan_recv_nb(f->ch, n->scratch, 65507, NULL)) >= 0) {
 		nat_touch(&n->udp, &f->e, un_now(n));
 		sendto(f->fwd->w.fd, n->scratch, (size_t)(r > 65507 ? 65507 : r), MSG_DONTWAIT,
-		       (struct sockaddr *)&f->peer, sizeof(f->peer));
+		       (struct sockaddr *)&f->peer, f->peer_len);
 		n->stats.udp_rx++;
 	}
 }
 
 static struct udp_flow *peer_open(struct un_ns *n, struct un_fwd *fw, const struct nat_key *k,
-				  const struct sockaddr_in *peer)
+				  const struct sockaddr_storage *peer, socklen_t peer_len)
 {
 	struct ns_sockaddr local = {.addr = n->cfg.gateway, .port = 0};
 	struct ns_sockaddr remote = {.addr = fw->spec.guest_addr, .port = fw->spec.guest_port};
@@ -393,6 +394,13 @@ static struct udp_flow *peer_open(struct un_ns *n, struct un_fwd *fw, const stru
 
 	if (!f)
 		return NULL;
+	if (fw->spec.guest6) {
+		/* The guest hears the peer's datagrams from the gateway. */
+		local.family = remote.family = NS_AF_INET6;
+		memcpy(local.addr6, n->cfg.ipv6_host, 16);
+		memcpy(remote.addr6, fw->spec.guest_addr6, 16);
+	}
+	f->peer_len = peer_len;
 	f->e.key = *k;
 	f->kind = FLOW_FWD_PEER;
 	f->w.fd = -1;
@@ -422,7 +430,7 @@ static void on_fwd_udp(struct un_ns *n, struct un_watch *w, uint32_t events)
 
 	(void)events;
 	for (int i = 0; i < 64; i++) {
-		struct sockaddr_in peer;
+		struct sockaddr_storage peer;
 		socklen_t plen = sizeof(peer);
 		ssize_t r = recvfrom(w->fd, n->scratch, 65507, MSG_DONTWAIT,
 				     (struct sockaddr *)&peer, &plen);
@@ -432,12 +440,23 @@ static void on_fwd_udp(struct un_ns *n, struct un_watch *w, uint32_t events)
 
 		if (r < 0)
 			break;
-		k.gaddr = fw->spec.host_addr;
 		k.gport = fw->spec.host_port;
-		k.raddr = ntohl(peer.sin_addr.s_addr);
-		k.rport = ntohs(peer.sin_port);
+		if (peer.ss_family == AF_INET6) {
+			const struct sockaddr_in6 *p6 = (const struct sockaddr_in6 *)&peer;
+
+			k.v6 = true;
+			memcpy(k.gaddr6, fw->spec.host_addr6, 16);
+			memcpy(k.raddr6, &p6->sin6_addr, 16);
+			k.rport = ntohs(p6->sin6_port);
+		} else {
+			const struct sockaddr_in *p4 = (const struct sockaddr_in *)&peer;
+
+			k.gaddr = fw->spec.host_addr;
+			k.raddr = ntohl(p4->sin_addr.s_addr);
+			k.rport = ntohs(p4->sin_port);
+		}
 		e = nat_find(&n->udp, &k);
-		f = e ? (struct udp_flow *)e : peer_open(n, fw, &k, &peer);
+		f = e ? (struct udp_flow *)e : peer_open(n, fw, &k, &peer, plen);
 		if (!f) {
 			n->stats.hostfwd_failed++;
 			continue;
@@ -529,9 +548,6 @@ int un_fwd_change(struct un_ns *n, bool add, const struct usernet_fwd *f, un_wat
 
 int un_udp_fwd(struct un_ns *n, bool add, const struct usernet_fwd *f, char *err, size_t errlen)
 {
-	if (f->host6 || f->guest6)
-		return usernet_fail(err, errlen, -EOPNOTSUPP,
-				    "hostfwd udp over IPv6: not supported (tcp is)");
 	return un_fwd_change(n, add, f, on_fwd_udp, err, errlen);
 }
 

@@ -459,6 +459,56 @@ START_TEST(test_ipv6_ping_host)
 }
 END_TEST
 
+/* A UDP forward on [::1] to the guest's IPv4 address (default) and to
+ * its SLAAC IPv6 address: a host datagram reaches the guest's channel,
+ * and the guest's answer reaches the host peer. */
+static void udp6_fwd_roundtrip(const char *guest_part)
+{
+	struct ns_sockaddr any6 = {.family = NS_AF_INET6, .port = 7777};
+	struct sockaddr_in6 sa = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+	struct ns_pktinfo from, to;
+	char err[256], spec[96], buf[16];
+	struct ns_chan *ch;
+	uint16_t port;
+	ssize_t n = -1;
+	int fd, e;
+
+	fd = host6_socket(SOCK_DGRAM, &port);
+	close(fd); /* a free port on ::1 for the forward */
+	snprintf(spec, sizeof(spec), "udp:[::1]:%u-%s:7777", port, guest_part);
+	ck_assert_msg(usernet_hostfwd_add(u, spec, err, sizeof(err)) == 0, "%s", err);
+	ch = ns_chan_create(guest, NS_PROTO_UDP, &any6, NULL, &e);
+	ck_assert_ptr_nonnull(ch);
+	fd = socket(AF_INET6, SOCK_DGRAM, 0);
+	sa.sin6_port = htons(port);
+	ck_assert_int_eq(sendto(fd, "fwd6", 4, 0, (struct sockaddr *)&sa, sizeof(sa)), 4);
+	for (int i = 0; i < 100 && n < 0; i++) {
+		pump(5);
+		n = ns_chan_recv_nb(ch, buf, sizeof(buf), &from);
+	}
+	ck_assert_int_eq(n, 4);
+	ck_assert_mem_eq(buf, "fwd6", 4);
+	memset(&to, 0, sizeof(to));
+	to.dst = from.src;
+	ck_assert_int_eq(ns_chan_sendto(ch, "back", 4, &to), 4);
+	pump(20);
+	ck_assert_int_eq(recv(fd, buf, sizeof(buf), MSG_DONTWAIT), 4);
+	ck_assert_mem_eq(buf, "back", 4);
+	ck_assert_int_eq(usernet_hostfwd_remove(u, spec, err, sizeof(err)), 0);
+	ns_chan_close(ch);
+	close(fd);
+}
+
+START_TEST(test_ipv6_udp_hostfwd)
+{
+	/* libcheck cannot skip: an early return would count as a pass */
+	ck_assert_msg(have_ipv6_loopback(), "no IPv6 loopback (::1) on this host");
+	pump(20); /* SLAAC */
+	udp6_fwd_roundtrip("");
+	udp6_fwd_roundtrip("[fd00::ff:fe00:f]");
+}
+END_TEST
+
 static Suite *tcp_nat_suite(void)
 {
 	Suite *s = suite_create("usernet_tcp_nat");
@@ -472,6 +522,7 @@ static Suite *tcp_nat_suite(void)
 	tcase_add_test(t, test_ipv6_slaac_and_tcp);
 	tcase_add_test(t, test_ipv6_dhcp6_dns_and_udp);
 	tcase_add_test(t, test_ipv6_hostfwd);
+	tcase_add_test(t, test_ipv6_udp_hostfwd);
 	tcase_add_test(t, test_ipv6_ping_host);
 	suite_add_tcase(s, t);
 	return s;
