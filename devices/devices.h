@@ -465,4 +465,27 @@ void pvpanic_free(struct pvpanic *p);
 
 /* ------------------------------------- end of control plane section */
 
+/* ------------------------------ interrupt controllers (issue 17) ----
+ * The userspace 8259A pair, I/O APIC, 8254 PIT and local APIC used by
+ * -machine kernel_irqchip=split|off. Time and interrupt outputs go through
+ * callbacks, so unit tests drive the models on a fake clock. */
+
+/* 8259A master (0x20) + slave (0xa0, on master IRQ 2) and the ELCR
+ * (0x4d0/0x4d1). intr_changed runs, without the PIC's lock, whenever the
+ * INTR output may have changed; read it with i8259_intr(). */
+struct i8259;
+struct i8259 *i8259_new(struct dev_host *host, void (*intr_changed)(void *opaque), void *opaque);
+void i8259_free(struct i8259 *p);
+/* Drive ISA IRQ line irq (0-15). */
+void i8259_set_irq(struct i8259 *p, unsigned irq, bool level);
+bool i8259_intr(struct i8259 *p);
+/* The INTA cycle: the vector to deliver (a spurious IRQ 7 when none). */
+int i8259_ack(struct i8259 *p);
+/* `info pic` in QEMU's layout; snprintf-style length. */
+size_t i8259_info(struct i8259 *p, char *buf, size_t len);
+/* Rising edges seen on irq since reset (`info irq`). */
+uint64_t i8259_irq_count(struct i8259 *p, unsigned irq);
+
+/* ------------------------------- end of interrupt controllers section */
+
 #endif /* VMM_DEVICES_H */

@@ -26,3 +26,5 @@ $(eval $(call unit_test,virtio_queue,tests/unit/virtio/test_queue.c,libdevices.a
 $(eval $(call unit_test,virtio_blk,tests/unit/virtio/test_virtio_blk.c,libdevices.a,))
 INTEG_TESTS += tests/integration/seabios-virtio.sh
 KVM_TESTS += tests/integration/seabios-virtio.sh
+# Interrupt controllers (issue 17) unit tests
+$(eval $(call unit_test,devices_i8259,tests/unit/devices/test_i8259.c,libdevices.a,))
