@@ -486,6 +486,28 @@ size_t i8259_info(struct i8259 *p, char *buf, size_t len);
 /* Rising edges seen on irq since reset (`info irq`). */
 uint64_t i8259_irq_count(struct i8259 *p, unsigned irq);
 
+/* 82093AA I/O APIC, 24 pins, registers at base (0xfec00000). Pins send
+ * MSI-shaped messages through host->irq.msi; report EOIs of level
+ * triggered vectors (the EOI broadcast) with ioapic_eoi(). */
+#define IOAPIC_BASE 0xfec00000ull
+#define IOAPIC_NUM_PINS 24
+struct ioapic;
+struct ioapic *ioapic_new(struct dev_host *host, uint64_t base);
+void ioapic_free(struct ioapic *io);
+void ioapic_set_irq(struct ioapic *io, unsigned pin, bool level);
+void ioapic_eoi(struct ioapic *io, uint8_t vector);
+/* fn runs (without the I/O APIC's lock) after the guest rewrote a
+ * redirection entry, and on reset: the split irqchip mirrors the entries
+ * into KVM's GSI routes so the kernel knows the level-triggered vectors. */
+void ioapic_set_routes_changed(struct ioapic *io, void (*fn)(void *opaque), void *opaque);
+/* The message pin would send now, and whether it is masked. */
+void ioapic_pin_msi(struct ioapic *io, unsigned pin, uint64_t *addr, uint32_t *data,
+		    bool *masked);
+/* A redirection entry as an MSI address/data pair. */
+void ioapic_rte_to_msi(uint64_t rte, uint64_t *addr, uint32_t *data);
+size_t ioapic_info(struct ioapic *io, char *buf, size_t len);
+uint64_t ioapic_irq_count(struct ioapic *io, unsigned pin);
+
 /* ------------------------------- end of interrupt controllers section */
 
 #endif /* VMM_DEVICES_H */
