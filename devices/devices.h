@@ -508,6 +508,23 @@ void ioapic_rte_to_msi(uint64_t rte, uint64_t *addr, uint32_t *data);
 size_t ioapic_info(struct ioapic *io, char *buf, size_t len);
 uint64_t ioapic_irq_count(struct ioapic *io, unsigned pin);
 
+/* 8254 PIT at 0x40-0x43 and port B (0x61). OUT0 drives GSI 0 through
+ * host->irq. The clock gives the time (ns) and arms a one-shot call of
+ * i8254_timer() at an absolute deadline (UINT64_MAX: cancel); with clk
+ * NULL the PIT uses CLOCK_MONOTONIC and a timer on host->loop. */
+struct i8254_clock {
+	uint64_t (*now_ns)(void *opaque);
+	void (*arm)(void *opaque, uint64_t deadline_ns);
+	void *opaque;
+};
+struct i8254;
+struct i8254 *i8254_new(struct dev_host *host, const struct i8254_clock *clk);
+void i8254_free(struct i8254 *p);
+/* The armed deadline passed. */
+void i8254_timer(struct i8254 *p);
+/* A channel's OUT pin now. */
+bool i8254_out(struct i8254 *p, unsigned ch);
+
 /* ------------------------------- end of interrupt controllers section */
 
 #endif /* VMM_DEVICES_H */

@@ -29,3 +29,4 @@ KVM_TESTS += tests/integration/seabios-virtio.sh
 # Interrupt controllers (issue 17) unit tests
 $(eval $(call unit_test,devices_i8259,tests/unit/devices/test_i8259.c,libdevices.a,))
 $(eval $(call unit_test,devices_ioapic,tests/unit/devices/test_ioapic.c,libdevices.a,))
+$(eval $(call unit_test,devices_i8254,tests/unit/devices/test_i8254.c,libdevices.a,))
