@@ -133,6 +133,8 @@ static bool dispatch(struct vcpu *v)
 		vcpu_debug_exit(v);
 		return true;
 	default:
+		if (v->m->ic && irqchip_handle_exit(v))
+			return true;
 		snprintf(what, sizeof(what), "unexpected exit %s (%u)", kvm_exit_name(run->exit_reason),
 			 run->exit_reason);
 		fatal(v, what);
@@ -157,6 +159,8 @@ void *vcpu_thread(void *arg)
 			park(v);
 			continue;
 		}
+		if (m->ic)
+			irqchip_pre_run(v);
 		ret = kvm_vcpu_run(&v->kvm);
 		if (ret == -EINTR || ret == -EAGAIN) {
 			v->kvm.run->immediate_exit = 0;

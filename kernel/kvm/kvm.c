@@ -159,6 +159,7 @@ const char *kvm_exit_name(uint32_t reason)
 		[KVM_EXIT_NMI] = "NMI",
 		[KVM_EXIT_INTERNAL_ERROR] = "INTERNAL_ERROR",
 		[KVM_EXIT_SYSTEM_EVENT] = "SYSTEM_EVENT",
+		[KVM_EXIT_IOAPIC_EOI] = "IOAPIC_EOI",
 	};
 
 	if (reason < sizeof(names) / sizeof(names[0]) && names[reason])

@@ -160,4 +160,27 @@ int kvm_vcpu_set_events(struct kvm_vcpu *vcpu, const struct kvm_vcpu_events *ev)
 int kvm_vcpu_set_guest_debug(struct kvm_vcpu *vcpu, bool single_step, const uint64_t *bps,
 			     unsigned n);
 
+/* ------------------------------------------------- irqchip modes (irqchip.c)
+ * -machine kernel_irqchip=split: local APICs in KVM, the rest in vmm;
+ * kernel_irqchip=off: no irqchip in KVM at all. */
+
+/* KVM_CAP_SPLIT_IRQCHIP with ioapic_pins GSIs reserved for the userspace
+ * I/O APIC (before any vCPU exists). */
+int kvm_vm_enable_split_irqchip(struct kvm_vm *vm, unsigned ioapic_pins);
+/* KVM_SET_GSI_ROUTING with MSI routes only; it REPLACES the whole table.
+ * With a split irqchip, GSIs 0..pins-1 must mirror the I/O APIC's
+ * redirection entries: KVM learns from them which vectors are level
+ * triggered and exits with KVM_EXIT_IOAPIC_EOI on their EOI. */
+struct kvm_msi_route {
+	uint32_t gsi;
+	uint64_t addr;
+	uint32_t data;
+};
+int kvm_vm_set_msi_routes(struct kvm_vm *vm, const struct kvm_msi_route *routes, unsigned n);
+/* KVM_INTERRUPT: queue an external interrupt (the PIC's INTA vector);
+ * only without an in-kernel PIC. */
+int kvm_vcpu_interrupt(struct kvm_vcpu *vcpu, unsigned vector);
+/* KVM_NMI: queue an NMI. */
+int kvm_vcpu_nmi(struct kvm_vcpu *vcpu);
+
 #endif /* VMM_KERNEL_KVM_H */
