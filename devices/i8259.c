@@ -443,23 +443,36 @@ void i8259_free(struct i8259 *p)
 
 /* ------------------------------------------------------------- monitor */
 
-size_t i8259_info(struct i8259 *p, char *buf, size_t len)
+size_t i8259_format(const struct i8259_state st[2], char *buf, size_t len)
 {
 	size_t n = 0;
+
+	for (unsigned i = 0; i < 2; i++) {
+		const struct i8259_state *c = &st[i];
+		int w = snprintf(n < len ? buf + n : NULL, n < len ? len - n : 0,
+				 "pic%u: irr=%02x imr=%02x isr=%02x hprio=%u irq_base=%02x "
+				 "rr_sel=%u elcr=%02x fnm=%u\n",
+				 i, c->irr, c->imr, c->isr, c->priority_add, c->irq_base,
+				 c->read_reg_select, c->elcr, c->special_fully_nested_mode);
+
+		n += w > 0 ? (size_t)w : 0;
+	}
+	return n;
+}
+
+size_t i8259_info(struct i8259 *p, char *buf, size_t len)
+{
+	struct i8259_state st[2];
 
 	pthread_mutex_lock(&p->lock);
 	for (unsigned i = 0; i < 2; i++) {
 		const struct pic_chip *c = &p->chip[i];
-		int w = snprintf(n < len ? buf + n : NULL, n < len ? len - n : 0,
-				 "pic%u: irr=%02x imr=%02x isr=%02x hprio=%u irq_base=%02x "
-				 "rr_sel=%d elcr=%02x fnm=%d\n",
-				 i, c->irr, c->imr, c->isr, c->priority_add, c->base, c->read_isr,
-				 c->elcr, c->sfnm);
 
-		n += w > 0 ? (size_t)w : 0;
+		st[i] = (struct i8259_state){c->irr, c->imr,  c->isr, c->priority_add,
+					     c->base, c->read_isr, c->elcr, c->sfnm};
 	}
 	pthread_mutex_unlock(&p->lock);
-	return n;
+	return i8259_format(st, buf, len);
 }
 
 uint64_t i8259_irq_count(struct i8259 *p, unsigned irq)

@@ -316,21 +316,20 @@ static void pin_list(struct outbuf *o, const char *name, uint32_t bits)
 	outf(o, "\n");
 }
 
-/* `info ioapic` in QEMU's layout. */
-size_t ioapic_info(struct ioapic *io, char *buf, size_t len)
+size_t ioapic_format(uint8_t id, uint8_t regsel, const uint64_t rte[IOAPIC_NUM_PINS],
+		     uint32_t irr, char *buf, size_t len)
 {
 	static const char *const delmode[8] = {"fixed", "lowest", "SMI", "...",
 					       "NMI",	"INIT",	  "...", "extINT"};
 	struct outbuf o = {buf, len, 0};
 	uint32_t remote_irr = 0;
 
-	pthread_mutex_lock(&io->lock);
-	outf(&o, "ioapic0: ver=0x%x id=0x%02x sel=0x%02x", IOAPIC_VERSION, io->id, io->regsel);
-	if (io->regsel >= REG_REDTBL && io->regsel < REG_REDTBL + 2 * IOAPIC_PINS)
-		outf(&o, " (redir[%u])", (io->regsel - REG_REDTBL) / 2);
+	outf(&o, "ioapic0: ver=0x%x id=0x%02x sel=0x%02x", IOAPIC_VERSION, id, regsel);
+	if (regsel >= REG_REDTBL && regsel < REG_REDTBL + 2 * IOAPIC_PINS)
+		outf(&o, " (redir[%u])", (regsel - REG_REDTBL) / 2);
 	outf(&o, "\n");
 	for (unsigned i = 0; i < IOAPIC_PINS; i++) {
-		uint64_t e = io->rte[i];
+		uint64_t e = rte[i];
 
 		outf(&o, "  pin %-2u 0x%016llx dest=%llx vec=%-3u %s %-5s %-6s %-6s %s\n", i,
 		     (unsigned long long)e, (unsigned long long)(e >> RTE_DEST_SHIFT),
@@ -341,8 +340,23 @@ size_t ioapic_info(struct ioapic *io, char *buf, size_t len)
 		if (e & RTE_REMOTE_IRR)
 			remote_irr |= 1u << i;
 	}
-	pin_list(&o, "IRR", io->line);
+	pin_list(&o, "IRR", irr);
 	pin_list(&o, "Remote IRR", remote_irr);
-	pthread_mutex_unlock(&io->lock);
 	return o.n;
+}
+
+/* `info ioapic` in QEMU's layout. */
+size_t ioapic_info(struct ioapic *io, char *buf, size_t len)
+{
+	uint64_t rte[IOAPIC_PINS];
+	uint8_t id, regsel;
+	uint32_t line;
+
+	pthread_mutex_lock(&io->lock);
+	memcpy(rte, io->rte, sizeof(rte));
+	id = io->id;
+	regsel = io->regsel;
+	line = io->line;
+	pthread_mutex_unlock(&io->lock);
+	return ioapic_format(id, regsel, rte, line, buf, len);
 }

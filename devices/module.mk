@@ -30,3 +30,4 @@ KVM_TESTS += tests/integration/seabios-virtio.sh
 $(eval $(call unit_test,devices_i8259,tests/unit/devices/test_i8259.c,libdevices.a,))
 $(eval $(call unit_test,devices_ioapic,tests/unit/devices/test_ioapic.c,libdevices.a,))
 $(eval $(call unit_test,devices_i8254,tests/unit/devices/test_i8254.c,libdevices.a,))
+$(eval $(call unit_test,devices_lapic,tests/unit/devices/test_lapic.c,libdevices.a,))
