@@ -10,6 +10,7 @@
  *        (KVM_EXIT_IOAPIC_EOI). The PIC reaches vCPU 0 as an ExtINT:
  *        KVM_INTERRUPT when run->ready_for_interrupt_injection, else
  *        request_interrupt_window and try again on the exit it causes.
+ * off:   as split, with the local APICs in vmm too (irqchip_off.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -121,8 +122,15 @@ int irqchip_init_devices(struct machine *m, char *err, size_t errlen)
 		return -1;
 	}
 	m->host.irq = (struct irq_sink){split_set_level, split_msi, ic};
-	ioapic_set_routes_changed(ic->ioapic, ioapic_routes_changed, ic);
-	ioapic_routes_changed(ic);
+	if (ic->mode == IRQCHIP_OFF) {
+		if (irqchip_off_init(ic, err, errlen) < 0)
+			return -1;
+		m->host.irq.msi = irqchip_off_msi;
+	}
+	if (ic->mode == IRQCHIP_SPLIT) {
+		ioapic_set_routes_changed(ic->ioapic, ioapic_routes_changed, ic);
+		ioapic_routes_changed(ic);
+	}
 	return 0;
 }
 
@@ -132,6 +140,7 @@ void irqchip_destroy(struct machine *m)
 
 	if (!ic)
 		return;
+	irqchip_off_destroy(ic);
 	i8254_free(ic->pit);
 	ioapic_free(ic->ioapic);
 	i8259_free(ic->pic);
@@ -141,21 +150,23 @@ void irqchip_destroy(struct machine *m)
 
 /* ----------------------------------------------------------- vCPU side */
 
-void irqchip_pre_run(struct vcpu *v)
+bool irqchip_pre_run(struct vcpu *v)
 {
 	struct vmm_irqchip *ic = v->m->ic;
 	struct kvm_run *run = v->kvm.run;
 	int r;
 
+	if (ic->mode == IRQCHIP_OFF)
+		return irqchip_off_pre_run(v);
 	if (v->kvm.id != 0)
-		return;
+		return true;
 	if (!i8259_intr(ic->pic)) {
 		run->request_interrupt_window = 0;
-		return;
+		return true;
 	}
 	if (!run->ready_for_interrupt_injection) {
 		run->request_interrupt_window = 1;
-		return;
+		return true;
 	}
 	r = kvm_vcpu_interrupt(&v->kvm, (unsigned)i8259_ack(ic->pic));
 	if (r < 0 && !ic->inject_error_logged) {
@@ -163,6 +174,7 @@ void irqchip_pre_run(struct vcpu *v)
 		fprintf(stderr, "vmm: vCPU 0: KVM_INTERRUPT: %s\n", strerror(-r));
 	}
 	run->request_interrupt_window = i8259_intr(ic->pic);
+	return true;
 }
 
 bool irqchip_handle_exit(struct vcpu *v)
@@ -175,6 +187,10 @@ bool irqchip_handle_exit(struct vcpu *v)
 		return true;
 	case KVM_EXIT_IOAPIC_EOI:
 		ioapic_eoi(ic->ioapic, run->eoi.vector);
+		return true;
+	case KVM_EXIT_HLT:
+		if (ic->mode == IRQCHIP_OFF)
+			irqchip_off_hlt(v);
 		return true;
 	default:
 		return false;

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "devices/devices.h"
+#include "kernel/kvm/kvm.h"
 #include "vmm/cli.h"
 
 struct machine;
@@ -19,6 +20,9 @@ struct vmm_irqchip {
 	struct ioapic *ioapic;
 	struct i8254 *pit; /* NULL with -machine pit=off */
 	bool route_error_logged, inject_error_logged;
+	/* kernel_irqchip=off (irqchip_off.c) */
+	struct apic_bus *apics;
+	struct ic_cpu *cpu; /* per vCPU */
 };
 
 /* Before the vCPUs exist: the KVM side of the mode (split: check and
@@ -29,9 +33,23 @@ int irqchip_init_vm(struct machine *m, char *err, size_t errlen);
  * m->host.irq. */
 int irqchip_init_devices(struct machine *m, char *err, size_t errlen);
 void irqchip_destroy(struct machine *m);
-/* vCPU thread, before each KVM_RUN (m->ic set): inject the PIC. */
-void irqchip_pre_run(struct vcpu *v);
+/* vCPU thread, before each KVM_RUN (m->ic set): inject what is pending.
+ * false: do not run now (halted, waiting for SIPI; look at the pause and
+ * quit flags and call again). */
+bool irqchip_pre_run(struct vcpu *v);
 /* vCPU thread: the exits the modes add; false when not one of them. */
 bool irqchip_handle_exit(struct vcpu *v);
+
+/* irqchip_off.c: the local APICs in vmm (kernel_irqchip=off). */
+int irqchip_off_init(struct vmm_irqchip *ic, char *err, size_t errlen);
+void irqchip_off_destroy(struct vmm_irqchip *ic);
+/* irq_sink.msi: deliver to the modelled APICs. */
+void irqchip_off_msi(void *opaque, uint64_t addr, uint32_t data);
+/* Hide what KVM cannot forward without its APIC (x2APIC, TSC-deadline). */
+void irqchip_off_cpuid(struct kvm_cpuid2 *c);
+bool irqchip_off_pre_run(struct vcpu *v);
+void irqchip_off_hlt(struct vcpu *v);
+/* From vcpu_kick: wake the vCPU thread when it sleeps in HLT or SIPI. */
+void irqchip_off_kick(struct vcpu *v);
 
 #endif /* VMM_IRQCHIP_H */

@@ -167,7 +167,7 @@ static int save_reset_state(struct vcpu *v)
 		ret = kvm_vcpu_get_sregs(&v->kvm, &r->sregs);
 	if (!ret)
 		ret = kvm_vcpu_get_fpu(&v->kvm, &r->fpu);
-	if (!ret)
+	if (!ret && v->m->cfg->irqchip != IRQCHIP_OFF) /* no APIC in KVM when off */
 		ret = kvm_vcpu_get_lapic(&v->kvm, &r->lapic);
 	if (!ret)
 		ret = kvm_vcpu_get_mp_state(&v->kvm, &r->mp_state);
@@ -184,7 +184,7 @@ static int restore_reset_state(struct vcpu *v)
 		ret = kvm_vcpu_set_regs(&v->kvm, &r->regs);
 	if (!ret)
 		ret = kvm_vcpu_set_fpu(&v->kvm, &r->fpu);
-	if (!ret)
+	if (!ret && v->m->cfg->irqchip != IRQCHIP_OFF)
 		ret = kvm_vcpu_set_lapic(&v->kvm, &r->lapic);
 	if (!ret)
 		ret = kvm_vcpu_set_mp_state(&v->kvm, r->mp_state);
@@ -199,6 +199,8 @@ static int setup_cpuid(struct vcpu *v)
 	/* Idempotent on the shared copy: the model and switches only clear or
 	 * set the same bits, the topology is rewritten for this vCPU. */
 	cpuid_apply(c, &v->m->cfg->cpu, v->kvm.id);
+	if (v->m->cfg->irqchip == IRQCHIP_OFF)
+		irqchip_off_cpuid(c);
 	return kvm_vcpu_set_cpuid(&v->kvm, c);
 }
 
@@ -367,6 +369,8 @@ void machine_destroy(struct machine *m)
 
 void vcpu_kick(struct vcpu *v)
 {
+	if (v->m->ic)
+		irqchip_off_kick(v); /* a vCPU sleeping in HLT (kernel_irqchip=off) */
 	v->kvm.run->immediate_exit = 1;
 	if (v->started)
 		pthread_kill(v->thread, SIG_KICK);

@@ -1,0 +1,292 @@
+/* irqchip_off.c — -machine kernel_irqchip=off: no irqchip in KVM at all.
+ *
+ * The local APICs are devices/lapic.c; the vCPU threads do what KVM's
+ * in-kernel APIC would: inject with KVM_INTERRUPT when
+ * run->ready_for_interrupt_injection (else request_interrupt_window),
+ * keep CR8 and the TPR in step through run->cr8, queue NMIs with KVM_NMI,
+ * sleep on HLT (KVM_EXIT_HLT) until an interrupt can wake them, and hold
+ * the APs until INIT + SIPI, which they carry out on their own registers.
+ * APIC timers are one-shot host timers on the main loop.
+ *
+ * KVM without its APIC does not hand x2APIC MSRs or IA32_TSC_DEADLINE to
+ * userspace, so this mode hides x2APIC and TSC-deadline from CPUID (as
+ * QEMU does with kernel_irqchip=off).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmm/irqchip.h"
+#include "vmm/machine.h"
+
+#define CPUID_1_ECX_X2APIC (1u << 21)
+#define CPUID_1_ECX_TSC_DEADLINE (1u << 24)
+
+enum cpu_state { CPU_RUNNING, CPU_HALTED, CPU_WAIT_SIPI };
+
+struct ic_cpu {
+	struct vmm_irqchip *ic;
+	unsigned index;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	enum cpu_state state;
+	bool woken;
+	uint8_t last_cr8;
+	struct ev_timer *timer;
+};
+
+static struct vcpu *vcpu_of(struct ic_cpu *c)
+{
+	return &c->ic->m->vcpus[c->index];
+}
+
+/* Wake a halted or waiting vCPU thread, and get a running one out of
+ * KVM_RUN (any thread). */
+void irqchip_off_kick(struct vcpu *v)
+{
+	struct vmm_irqchip *ic = v->m->ic;
+	struct ic_cpu *c;
+
+	if (!ic || !ic->cpu)
+		return;
+	c = &ic->cpu[v->kvm.id];
+	pthread_mutex_lock(&c->lock);
+	c->woken = true;
+	pthread_cond_signal(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void apic_kick(void *opaque, unsigned cpu)
+{
+	struct vmm_irqchip *ic = opaque;
+	struct vcpu *v = &ic->m->vcpus[cpu];
+
+	if (v->started && pthread_equal(pthread_self(), v->thread))
+		return; /* it looks before its next KVM_RUN anyway */
+	vcpu_kick(v); /* which also calls irqchip_off_kick */
+}
+
+static void apic_eoi(void *opaque, uint8_t vector)
+{
+	struct vmm_irqchip *ic = opaque;
+
+	ioapic_eoi(ic->ioapic, vector);
+}
+
+static uint64_t apic_now(void *opaque)
+{
+	return clock_now_ns();
+}
+
+static void apic_arm(void *opaque, unsigned cpu, uint64_t deadline)
+{
+	struct vmm_irqchip *ic = opaque;
+	uint64_t now = clock_now_ns();
+
+	if (deadline == UINT64_MAX)
+		ev_timer_disarm(ic->cpu[cpu].timer);
+	else
+		ev_timer_arm(ic->cpu[cpu].timer, deadline > now ? deadline - now : 1, 0);
+}
+
+/* TSC-deadline is hidden in this mode (see above): no TSC is needed. */
+static uint64_t apic_tsc(void *opaque)
+{
+	return 0;
+}
+
+static void apic_timer_fired(void *opaque)
+{
+	struct ic_cpu *c = opaque;
+
+	lapic_timer_expired(apic_bus_cpu(c->ic->apics, c->index));
+}
+
+void irqchip_off_msi(void *opaque, uint64_t addr, uint32_t data)
+{
+	struct vmm_irqchip *ic = opaque;
+
+	apic_bus_msi(ic->apics, addr, data);
+}
+
+/* system_reset: APs wait for SIPI again, every APIC to power-on state. */
+static void off_reset(void *opaque)
+{
+	struct vmm_irqchip *ic = opaque;
+
+	for (unsigned i = 0; i < ic->m->ncpus; i++) {
+		lapic_reset(apic_bus_cpu(ic->apics, i));
+		ic->cpu[i].state = i ? CPU_WAIT_SIPI : CPU_RUNNING;
+		ic->cpu[i].last_cr8 = 0;
+	}
+}
+
+int irqchip_off_init(struct vmm_irqchip *ic, char *err, size_t errlen)
+{
+	struct machine *m = ic->m;
+	struct lapic_host h = {apic_kick, apic_eoi, apic_now, apic_arm, apic_tsc, 1000000, ic};
+
+	/* the timers first: creating the APICs resets them, which disarms */
+	ic->cpu = calloc(m->ncpus, sizeof(*ic->cpu));
+	for (unsigned i = 0; ic->cpu && i < m->ncpus; i++) {
+		struct ic_cpu *c = &ic->cpu[i];
+
+		c->ic = ic;
+		c->index = i;
+		c->state = i ? CPU_WAIT_SIPI : CPU_RUNNING;
+		pthread_mutex_init(&c->lock, NULL);
+		pthread_cond_init(&c->cond, NULL);
+		c->timer = ev_timer_new(m->host.loop, apic_timer_fired, c);
+		if (!c->timer) {
+			snprintf(err, errlen, "kernel_irqchip=off: cannot create the APIC timers");
+			return -1;
+		}
+	}
+	ic->apics = ic->cpu ? apic_bus_new(m->ncpus, &h) : NULL;
+	if (!ic->apics || apic_bus_map(ic->apics, m->host.mmio) < 0) {
+		snprintf(err, errlen, "kernel_irqchip=off: cannot create the local APICs");
+		return -1;
+	}
+	dev_on_reset(&m->host, off_reset, ic);
+	return 0;
+}
+
+void irqchip_off_destroy(struct vmm_irqchip *ic)
+{
+	if (!ic->cpu)
+		return;
+	for (unsigned i = 0; i < ic->m->ncpus; i++) {
+		ev_timer_free(ic->cpu[i].timer);
+		pthread_mutex_destroy(&ic->cpu[i].lock);
+		pthread_cond_destroy(&ic->cpu[i].cond);
+	}
+	apic_bus_free(ic->apics);
+	free(ic->cpu);
+}
+
+void irqchip_off_cpuid(struct kvm_cpuid2 *c)
+{
+	for (uint32_t i = 0; i < c->nent; i++)
+		if (c->entries[i].function == 1)
+			c->entries[i].ecx &= ~(CPUID_1_ECX_X2APIC | CPUID_1_ECX_TSC_DEADLINE);
+}
+
+/* ------------------------------------------------------ INIT and SIPI */
+
+static void do_init(struct ic_cpu *c, struct lapic *a)
+{
+	struct vcpu *v = vcpu_of(c);
+
+	lapic_init(a);
+	/* Registers to their power-on values; the CPU waits for a SIPI. */
+	kvm_vcpu_set_sregs(&v->kvm, &v->reset.sregs);
+	kvm_vcpu_set_regs(&v->kvm, &v->reset.regs);
+	kvm_vcpu_set_fpu(&v->kvm, &v->reset.fpu);
+	c->state = CPU_WAIT_SIPI;
+}
+
+static void do_sipi(struct ic_cpu *c, uint8_t vector)
+{
+	struct vcpu *v = vcpu_of(c);
+	struct kvm_sregs s;
+	struct kvm_regs r;
+
+	if (kvm_vcpu_get_sregs(&v->kvm, &s) < 0 || kvm_vcpu_get_regs(&v->kvm, &r) < 0)
+		return;
+	s.cs.selector = (uint16_t)(vector << 8);
+	s.cs.base = (uint64_t)vector << 12;
+	r.rip = 0;
+	if (kvm_vcpu_set_sregs(&v->kvm, &s) == 0 && kvm_vcpu_set_regs(&v->kvm, &r) == 0)
+		c->state = CPU_RUNNING;
+}
+
+/* NMI, INIT and SIPI from the APIC bus. */
+static void take_events(struct ic_cpu *c, struct lapic *a)
+{
+	uint8_t sipi;
+	unsigned ev = lapic_take_events(a, &sipi);
+
+	if (ev & LAPIC_EV_INIT)
+		do_init(c, a);
+	if ((ev & LAPIC_EV_SIPI) && c->state == CPU_WAIT_SIPI)
+		do_sipi(c, sipi);
+	if ((ev & LAPIC_EV_NMI) && c->state != CPU_WAIT_SIPI) {
+		kvm_vcpu_nmi(&vcpu_of(c)->kvm);
+		c->state = CPU_RUNNING; /* an NMI ends HLT */
+	}
+}
+
+/* --------------------------------------------------------- injection */
+
+static bool pic_for(struct ic_cpu *c, struct lapic *a)
+{
+	return c->index == 0 && i8259_intr(c->ic->pic) && lapic_accepts_pic(a);
+}
+
+/* Can an interrupt end this HLT? (IF is set, else only events can.) */
+static bool wakes(struct ic_cpu *c, struct lapic *a, bool if_flag)
+{
+	if (lapic_events_pending(a))
+		return true;
+	return if_flag && (lapic_has_interrupt(a) || pic_for(c, a));
+}
+
+/* Sleep until kicked; false when the machine wants the thread back. */
+static bool wait_kick(struct ic_cpu *c)
+{
+	struct machine *m = c->ic->m;
+
+	pthread_mutex_lock(&c->lock);
+	while (!c->woken && !atomic_load(&m->pause_req) && !atomic_load(&m->quit))
+		pthread_cond_wait(&c->cond, &c->lock);
+	c->woken = false;
+	pthread_mutex_unlock(&c->lock);
+	return !atomic_load(&m->pause_req) && !atomic_load(&m->quit);
+}
+
+static void inject(struct ic_cpu *c, struct lapic *a, struct kvm_run *run)
+{
+	struct vcpu *v = vcpu_of(c);
+	int vector = -1;
+
+	/* the guest's CR8 writes since the last exit reach the TPR */
+	if (run->cr8 != c->last_cr8)
+		lapic_set_tpr(a, (uint8_t)(run->cr8 << 4));
+	if (run->ready_for_interrupt_injection) {
+		if (pic_for(c, a))
+			vector = i8259_ack(c->ic->pic);
+		else
+			vector = lapic_get_interrupt(a);
+		if (vector >= 0)
+			kvm_vcpu_interrupt(&v->kvm, (unsigned)vector);
+	}
+	run->request_interrupt_window = lapic_has_interrupt(a) || pic_for(c, a);
+	c->last_cr8 = lapic_get_tpr(a) >> 4;
+	run->cr8 = c->last_cr8;
+}
+
+bool irqchip_off_pre_run(struct vcpu *v)
+{
+	struct vmm_irqchip *ic = v->m->ic;
+	struct ic_cpu *c = &ic->cpu[v->kvm.id];
+	struct lapic *a = apic_bus_cpu(ic->apics, v->kvm.id);
+
+	lapic_set_thread_cpu((int)v->kvm.id);
+	take_events(c, a);
+	if (c->state == CPU_HALTED && wakes(c, a, v->kvm.run->if_flag))
+		c->state = CPU_RUNNING;
+	if (c->state != CPU_RUNNING) {
+		wait_kick(c);
+		return false; /* look again (events, pause, quit) */
+	}
+	inject(c, a, v->kvm.run);
+	return true;
+}
+
+void irqchip_off_hlt(struct vcpu *v)
+{
+	struct vmm_irqchip *ic = v->m->ic;
+
+	ic->cpu[v->kvm.id].state = CPU_HALTED;
+}
