@@ -30,11 +30,11 @@ enum { RW_LATCH = 0, RW_LSB = 1, RW_MSB = 2, RW_WORD = 3 };
 struct pit_channel {
 	uint8_t mode, rw;
 	bool bcd;
-	uint32_t count;	 /* the loaded count in ticks: 1-65536 (10000 in BCD) */
+	uint32_t count;	  /* the loaded count in ticks: 1-65536 (10000 in BCD) */
 	uint64_t load_ns; /* when counting started (or was triggered) */
-	bool counting;	 /* a count was loaded (and, modes 1/5, triggered) */
+	bool counting;	  /* a count was loaded (and, modes 1/5, triggered) */
 	bool gate;
-	bool paused;	 /* gate low in modes 0/2/3/4: counting stops */
+	bool paused; /* gate low in modes 0/2/3/4: counting stops */
 	uint64_t paused_ticks;
 	bool null_count;
 	/* port access state */
@@ -193,7 +193,8 @@ static uint16_t to_bcd(uint32_t v)
 
 static uint32_t from_bcd(uint16_t v)
 {
-	return (v >> 12) * 1000 + (v >> 8 & 15) % 10 * 100 + (v >> 4 & 15) % 10 * 10 + (v & 15) % 10;
+	return (v >> 12) * 1000 + (v >> 8 & 15) % 10 * 100 + (v >> 4 & 15) % 10 * 10 +
+	       (v & 15) % 10;
 }
 
 static uint16_t visible_count(const struct pit_channel *c, uint64_t now)
@@ -466,8 +467,7 @@ struct i8254 *i8254_new(struct dev_host *host, const struct i8254_clock *clk)
 		p->clk = (struct i8254_clock){host_now, host_arm, p};
 		p->timer = ev_timer_new(host->loop, host_timer_fired, p);
 	}
-	if ((!clk && !p->timer) ||
-	    iobus_register(host->pio, PIT_BASE, 4, &pit_ops, p, "pit")) {
+	if ((!clk && !p->timer) || iobus_register(host->pio, PIT_BASE, 4, &pit_ops, p, "pit")) {
 		ev_timer_free(p->timer);
 		pthread_mutex_destroy(&p->lock);
 		free(p);

@@ -43,7 +43,7 @@ struct pic_chip {
 	uint8_t base;	      /* ICW2: vector of IRQ 0 */
 	uint8_t priority_add; /* IRQ with the highest priority */
 	uint8_t icw1;
-	uint8_t init_step;    /* 0 = operational, else the next ICW (2-4) */
+	uint8_t init_step; /* 0 = operational, else the next ICW (2-4) */
 	bool read_isr, poll, special_mask, auto_eoi, rotate_on_aeoi, sfnm;
 };
 
@@ -468,7 +468,7 @@ size_t i8259_info(struct i8259 *p, char *buf, size_t len)
 	for (unsigned i = 0; i < 2; i++) {
 		const struct pic_chip *c = &p->chip[i];
 
-		st[i] = (struct i8259_state){c->irr, c->imr,  c->isr, c->priority_add,
+		st[i] = (struct i8259_state){c->irr,  c->imr,	   c->isr,  c->priority_add,
 					     c->base, c->read_isr, c->elcr, c->sfnm};
 	}
 	pthread_mutex_unlock(&p->lock);

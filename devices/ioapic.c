@@ -43,8 +43,8 @@
 #define RTE_DEST_SHIFT 56
 /* Bits a guest may write: all but delivery status and remote IRR, and
  * the reserved bits 17-55. */
-#define RTE_WRITABLE (0xff000000000000ffull | RTE_DELMODE | RTE_DESTMODE | RTE_POLARITY | \
-		      RTE_LEVEL | RTE_MASKED)
+#define RTE_WRITABLE                                                                               \
+	(0xff000000000000ffull | RTE_DELMODE | RTE_DESTMODE | RTE_POLARITY | RTE_LEVEL | RTE_MASKED)
 
 #define DELMODE_LOWEST 1
 
@@ -150,8 +150,8 @@ static uint32_t reg_read(struct ioapic *io)
 static void rte_write(struct ioapic *io, unsigned pin, bool high, uint32_t v)
 {
 	uint64_t *e = &io->rte[pin], old = *e;
-	uint64_t val = high ? (uint64_t)v << 32 | (old & 0xffffffffull)
-			    : (old & ~0xffffffffull) | v;
+	uint64_t val =
+		high ? (uint64_t)v << 32 | (old & 0xffffffffull) : (old & ~0xffffffffull) | v;
 
 	*e = (val & RTE_WRITABLE) | (old & RTE_REMOTE_IRR);
 	/* Switching to edge drops a stale remote IRR (Linux relies on
@@ -316,8 +316,8 @@ static void pin_list(struct outbuf *o, const char *name, uint32_t bits)
 	outf(o, "\n");
 }
 
-size_t ioapic_format(uint8_t id, uint8_t regsel, const uint64_t rte[IOAPIC_NUM_PINS],
-		     uint32_t irr, char *buf, size_t len)
+size_t ioapic_format(uint8_t id, uint8_t regsel, const uint64_t rte[IOAPIC_NUM_PINS], uint32_t irr,
+		     char *buf, size_t len)
 {
 	static const char *const delmode[8] = {"fixed", "lowest", "SMI", "...",
 					       "NMI",	"INIT",	  "...", "extINT"};

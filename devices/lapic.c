@@ -20,81 +20,9 @@
 #include <string.h>
 
 #include "devices/devices.h"
+#include "devices/lapic_internal.h"
 
-#define LAPIC_MIN_PERIOD_NS 50000ull
-#define LAPIC_VERSION 0x14 /* integrated APIC */
-#define LVT_COUNT 7	   /* CMCI, timer, thermal, perf, LINT0, LINT1, error */
-
-/* register offsets */
-enum {
-	R_ID = 0x20,
-	R_VER = 0x30,
-	R_TPR = 0x80,
-	R_APR = 0x90,
-	R_PPR = 0xa0,
-	R_EOI = 0xb0,
-	R_RRD = 0xc0,
-	R_LDR = 0xd0,
-	R_DFR = 0xe0,
-	R_SVR = 0xf0,
-	R_ISR = 0x100,
-	R_TMR = 0x180,
-	R_IRR = 0x200,
-	R_ESR = 0x280,
-	R_LVT_CMCI = 0x2f0,
-	R_ICR = 0x300,
-	R_ICR2 = 0x310,
-	R_LVT_TIMER = 0x320,
-	R_LVT_THERMAL = 0x330,
-	R_LVT_PERF = 0x340,
-	R_LVT_LINT0 = 0x350,
-	R_LVT_LINT1 = 0x360,
-	R_LVT_ERROR = 0x370,
-	R_TMICT = 0x380,
-	R_TMCCT = 0x390,
-	R_TDCR = 0x3e0,
-	R_SELF_IPI = 0x3f0,
-};
-
-#define LVT_MASKED (1u << 16)
-#define LVT_LEVEL (1u << 15)
-#define LVT_TIMER_MODE (3u << 17)
-#define TIMER_ONESHOT 0
-#define TIMER_PERIODIC (1u << 17)
-#define TIMER_TSC_DEADLINE (2u << 17)
-#define SVR_ENABLED (1u << 8)
-#define SVR_NO_EOI_BROADCAST (1u << 12)
-#define APIC_BASE_BSP (1ull << 8)
-#define APIC_BASE_EXTD (1ull << 10)
-#define APIC_BASE_EN (1ull << 11)
-#define ESR_SEND_ILLEGAL (1u << 5)
-#define ESR_RECV_ILLEGAL (1u << 6)
-#define ESR_ILLEGAL_REG (1u << 7)
-
-enum { DM_FIXED = 0, DM_LOWEST = 1, DM_SMI = 2, DM_NMI = 4, DM_INIT = 5, DM_SIPI = 6, DM_EXTINT = 7 };
-
-struct lapic {
-	struct apic_bus *bus;
-	unsigned cpu;
-	pthread_mutex_t lock;
-	uint8_t page[LAPIC_PAGE_SIZE];
-	uint64_t base_msr;
-	uint32_t esr_pending;
-	uint64_t timer_start, timer_period, timer_next; /* ns; next 0 = off */
-	uint64_t tsc_deadline;
-	unsigned events;
-	uint8_t sipi_vector;
-};
-
-struct apic_bus {
-	struct lapic_host host;
-	unsigned n;
-	struct lapic *cpu[];
-};
-
-static __thread int thread_cpu = -1;
-
-static uint32_t reg(const struct lapic *a, unsigned off)
+uint32_t lapic_reg(const struct lapic *a, unsigned off)
 {
 	uint32_t v;
 
@@ -110,13 +38,13 @@ static void set_reg(struct lapic *a, unsigned off, uint32_t v)
 /* The 256-bit vector registers (ISR, TMR, IRR): 8 words 16 bytes apart. */
 static bool vec_test(const struct lapic *a, unsigned base, unsigned v)
 {
-	return reg(a, base + (v >> 5) * 16) & (1u << (v & 31));
+	return lapic_reg(a, base + (v >> 5) * 16) & (1u << (v & 31));
 }
 
 static void vec_set(struct lapic *a, unsigned base, unsigned v, bool on)
 {
 	unsigned off = base + (v >> 5) * 16;
-	uint32_t w = reg(a, off);
+	uint32_t w = lapic_reg(a, off);
 
 	set_reg(a, off, on ? w | (1u << (v & 31)) : w & ~(1u << (v & 31)));
 }
@@ -124,7 +52,7 @@ static void vec_set(struct lapic *a, unsigned base, unsigned v, bool on)
 static int vec_highest(const struct lapic *a, unsigned base)
 {
 	for (int w = 7; w >= 0; w--) {
-		uint32_t bits = reg(a, base + (unsigned)w * 16);
+		uint32_t bits = lapic_reg(a, base + (unsigned)w * 16);
 
 		if (bits)
 			return w * 32 + 31 - __builtin_clz(bits);
@@ -132,46 +60,43 @@ static int vec_highest(const struct lapic *a, unsigned base)
 	return -1;
 }
 
-static bool x2apic(const struct lapic *a)
+bool lapic_x2apic(const struct lapic *a)
 {
 	return a->base_msr & APIC_BASE_EXTD;
 }
 
 static bool sw_enabled(const struct lapic *a)
 {
-	return reg(a, R_SVR) & SVR_ENABLED;
+	return lapic_reg(a, R_SVR) & SVR_ENABLED;
 }
 
-static bool hw_enabled(const struct lapic *a)
+bool lapic_hw_enabled(const struct lapic *a)
 {
 	return a->base_msr & APIC_BASE_EN;
 }
 
-static uint32_t apic_id(const struct lapic *a)
+uint32_t lapic_apic_id(const struct lapic *a)
 {
-	return x2apic(a) ? reg(a, R_ID) : reg(a, R_ID) >> 24;
+	return lapic_x2apic(a) ? lapic_reg(a, R_ID) : lapic_reg(a, R_ID) >> 24;
 }
 
 static void update_ppr(struct lapic *a)
 {
-	uint32_t tpr = reg(a, R_TPR) & 0xff;
+	uint32_t tpr = lapic_reg(a, R_TPR) & 0xff;
 	int isrv = vec_highest(a, R_ISR);
 	uint32_t isr_class = isrv < 0 ? 0 : (uint32_t)isrv & 0xf0;
 
 	set_reg(a, R_PPR, (tpr & 0xf0) >= isr_class ? tpr : isr_class);
 }
 
-static void kick(struct lapic *a)
+void lapic_kick(struct lapic *a)
 {
 	if (a->bus->host.kick)
 		a->bus->host.kick(a->bus->host.opaque, a->cpu);
 }
 
-/* Record an error and raise the error LVT (lock held). */
-static void error(struct lapic *a, uint32_t bits);
-
 /* Accept an interrupt (lock held). Returns true when the vCPU must look. */
-static bool accept(struct lapic *a, unsigned dm, unsigned vector, bool level)
+bool lapic_accept(struct lapic *a, unsigned dm, unsigned vector, bool level)
 {
 	switch (dm) {
 	case DM_FIXED:
@@ -179,7 +104,7 @@ static bool accept(struct lapic *a, unsigned dm, unsigned vector, bool level)
 		if (!sw_enabled(a))
 			return false;
 		if (vector < 16) {
-			error(a, ESR_RECV_ILLEGAL);
+			lapic_error(a, ESR_RECV_ILLEGAL);
 			return false;
 		}
 		vec_set(a, R_IRR, vector, true);
@@ -203,34 +128,34 @@ static bool accept(struct lapic *a, unsigned dm, unsigned vector, bool level)
 	}
 }
 
-static void error(struct lapic *a, uint32_t bits)
+void lapic_error(struct lapic *a, uint32_t bits)
 {
-	uint32_t lvt = reg(a, R_LVT_ERROR);
+	uint32_t lvt = lapic_reg(a, R_LVT_ERROR);
 
 	a->esr_pending |= bits;
 	/* An illegal LVT error vector would recurse: drop it instead. */
 	if (!(lvt & LVT_MASKED) && (lvt & 0xff) >= 16)
-		accept(a, DM_FIXED, lvt & 0xff, false);
+		lapic_accept(a, DM_FIXED, lvt & 0xff, false);
 }
 
 /* Deliver through an LVT entry (lock held). */
 static bool deliver_lvt(struct lapic *a, unsigned off)
 {
-	uint32_t lvt = reg(a, off);
+	uint32_t lvt = lapic_reg(a, off);
 	unsigned dm = (lvt >> 8) & 7;
 
 	if (lvt & LVT_MASKED)
 		return false;
 	if (off == R_LVT_TIMER || off == R_LVT_ERROR)
 		dm = DM_FIXED;
-	return accept(a, dm, lvt & 0xff, false);
+	return lapic_accept(a, dm, lvt & 0xff, false);
 }
 
 /* ------------------------------------------------------------- timer */
 
 static uint64_t timer_divisor(const struct lapic *a)
 {
-	uint32_t d = reg(a, R_TDCR);
+	uint32_t d = lapic_reg(a, R_TDCR);
 	unsigned v = (d & 3) | ((d & 8) >> 1);
 
 	return 1ull << ((v + 1) & 7);
@@ -245,17 +170,18 @@ static void arm(struct lapic *a, uint64_t deadline)
 {
 	a->timer_next = deadline;
 	if (a->bus->host.arm_timer)
-		a->bus->host.arm_timer(a->bus->host.opaque, a->cpu, deadline ? deadline : UINT64_MAX);
+		a->bus->host.arm_timer(a->bus->host.opaque, a->cpu,
+				       deadline ? deadline : UINT64_MAX);
 }
 
 static uint32_t timer_mode(const struct lapic *a)
 {
-	return reg(a, R_LVT_TIMER) & LVT_TIMER_MODE;
+	return lapic_reg(a, R_LVT_TIMER) & LVT_TIMER_MODE;
 }
 
 static void start_counter(struct lapic *a)
 {
-	uint64_t count = reg(a, R_TMICT), now = now_ns(a);
+	uint64_t count = lapic_reg(a, R_TMICT), now = now_ns(a);
 
 	if (timer_mode(a) == TIMER_TSC_DEADLINE || !count) {
 		a->timer_period = 0;
@@ -319,116 +245,7 @@ void lapic_timer_expired(struct lapic *a)
 	}
 	pthread_mutex_unlock(&a->lock);
 	if (wake)
-		kick(a);
-}
-
-/* ------------------------------------------------------- delivery */
-
-static bool match_logical(const struct lapic *a, uint32_t dest)
-{
-	uint32_t ldr = reg(a, R_LDR);
-
-	if (x2apic(a))
-		return (dest >> 16) == (ldr >> 16) && (dest & ldr & 0xffff);
-	ldr >>= 24;
-	if ((reg(a, R_DFR) >> 28) == 0xf) /* flat */
-		return dest & ldr;
-	return (dest >> 4) == (ldr >> 4) && (dest & ldr & 0xf); /* cluster */
-}
-
-static bool match_dest(const struct lapic *a, uint32_t dest, bool logical)
-{
-	uint32_t broadcast = x2apic(a) ? 0xffffffff : 0xff;
-
-	if (dest == broadcast)
-		return true;
-	return logical ? match_logical(a, dest) : apic_id(a) == dest;
-}
-
-/* Deliver to every APIC the destination names (no lock held). */
-static void bus_deliver(struct apic_bus *bus, int self, unsigned shorthand, uint32_t dest,
-			bool logical, unsigned dm, unsigned vector, bool level)
-{
-	struct lapic *lowest = NULL;
-	unsigned lowest_prio = 0x100;
-
-	for (unsigned i = 0; i < bus->n; i++) {
-		struct lapic *a = bus->cpu[i];
-		bool hit, wake = false;
-
-		pthread_mutex_lock(&a->lock);
-		switch (shorthand) {
-		case 1: /* self */
-			hit = (int)i == self;
-			break;
-		case 2: /* all including self */
-			hit = true;
-			break;
-		case 3: /* all excluding self */
-			hit = (int)i != self;
-			break;
-		default:
-			hit = hw_enabled(a) && match_dest(a, dest, logical);
-		}
-		if (hit && dm == DM_LOWEST && shorthand == 0) {
-			/* arbitrate: the lowest task priority wins, then the
-			 * lowest index */
-			unsigned prio = reg(a, R_TPR) & 0xff;
-
-			if (prio < lowest_prio) {
-				lowest_prio = prio;
-				lowest = a;
-			}
-			hit = false;
-		}
-		if (hit)
-			wake = accept(a, dm, vector, level);
-		pthread_mutex_unlock(&a->lock);
-		if (wake)
-			kick(a);
-	}
-	if (lowest) {
-		bool wake;
-
-		pthread_mutex_lock(&lowest->lock);
-		wake = accept(lowest, DM_FIXED, vector, level);
-		pthread_mutex_unlock(&lowest->lock);
-		if (wake)
-			kick(lowest);
-	}
-}
-
-void apic_bus_msi(struct apic_bus *bus, uint64_t addr, uint32_t data)
-{
-	uint32_t dest = (uint32_t)(addr >> 12) & 0xff;
-	unsigned dm = (data >> 8) & 7;
-
-	if ((addr & 0xfff00000ull) != 0xfee00000ull)
-		return; /* not an interrupt message */
-	/* A level-triggered message with the assert bit clear is a
-	 * de-assert: nothing for an edge-only APIC bus to do. */
-	if ((data & (1u << 15)) && !(data & (1u << 14)))
-		return;
-	bus_deliver(bus, -1, 0, dest, addr & (1u << 2), dm, data & 0xff, data & (1u << 15));
-}
-
-/* ICR write: send an IPI (lock NOT held). */
-static void send_ipi(struct lapic *a, uint32_t lo, uint32_t dest)
-{
-	unsigned dm = (lo >> 8) & 7, shorthand = (lo >> 18) & 3, vector = lo & 0xff;
-	bool level = lo & LVT_LEVEL, assert = lo & (1u << 14);
-
-	if (dm == DM_INIT && level && !assert)
-		return; /* INIT level de-assert: only synchronises arbitration IDs */
-	if ((dm == DM_FIXED || dm == DM_LOWEST) && vector < 16) {
-		pthread_mutex_lock(&a->lock);
-		error(a, ESR_SEND_ILLEGAL);
-		pthread_mutex_unlock(&a->lock);
-		return;
-	}
-	if (!x2apic(a))
-		dest >>= 24;
-	bus_deliver(a->bus, (int)a->cpu, shorthand, dest, lo & (1u << 11), dm, vector, level);
+		lapic_kick(a);
 }
 
 /* -------------------------------------------------------- registers */
@@ -449,7 +266,7 @@ static void write_eoi(struct lapic *a, struct deferred *d)
 	vec_set(a, R_ISR, (unsigned)v, false);
 	if (vec_test(a, R_TMR, (unsigned)v)) {
 		vec_set(a, R_TMR, (unsigned)v, false);
-		if (!(reg(a, R_SVR) & SVR_NO_EOI_BROADCAST))
+		if (!(lapic_reg(a, R_SVR) & SVR_NO_EOI_BROADCAST))
 			d->eoi_vector = v;
 	}
 	update_ppr(a);
@@ -498,14 +315,14 @@ static void write_svr(struct lapic *a, uint32_t v)
 	if (v & SVR_ENABLED)
 		return;
 	for (unsigned off = R_LVT_TIMER; off <= R_LVT_ERROR; off += 0x10)
-		set_reg(a, off, reg(a, off) | LVT_MASKED);
-	set_reg(a, R_LVT_CMCI, reg(a, R_LVT_CMCI) | LVT_MASKED);
+		set_reg(a, off, lapic_reg(a, off) | LVT_MASKED);
+	set_reg(a, R_LVT_CMCI, lapic_reg(a, R_LVT_CMCI) | LVT_MASKED);
 }
 
 /* One register write (lock held); -1 for an x2APIC #GP. */
 static int reg_write(struct lapic *a, unsigned off, uint32_t v, struct deferred *d)
 {
-	bool x2 = x2apic(a);
+	bool x2 = lapic_x2apic(a);
 
 	switch (off) {
 	case R_ID:
@@ -546,7 +363,7 @@ static int reg_write(struct lapic *a, unsigned off, uint32_t v, struct deferred 
 		set_reg(a, R_ICR, v & ~(1u << 12)); /* delivery is immediate: idle */
 		d->ipi = true;
 		d->icr_lo = v;
-		d->icr_dest = reg(a, R_ICR2);
+		d->icr_dest = lapic_reg(a, R_ICR2);
 		return 0;
 	case R_ICR2:
 		if (x2)
@@ -574,7 +391,7 @@ static int reg_write(struct lapic *a, unsigned off, uint32_t v, struct deferred 
 	case R_SELF_IPI:
 		if (!x2)
 			break;
-		d->wake = accept(a, DM_FIXED, v & 0xff, false);
+		d->wake = lapic_accept(a, DM_FIXED, v & 0xff, false);
 		return 0;
 	default:
 		if (off >= LAPIC_PAGE_SIZE || (off & 0xf))
@@ -587,14 +404,14 @@ static int reg_write(struct lapic *a, unsigned off, uint32_t v, struct deferred 
 	}
 	if (x2)
 		return -1;
-	error(a, ESR_ILLEGAL_REG);
+	lapic_error(a, ESR_ILLEGAL_REG);
 	return 0;
 }
 
 /* One register read (lock held); -1 for an x2APIC #GP. */
 static int reg_read(struct lapic *a, unsigned off, uint32_t *v)
 {
-	bool x2 = x2apic(a);
+	bool x2 = lapic_x2apic(a);
 
 	*v = 0;
 	if (off >= LAPIC_PAGE_SIZE || (off & 0xf))
@@ -623,18 +440,18 @@ static int reg_read(struct lapic *a, unsigned off, uint32_t *v)
 			return -1;
 		return 0;
 	}
-	*v = reg(a, off);
+	*v = lapic_reg(a, off);
 	return 0;
 }
 
 static void finish(struct lapic *a, struct deferred *d)
 {
 	if (d->ipi)
-		send_ipi(a, d->icr_lo, d->icr_dest);
+		lapic_send_ipi(a, d->icr_lo, d->icr_dest);
 	if (d->eoi_vector >= 0 && a->bus->host.eoi)
 		a->bus->host.eoi(a->bus->host.opaque, (uint8_t)d->eoi_vector);
 	if (d->wake)
-		kick(a);
+		lapic_kick(a);
 }
 
 uint32_t lapic_read(struct lapic *a, unsigned off)
@@ -665,11 +482,11 @@ int lapic_msr_read(struct lapic *a, uint32_t msr, uint64_t *value)
 	pthread_mutex_lock(&a->lock);
 	if (msr == LAPIC_MSR_TSC_DEADLINE) {
 		*value = timer_mode(a) == TIMER_TSC_DEADLINE ? a->tsc_deadline : 0;
-	} else if (!x2apic(a) || msr < 0x800 || msr > 0x8ff) {
+	} else if (!lapic_x2apic(a) || msr < 0x800 || msr > 0x8ff) {
 		r = -1;
 	} else if (msr == 0x830) {
 		reg_read(a, R_ICR, &lo);
-		hi = reg(a, R_ICR2);
+		hi = lapic_reg(a, R_ICR2);
 		*value = (uint64_t)hi << 32 | lo;
 	} else {
 		r = reg_read(a, (msr - 0x800) << 4, &lo);
@@ -690,7 +507,7 @@ int lapic_msr_write(struct lapic *a, uint32_t msr, uint64_t value)
 			a->tsc_deadline = value;
 			arm(a, value ? tsc_to_ns(a, value) : 0);
 		}
-	} else if (!x2apic(a) || msr < 0x800 || msr > 0x8ff) {
+	} else if (!lapic_x2apic(a) || msr < 0x800 || msr > 0x8ff) {
 		r = -1;
 	} else if (msr == 0x830) {
 		set_reg(a, R_ICR2, (uint32_t)(value >> 32));
@@ -711,7 +528,7 @@ static int deliverable(const struct lapic *a)
 {
 	int v = vec_highest(a, R_IRR);
 
-	if (v < 0 || ((unsigned)v & 0xf0) <= (reg(a, R_PPR) & 0xf0))
+	if (v < 0 || ((unsigned)v & 0xf0) <= (lapic_reg(a, R_PPR) & 0xf0))
 		return -1;
 	return v;
 }
@@ -747,8 +564,8 @@ bool lapic_accepts_pic(struct lapic *a)
 	bool r;
 
 	pthread_mutex_lock(&a->lock);
-	lvt0 = reg(a, R_LVT_LINT0);
-	r = !hw_enabled(a) || (!(lvt0 & LVT_MASKED) && ((lvt0 >> 8) & 7) == DM_EXTINT);
+	lvt0 = lapic_reg(a, R_LVT_LINT0);
+	r = !lapic_hw_enabled(a) || (!(lvt0 & LVT_MASKED) && ((lvt0 >> 8) & 7) == DM_EXTINT);
 	pthread_mutex_unlock(&a->lock);
 	return r;
 }
@@ -763,7 +580,7 @@ void lapic_set_lint(struct lapic *a, unsigned pin, bool level)
 	wake = deliver_lvt(a, pin ? R_LVT_LINT1 : R_LVT_LINT0);
 	pthread_mutex_unlock(&a->lock);
 	if (wake)
-		kick(a);
+		lapic_kick(a);
 }
 
 uint8_t lapic_get_tpr(struct lapic *a)
@@ -771,7 +588,7 @@ uint8_t lapic_get_tpr(struct lapic *a)
 	uint8_t tpr;
 
 	pthread_mutex_lock(&a->lock);
-	tpr = (uint8_t)reg(a, R_TPR);
+	tpr = (uint8_t)lapic_reg(a, R_TPR);
 	pthread_mutex_unlock(&a->lock);
 	return tpr;
 }
@@ -816,13 +633,13 @@ uint64_t lapic_get_base(struct lapic *a)
 void lapic_set_base(struct lapic *a, uint64_t value)
 {
 	pthread_mutex_lock(&a->lock);
-	if ((value & APIC_BASE_EXTD) && !x2apic(a)) {
+	if ((value & APIC_BASE_EXTD) && !lapic_x2apic(a)) {
 		/* into x2APIC mode: the full ID and a derived logical ID */
 		uint32_t id = a->cpu;
 
 		set_reg(a, R_ID, id);
 		set_reg(a, R_LDR, (id >> 4) << 16 | 1u << (id & 15));
-	} else if (!(value & APIC_BASE_EXTD) && x2apic(a)) {
+	} else if (!(value & APIC_BASE_EXTD) && lapic_x2apic(a)) {
 		set_reg(a, R_ID, a->cpu << 24);
 		set_reg(a, R_LDR, 0);
 	}
@@ -836,7 +653,7 @@ static void init_locked(struct lapic *a)
 	uint64_t base = a->base_msr;
 
 	memset(a->page, 0, sizeof(a->page));
-	set_reg(a, R_ID, x2apic(a) ? a->cpu : a->cpu << 24);
+	set_reg(a, R_ID, lapic_x2apic(a) ? a->cpu : a->cpu << 24);
 	set_reg(a, R_VER, LAPIC_VERSION | (LVT_COUNT - 1) << 16 | 1u << 24);
 	set_reg(a, R_DFR, 0xffffffff);
 	set_reg(a, R_SVR, 0xff);
@@ -847,7 +664,7 @@ static void init_locked(struct lapic *a)
 	 * wire mode, so the PIC reaches it. */
 	if (base & APIC_BASE_BSP)
 		set_reg(a, R_LVT_LINT0, DM_EXTINT << 8);
-	if (x2apic(a))
+	if (lapic_x2apic(a))
 		set_reg(a, R_LDR, (a->cpu >> 4) << 16 | 1u << (a->cpu & 15));
 	a->esr_pending = 0;
 	a->tsc_deadline = 0;
@@ -869,80 +686,6 @@ void lapic_reset(struct lapic *a)
 	a->events = 0;
 	init_locked(a);
 	pthread_mutex_unlock(&a->lock);
-}
-
-/* ------------------------------------------------------------- the bus */
-
-static void mmio_read(void *opaque, uint64_t off, void *data, unsigned size)
-{
-	struct apic_bus *bus = opaque;
-	uint32_t v = 0;
-
-	if (thread_cpu >= 0 && (unsigned)thread_cpu < bus->n)
-		v = lapic_read(bus->cpu[thread_cpu], (unsigned)(off & ~3ull));
-	io_data_put(data, size, v >> (8 * (off & 3)));
-}
-
-static void mmio_write(void *opaque, uint64_t off, const void *data, unsigned size)
-{
-	struct apic_bus *bus = opaque;
-
-	/* Only aligned 32-bit accesses are defined; others are dropped. */
-	if (thread_cpu < 0 || (unsigned)thread_cpu >= bus->n || size != 4 || (off & 3))
-		return;
-	lapic_write(bus->cpu[thread_cpu], (unsigned)off, (uint32_t)io_data_get(data, size));
-}
-
-static const struct io_ops lapic_mmio_ops = {mmio_read, mmio_write};
-
-void lapic_set_thread_cpu(int cpu)
-{
-	thread_cpu = cpu;
-}
-
-struct apic_bus *apic_bus_new(unsigned ncpus, const struct lapic_host *host)
-{
-	struct apic_bus *bus = calloc(1, sizeof(*bus) + ncpus * sizeof(bus->cpu[0]));
-
-	if (!bus)
-		return NULL;
-	bus->host = *host;
-	for (unsigned i = 0; i < ncpus; i++) {
-		struct lapic *a = calloc(1, sizeof(*a));
-
-		if (!a) {
-			apic_bus_free(bus);
-			return NULL;
-		}
-		a->bus = bus;
-		a->cpu = i;
-		pthread_mutex_init(&a->lock, NULL);
-		bus->cpu[bus->n++] = a;
-		lapic_reset(a);
-	}
-	return bus;
-}
-
-void apic_bus_free(struct apic_bus *bus)
-{
-	if (!bus)
-		return;
-	for (unsigned i = 0; i < bus->n; i++) {
-		pthread_mutex_destroy(&bus->cpu[i]->lock);
-		free(bus->cpu[i]);
-	}
-	free(bus);
-}
-
-struct lapic *apic_bus_cpu(struct apic_bus *bus, unsigned cpu)
-{
-	return cpu < bus->n ? bus->cpu[cpu] : NULL;
-}
-
-int apic_bus_map(struct apic_bus *bus, struct iobus *mmio)
-{
-	return iobus_register(mmio, LAPIC_DEFAULT_BASE, LAPIC_PAGE_SIZE * 4, &lapic_mmio_ops, bus,
-			      "apic");
 }
 
 void lapic_copy_page(struct lapic *a, uint8_t page[LAPIC_PAGE_SIZE])

@@ -33,7 +33,8 @@ static uint32_t page_reg(const uint8_t *page, unsigned off)
 
 static void lvt(struct out *o, const char *name, uint32_t v, bool timer)
 {
-	static const char *const dm[8] = {"Fixed", "...", "SMI", "...", "NMI", "INIT", "...", "ExtINT"};
+	static const char *const dm[8] = {"Fixed", "...",  "SMI", "...",
+					  "NMI",   "INIT", "...", "ExtINT"};
 	unsigned mode = (v >> 8) & 7;
 	const char *tmode = "";
 

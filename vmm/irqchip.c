@@ -86,12 +86,14 @@ int irqchip_init_vm(struct machine *m, char *err, size_t errlen)
 	if (mode != IRQCHIP_SPLIT)
 		return 0;
 	if (kvm_check_cap(&m->sys, KVM_CAP_SPLIT_IRQCHIP) <= 0) {
-		snprintf(err, errlen, "-machine kernel_irqchip=split: KVM lacks KVM_CAP_SPLIT_IRQCHIP");
+		snprintf(err, errlen,
+			 "-machine kernel_irqchip=split: KVM lacks KVM_CAP_SPLIT_IRQCHIP");
 		return -1;
 	}
 	r = kvm_vm_enable_split_irqchip(&m->vm, IOAPIC_NUM_PINS);
 	if (r < 0) {
-		snprintf(err, errlen, "-machine kernel_irqchip=split: KVM_ENABLE_CAP(SPLIT_IRQCHIP): %s",
+		snprintf(err, errlen,
+			 "-machine kernel_irqchip=split: KVM_ENABLE_CAP(SPLIT_IRQCHIP): %s",
 			 strerror(-r));
 		return -1;
 	}
@@ -102,6 +104,7 @@ int irqchip_init_devices(struct machine *m, char *err, size_t errlen)
 {
 	struct vmm_irqchip *ic;
 
+	irqchip_monitor_register(m);
 	if (m->cfg->irqchip == IRQCHIP_ON)
 		return 0;
 	ic = calloc(1, sizeof(*ic));

@@ -40,6 +40,9 @@ bool irqchip_pre_run(struct vcpu *v);
 /* vCPU thread: the exits the modes add; false when not one of them. */
 bool irqchip_handle_exit(struct vcpu *v);
 
+/* `info pic|ioapic|lapic|irq` (irqchip_monitor.c); idempotent. */
+void irqchip_monitor_register(struct machine *m);
+
 /* irqchip_off.c: the local APICs in vmm (kernel_irqchip=off). */
 int irqchip_off_init(struct vmm_irqchip *ic, char *err, size_t errlen);
 void irqchip_off_destroy(struct vmm_irqchip *ic);

@@ -10,7 +10,8 @@
  *
  * KVM without its APIC does not hand x2APIC MSRs or IA32_TSC_DEADLINE to
  * userspace, so this mode hides x2APIC and TSC-deadline from CPUID (as
- * QEMU does with kernel_irqchip=off).
+ * QEMU does with kernel_irqchip=off), and the KVM PV features that rely
+ * on KVM's APIC.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -22,6 +23,10 @@
 
 #define CPUID_1_ECX_X2APIC (1u << 21)
 #define CPUID_1_ECX_TSC_DEADLINE (1u << 24)
+/* KVM paravirtual features (leaf 0x40000001 EAX) that need KVM's APIC:
+ * async page faults (4, 14), PV EOI (6), PV unhalt (7), PV send-IPI
+ * (11), PV sched yield (13). Linux would try them and trip over #GPs. */
+#define KVM_PV_NEEDS_APIC (1u << 4 | 1u << 6 | 1u << 7 | 1u << 11 | 1u << 13 | 1u << 14)
 
 enum cpu_state { CPU_RUNNING, CPU_HALTED, CPU_WAIT_SIPI };
 
@@ -64,7 +69,7 @@ static void apic_kick(void *opaque, unsigned cpu)
 
 	if (v->started && pthread_equal(pthread_self(), v->thread))
 		return; /* it looks before its next KVM_RUN anyway */
-	vcpu_kick(v); /* which also calls irqchip_off_kick */
+	vcpu_kick(v);	/* which also calls irqchip_off_kick */
 }
 
 static void apic_eoi(void *opaque, uint8_t vector)
@@ -167,9 +172,12 @@ void irqchip_off_destroy(struct vmm_irqchip *ic)
 
 void irqchip_off_cpuid(struct kvm_cpuid2 *c)
 {
-	for (uint32_t i = 0; i < c->nent; i++)
+	for (uint32_t i = 0; i < c->nent; i++) {
 		if (c->entries[i].function == 1)
 			c->entries[i].ecx &= ~(CPUID_1_ECX_X2APIC | CPUID_1_ECX_TSC_DEADLINE);
+		if (c->entries[i].function == 0x40000001)
+			c->entries[i].eax &= ~KVM_PV_NEEDS_APIC;
+	}
 }
 
 /* ------------------------------------------------------ INIT and SIPI */

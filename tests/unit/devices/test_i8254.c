@@ -125,7 +125,7 @@ START_TEST(tiny_period_is_rate_limited)
 	pit_init(&f);
 	program(&f, 0, 0x34, 1); /* one tick: 1.19 MHz */
 	start = f.now;
-	run_until(&f, start + 1000000); /* 1 ms */
+	run_until(&f, start + 1000000);	      /* 1 ms */
 	ck_assert_uint_le(f.t.raised[0], 21); /* at most one per 50 us */
 	ck_assert_uint_ge(f.t.raised[0], 19);
 	pit_fini(&f);

@@ -154,7 +154,7 @@ START_TEST(level_remote_irr_and_eoi)
 	/* unmasking an asserted level pin delivers it */
 	set_rte(&f, 10, 0x000000000000803aull);
 	ck_assert_uint_eq(f.n_msgs, 1);
-	ck_assert_uint_eq(f.data[0], 0xc03a); /* trigger + assert bits */
+	ck_assert_uint_eq(f.data[0], 0xc03a);			   /* trigger + assert bits */
 	ck_assert_uint_eq(get_rte(&f, 10) & (1u << 14), 1u << 14); /* remote IRR */
 	/* no second message until the EOI */
 	ioapic_set_irq(f.io, 10, true);

@@ -135,7 +135,7 @@ START_TEST(priorities_and_eoi)
 	lapic_set_tpr(f.a[1], 0x3f);
 	ck_assert_int_eq(lapic_get_interrupt(f.a[1]), 0x41);
 	ck_assert_uint_eq(lapic_read(f.a[1], 0x100 + 2 * 16), 1u << 1); /* ISR */
-	ck_assert_uint_eq(lapic_read(f.a[1], 0xa0), 0x40);		    /* PPR = ISR class */
+	ck_assert_uint_eq(lapic_read(f.a[1], 0xa0), 0x40);		/* PPR = ISR class */
 	/* same class waits, a higher class nests */
 	msi(&f, 1, 0x45);
 	ck_assert_int_eq(lapic_get_interrupt(f.a[1]), -1);
@@ -160,7 +160,7 @@ START_TEST(level_eoi_broadcast)
 	struct apic_fixture f;
 
 	apic_init(&f, true);
-	msi(&f, 0, 0xc039); /* level, assert */
+	msi(&f, 0, 0xc039);					     /* level, assert */
 	ck_assert_uint_eq(lapic_read(f.a[0], 0x180 + 16), 1u << 25); /* TMR */
 	ck_assert_int_eq(lapic_get_interrupt(f.a[0]), 0x39);
 	lapic_write(f.a[0], 0xb0, 0);
