@@ -578,6 +578,8 @@ void lapic_set_base(struct lapic *a, uint64_t value);
  * it from IRR to ISR, returns the vector or -1). */
 bool lapic_has_interrupt(struct lapic *a);
 int lapic_get_interrupt(struct lapic *a);
+/* An interrupt waits only because of the TPR (CR8). */
+bool lapic_blocked_by_tpr(struct lapic *a);
 /* The PIC's INTR reaches this CPU (APIC off, or LINT0 unmasked ExtINT). */
 bool lapic_accepts_pic(struct lapic *a);
 /* An edge on LINT0/LINT1, delivered as its LVT entry says. */

@@ -533,6 +533,20 @@ static int deliverable(const struct lapic *a)
 	return v;
 }
 
+bool lapic_blocked_by_tpr(struct lapic *a)
+{
+	int irr, isr;
+	bool r;
+
+	pthread_mutex_lock(&a->lock);
+	irr = vec_highest(a, R_IRR);
+	isr = vec_highest(a, R_ISR);
+	r = irr >= 0 && (irr & 0xf0) > (isr < 0 ? 0 : isr & 0xf0) &&
+	    (unsigned)(irr & 0xf0) <= (lapic_reg(a, R_TPR) & 0xf0);
+	pthread_mutex_unlock(&a->lock);
+	return r;
+}
+
 bool lapic_has_interrupt(struct lapic *a)
 {
 	bool r;

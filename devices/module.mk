@@ -36,3 +36,4 @@ INTEG_TESTS += tests/integration/irqchip-split.sh tests/integration/irqchip-off.
 KVM_TESTS += tests/integration/irqchip-split.sh tests/integration/irqchip-off.sh
 LINUX_TESTS += tests/integration/linux-pvh-smp1-split.sh tests/integration/linux-pvh-smp4-split.sh
 LINUX_TESTS += tests/integration/linux-pvh-smp1-off.sh tests/integration/linux-pvh-smp4-off.sh
+BENCHES += bench/irqchip-latency.sh

@@ -187,6 +187,7 @@ bool irqchip_handle_exit(struct vcpu *v)
 
 	switch (run->exit_reason) {
 	case KVM_EXIT_IRQ_WINDOW_OPEN: /* irqchip_pre_run injects now */
+	case KVM_EXIT_SET_TPR:	       /* CR8 lowered (off): pre_run syncs the TPR */
 		return true;
 	case KVM_EXIT_IOAPIC_EOI:
 		ioapic_eoi(ic->ioapic, run->eoi.vector);

@@ -28,6 +28,8 @@
  * (11), PV sched yield (13). Linux would try them and trip over #GPs. */
 #define KVM_PV_NEEDS_APIC (1u << 4 | 1u << 6 | 1u << 7 | 1u << 11 | 1u << 13 | 1u << 14)
 
+#define TPR_POLL_NS 1000000ull
+
 enum cpu_state { CPU_RUNNING, CPU_HALTED, CPU_WAIT_SIPI };
 
 struct ic_cpu {
@@ -39,6 +41,7 @@ struct ic_cpu {
 	bool woken;
 	uint8_t last_cr8;
 	struct ev_timer *timer;
+	struct ev_timer *tpr_poll; /* see inject() */
 };
 
 static struct vcpu *vcpu_of(struct ic_cpu *c)
@@ -101,6 +104,13 @@ static uint64_t apic_tsc(void *opaque)
 	return 0;
 }
 
+static void tpr_poll_fired(void *opaque)
+{
+	struct ic_cpu *c = opaque;
+
+	vcpu_kick(vcpu_of(c));
+}
+
 static void apic_timer_fired(void *opaque)
 {
 	struct ic_cpu *c = opaque;
@@ -143,7 +153,8 @@ int irqchip_off_init(struct vmm_irqchip *ic, char *err, size_t errlen)
 		pthread_mutex_init(&c->lock, NULL);
 		pthread_cond_init(&c->cond, NULL);
 		c->timer = ev_timer_new(m->host.loop, apic_timer_fired, c);
-		if (!c->timer) {
+		c->tpr_poll = ev_timer_new(m->host.loop, tpr_poll_fired, c);
+		if (!c->timer || !c->tpr_poll) {
 			snprintf(err, errlen, "kernel_irqchip=off: cannot create the APIC timers");
 			return -1;
 		}
@@ -163,6 +174,7 @@ void irqchip_off_destroy(struct vmm_irqchip *ic)
 		return;
 	for (unsigned i = 0; i < ic->m->ncpus; i++) {
 		ev_timer_free(ic->cpu[i].timer);
+		ev_timer_free(ic->cpu[i].tpr_poll);
 		pthread_mutex_destroy(&ic->cpu[i].lock);
 		pthread_cond_destroy(&ic->cpu[i].cond);
 	}
@@ -272,6 +284,11 @@ static void inject(struct ic_cpu *c, struct lapic *a, struct kvm_run *run)
 	run->request_interrupt_window = lapic_has_interrupt(a) || pic_for(c, a);
 	c->last_cr8 = lapic_get_tpr(a) >> 4;
 	run->cr8 = c->last_cr8;
+	/* Held back by CR8 only: KVM reports CR8 being lowered with
+	 * KVM_EXIT_SET_TPR, but some hosts (kvm_pvm) never do. Look again
+	 * every TPR_POLL_NS until it goes in. */
+	if (lapic_blocked_by_tpr(a))
+		ev_timer_arm(c->tpr_poll, TPR_POLL_NS, 0);
 }
 
 bool irqchip_off_pre_run(struct vcpu *v)

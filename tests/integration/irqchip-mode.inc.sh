@@ -38,6 +38,18 @@ for t in ${IRQCHIP_SUBTESTS:-payloads seabios-mbr seabios-int13 seabios-reset co
 	fi
 done
 
+# irq.elf (timer, level line + EOI, IPI, NMI, CR8) ran in payloads above;
+# in the userspace I/O APIC the level line must come exactly twice.
+"$tmp/vmm" -m 64 -nographic -device isa-debug-exit,iobase=0xf4,iosize=4 \
+	-kernel "$B/tests/guest/irq.elf" </dev/null >"$tmp/out" 2>&1
+if grep -q '^irq: level-triggered line: 2 deliveries' "$tmp/out"; then
+	echo "ok   irq.elf: level-triggered line delivered twice (EOI while asserted)"
+else
+	echo "FAIL irq.elf under kernel_irqchip=$mode:"
+	cat "$tmp/out"
+	fails=$((fails + 1))
+fi
+
 # A boot sector that enables interrupts and halts forever: SeaBIOS's
 # IRQ 0 handler keeps counting at 0x46c.
 cat >"$tmp/mbr.S" <<'ASM'
