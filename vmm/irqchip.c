@@ -83,8 +83,19 @@ int irqchip_init_vm(struct machine *m, char *err, size_t errlen)
 	enum irqchip_mode mode = m->cfg->irqchip;
 	int r;
 
-	if (mode != IRQCHIP_SPLIT)
+	if (mode == IRQCHIP_ON)
 		return 0;
+	m->ic = calloc(1, sizeof(*m->ic));
+	if (!m->ic) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	m->ic->m = m;
+	m->ic->mode = mode;
+	if (mode == IRQCHIP_OFF) {
+		irqchip_off_init_vm(m->ic);
+		return 0;
+	}
 	if (kvm_check_cap(&m->sys, KVM_CAP_SPLIT_IRQCHIP) <= 0) {
 		snprintf(err, errlen,
 			 "-machine kernel_irqchip=split: KVM lacks KVM_CAP_SPLIT_IRQCHIP");
@@ -102,19 +113,11 @@ int irqchip_init_vm(struct machine *m, char *err, size_t errlen)
 
 int irqchip_init_devices(struct machine *m, char *err, size_t errlen)
 {
-	struct vmm_irqchip *ic;
+	struct vmm_irqchip *ic = m->ic;
 
 	irqchip_monitor_register(m);
-	if (m->cfg->irqchip == IRQCHIP_ON)
+	if (!ic)
 		return 0;
-	ic = calloc(1, sizeof(*ic));
-	if (!ic) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	m->ic = ic;
-	ic->m = m;
-	ic->mode = m->cfg->irqchip;
 	ic->pic = i8259_new(&m->host, pic_intr_changed, ic);
 	ic->ioapic = ioapic_new(&m->host, IOAPIC_BASE);
 	if (!m->cfg->no_pit)
@@ -195,6 +198,12 @@ bool irqchip_handle_exit(struct vcpu *v)
 	case KVM_EXIT_HLT:
 		if (ic->mode == IRQCHIP_OFF)
 			irqchip_off_hlt(v);
+		return true;
+	case KVM_EXIT_X86_RDMSR:
+	case KVM_EXIT_X86_WRMSR:
+		if (ic->mode != IRQCHIP_OFF)
+			return false;
+		irqchip_off_msr(v);
 		return true;
 	default:
 		return false;

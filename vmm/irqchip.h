@@ -23,6 +23,9 @@ struct vmm_irqchip {
 	/* kernel_irqchip=off (irqchip_off.c) */
 	struct apic_bus *apics;
 	struct ic_cpu *cpu; /* per vCPU */
+	bool user_msrs;	    /* x2APIC, APIC base and TSC-deadline MSRs reach us */
+	int64_t tsc_offset; /* guest TSC - host TSC */
+	uint64_t tsc_khz;
 };
 
 /* Before the vCPUs exist: the KVM side of the mode (split: check and
@@ -44,12 +47,17 @@ bool irqchip_handle_exit(struct vcpu *v);
 void irqchip_monitor_register(struct machine *m);
 
 /* irqchip_off.c: the local APICs in vmm (kernel_irqchip=off). */
+/* Before the vCPUs: route the APIC MSRs to userspace where KVM can. */
+void irqchip_off_init_vm(struct vmm_irqchip *ic);
 int irqchip_off_init(struct vmm_irqchip *ic, char *err, size_t errlen);
 void irqchip_off_destroy(struct vmm_irqchip *ic);
 /* irq_sink.msi: deliver to the modelled APICs. */
 void irqchip_off_msi(void *opaque, uint64_t addr, uint32_t data);
-/* Hide what KVM cannot forward without its APIC (x2APIC, TSC-deadline). */
-void irqchip_off_cpuid(struct kvm_cpuid2 *c);
+/* Hide what KVM cannot forward without its APIC: the PV features that
+ * need it, and x2APIC / TSC-deadline unless the MSRs reach vmm. */
+void irqchip_off_cpuid(struct vmm_irqchip *ic, struct kvm_cpuid2 *c);
+/* KVM_EXIT_X86_RDMSR / WRMSR of the MSRs irqchip_off_init_vm routed. */
+void irqchip_off_msr(struct vcpu *v);
 bool irqchip_off_pre_run(struct vcpu *v);
 void irqchip_off_hlt(struct vcpu *v);
 /* From vcpu_kick: wake the vCPU thread when it sleeps in HLT or SIPI. */

@@ -8,10 +8,12 @@
  * the APs until INIT + SIPI, which they carry out on their own registers.
  * APIC timers are one-shot host timers on the main loop.
  *
- * KVM without its APIC does not hand x2APIC MSRs or IA32_TSC_DEADLINE to
- * userspace, so this mode hides x2APIC and TSC-deadline from CPUID (as
- * QEMU does with kernel_irqchip=off), and the KVM PV features that rely
- * on KVM's APIC.
+ * KVM without its APIC does not handle the x2APIC MSRs, IA32_TSC_DEADLINE
+ * or (usefully) IA32_APIC_BASE: where KVM has KVM_CAP_X86_USER_SPACE_MSR
+ * and an MSR filter, those MSRs exit to vmm and the guest gets x2APIC and
+ * TSC-deadline; elsewhere both are hidden from CPUID (as QEMU does with
+ * kernel_irqchip=off). The KVM PV features that need KVM's APIC are
+ * always hidden.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,6 +25,10 @@
 
 #define CPUID_1_ECX_X2APIC (1u << 21)
 #define CPUID_1_ECX_TSC_DEADLINE (1u << 24)
+#define MSR_IA32_TSC 0x10
+#define MSR_IA32_APIC_BASE 0x1b
+/* APIC base MSR bits a guest may set: BSP (read-only), EXTD, EN, base */
+#define APIC_BASE_WRITABLE 0x0000000ffffffd00ull
 /* KVM paravirtual features (leaf 0x40000001 EAX) that need KVM's APIC:
  * async page faults (4, 14), PV EOI (6), PV unhalt (7), PV send-IPI
  * (11), PV sched yield (13). Linux would try them and trip over #GPs. */
@@ -98,10 +104,20 @@ static void apic_arm(void *opaque, unsigned cpu, uint64_t deadline)
 		ev_timer_arm(ic->cpu[cpu].timer, deadline > now ? deadline - now : 1, 0);
 }
 
-/* TSC-deadline is hidden in this mode (see above): no TSC is needed. */
+static uint64_t host_rdtsc(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+}
+
+/* The guest's TSC: the host's plus KVM's offset, measured at start-up. */
 static uint64_t apic_tsc(void *opaque)
 {
-	return 0;
+	struct vmm_irqchip *ic = opaque;
+
+	return host_rdtsc() + (uint64_t)ic->tsc_offset;
 }
 
 static void tpr_poll_fired(void *opaque)
@@ -137,10 +153,38 @@ static void off_reset(void *opaque)
 	}
 }
 
+void irqchip_off_init_vm(struct vmm_irqchip *ic)
+{
+	static const struct kvm_msr_range ranges[] = {
+		{MSR_IA32_APIC_BASE, 1}, {LAPIC_MSR_TSC_DEADLINE, 1}, {0x800, 0x100}, /* x2APIC */
+	};
+	struct kvm_vm *vm = &ic->m->vm;
+
+	ic->user_msrs = kvm_check_cap(vm->sys, KVM_CAP_X86_USER_SPACE_MSR) > 0 &&
+			kvm_check_cap(vm->sys, KVM_CAP_X86_MSR_FILTER) > 0 &&
+			kvm_vm_enable_user_msr_exits(vm) == 0 &&
+			kvm_vm_msr_filter_to_user(vm, ranges, 3) == 0;
+}
+
+/* The guest TSC against the host's, for TSC-deadline timers. */
+static void measure_tsc(struct vmm_irqchip *ic)
+{
+	struct kvm_vcpu *bsp = &ic->m->vcpus[0].kvm;
+	uint64_t guest;
+	int khz = kvm_vcpu_get_tsc_khz(bsp);
+
+	ic->tsc_khz = khz > 0 ? (uint64_t)khz : 1000000;
+	if (kvm_vcpu_get_msr(bsp, MSR_IA32_TSC, &guest) == 0)
+		ic->tsc_offset = (int64_t)(guest - host_rdtsc());
+}
+
 int irqchip_off_init(struct vmm_irqchip *ic, char *err, size_t errlen)
 {
 	struct machine *m = ic->m;
-	struct lapic_host h = {apic_kick, apic_eoi, apic_now, apic_arm, apic_tsc, 1000000, ic};
+	struct lapic_host h = {apic_kick, apic_eoi, apic_now, apic_arm, apic_tsc, 0, ic};
+
+	measure_tsc(ic);
+	h.tsc_khz = ic->tsc_khz;
 
 	/* the timers first: creating the APICs resets them, which disarms */
 	ic->cpu = calloc(m->ncpus, sizeof(*ic->cpu));
@@ -182,10 +226,10 @@ void irqchip_off_destroy(struct vmm_irqchip *ic)
 	free(ic->cpu);
 }
 
-void irqchip_off_cpuid(struct kvm_cpuid2 *c)
+void irqchip_off_cpuid(struct vmm_irqchip *ic, struct kvm_cpuid2 *c)
 {
 	for (uint32_t i = 0; i < c->nent; i++) {
-		if (c->entries[i].function == 1)
+		if (c->entries[i].function == 1 && !ic->user_msrs)
 			c->entries[i].ecx &= ~(CPUID_1_ECX_X2APIC | CPUID_1_ECX_TSC_DEADLINE);
 		if (c->entries[i].function == 0x40000001)
 			c->entries[i].eax &= ~KVM_PV_NEEDS_APIC;
@@ -314,4 +358,43 @@ void irqchip_off_hlt(struct vcpu *v)
 	struct vmm_irqchip *ic = v->m->ic;
 
 	ic->cpu[v->kvm.id].state = CPU_HALTED;
+}
+
+/* ------------------------------------------------------------- MSRs */
+
+/* IA32_APIC_BASE: reserved bits, x2APIC without enable, and leaving
+ * x2APIC mode other than through disabled all #GP, as on hardware. */
+static int write_apic_base(struct lapic *a, uint64_t v)
+{
+	uint64_t old = lapic_get_base(a);
+	bool en = v & (1ull << 11), extd = v & (1ull << 10);
+
+	if ((v & ~APIC_BASE_WRITABLE & ~(1ull << 8)) || (extd && !en) ||
+	    ((old & (1ull << 10)) && !extd && en))
+		return -1;
+	lapic_set_base(a, (v & APIC_BASE_WRITABLE) | (old & (1ull << 8)));
+	return 0;
+}
+
+void irqchip_off_msr(struct vcpu *v)
+{
+	struct kvm_run *run = v->kvm.run;
+	struct lapic *a = apic_bus_cpu(v->m->ic->apics, v->kvm.id);
+	uint64_t data = 0;
+	int r;
+
+	if (run->exit_reason == KVM_EXIT_X86_RDMSR) {
+		if (run->msr.index == MSR_IA32_APIC_BASE) {
+			data = lapic_get_base(a);
+			r = 0;
+		} else {
+			r = lapic_msr_read(a, run->msr.index, &data);
+		}
+		run->msr.data = data;
+	} else if (run->msr.index == MSR_IA32_APIC_BASE) {
+		r = write_apic_base(a, run->msr.data);
+	} else {
+		r = lapic_msr_write(a, run->msr.index, run->msr.data);
+	}
+	run->msr.error = r < 0; /* KVM injects #GP */
 }

@@ -200,7 +200,7 @@ static int setup_cpuid(struct vcpu *v)
 	 * set the same bits, the topology is rewritten for this vCPU. */
 	cpuid_apply(c, &v->m->cfg->cpu, v->kvm.id);
 	if (v->m->cfg->irqchip == IRQCHIP_OFF)
-		irqchip_off_cpuid(c);
+		irqchip_off_cpuid(v->m->ic, c);
 	return kvm_vcpu_set_cpuid(&v->kvm, c);
 }
 

@@ -182,5 +182,16 @@ int kvm_vm_set_msi_routes(struct kvm_vm *vm, const struct kvm_msi_route *routes,
 int kvm_vcpu_interrupt(struct kvm_vcpu *vcpu, unsigned vector);
 /* KVM_NMI: queue an NMI. */
 int kvm_vcpu_nmi(struct kvm_vcpu *vcpu);
+/* KVM_CAP_X86_USER_SPACE_MSR: accesses to filtered MSRs exit to
+ * userspace (KVM_EXIT_X86_RDMSR / WRMSR) instead of raising #GP. */
+int kvm_vm_enable_user_msr_exits(struct kvm_vm *vm);
+/* KVM_X86_SET_MSR_FILTER: the MSRs in ranges (at most 256 each) go to
+ * userspace, every other MSR stays with KVM. */
+struct kvm_msr_range {
+	uint32_t base, count;
+};
+int kvm_vm_msr_filter_to_user(struct kvm_vm *vm, const struct kvm_msr_range *ranges, unsigned n);
+/* KVM_GET_TSC_KHZ: the guest TSC's frequency (kHz, >= 0) or -errno. */
+int kvm_vcpu_get_tsc_khz(struct kvm_vcpu *vcpu);
 
 #endif /* VMM_KERNEL_KVM_H */

@@ -81,13 +81,13 @@ void irq_nmi(void)
 }
 
 /* Save the caller-saved registers around a C handler. */
-#define STUB(name, fn)                                                                       \
-	__asm__(".text\n" #name ":\n"                                                        \
-		"push %rax; push %rcx; push %rdx; push %rsi; push %rdi\n"                    \
-		"push %r8; push %r9; push %r10; push %r11\n"                                 \
-		"call " #fn "\n"                                                             \
-		"pop %r11; pop %r10; pop %r9; pop %r8\n"                                     \
-		"pop %rdi; pop %rsi; pop %rdx; pop %rcx; pop %rax\n"                         \
+#define STUB(name, fn)                                                                             \
+	__asm__(".text\n" #name ":\n"                                                              \
+		"push %rax; push %rcx; push %rdx; push %rsi; push %rdi\n"                          \
+		"push %r8; push %r9; push %r10; push %r11\n"                                       \
+		"call " #fn "\n"                                                                   \
+		"pop %r11; pop %r10; pop %r9; pop %r8\n"                                           \
+		"pop %rdi; pop %rsi; pop %rdx; pop %rcx; pop %rax\n"                               \
 		"iretq\n")
 STUB(stub_timer, irq_timer);
 STUB(stub_uart, irq_uart);
