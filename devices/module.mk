@@ -31,9 +31,10 @@ $(eval $(call unit_test,devices_i8259,tests/unit/devices/test_i8259.c,libdevices
 $(eval $(call unit_test,devices_ioapic,tests/unit/devices/test_ioapic.c,libdevices.a,))
 $(eval $(call unit_test,devices_i8254,tests/unit/devices/test_i8254.c,libdevices.a,))
 $(eval $(call unit_test,devices_lapic,tests/unit/devices/test_lapic.c,libdevices.a,))
-# kernel_irqchip=split|off: payloads, SMP, SeaBIOS, timer delivery, monitor views
-INTEG_TESTS += tests/integration/irqchip-split.sh tests/integration/irqchip-off.sh
-KVM_TESTS += tests/integration/irqchip-split.sh tests/integration/irqchip-off.sh
+# kernel_irqchip=on/split/off: payloads, SMP and SeaBIOS under split and off;
+# timer delivery and the monitor views in all three
+INTEG_TESTS += tests/integration/irqchip-on.sh tests/integration/irqchip-split.sh tests/integration/irqchip-off.sh
+KVM_TESTS += tests/integration/irqchip-on.sh tests/integration/irqchip-split.sh tests/integration/irqchip-off.sh
 LINUX_TESTS += tests/integration/linux-pvh-smp1-split.sh tests/integration/linux-pvh-smp4-split.sh
 LINUX_TESTS += tests/integration/linux-pvh-smp1-off.sh tests/integration/linux-pvh-smp4-off.sh
 BENCHES += bench/irqchip-latency.sh

@@ -1,7 +1,8 @@
 #!/bin/sh
 # irqchip-mode.inc.sh MODE — the kit payloads, SMP start-up and the SeaBIOS
 # disk boots under -machine kernel_irqchip=MODE (split or off): each
-# existing test runs unchanged through a wrapper that adds the option.
+# existing test runs unchanged through a wrapper that adds the option
+# (with MODE on, the default, they run as themselves elsewhere).
 # Then the mode is shown to be in effect and interrupts to arrive:
 # SeaBIOS idles in its boot sector with the PIT's IRQ 0 running, and the
 # monitor sees the BIOS tick count (0x46c, incremented by the IRQ 0
@@ -28,7 +29,9 @@ wrap() {
 wrap vmm "$VMM"
 wrap vmm-asan "$VMM_ASAN"
 
-for t in ${IRQCHIP_SUBTESTS:-payloads seabios-mbr seabios-int13 seabios-reset core-smp}; do
+subtests="payloads seabios-mbr seabios-int13 seabios-reset core-smp"
+[ "$mode" = on ] && subtests=" "
+for t in ${IRQCHIP_SUBTESTS:-$subtests}; do
 	if B=$B VMM=$tmp/vmm VMM_ASAN=$tmp/vmm-asan sh "tests/integration/$t.sh" >"$tmp/log" 2>&1; then
 		echo "ok   $t (kernel_irqchip=$mode)"
 	else
@@ -42,7 +45,9 @@ done
 # in the userspace I/O APIC the level line must come exactly twice.
 "$tmp/vmm" -m 64 -nographic -device isa-debug-exit,iobase=0xf4,iosize=4 \
 	-kernel "$B/tests/guest/irq.elf" </dev/null >"$tmp/out" 2>&1
-if grep -q '^irq: level-triggered line: 2 deliveries' "$tmp/out"; then
+if [ "$mode" = on ]; then
+	: # KVM's in-kernel I/O APIC: see irq.c (2 or 3, checked in payloads.sh)
+elif grep -q '^irq: level-triggered line: 2 deliveries' "$tmp/out"; then
 	echo "ok   irq.elf: level-triggered line delivered twice (EOI while asserted)"
 else
 	echo "FAIL irq.elf under kernel_irqchip=$mode:"
@@ -87,9 +92,12 @@ while True:
         break
 assert 8 <= t1 - t0 <= 40, f"BIOS ticks {t0} -> {t1} in 1 s"
 out = cmd("info irq")
-assert "IRQ statistics for isa-i8259:" in out, out
-irq0 = re.search(r"^ 0: (\d+)$", out, re.M)
-assert irq0 and int(irq0.group(1)) >= t1 - t0, out
+if sys.argv[2] == "on":
+    assert "IRQ statistics not available" in out, out
+else:
+    assert "IRQ statistics for isa-i8259:" in out, out
+    irq0 = re.search(r"^ 0: (\d+)$", out, re.M)
+    assert irq0 and int(irq0.group(1)) >= t1 - t0, out
 out = cmd("info pic")
 m = re.search(r"pic0: irr=.. imr=(..) isr=.. hprio=\d+ irq_base=08", out)
 assert m and int(m.group(1), 16) & 1 == 0, out
