@@ -7,8 +7,8 @@
  * (ICR write -> handler) and of a device interrupt (the UART raising its
  * line -> handler). Exit code 0 when everything arrived as expected.
  *
- * The handlers are installed into the kit's IDT (found with sidt). Ring 0
- * is emulated on some hosts: few instructions, waits bounded by the TSC.
+ * Ring 0 is emulated on some hosts: few instructions, waits bounded by
+ * the TSC.
  */
 #include "kit.h"
 
@@ -80,37 +80,10 @@ void irq_nmi(void)
 	nmi_hits++;
 }
 
-/* Save the caller-saved registers around a C handler. */
-#define STUB(name, fn)                                                                             \
-	__asm__(".text\n" #name ":\n"                                                              \
-		"push %rax; push %rcx; push %rdx; push %rsi; push %rdi\n"                          \
-		"push %r8; push %r9; push %r10; push %r11\n"                                       \
-		"call " #fn "\n"                                                                   \
-		"pop %r11; pop %r10; pop %r9; pop %r8\n"                                           \
-		"pop %rdi; pop %rsi; pop %rdx; pop %rcx; pop %rax\n"                               \
-		"iretq\n")
-STUB(stub_timer, irq_timer);
-STUB(stub_uart, irq_uart);
-STUB(stub_ipi, irq_ipi);
-STUB(stub_nmi, irq_nmi);
-extern char stub_timer[], stub_uart[], stub_ipi[], stub_nmi[];
-
-static void set_gate(unsigned vec, void *handler)
-{
-	struct __attribute__((packed)) {
-		uint16_t limit;
-		uint64_t base;
-	} idtr;
-	uint32_t *gate;
-	uint64_t h = (uintptr_t)handler;
-
-	__asm__ volatile("sidt %0" : "=m"(idtr));
-	gate = (uint32_t *)(uintptr_t)(idtr.base + vec * 16);
-	gate[0] = (uint32_t)(h & 0xffff) | (uint32_t)KIT_CS64 << 16;
-	gate[1] = (uint32_t)(h & 0xffff0000) | 0x8e00; /* present interrupt gate */
-	gate[2] = (uint32_t)(h >> 32);
-	gate[3] = 0;
-}
+KIT_IRQ_STUB(stub_timer, irq_timer);
+KIT_IRQ_STUB(stub_uart, irq_uart);
+KIT_IRQ_STUB(stub_ipi, irq_ipi);
+KIT_IRQ_STUB(stub_nmi, irq_nmi);
 
 /* ------------------------------------------------------------- helpers */
 
@@ -241,10 +214,10 @@ int guest_main(void)
 	calibrate_tsc();
 	outb(0x21, 0xff); /* the PICs stay out of this */
 	outb(0xa1, 0xff);
-	set_gate(2, stub_nmi);
-	set_gate(VEC_TIMER, stub_timer);
-	set_gate(VEC_UART, stub_uart);
-	set_gate(VEC_IPI, stub_ipi);
+	kit_set_gate(2, stub_nmi);
+	kit_set_gate(VEC_TIMER, stub_timer);
+	kit_set_gate(VEC_UART, stub_uart);
+	kit_set_gate(VEC_IPI, stub_ipi);
 	lapic_write(0xf0, 0x1ff); /* APIC on, spurious vector 0xff */
 	fails += test_timer();
 	fails += test_level_line(&dev_lat);
