@@ -59,16 +59,16 @@ static void pic_intr_changed(void *opaque)
 static void ioapic_routes_changed(void *opaque)
 {
 	struct vmm_irqchip *ic = opaque;
-	struct kvm_msi_route routes[IOAPIC_NUM_PINS];
+	uint64_t addr[IOAPIC_NUM_PINS];
+	uint32_t data[IOAPIC_NUM_PINS];
 	int r;
 
 	for (unsigned pin = 0; pin < IOAPIC_NUM_PINS; pin++) {
 		bool masked;
 
-		routes[pin].gsi = pin;
-		ioapic_pin_msi(ic->ioapic, pin, &routes[pin].addr, &routes[pin].data, &masked);
+		ioapic_pin_msi(ic->ioapic, pin, &addr[pin], &data[pin], &masked);
 	}
-	r = kvm_vm_set_msi_routes(&ic->m->vm, routes, IOAPIC_NUM_PINS);
+	r = kvm_vm_set_ioapic_routes(&ic->m->vm, addr, data);
 	if (r < 0 && !ic->route_error_logged) {
 		ic->route_error_logged = true;
 		fprintf(stderr, "vmm: KVM_SET_GSI_ROUTING: %s (level-triggered EOIs may be lost)\n",

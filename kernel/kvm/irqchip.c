@@ -22,29 +22,6 @@ int kvm_vm_enable_split_irqchip(struct kvm_vm *vm, unsigned ioapic_pins)
 	return irqchip_ioctl(vm->fd, KVM_ENABLE_CAP, &cap);
 }
 
-int kvm_vm_set_msi_routes(struct kvm_vm *vm, const struct kvm_msi_route *routes, unsigned n)
-{
-	struct kvm_irq_routing *table;
-	int r;
-
-	table = calloc(1, sizeof(*table) + n * sizeof(table->entries[0]));
-	if (!table)
-		return -ENOMEM;
-	table->nr = n;
-	for (unsigned i = 0; i < n; i++) {
-		struct kvm_irq_routing_entry *e = &table->entries[i];
-
-		e->gsi = routes[i].gsi;
-		e->type = KVM_IRQ_ROUTING_MSI;
-		e->u.msi.address_lo = (uint32_t)routes[i].addr;
-		e->u.msi.address_hi = (uint32_t)(routes[i].addr >> 32);
-		e->u.msi.data = routes[i].data;
-	}
-	r = irqchip_ioctl(vm->fd, KVM_SET_GSI_ROUTING, table);
-	free(table);
-	return r;
-}
-
 int kvm_vcpu_interrupt(struct kvm_vcpu *vcpu, unsigned vector)
 {
 	struct kvm_interrupt irq = {.irq = vector};

@@ -54,8 +54,12 @@ struct kvm_vm {
 	struct kvm_sys *sys;
 	int fd;
 	struct kvm_slot slots[KVM_MAX_SLOTS];
-	pthread_mutex_t route_lock; /* routes may change from any thread */
+	pthread_mutex_t route_lock;		      /* routes may change from any thread */
 	struct kvm_msi_route msi[KVM_MAX_MSI_ROUTES]; /* GSI KVM_IRQCHIP_GSIS + i */
+	/* kernel_irqchip=split: GSIs 0-23 are the userspace I/O APIC's MSIs */
+	bool split_irqchip;
+	uint64_t ioapic_addr[KVM_IRQCHIP_GSIS];
+	uint32_t ioapic_data[KVM_IRQCHIP_GSIS];
 };
 
 struct kvm_vcpu {
@@ -167,16 +171,11 @@ int kvm_vcpu_set_guest_debug(struct kvm_vcpu *vcpu, bool single_step, const uint
 /* KVM_CAP_SPLIT_IRQCHIP with ioapic_pins GSIs reserved for the userspace
  * I/O APIC (before any vCPU exists). */
 int kvm_vm_enable_split_irqchip(struct kvm_vm *vm, unsigned ioapic_pins);
-/* KVM_SET_GSI_ROUTING with MSI routes only; it REPLACES the whole table.
- * With a split irqchip, GSIs 0..pins-1 must mirror the I/O APIC's
- * redirection entries: KVM learns from them which vectors are level
- * triggered and exits with KVM_EXIT_IOAPIC_EOI on their EOI. */
-struct kvm_msi_route {
-	uint32_t gsi;
-	uint64_t addr;
-	uint32_t data;
-};
-int kvm_vm_set_msi_routes(struct kvm_vm *vm, const struct kvm_msi_route *routes, unsigned n);
+/* With a split irqchip, GSIs 0-23 route as MSIs the messages the
+ * userspace I/O APIC's pins send (addr[i], data[i]): KVM learns from them
+ * which vectors are level triggered and exits with KVM_EXIT_IOAPIC_EOI on
+ * their EOI. The MSI routes above stay. */
+int kvm_vm_set_ioapic_routes(struct kvm_vm *vm, const uint64_t *addr, const uint32_t *data);
 /* KVM_INTERRUPT: queue an external interrupt (the PIC's INTA vector);
  * only without an in-kernel PIC. */
 int kvm_vcpu_interrupt(struct kvm_vcpu *vcpu, unsigned vector);

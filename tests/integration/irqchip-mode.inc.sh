@@ -29,7 +29,7 @@ wrap() {
 wrap vmm "$VMM"
 wrap vmm-asan "$VMM_ASAN"
 
-subtests="payloads seabios-mbr seabios-int13 seabios-reset core-smp"
+subtests="payloads seabios-mbr seabios-int13 seabios-reset seabios-virtio core-smp"
 [ "$mode" = on ] && subtests=" "
 for t in ${IRQCHIP_SUBTESTS:-$subtests}; do
 	if B=$B VMM=$tmp/vmm VMM_ASAN=$tmp/vmm-asan sh "tests/integration/$t.sh" >"$tmp/log" 2>&1; then
