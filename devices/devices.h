@@ -465,4 +465,141 @@ void pvpanic_free(struct pvpanic *p);
 
 /* ------------------------------------- end of control plane section */
 
+/* ------------------------------ interrupt controllers (issue 17) ----
+ * The userspace 8259A pair, I/O APIC, 8254 PIT and local APIC used by
+ * -machine kernel_irqchip=split|off. Time and interrupt outputs go through
+ * callbacks, so unit tests drive the models on a fake clock. */
+
+/* 8259A master (0x20) + slave (0xa0, on master IRQ 2) and the ELCR
+ * (0x4d0/0x4d1). intr_changed runs, without the PIC's lock, whenever the
+ * INTR output may have changed; read it with i8259_intr(). */
+struct i8259;
+struct i8259 *i8259_new(struct dev_host *host, void (*intr_changed)(void *opaque), void *opaque);
+void i8259_free(struct i8259 *p);
+/* Drive ISA IRQ line irq (0-15). */
+void i8259_set_irq(struct i8259 *p, unsigned irq, bool level);
+bool i8259_intr(struct i8259 *p);
+/* The INTA cycle: the vector to deliver (a spurious IRQ 7 when none). */
+int i8259_ack(struct i8259 *p);
+/* `info pic` in QEMU's layout; snprintf-style length. */
+size_t i8259_info(struct i8259 *p, char *buf, size_t len);
+/* The same layout for any PIC pair's registers (KVM's in-kernel one). */
+struct i8259_state {
+	uint8_t irr, imr, isr, priority_add, irq_base, read_reg_select, elcr;
+	uint8_t special_fully_nested_mode;
+};
+size_t i8259_format(const struct i8259_state st[2], char *buf, size_t len);
+/* Rising edges seen on irq since reset (`info irq`). */
+uint64_t i8259_irq_count(struct i8259 *p, unsigned irq);
+
+/* 82093AA I/O APIC, 24 pins, registers at base (0xfec00000). Pins send
+ * MSI-shaped messages through host->irq.msi; report EOIs of level
+ * triggered vectors (the EOI broadcast) with ioapic_eoi(). */
+#define IOAPIC_BASE 0xfec00000ull
+#define IOAPIC_NUM_PINS 24
+struct ioapic;
+struct ioapic *ioapic_new(struct dev_host *host, uint64_t base);
+void ioapic_free(struct ioapic *io);
+void ioapic_set_irq(struct ioapic *io, unsigned pin, bool level);
+void ioapic_eoi(struct ioapic *io, uint8_t vector);
+/* fn runs (without the I/O APIC's lock) after the guest rewrote a
+ * redirection entry, and on reset: the split irqchip mirrors the entries
+ * into KVM's GSI routes so the kernel knows the level-triggered vectors. */
+void ioapic_set_routes_changed(struct ioapic *io, void (*fn)(void *opaque), void *opaque);
+/* The message pin would send now, and whether it is masked. */
+void ioapic_pin_msi(struct ioapic *io, unsigned pin, uint64_t *addr, uint32_t *data,
+		    bool *masked);
+/* A redirection entry as an MSI address/data pair. */
+void ioapic_rte_to_msi(uint64_t rte, uint64_t *addr, uint32_t *data);
+size_t ioapic_info(struct ioapic *io, char *buf, size_t len);
+/* The `info ioapic` layout for any I/O APIC's registers (KVM's too). */
+size_t ioapic_format(uint8_t id, uint8_t regsel, const uint64_t rte[IOAPIC_NUM_PINS],
+		     uint32_t irr, char *buf, size_t len);
+uint64_t ioapic_irq_count(struct ioapic *io, unsigned pin);
+
+/* 8254 PIT at 0x40-0x43 and port B (0x61). OUT0 drives GSI 0 through
+ * host->irq. The clock gives the time (ns) and arms a one-shot call of
+ * i8254_timer() at an absolute deadline (UINT64_MAX: cancel); with clk
+ * NULL the PIT uses CLOCK_MONOTONIC and a timer on host->loop. */
+struct i8254_clock {
+	uint64_t (*now_ns)(void *opaque);
+	void (*arm)(void *opaque, uint64_t deadline_ns);
+	void *opaque;
+};
+struct i8254;
+struct i8254 *i8254_new(struct dev_host *host, const struct i8254_clock *clk);
+void i8254_free(struct i8254 *p);
+/* The armed deadline passed. */
+void i8254_timer(struct i8254 *p);
+/* A channel's OUT pin now. */
+bool i8254_out(struct i8254 *p, unsigned ch);
+
+/* Local APICs and the APIC bus between them (kernel_irqchip=off). The
+ * register page is laid out like the xAPIC MMIO page and KVM's
+ * struct kvm_lapic_state. Callbacks run without any APIC lock. */
+#define LAPIC_PAGE_SIZE 1024
+#define LAPIC_DEFAULT_BASE 0xfee00000ull
+#define LAPIC_MSR_TSC_DEADLINE 0x6e0
+struct lapic_host {
+	/* cpu has a new interrupt or event: wake it (HLT) or make it look */
+	void (*kick)(void *opaque, unsigned cpu);
+	/* EOI of a level-triggered vector: the broadcast to the I/O APIC */
+	void (*eoi)(void *opaque, uint8_t vector);
+	uint64_t (*now_ns)(void *opaque);
+	/* call lapic_timer_expired(cpu's APIC) at deadline_ns; UINT64_MAX: cancel */
+	void (*arm_timer)(void *opaque, unsigned cpu, uint64_t deadline_ns);
+	uint64_t (*tsc_now)(void *opaque); /* the guest's TSC now */
+	uint64_t tsc_khz;
+	void *opaque;
+};
+/* Events for the vCPU thread (lapic_take_events). */
+enum { LAPIC_EV_NMI = 1, LAPIC_EV_INIT = 2, LAPIC_EV_SIPI = 4, LAPIC_EV_EXTINT = 8 };
+struct lapic;
+struct apic_bus;
+struct apic_bus *apic_bus_new(unsigned ncpus, const struct lapic_host *host);
+void apic_bus_free(struct apic_bus *bus);
+struct lapic *apic_bus_cpu(struct apic_bus *bus, unsigned cpu);
+/* Register the xAPIC page (LAPIC_DEFAULT_BASE) on mmio. */
+int apic_bus_map(struct apic_bus *bus, struct iobus *mmio);
+/* Deliver an MSI / I/O APIC message. */
+void apic_bus_msi(struct apic_bus *bus, uint64_t addr, uint32_t data);
+/* The APIC the calling thread's MMIO accesses reach (-1: none). */
+void lapic_set_thread_cpu(int cpu);
+/* xAPIC register access by offset (aligned 32-bit). */
+uint32_t lapic_read(struct lapic *a, unsigned off);
+void lapic_write(struct lapic *a, unsigned off, uint32_t v);
+/* x2APIC MSRs 0x800-0x8ff and IA32_TSC_DEADLINE: 0, or -1 for #GP. */
+int lapic_msr_read(struct lapic *a, uint32_t msr, uint64_t *value);
+int lapic_msr_write(struct lapic *a, uint32_t msr, uint64_t value);
+/* IA32_APIC_BASE (enable, x2APIC mode, BSP). */
+uint64_t lapic_get_base(struct lapic *a);
+void lapic_set_base(struct lapic *a, uint64_t value);
+/* The highest interrupt above the processor priority: has / take (moves
+ * it from IRR to ISR, returns the vector or -1). */
+bool lapic_has_interrupt(struct lapic *a);
+int lapic_get_interrupt(struct lapic *a);
+/* An interrupt waits only because of the TPR (CR8). */
+bool lapic_blocked_by_tpr(struct lapic *a);
+/* The PIC's INTR reaches this CPU (APIC off, or LINT0 unmasked ExtINT). */
+bool lapic_accepts_pic(struct lapic *a);
+/* An edge on LINT0/LINT1, delivered as its LVT entry says. */
+void lapic_set_lint(struct lapic *a, unsigned pin, bool level);
+/* TPR (CR8 << 4 in 64-bit mode). */
+uint8_t lapic_get_tpr(struct lapic *a);
+void lapic_set_tpr(struct lapic *a, uint8_t tpr);
+unsigned lapic_take_events(struct lapic *a, uint8_t *sipi_vector);
+bool lapic_events_pending(struct lapic *a);
+void lapic_timer_expired(struct lapic *a);
+/* INIT: registers to their INIT state (ID and base kept). Reset: also
+ * the base MSR (enabled, BSP for CPU 0) and pending events. */
+void lapic_init(struct lapic *a);
+void lapic_reset(struct lapic *a);
+/* A snapshot of the register page (current count filled in). */
+void lapic_copy_page(struct lapic *a, uint8_t page[LAPIC_PAGE_SIZE]);
+/* `info lapic` for a register page (lapic_copy_page or KVM_GET_LAPIC). */
+size_t lapic_format(const uint8_t page[LAPIC_PAGE_SIZE], unsigned cpu, bool x2apic, char *buf,
+		    size_t len);
+
+/* ------------------------------- end of interrupt controllers section */
+
 #endif /* VMM_DEVICES_H */

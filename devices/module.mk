@@ -26,3 +26,15 @@ $(eval $(call unit_test,virtio_queue,tests/unit/virtio/test_queue.c,libdevices.a
 $(eval $(call unit_test,virtio_blk,tests/unit/virtio/test_virtio_blk.c,libdevices.a,))
 INTEG_TESTS += tests/integration/seabios-virtio.sh
 KVM_TESTS += tests/integration/seabios-virtio.sh
+# Interrupt controllers (issue 17) unit tests
+$(eval $(call unit_test,devices_i8259,tests/unit/devices/test_i8259.c,libdevices.a,))
+$(eval $(call unit_test,devices_ioapic,tests/unit/devices/test_ioapic.c,libdevices.a,))
+$(eval $(call unit_test,devices_i8254,tests/unit/devices/test_i8254.c,libdevices.a,))
+$(eval $(call unit_test,devices_lapic,tests/unit/devices/test_lapic.c,libdevices.a,))
+# kernel_irqchip=on/split/off: payloads, SMP and SeaBIOS under split and off;
+# timer delivery and the monitor views in all three
+INTEG_TESTS += tests/integration/irqchip-on.sh tests/integration/irqchip-split.sh tests/integration/irqchip-off.sh
+KVM_TESTS += tests/integration/irqchip-on.sh tests/integration/irqchip-split.sh tests/integration/irqchip-off.sh
+LINUX_TESTS += tests/integration/linux-pvh-smp1-split.sh tests/integration/linux-pvh-smp4-split.sh
+LINUX_TESTS += tests/integration/linux-pvh-smp1-off.sh tests/integration/linux-pvh-smp4-off.sh
+BENCHES += bench/irqchip-latency.sh

@@ -388,6 +388,70 @@ static int parse_debugcon(struct vmm_config *cfg, const struct cli_option *opt, 
 
 /* --------------------------------------------------------- the rest */
 
+static int parse_on_off(const char *key, const char *v, bool *out, char *err, size_t errlen)
+{
+	if (!strcmp(v, "on") || !strcmp(v, "true")) {
+		*out = true;
+	} else if (!strcmp(v, "off") || !strcmp(v, "false")) {
+		*out = false;
+	} else {
+		snprintf(err, errlen, "%s must be on or off, not '%s'", key, v);
+		return -1;
+	}
+	return 0;
+}
+
+/* -machine [pc,][type=pc,][accel=kvm,]kernel_irqchip=on|split|off,pit=on|off */
+int cli_parse_machine(const char *val, struct vmm_config *cfg, char *err, size_t errlen)
+{
+	char buf[256], *save = NULL, *tok;
+	bool pit = !cfg->no_pit;
+
+	if (snprintf(buf, sizeof(buf), "%s", val) >= (int)sizeof(buf)) {
+		snprintf(err, errlen, "value too long");
+		return -1;
+	}
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '='), *v = eq ? eq + 1 : tok;
+
+		if (eq)
+			*eq = 0;
+		if ((!eq || !strcmp(tok, "type")) && (!strcmp(v, "pc") || !strcmp(v, "pc-i440fx")))
+			continue;
+		if (eq && !strcmp(tok, "accel") && !strcmp(v, "kvm"))
+			continue;
+		if (eq && !strcmp(tok, "kernel_irqchip")) {
+			bool on;
+
+			if (!strcmp(v, "split")) {
+				cfg->irqchip = IRQCHIP_SPLIT;
+			} else if (parse_on_off(tok, v, &on, err, errlen) == 0) {
+				cfg->irqchip = on ? IRQCHIP_ON : IRQCHIP_OFF;
+			} else {
+				snprintf(err, errlen, "kernel_irqchip must be on, split or off, not '%s'",
+					 v);
+				return -1;
+			}
+		} else if (eq && !strcmp(tok, "pit")) {
+			if (parse_on_off(tok, v, &pit, err, errlen) < 0)
+				return -1;
+		} else {
+			snprintf(err, errlen, "unsupported '%s%s%s' (pc, accel=kvm, "
+				 "kernel_irqchip=on|split|off, pit=on|off)", tok, eq ? "=" : "",
+				 eq ? v : "");
+			return -1;
+		}
+	}
+	cfg->no_pit = !pit;
+	return 0;
+}
+
+static int parse_machine_opt(struct vmm_config *cfg, const struct cli_option *opt,
+			     const char *val, char *err, size_t errlen)
+{
+	return cli_parse_machine(val, cfg, err, errlen);
+}
+
 static int parse_name(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
 		      char *err, size_t errlen)
 {
@@ -457,6 +521,9 @@ static const struct cli_option options[] = {
 	{"-s", NULL, cli_parse_gdb_default, 0, "same as -gdb tcp::1234"},
 	{"-daemonize", NULL, cli_parse_daemonize, 0, "run in the background once set up"},
 	{"-pidfile", "FILE", cli_parse_pidfile, 0, "write the process id to FILE"},
+	{"-machine", "kernel_irqchip=on|split|off,pit=on|off", parse_machine_opt, 0,
+	 "interrupt controllers in KVM (on), split, or in vmm (off)"},
+	{"-M", "pc,...", parse_machine_opt, 0, NULL},
 	{"-help", NULL, cli_parse_flag, FIELD(help), "print this help and exit"},
 	{"-h", NULL, cli_parse_flag, FIELD(help), NULL},
 	{"-version", NULL, cli_parse_flag, FIELD(version), "print the version and exit"},

@@ -122,6 +122,13 @@ struct control_config {
 	const char *pidfile;
 };
 
+/* -machine kernel_irqchip=: where the interrupt controllers live. */
+enum irqchip_mode {
+	IRQCHIP_ON,    /* all in KVM (the default) */
+	IRQCHIP_SPLIT, /* local APICs in KVM; PIC, I/O APIC, PIT in vmm */
+	IRQCHIP_OFF,   /* everything in vmm */
+};
+
 struct vmm_config {
 	uint64_t ram_size; /* bytes */
 	unsigned smp;
@@ -151,6 +158,8 @@ struct vmm_config {
 	struct chardev_spec debugcon;
 	bool debugcon_given;
 	struct control_config control;
+	enum irqchip_mode irqchip; /* -machine kernel_irqchip= */
+	bool no_pit;		   /* -machine pit=off */
 };
 
 /* 0 with cfg filled (defaults applied); -1 with a one-line message in err
@@ -172,6 +181,7 @@ int cli_parse_drive(struct vmm_config *cfg, const char *val, char *err, size_t e
 int cli_parse_virtio_blk(struct vmm_config *cfg, char *props, char *err, size_t errlen);
 /* After parsing: each -device virtio-blk-pci's drive= found. */
 int cli_resolve_drives(struct vmm_config *cfg, char *err, size_t errlen);
+int cli_parse_machine(const char *s, struct vmm_config *cfg, char *err, size_t errlen);
 int cli_parse_chardev(const char *s, bool allow_mon, struct chardev_spec *spec, char *err,
 		      size_t errlen);
 

@@ -167,7 +167,7 @@ static int save_reset_state(struct vcpu *v)
 		ret = kvm_vcpu_get_sregs(&v->kvm, &r->sregs);
 	if (!ret)
 		ret = kvm_vcpu_get_fpu(&v->kvm, &r->fpu);
-	if (!ret)
+	if (!ret && v->m->cfg->irqchip != IRQCHIP_OFF) /* no APIC in KVM when off */
 		ret = kvm_vcpu_get_lapic(&v->kvm, &r->lapic);
 	if (!ret)
 		ret = kvm_vcpu_get_mp_state(&v->kvm, &r->mp_state);
@@ -184,7 +184,7 @@ static int restore_reset_state(struct vcpu *v)
 		ret = kvm_vcpu_set_regs(&v->kvm, &r->regs);
 	if (!ret)
 		ret = kvm_vcpu_set_fpu(&v->kvm, &r->fpu);
-	if (!ret)
+	if (!ret && v->m->cfg->irqchip != IRQCHIP_OFF)
 		ret = kvm_vcpu_set_lapic(&v->kvm, &r->lapic);
 	if (!ret)
 		ret = kvm_vcpu_set_mp_state(&v->kvm, r->mp_state);
@@ -199,6 +199,8 @@ static int setup_cpuid(struct vcpu *v)
 	/* Idempotent on the shared copy: the model and switches only clear or
 	 * set the same bits, the topology is rewritten for this vCPU. */
 	cpuid_apply(c, &v->m->cfg->cpu, v->kvm.id);
+	if (v->m->cfg->irqchip == IRQCHIP_OFF)
+		irqchip_off_cpuid(v->m->ic, c);
 	return kvm_vcpu_set_cpuid(&v->kvm, c);
 }
 
@@ -247,7 +249,7 @@ static int setup_irqchip(struct machine *m, char *err, size_t errlen)
 		snprintf(err, errlen, "KVM_CREATE_IRQCHIP: %s", strerror(-ret));
 		return -1;
 	}
-	ret = kvm_vm_create_pit2(&m->vm);
+	ret = m->cfg->no_pit ? 0 : kvm_vm_create_pit2(&m->vm);
 	if (ret < 0) {
 		snprintf(err, errlen, "KVM_CREATE_PIT2: %s", strerror(-ret));
 		return -1;
@@ -306,8 +308,11 @@ int machine_init(struct machine *m, const struct vmm_config *cfg, char *err, siz
 	/* The irqchip before the vCPUs: KVM then creates every vCPU but 0 in
 	 * KVM_MP_STATE_UNINITIALIZED, waiting in KVM_RUN for INIT + SIPI from
 	 * the guest (smp.elf, Linux), and save_reset_state() keeps that. */
-	if (setup_ram(m, err, errlen) < 0 || setup_irqchip(m, err, errlen) < 0 ||
-	    create_vcpus(m, err, errlen) < 0 || setup_host(m, err, errlen) < 0)
+	if (setup_ram(m, err, errlen) < 0 ||
+	    (cfg->irqchip == IRQCHIP_ON ? setup_irqchip(m, err, errlen)
+					: irqchip_init_vm(m, err, errlen)) < 0 ||
+	    create_vcpus(m, err, errlen) < 0 || setup_host(m, err, errlen) < 0 ||
+	    irqchip_init_devices(m, err, errlen) < 0)
 		return -1;
 	e820_build(&m->mem, &m->e820);
 	return 0;
@@ -336,6 +341,7 @@ void machine_destroy(struct machine *m)
 	debugcon_free(m->debugcon);
 	port92_free(m->port92);
 	dma8237_free(m->dma);
+	irqchip_destroy(m);
 	if (m->debugcon_fd > STDERR_FILENO)
 		close(m->debugcon_fd);
 	fw_cfg_free(m->fw_cfg);
@@ -361,8 +367,10 @@ void machine_destroy(struct machine *m)
 
 /* --------------------------------------------------------- pause/resume */
 
-static void kick(struct vcpu *v)
+void vcpu_kick(struct vcpu *v)
 {
+	if (v->m->ic)
+		irqchip_off_kick(v); /* a vCPU sleeping in HLT (kernel_irqchip=off) */
 	v->kvm.run->immediate_exit = 1;
 	if (v->started)
 		pthread_kill(v->thread, SIG_KICK);
@@ -374,7 +382,7 @@ void machine_pause(struct machine *m)
 	if (m->pause_depth++ == 0) {
 		atomic_store(&m->pause_req, 1);
 		for (unsigned i = 0; i < m->ncpus; i++)
-			kick(&m->vcpus[i]);
+			vcpu_kick(&m->vcpus[i]);
 		pthread_cond_broadcast(&m->cond); /* a vCPU in vcpu_debug_exit() */
 	}
 	while (m->n_parked < m->ncpus && !atomic_load(&m->quit))
@@ -424,7 +432,7 @@ void machine_system_reset(struct machine *m)
 
 	machine_pause(m);
 	dev_reset_all(&m->host);
-	for (unsigned i = 0; i < 3; i++)
+	for (unsigned i = 0; i < 3 && !m->ic; i++)
 		kvm_vm_set_irqchip(&m->vm, &m->reset_chips[i]);
 	for (unsigned i = 0; i < m->ncpus; i++)
 		if (restore_reset_state(&m->vcpus[i]) < 0)
@@ -453,7 +461,7 @@ void machine_request_exit(struct machine *m, int status)
 		m->exit_status = status;
 		atomic_store(&m->quit, true);
 		for (unsigned i = 0; i < m->ncpus; i++)
-			kick(&m->vcpus[i]);
+			vcpu_kick(&m->vcpus[i]);
 		pthread_cond_broadcast(&m->cond);
 	}
 	pthread_mutex_unlock(&m->lock);

@@ -17,6 +17,7 @@
 #include "firmware/firmware.h"
 #include "kernel/kvm/kvm.h"
 #include "vmm/cli.h"
+#include "vmm/irqchip.h"
 
 struct chardev;
 struct virtio_blk;
@@ -106,6 +107,7 @@ struct machine {
 	struct machine_map maps[MACHINE_MAX_MAPS];
 	struct kvm_cpuid2 *cpuid;
 	struct kvm_irqchip reset_chips[3];
+	struct vmm_irqchip *ic; /* kernel_irqchip=split|off (irqchip.c) */
 
 	struct vcpu *vcpus;
 	unsigned ncpus;
@@ -188,6 +190,8 @@ void machine_system_reset(struct machine *m);
 
 /* Any thread. */
 void machine_request_exit(struct machine *m, int status);
+/* Make the vCPU leave KVM_RUN (or not enter it) and look at its state. */
+void vcpu_kick(struct vcpu *v);
 void machine_request_reset(struct machine *m);
 
 /* ----------------------------------------------------------- runstate.c */

@@ -23,6 +23,7 @@ struct monitor {
 struct info_cmd {
 	const char *name, *help;
 	void (*fn)(void *opaque, FILE *out);
+	void (*fn_arg)(void *opaque, const char *arg, FILE *out);
 	void *opaque;
 };
 
@@ -34,7 +35,16 @@ int monitor_add_info(const char *name, const char *help, void (*fn)(void *opaque
 {
 	if (n_infos == MAX_INFO)
 		return -ENOSPC;
-	infos[n_infos++] = (struct info_cmd){name, help, fn, opaque};
+	infos[n_infos++] = (struct info_cmd){name, help, fn, NULL, opaque};
+	return 0;
+}
+
+int monitor_add_info_arg(const char *name, const char *help,
+			 void (*fn)(void *opaque, const char *arg, FILE *out), void *opaque)
+{
+	if (n_infos == MAX_INFO)
+		return -ENOSPC;
+	infos[n_infos++] = (struct info_cmd){name, help, NULL, fn, opaque};
 	return 0;
 }
 
@@ -279,7 +289,10 @@ static void cmd_info(struct monitor *mon, int argc, char **argv, FILE *out)
 	}
 	for (unsigned i = 0; i < n_infos; i++) {
 		if (!strcmp(infos[i].name, argv[1])) {
-			infos[i].fn(infos[i].opaque, out);
+			if (infos[i].fn_arg)
+				infos[i].fn_arg(infos[i].opaque, argc > 2 ? argv[2] : NULL, out);
+			else
+				infos[i].fn(infos[i].opaque, out);
 			return;
 		}
 	}

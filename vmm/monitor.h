@@ -20,6 +20,9 @@ void monitor_free(struct monitor *mon);
 /* Register `info NAME`; 0 or -ENOSPC. */
 int monitor_add_info(const char *name, const char *help, void (*fn)(void *opaque, FILE *out),
 		     void *opaque);
+/* Register `info NAME [ARG]`: fn gets the argument or NULL. */
+int monitor_add_info_arg(const char *name, const char *help,
+			 void (*fn)(void *opaque, const char *arg, FILE *out), void *opaque);
 /* Run one command line, output to out (exported for tests). */
 void monitor_execute(struct monitor *mon, const char *line, FILE *out);
 

@@ -111,7 +111,10 @@ static bool dispatch(struct vcpu *v)
 		handle_mmio(v);
 		return true;
 	case KVM_EXIT_INTR:
-	case KVM_EXIT_HLT: /* only without an in-kernel LAPIC; nothing to wait for */
+		return true;
+	case KVM_EXIT_HLT: /* only without an in-kernel LAPIC (irqchip.c) */
+		if (v->m->ic)
+			irqchip_handle_exit(v);
 		return true;
 	case KVM_EXIT_SHUTDOWN:
 		/* A triple fault: the PC resets (or exits with -no-reboot). */
@@ -133,6 +136,8 @@ static bool dispatch(struct vcpu *v)
 		vcpu_debug_exit(v);
 		return true;
 	default:
+		if (v->m->ic && irqchip_handle_exit(v))
+			return true;
 		snprintf(what, sizeof(what), "unexpected exit %s (%u)", kvm_exit_name(run->exit_reason),
 			 run->exit_reason);
 		fatal(v, what);
@@ -157,6 +162,8 @@ void *vcpu_thread(void *arg)
 			park(v);
 			continue;
 		}
+		if (m->ic && !irqchip_pre_run(v))
+			continue;
 		ret = kvm_vcpu_run(&v->kvm);
 		if (ret == -EINTR || ret == -EAGAIN) {
 			v->kvm.run->immediate_exit = 0;

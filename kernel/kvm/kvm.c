@@ -105,7 +105,8 @@ int kvm_require_caps(struct kvm_sys *sys, const struct kvm_cap_need *need, size_
 {
 	for (size_t i = 0; i < n; i++) {
 		if (kvm_check_cap(sys, need[i].cap) <= 0) {
-			snprintf(err, errlen, "KVM lacks %s, which vmm needs (host kernel too old?)",
+			snprintf(err, errlen,
+				 "KVM lacks %s, which vmm needs (host kernel too old?)",
 				 need[i].name);
 			return -ENOTSUP;
 		}
@@ -115,7 +116,8 @@ int kvm_require_caps(struct kvm_sys *sys, const struct kvm_cap_need *need, size_
 
 int kvm_get_supported_cpuid(struct kvm_sys *sys, struct kvm_cpuid2 **out)
 {
-	size_t sz = sizeof(struct kvm_cpuid2) + KVM_MAX_CPUID_ENTRIES * sizeof(struct kvm_cpuid_entry2);
+	size_t sz =
+		sizeof(struct kvm_cpuid2) + KVM_MAX_CPUID_ENTRIES * sizeof(struct kvm_cpuid_entry2);
 	struct kvm_cpuid2 *c = calloc(1, sz);
 	int r;
 
@@ -159,6 +161,7 @@ const char *kvm_exit_name(uint32_t reason)
 		[KVM_EXIT_NMI] = "NMI",
 		[KVM_EXIT_INTERNAL_ERROR] = "INTERNAL_ERROR",
 		[KVM_EXIT_SYSTEM_EVENT] = "SYSTEM_EVENT",
+		[KVM_EXIT_IOAPIC_EOI] = "IOAPIC_EOI",
 	};
 
 	if (reason < sizeof(names) / sizeof(names[0]) && names[reason])
@@ -366,6 +369,14 @@ static void irqchip_entry(struct kvm_irq_routing_entry *e, unsigned gsi, unsigne
 	e->u.irqchip.pin = pin;
 }
 
+static void msi_entry(struct kvm_irq_routing_entry *e, unsigned gsi, uint64_t addr, uint32_t data)
+{
+	*e = (struct kvm_irq_routing_entry){.gsi = gsi, .type = KVM_IRQ_ROUTING_MSI};
+	e->u.msi.address_lo = (uint32_t)addr;
+	e->u.msi.address_hi = (uint32_t)(addr >> 32);
+	e->u.msi.data = data;
+}
+
 /* The whole table: what KVM's default routing has (GSI 0-15 on both PICs
  * and the IOAPIC, 16-23 on the IOAPIC) plus every MSI route. Called with
  * route_lock held. */
@@ -378,23 +389,20 @@ static int install_routes(struct kvm_vm *vm)
 
 	if (!t)
 		return -ENOMEM;
-	for (unsigned gsi = 0; gsi < 16; gsi++)
+	for (unsigned gsi = 0; gsi < 16 && !vm->split_irqchip; gsi++)
 		irqchip_entry(&t->entries[n++], gsi,
 			      gsi < 8 ? KVM_IRQCHIP_PIC_MASTER : KVM_IRQCHIP_PIC_SLAVE, gsi % 8);
-	for (unsigned gsi = 0; gsi < KVM_IRQCHIP_GSIS; gsi++)
-		irqchip_entry(&t->entries[n++], gsi, KVM_IRQCHIP_IOAPIC, gsi);
-	for (unsigned i = 0; i < KVM_MAX_MSI_ROUTES; i++) {
-		struct kvm_irq_routing_entry *e = &t->entries[n];
-
-		if (!vm->msi[i].used)
-			continue;
-		*e = (struct kvm_irq_routing_entry){.gsi = KVM_IRQCHIP_GSIS + i,
-						    .type = KVM_IRQ_ROUTING_MSI};
-		e->u.msi.address_lo = (uint32_t)vm->msi[i].addr;
-		e->u.msi.address_hi = (uint32_t)(vm->msi[i].addr >> 32);
-		e->u.msi.data = vm->msi[i].data;
-		n++;
+	for (unsigned gsi = 0; gsi < KVM_IRQCHIP_GSIS; gsi++) {
+		if (vm->split_irqchip)
+			msi_entry(&t->entries[n++], gsi, vm->ioapic_addr[gsi],
+				  vm->ioapic_data[gsi]);
+		else
+			irqchip_entry(&t->entries[n++], gsi, KVM_IRQCHIP_IOAPIC, gsi);
 	}
+	for (unsigned i = 0; i < KVM_MAX_MSI_ROUTES; i++)
+		if (vm->msi[i].used)
+			msi_entry(&t->entries[n++], KVM_IRQCHIP_GSIS + i, vm->msi[i].addr,
+				  vm->msi[i].data);
 	t->nr = n;
 	r = xioctl(vm->fd, KVM_SET_GSI_ROUTING, t);
 	free(t);
@@ -457,6 +465,19 @@ int kvm_vm_msi_route_del(struct kvm_vm *vm, unsigned gsi)
 		rt->used = false;
 		r = install_routes(vm);
 	}
+	pthread_mutex_unlock(&vm->route_lock);
+	return r;
+}
+
+int kvm_vm_set_ioapic_routes(struct kvm_vm *vm, const uint64_t *addr, const uint32_t *data)
+{
+	int r;
+
+	pthread_mutex_lock(&vm->route_lock);
+	vm->split_irqchip = true;
+	memcpy(vm->ioapic_addr, addr, sizeof(vm->ioapic_addr));
+	memcpy(vm->ioapic_data, data, sizeof(vm->ioapic_data));
+	r = install_routes(vm);
 	pthread_mutex_unlock(&vm->route_lock);
 	return r;
 }

@@ -54,8 +54,12 @@ struct kvm_vm {
 	struct kvm_sys *sys;
 	int fd;
 	struct kvm_slot slots[KVM_MAX_SLOTS];
-	pthread_mutex_t route_lock; /* routes may change from any thread */
+	pthread_mutex_t route_lock;		      /* routes may change from any thread */
 	struct kvm_msi_route msi[KVM_MAX_MSI_ROUTES]; /* GSI KVM_IRQCHIP_GSIS + i */
+	/* kernel_irqchip=split: GSIs 0-23 are the userspace I/O APIC's MSIs */
+	bool split_irqchip;
+	uint64_t ioapic_addr[KVM_IRQCHIP_GSIS];
+	uint32_t ioapic_data[KVM_IRQCHIP_GSIS];
 };
 
 struct kvm_vcpu {
@@ -159,5 +163,34 @@ int kvm_vcpu_set_events(struct kvm_vcpu *vcpu, const struct kvm_vcpu_events *ev)
  * both off disables debugging). Stops arrive as KVM_EXIT_DEBUG. */
 int kvm_vcpu_set_guest_debug(struct kvm_vcpu *vcpu, bool single_step, const uint64_t *bps,
 			     unsigned n);
+
+/* ------------------------------------------------- irqchip modes (irqchip.c)
+ * -machine kernel_irqchip=split: local APICs in KVM, the rest in vmm;
+ * kernel_irqchip=off: no irqchip in KVM at all. */
+
+/* KVM_CAP_SPLIT_IRQCHIP with ioapic_pins GSIs reserved for the userspace
+ * I/O APIC (before any vCPU exists). */
+int kvm_vm_enable_split_irqchip(struct kvm_vm *vm, unsigned ioapic_pins);
+/* With a split irqchip, GSIs 0-23 route as MSIs the messages the
+ * userspace I/O APIC's pins send (addr[i], data[i]): KVM learns from them
+ * which vectors are level triggered and exits with KVM_EXIT_IOAPIC_EOI on
+ * their EOI. The MSI routes above stay. */
+int kvm_vm_set_ioapic_routes(struct kvm_vm *vm, const uint64_t *addr, const uint32_t *data);
+/* KVM_INTERRUPT: queue an external interrupt (the PIC's INTA vector);
+ * only without an in-kernel PIC. */
+int kvm_vcpu_interrupt(struct kvm_vcpu *vcpu, unsigned vector);
+/* KVM_NMI: queue an NMI. */
+int kvm_vcpu_nmi(struct kvm_vcpu *vcpu);
+/* KVM_CAP_X86_USER_SPACE_MSR: accesses to filtered MSRs exit to
+ * userspace (KVM_EXIT_X86_RDMSR / WRMSR) instead of raising #GP. */
+int kvm_vm_enable_user_msr_exits(struct kvm_vm *vm);
+/* KVM_X86_SET_MSR_FILTER: the MSRs in ranges (at most 256 each) go to
+ * userspace, every other MSR stays with KVM. */
+struct kvm_msr_range {
+	uint32_t base, count;
+};
+int kvm_vm_msr_filter_to_user(struct kvm_vm *vm, const struct kvm_msr_range *ranges, unsigned n);
+/* KVM_GET_TSC_KHZ: the guest TSC's frequency (kHz, >= 0) or -errno. */
+int kvm_vcpu_get_tsc_khz(struct kvm_vcpu *vcpu);
 
 #endif /* VMM_KERNEL_KVM_H */

@@ -296,6 +296,11 @@ static void set_gate(unsigned vec, uint64_t handler, unsigned dpl)
 	};
 }
 
+void kit_set_gate(unsigned vec, const void *stub)
+{
+	set_gate(vec & 0xff, (uintptr_t)stub, 0);
+}
+
 void kit_load_idt(void)
 {
 	struct desc_ptr p = {sizeof(idt) - 1, (uintptr_t)idt};

@@ -150,6 +150,21 @@ int guest_main(void);
 extern uint64_t kit_pml4[];
 void kit_load_idt(void);
 
+/* Interrupt handlers: KIT_IRQ_STUB(stub, fn) defines an assembly entry
+ * `stub` that saves the caller-saved registers around the C function
+ * `void fn(void)` and returns with iretq; kit_set_gate installs it as
+ * interrupt gate vec of the shared IDT. fn sends the EOI itself. */
+#define KIT_IRQ_STUB(stub, fn)                                                               \
+	__asm__(".text\n" #stub ":\n"                                                        \
+		"push %rax; push %rcx; push %rdx; push %rsi; push %rdi\n"                    \
+		"push %r8; push %r9; push %r10; push %r11\n"                                 \
+		"call " #fn "\n"                                                             \
+		"pop %r11; pop %r10; pop %r9; pop %r8\n"                                     \
+		"pop %rdi; pop %rsi; pop %rdx; pop %rcx; pop %rax\n"                         \
+		"iretq\n");                                                                 \
+	extern char stub[]
+void kit_set_gate(unsigned vec, const void *stub);
+
 #define KIT_CS64 0x08
 #define KIT_DS 0x10
 #define KIT_CS32 0x18

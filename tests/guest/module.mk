@@ -45,6 +45,7 @@ $(eval $(call guest_payload,control,))
 GUEST_VIRTIO_BLK := $(GUEST_OBJ)/virtio.o $(GUEST_OBJ)/vblk.o
 $(eval $(call guest_payload,virtio-blk,$(GUEST_VIRTIO_BLK)))
 $(eval $(call guest_payload,virtio-blk-bench,$(GUEST_VIRTIO_BLK)))
+$(eval $(call guest_payload,irq,))
 
 -include $(wildcard $(GUEST_OBJ)/*.d)
 

@@ -7,7 +7,10 @@
  * to long mode, prints one line and bumps the check-in counter. The BSP
  * waits up to timeout=MS (default 5000) and prints
  * "smp: N of M cpus checked in"; exit code 0 when N == M. phantom=ID adds
- * an APIC ID no CPU has, to exercise the timeout.
+ * an APIC ID no CPU has, to exercise the timeout. With ipi=N the BSP then
+ * pings every AP N times with a fixed IPI, each AP answers with one, and
+ * the BSP prints the median round trip in TSC cycles ("smp: ipi ...");
+ * exit code 4 when an answer is missing.
  *
  * Everything here runs in ring 0, which some hosts emulate: the code does
  * few instructions per exit and delays come from PIT channel 2.
@@ -229,6 +232,35 @@ static bool send_ipi(unsigned apic_id, uint32_t cmd)
 	return false;
 }
 
+/* ------------------------------------------------------------- IPIs */
+
+#define VEC_PING 0x70
+#define VEC_PONG 0x71
+#define ICR_FIXED 0x4000 /* fixed, physical, assert */
+
+static unsigned ipi_rounds, bsp_id;
+static volatile unsigned pongs;
+
+/* AP: a ping from the BSP; answer it. */
+void smp_ping(void);
+void smp_ping(void)
+{
+	lapic_write(LAPIC_ICR_HI, bsp_id << 24);
+	lapic_write(LAPIC_ICR_LO, ICR_FIXED | VEC_PONG);
+	lapic_write(0xb0, 0); /* EOI */
+}
+
+/* BSP: the answer. */
+void smp_pong(void);
+void smp_pong(void)
+{
+	pongs++;
+	lapic_write(0xb0, 0);
+}
+
+KIT_IRQ_STUB(stub_ping, smp_ping);
+KIT_IRQ_STUB(stub_pong, smp_pong);
+
 /* ------------------------------------------------------------- the APs */
 
 static struct cpu_list cpus;
@@ -264,6 +296,12 @@ void smp_ap_main(unsigned slot)
 	printf("smp: cpu with apic id %u checked in (arrival %u)\n", id, slot + 1);
 	__atomic_add_fetch(&checked_in, 1, __ATOMIC_SEQ_CST);
 	unlock();
+	if (ipi_rounds) {
+		/* answer pings: interrupts on, halted in between */
+		lapic_write(LAPIC_SVR, 0x1ff);
+		for (;;)
+			__asm__ volatile("sti; hlt; cli");
+	}
 	for (;;)
 		__asm__ volatile("cli; hlt");
 }
@@ -303,6 +341,48 @@ static void start_aps(unsigned bsp)
 	}
 }
 
+/* Ping each AP `ipi_rounds` times; the median round trip over all. */
+static int ping_aps(unsigned bsp)
+{
+	static uint64_t rtt[256];
+	unsigned n = 0, missing = 0;
+
+	/* firmware may leave the PIT ticking through the PIC at vector 8 */
+	outb(0x21, 0xff);
+	outb(0xa1, 0xff);
+	for (unsigned i = 0; i < cpus.n; i++) {
+		if (cpus.apic_id[i] == bsp || !arrived[i])
+			continue;
+		for (unsigned r = 0; r < ipi_rounds; r++) {
+			unsigned before = pongs;
+			uint64_t t0 = rdtsc();
+
+			__asm__ volatile("sti");
+			send_ipi(cpus.apic_id[i], ICR_FIXED | VEC_PING);
+			/* ~1 s at up to 4 GHz; the answer takes microseconds */
+			while (pongs == before && rdtsc() - t0 < 4000000000ull)
+				cpu_relax();
+			__asm__ volatile("cli");
+			if (pongs == before) {
+				missing++;
+				break;
+			}
+			if (n < sizeof(rtt) / sizeof(rtt[0]))
+				rtt[n++] = rdtsc() - t0;
+		}
+	}
+	for (unsigned i = 1; i < n; i++) /* insertion sort: n is small */
+		for (unsigned j = i; j && rtt[j - 1] > rtt[j]; j--) {
+			uint64_t t = rtt[j];
+
+			rtt[j] = rtt[j - 1];
+			rtt[j - 1] = t;
+		}
+	printf("smp: ipi round trips: %u answered, %u missing, median %lu cycles\n", n, missing,
+	       n ? rtt[n / 2] : 0);
+	return missing ? 4 : 0;
+}
+
 static void wait_aps(unsigned want, uint64_t timeout_ms)
 {
 	for (uint64_t ms = 0; ms < timeout_ms && checked_in < want; ms++)
@@ -323,7 +403,10 @@ int guest_main(void)
 		cpu_add(&cpus, (uint32_t)kit_cmdline_uint("phantom", 0));
 	if (cpus.lapic_base)
 		lapic = cpus.lapic_base;
-	bsp = lapic_id();
+	bsp = bsp_id = lapic_id();
+	ipi_rounds = (unsigned)kit_cmdline_uint("ipi", 0);
+	kit_set_gate(VEC_PING, stub_ping);
+	kit_set_gate(VEC_PONG, stub_pong);
 	printf("smp: %u cpus in the %s, local APIC at %lx, bsp apic id %u\n", cpus.n, cpus.source,
 	       (uint64_t)lapic, bsp);
 	if (cpus.disabled)
@@ -347,5 +430,7 @@ int guest_main(void)
 			printf("smp: apic id %u did not check in\n", cpus.apic_id[i]);
 	printf("smp: %u of %u cpus checked in\n", n, cpus.n);
 	unlock();
-	return n == cpus.n ? 0 : 1;
+	if (n != cpus.n)
+		return 1;
+	return ipi_rounds && cpus.n > 1 ? ping_aps(bsp) : 0;
 }

@@ -1,5 +1,5 @@
 #!/bin/sh
-# linux-boot.inc.sh bzimage|pvh NCPUS — boot the minimal Linux guest under
+# linux-boot.inc.sh bzimage|pvh NCPUS [MACHINE_OPTS] — boot the minimal Linux guest under
 # build/vmm, wait for the init's marker, run a few commands over the serial
 # console (uname, CPU count, dmesg error scan), `poweroff -f` and expect
 # exit status 0. Slow on nested hosts (guest ring 0 is emulated): generous
@@ -7,6 +7,7 @@
 set -eu
 kind=${1:-bzimage}
 ncpus=${2:-1}
+machine=${3:+-machine $3} # e.g. kernel_irqchip=split
 vmm=${VMM:-build/vmm}
 limit=${LINUX_TIMEOUT:-900}
 [ -e /dev/kvm ] || { echo "skip: no /dev/kvm"; exit 77; }
@@ -17,7 +18,7 @@ tmp=$(mktemp -d)
 trap 'kill $pid 2>/dev/null || true; rm -rf "$tmp"' EXIT
 mkfifo "$tmp/in"
 t0=$(date +%s)
-"$vmm" -m 128 -smp "$ncpus" -nographic -serial stdio -monitor none -no-reboot \
+"$vmm" $machine -m 128 -smp "$ncpus" -nographic -serial stdio -monitor none -no-reboot \
 	-kernel "$kernel" -initrd "$dir/initramfs.cpio" \
 	-append "$(cat tests/guest/linux/cmdline)" \
 	<"$tmp/in" >"$tmp/out" 2>&1 &
@@ -27,11 +28,11 @@ exec 3>"$tmp/in"
 . "$(dirname "$0")/linux-console.inc.sh"
 
 wait_for VMM-GUEST-READY
-echo "$kind smp=$ncpus: init reached after $(($(date +%s) - t0)) s"
+echo "$kind smp=$ncpus${3:+ $3}: init reached after $(($(date +%s) - t0)) s"
 echo 'echo CPUS=$(grep -c ^processor /proc/cpuinfo) KERNEL=$(uname -sr)' >&3
 wait_for "CPUS=[0-9]"
 scan_dmesg_and_poweroff
 grep -q "CPUS=$ncpus KERNEL=Linux" "$tmp/out" || { grep CPUS= "$tmp/out"; echo "FAIL: expected $ncpus CPUs"; exit 1; }
 grep -q "ERRORS=0" "$tmp/out" || { grep "^DMESG-ERROR" "$tmp/out"; echo "FAIL: kernel errors in dmesg"; exit 1; }
 [ "$status" = 0 ] || { echo "FAIL: poweroff exit status $status"; exit 1; }
-echo "ok: $kind smp=$ncpus, poweroff status 0 after $(($(date +%s) - t0)) s"
+echo "ok: $kind smp=$ncpus${3:+ $3}, poweroff status 0 after $(($(date +%s) - t0)) s"

@@ -262,6 +262,32 @@ START_TEST(disk_option_errors)
 }
 END_TEST
 
+START_TEST(machine_irqchip_modes)
+{
+	ck_assert_int_eq(parse(NULL, NULL, NULL), 0);
+	ck_assert_int_eq(cfg.irqchip, IRQCHIP_ON);
+	ck_assert(!cfg.no_pit);
+	ck_assert_int_eq(parse("-machine", "kernel_irqchip=split", NULL), 0);
+	ck_assert_int_eq(cfg.irqchip, IRQCHIP_SPLIT);
+	ck_assert_int_eq(parse("-machine", "pc,accel=kvm,kernel_irqchip=off,pit=off", NULL), 0);
+	ck_assert_int_eq(cfg.irqchip, IRQCHIP_OFF);
+	ck_assert(cfg.no_pit);
+	ck_assert_int_eq(parse("--machine", "type=pc,kernel_irqchip=on,pit=on", NULL), 0);
+	ck_assert_int_eq(cfg.irqchip, IRQCHIP_ON);
+	ck_assert(!cfg.no_pit);
+	ck_assert_int_eq(parse("-M", "pc,kernel_irqchip=split", NULL), 0);
+	ck_assert_int_eq(cfg.irqchip, IRQCHIP_SPLIT);
+	ck_assert_int_eq(parse("-machine", "kernel_irqchip=half", NULL), -1);
+	ck_assert_str_eq(err, "-machine: kernel_irqchip must be on, split or off, not 'half'");
+	ck_assert_int_eq(parse("-machine", "pit=maybe", NULL), -1);
+	ck_assert_str_eq(err, "-machine: pit must be on or off, not 'maybe'");
+	ck_assert_int_eq(parse("-machine", "q35", NULL), -1);
+	ck_assert_ptr_nonnull(strstr(err, "unsupported 'q35'"));
+	ck_assert_int_eq(parse("-machine", "accel=tcg", NULL), -1);
+	ck_assert_ptr_nonnull(strstr(err, "unsupported 'accel=tcg'"));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("vmm_cli");
@@ -277,6 +303,7 @@ int main(void)
 	tcase_add_test(tc, disk_options);
 	tcase_add_test(tc, disk_option_errors);
 	tcase_add_test(tc, virtio_disks);
+	tcase_add_test(tc, machine_irqchip_modes);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }

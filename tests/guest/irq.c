@@ -1,0 +1,230 @@
+/* irq.elf — interrupts end to end, the same under every kernel_irqchip
+ * mode: the local APIC timer (periodic), a level-triggered I/O APIC line
+ * with its EOI (COM1's THRE interrupt on pin 4: one EOI while the line is
+ * still asserted must deliver it again, remote IRR must hold it back
+ * until then), a self IPI, a self NMI, and CR8 holding back a lower
+ * class. Prints the median latencies, in TSC cycles, of a self IPI
+ * (ICR write -> handler) and of a device interrupt (the UART raising its
+ * line -> handler). Exit code 0 when everything arrived as expected.
+ *
+ * Ring 0 is emulated on some hosts: few instructions, waits bounded by
+ * the TSC.
+ */
+#include "kit.h"
+
+#define LAPIC 0xfee00000ul
+#define IOAPIC 0xfec00000ul
+#define COM1 0x3f8
+#define VEC_TIMER 0x40
+#define VEC_UART 0x51
+#define VEC_IPI 0x62
+#define LAT_SAMPLES 15
+
+static volatile uint32_t *lapic_reg(unsigned off)
+{
+	uintptr_t a = LAPIC + off;
+
+	__asm__("" : "+r"(a));
+	return (volatile uint32_t *)a;
+}
+
+static void lapic_write(unsigned off, uint32_t v)
+{
+	*lapic_reg(off) = v;
+}
+
+static void ioapic_write(unsigned reg, uint32_t v)
+{
+	uintptr_t a = IOAPIC;
+
+	__asm__("" : "+r"(a));
+	*(volatile uint32_t *)a = reg;
+	*(volatile uint32_t *)(a + 0x10) = v;
+}
+
+/* ----------------------------------------------------------- handlers */
+
+static volatile unsigned timer_ticks, uart_hits, ipi_hits, nmi_hits;
+static volatile uint64_t handler_tsc;
+
+void irq_timer(void);
+void irq_timer(void)
+{
+	timer_ticks++;
+	lapic_write(0xb0, 0);
+}
+
+void irq_uart(void);
+void irq_uart(void)
+{
+	if (!uart_hits)
+		handler_tsc = rdtsc(); /* the first delivery: raise -> handler */
+	/* The first time, leave the UART asserting: the EOI must bring the
+	 * interrupt back. The second time, acknowledge it (read IIR). */
+	if (++uart_hits >= 2)
+		(void)inb(COM1 + 2);
+	lapic_write(0xb0, 0);
+}
+
+void irq_ipi(void);
+void irq_ipi(void)
+{
+	handler_tsc = rdtsc();
+	ipi_hits++;
+	lapic_write(0xb0, 0);
+}
+
+void irq_nmi(void);
+void irq_nmi(void)
+{
+	nmi_hits++;
+}
+
+KIT_IRQ_STUB(stub_timer, irq_timer);
+KIT_IRQ_STUB(stub_uart, irq_uart);
+KIT_IRQ_STUB(stub_ipi, irq_ipi);
+KIT_IRQ_STUB(stub_nmi, irq_nmi);
+
+/* ------------------------------------------------------------- helpers */
+
+static uint64_t tsc_per_ms;
+
+/* PIT channel 2 as a stopwatch: 10 ms to calibrate the TSC. */
+static void calibrate_tsc(void)
+{
+	uint64_t t0;
+
+	outb(0x61, (inb(0x61) & ~0x02) | 0x01);
+	outb(0x43, 0xb0);
+	outb(0x42, 11932 & 0xff);
+	outb(0x42, 11932 >> 8);
+	t0 = rdtsc();
+	while (!(inb(0x61) & 0x20))
+		;
+	tsc_per_ms = (rdtsc() - t0) / 10;
+	if (!tsc_per_ms)
+		tsc_per_ms = 1000000;
+}
+
+/* Wait with interrupts on until *counter reaches want or ms pass. */
+static bool wait_for(volatile unsigned *counter, unsigned want, unsigned ms)
+{
+	uint64_t end = rdtsc() + ms * tsc_per_ms;
+
+	__asm__ volatile("sti");
+	while (*counter < want && rdtsc() < end)
+		cpu_relax();
+	__asm__ volatile("cli");
+	return *counter >= want;
+}
+
+static void sort(uint64_t *v, unsigned n)
+{
+	for (unsigned i = 1; i < n; i++)
+		for (unsigned j = i; j && v[j - 1] > v[j]; j--) {
+			uint64_t t = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+}
+
+/* --------------------------------------------------------------- tests */
+
+static int test_timer(void)
+{
+	lapic_write(0x3e0, 0xb);		 /* divide by 1 */
+	lapic_write(0x320, 0x20000 | VEC_TIMER); /* periodic */
+	lapic_write(0x380, 1000000);		 /* ~1 ms on a 1 GHz APIC bus */
+	wait_for(&timer_ticks, 5, 2000);
+	lapic_write(0x380, 0);
+	lapic_write(0x320, 0x10000);
+	printf("irq: lapic timer: %u ticks\n", timer_ticks);
+	return timer_ticks >= 5 ? 0 : 1;
+}
+
+static int test_level_line(uint64_t *lat)
+{
+	uint64_t t0;
+
+	/* pin 4: vector, fixed, physical APIC 0, active high, level */
+	ioapic_write(0x10 + 2 * 4 + 1, 0);
+	ioapic_write(0x10 + 2 * 4, 0x8000 | VEC_UART);
+	t0 = rdtsc();
+	outb(COM1 + 1, 0x02); /* THRE interrupt: the line rises at once */
+	wait_for(&uart_hits, 2, 1000);
+	*lat = handler_tsc - t0;
+	outb(COM1 + 1, 0x00);
+	wait_for(&uart_hits, 3, 50); /* nothing more may come */
+	ioapic_write(0x10 + 2 * 4, 0x10000);
+	/* 2 as on hardware; KVM's in-kernel I/O APIC on some hosts adds a
+	 * spurious third (the UART no longer asserting), which guests
+	 * tolerate. Less is a lost EOI, more a level storm. */
+	printf("irq: level-triggered line: %u deliveries\n", uart_hits);
+	return uart_hits == 2 || uart_hits == 3 ? 0 : 1;
+}
+
+static int test_ipi_and_cr8(uint64_t *lat)
+{
+	uint64_t samples[LAT_SAMPLES];
+	unsigned before;
+
+	for (unsigned i = 0; i < LAT_SAMPLES; i++) {
+		uint64_t t0;
+
+		before = ipi_hits;
+		t0 = rdtsc();
+		__asm__ volatile("sti");
+		lapic_write(0x300, 0x44000 | VEC_IPI); /* fixed, self */
+		while (ipi_hits == before && rdtsc() - t0 < 1000 * tsc_per_ms)
+			cpu_relax();
+		__asm__ volatile("cli");
+		samples[i] = handler_tsc - t0;
+	}
+	sort(samples, LAT_SAMPLES);
+	*lat = samples[LAT_SAMPLES / 2];
+	/* CR8 = 7 holds back class 6; lowering it lets the IPI in */
+	before = ipi_hits;
+	__asm__ volatile("mov %0, %%cr8" : : "r"(7ul));
+	lapic_write(0x300, 0x44000 | VEC_IPI);
+	wait_for(&ipi_hits, before + 1, 20);
+	if (ipi_hits != before) {
+		printf("irq: FAIL: an IPI got through CR8 = 7\n");
+		return 1;
+	}
+	__asm__ volatile("mov %0, %%cr8" : : "r"(0ul));
+	wait_for(&ipi_hits, before + 1, 1000);
+	printf("irq: self IPIs: %u, CR8 held one back until lowered\n", ipi_hits);
+	return ipi_hits == LAT_SAMPLES + 1 ? 0 : 1;
+}
+
+static int test_nmi(void)
+{
+	lapic_write(0x300, 0x44400); /* NMI, self */
+	wait_for(&nmi_hits, 1, 1000);
+	printf("irq: NMI: %u\n", nmi_hits);
+	return nmi_hits == 1 ? 0 : 1;
+}
+
+int guest_main(void)
+{
+	uint64_t ipi_lat = 0, dev_lat = 0;
+	int fails = 0;
+
+	calibrate_tsc();
+	outb(0x21, 0xff); /* the PICs stay out of this */
+	outb(0xa1, 0xff);
+	kit_set_gate(2, stub_nmi);
+	kit_set_gate(VEC_TIMER, stub_timer);
+	kit_set_gate(VEC_UART, stub_uart);
+	kit_set_gate(VEC_IPI, stub_ipi);
+	lapic_write(0xf0, 0x1ff); /* APIC on, spurious vector 0xff */
+	fails += test_timer();
+	fails += test_level_line(&dev_lat);
+	fails += test_ipi_and_cr8(&ipi_lat);
+	fails += test_nmi();
+	printf("irq: latency self-IPI %lu cycles, device line %lu cycles (%lu cycles/us)\n",
+	       ipi_lat, dev_lat, tsc_per_ms / 1000);
+	printf("irq: %s\n", fails ? "FAILED" : "all interrupts as expected");
+	return fails ? 1 : 0;
+}
