@@ -12,7 +12,6 @@
 #     -T PATHS  comma-separated paths that get an empty tmpfs inside L1
 #               (AF_UNIX sockets and FIFOs fail with ENXIO on 9p); default /tmp
 #     -e VAR    pass the host's VAR into the command (repeatable; PATH always)
-#     -q        no progress output of the command while it runs (only at the end)
 #
 # The command's output (stdout and stderr together) streams to stdout. Exit
 # status: the command's; 124 on timeout; 125 when L1 failed before the
@@ -22,14 +21,13 @@
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
-timeout_s=0 stall_s=60 tmpfs=/tmp vars=PATH quiet=
-while getopts "t:s:T:e:q" o; do
+timeout_s=0 stall_s=60 tmpfs=/tmp vars=PATH
+while getopts "t:s:T:e:" o; do
 	case $o in
 	t) timeout_s=$OPTARG ;;
 	s) stall_s=$OPTARG ;;
 	T) tmpfs=$OPTARG ;;
 	e) vars="$vars $OPTARG" ;;
-	q) quiet=1 ;;
 	*) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 125 ;;
 	esac
 done
@@ -124,9 +122,7 @@ qpid=$!
 start=$(date +%s)
 watchdog >/dev/null 2>&1 & # must not hold our stdout: callers read it to EOF
 tpid=$!
-if [ -z "$quiet" ]; then
-	tail -f -n +1 --pid="$qpid" "$run/out" 2>/dev/null || true
-fi
+tail -f -n +1 --pid="$qpid" "$run/out" 2>/dev/null || true
 qrc=0
 wait "$qpid" || qrc=$?
 qpid=
@@ -136,7 +132,6 @@ if [ -n "$tpid" ]; then
 	wait "$tpid" 2>/dev/null || true
 	tpid=
 fi
-[ -z "$quiet" ] || cat "$run/out"
 
 if [ -e "$run/timedout" ]; then
 	echo "nested-kvm: L1 stopped $(cat "$run/timedout")" >&2
