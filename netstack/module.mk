@@ -17,7 +17,7 @@ INTEG_TESTS += tests/integration/netstack-offload.sh
 $(eval $(call unit_test,netstack_tcp,tests/unit/netstack/test_tcp_unit.c,libnetstack.a,))
 
 # --- scripted TCP segment tests and fuzzing (tcp-script) ---
-TCPSCRIPT_SRCS := tests/unit/netstack/tcpscript.c
+TCPSCRIPT_SRCS := tests/unit/netstack/tcpscript.c tests/unit/netstack/tcpscript_ip.c
 $(eval $(call unit_test,netstack_tcp_script,tests/unit/netstack/test_tcp_script.c $(TCPSCRIPT_SRCS),libnetstack.a,))
 $(eval $(call unit_test,netstack_tcp_script_data,tests/unit/netstack/test_tcp_script_data.c $(TCPSCRIPT_SRCS),libnetstack.a,))
 $(eval $(call unit_test,netstack_tcp_script_loss,tests/unit/netstack/test_tcp_script_loss.c $(TCPSCRIPT_SRCS),libnetstack.a,))

@@ -591,6 +591,34 @@ static void nd6_tick(struct ns_stack *st, struct ns_timer *t)
 
 /* -------------------------------------------------------------- public */
 
+int ns_nd_add_static(struct ns_stack *st, struct ns_link *l, const uint8_t addr[16],
+		     const uint8_t mac[6])
+{
+	struct ipaddr a = ipa_v6(addr);
+	struct ns_iface *ifc;
+	struct nd_entry *e;
+	int rc = 0;
+
+	stack_enter(st);
+	ifc = iface_of_link(st, l);
+	e = nd_find(st, &a);
+	if (!e && (e = nd_slot(st)))
+		memset(e, 0, sizeof(*e));
+	if (!ifc || !ifc->v6) {
+		rc = -EINVAL;
+	} else if (!e) {
+		rc = -ENOSPC;
+	} else {
+		e->addr = a;
+		e->ifc = ifc;
+		memcpy(e->mac, mac, 6);
+		e->state = ND_STATIC;
+		flush_pending(st, e);
+	}
+	stack_leave(st);
+	return rc;
+}
+
 int ns_nd_lookup(struct ns_stack *st, const uint8_t addr[16], uint8_t mac[6])
 {
 	struct ipaddr a = ipa_v6(addr);

@@ -250,6 +250,10 @@ int ns_route6_add(struct ns_stack *st, const uint8_t dst[16], unsigned prefix_le
 		  const uint8_t gw[16], struct ns_link *l);
 int ns_route6_lookup(struct ns_stack *st, const uint8_t dst[16], uint8_t next_hop[16],
 		     struct ns_link **l);
+/* A neighbour that never expires and is never probed (as ip neigh
+ * add ... nud permanent); l must have IPv6 on. 0, -EINVAL, -ENOSPC. */
+int ns_nd_add_static(struct ns_stack *st, struct ns_link *l, const uint8_t addr[16],
+		     const uint8_t mac[6]);
 /* 0 and mac filled when the neighbour is known (any state but INCOMPLETE). */
 int ns_nd_lookup(struct ns_stack *st, const uint8_t addr[16], uint8_t mac[6]);
 /* The path MTU the stack uses toward dst (learned from Packet Too Big). */

@@ -86,13 +86,12 @@ struct tscript *ts_new(const struct ts_cfg *cfg)
 		sc.seed = 0x5eed;
 	t->st = ns_stack_new(&sc);
 	ck_assert_ptr_nonnull(t->st);
-	t->link = ns_link_new(&cap_ops, t, cfg->mtu ? cfg->mtu : 1500, local_mac, "cap0");
+	t->v6 = cfg->ipv6 || ts_ipv6_default;
+	t->link = ns_link_new(&cap_ops, t, ts_link_mtu(t->v6, cfg->mtu), local_mac, "cap0");
 	ck_assert_ptr_nonnull(t->link);
-	ns_parse_addr("10.0.0.1", &t->local);
-	ns_parse_addr("10.0.0.2", &t->peer);
+	memcpy(t->local_mac, local_mac, 6);
 	memcpy(t->peer_mac, peer_mac, 6);
-	ck_assert_int_eq(ns_iface_add(t->st, t->link, t->local, 24, cfg->if_flags), 0);
-	ck_assert_int_eq(ns_arp_add_static(t->st, t->peer, t->peer_mac), 0);
+	ts_add_addresses(t, cfg->if_flags);
 	t->check_payload = true;
 	ts_new_conn(t, 0, cfg->pport ? cfg->pport : 40000);
 	return t;
@@ -491,62 +490,6 @@ static size_t put_opts(const struct ts_spec *sp, uint32_t last_tsval, uint32_t l
 	return n;
 }
 
-uint16_t ts_l4_csum(uint32_t src, uint32_t dst, uint8_t proto, const void *l4, size_t len)
-{
-	struct {
-		uint32_t src, dst;
-		uint8_t zero, proto;
-		uint16_t len;
-	} __attribute__((packed)) ph = { htonl(src), htonl(dst), 0, proto, htons((uint16_t)len) };
-
-	return ns_csum_fold(ns_csum_add(ns_csum_add(0, &ph, sizeof(ph)), l4, len));
-}
-
-void ts_inject_frame(struct tscript *t, const void *frame, size_t len)
-{
-	ns_stack_input(t->st, t->link, frame, len);
-}
-
-size_t ts_build_ip(struct tscript *t, uint8_t *f, uint8_t proto, uint16_t id, uint16_t off,
-		   const void *payload, size_t len)
-{
-	struct ip_hdr *ih = (void *)(f + ETH_HLEN);
-
-	memcpy(f, local_mac, 6);
-	memcpy(f + 6, t->peer_mac, 6);
-	f[12] = ETHERTYPE_IP >> 8;
-	f[13] = ETHERTYPE_IP & 0xff;
-	memset(ih, 0, sizeof(*ih));
-	ih->vhl = 0x45;
-	ih->len = htons((uint16_t)(len + 20));
-	ih->id = htons(id);
-	ih->off = htons(off);
-	ih->ttl = 64;
-	ih->proto = proto;
-	ih->src = htonl(t->peer);
-	ih->dst = htonl(t->local);
-	ih->csum = (uint16_t)~ns_csum_fold(ns_csum_add(0, ih, 20));
-	memmove(f + ETH_HLEN + 20, payload, len);
-	return ETH_HLEN + 20 + len;
-}
-
-void ts_inject_ip(struct tscript *t, uint8_t proto, const void *l4, size_t len)
-{
-	static uint8_t f[NS_FRAME_BUF];
-
-	ck_assert_uint_le(len + 20 + ETH_HLEN, sizeof(f));
-	ts_inject_frame(t, f, ts_build_ip(t, f, proto, t->ip_id++, IP_DF, l4, len));
-}
-
-void ts_inject_tcp_raw(struct tscript *t, void *l4, size_t len)
-{
-	struct tcp_hdr *th = l4;
-
-	th->csum = 0;
-	th->csum = (uint16_t)~ts_l4_csum(t->peer, t->local, NS_PROTO_TCP, l4, len);
-	ts_inject_ip(t, NS_PROTO_TCP, l4, len);
-}
-
 /* The peer's TS val: 100 at the handshake, +1 per virtual millisecond. */
 static uint32_t auto_tsval(struct tscript *t)
 {
@@ -595,7 +538,7 @@ static size_t build_seg(struct tscript *t, const struct ts_ctx *c, uint8_t *l4, 
 	for (uint32_t i = 0; i < sp.s.len; i++)
 		l4[hl + i] = ts_pattern(dstart + i);
 	th->csum = 0;
-	th->csum = (uint16_t)~ts_l4_csum(t->peer, t->local, NS_PROTO_TCP, l4, hl + sp.s.len);
+	th->csum = (uint16_t)~ts_tcp_csum(t, true, l4, hl + sp.s.len);
 	return hl + sp.s.len;
 }
 
@@ -705,57 +648,36 @@ static bool decode_opts(const uint8_t *o, size_t len, struct ts_seg *s, char *wh
 	return true;
 }
 
-static bool decode_fail(char *why, size_t cap, const char *what, const uint8_t *f, size_t len)
-{
-	uint16_t type = len >= 14 ? (uint16_t)(f[12] << 8 | f[13]) : 0;
-	int proto = len >= ETH_HLEN + 20 ? f[ETH_HLEN + 9] : -1;
-
-	snprintf(why, cap, "%s (frame of %zu bytes, ethertype 0x%04x, IP proto %d)", what, len,
-		 type, proto);
-	return false;
-}
-
 /* Absolute numbers; checks framing, addresses and checksums. */
 static bool decode_abs(struct tscript *t, const uint8_t *f, size_t len, struct ts_seg *s,
 		       uint16_t *sport, uint16_t *dport, char *why, size_t cap)
 {
-	struct ip_hdr ih;
 	struct tcp_hdr th;
-	size_t ihl, tot, hl;
 	const uint8_t *l4;
+	size_t l4len, hl;
 
 	memset(s, 0, sizeof(*s));
-	if (len < ETH_HLEN + 20 || f[12] != 8 || f[13] != 0)
-		return decode_fail(why, cap, "not IPv4", f, len);
-	if (memcmp(f, t->peer_mac, 6) != 0 || memcmp(f + 6, local_mac, 6) != 0)
-		return decode_fail(why, cap, "wrong Ethernet addresses", f, len);
-	memcpy(&ih, f + ETH_HLEN, sizeof(ih));
-	ihl = (ih.vhl & 15u) * 4;
-	tot = ntohs(ih.len);
-	if (ih.vhl >> 4 != 4 || ihl < 20 || tot < ihl || ETH_HLEN + tot > len)
-		return decode_fail(why, cap, "bad IP header", f, len);
-	if (ns_csum_fold(ns_csum_add(0, f + ETH_HLEN, ihl)) != 0xffff)
-		return decode_fail(why, cap, "bad IP checksum", f, len);
-	if (ih.proto != NS_PROTO_TCP)
-		return decode_fail(why, cap, "not TCP", f, len);
-	if (ntohl(ih.src) != t->local || ntohl(ih.dst) != t->peer)
-		return decode_fail(why, cap, "wrong IP addresses", f, len);
-	if (ntohs(ih.off) & (IP_MF | IP_OFFMASK))
-		return decode_fail(why, cap, "TCP segment fragmented", f, len);
-	l4 = f + ETH_HLEN + ihl;
-	if (tot - ihl < sizeof(th))
-		return decode_fail(why, cap, "truncated TCP header", f, len);
+	if (!ts_decode_l3(t, f, len, &l4, &l4len, why, cap))
+		return false;
+	if (l4len < sizeof(th)) {
+		snprintf(why, cap, "truncated TCP header (%zu bytes)", l4len);
+		return false;
+	}
 	memcpy(&th, l4, sizeof(th));
 	hl = (size_t)(th.off >> 4) * 4;
-	if (hl < 20 || hl > tot - ihl)
-		return decode_fail(why, cap, "bad TCP data offset", f, len);
-	if (ts_l4_csum(t->local, t->peer, NS_PROTO_TCP, l4, tot - ihl) != 0xffff)
-		return decode_fail(why, cap, "bad TCP checksum", f, len);
+	if (hl < 20 || hl > l4len) {
+		snprintf(why, cap, "bad TCP data offset %zu", hl);
+		return false;
+	}
+	if (ts_tcp_csum(t, false, l4, l4len) != 0xffff) {
+		snprintf(why, cap, "bad TCP checksum");
+		return false;
+	}
 	s->flags = th.flags;
 	s->seq = ntohl(th.seq);
 	s->ack = ntohl(th.ack);
 	s->win = ntohs(th.win);
-	s->len = (uint32_t)(tot - ihl - hl);
+	s->len = (uint32_t)(l4len - hl);
 	s->payload = l4 + hl;
 	*sport = ntohs(th.sport);
 	*dport = ntohs(th.dport);
@@ -1039,7 +961,7 @@ struct ns_sock *ts_stream(struct tscript *t)
 
 void ts_bind_listen(struct tscript *t, struct ns_sock *s, uint16_t port, int backlog)
 {
-	struct ns_sockaddr a = { .addr = t->local, .port = port };
+	struct ns_sockaddr a = ts_sockaddr(t, true, port);
 
 	ck_assert_int_eq(ns_bind(s, &a), 0);
 	ck_assert_int_eq(ns_listen(s, backlog), 0);
@@ -1060,7 +982,7 @@ struct ns_sock *ts_accept(struct tscript *t, struct ns_sock *listener)
 	struct ns_sock *s = ns_accept(listener, &peer, &err);
 
 	ck_assert_msg(s != NULL, "ns_accept: %s", strerror(-err));
-	ck_assert_uint_eq(peer.addr, t->peer);
+	ck_assert_msg(ts_is_peer(t, &peer), "accepted a connection from another address");
 	ck_assert_uint_eq(peer.port, t->pport);
 	ck_assert_int_eq(ns_setsockopt(s, NS_SO_NONBLOCK, 1), 0);
 	return s;
@@ -1069,11 +991,11 @@ struct ns_sock *ts_accept(struct tscript *t, struct ns_sock *listener)
 struct ns_sock *ts_connect(struct tscript *t, uint16_t lport)
 {
 	struct ns_sock *s = ts_stream(t);
-	struct ns_sockaddr r = { .addr = t->peer, .port = t->pport };
+	struct ns_sockaddr r = ts_sockaddr(t, false, t->pport);
 	int rc;
 
 	if (lport) {
-		struct ns_sockaddr a = { .addr = t->local, .port = lport };
+		struct ns_sockaddr a = ts_sockaddr(t, true, lport);
 
 		ck_assert_int_eq(ns_bind(s, &a), 0);
 	}
@@ -1242,17 +1164,37 @@ void ts_restore(struct tscript *t, const struct ts_conn *c)
 	t->ts_base_us = c->ts_base_us;
 }
 
-int ts_run_suite(const char *name, const TTest *const *const *cases, size_t n,
-		 void (*setup)(void), void (*teardown)(void), int timeout_s)
+static void family_v4(void)
 {
-	Suite *s = suite_create(name);
-	TCase *tc = tcase_create("script");
+	ts_ipv6_default = false;
+}
 
+static void family_v6(void)
+{
+	ts_ipv6_default = true;
+}
+
+/* Each script once per family: TCP must not care which IP carries it. */
+static TCase *family_case(const char *name, bool v6, const struct ts_case *cases, size_t n,
+			  void (*setup)(void), void (*teardown)(void), int timeout_s)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_add_checked_fixture(tc, v6 ? family_v6 : family_v4, NULL);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, timeout_s);
 	for (size_t i = 0; i < n; i++)
-		if (cases[i])
-			tcase_add_test(tc, *cases[i]);
-	suite_add_tcase(s, tc);
+		if (cases[i].test && !(v6 && cases[i].v4_only))
+			tcase_add_test(tc, *cases[i].test);
+	return tc;
+}
+
+int ts_run_suite(const char *name, const struct ts_case *cases, size_t n, void (*setup)(void),
+		 void (*teardown)(void), int timeout_s)
+{
+	Suite *s = suite_create(name);
+
+	suite_add_tcase(s, family_case("ipv4", false, cases, n, setup, teardown, timeout_s));
+	suite_add_tcase(s, family_case("ipv6", true, cases, n, setup, teardown, timeout_s));
 	return check_run_suite(s);
 }

@@ -69,7 +69,9 @@ struct tscript {
 	struct ns_stack *st;
 	struct ns_link *link;
 	uint32_t local, peer; /* host order */
-	uint8_t peer_mac[6];
+	bool v6;	      /* the connection runs over IPv6 */
+	uint8_t local6[16], peer6[16];
+	uint8_t local_mac[6], peer_mac[6];
 	struct ts_frame *qhead, *qtail;
 	unsigned qlen;
 	/* the connection under test */
@@ -103,10 +105,13 @@ struct ts_cfg {
 	unsigned mtu;	   /* 0: 1500 */
 	uint16_t pport;	   /* peer's port (0: 40000) */
 	unsigned if_flags; /* NS_IF_* of the interface */
+	bool ipv6;	   /* fd00::1 and fd00::2 (also when ts_ipv6_default) */
 	struct ns_stack_cfg stack; /* clock and seed are filled in */
 };
 
 struct tscript *ts_new(const struct ts_cfg *cfg);
+/* Every ts_new() runs over IPv6 while set (the suites' "ipv6" case). */
+extern bool ts_ipv6_default;
 void ts_free(struct tscript *t);
 
 /* Start describing another connection (new ports, ISNs unknown). */
@@ -165,8 +170,19 @@ size_t ts_build_ip(struct tscript *t, uint8_t *frame, uint8_t proto, uint16_t id
 		   const void *payload, size_t len);
 /* Folded sum of the IPv4 pseudo-header and l4: 0xffff when valid. */
 uint16_t ts_l4_csum(uint32_t src, uint32_t dst, uint8_t proto, const void *l4, size_t len);
+/* The same for a TCP segment of the connection's family and direction. */
+uint16_t ts_tcp_csum(const struct tscript *t, bool from_peer, const void *l4, size_t len);
 void ts_inject_ip(struct tscript *t, uint8_t proto, const void *l4, size_t len);
 void ts_inject_tcp_raw(struct tscript *t, void *l4, size_t len);
+/* tcpscript_ip.c, for the harness itself: the link MTU for a script's
+ * MTU, the stack's addresses, socket addresses of either side, and the
+ * checks on a frame up to its TCP segment. */
+unsigned ts_link_mtu(bool v6, unsigned script_mtu);
+void ts_add_addresses(struct tscript *t, unsigned if_flags);
+struct ns_sockaddr ts_sockaddr(const struct tscript *t, bool local, uint16_t port);
+bool ts_is_peer(const struct tscript *t, const struct ns_sockaddr *a);
+bool ts_decode_l3(const struct tscript *t, const uint8_t *f, size_t len, const uint8_t **l4,
+		  size_t *l4len, char *why, size_t cap);
 /* Drop and free every captured frame; returns how many there were. */
 unsigned ts_flush(struct tscript *t);
 /* Pop the oldest captured frame (caller frees) or NULL. */
@@ -217,11 +233,19 @@ bool ts_decode(struct tscript *t, const uint8_t *f, size_t len, struct ts_seg *s
 /* Format a segment the way scripts are written. */
 void ts_format(const struct ts_seg *s, char *buf, size_t cap);
 
-/* Run the tests of a table (built with TS_CASE; NULL entries skipped) in
- * one checked-fixture test case; the exit status for main(). */
-#define TS_CASE(name) (&name)
-int ts_run_suite(const char *name, const TTest *const *const *cases, size_t n,
-		 void (*setup)(void), void (*teardown)(void), int timeout_s);
+/* Run the tests of a table (built with TS_CASE; NULL entries skipped)
+ * twice, in an "ipv4" and an "ipv6" test case (ts_ipv6_default set by a
+ * fixture); TS_CASE_V4 entries (scripts about IPv4 itself: ICMP errors,
+ * IP options, fragments, broadcast) only in the first. The exit status
+ * for main(). */
+struct ts_case {
+	const TTest *const *test;
+	bool v4_only;
+};
+#define TS_CASE(name) { &name, false }
+#define TS_CASE_V4(name) { &name, true }
+int ts_run_suite(const char *name, const struct ts_case *cases, size_t n, void (*setup)(void),
+		 void (*teardown)(void), int timeout_s);
 /* main() of a script suite: runs cases, or with TS_PENDING=1 in the
  * environment the pending ones (tests waiting for an engine fix). */
 #define TS_MAIN(name, cases, pending, setup, teardown, timeout_s)                          \

@@ -156,11 +156,11 @@ START_TEST(test_sack_reneging_after_rto)
 }
 END_TEST
 
-static const TTest *const *const pending_cases[] = {
-	NULL, /* none right now */
+static const struct ts_case pending_cases[] = {
+	{ NULL }, /* none right now */
 };
 
-static const TTest *const *const cases[] = {
+static const struct ts_case cases[] = {
 	TS_CASE(test_rttm_sample_from_retransmission),
 	TS_CASE(test_rttm_per_ack_weighting),
 	TS_CASE(test_rttm_only_new_acks),
