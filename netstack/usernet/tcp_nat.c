@@ -49,6 +49,10 @@ struct un_tcp_flow {
 	struct un_tcp_flow *ready_next;
 	bool ready, busy, fwd, dead; /* busy: being serviced, free later */
 	bool host_unwatched;	     /* host fd left epoll after its HUP */
+	/* A guest's IPv6 connection to the host's address goes to ::1, and
+	 * to 127.0.0.1 when ::1 refuses it: most host services listen on
+	 * IPv4 loopback only, and the guest should not have to care. */
+	bool loop4_fallback;
 	struct un_ns *n;
 	enum tcp_flow_state state;
 	struct un_watch w; /* host socket */
@@ -283,6 +287,8 @@ static void refuse_for_errno(struct ns_sock *s, int err)
 		ns_accept_refuse(s, true, err == ENETUNREACH ? 0 : 1); /* net / host */
 }
 
+static bool retry_loop4(struct un_ns *n, struct un_tcp_flow *f, int err);
+
 static void on_host_fd(struct un_ns *n, struct un_watch *w, uint32_t events)
 {
 	struct un_tcp_flow *f = (void *)((char *)w - offsetof(struct un_tcp_flow, w));
@@ -292,6 +298,8 @@ static void on_host_fd(struct un_ns *n, struct un_watch *w, uint32_t events)
 	if (f->state == TF_HOST_CONNECTING) {
 		if (getsockopt(w->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
 			err = errno;
+		if (err && retry_loop4(n, f, err))
+			return;
 		if (err) {
 			n->stats.tcp_connect_fail++;
 			refuse_for_errno(f->s, err);
@@ -334,6 +342,55 @@ static bool rate_ok(struct un_ns *n)
 	return n->rate_count++ < n->cfg.max_conn_rate;
 }
 
+/* Start the host side of an outbound flow; -errno when it failed at once. */
+static int host_connect(struct un_ns *n, struct un_tcp_flow *f, const struct sockaddr_storage *sa,
+			socklen_t salen)
+{
+	int fd, one = 1, err;
+
+	fd = socket(sa->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(fd, (const struct sockaddr *)sa, salen) < 0 && errno != EINPROGRESS) {
+		err = errno;
+		close(fd);
+		return -err;
+	}
+	if (un_watch_add(n, &f->w, fd, EPOLLOUT, on_host_fd) < 0) {
+		close(fd);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static bool is_loop6(const struct sockaddr_storage *sa)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+
+	return sa->ss_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr);
+}
+
+/* ::1 refused (or the host has no IPv6 loopback): try 127.0.0.1. */
+static bool retry_loop4(struct un_ns *n, struct un_tcp_flow *f, int err)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001)};
+	struct sockaddr_storage sa;
+	struct ns_sockaddr dst;
+
+	if (!f->loop4_fallback || (err != ECONNREFUSED && err != EADDRNOTAVAIL &&
+				   err != ENETUNREACH && err != EAFNOSUPPORT))
+		return false;
+	f->loop4_fallback = false;
+	if (ns_getsockname(f->s, &dst) < 0)
+		return false;
+	un_watch_close(n, &f->w);
+	sin.sin_port = htons(dst.port);
+	memset(&sa, 0, sizeof(sa));
+	memcpy(&sa, &sin, sizeof(sin));
+	return host_connect(n, f, &sa, sizeof(sin)) == 0;
+}
+
 static void nat_connect(struct un_ns *n, struct ns_sock *s)
 {
 	struct ns_sockaddr dst;
@@ -341,7 +398,7 @@ static void nat_connect(struct un_ns *n, struct ns_sock *s)
 	struct un_tcp_flow *f;
 	socklen_t salen;
 	bool dns;
-	int fd, one = 1;
+	int err;
 
 	if (ns_getsockname(s, &dst) < 0 || !un_map_host(n, &dst, &sa, &salen, &dns))
 		goto refuse;
@@ -359,26 +416,11 @@ static void nat_connect(struct un_ns *n, struct ns_sock *s)
 	n->stats.tcp_flows++;
 	n->stats.tcp6_flows += dst.family == NS_AF_INET6;
 	f->state = TF_HOST_CONNECTING;
-	fd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
+	f->loop4_fallback = is_loop6(&sa);
+	err = host_connect(n, f, &sa, salen);
+	if (err < 0 && !retry_loop4(n, f, -err)) {
 		n->stats.tcp_connect_fail++;
-		ns_accept_refuse(s, false, 0);
-		flow_free(f, false);
-		return;
-	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (connect(fd, (struct sockaddr *)&sa, salen) < 0 && errno != EINPROGRESS) {
-		int e = errno;
-
-		close(fd);
-		n->stats.tcp_connect_fail++;
-		refuse_for_errno(s, e);
-		flow_free(f, false);
-		return;
-	}
-	if (un_watch_add(n, &f->w, fd, EPOLLOUT, on_host_fd) < 0) {
-		close(fd);
-		ns_accept_refuse(s, false, 0);
+		refuse_for_errno(s, -err);
 		flow_free(f, false);
 	}
 	return;

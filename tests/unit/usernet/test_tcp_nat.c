@@ -269,14 +269,29 @@ static struct ns_sockaddr gw6(uint16_t port)
 	return a;
 }
 
+/* Connect from the guest to [fd00::2]:port; the socket error when done. */
+static int guest6_connect(struct ns_sock **out, uint16_t port)
+{
+	struct ns_sockaddr dst = gw6(port);
+	int err = 0;
+	struct ns_sock *s = ns_socket(guest, NS_SOCK_STREAM, &err);
+
+	ns_setsockopt(s, NS_SO_NONBLOCK, 1);
+	ns_connect(s, &dst);
+	for (int i = 0; i < 300 && !(ns_sock_events(s) & (NS_EV_OUT | NS_EV_ERR)); i++)
+		pump(10);
+	ns_getsockopt(s, NS_SO_ERROR, &err);
+	*out = s;
+	return err;
+}
+
 START_TEST(test_ipv6_slaac_and_tcp)
 {
 	uint8_t addr[16], want[16];
-	struct ns_sockaddr dst;
 	struct usernet_stats st;
 	struct ns_sock *s;
 	uint16_t port;
-	int lfd, cfd, err = 0;
+	int lfd, cfd;
 	char buf[16];
 
 	/* libcheck cannot skip: an early return would count as a pass */
@@ -287,14 +302,7 @@ START_TEST(test_ipv6_slaac_and_tcp)
 	ns_parse_addr6("fd00::ff:fe00:f", want);
 	ck_assert_mem_eq(addr, want, 16);
 	lfd = host6_socket(SOCK_STREAM, &port);
-	dst = gw6(port);
-	s = ns_socket(guest, NS_SOCK_STREAM, &err);
-	ns_setsockopt(s, NS_SO_NONBLOCK, 1);
-	ns_connect(s, &dst);
-	for (int i = 0; i < 300 && !(ns_sock_events(s) & (NS_EV_OUT | NS_EV_ERR)); i++)
-		pump(10);
-	ns_getsockopt(s, NS_SO_ERROR, &err);
-	ck_assert_int_eq(err, 0);
+	ck_assert_int_eq(guest6_connect(&s, port), 0);
 	cfd = accept(lfd, NULL, NULL);
 	ck_assert_int_ge(cfd, 0);
 	ck_assert_int_eq(ns_send(s, "over v6", 7, 0), 7);
@@ -306,6 +314,32 @@ START_TEST(test_ipv6_slaac_and_tcp)
 	ns_abort(s);
 	close(cfd);
 	close(lfd);
+}
+END_TEST
+
+/* A host service on 127.0.0.1 only is reached over the guest's IPv6 too
+ * (::1 refuses, usernet retries on IPv4 loopback); a port closed on both
+ * stays refused. */
+START_TEST(test_ipv6_host_falls_back_to_ipv4_loopback)
+{
+	struct ns_sock *s;
+	uint16_t port;
+	int lfd = host_listener(&port), cfd;
+	char buf[16];
+
+	pump(20); /* usernet's first RA: the guest's address */
+	ck_assert_int_eq(guest6_connect(&s, port), 0);
+	cfd = accept(lfd, NULL, NULL);
+	ck_assert_int_ge(cfd, 0);
+	ck_assert_int_eq(ns_send(s, "v6 to v4", 8, 0), 8);
+	pump(30);
+	ck_assert_int_eq(recv(cfd, buf, sizeof(buf), MSG_DONTWAIT), 8);
+	ck_assert_mem_eq(buf, "v6 to v4", 8);
+	ns_abort(s);
+	close(cfd);
+	close(lfd); /* now nothing listens on that port in either family */
+	ck_assert_int_eq(guest6_connect(&s, port), -ECONNREFUSED);
+	ns_abort(s);
 }
 END_TEST
 
@@ -520,6 +554,7 @@ static Suite *tcp_nat_suite(void)
 	tcase_add_test(t, test_tcp_refused);
 	tcase_add_test(t, test_tcp_flow_limit);
 	tcase_add_test(t, test_ipv6_slaac_and_tcp);
+	tcase_add_test(t, test_ipv6_host_falls_back_to_ipv4_loopback);
 	tcase_add_test(t, test_ipv6_dhcp6_dns_and_udp);
 	tcase_add_test(t, test_ipv6_hostfwd);
 	tcase_add_test(t, test_ipv6_udp_hostfwd);
