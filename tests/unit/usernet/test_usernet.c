@@ -291,36 +291,52 @@ static void udp_roundtrip(enum usernet_impl impl)
 	usernet_free(u);
 }
 
-/* A Router Solicitation from fe80::1 (with its link-layer address). */
-static size_t rs_frame(uint8_t *f)
+/* An ND message from fe80::1 carrying its link-layer address option:
+ * type 133 (RS, to ff02::2) or 135 (NS for target, to its solicited-node
+ * group). */
+static size_t nd_frame(uint8_t *f, uint8_t type, const uint8_t target[16])
 {
 	static const uint8_t allrouters[16] = {0xff, 2, [15] = 2};
-	uint8_t *ip = f + 14, *icmp = ip + 40, pseudo[40] = {0};
+	size_t body = type == 135 ? 32 : 16; /* NS: 8 + target + option */
+	uint8_t *ip = f + 14, *icmp = ip + 40, pseudo[40] = {0}, *opt;
 	uint16_t v;
 
-	memset(f, 0, 14 + 40 + 16);
-	memcpy(f, (uint8_t[]){0x33, 0x33, 0, 0, 0, 2}, 6);
+	memset(f, 0, 14 + 40 + body);
 	memcpy(f + 6, guest_mac, 6);
 	f[12] = 0x86;
 	f[13] = 0xdd;
 	ip[0] = 0x60;
-	ip[5] = 16; /* payload */
+	ip[5] = (uint8_t)body;
 	ip[6] = 58;
 	ip[7] = 255;
 	ip[8] = 0xfe;
 	ip[9] = 0x80;
 	ip[23] = 1;
-	memcpy(ip + 24, allrouters, 16);
-	icmp[0] = 133;
-	icmp[8] = 1; /* source link-layer address option */
-	icmp[9] = 1;
-	memcpy(icmp + 10, guest_mac, 6);
+	if (type == 135) { /* ff02::1:ffXX:XXXX, 33:33:ff:XX:XX:XX */
+		memcpy(f, (uint8_t[]){0x33, 0x33, 0xff, target[13], target[14], target[15]}, 6);
+		memcpy(ip + 24, (uint8_t[]){0xff, 2, [11] = 1, [12] = 0xff}, 13);
+		memcpy(ip + 37, target + 13, 3);
+		memcpy(icmp + 8, target, 16);
+	} else {
+		memcpy(f, (uint8_t[]){0x33, 0x33, 0, 0, 0, 2}, 6);
+		memcpy(ip + 24, allrouters, 16);
+	}
+	icmp[0] = type;
+	opt = icmp + body - 8;
+	opt[0] = 1; /* source link-layer address option */
+	opt[1] = 1;
+	memcpy(opt + 2, guest_mac, 6);
 	memcpy(pseudo, ip + 8, 32);
-	pseudo[35] = 16;
+	pseudo[35] = (uint8_t)body;
 	pseudo[39] = 58;
-	v = (uint16_t)~ns_csum_fold(ns_csum_add(ns_csum_add(0, pseudo, 40), icmp, 16));
+	v = (uint16_t)~ns_csum_fold(ns_csum_add(ns_csum_add(0, pseudo, 40), icmp, body));
 	memcpy(icmp + 2, &v, 2);
-	return 14 + 40 + 16;
+	return 14 + 40 + body;
+}
+
+static size_t rs_frame(uint8_t *f)
+{
+	return nd_frame(f, 133, NULL);
 }
 
 /* The newest Router Advertisement usernet sent, or NULL. */
@@ -386,6 +402,44 @@ START_TEST(test_slirp_ipv6_config)
 	memset(&c, 0, sizeof(c));
 	ck_assert_int_eq(usernet_parse_ipv6_option(&c, "ipv6=off"), 0);
 	ck_assert_ptr_null(slirp_ra(&c, &len));
+}
+END_TEST
+
+/* Whether usernet answered a Neighbor Solicitation for target. */
+static bool answers_ns(struct usernet *u, const char *target)
+{
+	uint8_t f[128], t[16];
+
+	ns_parse_addr6(target, t);
+	nsent = 0;
+	usernet_input(u, f, nd_frame(f, 135, t));
+	for (int i = 0; i < 20; i++) {
+		usernet_poll(u);
+		for (unsigned k = 0; k < nsent; k++)
+			if (sent_len[k] >= 14 + 40 + 24 && sent[k][14 + 6] == 58 &&
+			    sent[k][14 + 40] == 136 && !memcmp(sent[k] + 14 + 40 + 8, t, 16))
+				return true;
+		poll(NULL, 0, 2);
+	}
+	return false;
+}
+
+/* impl=slirp also takes ipv6-host and ipv6-dns (libslirp's vhost6 and
+ * vnameserver6): it answers Neighbor Solicitations for exactly those. */
+START_TEST(test_slirp_ipv6_host_and_dns)
+{
+	struct usernet_cfg c = {0};
+	struct usernet *u;
+
+	ck_assert_int_eq(usernet_parse_ipv6_option(&c, "ipv6-net=fd42:7::/64"), 0);
+	ck_assert_int_eq(usernet_parse_ipv6_option(&c, "ipv6-host=fd42:7::5"), 0);
+	ck_assert_int_eq(usernet_parse_ipv6_option(&c, "ipv6-dns=fd42:7::53"), 0);
+	u = make(USERNET_IMPL_SLIRP, &c);
+	ck_assert_msg(answers_ns(u, "fd42:7::5"), "no NA for ipv6-host");
+	ck_assert_msg(answers_ns(u, "fd42:7::53"), "no NA for ipv6-dns");
+	ck_assert_msg(!answers_ns(u, "fd42:7::2"), "NA for the default host address");
+	ck_assert_msg(!answers_ns(u, "fd42:7::99"), "NA for an address nobody has");
+	usernet_free(u);
 }
 END_TEST
 
@@ -694,6 +748,7 @@ static Suite *usernet_suite(void)
 	tcase_add_test(t, test_udp_nat_netstack);
 	tcase_add_test(t, test_udp_nat_slirp);
 	tcase_add_test(t, test_slirp_ipv6_config);
+	tcase_add_test(t, test_slirp_ipv6_host_and_dns);
 	tcase_add_test(t, test_dns_forwarder_ipv6_upstream);
 	tcase_add_test(t, test_udp_port_unreachable);
 	tcase_add_test(t, test_dns_forwarder);
