@@ -199,6 +199,29 @@ int route6_lookup(struct ns_stack *st, const struct ipaddr *dst, struct ipaddr *
 	return 0;
 }
 
+/* A router's Redirect (RFC 4861 8.3): dst is better reached through
+ * target (on-link when target == dst). Kept as a host route that lives as
+ * long as the route it overrides; -EPERM unless from is the first hop the
+ * stack uses for dst now (8.1). */
+int route6_redirect_locked(struct ns_stack *st, const struct ipaddr *from,
+			   const struct ipaddr *target, const struct ipaddr *dst)
+{
+	static const struct ipaddr on_link = {{0, 0, 0, 0}};
+	struct ns_route6 *best = NULL;
+
+	for (unsigned i = 0; i < st->nroutes6; i++) {
+		struct ns_route6 *r = &st->routes6[i];
+
+		if (r->expires > st->now && (!best || r->len > best->len) &&
+		    prefix_match(dst, &r->dst, r->len))
+			best = r;
+	}
+	if (!best || ipa_is_any(&best->gw) || !ipa_eq(&best->gw, from))
+		return -EPERM;
+	return route6_add_locked(st, dst, 128, ipa_eq(target, dst) ? &on_link : target, best->ifc,
+				 best->expires);
+}
+
 /* Forget what came with a router (its default route) when it leaves. */
 void route6_expire_gw(struct ns_stack *st, const struct ipaddr *gw)
 {

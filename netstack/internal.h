@@ -604,6 +604,9 @@ void nd6_kick(struct ns_stack *st);
  * RAs and return the earlier of next and the next one due. */
 void nd6_router_solicited(struct ns_stack *st, struct ns_iface *ifc);
 uint64_t nd6_router_tick(struct ns_stack *st, uint64_t next);
+/* addr6.c: apply a validated Redirect from router `from`. */
+int route6_redirect_locked(struct ns_stack *st, const struct ipaddr *from,
+			   const struct ipaddr *target, const struct ipaddr *dst);
 /* Tell the link a new address is ours (unsolicited NA, RFC 4861 7.2.6). */
 void nd6_announce(struct ns_stack *st, struct ns_iface *ifc, const struct ipaddr *a);
 

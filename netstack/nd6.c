@@ -451,6 +451,29 @@ static void ra_input(struct ns_stack *st, const struct ip_rx *rx)
 			prefix_input(st, ifc, m + off);
 }
 
+/* RFC 4861 8.1: only the current first hop, from its link-local address,
+ * may redirect, to a link-local router or to the destination itself. */
+static void redirect_input(struct ns_stack *st, const struct ip_rx *rx)
+{
+	const uint8_t *m = rx->l4, *tlla;
+	struct ipaddr target = ipa_v6(m + 8), dst = ipa_v6(m + 24);
+
+	if (!ipa_is_linklocal6(&rx->saddr) || ipa_is_multicast6(&dst) ||
+	    (!ipa_is_linklocal6(&target) && !ipa_eq(&target, &dst)) ||
+	    !opts_ok(m, rx->l4len, 40)) {
+		st->stats.nd_redirect_bad++;
+		return;
+	}
+	if (route6_redirect_locked(st, &rx->saddr, &target, &dst) < 0) {
+		st->stats.nd_redirect_bad++;
+		return;
+	}
+	st->stats.nd_redirects++;
+	tlla = opt_find(m, rx->l4len, 40, OPT_TLLA, 1);
+	if (tlla)
+		learn(st, rx->ifc, &target, tlla + 2, true);
+}
+
 void nd6_input(struct ns_stack *st, const struct ip_rx *rx, uint8_t type)
 {
 	static const size_t min_len[] = {[ND_RS - ND_RS] = 8,
@@ -483,7 +506,11 @@ void nd6_input(struct ns_stack *st, const struct ip_rx *rx, uint8_t type)
 			nd6_router_solicited(st, rx->ifc);
 		}
 		break;
-	default: /* redirects: we keep our routes */
+	case ND_REDIRECT:
+		if (!(rx->ifc->v6flags & NS_IF6_ROUTER)) /* 8.2: routers ignore them */
+			redirect_input(st, rx);
+		break;
+	default:
 		break;
 	}
 }

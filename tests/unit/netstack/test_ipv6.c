@@ -477,6 +477,90 @@ START_TEST(test_slaac)
 }
 END_TEST
 
+/* A Redirect (RFC 4861 4.5) for dst through target, from src's link-local
+ * address, with a target link-layer address option, injected into B. */
+static void inject_redirect(const uint8_t src[16], const uint8_t target[16],
+			    const uint8_t dst[16])
+{
+	static const uint8_t tmac[6] = {2, 0, 0, 0, 0, 0x99};
+	uint8_t f[14 + 40 + 48] = {0}, *ip = f + 14, *m = ip + 40, bll[16], pseudo[40] = {0};
+	uint16_t c;
+
+	ck_assert_int_eq(ns_iface_get6(sb, lb, 0, bll, NULL), 0);
+	memcpy(f, lb->mac, 6);
+	memcpy(f + 6, la->mac, 6);
+	f[12] = 0x86;
+	f[13] = 0xdd;
+	ip[0] = 0x60;
+	ip[5] = 48;
+	ip[6] = 58;
+	ip[7] = 255;
+	memcpy(ip + 8, src, 16);
+	memcpy(ip + 24, bll, 16);
+	m[0] = 137;
+	memcpy(m + 8, target, 16);
+	memcpy(m + 24, dst, 16);
+	m[40] = 2; /* target link-layer address */
+	m[41] = 1;
+	memcpy(m + 42, tmac, 6);
+	memcpy(pseudo, ip + 8, 32);
+	pseudo[35] = 48;
+	pseudo[39] = 58;
+	c = (uint16_t)~ns_csum_fold(ns_csum_add(ns_csum_add(0, pseudo, 40), m, 48));
+	memcpy(m + 2, &c, 2);
+	ns_stack_input(sb, lb, f, sizeof(f));
+}
+
+/* B (a SLAAC host) takes a Redirect from its router for one destination
+ * (a host route through the new first hop, its MAC learnt) or to the
+ * destination itself (on-link); one from a stranger or a former first
+ * hop, or to a global target, changes nothing. */
+START_TEST(test_redirect)
+{
+	struct ns_ra_cfg ra = {.prefix_len = 64};
+	uint8_t far[16], other[16], nh[16], rll[16], better[16], fake[16], mac[6];
+	struct ns_stats st;
+	struct ns_link *l;
+
+	teardown();
+	mkstacks(NS_IF6_ROUTER, NS_IF6_SLAAC);
+	ns_parse_addr6("fd00:1::", ra.prefix);
+	ck_assert_int_eq(ns_iface_ra(sa, la, &ra), 0);
+	run_for(3000000);
+	ck_assert_int_eq(ns_iface_get6(sa, la, 0, rll, NULL), 0);
+	ns_parse_addr6("2001:db8::9", far);
+	ns_parse_addr6("2001:db8::10", other);
+	ns_parse_addr6("fe80::99", better);
+	ns_parse_addr6("fe80::66", fake);
+	inject_redirect(fake, better, far); /* not B's router */
+	ns_parse_addr6("2001:db8::77", nh);
+	inject_redirect(rll, nh, far); /* global target, not the destination */
+	ck_assert_int_eq(ns_route6_lookup(sb, far, nh, &l), 0);
+	ck_assert_mem_eq(nh, rll, 16);
+	ns_stack_stats(sb, &st);
+	ck_assert_uint_eq(st.nd_redirect_bad, 2);
+	ck_assert_uint_eq(st.nd_redirects, 0);
+	inject_redirect(rll, better, far);
+	ck_assert_int_eq(ns_route6_lookup(sb, far, nh, &l), 0);
+	ck_assert_mem_eq(nh, better, 16);
+	ck_assert_int_eq(ns_nd_lookup(sb, better, mac), 0);
+	ck_assert_uint_eq(mac[5], 0x99);
+	ck_assert_int_eq(ns_route6_lookup(sb, other, nh, &l), 0); /* others: as before */
+	ck_assert_mem_eq(nh, rll, 16);
+	/* "It is on-link"; and far's first hop is fe80::99 now, so the
+	 * router may no longer redirect far (8.1). */
+	inject_redirect(rll, other, other);
+	ck_assert_int_eq(ns_route6_lookup(sb, other, nh, &l), 0);
+	ck_assert_mem_eq(nh, other, 16);
+	inject_redirect(rll, fake, far);
+	ck_assert_int_eq(ns_route6_lookup(sb, far, nh, &l), 0);
+	ck_assert_mem_eq(nh, better, 16);
+	ns_stack_stats(sb, &st);
+	ck_assert_uint_eq(st.nd_redirects, 2);
+	ck_assert_uint_eq(st.nd_redirect_bad, 3);
+}
+END_TEST
+
 START_TEST(test_tcp6_lossy)
 {
 	/* The IPv4 engine's loss recovery, unchanged over IPv6: 3 % loss and
@@ -562,6 +646,7 @@ static Suite *ipv6_suite(void)
 	tcase_add_test(t, test_v4_listener_ignores_v6);
 	tcase_add_test(t, test_dad);
 	tcase_add_test(t, test_slaac);
+	tcase_add_test(t, test_redirect);
 	suite_add_tcase(s, t);
 	return s;
 }
