@@ -185,6 +185,7 @@ struct icmp_hdr {
 #define PP_HEADER 0
 #define PP_NEXTHDR 1
 #define PP_OPTION 2
+#define PP_CHAIN 3 /* first fragment lacks the header chain (RFC 7112) */
 
 struct tcp_hdr {
 	uint16_t sport, dport;

@@ -127,6 +127,35 @@ static enum walk_rc walk_ext(struct ns_stack *st, const struct ip_rx *rx, struct
 	}
 }
 
+/* RFC 7112: a first fragment must hold the whole header chain, up to and
+ * including the upper-layer header, or filters (and we) cannot judge it.
+ * p/len: what follows the Fragment header; nh: the header it names. */
+static bool first_frag_chain_ok(const uint8_t *p, size_t len, uint8_t nh)
+{
+	size_t off = 0;
+
+	for (unsigned n = 0; n < IP6_MAX_EXT; n++) {
+		switch (nh) {
+		case NH_ROUTING:
+		case NH_DSTOPTS:
+			if (off + 8 > len || off + ((size_t)p[off + 1] + 1) * 8 > len)
+				return false;
+			nh = p[off];
+			off += ((size_t)p[off + 1] + 1) * 8;
+			continue;
+		case NS_PROTO_TCP:
+			return off + 20 <= len;
+		case NS_PROTO_UDP:
+			return off + 8 <= len;
+		case NS_PROTO_ICMPV6:
+			return off + 4 <= len;
+		default: /* unknown or no next header: nothing more to hold */
+			return true;
+		}
+	}
+	return false;
+}
+
 /* A fragment (RFC 8200 4.5): the datagram when complete (malloc'd), with
  * the fixed header in front naming the fragment's next header. */
 static uint8_t *frag_input(struct ns_stack *st, struct ip_rx *rx, struct walk *w, size_t *out_len)
@@ -154,6 +183,11 @@ static uint8_t *frag_input(struct ns_stack *st, struct ip_rx *rx, struct walk *w
 	}
 	if (pc.off + pc.plen > 65535) {
 		param_problem(st, rx, w, PP_HEADER, w->off + 2);
+		return NULL;
+	}
+	if (pc.off == 0 && !first_frag_chain_ok(pc.payload, pc.plen, pc.proto)) {
+		st->stats.ip6_frag_chain_bad++;
+		param_problem(st, rx, w, PP_CHAIN, 0);
 		return NULL;
 	}
 	memcpy(hdr, w->p, IP6_HLEN);

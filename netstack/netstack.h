@@ -262,6 +262,7 @@ unsigned ns_pmtu6(struct ns_stack *st, const uint8_t dst[16]);
 struct ns_stats {
 	uint64_t rx_frames, rx_bad_eth, rx_bad_ip, rx_bad_csum, rx_no_proto;
 	uint64_t ip6_rx, ip6_bad, ip6_reass_ok, ip6_reass_drop, ip6_frag_tx;
+	uint64_t ip6_frag_chain_bad; /* first fragments without the header chain */
 	uint64_t icmp6_rx, icmp6_tx, icmp6_err_tx, icmp6_ratelimited;
 	uint64_t nd_rx, nd_tx, nd_drop_pending, dad_failed;
 	uint64_t nd_redirects, nd_redirect_bad; /* applied; refused (RFC 4861 8.1) */

@@ -335,20 +335,28 @@ START_TEST(test_extension_header_limit)
 }
 END_TEST
 
-/* One fragment of a UDP datagram (the whole L4 bytes in dgram). */
-static void send_frag(uint32_t id, const uint8_t *dgram, unsigned off, unsigned len, bool more)
+/* One fragment of a datagram whose fragmentable part (dgram) starts with
+ * header nh. */
+static void send_frag_nh(uint32_t id, uint8_t nh, const uint8_t *dgram, unsigned off,
+			 unsigned len, bool more)
 {
 	uint8_t f[2048] = {0};
 	uint8_t *fh = f + 54;
 	uint16_t offw = (uint16_t)(off | more);
 
-	fh[0] = NS_PROTO_UDP;
+	fh[0] = nh;
 	fh[2] = (uint8_t)(offw >> 8);
 	fh[3] = (uint8_t)offw;
 	fh[4] = (uint8_t)(id >> 24);
 	fh[7] = (uint8_t)id;
 	memcpy(fh + 8, dgram + off, len);
 	inject(f, frame6(f, P6, S6, 44, 64, 8 + len));
+}
+
+/* One fragment of a UDP datagram (the whole L4 bytes in dgram). */
+static void send_frag(uint32_t id, const uint8_t *dgram, unsigned off, unsigned len, bool more)
+{
+	send_frag_nh(id, NS_PROTO_UDP, dgram, off, len, more);
 }
 
 static size_t big_udp(uint8_t *d, char fill, size_t n)
@@ -412,6 +420,33 @@ START_TEST(test_reassembly_overlap_drops_datagram)
 	ck_assert_uint_eq(s.reass_mem, mem);
 	send_frag(10, d, 0, 504, true);
 	ck_assert(!delivered_len(1000));
+}
+END_TEST
+
+/* RFC 7112: a first fragment that cuts the header chain (here inside a
+ * 16-byte Destination Options header) is dropped with Parameter Problem
+ * code 3, and its datagram never completes; the same datagram cut after
+ * the UDP header is delivered. */
+START_TEST(test_first_fragment_needs_header_chain)
+{
+	uint8_t d[64] = {NS_PROTO_UDP, 1, 1, 12}; /* Dest. options: PadN of 12 */
+	size_t n = 16 + put_udp(d + 16, "chained");
+	const uint8_t *pp;
+	struct ns_stats s;
+
+	send_frag_nh(21, 60, d, 0, 8, true);
+	pp = next_icmp6(ICMP6_PARAMPROB, NULL);
+	ck_assert_ptr_nonnull(pp);
+	ck_assert_uint_eq(pp[55], PP_CHAIN);
+	send_frag_nh(21, 60, d, 8, (unsigned)n - 8, false);
+	ck_assert(!delivered("chained"));
+	ns_stack_stats(st, &s);
+	ck_assert_uint_eq(s.ip6_frag_chain_bad, 1);
+	send_frag_nh(22, 60, d, 0, 24, true);
+	send_frag_nh(22, 60, d, 24, (unsigned)n - 24, false);
+	ck_assert(delivered("chained"));
+	ns_stack_stats(st, &s);
+	ck_assert_uint_eq(s.ip6_frag_chain_bad, 1);
 }
 END_TEST
 
@@ -673,6 +708,7 @@ static Suite *ipv6_frames_suite(void)
 	tcase_add_test(t, test_reassembly_out_of_order);
 	tcase_add_test(t, test_reassembly_overlap_drops_datagram);
 	tcase_add_test(t, test_reassembly_bounds);
+	tcase_add_test(t, test_first_fragment_needs_header_chain);
 	tcase_add_test(t, test_echo);
 	tcase_add_test(t, test_port_unreachable_rate_limited);
 	tcase_add_test(t, test_no_error_about_multicast);
