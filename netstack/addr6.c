@@ -101,6 +101,8 @@ int ip6_addr_add_locked(struct ns_stack *st, struct ns_iface *ifc, const struct 
 			unsigned plen, bool dad, bool autoconf, uint64_t valid_until)
 {
 	struct ns_ifaddr6 *x = ip6_ifaddr(ifc, a);
+	struct ipaddr sn;
+	bool new_group;
 
 	if (x) { /* known: a new lifetime (SLAAC refresh) */
 		x->valid_until = valid_until;
@@ -111,6 +113,8 @@ int ip6_addr_add_locked(struct ns_stack *st, struct ns_iface *ifc, const struct 
 			x = &ifc->addr6[i];
 	if (!x)
 		return -ENOSPC;
+	sn = ip6_solicited_node(a);
+	new_group = !mld6_listening(ifc, &sn);
 	memset(x, 0, sizeof(*x));
 	x->addr = *a;
 	x->plen = (uint8_t)plen;
@@ -123,6 +127,8 @@ int ip6_addr_add_locked(struct ns_stack *st, struct ns_iface *ifc, const struct 
 		if (rc < 0)
 			return rc;
 	}
+	if (new_group) /* before DAD's probe (RFC 4862 5.4.2) */
+		mld6_join_report(st, ifc, &sn);
 	if (dad) {
 		/* RFC 4862 5.4: one probe (DupAddrDetectTransmits 1), then
 		 * RetransTimer (1 s) of silence before the address is used. */
@@ -254,6 +260,8 @@ int ns_iface_ipv6(struct ns_stack *st, struct ns_link *l, unsigned flags)
 		a = ipa_v6(ll);
 		ifc->v6 = true;
 		ifc->v6flags = flags;
+		if (flags & NS_IF6_ROUTER)
+			mld6_join_router_groups(st, ifc);
 		rc = ip6_addr_add_locked(st, ifc, &a, 64, !(flags & NS_IF6_NODAD), false,
 					 UINT64_MAX);
 		if (rc == 0 && (flags & NS_IF6_SLAAC)) {

@@ -167,6 +167,9 @@ void icmp6_input(struct ns_stack *st, const struct ip_rx *rx)
 	case ND_REDIRECT:
 		nd6_input(st, rx, h.type);
 		break;
+	case ICMP6_MLD_QUERY:
+		mld6_query_input(st, rx);
+		break;
 	default:
 		break;
 	}

@@ -177,6 +177,7 @@ struct icmp_hdr {
 #define ND_NS 135
 #define ND_NA 136
 #define ND_REDIRECT 137
+#define ICMP6_MLD_QUERY 130
 #define ICMP6_UNREACH_NOROUTE 0
 #define ICMP6_UNREACH_ADMIN 1
 #define ICMP6_UNREACH_ADDR 3
@@ -605,6 +606,12 @@ void nd6_kick(struct ns_stack *st);
  * RAs and return the earlier of next and the next one due. */
 void nd6_router_solicited(struct ns_stack *st, struct ns_iface *ifc);
 uint64_t nd6_router_tick(struct ns_stack *st, uint64_t next);
+/* mld6.c: MLDv2 listener reports. Is ifc in group; tell the link ifc
+ * joined it (call once the group is new); a Query arrived. */
+bool mld6_listening(const struct ns_iface *ifc, const struct ipaddr *group);
+void mld6_join_report(struct ns_stack *st, struct ns_iface *ifc, const struct ipaddr *group);
+void mld6_join_router_groups(struct ns_stack *st, struct ns_iface *ifc);
+void mld6_query_input(struct ns_stack *st, const struct ip_rx *rx);
 /* addr6.c: apply a validated Redirect from router `from`. */
 int route6_redirect_locked(struct ns_stack *st, const struct ipaddr *from,
 			   const struct ipaddr *target, const struct ipaddr *dst);

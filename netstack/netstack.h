@@ -266,6 +266,7 @@ struct ns_stats {
 	uint64_t icmp6_rx, icmp6_tx, icmp6_err_tx, icmp6_ratelimited;
 	uint64_t nd_rx, nd_tx, nd_drop_pending, dad_failed;
 	uint64_t nd_redirects, nd_redirect_bad; /* applied; refused (RFC 4861 8.1) */
+	uint64_t mld_tx, mld_query, mld_bad;	/* MLDv2 reports sent, queries in */
 	uint64_t arp_rx, arp_tx, arp_drop_pending;
 	uint64_t ip_reass_ok, ip_reass_drop, ip_frag_tx;
 	uint64_t icmp_rx, icmp_tx, udp_rx, udp_tx, udp_no_port, udp_drop_full;

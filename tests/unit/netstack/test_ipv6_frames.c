@@ -450,6 +450,102 @@ START_TEST(test_first_fragment_needs_header_chain)
 }
 END_TEST
 
+/* The next MLDv2 Report the stack sent (NULL if none), checked for what
+ * RFC 3810 5 demands: to ff02::16 with hop limit 1, a Hop-by-Hop header
+ * with the Router Alert, a valid checksum. *nrec: its record count. */
+static const uint8_t *next_mld_report(unsigned *nrec)
+{
+	static const uint8_t mld2_routers[16] = {0xff, 2, [15] = 0x16};
+	static const uint8_t hbh[8] = {58, 0, 5, 2, 0, 0, 1, 0};
+	static uint8_t buf[2048];
+	ssize_t n;
+
+	ns_stack_poll(st);
+	while ((n = ns_link_receive(lw, buf, sizeof(buf))) > 0) {
+		size_t len;
+
+		if (n < 54 + 8 + 8 || buf[20] != 0 || buf[62] != 143)
+			continue;
+		len = (size_t)(buf[18] << 8 | buf[19]) - 8;
+		ck_assert_uint_eq(buf[21], 1);
+		ck_assert_mem_eq(buf + 38, mld2_routers, 16);
+		ck_assert_mem_eq(buf + 54, hbh, 8);
+		ck_assert_uint_eq(l4_csum(buf + 22, buf + 38, 58, buf + 62, len), 0);
+		*nrec = buf[68] << 8 | buf[69];
+		ck_assert_uint_eq(len, 8 + *nrec * 20u);
+		return buf + 62;
+	}
+	return NULL;
+}
+
+static bool mld_has(const uint8_t *m, unsigned nrec, uint8_t type, const char *group)
+{
+	uint8_t g[16];
+
+	ns_parse_addr6(group, g);
+	for (unsigned i = 0; i < nrec; i++)
+		if (m[8 + i * 20] == type && !memcmp(m + 8 + i * 20 + 4, g, 16))
+			return true;
+	return false;
+}
+
+static void send_mld_query(uint8_t hlim, const char *group)
+{
+	static const uint8_t all_nodes[16] = {0xff, 2, [15] = 1};
+	uint8_t f[256] = {0}, src[16], *q = f + 54;
+
+	ns_parse_addr6("fe80::1", src);
+	q[0] = 130;
+	q[4] = 0x03; /* max response delay */
+	ns_parse_addr6(group, q + 8);
+	{
+		uint16_t c = l4_csum(src, all_nodes, 58, q, 28);
+
+		memcpy(q + 2, &c, 2);
+	}
+	inject(f, frame6(f, src, all_nodes, 58, hlim, 28));
+}
+
+/* MLDv2 (RFC 3810): a new address's solicited-node group is reported as
+ * joined; a general query gets every group but all-nodes, a specific one
+ * that group only; a query that is not link-local with hop limit 1 is
+ * ignored. */
+START_TEST(test_mld_reports)
+{
+	uint8_t a[16];
+	const uint8_t *m;
+	struct ns_stats s;
+	unsigned n;
+
+	ns_parse_addr6("fd00::77", a);
+	ck_assert_int_eq(ns_iface_add6(st, ls, a, 64), 0);
+	m = next_mld_report(&n);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_eq(n, 1);
+	ck_assert(mld_has(m, n, 4, "ff02::1:ff00:77")); /* CHANGE_TO_EXCLUDE */
+	/* fd00::1 and the link-local (..:00:00:01 from the MAC's end) share
+	 * no group with fd00::77: three groups in all. */
+	send_mld_query(1, "::");
+	m = next_mld_report(&n);
+	ck_assert_ptr_nonnull(m);
+	ck_assert(mld_has(m, n, 2, "ff02::1:ff00:77")); /* MODE_IS_EXCLUDE */
+	ck_assert(mld_has(m, n, 2, "ff02::1:ff00:1"));
+	ck_assert(!mld_has(m, n, 2, "ff02::1"));
+	send_mld_query(1, "ff02::1:ff00:77");
+	m = next_mld_report(&n);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_eq(n, 1);
+	ck_assert(mld_has(m, n, 2, "ff02::1:ff00:77"));
+	send_mld_query(1, "ff02::1:ff00:99"); /* not ours: no answer */
+	ck_assert_ptr_null(next_mld_report(&n));
+	send_mld_query(64, "::");
+	ck_assert_ptr_null(next_mld_report(&n));
+	ns_stack_stats(st, &s);
+	ck_assert_uint_eq(s.mld_query, 3);
+	ck_assert_uint_eq(s.mld_bad, 1);
+}
+END_TEST
+
 START_TEST(test_reassembly_bounds)
 {
 	uint8_t d[1300], f[256];
@@ -708,6 +804,7 @@ static Suite *ipv6_frames_suite(void)
 	tcase_add_test(t, test_reassembly_out_of_order);
 	tcase_add_test(t, test_reassembly_overlap_drops_datagram);
 	tcase_add_test(t, test_reassembly_bounds);
+	tcase_add_test(t, test_mld_reports);
 	tcase_add_test(t, test_first_fragment_needs_header_chain);
 	tcase_add_test(t, test_echo);
 	tcase_add_test(t, test_port_unreachable_rate_limited);
