@@ -21,10 +21,11 @@
  *
  * Addresses and ports in this API are in host byte order.
  *
- * IPv6 (ip6.c, icmp6.c, nd6.c) runs beside IPv4 on interfaces where
- * ns_iface_ipv6() turned it on: extension headers, reassembly, ICMPv6,
- * Neighbor Discovery, link-local and SLAAC addresses, a routing table of
- * its own. UDP, TCP, channels and sockets take addresses of either family
+ * IPv6 (ip6.c, icmp6.c, nd6.c, mld6.c) runs beside IPv4 on interfaces
+ * where ns_iface_ipv6() turned it on: extension headers, reassembly (a
+ * first fragment must carry the whole header chain, RFC 7112), ICMPv6,
+ * Neighbor Discovery with redirects, MLDv2 listener reports, link-local
+ * and SLAAC addresses, a routing table of its own. UDP, TCP, channels and sockets take addresses of either family
  * (struct ns_sockaddr's family).
  *
  * Status: links, ARP, IPv4, ICMP, UDP, channels and datagram sockets work.
