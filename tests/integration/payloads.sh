@@ -36,6 +36,7 @@ run pio-loop 1 'pio-loop: done 1000 exits' -kernel "$G/pio-loop.elf" -append n=1
 run mmio-loop 1 'mmio-loop: done 1000 exits' -kernel "$G/mmio-loop.elf" -append n=1000
 run smp 1 'smp: 4 of 4 cpus checked in' -smp 4 -kernel "$G/smp.elf"
 run irq 1 'irq: all interrupts as expected' -kernel "$G/irq.elf"
+run irq-x2apic 1 'irq: all interrupts as expected' -kernel "$G/irq.elf" -append x2apic=1
 run smp-ipi 1 'smp: ipi round trips: 15 answered, 0 missing' -smp 4 -kernel "$G/smp.elf" -append ipi=5
 
 # A guest hammering unclaimed ports and MMIO: reads are all-ones, the VMM
