@@ -71,6 +71,9 @@ KVM_TESTS += tests/integration/virtio-blk-kit.sh tests/integration/virtio-blk-ki
 # broken chain) under build/vmm and under QEMU's virtio-net-pci.
 INTEG_TESTS += tests/integration/virtio-net-kit.sh tests/integration/virtio-net-kit-qemu.sh
 KVM_TESTS += tests/integration/virtio-net-kit.sh tests/integration/virtio-net-kit-qemu.sh
+# -netdev tap (root): the same payload on a TAP in a private namespace.
+INTEG_TESTS += tests/integration/virtio-net-tap.sh
+KVM_TESTS += tests/integration/virtio-net-tap.sh
 # Linux on an ext4 virtio-blk disk: vmm, vmm killed after an fsync, QEMU.
 LINUX_TESTS += tests/integration/linux-virtio-blk.sh tests/integration/linux-virtio-blk-durable.sh \
 	tests/integration/linux-virtio-blk-qemu.sh

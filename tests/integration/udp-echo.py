@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""udp-echo.py PORTFILE — a UDP echo server on 127.0.0.1 (a free port,
-written to PORTFILE) for the virtio-net kit tests and benchmark; serves
-until killed."""
+"""udp-echo.py PORTFILE [ADDRESS] — a UDP echo server on ADDRESS (default
+127.0.0.1; a free port, written to PORTFILE) for the virtio-net kit tests;
+serves until killed."""
 import socket
 import sys
 
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
-s.bind(("127.0.0.1", 0))
+s.bind((sys.argv[2] if len(sys.argv) > 2 else "127.0.0.1", 0))
 with open(sys.argv[1] + ".tmp", "w") as f:
     f.write("%d\n" % s.getsockname()[1])
 import os
