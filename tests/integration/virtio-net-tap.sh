@@ -33,11 +33,12 @@ in_ns ip tuntap add dev vtap0 mode tap || { echo "FAIL: cannot create the TAP"; 
 in_ns ip addr add 10.0.2.2/24 dev vtap0
 in_ns ip link set vtap0 up
 mac=$(in_ns cat /sys/class/net/vtap0/address | sed 's/:0\([0-9a-f]\)/:\1/g; s/^0\([0-9a-f]\)/\1/')
-in_ns dnsmasq -k --conf-file=/dev/null --interface=vtap0 --bind-interfaces --port=0 \
+# `ip netns exec` execs the server: $! is its pid, for the clean-up
+ip netns exec "$ns" dnsmasq -k --conf-file=/dev/null --interface=vtap0 --bind-interfaces --port=0 \
 	--dhcp-range=10.0.2.15,10.0.2.30,1h --dhcp-option=3,10.0.2.2 --dhcp-option=6,10.0.2.3 \
 	--dhcp-leasefile="$tmp/leases" --pid-file= 2>"$tmp/dnsmasq.log" &
 pids="$pids $!"
-in_ns python3 "$(dirname "$0")/udp-echo.py" "$tmp/port" 10.0.2.2 &
+ip netns exec "$ns" python3 "$(dirname "$0")/udp-echo.py" "$tmp/port" 10.0.2.2 &
 pids="$pids $!"
 for _ in $(seq 50); do
 	[ -s "$tmp/port" ] && break
