@@ -198,6 +198,22 @@ CMD(cmd_system_powerdown)
 	return 0;
 }
 
+/* {"name": NIC or netdev id, "up": bool}: QEMU's set_link. */
+CMD(cmd_set_link)
+{
+	const char *name = json_string_value(json_object_get(args, "name"));
+	json_t *up = json_object_get(args, "up");
+
+	if (!name || !json_is_boolean(up))
+		return fail(e, "GenericError", "Parameters 'name' and 'up' are required");
+	if (machine_set_link(m, name, json_is_true(up)) < 0) {
+		fail(e, "DeviceNotFound", "");
+		snprintf(e->desc, sizeof(e->desc), "Device '%s' not found", name);
+		return -1;
+	}
+	return 0;
+}
+
 static void quit_now(struct machine *m)
 {
 	machine_host_quit(m, "host-qmp-quit");
@@ -247,6 +263,7 @@ static const struct qmp_command commands[] = {
 	{"cont", cmd_cont},
 	{"system_reset", cmd_system_reset},
 	{"system_powerdown", cmd_system_powerdown},
+	{"set_link", cmd_set_link},
 	{"quit", cmd_quit},
 	{"human-monitor-command", cmd_human_monitor_command},
 };
