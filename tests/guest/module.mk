@@ -71,6 +71,9 @@ KVM_TESTS += tests/integration/virtio-blk-kit.sh tests/integration/virtio-blk-ki
 # broken chain) under build/vmm and under QEMU's virtio-net-pci.
 INTEG_TESTS += tests/integration/virtio-net-kit.sh tests/integration/virtio-net-kit-qemu.sh
 KVM_TESTS += tests/integration/virtio-net-kit.sh tests/integration/virtio-net-kit-qemu.sh
+# The monitor and QMP side: info network/usernet, hostfwd at run time, set_link.
+INTEG_TESTS += tests/integration/virtio-net-monitor.sh
+KVM_TESTS += tests/integration/virtio-net-monitor.sh
 # -netdev tap (root): the same payload on a TAP in a private namespace.
 INTEG_TESTS += tests/integration/virtio-net-tap.sh
 KVM_TESTS += tests/integration/virtio-net-tap.sh

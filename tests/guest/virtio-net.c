@@ -16,6 +16,11 @@
  * partial checksum the kit never negotiated (VIRTIO_NET_F_CSUM): the
  * device must drop it (and count it) and carry on.
  *
+ * serve=PORT: after DHCP and ARP, echo UDP datagrams that arrive on PORT
+ * (a host forward added at run time brings them) back to their sender,
+ * printing each, until the link goes down (set_link off): prints "link
+ * down" and exits 0.
+ *
  * bench=1 (with echo_port, size=BYTES, count=N): N UDP datagrams of size
  * bytes to the echo server, up to window=W in flight, every echo counted;
  * prints the elapsed TSC time for the host's packets/s. Around the run it
@@ -332,6 +337,30 @@ __attribute__((noreturn)) static void bench(uint16_t port)
 	guest_exit(0);
 }
 
+/* serve=PORT: echo what comes to PORT until the link goes down. */
+__attribute__((noreturn)) static void serve(uint16_t port)
+{
+	unsigned served = 0;
+
+	printf("virtio-net: serving UDP port %u\n", port);
+	while (vnet_link_up(&net)) {
+		uint32_t len = vnet_recv_wait(&net, in, sizeof(in), 20), plen;
+		const uint8_t *p = len ? udp_payload(in, len, port, &plen) : NULL;
+		uint32_t src;
+		uint16_t sport;
+
+		if (!p || plen > 1024)
+			continue;
+		src = get32(in + 26);
+		sport = get16(in + 34);
+		memcpy(frame + 42, p, plen);
+		send_or_fail(udp(frame, in + 6, my_ip, src, port, sport, plen), "UDP reply");
+		printf("virtio-net: served datagram %u (%u bytes)\n", ++served, plen);
+	}
+	printf("virtio-net: link down after %u datagrams\n", served);
+	guest_exit(0);
+}
+
 /* A header the device must refuse: NEEDS_CSUM without VIRTIO_NET_F_CSUM. */
 static void bad_header(void)
 {
@@ -400,6 +429,8 @@ __attribute__((noreturn)) static long run(void *arg)
 	arp_gateway();
 	if (kit_cmdline_uint("bench", 0))
 		bench(port);
+	if (kit_cmdline_uint("serve", 0))
+		serve((uint16_t)kit_cmdline_uint("serve", 0));
 	if (kit_cmdline_uint("badhdr", 0))
 		bad_header();
 	if (port)
