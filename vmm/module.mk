@@ -4,6 +4,7 @@ $(eval $(call static_lib,vmm,$(vmm_SRCS),$(JANSSON_CFLAGS)))
 # the NICs' user networking: libusernet (netstack, libslirp)
 VMM_NET_LIBS := libusernet.a libnetstack.a
 $(eval $(call program,vmm,vmm/main.c,libvmm.a libfirmware.a libdevices.a $(VMM_NET_LIBS) libkvm.a,$(LZ4_LIBS) $(JANSSON_LIBS) $(SLIRP_LIBS)))
+$(eval $(call unit_test,vmm_cli_net,tests/unit/vmm/test_cli_net.c vmm/cli.c vmm/cli_drive.c vmm/cli_control.c vmm/cli_net.c vmm/cpuid.c,,))
 $(eval $(call unit_test,vmm_cli,tests/unit/vmm/test_cli.c vmm/cli.c vmm/cli_drive.c vmm/cli_control.c vmm/cli_net.c vmm/cpuid.c,,))
 INTEG_TESTS += tests/integration/core-hello.sh
 KVM_TESTS += tests/integration/core-hello.sh
