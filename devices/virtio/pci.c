@@ -18,6 +18,7 @@
  * MSI-X lock or the PCI bus lock. cfg_written runs under the bus lock and
  * so never takes the transport or INTx lock. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -549,6 +550,8 @@ static int first_free_devfn(struct pci_bus *bus)
 static int start_io_thread(struct virtio_pci *vp)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
+	sigset_t all, old;
+	int r;
 
 	vp->epfd = epoll_create1(EPOLL_CLOEXEC);
 	vp->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -572,7 +575,13 @@ static int start_io_thread(struct virtio_pci *vp)
 	if (vp->io_fd >= 0 && epoll_ctl(vp->epfd, EPOLL_CTL_ADD, vp->io_fd, &ev))
 		return -errno;
 	vp->io_watched = vp->io_fd >= 0;
-	if (pthread_create(&vp->thread, NULL, io_thread, vp))
+	/* Process signals (SIGTERM's clean shutdown goes through the main
+	 * thread's signalfd, set up after the devices) never land here. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = pthread_create(&vp->thread, NULL, io_thread, vp);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r)
 		return -EAGAIN;
 	vp->thread_started = true;
 	return 0;
