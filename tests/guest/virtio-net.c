@@ -19,7 +19,7 @@
  * serve=PORT: after DHCP and ARP, echo UDP datagrams that arrive on PORT
  * (a host forward added at run time brings them) back to their sender,
  * printing each, until the link goes down (set_link off): prints "link
- * down" and exits 0.
+ * down", waits for it to come back up (set_link on) and exits 0.
  *
  * bench=1 (with echo_port, size=BYTES, count=N): N UDP datagrams of size
  * bytes to the echo server, up to window=W in flight, every echo counted;
@@ -358,6 +358,9 @@ __attribute__((noreturn)) static void serve(uint16_t port)
 		printf("virtio-net: served datagram %u (%u bytes)\n", ++served, plen);
 	}
 	printf("virtio-net: link down after %u datagrams\n", served);
+	while (!vnet_link_up(&net))
+		cpu_relax();
+	printf("virtio-net: link up again\n");
 	guest_exit(0);
 }
 

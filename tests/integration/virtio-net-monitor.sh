@@ -4,8 +4,9 @@
 # QEMU's layout, a host forward added at run time (hostfwd_add) that
 # brings a datagram from the host's 127.0.0.1 to the guest and its echo
 # back, the same forward refused twice, removed (hostfwd_remove: no more
-# echo), `info usernet`'s counters, set_link errors, and QMP set_link off,
-# which the guest sees (STATUS) and ends on; `info network` says link=down.
+# echo), `info usernet`'s counters, set_link errors, QMP set_link off,
+# which the guest sees (STATUS; `info network` says link=down), and set_link
+# on, which it sees too and ends on.
 set -u
 VMM=${VMM:-build/vmm}
 B=${B:-build}
@@ -88,6 +89,8 @@ assert r.get("return") == {}, r
 wait_out("virtio-net: link down after")
 out = cmd("info network")
 assert "link=down" in out, out
+cmd("set_link net0 on")
+wait_out("virtio-net: link up again")
 print("monitor and QMP ok")
 PY
 rc=$?
