@@ -320,6 +320,8 @@ static void net_serve(void *opaque, unsigned qi)
 {
 	struct virtio_net *n = opaque;
 
+	if (!n->vp) /* still in virtio_net_new */
+		return;
 	sync_features(n);
 	if (qi == NET_TXQ)
 		serve_tx(n);
@@ -346,6 +348,8 @@ static void net_io_event(void *opaque)
 {
 	struct virtio_net *n = opaque;
 
+	if (!n->vp) /* the I/O thread starts inside virtio_pci_new */
+		return;
 	sync_features(n);
 	if (n->nd->ops->poll)
 		n->nd->ops->poll(n->nd);
@@ -399,6 +403,7 @@ struct virtio_net *virtio_net_new(struct dev_host *host, struct pci_bus *bus,
 				  const struct virtio_net_opts *o, char *err, size_t errlen)
 {
 	struct virtio_net *n = calloc(1, sizeof(*n));
+	struct virtio_pci *vp;
 
 	if (!n || !(n->chain = malloc(sizeof(*n->chain))) || net_rx_init(n) < 0) {
 		if (n)
@@ -430,8 +435,14 @@ struct virtio_net *virtio_net_new(struct dev_host *host, struct pci_bus *bus,
 		.io_timeout_ms = net_io_timeout,
 		.io_event = net_io_event,
 	};
-	n->vp = virtio_pci_new(host, bus, o->devfn, "virtio-net-pci", &n->ops, n, &n->cfg, err,
-			       errlen);
+	vp = virtio_pci_new(host, bus, o->devfn, "virtio-net-pci", &n->ops, n, &n->cfg, err,
+			    errlen);
+	if (vp) { /* its I/O thread already runs: hand it vp under its lock */
+		virtio_pci_lock(vp);
+		n->vp = vp;
+		virtio_pci_unlock(vp);
+		virtio_pci_wake(vp); /* what the backend did meanwhile */
+	}
 	if (!n->vp) {
 		n->nd->rx = NULL;
 		net_rx_fini(n);

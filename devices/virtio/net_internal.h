@@ -29,7 +29,7 @@ struct net_rx_filter {
 struct net_rx;
 
 struct virtio_net {
-	struct virtio_pci *vp;
+	struct virtio_pci *vp; /* NULL until virtio_pci_new returned (lock) */
 	struct netdev *nd;
 	struct virtio_dev_ops ops;
 	struct virtio_net_config cfg; /* what the driver reads */
