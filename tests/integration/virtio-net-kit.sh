@@ -2,7 +2,7 @@
 # virtio-net-kit.sh — the kit's virtio-net payload under build/vmm: the
 # default NIC (no network option at all: virtio-net on user networking),
 # -netdev user,impl=slirp + -device virtio-net-pci, -nic user with a MAC,
-# -nic none (no NIC), a frame with a header the guest never negotiated
+# -nic none (no NIC), restrict=on (DHCP and ARP but no way out), a frame with a header the guest never negotiated
 # (dropped with one stderr line, the device carries on), and a descriptor
 # loop (DEVICE_NEEDS_RESET, one stderr line, recovered by a reset). See
 # virtio-net-kit.inc.sh.
@@ -29,6 +29,9 @@ net_extra_cases() {
 	grep -q 'dropping a bad frame from the guest: partial checksum without VIRTIO_NET_F_CSUM' \
 		"$tmp/err" || fail "$1: no stderr line for the bad header"
 	run_case "$1: -nic none" 3 "" -nic none -- 'virtio-net: FAIL no usable virtio-net device'
+	# restrict=on: the LAN works (DHCP, ARP), the host behind 10.0.2.2 does not
+	run_case "$1: restrict=on" 3 "echo_port=$PORT count=1" -nic user,restrict=on -- \
+		"$CHECKS" "$ARP" 'virtio-net: FAIL no UDP echo for datagram'
 }
 
 net_main vmm
