@@ -93,7 +93,7 @@ median() {
 	sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'
 }
 
-sides="vmm vmm-slirp qemu"
+sides=${SIDES:-vmm vmm-slirp qemu}
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
 	order=$sides

@@ -147,6 +147,9 @@ struct virtio_dev_ops {
 	int (*io_fd)(void *opaque);
 	int (*io_timeout_ms)(void *opaque);
 	void (*io_event)(void *opaque);
+	/* While io events stream in (< 1 ms apart), wait this long before
+	 * serving one, so each wake-up serves a batch (0: never). */
+	unsigned io_coalesce_us;
 };
 
 /* A virtio-pci function at devfn (or the first free slot when devfn < 0)
