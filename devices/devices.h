@@ -659,6 +659,10 @@ struct netdev {
 	/* Its fd stays readable until it reads: the NIC stops watching it
 	 * while can_rx is false (a TAP), instead of backlogging. */
 	bool rx_flow_control;
+	/* Receive moderation that suits it: while its fd signals in a stream
+	 * (< 1 ms apart) the NIC waits this long before polling it, so a
+	 * wake-up carries a batch (0: none). bench/README.md, virtio-net. */
+	unsigned coalesce_us;
 	/* Set by the NIC that uses it. */
 	netdev_rx_fn rx;
 	bool (*can_rx)(void *opaque); /* room for a frame now? */

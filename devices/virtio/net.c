@@ -434,7 +434,7 @@ struct virtio_net *virtio_net_new(struct dev_host *host, struct pci_bus *bus,
 		.io_fd = net_io_fd,
 		.io_timeout_ms = net_io_timeout,
 		.io_event = net_io_event,
-		.io_coalesce_us = NET_COALESCE_US,
+		.io_coalesce_us = n->nd->coalesce_us,
 	};
 	vp = virtio_pci_new(host, bus, o->devfn, "virtio-net-pci", &n->ops, n, &n->cfg, err,
 			    errlen);

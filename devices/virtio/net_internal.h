@@ -18,11 +18,6 @@ enum { NET_RXQ, NET_TXQ, NET_CTRLQ, NET_NUM_QUEUES };
 #define NET_MAX_FRAME (ETH_HLEN + 4 + 65535)
 #define NET_MAC_TABLE 64
 #define NET_BACKLOG 256 /* frames waiting for receive buffers */
-/* Receive moderation while frames stream in (bench/README.md, virtio-net):
- * what a wake-up costs against the latency a stream can take. */
-#ifndef NET_COALESCE_US
-#define NET_COALESCE_US 200
-#endif
 
 struct net_rx_filter {
 	bool promisc, allmulti, alluni, nomulti, nouni, nobcast;

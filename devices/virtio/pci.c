@@ -180,11 +180,12 @@ static int io_timeout(struct virtio_pci *vp)
 	return t;
 }
 
-/* Interrupt moderation for the backend: when its events come less than
- * a millisecond apart (a stream), let io_coalesce_us pass before serving
- * one, so a wake-up carries a batch. A wake-up costs two context switches
- * (several µs each on nested hosts) and a lone packet carries little; a
- * sparse event (one ping) is served at once. */
+/* Interrupt moderation for the backend: when its fd signals less than a
+ * millisecond after the last time (a stream), let io_coalesce_us pass
+ * before serving it, so a wake-up carries a batch. A wake-up costs two
+ * context switches (several µs each on nested hosts) and a lone packet
+ * carries little; a sparse event (one ping) is served at once, and so are
+ * timeouts and wakes (libslirp asks for a timer every few ms). */
 static void io_moderate(struct virtio_pci *vp)
 {
 	uint64_t now = clock_now_ns();
@@ -195,11 +196,12 @@ static void io_moderate(struct virtio_pci *vp)
 		usleep(vp->ops->io_coalesce_us);
 }
 
-static void io_run(struct virtio_pci *vp)
+static void io_run(struct virtio_pci *vp, bool fd_signalled)
 {
 	if (!vp->ops->io_event)
 		return;
-	io_moderate(vp);
+	if (fd_signalled)
+		io_moderate(vp);
 	pthread_mutex_lock(&vp->lock);
 	vp->ops->io_event(vp->opaque);
 	pthread_mutex_unlock(&vp->lock);
@@ -213,7 +215,7 @@ static void *io_thread(void *arg)
 	for (;;) {
 		int timeout = io_timeout(vp);
 		int n = epoll_wait(vp->epfd, ev, VIRTIO_MAX_QUEUES + 3, timeout);
-		bool io = n == 0 && timeout >= 0;
+		bool io = n == 0 && timeout >= 0, fd_signalled = false;
 
 		for (int i = 0; i < n; i++) {
 			unsigned qi = ev[i].data.u32;
@@ -224,6 +226,7 @@ static void *io_thread(void *arg)
 			if (qi == IO_EVENT || qi == WAKE_EVENT) {
 				if (qi == WAKE_EVENT && read(vp->wake_fd, &v, sizeof(v)) < 0)
 					continue;
+				fd_signalled |= qi == IO_EVENT;
 				io = true;
 				continue;
 			}
@@ -234,7 +237,7 @@ static void *io_thread(void *arg)
 			pthread_mutex_unlock(&vp->lock);
 		}
 		if (io)
-			io_run(vp);
+			io_run(vp, fd_signalled);
 	}
 }
 
