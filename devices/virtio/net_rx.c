@@ -49,8 +49,10 @@ void net_rx_reset(struct virtio_net *n)
 {
 	struct net_rx *r = n->rx;
 
-	for (; r->q_count; r->q_count--, r->q_head = (r->q_head + 1) % NET_BACKLOG)
+	for (; r->q_count; r->q_count--, r->q_head = (r->q_head + 1) % NET_BACKLOG) {
 		free(r->q[r->q_head].data);
+		n->st.rx_dropped++; /* waited for a driver that reset */
+	}
 	r->q_head = 0;
 	r->pushed = false;
 }
