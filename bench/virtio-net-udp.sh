@@ -18,7 +18,7 @@
 # bench). Medians over
 # ROUNDS (default 3); the sides alternate, in reverse order every other
 # round. Ratios: vmm / QEMU of packets/s, and of packets per VMM CPU
-# second (the goal: >= 3 at 1472 bytes).
+# second (the goal: >= 3 at 1472 bytes). SIDES and SIZES pick a subset.
 set -u
 B=${B:-build}
 VMM=${VMM:-$B/vmm}
@@ -109,6 +109,7 @@ while [ "$r" -le "$ROUNDS" ]; do
 	r=$((r + 1))
 done
 
+pps_vmm=0 pps_vmm_slirp=0 pps_qemu=0 cpu_vmm=0 cpu_vmm_slirp=0 cpu_qemu=0
 printf '%-6s %-10s %10s %14s %14s\n' bytes side "packets/s" "VMM CPU us/pkt" "pkts/CPU-s"
 for size in $SIZES; do
 	for s in $sides; do
