@@ -240,36 +240,52 @@ static uint8_t ctrl_command(struct virtio_net *n, const struct virtq_chain *c)
 	}
 }
 
+/* One command: 0, or -1 when it cannot even be answered. */
+static int ctrl_one(struct virtio_net *n, struct virtq *q)
+{
+	uint8_t ack;
+
+	/* without a command or an ack byte there is no way to answer */
+	if (n->chain->out_len < 2 || n->chain->in_len < 1) {
+		n->st.ctrl_bad++;
+		virtio_pci_fail(n->vp, NET_CTRLQ,
+				"control command without class, command or "
+				"ack byte");
+		return -1;
+	}
+	ack = ctrl_command(n, n->chain);
+	if (ack != VIRTIO_NET_OK)
+		n->st.ctrl_bad++;
+	virtq_chain_write(n->chain, n->chain->in_len - 1, &ack, 1);
+	virtq_push(q, n->chain->head, 1);
+	return 0;
+}
+
 static void serve_ctrl(struct virtio_net *n)
 {
-	struct virtq *q = virtio_pci_queue(n->vp, NET_CTRLQ);
-	bool pushed = false;
+	struct virtq *q;
 	int r;
 
-	if (!q)
-		return;
-	while ((r = virtq_pop(q, n->chain)) == 1) {
-		uint8_t ack;
+	while ((q = virtio_pci_queue(n->vp, NET_CTRLQ))) {
+		bool pushed = false;
 
-		/* without a command or an ack byte there is no way to answer */
-		if (n->chain->out_len < 2 || n->chain->in_len < 1) {
-			n->st.ctrl_bad++;
-			virtio_pci_fail(n->vp, NET_CTRLQ,
-					"control command without class, "
-					"command or ack byte");
+		virtq_set_notify(q, false);
+		while ((r = virtq_pop(q, n->chain)) == 1) {
+			if (ctrl_one(n, q) < 0)
+				return;
+			pushed = true;
+		}
+		if (r < 0) {
+			virtio_pci_fail(n->vp, NET_CTRLQ, q->broken);
 			return;
 		}
-		ack = ctrl_command(n, n->chain);
-		if (ack != VIRTIO_NET_OK)
-			n->st.ctrl_bad++;
-		virtq_chain_write(n->chain, n->chain->in_len - 1, &ack, 1);
-		virtq_push(q, n->chain->head, 1);
-		pushed = true;
+		if (pushed)
+			virtio_pci_notify(n->vp, NET_CTRLQ);
+		/* with EVENT_IDX this moves avail_event: the next command rings */
+		virtq_set_notify(q, true);
+		if (!virtq_has_avail(q))
+			break;
 	}
-	if (r < 0)
-		virtio_pci_fail(n->vp, NET_CTRLQ, q->broken);
-	else if (pushed)
-		virtio_pci_notify(n->vp, NET_CTRLQ);
 }
 
 /* ----------------------------------------------------- transport hooks */

@@ -105,6 +105,8 @@ static struct test_host th;
 static struct pci_bus *bus;
 static struct virtio_net *vn;
 static uint16_t next_avail[3], next_desc[3];
+static bool event_idx;
+static uint16_t kicked_at[3];
 
 static uint8_t *g(uint64_t gpa)
 {
@@ -158,14 +160,16 @@ static void bring_up(uint64_t features)
 	wr(COMMON(STATUS), 1, 0x0b);
 	ck_assert_uint_eq(rd(COMMON(STATUS), 1), 0x0b);
 	for (unsigned q = 0; q < 3; q++) {
+		memset(g(RING(q)), 0, 0x3000); /* fresh rings, as a driver makes */
 		wr(COMMON(Q_SELECT), 2, q);
 		wr(COMMON(Q_SIZE), 2, QSIZE);
 		wr(COMMON(Q_DESCLO), 4, RING(q));
 		wr(COMMON(Q_AVAILLO), 4, RING(q) + 0x1000);
 		wr(COMMON(Q_USEDLO), 4, RING(q) + 0x2000);
 		wr(COMMON(Q_ENABLE), 2, 1);
-		next_avail[q] = next_desc[q] = 0;
+		next_avail[q] = next_desc[q] = kicked_at[q] = 0;
 	}
+	event_idx = features >> VIRTIO_RING_F_EVENT_IDX & 1;
 	wr(COMMON(STATUS), 1, 0x0f);
 }
 
@@ -202,8 +206,18 @@ static void post(unsigned q, const struct seg *s, unsigned n)
 	__atomic_store_n(&a->idx, htole16(++next_avail[q]), __ATOMIC_RELEASE);
 }
 
+/* A doorbell, unless the device suppressed it (as a driver does: with
+ * EVENT_IDX only when avail->idx passed avail_event). */
 static void kick(unsigned q)
 {
+	uint16_t *avail_event = (uint16_t *)g(RING(q) + 0x2000 + 4 + 8 * QSIZE);
+
+	if (event_idx && !vring_need_event(le16toh(__atomic_load_n(avail_event, __ATOMIC_ACQUIRE)),
+					   next_avail[q], kicked_at[q])) {
+		kicked_at[q] = next_avail[q];
+		return;
+	}
+	kicked_at[q] = next_avail[q];
 	wr(VIRTIO_PCI_NOTIFY_OFF + VIRTIO_PCI_NOTIFY_MULT * q, 2, (uint16_t)q);
 }
 
@@ -497,6 +511,34 @@ START_TEST(control_queue_mac_and_rx_mode)
 }
 END_TEST
 
+/* EVENT_IDX: the device moves avail_event after each pass, so a driver
+ * that only rings when told still gets every command and frame through. */
+START_TEST(event_idx_doorbells)
+{
+	uint8_t promisc_on[3] = {VIRTIO_NET_CTRL_RX, VIRTIO_NET_CTRL_RX_PROMISC, 1};
+
+	bring_up(BASE_FEATURES | 1ull << VIRTIO_RING_F_EVENT_IDX);
+	for (unsigned i = 0; i < 5; i++)
+		ck_assert_uint_eq(ctrl(promisc_on, sizeof(promisc_on)), VIRTIO_NET_OK);
+	for (unsigned i = 0; i < 5; i++) {
+		put_tx_frame(BUF, 60, &(struct virtio_net_hdr){0});
+		post(NET_TXQ_INDEX, (struct seg[]){{BUF, 72, false}}, 1);
+		kick(NET_TXQ_INDEX);
+		WAIT(fk.n_sent == i + 1);
+	}
+	/* receive: the ring runs dry, the driver's refill rings */
+	post_rx(1, 2048);
+	kick(NET_RXQ_INDEX);
+	inject(our_mac, 100, 0);
+	WAIT(used_idx(NET_RXQ_INDEX) == 1);
+	inject(our_mac, 100, 0);
+	usleep(20000);
+	post_rx(1, 2048);
+	kick(NET_RXQ_INDEX);
+	WAIT(used_idx(NET_RXQ_INDEX) == 2);
+}
+END_TEST
+
 START_TEST(link_status_and_config_interrupt)
 {
 	bring_up(BASE_FEATURES);
@@ -532,6 +574,7 @@ static Suite *suite(void)
 	tcase_add_test(t, single_buffer_receive_drops_what_does_not_fit);
 	tcase_add_test(t, short_receive_buffer_needs_reset);
 	tcase_add_test(t, control_queue_mac_and_rx_mode);
+	tcase_add_test(t, event_idx_doorbells);
 	tcase_add_test(t, link_status_and_config_interrupt);
 	suite_add_tcase(s, t);
 	return s;
