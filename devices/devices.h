@@ -602,4 +602,81 @@ size_t lapic_format(const uint8_t page[LAPIC_PAGE_SIZE], unsigned cpu, bool x2ap
 
 /* ------------------------------- end of interrupt controllers section */
 
+/* ------------------------------------------- virtual NIC (issue 15) ----
+ * Network backends (-netdev user|tap) behind one small interface. A NIC
+ * (virtio-net) hands over the guest's frames with their virtio-net header
+ * (the offload request: partial checksum, TSO) and takes the host's
+ * frames through its rx callback. Everything runs on the NIC's I/O
+ * thread (under its transport lock): send/flush when the guest
+ * transmits, poll when fd is readable or timeout_ms passed. */
+
+struct iovec;
+struct virtio_net_hdr;
+struct usernet;
+struct netdev;
+
+/* Offloads a backend takes on send (the NIC offers them to the guest
+ * as CSUM, HOST_TSO4/6, HOST_ECN). */
+enum {
+	NETDEV_OFF_CSUM = 1,
+	NETDEV_OFF_TSO4 = 2,
+	NETDEV_OFF_TSO6 = 4,
+	NETDEV_OFF_ECN = 8,
+};
+
+/* A frame for the guest. hdr: its offload state (NEEDS_CSUM/GSO from a
+ * TAP with vnet_hdr, DATA_VALID from user networking), which the NIC
+ * checks against what the guest negotiated. The NIC copies it: into
+ * the guest's buffers, into a bounded backlog while they are full, or
+ * it drops it (counted). A backend that can hold frames back (a TAP's
+ * kernel queue) asks can_rx first. */
+typedef void (*netdev_rx_fn)(void *opaque, const struct virtio_net_hdr *hdr, const void *frame,
+			     size_t len);
+
+struct netdev_ops {
+	const char *type; /* QEMU's: "user", "tap" */
+	/* One guest frame of len bytes in iov, checked by the NIC: 0, or
+	 * -errno (dropped, counted by the NIC). */
+	int (*send)(struct netdev *nd, const struct virtio_net_hdr *hdr, const struct iovec *iov,
+		    int iovcnt, size_t len);
+	/* The end of a batch of sends: relay to the host now (optional). */
+	void (*flush)(struct netdev *nd);
+	int (*fd)(struct netdev *nd);	      /* readable when poll has work; -1 */
+	int (*timeout_ms)(struct netdev *nd); /* poll due in ms; -1 none */
+	void (*poll)(struct netdev *nd);      /* host side work; frames to rx */
+	/* The receive offloads the guest accepted (NETDEV_OFF_*: GUEST_CSUM,
+	 * GUEST_TSO4/6, GUEST_ECN), for a backend that can produce them. */
+	void (*set_rx_offloads)(struct netdev *nd, unsigned off);
+	/* QEMU's `info network` details: "net=10.0.2.0,restrict=off". */
+	int (*info)(struct netdev *nd, char *buf, size_t len);
+	void (*free)(struct netdev *nd);
+};
+
+struct netdev {
+	const struct netdev_ops *ops;
+	char id[32];
+	unsigned offloads; /* NETDEV_OFF_* taken on send */
+	/* Its fd stays readable until it reads: the NIC stops watching it
+	 * while can_rx is false (a TAP), instead of backlogging. */
+	bool rx_flow_control;
+	/* Set by the NIC that uses it. */
+	netdev_rx_fn rx;
+	bool (*can_rx)(void *opaque); /* room for a frame now? */
+	void *rx_opaque;
+	struct usernet *usernet; /* type user: for the monitor (hostfwd, stats) */
+};
+
+void netdev_free(struct netdev *nd);
+
+/* -netdev user,id=ID,OPTIONS (QEMU's: net=A/LEN, host=, dns=,
+ * dhcpstart=, hostfwd= (repeatable), restrict=on|off, ipv6=on|off,
+ * ipv6-net=, ipv6-host=, ipv6-dns=, hostname=, domainname=, plus
+ * impl=netstack|slirp). opts is the text after "user," (id= included
+ * or not). NULL with a one-line reason in err. */
+struct netdev *netdev_user_new(const char *id, const char *opts, char *err, size_t errlen);
+/* -netdev tap,id=ID,ifname=NAME,script=no,downscript=no[,vnet_hdr=on|off]. */
+struct netdev *netdev_tap_new(const char *id, const char *opts, char *err, size_t errlen);
+
+/* ------------------------------------------ end of virtual NIC section */
+
 #endif /* VMM_DEVICES_H */

@@ -19,11 +19,13 @@ LINUX_TESTS += tests/integration/seabios-grub.sh
 LINUX_TESTS += tests/integration/seabios-syslinux.sh
 BENCHES += bench/seabios-boot.sh
 KVM_BENCHES += bench/seabios-boot.sh
-$(eval $(call unit_test,vmm_exit_stats,tests/unit/vmm/test_exit_stats.c,libvmm.a libfirmware.a libdevices.a libkvm.a,$(LZ4_LIBS) $(JANSSON_LIBS)))
+$(eval $(call unit_test,vmm_exit_stats,tests/unit/vmm/test_exit_stats.c,libvmm.a libfirmware.a libdevices.a libusernet.a libnetstack.a libkvm.a,$(LZ4_LIBS) $(JANSSON_LIBS) $(SLIRP_LIBS)))
 # virtio (issue 14): the queue code against hand-built rings, the PCI
 # transport and virtio-blk with a fake host (no KVM)
 $(eval $(call unit_test,virtio_queue,tests/unit/virtio/test_queue.c,libdevices.a,))
 $(eval $(call unit_test,virtio_blk,tests/unit/virtio/test_virtio_blk.c,libdevices.a,))
+# virtio-net (issue 15): header checks, receive filling, control queue
+$(eval $(call unit_test,virtio_net,tests/unit/virtio/test_virtio_net.c,libdevices.a,))
 INTEG_TESTS += tests/integration/seabios-virtio.sh
 KVM_TESTS += tests/integration/seabios-virtio.sh
 # Interrupt controllers (issue 17) unit tests

@@ -294,7 +294,7 @@ static int parse_device(struct vmm_config *cfg, const struct cli_option *opt, co
 			char *err, size_t errlen)
 {
 	struct device_spec *d;
-	char buf[256], *save = NULL, *tok;
+	char buf[512], *save = NULL, *tok;
 
 	if (strlen(val) >= sizeof(buf)) {
 		snprintf(err, errlen, "value too long");
@@ -304,12 +304,14 @@ static int parse_device(struct vmm_config *cfg, const struct cli_option *opt, co
 	tok = strtok_r(buf, ",", &save);
 	if (tok && !strcmp(tok, "virtio-blk-pci"))
 		return cli_parse_virtio_blk(cfg, save, err, errlen);
+	if (tok && !strcmp(tok, "virtio-net-pci"))
+		return cli_parse_virtio_net(cfg, save, err, errlen);
 	if (tok && !strcmp(tok, "isa-serial")) /* cli_libvirt.c */
 		return cli_parse_isa_serial(cfg, save, err, errlen);
 	if (!tok || (strcmp(tok, "isa-debug-exit") && strcmp(tok, "pvpanic"))) {
 		snprintf(err, errlen,
 			 "unknown device '%s' (supported: isa-debug-exit, pvpanic, virtio-blk-pci, "
-			 "isa-serial)",
+			 "virtio-net-pci, isa-serial)",
 			 tok ? tok : val);
 		return -1;
 	}
@@ -338,6 +340,26 @@ static int parse_device(struct vmm_config *cfg, const struct cli_option *opt, co
 	}
 	cfg->n_devices++;
 	return 0;
+}
+
+/* ------------------------------------------------------- networking */
+
+static int parse_netdev(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+			char *err, size_t errlen)
+{
+	return cli_parse_netdev(cfg, val, err, errlen);
+}
+
+static int parse_nic(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+		     char *err, size_t errlen)
+{
+	return cli_parse_nic(cfg, val, err, errlen);
+}
+
+static int parse_net(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+		     char *err, size_t errlen)
+{
+	return cli_parse_net(cfg, val, err, errlen);
 }
 
 /* ------------------------------------------------ disks and firmware */
@@ -531,7 +553,18 @@ static const struct cli_option options[] = {
 	{"-monitor", "DEV", parse_monitor, 0, "monitor: stdio, unix:PATH,server,nowait, none"},
 	{"-device", "DRIVER,...", parse_device, 0,
 	 "add a device: isa-debug-exit,iobase=0xf4,iosize=4 or virtio-blk-pci,drive=ID"
-	 "[,bootindex=N][,serial=S][,addr=SLOT[.FN]][,num-queues=N]"},
+	 "[,bootindex=N][,serial=S][,addr=SLOT[.FN]][,num-queues=N] or "
+	 "virtio-net-pci,netdev=ID[,mac=MAC][,addr=SLOT[.FN]][,id=NAME][,mq=on|off]"},
+	{"-netdev", "user|tap,id=ID,...", parse_netdev, 0,
+	 "network backend: user[,net=A/LEN][,host=A][,dns=A][,dhcpstart=A]"
+	 "[,hostfwd=tcp|udp:[HADDR]:HPORT-[GADDR]:GPORT][,restrict=on|off][,ipv6=on|off]"
+	 "[,impl=netstack|slirp] or tap,ifname=NAME,script=no,downscript=no[,vnet_hdr=on|off]"},
+	{"-nic", "user|tap|none,...", parse_nic, 0,
+	 "a virtio-net NIC and its backend: the -netdev options plus "
+	 "[model=virtio-net-pci][,mac=MAC][,addr=SLOT]; none: no NIC"},
+	{"-net", "none", parse_net, 0, "no network card (by default one virtio-net NIC on user)"},
+	{"-nodefaults", NULL, cli_parse_flag, FIELD(nodefaults),
+	 "no default devices (the serial port on stdio, the NIC)"},
 	{"-no-reboot", NULL, cli_parse_flag, FIELD(no_reboot), "exit instead of rebooting"},
 	{"-S", NULL, cli_parse_flag, FIELD(start_paused), "start paused (monitor `cont` runs)"},
 	{"-name", "NAME", parse_name, 0, "guest name (thread and window titles)"},
@@ -560,7 +593,6 @@ static const struct cli_option options[] = {
 	{"-pidfile", "FILE", cli_parse_pidfile, 0, "write the process id to FILE"},
 	/* What libvirt adds to every command line: cli_libvirt.c. */
 	{"-no-user-config", NULL, cli_parse_no_user_config, 0, "read no configuration file (none is)"},
-	{"-nodefaults", NULL, cli_parse_nodefaults, 0, "no default serial port"},
 	{"-accel", "kvm", cli_parse_accel, 0, "the accelerator: KVM (the only one)"},
 	{"-object", "TYPE,id=ID,...", cli_parse_object, 0,
 	 "memory-backend-ram,id=ID,size=N (for -machine memory-backend=ID), secret"},
@@ -604,7 +636,7 @@ static void apply_defaults(struct vmm_config *cfg)
 		cfg->smp = 1;
 	if (!cfg->append)
 		cfg->append = "";
-	if (cfg->n_serial == 0 && !cfg->lv.nodefaults)
+	if (cfg->n_serial == 0 && !cfg->nodefaults)
 		cfg->serial[cfg->n_serial++] = (struct chardev_spec){.kind = CHARDEV_MON_STDIO};
 }
 
@@ -651,9 +683,10 @@ int cli_parse(int argc, char **argv, struct vmm_config *cfg, char *err, size_t e
 				return -1;
 			}
 			val = argv[++i];
-			/* libvirt's JSON spelling of -device (cli_libvirt.c) */
-			if (!strcmp(opt->name, "-device") &&
-			    !(val = cli_json_to_opts(cfg, val, "driver", why, sizeof(why)))) {
+			/* libvirt's JSON spelling of -device, -netdev (cli_libvirt.c) */
+			if ((!strcmp(opt->name, "-device") || !strcmp(opt->name, "-netdev")) &&
+			    !(val = cli_json_to_opts(cfg, val, opt->name[1] == 'd' ? "driver" : "type",
+						     why, sizeof(why)))) {
 				snprintf(err, errlen, "%s: %s", opt->name, why);
 				return -1;
 			}
@@ -666,7 +699,7 @@ int cli_parse(int argc, char **argv, struct vmm_config *cfg, char *err, size_t e
 	if (cli_libvirt_finish(cfg, err, errlen) < 0)
 		return -1;
 	apply_defaults(cfg);
-	if (cli_resolve_drives(cfg, err, errlen) < 0)
+	if (cli_resolve_drives(cfg, err, errlen) < 0 || cli_resolve_nics(cfg, err, errlen) < 0)
 		return -1;
 	return check_stdio(cfg, err, errlen);
 }

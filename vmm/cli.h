@@ -78,6 +78,27 @@ struct virtio_blk_spec {
 	char id[32];	   /* the device's id= (libvirt's alias, qom-list /machine/peripheral) */
 };
 
+/* -netdev TYPE,id=ID,... (user, tap): the options go to the backend
+ * (devices/net_user.c, net_tap.c), which checks them at start-up. */
+#define CLI_MAX_NETDEVS 8
+#define CLI_MAX_NICS 8
+struct netdev_spec {
+	char id[32];
+	char type[8];	/* "user", "tap" */
+	char opts[512]; /* what follows TYPE, */
+};
+
+/* -device virtio-net-pci,netdev=ID[,mac=][,addr=][,id=][,mq=on], -nic. */
+struct nic_spec {
+	char netdev_id[32]; /* resolved to netdev by cli_resolve_nics */
+	unsigned netdev;
+	char id[32];	/* "" : virtio-net-pci.N */
+	uint8_t mac[6]; /* default 52:54:00:12:34:56 + N */
+	bool mac_given;
+	int devfn; /* -1: first free slot */
+	bool mq;
+};
+
 /* -action (QEMU's): what guest resets, shutdowns and panics do. */
 enum action_reboot { ACTION_REBOOT_RESET, ACTION_REBOOT_SHUTDOWN };
 enum action_shutdown { ACTION_SHUTDOWN_POWEROFF, ACTION_SHUTDOWN_PAUSE };
@@ -134,7 +155,6 @@ struct control_config {
 #define CLI_JSON_ARGS 24
 struct libvirt_config {
 	bool machine_none;	 /* -machine none: QMP only (libvirt's probe) */
-	bool nodefaults;	 /* -nodefaults: no default serial port */
 	bool no_acpi;		 /* -no-acpi: no ACPI tables for a -kernel boot */
 	bool no_dump_guest_core; /* -machine dump-guest-core=off */
 	bool mem_lock;		 /* -overcommit mem-lock=on */
@@ -191,6 +211,14 @@ struct vmm_config {
 	struct control_config control;
 	enum irqchip_mode irqchip; /* -machine kernel_irqchip= */
 	bool no_pit;		   /* -machine pit=off */
+	/* Networking (cli_net.c). Without any -netdev/-nic/-net option the
+	 * guest gets one virtio-net NIC on user networking, as in QEMU. */
+	struct netdev_spec netdevs[CLI_MAX_NETDEVS];
+	unsigned n_netdevs;
+	struct nic_spec nics[CLI_MAX_NICS];
+	unsigned n_nics;
+	bool net_given; /* any -netdev, -nic or -net: no default NIC */
+	bool nodefaults;
 	struct libvirt_config lv;  /* cli_libvirt.c */
 };
 
@@ -213,6 +241,16 @@ int cli_parse_drive(struct vmm_config *cfg, const char *val, char *err, size_t e
 int cli_parse_virtio_blk(struct vmm_config *cfg, char *props, char *err, size_t errlen);
 /* After parsing: each -device virtio-blk-pci's drive= found. */
 int cli_resolve_drives(struct vmm_config *cfg, char *err, size_t errlen);
+/* addr=SLOT[.FN] in hex (04.0, 0x4, 4): 0 or -1. */
+int cli_parse_pci_addr(const char *s, int *devfn);
+/* cli_net.c: -netdev, -nic, -net none, -device virtio-net-pci (props:
+ * what follows the name, modified); then the default NIC and each NIC's
+ * netdev= resolved. 0, or -1 with err set. */
+int cli_parse_netdev(struct vmm_config *cfg, const char *val, char *err, size_t errlen);
+int cli_parse_nic(struct vmm_config *cfg, const char *val, char *err, size_t errlen);
+int cli_parse_net(struct vmm_config *cfg, const char *val, char *err, size_t errlen);
+int cli_parse_virtio_net(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+int cli_resolve_nics(struct vmm_config *cfg, char *err, size_t errlen);
 int cli_parse_machine(const char *s, struct vmm_config *cfg, char *err, size_t errlen);
 int cli_parse_chardev(const char *s, bool allow_mon, struct chardev_spec *spec, char *err,
 		      size_t errlen);
@@ -250,7 +288,6 @@ bool cli_next_kv(char **cursor, char **key, char **value);
  * line (-no-user-config, -nodefaults, -accel, -object, -overcommit, -uuid,
  * -display, -audiodev, -rtc, -no-acpi, -msg, -blockdev). */
 CLI_CONTROL_PARSER(cli_parse_no_user_config);
-CLI_CONTROL_PARSER(cli_parse_nodefaults);
 CLI_CONTROL_PARSER(cli_parse_accel);
 CLI_CONTROL_PARSER(cli_parse_object);
 CLI_CONTROL_PARSER(cli_parse_overcommit);

@@ -138,13 +138,6 @@ CLI_CONTROL_PARSER(cli_parse_no_user_config)
 	return 0;
 }
 
-/* No default serial port on stdio: libvirt adds the ones it wants. */
-CLI_CONTROL_PARSER(cli_parse_nodefaults)
-{
-	cfg->lv.nodefaults = true;
-	return 0;
-}
-
 /* -no-acpi: a -kernel boot gets the MP table only (firmware/direct_boot.c). */
 CLI_CONTROL_PARSER(cli_parse_no_acpi)
 {

@@ -21,6 +21,7 @@
 
 struct chardev;
 struct virtio_blk;
+struct virtio_net;
 
 /* The PC memory map for a RAM size: low RAM below the PCI hole (with the
  * 640K-1M legacy hole cut out), the rest above 4 GiB. */
@@ -161,6 +162,10 @@ struct machine {
 	struct block_dev *vdisks[CLI_MAX_VIRTIO_DRIVES];
 	struct virtio_blk *vblk[CLI_MAX_VIRTIO_DRIVES];
 	char bootindex_paths[512];
+	/* -netdev backends and the virtio-net NICs on them (net.c), as
+	 * cfg->netdevs and cfg->nics */
+	struct netdev *netdevs[CLI_MAX_NETDEVS];
+	struct virtio_net *nics[CLI_MAX_NICS];
 	struct fw_cfg *fw_cfg;
 	int debugcon_fd; /* ours to close when > 2 */
 	struct debugcon *debugcon;
@@ -294,5 +299,14 @@ int boot_apply(struct machine *m);
 
 /* Create every device in init order. 0 or -1 with err set. */
 int board_init(struct machine *m, char *err, size_t errlen);
+
+/* ----------------------------------------------------------- net.c */
+
+/* The -netdev backends and the NICs (after the disks, so those keep
+ * their slots); `info network`, `info usernet`. 0 or -1 with err. */
+int board_add_nics(struct machine *m, char *err, size_t errlen);
+void board_free_nics(struct machine *m);
+/* Link of the NIC named (its id or its netdev's id): 0 or -ENOENT. */
+int machine_set_link(struct machine *m, const char *name, bool up);
 
 #endif /* VMM_MACHINE_H */

@@ -249,6 +249,21 @@ static void cmd_pmemsave(struct monitor *mon, int argc, char **argv, FILE *out)
 	hmp_save_memory(mon->m, argc, argv, out, false);
 }
 
+static void cmd_hostfwd_add(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	hmp_hostfwd(mon->m, argc, argv, out, true);
+}
+
+static void cmd_hostfwd_remove(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	hmp_hostfwd(mon->m, argc, argv, out, false);
+}
+
+static void cmd_set_link(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	hmp_set_link(mon->m, argc, argv, out);
+}
+
 static void cmd_help(struct monitor *mon, int argc, char **argv, FILE *out);
 static void cmd_info(struct monitor *mon, int argc, char **argv, FILE *out);
 
@@ -270,6 +285,11 @@ static const struct {
 	{"system_powerdown", "", "press the ACPI power button", cmd_powerdown},
 	{"memsave", "ADDR SIZE FILE", "save virtual memory (vCPU 0) to a file", cmd_memsave},
 	{"pmemsave", "ADDR SIZE FILE", "save physical memory to a file", cmd_pmemsave},
+	{"hostfwd_add", "[netdev_id] [tcp|udp]:[hostaddr]:hostport-[guestaddr]:guestport",
+	 "forward a host port to the guest (user networking)", cmd_hostfwd_add},
+	{"hostfwd_remove", "[netdev_id] [tcp|udp]:[hostaddr]:hostport",
+	 "remove a host port forward", cmd_hostfwd_remove},
+	{"set_link", "NAME on|off", "change a NIC's link status", cmd_set_link},
 	{"quit", "", "exit vmm", cmd_quit},
 	{"q", "", "same as quit", cmd_quit},
 };

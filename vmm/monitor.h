@@ -30,6 +30,10 @@ void monitor_execute(struct monitor *mon, const char *line, FILE *out);
 void hmp_extra_init(struct machine *m);
 void hmp_save_memory(struct machine *m, int argc, char **argv, FILE *out, bool virt);
 
+/* net.c: hostfwd_add / hostfwd_remove [netdev_id] RULE, set_link NAME on|off. */
+void hmp_hostfwd(struct machine *m, int argc, char **argv, FILE *out, bool add);
+void hmp_set_link(struct machine *m, int argc, char **argv, FILE *out);
+
 /* x/xp format: /[count][format][size] — exported for tests. */
 struct mon_fmt {
 	unsigned count;

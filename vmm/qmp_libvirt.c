@@ -59,6 +59,7 @@ static const struct {
 	{"pvpanic", "isa-device", "ioport:uint16"},
 	{"virtio-blk-pci", "virtio-pci",
 	 "drive:str,bootindex:int32,serial:str,addr:int32,num-queues:uint16,id:str"},
+	{"virtio-net-pci", "virtio-pci", "netdev:str,mac:str,addr:int32,mq:bool,id:str"},
 	{"memory-backend-ram", "memory-backend", NULL},
 	{"secret", "object", NULL},
 };
@@ -153,6 +154,11 @@ CMD(cmd_qom_list)
 				json_array_append_new(list, json_pack("{s:s,s:s}", "name",
 								      m->cfg->vblk[i].id, "type",
 								      "child<virtio-blk-pci>"));
+		for (unsigned i = 0; i < m->cfg->n_nics; i++)
+			if (m->cfg->nics[i].id[0])
+				json_array_append_new(list, json_pack("{s:s,s:s}", "name",
+								      m->cfg->nics[i].id, "type",
+								      "child<virtio-net-pci>"));
 	} else if (strncmp(path, "/machine/unattached/device[", 27)) {
 		/* the vCPUs are there, with no properties to read */
 		json_decref(list);

@@ -33,6 +33,8 @@
 #define MSIX_PBA_OFF 0x800
 #define MSIX_BAR_SIZE 0x1000
 #define STOP_EVENT VIRTIO_MAX_QUEUES
+#define IO_EVENT (VIRTIO_MAX_QUEUES + 1)   /* the device's backend fd */
+#define WAKE_EVENT (VIRTIO_MAX_QUEUES + 2) /* virtio_pci_wake */
 #define ISR_QUEUE 0x1 /* the ISR bit for used buffers (spec 4.1.4.5) */
 /* The transport's own feature bits, offered to every driver. */
 #define TRANSPORT_FEATURES                                                                         \
@@ -63,7 +65,9 @@ struct virtio_pci {
 	int kick_fd[VIRTIO_MAX_QUEUES];
 	pthread_mutex_t ioev_lock;
 	uint64_t ioev_base; /* BAR 4 address the ioeventfds watch, or unmapped */
-	int epfd, stop_fd;
+	int epfd, stop_fd, wake_fd;
+	int io_fd; /* ops->io_fd's, or -1 */
+	bool io_watched;
 	pthread_t thread;
 	bool thread_started;
 };
@@ -129,6 +133,11 @@ static void serve_queue(struct virtio_pci *vp, unsigned qi)
 	bool pushed = false;
 	int r = 0;
 
+	if (vp->ops->serve) { /* the device pops its own chains */
+		if (queue_live(vp, qi))
+			vp->ops->serve(vp->opaque, qi);
+		return;
+	}
 	while (queue_live(vp, qi)) {
 		virtq_set_notify(q, false);
 		while ((r = virtq_pop(q, vp->chain)) == 1) {
@@ -155,13 +164,38 @@ static void serve_queue(struct virtio_pci *vp, unsigned qi)
 	}
 }
 
+/* The device's backend work (lock taken here): its timeout before each
+ * wait, io_event after the fd signalled, the timeout passed or a wake. */
+static int io_timeout(struct virtio_pci *vp)
+{
+	int t;
+
+	if (!vp->ops->io_timeout_ms)
+		return -1;
+	pthread_mutex_lock(&vp->lock);
+	t = vp->ops->io_timeout_ms(vp->opaque);
+	pthread_mutex_unlock(&vp->lock);
+	return t;
+}
+
+static void io_run(struct virtio_pci *vp)
+{
+	if (!vp->ops->io_event)
+		return;
+	pthread_mutex_lock(&vp->lock);
+	vp->ops->io_event(vp->opaque);
+	pthread_mutex_unlock(&vp->lock);
+}
+
 static void *io_thread(void *arg)
 {
 	struct virtio_pci *vp = arg;
-	struct epoll_event ev[VIRTIO_MAX_QUEUES + 1];
+	struct epoll_event ev[VIRTIO_MAX_QUEUES + 3];
 
 	for (;;) {
-		int n = epoll_wait(vp->epfd, ev, VIRTIO_MAX_QUEUES + 1, -1);
+		int timeout = io_timeout(vp);
+		int n = epoll_wait(vp->epfd, ev, VIRTIO_MAX_QUEUES + 3, timeout);
+		bool io = n == 0 && timeout >= 0;
 
 		for (int i = 0; i < n; i++) {
 			unsigned qi = ev[i].data.u32;
@@ -169,12 +203,20 @@ static void *io_thread(void *arg)
 
 			if (qi == STOP_EVENT)
 				return NULL;
+			if (qi == IO_EVENT || qi == WAKE_EVENT) {
+				if (qi == WAKE_EVENT && read(vp->wake_fd, &v, sizeof(v)) < 0)
+					continue;
+				io = true;
+				continue;
+			}
 			if (read(vp->kick_fd[qi], &v, sizeof(v)) < 0)
 				continue; /* a spurious wake-up: EAGAIN */
 			pthread_mutex_lock(&vp->lock);
 			serve_queue(vp, qi);
 			pthread_mutex_unlock(&vp->lock);
 		}
+		if (io)
+			io_run(vp);
 	}
 }
 
@@ -521,6 +563,15 @@ static int start_io_thread(struct virtio_pci *vp)
 	ev.data.u32 = STOP_EVENT;
 	if (epoll_ctl(vp->epfd, EPOLL_CTL_ADD, vp->stop_fd, &ev))
 		return -errno;
+	vp->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ev.data.u32 = WAKE_EVENT;
+	if (vp->wake_fd < 0 || epoll_ctl(vp->epfd, EPOLL_CTL_ADD, vp->wake_fd, &ev))
+		return -errno;
+	vp->io_fd = vp->ops->io_fd ? vp->ops->io_fd(vp->opaque) : -1;
+	ev.data.u32 = IO_EVENT;
+	if (vp->io_fd >= 0 && epoll_ctl(vp->epfd, EPOLL_CTL_ADD, vp->io_fd, &ev))
+		return -errno;
+	vp->io_watched = vp->io_fd >= 0;
 	if (pthread_create(&vp->thread, NULL, io_thread, vp))
 		return -EAGAIN;
 	vp->thread_started = true;
@@ -556,7 +607,7 @@ struct virtio_pci *virtio_pci_new(struct dev_host *host, struct pci_bus *bus, in
 	vp->opaque = opaque;
 	vp->config = config;
 	vp->features = TRANSPORT_FEATURES | ops->features;
-	vp->epfd = vp->stop_fd = -1;
+	vp->epfd = vp->stop_fd = vp->wake_fd = vp->io_fd = -1;
 	for (unsigned i = 0; i < VIRTIO_MAX_QUEUES; i++)
 		vp->kick_fd[i] = -1;
 	vp->ioev_base = PCI_BAR_UNMAPPED;
@@ -600,6 +651,8 @@ void virtio_pci_free(struct virtio_pci *vp)
 		close(vp->epfd);
 	if (vp->stop_fd >= 0)
 		close(vp->stop_fd);
+	if (vp->wake_fd >= 0)
+		close(vp->wake_fd);
 	pthread_mutex_destroy(&vp->lock);
 	pthread_mutex_destroy(&vp->intx_lock);
 	pthread_mutex_destroy(&vp->ioev_lock);
@@ -633,5 +686,51 @@ void virtio_pci_config_changed(struct virtio_pci *vp)
 	vp->generation++;
 	if (vp->status & VIRTIO_CONFIG_S_DRIVER_OK)
 		raise_irq(vp, vp->msix_config, VIRTIO_PCI_ISR_CONFIG);
+	pthread_mutex_unlock(&vp->lock);
+}
+
+/* ------------------------------------------ devices that drive their queues */
+
+struct virtq *virtio_pci_queue(struct virtio_pci *vp, unsigned qi)
+{
+	return qi < vp->ops->num_queues && queue_live(vp, qi) ? &vp->q[qi] : NULL;
+}
+
+void virtio_pci_notify(struct virtio_pci *vp, unsigned qi)
+{
+	if (qi < vp->ops->num_queues && virtq_should_notify(&vp->q[qi]))
+		raise_irq(vp, vp->q[qi].msix_vector, ISR_QUEUE);
+}
+
+void virtio_pci_fail(struct virtio_pci *vp, unsigned qi, const char *why)
+{
+	needs_reset(vp, qi, why);
+}
+
+void virtio_pci_io_watch(struct virtio_pci *vp, bool on)
+{
+	struct epoll_event ev = {.events = on ? EPOLLIN : 0, .data.u32 = IO_EVENT};
+
+	if (vp->io_fd < 0 || vp->io_watched == on)
+		return;
+	vp->io_watched = on;
+	epoll_ctl(vp->epfd, EPOLL_CTL_MOD, vp->io_fd, &ev);
+}
+
+void virtio_pci_wake(struct virtio_pci *vp)
+{
+	uint64_t one = 1;
+
+	if (write(vp->wake_fd, &one, sizeof(one)) < 0)
+		fprintf(stderr, "vmm: %s: cannot wake the I/O thread\n", vp->name);
+}
+
+void virtio_pci_lock(struct virtio_pci *vp)
+{
+	pthread_mutex_lock(&vp->lock);
+}
+
+void virtio_pci_unlock(struct virtio_pci *vp)
+{
 	pthread_mutex_unlock(&vp->lock);
 }
