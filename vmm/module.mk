@@ -28,3 +28,6 @@ INTEG_TESTS += tests/integration/control-qmp.sh
 KVM_TESTS += tests/integration/control-qmp.sh
 INTEG_TESTS += tests/integration/control-gdb.sh
 KVM_TESTS += tests/integration/control-gdb.sh
+# libvirt 9.0 manages a vmm guest (two Linux boots: minutes where the
+# guest's ring 0 is emulated, so with the Linux tests)
+LINUX_TESTS += tests/integration/libvirt.sh
