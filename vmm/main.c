@@ -56,7 +56,7 @@ static int build(struct machine *m, char *err, size_t errlen)
 				       machine_control_init(m, err, errlen) < 0 ||
 				       qmp_start(m, err, errlen) < 0
 			       ? -1
-			       : 0;
+			       : machine_start(m, err, errlen); /* no vCPUs: -S state only */
 	if (machine_init(m, &cfg, err, errlen) < 0 || board_init(m, err, errlen) < 0 ||
 	    (cfg.kernel ? boot_load_kernel(m, err, errlen) : load_firmware(m, err, errlen)) < 0 ||
 	    machine_control_init(m, err, errlen) < 0 || qmp_start(m, err, errlen) < 0 ||

@@ -30,4 +30,6 @@ INTEG_TESTS += tests/integration/control-gdb.sh
 KVM_TESTS += tests/integration/control-gdb.sh
 # libvirt 9.0 manages a vmm guest (two Linux boots: minutes where the
 # guest's ring 0 is emulated, so with the Linux tests)
+INTEG_TESTS += tests/integration/libvirt-probe.sh
 LINUX_TESTS += tests/integration/libvirt.sh
+$(eval $(call unit_test,vmm_cli_libvirt,tests/unit/vmm/test_cli_libvirt.c vmm/cli.c vmm/cli_drive.c vmm/cli_control.c vmm/cli_net.c vmm/cli_libvirt.c vmm/cpuid.c,,$(JANSSON_LIBS)))
