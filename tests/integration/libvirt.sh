@@ -169,6 +169,8 @@ echo "suspend/resume: domstate followed"
 $V shutdown vmm-test >/dev/null || fail "virsh shutdown"
 wait_state "shut off" 120
 grep -q "reason=shutdown" /var/log/libvirt/qemu/vmm-test.log || fail "no guest shutdown in the domain log"
+grep -q '"event": "SHUTDOWN", "data": {"guest": true, "reason": "guest-shutdown"}' \
+	/var/log/libvirt/libvirtd.log || fail "libvirt heard no SHUTDOWN guest-shutdown"
 echo "shutdown: the guest powered off"
 
 $V start vmm-test >/dev/null || fail "virsh start (again)"
@@ -194,6 +196,8 @@ echo "libvirtd restart: the domain stayed managed (pid $pid)"
 $V destroy vmm-test >/dev/null || fail "virsh destroy"
 wait_state "shut off" 10
 kill -0 "$pid" 2>/dev/null && fail "vmm still runs after destroy"
+grep -q '"event": "SHUTDOWN", "data": {"guest": false, "reason": "host-signal"}' \
+	/var/log/libvirt/libvirtd.log || fail "libvirt heard no SHUTDOWN host-signal"
 $V undefine vmm-test >/dev/null || fail "virsh undefine"
 $V list --all --name | grep -q vmm-test && fail "still defined after undefine"
 grep -E "^vmm: |Assertion|Sanitizer|core dumped" /var/log/libvirt/qemu/vmm-test.log | grep -v "terminating on signal" &&
