@@ -57,10 +57,14 @@ static int build(struct machine *m, char *err, size_t errlen)
 				       qmp_start(m, err, errlen) < 0
 			       ? -1
 			       : machine_start(m, err, errlen); /* no vCPUs: -S state only */
-	if (machine_init(m, &cfg, err, errlen) < 0 || board_init(m, err, errlen) < 0 ||
+	/* Signals are blocked (machine_control_init) before board_init: a
+	 * device's I/O thread (virtio-net's backend) inherits the mask, so
+	 * SIGTERM reaches the signalfd and becomes SHUTDOWN host-signal
+	 * rather than killing the process silently. */
+	if (machine_init(m, &cfg, err, errlen) < 0 || machine_control_init(m, err, errlen) < 0 ||
+	    board_init(m, err, errlen) < 0 ||
 	    (cfg.kernel ? boot_load_kernel(m, err, errlen) : load_firmware(m, err, errlen)) < 0 ||
-	    machine_control_init(m, err, errlen) < 0 || qmp_start(m, err, errlen) < 0 ||
-	    gdbstub_start(m, err, errlen) < 0)
+	    qmp_start(m, err, errlen) < 0 || gdbstub_start(m, err, errlen) < 0)
 		return -1;
 	if (host_memory_options(m, err, errlen) < 0)
 		return -1;
