@@ -77,7 +77,8 @@ static void put_system(struct smbios_out *o, const uint8_t *uuid)
 	a[0x18] = 0x06; /* wake-up: power switch */
 	/* UUID (8-23): SMBIOS 2.6+ stores its first three fields little-endian. */
 	if (uuid) {
-		static const uint8_t order[16] = {3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15};
+		static const uint8_t order[16] = {3, 2, 1,  0,	5,  4,	7,  6,
+						  8, 9, 10, 11, 12, 13, 14, 15};
 
 		for (unsigned i = 0; i < 16; i++)
 			a[8 + i] = uuid[order[i]];

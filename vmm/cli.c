@@ -592,7 +592,8 @@ static const struct cli_option options[] = {
 	{"-daemonize", NULL, cli_parse_daemonize, 0, "run in the background once set up"},
 	{"-pidfile", "FILE", cli_parse_pidfile, 0, "write the process id to FILE"},
 	/* What libvirt adds to every command line: cli_libvirt.c. */
-	{"-no-user-config", NULL, cli_parse_no_user_config, 0, "read no configuration file (none is)"},
+	{"-no-user-config", NULL, cli_parse_no_user_config, 0,
+	 "read no configuration file (none is)"},
 	{"-accel", "kvm", cli_parse_accel, 0, "the accelerator: KVM (the only one)"},
 	{"-object", "TYPE,id=ID,...", cli_parse_object, 0,
 	 "memory-backend-ram,id=ID,size=N (for -machine memory-backend=ID), secret"},
@@ -685,8 +686,9 @@ int cli_parse(int argc, char **argv, struct vmm_config *cfg, char *err, size_t e
 			val = argv[++i];
 			/* libvirt's JSON spelling of -device, -netdev (cli_libvirt.c) */
 			if ((!strcmp(opt->name, "-device") || !strcmp(opt->name, "-netdev")) &&
-			    !(val = cli_json_to_opts(cfg, val, opt->name[1] == 'd' ? "driver" : "type",
-						     why, sizeof(why)))) {
+			    !(val = cli_json_to_opts(cfg, val,
+						     opt->name[1] == 'd' ? "driver" : "type", why,
+						     sizeof(why)))) {
 				snprintf(err, errlen, "%s: %s", opt->name, why);
 				return -1;
 			}

@@ -160,7 +160,7 @@ struct libvirt_config {
 	bool mem_lock;		 /* -overcommit mem-lock=on */
 	bool boot_strict;	 /* -boot strict=on */
 	bool has_uuid;
-	uint8_t uuid[16];	     /* -uuid */
+	uint8_t uuid[16];	 /* -uuid */
 	char memory_backend[32]; /* -machine memory-backend=ID */
 	struct {
 		char id[32];
@@ -219,7 +219,7 @@ struct vmm_config {
 	unsigned n_nics;
 	bool net_given; /* any -netdev, -nic or -net: no default NIC */
 	bool nodefaults;
-	struct libvirt_config lv;  /* cli_libvirt.c */
+	struct libvirt_config lv; /* cli_libvirt.c */
 };
 
 /* 0 with cfg filled (defaults applied); -1 with a one-line message in err

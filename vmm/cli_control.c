@@ -289,8 +289,9 @@ CLI_CONTROL_PARSER(cli_parse_chardev_opt)
 			return -1;
 		}
 	}
-	if (!d->is_serial_backend && (!d->id[0] || !server || (d->sock.kind == LISTEN_UNIX && !d->sock.path[0]) ||
-	    (d->sock.kind == LISTEN_TCP && !d->sock.port[0]))) {
+	if (!d->is_serial_backend &&
+	    (!d->id[0] || !server || (d->sock.kind == LISTEN_UNIX && !d->sock.path[0]) ||
+	     (d->sock.kind == LISTEN_TCP && !d->sock.port[0]))) {
 		snprintf(err, errlen, "socket needs id=, server=on and path=, fd= or host=,port=");
 		return -1;
 	}
