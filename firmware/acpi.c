@@ -189,8 +189,11 @@ static uint8_t *build_fadt(struct acpi_buf *b, uint32_t facs, uint32_t dsdt)
 	put_le16(t + 96, 101);		/* P_LVL2_LAT > 100: no C2 */
 	put_le16(t + 98, 1001);		/* P_LVL3_LAT > 1000: no C3 */
 	put_le16(t + 109, 0);		/* IAPC_BOOT_ARCH: no legacy devices, no 8042 */
-	/* WBINVD works, PROC_C1, power and sleep buttons are not fixed. */
-	put_le32(t + 112, (1u << 0) | (1u << 2) | (1u << 4) | (1u << 5));
+	/* WBINVD works, PROC_C1; PWR_BUTTON clear: the power button is the
+	 * fixed-feature one in PM1 (devices/acpi_pm.c, QMP system_powerdown),
+	 * which Linux's button driver only registers when told so. No sleep
+	 * button (SLP_BUTTON set: not fixed, and no control-method one). */
+	put_le32(t + 112, (1u << 0) | (1u << 2) | (1u << 5));
 	put_le64(t + 140, dsdt);		/* X_DSDT */
 	sdt_done(t, FADT_LEN);
 	return t;

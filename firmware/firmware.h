@@ -69,6 +69,7 @@ struct boot_request {
 	unsigned ncpus;
 	struct guest_mem *mem;
 	const struct e820_map *e820;
+	bool no_acpi; /* -no-acpi: the MP table only */
 };
 
 /* Every loader has this shape: 0 and *cpu filled; -ENOEXEC when the image
@@ -125,8 +126,9 @@ extern const uint8_t pc_pirq_gsi[4];
 unsigned pc_pci_slot_gsi(unsigned slot);
 /* Both of the above into guest RAM at FW_TABLES_GPA (ACPI first, then MP),
  * and the EBDA pointer at 0x40e. Call once per -kernel boot; 0 or -errno
- * with a one-line reason in err. *rsdp gets the RSDP address. */
-int fw_tables_build(struct guest_mem *mem, unsigned ncpus, uint64_t *rsdp, char *err,
+ * with a one-line reason in err. *rsdp gets the RSDP address; without
+ * acpi (-no-acpi) only the MP table is written and *rsdp is 0. */
+int fw_tables_build(struct guest_mem *mem, unsigned ncpus, bool acpi, uint64_t *rsdp, char *err,
 		    size_t errlen);
 /* Copy src to dst with [FW_TABLES_GPA, +FW_TABLES_SIZE) marked reserved
  * (splitting RAM entries as needed). 0 or -ENOSPC. */
@@ -192,6 +194,8 @@ struct pc_fw_config {
 	 * the -boot order ones in `bootorder`; NULL for none. */
 	const char *bootindex_paths;
 	bool boot_menu;		  /* -boot menu=on */
+	bool boot_strict;	  /* -boot strict=on: HALT ends bootorder */
+	const uint8_t *uuid;	  /* -uuid (16 bytes, RFC 4122 order); NULL: zero */
 	bool nographic;
 };
 

@@ -221,6 +221,8 @@ static int add_pc_platform(struct machine *m, char *err, size_t errlen)
 		.e820 = &m->e820,
 		.boot_order = m->cfg->boot_order,
 		.nographic = true,
+		.boot_strict = m->cfg->lv.boot_strict,
+		.uuid = m->cfg->lv.has_uuid ? m->cfg->lv.uuid : NULL,
 	};
 
 	if (fw.boot_order && boot_order_check(fw.boot_order, err, errlen) < 0)

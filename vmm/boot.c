@@ -29,7 +29,7 @@ static int multiboot_with_tables(const struct boot_request *req, struct boot_cpu
 	ret = multiboot_load(&mb, cpu, err, errlen);
 	if (ret)
 		return ret;
-	return fw_tables_build(req->mem, req->ncpus, NULL, err, errlen);
+	return fw_tables_build(req->mem, req->ncpus, !req->no_acpi, NULL, err, errlen);
 }
 
 /* Tried in order; the first that does not answer -ENOEXEC wins.
@@ -113,6 +113,7 @@ int boot_load_kernel(struct machine *m, char *err, size_t errlen)
 		.ncpus = m->ncpus,
 		.mem = &m->mem,
 		.e820 = &m->e820,
+		.no_acpi = cfg->lv.no_acpi,
 	};
 	for (size_t i = 0; i < sizeof(loaders) / sizeof(loaders[0]); i++) {
 		int ret;

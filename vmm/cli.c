@@ -306,10 +306,12 @@ static int parse_device(struct vmm_config *cfg, const struct cli_option *opt, co
 		return cli_parse_virtio_blk(cfg, save, err, errlen);
 	if (tok && !strcmp(tok, "virtio-net-pci"))
 		return cli_parse_virtio_net(cfg, save, err, errlen);
+	if (tok && !strcmp(tok, "isa-serial")) /* cli_libvirt.c */
+		return cli_parse_isa_serial(cfg, save, err, errlen);
 	if (!tok || (strcmp(tok, "isa-debug-exit") && strcmp(tok, "pvpanic"))) {
 		snprintf(err, errlen,
 			 "unknown device '%s' (supported: isa-debug-exit, pvpanic, virtio-blk-pci, "
-			 "virtio-net-pci)",
+			 "virtio-net-pci, isa-serial)",
 			 tok ? tok : val);
 		return -1;
 	}
@@ -375,24 +377,67 @@ static int parse_drive(struct vmm_config *cfg, const struct cli_option *opt, con
 	return cli_parse_drive(cfg, val, err, errlen);
 }
 
-static int parse_boot(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
-		      char *err, size_t errlen)
+static int parse_on_off(const char *key, const char *v, bool *out, char *err, size_t errlen)
 {
-	const char *order = !strncmp(val, "order=", 6) ? val + 6 : val;
-	size_t len = strcspn(order, ",");
-
-	if (!len || len >= sizeof(cfg->boot_order_buf)) {
-		snprintf(err, errlen, "invalid boot order '%s' (letters c, d, n)", val);
+	if (!strcmp(v, "on") || !strcmp(v, "true")) {
+		*out = true;
+	} else if (!strcmp(v, "off") || !strcmp(v, "false")) {
+		*out = false;
+	} else {
+		snprintf(err, errlen, "%s must be on or off, not '%s'", key, v);
 		return -1;
 	}
-	memcpy(cfg->boot_order_buf, order, len);
-	cfg->boot_order_buf[len] = 0;
+	return 0;
+}
+
+static int boot_order(struct vmm_config *cfg, const char *order, char *err, size_t errlen)
+{
+	size_t len = strlen(order);
+
+	if (!len || len >= sizeof(cfg->boot_order_buf)) {
+		snprintf(err, errlen, "invalid boot order '%s' (letters c, d, n)", order);
+		return -1;
+	}
 	for (size_t i = 0; i < len; i++)
 		if (!strchr("cdn", order[i])) {
 			snprintf(err, errlen, "invalid boot device '%c' (letters c, d, n)", order[i]);
 			return -1;
 		}
+	strcpy(cfg->boot_order_buf, order);
 	cfg->boot_order = cfg->boot_order_buf;
+	return 0;
+}
+
+/* -boot [order=]DRIVES[,strict=on|off]: strict (libvirt sets it) tells
+ * SeaBIOS to try only the devices with a bootindex (a HALT line ends the
+ * bootorder file). */
+static int parse_boot(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+		      char *err, size_t errlen)
+{
+	char buf[128], *save = NULL, *tok;
+
+	if (snprintf(buf, sizeof(buf), "%s", val) >= (int)sizeof(buf)) {
+		snprintf(err, errlen, "value too long");
+		return -1;
+	}
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		bool b;
+
+		if (!eq || !strncmp(tok, "order=", 6)) {
+			if (boot_order(cfg, eq ? eq + 1 : tok, err, errlen) < 0)
+				return -1;
+			continue;
+		}
+		*eq = 0;
+		if (strcmp(tok, "strict")) {
+			snprintf(err, errlen, "unknown parameter '%s' (order, strict)", tok);
+			return -1;
+		}
+		if (parse_on_off(tok, eq + 1, &b, err, errlen) < 0)
+			return -1;
+		cfg->lv.boot_strict = b;
+	}
 	return 0;
 }
 
@@ -411,19 +456,6 @@ static int parse_debugcon(struct vmm_config *cfg, const struct cli_option *opt, 
 
 /* --------------------------------------------------------- the rest */
 
-static int parse_on_off(const char *key, const char *v, bool *out, char *err, size_t errlen)
-{
-	if (!strcmp(v, "on") || !strcmp(v, "true")) {
-		*out = true;
-	} else if (!strcmp(v, "off") || !strcmp(v, "false")) {
-		*out = false;
-	} else {
-		snprintf(err, errlen, "%s must be on or off, not '%s'", key, v);
-		return -1;
-	}
-	return 0;
-}
-
 /* -machine [pc,][type=pc,][accel=kvm,]kernel_irqchip=on|split|off,pit=on|off */
 int cli_parse_machine(const char *val, struct vmm_config *cfg, char *err, size_t errlen)
 {
@@ -437,11 +469,14 @@ int cli_parse_machine(const char *val, struct vmm_config *cfg, char *err, size_t
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '='), *v = eq ? eq + 1 : tok;
 
+		int known;
+
 		if (eq)
 			*eq = 0;
-		if ((!eq || !strcmp(tok, "type")) && (!strcmp(v, "pc") || !strcmp(v, "pc-i440fx")))
-			continue;
-		if (eq && !strcmp(tok, "accel") && !strcmp(v, "kvm"))
+		known = cli_machine_key(cfg, tok, eq ? v : NULL, err, errlen); /* cli_libvirt.c */
+		if (known < 0)
+			return -1;
+		if (known)
 			continue;
 		if (eq && !strcmp(tok, "kernel_irqchip")) {
 			bool on;
@@ -459,8 +494,9 @@ int cli_parse_machine(const char *val, struct vmm_config *cfg, char *err, size_t
 			if (parse_on_off(tok, v, &pit, err, errlen) < 0)
 				return -1;
 		} else {
-			snprintf(err, errlen, "unsupported '%s%s%s' (pc, accel=kvm, "
-				 "kernel_irqchip=on|split|off, pit=on|off)", tok, eq ? "=" : "",
+			snprintf(err, errlen, "unsupported '%s%s%s' (pc, pc-i440fx-7.2, none, accel=kvm, "
+				 "kernel_irqchip=on|split|off, pit=on|off, usb=off, "
+				 "dump-guest-core=on|off, memory-backend=ID)", tok, eq ? "=" : "",
 				 eq ? v : "");
 			return -1;
 		}
@@ -527,7 +563,8 @@ static const struct cli_option options[] = {
 	 "a virtio-net NIC and its backend: the -netdev options plus "
 	 "[model=virtio-net-pci][,mac=MAC][,addr=SLOT]; none: no NIC"},
 	{"-net", "none", parse_net, 0, "no network card (by default one virtio-net NIC on user)"},
-	{"-nodefaults", NULL, cli_parse_flag, FIELD(nodefaults), "no default devices (the NIC)"},
+	{"-nodefaults", NULL, cli_parse_flag, FIELD(nodefaults),
+	 "no default devices (the serial port on stdio, the NIC)"},
 	{"-no-reboot", NULL, cli_parse_flag, FIELD(no_reboot), "exit instead of rebooting"},
 	{"-S", NULL, cli_parse_flag, FIELD(start_paused), "start paused (monitor `cont` runs)"},
 	{"-name", "NAME", parse_name, 0, "guest name (thread and window titles)"},
@@ -554,6 +591,23 @@ static const struct cli_option options[] = {
 	{"-s", NULL, cli_parse_gdb_default, 0, "same as -gdb tcp::1234"},
 	{"-daemonize", NULL, cli_parse_daemonize, 0, "run in the background once set up"},
 	{"-pidfile", "FILE", cli_parse_pidfile, 0, "write the process id to FILE"},
+	/* What libvirt adds to every command line: cli_libvirt.c. */
+	{"-no-user-config", NULL, cli_parse_no_user_config, 0,
+	 "read no configuration file (none is)"},
+	{"-accel", "kvm", cli_parse_accel, 0, "the accelerator: KVM (the only one)"},
+	{"-object", "TYPE,id=ID,...", cli_parse_object, 0,
+	 "memory-backend-ram,id=ID,size=N (for -machine memory-backend=ID), secret"},
+	{"-blockdev", "driver=file|raw,node-name=N,...", cli_parse_blockdev, 0,
+	 "a block node: file (filename=F) under raw (file=NODE); -device drive=NODE"},
+	{"-overcommit", "mem-lock=on|off", cli_parse_overcommit, 0,
+	 "mem-lock=on: lock guest and vmm memory in RAM"},
+	{"-uuid", "UUID", cli_parse_uuid, 0, "the machine's UUID (SMBIOS, query-uuid)"},
+	{"-display", "none", cli_parse_display, 0, "no display (vmm has none)"},
+	{"-usb", NULL, cli_parse_usb, 0, NULL}, /* refused: no USB */
+	{"-audiodev", "none,id=ID", cli_parse_audiodev, 0, "accepted: vmm has no sound card"},
+	{"-rtc", "base=utc", cli_parse_rtc, 0, "the RTC runs on the host's UTC time"},
+	{"-no-acpi", NULL, cli_parse_no_acpi, 0, "no ACPI tables for -kernel (MP table only)"},
+	{"-msg", "timestamp=on|off", cli_parse_msg, 0, "accepted; messages are not timestamped"},
 	{"-machine", "kernel_irqchip=on|split|off,pit=on|off", parse_machine_opt, 0,
 	 "interrupt controllers in KVM (on), split, or in vmm (off)"},
 	{"-M", "pc,...", parse_machine_opt, 0, NULL},
@@ -583,7 +637,7 @@ static void apply_defaults(struct vmm_config *cfg)
 		cfg->smp = 1;
 	if (!cfg->append)
 		cfg->append = "";
-	if (cfg->n_serial == 0)
+	if (cfg->n_serial == 0 && !cfg->nodefaults)
 		cfg->serial[cfg->n_serial++] = (struct chardev_spec){.kind = CHARDEV_MON_STDIO};
 }
 
@@ -630,12 +684,22 @@ int cli_parse(int argc, char **argv, struct vmm_config *cfg, char *err, size_t e
 				return -1;
 			}
 			val = argv[++i];
+			/* libvirt's JSON spelling of -device, -netdev (cli_libvirt.c) */
+			if ((!strcmp(opt->name, "-device") || !strcmp(opt->name, "-netdev")) &&
+			    !(val = cli_json_to_opts(cfg, val,
+						     opt->name[1] == 'd' ? "driver" : "type", why,
+						     sizeof(why)))) {
+				snprintf(err, errlen, "%s: %s", opt->name, why);
+				return -1;
+			}
 		}
 		if (opt->parse(cfg, opt, val, why, sizeof(why)) < 0) {
 			snprintf(err, errlen, "%s: %s", opt->name, why);
 			return -1;
 		}
 	}
+	if (cli_libvirt_finish(cfg, err, errlen) < 0)
+		return -1;
 	apply_defaults(cfg);
 	if (cli_resolve_drives(cfg, err, errlen) < 0 || cli_resolve_nics(cfg, err, errlen) < 0)
 		return -1;

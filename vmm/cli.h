@@ -27,12 +27,14 @@ enum chardev_kind {
 	CHARDEV_MON_STDIO, /* stdio, multiplexed with the monitor (Ctrl-A c) */
 	CHARDEV_FILE,
 	CHARDEV_UNIX, /* a unix socket server */
+	CHARDEV_PTY,  /* a new pseudo-terminal (-chardev pty): libvirt's console */
 };
 
 struct chardev_spec {
 	enum chardev_kind kind;
 	char path[108];	  /* FILE, UNIX (a sockaddr_un path fits) */
 	bool wait;	  /* UNIX: block at start-up until a client connects */
+	char id[32];	  /* -chardev id=: query-chardev's label; "" for -serial */
 };
 
 enum device_kind { DEVICE_ISA_DEBUG_EXIT, DEVICE_PVPANIC };
@@ -56,6 +58,7 @@ enum drive_if { DRIVE_IF_IDE, DRIVE_IF_VIRTIO, DRIVE_IF_NONE };
 
 struct drive_spec {
 	const char *file; /* NULL: the slot is empty */
+	char node_file[32]; /* -blockdev: the protocol node under id (the format node) */
 	bool read_only;
 	enum drive_cache cache;
 	enum drive_if iface;
@@ -72,6 +75,7 @@ struct virtio_blk_spec {
 	unsigned num_queues;
 	char serial[21];
 	char drive_id[32]; /* drive=ID until cli_parse resolves it */
+	char id[32];	   /* the device's id= (libvirt's alias, qom-list /machine/peripheral) */
 };
 
 /* -netdev TYPE,id=ID,... (user, tap): the options go to the backend
@@ -121,11 +125,14 @@ struct listen_spec {
 #define CLI_MAX_CHARDEVS 8
 #define CLI_MAX_QMP 4
 
-/* -chardev BACKEND,id=ID,...: a named socket for -mon chardev=ID. */
+/* -chardev BACKEND,id=ID,...: a named socket for -mon chardev=ID, or
+ * (is_serial_backend) a pty, file or null for -device isa-serial. */
 struct chardev_def {
 	char id[32];
 	struct listen_spec sock;
 	bool used;
+	bool is_serial_backend;
+	struct chardev_spec spec;
 };
 
 /* The control plane's options (vmm/cli_control.c parses them). */
@@ -141,6 +148,29 @@ struct control_config {
 	struct listen_spec gdb;
 	bool daemonize;
 	const char *pidfile;
+};
+
+/* What the options libvirt adds to every command line set (cli_libvirt.c). */
+#define CLI_MAX_OBJECTS 4
+#define CLI_JSON_ARGS 24
+struct libvirt_config {
+	bool machine_none;	 /* -machine none: QMP only (libvirt's probe) */
+	bool no_acpi;		 /* -no-acpi: no ACPI tables for a -kernel boot */
+	bool no_dump_guest_core; /* -machine dump-guest-core=off */
+	bool mem_lock;		 /* -overcommit mem-lock=on */
+	bool boot_strict;	 /* -boot strict=on */
+	bool has_uuid;
+	uint8_t uuid[16];	 /* -uuid */
+	char memory_backend[32]; /* -machine memory-backend=ID */
+	struct {
+		char id[32];
+		uint64_t size;
+	} ram_objects[CLI_MAX_OBJECTS]; /* -object memory-backend-ram */
+	unsigned n_ram_objects;
+	/* The key=value form of each JSON option value, kept for the parsers
+	 * that store pointers into their argument. */
+	char json_args[CLI_JSON_ARGS][512];
+	unsigned n_json_args;
 };
 
 /* -machine kernel_irqchip=: where the interrupt controllers live. */
@@ -189,6 +219,7 @@ struct vmm_config {
 	unsigned n_nics;
 	bool net_given; /* any -netdev, -nic or -net: no default NIC */
 	bool nodefaults;
+	struct libvirt_config lv; /* cli_libvirt.c */
 };
 
 /* 0 with cfg filled (defaults applied); -1 with a one-line message in err
@@ -248,5 +279,45 @@ int cli_parse_pvpanic(struct device_spec *d, char *props, char *err, size_t errl
  * wait is off. 0, or -1 with err. */
 int cli_parse_listen(const char *s, bool need_server, struct listen_spec *spec, char *err,
 		     size_t errlen);
+
+/* Split "a=b,c=d" in place: the next key and value (NULL for a bare
+ * key), or false at the end. */
+bool cli_next_kv(char **cursor, char **key, char **value);
+
+/* cli_libvirt.c: the options libvirt's QEMU driver puts on every command
+ * line (-no-user-config, -nodefaults, -accel, -object, -overcommit, -uuid,
+ * -display, -audiodev, -rtc, -no-acpi, -msg, -blockdev). */
+CLI_CONTROL_PARSER(cli_parse_no_user_config);
+CLI_CONTROL_PARSER(cli_parse_accel);
+CLI_CONTROL_PARSER(cli_parse_object);
+CLI_CONTROL_PARSER(cli_parse_overcommit);
+CLI_CONTROL_PARSER(cli_parse_uuid);
+CLI_CONTROL_PARSER(cli_parse_display);
+CLI_CONTROL_PARSER(cli_parse_usb);
+CLI_CONTROL_PARSER(cli_parse_audiodev);
+CLI_CONTROL_PARSER(cli_parse_rtc);
+CLI_CONTROL_PARSER(cli_parse_no_acpi);
+CLI_CONTROL_PARSER(cli_parse_msg);
+CLI_CONTROL_PARSER(cli_parse_blockdev);
+/* A JSON option value ({"driver": ...}) as QEMU's key=value text, the
+ * object's `type_key` member first without its key ("virtio-blk-pci,
+ * drive=d0"); other values are returned unchanged. NULL with err. */
+const char *cli_json_to_opts(struct vmm_config *cfg, const char *val, const char *type_key,
+			     char *err, size_t errlen);
+/* -machine keys libvirt adds (none, pc-i440fx-N, accel=kvm:tcg, usb,
+ * dump-guest-core, memory-backend): 1 when handled, 0 when the key is
+ * not one of these, -1 with err. */
+int cli_machine_key(struct vmm_config *cfg, const char *key, const char *val, char *err,
+		    size_t errlen);
+/* -device isa-serial,chardev=ID[,index=N][,id=..]: props after the name. */
+int cli_parse_isa_serial(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+/* -chardev pty|file|null|stdio,id=ID[,path=P]: a serial port backend. rest
+ * is what follows the backend name (modified). 0 or -1 with err. */
+int cli_chardev_serial_backend(struct chardev_def *d, const char *backend, char *rest, char *err,
+			       size_t errlen);
+/* After every option: -machine memory-backend= resolved to its -object. */
+int cli_libvirt_finish(struct vmm_config *cfg, char *err, size_t errlen);
+/* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (all zero without -uuid). */
+void cli_uuid_string(const struct vmm_config *cfg, char out[37]);
 
 #endif /* VMM_CLI_H */

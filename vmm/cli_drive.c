@@ -255,8 +255,10 @@ static int virtio_blk_prop(struct virtio_blk_spec *v, const char *key, const cha
 		/* slots 0 and 1 hold the host and ISA bridges */
 	} else if (!strcmp(key, "num-queues") && cli_parse_u64(val, &n) == 0 && n >= 1 && n <= 16) {
 		v->num_queues = (unsigned)n;
-	} else if (!strcmp(key, "id")) {
-		/* accepted, as QEMU's; the drive's id names the device */
+	} else if (!strcmp(key, "id") && *val && strlen(val) < sizeof(v->id)) {
+		strcpy(v->id, val); /* QMP's qom-list /machine/peripheral */
+	} else if (!strcmp(key, "bus") && !strcmp(val, "pci.0")) {
+		/* the only PCI bus (libvirt names it) */
 	} else {
 		snprintf(err, errlen,
 			 "virtio-blk-pci: invalid %s '%s' (drive=ID, bootindex=N, serial=S (20 "

@@ -29,7 +29,11 @@ static void info_name(void *opaque, FILE *out)
 
 static void info_uuid(void *opaque, FILE *out)
 {
-	fprintf(out, "00000000-0000-0000-0000-000000000000\n");
+	const struct machine *m = opaque;
+	char uuid[37];
+
+	cli_uuid_string(m->cfg, uuid);
+	fprintf(out, "%s\n", uuid);
 }
 
 void hmp_extra_init(struct machine *m)

@@ -178,6 +178,9 @@ struct machine {
 
 /* Open KVM, create the VM, RAM and vCPUs: 0 or -1 with err set. */
 int machine_init(struct machine *m, const struct vmm_config *cfg, char *err, size_t errlen);
+/* -machine none (libvirt's capability probe): no KVM, RAM, vCPUs or
+ * devices; the event loop for QMP only. 0 or -1 with err set. */
+int machine_init_none(struct machine *m, const struct vmm_config *cfg, char *err, size_t errlen);
 void machine_destroy(struct machine *m);
 /* Start the vCPU threads (paused when -S). */
 int machine_start(struct machine *m, char *err, size_t errlen);

@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "build/config.h"
+#include "vmm/chardev.h"
 #include "vmm/monitor.h"
 #include "vmm/qmp_commands.h"
 
@@ -31,6 +33,12 @@ json_t *qmp_version_json(void)
 	return json_pack("{s:{s:i,s:i,s:i},s:s}", "qemu", "major", QEMU_COMPAT_MAJOR, "minor",
 			 QEMU_COMPAT_MINOR, "micro", QEMU_COMPAT_MICRO, "package",
 			 "vmm " VMM_VERSION);
+}
+
+/* -machine none (libvirt's capability probe) has no guest to act on. */
+static int no_guest(const struct machine *m, struct qmp_error *e)
+{
+	return m->ncpus ? 0 : fail(e, "GenericError", "There is no guest (-machine none)");
 }
 
 CMD(cmd_capabilities)
@@ -63,13 +71,19 @@ CMD(cmd_query_name)
 
 CMD(cmd_query_uuid)
 {
-	*ret = json_pack("{s:s}", "UUID", "00000000-0000-0000-0000-000000000000");
+	char uuid[37];
+
+	cli_uuid_string(m->cfg, uuid);
+	*ret = json_pack("{s:s}", "UUID", uuid);
 	return 0;
 }
 
 CMD(cmd_query_kvm)
 {
-	*ret = json_pack("{s:b,s:b}", "enabled", 1, "present", 1);
+	/* A machine runs on KVM; -machine none only says whether it could. */
+	bool kvm = m->ncpus || access("/dev/kvm", R_OK | W_OK) == 0;
+
+	*ret = json_pack("{s:b,s:b}", "enabled", kvm, "present", kvm);
 	return 0;
 }
 
@@ -119,6 +133,8 @@ static const char *chardev_filename(const struct chardev_spec *s, char *buf, siz
 	case CHARDEV_UNIX:
 		snprintf(buf, len, "unix:%s,server=on", s->path);
 		return buf;
+	case CHARDEV_PTY:
+		return "pty";
 	default:
 		return "null";
 	}
@@ -127,15 +143,23 @@ static const char *chardev_filename(const struct chardev_spec *s, char *buf, siz
 CMD(cmd_query_chardev)
 {
 	json_t *list = json_array();
-	char label[16], buf[160];
+	char label[40], buf[160];
 
 	for (unsigned i = 0; i < CLI_MAX_SERIALS; i++) {
 		if (!m->serial_chr[i])
 			continue;
-		snprintf(label, sizeof(label), "serial%u", i);
+		const char *pty = chardev_pty_path(m->serial_chr[i]);
+
+		/* -chardev id= is the label (libvirt looks for its alias) */
+		snprintf(label, sizeof(label), "%s", m->cfg->serial[i].id);
+		if (!label[0])
+			snprintf(label, sizeof(label), "serial%u", i);
+		if (pty)
+			snprintf(buf, sizeof(buf), "pty:%s", pty);
 		json_array_append_new(list, json_pack("{s:s,s:s,s:b}", "label", label, "filename",
-						      chardev_filename(&m->cfg->serial[i], buf,
-								       sizeof(buf)),
+						      pty ? buf
+							  : chardev_filename(&m->cfg->serial[i], buf,
+									     sizeof(buf)),
 						      "frontend-open", 1));
 	}
 	if (m->monitor_chr)
@@ -165,12 +189,15 @@ CMD(cmd_query_block)
 					"image-size",
 					(json_int_t)(block_sectors(b) * BLOCK_SECTOR_SIZE)));
 	}
+	qmp_virtio_block_info(m, list);
 	*ret = list;
 	return 0;
 }
 
 CMD(cmd_stop)
 {
+	if (no_guest(m, e) < 0)
+		return -1;
 	machine_user_stop(m);
 	return 0;
 }
@@ -179,6 +206,8 @@ CMD(cmd_cont)
 {
 	enum run_state s = machine_run_state(m);
 
+	if (no_guest(m, e) < 0)
+		return -1;
 	/* As QEMU: after a shutdown or panic the guest cannot simply go on. */
 	if (s == RUN_STATE_SHUTDOWN || s == RUN_STATE_GUEST_PANICKED)
 		return fail(e, "GenericError", "Resetting the Virtual Machine is required");
@@ -188,12 +217,16 @@ CMD(cmd_cont)
 
 CMD(cmd_system_reset)
 {
+	if (no_guest(m, e) < 0)
+		return -1;
 	machine_host_reset(m);
 	return 0;
 }
 
 CMD(cmd_system_powerdown)
 {
+	if (no_guest(m, e) < 0)
+		return -1;
 	machine_host_powerdown(m);
 	return 0;
 }
@@ -234,6 +267,8 @@ CMD(cmd_human_monitor_command)
 
 	if (!line)
 		return fail(e, "GenericError", "Parameter 'command-line' is missing");
+	if (no_guest(m, e) < 0)
+		return -1;
 	out = open_memstream(&text, &size);
 	if (!out)
 		return fail(e, "GenericError", "out of memory");
@@ -274,17 +309,32 @@ CMD(cmd_query_commands)
 {
 	json_t *list = json_array();
 
-	for (size_t i = 0; i < N_COMMANDS; i++)
-		json_array_append_new(list, json_pack("{s:s}", "name", commands[i].name));
+	const struct qmp_command *c;
+
+	for (size_t i = 0; (c = qmp_command_at(i)); i++)
+		json_array_append_new(list, json_pack("{s:s}", "name", c->name));
 	*ret = list;
 	return 0;
 }
 
+const struct qmp_command *qmp_command_at(size_t i)
+{
+	if (i < N_COMMANDS)
+		return &commands[i];
+	i -= N_COMMANDS;
+	for (size_t j = 0; qmp_libvirt_commands[j].name; j++)
+		if (j == i)
+			return &qmp_libvirt_commands[j];
+	return NULL;
+}
+
 const struct qmp_command *qmp_find_command(const char *name)
 {
-	for (size_t i = 0; i < N_COMMANDS; i++)
-		if (!strcmp(commands[i].name, name))
-			return &commands[i];
+	const struct qmp_command *c;
+
+	for (size_t i = 0; (c = qmp_command_at(i)); i++)
+		if (!strcmp(c->name, name))
+			return c;
 	return NULL;
 }
 

@@ -153,7 +153,7 @@ START_TEST(tables_in_guest_ram_and_e820)
 	struct e820_map out;
 	uint64_t rsdp = 0;
 
-	ck_assert_int_eq(fw_tables_build(&mem, 2, &rsdp, err, sizeof(err)), 0);
+	ck_assert_int_eq(fw_tables_build(&mem, 2, true, &rsdp, err, sizeof(err)), 0);
 	ck_assert_uint_eq(rsdp, FW_TABLES_GPA);
 	ck_assert_mem_eq(ram + FW_TABLES_GPA, "RSD PTR ", 8);
 	ck_assert_mem_eq(ram + FW_TABLES_GPA + 0xc00, "_MP_", 4);
@@ -163,6 +163,11 @@ START_TEST(tables_in_guest_ram_and_e820)
 	ck_assert_uint_eq(out.e[0].addr + out.e[0].size, FW_TABLES_GPA);
 	ck_assert_uint_eq(out.e[3].addr, FW_TABLES_GPA);
 	ck_assert_uint_eq(out.e[3].type, E820_RESERVED);
+	/* -no-acpi: the MP table alone, and no RSDP left from the boot before */
+	ck_assert_int_eq(fw_tables_build(&mem, 2, false, &rsdp, err, sizeof(err)), 0);
+	ck_assert_uint_eq(rsdp, 0);
+	ck_assert_mem_ne(ram + FW_TABLES_GPA, "RSD PTR ", 8);
+	ck_assert_mem_eq(ram + FW_TABLES_GPA + 0xc00, "_MP_", 4);
 }
 END_TEST
 
