@@ -304,9 +304,12 @@ static int parse_device(struct vmm_config *cfg, const struct cli_option *opt, co
 	tok = strtok_r(buf, ",", &save);
 	if (tok && !strcmp(tok, "virtio-blk-pci"))
 		return cli_parse_virtio_blk(cfg, save, err, errlen);
+	if (tok && !strcmp(tok, "virtio-wlan-pci"))
+		return cli_parse_virtio_wlan(cfg, save, err, errlen);
 	if (!tok || (strcmp(tok, "isa-debug-exit") && strcmp(tok, "pvpanic"))) {
 		snprintf(err, errlen,
-			 "unknown device '%s' (supported: isa-debug-exit, pvpanic, virtio-blk-pci)",
+			 "unknown device '%s' (supported: isa-debug-exit, pvpanic, virtio-blk-pci, "
+			 "virtio-wlan-pci)",
 			 tok ? tok : val);
 		return -1;
 	}
@@ -494,7 +497,11 @@ static const struct cli_option options[] = {
 	{"-monitor", "DEV", parse_monitor, 0, "monitor: stdio, unix:PATH,server,nowait, none"},
 	{"-device", "DRIVER,...", parse_device, 0,
 	 "add a device: isa-debug-exit,iobase=0xf4,iosize=4 or virtio-blk-pci,drive=ID"
-	 "[,bootindex=N][,serial=S][,addr=SLOT[.FN]][,num-queues=N]"},
+	 "[,bootindex=N][,serial=S][,addr=SLOT[.FN]][,num-queues=N] or "
+	 "virtio-wlan-pci,medium=ID[,addr=SLOT[.FN]] (a mac80211_hwsim radio)"},
+	{"-object", "wlan-medium,id=ID,...", cli_parse_object, 0,
+	 "a radio medium: country=XX[,outdoor=on][,regdb=PATH][,cac=S][,nop=S][,enforce=off]"
+	 "[,txpower=DBM][,distance=M] or socket=PATH (the wlan-medium daemon's)"},
 	{"-no-reboot", NULL, cli_parse_flag, FIELD(no_reboot), "exit instead of rebooting"},
 	{"-S", NULL, cli_parse_flag, FIELD(start_paused), "start paused (monitor `cont` runs)"},
 	{"-name", "NAME", parse_name, 0, "guest name (thread and window titles)"},
@@ -604,7 +611,7 @@ int cli_parse(int argc, char **argv, struct vmm_config *cfg, char *err, size_t e
 		}
 	}
 	apply_defaults(cfg);
-	if (cli_resolve_drives(cfg, err, errlen) < 0)
+	if (cli_resolve_drives(cfg, err, errlen) < 0 || cli_resolve_wlan(cfg, err, errlen) < 0)
 		return -1;
 	return check_stdio(cfg, err, errlen);
 }

@@ -74,6 +74,29 @@ struct virtio_blk_spec {
 	char drive_id[32]; /* drive=ID until cli_parse resolves it */
 };
 
+/* -object wlan-medium and -device virtio-wlan-pci (cli_wlan.c). */
+#define CLI_MAX_WLAN 4
+struct wlan_medium_spec {
+	char id[32], country[64], regdb[256], socket[108];
+	bool outdoor, no_enforce;
+	int cac_s, nop_s; /* -1: the rule's CAC, 1800 s */
+	int txpower_dbm;  /* 0: 20 dBm */
+	double distance_m; /* 0: 10 m */
+};
+
+struct wlan_dev_spec {
+	char medium[32];
+	unsigned medium_idx; /* resolved by cli_parse */
+	int devfn;	     /* -1: first free slot */
+};
+
+struct wlan_config {
+	struct wlan_medium_spec media[CLI_MAX_WLAN];
+	unsigned n_media;
+	struct wlan_dev_spec devs[CLI_MAX_WLAN];
+	unsigned n_devs;
+};
+
 /* -action (QEMU's): what guest resets, shutdowns and panics do. */
 enum action_reboot { ACTION_REBOOT_RESET, ACTION_REBOOT_SHUTDOWN };
 enum action_shutdown { ACTION_SHUTDOWN_POWEROFF, ACTION_SHUTDOWN_PAUSE };
@@ -160,6 +183,7 @@ struct vmm_config {
 	struct control_config control;
 	enum irqchip_mode irqchip; /* -machine kernel_irqchip= */
 	bool no_pit;		   /* -machine pit=off */
+	struct wlan_config wlan;
 };
 
 /* 0 with cfg filled (defaults applied); -1 with a one-line message in err
@@ -181,6 +205,12 @@ int cli_parse_drive(struct vmm_config *cfg, const char *val, char *err, size_t e
 int cli_parse_virtio_blk(struct vmm_config *cfg, char *props, char *err, size_t errlen);
 /* After parsing: each -device virtio-blk-pci's drive= found. */
 int cli_resolve_drives(struct vmm_config *cfg, char *err, size_t errlen);
+/* addr=SLOT[.FN], hex as in QEMU (04.0, 0x4, 4): 0 or -1. */
+int cli_parse_pci_addr(const char *s, int *devfn);
+/* cli_wlan.c: props is what follows "virtio-wlan-pci,". */
+int cli_parse_virtio_wlan(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+/* After parsing: each virtio-wlan-pci's medium= found. */
+int cli_resolve_wlan(struct vmm_config *cfg, char *err, size_t errlen);
 int cli_parse_machine(const char *s, struct vmm_config *cfg, char *err, size_t errlen);
 int cli_parse_chardev(const char *s, bool allow_mon, struct chardev_spec *spec, char *err,
 		      size_t errlen);
@@ -198,6 +228,7 @@ CLI_CONTROL_PARSER(cli_parse_qmp);
 CLI_CONTROL_PARSER(cli_parse_chardev_opt);
 CLI_CONTROL_PARSER(cli_parse_mon);
 CLI_CONTROL_PARSER(cli_parse_gdb);
+CLI_CONTROL_PARSER(cli_parse_object); /* cli_wlan.c: -object wlan-medium */
 CLI_CONTROL_PARSER(cli_parse_gdb_default);
 CLI_CONTROL_PARSER(cli_parse_daemonize);
 CLI_CONTROL_PARSER(cli_parse_pidfile);

@@ -220,7 +220,7 @@ int cli_parse_drive(struct vmm_config *cfg, const char *val, char *err, size_t e
 /* ------------------------------------------- -device virtio-blk-pci */
 
 /* addr=SLOT[.FN], hex as in QEMU (04.0, 0x4, 4). */
-static int parse_pci_addr(const char *s, int *devfn)
+int cli_parse_pci_addr(const char *s, int *devfn)
 {
 	unsigned long slot, fn = 0;
 	char *end;
@@ -250,7 +250,7 @@ static int virtio_blk_prop(struct virtio_blk_spec *v, const char *key, const cha
 		v->bootindex = (int)n;
 	} else if (!strcmp(key, "serial") && strlen(val) < sizeof(v->serial)) {
 		strcpy(v->serial, val);
-	} else if (!strcmp(key, "addr") && parse_pci_addr(val, &v->devfn) == 0 &&
+	} else if (!strcmp(key, "addr") && cli_parse_pci_addr(val, &v->devfn) == 0 &&
 		   v->devfn >= 2 << 3) {
 		/* slots 0 and 1 hold the host and ISA bridges */
 	} else if (!strcmp(key, "num-queues") && cli_parse_u64(val, &n) == 0 && n >= 1 && n <= 16) {

@@ -345,6 +345,7 @@ void machine_destroy(struct machine *m)
 	if (m->debugcon_fd > STDERR_FILENO)
 		close(m->debugcon_fd);
 	fw_cfg_free(m->fw_cfg);
+	vmm_wlan_free(m->wlan);
 	for (unsigned i = 0; i < CLI_MAX_VIRTIO_DRIVES; i++) {
 		virtio_blk_free(m->vblk[i]);
 		block_close(m->vdisks[i]);

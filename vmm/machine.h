@@ -160,6 +160,7 @@ struct machine {
 	/* virtio-blk-pci devices and their disks, as cfg->vblk */
 	struct block_dev *vdisks[CLI_MAX_VIRTIO_DRIVES];
 	struct virtio_blk *vblk[CLI_MAX_VIRTIO_DRIVES];
+	struct vmm_wlan *wlan; /* -object wlan-medium, -device virtio-wlan-pci */
 	char bootindex_paths[512];
 	struct fw_cfg *fw_cfg;
 	int debugcon_fd; /* ours to close when > 2 */
@@ -291,5 +292,11 @@ int boot_apply(struct machine *m);
 
 /* Create every device in init order. 0 or -1 with err set. */
 int board_init(struct machine *m, char *err, size_t errlen);
+
+/* ------------------------------------------------------------- wlan.c */
+
+/* The media and radios of cfg->wlan, their monitor commands: 0 or -1. */
+int vmm_wlan_init(struct machine *m, char *err, size_t errlen);
+void vmm_wlan_free(struct vmm_wlan *w);
 
 #endif /* VMM_MACHINE_H */

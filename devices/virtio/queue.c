@@ -218,6 +218,11 @@ void virtq_set_notify(struct virtq *q, bool enable)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
+void virtq_unpop(struct virtq *q)
+{
+	q->last_avail--;
+}
+
 bool virtq_has_avail(const struct virtq *q)
 {
 	return !q->broken && load16_acquire(&q->vr.avail->idx) != q->last_avail;
