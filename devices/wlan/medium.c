@@ -35,7 +35,7 @@ static const char *const drop_names[WLAN_DROP_N] = {
 
 const char *wlan_drop_name(enum wlan_drop d)
 {
-	return d < WLAN_DROP_N ? drop_names[d] : "?";
+	return d < WLAN_DROP_N ? drop_names[d] : "allowed";
 }
 
 static uint64_t monotonic_ns(void *opaque)

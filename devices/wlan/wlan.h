@@ -126,7 +126,7 @@ enum wlan_drop {
 	WLAN_DROP_N,
 };
 
-const char *wlan_drop_name(enum wlan_drop d); /* "no-ir" style */
+const char *wlan_drop_name(enum wlan_drop d); /* "no-ir" style; WLAN_DROP_N: "allowed" */
 
 /* Nanoseconds; tests inject a virtual clock. */
 typedef uint64_t (*wlan_clock_fn)(void *opaque);
