@@ -1,7 +1,7 @@
 # vmm/ — the build/vmm program: CLI, machine, vCPU threads, chardevs, board.
 vmm_SRCS := $(filter-out vmm/main.c,$(wildcard vmm/*.c))
 $(eval $(call static_lib,vmm,$(vmm_SRCS),$(JANSSON_CFLAGS)))
-$(eval $(call program,vmm,vmm/main.c,libvmm.a libfirmware.a libdevices.a libwlan.a libregdb.a libkvm.a,$(LZ4_LIBS) $(JANSSON_LIBS) $(WLAN_LDLIBS)))
+$(eval $(call program,vmm,vmm/main.c,libvmm.a libfirmware.a libdevices.a libwlan.a libregdb.a libkvm.a,$(LZ4_LIBS) $(JANSSON_LIBS) $$(WLAN_LDLIBS)))
 $(eval $(call unit_test,vmm_cli,tests/unit/vmm/test_cli.c vmm/cli.c vmm/cli_drive.c vmm/cli_control.c vmm/cli_wlan.c vmm/cpuid.c,,))
 INTEG_TESTS += tests/integration/core-hello.sh
 KVM_TESTS += tests/integration/core-hello.sh
@@ -13,7 +13,7 @@ INTEG_TESTS += tests/integration/core-debug.sh
 KVM_TESTS += tests/integration/core-debug.sh
 $(eval $(call unit_test,devices_serial,tests/unit/devices/test_serial.c,libdevices.a,))
 $(eval $(call unit_test,devices_i8042,tests/unit/devices/test_i8042.c,libdevices.a,))
-$(eval $(call unit_test,vmm_monitor,tests/unit/vmm/test_monitor.c,libvmm.a libfirmware.a libdevices.a libwlan.a libregdb.a libkvm.a,$(LZ4_LIBS) $(WLAN_LDLIBS)))
+$(eval $(call unit_test,vmm_monitor,tests/unit/vmm/test_monitor.c,libvmm.a libfirmware.a libdevices.a libwlan.a libregdb.a libkvm.a,$(LZ4_LIBS) $$(WLAN_LDLIBS)))
 BENCHES += bench/core-pio.sh
 KVM_BENCHES += bench/core-pio.sh
 BENCHES += bench/core-mmio.sh

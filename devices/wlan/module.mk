@@ -5,3 +5,9 @@ WLAN_LDLIBS = $(REGDB_LDLIBS)
 $(eval $(call static_lib,wlan,$(wlan_SRCS),))
 $(eval $(call program,wlan-medium,devices/wlan/daemon.c,libwlan.a libregdb.a,$(WLAN_LDLIBS)))
 $(eval $(call unit_test,wlan,tests/unit/wlan/test_wlan.c,libwlan.a libregdb.a,$(WLAN_LDLIBS)))
+# The kit payload (tests/guest/wlan.c) under build/vmm: two radios' worth of
+# hwsim messages, allowed and forbidden channels, ACKs, a country change
+# from the monitor, counters in `info wlan`, malformed messages.
+$(eval $(call guest_payload,wlan,$(GUEST_OBJ)/virtio.o))
+INTEG_TESTS += tests/integration/wlan-kit.sh
+KVM_TESTS += tests/integration/wlan-kit.sh
