@@ -7,7 +7,8 @@
  * VMs connect with `-object wlan-medium,id=m0,socket=PATH`; each
  * connection is one port of the medium. The control socket (default
  * PATH.ctl) takes the monitor's lines: wlan_country XX, wlan_regdb_reload,
- * wlan_radar FREQ, info wlan, info regdomain. One thread, one epoll loop. */
+ * wlan_radar FREQ, wlan_enforce on|off, info wlan, info regdomain; each
+ * answer ends with the prompt "(wlan-medium) ". One thread, one epoll loop. */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -33,6 +34,8 @@ struct conn {
 };
 
 static struct wlan_medium *medium;
+/* epoll tags of the two listening sockets (a connection's tag is its conn) */
+static char vm_listener, ctl_listener;
 static volatile sig_atomic_t quit;
 
 static int listen_on(const char *path)
@@ -76,6 +79,27 @@ static void close_conn(int ep, struct conn *c)
 	free(c);
 }
 
+#define PROMPT "(wlan-medium) "
+
+/* A control line: run it, send the answer back and a prompt (as vmm's
+ * monitor does, so a client knows where an answer ends). */
+static void control_line(struct conn *c, const char *line)
+{
+	char *out = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&out, &n);
+
+	if (!f)
+		return;
+	if (line)
+		wlan_medium_command(medium, line, f);
+	fputs(PROMPT, f);
+	fclose(f);
+	if (n && write(c->fd, out, n) < 0)
+		n = 0;
+	free(out);
+}
+
 static void accept_conn(int ep, int lfd, bool control, unsigned *serial)
 {
 	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -101,23 +125,10 @@ static void accept_conn(int ep, int lfd, bool control, unsigned *serial)
 		wlan_port_detach(c->port);
 		close(fd);
 		free(c);
-	}
-}
-
-/* A control line: run it, send the answer back. */
-static void control_line(struct conn *c, const char *line)
-{
-	char *out = NULL;
-	size_t n = 0;
-	FILE *f = open_memstream(&out, &n);
-
-	if (!f)
 		return;
-	wlan_medium_command(medium, line, f);
-	fclose(f);
-	if (n && write(c->fd, out, n) < 0)
-		n = 0;
-	free(out);
+	}
+	if (control)
+		control_line(c, NULL); /* the first prompt */
 }
 
 static int control_input(struct conn *c, const char *buf, size_t n)
@@ -146,8 +157,10 @@ static void serve(int ep, int vm_fd, int ctl_fd)
 			struct conn *c = ev[i].data.ptr;
 			uint8_t buf[8192];
 
-			if (c == NULL || (void *)c == (void *)&ctl_fd) {
-				accept_conn(ep, c ? ctl_fd : vm_fd, c != NULL, &serial);
+			if ((void *)c == &vm_listener || (void *)c == &ctl_listener) {
+				bool ctl = (void *)c == &ctl_listener;
+
+				accept_conn(ep, ctl ? ctl_fd : vm_fd, ctl, &serial);
 				continue;
 			}
 			ssize_t got = recv(c->fd, buf, sizeof(buf), 0);
@@ -247,8 +260,8 @@ int main(int argc, char **argv)
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	if (vm_fd < 0 || ctl_fd < 0 || ep < 0)
 		return 1;
-	struct epoll_event e1 = {.events = EPOLLIN, .data.ptr = NULL};
-	struct epoll_event e2 = {.events = EPOLLIN, .data.ptr = &ctl_fd};
+	struct epoll_event e1 = {.events = EPOLLIN, .data.ptr = &vm_listener};
+	struct epoll_event e2 = {.events = EPOLLIN, .data.ptr = &ctl_listener};
 
 	epoll_ctl(ep, EPOLL_CTL_ADD, vm_fd, &e1);
 	epoll_ctl(ep, EPOLL_CTL_ADD, ctl_fd, &e2);

@@ -11,3 +11,6 @@ $(eval $(call unit_test,wlan,tests/unit/wlan/test_wlan.c,libwlan.a libregdb.a,$(
 $(eval $(call guest_payload,wlan,$(GUEST_OBJ)/virtio.o))
 INTEG_TESTS += tests/integration/wlan-kit.sh
 KVM_TESTS += tests/integration/wlan-kit.sh
+# The daemon shared by three "VMs" (sockets): routing by connection, the
+# country on the control socket, malformed input (no KVM needed).
+INTEG_TESTS += tests/integration/wlan-daemon.sh
