@@ -14,3 +14,7 @@ KVM_TESTS += tests/integration/wlan-kit.sh
 # The daemon shared by three "VMs" (sockets): routing by connection, the
 # country on the control socket, malformed input (no KVM needed).
 INTEG_TESTS += tests/integration/wlan-daemon.sh
+# Frames/s through the medium with enforcement on and off, ns per verdict.
+$(eval $(call program,wlan-bench,bench/wlan-bench.c,libwlan.a libregdb.a,$(WLAN_LDLIBS)))
+BENCHES += bench/wlan-medium.sh
+KVM_BENCHES += bench/wlan-medium.sh

@@ -17,6 +17,11 @@
  *   passed" and waits for the host to quit. A failed check prints
  *   "wlan: FAIL ..." and exits 1.
  *
+ * bench=N instead: N unicast frames A->B on 5180 MHz, up to QSIZE/2
+ * awaiting their status, every one answered (frame for B, status for A); prints
+ * "wlan-bench: N frames in T us" and exits 0 (bench/wlan-medium.sh runs it
+ * with enforcement on and off).
+ *
  * The netlink encoding here is written independently of the medium's
  * (devices/wlan/hwsim_msg.c), so a shared mistake cannot hide.
  */
@@ -278,8 +283,8 @@ static void unicast_acked(uint64_t cookie)
 	       (int)(int32_t)find(CMD_FRAME)->signal);
 }
 
-static void forbidden(const char *what, uint8_t fc0, const uint8_t *to, uint32_t freq,
-		      uint16_t rc, uint64_t cookie)
+static void forbidden(const char *what, uint8_t fc0, const uint8_t *to, uint32_t freq, uint16_t rc,
+		      uint64_t cookie)
 {
 	send_frame(fc0, to, freq, rc, cookie);
 	collect(1, 50);
@@ -340,6 +345,66 @@ static void phase2(void)
 	unicast_acked(1000); /* NO-IR stops beacons, not data */
 }
 
+/* Drain the receive ring, give the buffers back (and tell the device, which
+ * may hold messages for want of buffers): how many TX statuses came back. */
+static unsigned drain_rx(void)
+{
+	unsigned statuses = 0, reposted = 0;
+	uint32_t len;
+	uint8_t *buf;
+
+	while ((buf = vq_get_used(&rxq, &len))) {
+		statuses += buf[NLMSG_HDR] == CMD_TX_INFO;
+		rx_post((unsigned)((buf - rx_bufs[0]) / RX_BUF));
+		reposted++;
+	}
+	if (reposted)
+		vq_kick(&rxq);
+	return statuses;
+}
+
+static void bench(unsigned n)
+{
+	uint32_t len = build_frame(0x08, PERM_B, 5180, 0, 1), used;
+	struct vq_buf b = {tx_buf, len, false};
+	unsigned sent = 0, done = 0;
+	uint64_t t0 = rdtsc(), limit = t0 + 60 * tsc_hz;
+
+	while (done < n) {
+		/* frames whose status is outstanding, not just those in the TX
+		 * ring: the device's outbox is finite, as hwsim's pending queue */
+		while (sent < n && sent - done < QSIZE / 2 && vq_add(&txq, &b, 1, tx_buf)) {
+			sent++;
+		}
+		vq_kick(&txq);
+		while (vq_get_used(&txq, &used))
+			; /* the device has copied them: the buffer is reusable */
+		done += drain_rx();
+		if (rdtsc() > limit)
+			fail("bench: replies missing after 60 s; got", done);
+	}
+	uint64_t us = (rdtsc() - t0) / (tsc_hz / 1000000);
+
+	printf("wlan-bench: %u frames in %u us\n", n, (unsigned)us);
+	guest_exit(0);
+}
+
+/* Ring 3: the kit's ring 0 is emulated instruction by instruction on some
+ * hosts; ring 3 runs natively. */
+__attribute__((noreturn)) static long run(void *arg)
+{
+	(void)arg;
+	if (kit_cmdline_uint("bench", 0)) {
+		add_mac(HW_B, PERM_B);
+		bench((unsigned)kit_cmdline_uint("bench", 0));
+	}
+	phase1();
+	phase2();
+	printf("wlan: all checks passed\n");
+	for (;;) /* until the host quits: no hlt in ring 3 */
+		cpu_relax();
+}
+
 int guest_main(void)
 {
 	tsc_hz = kit_tsc_hz();
@@ -353,9 +418,6 @@ int guest_main(void)
 	for (unsigned i = 0; i < QSIZE; i++)
 		rx_post(i);
 	vq_kick(&rxq);
-	phase1();
-	phase2();
-	printf("wlan: all checks passed\n");
-	for (;;)
-		__asm__ volatile("hlt");
+	run_user(run, NULL);
+	return 1;
 }
