@@ -202,9 +202,17 @@ void vmm_wlan_free(struct vmm_wlan *w)
 {
 	if (!w)
 		return;
+	/* Nothing may reach a device once it is freed: first every radio off
+	 * the air (no deliveries), then the devices (their I/O threads may
+	 * still send into their closed ports), then the ports. */
 	for (unsigned i = 0; i < w->n_devs; i++) {
-		wlan_relay_free(w->devs[i].relay); /* no more messages to the device */
-		virtio_hwsim_free(w->devs[i].dev); /* no more from it */
+		wlan_relay_close(w->devs[i].relay);
+		wlan_port_close(w->devs[i].port);
+	}
+	for (unsigned i = 0; i < w->n_devs; i++)
+		virtio_hwsim_free(w->devs[i].dev);
+	for (unsigned i = 0; i < w->n_devs; i++) {
+		wlan_relay_free(w->devs[i].relay);
 		wlan_port_detach(w->devs[i].port);
 	}
 	for (unsigned i = 0; i < CLI_MAX_WLAN; i++)

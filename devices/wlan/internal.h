@@ -28,7 +28,8 @@ struct wlan_port {
 	wlan_deliver_fn fn;
 	void *opaque;
 	uint64_t malformed;
-	bool told; /* the first malformed message was reported */
+	bool told;   /* the first malformed message was reported */
+	bool closed; /* wlan_port_close: input ignored, nothing delivered */
 };
 
 struct wlan_medium {

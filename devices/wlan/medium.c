@@ -103,6 +103,27 @@ struct wlan_port *wlan_port_attach(struct wlan_medium *m, const char *name, wlan
 	return NULL;
 }
 
+/* Forget p's radios (lock held). */
+static void drop_radios(struct wlan_medium *m, struct wlan_port *p)
+{
+	for (unsigned i = 0; i < m->n_radios;) {
+		if (m->radios[i].port == p)
+			m->radios[i] = m->radios[--m->n_radios];
+		else
+			i++;
+	}
+}
+
+void wlan_port_close(struct wlan_port *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->m->lock);
+	drop_radios(p->m, p);
+	p->closed = true;
+	pthread_mutex_unlock(&p->m->lock);
+}
+
 void wlan_port_detach(struct wlan_port *p)
 {
 	struct wlan_medium *m;
@@ -111,12 +132,7 @@ void wlan_port_detach(struct wlan_port *p)
 		return;
 	m = p->m;
 	pthread_mutex_lock(&m->lock);
-	for (unsigned i = 0; i < m->n_radios;) {
-		if (m->radios[i].port == p)
-			m->radios[i] = m->radios[--m->n_radios];
-		else
-			i++;
-	}
+	drop_radios(m, p);
 	for (unsigned i = 0; i < MAX_PORTS; i++)
 		if (m->ports[i] == p)
 			m->ports[i] = NULL;
@@ -284,7 +300,9 @@ void wlan_port_input(struct wlan_port *p, const void *buf, size_t len)
 	const char *why = NULL;
 
 	pthread_mutex_lock(&m->lock);
-	if (hwsim_msg_parse(buf, len, &msg, &why)) {
+	if (p->closed) {
+		/* a device shutting down: its guest is no longer on the air */
+	} else if (hwsim_msg_parse(buf, len, &msg, &why)) {
 		malformed(m, p, why);
 	} else {
 		struct radio *r = find_radio(m, p, msg.tx_addr);

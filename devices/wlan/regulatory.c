@@ -47,8 +47,10 @@ struct wlan_reg {
 	uint64_t nop_ns;
 	int txpower_dbm;
 	double distance_m, path_exp;
-	uint32_t memo_freq; /* wlan_reg_signal's last answer */
-	int32_t memo_signal;
+	struct {
+		uint32_t freq_mhz;
+		int32_t signal_dbm;
+	} memo[64]; /* wlan_reg_signal's answers by frequency */
 	struct radar radar[MAX_RADAR];
 	unsigned n_radar;
 	struct cache_entry cache[CACHE_SIZE];
@@ -322,11 +324,13 @@ uint64_t wlan_reg_radar(struct wlan_reg *r, uint32_t freq_mhz, uint64_t now)
 
 int32_t wlan_reg_signal(struct wlan_reg *r, uint32_t freq_mhz)
 {
-	if (freq_mhz != r->memo_freq) {
-		r->memo_freq = freq_mhz;
-		r->memo_signal = signal_dbm(r, freq_mhz, r->txpower_dbm * 100);
+	unsigned h = (freq_mhz / 5) & 63;
+
+	if (r->memo[h].freq_mhz != freq_mhz) {
+		r->memo[h].freq_mhz = freq_mhz;
+		r->memo[h].signal_dbm = signal_dbm(r, freq_mhz, r->txpower_dbm * 100);
 	}
-	return r->memo_signal;
+	return r->memo[h].signal_dbm;
 }
 
 void wlan_reg_print(struct wlan_reg *r, FILE *out)

@@ -132,13 +132,20 @@ void wlan_relay_send(struct wlan_relay *r, const void *msg, size_t len)
 	wlan_stream_send(r->fd, msg, len);
 }
 
+void wlan_relay_close(struct wlan_relay *r)
+{
+	if (!r || r->stopping)
+		return;
+	r->stopping = true;
+	shutdown(r->fd, SHUT_RDWR); /* wakes the thread; later sends fail */
+	pthread_join(r->thread, NULL);
+}
+
 void wlan_relay_free(struct wlan_relay *r)
 {
 	if (!r)
 		return;
-	r->stopping = true;
-	shutdown(r->fd, SHUT_RDWR); /* wakes the thread */
-	pthread_join(r->thread, NULL);
+	wlan_relay_close(r);
 	close(r->fd);
 	free(r);
 }

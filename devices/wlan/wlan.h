@@ -159,6 +159,10 @@ void wlan_medium_free(struct wlan_medium *m);
 /* A guest (or a daemon client) joins; name labels its radios in `info wlan`. */
 struct wlan_port *wlan_port_attach(struct wlan_medium *m, const char *name, wlan_deliver_fn fn,
 				   void *opaque);
+/* Off the air: p's radios are forgotten, its input from now on ignored, but
+ * p stays valid (a device thread may still be sending) until detached. */
+void wlan_port_close(struct wlan_port *p);
+/* Close and free p: nobody may use it any more. */
 void wlan_port_detach(struct wlan_port *p);
 /* One message from the guest behind p (any thread). */
 void wlan_port_input(struct wlan_port *p, const void *msg, size_t len);
@@ -214,6 +218,8 @@ uint64_t wlan_reg_nop_ns(const struct wlan_reg *r);
 struct wlan_relay;
 struct wlan_relay *wlan_relay_connect(const char *path, wlan_deliver_fn fn, void *opaque, char *err,
 				      size_t errlen);
+/* No more messages to fn (the thread is gone); sends are dropped. */
+void wlan_relay_close(struct wlan_relay *r);
 void wlan_relay_free(struct wlan_relay *r);
 void wlan_relay_send(struct wlan_relay *r, const void *msg, size_t len);
 /* Reassembly of length-prefixed messages from a stream: feed bytes, get

@@ -208,6 +208,20 @@ START_TEST(full_receiver_counted_as_overflow)
 }
 END_TEST
 
+START_TEST(closed_port_is_off_the_air)
+{
+	medium_up("DE", false, -1, -1);
+	announce_b();
+	wlan_port_close(port_b);
+	send_frame(port_a, HW_A, PERM_A, DATA, BCAST, 2412, 20, 1);
+	ck_assert_uint_eq(in_b.n, 0); /* nothing delivered to it */
+	send_frame(port_b, HW_B, PERM_B, DATA, BCAST, 2412, 20, 2);
+	ck_assert_uint_eq(in_a.n, 1); /* its input ignored: only A's own status */
+	ck_assert_uint_eq(wlan_medium_delivered(med), 0);
+	medium_down();
+}
+END_TEST
+
 /* ------------------------------------------------ verdicts per country */
 
 struct rule_case {
@@ -546,6 +560,7 @@ int main(void)
 	tcase_add_test(t, broadcast_reaches_every_other_radio);
 	tcase_add_test(t, same_mac_in_two_vms_routed_by_port);
 	tcase_add_test(t, full_receiver_counted_as_overflow);
+	tcase_add_test(t, closed_port_is_off_the_air);
 	tcase_add_loop_test(t, rule_kinds_in_real_countries, 0,
 			    sizeof(rule_cases) / sizeof(rule_cases[0]));
 	tcase_add_test(t, country_by_alpha3_and_name);
