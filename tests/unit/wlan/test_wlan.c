@@ -7,6 +7,7 @@
 #include <linux/netlink.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "devices/wlan/wlan.h"
 #include "tests/unit/check_run.h"
@@ -337,6 +338,36 @@ START_TEST(country_change_in_flight)
 }
 END_TEST
 
+START_TEST(regdb_reload_applies_to_every_radio)
+{
+	static const char dbtxt[] = "country 00:\n\t(2402 - 2472 @ 40), (20)\n"
+				    "country DE: DFS-ETSI\n\t(5170 - 5250 @ 80), (20), NO-IR\n";
+	char path[] = "/tmp/vmm-wlan-db-XXXXXX", err[256];
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, dbtxt, sizeof(dbtxt) - 1), (int)sizeof(dbtxt) - 1);
+	close(fd);
+	medium_up("DE", false, -1, -1);
+	announce_b();
+	send_frame(port_a, HW_A, PERM_A, BEACON, BCAST, 5180, 20, 1);
+	ck_assert_uint_eq(in_b.n, 1);
+	ck_assert_int_eq(wlan_medium_reload(med, path, err, sizeof(err)), 0);
+	send_frame(port_a, HW_A, PERM_A, BEACON, BCAST, 5180, 20, 2);
+	ck_assert_uint_eq(in_b.n, 1); /* the new database's DE: NO-IR */
+	ck_assert_uint_eq(wlan_medium_drops(med, WLAN_DROP_NO_IR), 1);
+	send_frame(port_a, HW_A, PERM_A, DATA, BCAST, 2412, 20, 3);
+	ck_assert_uint_eq(wlan_medium_drops(med, WLAN_DROP_NO_RULE), 1);
+	ck_assert_int_eq(wlan_medium_reload(med, "/nonexistent/regulatory.db", err, sizeof(err)),
+			 -1);
+	ck_assert_uint_gt(strlen(err), 0);
+	send_frame(port_a, HW_A, PERM_A, BEACON, BCAST, 5180, 20, 4);
+	ck_assert_uint_eq(wlan_medium_drops(med, WLAN_DROP_NO_IR), 2); /* unchanged */
+	unlink(path);
+	medium_down();
+}
+END_TEST
+
 START_TEST(cac_and_radar_on_virtual_time)
 {
 	char err[128];
@@ -565,6 +596,7 @@ int main(void)
 			    sizeof(rule_cases) / sizeof(rule_cases[0]));
 	tcase_add_test(t, country_by_alpha3_and_name);
 	tcase_add_test(t, country_change_in_flight);
+	tcase_add_test(t, regdb_reload_applies_to_every_radio);
 	tcase_add_test(t, cac_and_radar_on_virtual_time);
 	tcase_add_test(t, enforcement_off_delivers_everything);
 	tcase_add_loop_test(t, malformed_message_dropped_and_counted, 0,
