@@ -79,7 +79,7 @@ KVM_BENCHES :=
 EXTRA_TARGETS :=
 BENCHES :=
 
-MODULES := kernel/kvm devices firmware netstack netstack/usernet regdb vmm tests/guest tests bench
+MODULES := kernel/kvm devices firmware netstack netstack/usernet regdb vmm tests/guest devices/wlan tests bench
 include $(wildcard $(addsuffix /module.mk,$(MODULES)))
 
 $(B)/obj/%.o: %.c $(CONFIG)

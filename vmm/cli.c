@@ -306,12 +306,14 @@ static int parse_device(struct vmm_config *cfg, const struct cli_option *opt, co
 		return cli_parse_virtio_blk(cfg, save, err, errlen);
 	if (tok && !strcmp(tok, "virtio-net-pci"))
 		return cli_parse_virtio_net(cfg, save, err, errlen);
+	if (tok && !strcmp(tok, "virtio-wlan-pci"))
+		return cli_parse_virtio_wlan(cfg, save, err, errlen);
 	if (tok && !strcmp(tok, "isa-serial")) /* cli_libvirt.c */
 		return cli_parse_isa_serial(cfg, save, err, errlen);
 	if (!tok || (strcmp(tok, "isa-debug-exit") && strcmp(tok, "pvpanic"))) {
 		snprintf(err, errlen,
 			 "unknown device '%s' (supported: isa-debug-exit, pvpanic, virtio-blk-pci, "
-			 "virtio-net-pci, isa-serial)",
+			 "virtio-net-pci, virtio-wlan-pci, isa-serial)",
 			 tok ? tok : val);
 		return -1;
 	}
@@ -554,7 +556,8 @@ static const struct cli_option options[] = {
 	{"-device", "DRIVER,...", parse_device, 0,
 	 "add a device: isa-debug-exit,iobase=0xf4,iosize=4 or virtio-blk-pci,drive=ID"
 	 "[,bootindex=N][,serial=S][,addr=SLOT[.FN]][,num-queues=N] or "
-	 "virtio-net-pci,netdev=ID[,mac=MAC][,addr=SLOT[.FN]][,id=NAME][,mq=on|off]"},
+	 "virtio-net-pci,netdev=ID[,mac=MAC][,addr=SLOT[.FN]][,id=NAME][,mq=on|off] or "
+	 "virtio-wlan-pci,medium=ID[,addr=SLOT[.FN]] (a mac80211_hwsim radio)"},
 	{"-netdev", "user|tap,id=ID,...", parse_netdev, 0,
 	 "network backend: user[,net=A/LEN][,host=A][,dns=A][,dhcpstart=A]"
 	 "[,hostfwd=tcp|udp:[HADDR]:HPORT-[GADDR]:GPORT][,restrict=on|off][,ipv6=on|off]"
@@ -596,7 +599,9 @@ static const struct cli_option options[] = {
 	 "read no configuration file (none is)"},
 	{"-accel", "kvm", cli_parse_accel, 0, "the accelerator: KVM (the only one)"},
 	{"-object", "TYPE,id=ID,...", cli_parse_object, 0,
-	 "memory-backend-ram,id=ID,size=N (for -machine memory-backend=ID), secret"},
+	 "memory-backend-ram,id=ID,size=N (for -machine memory-backend=ID), secret, or "
+	 "wlan-medium,id=ID,country=XX[,outdoor=on][,regdb=PATH][,cac=S][,nop=S][,enforce=off]"
+	 "[,txpower=DBM][,distance=M] or wlan-medium,id=ID,socket=PATH (the wlan-medium daemon's)"},
 	{"-blockdev", "driver=file|raw,node-name=N,...", cli_parse_blockdev, 0,
 	 "a block node: file (filename=F) under raw (file=NODE); -device drive=NODE"},
 	{"-overcommit", "mem-lock=on|off", cli_parse_overcommit, 0,
@@ -701,7 +706,8 @@ int cli_parse(int argc, char **argv, struct vmm_config *cfg, char *err, size_t e
 	if (cli_libvirt_finish(cfg, err, errlen) < 0)
 		return -1;
 	apply_defaults(cfg);
-	if (cli_resolve_drives(cfg, err, errlen) < 0 || cli_resolve_nics(cfg, err, errlen) < 0)
+	if (cli_resolve_drives(cfg, err, errlen) < 0 || cli_resolve_nics(cfg, err, errlen) < 0 ||
+	    cli_resolve_wlan(cfg, err, errlen) < 0)
 		return -1;
 	return check_stdio(cfg, err, errlen);
 }

@@ -99,6 +99,29 @@ struct nic_spec {
 	bool mq;
 };
 
+/* -object wlan-medium and -device virtio-wlan-pci (cli_wlan.c). */
+#define CLI_MAX_WLAN 4
+struct wlan_medium_spec {
+	char id[32], country[64], regdb[256], socket[108];
+	bool outdoor, no_enforce;
+	int cac_s, nop_s; /* -1: the rule's CAC, 1800 s */
+	int txpower_dbm;  /* 0: 20 dBm */
+	double distance_m; /* 0: 10 m */
+};
+
+struct wlan_dev_spec {
+	char medium[32];
+	unsigned medium_idx; /* resolved by cli_parse */
+	int devfn;	     /* -1: first free slot */
+};
+
+struct wlan_config {
+	struct wlan_medium_spec media[CLI_MAX_WLAN];
+	unsigned n_media;
+	struct wlan_dev_spec devs[CLI_MAX_WLAN];
+	unsigned n_devs;
+};
+
 /* -action (QEMU's): what guest resets, shutdowns and panics do. */
 enum action_reboot { ACTION_REBOOT_RESET, ACTION_REBOOT_SHUTDOWN };
 enum action_shutdown { ACTION_SHUTDOWN_POWEROFF, ACTION_SHUTDOWN_PAUSE };
@@ -220,6 +243,7 @@ struct vmm_config {
 	bool net_given; /* any -netdev, -nic or -net: no default NIC */
 	bool nodefaults;
 	struct libvirt_config lv; /* cli_libvirt.c */
+	struct wlan_config wlan;
 };
 
 /* 0 with cfg filled (defaults applied); -1 with a one-line message in err
@@ -251,6 +275,13 @@ int cli_parse_nic(struct vmm_config *cfg, const char *val, char *err, size_t err
 int cli_parse_net(struct vmm_config *cfg, const char *val, char *err, size_t errlen);
 int cli_parse_virtio_net(struct vmm_config *cfg, char *props, char *err, size_t errlen);
 int cli_resolve_nics(struct vmm_config *cfg, char *err, size_t errlen);
+/* cli_wlan.c: props is what follows "virtio-wlan-pci,". */
+int cli_parse_virtio_wlan(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+/* -object wlan-medium (props: what follows "wlan-medium,"), from the
+ * one -object parser in cli_libvirt.c. */
+int cli_parse_wlan_medium(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+/* After parsing: each virtio-wlan-pci's medium= found. */
+int cli_resolve_wlan(struct vmm_config *cfg, char *err, size_t errlen);
 int cli_parse_machine(const char *s, struct vmm_config *cfg, char *err, size_t errlen);
 int cli_parse_chardev(const char *s, bool allow_mon, struct chardev_spec *spec, char *err,
 		      size_t errlen);

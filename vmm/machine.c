@@ -357,6 +357,7 @@ void machine_destroy(struct machine *m)
 		close(m->debugcon_fd);
 	fw_cfg_free(m->fw_cfg);
 	board_free_nics(m);
+	vmm_wlan_free(m->wlan);
 	for (unsigned i = 0; i < CLI_MAX_VIRTIO_DRIVES; i++) {
 		virtio_blk_free(m->vblk[i]);
 		block_close(m->vdisks[i]);

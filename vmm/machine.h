@@ -161,6 +161,7 @@ struct machine {
 	/* virtio-blk-pci devices and their disks, as cfg->vblk */
 	struct block_dev *vdisks[CLI_MAX_VIRTIO_DRIVES];
 	struct virtio_blk *vblk[CLI_MAX_VIRTIO_DRIVES];
+	struct vmm_wlan *wlan; /* -object wlan-medium, -device virtio-wlan-pci */
 	char bootindex_paths[512];
 	/* -netdev backends and the virtio-net NICs on them (net.c), as
 	 * cfg->netdevs and cfg->nics */
@@ -308,5 +309,11 @@ int board_add_nics(struct machine *m, char *err, size_t errlen);
 void board_free_nics(struct machine *m);
 /* Link of the NIC named (its id or its netdev's id): 0 or -ENOENT. */
 int machine_set_link(struct machine *m, const char *name, bool up);
+
+/* ------------------------------------------------------------- wlan.c */
+
+/* The media and radios of cfg->wlan, their monitor commands: 0 or -1. */
+int vmm_wlan_init(struct machine *m, char *err, size_t errlen);
+void vmm_wlan_free(struct vmm_wlan *w);
 
 #endif /* VMM_MACHINE_H */

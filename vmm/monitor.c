@@ -30,6 +30,25 @@ struct info_cmd {
 static struct info_cmd infos[MAX_INFO];
 static unsigned n_infos;
 
+/* Commands devices add at run time (monitor_add_cmd). */
+#define MAX_EXTRA 16
+struct extra_cmd {
+	const char *name, *args, *help;
+	void (*fn)(void *opaque, int argc, char **argv, FILE *out);
+	void *opaque;
+};
+static struct extra_cmd extras[MAX_EXTRA];
+static unsigned n_extras;
+
+int monitor_add_cmd(const char *name, const char *args, const char *help,
+		    void (*fn)(void *opaque, int argc, char **argv, FILE *out), void *opaque)
+{
+	if (n_extras == MAX_EXTRA)
+		return -ENOSPC;
+	extras[n_extras++] = (struct extra_cmd){name, args, help, fn, opaque};
+	return 0;
+}
+
 int monitor_add_info(const char *name, const char *help, void (*fn)(void *opaque, FILE *out),
 		     void *opaque)
 {
@@ -298,6 +317,8 @@ static void cmd_help(struct monitor *mon, int argc, char **argv, FILE *out)
 {
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(out, "%s %s -- %s\n", cmds[i].name, cmds[i].args, cmds[i].help);
+	for (unsigned i = 0; i < n_extras; i++)
+		fprintf(out, "%s %s -- %s\n", extras[i].name, extras[i].args, extras[i].help);
 }
 
 static void cmd_info(struct monitor *mon, int argc, char **argv, FILE *out)
@@ -409,6 +430,12 @@ void monitor_execute(struct monitor *mon, const char *line, FILE *out)
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (!strcmp(cmds[i].name, argv[0])) {
 			cmds[i].fn(mon, argc, argv, out);
+			return;
+		}
+	}
+	for (unsigned i = 0; i < n_extras; i++) {
+		if (!strcmp(extras[i].name, argv[0])) {
+			extras[i].fn(extras[i].opaque, argc, argv, out);
 			return;
 		}
 	}

@@ -23,6 +23,10 @@ int monitor_add_info(const char *name, const char *help, void (*fn)(void *opaque
 /* Register `info NAME [ARG]`: fn gets the argument or NULL. */
 int monitor_add_info_arg(const char *name, const char *help,
 			 void (*fn)(void *opaque, const char *arg, FILE *out), void *opaque);
+/* Register a command NAME (after the built-in ones); fn gets the words of
+ * the line, argv[0] the name. 0 or -ENOSPC. */
+int monitor_add_cmd(const char *name, const char *args, const char *help,
+		    void (*fn)(void *opaque, int argc, char **argv, FILE *out), void *opaque);
 /* Run one command line, output to out (exported for tests). */
 void monitor_execute(struct monitor *mon, const char *line, FILE *out);
 

@@ -146,9 +146,15 @@ static void serve_queue(struct virtio_pci *vp, unsigned qi)
 			const char *why = NULL;
 			uint32_t written = 0;
 
-			if (vp->ops->handle(vp->opaque, qi, vp->chain, &written, &why) < 0) {
+			int h = vp->ops->handle(vp->opaque, qi, vp->chain, &written, &why);
+
+			if (h < 0) {
 				needs_reset(vp, qi, why);
 				return;
+			}
+			if (h == VIRTIO_HANDLE_LATER) { /* the device keeps the buffer for later */
+				virtq_unpop(q, 1);
+				break;
 			}
 			virtq_push(q, vp->chain->head, written);
 			pushed = true;
@@ -161,7 +167,7 @@ static void serve_queue(struct virtio_pci *vp, unsigned qi)
 			raise_irq(vp, q->msix_vector, ISR_QUEUE);
 		pushed = false;
 		virtq_set_notify(q, true);
-		if (!virtq_has_avail(q))
+		if (r == 1 || !virtq_has_avail(q))
 			break;
 	}
 }

@@ -113,6 +113,7 @@ size_t msix_info(struct msix *mx, char *buf, size_t len);
 /* -------------------------------------------------------------- pci.c */
 
 #define VIRTIO_MAX_QUEUES 16
+#define VIRTIO_HANDLE_LATER 1
 
 struct virtio_pci;
 
@@ -127,7 +128,9 @@ struct virtio_dev_ops {
 	/* Serve one chain of queue qi (I/O thread, transport lock held).
 	 * *written = bytes put in the writable buffers. 0, or -EINVAL when
 	 * the request is malformed beyond an error status (the device then
-	 * needs a reset; *why says why). */
+	 * needs a reset; *why says why), or VIRTIO_HANDLE_LATER: nothing for
+	 * this buffer yet, leave it (and the rest) available until the device
+	 * kicks the queue (virtio_pci_kick). */
 	int (*handle)(void *opaque, unsigned qi, struct virtq_chain *c, uint32_t *written,
 		      const char **why);
 	/* Driver write to the device config (optional). */
@@ -248,5 +251,36 @@ void virtio_net_get_info(struct virtio_net *n, struct virtio_net_info *info);
  * the negotiated features and the MTU: 0, or -EINVAL with *why. */
 int virtio_net_check_hdr(const struct virtio_net_hdr *h, size_t len, uint64_t features,
 			 unsigned mtu, const char **why);
+
+/* ------------------------------------------------------------ hwsim.c */
+
+/* virtio-wlan-pci: mac80211_hwsim's virtio transport. The device moves
+ * whole messages; the medium (devices/wlan/) interprets them. */
+#define VIRTIO_HWSIM_MAX_MSG 4096
+
+struct virtio_hwsim_opts {
+	int devfn; /* < 0: first free slot */
+	/* A message the guest sent (I/O thread; the transport lock is held,
+	 * so send may call virtio_hwsim_receive but nothing that waits for
+	 * this device). */
+	void (*send)(void *opaque, const void *msg, size_t len);
+	void *opaque;
+};
+
+struct virtio_hwsim_stats {
+	uint64_t tx, rx;	 /* messages from / to the guest */
+	uint64_t tx_oversize; /* empty or longer than VIRTIO_HWSIM_MAX_MSG */
+	uint64_t rx_overflow; /* outbox full */
+	uint64_t rx_too_big;	 /* longer than the guest's receive buffer */
+};
+
+struct virtio_hwsim;
+struct virtio_hwsim *virtio_hwsim_new(struct dev_host *host, struct pci_bus *bus,
+				      const struct virtio_hwsim_opts *o, char *err, size_t errlen);
+void virtio_hwsim_free(struct virtio_hwsim *h);
+/* Queue a message for the guest (any thread): false when the outbox is full. */
+bool virtio_hwsim_receive(struct virtio_hwsim *h, const void *msg, size_t len);
+void virtio_hwsim_stats(struct virtio_hwsim *h, struct virtio_hwsim_stats *st);
+struct virtio_pci *virtio_hwsim_transport(struct virtio_hwsim *h);
 
 #endif /* VMM_DEVICES_VIRTIO_H */
