@@ -33,6 +33,7 @@
 #define MSIX_PBA_OFF 0x800
 #define MSIX_BAR_SIZE 0x1000
 #define STOP_EVENT VIRTIO_MAX_QUEUES
+#define WATCH_EVENT (VIRTIO_MAX_QUEUES + 1)
 #define ISR_QUEUE 0x1 /* the ISR bit for used buffers (spec 4.1.4.5) */
 /* The transport's own feature bits, offered to every driver. */
 #define TRANSPORT_FEATURES                                                                         \
@@ -66,6 +67,10 @@ struct virtio_pci {
 	int epfd, stop_fd;
 	pthread_t thread;
 	bool thread_started;
+	/* a backend's completions (virtio_pci_watch) */
+	void (*ready)(void *opaque);
+	void *ready_opaque;
+	uint32_t completed; /* bit per queue: used entries not yet signalled */
 };
 
 /* ----------------------------------------------------------- interrupts */
@@ -121,6 +126,12 @@ static bool queue_live(struct virtio_pci *vp, unsigned qi)
 	       !vp->q[qi].broken;
 }
 
+static void submit_batch(struct virtio_pci *vp, unsigned qi)
+{
+	if (vp->ops->submit)
+		vp->ops->submit(vp->opaque, qi);
+}
+
 /* Drain queue qi: every available chain, doorbells off meanwhile, one
  * interrupt per pass if the driver wants it. Lock held. */
 static void serve_queue(struct virtio_pci *vp, unsigned qi)
@@ -135,13 +146,19 @@ static void serve_queue(struct virtio_pci *vp, unsigned qi)
 			const char *why = NULL;
 			uint32_t written = 0;
 
-			if (vp->ops->handle(vp->opaque, qi, vp->chain, &written, &why) < 0) {
+			int h = vp->ops->handle(vp->opaque, qi, vp->chain, &written, &why);
+
+			if (h < 0) {
+				submit_batch(vp, qi);
 				needs_reset(vp, qi, why);
 				return;
 			}
+			if (h == VIRTIO_REQ_PENDING)
+				continue;
 			virtq_push(q, vp->chain->head, written);
 			pushed = true;
 		}
+		submit_batch(vp, qi);
 		if (r < 0) {
 			needs_reset(vp, qi, q->broken);
 			return;
@@ -155,13 +172,46 @@ static void serve_queue(struct virtio_pci *vp, unsigned qi)
 	}
 }
 
+void virtio_pci_complete(struct virtio_pci *vp, unsigned qi, uint16_t head, uint32_t written)
+{
+	if (qi >= vp->ops->num_queues || !queue_live(vp, qi))
+		return;
+	virtq_push(&vp->q[qi], head, written);
+	vp->completed |= 1u << qi;
+}
+
+/* The backend's completions, then one interrupt per queue that got any
+ * and whose driver wants one. */
+static void backend_ready(struct virtio_pci *vp)
+{
+	pthread_mutex_lock(&vp->lock);
+	vp->ready(vp->ready_opaque);
+	for (unsigned qi = 0; vp->completed; qi++) {
+		if (!(vp->completed >> qi & 1))
+			continue;
+		vp->completed &= ~(1u << qi);
+		if (queue_live(vp, qi) && virtq_should_notify(&vp->q[qi]))
+			raise_irq(vp, vp->q[qi].msix_vector, ISR_QUEUE);
+	}
+	pthread_mutex_unlock(&vp->lock);
+}
+
+int virtio_pci_watch(struct virtio_pci *vp, int fd, void (*ready)(void *opaque), void *opaque)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = WATCH_EVENT};
+
+	vp->ready = ready;
+	vp->ready_opaque = opaque;
+	return epoll_ctl(vp->epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
 static void *io_thread(void *arg)
 {
 	struct virtio_pci *vp = arg;
-	struct epoll_event ev[VIRTIO_MAX_QUEUES + 1];
+	struct epoll_event ev[VIRTIO_MAX_QUEUES + 2];
 
 	for (;;) {
-		int n = epoll_wait(vp->epfd, ev, VIRTIO_MAX_QUEUES + 1, -1);
+		int n = epoll_wait(vp->epfd, ev, VIRTIO_MAX_QUEUES + 2, -1);
 
 		for (int i = 0; i < n; i++) {
 			unsigned qi = ev[i].data.u32;
@@ -169,6 +219,10 @@ static void *io_thread(void *arg)
 
 			if (qi == STOP_EVENT)
 				return NULL;
+			if (qi == WATCH_EVENT) {
+				backend_ready(vp);
+				continue;
+			}
 			if (read(vp->kick_fd[qi], &v, sizeof(v)) < 0)
 				continue; /* a spurious wake-up: EAGAIN */
 			pthread_mutex_lock(&vp->lock);
@@ -229,6 +283,7 @@ static void device_reset(struct virtio_pci *vp)
 	for (unsigned i = 0; i < vp->ops->num_queues; i++)
 		virtq_reset(&vp->q[i], vp->ops->queue_size);
 	read_isr(vp);
+	vp->completed = 0;
 	if (vp->ops->reset)
 		vp->ops->reset(vp->opaque);
 }
