@@ -14,9 +14,10 @@
 #define PAGE 4096ull
 #define GiB4 0x100000000ull
 
-int fw_tables_build(struct guest_mem *mem, unsigned ncpus, uint64_t *rsdp, char *err,
-		    size_t errlen)
+int fw_tables_build(const struct boot_request *req, uint64_t *rsdp, char *err, size_t errlen)
 {
+	struct guest_mem *mem = req->mem;
+	unsigned ncpus = req->ncpus;
 	uint8_t *buf = guest_mem_ptr(mem, FW_TABLES_GPA, FW_TABLES_SIZE);
 	uint16_t ebda_seg = FW_TABLES_GPA >> 4;
 	int acpi, mp;
@@ -26,7 +27,7 @@ int fw_tables_build(struct guest_mem *mem, unsigned ncpus, uint64_t *rsdp, char 
 			 FW_TABLES_GPA);
 		return -EFAULT;
 	}
-	acpi = acpi_build(buf, FW_TABLES_SIZE, FW_TABLES_GPA, ncpus);
+	acpi = acpi_build(buf, FW_TABLES_SIZE, FW_TABLES_GPA, ncpus, req->pvpanic_port);
 	if (acpi < 0) {
 		snprintf(err, errlen, "ACPI tables for %u CPUs: %s", ncpus, strerror(-acpi));
 		return acpi;
