@@ -28,3 +28,5 @@ INTEG_TESTS += tests/integration/control-gdb.sh
 KVM_TESTS += tests/integration/control-gdb.sh
 # pvpanic in the Linux guest: the DSDT's QEMU0001, a panic -> GUEST_PANICKED, status 4
 LINUX_TESTS += tests/integration/linux-pvpanic.sh
+# gdb against the Linux guest: break start_kernel, bt, info registers, detach
+LINUX_TESTS += tests/integration/linux-gdb.sh
