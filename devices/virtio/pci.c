@@ -181,11 +181,17 @@ void virtio_pci_complete(struct virtio_pci *vp, unsigned qi, uint16_t head, uint
 }
 
 /* The backend's completions, then one interrupt per queue that got any
- * and whose driver wants one. */
+ * and whose driver wants one. Then those queues are served: a driver
+ * that refills as completions arrive has often made new requests
+ * available by now, and taking them here saves the I/O thread a wake-up
+ * for their doorbell. */
 static void backend_ready(struct virtio_pci *vp)
 {
+	uint32_t served;
+
 	pthread_mutex_lock(&vp->lock);
 	vp->ready(vp->ready_opaque);
+	served = vp->completed;
 	for (unsigned qi = 0; vp->completed; qi++) {
 		if (!(vp->completed >> qi & 1))
 			continue;
@@ -193,6 +199,9 @@ static void backend_ready(struct virtio_pci *vp)
 		if (queue_live(vp, qi) && virtq_should_notify(&vp->q[qi]))
 			raise_irq(vp, vp->q[qi].msix_vector, ISR_QUEUE);
 	}
+	for (unsigned qi = 0; served; qi++, served >>= 1)
+		if ((served & 1) && queue_live(vp, qi) && virtq_has_avail(&vp->q[qi]))
+			serve_queue(vp, qi);
 	pthread_mutex_unlock(&vp->lock);
 }
 
