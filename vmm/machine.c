@@ -45,28 +45,6 @@ static int add_ram(struct machine *m, uint64_t gpa, uint64_t size, uint8_t *hva,
 	return 0;
 }
 
-#define HUGE_PAGE (2ull << 20)
-
-/* Anonymous memory for the guest, 2 MiB aligned so transparent huge pages
- * back it (as QEMU asks with MADV_HUGEPAGE): fewer TLB and EPT misses, and
- * O_DIRECT disk I/O into guest RAM pins 1 page per 2 MiB instead of 512. */
-static void *map_guest_ram(size_t size)
-{
-	size_t slack = HUGE_PAGE;
-	uint8_t *p = mmap(NULL, size + slack, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	uintptr_t at;
-
-	if (p == MAP_FAILED)
-		return MAP_FAILED;
-	at = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-	if (at > (uintptr_t)p)
-		munmap(p, at - (uintptr_t)p);
-	munmap((uint8_t *)at + size, (uintptr_t)p + size + slack - (at + size));
-	madvise((void *)at, size, MADV_HUGEPAGE);
-	return (void *)at;
-}
-
 static int setup_ram(struct machine *m, char *err, size_t errlen)
 {
 	const struct mem_layout *l = &m->layout;
@@ -74,7 +52,8 @@ static int setup_ram(struct machine *m, char *err, size_t errlen)
 
 	mem_layout_for(m->cfg->ram_size, &m->layout);
 	m->ram_map_size = m->cfg->ram_size;
-	m->ram = map_guest_ram(m->ram_map_size);
+	m->ram = mmap(NULL, m->ram_map_size, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m->ram == MAP_FAILED) {
 		m->ram = NULL;
 		snprintf(err, errlen, "-m: cannot allocate %llu MiB of guest RAM: %s",
