@@ -398,6 +398,51 @@ struct block_stats {
 	uint64_t rd_bytes, wr_bytes, rd_ops, wr_ops, flush_ops, discard_ops, failed_ops;
 };
 void block_get_stats(struct block_dev *b, struct block_stats *s);
+/* For an asynchronous engine (block_aio.c) issuing requests on the file
+ * itself. block_direct_fd: the descriptor a vectored request can go to
+ * as it is (writable, in range, whole sectors, no -snapshot overlay,
+ * buffers O_DIRECT accepts), else -1: use block_readv/block_writev.
+ * block_account/_failed: count a request served that way in
+ * block_get_stats. block_flush_fd: counts a flush; the descriptor to
+ * fdatasync, or -1 when there is nothing to make durable. */
+int block_direct_fd(struct block_dev *b, bool write, uint64_t sector, const struct iovec *iov,
+		    int iovcnt);
+void block_account(struct block_dev *b, bool write, uint64_t bytes);
+void block_account_failed(struct block_dev *b);
+int block_flush_fd(struct block_dev *b);
+
+/* block_aio.c: asynchronous requests on a block_dev through io_uring
+ * (QEMU's aio=io_uring), a request's own buffers straight to the file.
+ * Queue any number, hand them to the kernel with one block_aio_submit,
+ * and reap the completions when block_aio_fd (an eventfd) is readable.
+ * Not thread-safe: one thread (a device's I/O thread) owns it. */
+enum block_aio_mode { BLOCK_AIO_DEFAULT, BLOCK_AIO_THREADS, BLOCK_AIO_IO_URING };
+const char *block_aio_mode_name(enum block_aio_mode m); /* "threads", "io_uring" */
+struct block_aio;
+/* NULL when the kernel refuses io_uring (seccomp, old kernel, limits):
+ * said once per process on stderr; the caller serves requests itself. */
+struct block_aio *block_aio_new(struct block_dev *b, unsigned depth);
+/* Waits for what is in flight, dropping the completions. */
+void block_aio_free(struct block_aio *a);
+int block_aio_fd(const struct block_aio *a);
+/* Queue a read/write of iov (copied; the buffers must stay valid until
+ * the completion): 0, or -1 when block_direct_fd refuses it (the caller
+ * uses block_readv/block_writev). */
+int block_aio_rw(struct block_aio *a, bool write, uint64_t sector, const struct iovec *iov,
+		 int iovcnt, void *cookie);
+/* Queue a flush (fdatasync) that starts only after every request queued
+ * before it has completed: 0, or 1 when there is nothing to make
+ * durable (the flush succeeded at once). */
+int block_aio_flush(struct block_aio *a, void *cookie);
+void block_aio_submit(struct block_aio *a);
+/* Call done(opaque, cookie, 0 or -errno) for every completed request:
+ * how many. */
+unsigned block_aio_reap(struct block_aio *a, void (*done)(void *opaque, void *cookie, int r),
+			void *opaque);
+unsigned block_aio_in_flight(const struct block_aio *a);
+/* Wait until nothing is in flight, reaping as block_aio_reap does. */
+void block_aio_wait_all(struct block_aio *a, void (*done)(void *opaque, void *cookie, int r),
+			void *opaque);
 
 /* PIIX3 IDE at 00:01.1: two channels in compatibility mode (0x1f0/0x3f6
  * IRQ 14, 0x170/0x376 IRQ 15) and bus-master DMA through BAR 4. Drive

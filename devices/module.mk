@@ -1,7 +1,7 @@
 # devices/ — the device model: buses, guest RAM access, event loop, devices.
 # Add new device sources to devices_SRCS (one file per device).
 devices_SRCS := $(wildcard devices/*.c devices/virtio/*.c)
-$(eval $(call static_lib,devices,$(devices_SRCS),))
+$(eval $(call static_lib,devices,$(devices_SRCS),$(URING_CFLAGS)))
 # PC platform (issue 5) unit tests
 $(eval $(call unit_test,devices_pci,tests/unit/devices/test_pci.c,libdevices.a,))
 $(eval $(call unit_test,devices_ide,tests/unit/devices/test_ide.c,libdevices.a,))

@@ -14,12 +14,13 @@
 #define PAGE 4096ull
 #define GiB4 0x100000000ull
 
-int fw_tables_build(struct guest_mem *mem, unsigned ncpus, bool acpi, uint64_t *rsdp, char *err,
-		    size_t errlen)
+int fw_tables_build(const struct boot_request *req, uint64_t *rsdp, char *err, size_t errlen)
 {
+	struct guest_mem *mem = req->mem;
+	unsigned ncpus = req->ncpus;
 	uint8_t *buf = guest_mem_ptr(mem, FW_TABLES_GPA, FW_TABLES_SIZE);
 	uint16_t ebda_seg = FW_TABLES_GPA >> 4;
-	int len, mp;
+	int len = 0, mp;
 
 	if (!buf || guest_mem_write(mem, BDA_EBDA_SEG, &ebda_seg, 2) < 0) {
 		snprintf(err, errlen, "guest RAM does not cover the BIOS tables at %#x",
@@ -27,7 +28,8 @@ int fw_tables_build(struct guest_mem *mem, unsigned ncpus, bool acpi, uint64_t *
 		return -EFAULT;
 	}
 	memset(buf, 0, FW_TABLES_SIZE); /* no RSDP left from an earlier boot */
-	len = acpi ? acpi_build(buf, FW_TABLES_SIZE, FW_TABLES_GPA, ncpus) : 0;
+	if (!req->no_acpi)
+		len = acpi_build(buf, FW_TABLES_SIZE, FW_TABLES_GPA, ncpus, req->pvpanic_port);
 	if (len < 0) {
 		snprintf(err, errlen, "ACPI tables for %u CPUs: %s", ncpus, strerror(-len));
 		return len;
@@ -43,7 +45,7 @@ int fw_tables_build(struct guest_mem *mem, unsigned ncpus, bool acpi, uint64_t *
 		return mp;
 	}
 	if (rsdp)
-		*rsdp = acpi ? FW_TABLES_GPA : 0;
+		*rsdp = req->no_acpi ? 0 : FW_TABLES_GPA;
 	return 0;
 }
 

@@ -131,8 +131,9 @@ static int add_virtio_blk(struct machine *m, unsigned i, char *err, size_t errle
 	const struct virtio_blk_spec *v = &m->cfg->vblk[i];
 	const struct drive_spec *d = &m->cfg->vdrives[v->drive];
 	struct block_opts o = {d->file, d->read_only, m->cfg->snapshot, (enum block_cache)d->cache};
-	struct virtio_blk_opts vo = {NULL, v->serial[0] ? v->serial : NULL, v->num_queues,
-				     v->devfn, d->id};
+	struct virtio_blk_opts vo = {NULL,     v->serial[0] ? v->serial : NULL,
+				     v->num_queues, v->devfn,
+				     d->id,    (enum block_aio_mode)d->aio};
 	char why[256];
 
 	m->vdisks[i] = block_open(&o, why, sizeof(why));

@@ -29,7 +29,7 @@ static int multiboot_with_tables(const struct boot_request *req, struct boot_cpu
 	ret = multiboot_load(&mb, cpu, err, errlen);
 	if (ret)
 		return ret;
-	return fw_tables_build(req->mem, req->ncpus, !req->no_acpi, NULL, err, errlen);
+	return fw_tables_build(req, NULL, err, errlen);
 }
 
 /* Tried in order; the first that does not answer -ENOEXEC wins.
@@ -96,6 +96,15 @@ static void route_pci_irqs(struct machine *m)
 		pci_cfg_write(m->pci, piix3_devfn, pirq_reg + i, 1, pc_pirq_gsi[i]);
 }
 
+/* -device pvpanic's port, for the DSDT; 0 without one. */
+static uint16_t pvpanic_port(const struct vmm_config *cfg)
+{
+	for (unsigned i = 0; i < cfg->n_devices; i++)
+		if (cfg->devices[i].kind == DEVICE_PVPANIC)
+			return cfg->devices[i].iobase;
+	return 0;
+}
+
 int boot_load_kernel(struct machine *m, char *err, size_t errlen)
 {
 	const struct vmm_config *cfg = m->cfg;
@@ -114,6 +123,7 @@ int boot_load_kernel(struct machine *m, char *err, size_t errlen)
 		.mem = &m->mem,
 		.e820 = &m->e820,
 		.no_acpi = cfg->lv.no_acpi,
+		.pvpanic_port = pvpanic_port(cfg),
 	};
 	for (size_t i = 0; i < sizeof(loaders) / sizeof(loaders[0]); i++) {
 		int ret;

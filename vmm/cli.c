@@ -577,7 +577,7 @@ static const struct cli_option options[] = {
 	{"-hdd", "FILE", parse_hdx, 3, "raw disk image on IDE secondary slave"},
 	{"-drive", "file=F,...", parse_drive, 0,
 	 "disk: file=F,format=raw,if=ide|virtio|none[,index=N][,id=ID][,readonly=on]"
-	 "[,cache=writeback|writethrough|none|directsync|unsafe]"},
+	 "[,cache=writeback|writethrough|none|directsync|unsafe][,aio=io_uring|threads]"},
 	{"-snapshot", NULL, cli_parse_flag, FIELD(snapshot), "disk writes go to a temporary overlay"},
 	{"-bios", "FILE", cli_parse_string, FIELD(bios), "firmware image (default: SeaBIOS)"},
 	{"-boot", "order=DRIVES", parse_boot, 0, "firmware boot order: c disk, d CD-ROM, n network"},

@@ -55,12 +55,15 @@ enum drive_cache {
 	DRIVE_CACHE_DIRECTSYNC,
 };
 enum drive_if { DRIVE_IF_IDE, DRIVE_IF_VIRTIO, DRIVE_IF_NONE };
+/* aio=: in the order of enum block_aio_mode (DEFAULT: not given). */
+enum drive_aio { DRIVE_AIO_DEFAULT, DRIVE_AIO_THREADS, DRIVE_AIO_IO_URING };
 
 struct drive_spec {
 	const char *file; /* NULL: the slot is empty */
 	char node_file[32]; /* -blockdev: the protocol node under id (the format node) */
 	bool read_only;
 	enum drive_cache cache;
+	enum drive_aio aio;
 	enum drive_if iface;
 	char id[32];
 	char file_buf[256];

@@ -72,9 +72,17 @@ static int drive_prop(struct drive_spec *d, const char *key, const char *val, ch
 			}
 		snprintf(err, errlen, "unknown cache mode '%s'", val);
 		return -1;
+	} else if (!strcmp(key, "aio")) {
+		/* IDE serves its requests on the vCPU thread: aio= only
+		 * changes virtio-blk, as native= changes nothing here */
+		if (strcmp(val, "threads") && strcmp(val, "io_uring")) {
+			snprintf(err, errlen, "unknown aio mode '%s' (threads, io_uring)", val);
+			return -1;
+		}
+		d->aio = strcmp(val, "threads") ? DRIVE_AIO_IO_URING : DRIVE_AIO_THREADS;
 	} else {
 		snprintf(err, errlen,
-			 "unknown parameter '%s' (file, format, if, index, id, readonly, cache)",
+			 "unknown parameter '%s' (file, format, if, index, id, readonly, cache, aio)",
 			 key);
 		return -1;
 	}

@@ -57,6 +57,7 @@ struct vcpu {
 	/* The last KVM_EXIT_DEBUG (debug.c); pending until the main thread
 	 * has stopped the machine for it. Under machine.lock. */
 	uint64_t debug_pc, debug_dr6;
+	uint32_t debug_exception; /* 1 #DB (step, debug registers), 3 #BP (INT3) */
 	bool debug_stop_pending;
 };
 
@@ -65,7 +66,11 @@ struct vcpu {
 
 struct machine_debug {
 	uint64_t bp[MACHINE_MAX_BREAKPOINTS]; /* linear addresses */
+	/* what each debug register watches: execution, or a data watchpoint */
+	enum kvm_hw_bp_type bp_type[MACHINE_MAX_BREAKPOINTS];
+	unsigned bp_len[MACHINE_MAX_BREAKPOINTS];
 	unsigned n_bp;
+	bool sw_bp; /* INT3 exits to the VMM (the gdbstub's Z0) */
 	int step_cpu; /* the vCPU single-stepping, or -1 */
 	unsigned last_stop_cpu; /* the vCPU of the last debug stop (gdbstub) */
 };
@@ -257,8 +262,18 @@ void vcpu_debug_exit(struct vcpu *v);
 /* Main thread. A hardware breakpoint on every vCPU: its index, or
  * -ENOSPC (all MACHINE_MAX_BREAKPOINTS used) or -EIO. */
 int machine_break_insert(struct machine *m, uint64_t addr);
-/* Remove the breakpoint at addr (or all): 0 or -ENOENT. */
+/* Remove the breakpoint at addr (or all, watchpoints too): 0 or -ENOENT. */
 int machine_break_remove(struct machine *m, uint64_t addr, bool all);
+/* A data watchpoint (KVM_HW_BP_WRITE or _ACCESS) of len 1, 2, 4 or 8
+ * bytes at addr (aligned) in a debug register: its index, -ENOSPC, or
+ * -EINVAL. Removed by the same addr, len and type: 0 or -ENOENT. */
+int machine_watch_insert(struct machine *m, uint64_t addr, unsigned len,
+			 enum kvm_hw_bp_type type);
+int machine_watch_remove(struct machine *m, uint64_t addr, unsigned len,
+			 enum kvm_hw_bp_type type);
+/* Software breakpoints: INT3 exits to the VMM instead of reaching the
+ * guest (the caller patches the bytes). 0 or -errno. */
+int machine_debug_set_sw_bp(struct machine *m, bool on);
 /* `cont` after a stop: steps over a breakpoint the vCPU stopped on. */
 void machine_debug_cont(struct machine *m);
 /* Stopped machine: run vCPU 0 for one instruction and stop again. 0 with

@@ -34,3 +34,7 @@ KVM_TESTS += tests/integration/control-gdb.sh
 INTEG_TESTS += tests/integration/libvirt-probe.sh
 LINUX_TESTS += tests/integration/libvirt.sh
 $(eval $(call unit_test,vmm_cli_libvirt,tests/unit/vmm/test_cli_libvirt.c vmm/cli.c vmm/cli_drive.c vmm/cli_control.c vmm/cli_net.c vmm/cli_libvirt.c vmm/cli_wlan.c vmm/cpuid.c,,$(JANSSON_LIBS)))
+# pvpanic in the Linux guest: the DSDT's QEMU0001, a panic -> GUEST_PANICKED, status 4
+LINUX_TESTS += tests/integration/linux-pvpanic.sh
+# gdb against the Linux guest: break start_kernel, bt, info registers, detach
+LINUX_TESTS += tests/integration/linux-gdb.sh

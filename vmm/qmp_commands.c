@@ -194,6 +194,83 @@ CMD(cmd_query_block)
 	return 0;
 }
 
+/* QEMU's names for the PCI classes on this machine. */
+static const char *class_desc(unsigned cls)
+{
+	switch (cls) {
+	case 0x0100: return "SCSI controller";
+	case 0x0101: return "IDE controller";
+	case 0x0200: return "Ethernet controller";
+	case 0x0280: return "Network controller";
+	case 0x0600: return "Host bridge";
+	case 0x0601: return "ISA bridge";
+	case 0x0680: return "Bridge";
+	default: return NULL;
+	}
+}
+
+static json_t *pci_regions(const struct pci_dev *d)
+{
+	json_t *list = json_array();
+
+	for (unsigned i = 0; i < PCI_NUM_BARS; i++) {
+		const struct pci_bar *b = &d->bar[i];
+		json_t *r;
+
+		if (!b->size)
+			continue;
+		r = json_pack("{s:i,s:s,s:I,s:I}", "bar", i, "type", b->io ? "io" : "memory",
+			      "address",
+			      (json_int_t)(b->mapped == PCI_BAR_UNMAPPED ? -1 : (int64_t)b->mapped),
+			      "size", (json_int_t)b->size);
+		if (!b->io) {
+			json_object_set_new(r, "prefetch", json_false());
+			json_object_set_new(r, "mem_type_64", json_false());
+		}
+		json_array_append_new(list, r);
+	}
+	return list;
+}
+
+static json_t *pci_device(struct pci_bus *bus, const struct pci_dev *d)
+{
+	uint8_t devfn = d->devfn;
+	unsigned cls = pci_cfg_read(bus, devfn, 0x0a, 2);
+	const char *desc = class_desc(cls);
+	json_t *cinfo = json_pack("{s:i}", "class", cls);
+	json_t *dev;
+
+	if (desc)
+		json_object_set_new(cinfo, "desc", json_string(desc));
+	dev = json_pack("{s:i,s:i,s:i,s:o,s:{s:i,s:i,s:i,s:i},s:s,s:o}", "bus", 0, "slot",
+			devfn >> 3, "function", devfn & 7, "class_info", cinfo, "id", "device",
+			pci_cfg_read(bus, devfn, 0x02, 2), "vendor", pci_cfg_read(bus, devfn, 0, 2),
+			"subsystem", pci_cfg_read(bus, devfn, 0x2e, 2), "subsystem-vendor",
+			pci_cfg_read(bus, devfn, 0x2c, 2), "qdev_id", "", "regions",
+			pci_regions(d));
+	if (pci_cfg_read(bus, devfn, 0x3d, 1)) {
+		json_object_set_new(dev, "irq", json_integer(pci_cfg_read(bus, devfn, 0x3c, 1)));
+		json_object_set_new(dev, "irq_pin",
+				    json_integer(pci_cfg_read(bus, devfn, 0x3d, 1)));
+	}
+	return dev;
+}
+
+/* [{"bus": 0, "devices": [...]}]: bus 0 is the only one. */
+CMD(cmd_query_pci)
+{
+	json_t *devices = json_array();
+
+	for (unsigned devfn = 0; devfn < 256; devfn++) {
+		const struct pci_dev *d = pci_bus_find(m->pci, (uint8_t)devfn);
+
+		if (d)
+			json_array_append_new(devices, pci_device(m->pci, d));
+	}
+	*ret = json_pack("[{s:i,s:o}]", "bus", 0, "devices", devices);
+	return 0;
+}
+
 CMD(cmd_stop)
 {
 	if (no_guest(m, e) < 0)
@@ -294,6 +371,7 @@ static const struct qmp_command commands[] = {
 	{"query-cpus-fast", cmd_query_cpus_fast},
 	{"query-chardev", cmd_query_chardev},
 	{"query-block", cmd_query_block},
+	{"query-pci", cmd_query_pci},
 	{"stop", cmd_stop},
 	{"cont", cmd_cont},
 	{"system_reset", cmd_system_reset},

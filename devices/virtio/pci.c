@@ -36,6 +36,7 @@
 #define STOP_EVENT VIRTIO_MAX_QUEUES
 #define IO_EVENT (VIRTIO_MAX_QUEUES + 1)   /* the device's backend fd */
 #define WAKE_EVENT (VIRTIO_MAX_QUEUES + 2) /* virtio_pci_wake */
+#define WATCH_EVENT (VIRTIO_MAX_QUEUES + 3) /* virtio_pci_watch: completions */
 #define ISR_QUEUE 0x1 /* the ISR bit for used buffers (spec 4.1.4.5) */
 /* The transport's own feature bits, offered to every driver. */
 #define TRANSPORT_FEATURES                                                                         \
@@ -72,6 +73,10 @@ struct virtio_pci {
 	uint64_t last_io_ns; /* the I/O thread's: io_moderate */
 	pthread_t thread;
 	bool thread_started;
+	/* a backend's completions (virtio_pci_watch) */
+	void (*ready)(void *opaque);
+	void *ready_opaque;
+	uint32_t completed; /* bit per queue: used entries not yet signalled */
 };
 
 /* ----------------------------------------------------------- interrupts */
@@ -127,6 +132,12 @@ static bool queue_live(struct virtio_pci *vp, unsigned qi)
 	       !vp->q[qi].broken;
 }
 
+static void submit_batch(struct virtio_pci *vp, unsigned qi)
+{
+	if (vp->ops->submit)
+		vp->ops->submit(vp->opaque, qi);
+}
+
 /* Drain queue qi: every available chain, doorbells off meanwhile, one
  * interrupt per pass if the driver wants it. Lock held. */
 static void serve_queue(struct virtio_pci *vp, unsigned qi)
@@ -149,9 +160,12 @@ static void serve_queue(struct virtio_pci *vp, unsigned qi)
 			int h = vp->ops->handle(vp->opaque, qi, vp->chain, &written, &why);
 
 			if (h < 0) {
+				submit_batch(vp, qi);
 				needs_reset(vp, qi, why);
 				return;
 			}
+			if (h == VIRTIO_REQ_PENDING)
+				continue;
 			if (h == VIRTIO_HANDLE_LATER) { /* the device keeps the buffer for later */
 				virtq_unpop(q, 1);
 				break;
@@ -159,6 +173,7 @@ static void serve_queue(struct virtio_pci *vp, unsigned qi)
 			virtq_push(q, vp->chain->head, written);
 			pushed = true;
 		}
+		submit_batch(vp, qi);
 		if (r < 0) {
 			needs_reset(vp, qi, q->broken);
 			return;
@@ -170,6 +185,48 @@ static void serve_queue(struct virtio_pci *vp, unsigned qi)
 		if (r == 1 || !virtq_has_avail(q))
 			break;
 	}
+}
+
+void virtio_pci_complete(struct virtio_pci *vp, unsigned qi, uint16_t head, uint32_t written)
+{
+	if (qi >= vp->ops->num_queues || !queue_live(vp, qi))
+		return;
+	virtq_push(&vp->q[qi], head, written);
+	vp->completed |= 1u << qi;
+}
+
+/* The backend's completions, then one interrupt per queue that got any
+ * and whose driver wants one. Then those queues are served: a driver
+ * that refills as completions arrive has often made new requests
+ * available by now, and taking them here saves the I/O thread a wake-up
+ * for their doorbell. */
+static void backend_ready(struct virtio_pci *vp)
+{
+	uint32_t served;
+
+	pthread_mutex_lock(&vp->lock);
+	vp->ready(vp->ready_opaque);
+	served = vp->completed;
+	for (unsigned qi = 0; vp->completed; qi++) {
+		if (!(vp->completed >> qi & 1))
+			continue;
+		vp->completed &= ~(1u << qi);
+		if (queue_live(vp, qi) && virtq_should_notify(&vp->q[qi]))
+			raise_irq(vp, vp->q[qi].msix_vector, ISR_QUEUE);
+	}
+	for (unsigned qi = 0; served; qi++, served >>= 1)
+		if ((served & 1) && queue_live(vp, qi) && virtq_has_avail(&vp->q[qi]))
+			serve_queue(vp, qi);
+	pthread_mutex_unlock(&vp->lock);
+}
+
+int virtio_pci_watch(struct virtio_pci *vp, int fd, void (*ready)(void *opaque), void *opaque)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = WATCH_EVENT};
+
+	vp->ready = ready;
+	vp->ready_opaque = opaque;
+	return epoll_ctl(vp->epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
 
 /* The device's backend work (lock taken here): its timeout before each
@@ -216,11 +273,11 @@ static void io_run(struct virtio_pci *vp, bool fd_signalled)
 static void *io_thread(void *arg)
 {
 	struct virtio_pci *vp = arg;
-	struct epoll_event ev[VIRTIO_MAX_QUEUES + 3];
+	struct epoll_event ev[VIRTIO_MAX_QUEUES + 4];
 
 	for (;;) {
 		int timeout = io_timeout(vp);
-		int n = epoll_wait(vp->epfd, ev, VIRTIO_MAX_QUEUES + 3, timeout);
+		int n = epoll_wait(vp->epfd, ev, VIRTIO_MAX_QUEUES + 4, timeout);
 		bool io = n == 0 && timeout >= 0, fd_signalled = false;
 
 		for (int i = 0; i < n; i++) {
@@ -229,6 +286,10 @@ static void *io_thread(void *arg)
 
 			if (qi == STOP_EVENT)
 				return NULL;
+			if (qi == WATCH_EVENT) {
+				backend_ready(vp);
+				continue;
+			}
 			if (qi == IO_EVENT || qi == WAKE_EVENT) {
 				if (qi == WAKE_EVENT && read(vp->wake_fd, &v, sizeof(v)) < 0)
 					continue;
@@ -298,6 +359,7 @@ static void device_reset(struct virtio_pci *vp)
 	for (unsigned i = 0; i < vp->ops->num_queues; i++)
 		virtq_reset(&vp->q[i], vp->ops->queue_size);
 	read_isr(vp);
+	vp->completed = 0;
 	if (vp->ops->reset)
 		vp->ops->reset(vp->opaque);
 }

@@ -114,6 +114,7 @@ size_t msix_info(struct msix *mx, char *buf, size_t len);
 
 #define VIRTIO_MAX_QUEUES 16
 #define VIRTIO_HANDLE_LATER 1
+#define VIRTIO_REQ_PENDING 2
 
 struct virtio_pci;
 
@@ -130,9 +131,14 @@ struct virtio_dev_ops {
 	 * the request is malformed beyond an error status (the device then
 	 * needs a reset; *why says why), or VIRTIO_HANDLE_LATER: nothing for
 	 * this buffer yet, leave it (and the rest) available until the device
-	 * kicks the queue (virtio_pci_kick). */
+	 * kicks the queue (virtio_pci_kick), or VIRTIO_REQ_PENDING: the device
+	 * keeps the chain's buffers (host pointers, valid until a reset) and
+	 * completes it later with virtio_pci_complete. */
 	int (*handle)(void *opaque, unsigned qi, struct virtq_chain *c, uint32_t *written,
 		      const char **why);
+	/* After each pass over queue qi's available chains (optional): hand
+	 * what handle queued to the backend, once per batch. */
+	void (*submit)(void *opaque, unsigned qi);
 	/* Driver write to the device config (optional). */
 	void (*config_write)(void *opaque, unsigned off, const void *data, unsigned size);
 	/* Device reset by the driver or the machine (transport lock held). */
@@ -183,6 +189,13 @@ void virtio_pci_wake(struct virtio_pci *vp);
 /* Other threads touching what serve/io_event use (the monitor). */
 void virtio_pci_lock(struct virtio_pci *vp);
 void virtio_pci_unlock(struct virtio_pci *vp);
+/* Call ready(opaque) on the I/O thread, transport lock held, whenever fd
+ * is readable (a backend's completion eventfd). 0 or -errno. */
+int virtio_pci_watch(struct virtio_pci *vp, int fd, void (*ready)(void *opaque), void *opaque);
+/* From ready: a pending chain of queue qi is done. The
+ * interrupts go out after ready returns, at most one per queue, as the
+ * driver asked (EVENT_IDX). Dropped when the queue was reset or broke. */
+void virtio_pci_complete(struct virtio_pci *vp, unsigned qi, uint16_t head, uint32_t written);
 /* The BAR 4 (virtio structures) offsets, for tests. */
 #define VIRTIO_PCI_COMMON_OFF 0x0000
 #define VIRTIO_PCI_ISR_OFF 0x1000
@@ -201,6 +214,7 @@ struct virtio_blk_opts {
 	unsigned num_queues;	/* 1..VIRTIO_MAX_QUEUES */
 	int devfn;		/* < 0: first free slot */
 	const char *id;		/* node name for `info block` */
+	enum block_aio_mode aio; /* DEFAULT: io_uring where the kernel allows it */
 };
 
 struct virtio_blk;
@@ -208,6 +222,9 @@ struct virtio_blk *virtio_blk_new(struct dev_host *host, struct pci_bus *bus,
 				  const struct virtio_blk_opts *o, char *err, size_t errlen);
 void virtio_blk_free(struct virtio_blk *vb);
 struct virtio_pci *virtio_blk_transport(struct virtio_blk *vb);
+/* The engine serving its requests: io_uring, or threads (its I/O thread
+ * with blocking calls, also where io_uring was refused). */
+enum block_aio_mode virtio_blk_aio(const struct virtio_blk *vb);
 
 /* -------------------------------------------------------------- net.c */
 
