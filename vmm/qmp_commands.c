@@ -259,7 +259,13 @@ static json_t *pci_device(struct pci_bus *bus, const struct pci_dev *d)
 /* [{"bus": 0, "devices": [...]}]: bus 0 is the only one. */
 CMD(cmd_query_pci)
 {
-	json_t *devices = json_array();
+	json_t *devices;
+
+	if (!m->pci) { /* -machine none: no buses at all */
+		*ret = json_array();
+		return 0;
+	}
+	devices = json_array();
 
 	for (unsigned devfn = 0; devfn < 256; devfn++) {
 		const struct pci_dev *d = pci_bus_find(m->pci, (uint8_t)devfn);
