@@ -483,7 +483,7 @@ static int parse_cpu(struct vmm_config *cfg, const struct cli_option *opt, const
 static const struct cli_option options[] = {
 	{"-m", "SIZE", parse_memory, 0, "guest RAM; a bare number is MiB (512, 512M, 2G)"},
 	{"-smp", "N", parse_smp, 0, "number of vCPUs (1-255)"},
-	{"-cpu", "MODEL[,+feat,-feat...]", parse_cpu, 0, "CPU model: vmm (default), kvm64, host"},
+	{"-cpu", "MODEL[,+feat,-feat...]", parse_cpu, 0, "CPU model: host (default), max, baseline, qemu64, kvm64, IvyBridge, ..."},
 	{"-kernel", "FILE", cli_parse_string, FIELD(kernel), "boot this kernel (multiboot, Linux)"},
 	{"-initrd", "FILE", cli_parse_string, FIELD(initrd), "initial ramdisk / multiboot modules"},
 	{"-append", "CMDLINE", cli_parse_text, FIELD(append), "kernel command line"},
@@ -578,7 +578,7 @@ static int check_stdio(const struct vmm_config *cfg, char *err, size_t errlen)
 int cli_parse(int argc, char **argv, struct vmm_config *cfg, char *err, size_t errlen)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->cpu.model = CPU_MODEL_VMM; /* -cpu overrides */
+	cfg->cpu.model = CPU_MODEL_HOST; /* -cpu overrides */
 	for (int i = 1; i < argc; i++) {
 		const struct cli_option *opt = find_option(argv[i]);
 		const char *val = NULL;

@@ -145,7 +145,7 @@ struct vmm_config {
 	const char *name;
 	char name_buf[64];
 	bool help, version; /* --help / --version: print and exit 0 */
-	struct cpu_spec cpu; /* -cpu; default model vmm */
+	struct cpu_spec cpu; /* -cpu; default model host */
 	struct drive_spec drives[CLI_MAX_DRIVES];
 	struct drive_spec vdrives[CLI_MAX_VIRTIO_DRIVES]; /* if=virtio and if=none */
 	unsigned n_vdrives;

@@ -195,10 +195,14 @@ static int restore_reset_state(struct vcpu *v)
 static int setup_cpuid(struct vcpu *v)
 {
 	struct kvm_cpuid2 *c = v->m->cpuid;
+	int tsc_khz;
 
 	/* Idempotent on the shared copy: the model and switches only clear or
 	 * set the same bits, the topology is rewritten for this vCPU. */
 	cpuid_apply(c, &v->m->cfg->cpu, v->kvm.id);
+	tsc_khz = kvm_vcpu_get_tsc_khz(&v->kvm);
+	if (tsc_khz > 0 && c->nent < KVM_MAX_CPUID_ENTRIES) /* a stable rate for kvmclock */
+		cpuid_set_tsc_leaf(c, tsc_khz);
 	if (v->m->cfg->irqchip == IRQCHIP_OFF)
 		irqchip_off_cpuid(v->m->ic, c);
 	return kvm_vcpu_set_cpuid(&v->kvm, c);
@@ -273,7 +277,7 @@ static int setup_host(struct machine *m, char *err, size_t errlen)
 	m->host.mem = &m->mem;
 	m->host.irq = (struct irq_sink){irq_set_level, irq_msi, m};
 	m->host.fast = (struct dev_fast_ops){fast_ioeventfd, fast_route_add, fast_route_set,
-					     fast_route_del,	fast_irqfd,	m};
+					     fast_route_del, fast_irqfd,     m};
 	m->mem_map = (struct pc_mem_map){machine_map, m};
 	if (!m->host.pio || !m->host.mmio || !m->host.loop) {
 		snprintf(err, errlen, "out of memory");

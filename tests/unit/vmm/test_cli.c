@@ -2,8 +2,8 @@
 #include <check.h>
 #include <string.h>
 
-#include "vmm/cli.h"
 #include "tests/unit/check_run.h"
+#include "vmm/cli.h"
 
 static struct vmm_config cfg;
 static char err[512];
@@ -90,7 +90,8 @@ END_TEST
 
 START_TEST(flags)
 {
-	char *argv[] = {"vmm", "-nographic", "-no-reboot", "-S", "-name", "guest=t1", "--version", NULL};
+	char *argv[] = {"vmm",	 "-nographic", "-no-reboot", "-S",
+			"-name", "guest=t1",   "--version",  NULL};
 
 	ck_assert_int_eq(cli_parse(7, argv, &cfg, err, sizeof(err)), 0);
 	ck_assert(cfg.nographic && cfg.no_reboot && cfg.start_paused && cfg.version);
@@ -101,7 +102,7 @@ END_TEST
 START_TEST(cpu_models)
 {
 	ck_assert_int_eq(parse(NULL, NULL, NULL), 0);
-	ck_assert_int_eq(cfg.cpu.model, CPU_MODEL_VMM);
+	ck_assert_int_eq(cfg.cpu.model, CPU_MODEL_HOST);
 	ck_assert_int_eq(parse("-cpu", "kvm64", NULL), 0);
 	ck_assert_int_eq(cfg.cpu.model, CPU_MODEL_KVM64);
 	ck_assert_int_eq(parse("-cpu", "host,-xsave,+popcnt", NULL), 0);
@@ -109,13 +110,16 @@ START_TEST(cpu_models)
 	ck_assert_uint_eq(cfg.cpu.nsw, 2);
 	ck_assert(!cfg.cpu.sw[0].on && cfg.cpu.sw[1].on);
 	ck_assert_int_eq(parse("--cpu", "vmm", NULL), 0);
-	ck_assert_int_eq(cfg.cpu.model, CPU_MODEL_VMM);
+	ck_assert_int_eq(cfg.cpu.model, CPU_MODEL_BASELINE);
+	ck_assert_int_eq(parse("-cpu", "qemu64,+x2apic,+tsc-deadline", NULL), 0);
+	ck_assert_int_eq(cfg.cpu.model, CPU_MODEL_QEMU64);
 }
 END_TEST
 
 START_TEST(cpu_bad_values)
 {
-	const char *bad[] = {"pentium9", "host,xsave", "host,+nosuchfeat", "kvm64,+"};
+	const char *bad[] = {"pentium9", "host,xsav", "host,+nosuchfeat", "kvm64,+",
+			     "max,x2apic=maybe"};
 
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ck_assert_int_eq(parse("-cpu", bad[i], NULL), -1);
@@ -143,10 +147,12 @@ static int parse_args(const char *const *args)
 
 START_TEST(disk_options)
 {
-	const char *hdx[] = {"-hda", "a.img", "-hdb", "b.img", "-hdc", "c.img", "-hdd", "d.img",
-			     "-snapshot", NULL};
+	const char *hdx[] = {"-hda",  "a.img", "-hdb",	"b.img",     "-hdc",
+			     "c.img", "-hdd",  "d.img", "-snapshot", NULL};
 	const char *drives[] = {"-drive", "file=x.img,format=raw,if=ide,index=2,readonly=on",
-				"-drive", "file=y.img,cache=unsafe", "-drive", "file=z.img", NULL};
+				"-drive", "file=y.img,cache=unsafe",
+				"-drive", "file=z.img",
+				NULL};
 
 	ck_assert_int_eq(parse_args(hdx), 0);
 	ck_assert_str_eq(cfg.drives[0].file, "a.img");
@@ -174,10 +180,12 @@ END_TEST
 
 START_TEST(virtio_disks)
 {
-	const char *args[] = {"-drive", "file=v.img,if=virtio,cache=directsync", "-drive",
-			      "file=n.img,if=none,id=d0,readonly=on", "-device",
-			      "virtio-blk-pci,drive=d0,bootindex=2,serial=SN1,addr=04.1,num-queues=4",
-			      "-hda", "i.img", NULL};
+	const char *args[] = {
+		"-drive",  "file=v.img,if=virtio,cache=directsync",
+		"-drive",  "file=n.img,if=none,id=d0,readonly=on",
+		"-device", "virtio-blk-pci,drive=d0,bootindex=2,serial=SN1,addr=04.1,num-queues=4",
+		"-hda",	   "i.img",
+		NULL};
 
 	ck_assert_int_eq(parse_args(args), 0);
 	ck_assert_uint_eq(cfg.n_vdrives, 2);
@@ -213,7 +221,8 @@ START_TEST(disk_option_errors)
 		const char *args[8];
 		const char *msg;
 	} bad[] = {
-		{{"-hda", "a.img", "-drive", "file=b.img,index=0"}, "IDE index 0 is already taken by 'a.img'"},
+		{{"-hda", "a.img", "-drive", "file=b.img,index=0"},
+		 "IDE index 0 is already taken by 'a.img'"},
 		{{"-hda", "a.img", "-hda", "b.img"}, "already taken"},
 		{{"-drive", "file=a,index=4"}, "index must be 0 to 3"},
 		{{"-drive", "file=a,index=x"}, "index must be 0 to 3"},
@@ -238,7 +247,8 @@ START_TEST(disk_option_errors)
 		 "invalid addr '1'"},
 		{{"-drive", "file=a,if=none,id=d", "-device", "virtio-blk-pci,drive=d,addr=20"},
 		 "invalid addr '20'"},
-		{{"-drive", "file=a,if=none,id=d", "-device", "virtio-blk-pci,drive=d,num-queues=0"},
+		{{"-drive", "file=a,if=none,id=d", "-device",
+		  "virtio-blk-pci,drive=d,num-queues=0"},
 		 "invalid num-queues"},
 		{{"-drive", "file=a,if=none,id=d", "-device",
 		  "virtio-blk-pci,drive=d,serial=123456789012345678901"},
@@ -249,8 +259,8 @@ START_TEST(disk_option_errors)
 		{{"-boot", "order=x"}, "invalid boot device 'x'"},
 		{{"-boot", "order="}, "invalid boot order"},
 	};
-	const char *full[] = {"-hda", "a", "-hdb", "b", "-hdc", "c", "-hdd", "d",
-			      "-drive", "file=e", NULL};
+	const char *full[] = {"-hda", "a", "-hdb",   "b",      "-hdc", "c",
+			      "-hdd", "d", "-drive", "file=e", NULL};
 
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ck_assert_msg(parse_args(bad[i].args) == -1, "%s accepted", bad[i].args[1]);
