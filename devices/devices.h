@@ -263,6 +263,12 @@ typedef int (*pci_route_fn)(void *opaque, unsigned slot, unsigned pin);
 
 struct pci_bus *pci_bus_new(struct dev_host *host);
 void pci_bus_free(struct pci_bus *bus);
+/* An ISA device's fixed ports inside the bus's I/O window (0x1000-0xffff,
+ * where BARs are decoded): claimed like a BAR that never moves, so a BAR
+ * placed over them fails to map. 0, -EEXIST, -ENOSPC or -ERANGE. */
+int pci_bus_add_isa_io(struct pci_bus *bus, uint16_t base, uint16_t len, const struct io_ops *ops,
+		       void *opaque);
+void pci_bus_del_isa_io(struct pci_bus *bus, uint16_t base);
 void pci_bus_set_route(struct pci_bus *bus, pci_route_fn fn, void *opaque);
 /* The PIIX reset control register (0xcf9, bit 2) calls fn (any thread). */
 void pci_bus_set_reset(struct pci_bus *bus, void (*fn)(void *opaque), void *opaque);
@@ -601,5 +607,15 @@ size_t lapic_format(const uint8_t page[LAPIC_PAGE_SIZE], unsigned cpu, bool x2ap
 		    size_t len);
 
 /* ------------------------------- end of interrupt controllers section */
+
+/* ------------------------------ kvm-unit-tests devices (issue 22) ----
+ * QEMU's pc-testdev: scratch port 0xe0 (byte-wide copy at 0xe8), page
+ * flush port 0xe4, interrupt line ports 0x2000-0x2017, scratch MMIO at
+ * 0xff000000 (64 KiB). NULL when a port or range is taken. */
+struct pc_testdev;
+struct pc_testdev *pc_testdev_new(struct dev_host *host, struct pci_bus *pci);
+void pc_testdev_free(struct pc_testdev *t);
+
+/* ------------------------------ end of kvm-unit-tests devices section */
 
 #endif /* VMM_DEVICES_H */

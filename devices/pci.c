@@ -83,7 +83,7 @@ void pci_dev_init(struct pci_dev *d, const char *name, uint16_t vendor, uint16_t
 	d->cfg[0x08] = revision;
 	put_le(&d->cfg[0x09], 3, class_code);
 	put_le(&d->cfg[PCI_SUBSYSTEM_VENDOR_ID], 2, 0x1af4); /* as QEMU: Red Hat */
-	put_le(&d->cfg[0x2e], 2, 0x1100);		      /* "QEMU virtual machine" */
+	put_le(&d->cfg[0x2e], 2, 0x1100);		     /* "QEMU virtual machine" */
 	/* command: I/O, memory, bus master, SERR, INTx disable */
 	put_le(&d->wmask[PCI_COMMAND], 2, 0x0547);
 	d->wmask[0x0c] = 0xff; /* cache line size */
@@ -166,9 +166,20 @@ static int io_bar_add(struct pci_bus *bus, uint64_t base, const struct pci_bar *
 	if (!ret && bus->n_io_bars == MAX_IO_BARS)
 		ret = -ENOSPC;
 	if (!ret)
-		bus->io_bars[bus->n_io_bars++] = (struct io_bar_map){base, b->size, b->ops, b->opaque};
+		bus->io_bars[bus->n_io_bars++] =
+			(struct io_bar_map){base, b->size, b->ops, b->opaque};
 	pthread_rwlock_unlock(&bus->io_lock);
 	return ret;
+}
+
+int pci_bus_add_isa_io(struct pci_bus *bus, uint16_t base, uint16_t len, const struct io_ops *ops,
+		       void *opaque)
+{
+	struct pci_bar fixed = {.size = len, .ops = ops, .opaque = opaque};
+
+	if (base < IO_WINDOW_BASE || base + len > IO_WINDOW_END)
+		return -ERANGE;
+	return io_bar_add(bus, base, &fixed);
 }
 
 static void io_bar_del(struct pci_bus *bus, uint64_t base)
@@ -284,6 +295,11 @@ static void io_window_write(void *opaque, uint64_t off, const void *data, unsign
 }
 
 static const struct io_ops io_window_ops = {io_window_read, io_window_write};
+
+void pci_bus_del_isa_io(struct pci_bus *bus, uint16_t base)
+{
+	io_bar_del(bus, base);
+}
 
 /* ------------------------------------------------------ config access */
 
@@ -552,15 +568,24 @@ void pci_dev_set_irq(struct pci_dev *d, bool level)
 static const char *class_name(uint16_t cls)
 {
 	switch (cls) {
-	case 0x0100: return "SCSI controller";
-	case 0x0101: return "IDE controller";
-	case 0x0200: return "Ethernet controller";
-	case 0x0300: return "VGA controller";
-	case 0x0600: return "Host bridge";
-	case 0x0601: return "ISA bridge";
-	case 0x0680: return "Bridge";
-	case 0x0780: return "Communication controller";
-	default: return "Device";
+	case 0x0100:
+		return "SCSI controller";
+	case 0x0101:
+		return "IDE controller";
+	case 0x0200:
+		return "Ethernet controller";
+	case 0x0300:
+		return "VGA controller";
+	case 0x0600:
+		return "Host bridge";
+	case 0x0601:
+		return "ISA bridge";
+	case 0x0680:
+		return "Bridge";
+	case 0x0780:
+		return "Communication controller";
+	default:
+		return "Device";
 	}
 }
 
@@ -568,11 +593,10 @@ size_t pci_bus_info(struct pci_bus *bus, char *buf, size_t len)
 {
 	size_t n = 0;
 
-#define OUT(...)                                                                 \
-	do {                                                                     \
-		int w = snprintf(buf + (n < len ? n : len), n < len ? len - n : 0, \
-				 __VA_ARGS__);                                   \
-		n += w > 0 ? (size_t)w : 0;                                      \
+#define OUT(...)                                                                                   \
+	do {                                                                                       \
+		int w = snprintf(buf + (n < len ? n : len), n < len ? len - n : 0, __VA_ARGS__);   \
+		n += w > 0 ? (size_t)w : 0;                                                        \
 	} while (0)
 	pthread_mutex_lock(&bus->lock);
 	for (unsigned i = 0; i < PCI_MAX_DEVFN; i++) {

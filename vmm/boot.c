@@ -51,7 +51,7 @@ static int read_file(const char *path, uint8_t **data, size_t *size, char *err, 
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0) {
-		snprintf(err, errlen, "-kernel %s: %s", path, strerror(errno));
+		snprintf(err, errlen, "-kernel: could not load kernel '%s': %s", path, strerror(errno));
 		return -1;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0 ||

@@ -17,8 +17,8 @@
 #include "vmm/cli.h"
 
 struct cli_option;
-typedef int (*cli_parse_fn)(struct vmm_config *cfg, const struct cli_option *opt,
-			    const char *val, char *err, size_t errlen);
+typedef int (*cli_parse_fn)(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+			    char *err, size_t errlen);
 
 struct cli_option {
 	const char *name;
@@ -34,8 +34,8 @@ struct cli_option {
 
 /* ------------------------------------------------------ generic parsers */
 
-static int cli_parse_string(struct vmm_config *cfg, const struct cli_option *opt,
-			    const char *val, char *err, size_t errlen)
+static int cli_parse_string(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+			    char *err, size_t errlen)
 {
 	if (!*val) {
 		snprintf(err, errlen, "empty value");
@@ -200,9 +200,11 @@ static int parse_unix(const char *s, struct chardev_spec *spec, char *err, size_
 
 		comma = strchr(opt, ',');
 		len = comma ? (size_t)(comma - opt) : strlen(opt);
-		if ((len == 6 && !strncmp(opt, "server", 6)) || (len == 9 && !strncmp(opt, "server=on", 9)))
+		if ((len == 6 && !strncmp(opt, "server", 6)) ||
+		    (len == 9 && !strncmp(opt, "server=on", 9)))
 			server = true;
-		else if ((len == 6 && !strncmp(opt, "nowait", 6)) || (len == 8 && !strncmp(opt, "wait=off", 8)))
+		else if ((len == 6 && !strncmp(opt, "nowait", 6)) ||
+			 (len == 8 && !strncmp(opt, "wait=off", 8)))
 			spec->wait = false;
 		else if (len == 7 && !strncmp(opt, "wait=on", 7))
 			spec->wait = true;
@@ -212,7 +214,8 @@ static int parse_unix(const char *s, struct chardev_spec *spec, char *err, size_
 		}
 	}
 	if (!server) {
-		snprintf(err, errlen, "unix: only server sockets are supported (add ,server,nowait)");
+		snprintf(err, errlen,
+			 "unix: only server sockets are supported (add ,server,nowait)");
 		return -1;
 	}
 	return 0;
@@ -244,8 +247,10 @@ int cli_parse_chardev(const char *s, bool allow_mon, struct chardev_spec *spec, 
 	} else if (!strncmp(s, "unix:", 5)) {
 		return parse_unix(s + 5, spec, err, errlen);
 	} else {
-		snprintf(err, errlen, "unsupported backend '%s' (use %sstdio, file:PATH, "
-			 "unix:PATH,server,nowait, null or none)", s, allow_mon ? "mon:stdio, " : "");
+		snprintf(err, errlen,
+			 "unsupported backend '%s' (use %sstdio, file:PATH, "
+			 "unix:PATH,server,nowait, null or none)",
+			 s, allow_mon ? "mon:stdio, " : "");
 		return -1;
 	}
 	return 0;
@@ -276,10 +281,12 @@ static int debug_exit_prop(struct device_spec *d, const char *key, const char *v
 	uint64_t v;
 
 	if (strcmp(key, "iobase") && strcmp(key, "iosize")) {
-		snprintf(err, errlen, "isa-debug-exit: unknown property '%s' (iobase, iosize)", key);
+		snprintf(err, errlen, "isa-debug-exit: unknown property '%s' (iobase, iosize)",
+			 key);
 		return -1;
 	}
-	if (cli_parse_u64(val, &v) < 0 || v > 0xffff || (!strcmp(key, "iosize") && (v < 1 || v > 4))) {
+	if (cli_parse_u64(val, &v) < 0 || v > 0xffff ||
+	    (!strcmp(key, "iosize") && (v < 1 || v > 4))) {
 		snprintf(err, errlen, "isa-debug-exit: invalid %s '%s'", key, val);
 		return -1;
 	}
@@ -287,6 +294,40 @@ static int debug_exit_prop(struct device_spec *d, const char *key, const char *v
 		d->iobase = (uint16_t)v;
 	else
 		d->iosize = (uint16_t)v;
+	return 0;
+}
+
+/* QEMU's test device for kvm-unit-tests: no properties. */
+static int add_testdev(struct vmm_config *cfg, char *err, size_t errlen)
+{
+	if (cfg->n_devices == CLI_MAX_DEVICES) {
+		snprintf(err, errlen, "too many devices");
+		return -1;
+	}
+	cfg->devices[cfg->n_devices++] = (struct device_spec){.kind = DEVICE_PC_TESTDEV};
+	return 0;
+}
+
+/* -display none / -vnc none: vmm has no display to turn off. */
+static int parse_no_display(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+			    char *err, size_t errlen)
+{
+	if (strcmp(val, "none")) {
+		snprintf(err, errlen, "only 'none' (vmm has no display)");
+		return -1;
+	}
+	return 0;
+}
+
+/* -global: the one QEMU setting kvm-unit-tests pass, KVM's PIT lost-tick
+ * policy; vmm leaves KVM's PIT at its default. */
+static int parse_global(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+			char *err, size_t errlen)
+{
+	if (strncmp(val, "kvm-pit.lost_tick_policy=", 25)) {
+		snprintf(err, errlen, "unsupported '%s' (kvm-pit.lost_tick_policy=...)", val);
+		return -1;
+	}
 	return 0;
 }
 
@@ -302,11 +343,18 @@ static int parse_device(struct vmm_config *cfg, const struct cli_option *opt, co
 	}
 	strcpy(buf, val);
 	tok = strtok_r(buf, ",", &save);
+	if (tok && (!strcmp(tok, "help") || !strcmp(tok, "?"))) {
+		cfg->device_help = true;
+		return 0;
+	}
+	if (tok && !strcmp(tok, "pc-testdev"))
+		return add_testdev(cfg, err, errlen);
 	if (tok && !strcmp(tok, "virtio-blk-pci"))
 		return cli_parse_virtio_blk(cfg, save, err, errlen);
 	if (!tok || (strcmp(tok, "isa-debug-exit") && strcmp(tok, "pvpanic"))) {
 		snprintf(err, errlen,
-			 "unknown device '%s' (supported: isa-debug-exit, pvpanic, virtio-blk-pci)",
+			 "unknown device '%s' (supported: isa-debug-exit, pc-testdev, pvpanic, "
+			 "virtio-blk-pci)",
 			 tok ? tok : val);
 		return -1;
 	}
@@ -366,7 +414,8 @@ static int parse_boot(struct vmm_config *cfg, const struct cli_option *opt, cons
 	cfg->boot_order_buf[len] = 0;
 	for (size_t i = 0; i < len; i++)
 		if (!strchr("cdn", order[i])) {
-			snprintf(err, errlen, "invalid boot device '%c' (letters c, d, n)", order[i]);
+			snprintf(err, errlen, "invalid boot device '%c' (letters c, d, n)",
+				 order[i]);
 			return -1;
 		}
 	cfg->boot_order = cfg->boot_order_buf;
@@ -428,17 +477,18 @@ int cli_parse_machine(const char *val, struct vmm_config *cfg, char *err, size_t
 			} else if (parse_on_off(tok, v, &on, err, errlen) == 0) {
 				cfg->irqchip = on ? IRQCHIP_ON : IRQCHIP_OFF;
 			} else {
-				snprintf(err, errlen, "kernel_irqchip must be on, split or off, not '%s'",
-					 v);
+				snprintf(err, errlen,
+					 "kernel_irqchip must be on, split or off, not '%s'", v);
 				return -1;
 			}
 		} else if (eq && !strcmp(tok, "pit")) {
 			if (parse_on_off(tok, v, &pit, err, errlen) < 0)
 				return -1;
 		} else {
-			snprintf(err, errlen, "unsupported '%s%s%s' (pc, accel=kvm, "
-				 "kernel_irqchip=on|split|off, pit=on|off)", tok, eq ? "=" : "",
-				 eq ? v : "");
+			snprintf(err, errlen,
+				 "unsupported '%s%s%s' (pc, accel=kvm, "
+				 "kernel_irqchip=on|split|off, pit=on|off)",
+				 tok, eq ? "=" : "", eq ? v : "");
 			return -1;
 		}
 	}
@@ -446,8 +496,8 @@ int cli_parse_machine(const char *val, struct vmm_config *cfg, char *err, size_t
 	return 0;
 }
 
-static int parse_machine_opt(struct vmm_config *cfg, const struct cli_option *opt,
-			     const char *val, char *err, size_t errlen)
+static int parse_machine_opt(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+			     char *err, size_t errlen)
 {
 	return cli_parse_machine(val, cfg, err, errlen);
 }
@@ -483,7 +533,8 @@ static int parse_cpu(struct vmm_config *cfg, const struct cli_option *opt, const
 static const struct cli_option options[] = {
 	{"-m", "SIZE", parse_memory, 0, "guest RAM; a bare number is MiB (512, 512M, 2G)"},
 	{"-smp", "N", parse_smp, 0, "number of vCPUs (1-255)"},
-	{"-cpu", "MODEL[,+feat,-feat...]", parse_cpu, 0, "CPU model: host (default), max, baseline, qemu64, kvm64, IvyBridge, ..."},
+	{"-cpu", "MODEL[,+feat,-feat...]", parse_cpu, 0,
+	 "CPU model: host (default), max, baseline, qemu64, kvm64, IvyBridge, ..."},
 	{"-kernel", "FILE", cli_parse_string, FIELD(kernel), "boot this kernel (multiboot, Linux)"},
 	{"-initrd", "FILE", cli_parse_string, FIELD(initrd), "initial ramdisk / multiboot modules"},
 	{"-append", "CMDLINE", cli_parse_text, FIELD(append), "kernel command line"},
@@ -493,9 +544,15 @@ static const struct cli_option options[] = {
 	 "next COM port: stdio, mon:stdio, file:PATH, unix:PATH,server,nowait, null, none"},
 	{"-monitor", "DEV", parse_monitor, 0, "monitor: stdio, unix:PATH,server,nowait, none"},
 	{"-device", "DRIVER,...", parse_device, 0,
-	 "add a device: isa-debug-exit,iobase=0xf4,iosize=4 or virtio-blk-pci,drive=ID"
+	 "add a device (help lists them): isa-debug-exit,iobase=0xf4,iosize=4, pc-testdev, "
+	 "pvpanic or virtio-blk-pci,drive=ID"
 	 "[,bootindex=N][,serial=S][,addr=SLOT[.FN]][,num-queues=N]"},
 	{"-no-reboot", NULL, cli_parse_flag, FIELD(no_reboot), "exit instead of rebooting"},
+	{"-nodefaults", NULL, cli_parse_flag, FIELD(nodefaults), "no default serial port"},
+	{"-display", "none", parse_no_display, 0, "no display (the only kind)"},
+	{"-vnc", "none", parse_no_display, 0, NULL},
+	{"-enable-kvm", NULL, cli_parse_flag, FIELD(nographic), NULL},
+	{"-global", "kvm-pit.lost_tick_policy=P", parse_global, 0, NULL},
 	{"-S", NULL, cli_parse_flag, FIELD(start_paused), "start paused (monitor `cont` runs)"},
 	{"-name", "NAME", parse_name, 0, "guest name (thread and window titles)"},
 	{"-hda", "FILE", parse_hdx, 0, "raw disk image on IDE primary master"},
@@ -505,15 +562,18 @@ static const struct cli_option options[] = {
 	{"-drive", "file=F,...", parse_drive, 0,
 	 "disk: file=F,format=raw,if=ide|virtio|none[,index=N][,id=ID][,readonly=on]"
 	 "[,cache=writeback|writethrough|none|directsync|unsafe]"},
-	{"-snapshot", NULL, cli_parse_flag, FIELD(snapshot), "disk writes go to a temporary overlay"},
+	{"-snapshot", NULL, cli_parse_flag, FIELD(snapshot),
+	 "disk writes go to a temporary overlay"},
 	{"-bios", "FILE", cli_parse_string, FIELD(bios), "firmware image (default: SeaBIOS)"},
-	{"-boot", "order=DRIVES", parse_boot, 0, "firmware boot order: c disk, d CD-ROM, n network"},
+	{"-boot", "order=DRIVES", parse_boot, 0,
+	 "firmware boot order: c disk, d CD-ROM, n network"},
 	{"-debugcon", "DEV", parse_debugcon, 0, "port 0x402 debug console: file:PATH, stdio, null"},
 	/* The control plane: cli_control.c. */
 	{"-action", "ACTION=WHAT,...", cli_parse_action, 0,
 	 "reboot=reset|shutdown,shutdown=poweroff|pause,panic=shutdown|pause|exit-failure|none"},
 	{"-no-shutdown", NULL, cli_parse_no_shutdown, 0, "pause instead of exiting at shutdown"},
-	{"-qmp", "DEV", cli_parse_qmp, 0, "QMP on unix:PATH,server,nowait or tcp:HOST:PORT,server,nowait"},
+	{"-qmp", "DEV", cli_parse_qmp, 0,
+	 "QMP on unix:PATH,server,nowait or tcp:HOST:PORT,server,nowait"},
 	{"-chardev", "socket,id=ID,...", cli_parse_chardev_opt, 0,
 	 "a socket for -mon: path=P|fd=N|host=H,port=P,server=on,wait=off"},
 	{"-mon", "chardev=ID,mode=control", cli_parse_mon, 0, "QMP on a -chardev socket"},
@@ -550,7 +610,7 @@ static void apply_defaults(struct vmm_config *cfg)
 		cfg->smp = 1;
 	if (!cfg->append)
 		cfg->append = "";
-	if (cfg->n_serial == 0)
+	if (cfg->n_serial == 0 && !cfg->nodefaults)
 		cfg->serial[cfg->n_serial++] = (struct chardev_spec){.kind = CHARDEV_MON_STDIO};
 }
 
@@ -568,7 +628,8 @@ static int check_stdio(const struct vmm_config *cfg, char *err, size_t errlen)
 	for (unsigned i = 0; i < cfg->n_serial; i++)
 		users += uses_stdio(&cfg->serial[i]);
 	if (users > 1) {
-		snprintf(err, errlen, "-serial/-monitor/-debugcon: stdio used by more than one device "
+		snprintf(err, errlen,
+			 "-serial/-monitor/-debugcon: stdio used by more than one device "
 			 "(use -serial mon:stdio to share it)");
 		return -1;
 	}
@@ -611,15 +672,18 @@ int cli_parse(int argc, char **argv, struct vmm_config *cfg, char *err, size_t e
 
 void cli_usage(FILE *out, const char *argv0)
 {
-	fprintf(out, "usage: %s [options]\n\nvmm %s — a KVM virtual machine monitor with "
-		     "QEMU's option spellings.\n\n", argv0, VMM_VERSION);
+	fprintf(out,
+		"usage: %s [options]\n\nvmm %s — a KVM virtual machine monitor with "
+		"QEMU's option spellings.\n\n",
+		argv0, VMM_VERSION);
 	for (size_t i = 0; i < N_OPTIONS; i++) {
 		char left[40];
 
 		if (!options[i].help)
 			continue;
 		snprintf(left, sizeof(left), "%s%s%s", options[i].name,
-			 options[i].metavar ? " " : "", options[i].metavar ? options[i].metavar : "");
+			 options[i].metavar ? " " : "",
+			 options[i].metavar ? options[i].metavar : "");
 		fprintf(out, "  %-26s %s\n", left, options[i].help);
 	}
 	fprintf(out, "\nWith mon:stdio (the default): Ctrl-A c switches between serial and "

@@ -135,6 +135,7 @@ struct machine {
 	unsigned n_listeners;
 	int signal_fd;
 	struct pvpanic *pvpanic;
+	struct pc_testdev *pc_testdev; /* -device pc-testdev */
 
 	/* -kernel: kept to reload it on reset. */
 	uint8_t *kernel;

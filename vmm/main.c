@@ -55,6 +55,12 @@ int main(int argc, char **argv)
 		cli_usage(stdout, argv[0]);
 		return 0;
 	}
+	if (cfg.device_help) { /* QEMU's format: kvm-unit-tests grep it */
+		printf("name \"isa-debug-exit\", bus ISA\nname \"pc-testdev\", bus ISA\n"
+		       "name \"pvpanic\", bus ISA\n"
+		       "name \"virtio-blk-pci\", bus PCI\n");
+		return 0;
+	}
 	if (cfg.version) {
 		printf("vmm version %s\n", VMM_VERSION);
 		return 0;

@@ -267,4 +267,5 @@ void machine_control_destroy(struct machine *m)
 		close(m->signal_fd);
 	}
 	pvpanic_free(m->pvpanic);
+	pc_testdev_free(m->pc_testdev);
 }
