@@ -17,6 +17,8 @@
 #define CNT_SLP_TYP_SHIFT 10
 #define CNT_SLP_EN 0x2000
 #define EVT_PWRBTN 0x0100 /* PWRBTN_STS / PWRBTN_EN */
+#define EVT_RTC 0x0400	  /* RTC_STS / RTC_EN */
+#define EVT_WAK 0x8000	  /* WAK_STS */
 
 struct acpi_pm {
 	struct dev_host *host;
@@ -24,9 +26,12 @@ struct acpi_pm {
 	unsigned s5_typ;
 	void (*poweroff_fn)(void *opaque);
 	void *opaque;
+	unsigned s3_typ; /* acpi_pm_set_sleep */
+	void (*sleep_fn)(void *opaque);
+	void *sleep_opaque;
 	pthread_mutex_t lock;
-	uint8_t regs[PM1_LEN];	/* little-endian register image */
-	int sci_irq;		/* -1 until the power button was first pressed */
+	uint8_t regs[PM1_LEN]; /* little-endian register image */
+	int sci_irq;	       /* -1 until the power button was first pressed */
 };
 
 static uint16_t reg16(const struct acpi_pm *pm, unsigned at)
@@ -39,7 +44,8 @@ static void update_sci(struct acpi_pm *pm)
 {
 	if (pm->sci_irq >= 0)
 		pm->host->irq.set_level(pm->host->irq.opaque, (unsigned)pm->sci_irq,
-					reg16(pm, PM1_EVT_STS) & reg16(pm, PM1_EVT_EN) & EVT_PWRBTN);
+					reg16(pm, PM1_EVT_STS) & reg16(pm, PM1_EVT_EN) &
+						EVT_PWRBTN);
 }
 
 static void pm_read(void *opaque, uint64_t off, void *data, unsigned size)
@@ -58,7 +64,7 @@ static void pm_read(void *opaque, uint64_t off, void *data, unsigned size)
 static void pm_write_byte(struct acpi_pm *pm, unsigned at, uint8_t b)
 {
 	if (at < PM1_EVT_EN)
-		pm->regs[at] &= ~b;	/* status: write 1 to clear */
+		pm->regs[at] &= ~b; /* status: write 1 to clear */
 	else if (at < PM1_LEN)
 		pm->regs[at] = b;
 	pm->regs[PM1_CNT] |= CNT_SCI_EN;
@@ -68,7 +74,7 @@ static void pm_write(void *opaque, uint64_t off, const void *data, unsigned size
 {
 	struct acpi_pm *pm = opaque;
 	uint64_t v = io_data_get(data, size);
-	bool off_req = false;
+	bool off_req = false, sleep_req = false;
 	uint16_t cnt;
 
 	pthread_mutex_lock(&pm->lock);
@@ -78,11 +84,38 @@ static void pm_write(void *opaque, uint64_t off, const void *data, unsigned size
 	cnt = reg16(pm, PM1_CNT);
 	if (cnt & CNT_SLP_EN) {
 		off_req = ((cnt >> CNT_SLP_TYP_SHIFT) & 7) == pm->s5_typ;
+		sleep_req = pm->sleep_fn && ((cnt >> CNT_SLP_TYP_SHIFT) & 7) == pm->s3_typ;
 		pm->regs[PM1_CNT + 1] &= ~(CNT_SLP_EN >> 8); /* SLP_EN reads as zero */
 	}
 	pthread_mutex_unlock(&pm->lock);
 	if (off_req)
 		pm->poweroff_fn(pm->opaque);
+	else if (sleep_req)
+		pm->sleep_fn(pm->sleep_opaque);
+}
+
+void acpi_pm_set_sleep(struct acpi_pm *pm, unsigned s3_typ, void (*sleep_fn)(void *opaque),
+		       void *opaque)
+{
+	pthread_mutex_lock(&pm->lock);
+	pm->s3_typ = s3_typ;
+	pm->sleep_fn = sleep_fn;
+	pm->sleep_opaque = opaque;
+	pthread_mutex_unlock(&pm->lock);
+}
+
+bool acpi_pm_rtc_wake(struct acpi_pm *pm)
+{
+	bool enabled;
+
+	pthread_mutex_lock(&pm->lock);
+	enabled = reg16(pm, PM1_EVT_EN) & EVT_RTC;
+	if (enabled) {
+		pm->regs[PM1_EVT_STS + 1] |= (EVT_RTC | EVT_WAK) >> 8;
+		update_sci(pm);
+	}
+	pthread_mutex_unlock(&pm->lock);
+	return enabled;
 }
 
 static const struct io_ops pm_ops = {pm_read, pm_write};

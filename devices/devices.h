@@ -349,6 +349,9 @@ int fw_cfg_add_file(struct fw_cfg *f, const char *name, const void *data, size_t
 #define RTC_IRQ 8
 struct rtc;
 struct rtc *rtc_new(struct dev_host *host);
+/* Called on the main thread when an enabled (AIE) alarm fires: the ACPI
+ * wake source for S3 (issue 22). */
+void rtc_set_alarm_fn(struct rtc *r, void (*fn)(void *opaque), void *opaque);
 void rtc_free(struct rtc *r);
 void rtc_cmos_set(struct rtc *r, unsigned index, uint8_t val);
 uint8_t rtc_cmos_get(struct rtc *r, unsigned index);
@@ -458,6 +461,13 @@ void acpi_pm_free(struct acpi_pm *pm);
  * guest enabled it (PWRBTN_EN), the SCI (GSI sci_irq) is raised until the
  * guest clears the status. Any thread. */
 void acpi_pm_power_button(struct acpi_pm *pm, unsigned sci_irq);
+/* ACPI S3 (issue 22): a guest write of SLP_TYP = s3_typ | SLP_EN calls
+ * sleep_fn on the vCPU thread. acpi_pm_rtc_wake: the RTC alarm fired while
+ * asleep; true (and RTC_STS | WAK_STS set) when the guest enabled it as a
+ * wake event (RTC_EN). */
+void acpi_pm_set_sleep(struct acpi_pm *pm, unsigned s3_typ, void (*sleep_fn)(void *opaque),
+		       void *opaque);
+bool acpi_pm_rtc_wake(struct acpi_pm *pm);
 
 /* QEMU's pvpanic ISA device: reads return the supported events, a guest
  * write of events calls event_fn (on the vCPU thread). */

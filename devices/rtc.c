@@ -58,6 +58,8 @@ struct rtc {
 	int64_t offset; /* guest seconds - host seconds */
 	struct ev_timer *periodic, *second;
 	bool irq_high;
+	void (*alarm_fn)(void *opaque); /* ACPI wake source (rtc_set_alarm_fn) */
+	void *alarm_opaque;
 };
 
 static int64_t host_now(uint64_t *frac_ns)
@@ -220,13 +222,25 @@ static bool alarm_matches(struct rtc *r)
 static void second_tick(void *opaque)
 {
 	struct rtc *r = opaque;
+	bool alarm;
 
 	pthread_mutex_lock(&r->lock);
 	latch_time(r);
 	r->cmos[REG_C] |= C_UF;
-	if (alarm_matches(r))
+	alarm = alarm_matches(r);
+	if (alarm)
 		r->cmos[REG_C] |= C_AF;
 	update_irq(r);
+	pthread_mutex_unlock(&r->lock);
+	if (alarm && (r->cmos[REG_B] & B_AIE) && r->alarm_fn)
+		r->alarm_fn(r->alarm_opaque);
+}
+
+void rtc_set_alarm_fn(struct rtc *r, void (*fn)(void *opaque), void *opaque)
+{
+	pthread_mutex_lock(&r->lock);
+	r->alarm_fn = fn;
+	r->alarm_opaque = opaque;
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -394,8 +408,7 @@ static void put16(struct rtc *r, unsigned lo, uint64_t v)
 	r->cmos[lo + 1] = (uint8_t)(v >> 8);
 }
 
-void rtc_set_pc_config(struct rtc *r, uint64_t ram_below_4g, uint64_t ram_above_4g,
-		       unsigned ncpus)
+void rtc_set_pc_config(struct rtc *r, uint64_t ram_below_4g, uint64_t ram_above_4g, unsigned ncpus)
 {
 	const uint64_t mib = 1 << 20;
 	uint64_t ext_kib = ram_below_4g > mib ? (ram_below_4g - mib) / 1024 : 0;
@@ -403,10 +416,10 @@ void rtc_set_pc_config(struct rtc *r, uint64_t ram_below_4g, uint64_t ram_above_
 	uint64_t over4g = ram_above_4g >> 16;
 
 	pthread_mutex_lock(&r->lock);
-	put16(r, 0x15, 640);	     /* base memory, KiB */
-	put16(r, 0x17, ext_kib);     /* extended memory, KiB */
-	put16(r, 0x30, ext_kib);     /* same, as POST reports it */
-	put16(r, 0x34, over16);	     /* above 16 MiB, 64 KiB units */
+	put16(r, 0x15, 640);		 /* base memory, KiB */
+	put16(r, 0x17, ext_kib);	 /* extended memory, KiB */
+	put16(r, 0x30, ext_kib);	 /* same, as POST reports it */
+	put16(r, 0x34, over16);		 /* above 16 MiB, 64 KiB units */
 	r->cmos[0x5b] = (uint8_t)over4g; /* above 4 GiB, 64 KiB units */
 	r->cmos[0x5c] = (uint8_t)(over4g >> 8);
 	r->cmos[0x5d] = (uint8_t)(over4g >> 16);

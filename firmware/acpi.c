@@ -29,6 +29,12 @@ static const uint8_t dsdt_aml[] = {
 	0x00, 0x00,			/* ZeroOp, ZeroOp (reserved) */
 };
 
+/* Name (_S3, Package (4) { 1, 1, 0, 0 }): suspend to RAM (issue 22). */
+static const uint8_t dsdt_s3_aml[] = {
+	0x08, '_', 'S', '3', '_', 0x12, 0x08, 0x04, 0x0a, ACPI_S3_SLP_TYP, 0x0a, ACPI_S3_SLP_TYP,
+	0x00, 0x00,
+};
+
 const uint8_t pc_pirq_gsi[4] = {10, 10, 11, 11};
 
 unsigned pc_pci_slot_gsi(unsigned slot)
@@ -149,13 +155,14 @@ static uint8_t *build_dsdt(struct acpi_buf *b)
 {
 	uint8_t aml[PCI0_AML_MAX + 64];
 	size_t pci0 = pci0_aml(aml);
-	size_t len = SDT_HDR_LEN + sizeof(dsdt_aml) + pci0;
+	size_t len = SDT_HDR_LEN + sizeof(dsdt_aml) + pci0 + sizeof(dsdt_s3_aml);
 	uint8_t *t = sdt(b, "DSDT", len, 2);
 
 	if (!t)
 		return NULL;
 	memcpy(t + SDT_HDR_LEN, dsdt_aml, sizeof(dsdt_aml));
 	memcpy(t + SDT_HDR_LEN + sizeof(dsdt_aml), aml, pci0);
+	memcpy(t + len - sizeof(dsdt_s3_aml), dsdt_s3_aml, sizeof(dsdt_s3_aml));
 	sdt_done(t, len);
 	return t;
 }

@@ -10,12 +10,15 @@
 
 #include "firmware/firmware.h"
 
-#define BDA_EBDA_SEG 0x40e	/* BIOS data area: EBDA segment */
+#define BDA_EBDA_SEG 0x40e /* BIOS data area: EBDA segment */
 #define PAGE 4096ull
 #define GiB4 0x100000000ull
+#define RSDP_V2_LEN 36
+/* A copy of the RSDP in the BIOS area, the other place ACPI says to scan
+ * (and the only one kvm-unit-tests scan). */
+#define BIOS_AREA_RSDP_GPA 0xe0000u
 
-int fw_tables_build(struct guest_mem *mem, unsigned ncpus, uint64_t *rsdp, char *err,
-		    size_t errlen)
+int fw_tables_build(struct guest_mem *mem, unsigned ncpus, uint64_t *rsdp, char *err, size_t errlen)
 {
 	uint8_t *buf = guest_mem_ptr(mem, FW_TABLES_GPA, FW_TABLES_SIZE);
 	uint16_t ebda_seg = FW_TABLES_GPA >> 4;
@@ -43,6 +46,32 @@ int fw_tables_build(struct guest_mem *mem, unsigned ncpus, uint64_t *rsdp, char 
 	}
 	if (rsdp)
 		*rsdp = FW_TABLES_GPA;
+	/* no shadow RAM there (a bare guest_mem in tests): the EBDA copy stays */
+	guest_mem_write(mem, BIOS_AREA_RSDP_GPA, buf, RSDP_V2_LEN);
+	return 0;
+}
+
+static uint32_t gm_le32(const struct guest_mem *mem, uint64_t gpa)
+{
+	uint8_t b[4] = {0};
+
+	guest_mem_read(mem, gpa, b, 4);
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+uint32_t fw_acpi_waking_vector(const struct guest_mem *mem)
+{
+	uint32_t rsdt = gm_le32(mem, FW_TABLES_GPA + 16), len = gm_le32(mem, rsdt + 4);
+
+	for (uint32_t at = rsdt + 36; rsdt && len <= FW_TABLES_SIZE && at + 4 <= rsdt + len;
+	     at += 4) {
+		uint32_t t = gm_le32(mem, at), facs;
+
+		if (gm_le32(mem, t) != 0x50434146u) /* "FACP" */
+			continue;
+		facs = gm_le32(mem, t + 36);
+		return facs ? gm_le32(mem, facs + 12) : 0;
+	}
 	return 0;
 }
 
@@ -80,10 +109,9 @@ int fw_e820_with_tables(const struct e820_map *src, struct e820_map *dst)
 int fw_write_boot_gdt(struct guest_mem *mem, struct boot_cpu_state *cpu)
 {
 	static const uint64_t gdt[] = {
-		0,
-		0x00cf9b000000ffffull, /* 0x08: 32-bit code, flat 4 GiB */
-		0x00af9b000000ffffull, /* 0x10: 64-bit code */
-		0x00cf93000000ffffull, /* 0x18: data, flat 4 GiB */
+		0, 0x00cf9b000000ffffull, /* 0x08: 32-bit code, flat 4 GiB */
+		0x00af9b000000ffffull,	  /* 0x10: 64-bit code */
+		0x00cf93000000ffffull,	  /* 0x18: data, flat 4 GiB */
 	};
 
 	if (guest_mem_write(mem, FW_BOOT_GDT_GPA, gdt, sizeof(gdt)) < 0)

@@ -104,6 +104,7 @@ int multiboot_load(const struct boot_request *req, struct boot_cpu_state *cpu, c
 #define ACPI_PM_BASE 0x600u	/* PM1a_EVT at +0 (4 bytes), PM1a_CNT at +4 (2) */
 #define ACPI_PM_LEN 8u
 #define ACPI_SCI_IRQ 9u
+#define ACPI_S3_SLP_TYP 1u	/* the _S3 value (QEMU's) */
 #define ACPI_S5_SLP_TYP 5u	/* the _S5 value the DSDT hands the guest */
 
 /* MP spec 1.4 floating pointer + configuration table for ncpus CPUs
@@ -126,6 +127,9 @@ unsigned pc_pci_slot_gsi(unsigned slot);
 /* Both of the above into guest RAM at FW_TABLES_GPA (ACPI first, then MP),
  * and the EBDA pointer at 0x40e. Call once per -kernel boot; 0 or -errno
  * with a one-line reason in err. *rsdp gets the RSDP address. */
+/* The OS waking vector the guest wrote into the FACS of the tables
+ * fw_tables_build made (ACPI S3 resume); 0 when none. */
+uint32_t fw_acpi_waking_vector(const struct guest_mem *mem);
 int fw_tables_build(struct guest_mem *mem, unsigned ncpus, uint64_t *rsdp, char *err,
 		    size_t errlen);
 /* Copy src to dst with [FW_TABLES_GPA, +FW_TABLES_SIZE) marked reserved

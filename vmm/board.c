@@ -389,6 +389,8 @@ int board_init(struct machine *m, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot create the ACPI PM block");
 		return -1;
 	}
+	acpi_pm_set_sleep(m->acpi_pm, ACPI_S3_SLP_TYP, machine_guest_suspend, m);
+	rtc_set_alarm_fn(m->rtc, machine_rtc_alarm, m);
 	if (add_pc_platform(m, err, errlen) < 0)
 		return -1;
 	if (add_serials(m, err, errlen) < 0 || add_monitor(m, err, errlen) < 0)

@@ -125,6 +125,7 @@ struct machine {
 	/* runstate.c: why we are stopped; a guest request (reset, panic) in
 	 * flight holds every vCPU until the main thread has acted on it. */
 	enum run_state stop_state;
+	bool suspended; /* ACPI S3, main thread only */
 	atomic_int hold;
 	atomic_bool reset_queued;
 	pthread_mutex_t event_lock;
@@ -188,6 +189,12 @@ void machine_user_stop(struct machine *m);
 void machine_user_cont(struct machine *m);
 /* Power-on reset of vCPUs, devices, irqchip; reload -kernel. Main thread. */
 void machine_system_reset(struct machine *m);
+/* ACPI S3 (issue 22): the guest's SLP_TYP=S3 write parks every vCPU (any
+ * thread); an enabled RTC alarm wakes it (main thread) at the FACS waking
+ * vector, through machine_s3_resume. */
+void machine_guest_suspend(void *opaque);
+void machine_rtc_alarm(void *opaque);
+void machine_s3_resume(struct machine *m);
 
 /* Any thread. */
 void machine_request_exit(struct machine *m, int status);

@@ -27,7 +27,9 @@ run() {
 	side=$1 qemu=$2
 	shift 2
 	echo "check-kut: running the suite under $side"
-	(cd "$kut" && VMM="$VMM" QEMU=$qemu ./run_tests.sh -v "$@" 2>&1) |
+	rm -rf "$out/$side-logs" "$out/$side-logs.old"
+	(cd "$kut" && VMM="$VMM" QEMU=$qemu unittest_log_dir="$out/$side-logs" \
+		./run_tests.sh -v "$@" 2>&1) |
 		sed 's/\x1b\[[0-9;]*m//g' >"$out/$side.log"
 }
 tally() {
