@@ -30,8 +30,8 @@ struct acpi_pm {
 	void (*sleep_fn)(void *opaque);
 	void *sleep_opaque;
 	pthread_mutex_t lock;
-	uint8_t regs[PM1_LEN]; /* little-endian register image */
-	int sci_irq;	       /* -1 until the power button was first pressed */
+	uint8_t regs[PM1_LEN];	/* little-endian register image */
+	int sci_irq;		/* -1 until the power button was first pressed */
 };
 
 static uint16_t reg16(const struct acpi_pm *pm, unsigned at)
@@ -44,8 +44,7 @@ static void update_sci(struct acpi_pm *pm)
 {
 	if (pm->sci_irq >= 0)
 		pm->host->irq.set_level(pm->host->irq.opaque, (unsigned)pm->sci_irq,
-					reg16(pm, PM1_EVT_STS) & reg16(pm, PM1_EVT_EN) &
-						EVT_PWRBTN);
+					reg16(pm, PM1_EVT_STS) & reg16(pm, PM1_EVT_EN) & EVT_PWRBTN);
 }
 
 static void pm_read(void *opaque, uint64_t off, void *data, unsigned size)
@@ -64,7 +63,7 @@ static void pm_read(void *opaque, uint64_t off, void *data, unsigned size)
 static void pm_write_byte(struct acpi_pm *pm, unsigned at, uint8_t b)
 {
 	if (at < PM1_EVT_EN)
-		pm->regs[at] &= ~b; /* status: write 1 to clear */
+		pm->regs[at] &= ~b;	/* status: write 1 to clear */
 	else if (at < PM1_LEN)
 		pm->regs[at] = b;
 	pm->regs[PM1_CNT] |= CNT_SCI_EN;

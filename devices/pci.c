@@ -83,7 +83,7 @@ void pci_dev_init(struct pci_dev *d, const char *name, uint16_t vendor, uint16_t
 	d->cfg[0x08] = revision;
 	put_le(&d->cfg[0x09], 3, class_code);
 	put_le(&d->cfg[PCI_SUBSYSTEM_VENDOR_ID], 2, 0x1af4); /* as QEMU: Red Hat */
-	put_le(&d->cfg[0x2e], 2, 0x1100);		     /* "QEMU virtual machine" */
+	put_le(&d->cfg[0x2e], 2, 0x1100);		      /* "QEMU virtual machine" */
 	/* command: I/O, memory, bus master, SERR, INTx disable */
 	put_le(&d->wmask[PCI_COMMAND], 2, 0x0547);
 	d->wmask[0x0c] = 0xff; /* cache line size */
@@ -166,8 +166,7 @@ static int io_bar_add(struct pci_bus *bus, uint64_t base, const struct pci_bar *
 	if (!ret && bus->n_io_bars == MAX_IO_BARS)
 		ret = -ENOSPC;
 	if (!ret)
-		bus->io_bars[bus->n_io_bars++] =
-			(struct io_bar_map){base, b->size, b->ops, b->opaque};
+		bus->io_bars[bus->n_io_bars++] = (struct io_bar_map){base, b->size, b->ops, b->opaque};
 	pthread_rwlock_unlock(&bus->io_lock);
 	return ret;
 }
@@ -568,24 +567,15 @@ void pci_dev_set_irq(struct pci_dev *d, bool level)
 static const char *class_name(uint16_t cls)
 {
 	switch (cls) {
-	case 0x0100:
-		return "SCSI controller";
-	case 0x0101:
-		return "IDE controller";
-	case 0x0200:
-		return "Ethernet controller";
-	case 0x0300:
-		return "VGA controller";
-	case 0x0600:
-		return "Host bridge";
-	case 0x0601:
-		return "ISA bridge";
-	case 0x0680:
-		return "Bridge";
-	case 0x0780:
-		return "Communication controller";
-	default:
-		return "Device";
+	case 0x0100: return "SCSI controller";
+	case 0x0101: return "IDE controller";
+	case 0x0200: return "Ethernet controller";
+	case 0x0300: return "VGA controller";
+	case 0x0600: return "Host bridge";
+	case 0x0601: return "ISA bridge";
+	case 0x0680: return "Bridge";
+	case 0x0780: return "Communication controller";
+	default: return "Device";
 	}
 }
 

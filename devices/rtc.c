@@ -408,7 +408,8 @@ static void put16(struct rtc *r, unsigned lo, uint64_t v)
 	r->cmos[lo + 1] = (uint8_t)(v >> 8);
 }
 
-void rtc_set_pc_config(struct rtc *r, uint64_t ram_below_4g, uint64_t ram_above_4g, unsigned ncpus)
+void rtc_set_pc_config(struct rtc *r, uint64_t ram_below_4g, uint64_t ram_above_4g,
+		       unsigned ncpus)
 {
 	const uint64_t mib = 1 << 20;
 	uint64_t ext_kib = ram_below_4g > mib ? (ram_below_4g - mib) / 1024 : 0;
@@ -416,10 +417,10 @@ void rtc_set_pc_config(struct rtc *r, uint64_t ram_below_4g, uint64_t ram_above_
 	uint64_t over4g = ram_above_4g >> 16;
 
 	pthread_mutex_lock(&r->lock);
-	put16(r, 0x15, 640);		 /* base memory, KiB */
-	put16(r, 0x17, ext_kib);	 /* extended memory, KiB */
-	put16(r, 0x30, ext_kib);	 /* same, as POST reports it */
-	put16(r, 0x34, over16);		 /* above 16 MiB, 64 KiB units */
+	put16(r, 0x15, 640);	     /* base memory, KiB */
+	put16(r, 0x17, ext_kib);     /* extended memory, KiB */
+	put16(r, 0x30, ext_kib);     /* same, as POST reports it */
+	put16(r, 0x34, over16);	     /* above 16 MiB, 64 KiB units */
 	r->cmos[0x5b] = (uint8_t)over4g; /* above 4 GiB, 64 KiB units */
 	r->cmos[0x5c] = (uint8_t)(over4g >> 8);
 	r->cmos[0x5d] = (uint8_t)(over4g >> 16);

@@ -10,7 +10,7 @@
 
 #include "firmware/firmware.h"
 
-#define BDA_EBDA_SEG 0x40e /* BIOS data area: EBDA segment */
+#define BDA_EBDA_SEG 0x40e	/* BIOS data area: EBDA segment */
 #define PAGE 4096ull
 #define GiB4 0x100000000ull
 #define RSDP_V2_LEN 36
@@ -18,7 +18,8 @@
  * (and the only one kvm-unit-tests scan). */
 #define BIOS_AREA_RSDP_GPA 0xe0000u
 
-int fw_tables_build(struct guest_mem *mem, unsigned ncpus, uint64_t *rsdp, char *err, size_t errlen)
+int fw_tables_build(struct guest_mem *mem, unsigned ncpus, uint64_t *rsdp, char *err,
+		    size_t errlen)
 {
 	uint8_t *buf = guest_mem_ptr(mem, FW_TABLES_GPA, FW_TABLES_SIZE);
 	uint16_t ebda_seg = FW_TABLES_GPA >> 4;
@@ -109,9 +110,10 @@ int fw_e820_with_tables(const struct e820_map *src, struct e820_map *dst)
 int fw_write_boot_gdt(struct guest_mem *mem, struct boot_cpu_state *cpu)
 {
 	static const uint64_t gdt[] = {
-		0, 0x00cf9b000000ffffull, /* 0x08: 32-bit code, flat 4 GiB */
-		0x00af9b000000ffffull,	  /* 0x10: 64-bit code */
-		0x00cf93000000ffffull,	  /* 0x18: data, flat 4 GiB */
+		0,
+		0x00cf9b000000ffffull, /* 0x08: 32-bit code, flat 4 GiB */
+		0x00af9b000000ffffull, /* 0x10: 64-bit code */
+		0x00cf93000000ffffull, /* 0x18: data, flat 4 GiB */
 	};
 
 	if (guest_mem_write(mem, FW_BOOT_GDT_GPA, gdt, sizeof(gdt)) < 0)

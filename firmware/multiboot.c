@@ -87,8 +87,8 @@ struct mb_load {
 	uint32_t mmap_gpa, info_gpa; /* 0 until placed after the kernel */
 };
 
-__attribute__((format(printf, 3, 4))) static int fail(struct mb_load *l, int ret, const char *fmt,
-						      ...)
+__attribute__((format(printf, 3, 4))) static int fail(struct mb_load *l, int ret,
+						      const char *fmt, ...)
 {
 	va_list ap;
 
@@ -172,9 +172,8 @@ static int elf_load_segment(struct mb_load *l, unsigned idx, const Elf32_Phdr *p
 	if (ph->p_filesz > ph->p_memsz)
 		return fail(l, -EINVAL, "ELF segment %u: file size above memory size", idx);
 	if (ph->p_offset > req->kernel_size || ph->p_filesz > req->kernel_size - ph->p_offset)
-		return fail(l, -EINVAL,
-			    "ELF segment %u: truncated file (needs %llu bytes, has %zu)", idx,
-			    (unsigned long long)ph->p_offset + ph->p_filesz, req->kernel_size);
+		return fail(l, -EINVAL, "ELF segment %u: truncated file (needs %llu bytes, has %zu)",
+			    idx, (unsigned long long)ph->p_offset + ph->p_filesz, req->kernel_size);
 	dst = ram(l, ph->p_paddr, ph->p_memsz);
 	if (!dst)
 		return fail(l, -EINVAL, "ELF segment %u [%#x, %#llx) is outside guest RAM", idx,
@@ -253,12 +252,10 @@ static int load_aout(struct mb_load *l)
 			    load_addr);
 	load_size = load_end ? load_end - load_addr : req->kernel_size - text_off;
 	if (load_size > req->kernel_size - text_off)
-		return fail(l, -EINVAL,
-			    "truncated file: load_end_addr %#x needs %llu bytes, has %zu", load_end,
-			    (unsigned long long)(text_off + load_size), req->kernel_size);
+		return fail(l, -EINVAL, "truncated file: load_end_addr %#x needs %llu bytes, has %zu",
+			    load_end, (unsigned long long)(text_off + load_size), req->kernel_size);
 	if (bss_end && bss_end < load_addr + load_size)
-		return fail(l, -EINVAL, "multiboot bss_end_addr %#x below the loaded image",
-			    bss_end);
+		return fail(l, -EINVAL, "multiboot bss_end_addr %#x below the loaded image", bss_end);
 	mem_size = bss_end ? bss_end - load_addr : load_size;
 	dst = ram(l, load_addr, mem_size);
 	if (!dst)
@@ -279,7 +276,8 @@ static int load_aout(struct mb_load *l)
 /* QEMU's -initrd list for multiboot: modules separated by ',', ",," is a
  * literal comma; in each, a space separates the file name from arguments.
  * Fills mods[] with pointers into buf (the unescaped copy of list). */
-static int split_modules(struct mb_load *l, const char *list, char *buf, char **mods, unsigned *n)
+static int split_modules(struct mb_load *l, const char *list, char *buf, char **mods,
+			 unsigned *n)
 {
 	char *out = buf;
 

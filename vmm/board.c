@@ -131,8 +131,8 @@ static int add_virtio_blk(struct machine *m, unsigned i, char *err, size_t errle
 	const struct virtio_blk_spec *v = &m->cfg->vblk[i];
 	const struct drive_spec *d = &m->cfg->vdrives[v->drive];
 	struct block_opts o = {d->file, d->read_only, m->cfg->snapshot, (enum block_cache)d->cache};
-	struct virtio_blk_opts vo = {NULL, v->serial[0] ? v->serial : NULL, v->num_queues, v->devfn,
-				     d->id};
+	struct virtio_blk_opts vo = {NULL, v->serial[0] ? v->serial : NULL, v->num_queues,
+				     v->devfn, d->id};
 	char why[256];
 
 	m->vdisks[i] = block_open(&o, why, sizeof(why));
@@ -309,16 +309,11 @@ static void info_pci(void *opaque, FILE *out)
 static const char *cache_mode(enum block_cache c)
 {
 	switch (c) {
-	case BLOCK_CACHE_WRITETHROUGH:
-		return "writethrough";
-	case BLOCK_CACHE_UNSAFE:
-		return "writeback, ignore flushes";
-	case BLOCK_CACHE_NONE:
-		return "writeback, direct";
-	case BLOCK_CACHE_DIRECTSYNC:
-		return "direct";
-	default:
-		return "writeback";
+	case BLOCK_CACHE_WRITETHROUGH: return "writethrough";
+	case BLOCK_CACHE_UNSAFE: return "writeback, ignore flushes";
+	case BLOCK_CACHE_NONE: return "writeback, direct";
+	case BLOCK_CACHE_DIRECTSYNC: return "direct";
+	default: return "writeback";
 	}
 }
 
@@ -409,22 +404,20 @@ int board_init(struct machine *m, char *err, size_t errlen)
 		if (d->kind == DEVICE_PVPANIC) {
 			m->pvpanic = pvpanic_new(&m->host, d->iobase, pvpanic_fn, m);
 			if (!m->pvpanic) {
-				snprintf(err, errlen, "-device pvpanic: port %#x is taken",
-					 d->iobase);
+				snprintf(err, errlen, "-device pvpanic: port %#x is taken", d->iobase);
 				return -1;
 			}
 			continue;
 		}
 		m->debug_exit[i] = debug_exit_new(&m->host, d->iobase, d->iosize, debug_exit_fn, m);
 		if (!m->debug_exit[i]) {
-			snprintf(err, errlen, "-device isa-debug-exit: port %#x is taken",
-				 d->iobase);
+			snprintf(err, errlen, "-device isa-debug-exit: port %#x is taken", d->iobase);
 			return -1;
 		}
 	}
 	add_absent_ports(m);
 	monitor_add_info("pci", "the PCI devices, their BARs and MSI-X state", info_pci, m);
-	monitor_add_info("block", "the disks: file, size, cache mode, request counters", info_block,
-			 m);
+	monitor_add_info("block", "the disks: file, size, cache mode, request counters",
+			 info_block, m);
 	return 0;
 }

@@ -57,8 +57,7 @@ static int read_file(const char *path, uint8_t **data, size_t *size, char *err, 
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0 ||
 	    (uint64_t)st.st_size > KERNEL_MAX_SIZE) {
-		snprintf(err, errlen, "-kernel %s: not a regular, non-empty file under 1 GiB",
-			 path);
+		snprintf(err, errlen, "-kernel %s: not a regular, non-empty file under 1 GiB", path);
 		close(fd);
 		return -1;
 	}

@@ -17,8 +17,8 @@
 #include "vmm/cli.h"
 
 struct cli_option;
-typedef int (*cli_parse_fn)(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
-			    char *err, size_t errlen);
+typedef int (*cli_parse_fn)(struct vmm_config *cfg, const struct cli_option *opt,
+			    const char *val, char *err, size_t errlen);
 
 struct cli_option {
 	const char *name;
@@ -34,8 +34,8 @@ struct cli_option {
 
 /* ------------------------------------------------------ generic parsers */
 
-static int cli_parse_string(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
-			    char *err, size_t errlen)
+static int cli_parse_string(struct vmm_config *cfg, const struct cli_option *opt,
+			    const char *val, char *err, size_t errlen)
 {
 	if (!*val) {
 		snprintf(err, errlen, "empty value");
@@ -200,11 +200,9 @@ static int parse_unix(const char *s, struct chardev_spec *spec, char *err, size_
 
 		comma = strchr(opt, ',');
 		len = comma ? (size_t)(comma - opt) : strlen(opt);
-		if ((len == 6 && !strncmp(opt, "server", 6)) ||
-		    (len == 9 && !strncmp(opt, "server=on", 9)))
+		if ((len == 6 && !strncmp(opt, "server", 6)) || (len == 9 && !strncmp(opt, "server=on", 9)))
 			server = true;
-		else if ((len == 6 && !strncmp(opt, "nowait", 6)) ||
-			 (len == 8 && !strncmp(opt, "wait=off", 8)))
+		else if ((len == 6 && !strncmp(opt, "nowait", 6)) || (len == 8 && !strncmp(opt, "wait=off", 8)))
 			spec->wait = false;
 		else if (len == 7 && !strncmp(opt, "wait=on", 7))
 			spec->wait = true;
@@ -214,8 +212,7 @@ static int parse_unix(const char *s, struct chardev_spec *spec, char *err, size_
 		}
 	}
 	if (!server) {
-		snprintf(err, errlen,
-			 "unix: only server sockets are supported (add ,server,nowait)");
+		snprintf(err, errlen, "unix: only server sockets are supported (add ,server,nowait)");
 		return -1;
 	}
 	return 0;
@@ -247,10 +244,8 @@ int cli_parse_chardev(const char *s, bool allow_mon, struct chardev_spec *spec, 
 	} else if (!strncmp(s, "unix:", 5)) {
 		return parse_unix(s + 5, spec, err, errlen);
 	} else {
-		snprintf(err, errlen,
-			 "unsupported backend '%s' (use %sstdio, file:PATH, "
-			 "unix:PATH,server,nowait, null or none)",
-			 s, allow_mon ? "mon:stdio, " : "");
+		snprintf(err, errlen, "unsupported backend '%s' (use %sstdio, file:PATH, "
+			 "unix:PATH,server,nowait, null or none)", s, allow_mon ? "mon:stdio, " : "");
 		return -1;
 	}
 	return 0;
@@ -281,12 +276,10 @@ static int debug_exit_prop(struct device_spec *d, const char *key, const char *v
 	uint64_t v;
 
 	if (strcmp(key, "iobase") && strcmp(key, "iosize")) {
-		snprintf(err, errlen, "isa-debug-exit: unknown property '%s' (iobase, iosize)",
-			 key);
+		snprintf(err, errlen, "isa-debug-exit: unknown property '%s' (iobase, iosize)", key);
 		return -1;
 	}
-	if (cli_parse_u64(val, &v) < 0 || v > 0xffff ||
-	    (!strcmp(key, "iosize") && (v < 1 || v > 4))) {
+	if (cli_parse_u64(val, &v) < 0 || v > 0xffff || (!strcmp(key, "iosize") && (v < 1 || v > 4))) {
 		snprintf(err, errlen, "isa-debug-exit: invalid %s '%s'", key, val);
 		return -1;
 	}
@@ -414,8 +407,7 @@ static int parse_boot(struct vmm_config *cfg, const struct cli_option *opt, cons
 	cfg->boot_order_buf[len] = 0;
 	for (size_t i = 0; i < len; i++)
 		if (!strchr("cdn", order[i])) {
-			snprintf(err, errlen, "invalid boot device '%c' (letters c, d, n)",
-				 order[i]);
+			snprintf(err, errlen, "invalid boot device '%c' (letters c, d, n)", order[i]);
 			return -1;
 		}
 	cfg->boot_order = cfg->boot_order_buf;
@@ -477,18 +469,17 @@ int cli_parse_machine(const char *val, struct vmm_config *cfg, char *err, size_t
 			} else if (parse_on_off(tok, v, &on, err, errlen) == 0) {
 				cfg->irqchip = on ? IRQCHIP_ON : IRQCHIP_OFF;
 			} else {
-				snprintf(err, errlen,
-					 "kernel_irqchip must be on, split or off, not '%s'", v);
+				snprintf(err, errlen, "kernel_irqchip must be on, split or off, not '%s'",
+					 v);
 				return -1;
 			}
 		} else if (eq && !strcmp(tok, "pit")) {
 			if (parse_on_off(tok, v, &pit, err, errlen) < 0)
 				return -1;
 		} else {
-			snprintf(err, errlen,
-				 "unsupported '%s%s%s' (pc, accel=kvm, "
-				 "kernel_irqchip=on|split|off, pit=on|off)",
-				 tok, eq ? "=" : "", eq ? v : "");
+			snprintf(err, errlen, "unsupported '%s%s%s' (pc, accel=kvm, "
+				 "kernel_irqchip=on|split|off, pit=on|off)", tok, eq ? "=" : "",
+				 eq ? v : "");
 			return -1;
 		}
 	}
@@ -496,8 +487,8 @@ int cli_parse_machine(const char *val, struct vmm_config *cfg, char *err, size_t
 	return 0;
 }
 
-static int parse_machine_opt(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
-			     char *err, size_t errlen)
+static int parse_machine_opt(struct vmm_config *cfg, const struct cli_option *opt,
+			     const char *val, char *err, size_t errlen)
 {
 	return cli_parse_machine(val, cfg, err, errlen);
 }
@@ -562,18 +553,15 @@ static const struct cli_option options[] = {
 	{"-drive", "file=F,...", parse_drive, 0,
 	 "disk: file=F,format=raw,if=ide|virtio|none[,index=N][,id=ID][,readonly=on]"
 	 "[,cache=writeback|writethrough|none|directsync|unsafe]"},
-	{"-snapshot", NULL, cli_parse_flag, FIELD(snapshot),
-	 "disk writes go to a temporary overlay"},
+	{"-snapshot", NULL, cli_parse_flag, FIELD(snapshot), "disk writes go to a temporary overlay"},
 	{"-bios", "FILE", cli_parse_string, FIELD(bios), "firmware image (default: SeaBIOS)"},
-	{"-boot", "order=DRIVES", parse_boot, 0,
-	 "firmware boot order: c disk, d CD-ROM, n network"},
+	{"-boot", "order=DRIVES", parse_boot, 0, "firmware boot order: c disk, d CD-ROM, n network"},
 	{"-debugcon", "DEV", parse_debugcon, 0, "port 0x402 debug console: file:PATH, stdio, null"},
 	/* The control plane: cli_control.c. */
 	{"-action", "ACTION=WHAT,...", cli_parse_action, 0,
 	 "reboot=reset|shutdown,shutdown=poweroff|pause,panic=shutdown|pause|exit-failure|none"},
 	{"-no-shutdown", NULL, cli_parse_no_shutdown, 0, "pause instead of exiting at shutdown"},
-	{"-qmp", "DEV", cli_parse_qmp, 0,
-	 "QMP on unix:PATH,server,nowait or tcp:HOST:PORT,server,nowait"},
+	{"-qmp", "DEV", cli_parse_qmp, 0, "QMP on unix:PATH,server,nowait or tcp:HOST:PORT,server,nowait"},
 	{"-chardev", "socket,id=ID,...", cli_parse_chardev_opt, 0,
 	 "a socket for -mon: path=P|fd=N|host=H,port=P,server=on,wait=off"},
 	{"-mon", "chardev=ID,mode=control", cli_parse_mon, 0, "QMP on a -chardev socket"},
@@ -628,8 +616,7 @@ static int check_stdio(const struct vmm_config *cfg, char *err, size_t errlen)
 	for (unsigned i = 0; i < cfg->n_serial; i++)
 		users += uses_stdio(&cfg->serial[i]);
 	if (users > 1) {
-		snprintf(err, errlen,
-			 "-serial/-monitor/-debugcon: stdio used by more than one device "
+		snprintf(err, errlen, "-serial/-monitor/-debugcon: stdio used by more than one device "
 			 "(use -serial mon:stdio to share it)");
 		return -1;
 	}
@@ -672,18 +659,15 @@ int cli_parse(int argc, char **argv, struct vmm_config *cfg, char *err, size_t e
 
 void cli_usage(FILE *out, const char *argv0)
 {
-	fprintf(out,
-		"usage: %s [options]\n\nvmm %s — a KVM virtual machine monitor with "
-		"QEMU's option spellings.\n\n",
-		argv0, VMM_VERSION);
+	fprintf(out, "usage: %s [options]\n\nvmm %s — a KVM virtual machine monitor with "
+		     "QEMU's option spellings.\n\n", argv0, VMM_VERSION);
 	for (size_t i = 0; i < N_OPTIONS; i++) {
 		char left[40];
 
 		if (!options[i].help)
 			continue;
 		snprintf(left, sizeof(left), "%s%s%s", options[i].name,
-			 options[i].metavar ? " " : "",
-			 options[i].metavar ? options[i].metavar : "");
+			 options[i].metavar ? " " : "", options[i].metavar ? options[i].metavar : "");
 		fprintf(out, "  %-26s %s\n", left, options[i].help);
 	}
 	fprintf(out, "\nWith mon:stdio (the default): Ctrl-A c switches between serial and "

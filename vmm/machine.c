@@ -277,7 +277,7 @@ static int setup_host(struct machine *m, char *err, size_t errlen)
 	m->host.mem = &m->mem;
 	m->host.irq = (struct irq_sink){irq_set_level, irq_msi, m};
 	m->host.fast = (struct dev_fast_ops){fast_ioeventfd, fast_route_add, fast_route_set,
-					     fast_route_del, fast_irqfd,     m};
+					     fast_route_del,	fast_irqfd,	m};
 	m->mem_map = (struct pc_mem_map){machine_map, m};
 	if (!m->host.pio || !m->host.mmio || !m->host.loop) {
 		snprintf(err, errlen, "out of memory");

@@ -26,3 +26,5 @@ INTEG_TESTS += tests/integration/control-qmp.sh
 KVM_TESTS += tests/integration/control-qmp.sh
 INTEG_TESTS += tests/integration/control-gdb.sh
 KVM_TESTS += tests/integration/control-gdb.sh
+# QEMU's -cpu models and switches, and the tests' -cpu wrapper (issue 22).
+INTEG_TESTS += tests/integration/cpu-models.sh

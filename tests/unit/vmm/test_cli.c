@@ -90,8 +90,7 @@ END_TEST
 
 START_TEST(flags)
 {
-	char *argv[] = {"vmm",	 "-nographic", "-no-reboot", "-S",
-			"-name", "guest=t1",   "--version",  NULL};
+	char *argv[] = {"vmm", "-nographic", "-no-reboot", "-S", "-name", "guest=t1", "--version", NULL};
 
 	ck_assert_int_eq(cli_parse(7, argv, &cfg, err, sizeof(err)), 0);
 	ck_assert(cfg.nographic && cfg.no_reboot && cfg.start_paused && cfg.version);
@@ -147,12 +146,10 @@ static int parse_args(const char *const *args)
 
 START_TEST(disk_options)
 {
-	const char *hdx[] = {"-hda",  "a.img", "-hdb",	"b.img",     "-hdc",
-			     "c.img", "-hdd",  "d.img", "-snapshot", NULL};
+	const char *hdx[] = {"-hda", "a.img", "-hdb", "b.img", "-hdc", "c.img", "-hdd", "d.img",
+			     "-snapshot", NULL};
 	const char *drives[] = {"-drive", "file=x.img,format=raw,if=ide,index=2,readonly=on",
-				"-drive", "file=y.img,cache=unsafe",
-				"-drive", "file=z.img",
-				NULL};
+				"-drive", "file=y.img,cache=unsafe", "-drive", "file=z.img", NULL};
 
 	ck_assert_int_eq(parse_args(hdx), 0);
 	ck_assert_str_eq(cfg.drives[0].file, "a.img");
@@ -180,12 +177,10 @@ END_TEST
 
 START_TEST(virtio_disks)
 {
-	const char *args[] = {
-		"-drive",  "file=v.img,if=virtio,cache=directsync",
-		"-drive",  "file=n.img,if=none,id=d0,readonly=on",
-		"-device", "virtio-blk-pci,drive=d0,bootindex=2,serial=SN1,addr=04.1,num-queues=4",
-		"-hda",	   "i.img",
-		NULL};
+	const char *args[] = {"-drive", "file=v.img,if=virtio,cache=directsync", "-drive",
+			      "file=n.img,if=none,id=d0,readonly=on", "-device",
+			      "virtio-blk-pci,drive=d0,bootindex=2,serial=SN1,addr=04.1,num-queues=4",
+			      "-hda", "i.img", NULL};
 
 	ck_assert_int_eq(parse_args(args), 0);
 	ck_assert_uint_eq(cfg.n_vdrives, 2);
@@ -221,8 +216,7 @@ START_TEST(disk_option_errors)
 		const char *args[8];
 		const char *msg;
 	} bad[] = {
-		{{"-hda", "a.img", "-drive", "file=b.img,index=0"},
-		 "IDE index 0 is already taken by 'a.img'"},
+		{{"-hda", "a.img", "-drive", "file=b.img,index=0"}, "IDE index 0 is already taken by 'a.img'"},
 		{{"-hda", "a.img", "-hda", "b.img"}, "already taken"},
 		{{"-drive", "file=a,index=4"}, "index must be 0 to 3"},
 		{{"-drive", "file=a,index=x"}, "index must be 0 to 3"},
@@ -247,8 +241,7 @@ START_TEST(disk_option_errors)
 		 "invalid addr '1'"},
 		{{"-drive", "file=a,if=none,id=d", "-device", "virtio-blk-pci,drive=d,addr=20"},
 		 "invalid addr '20'"},
-		{{"-drive", "file=a,if=none,id=d", "-device",
-		  "virtio-blk-pci,drive=d,num-queues=0"},
+		{{"-drive", "file=a,if=none,id=d", "-device", "virtio-blk-pci,drive=d,num-queues=0"},
 		 "invalid num-queues"},
 		{{"-drive", "file=a,if=none,id=d", "-device",
 		  "virtio-blk-pci,drive=d,serial=123456789012345678901"},
@@ -259,8 +252,8 @@ START_TEST(disk_option_errors)
 		{{"-boot", "order=x"}, "invalid boot device 'x'"},
 		{{"-boot", "order="}, "invalid boot order"},
 	};
-	const char *full[] = {"-hda", "a", "-hdb",   "b",      "-hdc", "c",
-			      "-hdd", "d", "-drive", "file=e", NULL};
+	const char *full[] = {"-hda", "a", "-hdb", "b", "-hdc", "c", "-hdd", "d",
+			      "-drive", "file=e", NULL};
 
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ck_assert_msg(parse_args(bad[i].args) == -1, "%s accepted", bad[i].args[1]);
