@@ -28,18 +28,9 @@ fi
 
 # $VMM and $VMM_ASAN for the tests: wrappers that add the conservative CPU
 # model where this host needs it (tests/vmm-cpu.sh), so that no test has to.
-wrap_cpu() { # VAR DEFAULT
-	eval "real=\${$1:-$2}"
-	case $real in */cpu-wrap/*) return ;; /*) ;; *) real=$PWD/$real ;; esac
-	mkdir -p "$logs/cpu-wrap"
-	w=$(cd "$logs/cpu-wrap" && pwd)/$1
-	printf '#!/bin/sh\nexec sh "%s" "%s" "$@"\n' "$PWD/tests/vmm-cpu.sh" "$real" >"$w"
-	chmod +x "$w"
-	eval "$1=\$w"
-	export "$1"
-}
-wrap_cpu VMM "$B/vmm"
-wrap_cpu VMM_ASAN "$B/asan/vmm"
+. tests/vmm-cpu.inc.sh
+wrap_cpu VMM "$B/vmm" "$logs"
+wrap_cpu VMM_ASAN "$B/asan/vmm" "$logs"
 
 is_kvm_test() {
 	case " ${KVM_TESTS:-} " in *" $1 "*) return 0 ;; esac
