@@ -6,6 +6,7 @@
  * while its status and enable bits are both set. */
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "devices/devices.h"
 
@@ -119,6 +120,28 @@ bool acpi_pm_rtc_wake(struct acpi_pm *pm)
 
 static const struct io_ops pm_ops = {pm_read, pm_write};
 
+/* The ACPI PM timer (issue 22): 24 bits at 3.579545 MHz, as the PIIX4's
+ * (QEMU's); Linux calibrates the TSC against it and kvm-unit-tests time
+ * port reads with it. Lock-free: it only reads the host clock. */
+#define PM_TMR_HZ 3579545ull
+
+static void tmr_read(void *opaque, uint64_t off, void *data, unsigned size)
+{
+	struct timespec ts;
+	uint64_t ns, ticks;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	ticks = ns / 1000000000ull * PM_TMR_HZ + ns % 1000000000ull * PM_TMR_HZ / 1000000000ull;
+	io_data_put(data, size, (ticks & 0xffffff) >> (8 * (off & 3)));
+}
+
+static void tmr_write(void *opaque, uint64_t off, const void *data, unsigned size)
+{
+}
+
+static const struct io_ops tmr_ops = {tmr_read, tmr_write};
+
 static void pm_reset(void *opaque)
 {
 	struct acpi_pm *pm = opaque;
@@ -155,7 +178,9 @@ struct acpi_pm *acpi_pm_new(struct dev_host *host, uint16_t base, unsigned s5_ty
 	pm->sci_irq = -1;
 	pthread_mutex_init(&pm->lock, NULL);
 	pm_reset(pm);
-	if (iobus_register(host->pio, base, PM1_LEN, &pm_ops, pm, "acpi-pm") < 0) {
+	if (iobus_register(host->pio, base, PM1_LEN, &pm_ops, pm, "acpi-pm") < 0 ||
+	    iobus_register(host->pio, base + ACPI_PM_TMR_OFF, 4, &tmr_ops, pm, "acpi-pm-tmr") < 0) {
+		iobus_unregister(host->pio, base);
 		pthread_mutex_destroy(&pm->lock);
 		free(pm);
 		return NULL;
@@ -169,6 +194,7 @@ void acpi_pm_free(struct acpi_pm *pm)
 	if (!pm)
 		return;
 	iobus_unregister(pm->host->pio, pm->base);
+	iobus_unregister(pm->host->pio, pm->base + ACPI_PM_TMR_OFF);
 	pthread_mutex_destroy(&pm->lock);
 	free(pm);
 }

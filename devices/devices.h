@@ -461,6 +461,8 @@ void acpi_pm_free(struct acpi_pm *pm);
  * guest enabled it (PWRBTN_EN), the SCI (GSI sci_irq) is raised until the
  * guest clears the status. Any thread. */
 void acpi_pm_power_button(struct acpi_pm *pm, unsigned sci_irq);
+/* The PM timer, 24 bits at 3.579545 MHz, at base + ACPI_PM_TMR_OFF. */
+#define ACPI_PM_TMR_OFF 8u
 /* ACPI S3 (issue 22): a guest write of SLP_TYP = s3_typ | SLP_EN calls
  * sleep_fn on the vCPU thread. acpi_pm_rtc_wake: the RTC alarm fired while
  * asleep; true (and RTC_STS | WAK_STS set) when the guest enabled it as a

@@ -193,6 +193,8 @@ static uint8_t *build_fadt(struct acpi_buf *b, uint32_t facs, uint32_t dsdt)
 	put_le32(t + 64, ACPI_PM_BASE + 4); /* PM1a_CNT_BLK */
 	t[88] = 4;			/* PM1_EVT_LEN */
 	t[89] = 2;			/* PM1_CNT_LEN */
+	put_le32(t + 76, ACPI_PM_BASE + 8); /* PM_TMR_BLK: acpi_pm's timer */
+	t[91] = 4;			/* PM_TMR_LEN */
 	put_le16(t + 96, 101);		/* P_LVL2_LAT > 100: no C2 */
 	put_le16(t + 98, 1001);		/* P_LVL3_LAT > 1000: no C3 */
 	put_le16(t + 109, 0);		/* IAPC_BOOT_ARCH: no legacy devices, no 8042 */

@@ -560,6 +560,12 @@ void cpuid_apply(struct kvm_cpuid2 *c, const struct cpu_spec *spec, unsigned api
 		if (l71) /* leaf 7.1 (AVX-VNNI, ...): no named model here has any */
 			l71->eax = l71->ebx = l71->ecx = l71->edx = 0;
 	}
+	/* Every model says "hypervisor" (as QEMU and Firecracker do; a KVM
+	 * nested on another may not report it): without it Linux takes itself
+	 * for bare hardware, never looks at the KVM leaves, and runs without
+	 * kvmclock (refined-jiffies when the TSC cannot be calibrated).
+	 * -hypervisor still turns it off. */
+	set_feature(c, &features[feature_index("hypervisor", 10)], true);
 	apply_switches(c, spec, offered);
 	fix_xsave(c);
 	set_vendor_and_phys_bits(c, spec);

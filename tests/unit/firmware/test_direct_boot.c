@@ -452,6 +452,8 @@ START_TEST(acpi_rsdp_in_bios_area_s3_and_waking_vector)
 	facs = *(uint32_t *)(ram + fadt + 36);
 	dsdt = *(uint32_t *)(ram + fadt + 40);
 	ck_assert_mem_eq(ram + facs, "FACS", 4);
+	ck_assert_uint_eq(*(uint32_t *)(ram + fadt + 76), ACPI_PM_BASE + ACPI_PM_TMR_OFF);
+	ck_assert_uint_eq(ram[fadt + 91], 4); /* PM_TMR_LEN */
 	for (uint32_t i = 36; i + 10 < *(uint32_t *)(ram + dsdt + 4); i++)
 		s3 |= !memcmp(ram + dsdt + i, "_S3_\x12\x08\x04\x0a\x01", 9);
 	ck_assert(s3);
@@ -486,6 +488,16 @@ START_TEST(acpi_pm_s3_and_rtc_wake)
 	ck_assert(acpi_pm_rtc_wake(pm));
 	iobus_read(host.pio, ACPI_PM_BASE, &v, 2);
 	ck_assert_uint_eq(v, 0x8400); /* WAK_STS | RTC_STS */
+	{ /* the PM timer: 3.579545 MHz, 24 bits */
+		uint32_t t0 = 0, t1 = 0;
+
+		iobus_read(host.pio, ACPI_PM_BASE + ACPI_PM_TMR_OFF, &t0, 4);
+		usleep(20000);
+		iobus_read(host.pio, ACPI_PM_BASE + ACPI_PM_TMR_OFF, &t1, 4);
+		ck_assert_uint_lt(t0 | t1, 1u << 24);
+		ck_assert_uint_ge((t1 - t0) & 0xffffff, 71590);	 /* >= 20 ms */
+		ck_assert_uint_lt((t1 - t0) & 0xffffff, 3579545); /* < 1 s */
+	}
 	acpi_pm_free(pm);
 	iobus_free(host.pio);
 }

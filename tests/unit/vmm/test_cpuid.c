@@ -128,6 +128,24 @@ START_TEST(named_models)
 			 0);
 	cpuid_apply(c, &s, 0);
 	ck_assert_uint_eq(c->entries[0].ecx, 1u | 1u << 13 | 1u << 21 | 1u << 24 | 1u << 31);
+	free(c);
+
+	/* The hypervisor bit even where KVM does not report it (nested KVM). */
+	c = fake_host();
+	c->entries[0].ecx &= ~(1u << 31);
+	cpu_spec_parse("host", &s, err, sizeof(err));
+	cpuid_apply(c, &s, 0);
+	ck_assert_uint_eq(c->entries[0].ecx >> 31, 1);
+	free(c);
+	c = fake_host();
+	cpu_spec_parse("host,-hypervisor", &s, err, sizeof(err));
+	cpuid_apply(c, &s, 0);
+	ck_assert_uint_eq(c->entries[0].ecx >> 31, 0);
+	free(c);
+
+	c = fake_host();
+	cpu_spec_parse("qemu64,+x2apic,+tsc-deadline,+mpx", &s, err, sizeof(err));
+	cpuid_apply(c, &s, 0);
 	ck_assert_uint_eq(c->entries[1].ebx, 0); /* +mpx: KVM lacks it */
 	ck_assert_uint_eq(c->entries[5].edx, 1u << 11 | 1u << 20 | 1u << 29);
 	ck_assert_uint_eq(c->entries[5].ecx, 1);			     /* lahf-lm */
