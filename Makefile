@@ -35,6 +35,9 @@ endif
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(OPT) $(WARN) -Ibuild -I. $(CFLAGS)
 LDFLAGS_ALL := -pthread $(filter -fsanitize=%,$(OPT)) $(LDFLAGS)
 
+# What libdevices.a needs at link time, after every archive (liburing).
+DEVICES_LIBS = $(URING_LIBS)
+
 # obj SOURCES: the object files for C sources, under $(B)/obj.
 obj = $(patsubst %.c,$(B)/obj/%.o,$(filter %.c,$(1)))
 
@@ -51,7 +54,7 @@ endef
 define program
 $(B)/$(1): $(call obj,$(2)) $(addprefix $(B)/,$(3))
 	@mkdir -p $$(@D)
-	$$(CC) $$(LDFLAGS_ALL) -o $$@ $$(filter %.o %.a,$$^) $(4)
+	$$(CC) $$(LDFLAGS_ALL) -o $$@ $$(filter %.o %.a,$$^) $(4) $$(DEVICES_LIBS)
 PROGRAMS += $(B)/$(1)
 endef
 
@@ -59,7 +62,7 @@ endef
 define unit_test
 $(B)/tests/unit/$(1): $(call obj,$(2)) $(addprefix $(B)/,$(3))
 	@mkdir -p $$(@D)
-	$$(CC) $$(LDFLAGS_ALL) -o $$@ $$(filter %.o %.a,$$^) $(4) $$(CHECK_LIBS)
+	$$(CC) $$(LDFLAGS_ALL) -o $$@ $$(filter %.o %.a,$$^) $(4) $$(DEVICES_LIBS) $$(CHECK_LIBS)
 $(call obj,$(2)): EXTRA_CFLAGS += $$(CHECK_CFLAGS)
 UNIT_TESTS += $(B)/tests/unit/$(1)
 endef
@@ -79,7 +82,7 @@ KVM_BENCHES :=
 EXTRA_TARGETS :=
 BENCHES :=
 
-MODULES := kernel/kvm devices firmware netstack netstack/usernet regdb vmm tests/guest tests bench
+MODULES := kernel/kvm devices firmware netstack netstack/usernet regdb vmm tests/guest devices/wlan tests bench
 include $(wildcard $(addsuffix /module.mk,$(MODULES)))
 
 $(B)/obj/%.o: %.c $(CONFIG)

@@ -6,3 +6,8 @@ EXTRA_TARGETS += $(B)/raw-kvm-loop
 # virtio-blk (issue 14): the kit's virtio-blk-bench.elf under vmm and QEMU.
 BENCHES += bench/virtio-blk.sh
 KVM_BENCHES += bench/virtio-blk.sh
+# virtio-net (issue 15): the kit's virtio-net.elf (bench=1) under vmm
+# (netstack and libslirp) and QEMU against a host UDP echo server.
+$(eval $(call program,net-udp-echo,bench/net-udp-echo.c,,))
+BENCHES += bench/virtio-net-udp.sh
+KVM_BENCHES += bench/virtio-net-udp.sh

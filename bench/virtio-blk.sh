@@ -2,7 +2,9 @@
 # virtio-blk.sh [MB] [IOS] [ROUNDS] — virtio-blk throughput, build/vmm vs
 # qemu-system-x86_64 -enable-kvm, side by side, the same kit payload
 # (tests/guest/virtio-blk-bench.c) and the same disk and cache mode
-# (CACHE, default none = O_DIRECT on both):
+# (CACHE, default none = O_DIRECT on both) and, when AIO is set
+# (io_uring or threads), the same aio= mode on both (else each one's
+# default):
 #
 #   seq-write, seq-read   MB MiB (default 128) in 1 MiB requests, 4 in flight
 #   rand-read-qd1/qd32    IOS (default 4000) 4 KiB random reads
@@ -23,6 +25,7 @@ B=${B:-build}
 VMM=${VMM:-$B/vmm}
 PAYLOAD=$B/tests/guest/virtio-blk-bench.elf
 CACHE=${CACHE:-none}
+AIO=${AIO:-}
 MB=${1:-128} IOS=${2:-4000} ROUNDS=${3:-3}
 [ -e /dev/kvm ] || { echo "skipped: /dev/kvm is absent"; exit 77; }
 command -v qemu-system-x86_64 >/dev/null || { echo "skipped: no qemu-system-x86_64"; exit 77; }
@@ -49,7 +52,7 @@ side_vmm() {
 	a=$1
 	shift
 	"$@" "$VMM" -m 64 -nographic -device isa-debug-exit,iobase=0xf4,iosize=4 \
-		-drive "file=$img,if=none,id=d0,format=raw,cache=$CACHE" \
+		-drive "file=$img,if=none,id=d0,format=raw,cache=$CACHE${AIO:+,aio=$AIO}" \
 		-device virtio-blk-pci,drive=d0 -kernel "$PAYLOAD" -append "$a"
 }
 
@@ -58,7 +61,7 @@ side_qemu() {
 	shift
 	"$@" qemu-system-x86_64 -enable-kvm -m 64 -nographic \
 		-device isa-debug-exit,iobase=0xf4,iosize=4 \
-		-drive "file=$img,if=none,id=d0,format=raw,cache=$CACHE" \
+		-drive "file=$img,if=none,id=d0,format=raw,cache=$CACHE${AIO:+,aio=$AIO}" \
 		-device virtio-blk-pci,drive=d0 -kernel "$PAYLOAD" -append "$a"
 }
 
@@ -145,4 +148,4 @@ for p in $phases; do
 	printf '%-16s %8s %-4s %8s %-4s %7s   %s, %s\n' "$p" "$v" "$u" "$q" "$u" "$ratio" "$vx" "$qx"
 	i=$((i + 1))
 done
-echo "($ROUNDS rounds, medians; cache=$CACHE; MB=$MB IOS=$IOS)"
+echo "($ROUNDS rounds, medians; cache=$CACHE${AIO:+ aio=$AIO}; MB=$MB IOS=$IOS)"

@@ -509,3 +509,37 @@ void block_get_stats(struct block_dev *b, struct block_stats *s)
 	s->discard_ops = atomic_load(&b->discard_ops);
 	s->failed_ops = atomic_load(&b->failed_ops);
 }
+
+/* ------------------------------------ for an asynchronous engine (aio) */
+
+int block_direct_fd(struct block_dev *b, bool write, uint64_t sector, const struct iovec *iov,
+		    int iovcnt)
+{
+	size_t len = iov_bytes(iov, iovcnt);
+
+	if ((write && b->read_only) || len % BLOCK_SECTOR_SIZE ||
+	    !in_range(b, sector, len / BLOCK_SECTOR_SIZE) || b->overlay_fd >= 0 ||
+	    (is_direct(b->cache) && !iov_aligned(iov, iovcnt)))
+		return -1;
+	return b->fd;
+}
+
+void block_account(struct block_dev *b, bool write, uint64_t bytes)
+{
+	atomic_fetch_add_explicit(write ? &b->wr_ops : &b->rd_ops, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(write ? &b->wr_bytes : &b->rd_bytes, bytes,
+				  memory_order_relaxed);
+}
+
+void block_account_failed(struct block_dev *b)
+{
+	atomic_fetch_add_explicit(&b->failed_ops, 1, memory_order_relaxed);
+}
+
+int block_flush_fd(struct block_dev *b)
+{
+	atomic_fetch_add_explicit(&b->flush_ops, 1, memory_order_relaxed);
+	if (b->read_only || b->overlay_fd >= 0 || b->cache == BLOCK_CACHE_UNSAFE)
+		return -1;
+	return b->fd;
+}

@@ -407,6 +407,51 @@ struct block_stats {
 	uint64_t rd_bytes, wr_bytes, rd_ops, wr_ops, flush_ops, discard_ops, failed_ops;
 };
 void block_get_stats(struct block_dev *b, struct block_stats *s);
+/* For an asynchronous engine (block_aio.c) issuing requests on the file
+ * itself. block_direct_fd: the descriptor a vectored request can go to
+ * as it is (writable, in range, whole sectors, no -snapshot overlay,
+ * buffers O_DIRECT accepts), else -1: use block_readv/block_writev.
+ * block_account/_failed: count a request served that way in
+ * block_get_stats. block_flush_fd: counts a flush; the descriptor to
+ * fdatasync, or -1 when there is nothing to make durable. */
+int block_direct_fd(struct block_dev *b, bool write, uint64_t sector, const struct iovec *iov,
+		    int iovcnt);
+void block_account(struct block_dev *b, bool write, uint64_t bytes);
+void block_account_failed(struct block_dev *b);
+int block_flush_fd(struct block_dev *b);
+
+/* block_aio.c: asynchronous requests on a block_dev through io_uring
+ * (QEMU's aio=io_uring), a request's own buffers straight to the file.
+ * Queue any number, hand them to the kernel with one block_aio_submit,
+ * and reap the completions when block_aio_fd (an eventfd) is readable.
+ * Not thread-safe: one thread (a device's I/O thread) owns it. */
+enum block_aio_mode { BLOCK_AIO_DEFAULT, BLOCK_AIO_THREADS, BLOCK_AIO_IO_URING };
+const char *block_aio_mode_name(enum block_aio_mode m); /* "threads", "io_uring" */
+struct block_aio;
+/* NULL when the kernel refuses io_uring (seccomp, old kernel, limits):
+ * said once per process on stderr; the caller serves requests itself. */
+struct block_aio *block_aio_new(struct block_dev *b, unsigned depth);
+/* Waits for what is in flight, dropping the completions. */
+void block_aio_free(struct block_aio *a);
+int block_aio_fd(const struct block_aio *a);
+/* Queue a read/write of iov (copied; the buffers must stay valid until
+ * the completion): 0, or -1 when block_direct_fd refuses it (the caller
+ * uses block_readv/block_writev). */
+int block_aio_rw(struct block_aio *a, bool write, uint64_t sector, const struct iovec *iov,
+		 int iovcnt, void *cookie);
+/* Queue a flush (fdatasync) that starts only after every request queued
+ * before it has completed: 0, or 1 when there is nothing to make
+ * durable (the flush succeeded at once). */
+int block_aio_flush(struct block_aio *a, void *cookie);
+void block_aio_submit(struct block_aio *a);
+/* Call done(opaque, cookie, 0 or -errno) for every completed request:
+ * how many. */
+unsigned block_aio_reap(struct block_aio *a, void (*done)(void *opaque, void *cookie, int r),
+			void *opaque);
+unsigned block_aio_in_flight(const struct block_aio *a);
+/* Wait until nothing is in flight, reaping as block_aio_reap does. */
+void block_aio_wait_all(struct block_aio *a, void (*done)(void *opaque, void *cookie, int r),
+			void *opaque);
 
 /* PIIX3 IDE at 00:01.1: two channels in compatibility mode (0x1f0/0x3f6
  * IRQ 14, 0x170/0x376 IRQ 15) and bus-master DMA through BAR 4. Drive
@@ -629,5 +674,85 @@ struct pc_testdev *pc_testdev_new(struct dev_host *host, struct pci_bus *pci);
 void pc_testdev_free(struct pc_testdev *t);
 
 /* ------------------------------ end of kvm-unit-tests devices section */
+/* ------------------------------------------- virtual NIC (issue 15) ----
+ * Network backends (-netdev user|tap) behind one small interface. A NIC
+ * (virtio-net) hands over the guest's frames with their virtio-net header
+ * (the offload request: partial checksum, TSO) and takes the host's
+ * frames through its rx callback. Everything runs on the NIC's I/O
+ * thread (under its transport lock): send/flush when the guest
+ * transmits, poll when fd is readable or timeout_ms passed. */
+
+struct iovec;
+struct virtio_net_hdr;
+struct usernet;
+struct netdev;
+
+/* Offloads a backend takes on send (the NIC offers them to the guest
+ * as CSUM, HOST_TSO4/6, HOST_ECN). */
+enum {
+	NETDEV_OFF_CSUM = 1,
+	NETDEV_OFF_TSO4 = 2,
+	NETDEV_OFF_TSO6 = 4,
+	NETDEV_OFF_ECN = 8,
+};
+
+/* A frame for the guest. hdr: its offload state (NEEDS_CSUM/GSO from a
+ * TAP with vnet_hdr, DATA_VALID from user networking), which the NIC
+ * checks against what the guest negotiated. The NIC copies it: into
+ * the guest's buffers, into a bounded backlog while they are full, or
+ * it drops it (counted). A backend that can hold frames back (a TAP's
+ * kernel queue) asks can_rx first. */
+typedef void (*netdev_rx_fn)(void *opaque, const struct virtio_net_hdr *hdr, const void *frame,
+			     size_t len);
+
+struct netdev_ops {
+	const char *type; /* QEMU's: "user", "tap" */
+	/* One guest frame of len bytes in iov, checked by the NIC: 0, or
+	 * -errno (dropped, counted by the NIC). */
+	int (*send)(struct netdev *nd, const struct virtio_net_hdr *hdr, const struct iovec *iov,
+		    int iovcnt, size_t len);
+	/* The end of a batch of sends: relay to the host now (optional). */
+	void (*flush)(struct netdev *nd);
+	int (*fd)(struct netdev *nd);	      /* readable when poll has work; -1 */
+	int (*timeout_ms)(struct netdev *nd); /* poll due in ms; -1 none */
+	void (*poll)(struct netdev *nd);      /* host side work; frames to rx */
+	/* The receive offloads the guest accepted (NETDEV_OFF_*: GUEST_CSUM,
+	 * GUEST_TSO4/6, GUEST_ECN), for a backend that can produce them. */
+	void (*set_rx_offloads)(struct netdev *nd, unsigned off);
+	/* QEMU's `info network` details: "net=10.0.2.0,restrict=off". */
+	int (*info)(struct netdev *nd, char *buf, size_t len);
+	void (*free)(struct netdev *nd);
+};
+
+struct netdev {
+	const struct netdev_ops *ops;
+	char id[32];
+	unsigned offloads; /* NETDEV_OFF_* taken on send */
+	/* Its fd stays readable until it reads: the NIC stops watching it
+	 * while can_rx is false (a TAP), instead of backlogging. */
+	bool rx_flow_control;
+	/* Receive moderation that suits it: while its fd signals in a stream
+	 * (< 1 ms apart) the NIC waits this long before polling it, so a
+	 * wake-up carries a batch (0: none). bench/README.md, virtio-net. */
+	unsigned coalesce_us;
+	/* Set by the NIC that uses it. */
+	netdev_rx_fn rx;
+	bool (*can_rx)(void *opaque); /* room for a frame now? */
+	void *rx_opaque;
+	struct usernet *usernet; /* type user: for the monitor (hostfwd, stats) */
+};
+
+void netdev_free(struct netdev *nd);
+
+/* -netdev user,id=ID,OPTIONS (QEMU's: net=A/LEN, host=, dns=,
+ * dhcpstart=, hostfwd= (repeatable), restrict=on|off, ipv6=on|off,
+ * ipv6-net=, ipv6-host=, ipv6-dns=, hostname=, domainname=, plus
+ * impl=netstack|slirp). opts is the text after "user," (id= included
+ * or not). NULL with a one-line reason in err. */
+struct netdev *netdev_user_new(const char *id, const char *opts, char *err, size_t errlen);
+/* -netdev tap,id=ID,ifname=NAME,script=no,downscript=no[,vnet_hdr=on|off]. */
+struct netdev *netdev_tap_new(const char *id, const char *opts, char *err, size_t errlen);
+
+/* ------------------------------------------ end of virtual NIC section */
 
 #endif /* VMM_DEVICES_H */

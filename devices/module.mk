@@ -1,7 +1,7 @@
 # devices/ — the device model: buses, guest RAM access, event loop, devices.
 # Add new device sources to devices_SRCS (one file per device).
 devices_SRCS := $(wildcard devices/*.c devices/virtio/*.c)
-$(eval $(call static_lib,devices,$(devices_SRCS),))
+$(eval $(call static_lib,devices,$(devices_SRCS),$(URING_CFLAGS)))
 # PC platform (issue 5) unit tests
 $(eval $(call unit_test,devices_pci,tests/unit/devices/test_pci.c,libdevices.a,))
 $(eval $(call unit_test,devices_ide,tests/unit/devices/test_ide.c,libdevices.a,))
@@ -19,11 +19,13 @@ LINUX_TESTS += tests/integration/seabios-grub.sh
 LINUX_TESTS += tests/integration/seabios-syslinux.sh
 BENCHES += bench/seabios-boot.sh
 KVM_BENCHES += bench/seabios-boot.sh
-$(eval $(call unit_test,vmm_exit_stats,tests/unit/vmm/test_exit_stats.c,libvmm.a libfirmware.a libdevices.a libkvm.a,$(LZ4_LIBS)))
+$(eval $(call unit_test,vmm_exit_stats,tests/unit/vmm/test_exit_stats.c,libvmm.a libfirmware.a libdevices.a libwlan.a libregdb.a libusernet.a libnetstack.a libkvm.a,$(LZ4_LIBS) $(JANSSON_LIBS) $(SLIRP_LIBS) $$(WLAN_LDLIBS)))
 # virtio (issue 14): the queue code against hand-built rings, the PCI
 # transport and virtio-blk with a fake host (no KVM)
 $(eval $(call unit_test,virtio_queue,tests/unit/virtio/test_queue.c,libdevices.a,))
 $(eval $(call unit_test,virtio_blk,tests/unit/virtio/test_virtio_blk.c,libdevices.a,))
+# virtio-net (issue 15): header checks, receive filling, control queue
+$(eval $(call unit_test,virtio_net,tests/unit/virtio/test_virtio_net.c,libdevices.a,))
 INTEG_TESTS += tests/integration/seabios-virtio.sh
 KVM_TESTS += tests/integration/seabios-virtio.sh
 # Interrupt controllers (issue 17) unit tests

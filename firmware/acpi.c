@@ -151,18 +151,46 @@ static size_t pci0_aml(uint8_t *out)
 	return aml_pkg(out, "\x10", 1, prt, n);
 }
 
-static uint8_t *build_dsdt(struct acpi_buf *b)
+/* Scope (\_SB) { Device (PEVT) { _HID "QEMU0001", _STA 0xF, _CRS IO
+ * (Decode16, port, port, 1, 1) } }: QEMU's pvpanic device, which Linux's
+ * pvpanic driver (pvpanic-mmio, also for I/O ports) binds to. */
+static size_t pvpanic_aml(uint8_t *out, uint16_t port)
 {
-	uint8_t aml[PCI0_AML_MAX + 64];
-	size_t pci0 = pci0_aml(aml);
-	size_t len = SDT_HDR_LEN + sizeof(dsdt_aml) + pci0 + sizeof(dsdt_s3_aml);
-	uint8_t *t = sdt(b, "DSDT", len, 2);
+	uint8_t dev[64] = {
+		'P', 'E', 'V', 'T',
+		0x08, '_', 'H', 'I', 'D', 0x0d, 'Q', 'E', 'M', 'U', '0', '0', '0', '1', 0x00,
+		0x08, '_', 'S', 'T', 'A', 0x0a, 0x0f,
+		0x08, '_', 'C', 'R', 'S', 0x11, 13, 0x0a, 10, /* Buffer (10) */
+		0x47, 0x01, 0, 0, 0, 0, 0x01, 0x01,	       /* IO (Decode16, ...) */
+		0x79, 0x00,				       /* EndTag */
+	};
+	const size_t d = 45, io = 35;
+	uint8_t scope[80];
+	size_t n;
 
+	put_le16(dev + io + 2, port);
+	put_le16(dev + io + 4, port);
+	memcpy(scope, "\x5c_SB_", 5);
+	n = 5 + aml_pkg(scope + 5, "\x5b\x82", 2, dev, d);
+	return aml_pkg(out, "\x10", 1, scope, n);
+}
+
+static uint8_t *build_dsdt(struct acpi_buf *b, uint16_t pvpanic_port)
+{
+	uint8_t aml[PCI0_AML_MAX + 64 + 96];
+	size_t pci0 = pci0_aml(aml);
+	size_t len;
+	uint8_t *t;
+
+	if (pvpanic_port)
+		pci0 += pvpanic_aml(aml + pci0, pvpanic_port);
+	len = SDT_HDR_LEN + sizeof(dsdt_aml) + pci0 + sizeof(dsdt_s3_aml);
+	t = sdt(b, "DSDT", len, 2);
 	if (!t)
 		return NULL;
 	memcpy(t + SDT_HDR_LEN, dsdt_aml, sizeof(dsdt_aml));
-	memcpy(t + SDT_HDR_LEN + sizeof(dsdt_aml), aml, pci0);
-	memcpy(t + len - sizeof(dsdt_s3_aml), dsdt_s3_aml, sizeof(dsdt_s3_aml));
+	memcpy(t + SDT_HDR_LEN + sizeof(dsdt_aml), dsdt_s3_aml, sizeof(dsdt_s3_aml));
+	memcpy(t + SDT_HDR_LEN + sizeof(dsdt_aml) + sizeof(dsdt_s3_aml), aml, pci0);
 	sdt_done(t, len);
 	return t;
 }
@@ -198,8 +226,11 @@ static uint8_t *build_fadt(struct acpi_buf *b, uint32_t facs, uint32_t dsdt)
 	put_le16(t + 96, 101);		/* P_LVL2_LAT > 100: no C2 */
 	put_le16(t + 98, 1001);		/* P_LVL3_LAT > 1000: no C3 */
 	put_le16(t + 109, 0);		/* IAPC_BOOT_ARCH: no legacy devices, no 8042 */
-	/* WBINVD works, PROC_C1, power and sleep buttons are not fixed. */
-	put_le32(t + 112, (1u << 0) | (1u << 2) | (1u << 4) | (1u << 5));
+	/* WBINVD works, PROC_C1; PWR_BUTTON clear: the power button is the
+	 * fixed-feature one in PM1 (devices/acpi_pm.c, QMP system_powerdown),
+	 * which Linux's button driver only registers when told so. No sleep
+	 * button (SLP_BUTTON set: not fixed, and no control-method one). */
+	put_le32(t + 112, (1u << 0) | (1u << 2) | (1u << 5));
 	put_le64(t + 140, dsdt);		/* X_DSDT */
 	sdt_done(t, FADT_LEN);
 	return t;
@@ -260,7 +291,7 @@ static uint8_t *build_xsdt(struct acpi_buf *b, const uint32_t *ents, unsigned n,
 	return t;
 }
 
-int acpi_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus)
+int acpi_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, uint16_t pvpanic_port)
 {
 	struct acpi_buf b = {.base = buf, .len = len, .gpa = gpa};
 	uint8_t *rsdp, *dsdt, *facs, *fadt, *madt, *xsdt, *rsdt;
@@ -269,7 +300,7 @@ int acpi_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus)
 	if (ncpus == 0 || ncpus > 254)
 		return -EINVAL;
 	rsdp = take(&b, RSDP_LEN, 16);
-	dsdt = build_dsdt(&b);
+	dsdt = build_dsdt(&b, pvpanic_port);
 	facs = build_facs(&b);
 	if (!rsdp || !dsdt || !facs)
 		return -ENOSPC;

@@ -18,37 +18,41 @@
  * (and the only one kvm-unit-tests scan). */
 #define BIOS_AREA_RSDP_GPA 0xe0000u
 
-int fw_tables_build(struct guest_mem *mem, unsigned ncpus, uint64_t *rsdp, char *err,
-		    size_t errlen)
+int fw_tables_build(const struct boot_request *req, uint64_t *rsdp, char *err, size_t errlen)
 {
+	struct guest_mem *mem = req->mem;
+	unsigned ncpus = req->ncpus;
 	uint8_t *buf = guest_mem_ptr(mem, FW_TABLES_GPA, FW_TABLES_SIZE);
 	uint16_t ebda_seg = FW_TABLES_GPA >> 4;
-	int acpi, mp;
+	int len = 0, mp;
 
 	if (!buf || guest_mem_write(mem, BDA_EBDA_SEG, &ebda_seg, 2) < 0) {
 		snprintf(err, errlen, "guest RAM does not cover the BIOS tables at %#x",
 			 FW_TABLES_GPA);
 		return -EFAULT;
 	}
-	acpi = acpi_build(buf, FW_TABLES_SIZE, FW_TABLES_GPA, ncpus);
-	if (acpi < 0) {
-		snprintf(err, errlen, "ACPI tables for %u CPUs: %s", ncpus, strerror(-acpi));
-		return acpi;
+	memset(buf, 0, FW_TABLES_SIZE); /* no RSDP left from an earlier boot */
+	if (!req->no_acpi)
+		len = acpi_build(buf, FW_TABLES_SIZE, FW_TABLES_GPA, ncpus, req->pvpanic_port);
+	if (len < 0) {
+		snprintf(err, errlen, "ACPI tables for %u CPUs: %s", ncpus, strerror(-len));
+		return len;
 	}
-	acpi = (acpi + 15) & ~15;
+	len = (len + 15) & ~15;
 	/* The MP floating pointer must sit in the last KiB of base memory,
 	 * which FW_TABLES_GPA + 0xc00 is; the config table follows it. */
-	if (acpi > 0xc00)
-		return snprintf(err, errlen, "ACPI tables too large (%d bytes)", acpi), -ENOSPC;
+	if (len > 0xc00)
+		return snprintf(err, errlen, "ACPI tables too large (%d bytes)", len), -ENOSPC;
 	mp = mptable_build(buf + 0xc00, FW_TABLES_SIZE - 0xc00, FW_TABLES_GPA + 0xc00, ncpus);
 	if (mp < 0) {
 		snprintf(err, errlen, "MP table for %u CPUs: %s", ncpus, strerror(-mp));
 		return mp;
 	}
 	if (rsdp)
-		*rsdp = FW_TABLES_GPA;
+		*rsdp = req->no_acpi ? 0 : FW_TABLES_GPA;
 	/* no shadow RAM there (a bare guest_mem in tests): the EBDA copy stays */
-	guest_mem_write(mem, BIOS_AREA_RSDP_GPA, buf, RSDP_V2_LEN);
+	if (!req->no_acpi)
+		guest_mem_write(mem, BIOS_AREA_RSDP_GPA, buf, RSDP_V2_LEN);
 	return 0;
 }
 

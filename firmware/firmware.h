@@ -69,6 +69,8 @@ struct boot_request {
 	unsigned ncpus;
 	struct guest_mem *mem;
 	const struct e820_map *e820;
+	bool no_acpi; /* -no-acpi: the MP table only */
+	uint16_t pvpanic_port; /* -device pvpanic's, for the DSDT; 0: none */
 };
 
 /* Every loader has this shape: 0 and *cpu filled; -ENOEXEC when the image
@@ -117,21 +119,24 @@ int mptable_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus);
 /* ACPI 2.0+ tables (RSDP, XSDT, RSDT, FADT with a PM1 block at
  * ACPI_PM_BASE, FACS, DSDT with _S5, MADT for ncpus CPUs + IOAPIC + the
  * SCI source override) into buf seen at gpa; the RSDP is first, at gpa.
- * Returns bytes used or -ENOSPC / -EINVAL. */
-int acpi_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus);
+ * With pvpanic_port, the DSDT also describes the pvpanic device there
+ * (QEMU0001), so Linux's pvpanic driver binds. Returns bytes used or
+ * -ENOSPC / -EINVAL. */
+int acpi_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, uint16_t pvpanic_port);
 /* Direct boot has no BIOS to program the PIIX3's PIRQ routing: the
  * machine sets PIRQA-D to pc_pirq_gsi[] (SeaBIOS's choice) and the DSDT's
  * _PRT says where INTA of each PCI slot arrives. */
 extern const uint8_t pc_pirq_gsi[4];
 unsigned pc_pci_slot_gsi(unsigned slot);
 /* Both of the above into guest RAM at FW_TABLES_GPA (ACPI first, then MP),
- * and the EBDA pointer at 0x40e. Call once per -kernel boot; 0 or -errno
- * with a one-line reason in err. *rsdp gets the RSDP address. */
+ * and the EBDA pointer at 0x40e, for req's guest (RAM, vCPUs, pvpanic).
+ * Call once per -kernel boot; 0 or -errno with a one-line reason in err.
+ * *rsdp gets the RSDP address; with req->no_acpi (-no-acpi) only the MP
+ * table is written and *rsdp is 0. */
 /* The OS waking vector the guest wrote into the FACS of the tables
  * fw_tables_build made (ACPI S3 resume); 0 when none. */
 uint32_t fw_acpi_waking_vector(const struct guest_mem *mem);
-int fw_tables_build(struct guest_mem *mem, unsigned ncpus, uint64_t *rsdp, char *err,
-		    size_t errlen);
+int fw_tables_build(const struct boot_request *req, uint64_t *rsdp, char *err, size_t errlen);
 /* Copy src to dst with [FW_TABLES_GPA, +FW_TABLES_SIZE) marked reserved
  * (splitting RAM entries as needed). 0 or -ENOSPC. */
 int fw_e820_with_tables(const struct e820_map *src, struct e820_map *dst);
@@ -196,6 +201,8 @@ struct pc_fw_config {
 	 * the -boot order ones in `bootorder`; NULL for none. */
 	const char *bootindex_paths;
 	bool boot_menu;		  /* -boot menu=on */
+	bool boot_strict;	  /* -boot strict=on: HALT ends bootorder */
+	const uint8_t *uuid;	  /* -uuid (16 bytes, RFC 4122 order); NULL: zero */
 	bool nographic;
 };
 

@@ -130,6 +130,10 @@ int pc_fw_cfg_setup(struct fw_cfg *f, const struct pc_fw_config *c, char *err, s
 				   c->bootindex_paths ? c->bootindex_paths : "");
 	if (n_paths < sizeof(paths))
 		n_paths += boot_order_paths(order, paths + n_paths, sizeof(paths) - n_paths);
+	if (c->boot_strict && n_paths < sizeof(paths)) /* SeaBIOS tries nothing else */
+		n_paths += (size_t)snprintf(paths + n_paths, sizeof(paths) - n_paths, "HALT\n");
+	if (c->uuid)
+		memcpy(uuid, c->uuid, sizeof(uuid));
 	ret |= fw_cfg_add_u64(f, FW_CFG_RAM_SIZE, c->ram_size);
 	ret |= fw_cfg_add_u16(f, FW_CFG_NB_CPUS, (uint16_t)c->ncpus);
 	ret |= fw_cfg_add_u16(f, FW_CFG_MAX_CPUS, (uint16_t)c->ncpus);

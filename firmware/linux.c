@@ -350,7 +350,7 @@ int linux_load(const struct boot_request *req, struct boot_cpu_state *cpu, char 
 	ret = load_unpacked(req, &bz, load, &entry, err, errlen);
 	if (ret)
 		return ret;
-	ret = fw_tables_build(req->mem, req->ncpus, &rsdp, err, errlen);
+	ret = fw_tables_build(req, &rsdp, err, errlen);
 	if (ret)
 		return ret;
 	ret = fw_write_cmdline(req, bz.cmdline_size ? bz.cmdline_size : 256, err, errlen);

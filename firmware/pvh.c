@@ -186,7 +186,7 @@ int pvh_load(const struct boot_request *req, struct boot_cpu_state *cpu, char *e
 		return snprintf(err, errlen, "e820: too many entries"), -ENOSPC;
 	ret = fw_elf_load_segments(req, req->kernel, req->kernel_size, &end, err, errlen);
 	if (!ret)
-		ret = fw_tables_build(req->mem, req->ncpus, &rsdp, err, errlen);
+		ret = fw_tables_build(req, &rsdp, err, errlen);
 	if (!ret)
 		ret = fw_write_cmdline(req, 2048, err, errlen);
 	if (!ret)

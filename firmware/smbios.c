@@ -65,7 +65,7 @@ static void header(uint8_t *a, uint8_t type, uint8_t len, uint16_t handle)
 	put_le16(a + 2, handle);
 }
 
-static void put_system(struct smbios_out *o)
+static void put_system(struct smbios_out *o, const uint8_t *uuid)
 {
 	static const char *const strs[] = {"vmm", "vmm PC (i440FX + PIIX3)", VMM_VERSION};
 	uint8_t a[0x1b];
@@ -74,7 +74,15 @@ static void put_system(struct smbios_out *o)
 	a[4] = 1;	/* manufacturer */
 	a[5] = 2;	/* product */
 	a[6] = 3;	/* version */
-	a[0x18] = 0x06; /* wake-up: power switch; UUID (8-23) stays zero */
+	a[0x18] = 0x06; /* wake-up: power switch */
+	/* UUID (8-23): SMBIOS 2.6+ stores its first three fields little-endian. */
+	if (uuid) {
+		static const uint8_t order[16] = {3, 2, 1,  0,	5,  4,	7,  6,
+						  8, 9, 10, 11, 12, 13, 14, 15};
+
+		for (unsigned i = 0; i < 16; i++)
+			a[8 + i] = uuid[order[i]];
+	}
 	put_struct(o, a, strs, 3);
 }
 
@@ -181,7 +189,7 @@ int smbios_build(const struct pc_fw_config *c, uint8_t anchor[SMBIOS_ANCHOR_LEN]
 	uint64_t below, above;
 
 	pc_ram_split(c, &below, &above);
-	put_system(&o);
+	put_system(&o, c->uuid);
 	put_chassis(&o);
 	for (unsigned i = 0; i < c->ncpus; i++)
 		put_cpu(&o, i);

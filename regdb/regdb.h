@@ -85,6 +85,9 @@ uint32_t regdb_flag_from_name(const char *name);
 struct regdb_domain *regdb_domain_new(const char *alpha2, enum regdb_dfs_region dfs,
 				      unsigned int n_rules);
 bool regdb_domain_equal(const struct regdb_domain *a, const struct regdb_domain *b);
+/* `iw reg get`'s layout: "country DE: DFS-ETSI", then one tab-indented
+ * "(start - end @ bw), (N/A, eirp), (cac ms|N/A), FLAGS" line per rule. */
+void regdb_domain_print(const struct regdb_domain *d, FILE *out);
 
 /* Binary regulatory.db. */
 int regdb_db_parse(const void *buf, size_t len, struct regdb_db **out, struct regdb_error *err);

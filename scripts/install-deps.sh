@@ -5,13 +5,16 @@
 # linux, `make bench` for bench. nested is what scripts/nested-kvm/ needs to
 # run the KVM tests on machines without /dev/kvm: Debian's kernel, busybox and
 # QEMU; its test runs on every machine, so check always installs it.
+# libvirt-daemon-system is there for the libvirt-qemu user libvirtd insists on
+# (tests/integration/libvirt.sh runs its own libvirtd; nothing is started).
 set -eu
 
 pkgs_build="build-essential pkg-config libfdt-dev libslirp-dev libglib2.0-dev check
-	iso-codes wireless-regdb seabios libssl-dev libjansson-dev liblz4-dev"
+	iso-codes wireless-regdb seabios libssl-dev libjansson-dev liblz4-dev liburing-dev"
 pkgs_check="openssl busybox-static iproute2 iputils-ping dnsmasq-base syslinux extlinux
 	syslinux-common mtools dosfstools e2fsprogs fdisk qemu-utils grub-pc-bin python3
-	qemu-system-x86 gdb"
+	qemu-system-x86 gdb
+	libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients libvirt-daemon-system"
 pkgs_linux="linux-source-6.1 busybox-static bc flex bison libelf-dev lz4 cpio xz-utils
 	kmod file patch"
 pkgs_bench="iperf3 slirp4netns hyperfine strace"

@@ -131,8 +131,9 @@ static int add_virtio_blk(struct machine *m, unsigned i, char *err, size_t errle
 	const struct virtio_blk_spec *v = &m->cfg->vblk[i];
 	const struct drive_spec *d = &m->cfg->vdrives[v->drive];
 	struct block_opts o = {d->file, d->read_only, m->cfg->snapshot, (enum block_cache)d->cache};
-	struct virtio_blk_opts vo = {NULL, v->serial[0] ? v->serial : NULL, v->num_queues,
-				     v->devfn, d->id};
+	struct virtio_blk_opts vo = {NULL,     v->serial[0] ? v->serial : NULL,
+				     v->num_queues, v->devfn,
+				     d->id,    (enum block_aio_mode)d->aio};
 	char why[256];
 
 	m->vdisks[i] = block_open(&o, why, sizeof(why));
@@ -221,6 +222,8 @@ static int add_pc_platform(struct machine *m, char *err, size_t errlen)
 		.e820 = &m->e820,
 		.boot_order = m->cfg->boot_order,
 		.nographic = true,
+		.boot_strict = m->cfg->lv.boot_strict,
+		.uuid = m->cfg->lv.has_uuid ? m->cfg->lv.uuid : NULL,
 	};
 
 	if (fw.boot_order && boot_order_check(fw.boot_order, err, errlen) < 0)
@@ -237,7 +240,8 @@ static int add_pc_platform(struct machine *m, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot create the PCI and IDE devices");
 		return -1;
 	}
-	if (add_virtio_disks(m, err, errlen) < 0)
+	if (add_virtio_disks(m, err, errlen) < 0 || board_add_nics(m, err, errlen) < 0 ||
+	    vmm_wlan_init(m, err, errlen) < 0)
 		return -1;
 	fw.bootindex_paths = m->bootindex_paths;
 	m->fw_cfg = fw_cfg_new(&m->host);

@@ -29,7 +29,7 @@ static int multiboot_with_tables(const struct boot_request *req, struct boot_cpu
 	ret = multiboot_load(&mb, cpu, err, errlen);
 	if (ret)
 		return ret;
-	return fw_tables_build(req->mem, req->ncpus, NULL, err, errlen);
+	return fw_tables_build(req, NULL, err, errlen);
 }
 
 /* Tried in order; the first that does not answer -ENOEXEC wins.
@@ -107,6 +107,15 @@ static void shadow_bios_area(struct machine *m)
 		pci_cfg_write(m->pci, 0, reg, 1, 0x33);
 }
 
+/* -device pvpanic's port, for the DSDT; 0 without one. */
+static uint16_t pvpanic_port(const struct vmm_config *cfg)
+{
+	for (unsigned i = 0; i < cfg->n_devices; i++)
+		if (cfg->devices[i].kind == DEVICE_PVPANIC)
+			return cfg->devices[i].iobase;
+	return 0;
+}
+
 int boot_load_kernel(struct machine *m, char *err, size_t errlen)
 {
 	const struct vmm_config *cfg = m->cfg;
@@ -124,6 +133,8 @@ int boot_load_kernel(struct machine *m, char *err, size_t errlen)
 		.ncpus = m->ncpus,
 		.mem = &m->mem,
 		.e820 = &m->e820,
+		.no_acpi = cfg->lv.no_acpi,
+		.pvpanic_port = pvpanic_port(cfg),
 	};
 	shadow_bios_area(m);
 	for (size_t i = 0; i < sizeof(loaders) / sizeof(loaders[0]); i++) {

@@ -1,4 +1,5 @@
-/* chardev.c — stdio, file, unix socket server, null, and the mon:stdio mux.
+/* chardev.c — stdio, file, unix socket server, pty, null, and the
+ * mon:stdio mux.
  *
  * Input path: the event loop reads the fd into `raw`; the mux filter turns
  * raw bytes into `pend` (taking out Ctrl-A sequences); `pend` goes to the
@@ -27,6 +28,7 @@ struct chardev {
 	bool mux;
 	int in_fd, out_fd; /* -1 when none; for sockets, the client */
 	int listen_fd;
+	int pty_slave; /* held open: see open_pty */
 	bool watching, is_tty, is_socket;
 	pthread_mutex_t out_lock;
 
@@ -352,6 +354,47 @@ static int open_unix(struct chardev *c, char *err, size_t errlen)
 	return 0;
 }
 
+/* ----------------------------------------------------------------- pty */
+
+/* A new pseudo-terminal whose other end (/dev/pts/N) a console client
+ * such as `virsh console` opens. vmm keeps that end open itself: with no
+ * client the master would otherwise report hang-up on every poll, and
+ * output sent meanwhile waits in the terminal's buffer (about 4 KiB, the
+ * rest is dropped rather than stalling the guest) for the next client. */
+static int open_pty(struct chardev *c, char *err, size_t errlen)
+{
+	struct termios tio;
+	int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+	char name[64];
+
+	if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0 ||
+	    ptsname_r(master, name, sizeof(name)) != 0 || strlen(name) >= sizeof(c->spec.path)) {
+		snprintf(err, errlen, "pty: %s", strerror(errno));
+		if (master >= 0)
+			close(master);
+		return -1;
+	}
+	c->pty_slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (c->pty_slave < 0 || tcgetattr(c->pty_slave, &tio) < 0) {
+		snprintf(err, errlen, "pty %s: %s", name, strerror(errno));
+		close(master);
+		return -1;
+	}
+	cfmakeraw(&tio); /* no echo of the guest's output back as its input */
+	tcsetattr(c->pty_slave, TCSANOW, &tio);
+	strcpy(c->spec.path, name);
+	c->in_fd = c->out_fd = master;
+	/* QEMU's words: tools (and people) look for this line. */
+	fprintf(stderr, "char device redirected to %s (label %s)\n", name,
+		c->spec.id[0] ? c->spec.id : "serial");
+	return 0;
+}
+
+const char *chardev_pty_path(const struct chardev *c)
+{
+	return c && c->spec.kind == CHARDEV_PTY ? c->spec.path : NULL;
+}
+
 /* ------------------------------------------------------------ lifecycle */
 
 static int open_backend(struct chardev *c, char *err, size_t errlen)
@@ -376,6 +419,8 @@ static int open_backend(struct chardev *c, char *err, size_t errlen)
 		return 0;
 	case CHARDEV_UNIX:
 		return open_unix(c, err, errlen);
+	case CHARDEV_PTY:
+		return open_pty(c, err, errlen);
 	default:
 		snprintf(err, errlen, "no such character device");
 		return -1;
@@ -394,7 +439,7 @@ struct chardev *chardev_new(const struct chardev_spec *spec, struct evloop *loop
 	c->spec = *spec;
 	c->loop = loop;
 	c->mux = spec->kind == CHARDEV_MON_STDIO;
-	c->in_fd = c->out_fd = c->listen_fd = -1;
+	c->in_fd = c->out_fd = c->listen_fd = c->pty_slave = -1;
 	pthread_mutex_init(&c->out_lock, NULL);
 	if (open_backend(c, err, errlen) < 0) {
 		chardev_free(c);
@@ -441,10 +486,12 @@ void chardev_free(struct chardev *c)
 		close(c->listen_fd);
 		unlink(c->spec.path);
 	}
-	if (c->spec.kind == CHARDEV_FILE || c->is_socket) {
+	if (c->spec.kind == CHARDEV_FILE || c->spec.kind == CHARDEV_PTY || c->is_socket) {
 		if (c->out_fd >= 0)
 			close(c->out_fd);
 	}
+	if (c->pty_slave >= 0)
+		close(c->pty_slave);
 	pthread_mutex_destroy(&c->out_lock);
 	free(c);
 }

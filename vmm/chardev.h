@@ -52,6 +52,8 @@ void chardev_write(struct chardev *c, const void *buf, size_t len);
 void chardev_rx_ready(struct chardev *c);
 /* Whether output goes to a terminal (monitors echo input there). */
 bool chardev_is_tty(const struct chardev *c);
+/* -chardev pty: the terminal's /dev/pts path (query-chardev); else NULL. */
+const char *chardev_pty_path(const struct chardev *c);
 /* Restore the terminal if a chardev put it in raw mode (atexit, signals). */
 void chardev_restore_tty(void);
 

@@ -328,7 +328,7 @@ static int parse_device(struct vmm_config *cfg, const struct cli_option *opt, co
 			char *err, size_t errlen)
 {
 	struct device_spec *d;
-	char buf[256], *save = NULL, *tok;
+	char buf[512], *save = NULL, *tok;
 
 	if (strlen(val) >= sizeof(buf)) {
 		snprintf(err, errlen, "value too long");
@@ -344,10 +344,16 @@ static int parse_device(struct vmm_config *cfg, const struct cli_option *opt, co
 		return add_testdev(cfg, err, errlen);
 	if (tok && !strcmp(tok, "virtio-blk-pci"))
 		return cli_parse_virtio_blk(cfg, save, err, errlen);
+	if (tok && !strcmp(tok, "virtio-net-pci"))
+		return cli_parse_virtio_net(cfg, save, err, errlen);
+	if (tok && !strcmp(tok, "virtio-wlan-pci"))
+		return cli_parse_virtio_wlan(cfg, save, err, errlen);
+	if (tok && !strcmp(tok, "isa-serial")) /* cli_libvirt.c */
+		return cli_parse_isa_serial(cfg, save, err, errlen);
 	if (!tok || (strcmp(tok, "isa-debug-exit") && strcmp(tok, "pvpanic"))) {
 		snprintf(err, errlen,
 			 "unknown device '%s' (supported: isa-debug-exit, pc-testdev, pvpanic, "
-			 "virtio-blk-pci)",
+			 "virtio-blk-pci, virtio-net-pci, virtio-wlan-pci, isa-serial)",
 			 tok ? tok : val);
 		return -1;
 	}
@@ -378,6 +384,26 @@ static int parse_device(struct vmm_config *cfg, const struct cli_option *opt, co
 	return 0;
 }
 
+/* ------------------------------------------------------- networking */
+
+static int parse_netdev(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+			char *err, size_t errlen)
+{
+	return cli_parse_netdev(cfg, val, err, errlen);
+}
+
+static int parse_nic(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+		     char *err, size_t errlen)
+{
+	return cli_parse_nic(cfg, val, err, errlen);
+}
+
+static int parse_net(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+		     char *err, size_t errlen)
+{
+	return cli_parse_net(cfg, val, err, errlen);
+}
+
 /* ------------------------------------------------ disks and firmware */
 
 /* -hda..-hdd: the row's offset is the IDE index. */
@@ -393,24 +419,67 @@ static int parse_drive(struct vmm_config *cfg, const struct cli_option *opt, con
 	return cli_parse_drive(cfg, val, err, errlen);
 }
 
-static int parse_boot(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
-		      char *err, size_t errlen)
+static int parse_on_off(const char *key, const char *v, bool *out, char *err, size_t errlen)
 {
-	const char *order = !strncmp(val, "order=", 6) ? val + 6 : val;
-	size_t len = strcspn(order, ",");
-
-	if (!len || len >= sizeof(cfg->boot_order_buf)) {
-		snprintf(err, errlen, "invalid boot order '%s' (letters c, d, n)", val);
+	if (!strcmp(v, "on") || !strcmp(v, "true")) {
+		*out = true;
+	} else if (!strcmp(v, "off") || !strcmp(v, "false")) {
+		*out = false;
+	} else {
+		snprintf(err, errlen, "%s must be on or off, not '%s'", key, v);
 		return -1;
 	}
-	memcpy(cfg->boot_order_buf, order, len);
-	cfg->boot_order_buf[len] = 0;
+	return 0;
+}
+
+static int boot_order(struct vmm_config *cfg, const char *order, char *err, size_t errlen)
+{
+	size_t len = strlen(order);
+
+	if (!len || len >= sizeof(cfg->boot_order_buf)) {
+		snprintf(err, errlen, "invalid boot order '%s' (letters c, d, n)", order);
+		return -1;
+	}
 	for (size_t i = 0; i < len; i++)
 		if (!strchr("cdn", order[i])) {
 			snprintf(err, errlen, "invalid boot device '%c' (letters c, d, n)", order[i]);
 			return -1;
 		}
+	strcpy(cfg->boot_order_buf, order);
 	cfg->boot_order = cfg->boot_order_buf;
+	return 0;
+}
+
+/* -boot [order=]DRIVES[,strict=on|off]: strict (libvirt sets it) tells
+ * SeaBIOS to try only the devices with a bootindex (a HALT line ends the
+ * bootorder file). */
+static int parse_boot(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+		      char *err, size_t errlen)
+{
+	char buf[128], *save = NULL, *tok;
+
+	if (snprintf(buf, sizeof(buf), "%s", val) >= (int)sizeof(buf)) {
+		snprintf(err, errlen, "value too long");
+		return -1;
+	}
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		bool b;
+
+		if (!eq || !strncmp(tok, "order=", 6)) {
+			if (boot_order(cfg, eq ? eq + 1 : tok, err, errlen) < 0)
+				return -1;
+			continue;
+		}
+		*eq = 0;
+		if (strcmp(tok, "strict")) {
+			snprintf(err, errlen, "unknown parameter '%s' (order, strict)", tok);
+			return -1;
+		}
+		if (parse_on_off(tok, eq + 1, &b, err, errlen) < 0)
+			return -1;
+		cfg->lv.boot_strict = b;
+	}
 	return 0;
 }
 
@@ -429,19 +498,6 @@ static int parse_debugcon(struct vmm_config *cfg, const struct cli_option *opt, 
 
 /* --------------------------------------------------------- the rest */
 
-static int parse_on_off(const char *key, const char *v, bool *out, char *err, size_t errlen)
-{
-	if (!strcmp(v, "on") || !strcmp(v, "true")) {
-		*out = true;
-	} else if (!strcmp(v, "off") || !strcmp(v, "false")) {
-		*out = false;
-	} else {
-		snprintf(err, errlen, "%s must be on or off, not '%s'", key, v);
-		return -1;
-	}
-	return 0;
-}
-
 /* -machine [pc,][type=pc,][accel=kvm,]kernel_irqchip=on|split|off,pit=on|off */
 int cli_parse_machine(const char *val, struct vmm_config *cfg, char *err, size_t errlen)
 {
@@ -455,11 +511,14 @@ int cli_parse_machine(const char *val, struct vmm_config *cfg, char *err, size_t
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '='), *v = eq ? eq + 1 : tok;
 
+		int known;
+
 		if (eq)
 			*eq = 0;
-		if ((!eq || !strcmp(tok, "type")) && (!strcmp(v, "pc") || !strcmp(v, "pc-i440fx")))
-			continue;
-		if (eq && !strcmp(tok, "accel") && !strcmp(v, "kvm"))
+		known = cli_machine_key(cfg, tok, eq ? v : NULL, err, errlen); /* cli_libvirt.c */
+		if (known < 0)
+			return -1;
+		if (known)
 			continue;
 		if (eq && !strcmp(tok, "kernel_irqchip")) {
 			bool on;
@@ -477,8 +536,9 @@ int cli_parse_machine(const char *val, struct vmm_config *cfg, char *err, size_t
 			if (parse_on_off(tok, v, &pit, err, errlen) < 0)
 				return -1;
 		} else {
-			snprintf(err, errlen, "unsupported '%s%s%s' (pc, accel=kvm, "
-				 "kernel_irqchip=on|split|off, pit=on|off)", tok, eq ? "=" : "",
+			snprintf(err, errlen, "unsupported '%s%s%s' (pc, pc-i440fx-7.2, none, accel=kvm, "
+				 "kernel_irqchip=on|split|off, pit=on|off, usb=off, "
+				 "dump-guest-core=on|off, memory-backend=ID)", tok, eq ? "=" : "",
 				 eq ? v : "");
 			return -1;
 		}
@@ -537,9 +597,20 @@ static const struct cli_option options[] = {
 	{"-device", "DRIVER,...", parse_device, 0,
 	 "add a device (help lists them): isa-debug-exit,iobase=0xf4,iosize=4, pc-testdev, "
 	 "pvpanic or virtio-blk-pci,drive=ID"
-	 "[,bootindex=N][,serial=S][,addr=SLOT[.FN]][,num-queues=N]"},
+	 "[,bootindex=N][,serial=S][,addr=SLOT[.FN]][,num-queues=N] or "
+	 "virtio-net-pci,netdev=ID[,mac=MAC][,addr=SLOT[.FN]][,id=NAME][,mq=on|off] or "
+	 "virtio-wlan-pci,medium=ID[,addr=SLOT[.FN]] (a mac80211_hwsim radio)"},
+	{"-netdev", "user|tap,id=ID,...", parse_netdev, 0,
+	 "network backend: user[,net=A/LEN][,host=A][,dns=A][,dhcpstart=A]"
+	 "[,hostfwd=tcp|udp:[HADDR]:HPORT-[GADDR]:GPORT][,restrict=on|off][,ipv6=on|off]"
+	 "[,impl=netstack|slirp] or tap,ifname=NAME,script=no,downscript=no[,vnet_hdr=on|off]"},
+	{"-nic", "user|tap|none,...", parse_nic, 0,
+	 "a virtio-net NIC and its backend: the -netdev options plus "
+	 "[model=virtio-net-pci][,mac=MAC][,addr=SLOT]; none: no NIC"},
+	{"-net", "none", parse_net, 0, "no network card (by default one virtio-net NIC on user)"},
+	{"-nodefaults", NULL, cli_parse_flag, FIELD(nodefaults),
+	 "no default devices (the serial port on stdio, the NIC)"},
 	{"-no-reboot", NULL, cli_parse_flag, FIELD(no_reboot), "exit instead of rebooting"},
-	{"-nodefaults", NULL, cli_parse_flag, FIELD(nodefaults), "no default serial port"},
 	{"-display", "none", parse_no_display, 0, "no display (the only kind)"},
 	{"-vnc", "none", parse_no_display, 0, NULL},
 	{"-enable-kvm", NULL, cli_parse_flag, FIELD(nographic), NULL},
@@ -552,7 +623,7 @@ static const struct cli_option options[] = {
 	{"-hdd", "FILE", parse_hdx, 3, "raw disk image on IDE secondary slave"},
 	{"-drive", "file=F,...", parse_drive, 0,
 	 "disk: file=F,format=raw,if=ide|virtio|none[,index=N][,id=ID][,readonly=on]"
-	 "[,cache=writeback|writethrough|none|directsync|unsafe]"},
+	 "[,cache=writeback|writethrough|none|directsync|unsafe][,aio=io_uring|threads]"},
 	{"-snapshot", NULL, cli_parse_flag, FIELD(snapshot), "disk writes go to a temporary overlay"},
 	{"-bios", "FILE", cli_parse_string, FIELD(bios), "firmware image (default: SeaBIOS)"},
 	{"-boot", "order=DRIVES", parse_boot, 0, "firmware boot order: c disk, d CD-ROM, n network"},
@@ -569,6 +640,25 @@ static const struct cli_option options[] = {
 	{"-s", NULL, cli_parse_gdb_default, 0, "same as -gdb tcp::1234"},
 	{"-daemonize", NULL, cli_parse_daemonize, 0, "run in the background once set up"},
 	{"-pidfile", "FILE", cli_parse_pidfile, 0, "write the process id to FILE"},
+	/* What libvirt adds to every command line: cli_libvirt.c. */
+	{"-no-user-config", NULL, cli_parse_no_user_config, 0,
+	 "read no configuration file (none is)"},
+	{"-accel", "kvm", cli_parse_accel, 0, "the accelerator: KVM (the only one)"},
+	{"-object", "TYPE,id=ID,...", cli_parse_object, 0,
+	 "memory-backend-ram,id=ID,size=N (for -machine memory-backend=ID), secret, or "
+	 "wlan-medium,id=ID,country=XX[,outdoor=on][,regdb=PATH][,cac=S][,nop=S][,enforce=off]"
+	 "[,txpower=DBM][,distance=M] or wlan-medium,id=ID,socket=PATH (the wlan-medium daemon's)"},
+	{"-blockdev", "driver=file|raw,node-name=N,...", cli_parse_blockdev, 0,
+	 "a block node: file (filename=F) under raw (file=NODE); -device drive=NODE"},
+	{"-overcommit", "mem-lock=on|off", cli_parse_overcommit, 0,
+	 "mem-lock=on: lock guest and vmm memory in RAM"},
+	{"-uuid", "UUID", cli_parse_uuid, 0, "the machine's UUID (SMBIOS, query-uuid)"},
+	{"-display", "none", cli_parse_display, 0, "no display (vmm has none)"},
+	{"-usb", NULL, cli_parse_usb, 0, NULL}, /* refused: no USB */
+	{"-audiodev", "none,id=ID", cli_parse_audiodev, 0, "accepted: vmm has no sound card"},
+	{"-rtc", "base=utc", cli_parse_rtc, 0, "the RTC runs on the host's UTC time"},
+	{"-no-acpi", NULL, cli_parse_no_acpi, 0, "no ACPI tables for -kernel (MP table only)"},
+	{"-msg", "timestamp=on|off", cli_parse_msg, 0, "accepted; messages are not timestamped"},
 	{"-machine", "kernel_irqchip=on|split|off,pit=on|off", parse_machine_opt, 0,
 	 "interrupt controllers in KVM (on), split, or in vmm (off)"},
 	{"-M", "pc,...", parse_machine_opt, 0, NULL},
@@ -645,14 +735,25 @@ int cli_parse(int argc, char **argv, struct vmm_config *cfg, char *err, size_t e
 				return -1;
 			}
 			val = argv[++i];
+			/* libvirt's JSON spelling of -device, -netdev (cli_libvirt.c) */
+			if ((!strcmp(opt->name, "-device") || !strcmp(opt->name, "-netdev")) &&
+			    !(val = cli_json_to_opts(cfg, val,
+						     opt->name[1] == 'd' ? "driver" : "type", why,
+						     sizeof(why)))) {
+				snprintf(err, errlen, "%s: %s", opt->name, why);
+				return -1;
+			}
 		}
 		if (opt->parse(cfg, opt, val, why, sizeof(why)) < 0) {
 			snprintf(err, errlen, "%s: %s", opt->name, why);
 			return -1;
 		}
 	}
+	if (cli_libvirt_finish(cfg, err, errlen) < 0)
+		return -1;
 	apply_defaults(cfg);
-	if (cli_resolve_drives(cfg, err, errlen) < 0)
+	if (cli_resolve_drives(cfg, err, errlen) < 0 || cli_resolve_nics(cfg, err, errlen) < 0 ||
+	    cli_resolve_wlan(cfg, err, errlen) < 0)
 		return -1;
 	return check_stdio(cfg, err, errlen);
 }

@@ -27,12 +27,14 @@ enum chardev_kind {
 	CHARDEV_MON_STDIO, /* stdio, multiplexed with the monitor (Ctrl-A c) */
 	CHARDEV_FILE,
 	CHARDEV_UNIX, /* a unix socket server */
+	CHARDEV_PTY,  /* a new pseudo-terminal (-chardev pty): libvirt's console */
 };
 
 struct chardev_spec {
 	enum chardev_kind kind;
 	char path[108];	  /* FILE, UNIX (a sockaddr_un path fits) */
 	bool wait;	  /* UNIX: block at start-up until a client connects */
+	char id[32];	  /* -chardev id=: query-chardev's label; "" for -serial */
 };
 
 enum device_kind { DEVICE_ISA_DEBUG_EXIT, DEVICE_PVPANIC, DEVICE_PC_TESTDEV };
@@ -53,11 +55,15 @@ enum drive_cache {
 	DRIVE_CACHE_DIRECTSYNC,
 };
 enum drive_if { DRIVE_IF_IDE, DRIVE_IF_VIRTIO, DRIVE_IF_NONE };
+/* aio=: in the order of enum block_aio_mode (DEFAULT: not given). */
+enum drive_aio { DRIVE_AIO_DEFAULT, DRIVE_AIO_THREADS, DRIVE_AIO_IO_URING };
 
 struct drive_spec {
 	const char *file; /* NULL: the slot is empty */
+	char node_file[32]; /* -blockdev: the protocol node under id (the format node) */
 	bool read_only;
 	enum drive_cache cache;
+	enum drive_aio aio;
 	enum drive_if iface;
 	char id[32];
 	char file_buf[256];
@@ -72,6 +78,51 @@ struct virtio_blk_spec {
 	unsigned num_queues;
 	char serial[21];
 	char drive_id[32]; /* drive=ID until cli_parse resolves it */
+	char id[32];	   /* the device's id= (libvirt's alias, qom-list /machine/peripheral) */
+};
+
+/* -netdev TYPE,id=ID,... (user, tap): the options go to the backend
+ * (devices/net_user.c, net_tap.c), which checks them at start-up. */
+#define CLI_MAX_NETDEVS 8
+#define CLI_MAX_NICS 8
+struct netdev_spec {
+	char id[32];
+	char type[8];	/* "user", "tap" */
+	char opts[512]; /* what follows TYPE, */
+};
+
+/* -device virtio-net-pci,netdev=ID[,mac=][,addr=][,id=][,mq=on], -nic. */
+struct nic_spec {
+	char netdev_id[32]; /* resolved to netdev by cli_resolve_nics */
+	unsigned netdev;
+	char id[32];	/* "" : virtio-net-pci.N */
+	uint8_t mac[6]; /* default 52:54:00:12:34:56 + N */
+	bool mac_given;
+	int devfn; /* -1: first free slot */
+	bool mq;
+};
+
+/* -object wlan-medium and -device virtio-wlan-pci (cli_wlan.c). */
+#define CLI_MAX_WLAN 4
+struct wlan_medium_spec {
+	char id[32], country[64], regdb[256], socket[108];
+	bool outdoor, no_enforce;
+	int cac_s, nop_s; /* -1: the rule's CAC, 1800 s */
+	int txpower_dbm;  /* 0: 20 dBm */
+	double distance_m; /* 0: 10 m */
+};
+
+struct wlan_dev_spec {
+	char medium[32];
+	unsigned medium_idx; /* resolved by cli_parse */
+	int devfn;	     /* -1: first free slot */
+};
+
+struct wlan_config {
+	struct wlan_medium_spec media[CLI_MAX_WLAN];
+	unsigned n_media;
+	struct wlan_dev_spec devs[CLI_MAX_WLAN];
+	unsigned n_devs;
 };
 
 /* -action (QEMU's): what guest resets, shutdowns and panics do. */
@@ -100,11 +151,14 @@ struct listen_spec {
 #define CLI_MAX_CHARDEVS 8
 #define CLI_MAX_QMP 4
 
-/* -chardev BACKEND,id=ID,...: a named socket for -mon chardev=ID. */
+/* -chardev BACKEND,id=ID,...: a named socket for -mon chardev=ID, or
+ * (is_serial_backend) a pty, file or null for -device isa-serial. */
 struct chardev_def {
 	char id[32];
 	struct listen_spec sock;
 	bool used;
+	bool is_serial_backend;
+	struct chardev_spec spec;
 };
 
 /* The control plane's options (vmm/cli_control.c parses them). */
@@ -120,6 +174,29 @@ struct control_config {
 	struct listen_spec gdb;
 	bool daemonize;
 	const char *pidfile;
+};
+
+/* What the options libvirt adds to every command line set (cli_libvirt.c). */
+#define CLI_MAX_OBJECTS 4
+#define CLI_JSON_ARGS 24
+struct libvirt_config {
+	bool machine_none;	 /* -machine none: QMP only (libvirt's probe) */
+	bool no_acpi;		 /* -no-acpi: no ACPI tables for a -kernel boot */
+	bool no_dump_guest_core; /* -machine dump-guest-core=off */
+	bool mem_lock;		 /* -overcommit mem-lock=on */
+	bool boot_strict;	 /* -boot strict=on */
+	bool has_uuid;
+	uint8_t uuid[16];	 /* -uuid */
+	char memory_backend[32]; /* -machine memory-backend=ID */
+	struct {
+		char id[32];
+		uint64_t size;
+	} ram_objects[CLI_MAX_OBJECTS]; /* -object memory-backend-ram */
+	unsigned n_ram_objects;
+	/* The key=value form of each JSON option value, kept for the parsers
+	 * that store pointers into their argument. */
+	char json_args[CLI_JSON_ARGS][512];
+	unsigned n_json_args;
 };
 
 /* -machine kernel_irqchip=: where the interrupt controllers live. */
@@ -146,7 +223,6 @@ struct vmm_config {
 	char name_buf[64];
 	bool help, version; /* --help / --version: print and exit 0 */
 	bool device_help;   /* -device help (or ?): list the devices, exit 0 */
-	bool nodefaults;    /* -nodefaults: no default serial port */
 	struct cpu_spec cpu; /* -cpu; default model host */
 	struct drive_spec drives[CLI_MAX_DRIVES];
 	struct drive_spec vdrives[CLI_MAX_VIRTIO_DRIVES]; /* if=virtio and if=none */
@@ -162,6 +238,16 @@ struct vmm_config {
 	struct control_config control;
 	enum irqchip_mode irqchip; /* -machine kernel_irqchip= */
 	bool no_pit;		   /* -machine pit=off */
+	/* Networking (cli_net.c). Without any -netdev/-nic/-net option the
+	 * guest gets one virtio-net NIC on user networking, as in QEMU. */
+	struct netdev_spec netdevs[CLI_MAX_NETDEVS];
+	unsigned n_netdevs;
+	struct nic_spec nics[CLI_MAX_NICS];
+	unsigned n_nics;
+	bool net_given; /* any -netdev, -nic or -net: no default NIC */
+	bool nodefaults;
+	struct libvirt_config lv; /* cli_libvirt.c */
+	struct wlan_config wlan;
 };
 
 /* 0 with cfg filled (defaults applied); -1 with a one-line message in err
@@ -183,6 +269,23 @@ int cli_parse_drive(struct vmm_config *cfg, const char *val, char *err, size_t e
 int cli_parse_virtio_blk(struct vmm_config *cfg, char *props, char *err, size_t errlen);
 /* After parsing: each -device virtio-blk-pci's drive= found. */
 int cli_resolve_drives(struct vmm_config *cfg, char *err, size_t errlen);
+/* addr=SLOT[.FN] in hex (04.0, 0x4, 4): 0 or -1. */
+int cli_parse_pci_addr(const char *s, int *devfn);
+/* cli_net.c: -netdev, -nic, -net none, -device virtio-net-pci (props:
+ * what follows the name, modified); then the default NIC and each NIC's
+ * netdev= resolved. 0, or -1 with err set. */
+int cli_parse_netdev(struct vmm_config *cfg, const char *val, char *err, size_t errlen);
+int cli_parse_nic(struct vmm_config *cfg, const char *val, char *err, size_t errlen);
+int cli_parse_net(struct vmm_config *cfg, const char *val, char *err, size_t errlen);
+int cli_parse_virtio_net(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+int cli_resolve_nics(struct vmm_config *cfg, char *err, size_t errlen);
+/* cli_wlan.c: props is what follows "virtio-wlan-pci,". */
+int cli_parse_virtio_wlan(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+/* -object wlan-medium (props: what follows "wlan-medium,"), from the
+ * one -object parser in cli_libvirt.c. */
+int cli_parse_wlan_medium(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+/* After parsing: each virtio-wlan-pci's medium= found. */
+int cli_resolve_wlan(struct vmm_config *cfg, char *err, size_t errlen);
 int cli_parse_machine(const char *s, struct vmm_config *cfg, char *err, size_t errlen);
 int cli_parse_chardev(const char *s, bool allow_mon, struct chardev_spec *spec, char *err,
 		      size_t errlen);
@@ -211,5 +314,45 @@ int cli_parse_pvpanic(struct device_spec *d, char *props, char *err, size_t errl
  * wait is off. 0, or -1 with err. */
 int cli_parse_listen(const char *s, bool need_server, struct listen_spec *spec, char *err,
 		     size_t errlen);
+
+/* Split "a=b,c=d" in place: the next key and value (NULL for a bare
+ * key), or false at the end. */
+bool cli_next_kv(char **cursor, char **key, char **value);
+
+/* cli_libvirt.c: the options libvirt's QEMU driver puts on every command
+ * line (-no-user-config, -nodefaults, -accel, -object, -overcommit, -uuid,
+ * -display, -audiodev, -rtc, -no-acpi, -msg, -blockdev). */
+CLI_CONTROL_PARSER(cli_parse_no_user_config);
+CLI_CONTROL_PARSER(cli_parse_accel);
+CLI_CONTROL_PARSER(cli_parse_object);
+CLI_CONTROL_PARSER(cli_parse_overcommit);
+CLI_CONTROL_PARSER(cli_parse_uuid);
+CLI_CONTROL_PARSER(cli_parse_display);
+CLI_CONTROL_PARSER(cli_parse_usb);
+CLI_CONTROL_PARSER(cli_parse_audiodev);
+CLI_CONTROL_PARSER(cli_parse_rtc);
+CLI_CONTROL_PARSER(cli_parse_no_acpi);
+CLI_CONTROL_PARSER(cli_parse_msg);
+CLI_CONTROL_PARSER(cli_parse_blockdev);
+/* A JSON option value ({"driver": ...}) as QEMU's key=value text, the
+ * object's `type_key` member first without its key ("virtio-blk-pci,
+ * drive=d0"); other values are returned unchanged. NULL with err. */
+const char *cli_json_to_opts(struct vmm_config *cfg, const char *val, const char *type_key,
+			     char *err, size_t errlen);
+/* -machine keys libvirt adds (none, pc-i440fx-N, accel=kvm:tcg, usb,
+ * dump-guest-core, memory-backend): 1 when handled, 0 when the key is
+ * not one of these, -1 with err. */
+int cli_machine_key(struct vmm_config *cfg, const char *key, const char *val, char *err,
+		    size_t errlen);
+/* -device isa-serial,chardev=ID[,index=N][,id=..]: props after the name. */
+int cli_parse_isa_serial(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+/* -chardev pty|file|null|stdio,id=ID[,path=P]: a serial port backend. rest
+ * is what follows the backend name (modified). 0 or -1 with err. */
+int cli_chardev_serial_backend(struct chardev_def *d, const char *backend, char *rest, char *err,
+			       size_t errlen);
+/* After every option: -machine memory-backend= resolved to its -object. */
+int cli_libvirt_finish(struct vmm_config *cfg, char *err, size_t errlen);
+/* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (all zero without -uuid). */
+void cli_uuid_string(const struct vmm_config *cfg, char out[37]);
 
 #endif /* VMM_CLI_H */

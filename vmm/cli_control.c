@@ -10,7 +10,7 @@
 #include "vmm/cli.h"
 
 /* Split "a=b,c=d" in place: the next key and value, or false at the end. */
-static bool next_kv(char **cursor, char **key, char **value)
+bool cli_next_kv(char **cursor, char **key, char **value)
 {
 	char *tok = *cursor, *comma, *eq;
 
@@ -92,7 +92,7 @@ CLI_CONTROL_PARSER(cli_parse_action)
 
 	if (copy_value(buf, sizeof(buf), val, "-action", err, errlen) < 0)
 		return -1;
-	while (next_kv(&cursor, &key, &v)) {
+	while (cli_next_kv(&cursor, &key, &v)) {
 		int r, x;
 
 		if (!strcmp(key, "reboot"))
@@ -179,7 +179,7 @@ int cli_parse_listen(const char *s, bool need_server, struct listen_spec *spec, 
 		return -1;
 	}
 	spec->wait = need_server;
-	while (next_kv(&cursor, &key, &v)) {
+	while (cli_next_kv(&cursor, &key, &v)) {
 		bool b;
 
 		if (!strcmp(key, "server") && !on_off(key, v, &b, err, errlen))
@@ -275,15 +275,13 @@ CLI_CONTROL_PARSER(cli_parse_chardev_opt)
 	d->sock.wait = true;
 	if (copy_value(buf, sizeof(buf), val, "-chardev", err, errlen) < 0)
 		return -1;
-	next_kv(&cursor, &backend, &v);
-	if (strcmp(backend, "socket")) {
-		snprintf(err, errlen,
-			 "backend '%s' is not supported here (socket; serial ports "
-			 "use -serial)",
-			 backend);
-		return -1;
+	cli_next_kv(&cursor, &backend, &v);
+	if (strcmp(backend, "socket")) { /* pty, file, null: for isa-serial */
+		if (cli_chardev_serial_backend(d, backend, cursor, err, errlen) < 0)
+			return -1;
+		cursor = NULL;
 	}
-	while (next_kv(&cursor, &key, &v)) {
+	while (cli_next_kv(&cursor, &key, &v)) {
 		if (!strcmp(key, "id")) {
 			if (copy_value(d->id, sizeof(d->id), v, "id", err, errlen) < 0)
 				return -1;
@@ -291,8 +289,9 @@ CLI_CONTROL_PARSER(cli_parse_chardev_opt)
 			return -1;
 		}
 	}
-	if (!d->id[0] || !server || (d->sock.kind == LISTEN_UNIX && !d->sock.path[0]) ||
-	    (d->sock.kind == LISTEN_TCP && !d->sock.port[0])) {
+	if (!d->is_serial_backend &&
+	    (!d->id[0] || !server || (d->sock.kind == LISTEN_UNIX && !d->sock.path[0]) ||
+	     (d->sock.kind == LISTEN_TCP && !d->sock.port[0]))) {
 		snprintf(err, errlen, "socket needs id=, server=on and path=, fd= or host=,port=");
 		return -1;
 	}
@@ -314,7 +313,7 @@ CLI_CONTROL_PARSER(cli_parse_mon)
 
 	if (copy_value(buf, sizeof(buf), val, "-mon", err, errlen) < 0)
 		return -1;
-	while (next_kv(&cursor, &key, &v)) {
+	while (cli_next_kv(&cursor, &key, &v)) {
 		if (!strcmp(key, "chardev"))
 			chardev = v;
 		else if (!strcmp(key, "mode") && v &&
@@ -335,7 +334,7 @@ CLI_CONTROL_PARSER(cli_parse_mon)
 
 		if (strcmp(d->id, chardev))
 			continue;
-		if (d->used || c->n_qmp == CLI_MAX_QMP) {
+		if (d->used || d->is_serial_backend || c->n_qmp == CLI_MAX_QMP) {
 			snprintf(err, errlen, "chardev '%s' is already in use", chardev);
 			return -1;
 		}
@@ -394,7 +393,7 @@ int cli_parse_pvpanic(struct device_spec *d, char *props, char *err, size_t errl
 	char *key, *v, *end;
 
 	*d = (struct device_spec){DEVICE_PVPANIC, 0x505, 1};
-	while (next_kv(&props, &key, &v)) {
+	while (cli_next_kv(&props, &key, &v)) {
 		unsigned long port;
 
 		if (strcmp(key, "ioport") || !v || !isdigit((unsigned char)*v)) {

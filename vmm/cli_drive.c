@@ -72,9 +72,17 @@ static int drive_prop(struct drive_spec *d, const char *key, const char *val, ch
 			}
 		snprintf(err, errlen, "unknown cache mode '%s'", val);
 		return -1;
+	} else if (!strcmp(key, "aio")) {
+		/* IDE serves its requests on the vCPU thread: aio= only
+		 * changes virtio-blk, as native= changes nothing here */
+		if (strcmp(val, "threads") && strcmp(val, "io_uring")) {
+			snprintf(err, errlen, "unknown aio mode '%s' (threads, io_uring)", val);
+			return -1;
+		}
+		d->aio = strcmp(val, "threads") ? DRIVE_AIO_IO_URING : DRIVE_AIO_THREADS;
 	} else {
 		snprintf(err, errlen,
-			 "unknown parameter '%s' (file, format, if, index, id, readonly, cache)",
+			 "unknown parameter '%s' (file, format, if, index, id, readonly, cache, aio)",
 			 key);
 		return -1;
 	}
@@ -220,7 +228,7 @@ int cli_parse_drive(struct vmm_config *cfg, const char *val, char *err, size_t e
 /* ------------------------------------------- -device virtio-blk-pci */
 
 /* addr=SLOT[.FN], hex as in QEMU (04.0, 0x4, 4). */
-static int parse_pci_addr(const char *s, int *devfn)
+int cli_parse_pci_addr(const char *s, int *devfn)
 {
 	unsigned long slot, fn = 0;
 	char *end;
@@ -250,13 +258,15 @@ static int virtio_blk_prop(struct virtio_blk_spec *v, const char *key, const cha
 		v->bootindex = (int)n;
 	} else if (!strcmp(key, "serial") && strlen(val) < sizeof(v->serial)) {
 		strcpy(v->serial, val);
-	} else if (!strcmp(key, "addr") && parse_pci_addr(val, &v->devfn) == 0 &&
+	} else if (!strcmp(key, "addr") && cli_parse_pci_addr(val, &v->devfn) == 0 &&
 		   v->devfn >= 2 << 3) {
 		/* slots 0 and 1 hold the host and ISA bridges */
 	} else if (!strcmp(key, "num-queues") && cli_parse_u64(val, &n) == 0 && n >= 1 && n <= 16) {
 		v->num_queues = (unsigned)n;
-	} else if (!strcmp(key, "id")) {
-		/* accepted, as QEMU's; the drive's id names the device */
+	} else if (!strcmp(key, "id") && *val && strlen(val) < sizeof(v->id)) {
+		strcpy(v->id, val); /* QMP's qom-list /machine/peripheral */
+	} else if (!strcmp(key, "bus") && !strcmp(val, "pci.0")) {
+		/* the only PCI bus (libvirt names it) */
 	} else {
 		snprintf(err, errlen,
 			 "virtio-blk-pci: invalid %s '%s' (drive=ID, bootindex=N, serial=S (20 "

@@ -1,4 +1,5 @@
-/* debug.c — guest debugging without a gdbstub: hardware breakpoints and
+/* debug.c — guest debugging: hardware breakpoints and watchpoints (debug
+ * registers), INT3 to the VMM for the gdbstub's software breakpoints, and
  * single step driven from the monitor (`break`, `delete`, `stepi`), and
  * what a KVM_EXIT_DEBUG does: the whole machine stops as at `stop`, with
  * one line on stderr saying which vCPU stopped where and why; `info
@@ -25,24 +26,37 @@ static int apply(struct machine *m)
 {
 	struct machine_debug *d = &m->debug;
 	unsigned n = d->step_cpu >= 0 ? 0 : d->n_bp;
+	struct kvm_hw_bp bps[MACHINE_MAX_BREAKPOINTS];
 	int ret = 0;
 
+	for (unsigned i = 0; i < n; i++)
+		bps[i] = (struct kvm_hw_bp){d->bp[i], d->bp_type[i], d->bp_len[i]};
 	machine_pause(m);
 	for (unsigned i = 0; i < m->ncpus && !ret; i++)
-		ret = kvm_vcpu_set_guest_debug(&m->vcpus[i].kvm, d->step_cpu == (int)i, d->bp, n);
+		ret = kvm_vcpu_set_guest_debug(&m->vcpus[i].kvm,
+					       (d->step_cpu == (int)i ? KVM_DEBUG_STEP : 0) |
+						       (d->sw_bp ? KVM_DEBUG_SW_BP : 0),
+					       bps, n);
 	machine_resume(m);
 	return ret;
 }
 
 static void describe_stop(const struct vcpu *v, char *buf, size_t len)
 {
+	if (v->debug_exception == 3) {
+		snprintf(buf, len, "software breakpoint");
+		return;
+	}
 	if (v->debug_dr6 & DR6_BS) {
 		snprintf(buf, len, "single step");
 		return;
 	}
 	for (unsigned i = 0; i < MACHINE_MAX_BREAKPOINTS; i++) {
 		if (v->debug_dr6 & (1ull << i)) {
-			snprintf(buf, len, "breakpoint %u", i);
+			snprintf(buf, len, "%s %u",
+				 v->m->debug.bp_type[i] == KVM_HW_BP_EXEC ? "breakpoint"
+									  : "watchpoint",
+				 i);
 			return;
 		}
 	}
@@ -88,7 +102,8 @@ void vcpu_debug_exit(struct vcpu *v)
 
 	pthread_mutex_lock(&m->lock);
 	v->debug_pc = a->pc;
-	v->debug_dr6 = a->dr6;
+	v->debug_dr6 = a->exception == 3 ? 0 : a->dr6;
+	v->debug_exception = a->exception;
 	v->debug_stop_pending = true;
 	pthread_cond_broadcast(&m->cond); /* a waiting stepi */
 	pthread_mutex_unlock(&m->lock);
@@ -101,30 +116,81 @@ void vcpu_debug_exit(struct vcpu *v)
 	pthread_mutex_unlock(&m->lock);
 }
 
-int machine_break_insert(struct machine *m, uint64_t addr)
+static bool same_bp(const struct machine_debug *d, unsigned i, uint64_t addr, unsigned len,
+		    enum kvm_hw_bp_type type)
 {
-	struct machine_debug *d = &m->debug;
-
-	for (unsigned i = 0; i < d->n_bp; i++)
-		if (d->bp[i] == addr)
-			return (int)i;
-	if (d->n_bp == MACHINE_MAX_BREAKPOINTS)
-		return -ENOSPC;
-	d->bp[d->n_bp++] = addr;
-	return apply(m) < 0 ? (d->n_bp--, -EIO) : (int)d->n_bp - 1;
+	return d->bp[i] == addr && d->bp_len[i] == len && d->bp_type[i] == type;
 }
 
-int machine_break_remove(struct machine *m, uint64_t addr, bool all)
+/* A debug register for addr/len/type: its index or -errno. */
+static int hw_insert(struct machine *m, uint64_t addr, unsigned len, enum kvm_hw_bp_type type)
+{
+	struct machine_debug *d = &m->debug;
+	unsigned i = d->n_bp;
+
+	for (unsigned j = 0; j < d->n_bp; j++)
+		if (same_bp(d, j, addr, len, type))
+			return (int)j;
+	if (d->n_bp == MACHINE_MAX_BREAKPOINTS)
+		return -ENOSPC;
+	d->bp[i] = addr;
+	d->bp_len[i] = len;
+	d->bp_type[i] = type;
+	d->n_bp++;
+	if (apply(m) < 0) {
+		d->n_bp--;
+		apply(m);
+		return type == KVM_HW_BP_EXEC ? -EIO : -EINVAL;
+	}
+	return (int)i;
+}
+
+/* Remove the matching ones (every one with all): 0 or -ENOENT. */
+static int hw_remove(struct machine *m, uint64_t addr, unsigned len, enum kvm_hw_bp_type type,
+		     bool all)
 {
 	struct machine_debug *d = &m->debug;
 	unsigned kept = 0, before = d->n_bp;
 
 	for (unsigned i = 0; i < d->n_bp; i++)
-		if (!all && d->bp[i] != addr)
-			d->bp[kept++] = d->bp[i];
+		if (!all && !same_bp(d, i, addr, len, type)) {
+			d->bp[kept] = d->bp[i];
+			d->bp_len[kept] = d->bp_len[i];
+			d->bp_type[kept++] = d->bp_type[i];
+		}
 	d->n_bp = kept;
 	if (kept == before)
 		return -ENOENT;
+	return apply(m);
+}
+
+int machine_break_insert(struct machine *m, uint64_t addr)
+{
+	return hw_insert(m, addr, 1, KVM_HW_BP_EXEC);
+}
+
+int machine_break_remove(struct machine *m, uint64_t addr, bool all)
+{
+	return hw_remove(m, addr, 1, KVM_HW_BP_EXEC, all);
+}
+
+int machine_watch_insert(struct machine *m, uint64_t addr, unsigned len, enum kvm_hw_bp_type type)
+{
+	if (type == KVM_HW_BP_EXEC || (len != 1 && len != 2 && len != 4 && len != 8) || addr % len)
+		return -EINVAL;
+	return hw_insert(m, addr, len, type);
+}
+
+int machine_watch_remove(struct machine *m, uint64_t addr, unsigned len, enum kvm_hw_bp_type type)
+{
+	return hw_remove(m, addr, len, type, false);
+}
+
+int machine_debug_set_sw_bp(struct machine *m, bool on)
+{
+	if (m->debug.sw_bp == on)
+		return 0;
+	m->debug.sw_bp = on;
 	return apply(m);
 }
 
@@ -184,6 +250,7 @@ void machine_debug_cont(struct machine *m)
 		    r.rip == v->debug_pc)
 			step_one(m, i, true);
 		v->debug_dr6 = 0;
+		v->debug_exception = 0;
 	}
 	machine_user_cont(m);
 }

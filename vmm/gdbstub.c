@@ -4,12 +4,16 @@
  * Each vCPU is a thread (ids 1..n). The target description is generated
  * from the register table below: the amd64 core registers with x87, SSE,
  * fs_base/gs_base, and the control registers and EFER as an extra feature.
- * Memory goes through the selected vCPU's page tables. Breakpoints (Z0 and
- * Z1 alike) are the monitor's hardware breakpoints (debug.c): KVM debug
- * registers, so nothing is patched into guest memory and they fire where
- * INT3 is not emulated; there are four. Stops and steps share debug.c's
- * machinery with the monitor's break/stepi; a stop is reported to the
- * debugger through the machine's STOP event.
+ * Memory goes through the selected vCPU's page tables. Z0 breakpoints are
+ * software ones: an INT3 patched into guest memory (the original byte
+ * kept and restored at z0 and detach), which KVM hands to the VMM; where
+ * the address is not mapped yet (a kernel symbol before the kernel set up
+ * its page tables) a debug register takes it instead. Z1 breakpoints and
+ * Z2-Z4 watchpoints (write, read = access on x86, access) are debug
+ * registers (debug.c), four in all, shared with the monitor's `break`.
+ * Stops and steps share debug.c's machinery with the monitor's
+ * break/stepi; a stop is reported to the debugger through the machine's
+ * STOP event.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,6 +28,16 @@
 
 #define PACKET_MAX 16384
 #define MEM_MAX 4096 /* bytes per m/M request (PacketSize allows it) */
+#define SW_BP_MAX 64
+#define INT3 0xcc
+
+/* A Z0 breakpoint: an INT3 in guest memory, or a debug register where
+ * the address could not be written. */
+struct sw_bp {
+	uint64_t addr;
+	uint8_t orig;
+	bool hw;
+};
 
 struct gdb_state {
 	struct machine *m;
@@ -35,6 +49,8 @@ struct gdb_state {
 	size_t pkt_len;
 	enum { IDLE, IN_PACKET, CSUM1, CSUM2 } rx;
 	char *xml;
+	struct sw_bp sw[SW_BP_MAX];
+	unsigned n_sw;
 };
 
 static struct gdb_state gs = {.listen_fd = -1, .fd = -1};
@@ -245,6 +261,26 @@ static void stop_reply(int sig, unsigned cpu)
 	reply(buf);
 }
 
+/* A debug stop of vCPU cpu: a watchpoint's says which address, so gdb
+ * shows the old and new values. */
+static void debug_stop_reply(unsigned cpu)
+{
+	const struct machine_debug *d = &gs.m->debug;
+	const struct vcpu *v = &gs.m->vcpus[cpu];
+	char buf[64];
+
+	for (unsigned i = 0; i < d->n_bp; i++) {
+		if (!(v->debug_dr6 & (1ull << i)) || d->bp_type[i] == KVM_HW_BP_EXEC)
+			continue;
+		snprintf(buf, sizeof(buf), "T05thread:%x;%s:%llx;", cpu + 1,
+			 d->bp_type[i] == KVM_HW_BP_WRITE ? "watch" : "awatch",
+			 (unsigned long long)d->bp[i]);
+		reply(buf);
+		return;
+	}
+	stop_reply(5, cpu);
+}
+
 static void resume(void)
 {
 	machine_debug_cont(gs.m);
@@ -288,20 +324,100 @@ static void cmd_vcont(const char *args)
 	resume();
 }
 
+static int find_sw(uint64_t addr)
+{
+	for (unsigned i = 0; i < gs.n_sw; i++)
+		if (gs.sw[i].addr == addr)
+			return (int)i;
+	return -1;
+}
+
+static unsigned count_patched(void)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < gs.n_sw; i++)
+		n += !gs.sw[i].hw;
+	return n;
+}
+
+/* Z0: patch an INT3, or take a debug register where the address cannot
+ * be read and written through the vCPU's page tables. */
+static const char *sw_insert(uint64_t addr)
+{
+	struct vcpu *v = &gs.m->vcpus[gs.g_cpu];
+	struct sw_bp b = {addr, 0, false};
+	static const uint8_t int3 = INT3;
+
+	if (find_sw(addr) >= 0)
+		return "OK";
+	if (gs.n_sw == SW_BP_MAX)
+		return "E28";
+	if (machine_debug_set_sw_bp(gs.m, true) == 0 &&
+	    vcpu_read_linear(v, addr, &b.orig, 1) == 0 &&
+	    vcpu_write_linear(v, addr, &int3, 1) == 0) {
+		gs.sw[gs.n_sw++] = b;
+		return "OK";
+	}
+	machine_debug_set_sw_bp(gs.m, count_patched() > 0);
+	b.hw = true;
+	if (machine_break_insert(gs.m, addr) < 0)
+		return "E28";
+	gs.sw[gs.n_sw++] = b;
+	return "OK";
+}
+
+static void sw_remove_at(unsigned i)
+{
+	struct sw_bp b = gs.sw[i];
+
+	if (b.hw)
+		machine_break_remove(gs.m, b.addr, false);
+	else
+		vcpu_write_linear(&gs.m->vcpus[gs.g_cpu], b.addr, &b.orig, 1);
+	gs.sw[i] = gs.sw[--gs.n_sw];
+	machine_debug_set_sw_bp(gs.m, count_patched() > 0);
+}
+
+static void sw_remove_all(void)
+{
+	while (gs.n_sw)
+		sw_remove_at(gs.n_sw - 1);
+}
+
+/* Z/z TYPE,ADDR,KIND: 0 software breakpoint, 1 hardware breakpoint, 2
+ * write, 3 read, 4 access watchpoint (KIND = length). */
 static void cmd_break(const char *p, bool insert)
 {
-	uint64_t addr;
+	static const enum kvm_hw_bp_type watch[] = {KVM_HW_BP_WRITE, KVM_HW_BP_ACCESS,
+						    KVM_HW_BP_ACCESS};
+	unsigned type = (unsigned)(p[0] - '0');
+	uint64_t addr, len;
 	char *end;
+	int i;
 
-	if ((p[0] != '0' && p[0] != '1') || p[1] != ',') {
-		reply(""); /* watchpoints: not supported */
+	if (type > 4 || p[1] != ',') {
+		reply("");
 		return;
 	}
 	addr = strtoull(p + 2, &end, 16);
-	if (insert)
+	len = *end == ',' ? strtoull(end + 1, NULL, 16) : 1;
+	if (type == 0 && insert) {
+		reply(sw_insert(addr));
+	} else if (type == 0) {
+		if ((i = find_sw(addr)) >= 0)
+			sw_remove_at((unsigned)i);
+		reply("OK");
+	} else if (type == 1 && insert) {
 		reply(machine_break_insert(gs.m, addr) < 0 ? "E28" : "OK");
-	else {
+	} else if (type == 1) {
 		machine_break_remove(gs.m, addr, false);
+		reply("OK");
+	} else if (insert) {
+		i = machine_watch_insert(gs.m, addr, (unsigned)len, watch[type - 2]);
+		reply(i == -EINVAL ? "E22" : i < 0 ? "E28" : "OK");
+	} else {
+		machine_watch_remove(gs.m, addr, (unsigned)len, watch[type - 2]);
 		reply("OK");
 	}
 }
@@ -524,6 +640,7 @@ static void close_client(void)
 	close(gs.fd);
 	gs.fd = -1;
 	gs.running = false;
+	sw_remove_all();
 	machine_break_remove(gs.m, 0, true);
 	if (machine_run_state(gs.m) == RUN_STATE_DEBUG)
 		machine_debug_cont(gs.m);
@@ -557,7 +674,7 @@ static void on_event(void *opaque, const char *name, const char *data)
 	gs.running = false;
 	if (machine_run_state(gs.m) == RUN_STATE_DEBUG) {
 		gs.g_cpu = gs.m->debug.last_stop_cpu;
-		stop_reply(5, gs.g_cpu);
+		debug_stop_reply(gs.g_cpu);
 	} else {
 		stop_reply(2, gs.g_cpu);
 	}

@@ -1,6 +1,7 @@
-/* hmp_extra.c — more of QEMU's HMP: info version|kvm|name|uuid and
- * memsave / pmemsave (guest memory to a file). The monitor's table
- * (monitor.c) points here. */
+/* hmp_extra.c — more of QEMU's HMP: info version|kvm|name|uuid|chardev|
+ * qtree and memsave / pmemsave (guest memory to a file). The monitor's
+ * table (monitor.c) points here. As in QEMU, `info chardev` and the PCI
+ * part of `info qtree` print what the QMP queries answer. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,9 @@
 
 #include "build/config.h"
 #include "vmm/monitor.h"
+#include "vmm/qmp_commands.h"
+
+#define ISA_IO_END 0x1000 /* ISA devices decode ports below; PCI BARs sit above */
 
 static void info_version(void *opaque, FILE *out)
 {
@@ -29,7 +33,94 @@ static void info_name(void *opaque, FILE *out)
 
 static void info_uuid(void *opaque, FILE *out)
 {
-	fprintf(out, "00000000-0000-0000-0000-000000000000\n");
+	const struct machine *m = opaque;
+	char uuid[37];
+
+	cli_uuid_string(m->cfg, uuid);
+	fprintf(out, "%s\n", uuid);
+}
+
+/* The answer of a QMP query (NULL if it failed). */
+static json_t *qmp_query(struct machine *m, const char *name)
+{
+	const struct qmp_command *c = qmp_find_command(name);
+	struct qmp_error e = {0};
+	json_t *ret = NULL;
+
+	if (!c || c->fn(m, NULL, &ret, &e) < 0)
+		return NULL;
+	return ret;
+}
+
+/* serial0: filename=stdio */
+static void info_chardev(void *opaque, FILE *out)
+{
+	json_t *list = qmp_query(opaque, "query-chardev"), *c;
+	size_t i;
+
+	json_array_foreach(list, i, c)
+		fprintf(out, "%s: filename=%s\n", json_string_value(json_object_get(c, "label")),
+			json_string_value(json_object_get(c, "filename")));
+	json_decref(list);
+}
+
+static void qtree_pci_dev(FILE *out, struct machine *m, json_t *dev)
+{
+	json_t *cls = json_object_get(dev, "class_info"), *id = json_object_get(dev, "id"), *r;
+	unsigned slot = (unsigned)json_integer_value(json_object_get(dev, "slot"));
+	unsigned fn = (unsigned)json_integer_value(json_object_get(dev, "function"));
+	const struct pci_dev *d = pci_bus_find(m->pci, (uint8_t)(slot << 3 | fn));
+	const char *desc = json_string_value(json_object_get(cls, "desc"));
+	size_t i;
+
+	fprintf(out, "      dev: %s, id \"\"\n", d && d->name ? d->name : "?");
+	fprintf(out, "        addr = %02x.%x\n", slot, fn);
+	fprintf(out,
+		"        class %s, addr 00:%02x.%x, pci id %04llx:%04llx (sub %04llx:%04llx)\n",
+		desc ? desc : "Class", slot, fn,
+		(long long)json_integer_value(json_object_get(id, "vendor")),
+		(long long)json_integer_value(json_object_get(id, "device")),
+		(long long)json_integer_value(json_object_get(id, "subsystem-vendor")),
+		(long long)json_integer_value(json_object_get(id, "subsystem")));
+	json_array_foreach(json_object_get(dev, "regions"), i, r)
+	{
+		long long a = json_integer_value(json_object_get(r, "address"));
+		long long size = json_integer_value(json_object_get(r, "size"));
+		bool io = !strcmp(json_string_value(json_object_get(r, "type")), "io");
+
+		fprintf(out, "        bar %lld: %s at %#llx [%#llx]\n",
+			(long long)json_integer_value(json_object_get(r, "bar")),
+			io ? "i/o" : "mem", a < 0 ? -1ll : a, a < 0 ? -2ll : a + size - 1);
+	}
+}
+
+static void qtree_isa_region(const struct io_region *r, void *arg)
+{
+	FILE *out = arg;
+
+	/* isa_empty's placeholders for absent devices are not devices */
+	if (r->base >= ISA_IO_END || (r->name && strstr(r->name, "(absent)")))
+		return;
+	fprintf(out, "      dev: %s, id \"\"\n", r->name ? r->name : "?");
+	fprintf(out, "        ioport %#llx-%#llx\n", (unsigned long long)r->base,
+		(unsigned long long)(r->base + r->len - 1));
+}
+
+/* The device tree as QEMU prints it: the PCI bus behind the host bridge
+ * with each function's ids and BARs, then the ISA devices by port. */
+static void info_qtree(void *opaque, FILE *out)
+{
+	struct machine *m = opaque;
+	json_t *buses = qmp_query(m, "query-pci"), *dev;
+	size_t i;
+
+	fprintf(out, "bus: main-system-bus\n  type System\n");
+	fprintf(out, "  dev: i440FX-pcihost, id \"\"\n    bus: pci.0\n      type PCI\n");
+	json_array_foreach(json_object_get(json_array_get(buses, 0), "devices"), i, dev)
+		qtree_pci_dev(out, m, dev);
+	json_decref(buses);
+	fprintf(out, "  dev: PIIX3, id \"\"\n    bus: isa.0\n      type ISA\n");
+	iobus_foreach(m->host.pio, qtree_isa_region, out);
 }
 
 void hmp_extra_init(struct machine *m)
@@ -38,6 +129,8 @@ void hmp_extra_init(struct machine *m)
 	monitor_add_info("kvm", "whether KVM is in use (always)", info_kvm, m);
 	monitor_add_info("name", "the guest name (-name)", info_name, m);
 	monitor_add_info("uuid", "the machine UUID", info_uuid, m);
+	monitor_add_info("chardev", "the character devices", info_chardev, m);
+	monitor_add_info("qtree", "the device tree: PCI and ISA devices", info_qtree, m);
 }
 
 static int parse_u64(const char *s, uint64_t *v)

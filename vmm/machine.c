@@ -290,16 +290,21 @@ static void kick_handler(int sig)
 {
 }
 
-int machine_init(struct machine *m, const struct vmm_config *cfg, char *err, size_t errlen)
+static void init_fields(struct machine *m, const struct vmm_config *cfg)
 {
-	struct sigaction sa = {.sa_handler = kick_handler};
-
 	memset(m, 0, sizeof(*m));
 	m->cfg = cfg;
 	m->sys.fd = m->vm.fd = m->signal_fd = -1;
 	m->debug.step_cpu = -1;
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_cond_init(&m->cond, NULL);
+}
+
+int machine_init(struct machine *m, const struct vmm_config *cfg, char *err, size_t errlen)
+{
+	struct sigaction sa = {.sa_handler = kick_handler};
+
+	init_fields(m, cfg);
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIG_KICK, &sa, NULL); /* no SA_RESTART: KVM_RUN returns EINTR */
 
@@ -320,6 +325,12 @@ int machine_init(struct machine *m, const struct vmm_config *cfg, char *err, siz
 		return -1;
 	e820_build(&m->mem, &m->e820);
 	return 0;
+}
+
+int machine_init_none(struct machine *m, const struct vmm_config *cfg, char *err, size_t errlen)
+{
+	init_fields(m, cfg);
+	return setup_host(m, err, errlen);
 }
 
 void machine_destroy(struct machine *m)
@@ -349,6 +360,8 @@ void machine_destroy(struct machine *m)
 	if (m->debugcon_fd > STDERR_FILENO)
 		close(m->debugcon_fd);
 	fw_cfg_free(m->fw_cfg);
+	board_free_nics(m);
+	vmm_wlan_free(m->wlan);
 	for (unsigned i = 0; i < CLI_MAX_VIRTIO_DRIVES; i++) {
 		virtio_blk_free(m->vblk[i]);
 		block_close(m->vdisks[i]);

@@ -21,6 +21,7 @@
 
 struct chardev;
 struct virtio_blk;
+struct virtio_net;
 
 /* The PC memory map for a RAM size: low RAM below the PCI hole (with the
  * 640K-1M legacy hole cut out), the rest above 4 GiB. */
@@ -56,6 +57,7 @@ struct vcpu {
 	/* The last KVM_EXIT_DEBUG (debug.c); pending until the main thread
 	 * has stopped the machine for it. Under machine.lock. */
 	uint64_t debug_pc, debug_dr6;
+	uint32_t debug_exception; /* 1 #DB (step, debug registers), 3 #BP (INT3) */
 	bool debug_stop_pending;
 };
 
@@ -64,7 +66,11 @@ struct vcpu {
 
 struct machine_debug {
 	uint64_t bp[MACHINE_MAX_BREAKPOINTS]; /* linear addresses */
+	/* what each debug register watches: execution, or a data watchpoint */
+	enum kvm_hw_bp_type bp_type[MACHINE_MAX_BREAKPOINTS];
+	unsigned bp_len[MACHINE_MAX_BREAKPOINTS];
 	unsigned n_bp;
+	bool sw_bp; /* INT3 exits to the VMM (the gdbstub's Z0) */
 	int step_cpu; /* the vCPU single-stepping, or -1 */
 	unsigned last_stop_cpu; /* the vCPU of the last debug stop (gdbstub) */
 };
@@ -162,7 +168,12 @@ struct machine {
 	/* virtio-blk-pci devices and their disks, as cfg->vblk */
 	struct block_dev *vdisks[CLI_MAX_VIRTIO_DRIVES];
 	struct virtio_blk *vblk[CLI_MAX_VIRTIO_DRIVES];
+	struct vmm_wlan *wlan; /* -object wlan-medium, -device virtio-wlan-pci */
 	char bootindex_paths[512];
+	/* -netdev backends and the virtio-net NICs on them (net.c), as
+	 * cfg->netdevs and cfg->nics */
+	struct netdev *netdevs[CLI_MAX_NETDEVS];
+	struct virtio_net *nics[CLI_MAX_NICS];
 	struct fw_cfg *fw_cfg;
 	int debugcon_fd; /* ours to close when > 2 */
 	struct debugcon *debugcon;
@@ -175,6 +186,9 @@ struct machine {
 
 /* Open KVM, create the VM, RAM and vCPUs: 0 or -1 with err set. */
 int machine_init(struct machine *m, const struct vmm_config *cfg, char *err, size_t errlen);
+/* -machine none (libvirt's capability probe): no KVM, RAM, vCPUs or
+ * devices; the event loop for QMP only. 0 or -1 with err set. */
+int machine_init_none(struct machine *m, const struct vmm_config *cfg, char *err, size_t errlen);
 void machine_destroy(struct machine *m);
 /* Start the vCPU threads (paused when -S). */
 int machine_start(struct machine *m, char *err, size_t errlen);
@@ -256,8 +270,18 @@ void vcpu_debug_exit(struct vcpu *v);
 /* Main thread. A hardware breakpoint on every vCPU: its index, or
  * -ENOSPC (all MACHINE_MAX_BREAKPOINTS used) or -EIO. */
 int machine_break_insert(struct machine *m, uint64_t addr);
-/* Remove the breakpoint at addr (or all): 0 or -ENOENT. */
+/* Remove the breakpoint at addr (or all, watchpoints too): 0 or -ENOENT. */
 int machine_break_remove(struct machine *m, uint64_t addr, bool all);
+/* A data watchpoint (KVM_HW_BP_WRITE or _ACCESS) of len 1, 2, 4 or 8
+ * bytes at addr (aligned) in a debug register: its index, -ENOSPC, or
+ * -EINVAL. Removed by the same addr, len and type: 0 or -ENOENT. */
+int machine_watch_insert(struct machine *m, uint64_t addr, unsigned len,
+			 enum kvm_hw_bp_type type);
+int machine_watch_remove(struct machine *m, uint64_t addr, unsigned len,
+			 enum kvm_hw_bp_type type);
+/* Software breakpoints: INT3 exits to the VMM instead of reaching the
+ * guest (the caller patches the bytes). 0 or -errno. */
+int machine_debug_set_sw_bp(struct machine *m, bool on);
 /* `cont` after a stop: steps over a breakpoint the vCPU stopped on. */
 void machine_debug_cont(struct machine *m);
 /* Stopped machine: run vCPU 0 for one instruction and stop again. 0 with
@@ -299,5 +323,20 @@ int boot_apply(struct machine *m);
 
 /* Create every device in init order. 0 or -1 with err set. */
 int board_init(struct machine *m, char *err, size_t errlen);
+
+/* ----------------------------------------------------------- net.c */
+
+/* The -netdev backends and the NICs (after the disks, so those keep
+ * their slots); `info network`, `info usernet`. 0 or -1 with err. */
+int board_add_nics(struct machine *m, char *err, size_t errlen);
+void board_free_nics(struct machine *m);
+/* Link of the NIC named (its id or its netdev's id): 0 or -ENOENT. */
+int machine_set_link(struct machine *m, const char *name, bool up);
+
+/* ------------------------------------------------------------- wlan.c */
+
+/* The media and radios of cfg->wlan, their monitor commands: 0 or -1. */
+int vmm_wlan_init(struct machine *m, char *err, size_t errlen);
+void vmm_wlan_free(struct vmm_wlan *w);
 
 #endif /* VMM_MACHINE_H */

@@ -1,6 +1,9 @@
 /* main.c — vmm: parse the command line, build the machine, run it. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
 
 #include "build/config.h"
 #include "vmm/gdbstub.h"
@@ -29,13 +32,41 @@ static int load_firmware(struct machine *m, char *err, size_t errlen)
 	return 0;
 }
 
+/* -overcommit mem-lock=on and -machine dump-guest-core=off, once the
+ * guest's memory exists. */
+static int host_memory_options(struct machine *m, char *err, size_t errlen)
+{
+	if (m->cfg->lv.no_dump_guest_core && m->ram &&
+	    madvise(m->ram, m->ram_map_size, MADV_DONTDUMP) < 0) {
+		snprintf(err, errlen, "dump-guest-core=off: %s", strerror(errno));
+		return -1;
+	}
+	if (m->cfg->lv.mem_lock && mlockall(MCL_CURRENT | MCL_FUTURE) < 0) {
+		snprintf(err, errlen, "-overcommit mem-lock=on: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /* The machine, its boot image and its control channels (QMP, gdbstub). */
 static int build(struct machine *m, char *err, size_t errlen)
 {
-	if (machine_init(m, &cfg, err, errlen) < 0 || board_init(m, err, errlen) < 0 ||
+	if (cfg.lv.machine_none) /* QMP and nothing else */
+		return machine_init_none(m, &cfg, err, errlen) < 0 ||
+				       machine_control_init(m, err, errlen) < 0 ||
+				       qmp_start(m, err, errlen) < 0
+			       ? -1
+			       : machine_start(m, err, errlen); /* no vCPUs: -S state only */
+	/* Signals are blocked (machine_control_init) before board_init: a
+	 * device's I/O thread (virtio-net's backend) inherits the mask, so
+	 * SIGTERM reaches the signalfd and becomes SHUTDOWN host-signal
+	 * rather than killing the process silently. */
+	if (machine_init(m, &cfg, err, errlen) < 0 || machine_control_init(m, err, errlen) < 0 ||
+	    board_init(m, err, errlen) < 0 ||
 	    (cfg.kernel ? boot_load_kernel(m, err, errlen) : load_firmware(m, err, errlen)) < 0 ||
-	    machine_control_init(m, err, errlen) < 0 || qmp_start(m, err, errlen) < 0 ||
-	    gdbstub_start(m, err, errlen) < 0)
+	    qmp_start(m, err, errlen) < 0 || gdbstub_start(m, err, errlen) < 0)
+		return -1;
+	if (host_memory_options(m, err, errlen) < 0)
 		return -1;
 	if (boot_apply(m) < 0) {
 		snprintf(err, errlen, "cannot set the boot vCPU's registers");
@@ -57,7 +88,8 @@ int main(int argc, char **argv)
 	}
 	if (cfg.device_help) { /* QEMU's format: kvm-unit-tests grep it */
 		printf("name \"isa-debug-exit\", bus ISA\nname \"pc-testdev\", bus ISA\n"
-		       "name \"pvpanic\", bus ISA\n"
+		       "name \"pvpanic\", bus ISA\nname \"isa-serial\", bus ISA\n"
+		       "name \"virtio-net-pci\", bus PCI\nname \"virtio-wlan-pci\", bus PCI\n"
 		       "name \"virtio-blk-pci\", bus PCI\n");
 		return 0;
 	}

@@ -30,6 +30,25 @@ struct info_cmd {
 static struct info_cmd infos[MAX_INFO];
 static unsigned n_infos;
 
+/* Commands devices add at run time (monitor_add_cmd). */
+#define MAX_EXTRA 16
+struct extra_cmd {
+	const char *name, *args, *help;
+	void (*fn)(void *opaque, int argc, char **argv, FILE *out);
+	void *opaque;
+};
+static struct extra_cmd extras[MAX_EXTRA];
+static unsigned n_extras;
+
+int monitor_add_cmd(const char *name, const char *args, const char *help,
+		    void (*fn)(void *opaque, int argc, char **argv, FILE *out), void *opaque)
+{
+	if (n_extras == MAX_EXTRA)
+		return -ENOSPC;
+	extras[n_extras++] = (struct extra_cmd){name, args, help, fn, opaque};
+	return 0;
+}
+
 int monitor_add_info(const char *name, const char *help, void (*fn)(void *opaque, FILE *out),
 		     void *opaque)
 {
@@ -249,6 +268,21 @@ static void cmd_pmemsave(struct monitor *mon, int argc, char **argv, FILE *out)
 	hmp_save_memory(mon->m, argc, argv, out, false);
 }
 
+static void cmd_hostfwd_add(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	hmp_hostfwd(mon->m, argc, argv, out, true);
+}
+
+static void cmd_hostfwd_remove(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	hmp_hostfwd(mon->m, argc, argv, out, false);
+}
+
+static void cmd_set_link(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	hmp_set_link(mon->m, argc, argv, out);
+}
+
 static void cmd_help(struct monitor *mon, int argc, char **argv, FILE *out);
 static void cmd_info(struct monitor *mon, int argc, char **argv, FILE *out);
 
@@ -270,6 +304,11 @@ static const struct {
 	{"system_powerdown", "", "press the ACPI power button", cmd_powerdown},
 	{"memsave", "ADDR SIZE FILE", "save virtual memory (vCPU 0) to a file", cmd_memsave},
 	{"pmemsave", "ADDR SIZE FILE", "save physical memory to a file", cmd_pmemsave},
+	{"hostfwd_add", "[netdev_id] [tcp|udp]:[hostaddr]:hostport-[guestaddr]:guestport",
+	 "forward a host port to the guest (user networking)", cmd_hostfwd_add},
+	{"hostfwd_remove", "[netdev_id] [tcp|udp]:[hostaddr]:hostport",
+	 "remove a host port forward", cmd_hostfwd_remove},
+	{"set_link", "NAME on|off", "change a NIC's link status", cmd_set_link},
 	{"quit", "", "exit vmm", cmd_quit},
 	{"q", "", "same as quit", cmd_quit},
 };
@@ -278,6 +317,8 @@ static void cmd_help(struct monitor *mon, int argc, char **argv, FILE *out)
 {
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(out, "%s %s -- %s\n", cmds[i].name, cmds[i].args, cmds[i].help);
+	for (unsigned i = 0; i < n_extras; i++)
+		fprintf(out, "%s %s -- %s\n", extras[i].name, extras[i].args, extras[i].help);
 }
 
 static void cmd_info(struct monitor *mon, int argc, char **argv, FILE *out)
@@ -389,6 +430,12 @@ void monitor_execute(struct monitor *mon, const char *line, FILE *out)
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (!strcmp(cmds[i].name, argv[0])) {
 			cmds[i].fn(mon, argc, argv, out);
+			return;
+		}
+	}
+	for (unsigned i = 0; i < n_extras; i++) {
+		if (!strcmp(extras[i].name, argv[0])) {
+			extras[i].fn(extras[i].opaque, argc, argv, out);
 			return;
 		}
 	}

@@ -23,12 +23,20 @@ int monitor_add_info(const char *name, const char *help, void (*fn)(void *opaque
 /* Register `info NAME [ARG]`: fn gets the argument or NULL. */
 int monitor_add_info_arg(const char *name, const char *help,
 			 void (*fn)(void *opaque, const char *arg, FILE *out), void *opaque);
+/* Register a command NAME (after the built-in ones); fn gets the words of
+ * the line, argv[0] the name. 0 or -ENOSPC. */
+int monitor_add_cmd(const char *name, const char *args, const char *help,
+		    void (*fn)(void *opaque, int argc, char **argv, FILE *out), void *opaque);
 /* Run one command line, output to out (exported for tests). */
 void monitor_execute(struct monitor *mon, const char *line, FILE *out);
 
 /* hmp_extra.c: info version|kvm|name|uuid; memsave / pmemsave. */
 void hmp_extra_init(struct machine *m);
 void hmp_save_memory(struct machine *m, int argc, char **argv, FILE *out, bool virt);
+
+/* net.c: hostfwd_add / hostfwd_remove [netdev_id] RULE, set_link NAME on|off. */
+void hmp_hostfwd(struct machine *m, int argc, char **argv, FILE *out, bool add);
+void hmp_set_link(struct machine *m, int argc, char **argv, FILE *out);
 
 /* x/xp format: /[count][format][size] — exported for tests. */
 struct mon_fmt {

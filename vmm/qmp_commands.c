@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "build/config.h"
+#include "vmm/chardev.h"
 #include "vmm/monitor.h"
 #include "vmm/qmp_commands.h"
 
@@ -31,6 +33,12 @@ json_t *qmp_version_json(void)
 	return json_pack("{s:{s:i,s:i,s:i},s:s}", "qemu", "major", QEMU_COMPAT_MAJOR, "minor",
 			 QEMU_COMPAT_MINOR, "micro", QEMU_COMPAT_MICRO, "package",
 			 "vmm " VMM_VERSION);
+}
+
+/* -machine none (libvirt's capability probe) has no guest to act on. */
+static int no_guest(const struct machine *m, struct qmp_error *e)
+{
+	return m->ncpus ? 0 : fail(e, "GenericError", "There is no guest (-machine none)");
 }
 
 CMD(cmd_capabilities)
@@ -63,13 +71,19 @@ CMD(cmd_query_name)
 
 CMD(cmd_query_uuid)
 {
-	*ret = json_pack("{s:s}", "UUID", "00000000-0000-0000-0000-000000000000");
+	char uuid[37];
+
+	cli_uuid_string(m->cfg, uuid);
+	*ret = json_pack("{s:s}", "UUID", uuid);
 	return 0;
 }
 
 CMD(cmd_query_kvm)
 {
-	*ret = json_pack("{s:b,s:b}", "enabled", 1, "present", 1);
+	/* A machine runs on KVM; -machine none only says whether it could. */
+	bool kvm = m->ncpus || access("/dev/kvm", R_OK | W_OK) == 0;
+
+	*ret = json_pack("{s:b,s:b}", "enabled", kvm, "present", kvm);
 	return 0;
 }
 
@@ -119,6 +133,8 @@ static const char *chardev_filename(const struct chardev_spec *s, char *buf, siz
 	case CHARDEV_UNIX:
 		snprintf(buf, len, "unix:%s,server=on", s->path);
 		return buf;
+	case CHARDEV_PTY:
+		return "pty";
 	default:
 		return "null";
 	}
@@ -127,15 +143,23 @@ static const char *chardev_filename(const struct chardev_spec *s, char *buf, siz
 CMD(cmd_query_chardev)
 {
 	json_t *list = json_array();
-	char label[16], buf[160];
+	char label[40], buf[160];
 
 	for (unsigned i = 0; i < CLI_MAX_SERIALS; i++) {
 		if (!m->serial_chr[i])
 			continue;
-		snprintf(label, sizeof(label), "serial%u", i);
+		const char *pty = chardev_pty_path(m->serial_chr[i]);
+
+		/* -chardev id= is the label (libvirt looks for its alias) */
+		snprintf(label, sizeof(label), "%s", m->cfg->serial[i].id);
+		if (!label[0])
+			snprintf(label, sizeof(label), "serial%u", i);
+		if (pty)
+			snprintf(buf, sizeof(buf), "pty:%s", pty);
 		json_array_append_new(list, json_pack("{s:s,s:s,s:b}", "label", label, "filename",
-						      chardev_filename(&m->cfg->serial[i], buf,
-								       sizeof(buf)),
+						      pty ? buf
+							  : chardev_filename(&m->cfg->serial[i], buf,
+									     sizeof(buf)),
 						      "frontend-open", 1));
 	}
 	if (m->monitor_chr)
@@ -165,12 +189,92 @@ CMD(cmd_query_block)
 					"image-size",
 					(json_int_t)(block_sectors(b) * BLOCK_SECTOR_SIZE)));
 	}
+	qmp_virtio_block_info(m, list);
 	*ret = list;
+	return 0;
+}
+
+/* QEMU's names for the PCI classes on this machine. */
+static const char *class_desc(unsigned cls)
+{
+	switch (cls) {
+	case 0x0100: return "SCSI controller";
+	case 0x0101: return "IDE controller";
+	case 0x0200: return "Ethernet controller";
+	case 0x0280: return "Network controller";
+	case 0x0600: return "Host bridge";
+	case 0x0601: return "ISA bridge";
+	case 0x0680: return "Bridge";
+	default: return NULL;
+	}
+}
+
+static json_t *pci_regions(const struct pci_dev *d)
+{
+	json_t *list = json_array();
+
+	for (unsigned i = 0; i < PCI_NUM_BARS; i++) {
+		const struct pci_bar *b = &d->bar[i];
+		json_t *r;
+
+		if (!b->size)
+			continue;
+		r = json_pack("{s:i,s:s,s:I,s:I}", "bar", i, "type", b->io ? "io" : "memory",
+			      "address",
+			      (json_int_t)(b->mapped == PCI_BAR_UNMAPPED ? -1 : (int64_t)b->mapped),
+			      "size", (json_int_t)b->size);
+		if (!b->io) {
+			json_object_set_new(r, "prefetch", json_false());
+			json_object_set_new(r, "mem_type_64", json_false());
+		}
+		json_array_append_new(list, r);
+	}
+	return list;
+}
+
+static json_t *pci_device(struct pci_bus *bus, const struct pci_dev *d)
+{
+	uint8_t devfn = d->devfn;
+	unsigned cls = pci_cfg_read(bus, devfn, 0x0a, 2);
+	const char *desc = class_desc(cls);
+	json_t *cinfo = json_pack("{s:i}", "class", cls);
+	json_t *dev;
+
+	if (desc)
+		json_object_set_new(cinfo, "desc", json_string(desc));
+	dev = json_pack("{s:i,s:i,s:i,s:o,s:{s:i,s:i,s:i,s:i},s:s,s:o}", "bus", 0, "slot",
+			devfn >> 3, "function", devfn & 7, "class_info", cinfo, "id", "device",
+			pci_cfg_read(bus, devfn, 0x02, 2), "vendor", pci_cfg_read(bus, devfn, 0, 2),
+			"subsystem", pci_cfg_read(bus, devfn, 0x2e, 2), "subsystem-vendor",
+			pci_cfg_read(bus, devfn, 0x2c, 2), "qdev_id", "", "regions",
+			pci_regions(d));
+	if (pci_cfg_read(bus, devfn, 0x3d, 1)) {
+		json_object_set_new(dev, "irq", json_integer(pci_cfg_read(bus, devfn, 0x3c, 1)));
+		json_object_set_new(dev, "irq_pin",
+				    json_integer(pci_cfg_read(bus, devfn, 0x3d, 1)));
+	}
+	return dev;
+}
+
+/* [{"bus": 0, "devices": [...]}]: bus 0 is the only one. */
+CMD(cmd_query_pci)
+{
+	json_t *devices = json_array();
+
+	for (unsigned devfn = 0; devfn < 256; devfn++) {
+		const struct pci_dev *d = pci_bus_find(m->pci, (uint8_t)devfn);
+
+		if (d)
+			json_array_append_new(devices, pci_device(m->pci, d));
+	}
+	*ret = json_pack("[{s:i,s:o}]", "bus", 0, "devices", devices);
 	return 0;
 }
 
 CMD(cmd_stop)
 {
+	if (no_guest(m, e) < 0)
+		return -1;
 	machine_user_stop(m);
 	return 0;
 }
@@ -179,6 +283,8 @@ CMD(cmd_cont)
 {
 	enum run_state s = machine_run_state(m);
 
+	if (no_guest(m, e) < 0)
+		return -1;
 	/* As QEMU: after a shutdown or panic the guest cannot simply go on. */
 	if (s == RUN_STATE_SHUTDOWN || s == RUN_STATE_GUEST_PANICKED)
 		return fail(e, "GenericError", "Resetting the Virtual Machine is required");
@@ -188,13 +294,33 @@ CMD(cmd_cont)
 
 CMD(cmd_system_reset)
 {
+	if (no_guest(m, e) < 0)
+		return -1;
 	machine_host_reset(m);
 	return 0;
 }
 
 CMD(cmd_system_powerdown)
 {
+	if (no_guest(m, e) < 0)
+		return -1;
 	machine_host_powerdown(m);
+	return 0;
+}
+
+/* {"name": NIC or netdev id, "up": bool}: QEMU's set_link. */
+CMD(cmd_set_link)
+{
+	const char *name = json_string_value(json_object_get(args, "name"));
+	json_t *up = json_object_get(args, "up");
+
+	if (!name || !json_is_boolean(up))
+		return fail(e, "GenericError", "Parameters 'name' and 'up' are required");
+	if (machine_set_link(m, name, json_is_true(up)) < 0) {
+		fail(e, "DeviceNotFound", "");
+		snprintf(e->desc, sizeof(e->desc), "Device '%s' not found", name);
+		return -1;
+	}
 	return 0;
 }
 
@@ -218,6 +344,8 @@ CMD(cmd_human_monitor_command)
 
 	if (!line)
 		return fail(e, "GenericError", "Parameter 'command-line' is missing");
+	if (no_guest(m, e) < 0)
+		return -1;
 	out = open_memstream(&text, &size);
 	if (!out)
 		return fail(e, "GenericError", "out of memory");
@@ -243,10 +371,12 @@ static const struct qmp_command commands[] = {
 	{"query-cpus-fast", cmd_query_cpus_fast},
 	{"query-chardev", cmd_query_chardev},
 	{"query-block", cmd_query_block},
+	{"query-pci", cmd_query_pci},
 	{"stop", cmd_stop},
 	{"cont", cmd_cont},
 	{"system_reset", cmd_system_reset},
 	{"system_powerdown", cmd_system_powerdown},
+	{"set_link", cmd_set_link},
 	{"quit", cmd_quit},
 	{"human-monitor-command", cmd_human_monitor_command},
 };
@@ -257,17 +387,32 @@ CMD(cmd_query_commands)
 {
 	json_t *list = json_array();
 
-	for (size_t i = 0; i < N_COMMANDS; i++)
-		json_array_append_new(list, json_pack("{s:s}", "name", commands[i].name));
+	const struct qmp_command *c;
+
+	for (size_t i = 0; (c = qmp_command_at(i)); i++)
+		json_array_append_new(list, json_pack("{s:s}", "name", c->name));
 	*ret = list;
 	return 0;
 }
 
+const struct qmp_command *qmp_command_at(size_t i)
+{
+	if (i < N_COMMANDS)
+		return &commands[i];
+	i -= N_COMMANDS;
+	for (size_t j = 0; qmp_libvirt_commands[j].name; j++)
+		if (j == i)
+			return &qmp_libvirt_commands[j];
+	return NULL;
+}
+
 const struct qmp_command *qmp_find_command(const char *name)
 {
-	for (size_t i = 0; i < N_COMMANDS; i++)
-		if (!strcmp(commands[i].name, name))
-			return &commands[i];
+	const struct qmp_command *c;
+
+	for (size_t i = 0; (c = qmp_command_at(i)); i++)
+		if (!strcmp(c->name, name))
+			return c;
 	return NULL;
 }
 

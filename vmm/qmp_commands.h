@@ -21,6 +21,12 @@ struct qmp_command {
 };
 
 const struct qmp_command *qmp_find_command(const char *name);
+/* Every command in turn (query-commands, query-qmp-schema); NULL past the end. */
+const struct qmp_command *qmp_command_at(size_t i);
+/* qmp_libvirt.c: the management-layer commands, ended by a NULL name. */
+extern const struct qmp_command qmp_libvirt_commands[];
+/* query-block's entries for the virtio-blk disks (qmp_libvirt.c). */
+void qmp_virtio_block_info(struct machine *m, json_t *list);
 /* {"qemu": {"major", "minor", "micro"}, "package"}: greeting, query-version. */
 json_t *qmp_version_json(void);
 void qmp_commands_init(struct machine *m);

@@ -5,7 +5,11 @@
  * an MSI route, so an I/O thread raises it with one write() and KVM
  * delivers it without the VMM's help. The route follows the table entry
  * lazily: a guest write marks it stale and the next delivery re-installs
- * it, so the many writes of a table set-up cost one routing update. */
+ * it, so the many writes of a table set-up cost one routing update. The
+ * eventfds and routes themselves come when the guest first enables MSI-X:
+ * a guest that never drives the function (firmware, a payload that
+ * ignores the default NIC) costs no routing updates (each one several ms
+ * on nested hosts). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +42,7 @@ struct msix {
 	struct msix_entry e[MSIX_MAX_VECTORS];
 	int fd[MSIX_MAX_VECTORS];     /* irqfd, or -1: deliver through irq.msi */
 	int route[MSIX_MAX_VECTORS];  /* its MSI route */
+	bool bound;		      /* bind_irqfd ran for every vector */
 	bool stale[MSIX_MAX_VECTORS]; /* route differs from the entry */
 };
 
@@ -89,7 +94,7 @@ struct msix *msix_new(struct dev_host *host, struct pci_dev *d, unsigned nvec, u
 	d->wmask[cap + 3] = (MSIX_CTRL_ENABLE | MSIX_CTRL_MASKALL) >> 8;
 	for (unsigned i = 0; i < nvec; i++) {
 		mx->e[i].ctrl = MSIX_VEC_MASKED;
-		bind_irqfd(mx, i);
+		mx->fd[i] = mx->route[i] = -1;
 	}
 	return mx;
 }
@@ -184,6 +189,13 @@ void msix_cfg_written(struct msix *mx, unsigned off, unsigned size)
 	pthread_mutex_lock(&mx->lock);
 	mx->enabled = ctrl & MSIX_CTRL_ENABLE;
 	mx->masked = ctrl & MSIX_CTRL_MASKALL;
+	if (mx->enabled && !mx->bound) {
+		for (unsigned i = 0; i < mx->nvec; i++) {
+			bind_irqfd(mx, i);
+			mx->stale[i] = true; /* the route starts as 0/0 */
+		}
+		mx->bound = true;
+	}
 	flush_pending(mx);
 	pthread_mutex_unlock(&mx->lock);
 }

@@ -18,6 +18,7 @@
  * MSI-X lock or the PCI bus lock. cfg_written runs under the bus lock and
  * so never takes the transport or INTx lock. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,9 @@
 #define MSIX_PBA_OFF 0x800
 #define MSIX_BAR_SIZE 0x1000
 #define STOP_EVENT VIRTIO_MAX_QUEUES
+#define IO_EVENT (VIRTIO_MAX_QUEUES + 1)   /* the device's backend fd */
+#define WAKE_EVENT (VIRTIO_MAX_QUEUES + 2) /* virtio_pci_wake */
+#define WATCH_EVENT (VIRTIO_MAX_QUEUES + 3) /* virtio_pci_watch: completions */
 #define ISR_QUEUE 0x1 /* the ISR bit for used buffers (spec 4.1.4.5) */
 /* The transport's own feature bits, offered to every driver. */
 #define TRANSPORT_FEATURES                                                                         \
@@ -63,9 +67,16 @@ struct virtio_pci {
 	int kick_fd[VIRTIO_MAX_QUEUES];
 	pthread_mutex_t ioev_lock;
 	uint64_t ioev_base; /* BAR 4 address the ioeventfds watch, or unmapped */
-	int epfd, stop_fd;
+	int epfd, stop_fd, wake_fd;
+	int io_fd; /* ops->io_fd's, or -1 */
+	bool io_watched;
+	uint64_t last_io_ns; /* the I/O thread's: io_moderate */
 	pthread_t thread;
 	bool thread_started;
+	/* a backend's completions (virtio_pci_watch) */
+	void (*ready)(void *opaque);
+	void *ready_opaque;
+	uint32_t completed; /* bit per queue: used entries not yet signalled */
 };
 
 /* ----------------------------------------------------------- interrupts */
@@ -121,6 +132,12 @@ static bool queue_live(struct virtio_pci *vp, unsigned qi)
 	       !vp->q[qi].broken;
 }
 
+static void submit_batch(struct virtio_pci *vp, unsigned qi)
+{
+	if (vp->ops->submit)
+		vp->ops->submit(vp->opaque, qi);
+}
+
 /* Drain queue qi: every available chain, doorbells off meanwhile, one
  * interrupt per pass if the driver wants it. Lock held. */
 static void serve_queue(struct virtio_pci *vp, unsigned qi)
@@ -129,19 +146,34 @@ static void serve_queue(struct virtio_pci *vp, unsigned qi)
 	bool pushed = false;
 	int r = 0;
 
+	if (vp->ops->serve) { /* the device pops its own chains */
+		if (queue_live(vp, qi))
+			vp->ops->serve(vp->opaque, qi);
+		return;
+	}
 	while (queue_live(vp, qi)) {
 		virtq_set_notify(q, false);
 		while ((r = virtq_pop(q, vp->chain)) == 1) {
 			const char *why = NULL;
 			uint32_t written = 0;
 
-			if (vp->ops->handle(vp->opaque, qi, vp->chain, &written, &why) < 0) {
+			int h = vp->ops->handle(vp->opaque, qi, vp->chain, &written, &why);
+
+			if (h < 0) {
+				submit_batch(vp, qi);
 				needs_reset(vp, qi, why);
 				return;
+			}
+			if (h == VIRTIO_REQ_PENDING)
+				continue;
+			if (h == VIRTIO_HANDLE_LATER) { /* the device keeps the buffer for later */
+				virtq_unpop(q, 1);
+				break;
 			}
 			virtq_push(q, vp->chain->head, written);
 			pushed = true;
 		}
+		submit_batch(vp, qi);
 		if (r < 0) {
 			needs_reset(vp, qi, q->broken);
 			return;
@@ -150,18 +182,103 @@ static void serve_queue(struct virtio_pci *vp, unsigned qi)
 			raise_irq(vp, q->msix_vector, ISR_QUEUE);
 		pushed = false;
 		virtq_set_notify(q, true);
-		if (!virtq_has_avail(q))
+		if (r == 1 || !virtq_has_avail(q))
 			break;
 	}
+}
+
+void virtio_pci_complete(struct virtio_pci *vp, unsigned qi, uint16_t head, uint32_t written)
+{
+	if (qi >= vp->ops->num_queues || !queue_live(vp, qi))
+		return;
+	virtq_push(&vp->q[qi], head, written);
+	vp->completed |= 1u << qi;
+}
+
+/* The backend's completions, then one interrupt per queue that got any
+ * and whose driver wants one. Then those queues are served: a driver
+ * that refills as completions arrive has often made new requests
+ * available by now, and taking them here saves the I/O thread a wake-up
+ * for their doorbell. */
+static void backend_ready(struct virtio_pci *vp)
+{
+	uint32_t served;
+
+	pthread_mutex_lock(&vp->lock);
+	vp->ready(vp->ready_opaque);
+	served = vp->completed;
+	for (unsigned qi = 0; vp->completed; qi++) {
+		if (!(vp->completed >> qi & 1))
+			continue;
+		vp->completed &= ~(1u << qi);
+		if (queue_live(vp, qi) && virtq_should_notify(&vp->q[qi]))
+			raise_irq(vp, vp->q[qi].msix_vector, ISR_QUEUE);
+	}
+	for (unsigned qi = 0; served; qi++, served >>= 1)
+		if ((served & 1) && queue_live(vp, qi) && virtq_has_avail(&vp->q[qi]))
+			serve_queue(vp, qi);
+	pthread_mutex_unlock(&vp->lock);
+}
+
+int virtio_pci_watch(struct virtio_pci *vp, int fd, void (*ready)(void *opaque), void *opaque)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = WATCH_EVENT};
+
+	vp->ready = ready;
+	vp->ready_opaque = opaque;
+	return epoll_ctl(vp->epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+/* The device's backend work (lock taken here): its timeout before each
+ * wait, io_event after the fd signalled, the timeout passed or a wake. */
+static int io_timeout(struct virtio_pci *vp)
+{
+	int t;
+
+	if (!vp->ops->io_timeout_ms)
+		return -1;
+	pthread_mutex_lock(&vp->lock);
+	t = vp->ops->io_timeout_ms(vp->opaque);
+	pthread_mutex_unlock(&vp->lock);
+	return t;
+}
+
+/* Interrupt moderation for the backend: when its fd signals less than a
+ * millisecond after the last time (a stream), let io_coalesce_us pass
+ * before serving it, so a wake-up carries a batch. A wake-up costs two
+ * context switches (several µs each on nested hosts) and a lone packet
+ * carries little; a sparse event (one ping) is served at once, and so are
+ * timeouts and wakes (libslirp asks for a timer every few ms). */
+static void io_moderate(struct virtio_pci *vp)
+{
+	uint64_t now = clock_now_ns();
+	bool stream = now - vp->last_io_ns < 1000000;
+
+	vp->last_io_ns = now;
+	if (stream && vp->ops->io_coalesce_us)
+		usleep(vp->ops->io_coalesce_us);
+}
+
+static void io_run(struct virtio_pci *vp, bool fd_signalled)
+{
+	if (!vp->ops->io_event)
+		return;
+	if (fd_signalled)
+		io_moderate(vp);
+	pthread_mutex_lock(&vp->lock);
+	vp->ops->io_event(vp->opaque);
+	pthread_mutex_unlock(&vp->lock);
 }
 
 static void *io_thread(void *arg)
 {
 	struct virtio_pci *vp = arg;
-	struct epoll_event ev[VIRTIO_MAX_QUEUES + 1];
+	struct epoll_event ev[VIRTIO_MAX_QUEUES + 4];
 
 	for (;;) {
-		int n = epoll_wait(vp->epfd, ev, VIRTIO_MAX_QUEUES + 1, -1);
+		int timeout = io_timeout(vp);
+		int n = epoll_wait(vp->epfd, ev, VIRTIO_MAX_QUEUES + 4, timeout);
+		bool io = n == 0 && timeout >= 0, fd_signalled = false;
 
 		for (int i = 0; i < n; i++) {
 			unsigned qi = ev[i].data.u32;
@@ -169,12 +286,25 @@ static void *io_thread(void *arg)
 
 			if (qi == STOP_EVENT)
 				return NULL;
+			if (qi == WATCH_EVENT) {
+				backend_ready(vp);
+				continue;
+			}
+			if (qi == IO_EVENT || qi == WAKE_EVENT) {
+				if (qi == WAKE_EVENT && read(vp->wake_fd, &v, sizeof(v)) < 0)
+					continue;
+				fd_signalled |= qi == IO_EVENT;
+				io = true;
+				continue;
+			}
 			if (read(vp->kick_fd[qi], &v, sizeof(v)) < 0)
 				continue; /* a spurious wake-up: EAGAIN */
 			pthread_mutex_lock(&vp->lock);
 			serve_queue(vp, qi);
 			pthread_mutex_unlock(&vp->lock);
 		}
+		if (io)
+			io_run(vp, fd_signalled);
 	}
 }
 
@@ -229,6 +359,7 @@ static void device_reset(struct virtio_pci *vp)
 	for (unsigned i = 0; i < vp->ops->num_queues; i++)
 		virtq_reset(&vp->q[i], vp->ops->queue_size);
 	read_isr(vp);
+	vp->completed = 0;
 	if (vp->ops->reset)
 		vp->ops->reset(vp->opaque);
 }
@@ -507,6 +638,8 @@ static int first_free_devfn(struct pci_bus *bus)
 static int start_io_thread(struct virtio_pci *vp)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
+	sigset_t all, old;
+	int r;
 
 	vp->epfd = epoll_create1(EPOLL_CLOEXEC);
 	vp->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -521,7 +654,22 @@ static int start_io_thread(struct virtio_pci *vp)
 	ev.data.u32 = STOP_EVENT;
 	if (epoll_ctl(vp->epfd, EPOLL_CTL_ADD, vp->stop_fd, &ev))
 		return -errno;
-	if (pthread_create(&vp->thread, NULL, io_thread, vp))
+	vp->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ev.data.u32 = WAKE_EVENT;
+	if (vp->wake_fd < 0 || epoll_ctl(vp->epfd, EPOLL_CTL_ADD, vp->wake_fd, &ev))
+		return -errno;
+	vp->io_fd = vp->ops->io_fd ? vp->ops->io_fd(vp->opaque) : -1;
+	ev.data.u32 = IO_EVENT;
+	if (vp->io_fd >= 0 && epoll_ctl(vp->epfd, EPOLL_CTL_ADD, vp->io_fd, &ev))
+		return -errno;
+	vp->io_watched = vp->io_fd >= 0;
+	/* Process signals (SIGTERM's clean shutdown goes through the main
+	 * thread's signalfd, set up after the devices) never land here. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = pthread_create(&vp->thread, NULL, io_thread, vp);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r)
 		return -EAGAIN;
 	vp->thread_started = true;
 	return 0;
@@ -556,7 +704,7 @@ struct virtio_pci *virtio_pci_new(struct dev_host *host, struct pci_bus *bus, in
 	vp->opaque = opaque;
 	vp->config = config;
 	vp->features = TRANSPORT_FEATURES | ops->features;
-	vp->epfd = vp->stop_fd = -1;
+	vp->epfd = vp->stop_fd = vp->wake_fd = vp->io_fd = -1;
 	for (unsigned i = 0; i < VIRTIO_MAX_QUEUES; i++)
 		vp->kick_fd[i] = -1;
 	vp->ioev_base = PCI_BAR_UNMAPPED;
@@ -600,6 +748,8 @@ void virtio_pci_free(struct virtio_pci *vp)
 		close(vp->epfd);
 	if (vp->stop_fd >= 0)
 		close(vp->stop_fd);
+	if (vp->wake_fd >= 0)
+		close(vp->wake_fd);
 	pthread_mutex_destroy(&vp->lock);
 	pthread_mutex_destroy(&vp->intx_lock);
 	pthread_mutex_destroy(&vp->ioev_lock);
@@ -633,5 +783,51 @@ void virtio_pci_config_changed(struct virtio_pci *vp)
 	vp->generation++;
 	if (vp->status & VIRTIO_CONFIG_S_DRIVER_OK)
 		raise_irq(vp, vp->msix_config, VIRTIO_PCI_ISR_CONFIG);
+	pthread_mutex_unlock(&vp->lock);
+}
+
+/* ------------------------------------------ devices that drive their queues */
+
+struct virtq *virtio_pci_queue(struct virtio_pci *vp, unsigned qi)
+{
+	return qi < vp->ops->num_queues && queue_live(vp, qi) ? &vp->q[qi] : NULL;
+}
+
+void virtio_pci_notify(struct virtio_pci *vp, unsigned qi)
+{
+	if (qi < vp->ops->num_queues && virtq_should_notify(&vp->q[qi]))
+		raise_irq(vp, vp->q[qi].msix_vector, ISR_QUEUE);
+}
+
+void virtio_pci_fail(struct virtio_pci *vp, unsigned qi, const char *why)
+{
+	needs_reset(vp, qi, why);
+}
+
+void virtio_pci_io_watch(struct virtio_pci *vp, bool on)
+{
+	struct epoll_event ev = {.events = on ? EPOLLIN : 0, .data.u32 = IO_EVENT};
+
+	if (vp->io_fd < 0 || vp->io_watched == on)
+		return;
+	vp->io_watched = on;
+	epoll_ctl(vp->epfd, EPOLL_CTL_MOD, vp->io_fd, &ev);
+}
+
+void virtio_pci_wake(struct virtio_pci *vp)
+{
+	uint64_t one = 1;
+
+	if (write(vp->wake_fd, &one, sizeof(one)) < 0)
+		fprintf(stderr, "vmm: %s: cannot wake the I/O thread\n", vp->name);
+}
+
+void virtio_pci_lock(struct virtio_pci *vp)
+{
+	pthread_mutex_lock(&vp->lock);
+}
+
+void virtio_pci_unlock(struct virtio_pci *vp)
+{
 	pthread_mutex_unlock(&vp->lock);
 }

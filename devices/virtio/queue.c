@@ -175,6 +175,11 @@ int virtq_pop(struct virtq *q, struct virtq_chain *c)
 	return 1;
 }
 
+void virtq_unpop(struct virtq *q, uint16_t n)
+{
+	q->last_avail = (uint16_t)(q->last_avail - n);
+}
+
 void virtq_push(struct virtq *q, uint16_t head, uint32_t len)
 {
 	vring_used_elem_t *e = &q->vr.used->ring[q->used_idx & (q->vr.num - 1)];

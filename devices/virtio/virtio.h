@@ -18,6 +18,7 @@
 #include <linux/virtio_blk.h>
 #include <linux/virtio_config.h>
 #include <linux/virtio_ids.h>
+#include <linux/virtio_net.h>
 #include <linux/virtio_pci.h>
 #include <linux/virtio_ring.h>
 #include <stdbool.h>
@@ -71,6 +72,9 @@ int virtq_start(struct virtq *q, const struct guest_mem *mem, bool event_idx, bo
 /* Take the next available chain: 1, 0 when none, -EINVAL when the ring
  * is malformed (q->broken says why; the queue stays stopped). */
 int virtq_pop(struct virtq *q, struct virtq_chain *c);
+/* Give back the last n chains popped, unused (a receive that did not
+ * fit): the next pops return them again. */
+void virtq_unpop(struct virtq *q, uint16_t n);
 /* Return a chain with len bytes written to its writable buffers. */
 void virtq_push(struct virtq *q, uint16_t head, uint32_t len);
 /* After pushes: does the driver want an interrupt (EVENT_IDX or
@@ -109,6 +113,8 @@ size_t msix_info(struct msix *mx, char *buf, size_t len);
 /* -------------------------------------------------------------- pci.c */
 
 #define VIRTIO_MAX_QUEUES 16
+#define VIRTIO_HANDLE_LATER 1
+#define VIRTIO_REQ_PENDING 2
 
 struct virtio_pci;
 
@@ -123,13 +129,36 @@ struct virtio_dev_ops {
 	/* Serve one chain of queue qi (I/O thread, transport lock held).
 	 * *written = bytes put in the writable buffers. 0, or -EINVAL when
 	 * the request is malformed beyond an error status (the device then
-	 * needs a reset; *why says why). */
+	 * needs a reset; *why says why), or VIRTIO_HANDLE_LATER: nothing for
+	 * this buffer yet, leave it (and the rest) available until the device
+	 * kicks the queue (virtio_pci_kick), or VIRTIO_REQ_PENDING: the device
+	 * keeps the chain's buffers (host pointers, valid until a reset) and
+	 * completes it later with virtio_pci_complete. */
 	int (*handle)(void *opaque, unsigned qi, struct virtq_chain *c, uint32_t *written,
 		      const char **why);
+	/* After each pass over queue qi's available chains (optional): hand
+	 * what handle queued to the backend, once per batch. */
+	void (*submit)(void *opaque, unsigned qi);
 	/* Driver write to the device config (optional). */
 	void (*config_write)(void *opaque, unsigned off, const void *data, unsigned size);
 	/* Device reset by the driver or the machine (transport lock held). */
 	void (*reset)(void *opaque);
+	/* Optional, for devices whose queues are not request/response
+	 * (virtio-net's receive queue fills from a backend): serve queue qi
+	 * itself on a doorbell (I/O thread, lock held, queue live), popping
+	 * with virtio_pci_queue() and ending with virtio_pci_notify().
+	 * handle is then unused. */
+	void (*serve)(void *opaque, unsigned qi);
+	/* Optional backend work on the I/O thread: io_fd (asked once at
+	 * creation; -1 none) is watched beside the doorbells; io_event runs
+	 * (lock held) when it is readable, when io_timeout_ms (asked before
+	 * every wait, lock held; -1 none) passed, or after virtio_pci_wake. */
+	int (*io_fd)(void *opaque);
+	int (*io_timeout_ms)(void *opaque);
+	void (*io_event)(void *opaque);
+	/* While io events stream in (< 1 ms apart), wait this long before
+	 * serving one, so each wake-up serves a batch (0: never). */
+	unsigned io_coalesce_us;
 };
 
 /* A virtio-pci function at devfn (or the first free slot when devfn < 0)
@@ -147,6 +176,26 @@ uint8_t virtio_pci_devfn(const struct virtio_pci *vp);
 void virtio_pci_config_changed(struct virtio_pci *vp);
 /* Serve queue qi now, as a doorbell would (tests, no ioeventfd). */
 void virtio_pci_kick(struct virtio_pci *vp, unsigned qi);
+/* For serve/io_event (transport lock held): queue qi when it may be
+ * used (driver ready, enabled, not broken), else NULL; an interrupt for
+ * it if the driver wants one after pushes; mark the device broken. */
+struct virtq *virtio_pci_queue(struct virtio_pci *vp, unsigned qi);
+void virtio_pci_notify(struct virtio_pci *vp, unsigned qi);
+void virtio_pci_fail(struct virtio_pci *vp, unsigned qi, const char *why);
+/* Watch io_fd or not (a backend with nowhere to put what it reads). */
+void virtio_pci_io_watch(struct virtio_pci *vp, bool on);
+/* Any thread: run io_event soon (and ask io_timeout_ms again). */
+void virtio_pci_wake(struct virtio_pci *vp);
+/* Other threads touching what serve/io_event use (the monitor). */
+void virtio_pci_lock(struct virtio_pci *vp);
+void virtio_pci_unlock(struct virtio_pci *vp);
+/* Call ready(opaque) on the I/O thread, transport lock held, whenever fd
+ * is readable (a backend's completion eventfd). 0 or -errno. */
+int virtio_pci_watch(struct virtio_pci *vp, int fd, void (*ready)(void *opaque), void *opaque);
+/* From ready: a pending chain of queue qi is done. The
+ * interrupts go out after ready returns, at most one per queue, as the
+ * driver asked (EVENT_IDX). Dropped when the queue was reset or broke. */
+void virtio_pci_complete(struct virtio_pci *vp, unsigned qi, uint16_t head, uint32_t written);
 /* The BAR 4 (virtio structures) offsets, for tests. */
 #define VIRTIO_PCI_COMMON_OFF 0x0000
 #define VIRTIO_PCI_ISR_OFF 0x1000
@@ -165,6 +214,7 @@ struct virtio_blk_opts {
 	unsigned num_queues;	/* 1..VIRTIO_MAX_QUEUES */
 	int devfn;		/* < 0: first free slot */
 	const char *id;		/* node name for `info block` */
+	enum block_aio_mode aio; /* DEFAULT: io_uring where the kernel allows it */
 };
 
 struct virtio_blk;
@@ -172,5 +222,82 @@ struct virtio_blk *virtio_blk_new(struct dev_host *host, struct pci_bus *bus,
 				  const struct virtio_blk_opts *o, char *err, size_t errlen);
 void virtio_blk_free(struct virtio_blk *vb);
 struct virtio_pci *virtio_blk_transport(struct virtio_blk *vb);
+/* The engine serving its requests: io_uring, or threads (its I/O thread
+ * with blocking calls, also where io_uring was refused). */
+enum block_aio_mode virtio_blk_aio(const struct virtio_blk *vb);
+
+/* -------------------------------------------------------------- net.c */
+
+struct virtio_net_opts {
+	struct netdev *netdev; /* owned by the caller; outlives the device */
+	uint8_t mac[6];
+	unsigned mtu; /* 0: 1500 */
+	int devfn;    /* < 0: first free slot */
+	const char *id; /* `info network` name */
+};
+
+/* Counters (`info network`): what was dropped and why. */
+struct virtio_net_stats {
+	uint64_t tx_frames, tx_bytes, rx_frames, rx_bytes;
+	uint64_t tx_dropped;   /* link down, backend refused */
+	uint64_t tx_bad_hdr;   /* virtio_net_check_hdr failed */
+	uint64_t tx_bad_chain; /* shorter than the header */
+	uint64_t rx_dropped;   /* link down, driver not ready, backlog full */
+	uint64_t rx_filtered;  /* RX mode / MAC table */
+	uint64_t rx_too_big;   /* does not fit the buffers / offload not negotiated */
+	uint64_t ctrl_bad;     /* control commands answered VIRTIO_NET_ERR */
+};
+
+struct virtio_net_info {
+	uint8_t mac[6];
+	bool link_up;
+	struct virtio_net_stats stats;
+};
+
+struct virtio_net;
+struct virtio_net *virtio_net_new(struct dev_host *host, struct pci_bus *bus,
+				  const struct virtio_net_opts *o, char *err, size_t errlen);
+void virtio_net_free(struct virtio_net *n);
+struct virtio_pci *virtio_net_transport(struct virtio_net *n);
+struct netdev *virtio_net_netdev(struct virtio_net *n);
+const char *virtio_net_id(const struct virtio_net *n);
+/* `set_link`: STATUS and a config interrupt. Any thread. */
+void virtio_net_set_link(struct virtio_net *n, bool up);
+void virtio_net_get_info(struct virtio_net *n, struct virtio_net_info *info);
+/* Check a transmitted frame's header (len: the frame after it) against
+ * the negotiated features and the MTU: 0, or -EINVAL with *why. */
+int virtio_net_check_hdr(const struct virtio_net_hdr *h, size_t len, uint64_t features,
+			 unsigned mtu, const char **why);
+
+/* ------------------------------------------------------------ hwsim.c */
+
+/* virtio-wlan-pci: mac80211_hwsim's virtio transport. The device moves
+ * whole messages; the medium (devices/wlan/) interprets them. */
+#define VIRTIO_HWSIM_MAX_MSG 4096
+
+struct virtio_hwsim_opts {
+	int devfn; /* < 0: first free slot */
+	/* A message the guest sent (I/O thread; the transport lock is held,
+	 * so send may call virtio_hwsim_receive but nothing that waits for
+	 * this device). */
+	void (*send)(void *opaque, const void *msg, size_t len);
+	void *opaque;
+};
+
+struct virtio_hwsim_stats {
+	uint64_t tx, rx;	 /* messages from / to the guest */
+	uint64_t tx_oversize; /* empty or longer than VIRTIO_HWSIM_MAX_MSG */
+	uint64_t rx_overflow; /* outbox full */
+	uint64_t rx_too_big;	 /* longer than the guest's receive buffer */
+};
+
+struct virtio_hwsim;
+struct virtio_hwsim *virtio_hwsim_new(struct dev_host *host, struct pci_bus *bus,
+				      const struct virtio_hwsim_opts *o, char *err, size_t errlen);
+void virtio_hwsim_free(struct virtio_hwsim *h);
+/* Queue a message for the guest (any thread): false when the outbox is full. */
+bool virtio_hwsim_receive(struct virtio_hwsim *h, const void *msg, size_t len);
+void virtio_hwsim_stats(struct virtio_hwsim *h, struct virtio_hwsim_stats *st);
+struct virtio_pci *virtio_hwsim_transport(struct virtio_hwsim *h);
 
 #endif /* VMM_DEVICES_VIRTIO_H */

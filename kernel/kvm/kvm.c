@@ -621,25 +621,44 @@ int kvm_vcpu_set_events(struct kvm_vcpu *vcpu, const struct kvm_vcpu_events *ev)
 	return xioctl(vcpu->fd, KVM_SET_VCPU_EVENTS, (void *)ev);
 }
 
-int kvm_vcpu_set_guest_debug(struct kvm_vcpu *vcpu, bool single_step, const uint64_t *bps,
+/* DR7's LEN field for a length of 1, 2, 4 or 8 bytes; -1 otherwise. */
+static int dr7_len(unsigned len)
+{
+	switch (len) {
+	case 1: return 0;
+	case 2: return 1;
+	case 4: return 3;
+	case 8: return 2;
+	default: return -1;
+	}
+}
+
+int kvm_vcpu_set_guest_debug(struct kvm_vcpu *vcpu, unsigned flags, const struct kvm_hw_bp *bps,
 			     unsigned n)
 {
 	struct kvm_guest_debug dbg = {0};
 
 	if (n > 4)
 		return -EINVAL;
-	if (single_step || n) {
+	if (flags || n)
 		dbg.control = KVM_GUESTDBG_ENABLE;
-		if (single_step)
-			dbg.control |= KVM_GUESTDBG_SINGLESTEP;
-	}
-	if (n) {
+	if (flags & KVM_DEBUG_STEP)
+		dbg.control |= KVM_GUESTDBG_SINGLESTEP;
+	if (flags & KVM_DEBUG_SW_BP)
+		dbg.control |= KVM_GUESTDBG_USE_SW_BP;
+	if (n)
 		dbg.control |= KVM_GUESTDBG_USE_HW_BP;
-		for (unsigned i = 0; i < n; i++) {
-			dbg.arch.debugreg[i] = bps[i];
-			/* DR7: local enable, break on execution (RW=00, LEN=00). */
-			dbg.arch.debugreg[7] |= 1ull << (2 * i);
-		}
+	for (unsigned i = 0; i < n; i++) {
+		int len = bps[i].type == KVM_HW_BP_EXEC ? 0 : dr7_len(bps[i].len);
+
+		if (len < 0 || (bps[i].type != KVM_HW_BP_EXEC && bps[i].type != KVM_HW_BP_WRITE &&
+				bps[i].type != KVM_HW_BP_ACCESS) ||
+		    (bps[i].type != KVM_HW_BP_EXEC && bps[i].addr % bps[i].len))
+			return -EINVAL;
+		dbg.arch.debugreg[i] = bps[i].addr;
+		/* DR7: local enable Li, then RWi and LENi at bit 16 + 4i */
+		dbg.arch.debugreg[7] |= 1ull << (2 * i) |
+					(uint64_t)(bps[i].type | (unsigned)len << 2) << (16 + 4 * i);
 	}
 	return xioctl(vcpu->fd, KVM_SET_GUEST_DEBUG, &dbg);
 }

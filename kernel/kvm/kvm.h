@@ -159,9 +159,20 @@ int kvm_vcpu_get_mp_state(struct kvm_vcpu *vcpu, uint32_t *state);
 int kvm_vcpu_set_mp_state(struct kvm_vcpu *vcpu, uint32_t state);
 int kvm_vcpu_get_events(struct kvm_vcpu *vcpu, struct kvm_vcpu_events *ev);
 int kvm_vcpu_set_events(struct kvm_vcpu *vcpu, const struct kvm_vcpu_events *ev);
-/* Guest debug: single step and up to 4 hardware breakpoints (n may be 0;
- * both off disables debugging). Stops arrive as KVM_EXIT_DEBUG. */
-int kvm_vcpu_set_guest_debug(struct kvm_vcpu *vcpu, bool single_step, const uint64_t *bps,
+/* Guest debug: single step (KVM_DEBUG_STEP), INT3 to the VMM
+ * (KVM_DEBUG_SW_BP: software breakpoints) and up to 4 debug registers:
+ * breakpoints and watchpoints (n may be 0; nothing at all disables
+ * debugging). Stops arrive as KVM_EXIT_DEBUG. -EINVAL for n > 4, a bad
+ * type or length, or an address not aligned to its length. */
+#define KVM_DEBUG_STEP 1u
+#define KVM_DEBUG_SW_BP 2u
+enum kvm_hw_bp_type { KVM_HW_BP_EXEC = 0, KVM_HW_BP_WRITE = 1, KVM_HW_BP_ACCESS = 3 };
+struct kvm_hw_bp {
+	uint64_t addr;
+	enum kvm_hw_bp_type type;
+	unsigned len; /* 1, 2, 4 or 8 bytes; 1 for KVM_HW_BP_EXEC */
+};
+int kvm_vcpu_set_guest_debug(struct kvm_vcpu *vcpu, unsigned flags, const struct kvm_hw_bp *bps,
 			     unsigned n);
 
 /* ------------------------------------------------- irqchip modes (irqchip.c)

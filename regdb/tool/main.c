@@ -29,39 +29,6 @@ static int usage(void)
 	return EXIT_USAGE;
 }
 
-static void print_mhz(uint32_t khz)
-{
-	if (khz % 1000)
-		printf("%u.%03u", khz / 1000, khz % 1000);
-	else
-		printf("%u", khz / 1000);
-}
-
-static void print_domain(const struct regdb_domain *d)
-{
-	char flags[256];
-
-	printf("country %s: DFS-%s\n", d->alpha2, regdb_dfs_name(d->dfs_region));
-	for (unsigned int i = 0; i < d->n_rules; i++) {
-		const struct regdb_rule *r = &d->rules[i];
-
-		printf("\t(");
-		print_mhz(r->start_khz);
-		printf(" - ");
-		print_mhz(r->end_khz);
-		printf(" @ ");
-		print_mhz(r->max_bw_khz);
-		printf("), (N/A, %d.%02d)", r->max_eirp_mbm / 100, r->max_eirp_mbm % 100);
-		if (r->flags & REGDB_DFS)
-			printf(", (%u ms)", r->cac_ms);
-		else
-			printf(", (N/A)");
-		if (r->flags)
-			printf(", %s", regdb_flags_str(r->flags, ", ", flags, sizeof(flags)));
-		printf("\n");
-	}
-}
-
 static void dump_tsv(const struct regdb_db *db)
 {
 	char flags[256];
@@ -204,7 +171,7 @@ static int run(const struct regdb_db *db, int argc, char **argv)
 
 		if (!d)
 			return EXIT_NOTFOUND;
-		print_domain(d);
+		regdb_domain_print(d, stdout);
 		return 0;
 	}
 	if (!strcmp(cmd, "list") && argc == 1) {
@@ -241,7 +208,7 @@ static int run(const struct regdb_db *db, int argc, char **argv)
 			fprintf(stderr, "regdb: %s and %s have no rule in common\n", argv[1], argv[2]);
 			return EXIT_NOTFOUND;
 		}
-		print_domain(x);
+		regdb_domain_print(x, stdout);
 		free(x);
 		return 0;
 	}

@@ -46,6 +46,8 @@ GUEST_VIRTIO_BLK := $(GUEST_OBJ)/virtio.o $(GUEST_OBJ)/vblk.o
 $(eval $(call guest_payload,virtio-blk,$(GUEST_VIRTIO_BLK)))
 $(eval $(call guest_payload,virtio-blk-bench,$(GUEST_VIRTIO_BLK)))
 $(eval $(call guest_payload,irq,))
+# virtio-net frames (vnet.c): DHCP, ARP, UDP through user networking.
+$(eval $(call guest_payload,virtio-net,$(GUEST_OBJ)/virtio.o $(GUEST_OBJ)/vnet.o))
 
 -include $(wildcard $(GUEST_OBJ)/*.d)
 
@@ -65,6 +67,16 @@ KVM_TESTS += tests/integration/core-qemu-payloads.sh
 # virtio-blk-pci (the driver is checked against the peer too).
 INTEG_TESTS += tests/integration/virtio-blk-kit.sh tests/integration/virtio-blk-kit-qemu.sh
 KVM_TESTS += tests/integration/virtio-blk-kit.sh tests/integration/virtio-blk-kit-qemu.sh
+# The kit's virtio-net payload (DHCP, ARP, UDP through user networking, a
+# broken chain) under build/vmm and under QEMU's virtio-net-pci.
+INTEG_TESTS += tests/integration/virtio-net-kit.sh tests/integration/virtio-net-kit-qemu.sh
+KVM_TESTS += tests/integration/virtio-net-kit.sh tests/integration/virtio-net-kit-qemu.sh
+# The monitor and QMP side: info network/usernet, hostfwd at run time, set_link.
+INTEG_TESTS += tests/integration/virtio-net-monitor.sh
+KVM_TESTS += tests/integration/virtio-net-monitor.sh
+# -netdev tap (root): the same payload on a TAP in a private namespace.
+INTEG_TESTS += tests/integration/virtio-net-tap.sh
+KVM_TESTS += tests/integration/virtio-net-tap.sh
 # Linux on an ext4 virtio-blk disk: vmm, vmm killed after an fsync, QEMU.
 LINUX_TESTS += tests/integration/linux-virtio-blk.sh tests/integration/linux-virtio-blk-durable.sh \
 	tests/integration/linux-virtio-blk-qemu.sh

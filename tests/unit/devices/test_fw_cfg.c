@@ -222,6 +222,51 @@ START_TEST(pc_content_for_seabios)
 }
 END_TEST
 
+/* libvirt's -boot strict=on and -uuid: bootorder ends in HALT, and the
+ * UUID reaches fw_cfg (raw) and SMBIOS type 1 (first fields little-endian). */
+START_TEST(strict_boot_and_uuid)
+{
+	static const uint8_t id[16] = {0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0,
+				       1,    2,	   3,	 4,    5,    6,	   7,	 8};
+	struct test_host t;
+	struct fw_cfg *f;
+	struct pc_fw_config c = {.ram_size = 0x8000000,
+				 .ncpus = 1,
+				 .boot_order = "c",
+				 .bootindex_paths = "/pci@i0cf8/scsi@2/disk@0,0\n",
+				 .boot_strict = true,
+				 .uuid = id};
+	uint8_t dir[4 + 16 * 64], got[16], anchor[SMBIOS_ANCHOR_LEN], tables[2048];
+	char err[256], order[128] = {0};
+	uint16_t order_key = 0;
+	size_t len;
+
+	test_host_init(&t);
+	f = fw_cfg_new(&t.host);
+	ck_assert_int_eq(pc_fw_cfg_setup(f, &c, err, sizeof(err)), 0);
+	select_key(&t, FW_CFG_FILE_DIR);
+	read_bytes(&t, dir, sizeof(dir));
+	for (unsigned i = 0; i < be32(dir); i++)
+		if (!strcmp((const char *)dir + 4 + 64 * i + 8, "bootorder"))
+			order_key = (uint16_t)(dir[4 + 64 * i + 4] << 8 | dir[4 + 64 * i + 5]);
+	ck_assert_uint_ne(order_key, 0);
+	select_key(&t, order_key);
+	read_bytes(&t, (uint8_t *)order, sizeof(order) - 1);
+	ck_assert_str_eq(order,
+			 "/pci@i0cf8/scsi@2/disk@0,0\n/pci@i0cf8/ide@1,1/drive@0/disk@0\nHALT\n");
+	select_key(&t, FW_CFG_UUID);
+	read_bytes(&t, got, 16);
+	ck_assert_mem_eq(got, id, 16);
+	ck_assert_int_eq(smbios_build(&c, anchor, tables, sizeof(tables), &len), 0);
+	ck_assert_uint_eq(tables[0], 1); /* type 1 comes first */
+	ck_assert_mem_eq(tables + 8,
+			 ((const uint8_t[]){0x78, 0x56, 0x34, 0x12, 0xbc, 0x9a, 0xf0, 0xde}), 8);
+	ck_assert_mem_eq(tables + 16, id + 8, 8);
+	fw_cfg_free(f);
+	test_host_fini(&t);
+}
+END_TEST
+
 START_TEST(boot_order_is_validated)
 {
 	char err[256];
@@ -352,6 +397,7 @@ int main(void)
 	tcase_add_test(tc, boot_order_is_validated);
 	tcase_add_test(tc, smbios_tables_are_well_formed);
 	tcase_add_test(tc, smbios_files_in_fw_cfg);
+	tcase_add_test(tc, strict_boot_and_uuid);
 	suite_add_tcase(s, tc);
 	return test_run_suite(s);
 }

@@ -68,11 +68,11 @@ static const uint8_t *find_table(const uint8_t *buf, uint32_t gpa, const char *s
 	return NULL;
 }
 
-static void check_acpi(unsigned ncpus)
+/* The DSDT of acpi_build(ncpus, pvpanic_port); buf holds the tables. */
+static const uint8_t *check_acpi(uint8_t *buf, unsigned ncpus, uint16_t pvpanic_port)
 {
-	uint8_t buf[4096];
 	const uint32_t gpa = 0x9f000;
-	int n = acpi_build(buf, sizeof(buf), gpa, ncpus);
+	int n = acpi_build(buf, 4096, gpa, ncpus, pvpanic_port);
 	const uint8_t *madt, *fadt, *dsdt, *rsdt;
 	unsigned lapics = 0;
 
@@ -104,14 +104,39 @@ static void check_acpi(unsigned ncpus)
 			ck_assert_uint_eq(rd32(madt + off + 4), FW_IOAPIC_GPA);
 	}
 	ck_assert_uint_eq(lapics, ncpus);
+	return dsdt;
 }
 
 START_TEST(acpi_one_and_four_cpus)
 {
-	check_acpi(1);
-	check_acpi(4);
-	ck_assert_int_eq(acpi_build(ram, 64, 0, 1), -ENOSPC);
-	ck_assert_int_eq(acpi_build(ram, 4096, 0, 0), -EINVAL);
+	uint8_t buf[4096];
+	const uint8_t *dsdt = check_acpi(buf, 1, 0);
+
+	ck_assert_ptr_null(memmem(dsdt, rd32(dsdt + 4), "QEMU0001", 8));
+	check_acpi(buf, 4, 0);
+	ck_assert_int_eq(acpi_build(ram, 64, 0, 1, 0), -ENOSPC);
+	ck_assert_int_eq(acpi_build(ram, 4096, 0, 0, 0), -EINVAL);
+}
+END_TEST
+
+/* -device pvpanic,ioport=0x567: Device (PEVT) with _HID "QEMU0001" and
+ * an I/O resource of one byte at 0x567, inside a well-formed Device. */
+START_TEST(acpi_pvpanic_device)
+{
+	static const uint8_t io[] = {0x47, 0x01, 0x67, 0x05, 0x67, 0x05, 0x01, 0x01};
+	uint8_t buf[4096];
+	const uint8_t *dsdt = check_acpi(buf, 2, 0x567), *hid, *dev;
+	uint32_t len = rd32(dsdt + 4);
+
+	hid = memmem(dsdt, len, "_HID\x0dQEMU0001", 13);
+	ck_assert_ptr_nonnull(hid);
+	ck_assert_ptr_nonnull(memmem(hid, len - (uint32_t)(hid - dsdt), io, sizeof(io)));
+	/* DeviceOp, a one-byte PkgLength that ends at the DSDT's end, PEVT */
+	dev = memmem(dsdt, len, "PEVT", 4);
+	ck_assert_ptr_nonnull(dev);
+	ck_assert_uint_eq(dev[-3], 0x5b);
+	ck_assert_uint_eq(dev[-2], 0x82);
+	ck_assert_ptr_eq(dev - 1 + dev[-1], dsdt + len);
 }
 END_TEST
 
@@ -153,7 +178,9 @@ START_TEST(tables_in_guest_ram_and_e820)
 	struct e820_map out;
 	uint64_t rsdp = 0;
 
-	ck_assert_int_eq(fw_tables_build(&mem, 2, &rsdp, err, sizeof(err)), 0);
+	ck_assert_int_eq(fw_tables_build(&(struct boot_request){.mem = &mem, .ncpus = 2}, &rsdp, err,
+				  sizeof(err)),
+			 0);
 	ck_assert_uint_eq(rsdp, FW_TABLES_GPA);
 	ck_assert_mem_eq(ram + FW_TABLES_GPA, "RSD PTR ", 8);
 	ck_assert_mem_eq(ram + FW_TABLES_GPA + 0xc00, "_MP_", 4);
@@ -163,6 +190,13 @@ START_TEST(tables_in_guest_ram_and_e820)
 	ck_assert_uint_eq(out.e[0].addr + out.e[0].size, FW_TABLES_GPA);
 	ck_assert_uint_eq(out.e[3].addr, FW_TABLES_GPA);
 	ck_assert_uint_eq(out.e[3].type, E820_RESERVED);
+	/* -no-acpi: the MP table alone, and no RSDP left from the boot before */
+	ck_assert_int_eq(fw_tables_build(&(struct boot_request){.mem = &mem, .ncpus = 2, .no_acpi = true},
+					 &rsdp, err, sizeof(err)),
+			 0);
+	ck_assert_uint_eq(rsdp, 0);
+	ck_assert_mem_ne(ram + FW_TABLES_GPA, "RSD PTR ", 8);
+	ck_assert_mem_eq(ram + FW_TABLES_GPA + 0xc00, "_MP_", 4);
 }
 END_TEST
 
@@ -442,7 +476,7 @@ START_TEST(acpi_rsdp_in_bios_area_s3_and_waking_vector)
 	uint32_t rsdt, fadt = 0, facs, dsdt;
 	bool s3 = false;
 
-	ck_assert_int_eq(fw_tables_build(&mem, 1, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(fw_tables_build(&(struct boot_request){.mem = &mem, .ncpus = 1}, NULL, err, sizeof(err)), 0);
 	ck_assert_mem_eq(ram + 0xe0000, ram + FW_TABLES_GPA, 36);
 	rsdt = *(uint32_t *)(ram + FW_TABLES_GPA + 16);
 	for (uint32_t at = rsdt + 36; at < rsdt + *(uint32_t *)(ram + rsdt + 4); at += 4)
@@ -510,6 +544,7 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, acpi_one_and_four_cpus);
+	tcase_add_test(tc, acpi_pvpanic_device);
 	tcase_add_test(tc, mptable_one_and_four_cpus);
 	tcase_add_test(tc, tables_in_guest_ram_and_e820);
 	tcase_add_test(tc, bzimage_good);

@@ -116,11 +116,11 @@ START_TEST(run_exits_ioeventfd_readonly_debug_msr)
 	ck_assert_int_eq(kvm_vcpu_set_regs(&cpu, &regs), 0);
 
 	/* Single step: the first run stops after one instruction. */
-	ck_assert_int_eq(kvm_vcpu_set_guest_debug(&cpu, true, NULL, 0), 0);
+	ck_assert_int_eq(kvm_vcpu_set_guest_debug(&cpu, KVM_DEBUG_STEP, NULL, 0), 0);
 	ck_assert_int_eq(kvm_vcpu_run(&cpu), 0);
 	ck_assert_uint_eq(cpu.run->exit_reason, KVM_EXIT_DEBUG);
 	ck_assert_uint_eq(cpu.run->debug.arch.pc, 0x1002);
-	ck_assert_int_eq(kvm_vcpu_set_guest_debug(&cpu, false, NULL, 0), 0);
+	ck_assert_int_eq(kvm_vcpu_set_guest_debug(&cpu, 0, NULL, 0), 0);
 	ck_assert_int_eq(kvm_vcpu_run(&cpu), 0);
 	ck_assert_uint_eq(cpu.run->exit_reason, KVM_EXIT_IO);
 	ck_assert_uint_eq(cpu.run->io.port, 0x11); /* 0x10 went to the eventfd */
@@ -135,7 +135,17 @@ START_TEST(run_exits_ioeventfd_readonly_debug_msr)
 	ck_assert_uint_eq(ram[0x3000], 0);
 	ck_assert_int_eq(kvm_vcpu_run(&cpu), 0);
 	ck_assert_uint_eq(cpu.run->exit_reason, KVM_EXIT_HLT);
-	ck_assert_int_eq(kvm_vcpu_set_guest_debug(&cpu, false, (uint64_t[]){0}, 5), -EINVAL);
+	ck_assert_int_eq(kvm_vcpu_set_guest_debug(&cpu, 0, (struct kvm_hw_bp[5]){{0}}, 5), -EINVAL);
+	/* watchpoints: aligned to their length, which is 1, 2, 4 or 8 */
+	ck_assert_int_eq(kvm_vcpu_set_guest_debug(
+				 &cpu, 0, &(struct kvm_hw_bp){0x1002, KVM_HW_BP_WRITE, 4}, 1),
+			 -EINVAL);
+	ck_assert_int_eq(kvm_vcpu_set_guest_debug(
+				 &cpu, 0, &(struct kvm_hw_bp){0x1000, KVM_HW_BP_ACCESS, 3}, 1),
+			 -EINVAL);
+	ck_assert_int_eq(kvm_vcpu_set_guest_debug(
+				 &cpu, KVM_DEBUG_SW_BP, &(struct kvm_hw_bp){0x1000, KVM_HW_BP_WRITE, 8}, 1),
+			 0);
 	free(cpuid);
 	close(efd);
 	kvm_vcpu_destroy(&cpu);

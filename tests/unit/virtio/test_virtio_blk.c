@@ -5,10 +5,15 @@
  * wake its I/O thread). */
 #include <check.h>
 #include <endian.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,6 +41,7 @@ static uint64_t msi_addr;
 static uint32_t msi_data;
 static unsigned msi_count;
 static uint16_t next_avail;
+static enum block_aio_mode aio_mode = BLOCK_AIO_THREADS; /* per TCase */
 
 static void record_msi(void *opaque, uint64_t addr, uint32_t data)
 {
@@ -72,7 +78,7 @@ static uint8_t *g(uint64_t gpa)
 static struct virtio_blk *make_blk(int devfn, bool ro, const char *serial, struct block_dev **d)
 {
 	struct block_opts o = {.path = img, .read_only = ro};
-	struct virtio_blk_opts vo = {NULL, serial, 1, devfn, "vd"};
+	struct virtio_blk_opts vo = {NULL, serial, 1, devfn, "vd", aio_mode};
 	char err[256];
 	struct virtio_blk *b;
 
@@ -107,6 +113,12 @@ static void setup(void)
 	pci_cfg_write(bus, 2 << 3, 0x04, 2, 0x2); /* memory decode */
 	msi_count = 0;
 	next_avail = 0;
+}
+
+static void setup_uring(void)
+{
+	aio_mode = BLOCK_AIO_IO_URING;
+	setup();
 }
 
 static void teardown(void)
@@ -572,8 +584,7 @@ START_TEST(ioeventfd_and_irqfd_path)
 	virtio_blk_free(vb);
 	vb = NULL;
 	b = make_blk(2 << 3, false, NULL, &d2);
-	ck_assert_int_eq(fast.routes, 2); /* config + one queue */
-	ck_assert_int_ge(fast.irqfd[1], 0);
+	ck_assert_int_eq(fast.routes, 0); /* none until the guest enables MSI-X */
 	pci_cfg_write(bus, 2 << 3, 0x10 + 4 * VIRTIO_PCI_CFG_BAR, 4, 0xe0100000u);
 	pci_cfg_write(bus, 2 << 3, 0x10 + 4 * VIRTIO_PCI_MSIX_BAR, 4, BAR1);
 	pci_cfg_write(bus, 2 << 3, 0x04, 2, 0x2);
@@ -585,6 +596,8 @@ START_TEST(ioeventfd_and_irqfd_path)
 
 	cap = msix_cap();
 	pci_cfg_write(bus, 2 << 3, cap + 2, 2, 0x8000);
+	ck_assert_int_eq(fast.routes, 2); /* config + one queue */
+	ck_assert_int_ge(fast.irqfd[1], 0);
 	wr(BAR1, 16 + 0, 4, 0xfee00000u);
 	wr(BAR1, 16 + 8, 4, 0x4051);
 	wr(BAR1, 16 + 12, 4, 0);
@@ -614,6 +627,128 @@ START_TEST(ioeventfd_and_irqfd_path)
 }
 END_TEST
 
+/* aio=io_uring is what serves the requests (not a silent fallback);
+ * aio=threads stays threads. */
+START_TEST(engine_is_the_one_asked_for)
+{
+	ck_assert_int_eq(virtio_blk_aio(vb), aio_mode);
+}
+END_TEST
+
+#define BATCH 12
+#define FLUSH_AT 6
+
+/* BATCH chains in one doorbell: writes of sectors 20.., a flush, then
+ * reads of them back, each with its own header, data and status. The
+ * flush's status only arrives once the writes before it are in. */
+START_TEST(batch_of_requests_in_one_kick)
+{
+	struct vring_desc *d = (struct vring_desc *)g(DESC);
+	struct vring_avail *a = (struct vring_avail *)g(AVAIL);
+	struct vring_used *u = (struct vring_used *)g(USED);
+	const unsigned qsize = 64;
+
+	ck_assert_uint_eq(negotiate(BAR4, 1ull << VIRTIO_F_VERSION_1), 0x0b);
+	wr(BAR4, COMMON(Q_SELECT), 2, 0);
+	wr(BAR4, COMMON(Q_SIZE), 2, qsize);
+	wr(BAR4, COMMON(Q_DESCLO), 4, DESC);
+	wr(BAR4, COMMON(Q_AVAILLO), 4, AVAIL);
+	wr(BAR4, COMMON(Q_USEDLO), 4, USED);
+	wr(BAR4, COMMON(Q_ENABLE), 2, 1);
+	wr(BAR4, COMMON(STATUS), 1, 0x0f);
+	for (unsigned i = 0; i < BATCH; i++) {
+		struct virtio_blk_outhdr *h = (void *)g(HDR + 16 * i);
+		bool flush = i == FLUSH_AT, rd_back = i > FLUSH_AT;
+		uint64_t data = DATA + 512 * i;
+
+		h->type = htole32(flush	    ? VIRTIO_BLK_T_FLUSH
+				  : rd_back ? VIRTIO_BLK_T_IN
+					    : VIRTIO_BLK_T_OUT);
+		h->sector = htole64(rd_back ? 20 + i - FLUSH_AT - 1 : 20 + i);
+		memset(g(data), rd_back ? 0 : 0xa0 + (int)i, 512);
+		*g(STATUS + i) = 0xee;
+		d[3 * i] = (struct vring_desc){htole64(HDR + 16 * i), htole32(16),
+					       htole16(VRING_DESC_F_NEXT),
+					       htole16((uint16_t)(3 * i + (flush ? 2 : 1)))};
+		d[3 * i + 1] = (struct vring_desc){
+			htole64(data), htole32(512),
+			htole16(VRING_DESC_F_NEXT | (rd_back ? VRING_DESC_F_WRITE : 0)),
+			htole16((uint16_t)(3 * i + 2))};
+		d[3 * i + 2] = (struct vring_desc){htole64(STATUS + i), htole32(1),
+						   htole16(VRING_DESC_F_WRITE), 0};
+		a->ring[i] = htole16((uint16_t)(3 * i));
+	}
+	__atomic_store_n(&a->idx, htole16(BATCH), __ATOMIC_RELEASE);
+	wr(BAR4, VIRTIO_PCI_NOTIFY_OFF, 2, 0);
+	WAIT(le16toh(__atomic_load_n(&u->idx, __ATOMIC_ACQUIRE)) == BATCH);
+	for (unsigned i = 0; i < BATCH; i++)
+		ck_assert_msg(*g(STATUS + i) == VIRTIO_BLK_S_OK, "request %u: status %u", i,
+			      *g(STATUS + i));
+	/* the reads after the flush see the writes before it */
+	for (unsigned i = FLUSH_AT + 1; i < BATCH; i++) {
+		ck_assert_uint_eq(g(DATA + 512 * i)[0], 0xa0 + i - FLUSH_AT - 1);
+		ck_assert_uint_eq(g(DATA + 512 * i)[511], 0xa0 + i - FLUSH_AT - 1);
+	}
+	for (unsigned i = 0; i < BATCH; i++) {
+		unsigned e = le32toh(u->ring[i].id) / 3;
+
+		ck_assert_uint_eq(le32toh(u->ring[i].len), e > FLUSH_AT ? 513 : 1);
+	}
+}
+END_TEST
+
+/* Where the kernel refuses io_uring_setup (a seccomp filter here), the
+ * device says so once and serves its requests on its I/O thread. */
+static void refuse_io_uring(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {sizeof(f) / sizeof(f[0]), f};
+
+	ck_assert_int_eq(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+	ck_assert_int_eq(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog), 0);
+}
+
+START_TEST(io_uring_refused_falls_back)
+{
+	struct block_dev *d2;
+	struct virtio_blk *other;
+	char msg[256] = "";
+	int pipefd[2], saved = dup(2);
+	ssize_t n;
+
+	/* the filter stays with the process: only in check's forked tests */
+	if (getenv("CK_FORK") && !strcmp(getenv("CK_FORK"), "no"))
+		return;
+	ck_assert_int_eq(pipe(pipefd), 0);
+	dup2(pipefd[1], 2);
+	refuse_io_uring();
+	other = make_blk(3 << 3, false, NULL, &d2);
+	ck_assert_int_eq(virtio_blk_aio(other), BLOCK_AIO_THREADS);
+	dup2(saved, 2);
+	close(pipefd[1]);
+	n = read(pipefd[0], msg, sizeof(msg) - 1);
+	ck_assert_msg(n > 0 && strstr(msg, "io_uring unavailable") && strstr(msg, "aio=threads"),
+		      "stderr: '%s'", msg);
+	/* the first device (made before the filter) keeps its engine, and
+	 * the fallback serves requests: read sector 9 on the other one */
+	ck_assert_int_eq(virtio_blk_aio(vb), BLOCK_AIO_IO_URING);
+	virtio_blk_free(vb);
+	vb = other;
+	pci_cfg_write(bus, 3 << 3, 0x10 + 4 * VIRTIO_PCI_CFG_BAR, 4, BAR4);
+	pci_cfg_write(bus, 3 << 3, 0x04, 2, 0x2);
+	bring_up(BAR4, 0);
+	ck_assert_uint_eq(blk_request(VIRTIO_BLK_T_IN, 9, 512, true), VIRTIO_BLK_S_OK);
+	ck_assert_uint_eq(g(DATA)[0], 9);
+	block_close(disk);
+	disk = d2;
+}
+END_TEST
+
 static Suite *blk_suite(void)
 {
 	Suite *s = suite_create("virtio_blk");
@@ -634,6 +769,24 @@ static Suite *blk_suite(void)
 	tcase_add_test(tc, descriptor_loop_needs_reset);
 	tcase_add_test(tc, msix_delivery_masking_and_pending);
 	tcase_add_test(tc, ioeventfd_and_irqfd_path);
+	tcase_add_test(tc, engine_is_the_one_asked_for);
+	tcase_add_test(tc, batch_of_requests_in_one_kick);
+	suite_add_tcase(s, tc);
+	/* the same requests through the io_uring engine */
+	tc = tcase_create("virtio-blk-pci aio=io_uring");
+	tcase_add_checked_fixture(tc, setup_uring, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, read_request_with_intx);
+	tcase_add_test(tc, write_flush_and_errors);
+	tcase_add_test(tc, read_only_rejects_writes);
+	tcase_add_test(tc, get_id_discard_write_zeroes);
+	tcase_add_test(tc, short_header_needs_reset);
+	tcase_add_test(tc, reset_clears_queues);
+	tcase_add_test(tc, msix_delivery_masking_and_pending);
+	tcase_add_test(tc, ioeventfd_and_irqfd_path);
+	tcase_add_test(tc, engine_is_the_one_asked_for);
+	tcase_add_test(tc, batch_of_requests_in_one_kick);
+	tcase_add_test(tc, io_uring_refused_falls_back);
 	suite_add_tcase(s, tc);
 	return s;
 }

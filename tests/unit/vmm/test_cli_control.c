@@ -106,7 +106,8 @@ START_TEST(libvirt_monitor)
 			       "chardev=m,mode=readline"),
 			 -1);
 	ck_assert_int_eq(PARSE("-chardev", "socket,id=m,path=/tmp/m"), -1); /* no server */
-	ck_assert_int_eq(PARSE("-chardev", "pty,id=x"), -1);
+	ck_assert_int_eq(PARSE("-chardev", "spicevmc,id=x"), -1);
+	ck_assert_int_eq(PARSE("-chardev", "pty,id=x", "-mon", "chardev=x,mode=control"), -1);
 	ck_assert_int_eq(PARSE("-chardev", "socket,id=a,path=/x,server=on", "-chardev",
 			       "socket,id=a,path=/y,server=on"),
 			 -1);

@@ -1,0 +1,187 @@
+/* Unit tests for the options libvirt 9.0 puts on its command lines
+ * (vmm/cli_libvirt.c and the hooks in cli.c, cli_control.c): the whole
+ * command line it built for a minimal domain (virtio disk, user NIC, pty
+ * console), the capability probe's line, and what is refused. */
+#include <check.h>
+#include <string.h>
+
+#include "tests/unit/check_run.h"
+#include "vmm/cli.h"
+
+static struct vmm_config cfg;
+static char err[512];
+
+static int parse(const char *const *args)
+{
+	char *argv[96] = {"vmm"};
+	int argc = 1;
+
+	while (*args && argc < 95)
+		argv[argc++] = (char *)*args++;
+	argv[argc] = NULL;
+	err[0] = 0;
+	return cli_parse(argc, argv, &cfg, err, sizeof(err));
+}
+
+#define PARSE(...) parse((const char *const[]){__VA_ARGS__, NULL})
+
+/* tests/shared/libvirt: libvirt 9.0's line with JSON -device/-netdev/-object. */
+#define LIBVIRT_LINE                                                                               \
+	"-name", "guest=mini,debug-threads=on", "-S", "-object",                                   \
+		"{\"qom-type\":\"secret\",\"id\":\"masterKey0\",\"format\":\"raw\",\"file\":"      \
+		"\"/var/lib/libvirt/qemu/domain-1-mini/master-key.aes\"}",                         \
+		"-machine", "pc-i440fx-7.2,usb=off,dump-guest-core=off,memory-backend=pc.ram",     \
+		"-accel", "kvm", "-m", "256", "-object",                                           \
+		"{\"qom-type\":\"memory-backend-ram\",\"id\":\"pc.ram\",\"size\":268435456}",      \
+		"-overcommit", "mem-lock=off", "-smp", "1,sockets=1,cores=1,threads=1", "-uuid",   \
+		"73037727-5bfb-463a-8962-d6e02c1e0ded", "-display", "none", "-no-user-config",     \
+		"-nodefaults", "-chardev", "socket,id=charmonitor,fd=28,server=on,wait=off",       \
+		"-mon", "chardev=charmonitor,id=monitor,mode=control", "-rtc", "base=utc",         \
+		"-no-shutdown", "-no-acpi", "-boot", "strict=on", "-kernel", "/srv/vmlinuz",       \
+		"-initrd", "/srv/initrd.img", "-append", "console=ttyS0 panic=-1", "-blockdev",    \
+		"{\"driver\":\"file\",\"filename\":\"/srv/disk.raw\",\"node-name\":\"libvirt-1-"   \
+		"storage\",\"auto-read-only\":true,\"discard\":\"unmap\"}",                        \
+		"-blockdev",                                                                       \
+		"{\"node-name\":\"libvirt-1-format\",\"read-only\":false,\"driver\":\"raw\","      \
+		"\"file\":\"libvirt-1-storage\"}",                                                 \
+		"-device",                                                                         \
+		"{\"driver\":\"virtio-blk-pci\",\"bus\":\"pci.0\",\"addr\":\"0x3\",\"drive\":"     \
+		"\"libvirt-1-format\",\"id\":\"virtio-disk0\",\"bootindex\":1}",                   \
+		"-netdev", "{\"type\":\"user\",\"id\":\"hostnet0\"}", "-device",                   \
+		"{\"driver\":\"virtio-net-pci\",\"netdev\":\"hostnet0\",\"id\":\"net0\",\"mac\":"  \
+		"\"52:54:00:e6:6d:0c\",\"bus\":\"pci.0\",\"addr\":\"0x2\"}",                       \
+		"-chardev", "pty,id=charserial0", "-device",                                       \
+		"{\"driver\":\"isa-serial\",\"chardev\":\"charserial0\",\"id\":\"serial0\","       \
+		"\"index\":0}",                                                                    \
+		"-audiodev", "{\"id\":\"audio1\",\"driver\":\"none\"}", "-msg", "timestamp=on"
+
+START_TEST(libvirt_command_line)
+{
+	const struct drive_spec *d;
+
+	ck_assert_msg(PARSE(LIBVIRT_LINE) == 0, "%s", err);
+	ck_assert_str_eq(cfg.name, "mini");
+	ck_assert(cfg.start_paused);
+	ck_assert_uint_eq(cfg.ram_size, 256ull << 20);
+	ck_assert(cfg.lv.no_dump_guest_core && !cfg.lv.mem_lock);
+	ck_assert(cfg.lv.no_acpi && cfg.lv.boot_strict && cfg.nodefaults);
+	ck_assert(cfg.lv.has_uuid);
+	ck_assert_uint_eq(cfg.lv.uuid[0], 0x73);
+	ck_assert_uint_eq(cfg.lv.uuid[15], 0xed);
+	/* the disk: file node under a raw node, the device names the raw node */
+	ck_assert_uint_eq(cfg.n_vblk, 1);
+	ck_assert_int_eq(cfg.vblk[0].bootindex, 1);
+	ck_assert_int_eq(cfg.vblk[0].devfn, 3 << 3);
+	ck_assert_str_eq(cfg.vblk[0].id, "virtio-disk0");
+	d = &cfg.vdrives[cfg.vblk[0].drive];
+	ck_assert_str_eq(d->file, "/srv/disk.raw");
+	ck_assert_str_eq(d->id, "libvirt-1-format");
+	ck_assert_str_eq(d->node_file, "libvirt-1-storage");
+	ck_assert(!d->read_only);
+	/* the console: COM1 on a pty labelled with libvirt's alias */
+	ck_assert_uint_eq(cfg.n_serial, 1);
+	ck_assert_int_eq(cfg.serial[0].kind, CHARDEV_PTY);
+	ck_assert_str_eq(cfg.serial[0].id, "charserial0");
+	/* the NIC, and no default one */
+	ck_assert_uint_eq(cfg.n_nics, 1);
+	ck_assert_str_eq(cfg.nics[0].id, "net0");
+	ck_assert_uint_eq(cfg.nics[0].mac[5], 0x0c);
+	/* the monitor on libvirt's inherited socket */
+	ck_assert_uint_eq(cfg.control.n_qmp, 1);
+	ck_assert_int_eq(cfg.control.qmp[0].kind, LISTEN_FD);
+	ck_assert_int_eq(cfg.control.qmp[0].fd, 28);
+}
+END_TEST
+
+START_TEST(probe_command_line)
+{
+	ck_assert_msg(PARSE("-S", "-no-user-config", "-nodefaults", "-nographic", "-machine",
+			    "none,accel=kvm:tcg", "-qmp", "unix:/tmp/q.sock,server=on,wait=off",
+			    "-pidfile", "/tmp/q.pid", "-daemonize") == 0,
+		      "%s", err);
+	ck_assert(cfg.lv.machine_none);
+	ck_assert_uint_eq(cfg.n_serial, 0); /* -nodefaults: nothing on stdio */
+	ck_assert(cfg.control.daemonize);
+	ck_assert_int_eq(PARSE("-machine", "pc"), 0);
+	ck_assert(!cfg.lv.machine_none);
+	ck_assert_uint_eq(cfg.n_serial, 1); /* the default mon:stdio */
+}
+END_TEST
+
+START_TEST(refused_with_a_reason)
+{
+	ck_assert_int_eq(PARSE("-accel", "tcg"), -1);
+	ck_assert_ptr_nonnull(strstr(err, "KVM only"));
+	ck_assert_int_eq(PARSE("-machine", "pc,accel=tcg"), -1);
+	ck_assert_int_eq(PARSE("-machine", "pc,usb=on"), -1);
+	ck_assert_ptr_nonnull(strstr(err, "no USB"));
+	ck_assert_int_eq(PARSE("-usb"), -1);
+	ck_assert_int_eq(PARSE("-audiodev", "pa,id=a"), -1);
+	ck_assert_ptr_nonnull(strstr(err, "no sound card"));
+	ck_assert_int_eq(PARSE("-display", "gtk"), -1);
+	ck_assert_int_eq(PARSE("-rtc", "base=localtime"), -1);
+	ck_assert_int_eq(PARSE("-overcommit", "cpu-pm=on"), -1);
+	ck_assert_int_eq(PARSE("-uuid", "not-a-uuid"), -1);
+	ck_assert_int_eq(PARSE("-uuid", "73037727-5bfb-463a-8962-d6e02c1e0dez"), -1);
+	ck_assert_int_eq(PARSE("-object", "memory-backend-file,id=m,size=1G,mem-path=/x"), -1);
+	ck_assert_int_eq(PARSE("-machine", "memory-backend=nope"), -1);
+	ck_assert_ptr_nonnull(strstr(err, "no -object memory-backend-ram,id=nope"));
+	ck_assert_int_eq(PARSE("-m", "128", "-object", "memory-backend-ram,id=r,size=268435456",
+			       "-machine", "memory-backend=r"),
+			 -1);
+	ck_assert_int_eq(PARSE("-blockdev", "{\"driver\":\"qcow2\",\"node-name\":\"q\"}"), -1);
+	ck_assert_ptr_nonnull(strstr(err, "driver 'qcow2'"));
+	ck_assert_int_eq(
+		PARSE("-blockdev", "{\"driver\":\"raw\",\"node-name\":\"r\",\"file\":\"x\"}"), -1);
+	ck_assert_int_eq(PARSE("-blockdev", "{\"driver\":\"file\",\"node-name\":\"f\"}"), -1);
+	ck_assert_int_eq(PARSE("-blockdev", "{\"driver\":"), -1);
+	ck_assert_ptr_nonnull(strstr(err, "invalid JSON"));
+	ck_assert_int_eq(PARSE("-blockdev", "{\"driver\":\"file\",\"node-name\":\"f\","
+					    "\"filename\":\"/x\",\"x-frob\":1}"),
+			 -1);
+	ck_assert_int_eq(PARSE("-device", "{\"driver\":\"virtio-balloon-pci\",\"id\":\"b\"}"), -1);
+	ck_assert_ptr_nonnull(strstr(err, "unknown device 'virtio-balloon-pci'"));
+	ck_assert_int_eq(PARSE("-device", "{\"driver\":[1]}"), -1);
+	ck_assert_int_eq(PARSE("-device", "{\"driver\":\"isa-serial\",\"chardev\":\"a,b\"}"), -1);
+	ck_assert_int_eq(PARSE("-device", "[]"), -1);
+	ck_assert_int_eq(PARSE("-device", "isa-serial,chardev=none"), -1);
+	ck_assert_int_eq(PARSE("-chardev", "pty,id=p", "-device", "isa-serial,chardev=p", "-device",
+			       "isa-serial,chardev=p"),
+			 -1);
+	ck_assert_int_eq(PARSE("-chardev", "socket,id=s,path=/tmp/s,server=on", "-device",
+			       "isa-serial,chardev=s"),
+			 -1);
+}
+END_TEST
+
+START_TEST(key_value_spellings)
+{
+	/* the same without JSON, as libvirt writes it for older emulators */
+	ck_assert_msg(PARSE("-blockdev", "driver=file,filename=/d.img,node-name=f,cache.direct=on",
+			    "-blockdev", "driver=raw,node-name=r,file=f,read-only=on", "-device",
+			    "virtio-blk-pci,drive=r,id=disk", "-chardev", "file,id=c,path=/tmp/out",
+			    "-device", "isa-serial,chardev=c,index=1", "-boot",
+			    "order=c,strict=off", "-overcommit", "mem-lock=on", "-machine",
+			    "dump-guest-core=on") == 0,
+		      "%s", err);
+	ck_assert(cfg.vdrives[0].read_only);
+	ck_assert_int_eq(cfg.vdrives[0].cache, DRIVE_CACHE_NONE);
+	ck_assert_int_eq(cfg.serial[1].kind, CHARDEV_FILE);
+	ck_assert_str_eq(cfg.serial[1].path, "/tmp/out");
+	ck_assert_str_eq(cfg.boot_order, "c");
+	ck_assert(!cfg.lv.boot_strict && cfg.lv.mem_lock && !cfg.lv.no_dump_guest_core);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("vmm_cli_libvirt");
+	TCase *tc = tcase_create("cli_libvirt");
+
+	tcase_add_test(tc, libvirt_command_line);
+	tcase_add_test(tc, probe_command_line);
+	tcase_add_test(tc, refused_with_a_reason);
+	tcase_add_test(tc, key_value_spellings);
+	suite_add_tcase(s, tc);
+	return check_run_suite(s);
+}

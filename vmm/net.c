@@ -1,0 +1,261 @@
+/* net.c — the machine's networking: the -netdev backends, the
+ * virtio-net NICs on them, and their monitor side (`info network`,
+ * `info usernet`, hostfwd_add/hostfwd_remove, set_link).
+ *
+ * A backend runs on its NIC's I/O thread under the NIC's transport lock;
+ * the monitor (main thread) takes that lock around usernet calls and
+ * then wakes the thread, whose timeouts may have changed. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "devices/virtio/virtio.h"
+#include "netstack/usernet/usernet.h"
+#include "vmm/machine.h"
+#include "vmm/monitor.h"
+
+/* The NIC using netdev i, or NULL. */
+static struct virtio_net *nic_of(struct machine *m, unsigned i)
+{
+	for (unsigned k = 0; k < m->cfg->n_nics; k++)
+		if (m->cfg->nics[k].netdev == i && m->nics[k])
+			return m->nics[k];
+	return NULL;
+}
+
+static void info_network(void *opaque, FILE *out);
+static void info_usernet(void *opaque, FILE *out);
+
+static int open_netdev(struct machine *m, unsigned i, char *err, size_t errlen)
+{
+	const struct netdev_spec *s = &m->cfg->netdevs[i];
+	char why[256];
+
+	m->netdevs[i] = !strcmp(s->type, "tap") ? netdev_tap_new(s->id, s->opts, why, sizeof(why))
+						: netdev_user_new(s->id, s->opts, why, sizeof(why));
+	if (!m->netdevs[i]) {
+		snprintf(err, errlen, "-netdev %s,id=%s: %s", s->type, s->id, why);
+		return -1;
+	}
+	return 0;
+}
+
+static int add_nic(struct machine *m, unsigned k, char *err, size_t errlen)
+{
+	const struct nic_spec *s = &m->cfg->nics[k];
+	struct virtio_net_opts o = {m->netdevs[s->netdev], {0}, 0, s->devfn, s->id};
+	char why[256];
+
+	memcpy(o.mac, s->mac, 6);
+	m->nics[k] = virtio_net_new(&m->host, m->pci, &o, why, sizeof(why));
+	if (!m->nics[k]) {
+		snprintf(err, errlen, "NIC %s: %s", s->id, why);
+		return -1;
+	}
+	return 0;
+}
+
+int board_add_nics(struct machine *m, char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < m->cfg->n_netdevs; i++)
+		if (open_netdev(m, i, err, errlen) < 0)
+			return -1;
+	/* those with addr= first, so the others fill the slots left */
+	for (int pass = 0; pass < 2; pass++)
+		for (unsigned k = 0; k < m->cfg->n_nics; k++)
+			if ((m->cfg->nics[k].devfn >= 0) == (pass == 0) &&
+			    add_nic(m, k, err, errlen) < 0)
+				return -1;
+	for (unsigned i = 0; i < m->cfg->n_netdevs; i++)
+		if (!nic_of(m, i))
+			fprintf(stderr,
+				"vmm: warning: netdev %s has no NIC (-device "
+				"virtio-net-pci,netdev=%s)\n",
+				m->cfg->netdevs[i].id, m->cfg->netdevs[i].id);
+	if (m->cfg->n_netdevs) {
+		monitor_add_info("network", "the NICs and their backends", info_network, m);
+		monitor_add_info("usernet", "user networking: flows and counters", info_usernet, m);
+	}
+	return 0;
+}
+
+void board_free_nics(struct machine *m)
+{
+	for (unsigned k = 0; k < CLI_MAX_NICS; k++) {
+		virtio_net_free(m->nics[k]);
+		m->nics[k] = NULL;
+	}
+	for (unsigned i = 0; i < CLI_MAX_NETDEVS; i++) {
+		netdev_free(m->netdevs[i]);
+		m->netdevs[i] = NULL;
+	}
+}
+
+/* ------------------------------------------------------ serialisation */
+
+/* Run with the backend's NIC quiet (its I/O thread holds this lock). */
+static void lock_netdev(struct machine *m, unsigned i)
+{
+	struct virtio_net *n = nic_of(m, i);
+
+	if (n)
+		virtio_pci_lock(virtio_net_transport(n));
+}
+
+static void unlock_netdev(struct machine *m, unsigned i)
+{
+	struct virtio_net *n = nic_of(m, i);
+
+	if (n) {
+		virtio_pci_unlock(virtio_net_transport(n));
+		virtio_pci_wake(virtio_net_transport(n));
+	}
+}
+
+/* ------------------------------------------------------------ monitor */
+
+static void print_backend(struct machine *m, unsigned i, const char *indent, FILE *out)
+{
+	struct netdev *nd = m->netdevs[i];
+	char buf[160] = "";
+
+	if (!nd)
+		return;
+	nd->ops->info(nd, buf, sizeof(buf));
+	fprintf(out, "%s%s: index=0,type=%s,%s\n", indent, nd->id, nd->ops->type, buf);
+}
+
+static void print_nic(struct machine *m, unsigned k, FILE *out)
+{
+	struct virtio_net_info in;
+	const struct virtio_net_stats *s = &in.stats;
+
+	virtio_net_get_info(m->nics[k], &in);
+	fprintf(out,
+		"%s: "
+		"index=0,type=nic,model=virtio-net-pci,macaddr=%02x:%02x:%02x:%02x:%02x:%02x%s\n",
+		virtio_net_id(m->nics[k]), in.mac[0], in.mac[1], in.mac[2], in.mac[3], in.mac[4],
+		in.mac[5], in.link_up ? "" : ",link=down");
+	print_backend(m, m->cfg->nics[k].netdev, " \\ ", out);
+	fprintf(out,
+		"    rx: frames=%llu bytes=%llu dropped=%llu filtered=%llu too_big=%llu\n"
+		"    tx: frames=%llu bytes=%llu dropped=%llu bad_header=%llu bad_chain=%llu "
+		"ctrl_errors=%llu\n",
+		(unsigned long long)s->rx_frames, (unsigned long long)s->rx_bytes,
+		(unsigned long long)s->rx_dropped, (unsigned long long)s->rx_filtered,
+		(unsigned long long)s->rx_too_big, (unsigned long long)s->tx_frames,
+		(unsigned long long)s->tx_bytes, (unsigned long long)s->tx_dropped,
+		(unsigned long long)s->tx_bad_hdr, (unsigned long long)s->tx_bad_chain,
+		(unsigned long long)s->ctrl_bad);
+}
+
+/* QEMU's layout: each NIC, its backend under it; lone backends last. */
+static void info_network(void *opaque, FILE *out)
+{
+	struct machine *m = opaque;
+
+	for (unsigned k = 0; k < m->cfg->n_nics; k++)
+		if (m->nics[k])
+			print_nic(m, k, out);
+	for (unsigned i = 0; i < m->cfg->n_netdevs; i++)
+		if (!nic_of(m, i))
+			print_backend(m, i, "", out);
+}
+
+static void info_usernet(void *opaque, FILE *out)
+{
+	struct machine *m = opaque;
+
+	for (unsigned i = 0; i < m->cfg->n_netdevs; i++) {
+		struct usernet_stats st;
+		char *buf;
+		int n;
+
+		if (!m->netdevs[i] || !m->netdevs[i]->usernet)
+			continue;
+		lock_netdev(m, i);
+		usernet_stats(m->netdevs[i]->usernet, &st);
+		unlock_netdev(m, i);
+		n = usernet_stats_format(&st, NULL, 0);
+		buf = n > 0 ? malloc((size_t)n + 1) : NULL;
+		if (!buf)
+			continue;
+		usernet_stats_format(&st, buf, (size_t)n + 1);
+		fprintf(out, "%s (user):\n", m->netdevs[i]->id);
+		for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+			fprintf(out, "  %s\n", line);
+		free(buf);
+	}
+}
+
+/* The user backend named id, or the first one when id is NULL: its
+ * index, or -1. */
+static int find_user(struct machine *m, const char *id)
+{
+	for (unsigned i = 0; i < m->cfg->n_netdevs; i++)
+		if (m->netdevs[i] && m->netdevs[i]->usernet &&
+		    (!id || !strcmp(m->netdevs[i]->id, id)))
+			return (int)i;
+	return -1;
+}
+
+/* QEMU's rule: [tcp|udp]:[HADDR]:HPORT[-[GADDR]:GPORT]; usernet wants
+ * the protocol spelled out and (to remove) a guest side it ignores. */
+static void normalize_rule(const char *rule, bool add, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s", rule[0] == ':' ? "tcp" : "", rule,
+		 !add && !strchr(rule, '-') ? "-:1" : "");
+}
+
+void hmp_hostfwd(struct machine *m, int argc, char **argv, FILE *out, bool add)
+{
+	char rule[160], why[200];
+	int i, r;
+
+	if (argc != 2 && argc != 3) {
+		fprintf(out, "usage: %s [netdev_id] [tcp|udp]:[hostaddr]:hostport%s\n", argv[0],
+			add ? "-[guestaddr]:guestport" : "");
+		return;
+	}
+	i = find_user(m, argc == 3 ? argv[1] : NULL);
+	if (i < 0) {
+		fprintf(out, "%s: no user network backend%s%s\n", argv[0], argc == 3 ? " " : "",
+			argc == 3 ? argv[1] : "");
+		return;
+	}
+	normalize_rule(argv[argc - 1], add, rule, sizeof(rule));
+	lock_netdev(m, (unsigned)i);
+	r = add ? usernet_hostfwd_add(m->netdevs[i]->usernet, rule, why, sizeof(why))
+		: usernet_hostfwd_remove(m->netdevs[i]->usernet, rule, why, sizeof(why));
+	unlock_netdev(m, (unsigned)i);
+	if (r < 0)
+		fprintf(out, "%s: %s\n", argv[0], why);
+}
+
+int machine_set_link(struct machine *m, const char *name, bool up)
+{
+	int found = -ENOENT;
+
+	for (unsigned k = 0; k < m->cfg->n_nics; k++) {
+		const struct netdev_spec *d = &m->cfg->netdevs[m->cfg->nics[k].netdev];
+
+		/* QEMU takes the NIC's id or its backend's */
+		if (m->nics[k] && (!strcmp(m->cfg->nics[k].id, name) || !strcmp(d->id, name))) {
+			virtio_net_set_link(m->nics[k], up);
+			virtio_pci_wake(virtio_net_transport(m->nics[k]));
+			found = 0;
+		}
+	}
+	return found;
+}
+
+void hmp_set_link(struct machine *m, int argc, char **argv, FILE *out)
+{
+	if (argc != 3 || (strcmp(argv[2], "on") && strcmp(argv[2], "off"))) {
+		fprintf(out, "usage: set_link NAME on|off\n");
+		return;
+	}
+	if (machine_set_link(m, argv[1], !strcmp(argv[2], "on")) < 0)
+		fprintf(out, "set_link: device '%s' not found\n", argv[1]);
+}

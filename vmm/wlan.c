@@ -1,0 +1,221 @@
+/* wlan.c — the machine's virtual WLAN: each -object wlan-medium becomes a
+ * medium in this process (devices/wlan/) or a link to the wlan-medium
+ * daemon (socket=), each -device virtio-wlan-pci a radio device on it; the
+ * monitor gets wlan_country, wlan_regdb_reload, wlan_radar, info wlan and
+ * info regdomain. The machine has one regulatory domain: wlan_country
+ * sets it on every medium at once. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "devices/virtio/virtio.h"
+#include "devices/wlan/wlan.h"
+#include "vmm/machine.h"
+#include "vmm/monitor.h"
+
+struct wlan_radio_dev {
+	struct virtio_hwsim *dev;
+	struct wlan_port *port;	  /* a medium in this process */
+	struct wlan_relay *relay; /* or the daemon's */
+	const struct wlan_medium_spec *spec;
+};
+
+struct vmm_wlan {
+	struct wlan_medium *media[CLI_MAX_WLAN]; /* NULL for a daemon's */
+	const struct wlan_config *cfg;
+	struct wlan_radio_dev devs[CLI_MAX_WLAN];
+	unsigned n_devs;
+};
+
+static void guest_sent(void *opaque, const void *msg, size_t len)
+{
+	struct wlan_radio_dev *d = opaque;
+
+	if (d->port)
+		wlan_port_input(d->port, msg, len);
+	else
+		wlan_relay_send(d->relay, msg, len);
+}
+
+static bool to_guest(void *opaque, const void *msg, size_t len)
+{
+	struct wlan_radio_dev *d = opaque;
+
+	return virtio_hwsim_receive(d->dev, msg, len);
+}
+
+static struct wlan_medium *new_medium(const struct wlan_medium_spec *s, char *err, size_t errlen)
+{
+	struct wlan_medium_cfg c = {
+		.country = s->country[0] ? s->country : NULL,
+		.regdb = s->regdb[0] ? s->regdb : NULL,
+		.outdoor = s->outdoor,
+		.no_enforce = s->no_enforce,
+		.cac_s = s->cac_s,
+		.nop_s = s->nop_s,
+		.txpower_dbm = s->txpower_dbm,
+		.distance_m = s->distance_m,
+	};
+	char why[256];
+	struct wlan_medium *m = wlan_medium_new(&c, why, sizeof(why));
+
+	if (!m)
+		snprintf(err, errlen, "-object wlan-medium,id=%s: %s", s->id, why);
+	return m;
+}
+
+static int add_radio(struct vmm_wlan *w, struct machine *m, const struct wlan_dev_spec *ds,
+		     char *err, size_t errlen)
+{
+	struct wlan_radio_dev *d = &w->devs[w->n_devs];
+	struct virtio_hwsim_opts o = {ds->devfn, guest_sent, d};
+	char why[256];
+
+	d->spec = &w->cfg->media[ds->medium_idx];
+	d->dev = virtio_hwsim_new(&m->host, m->pci, &o, why, sizeof(why));
+	if (!d->dev) {
+		snprintf(err, errlen, "virtio-wlan-pci: %s", why);
+		return -1;
+	}
+	w->n_devs++; /* freed from here on */
+	if (d->spec->socket[0]) {
+		d->relay = wlan_relay_connect(d->spec->socket, to_guest, d, why, sizeof(why));
+		if (!d->relay) {
+			snprintf(err, errlen, "-object wlan-medium,id=%s: %s", d->spec->id, why);
+			return -1;
+		}
+		return 0;
+	}
+	d->port = wlan_port_attach(w->media[ds->medium_idx], "vmm", to_guest, d);
+	if (!d->port) {
+		snprintf(err, errlen, "wlan-medium %s: too many radios", d->spec->id);
+		return -1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ monitor */
+
+/* The monitor's wlan_* lines go to every medium in this process. */
+static void wlan_cmd(void *opaque, int argc, char **argv, FILE *out)
+{
+	struct vmm_wlan *w = opaque;
+	char line[256];
+	bool any = false;
+
+	snprintf(line, sizeof(line), "%s %s", argv[0], argc > 1 ? argv[1] : "");
+	for (unsigned i = 0; i < w->cfg->n_media; i++) {
+		if (!w->media[i])
+			continue;
+		wlan_medium_command(w->media[i], line, out);
+		any = true;
+	}
+	if (!any)
+		fprintf(out,
+			"%s: no wlan-medium in this VM (a daemon's medium is controlled "
+			"on its control socket)\n",
+			argv[0]);
+}
+
+static void info_wlan(void *opaque, FILE *out)
+{
+	struct vmm_wlan *w = opaque;
+
+	for (unsigned i = 0; i < w->cfg->n_media; i++) {
+		const struct wlan_medium_spec *s = &w->cfg->media[i];
+
+		fprintf(out, "wlan-medium %s", s->id);
+		if (w->media[i]) {
+			fprintf(out, ":\n");
+			wlan_medium_info(w->media[i], out);
+		} else {
+			fprintf(out, ": served by the wlan-medium daemon at %s\n", s->socket);
+		}
+	}
+	for (unsigned i = 0; i < w->n_devs; i++) {
+		struct virtio_hwsim_stats st;
+		uint8_t devfn = virtio_pci_devfn(virtio_hwsim_transport(w->devs[i].dev));
+
+		virtio_hwsim_stats(w->devs[i].dev, &st);
+		fprintf(out,
+			"virtio-wlan-pci (00:%02x.%x) on %s: %llu messages sent, %llu "
+			"received, %llu oversize, %llu overflow, %llu too big for the guest\n",
+			devfn >> 3, devfn & 7, w->devs[i].spec->id, (unsigned long long)st.tx,
+			(unsigned long long)st.rx, (unsigned long long)st.tx_oversize,
+			(unsigned long long)st.rx_overflow, (unsigned long long)st.rx_too_big);
+	}
+}
+
+static void info_regdomain(void *opaque, FILE *out)
+{
+	struct vmm_wlan *w = opaque;
+
+	for (unsigned i = 0; i < w->cfg->n_media; i++) {
+		if (w->media[i]) { /* they all share the machine's domain */
+			wlan_medium_info_regdomain(w->media[i], out);
+			return;
+		}
+	}
+	fprintf(out, "no wlan-medium in this VM\n");
+}
+
+static void add_monitor(struct vmm_wlan *w)
+{
+	monitor_add_info("wlan", "the radio media, their radios and drops per reason", info_wlan,
+			 w);
+	monitor_add_info("regdomain", "the WLAN regulatory domain (as `iw reg get`)",
+			 info_regdomain, w);
+	monitor_add_cmd("wlan_country", "XX", "set the regulatory domain of every radio", wlan_cmd,
+			w);
+	monitor_add_cmd("wlan_regdb_reload", "[PATH]", "re-read regulatory.db", wlan_cmd, w);
+	monitor_add_cmd("wlan_radar", "FREQ", "a radar event on FREQ MHz (closes the channel)",
+			wlan_cmd, w);
+	monitor_add_cmd("wlan_enforce", "on|off", "regulatory enforcement on the media", wlan_cmd,
+			w);
+}
+
+int vmm_wlan_init(struct machine *m, char *err, size_t errlen)
+{
+	const struct wlan_config *c = &m->cfg->wlan;
+	struct vmm_wlan *w;
+
+	if (!c->n_media)
+		return 0;
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	w->cfg = c;
+	m->wlan = w;
+	for (unsigned i = 0; i < c->n_media; i++)
+		if (!c->media[i].socket[0] &&
+		    !(w->media[i] = new_medium(&c->media[i], err, errlen)))
+			return -1;
+	for (unsigned i = 0; i < c->n_devs; i++)
+		if (add_radio(w, m, &c->devs[i], err, errlen) < 0)
+			return -1;
+	add_monitor(w);
+	return 0;
+}
+
+void vmm_wlan_free(struct vmm_wlan *w)
+{
+	if (!w)
+		return;
+	/* Nothing may reach a device once it is freed: first every radio off
+	 * the air (no deliveries), then the devices (their I/O threads may
+	 * still send into their closed ports), then the ports. */
+	for (unsigned i = 0; i < w->n_devs; i++) {
+		wlan_relay_close(w->devs[i].relay);
+		wlan_port_close(w->devs[i].port);
+	}
+	for (unsigned i = 0; i < w->n_devs; i++)
+		virtio_hwsim_free(w->devs[i].dev);
+	for (unsigned i = 0; i < w->n_devs; i++) {
+		wlan_relay_free(w->devs[i].relay);
+		wlan_port_detach(w->devs[i].port);
+	}
+	for (unsigned i = 0; i < CLI_MAX_WLAN; i++)
+		wlan_medium_free(w->media[i]);
+	free(w);
+}
