@@ -91,7 +91,7 @@ $(B)/obj/%.o: %.c $(CONFIG)
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
-.PHONY: all deps config check check-build check-run check-linux demo bench install clean
+.PHONY: all deps config check check-build check-run check-linux check-kut demo bench install clean
 
 all: $(CONFIG)
 	@$(MAKE) --no-print-directory build-all
@@ -117,6 +117,11 @@ check-run:
 		KVM_TESTS="$(KVM_TESTS) $(patsubst build/%,build/asan/%,$(filter build/%,$(KVM_TESTS)))" \
 		sh tests/run.sh \
 		$(UNIT_TESTS) $(patsubst build/%,build/asan/%,$(UNIT_TESTS)) $(INTEG_TESTS)
+
+# kvm-unit-tests (not packaged; a checkout given by path) under vmm and QEMU.
+check-kut: build/vmm
+	@[ -n "$(KUT)" ] || { echo "usage: make check-kut KUT=/path/to/kvm-unit-tests"; exit 2; }
+	@B=build VMM=build/vmm sh scripts/kut/check.sh $(KUT) $(KUT_TESTS)
 
 check-linux:
 	@sh scripts/install-deps.sh check linux

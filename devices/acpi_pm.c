@@ -6,6 +6,7 @@
  * while its status and enable bits are both set. */
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "devices/devices.h"
 
@@ -17,6 +18,8 @@
 #define CNT_SLP_TYP_SHIFT 10
 #define CNT_SLP_EN 0x2000
 #define EVT_PWRBTN 0x0100 /* PWRBTN_STS / PWRBTN_EN */
+#define EVT_RTC 0x0400	  /* RTC_STS / RTC_EN */
+#define EVT_WAK 0x8000	  /* WAK_STS */
 
 struct acpi_pm {
 	struct dev_host *host;
@@ -24,6 +27,9 @@ struct acpi_pm {
 	unsigned s5_typ;
 	void (*poweroff_fn)(void *opaque);
 	void *opaque;
+	unsigned s3_typ; /* acpi_pm_set_sleep */
+	void (*sleep_fn)(void *opaque);
+	void *sleep_opaque;
 	pthread_mutex_t lock;
 	uint8_t regs[PM1_LEN];	/* little-endian register image */
 	int sci_irq;		/* -1 until the power button was first pressed */
@@ -68,7 +74,7 @@ static void pm_write(void *opaque, uint64_t off, const void *data, unsigned size
 {
 	struct acpi_pm *pm = opaque;
 	uint64_t v = io_data_get(data, size);
-	bool off_req = false;
+	bool off_req = false, sleep_req = false;
 	uint16_t cnt;
 
 	pthread_mutex_lock(&pm->lock);
@@ -78,14 +84,63 @@ static void pm_write(void *opaque, uint64_t off, const void *data, unsigned size
 	cnt = reg16(pm, PM1_CNT);
 	if (cnt & CNT_SLP_EN) {
 		off_req = ((cnt >> CNT_SLP_TYP_SHIFT) & 7) == pm->s5_typ;
+		sleep_req = pm->sleep_fn && ((cnt >> CNT_SLP_TYP_SHIFT) & 7) == pm->s3_typ;
 		pm->regs[PM1_CNT + 1] &= ~(CNT_SLP_EN >> 8); /* SLP_EN reads as zero */
 	}
 	pthread_mutex_unlock(&pm->lock);
 	if (off_req)
 		pm->poweroff_fn(pm->opaque);
+	else if (sleep_req)
+		pm->sleep_fn(pm->sleep_opaque);
+}
+
+void acpi_pm_set_sleep(struct acpi_pm *pm, unsigned s3_typ, void (*sleep_fn)(void *opaque),
+		       void *opaque)
+{
+	pthread_mutex_lock(&pm->lock);
+	pm->s3_typ = s3_typ;
+	pm->sleep_fn = sleep_fn;
+	pm->sleep_opaque = opaque;
+	pthread_mutex_unlock(&pm->lock);
+}
+
+bool acpi_pm_rtc_wake(struct acpi_pm *pm)
+{
+	bool enabled;
+
+	pthread_mutex_lock(&pm->lock);
+	enabled = reg16(pm, PM1_EVT_EN) & EVT_RTC;
+	if (enabled) {
+		pm->regs[PM1_EVT_STS + 1] |= (EVT_RTC | EVT_WAK) >> 8;
+		update_sci(pm);
+	}
+	pthread_mutex_unlock(&pm->lock);
+	return enabled;
 }
 
 static const struct io_ops pm_ops = {pm_read, pm_write};
+
+/* The ACPI PM timer (issue 22): 24 bits at 3.579545 MHz, as the PIIX4's
+ * (QEMU's); Linux calibrates the TSC against it and kvm-unit-tests time
+ * port reads with it. Lock-free: it only reads the host clock. */
+#define PM_TMR_HZ 3579545ull
+
+static void tmr_read(void *opaque, uint64_t off, void *data, unsigned size)
+{
+	struct timespec ts;
+	uint64_t ns, ticks;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	ticks = ns / 1000000000ull * PM_TMR_HZ + ns % 1000000000ull * PM_TMR_HZ / 1000000000ull;
+	io_data_put(data, size, (ticks & 0xffffff) >> (8 * (off & 3)));
+}
+
+static void tmr_write(void *opaque, uint64_t off, const void *data, unsigned size)
+{
+}
+
+static const struct io_ops tmr_ops = {tmr_read, tmr_write};
 
 static void pm_reset(void *opaque)
 {
@@ -123,7 +178,9 @@ struct acpi_pm *acpi_pm_new(struct dev_host *host, uint16_t base, unsigned s5_ty
 	pm->sci_irq = -1;
 	pthread_mutex_init(&pm->lock, NULL);
 	pm_reset(pm);
-	if (iobus_register(host->pio, base, PM1_LEN, &pm_ops, pm, "acpi-pm") < 0) {
+	if (iobus_register(host->pio, base, PM1_LEN, &pm_ops, pm, "acpi-pm") < 0 ||
+	    iobus_register(host->pio, base + ACPI_PM_TMR_OFF, 4, &tmr_ops, pm, "acpi-pm-tmr") < 0) {
+		iobus_unregister(host->pio, base);
 		pthread_mutex_destroy(&pm->lock);
 		free(pm);
 		return NULL;
@@ -137,6 +194,7 @@ void acpi_pm_free(struct acpi_pm *pm)
 	if (!pm)
 		return;
 	iobus_unregister(pm->host->pio, pm->base);
+	iobus_unregister(pm->host->pio, pm->base + ACPI_PM_TMR_OFF);
 	pthread_mutex_destroy(&pm->lock);
 	free(pm);
 }

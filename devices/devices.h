@@ -263,6 +263,12 @@ typedef int (*pci_route_fn)(void *opaque, unsigned slot, unsigned pin);
 
 struct pci_bus *pci_bus_new(struct dev_host *host);
 void pci_bus_free(struct pci_bus *bus);
+/* An ISA device's fixed ports inside the bus's I/O window (0x1000-0xffff,
+ * where BARs are decoded): claimed like a BAR that never moves, so a BAR
+ * placed over them fails to map. 0, -EEXIST, -ENOSPC or -ERANGE. */
+int pci_bus_add_isa_io(struct pci_bus *bus, uint16_t base, uint16_t len, const struct io_ops *ops,
+		       void *opaque);
+void pci_bus_del_isa_io(struct pci_bus *bus, uint16_t base);
 void pci_bus_set_route(struct pci_bus *bus, pci_route_fn fn, void *opaque);
 /* The PIIX reset control register (0xcf9, bit 2) calls fn (any thread). */
 void pci_bus_set_reset(struct pci_bus *bus, void (*fn)(void *opaque), void *opaque);
@@ -343,6 +349,9 @@ int fw_cfg_add_file(struct fw_cfg *f, const char *name, const void *data, size_t
 #define RTC_IRQ 8
 struct rtc;
 struct rtc *rtc_new(struct dev_host *host);
+/* Called on the main thread when an enabled (AIE) alarm fires: the ACPI
+ * wake source for S3 (issue 22). */
+void rtc_set_alarm_fn(struct rtc *r, void (*fn)(void *opaque), void *opaque);
 void rtc_free(struct rtc *r);
 void rtc_cmos_set(struct rtc *r, unsigned index, uint8_t val);
 uint8_t rtc_cmos_get(struct rtc *r, unsigned index);
@@ -497,6 +506,15 @@ void acpi_pm_free(struct acpi_pm *pm);
  * guest enabled it (PWRBTN_EN), the SCI (GSI sci_irq) is raised until the
  * guest clears the status. Any thread. */
 void acpi_pm_power_button(struct acpi_pm *pm, unsigned sci_irq);
+/* The PM timer, 24 bits at 3.579545 MHz, at base + ACPI_PM_TMR_OFF. */
+#define ACPI_PM_TMR_OFF 8u
+/* ACPI S3 (issue 22): a guest write of SLP_TYP = s3_typ | SLP_EN calls
+ * sleep_fn on the vCPU thread. acpi_pm_rtc_wake: the RTC alarm fired while
+ * asleep; true (and RTC_STS | WAK_STS set) when the guest enabled it as a
+ * wake event (RTC_EN). */
+void acpi_pm_set_sleep(struct acpi_pm *pm, unsigned s3_typ, void (*sleep_fn)(void *opaque),
+		       void *opaque);
+bool acpi_pm_rtc_wake(struct acpi_pm *pm);
 
 /* QEMU's pvpanic ISA device: reads return the supported events, a guest
  * write of events calls event_fn (on the vCPU thread). */
@@ -647,6 +665,15 @@ size_t lapic_format(const uint8_t page[LAPIC_PAGE_SIZE], unsigned cpu, bool x2ap
 
 /* ------------------------------- end of interrupt controllers section */
 
+/* ------------------------------ kvm-unit-tests devices (issue 22) ----
+ * QEMU's pc-testdev: scratch port 0xe0 (byte-wide copy at 0xe8), page
+ * flush port 0xe4, interrupt line ports 0x2000-0x2017, scratch MMIO at
+ * 0xff000000 (64 KiB). NULL when a port or range is taken. */
+struct pc_testdev;
+struct pc_testdev *pc_testdev_new(struct dev_host *host, struct pci_bus *pci);
+void pc_testdev_free(struct pc_testdev *t);
+
+/* ------------------------------ end of kvm-unit-tests devices section */
 /* ------------------------------------------- virtual NIC (issue 15) ----
  * Network backends (-netdev user|tap) behind one small interface. A NIC
  * (virtio-net) hands over the guest's frames with their virtio-net header

@@ -40,3 +40,5 @@ KVM_TESTS += tests/integration/irqchip-on.sh tests/integration/irqchip-split.sh 
 LINUX_TESTS += tests/integration/linux-pvh-smp1-split.sh tests/integration/linux-pvh-smp4-split.sh
 LINUX_TESTS += tests/integration/linux-pvh-smp1-off.sh tests/integration/linux-pvh-smp4-off.sh
 BENCHES += bench/irqchip-latency.sh
+# kvm-unit-tests support (issue 22): QEMU's pc-testdev.
+$(eval $(call unit_test,devices_pc_testdev,tests/unit/devices/test_pc_testdev.c,libdevices.a,))

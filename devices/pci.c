@@ -171,6 +171,16 @@ static int io_bar_add(struct pci_bus *bus, uint64_t base, const struct pci_bar *
 	return ret;
 }
 
+int pci_bus_add_isa_io(struct pci_bus *bus, uint16_t base, uint16_t len, const struct io_ops *ops,
+		       void *opaque)
+{
+	struct pci_bar fixed = {.size = len, .ops = ops, .opaque = opaque};
+
+	if (base < IO_WINDOW_BASE || base + len > IO_WINDOW_END)
+		return -ERANGE;
+	return io_bar_add(bus, base, &fixed);
+}
+
 static void io_bar_del(struct pci_bus *bus, uint64_t base)
 {
 	pthread_rwlock_wrlock(&bus->io_lock);
@@ -284,6 +294,11 @@ static void io_window_write(void *opaque, uint64_t off, const void *data, unsign
 }
 
 static const struct io_ops io_window_ops = {io_window_read, io_window_write};
+
+void pci_bus_del_isa_io(struct pci_bus *bus, uint16_t base)
+{
+	io_bar_del(bus, base);
+}
 
 /* ------------------------------------------------------ config access */
 
@@ -568,11 +583,10 @@ size_t pci_bus_info(struct pci_bus *bus, char *buf, size_t len)
 {
 	size_t n = 0;
 
-#define OUT(...)                                                                 \
-	do {                                                                     \
-		int w = snprintf(buf + (n < len ? n : len), n < len ? len - n : 0, \
-				 __VA_ARGS__);                                   \
-		n += w > 0 ? (size_t)w : 0;                                      \
+#define OUT(...)                                                                                   \
+	do {                                                                                       \
+		int w = snprintf(buf + (n < len ? n : len), n < len ? len - n : 0, __VA_ARGS__);   \
+		n += w > 0 ? (size_t)w : 0;                                                        \
 	} while (0)
 	pthread_mutex_lock(&bus->lock);
 	for (unsigned i = 0; i < PCI_MAX_DEVFN; i++) {

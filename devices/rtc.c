@@ -58,6 +58,8 @@ struct rtc {
 	int64_t offset; /* guest seconds - host seconds */
 	struct ev_timer *periodic, *second;
 	bool irq_high;
+	void (*alarm_fn)(void *opaque); /* ACPI wake source (rtc_set_alarm_fn) */
+	void *alarm_opaque;
 };
 
 static int64_t host_now(uint64_t *frac_ns)
@@ -220,13 +222,25 @@ static bool alarm_matches(struct rtc *r)
 static void second_tick(void *opaque)
 {
 	struct rtc *r = opaque;
+	bool alarm;
 
 	pthread_mutex_lock(&r->lock);
 	latch_time(r);
 	r->cmos[REG_C] |= C_UF;
-	if (alarm_matches(r))
+	alarm = alarm_matches(r);
+	if (alarm)
 		r->cmos[REG_C] |= C_AF;
 	update_irq(r);
+	pthread_mutex_unlock(&r->lock);
+	if (alarm && (r->cmos[REG_B] & B_AIE) && r->alarm_fn)
+		r->alarm_fn(r->alarm_opaque);
+}
+
+void rtc_set_alarm_fn(struct rtc *r, void (*fn)(void *opaque), void *opaque)
+{
+	pthread_mutex_lock(&r->lock);
+	r->alarm_fn = fn;
+	r->alarm_opaque = opaque;
 	pthread_mutex_unlock(&r->lock);
 }
 

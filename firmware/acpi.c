@@ -29,6 +29,12 @@ static const uint8_t dsdt_aml[] = {
 	0x00, 0x00,			/* ZeroOp, ZeroOp (reserved) */
 };
 
+/* Name (_S3, Package (4) { 1, 1, 0, 0 }): suspend to RAM (issue 22). */
+static const uint8_t dsdt_s3_aml[] = {
+	0x08, '_', 'S', '3', '_', 0x12, 0x08, 0x04, 0x0a, ACPI_S3_SLP_TYP, 0x0a, ACPI_S3_SLP_TYP,
+	0x00, 0x00,
+};
+
 const uint8_t pc_pirq_gsi[4] = {10, 10, 11, 11};
 
 unsigned pc_pci_slot_gsi(unsigned slot)
@@ -178,12 +184,13 @@ static uint8_t *build_dsdt(struct acpi_buf *b, uint16_t pvpanic_port)
 
 	if (pvpanic_port)
 		pci0 += pvpanic_aml(aml + pci0, pvpanic_port);
-	len = SDT_HDR_LEN + sizeof(dsdt_aml) + pci0;
+	len = SDT_HDR_LEN + sizeof(dsdt_aml) + pci0 + sizeof(dsdt_s3_aml);
 	t = sdt(b, "DSDT", len, 2);
 	if (!t)
 		return NULL;
 	memcpy(t + SDT_HDR_LEN, dsdt_aml, sizeof(dsdt_aml));
-	memcpy(t + SDT_HDR_LEN + sizeof(dsdt_aml), aml, pci0);
+	memcpy(t + SDT_HDR_LEN + sizeof(dsdt_aml), dsdt_s3_aml, sizeof(dsdt_s3_aml));
+	memcpy(t + SDT_HDR_LEN + sizeof(dsdt_aml) + sizeof(dsdt_s3_aml), aml, pci0);
 	sdt_done(t, len);
 	return t;
 }
@@ -214,6 +221,8 @@ static uint8_t *build_fadt(struct acpi_buf *b, uint32_t facs, uint32_t dsdt)
 	put_le32(t + 64, ACPI_PM_BASE + 4); /* PM1a_CNT_BLK */
 	t[88] = 4;			/* PM1_EVT_LEN */
 	t[89] = 2;			/* PM1_CNT_LEN */
+	put_le32(t + 76, ACPI_PM_BASE + 8); /* PM_TMR_BLK: acpi_pm's timer */
+	t[91] = 4;			/* PM_TMR_LEN */
 	put_le16(t + 96, 101);		/* P_LVL2_LAT > 100: no C2 */
 	put_le16(t + 98, 1001);		/* P_LVL3_LAT > 1000: no C3 */
 	put_le16(t + 109, 0);		/* IAPC_BOOT_ARCH: no legacy devices, no 8042 */

@@ -13,6 +13,10 @@
 #define BDA_EBDA_SEG 0x40e	/* BIOS data area: EBDA segment */
 #define PAGE 4096ull
 #define GiB4 0x100000000ull
+#define RSDP_V2_LEN 36
+/* A copy of the RSDP in the BIOS area, the other place ACPI says to scan
+ * (and the only one kvm-unit-tests scan). */
+#define BIOS_AREA_RSDP_GPA 0xe0000u
 
 int fw_tables_build(const struct boot_request *req, uint64_t *rsdp, char *err, size_t errlen)
 {
@@ -46,6 +50,33 @@ int fw_tables_build(const struct boot_request *req, uint64_t *rsdp, char *err, s
 	}
 	if (rsdp)
 		*rsdp = req->no_acpi ? 0 : FW_TABLES_GPA;
+	/* no shadow RAM there (a bare guest_mem in tests): the EBDA copy stays */
+	if (!req->no_acpi)
+		guest_mem_write(mem, BIOS_AREA_RSDP_GPA, buf, RSDP_V2_LEN);
+	return 0;
+}
+
+static uint32_t gm_le32(const struct guest_mem *mem, uint64_t gpa)
+{
+	uint8_t b[4] = {0};
+
+	guest_mem_read(mem, gpa, b, 4);
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+uint32_t fw_acpi_waking_vector(const struct guest_mem *mem)
+{
+	uint32_t rsdt = gm_le32(mem, FW_TABLES_GPA + 16), len = gm_le32(mem, rsdt + 4);
+
+	for (uint32_t at = rsdt + 36; rsdt && len <= FW_TABLES_SIZE && at + 4 <= rsdt + len;
+	     at += 4) {
+		uint32_t t = gm_le32(mem, at), facs;
+
+		if (gm_le32(mem, t) != 0x50434146u) /* "FACP" */
+			continue;
+		facs = gm_le32(mem, t + 36);
+		return facs ? gm_le32(mem, facs + 12) : 0;
+	}
 	return 0;
 }
 

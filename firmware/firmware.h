@@ -106,6 +106,7 @@ int multiboot_load(const struct boot_request *req, struct boot_cpu_state *cpu, c
 #define ACPI_PM_BASE 0x600u	/* PM1a_EVT at +0 (4 bytes), PM1a_CNT at +4 (2) */
 #define ACPI_PM_LEN 8u
 #define ACPI_SCI_IRQ 9u
+#define ACPI_S3_SLP_TYP 1u	/* the _S3 value (QEMU's) */
 #define ACPI_S5_SLP_TYP 5u	/* the _S5 value the DSDT hands the guest */
 
 /* MP spec 1.4 floating pointer + configuration table for ncpus CPUs
@@ -132,6 +133,9 @@ unsigned pc_pci_slot_gsi(unsigned slot);
  * Call once per -kernel boot; 0 or -errno with a one-line reason in err.
  * *rsdp gets the RSDP address; with req->no_acpi (-no-acpi) only the MP
  * table is written and *rsdp is 0. */
+/* The OS waking vector the guest wrote into the FACS of the tables
+ * fw_tables_build made (ACPI S3 resume); 0 when none. */
+uint32_t fw_acpi_waking_vector(const struct guest_mem *mem);
 int fw_tables_build(const struct boot_request *req, uint64_t *rsdp, char *err, size_t errlen);
 /* Copy src to dst with [FW_TABLES_GPA, +FW_TABLES_SIZE) marked reserved
  * (splitting RAM entries as needed). 0 or -ENOSPC. */

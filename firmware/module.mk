@@ -15,3 +15,6 @@ KVM_TESTS += tests/integration/linux-bad-inputs.sh
 # Boot time to init, vmm vs QEMU, and RSS beyond guest RAM (make bench).
 BENCHES += bench/linux-boot.sh
 KVM_BENCHES += bench/linux-boot.sh
+# Foreign multiboot layouts (issue 22): ELF in the BIOS area, a kernel over 0x9000.
+INTEG_TESTS += tests/integration/multiboot-layout.sh
+KVM_TESTS += tests/integration/multiboot-layout.sh

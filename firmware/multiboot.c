@@ -8,7 +8,12 @@
  *     the module list, the module command lines, the kernel command line
  *     "<kernel path> <append>", the boot loader name; then each module,
  *     page aligned;
- *   - the memory map at 0x9000 and the multiboot info at 0x9500.
+ *   - the memory map at 0x9000 and the multiboot info at 0x9500, or, when
+ *     the kernel covers those (kvm-unit-tests' realmode.flat loads at
+ *     0x8000), both right after the kernel, before the module list: the
+ *     info is always where the kernel is not, as with QEMU.
+ * ELF segments may load anywhere the PC has RAM, the BIOS area's shadow RAM
+ * (0xc0000-0xfffff) included.
  * EAX = 0x2BADB002, EBX = the info address, 32-bit flat protected mode.
  */
 #include <elf.h>
@@ -41,6 +46,7 @@
 #define MB_INFO_GPA 0x9500u
 #define MB_INFO_SIZE 88u
 #define MB_MMAP_ENTRY_SIZE 24u /* the size field (20) and 20 bytes of entry */
+#define MB_MMAP_MAX (E820_MAX_ENTRIES * MB_MMAP_ENTRY_SIZE)
 #define MB_MOD_ENTRY_SIZE 16u
 #define MB_BOOT_DEVICE 0x8000ffffu /* "no BIOS boot device", as QEMU */
 #define MB_LOADER_NAME "vmm"
@@ -77,7 +83,8 @@ struct mb_load {
 	uint32_t hdr_off, flags;
 	uint64_t low, high; /* the kernel image: [low, high) */
 	uint32_t entry;
-	uint64_t buf_end; /* end of everything placed after the kernel so far */
+	uint64_t buf_end;	     /* end of everything placed after the kernel so far */
+	uint32_t mmap_gpa, info_gpa; /* 0 until placed after the kernel */
 };
 
 __attribute__((format(printf, 3, 4))) static int fail(struct mb_load *l, int ret,
@@ -355,10 +362,10 @@ static int put_string(struct mb_load *l, uint64_t *at, const char *s, uint32_t *
 
 static int write_mmap(struct mb_load *l, const struct e820_map *e820, uint32_t *length)
 {
-	uint8_t *dst = ram(l, MB_MMAP_GPA, (uint64_t)e820->n * MB_MMAP_ENTRY_SIZE);
+	uint8_t *dst = ram(l, l->mmap_gpa, (uint64_t)e820->n * MB_MMAP_ENTRY_SIZE);
 
-	if (!dst || e820->n * MB_MMAP_ENTRY_SIZE > MB_INFO_GPA - MB_MMAP_GPA)
-		return fail(l, -ENOSPC, "no guest RAM for the memory map at %#x", MB_MMAP_GPA);
+	if (!dst || e820->n * MB_MMAP_ENTRY_SIZE > MB_MMAP_MAX)
+		return fail(l, -ENOSPC, "no guest RAM for the memory map at %#x", l->mmap_gpa);
 	for (unsigned i = 0; i < e820->n; i++, dst += MB_MMAP_ENTRY_SIZE) {
 		put_le32(dst, MB_MMAP_ENTRY_SIZE - 4);
 		put_le64(dst + 4, e820->e[i].addr);
@@ -432,11 +439,18 @@ static int place_after_kernel(struct mb_load *l, struct mb_strings *s)
 		goto out;
 	}
 	s->nmods = n;
-	s->mods_addr = (uint32_t)(l->low + page_align(l->high - l->low));
-	strings = s->mods_addr + (uint64_t)n * MB_MOD_ENTRY_SIZE;
+	strings = l->low + page_align(l->high - l->low);
 	info_size = (uint64_t)n * MB_MOD_ENTRY_SIZE + cmdline_len + strlen(initrd) + 1 +
 		    sizeof(MB_LOADER_NAME);
-	l->buf_end = l->low + page_align(s->mods_addr - l->low + info_size);
+	if (!l->info_gpa) { /* the kernel covers the fixed place */
+		l->info_gpa = (uint32_t)strings;
+		l->mmap_gpa = (uint32_t)strings + MB_INFO_SIZE;
+		strings += MB_INFO_SIZE + MB_MMAP_MAX;
+		info_size += MB_INFO_SIZE + MB_MMAP_MAX;
+	}
+	s->mods_addr = (uint32_t)strings;
+	strings += (uint64_t)n * MB_MOD_ENTRY_SIZE;
+	l->buf_end = l->low + page_align(l->high - l->low) + page_align(info_size);
 	for (unsigned i = 0; i < n && !ret; i++) {
 		uint32_t cmd_gpa;
 		uint64_t start = l->buf_end, len = 0;
@@ -478,7 +492,7 @@ static int write_info(struct mb_load *l, const struct mb_strings *s)
 {
 	struct e820_map own;
 	const struct e820_map *e820 = l->req->e820;
-	uint8_t *info = ram(l, MB_INFO_GPA, MB_INFO_SIZE);
+	uint8_t *info = ram(l, l->info_gpa, MB_INFO_SIZE);
 	uint32_t lower, upper, mmap_len = 0;
 	int ret;
 
@@ -489,7 +503,7 @@ static int write_info(struct mb_load *l, const struct mb_strings *s)
 		e820 = &own;
 	}
 	if (!info)
-		return fail(l, -ENOSPC, "no guest RAM for the multiboot info at %#x", MB_INFO_GPA);
+		return fail(l, -ENOSPC, "no guest RAM for the multiboot info at %#x", l->info_gpa);
 	ret = write_mmap(l, e820, &mmap_len);
 	if (ret)
 		return ret;
@@ -504,7 +518,7 @@ static int write_info(struct mb_load *l, const struct mb_strings *s)
 	put_le32(info + 20, s->nmods);
 	put_le32(info + 24, s->mods_addr);
 	put_le32(info + 44, mmap_len);
-	put_le32(info + 48, MB_MMAP_GPA);
+	put_le32(info + 48, l->mmap_gpa);
 	put_le32(info + 64, s->loader_name);
 	return 0;
 }
@@ -523,9 +537,11 @@ int multiboot_load(const struct boot_request *req, struct boot_cpu_state *cpu, c
 	ret = (l.flags & MB_HDR_AOUT_KLUDGE) ? load_aout(&l) : load_elf(&l);
 	if (ret)
 		return ret;
-	if (overlaps(l.low, l.high - l.low, MB_MMAP_GPA, MB_INFO_GPA + MB_INFO_SIZE - MB_MMAP_GPA))
-		return fail(&l, -EINVAL, "kernel [%#llx, %#llx) overlaps the multiboot info at %#x",
-			    (unsigned long long)l.low, (unsigned long long)l.high, MB_MMAP_GPA);
+	if (!overlaps(l.low, l.high - l.low, MB_MMAP_GPA,
+		      MB_INFO_GPA + MB_INFO_SIZE - MB_MMAP_GPA)) {
+		l.mmap_gpa = MB_MMAP_GPA;
+		l.info_gpa = MB_INFO_GPA;
+	}
 	if (!ram(&l, l.entry, 1))
 		return fail(&l, -EINVAL, "entry point %#x is outside guest RAM", l.entry);
 	ret = place_after_kernel(&l, &s);
@@ -537,7 +553,7 @@ int multiboot_load(const struct boot_request *req, struct boot_cpu_state *cpu, c
 		.mode = BOOT_MODE_PROT32_FLAT,
 		.rip = l.entry,
 		.rax = MB_BOOT_MAGIC,
-		.rbx = MB_INFO_GPA,
+		.rbx = l.info_gpa,
 	};
 	return 0;
 }

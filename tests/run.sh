@@ -26,6 +26,12 @@ if [ "${1:-}" = --where ]; then
 fi
 . scripts/nested-kvm/place.sh
 
+# $VMM and $VMM_ASAN for the tests: wrappers that add the conservative CPU
+# model where this host needs it (tests/vmm-cpu.sh), so that no test has to.
+. tests/vmm-cpu.inc.sh
+wrap_cpu VMM "$B/vmm" "$logs"
+wrap_cpu VMM_ASAN "$B/asan/vmm" "$logs"
+
 is_kvm_test() {
 	case " ${KVM_TESTS:-} " in *" $1 "*) return 0 ;; esac
 	return 1

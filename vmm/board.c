@@ -388,6 +388,8 @@ int board_init(struct machine *m, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot create the ACPI PM block");
 		return -1;
 	}
+	acpi_pm_set_sleep(m->acpi_pm, ACPI_S3_SLP_TYP, machine_guest_suspend, m);
+	rtc_set_alarm_fn(m->rtc, machine_rtc_alarm, m);
 	if (add_pc_platform(m, err, errlen) < 0)
 		return -1;
 	if (add_serials(m, err, errlen) < 0 || add_monitor(m, err, errlen) < 0)
@@ -395,6 +397,14 @@ int board_init(struct machine *m, char *err, size_t errlen)
 	for (unsigned i = 0; i < m->cfg->n_devices; i++) {
 		const struct device_spec *d = &m->cfg->devices[i];
 
+		if (d->kind == DEVICE_PC_TESTDEV) {
+			m->pc_testdev = m->pc_testdev ? m->pc_testdev : pc_testdev_new(&m->host, m->pci);
+			if (!m->pc_testdev) {
+				snprintf(err, errlen, "-device pc-testdev: its ports are taken");
+				return -1;
+			}
+			continue;
+		}
 		if (d->kind == DEVICE_PVPANIC) {
 			m->pvpanic = pvpanic_new(&m->host, d->iobase, pvpanic_fn, m);
 			if (!m->pvpanic) {

@@ -51,7 +51,8 @@ static int read_file(const char *path, uint8_t **data, size_t *size, char *err, 
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0) {
-		snprintf(err, errlen, "-kernel %s: %s", path, strerror(errno));
+		snprintf(err, errlen, "-kernel: could not load kernel '%s': %s", path,
+			 strerror(errno));
 		return -1;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0 ||
@@ -96,6 +97,16 @@ static void route_pci_irqs(struct machine *m)
 		pci_cfg_write(m->pci, piix3_devfn, pirq_reg + i, 1, pc_pirq_gsi[i]);
 }
 
+/* What a BIOS leaves behind: the 82441FX's PAM registers (0x59-0x5f) put
+ * shadow RAM behind 0xc0000-0xfffff, read-write, so that the loaders' ELF
+ * segments there and the RSDP in the BIOS area are what the guest reads. */
+static void shadow_bios_area(struct machine *m)
+{
+	pci_cfg_write(m->pci, 0, 0x59, 1, 0x30);
+	for (unsigned reg = 0x5a; reg <= 0x5f; reg++)
+		pci_cfg_write(m->pci, 0, reg, 1, 0x33);
+}
+
 /* -device pvpanic's port, for the DSDT; 0 without one. */
 static uint16_t pvpanic_port(const struct vmm_config *cfg)
 {
@@ -125,6 +136,7 @@ int boot_load_kernel(struct machine *m, char *err, size_t errlen)
 		.no_acpi = cfg->lv.no_acpi,
 		.pvpanic_port = pvpanic_port(cfg),
 	};
+	shadow_bios_area(m);
 	for (size_t i = 0; i < sizeof(loaders) / sizeof(loaders[0]); i++) {
 		int ret;
 
@@ -141,7 +153,9 @@ int boot_load_kernel(struct machine *m, char *err, size_t errlen)
 			return -1;
 		}
 	}
-	snprintf(err, errlen, "-kernel %s: not a kernel vmm can boot (not multiboot, a Linux bzImage or a PVH ELF)",
+	snprintf(err, errlen,
+		 "-kernel %s: not a kernel vmm can boot (not multiboot, a Linux bzImage or a PVH "
+		 "ELF)",
 		 cfg->kernel);
 	return -1;
 }

@@ -290,6 +290,40 @@ static int debug_exit_prop(struct device_spec *d, const char *key, const char *v
 	return 0;
 }
 
+/* QEMU's test device for kvm-unit-tests: no properties. */
+static int add_testdev(struct vmm_config *cfg, char *err, size_t errlen)
+{
+	if (cfg->n_devices == CLI_MAX_DEVICES) {
+		snprintf(err, errlen, "too many devices");
+		return -1;
+	}
+	cfg->devices[cfg->n_devices++] = (struct device_spec){.kind = DEVICE_PC_TESTDEV};
+	return 0;
+}
+
+/* -display none / -vnc none: vmm has no display to turn off. */
+static int parse_no_display(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+			    char *err, size_t errlen)
+{
+	if (strcmp(val, "none")) {
+		snprintf(err, errlen, "only 'none' (vmm has no display)");
+		return -1;
+	}
+	return 0;
+}
+
+/* -global: the one QEMU setting kvm-unit-tests pass, KVM's PIT lost-tick
+ * policy; vmm leaves KVM's PIT at its default. */
+static int parse_global(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+			char *err, size_t errlen)
+{
+	if (strncmp(val, "kvm-pit.lost_tick_policy=", 25)) {
+		snprintf(err, errlen, "unsupported '%s' (kvm-pit.lost_tick_policy=...)", val);
+		return -1;
+	}
+	return 0;
+}
+
 static int parse_device(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
 			char *err, size_t errlen)
 {
@@ -302,6 +336,12 @@ static int parse_device(struct vmm_config *cfg, const struct cli_option *opt, co
 	}
 	strcpy(buf, val);
 	tok = strtok_r(buf, ",", &save);
+	if (tok && (!strcmp(tok, "help") || !strcmp(tok, "?"))) {
+		cfg->device_help = true;
+		return 0;
+	}
+	if (tok && !strcmp(tok, "pc-testdev"))
+		return add_testdev(cfg, err, errlen);
 	if (tok && !strcmp(tok, "virtio-blk-pci"))
 		return cli_parse_virtio_blk(cfg, save, err, errlen);
 	if (tok && !strcmp(tok, "virtio-net-pci"))
@@ -312,8 +352,8 @@ static int parse_device(struct vmm_config *cfg, const struct cli_option *opt, co
 		return cli_parse_isa_serial(cfg, save, err, errlen);
 	if (!tok || (strcmp(tok, "isa-debug-exit") && strcmp(tok, "pvpanic"))) {
 		snprintf(err, errlen,
-			 "unknown device '%s' (supported: isa-debug-exit, pvpanic, virtio-blk-pci, "
-			 "virtio-net-pci, virtio-wlan-pci, isa-serial)",
+			 "unknown device '%s' (supported: isa-debug-exit, pc-testdev, pvpanic, "
+			 "virtio-blk-pci, virtio-net-pci, virtio-wlan-pci, isa-serial)",
 			 tok ? tok : val);
 		return -1;
 	}
@@ -544,7 +584,8 @@ static int parse_cpu(struct vmm_config *cfg, const struct cli_option *opt, const
 static const struct cli_option options[] = {
 	{"-m", "SIZE", parse_memory, 0, "guest RAM; a bare number is MiB (512, 512M, 2G)"},
 	{"-smp", "N", parse_smp, 0, "number of vCPUs (1-255)"},
-	{"-cpu", "MODEL[,+feat,-feat...]", parse_cpu, 0, "CPU model: vmm (default), kvm64, host"},
+	{"-cpu", "MODEL[,+feat,-feat...]", parse_cpu, 0,
+	 "CPU model: host (default), max, baseline, qemu64, kvm64, IvyBridge, ..."},
 	{"-kernel", "FILE", cli_parse_string, FIELD(kernel), "boot this kernel (multiboot, Linux)"},
 	{"-initrd", "FILE", cli_parse_string, FIELD(initrd), "initial ramdisk / multiboot modules"},
 	{"-append", "CMDLINE", cli_parse_text, FIELD(append), "kernel command line"},
@@ -554,7 +595,8 @@ static const struct cli_option options[] = {
 	 "next COM port: stdio, mon:stdio, file:PATH, unix:PATH,server,nowait, null, none"},
 	{"-monitor", "DEV", parse_monitor, 0, "monitor: stdio, unix:PATH,server,nowait, none"},
 	{"-device", "DRIVER,...", parse_device, 0,
-	 "add a device: isa-debug-exit,iobase=0xf4,iosize=4 or virtio-blk-pci,drive=ID"
+	 "add a device (help lists them): isa-debug-exit,iobase=0xf4,iosize=4, pc-testdev, "
+	 "pvpanic or virtio-blk-pci,drive=ID"
 	 "[,bootindex=N][,serial=S][,addr=SLOT[.FN]][,num-queues=N] or "
 	 "virtio-net-pci,netdev=ID[,mac=MAC][,addr=SLOT[.FN]][,id=NAME][,mq=on|off] or "
 	 "virtio-wlan-pci,medium=ID[,addr=SLOT[.FN]] (a mac80211_hwsim radio)"},
@@ -569,6 +611,10 @@ static const struct cli_option options[] = {
 	{"-nodefaults", NULL, cli_parse_flag, FIELD(nodefaults),
 	 "no default devices (the serial port on stdio, the NIC)"},
 	{"-no-reboot", NULL, cli_parse_flag, FIELD(no_reboot), "exit instead of rebooting"},
+	{"-display", "none", parse_no_display, 0, "no display (the only kind)"},
+	{"-vnc", "none", parse_no_display, 0, NULL},
+	{"-enable-kvm", NULL, cli_parse_flag, FIELD(nographic), NULL},
+	{"-global", "kvm-pit.lost_tick_policy=P", parse_global, 0, NULL},
 	{"-S", NULL, cli_parse_flag, FIELD(start_paused), "start paused (monitor `cont` runs)"},
 	{"-name", "NAME", parse_name, 0, "guest name (thread and window titles)"},
 	{"-hda", "FILE", parse_hdx, 0, "raw disk image on IDE primary master"},
@@ -670,7 +716,7 @@ static int check_stdio(const struct vmm_config *cfg, char *err, size_t errlen)
 int cli_parse(int argc, char **argv, struct vmm_config *cfg, char *err, size_t errlen)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->cpu.model = CPU_MODEL_VMM; /* -cpu overrides */
+	cfg->cpu.model = CPU_MODEL_HOST; /* -cpu overrides */
 	for (int i = 1; i < argc; i++) {
 		const struct cli_option *opt = find_option(argv[i]);
 		const char *val = NULL;

@@ -37,7 +37,7 @@ struct chardev_spec {
 	char id[32];	  /* -chardev id=: query-chardev's label; "" for -serial */
 };
 
-enum device_kind { DEVICE_ISA_DEBUG_EXIT, DEVICE_PVPANIC };
+enum device_kind { DEVICE_ISA_DEBUG_EXIT, DEVICE_PVPANIC, DEVICE_PC_TESTDEV };
 
 struct device_spec {
 	enum device_kind kind;
@@ -222,7 +222,8 @@ struct vmm_config {
 	const char *name;
 	char name_buf[64];
 	bool help, version; /* --help / --version: print and exit 0 */
-	struct cpu_spec cpu; /* -cpu; default model vmm */
+	bool device_help;   /* -device help (or ?): list the devices, exit 0 */
+	struct cpu_spec cpu; /* -cpu; default model host */
 	struct drive_spec drives[CLI_MAX_DRIVES];
 	struct drive_spec vdrives[CLI_MAX_VIRTIO_DRIVES]; /* if=virtio and if=none */
 	unsigned n_vdrives;

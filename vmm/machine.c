@@ -195,10 +195,14 @@ static int restore_reset_state(struct vcpu *v)
 static int setup_cpuid(struct vcpu *v)
 {
 	struct kvm_cpuid2 *c = v->m->cpuid;
+	int tsc_khz;
 
 	/* Idempotent on the shared copy: the model and switches only clear or
 	 * set the same bits, the topology is rewritten for this vCPU. */
 	cpuid_apply(c, &v->m->cfg->cpu, v->kvm.id);
+	tsc_khz = kvm_vcpu_get_tsc_khz(&v->kvm);
+	if (tsc_khz > 0 && c->nent < KVM_MAX_CPUID_ENTRIES) /* a stable rate for kvmclock */
+		cpuid_set_tsc_leaf(c, tsc_khz);
 	if (v->m->cfg->irqchip == IRQCHIP_OFF)
 		irqchip_off_cpuid(v->m->ic, c);
 	return kvm_vcpu_set_cpuid(&v->kvm, c);
@@ -458,6 +462,29 @@ void machine_system_reset(struct machine *m)
 		}
 	}
 	machine_resume(m);
+}
+
+/* ACPI S3 resume (main thread, vCPUs paused): what the firmware does on
+ * the wake: the vCPUs as after reset, the BSP in real mode at the waking
+ * vector the guest left in the FACS. RAM and devices keep their state. */
+void machine_s3_resume(struct machine *m)
+{
+	uint32_t vector = fw_acpi_waking_vector(&m->mem);
+	struct kvm_sregs sregs;
+	struct kvm_regs regs;
+
+	for (unsigned i = 0; i < m->ncpus; i++)
+		if (restore_reset_state(&m->vcpus[i]) < 0)
+			fprintf(stderr, "vmm: vCPU %u: cannot reset its state\n", i);
+	if (kvm_vcpu_get_sregs(&m->vcpus[0].kvm, &sregs) < 0 ||
+	    kvm_vcpu_get_regs(&m->vcpus[0].kvm, &regs) < 0)
+		return;
+	sregs.cs.selector = (uint16_t)(vector >> 4);
+	sregs.cs.base = vector & ~0xfu;
+	regs.rip = vector & 0xf;
+	if (kvm_vcpu_set_sregs(&m->vcpus[0].kvm, &sregs) < 0 ||
+	    kvm_vcpu_set_regs(&m->vcpus[0].kvm, &regs) < 0)
+		fprintf(stderr, "vmm: S3 resume: cannot set the waking vector\n");
 }
 
 /* ------------------------------------------------------- exit requests */

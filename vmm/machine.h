@@ -131,6 +131,7 @@ struct machine {
 	/* runstate.c: why we are stopped; a guest request (reset, panic) in
 	 * flight holds every vCPU until the main thread has acted on it. */
 	enum run_state stop_state;
+	bool suspended; /* ACPI S3, main thread only */
 	atomic_int hold;
 	atomic_bool reset_queued;
 	pthread_mutex_t event_lock;
@@ -141,6 +142,7 @@ struct machine {
 	unsigned n_listeners;
 	int signal_fd;
 	struct pvpanic *pvpanic;
+	struct pc_testdev *pc_testdev; /* -device pc-testdev */
 
 	/* -kernel: kept to reload it on reset. */
 	uint8_t *kernel;
@@ -201,6 +203,12 @@ void machine_user_stop(struct machine *m);
 void machine_user_cont(struct machine *m);
 /* Power-on reset of vCPUs, devices, irqchip; reload -kernel. Main thread. */
 void machine_system_reset(struct machine *m);
+/* ACPI S3 (issue 22): the guest's SLP_TYP=S3 write parks every vCPU (any
+ * thread); an enabled RTC alarm wakes it (main thread) at the FACS waking
+ * vector, through machine_s3_resume. */
+void machine_guest_suspend(void *opaque);
+void machine_rtc_alarm(void *opaque);
+void machine_s3_resume(struct machine *m);
 
 /* Any thread. */
 void machine_request_exit(struct machine *m, int status);

@@ -86,6 +86,13 @@ int main(int argc, char **argv)
 		cli_usage(stdout, argv[0]);
 		return 0;
 	}
+	if (cfg.device_help) { /* QEMU's format: kvm-unit-tests grep it */
+		printf("name \"isa-debug-exit\", bus ISA\nname \"pc-testdev\", bus ISA\n"
+		       "name \"pvpanic\", bus ISA\nname \"isa-serial\", bus ISA\n"
+		       "name \"virtio-net-pci\", bus PCI\nname \"virtio-wlan-pci\", bus PCI\n"
+		       "name \"virtio-blk-pci\", bus PCI\n");
+		return 0;
+	}
 	if (cfg.version) {
 		printf("vmm version %s\n", VMM_VERSION);
 		return 0;

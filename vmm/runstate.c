@@ -159,6 +159,41 @@ void machine_host_reset(struct machine *m)
 		m->stop_state = RUN_STATE_PAUSED;
 }
 
+/* -------------------------------------------------------------- ACPI S3 */
+
+static void suspend_on_main(void *opaque)
+{
+	struct machine *m = opaque;
+
+	if (atomic_load(&m->quit))
+		return;
+	machine_pause(m);
+	m->suspended = true;
+	machine_event(m, "SUSPEND", NULL);
+	release_vcpus(m); /* they stay parked: the pause holds them */
+}
+
+/* From the PM1a control write: no vCPU runs another instruction. */
+void machine_guest_suspend(void *opaque)
+{
+	struct machine *m = opaque;
+
+	hold_vcpus(m);
+	evloop_call(m->host.loop, suspend_on_main, m);
+}
+
+void machine_rtc_alarm(void *opaque)
+{
+	struct machine *m = opaque;
+
+	if (!m->suspended || !acpi_pm_rtc_wake(m->acpi_pm))
+		return;
+	m->suspended = false;
+	machine_event(m, "WAKEUP", NULL);
+	machine_s3_resume(m);
+	machine_resume(m);
+}
+
 /* --------------------------------------------------------------- panic */
 
 static void panic_on_main(void *opaque)
@@ -267,4 +302,5 @@ void machine_control_destroy(struct machine *m)
 		close(m->signal_fd);
 	}
 	pvpanic_free(m->pvpanic);
+	pc_testdev_free(m->pc_testdev);
 }

@@ -469,6 +469,74 @@ START_TEST(acpi_pm_poweroff)
 }
 END_TEST
 
+/* Issue 22: the RSDP also in the BIOS area, _S3 in the DSDT, the FACS
+ * waking vector found through the tables. */
+START_TEST(acpi_rsdp_in_bios_area_s3_and_waking_vector)
+{
+	uint32_t rsdt, fadt = 0, facs, dsdt;
+	bool s3 = false;
+
+	ck_assert_int_eq(fw_tables_build(&(struct boot_request){.mem = &mem, .ncpus = 1}, NULL, err, sizeof(err)), 0);
+	ck_assert_mem_eq(ram + 0xe0000, ram + FW_TABLES_GPA, 36);
+	rsdt = *(uint32_t *)(ram + FW_TABLES_GPA + 16);
+	for (uint32_t at = rsdt + 36; at < rsdt + *(uint32_t *)(ram + rsdt + 4); at += 4)
+		if (!memcmp(ram + *(uint32_t *)(ram + at), "FACP", 4))
+			fadt = *(uint32_t *)(ram + at);
+	ck_assert_uint_ne(fadt, 0);
+	facs = *(uint32_t *)(ram + fadt + 36);
+	dsdt = *(uint32_t *)(ram + fadt + 40);
+	ck_assert_mem_eq(ram + facs, "FACS", 4);
+	ck_assert_uint_eq(*(uint32_t *)(ram + fadt + 76), ACPI_PM_BASE + ACPI_PM_TMR_OFF);
+	ck_assert_uint_eq(ram[fadt + 91], 4); /* PM_TMR_LEN */
+	for (uint32_t i = 36; i + 10 < *(uint32_t *)(ram + dsdt + 4); i++)
+		s3 |= !memcmp(ram + dsdt + i, "_S3_\x12\x08\x04\x0a\x01", 9);
+	ck_assert(s3);
+	ck_assert_uint_eq(fw_acpi_waking_vector(&mem), 0);
+	*(uint32_t *)(ram + facs + 12) = 0x1000;
+	ck_assert_uint_eq(fw_acpi_waking_vector(&mem), 0x1000);
+}
+END_TEST
+
+static int slept;
+
+static void on_sleep(void *opaque)
+{
+	slept++;
+}
+
+START_TEST(acpi_pm_s3_and_rtc_wake)
+{
+	struct dev_host host = {.pio = iobus_new("io")};
+	struct acpi_pm *pm = acpi_pm_new(&host, ACPI_PM_BASE, ACPI_S5_SLP_TYP, on_poweroff, NULL);
+	uint16_t v;
+
+	acpi_pm_set_sleep(pm, ACPI_S3_SLP_TYP, on_sleep, NULL);
+	powered_off = 0;
+	v = ACPI_S3_SLP_TYP << 10 | 1 << 13; /* what s3.flat writes: 0x2400 */
+	iobus_write(host.pio, ACPI_PM_BASE + 4, &v, 2);
+	ck_assert_int_eq(slept, 1);
+	ck_assert_int_eq(powered_off, 0);
+	ck_assert(!acpi_pm_rtc_wake(pm)); /* RTC_EN clear: no wake */
+	v = 0x400;
+	iobus_write(host.pio, ACPI_PM_BASE + 2, &v, 2);
+	ck_assert(acpi_pm_rtc_wake(pm));
+	iobus_read(host.pio, ACPI_PM_BASE, &v, 2);
+	ck_assert_uint_eq(v, 0x8400); /* WAK_STS | RTC_STS */
+	{ /* the PM timer: 3.579545 MHz, 24 bits */
+		uint32_t t0 = 0, t1 = 0;
+
+		iobus_read(host.pio, ACPI_PM_BASE + ACPI_PM_TMR_OFF, &t0, 4);
+		usleep(20000);
+		iobus_read(host.pio, ACPI_PM_BASE + ACPI_PM_TMR_OFF, &t1, 4);
+		ck_assert_uint_lt(t0 | t1, 1u << 24);
+		ck_assert_uint_ge((t1 - t0) & 0xffffff, 71590);	 /* >= 20 ms */
+		ck_assert_uint_lt((t1 - t0) & 0xffffff, 3579545); /* < 1 s */
+	}
+	acpi_pm_free(pm);
+	iobus_free(host.pio);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("direct_boot");
@@ -484,6 +552,8 @@ int main(void)
 	tcase_add_test(tc, pvh_note_present_and_absent);
 	tcase_add_test(tc, bzimage_lz4_payload_unpacked_natively);
 	tcase_add_test(tc, acpi_pm_poweroff);
+	tcase_add_test(tc, acpi_rsdp_in_bios_area_s3_and_waking_vector);
+	tcase_add_test(tc, acpi_pm_s3_and_rtc_wake);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }

@@ -150,6 +150,80 @@ START_TEST(elf32_segments_load_at_paddr)
 }
 END_TEST
 
+/* Issue 22: realmode.flat loads at 0x8000 over the fixed info place; the
+ * info, memory map and strings then follow the kernel, as with QEMU. */
+START_TEST(info_follows_a_kernel_over_0x9000)
+{
+	uint32_t addr[5] = {0x8000, 0x8000, 0xba30, 0xba30, 0x8080};
+	struct boot_cpu_state cpu;
+	uint32_t info;
+
+	header(0, 1u << 16 | 3, addr);
+	img[0x1000] = 0x5a; /* lands at 0x9000 and must stay */
+	ck_assert_int_eq(load(0x3a30, "x=1", &cpu), 0);
+	info = (uint32_t)cpu.rbx;
+	ck_assert_uint_ge(info, 0xba30);
+	ck_assert_uint_eq(ram[0x9000], 0x5a);
+	ck_assert_uint_eq(get32(info) & 0x24f, 0x24f);
+	ck_assert_uint_ge(get32(info + 48), 0xba30); /* memory map */
+	ck_assert_uint_gt(get32(info + 44), 0);
+	ck_assert_uint_ge(get32(info + 16), 0xba30); /* command line */
+	ck_assert_str_eq((char *)ram + get32(info + 16), "k.elf x=1");
+	ck_assert_uint_eq(get32(get32(info + 48)), 20); /* first entry's size field */
+}
+END_TEST
+
+/* Issue 22: a PT_LOAD in the BIOS area (0xc0000-0xfffff, shadow RAM in its
+ * own region, as vmm's i440fx adds it) loads; the legacy VGA hole does not. */
+START_TEST(elf_segment_in_bios_area)
+{
+	static uint8_t shadow[0x40000];
+	Elf32_Ehdr eh = {.e_type = ET_EXEC,
+			 .e_machine = EM_386,
+			 .e_version = EV_CURRENT,
+			 .e_entry = 0x100000,
+			 .e_phoff = sizeof(Elf32_Ehdr),
+			 .e_ehsize = sizeof(Elf32_Ehdr),
+			 .e_phentsize = sizeof(Elf32_Phdr),
+			 .e_phnum = 2};
+	Elf32_Phdr ph[2] = {
+		{.p_type = PT_LOAD,
+		 .p_offset = 0,
+		 .p_paddr = 0xff000,
+		 .p_vaddr = 0xff000,
+		 .p_filesz = 0x74,
+		 .p_memsz = 0x74,
+		 .p_flags = PF_R},
+		{.p_type = PT_LOAD,
+		 .p_offset = 0x1000,
+		 .p_paddr = 0x100000,
+		 .p_vaddr = 0x100000,
+		 .p_filesz = 0x100,
+		 .p_memsz = 0x100,
+		 .p_flags = PF_R | PF_X},
+	};
+	struct boot_cpu_state cpu;
+
+	mem = (struct guest_mem){.n = 3, .ram_size = RAM_SIZE};
+	mem.r[0] = (struct guest_ram_region){0, 0xa0000, ram};
+	mem.r[1] = (struct guest_ram_region){0xc0000, sizeof(shadow), shadow};
+	mem.r[2] = (struct guest_ram_region){0x100000, RAM_SIZE - 0x100000, ram + 0x100000};
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS32;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	memcpy(img, &eh, sizeof(eh));
+	memcpy(img + sizeof(eh), ph, sizeof(ph));
+	header(0x1000, 3, NULL);
+	ck_assert_int_eq(load(0x2000, "", &cpu), 0);
+	ck_assert_mem_eq(shadow + 0x3f000, ELFMAG, SELFMAG);
+	ck_assert_uint_eq(get32(0x100000), 0x1BADB002);
+	ph[0].p_paddr = 0xa8000; /* VGA window: no RAM */
+	memcpy(img + sizeof(eh), ph, sizeof(ph));
+	ck_assert_int_eq(load(0x2000, "", &cpu), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "outside guest RAM"));
+}
+END_TEST
+
 START_TEST(no_header_is_enoexec)
 {
 	struct boot_cpu_state cpu;
@@ -263,6 +337,8 @@ int main(void)
 	tcase_add_test(tc, aout_kludge_loads_and_fills_info);
 	tcase_add_test(tc, elf32_segments_load_at_paddr);
 	tcase_add_test(tc, no_header_is_enoexec);
+	tcase_add_test(tc, info_follows_a_kernel_over_0x9000);
+	tcase_add_test(tc, elf_segment_in_bios_area);
 	tcase_add_test(tc, bad_checksum_is_an_error);
 	tcase_add_test(tc, huge_bss_is_outside_ram);
 	tcase_add_test(tc, load_end_past_file_is_truncated);

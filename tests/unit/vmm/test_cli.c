@@ -2,8 +2,8 @@
 #include <check.h>
 #include <string.h>
 
-#include "vmm/cli.h"
 #include "tests/unit/check_run.h"
+#include "vmm/cli.h"
 
 static struct vmm_config cfg;
 static char err[512];
@@ -101,7 +101,7 @@ END_TEST
 START_TEST(cpu_models)
 {
 	ck_assert_int_eq(parse(NULL, NULL, NULL), 0);
-	ck_assert_int_eq(cfg.cpu.model, CPU_MODEL_VMM);
+	ck_assert_int_eq(cfg.cpu.model, CPU_MODEL_HOST);
 	ck_assert_int_eq(parse("-cpu", "kvm64", NULL), 0);
 	ck_assert_int_eq(cfg.cpu.model, CPU_MODEL_KVM64);
 	ck_assert_int_eq(parse("-cpu", "host,-xsave,+popcnt", NULL), 0);
@@ -109,13 +109,16 @@ START_TEST(cpu_models)
 	ck_assert_uint_eq(cfg.cpu.nsw, 2);
 	ck_assert(!cfg.cpu.sw[0].on && cfg.cpu.sw[1].on);
 	ck_assert_int_eq(parse("--cpu", "vmm", NULL), 0);
-	ck_assert_int_eq(cfg.cpu.model, CPU_MODEL_VMM);
+	ck_assert_int_eq(cfg.cpu.model, CPU_MODEL_BASELINE);
+	ck_assert_int_eq(parse("-cpu", "qemu64,+x2apic,+tsc-deadline", NULL), 0);
+	ck_assert_int_eq(cfg.cpu.model, CPU_MODEL_QEMU64);
 }
 END_TEST
 
 START_TEST(cpu_bad_values)
 {
-	const char *bad[] = {"pentium9", "host,xsave", "host,+nosuchfeat", "kvm64,+"};
+	const char *bad[] = {"pentium9", "host,xsav", "host,+nosuchfeat", "kvm64,+",
+			     "max,x2apic=maybe"};
 
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ck_assert_int_eq(parse("-cpu", bad[i], NULL), -1);
