@@ -8,7 +8,8 @@
 #         tap      -netdev tap,ifname=vmmtap0,script=no,downscript=no; the host
 #                  end has 10.0.3.1/24 and dnsmasq serves DHCP and DNS on it
 #         default  no network option at all (vmm gives one NIC on usernet)
-#   CHECK dhcp ping dns tcp hostfwd link ipv6 (default: all that NET has)
+#   CHECK dhcp ping dns tcp hostfwd link ipv6 bulk (default: all but bulk
+#         that NET has)
 #
 #   dhcp     udhcpc gets the lease (10.0.2.15, router .2, DNS .3 on user)
 #   ping     one echo to the gateway answered
@@ -26,6 +27,9 @@
 #            a ping fails; set_link n0 on: carrier 1 and the ping answers
 #   ipv6     SLAAC address in fd00::/64 from the RA; TCP to fd00::2 reaches
 #            a server on the host's ::1
+#   bulk     (bench/virtio-net-tcp.sh) LINUX_NET_MB MiB of zeros guest -> host
+#            (dd | nc) and host -> guest (nc >/dev/null), no storage in the
+#            guest; prints "BULK guest->host|host->guest MIB SECONDS"
 #
 # Everything runs in a private network namespace (only loopback, plus the
 # TAP for NET=tap): fixed ports, no clash with other tests, the same inside
@@ -152,6 +156,15 @@ serve() {
 		[ $i -lt 300 ] && ! grep -q Error "$log" || { cat "$log"; fail "host peer $*"; }
 	done
 }
+# wait_peer LOG WORD WHAT: until the host peer has printed its result.
+wait_peer() {
+	i=0
+	until grep -q "$2" "$1"; do
+		sleep 0.1
+		i=$((i + 1))
+		[ $i -lt 300 ] || fail "$3: the host's peer saw no end of the stream"
+	done
+}
 mon() { peer mon "$tmp/mon" "$@"; }
 elapsed() { echo $(($(date +%s) - t0)); }
 
@@ -193,12 +206,7 @@ tcp_round() {
 	serve sink "$2" 9002
 	guest "nc $1 9002 </tmp/f; rm /tmp/f"
 	tx=$log
-	i=0
-	until grep -q SINK "$tx"; do
-		sleep 0.1
-		i=$((i + 1))
-		[ $i -lt 300 ] || fail "$4: the host sink saw no end of the stream"
-	done
+	wait_peer "$tx" SINK "$4"
 	grep -q "SINK $want $(($3 * 1048576))" "$tx" || fail "$4: the host received other bytes than the guest sent ($(cat "$tx"))"
 	# shellcheck disable=SC2046 # word-split the peers' figures
 	set -- "$3" "$4" $(sed -n 's/^SENT [0-9]* //p' "$rx") $(sed -n 's/^SINK [0-9a-f]* [0-9]* //p' "$tx")
@@ -251,6 +259,31 @@ if has ipv6; then
 	guest "echo V6SHA-@N \$(nc fd00::2 9003 </dev/null | sha256sum)"
 	grep -q "V6SHA-$n $want" "$tmp/out" || fail "TCP from fd00::2 (the host's ::1) did not arrive intact"
 	echo "ok: SLAAC $(sed -n 's/^V6: *inet6 \(fd00::[0-9a-f:]*\).*/\1/p' "$tmp/out" | head -1), 64 KiB TCP from fd00::2 ($(elapsed) s)"
+fi
+
+# cpu_ticks: user + system time of the VMM process (its vCPU threads'
+# guest time included), in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$pid/stat"; }
+hz=$(getconf CLK_TCK)
+
+if has bulk; then
+	serve sink "$host_addr" 9002
+	c0=$(cpu_ticks)
+	guest "dd if=/dev/zero bs=64k count=$((mb * 16)) 2>/dev/null | nc $gw 9002"
+	c1=$(cpu_ticks)
+	tx=$log
+	wait_peer "$tx" SINK bulk
+	grep -q "SINK [0-9a-f]* $((mb * 1048576)) " "$tx" || fail "bulk guest->host: $(cat "$tx")"
+	head -c $((mb * 1048576)) /dev/zero >"$tmp/zero"
+	serve send "$host_addr" 9001 "$tmp/zero"
+	c2=$(cpu_ticks)
+	guest "nc $gw 9001 </dev/null >/dev/null"
+	c3=$(cpu_ticks)
+	wait_peer "$log" SENT bulk
+	grep -q "SENT $((mb * 1048576)) " "$log" || fail "bulk host->guest: $(cat "$log")"
+	# BULK DIRECTION MIB SECONDS VMM_CPU_SECONDS
+	echo "BULK guest->host $mb $(sed -n 's/^SINK [0-9a-f]* [0-9]* //p' "$tx") $(((c1 - c0) * 100 / hz))e-2"
+	echo "BULK host->guest $mb $(sed -n 's/^SENT [0-9]* //p' "$log") $(((c3 - c2) * 100 / hz))e-2"
 fi
 
 scan_dmesg_and_poweroff
