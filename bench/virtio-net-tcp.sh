@@ -8,7 +8,7 @@
 #                 sink on 127.0.0.1 (tests/integration/linux_net_peer.py)
 #   host->guest   the host server sends zeros, busybox nc >/dev/null
 #
-# MB MiB each way under vmm (default 64), QEMU_MB under QEMU (default 4:
+# MB MiB each way under vmm (default 4), QEMU_MB under QEMU (default 1:
 # QEMU's NIC has no offloads on user networking, and where guest ring 0 is
 # emulated it moves tens of KiB/s, so a larger figure only costs time).
 # MiB/s from the host peer's clock (accept to last byte); CPU is the VMM
@@ -17,7 +17,7 @@
 # Each side boots in a private network namespace (linux-net.inc.sh); needs
 # root, skips (77) otherwise.
 set -u
-MB=${1:-64} QEMU_MB=${2:-4}
+MB=${1:-4} QEMU_MB=${2:-1}
 [ -e /dev/kvm ] || { echo "skipped: /dev/kvm is absent"; exit 77; }
 command -v qemu-system-x86_64 >/dev/null || { echo "skipped: no qemu-system-x86_64"; exit 77; }
 tmp=$(mktemp -d)

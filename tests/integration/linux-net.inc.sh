@@ -60,7 +60,7 @@ default) checks=${*:-dhcp ping dns tcp} ;;
 *) echo "FAIL: unknown NET $net"; exit 1 ;;
 esac
 vmm=${VMM:-build/vmm}
-limit=${LINUX_TIMEOUT:-900}
+limit=${LINUX_TIMEOUT:-1800} # boot + transfers on a loaded host with emulated ring 0
 mb=${LINUX_NET_MB:-2}
 dir=$(sh scripts/guest-kernel.sh)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/linux-net.XXXXXX")
