@@ -102,7 +102,7 @@ if [ "$net" = tap ]; then
 	ip tuntap add dev vmmtap0 mode tap
 	ip addr add 10.0.3.1/24 dev vmmtap0
 	ip link set vmmtap0 up
-	dns_opts="--interface=vmmtap0 --interface=lo --dhcp-range=10.0.3.15,10.0.3.20,1h"
+	dns_opts="--interface=vmmtap0 --interface=lo --dhcp-range=10.0.3.15,10.0.3.20,1h --dhcp-host=52:54:00:12:34:56,10.0.3.15"
 	gw=10.0.3.1 dnsip=10.0.3.1 guest_ip=10.0.3.15 host_addr=10.0.3.1
 else
 	gw=10.0.2.2 dnsip=10.0.2.3 guest_ip=10.0.2.15 host_addr=127.0.0.1
