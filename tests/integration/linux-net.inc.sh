@@ -17,7 +17,7 @@
 #            the host's 127.0.0.1 named by /etc/resolv.conf (bind-mounted
 #            in a private mount namespace), so the answer came through
 #            the usernet DNS forwarder (10.0.2.3)
-#   tcp      LINUX_NET_MB MiB (default 2) of random bytes host -> guest
+#   tcp      LINUX_NET_MB MiB (default 1) of random bytes host -> guest
 #            (guest `nc` from a host server through 10.0.2.2), sha256 in
 #            the guest; then the guest sends them back, sha256 on the host
 #   hostfwd  busybox httpd in the guest: hostfwd=tcp:127.0.0.1:8080-:80 from
@@ -61,7 +61,7 @@ default) checks=${*:-dhcp ping dns tcp} ;;
 esac
 vmm=${VMM:-build/vmm}
 limit=${LINUX_TIMEOUT:-1800} # boot + transfers on a loaded host with emulated ring 0
-mb=${LINUX_NET_MB:-2}
+mb=${LINUX_NET_MB:-1}
 dir=$(sh scripts/guest-kernel.sh)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/linux-net.XXXXXX")
 pid=
