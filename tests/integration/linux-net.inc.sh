@@ -164,7 +164,7 @@ guest_ok() {
 # serve KIND ARGS...: a host-side peer in the background, ready on return.
 serve() {
 	log=$tmp/peer.$1.$n
-	peer "$@" >"$log" 2>&1 &
+	python3 "$here/linux_net_peer.py" "$@" >"$log" 2>&1 & # not the function: $! must be python
 	bg_pids="$bg_pids $!"
 	i=0
 	until grep -q LISTEN "$log"; do
