@@ -11,3 +11,6 @@ KVM_BENCHES += bench/virtio-blk.sh
 $(eval $(call program,net-udp-echo,bench/net-udp-echo.c,,))
 BENCHES += bench/virtio-net-udp.sh
 KVM_BENCHES += bench/virtio-net-udp.sh
+# virtio-net (issue 15): Linux guest TCP bulk both ways, vmm vs QEMU.
+BENCHES += bench/virtio-net-tcp.sh
+KVM_BENCHES += bench/virtio-net-tcp.sh

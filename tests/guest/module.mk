@@ -80,3 +80,8 @@ KVM_TESTS += tests/integration/virtio-net-tap.sh
 # Linux on an ext4 virtio-blk disk: vmm, vmm killed after an fsync, QEMU.
 LINUX_TESTS += tests/integration/linux-virtio-blk.sh tests/integration/linux-virtio-blk-durable.sh \
 	tests/integration/linux-virtio-blk-qemu.sh
+# Linux's own virtio_net driver and busybox (issue 15): vmm on usernet, on
+# impl=slirp, on a TAP, with no network option at all; QEMU as the peer.
+LINUX_TESTS += tests/integration/linux-net-user.sh tests/integration/linux-net-slirp.sh \
+	tests/integration/linux-net-tap.sh tests/integration/linux-net-default.sh \
+	tests/integration/linux-net-qemu.sh

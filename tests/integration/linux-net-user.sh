@@ -1,0 +1,5 @@
+#!/bin/sh
+# Linux guest under build/vmm on -netdev user (netstack's usernet): DHCP,
+# ping, DNS through the forwarder, TCP both ways with sha256, hostfwd (and
+# hostfwd_add/remove), set_link, IPv6 SLAAC. See linux-net.inc.sh.
+exec sh "$(dirname "$0")/linux-net.inc.sh" vmm user
