@@ -68,3 +68,8 @@ KVM_TESTS += tests/integration/virtio-blk-kit.sh tests/integration/virtio-blk-ki
 # Linux on an ext4 virtio-blk disk: vmm, vmm killed after an fsync, QEMU.
 LINUX_TESTS += tests/integration/linux-virtio-blk.sh tests/integration/linux-virtio-blk-durable.sh \
 	tests/integration/linux-virtio-blk-qemu.sh
+# Linux's mac80211_hwsim with Debian's hostapd and wpa_supplicant
+# (scripts/guest-wlan-initramfs.sh): in-kernel medium (the reference),
+# vmm's medium with runtime domain changes, two VMs on the daemon's medium.
+LINUX_TESTS += tests/integration/linux-wlan-hwsim.sh tests/integration/linux-wlan-medium.sh \
+	tests/integration/linux-wlan-shared.sh
