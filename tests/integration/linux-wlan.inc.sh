@@ -10,7 +10,8 @@
 # the host greps: no polling in the guest, whose ring 0 is emulated on the
 # CI hosts (every exec costs it seconds). The guest kernel has no POSIX
 # timers (alarm() fails), so ping and arping send one probe: each is run
-# under `timeout` and retried.
+# under `timeout` and retried. Busybox's shell runs its own applets first
+# (ip too): iproute2's ip is called by its path.
 set -eu
 vmm=${VMM:-build/vmm}
 limit=${LINUX_TIMEOUT:-840} # below tests/run.sh's 900 s
@@ -100,14 +101,14 @@ drops() { echo "$1" | sed -n "s/^drops:.* $2=\([0-9]*\).*/\1/p" | head -1; }
 start_ap() {
 	type_in "$1" 'hostapd /etc/hostapd.conf &'
 	wait_in "$1" "wlan0: AP-ENABLED"
-	run_in "$1" 'ip addr add 10.0.0.1/24 dev wlan0'
+	run_in "$1" '/sbin/ip addr add 10.0.0.1/24 dev wlan0'
 	[ "$rc" = 0 ] || fail "$1: ip addr add on wlan0: status $rc"
 	echo "$1: AP up on channel 36 after $(elapsed) s"
 }
 start_station() {
 	type_in "$1" 'wpa_supplicant -i wlan1 -c /etc/wpa_supplicant.conf &'
 	wait_in "$1" "wlan1: CTRL-EVENT-CONNECTED"
-	run_in "$1" 'ip addr add 10.0.0.2/24 dev wlan1'
+	run_in "$1" '/sbin/ip addr add 10.0.0.2/24 dev wlan1'
 	[ "$rc" = 0 ] || fail "$1: ip addr add on wlan1: status $rc"
 	echo "$1: station associated after $(elapsed) s"
 }
@@ -176,6 +177,8 @@ domain_cycle() {
 	_after=$(drops "$_info" no-rule)
 	[ "${_after:-0}" -gt "${_before:-0}" ] || fail "no frames counted as no-rule drops under BD"
 	echo "medium: no-rule drops ${_before:-0} -> $_after under BD"
+	run_in "$2" 'iw reg get | grep "^country DE:"'
+	[ "$rc" = 0 ] || fail "the station's guest left DE: the test must show the medium enforcing"
 
 	_out=$($1 "wlan_country DE")
 	echo "$_out" | grep -q "now DE" || fail "wlan_country DE: $_out"
