@@ -11,22 +11,25 @@
 . "$(dirname "$0")/linux-wlan.inc.sh"
 
 sock=$tmp/medium.sock
-# ctl LINE: one line on the daemon's control socket; prints the answer.
+# ctl LINE: one line on the daemon's control socket; prints the answer
+# (what comes before the next "(wlan-medium) " prompt).
 ctl() {
 	python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.settimeout(10)
 s.connect(sys.argv[1])
+def answer():
+    buf = b""
+    while b"(wlan-medium) " not in buf:
+        d = s.recv(4096)
+        if not d:
+            break
+        buf += d
+    return buf.partition(b"(wlan-medium) ")[0].decode()
+answer()
 s.sendall(sys.argv[2].encode() + b"\n")
-s.shutdown(socket.SHUT_WR)
-out = b""
-while True:
-    d = s.recv(4096)
-    if not d:
-        break
-    out += d
-print(out.decode(), end="")' "$sock.ctl" "$1"
+print(answer(), end="")' "$sock.ctl" "$1"
 }
 
 build/wlan-medium --socket "$sock" --country DE ${WLAN_DAEMON_OPTS:-} >"$tmp/daemon.log" 2>&1 &
