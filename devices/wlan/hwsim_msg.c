@@ -196,6 +196,23 @@ uint32_t hwsim_msg_width_mhz(const struct hwsim_msg *m)
 	return f & HWSIM_RC_40_MHZ ? 40 : 20;
 }
 
+/* The receiver's HWSIM_ATTR_RX_RATE is an index into its band's legacy
+ * rates: mac80211_hwsim drops a frame whose index is past the band's table
+ * (12 at 2.4 GHz, 8 elsewhere), and an HT/VHT MCS is no legacy index. So:
+ * the sender's first legacy rate where it is one, else the lowest rate. */
+uint32_t hwsim_msg_rx_rate(const struct hwsim_msg *m)
+{
+	int8_t idx = (int8_t)m->tx_info[0];
+	uint32_t n_legacy = m->freq < 3000 ? 12 : 8;
+	uint16_t f = 0;
+
+	if (m->tx_info_flags)
+		memcpy(&f, m->tx_info_flags + 1, 2);
+	if (idx < 0 || (uint32_t)idx >= n_legacy || (f & (HWSIM_RC_MCS | HWSIM_RC_VHT_MCS)))
+		return 0;
+	return (uint32_t)idx;
+}
+
 enum regdb_frame wlan_frame_kind(const uint8_t *frame, uint32_t len)
 {
 	if (len < 2 || ((frame[0] >> 2) & 3) != 0)

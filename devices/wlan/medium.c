@@ -195,9 +195,8 @@ static void count_drop(struct wlan_medium *m, struct radio *r, enum wlan_drop d)
 static bool deliver_to(struct wlan_medium *m, struct radio *o, const struct hwsim_msg *msg,
 		       int32_t signal)
 {
-	uint32_t rate = msg->tx_info[0] < 0x80 ? msg->tx_info[0] : 0; /* s8 idx, -1: none */
 	size_t n = hwsim_build_frame(m->out, sizeof(m->out), o->nl_type, o->hw, msg->frame,
-				     msg->frame_len, rate, signal, msg->freq);
+				     msg->frame_len, hwsim_msg_rx_rate(msg), signal, msg->freq);
 
 	if (!n || !o->port->fn(o->port->opaque, m->out, n)) {
 		count_drop(m, o, WLAN_DROP_RX_OVERFLOW);

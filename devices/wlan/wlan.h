@@ -60,6 +60,8 @@ enum hwsim_tx_flags {
 };
 
 /* MAC80211_HWSIM_TX_RC_* width bits of struct hwsim_tx_rate_flag. */
+#define HWSIM_RC_MCS (1u << 3)
+#define HWSIM_RC_VHT_MCS (1u << 8)
 #define HWSIM_RC_40_MHZ (1u << 5)
 #define HWSIM_RC_80_MHZ (1u << 9)
 #define HWSIM_RC_160_MHZ (1u << 10)
@@ -92,6 +94,8 @@ struct hwsim_msg {
 int hwsim_msg_parse(const void *buf, size_t len, struct hwsim_msg *m, const char **why);
 /* Channel width (MHz) the sender's first rate uses: 20, 40, 80 or 160. */
 uint32_t hwsim_msg_width_mhz(const struct hwsim_msg *m);
+/* The legacy rate index to give receivers (0 for HT/VHT MCS rates). */
+uint32_t hwsim_msg_rx_rate(const struct hwsim_msg *m);
 
 /* The medium's answers; each returns the message length (<= size) or 0. */
 size_t hwsim_build_frame(uint8_t *buf, size_t size, uint16_t nl_type, const uint8_t *rx_addr,

@@ -545,6 +545,30 @@ START_TEST(medium_messages_parse_back)
 }
 END_TEST
 
+START_TEST(rx_rate_is_a_legacy_index)
+{
+	uint8_t f[40], buf[512];
+	struct hwsim_msg m;
+	size_t n;
+
+	frame(f, DATA, BCAST, PERM_A);
+	n = hwsim_build_tx(buf, sizeof(buf), HW_A, f, 40, 0, 5180, 20, 1);
+	ck_assert_int_eq(hwsim_msg_parse(buf, n, &m, NULL), 0);
+	ck_assert_uint_eq(hwsim_msg_rx_rate(&m), 0);
+	((uint8_t *)m.tx_info)[0] = 5; /* 5 GHz legacy index 5 */
+	ck_assert_uint_eq(hwsim_msg_rx_rate(&m), 5);
+	((uint8_t *)m.tx_info)[0] = 9; /* past the 5 GHz table (8) */
+	ck_assert_uint_eq(hwsim_msg_rx_rate(&m), 0);
+	m.freq = 2412; /* 12 legacy rates at 2.4 GHz */
+	ck_assert_uint_eq(hwsim_msg_rx_rate(&m), 9);
+	((uint8_t *)m.tx_info_flags)[1] = HWSIM_RC_MCS; /* MCS 9: no legacy index */
+	ck_assert_uint_eq(hwsim_msg_rx_rate(&m), 0);
+	((uint8_t *)m.tx_info)[0] = 0xff; /* -1: no rate */
+	((uint8_t *)m.tx_info_flags)[1] = 0;
+	ck_assert_uint_eq(hwsim_msg_rx_rate(&m), 0);
+}
+END_TEST
+
 /* ------------------------------------------------------------- relay */
 
 static unsigned got_msgs;
@@ -603,6 +627,7 @@ int main(void)
 			    sizeof(mutations) / sizeof(mutations[0]));
 	tcase_add_test(t, random_corruption_never_crashes);
 	tcase_add_test(t, medium_messages_parse_back);
+	tcase_add_test(t, rx_rate_is_a_legacy_index);
 	tcase_add_test(t, relay_stream_reassembles_and_rejects_bad_lengths);
 	suite_add_tcase(s, t);
 	return check_run_suite(s);
