@@ -16,7 +16,7 @@ pkgs_check="openssl busybox-static iproute2 iputils-ping dnsmasq-base syslinux e
 	qemu-system-x86 gdb
 	libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients libvirt-daemon-system"
 pkgs_linux="linux-source-6.1 busybox-static bc flex bison libelf-dev lz4 cpio xz-utils
-	kmod file patch"
+	kmod file patch hostapd wpasupplicant iw iproute2 wireless-regdb"
 pkgs_bench="iperf3 slirp4netns hyperfine strace"
 pkgs_nested="qemu-system-x86 linux-image-amd64 busybox-static cpio xz-utils zstd kmod procps"
 

@@ -85,3 +85,8 @@ LINUX_TESTS += tests/integration/linux-virtio-blk.sh tests/integration/linux-vir
 LINUX_TESTS += tests/integration/linux-net-user.sh tests/integration/linux-net-slirp.sh \
 	tests/integration/linux-net-tap.sh tests/integration/linux-net-default.sh \
 	tests/integration/linux-net-qemu.sh
+# Linux's mac80211_hwsim with Debian's hostapd and wpa_supplicant
+# (scripts/guest-wlan-initramfs.sh): in-kernel medium (the reference),
+# vmm's medium with runtime domain changes, two VMs on the daemon's medium.
+LINUX_TESTS += tests/integration/linux-wlan-hwsim.sh tests/integration/linux-wlan-medium.sh \
+	tests/integration/linux-wlan-shared.sh

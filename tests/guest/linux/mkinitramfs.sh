@@ -1,10 +1,12 @@
 #!/bin/sh
-# mkinitramfs.sh INIT OUT.cpio GEN_INIT_CPIO — an uncompressed newc initramfs
-# from Debian's busybox-static, written by the kernel's own usr/gen_init_cpio
-# (device nodes without root). Uncompressed: the guest's ring 0 is emulated
-# on the CI hosts, and unpacking plain cpio is far cheaper than inflating.
+# mkinitramfs.sh INIT OUT.cpio GEN_INIT_CPIO [EXTRA_LIST] — an uncompressed
+# newc initramfs from Debian's busybox-static, written by the kernel's own
+# usr/gen_init_cpio (device nodes without root). Uncompressed: the guest's
+# ring 0 is emulated on the CI hosts, and unpacking plain cpio is far cheaper
+# than inflating. EXTRA_LIST: more entries in gen_init_cpio's list format
+# (e.g. the WLAN tools of scripts/guest-wlan-initramfs.sh), appended.
 set -eu
-init=$1 out=$2 gen=$3
+init=$1 out=$2 gen=$3 extra=${4:-}
 bb=/bin/busybox
 file -L "$bb" 2>/dev/null | grep -q 'statically linked' ||
 	{ echo "mkinitramfs: $bb is not static: apt-get install busybox-static" >&2; exit 1; }
@@ -21,5 +23,6 @@ trap 'rm -f "$list"' EXIT
 	# without links (standalone shell), and each of the ~270 links would
 	# cost the guest's emulated ring 0 milliseconds to unpack.
 	echo "slink /bin/sh /bin/busybox 777 0 0"
+	[ -z "$extra" ] || cat "$extra"
 } >"$list"
 "$gen" "$list" >"$out"
