@@ -680,21 +680,72 @@ static void on_event(void *opaque, const char *name, const char *data)
 	}
 }
 
+static int listen_on(struct machine *m, const struct listen_spec *spec, char *err, size_t errlen)
+{
+	static bool listening_to_events;
+	int fd = listen_open(spec, err, errlen);
+
+	if (fd < 0)
+		return -1;
+	gs.m = m;
+	gs.spec = *spec;
+	gs.listen_fd = fd;
+	evloop_add_fd(m->host.loop, gs.listen_fd, EV_READ, on_accept, NULL);
+	if (!listening_to_events && machine_add_listener(m, on_event, NULL) < 0)
+		return -1;
+	listening_to_events = true;
+	return 0;
+}
+
 int gdbstub_start(struct machine *m, char *err, size_t errlen)
 {
 	char where[160];
 
 	if (!m->cfg->control.gdb_given)
 		return 0;
-	gs.m = m;
-	gs.spec = m->cfg->control.gdb;
-	gs.listen_fd = listen_open(&gs.spec, err, errlen);
-	if (gs.listen_fd < 0)
+	if (listen_on(m, &m->cfg->control.gdb, err, errlen) < 0)
 		return -1;
 	listen_describe(&gs.spec, where, sizeof(where));
 	fprintf(stderr, "vmm: gdbstub listening on %s\n", where);
-	evloop_add_fd(m->host.loop, gs.listen_fd, EV_READ, on_accept, NULL);
-	return machine_add_listener(m, on_event, NULL) < 0 ? -1 : 0;
+	return 0;
+}
+
+/* The debugger (if any) detached, the listener closed. */
+static void stop_listening(void)
+{
+	close_client(); /* re-arms the listener: taken away just below */
+	evloop_del_fd(gs.m->host.loop, gs.listen_fd);
+	listen_close(&gs.spec, gs.listen_fd);
+	gs.listen_fd = -1;
+}
+
+void gdbstub_hmp(struct machine *m, const char *dev, FILE *out)
+{
+	struct listen_spec spec;
+	char err[200], where[160];
+
+	if (!dev)
+		dev = "tcp::1234";
+	if (!strcmp(dev, "none")) {
+		if (gs.listen_fd < 0) {
+			fprintf(out, "gdbserver is not running\n");
+			return;
+		}
+		stop_listening();
+		fprintf(out, "gdbserver stopped\n");
+		return;
+	}
+	if (gs.listen_fd >= 0) {
+		listen_describe(&gs.spec, where, sizeof(where));
+		fprintf(out, "gdbserver already listening on %s ('gdbserver none' first)\n", where);
+		return;
+	}
+	if (cli_parse_listen(dev, false, &spec, err, sizeof(err)) < 0 ||
+	    listen_on(m, &spec, err, sizeof(err)) < 0) {
+		fprintf(out, "gdbserver: %s\n", err);
+		return;
+	}
+	fprintf(out, "Waiting for gdb connection on device '%s'\n", dev);
 }
 
 void gdbstub_stop(void)

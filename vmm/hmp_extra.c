@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "build/config.h"
+#include "vmm/gdbstub.h"
 #include "vmm/monitor.h"
 #include "vmm/qmp_commands.h"
 
@@ -123,8 +124,15 @@ static void info_qtree(void *opaque, FILE *out)
 	iobus_foreach(m->host.pio, qtree_isa_region, out);
 }
 
+static void cmd_gdbserver(void *opaque, int argc, char **argv, FILE *out)
+{
+	gdbstub_hmp(opaque, argc > 1 ? argv[1] : NULL, out);
+}
+
 void hmp_extra_init(struct machine *m)
 {
+	monitor_add_cmd("gdbserver", "[tcp:[HOST]:PORT|unix:PATH|none]",
+			"start the gdbstub (tcp::1234) or stop it", cmd_gdbserver, m);
 	monitor_add_info("version", "the vmm version", info_version, m);
 	monitor_add_info("kvm", "whether KVM is in use (always)", info_kvm, m);
 	monitor_add_info("name", "the guest name (-name)", info_name, m);

@@ -235,6 +235,49 @@ def session_quit_tcp():
     print("ok: -qmp tcp, quit")
 
 
+def gdb_packet(sock, body):
+    """Send one GDB remote packet; the reply's body (acks skipped)."""
+    csum = sum(body.encode()) & 0xff
+    sock.sendall(b"$%s#%02x" % (body.encode(), csum))
+    data = b""
+    while b"#" not in data.lstrip(b"+")[1:] or len(data.split(b"#")[-1]) < 2:
+        chunk = sock.recv(4096)
+        assert chunk, "gdbstub closed the connection"
+        data += chunk
+    sock.sendall(b"+")
+    return data.lstrip(b"+")[1:data.lstrip(b"+").index(b"#")].decode()
+
+
+def session_gdbserver():
+    """HMP gdbserver: the stub started and stopped at run time."""
+    port = free_port()
+    path = os.path.join(TMP, "gdb.sock")
+    p = start("-S", "-qmp", "unix:%s,server=on,wait=off" % path)
+    q = Qmp(path)
+    q.ok("qmp_capabilities")
+    hmp = lambda line: q.ok("human-monitor-command", **{"command-line": line})
+    dev = "tcp:127.0.0.1:%d" % port
+    assert hmp("gdbserver " + dev) == "Waiting for gdb connection on device '%s'\n" % dev
+    assert "already listening" in hmp("gdbserver " + dev)
+    g = socket.create_connection(("127.0.0.1", port), timeout=30)
+    reason = gdb_packet(g, "?")
+    assert reason[:1] in ("S", "T"), reason
+    rip = gdb_packet(g, "p10")               # register 16: rip, 8 bytes little-endian
+    assert len(rip) == 16 and int(rip, 16) != 0, rip
+    g.close()
+    assert hmp("gdbserver none") == "gdbserver stopped\n"
+    assert hmp("gdbserver none") == "gdbserver is not running\n"
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+        raise AssertionError("gdbserver none left the port open")
+    except ConnectionRefusedError:
+        pass
+    assert "gdbserver:" in hmp("gdbserver bogus:spec")
+    q.ok("quit")
+    finish(p, 0)
+    print("ok: HMP gdbserver starts and stops the stub at run time")
+
+
 def session_inherited_fd_sigterm():
     """libvirt's spelling: a listening socket passed as fd=N; SIGTERM."""
     path = os.path.join(TMP, "fd.sock")
@@ -310,6 +353,7 @@ def session_daemonize():
 
 session_commands()
 session_quit_tcp()
+session_gdbserver()
 session_inherited_fd_sigterm()
 session_panic()
 session_daemonize()
