@@ -129,8 +129,16 @@ static void cmd_gdbserver(void *opaque, int argc, char **argv, FILE *out)
 	gdbstub_hmp(opaque, argc > 1 ? argv[1] : NULL, out);
 }
 
+static void cmd_dump_guest_memory(void *opaque, int argc, char **argv, FILE *out)
+{
+	hmp_dump_guest_memory(opaque, argc, argv, out);
+}
+
 void hmp_extra_init(struct machine *m)
 {
+	monitor_add_cmd("dump-guest-memory", "FILE",
+			"write RAM and the vCPUs' registers as an ELF core file", cmd_dump_guest_memory,
+			m);
 	monitor_add_cmd("gdbserver", "[tcp:[HOST]:PORT|unix:PATH|none]",
 			"start the gdbstub (tcp::1234) or stop it", cmd_gdbserver, m);
 	monitor_add_info("version", "the vmm version", info_version, m);

@@ -33,6 +33,8 @@ void monitor_execute(struct monitor *mon, const char *line, FILE *out);
 /* hmp_extra.c: info version|kvm|name|uuid; memsave / pmemsave. */
 void hmp_extra_init(struct machine *m);
 void hmp_save_memory(struct machine *m, int argc, char **argv, FILE *out, bool virt);
+/* dump.c: dump-guest-memory FILE (an ELF core of RAM and the vCPUs). */
+void hmp_dump_guest_memory(struct machine *m, int argc, char **argv, FILE *out);
 
 /* net.c: hostfwd_add / hostfwd_remove [netdev_id] RULE, set_link NAME on|off. */
 void hmp_hostfwd(struct machine *m, int argc, char **argv, FILE *out, bool add);

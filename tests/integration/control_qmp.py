@@ -248,6 +248,34 @@ def gdb_packet(sock, body):
     return data.lstrip(b"+")[1:data.lstrip(b"+").index(b"#")].decode()
 
 
+def check_core_dump(hmp, rip):
+    """dump-guest-memory: an ELF core (ET_CORE, x86-64) whose NT_PRSTATUS
+    has the vCPU's rip and whose PT_LOAD at 1 MiB holds what pmemsave sees."""
+    import struct
+    core, ref = os.path.join(TMP, "core"), os.path.join(TMP, "ref.bin")
+    assert hmp("dump-guest-memory %s" % core) == ""
+    assert "File exists" in hmp("dump-guest-memory %s" % core)   # never overwritten
+    assert hmp("pmemsave 0x100000 64 %s" % ref) == ""
+    with open(core, "rb") as f:
+        elf = f.read()
+    with open(ref, "rb") as f:
+        want = f.read()
+    assert elf[:4] == b"\x7fELF" and struct.unpack_from("<HH", elf, 16) == (4, 62), elf[:20]
+    phoff, = struct.unpack_from("<Q", elf, 32)
+    phnum, = struct.unpack_from("<H", elf, 56)
+    regs, mem = None, None
+    for i in range(phnum):
+        ptype, _, off, vaddr, paddr, filesz = struct.unpack_from("<IIQQQQ", elf, phoff + 56 * i)
+        if ptype == 4:   # PT_NOTE: Elf64_Nhdr, "CORE\0" padded to 8, elf_prstatus
+            namesz, descsz, ntype = struct.unpack_from("<III", elf, off)
+            assert (namesz, ntype) == (5, 1) and elf[off + 12:off + 16] == b"CORE", elf[off:off + 20]
+            regs = struct.unpack_from("<27Q", elf, off + 20 + 112)   # pr_reg after 112 bytes
+        elif ptype == 1 and paddr <= 0x100000 < paddr + filesz:
+            mem = elf[off + 0x100000 - paddr:off + 0x100000 - paddr + 64]
+    assert regs and regs[16] == rip, (regs, hex(rip))
+    assert mem == want, (mem, want)
+
+
 def session_gdbserver():
     """HMP gdbserver: the stub started and stopped at run time."""
     port = free_port()
@@ -273,9 +301,10 @@ def session_gdbserver():
     except ConnectionRefusedError:
         pass
     assert "gdbserver:" in hmp("gdbserver bogus:spec")
+    check_core_dump(hmp, int.from_bytes(bytes.fromhex(rip), "little"))
     q.ok("quit")
     finish(p, 0)
-    print("ok: HMP gdbserver starts and stops the stub at run time")
+    print("ok: HMP gdbserver starts and stops the stub at run time; dump-guest-memory")
 
 
 def session_inherited_fd_sigterm():
