@@ -1,0 +1,45 @@
+/* fuzz_qmp.c — QMP's protocol side (vmm/qmp.c: framing of JSON values
+ * arriving in pieces, resynchronising after garbage, capability
+ * negotiation, the request object's members) and its command table
+ * (vmm/qmp_commands.c, human-monitor-command into vmm/monitor.c) on
+ * fake_machine.h's machine. qmp.c is included for its static client code;
+ * a client is a socketpair whose far end is drained. Input: records
+ * (fuzz.h), each a piece of the byte stream as one read() returns it; a
+ * fresh client per input. */
+#include "vmm/qmp.c"
+
+#include "tests/fuzz/fake_machine.h"
+#include "tests/fuzz/fuzz.h"
+
+static void drain(int fd)
+{
+	char buf[65536];
+
+	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct qmp_server srv = {.listen_fd = -1};
+	const uint8_t *rec;
+	size_t len;
+	int sv[2];
+
+	if (!srv.m) {
+		srv.m = fake_machine();
+		qmp_commands_init(srv.m);
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+		abort();
+	add_client(&srv, sv[0]);
+	while (srv.clients && !srv.clients->dead && fuzz_next_record(&data, &size, &rec, &len)) {
+		receive(srv.clients, (const char *)rec, len);
+		drain(sv[1]);
+	}
+	if (srv.clients)
+		drop_client(srv.clients);
+	sweep(&srv);
+	close(sv[1]);
+	return 0;
+}
