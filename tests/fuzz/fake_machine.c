@@ -29,6 +29,8 @@ struct machine *fake_machine(void)
 	fm->mem.ram_size = FAKE_RAM;
 	fm->host.mem = &fm->mem;
 	fm->host.loop = evloop_new();
+	fm->host.pio = iobus_new("pio");
+	fm->host.mmio = iobus_new("mmio");
 	fm->ncpus = FAKE_CPUS;
 	fm->vcpus = calloc(FAKE_CPUS, sizeof(*fm->vcpus));
 	for (unsigned i = 0; i < FAKE_CPUS; i++)
