@@ -357,7 +357,8 @@ def control_seeds():
                     "-action", "reboot=shutdown,panic=pause", "-device", "pvpanic"],
         "misc": ["-name", "guest", "-boot", "order=dc,menu=on", "-bios", "bios.bin",
                  "-debugcon", "file:/tmp/dbg", "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
-                 "-no-reboot", "-cpu", "host,-x2apic", "-m", "size=1G"],
+                 "-no-reboot", "-cpu", "host,-x2apic", "-m", "size=1G",
+                 "-sandbox", "on,obsolete=deny,spawn=deny", "-runas", "nobody", "-chroot", "/tmp"],
     }
     for name, argv in argvs.items():
         seed("cli", name, "\0".join(argv).encode())
