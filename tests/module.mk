@@ -9,3 +9,7 @@ INTEG_TESTS += tests/integration/nested-runner.sh
 $(eval $(call program,tests/vmm-test,vmm/main.c tests/integration/sandbox_hooks.c,libvmm.a libfirmware.a libdevices.a libkvm.a,$(LZ4_LIBS) $(JANSSON_LIBS) $(SECCOMP_LIBS)))
 INTEG_TESTS += tests/integration/sandbox.sh
 KVM_TESTS += tests/integration/sandbox.sh
+# Durable disks (issue 20): IDE and virtio-blk flushes reach fdatasync,
+# cache= modes, SIGKILL after a flush, no write past the end.
+INTEG_TESTS += tests/integration/disk-durable.sh
+KVM_TESTS += tests/integration/disk-durable.sh
