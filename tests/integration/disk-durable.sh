@@ -52,7 +52,7 @@ for disk in ide virtio; do
 			-append "disk=$([ $disk = ide ] && echo 0 || echo 1) seed=$seed" \
 			</dev/null >"$tmp/out" 2>&1 &
 		spid=$!
-		for _ in $(seq 600); do
+		for _ in $(seq 1200); do
 			grep -q halting "$tmp/out" && break
 			sleep 0.1
 		done
