@@ -106,6 +106,7 @@ static const struct allowed base_calls[] = {
 	{"gettimeofday", ALL},
 	{"sched_yield", ALL},
 	{"sched_getaffinity", ALL},
+	{"sysinfo", ALL},
 	{"getrandom", ALL},
 	{"prlimit64", ALL},
 	{"getrlimit", ALL},

@@ -107,7 +107,7 @@ wrap() {
 }
 wrap vmm "$VMM"
 wrap vmm-asan "$VMM_ASAN"
-for t in ${SANDBOX_SUBTESTS:-core-hello core-monitor control-qmp control-gdb control-exit payloads virtio-blk-kit irqchip-off}; do
+for t in ${SANDBOX_SUBTESTS:-core-hello core-monitor control-qmp control-gdb control-exit payloads virtio-blk-kit seabios-reset seabios-virtio}; do
 	if B=$B VMM=$tmp/vmm VMM_ASAN=$tmp/vmm-asan sh "tests/integration/$t.sh" >"$tmp/log" 2>&1; then
 		echo "ok   $t (-sandbox on)"
 	else
