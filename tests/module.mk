@@ -6,7 +6,7 @@ $(eval $(call unit_test,devices_bus,tests/unit/devices/test_bus.c,libdevices.a,)
 INTEG_TESTS += tests/integration/nested-runner.sh
 # -sandbox (issue 20): vmm plus test-only monitor commands that break the
 # allow-list; sandbox.sh also runs a representative set of tests sandboxed.
-$(eval $(call program,tests/vmm-test,vmm/main.c tests/integration/sandbox_hooks.c,libvmm.a libfirmware.a libdevices.a libkvm.a,$(LZ4_LIBS) $(JANSSON_LIBS) $(SECCOMP_LIBS)))
+$(eval $(call program,tests/vmm-test,vmm/main.c tests/integration/sandbox_hooks.c,libvmm.a libfirmware.a libdevices.a libwlan.a libregdb.a $(VMM_NET_LIBS) libkvm.a,$(LZ4_LIBS) $(JANSSON_LIBS) $(SLIRP_LIBS) $$(WLAN_LDLIBS) $(SECCOMP_LIBS)))
 INTEG_TESTS += tests/integration/sandbox.sh
 KVM_TESTS += tests/integration/sandbox.sh
 # Durable disks (issue 20): IDE and virtio-blk flushes reach fdatasync,

@@ -423,11 +423,11 @@ CLI_CONTROL_PARSER(cli_parse_sandbox)
 		return -1;
 	*sb = (struct sandbox_config){
 		.allow_elevate = true, .allow_spawn = true, .allow_resource = true};
-	if (!next_kv(&cursor, &key, &v) || v || on_off("-sandbox", key, &sb->on, err, errlen)) {
+	if (!cli_next_kv(&cursor, &key, &v) || v || on_off("-sandbox", key, &sb->on, err, errlen)) {
 		snprintf(err, errlen, "expected on or off first, got '%s'", val);
 		return -1;
 	}
-	while (next_kv(&cursor, &key, &v)) {
+	while (cli_next_kv(&cursor, &key, &v)) {
 		if (!strcmp(key, "obsolete"))
 			r = group_value(key, v, false, &sb->allow_obsolete, err, errlen);
 		else if (!strcmp(key, "elevateprivileges"))

@@ -207,3 +207,30 @@ void hmp_extra_init(struct machine *m)
 void hmp_save_memory(struct machine *m, int argc, char **argv, FILE *out, bool virt)
 {
 }
+
+/* The NIC commands (vmm/net.c, not linked): no NICs in the fake. */
+void hmp_hostfwd(struct machine *m, int argc, char **argv, FILE *out, bool add)
+{
+	fputs("no NIC\n", out);
+}
+
+void hmp_set_link(struct machine *m, int argc, char **argv, FILE *out)
+{
+	fputs("no NIC\n", out);
+}
+
+/* Watchpoints share the fake's four debug registers with breakpoints. */
+int machine_watch_insert(struct machine *m, uint64_t addr, unsigned len, enum kvm_hw_bp_type type)
+{
+	return len && !(addr % len) ? machine_break_insert(m, addr) : -EINVAL;
+}
+
+int machine_watch_remove(struct machine *m, uint64_t addr, unsigned len, enum kvm_hw_bp_type type)
+{
+	return machine_break_remove(m, addr, false);
+}
+
+int machine_debug_set_sw_bp(struct machine *m, bool on)
+{
+	return 0;
+}
