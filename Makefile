@@ -5,6 +5,7 @@
 #   make check-linux  boot the minimal Linux guest (bzImage and PVH, 1 and 4 vCPUs)
 #   make demo       boot the bundled default guest to a shell
 #   make bench      run the benchmarks side by side with their peers
+#   make fuzz       build the fuzz targets with clang/libFuzzer, run each FUZZ_SECONDS (60)
 #   make install    DESTDIR=... PREFIX=...
 #
 # B is the output folder. `make check` builds the same tree a second time into
@@ -30,6 +31,10 @@ endif
 OPT := -O2 -g
 ifeq ($(SANITIZE),1)
 OPT := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+endif
+# FUZZ=1 (make fuzz, with CC=clang): everything instrumented for libFuzzer.
+ifeq ($(FUZZ),1)
+OPT := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 endif
 
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(OPT) $(WARN) -Ibuild -I. $(CFLAGS)
@@ -82,7 +87,7 @@ KVM_BENCHES :=
 EXTRA_TARGETS :=
 BENCHES :=
 
-MODULES := kernel/kvm devices firmware netstack netstack/usernet regdb vmm tests/guest devices/wlan tests bench
+MODULES := kernel/kvm devices firmware netstack netstack/usernet regdb vmm tests/guest devices/wlan tests tests/fuzz bench
 include $(wildcard $(addsuffix /module.mk,$(MODULES)))
 
 $(B)/obj/%.o: %.c $(CONFIG)
@@ -91,7 +96,7 @@ $(B)/obj/%.o: %.c $(CONFIG)
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
-.PHONY: all deps config check check-build check-run check-linux check-kut demo bench install clean
+.PHONY: all deps config check check-build check-run check-linux check-kut demo bench fuzz install clean
 
 all: $(CONFIG)
 	@$(MAKE) --no-print-directory build-all
@@ -140,6 +145,17 @@ bench:
 	@sh scripts/install-deps.sh bench
 	@$(MAKE) --no-print-directory all
 	@B=build VMM=build/vmm KVM_BENCHES="$(KVM_BENCHES)" sh bench/run.sh $(BENCHES)
+
+# Coverage-guided fuzzing (tests/fuzz/README.md): clang's libFuzzer build in
+# build/fuzz, then every target for FUZZ_SECONDS, one after the other.
+FUZZ_SECONDS ?= 60
+fuzz: $(CONFIG)
+	@sh scripts/install-deps.sh check fuzz
+	@$(MAKE) --no-print-directory B=build/fuzz FUZZ=1 CC=clang WERROR=0 fuzz-build
+	@sh tests/fuzz/run.sh $(FUZZ_SECONDS) $(patsubst $(B)/%,build/fuzz/%,$(FUZZ_TARGETS))
+
+.PHONY: fuzz-build
+fuzz-build: $(FUZZ_TARGETS)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1

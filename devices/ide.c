@@ -76,6 +76,7 @@ struct ide_channel {
 	unsigned block;	    /* sectors per DRQ block */
 	/* DMA */
 	bool dma_pending, dma_to_mem;
+	unsigned dma_unit; /* the drive the DMA command went to */
 	uint8_t bm_cmd, bm_status;
 	uint32_t prd_addr;
 };
@@ -382,6 +383,9 @@ static void start_dma(struct ide_channel *ch, bool ext, bool write)
 		return;
 	ch->dma_to_mem = !write;
 	ch->dma_pending = true;
+	/* The guest may select the other drive (which may have no disk)
+	 * before it starts the engine: the transfer stays with this one. */
+	ch->dma_unit = ch->unit;
 	ch->status = ST_DRDY | ST_DSC | ST_DRQ;
 	if (ch->bm_cmd & BM_CMD_START)
 		run_dma(ch);
@@ -404,7 +408,7 @@ static void dma_done(struct ide_channel *ch, uint8_t error, bool prd_left)
 static int dma_segment(struct ide_channel *ch, uint8_t *hva, uint32_t len, uint8_t *bounce,
 		       unsigned *bpos, bool *leftover)
 {
-	struct block_dev *blk = cur(ch)->blk;
+	struct block_dev *blk = ch->drive[ch->dma_unit].blk;
 
 	while (len && ch->remaining) {
 		if (*bpos == 0 && len >= SECTOR) {

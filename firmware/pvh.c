@@ -73,13 +73,18 @@ static int parse_elf(const struct boot_request *req, struct elf_image *img, char
 
 	if (req->kernel_size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
 	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_machine != EM_X86_64)
-		return -ENOEXEC;	/* ELF32 is multiboot's to take */
+		return -ENOEXEC; /* ELF32 is multiboot's to take */
 	img->f = req->kernel;
 	img->size = req->kernel_size;
 	img->phnum = eh->e_phnum;
 	if (eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff > img->size ||
 	    (uint64_t)img->phnum * sizeof(Elf64_Phdr) > img->size - eh->e_phoff) {
 		snprintf(err, errlen, "%s: truncated ELF program headers", req->kernel_path);
+		return -EINVAL;
+	}
+	/* the headers are read in place: the ELF spec aligns them */
+	if (eh->e_phoff % _Alignof(Elf64_Phdr)) {
+		snprintf(err, errlen, "%s: misaligned ELF program headers", req->kernel_path);
 		return -EINVAL;
 	}
 	img->ph = (const void *)(img->f + eh->e_phoff);
@@ -97,7 +102,8 @@ static int parse_elf(const struct boot_request *req, struct elf_image *img, char
 	if (!found) {
 		snprintf(err, errlen,
 			 "%s: 64-bit ELF without a PVH entry note (XEN_ELFNOTE_PHYS32_ENTRY; "
-			 "build with CONFIG_PVH=y or pass the bzImage)", req->kernel_path);
+			 "build with CONFIG_PVH=y or pass the bzImage)",
+			 req->kernel_path);
 		return -EINVAL;
 	}
 	return 0;
@@ -109,10 +115,12 @@ int fw_elf_load_segments(const struct boot_request *req, const uint8_t *f, size_
 	const Elf64_Ehdr *eh = (const void *)f;
 	const Elf64_Phdr *ph;
 
-	if (size < sizeof(*eh) || eh->e_phentsize != sizeof(Elf64_Phdr) ||
-	    eh->e_phoff > size || (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > size - eh->e_phoff)
-		return snprintf(err, errlen, "%s: truncated ELF program headers",
-				req->kernel_path), -EINVAL;
+	if (size < sizeof(*eh) || eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff > size ||
+	    (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > size - eh->e_phoff ||
+	    eh->e_phoff % _Alignof(Elf64_Phdr))
+		return snprintf(err, errlen, "%s: truncated or misaligned ELF program headers",
+				req->kernel_path),
+		       -EINVAL;
 	ph = (const void *)(f + eh->e_phoff);
 	*end = 0;
 	for (unsigned i = 0; i < eh->e_phnum; i++) {
@@ -158,8 +166,8 @@ static int write_start_info(const struct boot_request *req, const struct e820_ma
 	struct hvm_memmap_entry mm[E820_MAX_ENTRIES];
 
 	for (unsigned i = 0; i < e820->n; i++)
-		mm[i] = (struct hvm_memmap_entry){e820->e[i].addr, e820->e[i].size,
-						  e820->e[i].type, 0};
+		mm[i] = (struct hvm_memmap_entry){e820->e[i].addr, e820->e[i].size, e820->e[i].type,
+						  0};
 	if (initrd_size) {
 		si.nr_modules = 1;
 		si.modlist_paddr = MODLIST_GPA;
@@ -171,8 +179,7 @@ static int write_start_info(const struct boot_request *req, const struct e820_ma
 	return 0;
 }
 
-int pvh_load(const struct boot_request *req, struct boot_cpu_state *cpu, char *err,
-	     size_t errlen)
+int pvh_load(const struct boot_request *req, struct boot_cpu_state *cpu, char *err, size_t errlen)
 {
 	uint64_t end, initrd, initrd_size, rsdp;
 	struct e820_map e820;

@@ -1,6 +1,6 @@
 #!/bin/sh
 # install-deps.sh [GROUP...] — install the Debian packages vmm needs, only those missing.
-# Groups: build (default), check, linux, bench, nested. `make check` asks for
+# Groups: build (default), check, linux, bench, nested, fuzz. `make check` asks for
 # build+check (check includes nested), `make check-linux` and `make demo` for
 # linux, `make bench` for bench. nested is what scripts/nested-kvm/ needs to
 # run the KVM tests on machines without /dev/kvm: Debian's kernel, busybox and
@@ -10,13 +10,15 @@
 set -eu
 
 pkgs_build="build-essential pkg-config libfdt-dev libslirp-dev libglib2.0-dev check
-	iso-codes wireless-regdb seabios libssl-dev libjansson-dev liblz4-dev liburing-dev"
+	iso-codes wireless-regdb seabios libssl-dev libjansson-dev liblz4-dev liburing-dev libseccomp-dev"
 pkgs_check="openssl busybox-static iproute2 iputils-ping dnsmasq-base syslinux extlinux
 	syslinux-common mtools dosfstools e2fsprogs fdisk qemu-utils grub-pc-bin python3
-	qemu-system-x86 gdb
+	qemu-system-x86 gdb strace
 	libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients libvirt-daemon-system"
 pkgs_linux="linux-source-6.1 busybox-static bc flex bison libelf-dev lz4 cpio xz-utils
 	kmod file patch hostapd wpasupplicant iw iproute2 wireless-regdb"
+# make fuzz: clang with libFuzzer and the sanitizer runtimes.
+pkgs_fuzz="clang"
 pkgs_bench="iperf3 slirp4netns hyperfine strace"
 pkgs_nested="qemu-system-x86 linux-image-amd64 busybox-static cpio xz-utils zstd kmod procps"
 
@@ -29,7 +31,8 @@ for g in $groups; do
 	linux) want="$want $pkgs_build $pkgs_linux" ;;
 	bench) want="$want $pkgs_build $pkgs_check $pkgs_bench $pkgs_nested" ;;
 	nested) want="$want $pkgs_nested" ;;
-	*) echo "install-deps.sh: unknown group '$g' (build, check, linux, bench, nested)" >&2; exit 1 ;;
+	fuzz) want="$want $pkgs_build $pkgs_fuzz" ;;
+	*) echo "install-deps.sh: unknown group '$g' (build, check, linux, bench, nested, fuzz)" >&2; exit 1 ;;
 	esac
 done
 

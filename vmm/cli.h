@@ -162,6 +162,14 @@ struct chardev_def {
 };
 
 /* The control plane's options (vmm/cli_control.c parses them). */
+/* -sandbox on[,obsolete=deny|allow][,elevateprivileges=deny|allow|children]
+ * [,spawn=deny|allow][,resourcecontrol=deny|allow] (QEMU's spelling and
+ * defaults: obsolete denied, the rest allowed). vmm/sandbox.c. */
+struct sandbox_config {
+	bool on;
+	bool allow_obsolete, allow_elevate, allow_spawn, allow_resource;
+};
+
 struct control_config {
 	enum action_reboot reboot;
 	enum action_shutdown shutdown;
@@ -174,6 +182,9 @@ struct control_config {
 	struct listen_spec gdb;
 	bool daemonize;
 	const char *pidfile;
+	struct sandbox_config sandbox;
+	const char *runas;  /* -runas USER: setuid/setgid after set-up */
+	const char *chroot; /* -chroot DIR: chroot after set-up */
 };
 
 /* What the options libvirt adds to every command line set (cli_libvirt.c). */
@@ -292,7 +303,8 @@ int cli_parse_chardev(const char *s, bool allow_mon, struct chardev_spec *spec, 
 
 /* The control plane's option parsers (cli_control.c), rows of cli.c's
  * table: -action, -no-shutdown, -qmp, -chardev, -mon, -gdb, -s,
- * -daemonize, -pidfile, and -device pvpanic's properties. */
+ * -daemonize, -pidfile, -sandbox, -runas, -chroot, and -device pvpanic's
+ * properties. */
 struct cli_option;
 #define CLI_CONTROL_PARSER(name)                                                              \
 	int name(struct vmm_config *cfg, const struct cli_option *opt, const char *val, char *err, \
@@ -306,6 +318,9 @@ CLI_CONTROL_PARSER(cli_parse_gdb);
 CLI_CONTROL_PARSER(cli_parse_gdb_default);
 CLI_CONTROL_PARSER(cli_parse_daemonize);
 CLI_CONTROL_PARSER(cli_parse_pidfile);
+CLI_CONTROL_PARSER(cli_parse_sandbox);
+CLI_CONTROL_PARSER(cli_parse_runas);
+CLI_CONTROL_PARSER(cli_parse_chroot);
 /* -device pvpanic[,ioport=N]: fills d. */
 int cli_parse_pvpanic(struct device_spec *d, char *props, char *err, size_t errlen);
 /* unix:PATH[,server][,nowait], tcp:[HOST]:PORT[,...] (server=on and

@@ -1,6 +1,7 @@
 /* cli_control.c — the control plane's options: -action, -no-shutdown,
  * -qmp, -chardev socket + -mon (libvirt's spelling of -qmp), -gdb, -s,
- * -daemonize, -pidfile and -device pvpanic. Rows of cli.c's table. */
+ * -daemonize, -pidfile, -sandbox, -runas, -chroot and -device pvpanic.
+ * Rows of cli.c's table. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -376,14 +377,86 @@ CLI_CONTROL_PARSER(cli_parse_daemonize)
 	return 0;
 }
 
-CLI_CONTROL_PARSER(cli_parse_pidfile)
+/* A file or name option: anything but empty. */
+static int set_nonempty(const char **field, const char *val, const char *what, char *err,
+			size_t errlen)
 {
 	if (!*val) {
-		snprintf(err, errlen, "empty file name");
+		snprintf(err, errlen, "empty %s", what);
 		return -1;
 	}
-	cfg->control.pidfile = val;
+	*field = val;
 	return 0;
+}
+
+CLI_CONTROL_PARSER(cli_parse_pidfile)
+{
+	return set_nonempty(&cfg->control.pidfile, val, "file name", err, errlen);
+}
+
+/* ------------------------------------------- -sandbox, -runas, -chroot */
+
+/* A group's "deny" / "allow" (elevateprivileges also takes "children":
+ * QEMU's set*id for children only, which with no children is "allow"). */
+static int group_value(const char *key, const char *v, bool children_ok, bool *allow, char *err,
+		       size_t errlen)
+{
+	if (v && !strcmp(v, "deny"))
+		*allow = false;
+	else if (v && (!strcmp(v, "allow") || (children_ok && !strcmp(v, "children"))))
+		*allow = true;
+	else {
+		snprintf(err, errlen, "%s=%s: expected deny|allow%s", key, v ? v : "",
+			 children_ok ? "|children" : "");
+		return -1;
+	}
+	return 0;
+}
+
+CLI_CONTROL_PARSER(cli_parse_sandbox)
+{
+	struct sandbox_config *sb = &cfg->control.sandbox;
+	char buf[256], *cursor = buf, *key, *v;
+	int r;
+
+	if (copy_value(buf, sizeof(buf), val, "-sandbox", err, errlen) < 0)
+		return -1;
+	*sb = (struct sandbox_config){
+		.allow_elevate = true, .allow_spawn = true, .allow_resource = true};
+	if (!cli_next_kv(&cursor, &key, &v) || v || on_off("-sandbox", key, &sb->on, err, errlen)) {
+		snprintf(err, errlen, "expected on or off first, got '%s'", val);
+		return -1;
+	}
+	while (cli_next_kv(&cursor, &key, &v)) {
+		if (!strcmp(key, "obsolete"))
+			r = group_value(key, v, false, &sb->allow_obsolete, err, errlen);
+		else if (!strcmp(key, "elevateprivileges"))
+			r = group_value(key, v, true, &sb->allow_elevate, err, errlen);
+		else if (!strcmp(key, "spawn"))
+			r = group_value(key, v, false, &sb->allow_spawn, err, errlen);
+		else if (!strcmp(key, "resourcecontrol"))
+			r = group_value(key, v, false, &sb->allow_resource, err, errlen);
+		else {
+			snprintf(err, errlen,
+				 "unknown option '%s' (obsolete, elevateprivileges, spawn, "
+				 "resourcecontrol)",
+				 key);
+			r = -1;
+		}
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
+CLI_CONTROL_PARSER(cli_parse_runas)
+{
+	return set_nonempty(&cfg->control.runas, val, "user name", err, errlen);
+}
+
+CLI_CONTROL_PARSER(cli_parse_chroot)
+{
+	return set_nonempty(&cfg->control.chroot, val, "folder name", err, errlen);
 }
 
 /* ---------------------------------------------------------- pvpanic */

@@ -10,6 +10,7 @@
 #include "vmm/machine.h"
 #include "vmm/process.h"
 #include "vmm/qmp.h"
+#include "vmm/sandbox.h"
 
 static struct vmm_config cfg;
 static struct machine machine;
@@ -48,7 +49,8 @@ static int host_memory_options(struct machine *m, char *err, size_t errlen)
 	return 0;
 }
 
-/* The machine, its boot image and its control channels (QMP, gdbstub). */
+/* The machine, its boot image and its control channels (QMP, gdbstub);
+ * then -chroot, -runas and -sandbox, before the vCPUs run guest code. */
 static int build(struct machine *m, char *err, size_t errlen)
 {
 	if (cfg.lv.machine_none) /* QMP and nothing else */
@@ -72,6 +74,8 @@ static int build(struct machine *m, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot set the boot vCPU's registers");
 		return -1;
 	}
+	if (sandbox_apply(&cfg.control, err, errlen) < 0)
+		return -1;
 	return machine_start(m, err, errlen);
 }
 

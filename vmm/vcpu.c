@@ -16,6 +16,7 @@
 
 #include "vmm/exit_stats.h"
 #include "vmm/machine.h"
+#include "vmm/sandbox.h"
 
 /* Park until the main thread resumes the machine (or it quits). */
 static void park(struct vcpu *v)
@@ -154,6 +155,10 @@ void *vcpu_thread(void *arg)
 	v->tid = (pid_t)syscall(SYS_gettid);
 	snprintf(name, sizeof(name), "vcpu%u", v->kvm.id);
 	prctl(PR_SET_NAME, name);
+	if (m->cfg->control.sandbox.on && sandbox_enter_vcpu(v->kvm.fd, v->kvm.vm->fd) < 0) {
+		machine_fail(m);
+		return NULL;
+	}
 	while (!atomic_load_explicit(&m->quit, memory_order_relaxed)) {
 		int ret;
 

@@ -45,6 +45,8 @@ $(eval $(call guest_payload,control,))
 GUEST_VIRTIO_BLK := $(GUEST_OBJ)/virtio.o $(GUEST_OBJ)/vblk.o
 $(eval $(call guest_payload,virtio-blk,$(GUEST_VIRTIO_BLK)))
 $(eval $(call guest_payload,virtio-blk-bench,$(GUEST_VIRTIO_BLK)))
+# Durable disks (issue 20): write, flush, halt for the host's SIGKILL.
+$(eval $(call guest_payload,disk-flush,$(GUEST_VIRTIO_BLK)))
 $(eval $(call guest_payload,irq,))
 # virtio-net frames (vnet.c): DHCP, ARP, UDP through user networking.
 $(eval $(call guest_payload,virtio-net,$(GUEST_OBJ)/virtio.o $(GUEST_OBJ)/vnet.o))

@@ -24,6 +24,38 @@ static int parse(const char *const *args)
 
 #define PARSE(...) parse((const char *const[]){__VA_ARGS__, NULL})
 
+/* -sandbox with QEMU's defaults and groups, -runas, -chroot. */
+START_TEST(sandbox_options)
+{
+	const struct sandbox_config *sb = &cfg.control.sandbox;
+
+	ck_assert_int_eq(PARSE("-m", "64"), 0);
+	ck_assert(!sb->on);
+	ck_assert_int_eq(PARSE("-sandbox", "on"), 0);
+	ck_assert(sb->on && !sb->allow_obsolete && sb->allow_elevate && sb->allow_spawn &&
+		  sb->allow_resource);
+	ck_assert_int_eq(PARSE("-sandbox", "on,obsolete=allow,elevateprivileges=deny,spawn=deny,"
+					   "resourcecontrol=deny"),
+			 0);
+	ck_assert(sb->on && sb->allow_obsolete && !sb->allow_elevate && !sb->allow_spawn &&
+		  !sb->allow_resource);
+	ck_assert_int_eq(PARSE("-sandbox", "on,elevateprivileges=children"), 0);
+	ck_assert(sb->allow_elevate);
+	ck_assert_int_eq(PARSE("-sandbox", "off"), 0);
+	ck_assert(!sb->on);
+	ck_assert_int_eq(PARSE("-sandbox", "spawn=deny"), -1);
+	ck_assert_ptr_nonnull(strstr(err, "expected on or off first"));
+	ck_assert_int_eq(PARSE("-sandbox", "on,spawn=children"), -1);
+	ck_assert_ptr_nonnull(strstr(err, "spawn=children: expected deny|allow"));
+	ck_assert_int_eq(PARSE("-sandbox", "on,network=deny"), -1);
+	ck_assert_ptr_nonnull(strstr(err, "unknown option 'network'"));
+	ck_assert_int_eq(PARSE("-runas", "nobody", "-chroot", "/var/empty"), 0);
+	ck_assert_str_eq(cfg.control.runas, "nobody");
+	ck_assert_str_eq(cfg.control.chroot, "/var/empty");
+	ck_assert_int_eq(PARSE("-chroot", ""), -1);
+}
+END_TEST
+
 START_TEST(actions)
 {
 	ck_assert_int_eq(PARSE("-m", "64"), 0);
@@ -142,6 +174,7 @@ int main(void)
 	tcase_add_test(tc, qmp_sockets);
 	tcase_add_test(tc, libvirt_monitor);
 	tcase_add_test(tc, gdb_and_process);
+	tcase_add_test(tc, sandbox_options);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }

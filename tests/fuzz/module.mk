@@ -1,0 +1,47 @@
+# tests/fuzz/ — coverage-guided fuzz targets (issue 20), one per parser.
+#
+# Every target is a LLVMFuzzerTestOneInput in tests/fuzz/fuzz_NAME.c with a
+# seed corpus in tests/fuzz/corpus/NAME/ (crash reproducers go there too).
+# Normally a target links tests/fuzz/replay_main.c: a plain program that
+# replays its corpus, registered as a unit test so `make check` replays
+# every corpus under gcc and under ASan/UBSan. `make fuzz` builds the same
+# targets with clang and libFuzzer in build/fuzz (FUZZ=1) and runs each one
+# FUZZ_SECONDS seconds (tests/fuzz/run.sh).
+
+FUZZ_MAIN := $(if $(filter 1,$(FUZZ)),,tests/fuzz/replay_main.c)
+FUZZ_LINK := $(if $(filter 1,$(FUZZ)),-fsanitize=fuzzer,)
+FUZZ_TARGETS :=
+
+# fuzz_target NAME SOURCES LIBS(link order) LDLIBS -> $(B)/tests/fuzz/NAME
+define fuzz_target
+$(B)/tests/fuzz/$(1): $(call obj,tests/fuzz/fuzz_$(1).c $(2) $(FUZZ_MAIN)) $(addprefix $(B)/,$(3))
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS_ALL) $(FUZZ_LINK) -o $$@ $$(filter %.o %.a,$$^) $(4)
+FUZZ_TARGETS += $(B)/tests/fuzz/$(1)
+endef
+
+$(eval $(call fuzz_target,netstack,,libnetstack.a,))
+$(eval $(call fuzz_target,usernet_dhcp,,libusernet.a libnetstack.a,$(SLIRP_LIBS)))
+$(eval $(call fuzz_target,usernet_dns,,libusernet.a libnetstack.a,$(SLIRP_LIBS)))
+$(eval $(call fuzz_target,regdb_db,,libregdb.a,$(REGDB_LDLIBS)))
+$(eval $(call fuzz_target,regdb_dbtxt,,libregdb.a,$(REGDB_LDLIBS)))
+$(eval $(call fuzz_target,multiboot,,libfirmware.a libdevices.a,$(LZ4_LIBS) $(DEVICES_LIBS)))
+$(eval $(call fuzz_target,bzimage,,libfirmware.a libdevices.a,$(LZ4_LIBS) $(DEVICES_LIBS)))
+$(eval $(call fuzz_target,pvh,,libfirmware.a libdevices.a,$(LZ4_LIBS) $(DEVICES_LIBS)))
+$(eval $(call fuzz_target,fw_cfg,,libdevices.a,$(DEVICES_LIBS)))
+$(eval $(call fuzz_target,ide,,libdevices.a,$(DEVICES_LIBS)))
+$(eval $(call fuzz_target,pci,,libdevices.a,$(DEVICES_LIBS)))
+$(eval $(call fuzz_target,virtqueue,,libdevices.a,$(DEVICES_LIBS)))
+$(eval $(call fuzz_target,virtio_blk,,libdevices.a,$(DEVICES_LIBS)))
+$(eval $(call fuzz_target,lapic,,libdevices.a,$(DEVICES_LIBS)))
+$(eval $(call fuzz_target,ioapic,,libdevices.a,$(DEVICES_LIBS)))
+$(eval $(call fuzz_target,cli,vmm/cli.c vmm/cli_drive.c vmm/cli_control.c vmm/cli_net.c vmm/cli_libvirt.c vmm/cli_wlan.c vmm/cpuid.c,,$(JANSSON_LIBS)))
+
+# The control plane on a fake machine (no KVM, no vCPU threads).
+FUZZ_FAKE_MACHINE := tests/fuzz/fake_machine.c
+$(eval $(call fuzz_target,monitor,vmm/monitor.c $(FUZZ_FAKE_MACHINE),libdevices.a,$(DEVICES_LIBS)))
+$(eval $(call fuzz_target,qmp,vmm/qmp_commands.c vmm/monitor.c vmm/listen.c $(FUZZ_FAKE_MACHINE),libdevices.a,$(JANSSON_LIBS) $(DEVICES_LIBS)))
+$(eval $(call fuzz_target,gdbstub,vmm/gdb_regs.c vmm/listen.c $(FUZZ_FAKE_MACHINE),libdevices.a,$(DEVICES_LIBS)))
+$(call obj,tests/fuzz/fuzz_qmp.c): EXTRA_CFLAGS += $(JANSSON_CFLAGS)
+
+UNIT_TESTS += $(FUZZ_TARGETS)
