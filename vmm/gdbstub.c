@@ -719,14 +719,11 @@ static void stop_listening(void)
 	gs.listen_fd = -1;
 }
 
-void gdbstub_hmp(struct machine *m, const char *dev, FILE *out)
+void gdbstub_hmp(struct machine *m, const struct listen_spec *spec, const char *dev, FILE *out)
 {
-	struct listen_spec spec;
 	char err[200], where[160];
 
-	if (!dev)
-		dev = "tcp::1234";
-	if (!strcmp(dev, "none")) {
+	if (!spec) {
 		if (gs.listen_fd < 0) {
 			fprintf(out, "gdbserver is not running\n");
 			return;
@@ -740,8 +737,7 @@ void gdbstub_hmp(struct machine *m, const char *dev, FILE *out)
 		fprintf(out, "gdbserver already listening on %s ('gdbserver none' first)\n", where);
 		return;
 	}
-	if (cli_parse_listen(dev, false, &spec, err, sizeof(err)) < 0 ||
-	    listen_on(m, &spec, err, sizeof(err)) < 0) {
+	if (listen_on(m, spec, err, sizeof(err)) < 0) {
 		fprintf(out, "gdbserver: %s\n", err);
 		return;
 	}

@@ -9,8 +9,8 @@
 /* Listen where -gdb says (nothing without it). 0 or -1 with err. */
 int gdbstub_start(struct machine *m, char *err, size_t errlen);
 void gdbstub_stop(void);
-/* HMP `gdbserver [DEV]`: listen on DEV (tcp::1234 by default) now;
- * `none` detaches the debugger and stops listening. */
-void gdbstub_hmp(struct machine *m, const char *dev, FILE *out);
+/* HMP `gdbserver [DEV]`: listen on spec (DEV as typed) now; spec NULL
+ * (`none`) detaches the debugger and stops listening. */
+void gdbstub_hmp(struct machine *m, const struct listen_spec *spec, const char *dev, FILE *out);
 
 #endif /* VMM_GDBSTUB_H */

@@ -126,7 +126,19 @@ static void info_qtree(void *opaque, FILE *out)
 
 static void cmd_gdbserver(void *opaque, int argc, char **argv, FILE *out)
 {
-	gdbstub_hmp(opaque, argc > 1 ? argv[1] : NULL, out);
+	const char *dev = argc > 1 ? argv[1] : "tcp::1234";
+	struct listen_spec spec;
+	char err[200];
+
+	if (!strcmp(dev, "none")) {
+		gdbstub_hmp(opaque, NULL, dev, out);
+		return;
+	}
+	if (cli_parse_listen(dev, false, &spec, err, sizeof(err)) < 0) {
+		fprintf(out, "gdbserver: %s\n", err);
+		return;
+	}
+	gdbstub_hmp(opaque, &spec, dev, out);
 }
 
 static void cmd_dump_guest_memory(void *opaque, int argc, char **argv, FILE *out)
