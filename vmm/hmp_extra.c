@@ -126,12 +126,21 @@ static void info_qtree(void *opaque, FILE *out)
 
 static void cmd_gdbserver(void *opaque, int argc, char **argv, FILE *out)
 {
+	struct machine *m = opaque;
 	const char *dev = argc > 1 ? argv[1] : "tcp::1234";
 	struct listen_spec spec;
 	char err[200];
 
 	if (!strcmp(dev, "none")) {
 		gdbstub_hmp(opaque, NULL, dev, out);
+		return;
+	}
+	/* Opening a listening socket is set-up work, off the sandbox's list. */
+	if (m->cfg->control.sandbox.on) {
+		fprintf(out,
+			"gdbserver: not under -sandbox on (it opens a socket); start vmm "
+			"with -gdb %s instead\n",
+			dev);
 		return;
 	}
 	if (cli_parse_listen(dev, false, &spec, err, sizeof(err)) < 0) {
@@ -149,8 +158,8 @@ static void cmd_dump_guest_memory(void *opaque, int argc, char **argv, FILE *out
 void hmp_extra_init(struct machine *m)
 {
 	monitor_add_cmd("dump-guest-memory", "FILE",
-			"write RAM and the vCPUs' registers as an ELF core file", cmd_dump_guest_memory,
-			m);
+			"write RAM and the vCPUs' registers as an ELF core file",
+			cmd_dump_guest_memory, m);
 	monitor_add_cmd("gdbserver", "[tcp:[HOST]:PORT|unix:PATH|none]",
 			"start the gdbstub (tcp::1234) or stop it", cmd_gdbserver, m);
 	monitor_add_info("version", "the vmm version", info_version, m);
