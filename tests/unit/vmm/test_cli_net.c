@@ -5,22 +5,15 @@
 #include <string.h>
 
 #include "tests/unit/check_run.h"
+#include "tests/unit/vmm/cli_args.h"
 #include "vmm/cli.h"
 
 static struct vmm_config cfg;
 static char err[512];
 
-/* cli_parse on a NULL-terminated list of arguments. */
 static int parse(const char *const *args)
 {
-	char *argv[16] = {"vmm"};
-	int argc = 1;
-
-	while (*args && argc < 15)
-		argv[argc++] = (char *)*args++;
-	argv[argc] = NULL;
-	err[0] = 0;
-	return cli_parse(argc, argv, &cfg, err, sizeof(err));
+	return cli_parse_list(args, &cfg, err, sizeof(err));
 }
 
 #define PARSE(...) parse((const char *const[]){__VA_ARGS__, NULL})
