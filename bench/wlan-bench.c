@@ -58,7 +58,17 @@ static void make_traffic(struct traffic *t)
 	}
 }
 
-static double frames_per_s(bool enforce, const struct traffic *t)
+/* The measured loop, on its own so that callgrind can count only it
+ * (--toggle-collect=push_frames): instructions are repeatable on a noisy
+ * host where seconds are not. */
+__attribute__((noinline)) static void push_frames(struct wlan_port *a, const struct traffic *t,
+						  int frames)
+{
+	for (int i = 0; i < frames; i++)
+		wlan_port_input(a, t->msg[i & 7], t->len[i & 7]);
+}
+
+static double frames_per_s(bool enforce, const struct traffic *t, int frames)
 {
 	struct wlan_medium_cfg cfg = {
 		.country = "DE", .cac_s = 0, .nop_s = -1, .no_enforce = !enforce};
@@ -77,14 +87,13 @@ static double frames_per_s(bool enforce, const struct traffic *t)
 			hwsim_build_mac_addr(announce, sizeof(announce), true, hw_b, vif_b));
 	double t0 = now_ns();
 
-	for (int i = 0; i < FRAMES; i++)
-		wlan_port_input(a, t->msg[i & 7], t->len[i & 7]);
+	push_frames(a, t, frames);
 	double dt = now_ns() - t0;
 
 	wlan_port_detach(a);
 	wlan_port_detach(b);
 	wlan_medium_free(m);
-	return FRAMES / (dt / 1e9);
+	return frames / (dt / 1e9);
 }
 
 static const struct wlan_tx mix[8] = {
@@ -141,7 +150,23 @@ static double median(double *v)
 	return v[RUNS / 2];
 }
 
-int main(void)
+/* wlan-bench --frames on|off N: only N frames through one medium, for an
+ * instruction count under callgrind (bench/wlan-medium.sh). */
+static int frames_only(const char *mode, const char *count)
+{
+	static struct traffic t;
+	int n = atoi(count);
+
+	if ((strcmp(mode, "on") && strcmp(mode, "off")) || n <= 0) {
+		fprintf(stderr, "usage: wlan-bench [--frames on|off N]\n");
+		return 2;
+	}
+	make_traffic(&t);
+	printf("frames/s %.0f\n", frames_per_s(!strcmp(mode, "on"), &t, n));
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	static struct traffic t;
 	double on[RUNS], off[RUNS], cached[RUNS], plain[RUNS];
@@ -151,6 +176,15 @@ int main(void)
 	struct regdb_db *db;
 	struct regdb_error e;
 
+	if (argc == 4 && !strcmp(argv[1], "--frames")) {
+		wlan_reg_free(r);
+		return frames_only(argv[2], argv[3]);
+	}
+	if (argc != 1) {
+		fprintf(stderr, "usage: wlan-bench [--frames on|off N]\n");
+		wlan_reg_free(r);
+		return 2;
+	}
 	if (!r || regdb_load(REGDB_DEFAULT_PATH, &db, &e)) {
 		fprintf(stderr, "wlan-bench: cannot load the regulatory database\n");
 		return 1;
@@ -160,10 +194,10 @@ int main(void)
 		bool on_first = i & 1; /* neither side always runs second */
 
 		if (on_first)
-			on[i] = frames_per_s(true, &t);
-		off[i] = frames_per_s(false, &t);
+			on[i] = frames_per_s(true, &t, FRAMES);
+		off[i] = frames_per_s(false, &t, FRAMES);
 		if (!on_first)
-			on[i] = frames_per_s(true, &t);
+			on[i] = frames_per_s(true, &t, FRAMES);
 		cached[i] = ns_per_cached_verdict(r);
 		plain[i] = ns_per_regdb_verdict(regdb_db_find(db, "DE"));
 	}

@@ -19,7 +19,7 @@ pkgs_linux="linux-source-6.1 busybox-static bc flex bison libelf-dev lz4 cpio xz
 	kmod file patch hostapd wpasupplicant iw iproute2 wireless-regdb"
 # make fuzz: clang with libFuzzer and the sanitizer runtimes.
 pkgs_fuzz="clang"
-pkgs_bench="iperf3 slirp4netns hyperfine strace"
+pkgs_bench="iperf3 slirp4netns hyperfine strace valgrind"
 pkgs_nested="qemu-system-x86 linux-image-amd64 busybox-static cpio xz-utils zstd kmod procps"
 
 groups=${*:-build}
