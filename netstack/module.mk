@@ -5,6 +5,7 @@ $(eval $(call static_lib,netstack,$(netstack_SRCS),))
 $(eval $(call unit_test,netstack_basic,tests/unit/netstack/test_basic.c,libnetstack.a,))
 $(eval $(call unit_test,netstack_udp_link,tests/unit/netstack/test_udp_link.c,libnetstack.a,))
 $(eval $(call unit_test,netstack_zerocopy,tests/unit/netstack/test_zerocopy.c,libnetstack.a,))
+$(eval $(call unit_test,netstack_gso,tests/unit/netstack/test_gso.c,libnetstack.a,))
 # netstack-host links usernet for its --user-net mode.
 netstack_host_SRCS := $(filter-out netstack/host/linux-peer.c,$(wildcard netstack/host/*.c))
 $(eval $(call program,netstack-host,$(netstack_host_SRCS),libusernet.a libnetstack.a,$(SLIRP_LIBS)))

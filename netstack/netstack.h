@@ -138,6 +138,25 @@ struct ns_link *ns_link_tap_open(const char *name, unsigned mtu, int *err);
 struct ns_link *ns_link_tap_vnet_open(const char *name, unsigned mtu, int *err);
 void ns_link_tap_vnet_flush(struct ns_link *l);
 
+/* GSO coalescing (what the offloading TAP does on transmit, for any peer
+ * that takes virtio-net headers): consecutive full-sized segments of one
+ * TCP flow fed to ns_gso_add grow into one frame up to 64 KiB, handed to
+ * emit with a GSO TCPV4/TCPV6 header and a partial checksum when the flow
+ * changes, a segment does not follow on, or at ns_gso_flush(); any other
+ * frame is handed on at once (after what was held) with an all-zero
+ * header. emit's return value is passed back (negative: -errno). */
+struct virtio_net_hdr;
+struct ns_gso;
+typedef int (*ns_gso_emit_fn)(void *opaque, const struct virtio_net_hdr *h, const void *frame,
+			      size_t len);
+struct ns_gso *ns_gso_new(ns_gso_emit_fn emit, void *opaque);
+void ns_gso_free(struct ns_gso *g); /* flushes first */
+/* Which families may be grown (both by default): a peer that took only
+ * TSO4 gets IPv6 segments one by one. Flushes first. */
+void ns_gso_families(struct ns_gso *g, bool v4, bool v6);
+int ns_gso_add(struct ns_gso *g, const void *frame, size_t len);
+int ns_gso_flush(struct ns_gso *g);
+
 /* Impairment adapter between a link and the stack: frames in both
  * directions are dropped, duplicated, reordered or delayed with a seeded
  * PRNG. Percentages are in 1/100 %; delay is added to every frame,
