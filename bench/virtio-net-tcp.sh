@@ -11,7 +11,10 @@
 # MB MiB each way under vmm (default 4), QEMU_MB under QEMU (default 1:
 # QEMU's NIC has no offloads on user networking, and where guest ring 0 is
 # emulated it moves tens of KiB/s, so a larger figure only costs time).
-# MiB/s from the host peer's clock (accept to last byte); CPU is the VMM
+# MiB/s: guest->host on the host sink's clock (accept to last byte),
+# host->guest the guest's nc from start to end on the host's clock (the
+# sender's clock says nothing: busybox nc half-closes at once and socket
+# buffers hold megabytes); CPU is the VMM
 # process's user+system time during the transfer, its vCPU threads' guest
 # time included. Ratio: vmm/QEMU throughput (> 1: vmm faster). Goal: >= 2.
 # Each side boots in a private network namespace (linux-net.inc.sh); needs
