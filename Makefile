@@ -96,7 +96,7 @@ $(B)/obj/%.o: %.c $(CONFIG)
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
-.PHONY: all deps config check check-build check-run check-linux check-kut demo bench fuzz install clean
+.PHONY: all deps config check check-build check-run check-linux check-kut check-sandbox demo bench fuzz install clean
 
 all: $(CONFIG)
 	@$(MAKE) --no-print-directory build-all
@@ -122,6 +122,21 @@ check-run:
 		KVM_TESTS="$(KVM_TESTS) $(patsubst build/%,build/asan/%,$(filter build/%,$(KVM_TESTS)))" \
 		sh tests/run.sh \
 		$(UNIT_TESTS) $(patsubst build/%,build/asan/%,$(UNIT_TESTS)) $(INTEG_TESTS)
+
+# Every integration test that starts vmm, again under -sandbox on with all
+# of QEMU's deny options (tests/integration/sandbox.sh, step 4); Linux ones
+# too when the guest kernel is built (make check-linux builds it).
+# (netstack, regdb and usernet tests start no VMM; the nested runner's L1
+# is not vmm.)
+SANDBOX_ALL = $(filter-out sandbox nested-runner netstack-% regdb-% usernet-%, \
+	$(notdir $(basename $(filter tests/integration/%.sh,$(INTEG_TESTS) $(LINUX_TESTS)))))
+check-sandbox:
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory B=build/asan SANITIZE=1 build-all
+	@sh scripts/guest-kernel.sh >/dev/null
+	@SANDBOX_SUBTESTS="$(SANDBOX_ALL)" TEST_TIMEOUT=36000 B=build VMM=build/vmm \
+		VMM_ASAN=build/asan/vmm KVM_TESTS=tests/integration/sandbox.sh \
+		sh tests/run.sh tests/integration/sandbox.sh
 
 # kvm-unit-tests (not packaged; a checkout given by path) under vmm and QEMU.
 check-kut: build/vmm

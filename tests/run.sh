@@ -107,7 +107,7 @@ run_nested() {
 		start=$(date +%s)
 		echo "nested: $# tests that need /dev/kvm run in a nested Linux under QEMU's emulation"
 		sh scripts/nested-kvm/run.sh -t $(($# * timeout_s + 300)) -s "${NESTED_STALL:-120}" \
-			-e B -e VMM -e VMM_ASAN -e TEST_TIMEOUT -e KVM_TESTS -e TEST_LOGS -e RUN_TALLY \
+			-e B -e VMM -e VMM_ASAN -e TEST_TIMEOUT -e KVM_TESTS -e TEST_LOGS -e RUN_TALLY -e SANDBOX_SUBTESTS \
 			-e HOME -e XDG_CACHE_HOME -e CI -- sh tests/run.sh --where nested "$@" 2>&1 |
 			grep --line-buffered -v -E '^check: [0-9]+ passed|^failed:'
 		echo "nested: done in $(($(date +%s) - start))s (L1 boot included)"

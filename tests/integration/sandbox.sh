@@ -9,7 +9,8 @@
 #    root folder are the user's and DIR's.
 # 4. A representative set of existing tests through a wrapper that adds
 #    -sandbox on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny
-#    (SANDBOX_SUBTESTS overrides it; `make check-sandbox` runs them all).
+#    (SANDBOX_SUBTESTS overrides it; `make check-sandbox` runs every
+#    integration test that starts vmm, Linux ones included).
 set -u
 B=${B:-build}
 VMM=${VMM:-$B/vmm}
