@@ -42,7 +42,7 @@ field() {
 printf '%-12s %14s %14s %8s   %s\n' direction "vmm MiB/s" "QEMU MiB/s" ratio "CPU s/MiB vmm, QEMU"
 for d in guest-\>host host-\>guest; do
 	set -- $(field vmm "$d") $(field qemu "$d")
-	ratio=$(awk -v v="$1" -v q="$3" 'BEGIN { printf "%.1f", q > 0 ? v / q : 0 }')
+	ratio=$(awk -v v="$1" -v q="$3" 'BEGIN { printf "%.2f", (q > 0 ? v / q : 0) }')
 	printf '%-12s %14s %14s %8s   %s, %s\n' "$d" "$1" "$3" "$ratio" "$2" "$4"
 done
 echo "(vmm $MB MiB, QEMU $QEMU_MB MiB each way; boot to init: $(sed -n 's/.*init reached after \([0-9]*\) s/\1/p' "$tmp/vmm") s vmm, $(sed -n 's/.*init reached after \([0-9]*\) s/\1/p' "$tmp/qemu") s QEMU)"
