@@ -306,6 +306,12 @@ struct i440fx *i440fx_new(struct dev_host *host, struct pci_bus *bus,
 /* The BIOS alias shown where PAM selects ROM: [1 MiB - size, 1 MiB) reads
  * hva (size a multiple of 16 KiB, at most 256 KiB). 0 or -errno. */
 int i440fx_set_bios_alias(struct i440fx *nb, void *hva, uint64_t size);
+/* The Q35 MCH (8086:29c0) for -machine q35: the same model with its PAM
+ * registers at 0x90-0x96 and SMRAM at 0x9d (issue 22). */
+struct i440fx *q35_mch_new(struct dev_host *host, struct pci_bus *bus,
+			   const struct pc_mem_map *map);
+/* What a BIOS leaves behind: read-write shadow RAM in every PAM segment. */
+void i440fx_shadow_all(struct i440fx *nb);
 void i440fx_free(struct i440fx *nb);
 
 /* PIIX3 PCI-ISA bridge at 00:01.0: PIRQ routing (0x60-0x63), ELCR. */
@@ -672,6 +678,68 @@ size_t lapic_format(const uint8_t page[LAPIC_PAGE_SIZE], unsigned cpu, bool x2ap
 struct pc_testdev;
 struct pc_testdev *pc_testdev_new(struct dev_host *host, struct pci_bus *pci);
 void pc_testdev_free(struct pc_testdev *t);
+
+
+/* --------------------------------- Intel VT-d and edu (issue 22) ----
+ * The IOMMU sits between PCI devices and the machine: their DMA through
+ * pci_dma_read/write and their MSIs through pci_msi_send reach it with the
+ * device's requester ID (source ID, bus << 8 | devfn). Without an IOMMU
+ * those go straight to guest RAM and host->irq.msi. */
+#define PCI_SID_UNKNOWN 0xffffffffu /* a message with no PCI requester (I/O APIC) */
+struct pci_iommu_ops {
+	/* Copy len bytes between buf and device address iova: 0, or -EFAULT
+	 * when the translation faulted (recorded by the IOMMU). */
+	int (*dma)(void *opaque, uint16_t sid, uint64_t iova, void *buf, uint64_t len, bool write);
+	void (*msi)(void *opaque, uint32_t sid, uint64_t addr, uint32_t data);
+	void *opaque;
+};
+void pci_bus_set_iommu(struct pci_bus *bus, const struct pci_iommu_ops *ops);
+/* A bus master access of d (only while its command register allows bus
+ * mastering): 0, or -EFAULT (outside RAM, IOMMU fault, mastering off). */
+int pci_dma_read(struct pci_dev *d, uint64_t addr, void *buf, uint64_t len);
+int pci_dma_write(struct pci_dev *d, uint64_t addr, const void *buf, uint64_t len);
+void pci_msi_send(struct pci_dev *d, uint64_t addr, uint32_t data);
+
+/* Intel VT-d remapping hardware unit (-device intel-iommu): registers at
+ * INTEL_IOMMU_BASE, queued invalidation, DMA remapping (legacy root and
+ * context tables, second-level 3/4-level tables with 2 MiB/1 GiB pages,
+ * pass-through) and, with intremap, interrupt remapping of MSIs and I/O
+ * APIC messages (it then wraps host->irq.msi). Translations are not
+ * cached: every access walks the guest's tables, so invalidations complete
+ * at once. A bad guest table is a recorded fault, never a crash. */
+#define INTEL_IOMMU_BASE 0xfed90000ull
+#define INTEL_IOMMU_SIZE 0x1000
+struct intel_iommu_opts {
+	bool intremap; /* interrupt remapping (ECAP.IR) */
+	bool eim;      /* x2APIC destinations (ECAP.EIM); needs intremap */
+};
+struct intel_iommu;
+struct intel_iommu *intel_iommu_new(struct dev_host *host, struct pci_bus *bus,
+				    const struct intel_iommu_opts *o);
+void intel_iommu_free(struct intel_iommu *v);
+/* Translate one device access at iova: 0 with *gpa and *len (the bytes
+ * contiguous from there, <= len on input), or -EFAULT (fault recorded). */
+int intel_iommu_translate(struct intel_iommu *v, uint16_t sid, uint64_t iova, bool write,
+			  uint64_t *gpa, uint64_t *len);
+/* Remap one interrupt message: 0 with addr/data rewritten for the APICs
+ * (unchanged while remapping is off), or -EINVAL when it is blocked (a
+ * fault recorded when record). sid: PCI_SID_UNKNOWN for the I/O APIC,
+ * whose source ID is not checked (as QEMU does). */
+int intel_iommu_remap_msi(struct intel_iommu *v, uint32_t sid, uint64_t *addr, uint32_t *data,
+			  bool record);
+/* fn runs after the guest changed interrupt remapping (IR enable, table,
+ * IEC invalidation): the split irqchip re-mirrors the I/O APIC routes. */
+void intel_iommu_set_ir_changed(struct intel_iommu *v, void (*fn)(void *opaque), void *opaque);
+
+/* QEMU's edu device (1234:11e8): BAR0 1 MiB MMIO with the ID, liveness,
+ * factorial, interrupt raise/ack and DMA registers, a 4 KiB DMA buffer at
+ * device address 0x40000, INTx or MSI. NULL when no slot is free. */
+#define EDU_DMA_BASE 0x40000u
+#define EDU_DMA_SIZE 4096u
+struct edu;
+struct edu *edu_new(struct dev_host *host, struct pci_bus *bus, int devfn);
+void edu_free(struct edu *e);
+struct pci_dev *edu_pci(struct edu *e);
 
 /* ------------------------------ end of kvm-unit-tests devices section */
 /* ------------------------------------------- virtual NIC (issue 15) ----

@@ -10,7 +10,8 @@
  *   neither                     ROM alias in 0xe0000-0xfffff, else nothing
  * SeaBIOS copies itself into shadow RAM this way, then write-protects it.
  * The SMRAM register (0x72) is kept with its D_LCK semantics; there is no
- * SMM, so SMRAM is never opened over 0xa0000. */
+ * SMM, so SMRAM is never opened over 0xa0000. The same model is the Q35
+ * MCH's PAM/SMRAM for -machine q35 (0x90-0x96, 0x9d). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,9 +20,9 @@
 
 #include "devices/devices.h"
 
-#define PAM0 0x59
-#define NR_PAM_REGS 7
-#define SMRAM 0x72
+#define PAM0 ((unsigned)nb->regs->pam0)
+#define NR_PAM_REGS 7u
+#define SMRAM ((unsigned)nb->regs->smram)
 #define SMRAM_D_OPEN 0x40
 #define SMRAM_D_LCK 0x10
 #define SMRAM_DEFAULT 0x02
@@ -32,8 +33,19 @@
 
 enum { PAM_RE = 1, PAM_WE = 2 };
 
+/* The same PAM and SMRAM logic in two host bridges: the 82441FX and the
+ * Q35 MCH (-machine q35), whose registers sit elsewhere. */
+struct nb_regs {
+	const char *name;
+	uint16_t device;
+	uint8_t pam0, smram;
+};
+static const struct nb_regs i440fx_regs = {"i440fx", 0x1237, 0x59, 0x72};
+static const struct nb_regs q35_regs = {"q35-mch", 0x29c0, 0x90, 0x9d};
+
 struct i440fx {
 	struct pci_dev pci;
+	const struct nb_regs *regs;
 	struct dev_host *host;
 	const struct pc_mem_map *map;
 	pthread_mutex_t lock;
@@ -157,13 +169,14 @@ static void i440fx_reset(void *opaque)
 	pthread_mutex_unlock(&nb->lock);
 }
 
-struct i440fx *i440fx_new(struct dev_host *host, struct pci_bus *bus,
-			  const struct pc_mem_map *map)
+static struct i440fx *host_bridge_new(struct dev_host *host, struct pci_bus *bus,
+				      const struct pc_mem_map *map, const struct nb_regs *regs)
 {
 	struct i440fx *nb = calloc(1, sizeof(*nb));
 
 	if (!nb)
 		return NULL;
+	nb->regs = regs;
 	nb->shadow = mmap(NULL, SHADOW_SIZE, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (nb->shadow == MAP_FAILED) {
@@ -173,7 +186,7 @@ struct i440fx *i440fx_new(struct dev_host *host, struct pci_bus *bus,
 	nb->host = host;
 	nb->map = map;
 	pthread_mutex_init(&nb->lock, NULL);
-	pci_dev_init(&nb->pci, "i440fx", 0x8086, 0x1237, 0x060000, 0x02);
+	pci_dev_init(&nb->pci, regs->name, 0x8086, regs->device, 0x060000, 0x02);
 	nb->pci.opaque = nb;
 	nb->pci.cfg_written = cfg_written;
 	nb->pci.wmask[PAM0] = 0x30;
@@ -196,6 +209,25 @@ struct i440fx *i440fx_new(struct dev_host *host, struct pci_bus *bus,
 	apply_all(nb, true);
 	pthread_mutex_unlock(&nb->lock);
 	return nb;
+}
+
+struct i440fx *i440fx_new(struct dev_host *host, struct pci_bus *bus,
+			  const struct pc_mem_map *map)
+{
+	return host_bridge_new(host, bus, map, &i440fx_regs);
+}
+
+struct i440fx *q35_mch_new(struct dev_host *host, struct pci_bus *bus,
+			   const struct pc_mem_map *map)
+{
+	return host_bridge_new(host, bus, map, &q35_regs);
+}
+
+void i440fx_shadow_all(struct i440fx *nb)
+{
+	pci_cfg_write(nb->pci.bus, 0, PAM0, 1, 0x30);
+	for (unsigned reg = PAM0 + 1u; reg < PAM0 + NR_PAM_REGS; reg++)
+		pci_cfg_write(nb->pci.bus, 0, reg, 1, 0x33);
 }
 
 int i440fx_set_bios_alias(struct i440fx *nb, void *hva, uint64_t size)

@@ -42,9 +42,12 @@
 #define RTE_MASKED (1ull << 16)
 #define RTE_DEST_SHIFT 56
 /* Bits a guest may write: all but delivery status and remote IRR, and
- * the reserved bits 17-55. */
+ * the reserved bits 17-47. Bits 48-55 are the I/O xAPIC's remappable
+ * format (VT-d interrupt remapping): bit 48 the format, 49-63 and 11
+ * the interrupt index. */
 #define RTE_WRITABLE                                                                               \
-	(0xff000000000000ffull | RTE_DELMODE | RTE_DESTMODE | RTE_POLARITY | RTE_LEVEL | RTE_MASKED)
+	(0xffff0000000000ffull | RTE_DELMODE | RTE_DESTMODE | RTE_POLARITY | RTE_LEVEL | RTE_MASKED)
+#define RTE_REMAPPABLE (1ull << 48)
 
 #define DELMODE_LOWEST 1
 
@@ -64,6 +67,13 @@ void ioapic_rte_to_msi(uint64_t rte, uint64_t *addr, uint32_t *data)
 {
 	unsigned delmode = (unsigned)((rte & RTE_DELMODE) >> RTE_DELMODE_SHIFT);
 
+	if (rte & RTE_REMAPPABLE) { /* a remappable-format MSI for the IOMMU */
+		unsigned index = (unsigned)((rte >> 49) & 0x7fff);
+
+		*addr = 0xfee00000ull | index << 5 | 1u << 4 | (rte & RTE_DESTMODE ? 1u << 2 : 0);
+		*data = (uint32_t)(rte & RTE_VECTOR) | (rte & RTE_LEVEL ? (1u << 15) | (1u << 14) : 0);
+		return;
+	}
 	*addr = 0xfee00000ull | ((rte >> RTE_DEST_SHIFT) & 0xff) << 12 |
 		(rte & RTE_DESTMODE ? 1u << 2 : 0) | (delmode == DELMODE_LOWEST ? 1u << 3 : 0);
 	*data = (uint32_t)(rte & RTE_VECTOR) | delmode << 8 |

@@ -31,6 +31,7 @@
 
 #define PCI_COMMAND_IO 0x1
 #define PCI_COMMAND_MEMORY 0x2
+#define PCI_COMMAND_MASTER 0x4
 #define PCI_STATUS_CAP_LIST 0x10
 
 /* I/O BARs live in one window the bus claims once: their moves happen
@@ -55,10 +56,12 @@ struct pci_bus {
 	/* ports of the window already reported as decoding to no BAR */
 	_Atomic uint8_t io_missed[(IO_WINDOW_END - IO_WINDOW_BASE) / 8];
 	uint32_t cfg_addr;
+	uint8_t cfg_addr_low; /* bits 1:0 written to 0xcf8 (read back as 0) */
 	struct pci_dev *devs[PCI_MAX_DEVFN];
 	pci_route_fn route;
 	void *route_opaque;
 	uint8_t rcr; /* PIIX reset control register at 0xcf9 */
+	struct pci_iommu_ops iommu; /* ops.dma NULL: no IOMMU */
 	void (*reset_fn)(void *opaque);
 	void *reset_opaque;
 };
@@ -397,22 +400,27 @@ static void addr_port_write(void *opaque, uint64_t off, const void *data, unsign
 		return;
 	pthread_mutex_lock(&bus->lock);
 	bus->cfg_addr = (uint32_t)io_data_get(data, 4) & 0x80fffffcu;
+	bus->cfg_addr_low = (uint8_t)(io_data_get(data, 4) & 3);
 	pthread_mutex_unlock(&bus->lock);
 }
 
 /* Decode the latched address for a data-port access; false when the
- * access goes nowhere (disabled, another bus). */
+ * access goes nowhere (disabled, another bus). The low two address bits
+ * select the byte as the port offset does, ORed in as QEMU's host bridges
+ * do: kvm-unit-tests read the device ID with 0xcf8 = ...|2, inw(0xcfc). */
 static bool data_target(struct pci_bus *bus, uint64_t port_off, unsigned *devfn, unsigned *reg)
 {
 	uint32_t a;
+	unsigned low;
 
 	pthread_mutex_lock(&bus->lock);
 	a = bus->cfg_addr;
+	low = bus->cfg_addr_low;
 	pthread_mutex_unlock(&bus->lock);
 	if (!(a & 0x80000000u) || ((a >> 16) & 0xff) != 0)
 		return false;
 	*devfn = (a >> 8) & 0xff;
-	*reg = (a & 0xfc) + (unsigned)port_off;
+	*reg = (a & 0xfc) | low | (unsigned)port_off;
 	return true;
 }
 
@@ -560,6 +568,63 @@ void pci_dev_set_irq(struct pci_dev *d, bool level)
 	pthread_mutex_unlock(&bus->lock);
 	if (gsi >= 0 && bus->host->irq.set_level)
 		bus->host->irq.set_level(bus->host->irq.opaque, (unsigned)gsi, level);
+}
+
+/* ------------------------------------------------- bus mastering, MSI */
+
+void pci_bus_set_iommu(struct pci_bus *bus, const struct pci_iommu_ops *ops)
+{
+	pthread_mutex_lock(&bus->lock);
+	bus->iommu = ops ? *ops : (struct pci_iommu_ops){0};
+	pthread_mutex_unlock(&bus->lock);
+}
+
+static int pci_dma(struct pci_dev *d, uint64_t addr, void *buf, uint64_t len, bool write)
+{
+	struct pci_bus *bus = d->bus;
+	struct pci_iommu_ops io;
+	bool master;
+
+	if (!bus)
+		return -EFAULT;
+	pthread_mutex_lock(&bus->lock);
+	io = bus->iommu;
+	master = get_le(&d->cfg[PCI_COMMAND], 2) & PCI_COMMAND_MASTER;
+	pthread_mutex_unlock(&bus->lock);
+	if (!master)
+		return -EFAULT;
+	if (io.dma)
+		return io.dma(io.opaque, d->devfn, addr, buf, len, write);
+	return write ? guest_mem_write(bus->host->mem, addr, buf, len)
+		     : guest_mem_read(bus->host->mem, addr, buf, len);
+}
+
+int pci_dma_read(struct pci_dev *d, uint64_t addr, void *buf, uint64_t len)
+{
+	return pci_dma(d, addr, buf, len, false);
+}
+
+int pci_dma_write(struct pci_dev *d, uint64_t addr, const void *buf, uint64_t len)
+{
+	return pci_dma(d, addr, (void *)buf, len, true);
+}
+
+/* An MSI is a bus master write too, so the IOMMU sees it with the
+ * device's requester ID. */
+void pci_msi_send(struct pci_dev *d, uint64_t addr, uint32_t data)
+{
+	struct pci_bus *bus = d->bus;
+	struct pci_iommu_ops io;
+
+	if (!bus)
+		return;
+	pthread_mutex_lock(&bus->lock);
+	io = bus->iommu;
+	pthread_mutex_unlock(&bus->lock);
+	if (io.msi)
+		io.msi(io.opaque, d->devfn, addr, data);
+	else if (bus->host->irq.msi)
+		bus->host->irq.msi(bus->host->irq.opaque, addr, data);
 }
 
 /* ----------------------------------------------------------- info pci */

@@ -17,6 +17,9 @@
 #define MADT_IOAPIC_LEN 12
 #define MADT_ISO_LEN 10
 #define MADT_NMI_LEN 6
+#define DMAR_HDR_LEN 48
+#define DRHD_LEN 16
+#define DMAR_SCOPE_LEN 8
 
 #define PCI0_AML_MAX 512
 
@@ -273,6 +276,35 @@ static uint8_t *build_madt(struct acpi_buf *b, unsigned ncpus)
 	return t;
 }
 
+/* DMA Remapping table (VT-d spec, chapter 8): one DRHD covering every PCI
+ * device, with the I/O APIC's source ID in its device scope so Linux can
+ * remap its interrupts. */
+static uint8_t *build_dmar(struct acpi_buf *b, unsigned ncpus, unsigned flags)
+{
+	size_t len = DMAR_HDR_LEN + DRHD_LEN + DMAR_SCOPE_LEN;
+	uint8_t *t = sdt(b, "DMAR", len, 1), *p;
+
+	if (!t)
+		return NULL;
+	t[36] = 48 - 1; /* host address width - 1 */
+	t[37] = (flags & ACPI_DMAR_INTR_REMAP ? 1 : 0) | (flags & ACPI_DMAR_X2APIC_OPT_OUT ? 2 : 0);
+	p = t + DMAR_HDR_LEN;
+	put_le16(p, 0); /* DRHD */
+	put_le16(p + 2, DRHD_LEN + DMAR_SCOPE_LEN);
+	p[4] = 1; /* INCLUDE_PCI_ALL */
+	put_le16(p + 6, 0); /* segment 0 */
+	put_le64(p + 8, INTEL_IOMMU_BASE);
+	p += DRHD_LEN;
+	p[0] = 3; /* device scope: I/O APIC */
+	p[1] = DMAR_SCOPE_LEN;
+	p[4] = (uint8_t)ncpus; /* enumeration ID: the MADT's I/O APIC id */
+	p[5] = ACPI_DMAR_IOAPIC_SID >> 8; /* start bus */
+	p[6] = (ACPI_DMAR_IOAPIC_SID >> 3) & 0x1f; /* path: device, function */
+	p[7] = ACPI_DMAR_IOAPIC_SID & 7;
+	sdt_done(t, len);
+	return t;
+}
+
 static uint8_t *build_xsdt(struct acpi_buf *b, const uint32_t *ents, unsigned n, bool wide)
 {
 	unsigned esz = wide ? 8 : 4;
@@ -293,9 +325,16 @@ static uint8_t *build_xsdt(struct acpi_buf *b, const uint32_t *ents, unsigned n,
 
 int acpi_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, uint16_t pvpanic_port)
 {
+	return acpi_build_dmar(buf, len, gpa, ncpus, pvpanic_port, 0);
+}
+
+int acpi_build_dmar(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus,
+		    uint16_t pvpanic_port, unsigned dmar)
+{
 	struct acpi_buf b = {.base = buf, .len = len, .gpa = gpa};
 	uint8_t *rsdp, *dsdt, *facs, *fadt, *madt, *xsdt, *rsdt;
-	uint32_t ents[2];
+	uint32_t ents[3];
+	unsigned n = 2;
 
 	if (ncpus == 0 || ncpus > 254)
 		return -EINVAL;
@@ -310,8 +349,15 @@ int acpi_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, uint16_t 
 		return -ENOSPC;
 	ents[0] = gpa_of(&b, fadt);
 	ents[1] = gpa_of(&b, madt);
-	xsdt = build_xsdt(&b, ents, 2, true);
-	rsdt = build_xsdt(&b, ents, 2, false);
+	if (dmar & ACPI_DMAR_PRESENT) {
+		uint8_t *t = build_dmar(&b, ncpus, dmar);
+
+		if (!t)
+			return -ENOSPC;
+		ents[n++] = gpa_of(&b, t);
+	}
+	xsdt = build_xsdt(&b, ents, n, true);
+	rsdt = build_xsdt(&b, ents, n, false);
 	if (!xsdt || !rsdt)
 		return -ENOSPC;
 

@@ -71,6 +71,7 @@ struct boot_request {
 	const struct e820_map *e820;
 	bool no_acpi; /* -no-acpi: the MP table only */
 	uint16_t pvpanic_port; /* -device pvpanic's, for the DSDT; 0: none */
+	unsigned dmar;	       /* ACPI_DMAR_* for -device intel-iommu; 0: none */
 };
 
 /* Every loader has this shape: 0 and *cpu filled; -ENOEXEC when the image
@@ -123,10 +124,24 @@ int mptable_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus);
  * (QEMU0001), so Linux's pvpanic driver binds. Returns bytes used or
  * -ENOSPC / -EINVAL. */
 int acpi_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, uint16_t pvpanic_port);
+/* The same with a DMAR table (issue 22) when dmar has ACPI_DMAR_PRESENT:
+ * one DRHD for the VT-d unit at INTEL_IOMMU_BASE with INCLUDE_PCI_ALL and
+ * the I/O APIC (id ncpus) in its device scope as 0xff:00.0, host address
+ * width 48, flags INTR_REMAP (and X2APIC_OPT_OUT) as given. */
+#define ACPI_DMAR_PRESENT 1u
+#define ACPI_DMAR_INTR_REMAP 2u
+#define ACPI_DMAR_X2APIC_OPT_OUT 4u
+#define ACPI_DMAR_IOAPIC_SID 0xff00u
+int acpi_build_dmar(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus,
+		    uint16_t pvpanic_port, unsigned dmar);
 /* Direct boot has no BIOS to program the PIIX3's PIRQ routing: the
  * machine sets PIRQA-D to pc_pirq_gsi[] (SeaBIOS's choice) and the DSDT's
  * _PRT says where INTA of each PCI slot arrives. */
 extern const uint8_t pc_pirq_gsi[4];
+/* firmware/pci_setup.c: SeaBIOS's PCI set-up for multiboot kernels: BARs
+ * placed in the PCI hole (memory below FW_IOAPIC_GPA, I/O from 0xc000),
+ * decoding on, INTERRUPT_LINE = the pin's GSI through pc_pirq_gsi. */
+void fw_pci_setup(struct pci_bus *bus);
 unsigned pc_pci_slot_gsi(unsigned slot);
 /* Both of the above into guest RAM at FW_TABLES_GPA (ACPI first, then MP),
  * and the EBDA pointer at 0x40e, for req's guest (RAM, vCPUs, pvpanic).

@@ -212,6 +212,27 @@ static int open_debugcon(struct machine *m, char *err, size_t errlen)
 	return 0;
 }
 
+/* -device intel-iommu: before the devices whose DMA and MSIs it sees. With
+ * intremap and the split irqchip, the I/O APIC routes KVM keeps (for the
+ * level-triggered EOIs) are the remapped messages. */
+static int add_iommu(struct machine *m, char *err, size_t errlen)
+{
+	const struct iommu_spec *s = &m->cfg->iommu;
+	struct intel_iommu_opts o = {s->intremap, s->eim};
+
+	if (!s->present)
+		return 0;
+	m->iommu = intel_iommu_new(&m->host, m->pci, &o);
+	if (!m->iommu) {
+		snprintf(err, errlen, "intel-iommu: cannot register its registers at %#llx",
+			 INTEL_IOMMU_BASE);
+		return -1;
+	}
+	if (m->ic && s->intremap)
+		intel_iommu_set_ir_changed(m->iommu, irqchip_ir_changed, m->ic);
+	return 0;
+}
+
 /* PCI host and ISA bridges, IDE with the -hda/-drive disks, fw_cfg for
  * SeaBIOS, the CMOS bytes it reads and the 0x402 debug console. */
 static int add_pc_platform(struct machine *m, char *err, size_t errlen)
@@ -233,14 +254,16 @@ static int add_pc_platform(struct machine *m, char *err, size_t errlen)
 	m->pci = pci_bus_new(&m->host);
 	if (m->pci)
 		pci_bus_set_reset(m->pci, guest_reset_fn, m);
-	m->i440fx = m->pci ? i440fx_new(&m->host, m->pci, &m->mem_map) : NULL;
+	if (m->pci)
+		m->i440fx = m->cfg->q35 ? q35_mch_new(&m->host, m->pci, &m->mem_map)
+					: i440fx_new(&m->host, m->pci, &m->mem_map);
 	m->piix3 = m->i440fx ? piix3_new(&m->host, m->pci) : NULL;
 	m->ide = m->piix3 ? ide_new(&m->host, m->pci, m->disks) : NULL;
 	if (!m->ide) {
 		snprintf(err, errlen, "cannot create the PCI and IDE devices");
 		return -1;
 	}
-	if (add_virtio_disks(m, err, errlen) < 0 || board_add_nics(m, err, errlen) < 0 ||
+	if (add_iommu(m, err, errlen) < 0 || add_virtio_disks(m, err, errlen) < 0 || board_add_nics(m, err, errlen) < 0 ||
 	    vmm_wlan_init(m, err, errlen) < 0)
 		return -1;
 	fw.bootindex_paths = m->bootindex_paths;
@@ -401,6 +424,14 @@ int board_init(struct machine *m, char *err, size_t errlen)
 			m->pc_testdev = m->pc_testdev ? m->pc_testdev : pc_testdev_new(&m->host, m->pci);
 			if (!m->pc_testdev) {
 				snprintf(err, errlen, "-device pc-testdev: its ports are taken");
+				return -1;
+			}
+			continue;
+		}
+		if (d->kind == DEVICE_EDU) {
+			m->edu[i] = edu_new(&m->host, m->pci, d->devfn);
+			if (!m->edu[i]) {
+				snprintf(err, errlen, "-device edu: its PCI slot is taken");
 				return -1;
 			}
 			continue;

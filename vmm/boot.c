@@ -97,14 +97,13 @@ static void route_pci_irqs(struct machine *m)
 		pci_cfg_write(m->pci, piix3_devfn, pirq_reg + i, 1, pc_pirq_gsi[i]);
 }
 
-/* What a BIOS leaves behind: the 82441FX's PAM registers (0x59-0x5f) put
- * shadow RAM behind 0xc0000-0xfffff, read-write, so that the loaders' ELF
+/* What a BIOS leaves behind: the host bridge's PAM registers put shadow
+ * RAM behind 0xc0000-0xfffff, read-write, so that the loaders' ELF
  * segments there and the RSDP in the BIOS area are what the guest reads. */
 static void shadow_bios_area(struct machine *m)
 {
-	pci_cfg_write(m->pci, 0, 0x59, 1, 0x30);
-	for (unsigned reg = 0x5a; reg <= 0x5f; reg++)
-		pci_cfg_write(m->pci, 0, reg, 1, 0x33);
+	if (m->i440fx)
+		i440fx_shadow_all(m->i440fx);
 }
 
 /* -device pvpanic's port, for the DSDT; 0 without one. */
@@ -135,6 +134,10 @@ int boot_load_kernel(struct machine *m, char *err, size_t errlen)
 		.e820 = &m->e820,
 		.no_acpi = cfg->lv.no_acpi,
 		.pvpanic_port = pvpanic_port(cfg),
+		.dmar = !cfg->iommu.present ? 0
+			: ACPI_DMAR_PRESENT | (cfg->iommu.intremap ? ACPI_DMAR_INTR_REMAP : 0) |
+				  (cfg->iommu.intremap && !cfg->iommu.eim ? ACPI_DMAR_X2APIC_OPT_OUT
+									  : 0),
 	};
 	shadow_bios_area(m);
 	for (size_t i = 0; i < sizeof(loaders) / sizeof(loaders[0]); i++) {
@@ -145,6 +148,9 @@ int boot_load_kernel(struct machine *m, char *err, size_t errlen)
 		if (ret == 0) {
 			m->direct_boot = true;
 			route_pci_irqs(m);
+			/* QEMU boots multiboot kernels through SeaBIOS */
+			if (m->pci && loaders[i].load == multiboot_with_tables)
+				fw_pci_setup(m->pci);
 			return 0;
 		}
 		if (ret != -ENOEXEC) {

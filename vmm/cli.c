@@ -350,10 +350,15 @@ static int parse_device(struct vmm_config *cfg, const struct cli_option *opt, co
 		return cli_parse_virtio_wlan(cfg, save, err, errlen);
 	if (tok && !strcmp(tok, "isa-serial")) /* cli_libvirt.c */
 		return cli_parse_isa_serial(cfg, save, err, errlen);
+	if (tok && !strcmp(tok, "intel-iommu")) /* cli_iommu.c */
+		return cli_parse_intel_iommu(cfg, save, err, errlen);
+	if (tok && !strcmp(tok, "edu"))
+		return cli_parse_edu(cfg, save, err, errlen);
 	if (!tok || (strcmp(tok, "isa-debug-exit") && strcmp(tok, "pvpanic"))) {
 		snprintf(err, errlen,
 			 "unknown device '%s' (supported: isa-debug-exit, pc-testdev, pvpanic, "
-			 "virtio-blk-pci, virtio-net-pci, virtio-wlan-pci, isa-serial)",
+			 "virtio-blk-pci, virtio-net-pci, virtio-wlan-pci, isa-serial, edu, "
+			 "intel-iommu)",
 			 tok ? tok : val);
 		return -1;
 	}
@@ -368,7 +373,7 @@ static int parse_device(struct vmm_config *cfg, const struct cli_option *opt, co
 		cfg->n_devices++;
 		return 0;
 	}
-	*d = (struct device_spec){DEVICE_ISA_DEBUG_EXIT, 0x501, 2}; /* QEMU's defaults */
+	*d = (struct device_spec){DEVICE_ISA_DEBUG_EXIT, 0x501, 2, -1}; /* QEMU's defaults */
 	while ((tok = strtok_r(NULL, ",", &save))) {
 		char *eq = strchr(tok, '=');
 
@@ -520,7 +525,11 @@ int cli_parse_machine(const char *val, struct vmm_config *cfg, char *err, size_t
 			return -1;
 		if (known)
 			continue;
-		if (eq && !strcmp(tok, "kernel_irqchip")) {
+		if (!eq && !strcmp(tok, "q35")) {
+			cfg->q35 = true;
+		} else if (eq && !strcmp(tok, "type") && !strcmp(v, "q35")) {
+			cfg->q35 = true;
+		} else if (eq && (!strcmp(tok, "kernel_irqchip") || !strcmp(tok, "kernel-irqchip"))) {
 			bool on;
 
 			if (!strcmp(v, "split")) {
@@ -536,7 +545,7 @@ int cli_parse_machine(const char *val, struct vmm_config *cfg, char *err, size_t
 			if (parse_on_off(tok, v, &pit, err, errlen) < 0)
 				return -1;
 		} else {
-			snprintf(err, errlen, "unsupported '%s%s%s' (pc, pc-i440fx-7.2, none, accel=kvm, "
+			snprintf(err, errlen, "unsupported '%s%s%s' (pc, pc-i440fx-7.2, q35, none, accel=kvm, "
 				 "kernel_irqchip=on|split|off, pit=on|off, usb=off, "
 				 "dump-guest-core=on|off, memory-backend=ID)", tok, eq ? "=" : "",
 				 eq ? v : "");
@@ -596,7 +605,8 @@ static const struct cli_option options[] = {
 	{"-monitor", "DEV", parse_monitor, 0, "monitor: stdio, unix:PATH,server,nowait, none"},
 	{"-device", "DRIVER,...", parse_device, 0,
 	 "add a device (help lists them): isa-debug-exit,iobase=0xf4,iosize=4, pc-testdev, "
-	 "pvpanic or virtio-blk-pci,drive=ID"
+	 "pvpanic, edu[,addr=SLOT[.FN]], intel-iommu[,intremap=on|off][,eim=on|off] "
+	 "(needs -M q35; intremap needs kernel_irqchip=split or off) or virtio-blk-pci,drive=ID"
 	 "[,bootindex=N][,serial=S][,addr=SLOT[.FN]][,num-queues=N] or "
 	 "virtio-net-pci,netdev=ID[,mac=MAC][,addr=SLOT[.FN]][,id=NAME][,mq=on|off] or "
 	 "virtio-wlan-pci,medium=ID[,addr=SLOT[.FN]] (a mac80211_hwsim radio)"},
@@ -663,9 +673,11 @@ static const struct cli_option options[] = {
 	 cli_parse_sandbox, 0, "system-call allow-list (seccomp) once set up"},
 	{"-runas", "USER", cli_parse_runas, 0, "drop to USER's uid/gid once set up"},
 	{"-chroot", "DIR", cli_parse_chroot, 0, "chroot into DIR once set up"},
-	{"-machine", "kernel_irqchip=on|split|off,pit=on|off", parse_machine_opt, 0,
-	 "interrupt controllers in KVM (on), split, or in vmm (off)"},
-	{"-M", "pc,...", parse_machine_opt, 0, NULL},
+	{"-machine", "[pc|q35,]kernel_irqchip=on|split|off,pit=on|off", parse_machine_opt, 0,
+	 "interrupt controllers in KVM (on), split, or in vmm (off); q35: the PC board with "
+	 "the Q35 host bridge (8086:29c0) for intel-iommu, not QEMU's q35: no ICH9 "
+	 "(PIIX3 ISA/IDE stay), no AHCI, no PCIe config space, -kernel boots only"},
+	{"-M", "pc|q35,...", parse_machine_opt, 0, NULL},
 	{"-help", NULL, cli_parse_flag, FIELD(help), "print this help and exit"},
 	{"-h", NULL, cli_parse_flag, FIELD(help), NULL},
 	{"-version", NULL, cli_parse_flag, FIELD(version), "print the version and exit"},
@@ -757,6 +769,7 @@ int cli_parse(int argc, char **argv, struct vmm_config *cfg, char *err, size_t e
 		return -1;
 	apply_defaults(cfg);
 	if (cli_resolve_drives(cfg, err, errlen) < 0 || cli_resolve_nics(cfg, err, errlen) < 0 ||
+	    cli_check_q35(cfg, err, errlen) < 0 ||
 	    cli_resolve_wlan(cfg, err, errlen) < 0)
 		return -1;
 	return check_stdio(cfg, err, errlen);

@@ -37,11 +37,17 @@ struct chardev_spec {
 	char id[32];	  /* -chardev id=: query-chardev's label; "" for -serial */
 };
 
-enum device_kind { DEVICE_ISA_DEBUG_EXIT, DEVICE_PVPANIC, DEVICE_PC_TESTDEV };
+enum device_kind { DEVICE_ISA_DEBUG_EXIT, DEVICE_PVPANIC, DEVICE_PC_TESTDEV, DEVICE_EDU };
 
 struct device_spec {
 	enum device_kind kind;
 	uint16_t iobase, iosize;
+	int devfn; /* edu: addr=, or -1 for the first free slot */
+};
+
+/* -device intel-iommu[,intremap=on|off][,eim=on|off] (cli_iommu.c). */
+struct iommu_spec {
+	bool present, intremap, eim;
 };
 
 /* -hda..-hdd, -drive: a raw image on an IDE slot, a virtio-blk device
@@ -249,6 +255,8 @@ struct vmm_config {
 	struct control_config control;
 	enum irqchip_mode irqchip; /* -machine kernel_irqchip= */
 	bool no_pit;		   /* -machine pit=off */
+	bool q35;		   /* -machine q35: see cli_iommu.c for what it is */
+	struct iommu_spec iommu;
 	/* Networking (cli_net.c). Without any -netdev/-nic/-net option the
 	 * guest gets one virtio-net NIC on user networking, as in QEMU. */
 	struct netdev_spec netdevs[CLI_MAX_NETDEVS];
@@ -323,6 +331,11 @@ CLI_CONTROL_PARSER(cli_parse_runas);
 CLI_CONTROL_PARSER(cli_parse_chroot);
 /* -device pvpanic[,ioport=N]: fills d. */
 int cli_parse_pvpanic(struct device_spec *d, char *props, char *err, size_t errlen);
+/* cli_iommu.c: -device intel-iommu and edu (props: what follows the
+ * name), and after parsing the checks of the q35 subset. 0 or -1. */
+int cli_parse_intel_iommu(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+int cli_parse_edu(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+int cli_check_q35(const struct vmm_config *cfg, char *err, size_t errlen);
 /* unix:PATH[,server][,nowait], tcp:[HOST]:PORT[,...] (server=on and
  * wait=off spellings too). With need_server (QMP) the server option must be
  * given and wait defaults on, as in QEMU; else (gdb) it is implied and

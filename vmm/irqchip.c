@@ -67,6 +67,10 @@ static void ioapic_routes_changed(void *opaque)
 		bool masked;
 
 		ioapic_pin_msi(ic->ioapic, pin, &addr[pin], &data[pin], &masked);
+		/* a remappable-format entry: KVM must see the IRTE's vector */
+		if (ic->m->iommu)
+			intel_iommu_remap_msi(ic->m->iommu, PCI_SID_UNKNOWN, &addr[pin], &data[pin],
+					      false);
 	}
 	r = kvm_vm_set_ioapic_routes(&ic->m->vm, addr, data);
 	if (r < 0 && !ic->route_error_logged) {
@@ -74,6 +78,14 @@ static void ioapic_routes_changed(void *opaque)
 		fprintf(stderr, "vmm: KVM_SET_GSI_ROUTING: %s (level-triggered EOIs may be lost)\n",
 			strerror(-r));
 	}
+}
+
+void irqchip_ir_changed(void *opaque)
+{
+	struct vmm_irqchip *ic = opaque;
+
+	if (ic->mode == IRQCHIP_SPLIT)
+		ioapic_routes_changed(ic);
 }
 
 /* ------------------------------------------------------------ creation */

@@ -36,6 +36,9 @@ int irqchip_init_vm(struct machine *m, char *err, size_t errlen);
  * m->host.irq. */
 int irqchip_init_devices(struct machine *m, char *err, size_t errlen);
 void irqchip_destroy(struct machine *m);
+/* The IOMMU's interrupt remapping changed (opaque: the vmm_irqchip):
+ * re-mirror the I/O APIC routes through it. */
+void irqchip_ir_changed(void *opaque);
 /* vCPU thread, before each KVM_RUN (m->ic set): inject what is pending.
  * false: do not run now (halted, waiting for SIPI; look at the pause and
  * quit flags and call again). */

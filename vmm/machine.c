@@ -356,6 +356,9 @@ void machine_destroy(struct machine *m)
 	debugcon_free(m->debugcon);
 	port92_free(m->port92);
 	dma8237_free(m->dma);
+	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++)
+		edu_free(m->edu[i]);
+	intel_iommu_free(m->iommu);
 	irqchip_destroy(m);
 	if (m->debugcon_fd > STDERR_FILENO)
 		close(m->debugcon_fd);

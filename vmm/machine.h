@@ -143,6 +143,8 @@ struct machine {
 	int signal_fd;
 	struct pvpanic *pvpanic;
 	struct pc_testdev *pc_testdev; /* -device pc-testdev */
+	struct intel_iommu *iommu;     /* -device intel-iommu */
+	struct edu *edu[CLI_MAX_DEVICES]; /* -device edu, as cfg->devices */
 
 	/* -kernel: kept to reload it on reset. */
 	uint8_t *kernel;
