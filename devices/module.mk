@@ -42,3 +42,7 @@ LINUX_TESTS += tests/integration/linux-pvh-smp1-off.sh tests/integration/linux-p
 BENCHES += bench/irqchip-latency.sh
 # kvm-unit-tests support (issue 22): QEMU's pc-testdev.
 $(eval $(call unit_test,devices_pc_testdev,tests/unit/devices/test_pc_testdev.c,libdevices.a,))
+# intel-iommu (VT-d) and edu (issue 22): registers, queued invalidation,
+# DMA and interrupt remapping; the edu's registers, interrupts and DMA
+$(eval $(call unit_test,devices_intel_iommu,tests/unit/devices/test_intel_iommu.c,libdevices.a,))
+$(eval $(call unit_test,devices_edu,tests/unit/devices/test_edu.c,libdevices.a,))
