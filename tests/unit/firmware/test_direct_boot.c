@@ -119,6 +119,36 @@ START_TEST(acpi_one_and_four_cpus)
 }
 END_TEST
 
+/* -device intel-iommu (issue 22): a DMAR table with one DRHD at the VT-d
+ * registers, INCLUDE_PCI_ALL, the I/O APIC (id = ncpus) as 0xff:00.0. */
+START_TEST(acpi_dmar_table)
+{
+	const uint32_t gpa = 0x9f000;
+	uint8_t buf[4096];
+	const uint8_t *dmar;
+
+	ck_assert_int_gt(acpi_build_dmar(buf, sizeof(buf), gpa, 4, 0, 0), 0);
+	ck_assert_ptr_null(find_table(buf, gpa, "DMAR"));
+	ck_assert_int_gt(acpi_build_dmar(buf, sizeof(buf), gpa, 4, 0,
+					 ACPI_DMAR_PRESENT | ACPI_DMAR_INTR_REMAP),
+			 0);
+	dmar = find_table(buf, gpa, "DMAR");
+	ck_assert_ptr_nonnull(dmar);
+	ck_assert_uint_eq(rd32(dmar + 4), 48 + 16 + 8);
+	ck_assert_uint_eq(sum(dmar, rd32(dmar + 4)), 0);
+	ck_assert_uint_eq(dmar[36], 47); /* host address width - 1 */
+	ck_assert_uint_eq(dmar[37], 1);	 /* INTR_REMAP */
+	ck_assert_uint_eq(dmar[48], 0);	 /* DRHD */
+	ck_assert_uint_eq(dmar[48 + 4], 1); /* INCLUDE_PCI_ALL */
+	ck_assert_uint_eq(rd32(dmar + 48 + 8), 0xfed90000u);
+	ck_assert_uint_eq(dmar[64], 3);	     /* scope: I/O APIC */
+	ck_assert_uint_eq(dmar[64 + 4], 4);  /* its id */
+	ck_assert_uint_eq(dmar[64 + 5], 0xff); /* bus */
+	ck_assert_uint_eq(sum(buf + (rd32(buf + 16) - gpa), rd32(buf + (rd32(buf + 16) - gpa) + 4)),
+			  0);
+}
+END_TEST
+
 /* -device pvpanic,ioport=0x567: Device (PEVT) with _HID "QEMU0001" and
  * an I/O resource of one byte at 0x567, inside a well-formed Device. */
 START_TEST(acpi_pvpanic_device)
@@ -545,6 +575,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, acpi_one_and_four_cpus);
 	tcase_add_test(tc, acpi_pvpanic_device);
+	tcase_add_test(tc, acpi_dmar_table);
 	tcase_add_test(tc, mptable_one_and_four_cpus);
 	tcase_add_test(tc, tables_in_guest_ram_and_e820);
 	tcase_add_test(tc, bzimage_good);

@@ -287,10 +287,47 @@ START_TEST(machine_irqchip_modes)
 	ck_assert_str_eq(err, "-machine: kernel_irqchip must be on, split or off, not 'half'");
 	ck_assert_int_eq(parse("-machine", "pit=maybe", NULL), -1);
 	ck_assert_str_eq(err, "-machine: pit must be on or off, not 'maybe'");
+	/* vmm's q35 subset boots -kernel only (see q35_and_iommu) */
 	ck_assert_int_eq(parse("-machine", "q35", NULL), -1);
-	ck_assert_ptr_nonnull(strstr(err, "unsupported 'q35'"));
+	ck_assert_ptr_nonnull(strstr(err, "-machine q35 needs -kernel"));
+	ck_assert_int_eq(parse("-machine", "q36", NULL), -1);
+	ck_assert_ptr_nonnull(strstr(err, "unsupported 'q36'"));
 	ck_assert_int_eq(parse("-machine", "accel=tcg", NULL), -1);
 	ck_assert_ptr_nonnull(strstr(err, "KVM only"));
+}
+END_TEST
+
+/* issue 22: -M q35 with intel-iommu and edu, as kvm-unit-tests pass them */
+START_TEST(q35_and_iommu)
+{
+	const char *kut[] = {"-kernel", "x.flat", "-M", "q35,kernel-irqchip=split", "-device",
+			     "intel-iommu,intremap=on,eim=off", "-device", "edu", NULL};
+	const char *no_q35[] = {"-kernel", "x", "-device", "intel-iommu", NULL};
+	const char *ir_on[] = {"-kernel", "x", "-M", "q35", "-device", "intel-iommu,intremap=on",
+			       NULL};
+	const char *eim[] = {"-kernel", "x", "-M", "q35", "-device", "intel-iommu,eim=on", NULL};
+	const char *bad[] = {"-kernel", "x", "-M", "q35", "-device", "intel-iommu,aw-bits=48",
+			     NULL};
+	const char *dflt[] = {"-kernel", "x", "-M", "type=q35,kernel_irqchip=off", "-device",
+			      "intel-iommu,intremap=on", "-device", "edu,addr=05.0", NULL};
+
+	ck_assert_int_eq(parse_args(kut), 0);
+	ck_assert(cfg.q35);
+	ck_assert_int_eq(cfg.irqchip, IRQCHIP_SPLIT);
+	ck_assert(cfg.iommu.present && cfg.iommu.intremap && !cfg.iommu.eim);
+	ck_assert_int_eq(cfg.devices[0].kind, DEVICE_EDU);
+	ck_assert_int_eq(cfg.devices[0].devfn, -1);
+	ck_assert_int_eq(parse_args(dflt), 0);
+	ck_assert(cfg.iommu.eim); /* QEMU's eim=auto: on with intremap */
+	ck_assert_int_eq(cfg.devices[0].devfn, 5 << 3);
+	ck_assert_int_eq(parse_args(no_q35), -1);
+	ck_assert_ptr_nonnull(strstr(err, "needs -machine q35"));
+	ck_assert_int_eq(parse_args(ir_on), -1); /* kernel_irqchip=on by default */
+	ck_assert_ptr_nonnull(strstr(err, "kernel_irqchip=split"));
+	ck_assert_int_eq(parse_args(eim), -1);
+	ck_assert_ptr_nonnull(strstr(err, "eim=on cannot be selected without intremap=on"));
+	ck_assert_int_eq(parse_args(bad), -1);
+	ck_assert_ptr_nonnull(strstr(err, "unsupported property 'aw-bits'"));
 }
 END_TEST
 
@@ -310,6 +347,7 @@ int main(void)
 	tcase_add_test(tc, disk_option_errors);
 	tcase_add_test(tc, virtio_disks);
 	tcase_add_test(tc, machine_irqchip_modes);
+	tcase_add_test(tc, q35_and_iommu);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
