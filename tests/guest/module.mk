@@ -48,6 +48,8 @@ $(eval $(call guest_payload,virtio-blk-bench,$(GUEST_VIRTIO_BLK)))
 # Durable disks (issue 20): write, flush, halt for the host's SIGKILL.
 $(eval $(call guest_payload,disk-flush,$(GUEST_VIRTIO_BLK)))
 $(eval $(call guest_payload,irq,))
+# VT-d and edu (issue 22): DMA and interrupt remapping end to end.
+$(eval $(call guest_payload,iommu,))
 # virtio-net frames (vnet.c): DHCP, ARP, UDP through user networking.
 $(eval $(call guest_payload,virtio-net,$(GUEST_OBJ)/virtio.o $(GUEST_OBJ)/vnet.o))
 
