@@ -46,8 +46,11 @@ static void flush_out(struct intel_iommu *v, const struct vtd_out *out)
 {
 	for (unsigned i = 0; i < out->n_msi; i++)
 		vtd_send_msi(v, out->msi[i].lo, out->msi[i].hi, out->msi[i].data);
-	if (out->ir_changed && v->ir_changed)
-		v->ir_changed(v->ir_changed_opaque);
+	if (out->ir_changed && (v->ecap & VTD_ECAP_IR)) {
+		vtd_routes_refresh(v);
+		if (v->ir_changed)
+			v->ir_changed(v->ir_changed_opaque);
+	}
 }
 
 /* The fault event: sent now, or pending while masked (lock held). */
@@ -504,8 +507,10 @@ struct intel_iommu *intel_iommu_new(struct dev_host *host, struct pci_bus *bus,
 	ops = (struct pci_iommu_ops){vtd_dma, vtd_pci_msi, v};
 	if (bus)
 		pci_bus_set_iommu(bus, &ops);
-	if (o->intremap)
+	if (o->intremap) {
 		host->irq = (struct irq_sink){vtd_host_set_level, vtd_host_msi, v};
+		vtd_routes_attach(v);
+	}
 	return v;
 }
 
@@ -515,8 +520,10 @@ void intel_iommu_free(struct intel_iommu *v)
 		return;
 	if (v->bus)
 		pci_bus_set_iommu(v->bus, NULL);
-	if (v->host->irq.msi == vtd_host_msi && v->host->irq.opaque == v)
+	if (v->host->irq.msi == vtd_host_msi && v->host->irq.opaque == v) {
 		v->host->irq = v->down;
+		vtd_routes_detach(v);
+	}
 	iobus_unregister(v->host->mmio, INTEL_IOMMU_BASE);
 	pthread_mutex_destroy(&v->lock);
 	free(v);

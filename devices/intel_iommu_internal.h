@@ -102,6 +102,17 @@ struct vtd_state {
 	bool eim;	 /* ECAP.EIM offered */
 };
 
+/* A KVM MSI route a device asked for (irqfd: virtio), kept with the
+ * message as the device wrote it, to be remapped again when the guest
+ * changes its interrupt remapping. */
+#define VTD_MAX_ROUTES 256
+struct vtd_route {
+	bool used;
+	int id;
+	uint64_t addr;
+	uint32_t data;
+};
+
 struct intel_iommu {
 	struct dev_host *host;
 	struct pci_bus *bus;
@@ -116,6 +127,10 @@ struct intel_iommu {
 	uint64_t frcd[2]; /* the one fault recording register */
 	void (*ir_changed)(void *opaque);
 	void *ir_changed_opaque;
+	/* intremap: host->fast's MSI routes go through vtd_route_* */
+	struct dev_fast_ops fast_down;
+	pthread_mutex_t route_lock;
+	struct vtd_route routes[VTD_MAX_ROUTES];
 };
 
 void vtd_snapshot(struct intel_iommu *v, struct vtd_state *st);
@@ -124,6 +139,10 @@ void vtd_snapshot(struct intel_iommu *v, struct vtd_state *st);
 void vtd_fault(struct intel_iommu *v, uint16_t sid, uint64_t addr, uint8_t reason, bool read);
 /* Remapping a message without a fault record (route mirroring). */
 int vtd_remap_msi(struct intel_iommu *v, uint32_t sid, uint64_t *addr, uint32_t *data, bool record);
+/* Wrap host->fast's MSI routes (intremap); remap them all again. */
+void vtd_routes_attach(struct intel_iommu *v);
+void vtd_routes_detach(struct intel_iommu *v);
+void vtd_routes_refresh(struct intel_iommu *v);
 /* Send a message to the APICs (never remapped: the IOMMU's own). */
 void vtd_send_msi(struct intel_iommu *v, uint32_t addr_lo, uint32_t addr_hi, uint32_t data);
 

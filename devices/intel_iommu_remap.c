@@ -10,6 +10,7 @@
  * Every guest pointer goes through guest_mem_*: a table outside RAM or a
  * bad entry is a fault record, and the request is dropped. */
 #include <errno.h>
+#include <string.h>
 
 #include "devices/intel_iommu_internal.h"
 
@@ -189,4 +190,118 @@ int intel_iommu_remap_msi(struct intel_iommu *v, uint32_t sid, uint64_t *addr, u
 			  bool record)
 {
 	return vtd_remap_msi(v, sid, addr, data, record);
+}
+
+/* ------------------------------------------------ MSI routes (irqfd) */
+
+/* Devices that signal through KVM routes (virtio's irqfds) never pass
+ * through vmm per interrupt, so their routes carry the remapped message,
+ * redone whenever the guest changes remapping (as QEMU's IEC notifier).
+ * A message remapping blocks keeps its raw form: vector 0, which the APIC
+ * refuses. No fault is recorded for routes (they are set up ahead). */
+static void route_message(struct intel_iommu *v, uint64_t *addr, uint32_t *data)
+{
+	vtd_remap_msi(v, PCI_SID_UNKNOWN, addr, data, false);
+}
+
+static int route_add(void *opaque, uint64_t addr, uint32_t data)
+{
+	struct intel_iommu *v = opaque;
+	uint64_t a = addr;
+	uint32_t d = data;
+	int id;
+
+	route_message(v, &a, &d);
+	id = v->fast_down.msi_route_add(v->fast_down.opaque, a, d);
+	if (id < 0)
+		return id;
+	pthread_mutex_lock(&v->route_lock);
+	for (unsigned i = 0; i < VTD_MAX_ROUTES; i++)
+		if (!v->routes[i].used) {
+			v->routes[i] = (struct vtd_route){true, id, addr, data};
+			break;
+		}
+	pthread_mutex_unlock(&v->route_lock);
+	return id;
+}
+
+static int route_set(void *opaque, int id, uint64_t addr, uint32_t data)
+{
+	struct intel_iommu *v = opaque;
+	uint64_t a = addr;
+	uint32_t d = data;
+
+	pthread_mutex_lock(&v->route_lock);
+	for (unsigned i = 0; i < VTD_MAX_ROUTES; i++)
+		if (v->routes[i].used && v->routes[i].id == id) {
+			v->routes[i].addr = addr;
+			v->routes[i].data = data;
+		}
+	pthread_mutex_unlock(&v->route_lock);
+	route_message(v, &a, &d);
+	return v->fast_down.msi_route_set(v->fast_down.opaque, id, a, d);
+}
+
+static void route_del(void *opaque, int id)
+{
+	struct intel_iommu *v = opaque;
+
+	pthread_mutex_lock(&v->route_lock);
+	for (unsigned i = 0; i < VTD_MAX_ROUTES; i++)
+		if (v->routes[i].used && v->routes[i].id == id)
+			v->routes[i].used = false;
+	pthread_mutex_unlock(&v->route_lock);
+	if (v->fast_down.msi_route_del)
+		v->fast_down.msi_route_del(v->fast_down.opaque, id);
+}
+
+static int fast_ioeventfd(void *opaque, uint64_t addr, unsigned len, int fd, bool assign)
+{
+	struct intel_iommu *v = opaque;
+
+	return v->fast_down.ioeventfd(v->fast_down.opaque, addr, len, fd, assign);
+}
+
+static int fast_irqfd(void *opaque, int fd, int route, bool assign)
+{
+	struct intel_iommu *v = opaque;
+
+	return v->fast_down.irqfd(v->fast_down.opaque, fd, route, assign);
+}
+
+void vtd_routes_attach(struct intel_iommu *v)
+{
+	struct dev_fast_ops *f = &v->host->fast;
+
+	pthread_mutex_init(&v->route_lock, NULL);
+	v->fast_down = *f;
+	if (!f->msi_route_add || !f->msi_route_set)
+		return; /* no KVM (unit tests): devices use irq.msi */
+	*f = (struct dev_fast_ops){
+		f->ioeventfd ? fast_ioeventfd : NULL, route_add, route_set, route_del,
+		f->irqfd ? fast_irqfd : NULL,	      v};
+}
+
+void vtd_routes_detach(struct intel_iommu *v)
+{
+	if (v->host->fast.opaque == v)
+		v->host->fast = v->fast_down;
+	pthread_mutex_destroy(&v->route_lock);
+}
+
+void vtd_routes_refresh(struct intel_iommu *v)
+{
+	struct vtd_route r[VTD_MAX_ROUTES];
+
+	if (v->host->fast.opaque != v)
+		return;
+	pthread_mutex_lock(&v->route_lock);
+	memcpy(r, v->routes, sizeof(r));
+	pthread_mutex_unlock(&v->route_lock);
+	for (unsigned i = 0; i < VTD_MAX_ROUTES; i++) {
+		if (!r[i].used)
+			continue;
+		route_message(v, &r[i].addr, &r[i].data);
+		v->fast_down.msi_route_set(v->fast_down.opaque, r[i].id, r[i].addr, r[i].data);
+	}
 }

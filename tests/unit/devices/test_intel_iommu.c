@@ -328,6 +328,60 @@ START_TEST(no_intremap_no_ir)
 }
 END_TEST
 
+/* irqfd routes (virtio): added remapped, remapped again on an interrupt
+ * entry cache invalidation after the guest rewrote the IRTE. */
+static uint64_t route_addr;
+static uint32_t route_data;
+static unsigned route_sets;
+
+static int fake_route_add(void *opaque, uint64_t addr, uint32_t data)
+{
+	route_addr = addr;
+	route_data = data;
+	return 7;
+}
+
+static int fake_route_set(void *opaque, int route, uint64_t addr, uint32_t data)
+{
+	ck_assert_int_eq(route, 7);
+	route_addr = addr;
+	route_data = data;
+	route_sets++;
+	return 0;
+}
+
+START_TEST(msi_routes_follow_remapping)
+{
+	struct intel_iommu_opts o = {true, false};
+	int id;
+
+	intel_iommu_free(v);
+	t.host.fast.msi_route_add = fake_route_add;
+	t.host.fast.msi_route_set = fake_route_set;
+	v = intel_iommu_new(&t.host, NULL, &o);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_ptr_eq(t.host.fast.opaque, v);
+	irte(5, 0x41, 0, SID, 0);
+	enable_ir();
+	id = t.host.fast.msi_route_add(t.host.fast.opaque, 0xfee00000u | 5u << 5 | 1u << 4, 0);
+	ck_assert_int_eq(id, 7);
+	ck_assert_uint_eq(route_addr, 0xfee00000u);
+	ck_assert_uint_eq(route_data, 0x41);
+	irte(5, 0x57, 2u << 8, SID, 0);
+	wr(IQA, 8, QUEUE);
+	gcmd_or(QIE);
+	put64(QUEUE, 4); /* interrupt entry cache, global */
+	route_sets = 0;
+	wr(IQT, 8, 16);
+	ck_assert_uint_ge(route_sets, 1);
+	ck_assert_uint_eq(route_addr, 0xfee02000u);
+	ck_assert_uint_eq(route_data, 0x57);
+	intel_iommu_free(v);
+	v = NULL;
+	ck_assert_ptr_eq(t.host.fast.msi_route_add, fake_route_add); /* restored */
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("intel_iommu");
@@ -341,6 +395,7 @@ int main(void)
 	tcase_add_test(tc, interrupt_remapping_msi);
 	tcase_add_test(tc, interrupt_remapping_ioapic_rte);
 	tcase_add_test(tc, no_intremap_no_ir);
+	tcase_add_test(tc, msi_routes_follow_remapping);
 	suite_add_tcase(s, tc);
 	return test_run_suite(s);
 }
