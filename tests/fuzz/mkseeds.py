@@ -340,6 +340,25 @@ def device_seeds():
     io = wr(0, 1, 0, 0x10) + wr(0, 1, 0x10, 0xA030) + wr(0, 1, 0, 0x11) + wr(0, 1, 0x10, 0)
     io += step(32 | 0) + wr(0, 1, 0, 1) + rd(0, 1, 0x10) + step(48 | 0) + wr(0, 1, 0x40, 0x30)
     seed("ioapic", "level-rte-eoi", io)
+    # VT-d + edu (windows: VT-d page, edu BAR, 0xcf8): 3-level tables for
+    # 00:02.0 (IOVA 0 -> 0x20000), DMA both ways, queued invalidation wait,
+    # an IRTE and the edu's MSI through it, a fault on IOVA 0x1000
+    n = 3
+    t = ram(0x10000, struct.pack("<QQ", 0x11000 | 1, 0))
+    t += ram(0x11000 + 0x10 * 16, struct.pack("<QQ", 0x12000 | 1, 1))
+    t += ram(0x12000, struct.pack("<Q", 0x13000 | 3)) + ram(0x13000, struct.pack("<Q", 0x14000 | 3))
+    t += ram(0x14000, struct.pack("<Q", 0x20000 | 3)) + ram(0x20000, b"fuzz dma")
+    t += wr(0, n, 0x20, 0x10000) + wr(0, n, 0x18, 0x40000000) + wr(0, n, 0x18, 0xC0000000)
+    t += wr(1, n, 0x80, 0) + wr(1, n, 0x88, 0x40000) + wr(1, n, 0x90, 8) + wr(1, n, 0x98, 1)
+    t += wr(1, n, 0x80, 0x40000) + wr(1, n, 0x88, 0x10) + wr(1, n, 0x98, 3)
+    t += wr(1, n, 0x88, 0x1000) + wr(1, n, 0x98, 3) + rd(0, n, 0x34) + rd(0, n, 0x228)
+    t += ram(0x40000, struct.pack("<QQ", 5 | 1 << 5 | 1 << 4 | 0x1234 << 32, 0x50000))
+    t += wr(0, n, 0x90, 0x40000) + wr(0, n, 0x18, 0xC4000000) + wr(0, n, 0x88, 16)
+    t += ram(0x30000 + 3 * 16, struct.pack("<QQ", 1 | 0x41 << 16, 0x10 | 1 << 18))
+    t += wr(0, n, 0xB8, 0x30000 | 7) + wr(0, n, 0x18, 0xC5000000) + wr(0, n, 0x18, 0xC6000000)
+    t += wr(2, n, 0, 0x80001040) + wr(2, n, 4, 0xFEE00070) + wr(2, n, 0, 0x80001040)
+    t += wr(2, n, 6, 1, 1) + wr(1, n, 0x60, 1) + step(7) + step(2)
+    seed("intel_iommu", "dma-qi-ir", t)
 
 
 # ------------------------------------------------------------- control plane
