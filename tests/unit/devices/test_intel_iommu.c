@@ -207,9 +207,27 @@ START_TEST(dma_translation_and_faults)
 	wr(FRCD + 12, 4, 1u << 31);
 	wr(FSTS, 4, 1);
 	ck_assert_uint_eq(rd(FSTS, 4), 0);
+	/* the fault event: held while masked (IP), sent on unmasking, and
+	 * sent at once for the next fault */
+	ck_assert_uint_eq(rd(0x38, 4), 0xc0000000u); /* IM | IP */
+	n_msi = 0;
+	wr(0x3c, 4, 0x55);
+	wr(0x40, 4, 0xfee00000);
+	wr(0x38, 4, 0);
+	ck_assert_uint_eq(n_msi, 1);
+	ck_assert_uint_eq(msi_data[0], 0x55);
+	ck_assert_uint_eq(rd(0x38, 4), 0);
 	/* a write to a read-only page: reason 5 */
 	ck_assert_int_eq(intel_iommu_translate(v, SID, 0x3000, true, &gpa, &len), -EFAULT);
 	ck_assert_uint_eq((rd(FRCD + 8, 8) >> 32) & 0xff, 5);
+	ck_assert_uint_eq(n_msi, 2); /* its fault event */
+	/* register-based invalidation completes at once: ICC and IVT clear */
+	wr(0x28, 8, 1ull << 63 | 1ull << 61);
+	ck_assert_uint_eq(rd(0x28, 8) >> 63, 0);
+	ck_assert_uint_eq((rd(0x28, 8) >> 59) & 3, 1); /* CAIG: global */
+	wr(0xf8, 8, 1ull << 63 | 1ull << 60);
+	ck_assert_uint_eq(rd(0xf8, 8) >> 63, 0);
+	ck_assert_uint_eq((rd(0xf8, 8) >> 57) & 3, 1); /* IAIG: global */
 	/* another requester has no context entry: reason 2 */
 	wr(FRCD + 12, 4, 1u << 31);
 	ck_assert_int_eq(intel_iommu_translate(v, 0x18, 0x1000, false, &gpa, &len), -EFAULT);
