@@ -679,7 +679,6 @@ struct pc_testdev;
 struct pc_testdev *pc_testdev_new(struct dev_host *host, struct pci_bus *pci);
 void pc_testdev_free(struct pc_testdev *t);
 
-
 /* --------------------------------- Intel VT-d and edu (issue 22) ----
  * The IOMMU sits between PCI devices and the machine: their DMA through
  * pci_dma_read/write and their MSIs through pci_msi_send reach it with the

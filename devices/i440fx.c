@@ -211,14 +211,12 @@ static struct i440fx *host_bridge_new(struct dev_host *host, struct pci_bus *bus
 	return nb;
 }
 
-struct i440fx *i440fx_new(struct dev_host *host, struct pci_bus *bus,
-			  const struct pc_mem_map *map)
+struct i440fx *i440fx_new(struct dev_host *host, struct pci_bus *bus, const struct pc_mem_map *map)
 {
 	return host_bridge_new(host, bus, map, &i440fx_regs);
 }
 
-struct i440fx *q35_mch_new(struct dev_host *host, struct pci_bus *bus,
-			   const struct pc_mem_map *map)
+struct i440fx *q35_mch_new(struct dev_host *host, struct pci_bus *bus, const struct pc_mem_map *map)
 {
 	return host_bridge_new(host, bus, map, &q35_regs);
 }

@@ -71,7 +71,8 @@ void ioapic_rte_to_msi(uint64_t rte, uint64_t *addr, uint32_t *data)
 		unsigned index = (unsigned)((rte >> 49) & 0x7fff);
 
 		*addr = 0xfee00000ull | index << 5 | 1u << 4 | (rte & RTE_DESTMODE ? 1u << 2 : 0);
-		*data = (uint32_t)(rte & RTE_VECTOR) | (rte & RTE_LEVEL ? (1u << 15) | (1u << 14) : 0);
+		*data = (uint32_t)(rte & RTE_VECTOR) |
+			(rte & RTE_LEVEL ? (1u << 15) | (1u << 14) : 0);
 		return;
 	}
 	*addr = 0xfee00000ull | ((rte >> RTE_DEST_SHIFT) & 0xff) << 12 |

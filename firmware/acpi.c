@@ -291,14 +291,14 @@ static uint8_t *build_dmar(struct acpi_buf *b, unsigned ncpus, unsigned flags)
 	p = t + DMAR_HDR_LEN;
 	put_le16(p, 0); /* DRHD */
 	put_le16(p + 2, DRHD_LEN + DMAR_SCOPE_LEN);
-	p[4] = 1; /* INCLUDE_PCI_ALL */
+	p[4] = 1;	    /* INCLUDE_PCI_ALL */
 	put_le16(p + 6, 0); /* segment 0 */
 	put_le64(p + 8, INTEL_IOMMU_BASE);
 	p += DRHD_LEN;
 	p[0] = 3; /* device scope: I/O APIC */
 	p[1] = DMAR_SCOPE_LEN;
-	p[4] = (uint8_t)ncpus; /* enumeration ID: the MADT's I/O APIC id */
-	p[5] = ACPI_DMAR_IOAPIC_SID >> 8; /* start bus */
+	p[4] = (uint8_t)ncpus;			   /* enumeration ID: the MADT's I/O APIC id */
+	p[5] = ACPI_DMAR_IOAPIC_SID >> 8;	   /* start bus */
 	p[6] = (ACPI_DMAR_IOAPIC_SID >> 3) & 0x1f; /* path: device, function */
 	p[7] = ACPI_DMAR_IOAPIC_SID & 7;
 	sdt_done(t, len);
@@ -328,8 +328,8 @@ int acpi_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, uint16_t 
 	return acpi_build_dmar(buf, len, gpa, ncpus, pvpanic_port, 0);
 }
 
-int acpi_build_dmar(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus,
-		    uint16_t pvpanic_port, unsigned dmar)
+int acpi_build_dmar(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, uint16_t pvpanic_port,
+		    unsigned dmar)
 {
 	struct acpi_buf b = {.base = buf, .len = len, .gpa = gpa};
 	uint8_t *rsdp, *dsdt, *facs, *fadt, *madt, *xsdt, *rsdt;

@@ -132,8 +132,8 @@ int acpi_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, uint16_t 
 #define ACPI_DMAR_INTR_REMAP 2u
 #define ACPI_DMAR_X2APIC_OPT_OUT 4u
 #define ACPI_DMAR_IOAPIC_SID 0xff00u
-int acpi_build_dmar(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus,
-		    uint16_t pvpanic_port, unsigned dmar);
+int acpi_build_dmar(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, uint16_t pvpanic_port,
+		    unsigned dmar);
 /* Direct boot has no BIOS to program the PIIX3's PIRQ routing: the
  * machine sets PIRQA-D to pc_pirq_gsi[] (SeaBIOS's choice) and the DSDT's
  * _PRT says where INTA of each PCI slot arrives. */

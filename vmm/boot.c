@@ -115,6 +115,15 @@ static uint16_t pvpanic_port(const struct vmm_config *cfg)
 	return 0;
 }
 
+/* -device intel-iommu's DMAR table flags (firmware/acpi.c); 0: none. */
+static unsigned dmar_flags(const struct iommu_spec *s)
+{
+	if (!s->present)
+		return 0;
+	return ACPI_DMAR_PRESENT | (s->intremap ? ACPI_DMAR_INTR_REMAP : 0) |
+	       (s->intremap && !s->eim ? ACPI_DMAR_X2APIC_OPT_OUT : 0);
+}
+
 int boot_load_kernel(struct machine *m, char *err, size_t errlen)
 {
 	const struct vmm_config *cfg = m->cfg;
@@ -134,10 +143,7 @@ int boot_load_kernel(struct machine *m, char *err, size_t errlen)
 		.e820 = &m->e820,
 		.no_acpi = cfg->lv.no_acpi,
 		.pvpanic_port = pvpanic_port(cfg),
-		.dmar = !cfg->iommu.present ? 0
-			: ACPI_DMAR_PRESENT | (cfg->iommu.intremap ? ACPI_DMAR_INTR_REMAP : 0) |
-				  (cfg->iommu.intremap && !cfg->iommu.eim ? ACPI_DMAR_X2APIC_OPT_OUT
-									  : 0),
+		.dmar = dmar_flags(&cfg->iommu),
 	};
 	shadow_bios_area(m);
 	for (size_t i = 0; i < sizeof(loaders) / sizeof(loaders[0]); i++) {

@@ -525,9 +525,7 @@ int cli_parse_machine(const char *val, struct vmm_config *cfg, char *err, size_t
 			return -1;
 		if (known)
 			continue;
-		if (!eq && !strcmp(tok, "q35")) {
-			cfg->q35 = true;
-		} else if (eq && !strcmp(tok, "type") && !strcmp(v, "q35")) {
+		if ((!eq || !strcmp(tok, "type")) && cli_is_q35_name(v)) {
 			cfg->q35 = true;
 		} else if (eq && (!strcmp(tok, "kernel_irqchip") || !strcmp(tok, "kernel-irqchip"))) {
 			bool on;

@@ -336,6 +336,8 @@ int cli_parse_pvpanic(struct device_spec *d, char *props, char *err, size_t errl
 int cli_parse_intel_iommu(struct vmm_config *cfg, char *props, char *err, size_t errlen);
 int cli_parse_edu(struct vmm_config *cfg, char *props, char *err, size_t errlen);
 int cli_check_q35(const struct vmm_config *cfg, char *err, size_t errlen);
+/* q35 or QEMU's versioned pc-q35-X.Y. */
+bool cli_is_q35_name(const char *name);
 /* unix:PATH[,server][,nowait], tcp:[HOST]:PORT[,...] (server=on and
  * wait=off spellings too). With need_server (QMP) the server option must be
  * given and wait defaults on, as in QEMU; else (gdb) it is implied and

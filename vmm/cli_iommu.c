@@ -16,6 +16,11 @@
 
 #include "vmm/cli.h"
 
+bool cli_is_q35_name(const char *name)
+{
+	return !strcmp(name, "q35") || !strncmp(name, "pc-q35-", 7);
+}
+
 static int on_off(const char *dev, const char *key, const char *v, bool *out, char *err,
 		  size_t errlen)
 {

@@ -308,7 +308,7 @@ START_TEST(q35_and_iommu)
 	const char *eim[] = {"-kernel", "x", "-M", "q35", "-device", "intel-iommu,eim=on", NULL};
 	const char *bad[] = {"-kernel", "x", "-M", "q35", "-device", "intel-iommu,aw-bits=48",
 			     NULL};
-	const char *dflt[] = {"-kernel", "x", "-M", "type=q35,kernel_irqchip=off", "-device",
+	const char *dflt[] = {"-kernel", "x", "-M", "type=pc-q35-7.2,kernel_irqchip=off", "-device",
 			      "intel-iommu,intremap=on", "-device", "edu,addr=05.0", NULL};
 
 	ck_assert_int_eq(parse_args(kut), 0);
