@@ -689,6 +689,10 @@ struct pci_iommu_ops {
 	/* Copy len bytes between buf and device address iova: 0, or -EFAULT
 	 * when the translation faulted (recorded by the IOMMU). */
 	int (*dma)(void *opaque, uint16_t sid, uint64_t iova, void *buf, uint64_t len, bool write);
+	/* The guest-physical address of iova, *len cut to what is contiguous
+	 * there: 0, or -EFAULT (fault recorded). */
+	int (*translate)(void *opaque, uint16_t sid, uint64_t iova, bool write, uint64_t *gpa,
+			 uint64_t *len);
 	void (*msi)(void *opaque, uint32_t sid, uint64_t addr, uint32_t data);
 	void *opaque;
 };
@@ -698,6 +702,10 @@ void pci_bus_set_iommu(struct pci_bus *bus, const struct pci_iommu_ops *ops);
 int pci_dma_read(struct pci_dev *d, uint64_t addr, void *buf, uint64_t len);
 int pci_dma_write(struct pci_dev *d, uint64_t addr, const void *buf, uint64_t len);
 void pci_msi_send(struct pci_dev *d, uint64_t addr, uint32_t data);
+/* For devices that move data in place (IDE): host memory for bus address
+ * addr, *len cut to what is contiguous (one IOMMU page); NULL outside RAM
+ * or on an IOMMU fault. Bus mastering is the caller's to check. */
+void *pci_dma_ptr(struct pci_dev *d, uint64_t addr, uint64_t *len, bool write);
 
 /* Intel VT-d remapping hardware unit (-device intel-iommu): registers at
  * INTEL_IOMMU_BASE, queued invalidation, DMA remapping (legacy root and

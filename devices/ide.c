@@ -451,9 +451,38 @@ static int dma_segment(struct ide_channel *ch, uint8_t *hva, uint32_t len, uint8
 	return 0;
 }
 
+/* Bus-master memory: through the bus (and its IOMMU); off a bus (unit
+ * tests), guest RAM directly. */
+static void *bm_ptr(struct ide_channel *ch, uint64_t addr, uint64_t *len, bool write)
+{
+	if (!ch->ide->pci.bus)
+		return guest_mem_ptr(ch->ide->host->mem, addr, *len);
+	return pci_dma_ptr(&ch->ide->pci, addr, len, write);
+}
+
+/* One PRD entry's bytes, through the IOMMU when there is one (its pages
+ * need not be contiguous in guest RAM). */
+static int dma_region(struct ide_channel *ch, uint64_t addr, uint32_t len, uint8_t *bounce,
+		      unsigned *bpos, bool *leftover)
+{
+	while (len) {
+		uint64_t n = len;
+		uint8_t *hva = bm_ptr(ch, addr, &n, ch->dma_to_mem);
+		int r;
+
+		if (!hva)
+			return -EFAULT;
+		r = dma_segment(ch, hva, (uint32_t)n, bounce, bpos, leftover);
+		if (r)
+			return r;
+		addr += n;
+		len -= (uint32_t)n;
+	}
+	return 0;
+}
+
 static void run_dma(struct ide_channel *ch)
 {
-	const struct guest_mem *gm = ch->ide->host->mem;
 	uint32_t prd = ch->prd_addr;
 	uint8_t bounce[SECTOR];
 	unsigned bpos = 0;
@@ -466,11 +495,12 @@ static void run_dma(struct ide_channel *ch)
 		return;
 	}
 	while (ch->remaining && !eot) {
-		uint8_t e[8];
+		uint64_t n = 8;
+		const uint8_t *e = bm_ptr(ch, prd, &n, false);
 		uint32_t addr, len;
-		uint8_t *hva;
+		int r;
 
-		if (guest_mem_read(gm, prd, e, sizeof(e))) {
+		if (!e || n < 8) {
 			dma_done(ch, ER_ABRT, false);
 			return;
 		}
@@ -480,13 +510,10 @@ static void run_dma(struct ide_channel *ch)
 		len &= 0xfffe;
 		if (len == 0)
 			len = 0x10000; /* a byte count of 0 means 64 KiB */
-		hva = guest_mem_ptr(gm, addr, len);
-		if (!hva) {
-			dma_done(ch, ER_ABRT, false);
-			return;
-		}
-		if (dma_segment(ch, hva, len, bounce, &bpos, &leftover)) {
-			dma_done(ch, ch->dma_to_mem ? ER_UNC | ER_ABRT : ER_ABRT, false);
+		r = dma_region(ch, addr, len, bounce, &bpos, &leftover);
+		if (r) { /* outside RAM or refused: abort; a disk error: also UNC */
+			dma_done(ch, r != -EFAULT && ch->dma_to_mem ? ER_UNC | ER_ABRT : ER_ABRT,
+				 false);
 			return;
 		}
 		prd += 8;

@@ -437,6 +437,12 @@ static int vtd_dma(void *opaque, uint16_t sid, uint64_t iova, void *buf, uint64_
 	return 0;
 }
 
+static int vtd_translate(void *opaque, uint16_t sid, uint64_t iova, bool write, uint64_t *gpa,
+			 uint64_t *len)
+{
+	return intel_iommu_translate(opaque, sid, iova, write, gpa, len);
+}
+
 static void vtd_pci_msi(void *opaque, uint32_t sid, uint64_t addr, uint32_t data)
 {
 	struct intel_iommu *v = opaque;
@@ -504,7 +510,7 @@ struct intel_iommu *intel_iommu_new(struct dev_host *host, struct pci_bus *bus,
 		intel_iommu_free(v);
 		return NULL;
 	}
-	ops = (struct pci_iommu_ops){vtd_dma, vtd_pci_msi, v};
+	ops = (struct pci_iommu_ops){vtd_dma, vtd_translate, vtd_pci_msi, v};
 	if (bus)
 		pci_bus_set_iommu(bus, &ops);
 	if (o->intremap) {

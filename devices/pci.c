@@ -609,6 +609,22 @@ int pci_dma_write(struct pci_dev *d, uint64_t addr, const void *buf, uint64_t le
 	return pci_dma(d, addr, (void *)buf, len, true);
 }
 
+void *pci_dma_ptr(struct pci_dev *d, uint64_t addr, uint64_t *len, bool write)
+{
+	struct pci_bus *bus = d->bus;
+	struct pci_iommu_ops io;
+	uint64_t gpa = addr;
+
+	if (!bus)
+		return NULL;
+	pthread_mutex_lock(&bus->lock);
+	io = bus->iommu;
+	pthread_mutex_unlock(&bus->lock);
+	if (io.translate && io.translate(io.opaque, d->devfn, addr, write, &gpa, len) < 0)
+		return NULL;
+	return guest_mem_ptr(bus->host->mem, gpa, *len);
+}
+
 /* An MSI is a bus master write too, so the IOMMU sees it with the
  * device's requester ID. */
 void pci_msi_send(struct pci_dev *d, uint64_t addr, uint32_t data)

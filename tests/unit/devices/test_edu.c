@@ -143,7 +143,7 @@ START_TEST(dma_through_the_iommu)
 {
 	struct intel_iommu_opts o = {false, false};
 	struct intel_iommu *v = intel_iommu_new(&t.host, pci, &o);
-	uint64_t val;
+	uint64_t val, len;
 
 	ck_assert_ptr_nonnull(v);
 	val = 0x11000 | 1;
@@ -175,6 +175,12 @@ START_TEST(dma_through_the_iommu)
 	val = 0;
 	iobus_read(t.host.mmio, INTEL_IOMMU_BASE + 0x34, &val, 4);
 	ck_assert(val & 2);
+	/* in-place bus mastering (IDE's PRDs and buffers) translates too */
+	len = 0x2000;
+	ck_assert_ptr_eq(pci_dma_ptr(edu_pci(e), 0x10, &len, true), t.ram + 0x9010);
+	ck_assert_uint_eq(len, 0x1000 - 0x10);
+	len = 16;
+	ck_assert_ptr_null(pci_dma_ptr(edu_pci(e), 0x1000, &len, false));
 	intel_iommu_free(v);
 }
 END_TEST
