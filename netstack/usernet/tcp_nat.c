@@ -103,6 +103,7 @@ static struct un_tcp_flow *flow_new(struct un_ns *n, struct ns_sock *s, bool fwd
 	 * the endpoints' business (their own Nagle), not ours. */
 	ns_setsockopt(s, NS_SO_NONBLOCK, 1);
 	ns_setsockopt(s, NS_TCP_NODELAY, 1);
+	ns_setsockopt(s, NS_TCP_DELACK, 0);
 	ns_sock_set_callback(s, on_sock_event, f);
 	return f;
 }
