@@ -138,10 +138,11 @@ check-sandbox:
 		VMM_ASAN=build/asan/vmm KVM_TESTS=tests/integration/sandbox.sh \
 		sh tests/run.sh tests/integration/sandbox.sh
 
-# kvm-unit-tests (not packaged; a checkout given by path) under vmm and QEMU.
+# kvm-unit-tests (not packaged; a checkout given by path) under vmm and QEMU,
+# optionally both with -machine kernel_irqchip=$(KUT_IRQCHIP) (on|split|off).
 check-kut: build/vmm
 	@[ -n "$(KUT)" ] || { echo "usage: make check-kut KUT=/path/to/kvm-unit-tests"; exit 2; }
-	@B=build VMM=build/vmm sh scripts/kut/check.sh $(KUT) $(KUT_TESTS)
+	@B=build VMM=build/vmm KUT_IRQCHIP=$(KUT_IRQCHIP) sh scripts/kut/check.sh $(KUT) $(KUT_TESTS)
 
 check-linux:
 	@sh scripts/install-deps.sh check linux

@@ -628,7 +628,8 @@ struct apic_bus;
 struct apic_bus *apic_bus_new(unsigned ncpus, const struct lapic_host *host);
 void apic_bus_free(struct apic_bus *bus);
 struct lapic *apic_bus_cpu(struct apic_bus *bus, unsigned cpu);
-/* Register the xAPIC page (LAPIC_DEFAULT_BASE) on mmio. */
+/* Register the xAPIC page (LAPIC_DEFAULT_BASE) on mmio; pages an
+ * IA32_APIC_BASE write moves come and go there too. */
 int apic_bus_map(struct apic_bus *bus, struct iobus *mmio);
 /* Deliver an MSI / I/O APIC message. */
 void apic_bus_msi(struct apic_bus *bus, uint64_t addr, uint32_t data);

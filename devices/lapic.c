@@ -474,6 +474,47 @@ void lapic_write(struct lapic *a, unsigned off, uint32_t v)
 	finish(a, &d);
 }
 
+static bool decodes(const struct lapic *a, uint64_t base)
+{
+	return lapic_hw_enabled(a) && !lapic_x2apic(a) && (a->base_msr & APIC_BASE_ADDR) == base;
+}
+
+uint64_t lapic_page_base(struct lapic *a)
+{
+	uint64_t base;
+
+	pthread_mutex_lock(&a->lock);
+	base = decodes(a, a->base_msr & APIC_BASE_ADDR) ? a->base_msr & APIC_BASE_ADDR : 0;
+	pthread_mutex_unlock(&a->lock);
+	return base;
+}
+
+bool lapic_mmio_read(struct lapic *a, uint64_t base, unsigned off, uint32_t *v)
+{
+	bool hit;
+
+	pthread_mutex_lock(&a->lock);
+	hit = decodes(a, base);
+	if (hit)
+		reg_read(a, off, v);
+	pthread_mutex_unlock(&a->lock);
+	return hit;
+}
+
+bool lapic_mmio_write(struct lapic *a, uint64_t base, unsigned off, uint32_t v)
+{
+	struct deferred d = {.eoi_vector = -1};
+	bool hit;
+
+	pthread_mutex_lock(&a->lock);
+	hit = decodes(a, base);
+	if (hit)
+		reg_write(a, off, v, &d);
+	pthread_mutex_unlock(&a->lock);
+	finish(a, &d);
+	return hit;
+}
+
 int lapic_msr_read(struct lapic *a, uint32_t msr, uint64_t *value)
 {
 	uint32_t lo, hi;
@@ -644,10 +685,23 @@ uint64_t lapic_get_base(struct lapic *a)
 	return b;
 }
 
+/* The base MSR changed: a new xAPIC page, or none (no lock held). */
+static void base_changed(struct lapic *a, uint64_t old)
+{
+	if ((old ^ a->base_msr) & (APIC_BASE_ADDR | APIC_BASE_EN | APIC_BASE_EXTD))
+		apic_bus_remap(a->bus);
+}
+
 void lapic_set_base(struct lapic *a, uint64_t value)
 {
+	uint64_t old;
+
 	pthread_mutex_lock(&a->lock);
-	if ((value & APIC_BASE_EXTD) && !lapic_x2apic(a)) {
+	old = a->base_msr;
+	if ((value & APIC_BASE_EN) && !(old & APIC_BASE_EN) && !(value & APIC_BASE_EXTD)) {
+		/* re-enabled: the xAPIC ID is the initial one again (as KVM) */
+		set_reg(a, R_ID, a->cpu << 24);
+	} else if ((value & APIC_BASE_EXTD) && !lapic_x2apic(a)) {
 		/* into x2APIC mode: the full ID and a derived logical ID */
 		uint32_t id = a->cpu;
 
@@ -659,6 +713,7 @@ void lapic_set_base(struct lapic *a, uint64_t value)
 	}
 	a->base_msr = value;
 	pthread_mutex_unlock(&a->lock);
+	base_changed(a, old);
 }
 
 /* INIT (and power-on) state; keeps the ID, the base MSR and the events. */
@@ -695,11 +750,15 @@ void lapic_init(struct lapic *a)
 
 void lapic_reset(struct lapic *a)
 {
+	uint64_t old;
+
 	pthread_mutex_lock(&a->lock);
+	old = a->base_msr;
 	a->base_msr = LAPIC_DEFAULT_BASE | APIC_BASE_EN | (a->cpu == 0 ? APIC_BASE_BSP : 0);
 	a->events = 0;
 	init_locked(a);
 	pthread_mutex_unlock(&a->lock);
+	base_changed(a, old);
 }
 
 void lapic_copy_page(struct lapic *a, uint8_t page[LAPIC_PAGE_SIZE])

@@ -1,6 +1,7 @@
 /* lapic_bus.c — the APIC bus: message delivery between the local APICs
  * (IPIs, MSIs, I/O APIC messages) with destination matching and lowest
  * priority arbitration, and the xAPIC MMIO page shared by all vCPUs. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,24 +121,35 @@ void lapic_send_ipi(struct lapic *a, uint32_t lo, uint32_t dest)
 
 /* ------------------------------------------------------------- the bus */
 
+/* The calling vCPU's APIC (lapic_set_thread_cpu), or NULL. */
+static struct lapic *thread_apic(struct apic_bus *bus)
+{
+	return thread_cpu >= 0 && (unsigned)thread_cpu < bus->n ? bus->cpu[thread_cpu] : NULL;
+}
+
+/* A page no APIC of this vCPU decodes (disabled, x2APIC, relocated) reads
+ * as all-ones and ignores writes, as KVM's APIC MMIO hole. */
 static void mmio_read(void *opaque, uint64_t off, void *data, unsigned size)
 {
-	struct apic_bus *bus = opaque;
-	uint32_t v = 0;
+	struct apic_window *w = opaque;
+	struct lapic *a = thread_apic(w->bus);
+	uint32_t v = 0xffffffff;
 
-	if (thread_cpu >= 0 && (unsigned)thread_cpu < bus->n)
-		v = lapic_read(bus->cpu[thread_cpu], (unsigned)(off & ~3ull));
+	if (off >= LAPIC_PAGE_SIZE * 4 || !a ||
+	    !lapic_mmio_read(a, w->base, (unsigned)(off & ~3ull), &v))
+		v = 0xffffffff;
 	io_data_put(data, size, v >> (8 * (off & 3)));
 }
 
 static void mmio_write(void *opaque, uint64_t off, const void *data, unsigned size)
 {
-	struct apic_bus *bus = opaque;
+	struct apic_window *w = opaque;
+	struct lapic *a = thread_apic(w->bus);
 
 	/* Only aligned 32-bit accesses are defined; others are dropped. */
-	if (thread_cpu < 0 || (unsigned)thread_cpu >= bus->n || size != 4 || (off & 3))
+	if (!a || size != 4 || (off & 3) || off >= LAPIC_PAGE_SIZE * 4)
 		return;
-	lapic_write(bus->cpu[thread_cpu], (unsigned)off, (uint32_t)io_data_get(data, size));
+	lapic_mmio_write(a, w->base, (unsigned)off, (uint32_t)io_data_get(data, size));
 }
 
 static const struct io_ops lapic_mmio_ops = {mmio_read, mmio_write};
@@ -154,6 +166,15 @@ struct apic_bus *apic_bus_new(unsigned ncpus, const struct lapic_host *host)
 	if (!bus)
 		return NULL;
 	bus->host = *host;
+	bus->win = calloc(ncpus + 1, sizeof(*bus->win));
+	if (!bus->win) {
+		free(bus);
+		return NULL;
+	}
+	pthread_mutex_init(&bus->map_lock, NULL);
+	for (unsigned i = 0; i <= ncpus; i++)
+		bus->win[i].bus = bus;
+	bus->win[0].base = LAPIC_DEFAULT_BASE;
 	for (unsigned i = 0; i < ncpus; i++) {
 		struct lapic *a = calloc(1, sizeof(*a));
 
@@ -178,6 +199,8 @@ void apic_bus_free(struct apic_bus *bus)
 		pthread_mutex_destroy(&bus->cpu[i]->lock);
 		free(bus->cpu[i]);
 	}
+	pthread_mutex_destroy(&bus->map_lock);
+	free(bus->win);
 	free(bus);
 }
 
@@ -186,8 +209,79 @@ struct lapic *apic_bus_cpu(struct apic_bus *bus, unsigned cpu)
 	return cpu < bus->n ? bus->cpu[cpu] : NULL;
 }
 
+static bool wanted(struct apic_bus *bus, const uint64_t *want, uint64_t base)
+{
+	for (unsigned i = 0; i < bus->n; i++)
+		if (want[i] == base)
+			return true;
+	return false;
+}
+
+static struct apic_window *window_at(struct apic_bus *bus, uint64_t base)
+{
+	for (unsigned i = 0; i <= bus->n; i++)
+		if (bus->win[i].mapped && bus->win[i].base == base)
+			return &bus->win[i];
+	return NULL;
+}
+
+static void map_window(struct apic_bus *bus, uint64_t base)
+{
+	struct apic_window *w = NULL;
+
+	for (unsigned i = 1; i <= bus->n && !w; i++)
+		if (!bus->win[i].mapped)
+			w = &bus->win[i];
+	if (!w)
+		return;
+	w->base = base;
+	w->mapped =
+		iobus_register(bus->mmio, base, APIC_WINDOW_SIZE, &lapic_mmio_ops, w, "apic") == 0;
+	if (!w->mapped && !bus->overlap_logged) {
+		/* (guest RAM there is KVM's: the page never exits at all) */
+		bus->overlap_logged = true;
+		fprintf(stderr,
+			"vmm: APIC base 0x%llx overlaps another device: the APIC is not "
+			"reachable there\n",
+			(unsigned long long)base);
+	}
+}
+
+/* IA32_APIC_BASE moves an APIC's page: each vCPU reaches its own APIC
+ * through the page at its base, so one window per base in use (the
+ * default one stays, answering all-ones to the vCPUs based elsewhere). */
+void apic_bus_remap(struct apic_bus *bus)
+{
+	uint64_t want[bus->n];
+
+	if (!bus->mmio)
+		return;
+	pthread_mutex_lock(&bus->map_lock);
+	for (unsigned i = 0; i < bus->n; i++)
+		want[i] = lapic_page_base(bus->cpu[i]);
+	for (unsigned i = 1; i <= bus->n; i++) {
+		struct apic_window *w = &bus->win[i];
+
+		if (w->mapped && !wanted(bus, want, w->base)) {
+			iobus_unregister(bus->mmio, w->base);
+			w->mapped = false;
+		}
+	}
+	for (unsigned i = 0; i < bus->n; i++)
+		if (want[i] && !window_at(bus, want[i]))
+			map_window(bus, want[i]);
+	pthread_mutex_unlock(&bus->map_lock);
+}
+
 int apic_bus_map(struct apic_bus *bus, struct iobus *mmio)
 {
-	return iobus_register(mmio, LAPIC_DEFAULT_BASE, LAPIC_PAGE_SIZE * 4, &lapic_mmio_ops, bus,
-			      "apic");
+	int r = iobus_register(mmio, LAPIC_DEFAULT_BASE, APIC_WINDOW_SIZE, &lapic_mmio_ops,
+			       &bus->win[0], "apic");
+
+	if (r < 0)
+		return r;
+	bus->win[0].mapped = true;
+	bus->mmio = mmio;
+	apic_bus_remap(bus);
+	return 0;
 }

@@ -51,6 +51,8 @@ enum {
 #define APIC_BASE_BSP (1ull << 8)
 #define APIC_BASE_EXTD (1ull << 10)
 #define APIC_BASE_EN (1ull << 11)
+#define APIC_BASE_ADDR 0x000ffffffffff000ull
+#define APIC_WINDOW_SIZE 0x1000
 #define ESR_SEND_ILLEGAL (1u << 5)
 #define ESR_RECV_ILLEGAL (1u << 6)
 #define ESR_ILLEGAL_REG (1u << 7)
@@ -78,8 +80,20 @@ struct lapic {
 	uint8_t sipi_vector;
 };
 
+/* One xAPIC page on the MMIO bus; the APICs whose base it is answer. */
+struct apic_window {
+	struct apic_bus *bus;
+	uint64_t base;
+	bool mapped;
+};
+
 struct apic_bus {
 	struct lapic_host host;
+	struct iobus *mmio; /* NULL until apic_bus_map */
+	pthread_mutex_t map_lock;
+	bool overlap_logged;
+	/* [0] the default base, always mapped; [1..n] relocated pages */
+	struct apic_window *win;
 	unsigned n;
 	struct lapic *cpu[];
 };
@@ -97,5 +111,13 @@ void lapic_error(struct lapic *a, uint32_t bits);
 void lapic_kick(struct lapic *a);
 /* An ICR write: send the IPI (no lock held). */
 void lapic_send_ipi(struct lapic *a, uint32_t lo, uint32_t dest);
+/* An access to the xAPIC page at base (no lock held): false when this
+ * APIC does not decode it (hardware-disabled, x2APIC, based elsewhere). */
+bool lapic_mmio_read(struct lapic *a, uint64_t base, unsigned off, uint32_t *v);
+bool lapic_mmio_write(struct lapic *a, uint64_t base, unsigned off, uint32_t v);
+/* The page this APIC decodes, 0 for none (no lock held). */
+uint64_t lapic_page_base(struct lapic *a);
+/* Map the pages the APICs now decode, unmap the rest (no lock held). */
+void apic_bus_remap(struct apic_bus *bus);
 
 #endif

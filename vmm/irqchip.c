@@ -195,6 +195,12 @@ bool irqchip_pre_run(struct vcpu *v)
 	return true;
 }
 
+void irqchip_post_run(struct vcpu *v)
+{
+	if (v->m->ic->mode == IRQCHIP_OFF)
+		irqchip_off_post_run(v);
+}
+
 bool irqchip_handle_exit(struct vcpu *v)
 {
 	struct kvm_run *run = v->kvm.run;

@@ -43,6 +43,8 @@ void irqchip_ir_changed(void *opaque);
  * false: do not run now (halted, waiting for SIPI; look at the pause and
  * quit flags and call again). */
 bool irqchip_pre_run(struct vcpu *v);
+/* vCPU thread, after each KVM_RUN that returned an exit (m->ic set). */
+void irqchip_post_run(struct vcpu *v);
 /* vCPU thread: the exits the modes add; false when not one of them. */
 bool irqchip_handle_exit(struct vcpu *v);
 
@@ -62,6 +64,7 @@ void irqchip_off_cpuid(struct vmm_irqchip *ic, struct kvm_cpuid2 *c);
 /* KVM_EXIT_X86_RDMSR / WRMSR of the MSRs irqchip_off_init_vm routed. */
 void irqchip_off_msr(struct vcpu *v);
 bool irqchip_off_pre_run(struct vcpu *v);
+void irqchip_off_post_run(struct vcpu *v);
 void irqchip_off_hlt(struct vcpu *v);
 /* From vcpu_kick: wake the vCPU thread when it sleeps in HLT or SIPI. */
 void irqchip_off_kick(struct vcpu *v);

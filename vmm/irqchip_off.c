@@ -362,18 +362,36 @@ void irqchip_off_hlt(struct vcpu *v)
 
 /* ------------------------------------------------------------- MSRs */
 
-/* IA32_APIC_BASE: reserved bits, x2APIC without enable, and leaving
- * x2APIC mode other than through disabled all #GP, as on hardware. */
-static int write_apic_base(struct lapic *a, uint64_t v)
+/* IA32_APIC_BASE: x2APIC without enable and leaving x2APIC mode other
+ * than through disabled #GP, as on hardware. KVM gets the value too: it
+ * checks the reserved bits (above MAXPHYADDR; x2APIC where CPUID has none)
+ * and keeps CPUID.1:EDX.APIC in step with the enable bit. */
+static int write_apic_base(struct vcpu *v, struct lapic *a, uint64_t val)
 {
 	uint64_t old = lapic_get_base(a);
-	bool en = v & (1ull << 11), extd = v & (1ull << 10);
+	bool en = val & (1ull << 11), extd = val & (1ull << 10);
 
-	if ((v & ~APIC_BASE_WRITABLE & ~(1ull << 8)) || (extd && !en) ||
-	    ((old & (1ull << 10)) && !extd && en))
+	val = (val & ~(1ull << 8)) | (old & (1ull << 8)); /* BSP is read-only */
+	if ((val & ~APIC_BASE_WRITABLE & ~(1ull << 8)) || (extd && !en) ||
+	    ((old & (1ull << 10)) && !extd && en) || (!(old & (1ull << 11)) && extd))
 		return -1;
-	lapic_set_base(a, (v & APIC_BASE_WRITABLE) | (old & (1ull << 8)));
+	if (val != old && kvm_vcpu_set_msr(&v->kvm, MSR_IA32_APIC_BASE, val) < 0)
+		return -1;
+	lapic_set_base(a, val);
 	return 0;
+}
+
+/* After KVM_RUN: the guest's CR8 raises since the last exit (KVM exits
+ * on lowering only) reach the TPR before vmm reads it for the exit. */
+void irqchip_off_post_run(struct vcpu *v)
+{
+	struct ic_cpu *c = &v->m->ic->cpu[v->kvm.id];
+	struct kvm_run *run = v->kvm.run;
+
+	if (run->cr8 != c->last_cr8) {
+		lapic_set_tpr(apic_bus_cpu(v->m->ic->apics, v->kvm.id), (uint8_t)(run->cr8 << 4));
+		c->last_cr8 = (uint8_t)run->cr8;
+	}
 }
 
 void irqchip_off_msr(struct vcpu *v)
@@ -392,7 +410,7 @@ void irqchip_off_msr(struct vcpu *v)
 		}
 		run->msr.data = data;
 	} else if (run->msr.index == MSR_IA32_APIC_BASE) {
-		r = write_apic_base(a, run->msr.data);
+		r = write_apic_base(v, a, run->msr.data);
 	} else {
 		r = lapic_msr_write(a, run->msr.index, run->msr.data);
 	}

@@ -180,6 +180,8 @@ void *vcpu_thread(void *arg)
 			machine_fail(m);
 			break;
 		}
+		if (m->ic)
+			irqchip_post_run(v);
 		if (!dispatch(v))
 			break;
 	}

@@ -5,7 +5,8 @@
 # reason to know: the version banner of --help, the `-device ?` listing it
 # greps for test devices, and -global kvm-pit.lost_tick_policy (KVM's PIT
 # re-injection, not modelled). Env: VMM (default build/vmm next to this
-# script's checkout).
+# script's checkout), KUT_IRQCHIP (on|split|off: adds `-machine
+# kernel_irqchip=MODE`, as scripts/kut/qemu-ref.sh does for QEMU).
 here=$(cd "$(dirname "$0")/../.." && pwd)
 vmm=${VMM:-$here/build/vmm}
 case " $* " in
@@ -35,4 +36,5 @@ while [ $n -gt 0 ]; do
 	*) set -- "$@" "$a" ;;
 	esac
 done
+[ -n "${KUT_IRQCHIP:-}" ] && set -- "$@" -machine kernel_irqchip="$KUT_IRQCHIP"
 exec sh "$here/tests/vmm-cpu.sh" "$vmm" "$@"

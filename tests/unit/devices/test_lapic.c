@@ -3,7 +3,8 @@
  * EOI and the level-triggered EOI broadcast, IPIs (physical, logical
  * flat and cluster, shorthands, lowest priority, NMI/INIT/SIPI), the
  * error register, the timer in one-shot, periodic and TSC-deadline
- * modes, x2APIC MSRs, the MMIO page and `info lapic`. */
+ * modes, x2APIC MSRs, the MMIO page (relocated by IA32_APIC_BASE, absent
+ * while disabled) and `info lapic`. */
 #include <check.h>
 
 #include "tests/unit/devices/pc_host.h"
@@ -448,6 +449,87 @@ START_TEST(mmio_page_and_info)
 }
 END_TEST
 
+static uint32_t mmio_read32(struct iobus *mmio, unsigned cpu, uint64_t addr)
+{
+	uint32_t v = 0;
+
+	lapic_set_thread_cpu((int)cpu);
+	iobus_read(mmio, addr, &v, 4);
+	lapic_set_thread_cpu(-1);
+	return v;
+}
+
+static void mmio_write32(struct iobus *mmio, unsigned cpu, uint64_t addr, uint32_t v)
+{
+	lapic_set_thread_cpu((int)cpu);
+	iobus_write(mmio, addr, &v, 4);
+	lapic_set_thread_cpu(-1);
+}
+
+/* IA32_APIC_BASE moves one vCPU's page (kvm-unit-tests apic.c
+ * test_apicbase): its APIC answers there, the others and the old page
+ * answer all-ones; moving back unmaps the new page. */
+START_TEST(base_relocation)
+{
+	struct apic_fixture f;
+	struct iobus *mmio = iobus_new("mmio");
+	uint32_t ver, v;
+
+	iobus_set_miss_log(mmio, false);
+	apic_init(&f, true);
+	ck_assert_int_eq(apic_bus_map(f.bus, mmio), 0);
+	ver = mmio_read32(mmio, 1, 0xfee00030);
+	ck_assert_uint_eq(ver & 0xff, 0x14);
+	lapic_set_base(f.a[1], 0xfed40000ull | 1u << 11);
+	ck_assert_uint_eq(mmio_read32(mmio, 1, 0xfed40030), ver);
+	ck_assert_uint_eq(mmio_read32(mmio, 1, 0xfee00030), 0xffffffff);
+	ck_assert_uint_eq(mmio_read32(mmio, 0, 0xfee00030), ver);
+	ck_assert_uint_eq(mmio_read32(mmio, 0, 0xfed40030), 0xffffffff);
+	mmio_write32(mmio, 1, 0xfed40080, 0x30);
+	ck_assert_uint_eq(lapic_get_tpr(f.a[1]), 0x30);
+	mmio_write32(mmio, 1, 0xfee00080, 0x50); /* not its page any more */
+	ck_assert_uint_eq(lapic_get_tpr(f.a[1]), 0x30);
+	ck_assert_uint_eq(lapic_get_tpr(f.a[0]), 0);
+	lapic_set_base(f.a[1], LAPIC_DEFAULT_BASE | 1u << 11);
+	ck_assert_uint_eq(mmio_read32(mmio, 1, 0xfee00030), ver);
+	ck_assert(!iobus_read(mmio, 0xfed40030, &v, 4));
+	/* a system reset puts the page back too */
+	lapic_set_base(f.a[0], 0xfed80000ull | 1u << 11 | 1u << 8);
+	ck_assert_uint_eq(mmio_read32(mmio, 0, 0xfed80030), ver);
+	lapic_reset(f.a[0]);
+	ck_assert(!iobus_read(mmio, 0xfed80030, &v, 4));
+	ck_assert_uint_eq(mmio_read32(mmio, 0, 0xfee00030), ver);
+	apic_fini(&f);
+	iobus_free(mmio);
+}
+END_TEST
+
+/* A hardware-disabled or x2APIC-mode APIC does not decode its page: reads
+ * all-ones, writes ignored (kvm-unit-tests apic.c test_apic_disable);
+ * re-enabling restores the initial xAPIC ID (as KVM). */
+START_TEST(disabled_page_and_reenable)
+{
+	struct apic_fixture f;
+	struct iobus *mmio = iobus_new("mmio");
+
+	apic_init(&f, true);
+	ck_assert_int_eq(apic_bus_map(f.bus, mmio), 0);
+	mmio_write32(mmio, 1, 0xfee00020, 7u << 24);
+	ck_assert_uint_eq(mmio_read32(mmio, 1, 0xfee00020), 7u << 24);
+	lapic_set_base(f.a[1], LAPIC_DEFAULT_BASE);
+	ck_assert_uint_eq(mmio_read32(mmio, 1, 0xfee00030), 0xffffffff);
+	mmio_write32(mmio, 1, 0xfee00080, 0x40);
+	ck_assert_uint_eq(lapic_get_tpr(f.a[1]), 0);
+	lapic_set_base(f.a[1], LAPIC_DEFAULT_BASE | 1u << 11);
+	ck_assert_uint_eq(mmio_read32(mmio, 1, 0xfee00020), 1u << 24);
+	lapic_set_base(f.a[1], LAPIC_DEFAULT_BASE | 3u << 10);
+	ck_assert_uint_eq(mmio_read32(mmio, 1, 0xfee00030), 0xffffffff);
+	ck_assert_uint_eq(mmio_read32(mmio, 0, 0xfee00020), 0);
+	apic_fini(&f);
+	iobus_free(mmio);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("lapic");
@@ -463,6 +545,8 @@ int main(void)
 	tcase_add_test(tc, timer_tsc_deadline);
 	tcase_add_test(tc, x2apic_msrs);
 	tcase_add_test(tc, mmio_page_and_info);
+	tcase_add_test(tc, base_relocation);
+	tcase_add_test(tc, disabled_page_and_reenable);
 	suite_add_tcase(s, tc);
 	return test_run_suite(s);
 }
