@@ -4,7 +4,7 @@
  * with its EOI (COM1's THRE interrupt on pin 4: one EOI while the line is
  * still asserted must deliver it again, remote IRR must hold it back
  * until then), a self IPI, a self NMI, and CR8 holding back a lower
- * class. Prints the median latencies, in TSC cycles, of a self IPI
+ * class, and (xAPIC) the page moved by IA32_APIC_BASE. Prints the median latencies, in TSC cycles, of a self IPI
  * (ICR write -> handler) and of a device interrupt (the UART raising its
  * line -> handler). Exit code 0 when everything arrived as expected.
  *
@@ -14,6 +14,7 @@
 #include "kit.h"
 
 #define LAPIC 0xfee00000ul
+#define LAPIC_MOVED 0xfed40000ul /* kvm-unit-tests' alternate APIC base */
 #define IOAPIC 0xfec00000ul
 #define COM1 0x3f8
 #define VEC_TIMER 0x40
@@ -21,9 +22,11 @@
 #define VEC_IPI 0x62
 #define LAT_SAMPLES 15
 
+static uintptr_t lapic_base = LAPIC;
+
 static volatile uint32_t *lapic_reg(unsigned off)
 {
-	uintptr_t a = LAPIC + off;
+	uintptr_t a = lapic_base + off;
 
 	__asm__("" : "+r"(a));
 	return (volatile uint32_t *)a;
@@ -247,6 +250,33 @@ static int test_nmi(void)
 	return nmi_hits == 1 ? 0 : 1;
 }
 
+/* xAPIC: IA32_APIC_BASE moves the register page; a self IPI sent through
+ * the moved page arrives, and the page comes back. */
+static int test_apic_base(void)
+{
+	uint32_t ver = *lapic_reg(0x30);
+	uint64_t base = rdmsr(0x1b);
+	unsigned before = ipi_hits;
+	bool ok;
+
+	if (x2apic)
+		return 0;
+	wrmsr(0x1b, (base & 0xfff) | LAPIC_MOVED);
+	lapic_base = LAPIC_MOVED;
+	ok = *lapic_reg(0x30) == ver;
+	lapic_write(0x80, 0x20);
+	ok = ok && *lapic_reg(0x80) == 0x20;
+	lapic_write(0x80, 0);
+	lapic_write(0x300, 0x44000 | VEC_IPI);
+	wait_for(&ipi_hits, before + 1, 1000);
+	ok = ok && ipi_hits == before + 1;
+	wrmsr(0x1b, base);
+	lapic_base = LAPIC;
+	ok = ok && *lapic_reg(0x30) == ver;
+	printf("irq: APIC base moved to 0x%lx and back: %s\n", LAPIC_MOVED, ok ? "ok" : "FAIL");
+	return ok ? 0 : 1;
+}
+
 int guest_main(void)
 {
 	uint64_t ipi_lat = 0, dev_lat = 0;
@@ -266,6 +296,7 @@ int guest_main(void)
 	fails += test_level_line(&dev_lat);
 	fails += test_ipi_and_cr8(&ipi_lat);
 	fails += test_nmi();
+	fails += test_apic_base();
 	printf("irq: latency self-IPI %lu cycles, device line %lu cycles (%lu cycles/us)\n",
 	       ipi_lat, dev_lat, tsc_per_ms / 1000);
 	printf("irq: %s\n", fails ? "FAILED" : "all interrupts as expected");
