@@ -141,7 +141,11 @@ int pc_fw_cfg_setup(struct fw_cfg *f, const struct pc_fw_config *c, char *err, s
 	ret |= fw_cfg_add_u16(f, FW_CFG_BOOT_MENU, c->boot_menu);
 	ret |= fw_cfg_add(f, FW_CFG_UUID, uuid, sizeof(uuid));
 	ret |= fw_cfg_add(f, FW_CFG_NUMA, zero8, sizeof(zero8));
-	ret |= fw_cfg_add_u32(f, FW_CFG_IRQ0_OVERRIDE, 1);
+	/* 0: SeaBIOS's MP table then routes ISA IRQ 0 to I/O APIC pin 0, as
+	 * every mode wires the PIT (KVM's default GSI routing in `on`, the
+	 * models in split/off) and as vmm's own MADT says (no IRQ 0 source
+	 * override). 1 (QEMU's) would claim pin 2, where no timer comes. */
+	ret |= fw_cfg_add_u32(f, FW_CFG_IRQ0_OVERRIDE, 0);
 	ret |= fw_cfg_add_u16(f, FW_CFG_ACPI_TABLES, 0);
 	ret |= fw_cfg_add_u16(f, FW_CFG_SMBIOS_ENTRIES, 0);
 	ret |= fw_cfg_add_u32(f, FW_CFG_E820_TABLE, 0);

@@ -7,7 +7,8 @@
 # SeaBIOS idles in its boot sector with the PIT's IRQ 0 running, and the
 # monitor sees the BIOS tick count (0x46c, incremented by the IRQ 0
 # handler) advance, the userspace PIC's IRQ statistics, `info pic`,
-# `info ioapic` and `info lapic` for each vCPU.
+# `info ioapic` and `info lapic` for each vCPU, and SeaBIOS's MP table
+# routing ISA IRQ 0 to I/O APIC pin 0, where the PIT is.
 set -u
 mode=$1
 B=${B:-build}
@@ -108,6 +109,28 @@ for cpu in ("0", "1"):
     out = cmd("info lapic " + cpu)
     assert f"dumping local APIC state for CPU {cpu}" in out and "SPIV\t" in out, out
 out = cmd("info lapic 2"); assert "Invalid CPU index" in out, out
+# SeaBIOS's MP table (its guests' only one: no ACPI without a table loader)
+# must route ISA IRQ 0 where the PIT is wired, I/O APIC pin 0 (fw_cfg
+# IRQ0_OVERRIDE 0), as vmm's own MADT has no IRQ 0 override
+import os, struct
+fseg = os.path.join(os.path.dirname(sys.argv[1]), "fseg.bin")
+cmd(f"pmemsave 0xf0000 0x10000 {fseg}")
+f = open(fseg, "rb").read()
+mp = f.find(b"_MP_")
+assert mp >= 0 and mp % 16 == 0, "no MP floating pointer in the F segment"
+cfg = struct.unpack_from("<I", f, mp + 4)[0] - 0xf0000
+assert f[cfg:cfg + 4] == b"PCMP", f"MP config table at {cfg + 0xf0000:#x}"
+count, p, isa, irq0 = struct.unpack_from("<H", f, cfg + 34)[0], cfg + 44, None, None
+for _ in range(count):
+    if f[p] == 0:
+        p += 20
+        continue
+    if f[p] == 1 and f[p + 2:p + 5] == b"ISA":
+        isa = f[p + 1]
+    if f[p] == 3 and f[p + 4] == isa and f[p + 5] == 0:
+        irq0 = f[p + 7]
+    p += 8
+assert irq0 == 0, f"MP table: ISA IRQ 0 -> I/O APIC pin {irq0}"
 print(f"ok   timer interrupts reach the guest: {t1 - t0} BIOS ticks in 1 s, monitor views")
 PY
 	:

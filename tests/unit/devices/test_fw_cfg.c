@@ -217,6 +217,9 @@ START_TEST(pc_content_for_seabios)
 	ck_assert_uint_eq(pio_in(&t, 0x511, 1), 0);
 	select_key(&t, FW_CFG_NB_CPUS);
 	ck_assert_uint_eq(pio_in(&t, 0x511, 1), 2);
+	/* no IRQ 0 -> GSI 2 override: the PIT is on I/O APIC pin 0 */
+	select_key(&t, FW_CFG_IRQ0_OVERRIDE);
+	ck_assert_uint_eq(pio_in(&t, 0x511, 1), 0);
 	fw_cfg_free(f);
 	test_host_fini(&t);
 }
