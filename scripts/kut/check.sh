@@ -7,7 +7,9 @@
 # KUT_ONLY (vmm or qemu: run one side only), KUT_IRQCHIP (on, split or off:
 # both sides get `-machine kernel_irqchip=MODE`, see scripts/kut/qemu.sh and
 # qemu-ref.sh), and the runner's own TIMEOUT (e.g. 300s: overrides every
-# test's timeout on a slow host).
+# test's timeout on a slow host) and KVM_UNIT_TESTS_ENV (a file of VAR=value
+# lines for the tests, both sides: TEST_DEVICE=0 skips apic.c's PV IPI
+# VMCALL, which never completes on kvm_pvm hosts).
 set -u
 kut=${1:?usage: check.sh KUT_DIR [TEST...]}
 shift
