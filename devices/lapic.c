@@ -264,11 +264,10 @@ static void write_eoi(struct lapic *a, struct deferred *d)
 	if (v < 0)
 		return;
 	vec_set(a, R_ISR, (unsigned)v, false);
-	if (vec_test(a, R_TMR, (unsigned)v)) {
-		vec_set(a, R_TMR, (unsigned)v, false);
-		if (!(lapic_reg(a, R_SVR) & SVR_NO_EOI_BROADCAST))
-			d->eoi_vector = v;
-	}
+	/* The TMR stays as it is until the vector is accepted again (as on
+	 * hardware and KVM): guests read it after the EOI. */
+	if (vec_test(a, R_TMR, (unsigned)v) && !(lapic_reg(a, R_SVR) & SVR_NO_EOI_BROADCAST))
+		d->eoi_vector = v;
 	update_ppr(a);
 	d->wake = vec_highest(a, R_IRR) >= 0;
 }

@@ -167,7 +167,15 @@ START_TEST(level_eoi_broadcast)
 	lapic_write(f.a[0], 0xb0, 0);
 	ck_assert_uint_eq(f.n_eoi, 1);
 	ck_assert_int_eq(f.eoi[0], 0x39);
+	/* the TMR keeps the trigger mode past the EOI (kvm-unit-tests
+	 * ioapic.c "TMR for ioapic level interrupts (expected true)"); the
+	 * next acceptance of the vector sets it again, edge or level */
+	ck_assert_uint_eq(lapic_read(f.a[0], 0x180 + 16), 1u << 25);
+	msi(&f, 0, 0x0039); /* edge */
 	ck_assert_uint_eq(lapic_read(f.a[0], 0x180 + 16), 0);
+	ck_assert_int_eq(lapic_get_interrupt(f.a[0]), 0x39);
+	lapic_write(f.a[0], 0xb0, 0);
+	ck_assert_uint_eq(f.n_eoi, 1); /* an edge EOI is not broadcast */
 	/* a level de-assert message does nothing */
 	msi(&f, 0, 0x8039);
 	ck_assert(!lapic_has_interrupt(f.a[0]));
