@@ -657,7 +657,8 @@ void lapic_set_lint(struct lapic *a, unsigned pin, bool level);
 /* TPR (CR8 << 4 in 64-bit mode). */
 uint8_t lapic_get_tpr(struct lapic *a);
 void lapic_set_tpr(struct lapic *a, uint8_t tpr);
-unsigned lapic_take_events(struct lapic *a, uint8_t *sipi_vector);
+/* The LAPIC_EV_* bits since the last call; *nmis: how many NMIs (1-2). */
+unsigned lapic_take_events(struct lapic *a, uint8_t *sipi_vector, unsigned *nmis);
 bool lapic_events_pending(struct lapic *a);
 void lapic_timer_expired(struct lapic *a);
 /* INIT: registers to their INIT state (ID and base kept). Reset: also

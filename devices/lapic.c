@@ -111,7 +111,11 @@ bool lapic_accept(struct lapic *a, unsigned dm, unsigned vector, bool level)
 		vec_set(a, R_TMR, vector, level);
 		return true;
 	case DM_NMI:
+		/* Counted: a second NMI while one waits is latched, not lost
+		 * (as KVM queues two; apic.c "multiple nmi"). More merge. */
 		a->events |= LAPIC_EV_NMI;
+		if (a->nmis < 2)
+			a->nmis++;
 		return true;
 	case DM_INIT:
 		a->events |= LAPIC_EV_INIT;
@@ -652,7 +656,7 @@ void lapic_set_tpr(struct lapic *a, uint8_t tpr)
 	lapic_write(a, R_TPR, tpr);
 }
 
-unsigned lapic_take_events(struct lapic *a, uint8_t *sipi_vector)
+unsigned lapic_take_events(struct lapic *a, uint8_t *sipi_vector, unsigned *nmis)
 {
 	unsigned ev;
 
@@ -660,6 +664,8 @@ unsigned lapic_take_events(struct lapic *a, uint8_t *sipi_vector)
 	ev = a->events;
 	a->events = 0;
 	*sipi_vector = a->sipi_vector;
+	*nmis = a->nmis;
+	a->nmis = 0;
 	pthread_mutex_unlock(&a->lock);
 	return ev;
 }
@@ -755,6 +761,7 @@ void lapic_reset(struct lapic *a)
 	old = a->base_msr;
 	a->base_msr = LAPIC_DEFAULT_BASE | APIC_BASE_EN | (a->cpu == 0 ? APIC_BASE_BSP : 0);
 	a->events = 0;
+	a->nmis = 0;
 	init_locked(a);
 	pthread_mutex_unlock(&a->lock);
 	base_changed(a, old);

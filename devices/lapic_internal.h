@@ -77,6 +77,7 @@ struct lapic {
 	uint64_t timer_start, timer_period, timer_next; /* ns; next 0 = off */
 	uint64_t tsc_deadline;
 	unsigned events;
+	unsigned nmis; /* NMIs not yet taken (1 or 2 with LAPIC_EV_NMI) */
 	uint8_t sipi_vector;
 };
 

@@ -269,14 +269,16 @@ static void do_sipi(struct ic_cpu *c, uint8_t vector)
 static void take_events(struct ic_cpu *c, struct lapic *a)
 {
 	uint8_t sipi;
-	unsigned ev = lapic_take_events(a, &sipi);
+	unsigned nmis, ev = lapic_take_events(a, &sipi, &nmis);
 
 	if (ev & LAPIC_EV_INIT)
 		do_init(c, a);
 	if ((ev & LAPIC_EV_SIPI) && c->state == CPU_WAIT_SIPI)
 		do_sipi(c, sipi);
 	if ((ev & LAPIC_EV_NMI) && c->state != CPU_WAIT_SIPI) {
-		kvm_vcpu_nmi(&vcpu_of(c)->kvm);
+		/* KVM queues both: one runs, the other waits for its IRET */
+		for (unsigned i = 0; i < nmis; i++)
+			kvm_vcpu_nmi(&vcpu_of(c)->kvm);
 		c->state = CPU_RUNNING; /* an NMI ends HLT */
 	}
 }

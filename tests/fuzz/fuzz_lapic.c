@@ -38,6 +38,7 @@ static void step(struct lapic *a, unsigned op, const uint8_t **data, size_t *siz
 {
 	uint64_t v;
 	uint8_t vec;
+	unsigned nmis;
 
 	switch (op % 8) {
 	case 0:
@@ -57,7 +58,7 @@ static void step(struct lapic *a, unsigned op, const uint8_t **data, size_t *siz
 	case 4:
 		if (lapic_has_interrupt(a))
 			lapic_get_interrupt(a);
-		lapic_take_events(a, &vec);
+		lapic_take_events(a, &vec, &nmis);
 		break;
 	case 5:
 		now_ns += fuzz_take(data, size, 3) * 1000;
