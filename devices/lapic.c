@@ -540,6 +540,23 @@ int lapic_msr_read(struct lapic *a, uint32_t msr, uint64_t *value)
 	return r;
 }
 
+/* IA32_TSC_DEADLINE (lock held): a deadline already past fires before the
+ * WRMSR retires (as KVM: apic.c "tsc deadline timer" looks right after),
+ * not on the next host timer tick. true: the vCPU must look. */
+static bool write_tsc_deadline(struct lapic *a, uint64_t value)
+{
+	const struct lapic_host *h = &a->bus->host;
+
+	if (value && value <= h->tsc_now(h->opaque)) {
+		a->tsc_deadline = 0;
+		arm(a, 0);
+		return deliver_lvt(a, R_LVT_TIMER);
+	}
+	a->tsc_deadline = value;
+	arm(a, value ? tsc_to_ns(a, value) : 0);
+	return false;
+}
+
 int lapic_msr_write(struct lapic *a, uint32_t msr, uint64_t value)
 {
 	struct deferred d = {.eoi_vector = -1};
@@ -547,10 +564,8 @@ int lapic_msr_write(struct lapic *a, uint32_t msr, uint64_t value)
 
 	pthread_mutex_lock(&a->lock);
 	if (msr == LAPIC_MSR_TSC_DEADLINE) {
-		if (timer_mode(a) == TIMER_TSC_DEADLINE) {
-			a->tsc_deadline = value;
-			arm(a, value ? tsc_to_ns(a, value) : 0);
-		}
+		if (timer_mode(a) == TIMER_TSC_DEADLINE)
+			d.wake = write_tsc_deadline(a, value);
 	} else if (!lapic_x2apic(a) || msr < 0x800 || msr > 0x8ff) {
 		r = -1;
 	} else if (msr == 0x830) {

@@ -377,9 +377,16 @@ START_TEST(timer_tsc_deadline)
 	ck_assert_int_eq(lapic_get_interrupt(f.a[0]), 0x32);
 	lapic_msr_read(f.a[0], 0x6e0, &v);
 	ck_assert_uint_eq(v, 0);
-	/* a deadline in the past fires at once; 0 disarms */
-	lapic_msr_write(f.a[0], 0x6e0, 1);
-	ck_assert_uint_eq(f.deadline[0], f.now);
+	/* a deadline in the past (or now) fires during the WRMSR, without
+	 * waiting for the host timer, and reads back 0; 0 disarms */
+	ck_assert(!lapic_has_interrupt(f.a[0]));
+	lapic_write(f.a[0], 0xb0, 0);
+	lapic_msr_write(f.a[0], 0x6e0, f.tsc);
+	ck_assert_uint_eq(f.deadline[0], UINT64_MAX);
+	ck_assert_int_eq(lapic_get_interrupt(f.a[0]), 0x32);
+	lapic_write(f.a[0], 0xb0, 0);
+	lapic_msr_read(f.a[0], 0x6e0, &v);
+	ck_assert_uint_eq(v, 0);
 	lapic_msr_write(f.a[0], 0x6e0, 0);
 	ck_assert_uint_eq(f.deadline[0], UINT64_MAX);
 	/* leaving the mode disarms */
