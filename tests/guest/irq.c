@@ -1,12 +1,12 @@
 /* irq.elf — interrupts end to end, the same under every kernel_irqchip
  * mode, with the local APIC in xAPIC mode (MMIO) or, with -append
- * x2apic=1, in x2APIC mode (MSRs 0x800+): the local APIC timer (periodic), a level-triggered I/O APIC line
- * with its EOI (COM1's THRE interrupt on pin 4: one EOI while the line is
- * still asserted must deliver it again, remote IRR must hold it back
- * until then), a self IPI, a self NMI, and CR8 holding back a lower
- * class, CR8 read back in the TPR, and (xAPIC) the page moved by IA32_APIC_BASE. Prints the median latencies, in TSC cycles, of a self IPI
- * (ICR write -> handler) and of a device interrupt (the UART raising its
- * line -> handler). Exit code 0 when everything arrived as expected.
+ * x2apic=1, in x2APIC mode (MSRs 0x800+): the local APIC timer (periodic), a level-triggered I/O
+ * APIC line with its EOI (COM1's THRE interrupt on pin 4: one EOI while the line is still asserted
+ * must deliver it again, remote IRR must hold it back until then), a self IPI, a self NMI, and CR8
+ * holding back a lower class, CR8 read back in the TPR, and (xAPIC) the page moved by
+ * IA32_APIC_BASE. Prints the median latencies, in TSC cycles, of a self IPI (ICR write -> handler)
+ * and of a device interrupt (the UART raising its line -> handler). Exit code 0 when everything
+ * arrived as expected.
  *
  * Ring 0 is emulated on some hosts: few instructions, waits bounded by
  * the TSC.
