@@ -100,9 +100,9 @@ static inline void fuzz_dev_access(struct fuzz_dev *d, unsigned op, const uint8_
 	}
 }
 
-static inline void fuzz_dev_run(struct fuzz_dev *d, const uint8_t *data, size_t size)
+/* Interpret (data, size) as ops on the RAM as it is. */
+static inline void fuzz_dev_ops(struct fuzz_dev *d, const uint8_t *data, size_t size)
 {
-	memset(d->ram, 0, FUZZ_RAM);
 	while (size) {
 		unsigned op = (unsigned)fuzz_take(&data, &size, 1);
 		uint64_t gpa, len;
@@ -128,6 +128,13 @@ static inline void fuzz_dev_run(struct fuzz_dev *d, const uint8_t *data, size_t 
 			break;
 		}
 	}
+}
+
+/* One input from zeroed RAM. */
+static inline void fuzz_dev_run(struct fuzz_dev *d, const uint8_t *data, size_t size)
+{
+	memset(d->ram, 0, FUZZ_RAM);
+	fuzz_dev_ops(d, data, size);
 }
 
 /* A 64-sector scratch disk image (a memfd) for the block devices. */

@@ -3,12 +3,14 @@
 
 Each seed is a well-formed example of what its target parses, so the
 fuzzer starts from deep paths rather than from nothing. Run from the top
-folder: python3 tests/fuzz/mkseeds.py. Crash reproducers and inputs kept
+folder: python3 tests/fuzz/mkseeds.py [GROUP...] (GROUP: netstack, virtio_net...:
+the *_seeds functions below; none: all). Crash reproducers and inputs kept
 from fuzzing runs live next to these (other names) and are not touched.
 """
 import os
 import struct
 import subprocess
+import sys
 
 OUT = "tests/fuzz/corpus"
 
@@ -361,6 +363,182 @@ def device_seeds():
     seed("intel_iommu", "dma-qi-ir", t)
 
 
+# ------------------------------------------------------------- virtio-net
+
+def desc(addr, length, flags=0, nxt=0):
+    """A split virtqueue descriptor (flags: 1 NEXT, 2 WRITE, 4 INDIRECT)."""
+    return struct.pack("<QIHH", addr, length, flags, nxt)
+
+
+def avail(*heads, idx=None):
+    return struct.pack("<HH", 0, len(heads) if idx is None else idx) + b"".join(struct.pack("<H", h) for h in heads)
+
+
+def vpci_setup(features, queues):
+    """fuzz_vpci.h's driver set-up: features, then (size, desc, avail, used) per queue."""
+    out = struct.pack(">Q", features)
+    for size, base in queues:
+        out += struct.pack(">H", size) + b"".join(struct.pack(">I", base + off)[1:] for off in (0, 0x1000, 0x2000))
+    return out
+
+
+NET_Q = ((16, 0x10000), (16, 0x20000), (32, 0x30000))  # RX, TX, control rings
+NET_ALL = (1 << 64) - 1  # every offered feature
+NET_NO_MRG = NET_ALL & ~(1 << 15)
+
+
+def net_hdr(flags=0, gso=0, hdr_len=0, gso_size=0, csum_start=0, csum_off=0):
+    return struct.pack("<BBHHHHH", flags, gso, hdr_len, gso_size, csum_start, csum_off, 0)
+
+
+def net_frame(n, dst=b"\x52\x54\x00\x12\x34\x56"):
+    return dst + b"\x52\x54\x00\xaa\xbb\xcc" + b"\x08\x00" + bytes(i & 0xFF for i in range(n - 14))
+
+
+def net_rx_buffers(count, size):
+    """count single-descriptor writable buffers of size bytes at 0x40000 + 0x1000 * i."""
+    return ram(0x10000, b"".join(desc(0x40000 + 0x1000 * i, size, 2) for i in range(count))) + ram(
+        0x11000, avail(*range(count)))
+
+
+def net_tx(frames):
+    """Each (hdr, frame) as a two-descriptor chain on the TX ring."""
+    d, data = b"", b""
+    for i, (h, f) in enumerate(frames):
+        d += desc(0x50000 + 0x4000 * i, len(h), 1, 2 * i + 1) + desc(0x50100 + 0x4000 * i, len(f))
+        data += ram(0x50000 + 0x4000 * i, h) + ram(0x50100 + 0x4000 * i, f)
+    return ram(0x20000, d) + data + ram(0x21000, avail(*range(0, 2 * len(frames), 2)))
+
+
+def net_ctrl(cmds):
+    """Each command bytes as (out: command, in: ack byte) on the control ring."""
+    d, data = b"", b""
+    for i, c in enumerate(cmds):
+        d += desc(0x70000 + 0x100 * i, len(c), 1, 2 * i + 1) + desc(0x78000 + i, 1, 2)
+        data += ram(0x70000 + 0x100 * i, c)
+    return ram(0x30000, d) + data + ram(0x31000, avail(*range(0, 2 * len(cmds), 2)))
+
+
+def virtio_net_seeds():
+    csum = net_hdr(1, 0, 0, 0, 34, 16)
+    seed("virtio_net", "tx-csum-loopback", bytes([0x1F]) + vpci_setup(NET_ALL, NET_Q) +
+         net_rx_buffers(4, 64) + net_tx([(csum, net_frame(60)), (net_hdr(), net_frame(1514))]) + step(0))
+    gso = net_hdr(1, 1, 54, 1448, 34, 16)
+    seed("virtio_net", "tx-tso4-mergeable", bytes([0x1F]) + vpci_setup(NET_ALL, NET_Q) +
+         net_rx_buffers(8, 512) + net_tx([(gso, net_frame(3000)), (net_hdr(1, 0x84, 74, 1428, 54, 16), net_frame(2000))]) + step(0))
+    seed("virtio_net", "tx-bad-headers", bytes([0x10]) + vpci_setup(NET_NO_MRG, NET_Q) + net_rx_buffers(2, 2048) +
+         net_tx([(net_hdr(4), net_frame(60)), (net_hdr(1, 0, 0, 0, 60, 0), net_frame(60)),
+                 (net_hdr(0, 1, 0, 0), net_frame(60)), (net_hdr(0, 0x80), net_frame(60))]) + step(0))
+    frame = net_hdr(1, 4, 54, 1400, 34, 16)[:10] + struct.pack("<H", 300) + net_frame(300)
+    seed("virtio_net", "rx-poll-mergeable", bytes([0x0F]) + vpci_setup(NET_ALL, NET_Q) +
+         ram(0xF0000, frame) + step(3) + net_rx_buffers(4, 128) + step(2) + step(6))
+    seed("virtio_net", "rx-backlog-link-reset", bytes([0x20]) + vpci_setup(NET_NO_MRG, NET_Q) +
+         ram(0xF0000, net_hdr()[:10] + struct.pack("<H", 100) + net_frame(100)) + step(7) + step(7) +
+         net_rx_buffers(1, 2048) + step(2) + step(4) + step(3) + step(4 | 8) + step(5) + step(3) + step(6))
+    mac = b"\x52\x54\x00\x00\x00\x01"
+    table = struct.pack("<I", 2) + mac + mac[:5] + b"\x02" + struct.pack("<I", 1) + b"\x01\x00\x5e\x00\x00\x01"
+    cmds = [b"\x00\x00\x00", b"\x00\x01\x01", b"\x00\x05\x01", b"\x01\x00" + table,
+            b"\x01\x01" + mac, b"\x02\x00\x05\x00", b"\x03\x00", b"\x04\x00\x01\x00", b"\x00\x09\x01"]
+    seed("virtio_net", "ctrl-commands", bytes([0x10]) + vpci_setup(NET_ALL, NET_Q) + net_ctrl(cmds) + step(1) +
+         net_rx_buffers(4, 2048) + ram(0xF0000, net_hdr()[:10] + struct.pack("<H", 64) + net_frame(64, mac)) +
+         step(3) + step(6))
+
+
+# ------------------------------------------------------------- hwsim
+
+def nla(typ, data):
+    pad = (4 - len(data) % 4) % 4
+    return struct.pack("<HH", 4 + len(data), typ) + data + b"\0" * pad
+
+
+def hwsim_msg(cmd, attrs, nl_type=0x10):
+    body = bytes([cmd, 1, 0, 0]) + b"".join(attrs)
+    return struct.pack("<IHHII", 16 + len(body), nl_type, 0, 1, 0) + body
+
+
+def radio(i):
+    return bytes([0x42, 0, 0, 0, i, 0])
+
+
+def perm(i):
+    return bytes([0x02, 0, 0, 0, i, 0])
+
+
+def wifi(fc, addr1, addr2, body=b""):
+    return struct.pack("<H", fc) + b"\0\0" + addr1 + addr2 + addr2 + b"\x10\x00" + body
+
+
+BEACON, PROBE, DATA = 0x80, 0x40, 0x08
+BCAST = b"\xff" * 6
+
+
+def hwsim_tx(tx, frame, freq, width=20, flags=1, cookie=7):
+    wf = {20: 0, 40: 1 << 5, 80: 1 << 9, 160: 1 << 10}[width]
+    return hwsim_msg(2, [nla(2, radio(tx)), nla(3, frame), nla(4, struct.pack("<I", flags)),
+                         nla(19, struct.pack("<I", freq)), nla(7, bytes([0, 1, 0xff, 0, 0xff, 0, 0xff, 0])),
+                         nla(21, struct.pack("<bH", 0, wf) + b"\0" * 9), nla(8, struct.pack("<Q", cookie))])
+
+
+def hwsim_mac(add, tx, vif):
+    return hwsim_msg(7 if add else 8, [nla(2, radio(tx)), nla(1, vif)])
+
+
+HW_Q = ((8, 0x10000), (8, 0x20000))  # TX, RX rings of the virtio-wlan device
+
+
+def hw_guest(ops):
+    return bytes([2]) + ops
+
+
+def hw_rx_buffers(count=8):
+    return ram(0x20000, b"".join(desc(0x40000 + 0x1000 * i, 0x1000, 2) for i in range(count))) + ram(
+        0x21000, avail(*range(count)))
+
+
+def hw_guest_tx(msgs):
+    d = b"".join(desc(0x60000 + 0x1000 * i, len(m)) for i, m in enumerate(msgs))
+    data = b"".join(ram(0x60000 + 0x1000 * i, m) for i, m in enumerate(msgs))
+    return ram(0x10000, d) + data + ram(0x11000, avail(*range(len(msgs))))
+
+
+def hw_register():
+    """Every port's radio announces an interface (radios exist once they sent)."""
+    m0, m2 = hwsim_mac(True, 0, b"\x02\xaa\0\0\0\0"), hwsim_mac(True, 2, b"\x02\xcc\0\0\0\0")
+    return [hw_guest(hw_rx_buffers() + hw_guest_tx([m0]) + step(0)), b"\x00" + hwsim_mac(True, 1, b"\x02\xbb\0\0\0\0"),
+            b"\x01" + struct.pack("<I", len(m2)) + m2]
+
+
+def hwsim_seeds():
+    head = vpci_setup((1 << 64) - 1, HW_Q)
+    beacon = wifi(BEACON, BCAST, perm(1), b"\0" * 12 + b"\x00\x04fuzz")
+    seed("hwsim", "beacon-to-all", bytes([0x80]) + head + rec(*hw_register(),
+        hw_guest(hw_rx_buffers()), b"\x00" + hwsim_tx(1, beacon, 2412),
+        b"\x01" + struct.pack("<I", 0) + b"", hw_guest(step(3) + step(1))))
+    data = wifi(DATA, perm(1), perm(0), b"\xaa\xaa\x03\0\0\0\x08\x00" + b"x" * 40)
+    seed("hwsim", "virtio-unicast-ack", bytes([0x80]) + head + rec(*hw_register(),
+        b"\x00" + hwsim_tx(1, beacon, 5180),
+        hw_guest(hw_rx_buffers() + hw_guest_tx([hwsim_tx(0, data, 5180, 40)]) + step(0) + step(3) + step(1)),
+        hw_guest(step(2) + step(1))))
+    dfs = bytes([0x80 | 2 << 2 | 2 << 4])  # DE, CAC 60 s, NOP 10 s
+    seed("hwsim", "dfs-cac-radar", dfs + head + rec(*hw_register(),
+        b"\x00" + hwsim_tx(1, beacon, 5500), b"\x03" + struct.pack(">I", 61000),
+        b"\x00" + hwsim_tx(1, beacon, 5500, 80), b"\x05" + struct.pack(">H", 5500),
+        b"\x00" + hwsim_tx(1, beacon, 5500), b"\x03" + struct.pack(">I", 11000),
+        b"\x00" + hwsim_tx(1, wifi(PROBE, BCAST, perm(1)), 5500), b"\x07\x01"))
+    m = hwsim_tx(2, wifi(PROBE, BCAST, perm(2)), 2437)
+    framed = struct.pack("<I", len(m)) + m
+    seed("hwsim", "stream-country-commands", bytes([0x40]) + head + rec(*hw_register(),
+        b"\x01" + framed[:20], b"\x01" + framed[20:], b"\x04" + b"JP", b"\x04\x05",
+        b"\x01" + framed, b"\x06info wlan", b"\x06wlan_country FR", b"\x06wlan_radar 5260",
+        b"\x06info regdomain", b"\x06wlan_enforce off", b"\x01" + framed, b"\x07\x00"))
+    seed("hwsim", "mac-addr-malformed", bytes([0]) + head + rec(*hw_register(),
+        b"\x00" + hwsim_mac(True, 1, b"\x02\x11\x22\x33\x44\x55"),
+        b"\x00" + hwsim_tx(0, wifi(DATA, b"\x02\x11\x22\x33\x44\x55", perm(0)), 2462),
+        b"\x00" + hwsim_mac(False, 1, b"\x02\x11\x22\x33\x44\x55"),
+        b"\x00" + hwsim_tx(1, b"\x0c\x00" + b"\0" * 30, 2412), b"\x00" + hwsim_msg(4, []),
+        b"\x01" + struct.pack("<I", 0x100000)))
+
+
 # ------------------------------------------------------------- control plane
 
 def control_seeds():
@@ -404,10 +582,12 @@ def control_seeds():
     seed("gdbstub", "write-regs", pkt(b"G" + b"00" * 600) + pkt(b"k"))
 
 
+GROUPS = (netstack_seeds, usernet_seeds, regdb_seeds, loader_seeds, device_seeds, virtio_net_seeds,
+          hwsim_seeds, control_seeds)
+
 if __name__ == "__main__":
-    netstack_seeds()
-    usernet_seeds()
-    regdb_seeds()
-    loader_seeds()
-    device_seeds()
-    control_seeds()
+    # optional arguments: only these groups ("virtio_net" runs virtio_net_seeds)
+    wanted = set(sys.argv[1:])
+    for g in GROUPS:
+        if not wanted or g.__name__[:-len("_seeds")] in wanted:
+            g()
