@@ -86,7 +86,8 @@ static int read_wmm(const struct reader *r, const char *cc, uint16_t ptr, struct
 		ac->cw_max = (uint16_t)ecw_to_cw(p[0] & 0xf);
 		ac->aifsn = p[1];
 		ac->cot_ms = be16(p + 2);
-		if (ac->cw_min >= ac->cw_max || ac->aifsn < 1)
+		/* CW 0 (ECW 0) is refused as by the db.txt parser (1 to 32767) */
+		if (!ac->cw_min || ac->cw_min >= ac->cw_max || ac->aifsn < 1)
 			return regdb_fail(r->err, "country %s: invalid WMM rule at 0x%zx", cc, off);
 	}
 	return 0;
@@ -126,16 +127,41 @@ static int read_rule(const struct reader *r, const char *cc, uint16_t ptr, struc
 	rule->start_khz = be32(p + 4);
 	rule->end_khz = be32(p + 8);
 	rule->max_bw_khz = be32(p + 12);
-	if (rule->start_khz >= rule->end_khz || rule->max_bw_khz == 0)
-		return regdb_fail(r->err, "country %s: rule at 0x%zx has an empty range %u-%u @ %u kHz",
-			    cc, off, rule->start_khz, rule->end_khz, rule->max_bw_khz);
+	const char *why = regdb_rule_range_invalid(rule);
+
+	if (why)
+		return regdb_fail(r->err, "country %s: rule at 0x%zx (%u-%u @ %u kHz): %s", cc, off,
+				  rule->start_khz, rule->end_khz, rule->max_bw_khz, why);
 	if (p[0] < FWDB_RULE_CAC_LEN)
 		return 0;
-	rule->cac_ms = 1000u * be16(p + 16);
+	/* A CAC time means something only on a DFS rule (cfg80211 uses it
+	 * for DFS channels alone; db.txt refuses it elsewhere): the model
+	 * keeps none, so both formats read to the same database. */
+	rule->cac_ms = rule->flags & REGDB_DFS ? 1000u * be16(p + 16) : 0;
 	if (p[0] < FWDB_RULE_EXT_LEN)
 		return 0;
 	rule->has_wmm = true;
 	return read_wmm(r, cc, be16(p + 18), &rule->wmm);
+}
+
+static int qsort_rule(const void *a, const void *b)
+{
+	return regdb_rule_cmp(a, b);
+}
+
+/* A domain's rules in db2fw.py's order, as the db.txt parser keeps them:
+ * the file's order carries no meaning, but AUTO-BW's walk over touching
+ * rules (verdict.c, like cfg80211's) needs them sorted, and a database
+ * must be the same whichever format it came from. -1 on a duplicate
+ * (db.txt refuses those too). */
+static int sort_rules(struct regdb_domain *d)
+{
+	if (d->n_rules > 1)
+		qsort(d->rules, d->n_rules, sizeof(d->rules[0]), qsort_rule);
+	for (unsigned int i = 1; i < d->n_rules; i++)
+		if (!regdb_rule_cmp(&d->rules[i - 1], &d->rules[i]))
+			return -1;
+	return 0;
 }
 
 static int read_collection(const struct reader *r, const uint8_t *entry,
@@ -166,6 +192,10 @@ static int read_collection(const struct reader *r, const uint8_t *entry,
 			free(d);
 			return -1;
 		}
+	}
+	if (sort_rules(d) < 0) {
+		free(d);
+		return regdb_fail(r->err, "country %s: the same rule twice", cc);
 	}
 	*out = d;
 	return 0;

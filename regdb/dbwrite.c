@@ -26,51 +26,6 @@ static int cmp_u32(uint32_t a, uint32_t b)
 	return a < b ? -1 : a > b;
 }
 
-static int cmp_ac(const struct regdb_wmm_ac *a, const struct regdb_wmm_ac *b)
-{
-	int c = cmp_u32(a->cw_min, b->cw_min);
-
-	if (!c)
-		c = cmp_u32(a->cw_max, b->cw_max);
-	if (!c)
-		c = cmp_u32(a->aifsn, b->aifsn);
-	if (!c)
-		c = cmp_u32(a->cot_ms, b->cot_ms);
-	return c;
-}
-
-int regdb_wmm_cmp(const struct regdb_wmm *a, const struct regdb_wmm *b)
-{
-	int c = 0;
-
-	for (int i = 0; i < 4 && !c; i++)
-		c = cmp_ac(&a->client[i], &b->client[i]);
-	for (int i = 0; i < 4 && !c; i++)
-		c = cmp_ac(&a->ap[i], &b->ap[i]);
-	return c;
-}
-
-int regdb_rule_cmp(const struct regdb_rule *a, const struct regdb_rule *b)
-{
-	const uint32_t ka[] = { a->start_khz, a->end_khz, a->max_bw_khz };
-	const uint32_t kb[] = { b->start_khz, b->end_khz, b->max_bw_khz };
-
-	for (int i = 0; i < 3; i++)
-		if (ka[i] != kb[i])
-			return cmp_u32(ka[i], kb[i]);
-	if (a->max_ant_gain_mbi != b->max_ant_gain_mbi)
-		return a->max_ant_gain_mbi < b->max_ant_gain_mbi ? -1 : 1;
-	if (a->max_eirp_mbm != b->max_eirp_mbm)
-		return a->max_eirp_mbm < b->max_eirp_mbm ? -1 : 1;
-	if (a->flags != b->flags)
-		return cmp_u32(a->flags, b->flags);
-	if (a->cac_ms != b->cac_ms)
-		return cmp_u32(a->cac_ms, b->cac_ms);
-	if (a->has_wmm != b->has_wmm)
-		return a->has_wmm ? 1 : -1;
-	return a->has_wmm ? regdb_wmm_cmp(&a->wmm, &b->wmm) : 0;
-}
-
 static int qsort_rule(const void *a, const void *b)
 {
 	return regdb_rule_cmp(*(const struct regdb_rule *const *)a,
@@ -172,8 +127,8 @@ static int check_rule(const char *cc, unsigned int i, const struct regdb_rule *r
 	if (r->cac_ms % 1000 || r->cac_ms / 1000 > 0xffff)
 		return regdb_fail(err, "country %s rule %u: CAC %u ms is not whole seconds <= 65535",
 				  cc, i + 1, r->cac_ms);
-	if (r->start_khz >= r->end_khz || !r->max_bw_khz)
-		return regdb_fail(err, "country %s rule %u: empty range", cc, i + 1);
+	if (regdb_rule_range_invalid(r))
+		return regdb_fail(err, "country %s rule %u: %s", cc, i + 1, regdb_rule_range_invalid(r));
 	return r->has_wmm ? check_wmm(cc, i, &r->wmm, err) : 0;
 }
 

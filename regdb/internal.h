@@ -21,4 +21,10 @@ int regdb_read_file(const char *path, uint8_t **buf, size_t *len, struct regdb_e
 int regdb_wmm_cmp(const struct regdb_wmm *a, const struct regdb_wmm *b);
 int regdb_rule_cmp(const struct regdb_rule *a, const struct regdb_rule *b);
 
+/* The frequency range every reader and the writer insist on (cfg80211's
+ * is_valid_reg_rule refuses a start at 0, an empty range; db2fw.py too):
+ * NULL, or why the rule is invalid. dbtxt.c checks the same conditions
+ * with the numbers in its messages. */
+const char *regdb_rule_range_invalid(const struct regdb_rule *r);
+
 #endif
