@@ -9,8 +9,9 @@
  *
  * The stub backend checks what the NIC promises a backend (the frame's
  * length matches its iovecs, a partial checksum lies inside the frame, a
- * GSO frame has a size), reads every byte, and may loop each frame back
- * into the receive path, as a TAP echoing the guest would.
+ * GSO frame has a size), reads every byte, refuses frames to a
+ * destination starting 0xEE (as a full TAP queue would), and may loop
+ * each frame back into the receive path, as a TAP echoing the guest would.
  *
  * Input: a config byte (bits 0-3 the backend's offloads NETDEV_OFF_*, bit
  * 4 loop back, bit 5 flow control, bits 6-7 the MTU), then fuzz_vpci.h's
@@ -24,6 +25,7 @@
  *            6 `info network`'s counters, 7 that frame without the flush
  *              (the backlog grows) */
 #include <endian.h>
+#include <errno.h>
 
 #include "devices/virtio/net_internal.h"
 #include "tests/fuzz/fuzz_vpci.h"
@@ -33,7 +35,7 @@
 struct stub_netdev {
 	struct netdev nd;
 	bool loop;
-	unsigned rx_offloads;
+	unsigned rx_offloads, flushes;
 	uint8_t frame[NET_MAX_FRAME];
 };
 
@@ -75,6 +77,8 @@ static int stub_send(struct netdev *nd, const struct virtio_net_hdr *hdr, const 
 		have += iov[i].iov_len;
 	}
 	check_sent(hdr, len, have);
+	if (stub.frame[0] == 0xEE) /* a full backend (a TAP's queue): dropped, counted */
+		return -ENOBUFS;
 	if (stub.loop && nd->rx)
 		nd->rx(nd->rx_opaque, hdr, stub.frame, len);
 	return 0;
@@ -95,6 +99,11 @@ static void stub_poll(struct netdev *nd)
 		nd->rx(nd->rx_opaque, &h, d.ram + FRAME_GPA + sizeof(h) + 2, len);
 }
 
+static void stub_flush(struct netdev *nd)
+{
+	stub.flushes++;
+}
+
 static void stub_set_rx_offloads(struct netdev *nd, unsigned off)
 {
 	stub.rx_offloads = off;
@@ -103,6 +112,7 @@ static void stub_set_rx_offloads(struct netdev *nd, unsigned off)
 static const struct netdev_ops stub_ops = {
 	.type = "fuzz",
 	.send = stub_send,
+	.flush = stub_flush,
 	.poll = stub_poll,
 	.set_rx_offloads = stub_set_rx_offloads,
 };
