@@ -25,6 +25,7 @@
  * clock advances (4-byte big-endian ms), 4 a country (one byte: from a
  * list; more: the text), 5 radar (2-byte MHz), 6 a monitor command
  * line, 7 enforcement on/off and `info wlan`. */
+#include <linux/genetlink.h>
 #include <linux/netlink.h>
 
 #include "devices/wlan/internal.h"
@@ -43,22 +44,37 @@ static uint64_t fuzz_clock(void *opaque)
 	return now_ns;
 }
 
-/* What a port receives: the checks a guest driver's netlink code makes. */
+static void bad_delivery(const char *what, size_t len)
+{
+	fprintf(stderr, "fuzz_hwsim: the medium sent a %zu-byte message with %s\n", len, what);
+	abort();
+}
+
+/* What a port receives: the checks a guest driver's netlink code makes
+ * (nlmsg_len, every attribute inside the message, a frame it can take). */
 static bool check_delivered(void *opaque, const void *msg, size_t len)
 {
 	static uint8_t copy[HWSIM_MAX_MSG_LEN];
 	struct nlmsghdr nh;
+	size_t off = NLMSG_HDRLEN + GENL_HDRLEN;
 
-	if (len < NLMSG_HDRLEN || len > sizeof(copy)) {
-		fprintf(stderr, "fuzz_hwsim: the medium sent a %zu-byte message\n", len);
-		abort();
-	}
+	if (len < off || len > sizeof(copy))
+		bad_delivery("an impossible length", len);
 	memcpy(copy, msg, len); /* ASan reads every byte */
 	memcpy(&nh, copy, sizeof(nh));
-	if (nh.nlmsg_len != len) {
-		fprintf(stderr, "fuzz_hwsim: nlmsg_len %u in a %zu-byte message\n", nh.nlmsg_len,
-			len);
-		abort();
+	if (nh.nlmsg_len != len)
+		bad_delivery("another nlmsg_len", len);
+	while (off < len) {
+		struct nlattr a;
+
+		if (len - off < NLA_HDRLEN)
+			bad_delivery("a truncated attribute", len);
+		memcpy(&a, copy + off, sizeof(a));
+		if (a.nla_len < NLA_HDRLEN || a.nla_len > len - off)
+			bad_delivery("an attribute outside it", len);
+		if (a.nla_type == HWSIM_ATTR_FRAME && a.nla_len - NLA_HDRLEN > HWSIM_MAX_FRAME_LEN)
+			bad_delivery("a frame over 2304 bytes", len);
+		off += NLA_ALIGN(a.nla_len);
 	}
 	return true;
 }
