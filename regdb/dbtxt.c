@@ -158,7 +158,8 @@ static int freq_khz(struct txt *t, const char *what, uint32_t *out)
 {
 	uint64_t v;
 
-	if (decimal(t, 3, 4000000000u, what, &v))
+	/* up to what regulatory.db (be32 kHz) and the model hold */
+	if (decimal(t, 3, UINT32_MAX, what, &v))
 		return -1;
 	*out = (uint32_t)v;
 	return 0;

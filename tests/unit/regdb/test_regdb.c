@@ -150,6 +150,12 @@ START_TEST(binary_reader_agrees_with_dbtxt)
 	memcpy(b, file_buf, file_len);
 	b[rd16(nodfs + 18) * 4] = 0x04; /* ECWmin 0 */
 	expect_error(b, file_len, "invalid WMM rule");
+	/* a range up to the format's 4294967295 kHz: db.txt says it too */
+	memcpy(b, file_buf, file_len);
+	memset(b + r0 + 8, 0xff, 4);
+	ck_assert_msg(!regdb_db_parse(b, file_len, &db, &err), "%s", err.msg);
+	assert_dbtxt_round_trip(db);
+	regdb_db_free(db);
 	/* a CAC time on a rule without DFS: meaningless, not kept */
 	memcpy(b, file_buf, file_len);
 	b[nodfs + 16] = 0;
