@@ -273,7 +273,8 @@ static int cac(struct txt *t, struct regdb_rule *r)
 {
 	uint64_t ms;
 
-	if (decimal(t, 0, 3600000, "CAC time (ms)", &ms) || expect(t, ')', "after the CAC time"))
+	/* up to what regulatory.db holds: be16 seconds */
+	if (decimal(t, 0, 65535000, "CAC time (ms)", &ms) || expect(t, ')', "after the CAC time"))
 		return -1;
 	r->cac_ms = (uint32_t)ms;
 	return 0;

@@ -120,7 +120,7 @@ START_TEST(binary_reader_agrees_with_dbtxt)
 {
 	uint8_t *b = malloc(file_len);
 	size_t de = raw_index_entry("DE"), coll = rd16(de + 2) * 4, ptrs = coll + 4;
-	size_t r0 = rd16(ptrs) * 4, nodfs = 0;
+	size_t r0 = rd16(ptrs) * 4, nodfs = 0, dfs = 0;
 	struct regdb_db *db, *orig;
 	struct regdb_error err = { "" };
 
@@ -140,13 +140,21 @@ START_TEST(binary_reader_agrees_with_dbtxt)
 	memcpy(b, file_buf, file_len);
 	memset(b + r0 + 4, 0, 4);
 	expect_error(b, file_len, "start frequency must be above 0");
-	for (unsigned int i = 0; i < file_buf[coll + 1] && !nodfs; i++) {
+	for (unsigned int i = 0; i < file_buf[coll + 1]; i++) {
 		size_t r = rd16(ptrs + 2 * i) * 4;
 
-		if (file_buf[r] == 20 && !(file_buf[r + 1] & 4))
+		if (file_buf[r] == 20 && !(file_buf[r + 1] & 4) && !nodfs)
 			nodfs = r;
+		if (file_buf[r] == 20 && (file_buf[r + 1] & 4) && !dfs)
+			dfs = r;
 	}
-	ck_assert_msg(nodfs, "DE has no non-DFS rule with a WMM pointer");
+	ck_assert_msg(nodfs && dfs, "DE lacks a DFS and a non-DFS rule with a WMM pointer");
+	/* the longest CAC regulatory.db holds, 65535 s: db.txt says it too */
+	memcpy(b, file_buf, file_len);
+	memset(b + dfs + 16, 0xff, 2);
+	ck_assert_msg(!regdb_db_parse(b, file_len, &db, &err), "%s", err.msg);
+	assert_dbtxt_round_trip(db);
+	regdb_db_free(db);
 	memcpy(b, file_buf, file_len);
 	b[rd16(nodfs + 18) * 4] = 0x04; /* ECWmin 0 */
 	expect_error(b, file_len, "invalid WMM rule");
