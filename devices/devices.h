@@ -139,6 +139,10 @@ struct dev_fast_ops {
 	/* While bound, a write to the eventfd fd delivers the route's MSI. */
 	int (*irqfd)(void *opaque, int fd, int route, bool assign);
 	void *opaque;
+	/* ioeventfd's general form: port I/O when pio, and when datamatch
+	 * >= 0 only writes of that value (len bytes) signal. */
+	int (*ioeventfd_match)(void *opaque, uint64_t addr, unsigned len, bool pio,
+			       int64_t datamatch, int fd, bool assign);
 };
 
 struct dev_host {
@@ -286,6 +290,8 @@ unsigned pci_dev_add_cap(struct pci_dev *d, uint8_t id, unsigned len);
 /* 0, -EEXIST when devfn is taken, -EINVAL. */
 int pci_bus_add(struct pci_bus *bus, struct pci_dev *d, uint8_t devfn);
 struct pci_dev *pci_bus_find(struct pci_bus *bus, uint8_t devfn);
+/* The devfn of the first empty slot from 1 (function 0), or -1. */
+int pci_bus_free_slot(struct pci_bus *bus);
 /* Take d off its bus (unmapping its BARs); devices call it when freed. */
 void pci_bus_remove(struct pci_dev *d);
 /* Drive the device's INTx line (through the bus route). */
@@ -680,6 +686,14 @@ size_t lapic_format(const uint8_t page[LAPIC_PAGE_SIZE], unsigned cpu, bool x2ap
 struct pc_testdev;
 struct pc_testdev *pc_testdev_new(struct dev_host *host, struct pci_bus *pci);
 void pc_testdev_free(struct pc_testdev *t);
+
+/* QEMU's pci-testdev (1b36:0005): BAR 0 memory, BAR 1 port I/O, each with
+ * the test header kvm-unit-tests' vmexit reads (pci_testdev.c). devfn -1:
+ * the first free slot. NULL when the slot is taken. */
+struct pci_testdev;
+struct pci_testdev *pci_testdev_new(struct dev_host *host, struct pci_bus *bus, int devfn);
+void pci_testdev_free(struct pci_testdev *t);
+struct pci_dev *pci_testdev_pci(struct pci_testdev *t);
 
 /* --------------------------------- Intel VT-d and edu (issue 22) ----
  * The IOMMU sits between PCI devices and the machine: their DMA through

@@ -293,21 +293,13 @@ struct pci_dev *edu_pci(struct edu *e)
 	return &e->pci;
 }
 
-static int free_slot(struct pci_bus *bus)
-{
-	for (unsigned slot = 1; slot < 32; slot++)
-		if (!pci_bus_find(bus, (uint8_t)(slot << 3)))
-			return (int)(slot << 3);
-	return -1;
-}
-
 struct edu *edu_new(struct dev_host *host, struct pci_bus *bus, int devfn)
 {
 	struct edu *e;
 	unsigned c;
 
 	if (devfn < 0)
-		devfn = free_slot(bus);
+		devfn = pci_bus_free_slot(bus);
 	if (devfn < 0 || devfn > 0xff)
 		return NULL;
 	e = calloc(1, sizeof(*e));

@@ -262,6 +262,15 @@ static int fast_ioeventfd(void *opaque, uint64_t addr, unsigned len, int fd, boo
 	return v->fast_down.ioeventfd(v->fast_down.opaque, addr, len, fd, assign);
 }
 
+static int fast_ioeventfd_match(void *opaque, uint64_t addr, unsigned len, bool pio,
+				int64_t datamatch, int fd, bool assign)
+{
+	struct intel_iommu *v = opaque;
+
+	return v->fast_down.ioeventfd_match(v->fast_down.opaque, addr, len, pio, datamatch, fd,
+					    assign);
+}
+
 static int fast_irqfd(void *opaque, int fd, int route, bool assign)
 {
 	struct intel_iommu *v = opaque;
@@ -277,9 +286,13 @@ void vtd_routes_attach(struct intel_iommu *v)
 	v->fast_down = *f;
 	if (!f->msi_route_add || !f->msi_route_set)
 		return; /* no KVM (unit tests): devices use irq.msi */
-	*f = (struct dev_fast_ops){
-		f->ioeventfd ? fast_ioeventfd : NULL, route_add, route_set, route_del,
-		f->irqfd ? fast_irqfd : NULL,	      v};
+	*f = (struct dev_fast_ops){f->ioeventfd ? fast_ioeventfd : NULL,
+				   route_add,
+				   route_set,
+				   route_del,
+				   f->irqfd ? fast_irqfd : NULL,
+				   v,
+				   f->ioeventfd_match ? fast_ioeventfd_match : NULL};
 }
 
 void vtd_routes_detach(struct intel_iommu *v)

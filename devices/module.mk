@@ -46,6 +46,7 @@ $(eval $(call unit_test,devices_pc_testdev,tests/unit/devices/test_pc_testdev.c,
 # DMA and interrupt remapping; the edu's registers, interrupts and DMA
 $(eval $(call unit_test,devices_intel_iommu,tests/unit/devices/test_intel_iommu.c,libdevices.a,))
 $(eval $(call unit_test,devices_edu,tests/unit/devices/test_edu.c,libdevices.a,))
+$(eval $(call unit_test,devices_pci_testdev,tests/unit/devices/test_pci_testdev.c,libdevices.a,))
 # the same end to end in a guest (tests/guest/iommu.c), split and off
 INTEG_TESTS += tests/integration/iommu-edu.sh tests/integration/iommu-edu-qemu.sh
 KVM_TESTS += tests/integration/iommu-edu.sh tests/integration/iommu-edu-qemu.sh

@@ -553,6 +553,14 @@ struct pci_dev *pci_bus_find(struct pci_bus *bus, uint8_t devfn)
 	return d;
 }
 
+int pci_bus_free_slot(struct pci_bus *bus)
+{
+	for (unsigned slot = 1; slot < 32; slot++)
+		if (!pci_bus_find(bus, (uint8_t)(slot << 3)))
+			return (int)(slot << 3);
+	return -1;
+}
+
 void pci_dev_set_irq(struct pci_dev *d, bool level)
 {
 	struct pci_bus *bus = d->bus;

@@ -436,6 +436,14 @@ int board_init(struct machine *m, char *err, size_t errlen)
 			}
 			continue;
 		}
+		if (d->kind == DEVICE_PCI_TESTDEV) {
+			m->pci_testdev[i] = pci_testdev_new(&m->host, m->pci, d->devfn);
+			if (!m->pci_testdev[i]) {
+				snprintf(err, errlen, "-device pci-testdev: its PCI slot is taken");
+				return -1;
+			}
+			continue;
+		}
 		if (d->kind == DEVICE_PVPANIC) {
 			m->pvpanic = pvpanic_new(&m->host, d->iobase, pvpanic_fn, m);
 			if (!m->pvpanic) {

@@ -354,11 +354,13 @@ static int parse_device(struct vmm_config *cfg, const struct cli_option *opt, co
 		return cli_parse_intel_iommu(cfg, save, err, errlen);
 	if (tok && !strcmp(tok, "edu"))
 		return cli_parse_edu(cfg, save, err, errlen);
+	if (tok && !strcmp(tok, "pci-testdev"))
+		return cli_parse_pci_testdev(cfg, save, err, errlen);
 	if (!tok || (strcmp(tok, "isa-debug-exit") && strcmp(tok, "pvpanic"))) {
 		snprintf(err, errlen,
 			 "unknown device '%s' (supported: isa-debug-exit, pc-testdev, pvpanic, "
 			 "virtio-blk-pci, virtio-net-pci, virtio-wlan-pci, isa-serial, edu, "
-			 "intel-iommu)",
+			 "pci-testdev, intel-iommu)",
 			 tok ? tok : val);
 		return -1;
 	}
@@ -603,7 +605,7 @@ static const struct cli_option options[] = {
 	{"-monitor", "DEV", parse_monitor, 0, "monitor: stdio, unix:PATH,server,nowait, none"},
 	{"-device", "DRIVER,...", parse_device, 0,
 	 "add a device (help lists them): isa-debug-exit,iobase=0xf4,iosize=4, pc-testdev, "
-	 "pvpanic, edu[,addr=SLOT[.FN]], intel-iommu[,intremap=on|off][,eim=on|off] "
+	 "pvpanic, edu[,addr=SLOT[.FN]], pci-testdev[,addr=SLOT[.FN]], intel-iommu[,intremap=on|off][,eim=on|off] "
 	 "(needs -M q35; intremap needs kernel_irqchip=split or off) or virtio-blk-pci,drive=ID"
 	 "[,bootindex=N][,serial=S][,addr=SLOT[.FN]][,num-queues=N] or "
 	 "virtio-net-pci,netdev=ID[,mac=MAC][,addr=SLOT[.FN]][,id=NAME][,mq=on|off] or "

@@ -37,7 +37,13 @@ struct chardev_spec {
 	char id[32];	  /* -chardev id=: query-chardev's label; "" for -serial */
 };
 
-enum device_kind { DEVICE_ISA_DEBUG_EXIT, DEVICE_PVPANIC, DEVICE_PC_TESTDEV, DEVICE_EDU };
+enum device_kind {
+	DEVICE_ISA_DEBUG_EXIT,
+	DEVICE_PVPANIC,
+	DEVICE_PC_TESTDEV,
+	DEVICE_EDU,
+	DEVICE_PCI_TESTDEV
+};
 
 struct device_spec {
 	enum device_kind kind;
@@ -335,6 +341,7 @@ int cli_parse_pvpanic(struct device_spec *d, char *props, char *err, size_t errl
  * name), and after parsing the checks of the q35 subset. 0 or -1. */
 int cli_parse_intel_iommu(struct vmm_config *cfg, char *props, char *err, size_t errlen);
 int cli_parse_edu(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+int cli_parse_pci_testdev(struct vmm_config *cfg, char *props, char *err, size_t errlen);
 int cli_check_q35(const struct vmm_config *cfg, char *err, size_t errlen);
 /* q35 or QEMU's versioned pc-q35-X.Y. */
 bool cli_is_q35_name(const char *name);

@@ -73,20 +73,22 @@ int cli_parse_intel_iommu(struct vmm_config *cfg, char *props, char *err, size_t
 	return 0;
 }
 
-int cli_parse_edu(struct vmm_config *cfg, char *props, char *err, size_t errlen)
+/* A PCI test device whose only properties are addr= and id=. */
+static int parse_test_pci(struct vmm_config *cfg, enum device_kind kind, const char *name,
+			  char *props, char *err, size_t errlen)
 {
-	struct device_spec d = {.kind = DEVICE_EDU, .devfn = -1};
+	struct device_spec d = {.kind = kind, .devfn = -1};
 	char *key, *v;
 
 	while (cli_next_kv(&props, &key, &v)) {
 		if (!strcmp(key, "addr") && v) {
 			if (cli_parse_pci_addr(v, &d.devfn) < 0) {
-				snprintf(err, errlen, "edu: invalid addr '%s'", v);
+				snprintf(err, errlen, "%s: invalid addr '%s'", name, v);
 				return -1;
 			}
 		} else if (strcmp(key, "id")) {
-			snprintf(err, errlen, "edu: unsupported property '%s' (addr=SLOT[.FN])",
-				 key);
+			snprintf(err, errlen, "%s: unsupported property '%s' (addr=SLOT[.FN])",
+				 name, key);
 			return -1;
 		}
 	}
@@ -96,6 +98,16 @@ int cli_parse_edu(struct vmm_config *cfg, char *props, char *err, size_t errlen)
 	}
 	cfg->devices[cfg->n_devices++] = d;
 	return 0;
+}
+
+int cli_parse_edu(struct vmm_config *cfg, char *props, char *err, size_t errlen)
+{
+	return parse_test_pci(cfg, DEVICE_EDU, "edu", props, err, errlen);
+}
+
+int cli_parse_pci_testdev(struct vmm_config *cfg, char *props, char *err, size_t errlen)
+{
+	return parse_test_pci(cfg, DEVICE_PCI_TESTDEV, "pci-testdev", props, err, errlen);
 }
 
 int cli_check_q35(const struct vmm_config *cfg, char *err, size_t errlen)

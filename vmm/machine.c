@@ -127,6 +127,14 @@ static int fast_ioeventfd(void *opaque, uint64_t addr, unsigned len, int fd, boo
 	return kvm_vm_ioeventfd(&m->vm, addr, len, false, -1, fd, assign);
 }
 
+static int fast_ioeventfd_match(void *opaque, uint64_t addr, unsigned len, bool pio,
+				int64_t datamatch, int fd, bool assign)
+{
+	struct machine *m = opaque;
+
+	return kvm_vm_ioeventfd(&m->vm, addr, len, pio, datamatch, fd, assign);
+}
+
 static int fast_route_add(void *opaque, uint64_t addr, uint32_t data)
 {
 	struct machine *m = opaque;
@@ -277,7 +285,8 @@ static int setup_host(struct machine *m, char *err, size_t errlen)
 	m->host.mem = &m->mem;
 	m->host.irq = (struct irq_sink){irq_set_level, irq_msi, m};
 	m->host.fast = (struct dev_fast_ops){fast_ioeventfd, fast_route_add, fast_route_set,
-					     fast_route_del,	fast_irqfd,	m};
+					     fast_route_del,	fast_irqfd,	m,
+					     fast_ioeventfd_match};
 	m->mem_map = (struct pc_mem_map){machine_map, m};
 	if (!m->host.pio || !m->host.mmio || !m->host.loop) {
 		snprintf(err, errlen, "out of memory");
@@ -356,8 +365,10 @@ void machine_destroy(struct machine *m)
 	debugcon_free(m->debugcon);
 	port92_free(m->port92);
 	dma8237_free(m->dma);
-	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++)
+	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++) {
 		edu_free(m->edu[i]);
+		pci_testdev_free(m->pci_testdev[i]);
+	}
 	intel_iommu_free(m->iommu);
 	irqchip_destroy(m);
 	if (m->debugcon_fd > STDERR_FILENO)

@@ -145,6 +145,7 @@ struct machine {
 	struct pc_testdev *pc_testdev; /* -device pc-testdev */
 	struct intel_iommu *iommu;     /* -device intel-iommu */
 	struct edu *edu[CLI_MAX_DEVICES]; /* -device edu, as cfg->devices */
+	struct pci_testdev *pci_testdev[CLI_MAX_DEVICES]; /* -device pci-testdev, the same */
 
 	/* -kernel: kept to reload it on reset. */
 	uint8_t *kernel;

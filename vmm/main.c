@@ -95,6 +95,7 @@ int main(int argc, char **argv)
 		       "name \"pvpanic\", bus ISA\nname \"isa-serial\", bus ISA\n"
 		       "name \"virtio-net-pci\", bus PCI\nname \"virtio-wlan-pci\", bus PCI\n"
 		       "name \"virtio-blk-pci\", bus PCI\nname \"edu\", bus PCI\n"
+		       "name \"pci-testdev\", bus PCI\n"
 		       "name \"intel-iommu\", bus System\n");
 		return 0;
 	}

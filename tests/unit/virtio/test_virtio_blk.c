@@ -580,7 +580,8 @@ START_TEST(ioeventfd_and_irqfd_path)
 
 	memset(&fast, 0, sizeof(fast));
 	th.host.fast = (struct dev_fast_ops){fake_ioeventfd, fake_route_add, fake_route_set,
-					     NULL,	     fake_irqfd,     NULL};
+					     NULL,	     fake_irqfd,     NULL,
+					     NULL};
 	virtio_blk_free(vb);
 	vb = NULL;
 	b = make_blk(2 << 3, false, NULL, &d2);

@@ -1,0 +1,188 @@
+/* Unit tests for QEMU's pci-testdev (issue 22): the header each BAR shows
+ * per test, the no-eventfd test's count, the eventfd tests' ioeventfds
+ * (port I/O or memory, with or without datamatch) following the test and
+ * the BAR, and the end of the list. No KVM: a recorder stands in for
+ * dev_fast_ops. */
+#include <check.h>
+
+#include "tests/unit/devices/pc_host.h"
+
+#define MEMBAR 0xfeb00000u
+#define IOBAR 0xc000u
+#define DEVFN 0x18u /* 00:03.0 */
+
+static struct test_host t;
+static struct pci_bus *pci;
+static struct pci_testdev *d;
+
+static struct {
+	uint64_t addr;
+	unsigned len;
+	bool pio;
+	int64_t datamatch;
+	int n; /* registered now */
+	int calls;
+} ev;
+
+static int record_ioeventfd(void *o, uint64_t addr, unsigned len, bool pio, int64_t datamatch,
+			    int fd, bool assign)
+{
+	ck_assert_int_ge(fd, 0);
+	ev.calls++;
+	if (!assign) {
+		ck_assert_int_eq(ev.n, 1);
+		ck_assert_uint_eq(ev.addr, addr);
+		ev.n--;
+		return 0;
+	}
+	ck_assert_int_eq(ev.n, 0); /* one test at a time */
+	ev.addr = addr;
+	ev.len = len;
+	ev.pio = pio;
+	ev.datamatch = datamatch;
+	ev.n = 1;
+	return 0;
+}
+
+static uint64_t rd(bool io, unsigned off, unsigned size)
+{
+	uint64_t v = 0;
+
+	if (io)
+		return pio_in(&t, IOBAR + off, size);
+	iobus_read(t.host.mmio, MEMBAR + off, &v, size);
+	return v;
+}
+
+static void wr(bool io, unsigned off, unsigned size, uint64_t v)
+{
+	if (io)
+		pio_out(&t, IOBAR + off, size, (uint32_t)v);
+	else
+		iobus_write(t.host.mmio, MEMBAR + off, &v, size);
+}
+
+static void setup(void)
+{
+	test_host_init(&t);
+	memset(&ev, 0, sizeof(ev));
+	t.host.fast.ioeventfd_match = record_ioeventfd;
+	pci = pci_bus_new(&t.host);
+	ck_assert_ptr_nonnull(pci);
+	d = pci_testdev_new(&t.host, pci, DEVFN);
+	ck_assert_ptr_nonnull(d);
+	pci_cfg_write(pci, DEVFN, 0x10, 4, MEMBAR);
+	pci_cfg_write(pci, DEVFN, 0x14, 4, IOBAR);
+	pci_cfg_write(pci, DEVFN, 0x04, 2, 0x3); /* I/O and memory decoding */
+}
+
+static void teardown(void)
+{
+	pci_testdev_free(d);
+	ck_assert_int_eq(ev.n, 0); /* freeing drops the ioeventfd */
+	pci_bus_free(pci);
+	test_host_fini(&t);
+}
+
+static void name_of(bool io, char *buf, size_t len)
+{
+	for (size_t i = 0; i + 1 < len; i++)
+		if (!(buf[i] = (char)rd(io, 16 + (unsigned)i, 1)))
+			return;
+	buf[len - 1] = 0;
+}
+
+START_TEST(identity_and_bars)
+{
+	ck_assert_uint_eq(pci_cfg_read(pci, DEVFN, 0, 4), 0x00051b36);
+	ck_assert_uint_eq(pci_cfg_read(pci, DEVFN, 0x10, 4) & 1, 0); /* memory */
+	ck_assert_uint_eq(pci_cfg_read(pci, DEVFN, 0x14, 4) & 1, 1); /* port I/O */
+	ck_assert_uint_eq(rd(false, 1, 1), 0);			     /* no test selected: width 0 */
+}
+END_TEST
+
+/* Test 0 on either BAR: the header, and every write to the target counted. */
+START_TEST(no_eventfd_counts_writes)
+{
+	bool io = _i;
+	char name[40];
+
+	wr(io, 0, 1, 0);
+	ck_assert_uint_eq(rd(io, 1, 1), 4);
+	ck_assert_uint_eq(rd(io, 12, 4), 0);
+	name_of(io, name, sizeof(name));
+	ck_assert_str_eq(name, io ? "portio-no-eventfd" : "mmio-no-eventfd");
+	unsigned off = (unsigned)rd(io, 4, 4);
+	ck_assert_uint_gt(off, 16 + strlen(name));
+	for (int i = 0; i < 16; i++)
+		wr(io, off, 4, rd(io, 8, 4));
+	ck_assert_uint_eq(rd(io, 12, 4), 16);
+	ck_assert_uint_eq(rd(!io, 1, 1), 0); /* the other BAR shows no test */
+	ck_assert_int_eq(ev.n, 0);
+	wr(io, 0, 1, 0); /* selecting again starts the count again */
+	ck_assert_uint_eq(rd(io, 12, 4), 0);
+}
+END_TEST
+
+/* Tests 1 and 2: an ioeventfd on the target, with datamatch for 2; writes
+ * that still reach the device are not counted; test 3 ends the list. */
+START_TEST(eventfd_tests_register_ioeventfds)
+{
+	bool io = _i;
+	char name[40];
+	unsigned off;
+
+	wr(io, 0, 1, 1);
+	off = (unsigned)rd(io, 4, 4);
+	ck_assert_int_eq(ev.n, 1);
+	ck_assert_uint_eq(ev.addr, (io ? IOBAR : MEMBAR) + off);
+	ck_assert(ev.pio == io);
+	ck_assert_uint_eq(ev.len, rd(io, 1, 1));
+	ck_assert_int_eq(ev.datamatch, -1);
+	wr(io, off, 4, 7);
+	ck_assert_uint_eq(rd(io, 12, 4), 0);
+	wr(io, 0, 1, 2);
+	name_of(io, name, sizeof(name));
+	ck_assert_str_eq(name, io ? "portio-datamatch-eventfd" : "mmio-datamatch-eventfd");
+	ck_assert_int_eq(ev.n, 1); /* test 1's went */
+	ck_assert_int_eq(ev.datamatch, (int64_t)rd(io, 8, 4));
+	wr(io, 0, 1, 3);
+	ck_assert_uint_eq(rd(io, 1, 1), 0);
+	ck_assert_int_eq(ev.n, 0);
+}
+END_TEST
+
+/* The guest moves the BAR while a test is on: the ioeventfd follows. */
+START_TEST(ioeventfd_follows_the_bar)
+{
+	unsigned off;
+
+	wr(false, 0, 1, 1);
+	off = (unsigned)rd(false, 4, 4);
+	ck_assert_uint_eq(ev.addr, MEMBAR + off);
+	pci_cfg_write(pci, DEVFN, 0x10, 4, MEMBAR + 0x10000);
+	ck_assert_int_eq(ev.n, 1);
+	ck_assert_uint_eq(ev.addr, MEMBAR + 0x10000 + off);
+	pci_cfg_write(pci, DEVFN, 0x04, 2, 0x1); /* memory decoding off */
+	ck_assert_int_eq(ev.n, 0);
+}
+END_TEST
+
+static Suite *pci_testdev_suite(void)
+{
+	Suite *s = suite_create("devices_pci_testdev");
+	TCase *tc = tcase_create("pci_testdev");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, identity_and_bars);
+	tcase_add_loop_test(tc, no_eventfd_counts_writes, 0, 2);
+	tcase_add_loop_test(tc, eventfd_tests_register_ioeventfds, 0, 2);
+	tcase_add_test(tc, ioeventfd_follows_the_bar);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return test_run_suite(pci_testdev_suite());
+}
