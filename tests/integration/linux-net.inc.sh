@@ -25,7 +25,8 @@
 #            answers) and hostfwd_remove (it no longer does)
 #   link     monitor set_link n0 off: the guest's eth0 carrier goes 0 and
 #            a ping fails; set_link n0 on: carrier 1 and the ping answers
-#   ipv6     SLAAC address in fd00::/64 from the RA; TCP to fd00::2 reaches
+#   ipv6     SLAAC address in the prefix of the RA (vmm's usernet: fd00::/64,
+#            QEMU's default: fec0::/64, site-local); TCP to PREFIX::2 reaches
 #            a server on the host's ::1
 #   bulk     (bench/virtio-net-tcp.sh) LINUX_NET_MB MiB of zeros guest -> host
 #            (dd | nc) and host -> guest (nc >/dev/null), no storage in the
@@ -266,17 +267,21 @@ fi
 # Before the link check: a carrier loss flushes the SLAAC address, and
 # QEMU's libslirp did not advertise the prefix again in time.
 if has ipv6; then
-	guest "i=0; until ip -6 addr show dev eth0 scope global | grep -q 'inet6 fd00::' || [ \$i -ge 100 ]; do sleep 0.2; i=\$((i+1)); done; ip -6 addr show dev eth0 scope global | sed 's/^/V6: /'"
-	if ! grep -q "^V6: *inet6 fd00::[0-9a-f:]*/64" "$tmp/out"; then
+	# QEMU's -netdev user advertises fec0::/64 unless told otherwise
+	# (ipv6-net=); vmm's usernet fd00::/64, a unique local prefix.
+	v6=fd00
+	[ "$side" = qemu ] && v6=fec0
+	guest "i=0; until ip -6 addr show dev eth0 | grep -q 'inet6 $v6::' || [ \$i -ge 100 ]; do sleep 0.2; i=\$((i+1)); done; ip -6 addr show dev eth0 | grep 'inet6 $v6::' | sed 's/^/V6: /'"
+	if ! grep -q "^V6: *inet6 $v6::[0-9a-f:]*/64" "$tmp/out"; then
 		guest "ip -6 addr show dev eth0 | sed 's/^/V6ALL: /'; grep -E 'Icmp6(In|Out)Router' /proc/net/snmp6"
-		fail "no SLAAC address in fd00::/64"
+		fail "no SLAAC address in $v6::/64"
 	fi
 	head -c 65536 /dev/urandom >"$tmp/data6"
 	want=$(sha256sum <"$tmp/data6" | cut -d' ' -f1)
 	serve send ::1 9003 "$tmp/data6"
-	guest "echo V6SHA-@N \$(nc fd00::2 9003 </dev/null | sha256sum)"
-	grep -q "V6SHA-$n $want" "$tmp/out" || fail "TCP from fd00::2 (the host's ::1) did not arrive intact"
-	passed "SLAAC $(sed -n 's/^V6: *inet6 \(fd00::[0-9a-f:]*\).*/\1/p' "$tmp/out" | head -1), 64 KiB TCP from fd00::2 ($(elapsed) s)"
+	guest "echo V6SHA-@N \$(nc $v6::2 9003 </dev/null | sha256sum)"
+	grep -q "V6SHA-$n $want" "$tmp/out" || fail "TCP from $v6::2 (the host's ::1) did not arrive intact"
+	passed "SLAAC $(sed -n "s/^V6: *inet6 \($v6::[0-9a-f:]*\).*/\1/p" "$tmp/out" | head -1), 64 KiB TCP from $v6::2 ($(elapsed) s)"
 fi
 
 # carrier WANT: poll the guest's eth0 carrier for up to 10 s.
