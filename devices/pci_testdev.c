@@ -24,7 +24,8 @@
 #define PT_IO_SIZE 256
 #define PT_TARGET 0x80 /* where each test's writes go: past every header */
 #define PT_WIDTH 4
-#define PT_NAME_OFF 16 /* test, width, pad[2], offset, data, count */
+#define PT_NAME_OFF 16		      /* test, width, pad[2], offset, data, count */
+#define PT_HDR_LEN (PT_NAME_OFF + 32) /* the longest name and its NUL fit */
 #define PT_TESTS 3
 
 enum pt_kind { PT_NO_EVENTFD, PT_WILDCARD_EVENTFD, PT_DATAMATCH_EVENTFD };
@@ -43,6 +44,8 @@ struct pci_testdev {
 	uint32_t count;	    /* writes to the target that reached the device */
 	int efd;	    /* what KVM signals for the eventfd tests */
 	uint64_t ioev_addr; /* where the ioeventfd is registered, or UINT64_MAX */
+	bool ioev_pio;	    /* and how: KVM drops only an exact match */
+	int64_t ioev_datamatch;
 };
 
 /* The data a test asks for: a datamatch test's writes of anything else
@@ -57,12 +60,12 @@ static void pt_ioeventfd(struct pci_testdev *t, bool assign)
 {
 	const struct dev_fast_ops *f = &t->host->fast;
 	uint64_t base;
-	bool pio = t->bar == PT_IO_BAR;
 
 	if (!f->ioeventfd_match)
 		return; /* no KVM: the writes exit and are absorbed (pt_write) */
 	if (t->ioev_addr != UINT64_MAX) {
-		f->ioeventfd_match(f->opaque, t->ioev_addr, PT_WIDTH, pio, -1, t->efd, false);
+		f->ioeventfd_match(f->opaque, t->ioev_addr, PT_WIDTH, t->ioev_pio,
+				   t->ioev_datamatch, t->efd, false);
 		t->ioev_addr = UINT64_MAX;
 	}
 	if (!assign || t->bar < 0 || t->test == PT_NO_EVENTFD)
@@ -70,9 +73,10 @@ static void pt_ioeventfd(struct pci_testdev *t, bool assign)
 	base = t->pci.bar[t->bar].mapped;
 	if (base == PCI_BAR_UNMAPPED)
 		return;
-	if (f->ioeventfd_match(f->opaque, base + PT_TARGET, PT_WIDTH, pio,
-			       t->test == PT_DATAMATCH_EVENTFD ? (int64_t)pt_data(t->test) : -1,
-			       t->efd, true) == 0)
+	t->ioev_pio = t->bar == PT_IO_BAR;
+	t->ioev_datamatch = t->test == PT_DATAMATCH_EVENTFD ? (int64_t)pt_data(t->test) : -1;
+	if (f->ioeventfd_match(f->opaque, base + PT_TARGET, PT_WIDTH, t->ioev_pio,
+			       t->ioev_datamatch, t->efd, true) == 0)
 		t->ioev_addr = base + PT_TARGET;
 }
 
@@ -84,19 +88,20 @@ static void pt_select(struct pci_testdev *t, int bar, uint64_t test)
 	t->bar = test < PT_TESTS ? bar : -1;
 	t->test = (int)test;
 	t->count = 0;
-	if (read(t->efd, &drained, sizeof(drained)) < 0) { /* nothing pending: fine */
-	}
+	/* clear what the last test signalled; EAGAIN when it was nothing */
+	ssize_t n = read(t->efd, &drained, sizeof(drained));
+	(void)n;
 	pt_ioeventfd(t, true);
 }
 
-/* The active test's header byte at off (0 past it, or for another BAR). */
-static uint8_t pt_header_byte(const struct pci_testdev *t, int bar, uint64_t off)
+/* The active test's header as BAR bar shows it (all zero for another BAR). */
+static void pt_header(const struct pci_testdev *t, int bar, uint8_t h[PT_HDR_LEN])
 {
-	uint8_t h[PT_NAME_OFF + 32] = {0};
 	const char *name;
 
+	memset(h, 0, PT_HDR_LEN);
 	if (t->bar != bar)
-		return 0;
+		return;
 	h[0] = (uint8_t)t->test;
 	h[1] = PT_WIDTH;
 	io_data_put(h + 4, 4, PT_TARGET);
@@ -104,17 +109,19 @@ static uint8_t pt_header_byte(const struct pci_testdev *t, int bar, uint64_t off
 	io_data_put(h + 12, 4, t->count);
 	name = pt_names[bar][t->test];
 	memcpy(h + PT_NAME_OFF, name, strlen(name));
-	return off < sizeof(h) ? h[off] : 0;
 }
 
 static void pt_read(struct pci_testdev *t, int bar, uint64_t off, void *data, unsigned size)
 {
+	uint8_t h[PT_HDR_LEN];
 	uint64_t v = 0;
 
 	pthread_mutex_lock(&t->lock);
-	for (unsigned i = 0; i < size && i < 8; i++)
-		v |= (uint64_t)pt_header_byte(t, bar, off + i) << (8 * i);
+	pt_header(t, bar, h);
 	pthread_mutex_unlock(&t->lock);
+	for (unsigned i = 0; i < size && i < 8; i++)
+		if (off + i < PT_HDR_LEN)
+			v |= (uint64_t)h[off + i] << (8 * i);
 	io_data_put(data, size, v);
 }
 
@@ -187,6 +194,7 @@ struct pci_testdev *pci_testdev_new(struct dev_host *host, struct pci_bus *bus, 
 	t->host = host;
 	t->bar = -1;
 	t->ioev_addr = UINT64_MAX;
+	t->ioev_datamatch = -1;
 	t->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	pthread_mutex_init(&t->lock, NULL);
 	pci_dev_init(&t->pci, "pci-testdev", PT_VENDOR, PT_DEVICE, 0x00ff00, 0);

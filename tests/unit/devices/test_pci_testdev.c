@@ -29,9 +29,11 @@ static int record_ioeventfd(void *o, uint64_t addr, unsigned len, bool pio, int6
 {
 	ck_assert_int_ge(fd, 0);
 	ev.calls++;
-	if (!assign) {
+	if (!assign) { /* KVM drops only the exact registration */
 		ck_assert_int_eq(ev.n, 1);
 		ck_assert_uint_eq(ev.addr, addr);
+		ck_assert(ev.pio == pio);
+		ck_assert_int_eq(ev.datamatch, datamatch);
 		ev.n--;
 		return 0;
 	}
