@@ -198,8 +198,10 @@ static int lz4_block(const uint8_t *src, size_t len, uint8_t *dst, size_t cap)
 
 /* The kernel's "lz4 -l" payload (legacy frames: magic, then blocks each
  * prefixed by its size) followed by the unpacked size, 32-bit LE. Returns
- * a malloc'ed buffer with *out_size bytes, or NULL if anything is off. */
-static uint8_t *unpack_lz4(const uint8_t *in, size_t len, size_t *out_size)
+ * a malloc'ed buffer with *out_size bytes, or NULL if anything is off,
+ * including an unpacked size over max (the file's word is not trusted with
+ * an allocation: the kernel proper must fit in the header's init_size). */
+static uint8_t *unpack_lz4(const uint8_t *in, size_t len, size_t max, size_t *out_size)
 {
 	size_t at = 4, total, done = 0;
 	uint8_t *out;
@@ -212,6 +214,8 @@ static uint8_t *unpack_lz4(const uint8_t *in, size_t len, size_t *out_size)
 		return NULL;
 	}
 	total = get32(in + len - 4);
+	if (total > max)
+		return NULL;
 	out = malloc(total ? total : 1);
 	while (out && at + 4 < len) {
 		uint32_t chunk = get32(in + at);
@@ -262,7 +266,7 @@ static int load_unpacked(const struct boot_request *req, const struct bzimage *b
 
 	*entry = 0;
 	if (bz->version < 0x208 || load != bz->pref_address ||
-	    payload + plen > bz->file + bz->size || (elf = unpack_lz4(payload, plen, &size)) == NULL)
+	    payload + plen > bz->file + bz->size || (elf = unpack_lz4(payload, plen, bz->init_size, &size)) == NULL)
 		return 0;
 	ret = -ENOEXEC;
 	if (size > sizeof(Elf64_Ehdr) && !memcmp(elf, ELFMAG, SELFMAG) &&

@@ -327,7 +327,10 @@ CLI_CONTROL_PARSER(cli_parse_object)
 
 	if (!kv || copy_arg(buf, sizeof(buf), kv, err, errlen) < 0)
 		return -1;
-	cli_next_kv(&cursor, &type, &v);
+	if (!cli_next_kv(&cursor, &type, &v)) {
+		snprintf(err, errlen, "-object needs a type (TYPE,id=...)");
+		return -1;
+	}
 	if (!strcmp(type, "memory-backend-ram"))
 		return ram_object(cfg, cursor, err, errlen);
 	if (!strcmp(type, "wlan-medium"))

@@ -14,6 +14,15 @@
 
 #include "tests/fuzz/fuzz.h"
 
+/* As libFuzzer's -malloc_limit_mb (its default, the 2048 MiB RSS limit):
+ * one allocation over 2 GiB is a finding, so an OOM reproducer fails the
+ * ASan replay (a plain build would just allocate it). */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "max_allocation_size_mb=2048:allocator_may_return_null=0";
+}
+
 /* Optional in a target (libFuzzer calls it when present). */
 int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
 
