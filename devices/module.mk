@@ -37,6 +37,10 @@ $(eval $(call unit_test,devices_lapic,tests/unit/devices/test_lapic.c,libdevices
 # timer delivery and the monitor views in all three
 INTEG_TESTS += tests/integration/irqchip-on.sh tests/integration/irqchip-split.sh tests/integration/irqchip-off.sh
 KVM_TESTS += tests/integration/irqchip-on.sh tests/integration/irqchip-split.sh tests/integration/irqchip-off.sh
+# SeaBIOS boots an IDE disk in each mode; the boot sector checks INT 13h,
+# its own IRQ 14 and the timer's IRQ 0
+INTEG_TESTS += tests/integration/seabios-ide-irqchip.sh
+KVM_TESTS += tests/integration/seabios-ide-irqchip.sh
 LINUX_TESTS += tests/integration/linux-pvh-smp1-split.sh tests/integration/linux-pvh-smp4-split.sh
 LINUX_TESTS += tests/integration/linux-pvh-smp1-off.sh tests/integration/linux-pvh-smp4-off.sh
 BENCHES += bench/irqchip-latency.sh
