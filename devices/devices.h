@@ -651,7 +651,8 @@ int lapic_msr_write(struct lapic *a, uint32_t msr, uint64_t value);
 uint64_t lapic_get_base(struct lapic *a);
 void lapic_set_base(struct lapic *a, uint64_t value);
 /* The highest interrupt above the processor priority: has / take (moves
- * it from IRR to ISR, returns the vector or -1). */
+ * it from IRR to ISR, returns the vector or -1; none while an NMI waits
+ * for lapic_take_events, as an NMI goes first). */
 bool lapic_has_interrupt(struct lapic *a);
 int lapic_get_interrupt(struct lapic *a);
 /* An interrupt waits only because of the TPR (CR8). */

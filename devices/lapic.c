@@ -621,7 +621,10 @@ int lapic_get_interrupt(struct lapic *a)
 	int v;
 
 	pthread_mutex_lock(&a->lock);
-	v = deliverable(a);
+	/* An NMI the vCPU has not taken yet outranks every interrupt: an
+	 * interrupt taken now would reach the guest first (apic.c "multiple
+	 * nmi" sends an NMI, then a fixed IPI that must find it handled). */
+	v = (a->events & LAPIC_EV_NMI) ? -1 : deliverable(a);
 	if (v >= 0) {
 		vec_set(a, R_IRR, (unsigned)v, false);
 		vec_set(a, R_ISR, (unsigned)v, true);

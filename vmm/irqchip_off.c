@@ -35,6 +35,7 @@
 #define KVM_PV_NEEDS_APIC (1u << 4 | 1u << 6 | 1u << 7 | 1u << 11 | 1u << 13 | 1u << 14)
 
 #define TPR_POLL_NS 1000000ull
+#define NMI_POLL_NS 50000ull /* see nmi_outstanding() */
 
 enum cpu_state { CPU_RUNNING, CPU_HALTED, CPU_WAIT_SIPI };
 
@@ -45,6 +46,7 @@ struct ic_cpu {
 	pthread_cond_t cond;
 	enum cpu_state state;
 	bool woken;
+	bool nmi_in_kvm; /* KVM_NMI given, maybe not yet delivered */
 	uint8_t last_cr8;
 	struct ev_timer *timer;
 	struct ev_timer *tpr_poll; /* see inject() */
@@ -150,6 +152,7 @@ static void off_reset(void *opaque)
 		lapic_reset(apic_bus_cpu(ic->apics, i));
 		ic->cpu[i].state = i ? CPU_WAIT_SIPI : CPU_RUNNING;
 		ic->cpu[i].last_cr8 = 0;
+		ic->cpu[i].nmi_in_kvm = false;
 	}
 }
 
@@ -279,6 +282,7 @@ static void take_events(struct ic_cpu *c, struct lapic *a)
 		/* KVM queues both: one runs, the other waits for its IRET */
 		for (unsigned i = 0; i < nmis; i++)
 			kvm_vcpu_nmi(&vcpu_of(c)->kvm);
+		c->nmi_in_kvm = true;
 		c->state = CPU_RUNNING; /* an NMI ends HLT */
 	}
 }
@@ -311,29 +315,54 @@ static bool wait_kick(struct ic_cpu *c)
 	return !atomic_load(&m->pause_req) && !atomic_load(&m->quit);
 }
 
+/* An NMI outranks INTR, but KVM delivers an interrupt given with
+ * KVM_INTERRUPT ahead of an NMI still pending in it (the interrupt counts
+ * as already injected), and a kick can end KVM_RUN before the NMI went in:
+ * hold interrupts back until KVM has delivered the NMIs it was given.
+ * Not with an interrupt window: some hosts (kvm_pvm) open the window
+ * before they inject the pending NMI, and a vCPU asking for it again
+ * never runs. NMI_POLL_NS later it looks again instead. */
+static bool nmi_outstanding(struct ic_cpu *c)
+{
+	struct kvm_vcpu_events ev;
+
+	if (!c->nmi_in_kvm)
+		return false;
+	if (kvm_vcpu_get_events(&vcpu_of(c)->kvm, &ev) == 0 && (ev.nmi.pending || ev.nmi.injected))
+		return true;
+	c->nmi_in_kvm = false;
+	return false;
+}
+
 static void inject(struct ic_cpu *c, struct lapic *a, struct kvm_run *run)
 {
 	struct vcpu *v = vcpu_of(c);
-	int vector = -1;
+	bool want, hold;
+	int vector;
 
 	/* the guest's CR8 writes since the last exit reach the TPR */
 	if (run->cr8 != c->last_cr8)
 		lapic_set_tpr(a, (uint8_t)(run->cr8 << 4));
-	if (run->ready_for_interrupt_injection) {
+	want = lapic_has_interrupt(a) || pic_for(c, a);
+	hold = want && nmi_outstanding(c);
+	if (want && !hold && run->ready_for_interrupt_injection) {
 		if (pic_for(c, a))
 			vector = i8259_ack(c->ic->pic);
 		else
 			vector = lapic_get_interrupt(a);
 		if (vector >= 0)
 			kvm_vcpu_interrupt(&v->kvm, (unsigned)vector);
+		want = lapic_has_interrupt(a) || pic_for(c, a);
 	}
-	run->request_interrupt_window = lapic_has_interrupt(a) || pic_for(c, a);
+	run->request_interrupt_window = want && !hold;
 	c->last_cr8 = lapic_get_tpr(a) >> 4;
 	run->cr8 = c->last_cr8;
 	/* Held back by CR8 only: KVM reports CR8 being lowered with
 	 * KVM_EXIT_SET_TPR, but some hosts (kvm_pvm) never do. Look again
 	 * every TPR_POLL_NS until it goes in. */
-	if (lapic_blocked_by_tpr(a))
+	if (hold)
+		ev_timer_arm(c->tpr_poll, NMI_POLL_NS, 0);
+	else if (lapic_blocked_by_tpr(a))
 		ev_timer_arm(c->tpr_poll, TPR_POLL_NS, 0);
 }
 

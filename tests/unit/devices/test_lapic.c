@@ -262,6 +262,15 @@ START_TEST(ipi_lowest_priority_and_special_modes)
 		send_ipi(&f, 0, 1, 0x4400);
 	ck_assert_uint_eq(lapic_take_events(f.a[1], &sipi, &nmis), LAPIC_EV_NMI);
 	ck_assert_uint_eq(nmis, 2);
+	/* an NMI, then a fixed IPI (apic.c "multiple nmi"): the interrupt
+	 * waits until the vCPU has taken the NMI, which goes first */
+	send_ipi(&f, 0, 1, 0x4400);
+	send_ipi(&f, 0, 1, 0x4070);
+	ck_assert(lapic_has_interrupt(f.a[1]));
+	ck_assert_int_eq(lapic_get_interrupt(f.a[1]), -1);
+	ck_assert_uint_eq(lapic_take_events(f.a[1], &sipi, &nmis), LAPIC_EV_NMI);
+	ck_assert_uint_eq(nmis, 1);
+	ck_assert_int_eq(take(f.a[1]), 0x70);
 	send_ipi(&f, 0, 1, 0x8500); /* INIT level de-assert: ignored */
 	ck_assert(!lapic_events_pending(f.a[1]));
 	send_ipi(&f, 0, 1, 0x4500);
