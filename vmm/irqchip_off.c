@@ -319,9 +319,9 @@ static bool wait_kick(struct ic_cpu *c)
  * KVM_INTERRUPT ahead of an NMI still pending in it (the interrupt counts
  * as already injected), and a kick can end KVM_RUN before the NMI went in:
  * hold interrupts back until KVM has delivered the NMIs it was given.
- * Not with an interrupt window: some hosts (kvm_pvm) open the window
- * before they inject the pending NMI, and a vCPU asking for it again
- * never runs. NMI_POLL_NS later it looks again instead. */
+ * Not through an interrupt window: on kvm_pvm the window exit comes before
+ * the pending NMI goes in, so a vCPU asking for it again never runs.
+ * NMI_POLL_NS later it looks again instead. */
 static bool nmi_outstanding(struct ic_cpu *c)
 {
 	struct kvm_vcpu_events ev;
