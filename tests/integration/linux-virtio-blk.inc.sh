@@ -88,8 +88,11 @@ wait_for "GUEST-SHA=[0-9a-f]\{64\}"
 grep -q "GUEST-SHA=$want" "$tmp/out" || { grep GUEST-SHA= "$tmp/out"; echo "FAIL: the guest reads other bytes than the host wrote"; exit 1; }
 
 if [ "$mode" = durable ]; then
-	echo 'dd if=/mnt/sub/f1 of=/mnt/durable bs=64k conv=fsync 2>/dev/null && echo DURABLE-MARK' >&3
-	wait_for DURABLE-MARK
+	# markers the typed command does not contain: the tty echoes a line
+	# typed while the shell is still busy, and a marker in that echo
+	# would have the VMM killed before dd even ran
+	echo 'dd if=/mnt/sub/f1 of=/mnt/durable bs=64k conv=fsync 2>/dev/null && echo DURABLE-$((6*7))' >&3
+	wait_for DURABLE-42
 	kill -9 $pid
 	wait $pid 2>/dev/null || true
 	pid=
@@ -102,8 +105,8 @@ if [ "$mode" = durable ]; then
 	exit 0
 fi
 
-echo 'cp /mnt/sub/f1 /mnt/copy && echo hello-from-guest >/mnt/hello && sync && umount /mnt && echo UMOUNTED' >&3
-wait_for UMOUNTED
+echo 'cp /mnt/sub/f1 /mnt/copy && echo hello-from-guest >/mnt/hello && sync && umount /mnt && echo UMOUNTED-$((6*7))' >&3
+wait_for UMOUNTED-42
 # The completions came through MSI-X (PCI_MSI is in the guest config, and
 # both VMMs offer MSI-X): a line per vector, the request queue's counted.
 echo 'grep -E "virtio0-(config|req)" /proc/interrupts | sed "s/^/IRQ-LINE /"; echo IRQS-$((6*7))' >&3
