@@ -9,7 +9,10 @@
  * marked IOSQE_IO_DRAIN: io_uring starts it only after every SQE queued
  * before it has completed, so it covers every write the guest issued
  * first, and the requests after it wait for it. A short read or write
- * (the kernel may stop early) is resubmitted for the rest. */
+ * (the kernel may stop early) is resubmitted for the rest, and one the
+ * kernel answers -EAGAIN or -EINTR (nothing done, try again: as QEMU's
+ * io_uring engine) is resubmitted whole; a read that meets the end of
+ * the file (the image shrank under us) fails, never completes short. */
 #include <errno.h>
 #include <liburing.h>
 #include <stdio.h>
@@ -25,7 +28,9 @@ struct block_aio {
 	struct io_uring ring;
 	struct block_dev *disk;
 	int efd;
-	unsigned in_flight; /* requests queued or at the kernel */
+	unsigned in_flight;			/* requests queued or at the kernel */
+	int (*res_hook)(void *opaque, int res); /* tests: alter a CQE's res */
+	void *hook_opaque;
 };
 
 struct aio_req {
@@ -178,6 +183,8 @@ static void advance(struct aio_req *q, size_t n)
 /* One CQE: finished (its result), or resubmitted (1). */
 static int finish(struct block_aio *a, struct aio_req *q, int res)
 {
+	if (res == -EAGAIN || res == -EINTR)
+		return queue_req(a, q) < 0 ? res : 1;
 	if (q->flush || res < 0)
 		return res < 0 ? res : 0;
 	if (res == 0)
@@ -202,7 +209,8 @@ unsigned block_aio_reap(struct block_aio *a, void (*done)(void *opaque, void *co
 		return 0;
 	while (io_uring_peek_cqe(&a->ring, &cqe) == 0) {
 		struct aio_req *q = io_uring_cqe_get_data(cqe);
-		int r = finish(a, q, cqe->res);
+		int res = a->res_hook ? a->res_hook(a->hook_opaque, cqe->res) : cqe->res;
+		int r = finish(a, q, res);
 
 		io_uring_cqe_seen(&a->ring, cqe);
 		if (r == 1) {
@@ -233,6 +241,12 @@ void block_aio_wait_all(struct block_aio *a, void (*done)(void *opaque, void *co
 			break;
 		block_aio_reap(a, done, opaque);
 	}
+}
+
+void block_aio_set_res_hook(struct block_aio *a, int (*hook)(void *opaque, int res), void *opaque)
+{
+	a->res_hook = hook;
+	a->hook_opaque = opaque;
 }
 
 static void drop(void *opaque, void *cookie, int r)

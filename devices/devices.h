@@ -464,6 +464,9 @@ unsigned block_aio_in_flight(const struct block_aio *a);
 /* Wait until nothing is in flight, reaping as block_aio_reap does. */
 void block_aio_wait_all(struct block_aio *a, void (*done)(void *opaque, void *cookie, int r),
 			void *opaque);
+/* Tests only: hook(opaque, res) replaces each completion's result before
+ * the engine looks at it (a short transfer, -EAGAIN, ...). */
+void block_aio_set_res_hook(struct block_aio *a, int (*hook)(void *opaque, int res), void *opaque);
 
 /* PIIX3 IDE at 00:01.1: two channels in compatibility mode (0x1f0/0x3f6
  * IRQ 14, 0x170/0x376 IRQ 15) and bus-master DMA through BAR 4. Drive

@@ -45,6 +45,31 @@ static int add_ram(struct machine *m, uint64_t gpa, uint64_t size, uint8_t *hva,
 	return 0;
 }
 
+#define HUGE_PAGE (2ull << 20)
+
+/* Anonymous memory for the guest, 2 MiB aligned so transparent huge pages
+ * can back it (MADV_HUGEPAGE, as QEMU asks): fewer TLB and EPT misses, and
+ * O_DIRECT disk I/O into guest RAM pins one page per 2 MiB instead of 512.
+ * MADV_MERGEABLE stays, as QEMU's mem-merge=on: when ksmd runs it splits
+ * the huge pages it merges, and leaves the rest alone. */
+static void *map_guest_ram(size_t size)
+{
+	size_t slack = HUGE_PAGE;
+	uint8_t *p = mmap(NULL, size + slack, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uintptr_t at;
+
+	if (p == MAP_FAILED)
+		return MAP_FAILED;
+	at = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+	if (at > (uintptr_t)p)
+		munmap(p, at - (uintptr_t)p);
+	munmap((uint8_t *)at + size, (uintptr_t)p + size + slack - (at + size));
+	madvise((void *)at, size, MADV_HUGEPAGE);
+	madvise((void *)at, size, MADV_MERGEABLE);
+	return (void *)at;
+}
+
 static int setup_ram(struct machine *m, char *err, size_t errlen)
 {
 	const struct mem_layout *l = &m->layout;
@@ -52,15 +77,13 @@ static int setup_ram(struct machine *m, char *err, size_t errlen)
 
 	mem_layout_for(m->cfg->ram_size, &m->layout);
 	m->ram_map_size = m->cfg->ram_size;
-	m->ram = mmap(NULL, m->ram_map_size, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	m->ram = map_guest_ram(m->ram_map_size);
 	if (m->ram == MAP_FAILED) {
 		m->ram = NULL;
 		snprintf(err, errlen, "-m: cannot allocate %llu MiB of guest RAM: %s",
 			 (unsigned long long)(m->cfg->ram_size >> 20), strerror(errno));
 		return -1;
 	}
-	madvise(m->ram, m->ram_map_size, MADV_MERGEABLE);
 	m->mem.ram_size = m->cfg->ram_size;
 	/* The host block stays contiguous: guest address == offset below 4G. */
 	low_end = l->below_4g < PC_LOW_RAM_END ? l->below_4g : PC_LOW_RAM_END;

@@ -12,6 +12,7 @@
 #            with SIGKILL as soon as it sees it, replays the journal
 #            (e2fsck -fy) and the copy must be complete.
 #
+# BLK_AIO=threads|io_uring gives vmm's drive that aio= (default: vmm's own).
 # Under qemu: qemu-system-x86_64 -enable-kvm with the CPU bench/linux-boot.sh
 # uses. Slow on nested hosts (guest ring 0 is emulated): generous timeout.
 set -eu
@@ -31,7 +32,10 @@ done
 dir=$(sh scripts/guest-kernel.sh)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/linux-virtio-blk.XXXXXX")
 pid=
-trap '[ -z "$pid" ] || kill -9 $pid 2>/dev/null || true; rm -rf "$tmp"' EXIT
+# BLK_KEEP=DIR: a failed run leaves its image, file and console there.
+trap 'rc=$?; [ -z "$pid" ] || kill -9 $pid 2>/dev/null || true
+	[ $rc = 0 ] || [ -z "${BLK_KEEP:-}" ] || cp -r "$tmp" "$BLK_KEEP/" 2>/dev/null || true
+	rm -rf "$tmp"' EXIT
 
 # The file system: one random file in a directory tree, 32 MiB of ext4.
 mkdir -p "$tmp/root/sub"
@@ -51,7 +55,7 @@ if [ "$side" = qemu ]; then
 		<"$tmp/in" >"$tmp/out" 2>&1 &
 else
 	"$vmm" -m 128 -nographic -serial stdio -monitor none -no-reboot \
-		-drive "file=$tmp/disk.img,if=virtio,format=raw" \
+		-drive "file=$tmp/disk.img,if=virtio,format=raw${BLK_AIO:+,aio=$BLK_AIO}" \
 		-kernel "$dir/bzImage" -initrd "$dir/initramfs.cpio" -append "$append" \
 		<"$tmp/in" >"$tmp/out" 2>&1 &
 fi
@@ -78,12 +82,17 @@ grep -q "MOUNTED=1" "$tmp/out" || {
 	exit 1
 }
 echo 'echo GUEST-SHA=$(sha256sum </mnt/sub/f1)' >&3
-wait_for "GUEST-SHA=[0-9a-f]"
+# the whole hash: the console writes the line a few bytes at a time, and
+# a check on a partial line fails with the right bytes on the disk
+wait_for "GUEST-SHA=[0-9a-f]\{64\}"
 grep -q "GUEST-SHA=$want" "$tmp/out" || { grep GUEST-SHA= "$tmp/out"; echo "FAIL: the guest reads other bytes than the host wrote"; exit 1; }
 
 if [ "$mode" = durable ]; then
-	echo 'dd if=/mnt/sub/f1 of=/mnt/durable bs=64k conv=fsync 2>/dev/null && echo DURABLE-MARK' >&3
-	wait_for DURABLE-MARK
+	# markers the typed command does not contain: the tty echoes a line
+	# typed while the shell is still busy, and a marker in that echo
+	# would have the VMM killed before dd even ran
+	echo 'dd if=/mnt/sub/f1 of=/mnt/durable bs=64k conv=fsync 2>/dev/null && echo DURABLE-$((6*7))' >&3
+	wait_for DURABLE-42
 	kill -9 $pid
 	wait $pid 2>/dev/null || true
 	pid=
@@ -96,8 +105,8 @@ if [ "$mode" = durable ]; then
 	exit 0
 fi
 
-echo 'cp /mnt/sub/f1 /mnt/copy && echo hello-from-guest >/mnt/hello && sync && umount /mnt && echo UMOUNTED' >&3
-wait_for UMOUNTED
+echo 'cp /mnt/sub/f1 /mnt/copy && echo hello-from-guest >/mnt/hello && sync && umount /mnt && echo UMOUNTED-$((6*7))' >&3
+wait_for UMOUNTED-42
 # The completions came through MSI-X (PCI_MSI is in the guest config, and
 # both VMMs offer MSI-X): a line per vector, the request queue's counted.
 echo 'grep -E "virtio0-(config|req)" /proc/interrupts | sed "s/^/IRQ-LINE /"; echo IRQS-$((6*7))' >&3
