@@ -797,15 +797,16 @@ enum {
  * the guest's buffers, into a bounded backlog while they are full, or
  * it drops it (counted). A backend that can hold frames back (a TAP's
  * kernel queue) asks can_rx first. */
-typedef void (*netdev_rx_fn)(void *opaque, const struct virtio_net_hdr *hdr, const void *frame,
-			     size_t len);
+typedef void (*netdev_rx_fn)(void *opaque, unsigned q, const struct virtio_net_hdr *hdr,
+			     const void *frame, size_t len);
 
 struct netdev_ops {
 	const char *type; /* QEMU's: "user", "tap" */
-	/* One guest frame of len bytes in iov, checked by the NIC: 0, or
-	 * -errno (dropped, counted by the NIC). */
-	int (*send)(struct netdev *nd, const struct virtio_net_hdr *hdr, const struct iovec *iov,
-		    int iovcnt, size_t len);
+	/* One guest frame of len bytes in iov, checked by the NIC, from its
+	 * queue pair q (< queues): 0, or -errno (dropped, counted by the
+	 * NIC). */
+	int (*send)(struct netdev *nd, unsigned q, const struct virtio_net_hdr *hdr,
+		    const struct iovec *iov, int iovcnt, size_t len);
 	/* The end of a batch of sends: relay to the host now (optional). */
 	void (*flush)(struct netdev *nd);
 	int (*fd)(struct netdev *nd);	      /* readable when poll has work; -1 */
@@ -823,6 +824,10 @@ struct netdev {
 	const struct netdev_ops *ops;
 	char id[32];
 	unsigned offloads; /* NETDEV_OFF_* taken on send */
+	/* Queue pairs (>= 1): a multiqueue TAP's queues, each its own fd in
+	 * the host kernel, so flows spread as the guest's vCPUs spread them;
+	 * the NIC offers VIRTIO_NET_F_MQ with that many (mq=on). */
+	unsigned queues;
 	/* Its fd stays readable until it reads: the NIC stops watching it
 	 * while can_rx is false (a TAP), instead of backlogging. */
 	bool rx_flow_control;
@@ -831,8 +836,8 @@ struct netdev {
 	 * wake-up carries a batch (0: none). bench/README.md, virtio-net. */
 	unsigned coalesce_us;
 	/* Set by the NIC that uses it. */
-	netdev_rx_fn rx;
-	bool (*can_rx)(void *opaque); /* room for a frame now? */
+	netdev_rx_fn rx; /* q: the backend queue it came from */
+	bool (*can_rx)(void *opaque, unsigned q); /* room for a frame now? */
 	void *rx_opaque;
 	struct usernet *usernet; /* type user: for the monitor (hostfwd, stats) */
 };

@@ -160,8 +160,8 @@ static bool allowed(const struct net_user *s, const uint8_t *f, size_t len)
 	return type == 0x0806; /* ARP */
 }
 
-static int user_send(struct netdev *nd, const struct virtio_net_hdr *hdr, const struct iovec *iov,
-		     int iovcnt, size_t len)
+static int user_send(struct netdev *nd, unsigned q, const struct virtio_net_hdr *hdr,
+		     const struct iovec *iov, int iovcnt, size_t len)
 {
 	struct net_user *s = (struct net_user *)nd;
 	const uint8_t *frame = iov[0].iov_base;
@@ -225,7 +225,7 @@ static int emit_to_guest(void *opaque, const struct virtio_net_hdr *gso_hdr, con
 	if (h.gso_type == VIRTIO_NET_HDR_GSO_NONE)
 		h.flags = VIRTIO_NET_HDR_F_DATA_VALID;
 	if (s->nd.rx)
-		s->nd.rx(s->nd.rx_opaque, &h, frame, len);
+		s->nd.rx(s->nd.rx_opaque, 0, &h, frame, len);
 	return 0;
 }
 
@@ -344,6 +344,7 @@ struct netdev *netdev_user_new(const char *id, const char *opts, char *err, size
 		goto fail;
 	s->strings = o.strings; /* usernet keeps pointers into it */
 	s->nd.ops = &user_ops;
+	s->nd.queues = 1; /* one stack, one loop */
 	snprintf(s->nd.id, sizeof(s->nd.id), "%s", id);
 	if (s->cfg.impl == USERNET_IMPL_NETSTACK) {
 		s->nd.offloads =

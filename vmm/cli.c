@@ -608,12 +608,12 @@ static const struct cli_option options[] = {
 	 "pvpanic, edu[,addr=SLOT[.FN]], pci-testdev[,addr=SLOT[.FN]], intel-iommu[,intremap=on|off][,eim=on|off] "
 	 "(needs -M q35; intremap needs kernel_irqchip=split or off) or virtio-blk-pci,drive=ID"
 	 "[,bootindex=N][,serial=S][,addr=SLOT[.FN]][,num-queues=N] or "
-	 "virtio-net-pci,netdev=ID[,mac=MAC][,addr=SLOT[.FN]][,id=NAME][,mq=on|off] or "
+	 "virtio-net-pci,netdev=ID[,mac=MAC][,addr=SLOT[.FN]][,id=NAME][,mq=on|off][,vectors=N] or "
 	 "virtio-wlan-pci,medium=ID[,addr=SLOT[.FN]] (a mac80211_hwsim radio)"},
 	{"-netdev", "user|tap,id=ID,...", parse_netdev, 0,
 	 "network backend: user[,net=A/LEN][,host=A][,dns=A][,dhcpstart=A]"
 	 "[,hostfwd=tcp|udp:[HADDR]:HPORT-[GADDR]:GPORT][,restrict=on|off][,ipv6=on|off]"
-	 "[,impl=netstack|slirp] or tap,ifname=NAME,script=no,downscript=no[,vnet_hdr=on|off]"},
+	 "[,impl=netstack|slirp] or tap,ifname=NAME,script=no,downscript=no[,vnet_hdr=on|off][,queues=N]"},
 	{"-nic", "user|tap|none,...", parse_nic, 0,
 	 "a virtio-net NIC and its backend: the -netdev options plus "
 	 "[model=virtio-net-pci][,mac=MAC][,addr=SLOT]; none: no NIC"},

@@ -2,7 +2,7 @@
  *
  *   -netdev user|tap,id=ID[,...]     a backend (its options checked by
  *                                    the backend at start-up)
- *   -device virtio-net-pci,netdev=ID[,mac=][,addr=][,id=][,mq=on]
+ *   -device virtio-net-pci,netdev=ID[,mac=][,addr=][,id=][,mq=on][,vectors=N]
  *   -nic user|tap|none[,model=virtio-net-pci][,mac=][,...]
  *                                    backend and NIC in one go
  *   -net none                        no NIC at all
@@ -125,6 +125,14 @@ static int nic_prop(struct nic_spec *n, const char *key, const char *val)
 			return -1;
 		n->mq = on;
 		return 1;
+	}
+	/* QEMU's MSI-X table size, which libvirt sets to 2 * queues + 2 with
+	 * mq: vmm sizes the table by the queues itself (one vector each). */
+	if (!strcmp(key, "vectors")) {
+		char *end;
+		unsigned long v = strtoul(val, &end, 10);
+
+		return *val && !*end && v <= 2048 ? 1 : -1;
 	}
 	if (!strcmp(key, "bus")) /* libvirt's bus=pci.0: the only bus */
 		return !strcmp(val, "pci.0") || !strcmp(val, "pci") ? 1 : -1;

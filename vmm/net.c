@@ -44,7 +44,7 @@ static int open_netdev(struct machine *m, unsigned i, char *err, size_t errlen)
 static int add_nic(struct machine *m, unsigned k, char *err, size_t errlen)
 {
 	const struct nic_spec *s = &m->cfg->nics[k];
-	struct virtio_net_opts o = {m->netdevs[s->netdev], {0}, 0, s->devfn, s->id};
+	struct virtio_net_opts o = {m->netdevs[s->netdev], {0}, 0, s->devfn, s->id, s->mq};
 	char why[256];
 
 	memcpy(o.mac, s->mac, 6);
@@ -126,6 +126,20 @@ static void print_backend(struct machine *m, unsigned i, const char *indent, FIL
 	fprintf(out, "%s%s: index=0,type=%s,%s\n", indent, nd->id, nd->ops->type, buf);
 }
 
+/* Multiqueue: pairs in use of those offered, frames per pair. */
+static void print_pairs(const struct virtio_net_info *in, FILE *out)
+{
+	fprintf(out, "    queues: pairs=%u/%u tx_frames=", in->pairs, in->max_pairs);
+	for (unsigned p = 0; p < in->max_pairs; p++)
+		fprintf(out, "%s%llu", p ? "," : "",
+			(unsigned long long)in->stats.pair_tx_frames[p]);
+	fprintf(out, " rx_frames=");
+	for (unsigned p = 0; p < in->max_pairs; p++)
+		fprintf(out, "%s%llu", p ? "," : "",
+			(unsigned long long)in->stats.pair_rx_frames[p]);
+	fprintf(out, "\n");
+}
+
 static void print_nic(struct machine *m, unsigned k, FILE *out)
 {
 	struct virtio_net_info in;
@@ -148,6 +162,8 @@ static void print_nic(struct machine *m, unsigned k, FILE *out)
 		(unsigned long long)s->tx_bytes, (unsigned long long)s->tx_dropped,
 		(unsigned long long)s->tx_bad_hdr, (unsigned long long)s->tx_bad_chain,
 		(unsigned long long)s->ctrl_bad);
+	if (in.max_pairs > 1)
+		print_pairs(&in, out);
 }
 
 /* QEMU's layout: each NIC, its backend under it; lone backends last. */

@@ -59,7 +59,7 @@ static const struct {
 	{"pvpanic", "isa-device", "ioport:uint16"},
 	{"virtio-blk-pci", "virtio-pci",
 	 "drive:str,bootindex:int32,serial:str,addr:int32,num-queues:uint16,id:str"},
-	{"virtio-net-pci", "virtio-pci", "netdev:str,mac:str,addr:int32,mq:bool,id:str"},
+	{"virtio-net-pci", "virtio-pci", "netdev:str,mac:str,addr:int32,mq:bool,vectors:uint32,id:str"},
 	{"memory-backend-ram", "memory-backend", NULL},
 	{"secret", "object", NULL},
 };

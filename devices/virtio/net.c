@@ -1,10 +1,13 @@
 /* net.c — virtio-net (virtio spec 5.1) on a netdev backend.
  *
- * Queues: 0 receive, 1 transmit, 2 control. The transport's I/O thread
- * runs everything: a transmit doorbell drains the TX ring into the
- * backend (frames straight from guest RAM: one iovec per descriptor),
- * then lets it relay (flush); the backend's fd and timer run its poll,
- * whose frames fill receive buffers (net_rx.c). One interrupt per pass.
+ * Queues: 0 receive, 1 transmit, 2 control; with MQ (mq=on on a
+ * multiqueue netdev) a receive/transmit pair per backend queue, then the
+ * control queue. The transport's I/O thread runs everything: a transmit
+ * doorbell drains the TX ring into the backend queue of its pair (frames
+ * straight from guest RAM: one iovec per descriptor), then lets it relay
+ * (flush); the backend's fd and timer run its poll, whose frames fill
+ * receive buffers of the pair of the queue they came from (net_rx.c).
+ * One interrupt per queue per pass.
  *
  * VERSION_1 is always negotiated (modern transport only), so every
  * frame carries the 12-byte header with num_buffers. Every header from
@@ -87,7 +90,7 @@ static int frame_iov(struct virtio_net *n, const struct virtq_chain *c, uint64_t
 }
 
 /* One guest frame to the backend, or dropped and counted. */
-static void tx_one(struct virtio_net *n, const struct virtq_chain *c)
+static void tx_one(struct virtio_net *n, unsigned p, const struct virtq_chain *c)
 {
 	struct virtio_net_hdr h;
 	const char *why;
@@ -111,34 +114,35 @@ static void tx_one(struct virtio_net *n, const struct virtq_chain *c)
 		n->st.tx_dropped++;
 		return;
 	}
-	if (n->nd->ops->send(n->nd, &h, n->iov, frame_iov(n, c, NET_HDR_LEN), (size_t)len) < 0) {
+	if (n->nd->ops->send(n->nd, p, &h, n->iov, frame_iov(n, c, NET_HDR_LEN), (size_t)len) < 0) {
 		n->st.tx_dropped++;
 		return;
 	}
 	n->st.tx_frames++;
+	n->st.pair_tx_frames[p]++;
 	n->st.tx_bytes += len;
 }
 
-static void serve_tx(struct virtio_net *n)
+static void serve_tx(struct virtio_net *n, unsigned p)
 {
 	struct virtq *q;
 	int r;
 
-	while ((q = virtio_pci_queue(n->vp, NET_TXQ))) {
+	while ((q = virtio_pci_queue(n->vp, NET_TXQ(p)))) {
 		bool pushed = false;
 
 		virtq_set_notify(q, false);
 		while ((r = virtq_pop(q, n->chain)) == 1) {
-			tx_one(n, n->chain);
+			tx_one(n, p, n->chain);
 			virtq_push(q, n->chain->head, 0);
 			pushed = true;
 		}
 		if (r < 0) {
-			virtio_pci_fail(n->vp, NET_TXQ, q->broken);
+			virtio_pci_fail(n->vp, NET_TXQ(p), q->broken);
 			return;
 		}
 		if (pushed)
-			virtio_pci_notify(n->vp, NET_TXQ);
+			virtio_pci_notify(n->vp, NET_TXQ(p));
 		virtq_set_notify(q, true);
 		if (!virtq_has_avail(q))
 			break;
@@ -223,6 +227,23 @@ static uint8_t ctrl_mac(struct virtio_net *n, uint8_t cmd, const struct virtq_ch
 	return VIRTIO_NET_OK;
 }
 
+/* VQ_PAIRS_SET: how many pairs the driver uses (1 to max_pairs; only
+ * with MQ negotiated). The backend's queues past it feed pairs in use. */
+static uint8_t ctrl_mq(struct virtio_net *n, uint8_t cmd, const struct virtq_chain *c)
+{
+	uint16_t pairs;
+
+	if (!(n->features >> VIRTIO_NET_F_MQ & 1) || cmd != VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET ||
+	    c->out_len != 2 + 2)
+		return VIRTIO_NET_ERR;
+	virtq_chain_read(c, 2, &pairs, 2);
+	pairs = le16toh(pairs);
+	if (pairs < VIRTIO_NET_CTRL_MQ_VQ_PAIRS_MIN || pairs > n->max_pairs)
+		return VIRTIO_NET_ERR;
+	n->pairs = pairs;
+	return VIRTIO_NET_OK;
+}
+
 static uint8_t ctrl_command(struct virtio_net *n, const struct virtq_chain *c)
 {
 	uint8_t cls_cmd[2];
@@ -233,6 +254,8 @@ static uint8_t ctrl_command(struct virtio_net *n, const struct virtq_chain *c)
 		return ctrl_rx_mode(n, cls_cmd[1], c);
 	case VIRTIO_NET_CTRL_MAC:
 		return ctrl_mac(n, cls_cmd[1], c);
+	case VIRTIO_NET_CTRL_MQ:
+		return ctrl_mq(n, cls_cmd[1], c);
 	case VIRTIO_NET_CTRL_ANNOUNCE:
 		return cls_cmd[1] == VIRTIO_NET_CTRL_ANNOUNCE_ACK ? VIRTIO_NET_OK : VIRTIO_NET_ERR;
 	default:
@@ -248,7 +271,7 @@ static int ctrl_one(struct virtio_net *n, struct virtq *q)
 	/* without a command or an ack byte there is no way to answer */
 	if (n->chain->out_len < 2 || n->chain->in_len < 1) {
 		n->st.ctrl_bad++;
-		virtio_pci_fail(n->vp, NET_CTRLQ,
+		virtio_pci_fail(n->vp, NET_CTRLQ(n),
 				"control command without class, command or "
 				"ack byte");
 		return -1;
@@ -266,7 +289,7 @@ static void serve_ctrl(struct virtio_net *n)
 	struct virtq *q;
 	int r;
 
-	while ((q = virtio_pci_queue(n->vp, NET_CTRLQ))) {
+	while ((q = virtio_pci_queue(n->vp, NET_CTRLQ(n)))) {
 		bool pushed = false;
 
 		virtq_set_notify(q, false);
@@ -276,11 +299,11 @@ static void serve_ctrl(struct virtio_net *n)
 			pushed = true;
 		}
 		if (r < 0) {
-			virtio_pci_fail(n->vp, NET_CTRLQ, q->broken);
+			virtio_pci_fail(n->vp, NET_CTRLQ(n), q->broken);
 			return;
 		}
 		if (pushed)
-			virtio_pci_notify(n->vp, NET_CTRLQ);
+			virtio_pci_notify(n->vp, NET_CTRLQ(n));
 		/* with EVENT_IDX this moves avail_event: the next command rings */
 		virtq_set_notify(q, true);
 		if (!virtq_has_avail(q))
@@ -300,7 +323,7 @@ static void sync_features(struct virtio_net *n)
 	/* a usable queue means DRIVER_OK (virtio_pci_status would take the
 	 * transport lock we hold) */
 	if (n->features_synced ||
-	    (!virtio_pci_queue(n->vp, NET_RXQ) && !virtio_pci_queue(n->vp, NET_TXQ)))
+	    (!virtio_pci_queue(n->vp, NET_RXQ(0)) && !virtio_pci_queue(n->vp, NET_TXQ(0))))
 		return;
 	f = n->features = virtio_pci_features(n->vp);
 	n->features_synced = true;
@@ -323,10 +346,10 @@ static void net_serve(void *opaque, unsigned qi)
 	if (!n->vp) /* still in virtio_net_new */
 		return;
 	sync_features(n);
-	if (qi == NET_TXQ)
-		serve_tx(n);
-	else if (qi == NET_CTRLQ)
+	if (qi == NET_CTRLQ(n))
 		serve_ctrl(n);
+	else if (qi & 1)
+		serve_tx(n, qi / 2);
 	net_rx_flush(n); /* new receive buffers, or frames the backend made */
 }
 
@@ -366,10 +389,11 @@ static void net_reset(void *opaque)
 	n->rxf.promisc = true; /* until the driver sets a mode, as QEMU */
 	n->features = 0;
 	n->features_synced = false;
+	n->pairs = 1; /* until VQ_PAIRS_SET (spec 5.1.6.5.5) */
 	net_rx_reset(n);
 }
 
-static uint64_t net_features(const struct netdev *nd)
+static uint64_t net_features(const struct netdev *nd, unsigned max_pairs)
 {
 	uint64_t f = 1ull << VIRTIO_NET_F_MAC | 1ull << VIRTIO_NET_F_STATUS |
 		     1ull << VIRTIO_NET_F_MTU | 1ull << VIRTIO_NET_F_MRG_RXBUF |
@@ -386,6 +410,8 @@ static uint64_t net_features(const struct netdev *nd)
 		f |= 1ull << VIRTIO_NET_F_HOST_TSO6;
 	if ((f & (3ull << VIRTIO_NET_F_HOST_TSO4)) && (nd->offloads & NETDEV_OFF_ECN))
 		f |= 1ull << VIRTIO_NET_F_HOST_ECN;
+	if (max_pairs > 1)
+		f |= 1ull << VIRTIO_NET_F_MQ;
 	return f;
 }
 
@@ -393,7 +419,7 @@ static void fill_config(struct virtio_net *n)
 {
 	memcpy(n->cfg.mac, n->mac, 6);
 	n->cfg.status = htole16(n->link_up ? VIRTIO_NET_S_LINK_UP : 0);
-	n->cfg.max_virtqueue_pairs = htole16(1);
+	n->cfg.max_virtqueue_pairs = htole16((uint16_t)n->max_pairs);
 	n->cfg.mtu = htole16((uint16_t)n->mtu);
 	n->cfg.speed = htole32(UINT32_MAX); /* unknown */
 	n->cfg.duplex = 0xff;
@@ -404,7 +430,22 @@ struct virtio_net *virtio_net_new(struct dev_host *host, struct pci_bus *bus,
 {
 	struct virtio_net *n = calloc(1, sizeof(*n));
 	struct virtio_pci *vp;
+	unsigned bq = o->netdev->queues ? o->netdev->queues : 1;
 
+	if (o->mq && bq > NET_MAX_PAIRS) {
+		snprintf(err, errlen, "virtio-net: %u queues (mq=on takes 1 to %d)", bq,
+			 NET_MAX_PAIRS);
+		free(n);
+		return NULL;
+	}
+	if (!o->mq && bq > 1) {
+		snprintf(err, errlen, "virtio-net: netdev %s has %u queues: mq=on uses them",
+			 o->netdev->id, bq);
+		free(n);
+		return NULL;
+	}
+	if (n)
+		n->max_pairs = bq;
 	if (!n || !(n->chain = malloc(sizeof(*n->chain))) || net_rx_init(n) < 0) {
 		if (n)
 			free(n->chain);
@@ -425,8 +466,8 @@ struct virtio_net *virtio_net_new(struct dev_host *host, struct pci_bus *bus,
 	n->ops = (struct virtio_dev_ops){
 		.device_id = VIRTIO_ID_NET,
 		.class_code = 0x020000, /* network, Ethernet */
-		.features = net_features(n->nd),
-		.num_queues = NET_NUM_QUEUES,
+		.features = net_features(n->nd, n->max_pairs),
+		.num_queues = 2 * n->max_pairs + 1,
 		.queue_size = NET_QUEUE_SIZE,
 		.config_len = sizeof(n->cfg),
 		.reset = net_reset,
@@ -495,6 +536,8 @@ void virtio_net_get_info(struct virtio_net *n, struct virtio_net_info *info)
 	virtio_pci_lock(n->vp);
 	memcpy(info->mac, n->cfg.mac, 6);
 	info->link_up = n->link_up;
+	info->max_pairs = n->max_pairs;
+	info->pairs = n->pairs;
 	info->stats = n->st;
 	virtio_pci_unlock(n->vp);
 }

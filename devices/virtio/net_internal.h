@@ -9,7 +9,13 @@
 
 #include "devices/virtio/virtio.h"
 
-enum { NET_RXQ, NET_TXQ, NET_CTRLQ, NET_NUM_QUEUES };
+/* Queues: receive 2p and transmit 2p + 1 for each queue pair p, then
+ * the control queue (virtio spec 5.1.2). Without MQ: 0, 1 and 2. */
+#define NET_MAX_PAIRS ((VIRTIO_MAX_QUEUES - 1) / 2)
+_Static_assert(NET_MAX_PAIRS <= VIRTIO_NET_STAT_PAIRS, "per-pair counters");
+#define NET_RXQ(p) (2 * (p))
+#define NET_TXQ(p) (2 * (p) + 1)
+#define NET_CTRLQ(n) (2 * (n)->max_pairs)
 
 #define NET_QUEUE_SIZE 256
 /* VERSION_1: the header always has num_buffers */
@@ -36,7 +42,10 @@ struct virtio_net {
 	uint8_t mac[6];		      /* the configured MAC (reset restores it) */
 	unsigned mtu;
 	char id[32];
+	unsigned max_pairs; /* 1, or the netdev's queues with mq=on */
 	/* Everything below: transport lock. */
+	unsigned pairs; /* in use (VQ_PAIRS_SET); frames from a backend
+			 * queue past it go to pair q % pairs */
 	bool link_up;
 	uint64_t features;
 	bool features_synced;
@@ -45,7 +54,7 @@ struct virtio_net {
 	struct virtio_net_stats st;
 	struct virtq_chain *chain; /* scratch: TX and control chains */
 	struct iovec iov[VIRTQ_MAX_CHAIN];
-	struct net_rx *rx;
+	struct net_rx *rx[NET_MAX_PAIRS];
 };
 
 /* net_rx.c */
@@ -54,8 +63,9 @@ void net_rx_fini(struct virtio_net *n);
 /* Device reset: the backlog goes. */
 void net_rx_reset(struct virtio_net *n);
 /* netdev callbacks */
-void net_rx_frame(void *opaque, const struct virtio_net_hdr *hdr, const void *frame, size_t len);
-bool net_can_rx(void *opaque);
+void net_rx_frame(void *opaque, unsigned q, const struct virtio_net_hdr *hdr, const void *frame,
+		  size_t len);
+bool net_can_rx(void *opaque, unsigned q);
 /* End of a pass: backlog into new buffers, one interrupt, doorbells on
  * only when the ring ran dry, a flow-controlled backend's fd watched
  * only while there is room. */

@@ -31,41 +31,50 @@ struct net_rx {
 	unsigned q_head, q_count;
 };
 
+/* One receive state per queue pair (n->max_pairs of them). */
 int net_rx_init(struct virtio_net *n)
 {
-	n->rx = calloc(1, sizeof(*n->rx));
-	if (!n->rx || !(n->rx->first = malloc(sizeof(*n->rx->first))) ||
-	    !(n->rx->more = malloc(sizeof(*n->rx->more)))) {
-		if (n->rx)
-			free(n->rx->first);
-		free(n->rx);
-		n->rx = NULL;
-		return -1;
+	for (unsigned p = 0; p < n->max_pairs; p++) {
+		struct net_rx *r = n->rx[p] = calloc(1, sizeof(*r));
+
+		if (!r || !(r->first = malloc(sizeof(*r->first))) ||
+		    !(r->more = malloc(sizeof(*r->more)))) {
+			net_rx_fini(n);
+			return -1;
+		}
 	}
 	return 0;
 }
 
 void net_rx_reset(struct virtio_net *n)
 {
-	struct net_rx *r = n->rx;
+	for (unsigned p = 0; p < n->max_pairs; p++) {
+		struct net_rx *r = n->rx[p];
 
-	for (; r->q_count; r->q_count--, r->q_head = (r->q_head + 1) % NET_BACKLOG) {
-		free(r->q[r->q_head].data);
-		n->st.rx_dropped++; /* waited for a driver that reset */
+		if (!r) /* net_rx_init ran out of memory */
+			continue;
+		for (; r->q_count; r->q_count--, r->q_head = (r->q_head + 1) % NET_BACKLOG) {
+			free(r->q[r->q_head].data);
+			n->st.rx_dropped++; /* waited for a driver that reset */
+		}
+		r->q_head = 0;
+		r->pushed = false;
 	}
-	r->q_head = 0;
-	r->pushed = false;
 }
 
 void net_rx_fini(struct virtio_net *n)
 {
-	if (!n->rx)
-		return;
 	net_rx_reset(n);
-	free(n->rx->first);
-	free(n->rx->more);
-	free(n->rx);
-	n->rx = NULL;
+	for (unsigned p = 0; p < NET_MAX_PAIRS; p++) {
+		struct net_rx *r = n->rx[p];
+
+		if (!r)
+			continue;
+		free(r->first);
+		free(r->more);
+		free(r);
+		n->rx[p] = NULL;
+	}
 }
 
 /* ------------------------------------------------------------ filter */
@@ -145,11 +154,11 @@ enum { RX_DONE, RX_NO_ROOM, RX_DROPPED };
 
 /* Pop as many chains as the frame needs and fill them; on a shortfall
  * give them all back. */
-static int deliver(struct virtio_net *n, const struct virtio_net_hdr *hdr, const uint8_t *frame,
-		   size_t len)
+static int deliver(struct virtio_net *n, unsigned p, const struct virtio_net_hdr *hdr,
+		   const uint8_t *frame, size_t len)
 {
-	struct virtq *q = virtio_pci_queue(n->vp, NET_RXQ);
-	struct net_rx *r = n->rx;
+	struct virtq *q = virtio_pci_queue(n->vp, NET_RXQ(p));
+	struct net_rx *r = n->rx[p];
 	bool mrg = n->features >> VIRTIO_NET_F_MRG_RXBUF & 1;
 	struct virtio_net_hdr_mrg_rxbuf h;
 	size_t total = NET_HDR_LEN + len, done = 0;
@@ -168,7 +177,7 @@ static int deliver(struct virtio_net *n, const struct virtio_net_hdr *hdr, const
 
 		ret = virtq_pop(q, c);
 		if (ret < 0) {
-			virtio_pci_fail(n->vp, NET_RXQ, q->broken);
+			virtio_pci_fail(n->vp, NET_RXQ(p), q->broken);
 			return RX_DROPPED;
 		}
 		if (ret == 0 || nbuf == NET_QUEUE_SIZE) {
@@ -181,7 +190,8 @@ static int deliver(struct virtio_net *n, const struct virtio_net_hdr *hdr, const
 			return RX_NO_ROOM;
 		}
 		if (c->in_len < (nbuf ? 1 : NET_HDR_LEN)) {
-			virtio_pci_fail(n->vp, NET_RXQ, "receive buffer shorter than the header");
+			virtio_pci_fail(n->vp, NET_RXQ(p),
+					"receive buffer shorter than the header");
 			return RX_DROPPED;
 		}
 		take = c->in_len < total - done ? (size_t)c->in_len : total - done;
@@ -202,6 +212,7 @@ static int deliver(struct virtio_net *n, const struct virtio_net_hdr *hdr, const
 		virtq_push(q, r->head[i], r->used[i]);
 	r->pushed = true;
 	n->st.rx_frames++;
+	n->st.pair_rx_frames[p]++;
 	n->st.rx_bytes += len;
 	return RX_DONE;
 }
@@ -224,9 +235,18 @@ static bool backlog_add(struct net_rx *r, const struct virtio_net_hdr *hdr, cons
 	return true;
 }
 
-void net_rx_frame(void *opaque, const struct virtio_net_hdr *hdr, const void *frame, size_t len)
+/* The pair that takes a frame from backend queue q: its own while the
+ * driver uses it, else one of those it uses. */
+static unsigned rx_pair(const struct virtio_net *n, unsigned q)
+{
+	return q < n->pairs ? q : q % n->pairs;
+}
+
+void net_rx_frame(void *opaque, unsigned bq, const struct virtio_net_hdr *hdr, const void *frame,
+		  size_t len)
 {
 	struct virtio_net *n = opaque;
+	unsigned p = rx_pair(n, bq);
 	int ret;
 
 	if (len < ETH_HLEN || len > NET_MAX_FRAME) {
@@ -238,28 +258,29 @@ void net_rx_frame(void *opaque, const struct virtio_net_hdr *hdr, const void *fr
 		return;
 	}
 	/* frames keep their order: nothing overtakes the backlog */
-	ret = n->rx->q_count ? RX_NO_ROOM : deliver(n, hdr, frame, len);
-	if (ret == RX_NO_ROOM && !backlog_add(n->rx, hdr, frame, len))
+	ret = n->rx[p]->q_count ? RX_NO_ROOM : deliver(n, p, hdr, frame, len);
+	if (ret == RX_NO_ROOM && !backlog_add(n->rx[p], hdr, frame, len))
 		ret = RX_DROPPED;
 	if (ret == RX_DROPPED)
 		n->st.rx_dropped++;
 }
 
-bool net_can_rx(void *opaque)
+bool net_can_rx(void *opaque, unsigned bq)
 {
 	struct virtio_net *n = opaque;
-	struct virtq *q = virtio_pci_queue(n->vp, NET_RXQ);
+	unsigned p = rx_pair(n, bq);
+	struct virtq *q = virtio_pci_queue(n->vp, NET_RXQ(p));
 
-	return q && n->link_up && !n->rx->q_count && virtq_has_avail(q);
+	return q && n->link_up && !n->rx[p]->q_count && virtq_has_avail(q);
 }
 
-static void drain_backlog(struct virtio_net *n)
+static void drain_backlog(struct virtio_net *n, unsigned p)
 {
-	struct net_rx *r = n->rx;
+	struct net_rx *r = n->rx[p];
 
 	while (r->q_count) {
 		struct backlog_frame *b = &r->q[r->q_head];
-		int ret = deliver(n, &b->hdr, b->data, b->len);
+		int ret = deliver(n, p, &b->hdr, b->data, b->len);
 
 		if (ret == RX_NO_ROOM)
 			return;
@@ -271,17 +292,18 @@ static void drain_backlog(struct virtio_net *n)
 	}
 }
 
-void net_rx_flush(struct virtio_net *n)
+static void flush_pair(struct virtio_net *n, unsigned p)
 {
+	struct net_rx *r = n->rx[p];
 	struct virtq *q;
 
 	for (;;) {
-		drain_backlog(n);
-		if (n->rx->pushed) {
-			virtio_pci_notify(n->vp, NET_RXQ);
-			n->rx->pushed = false;
+		drain_backlog(n, p);
+		if (r->pushed) {
+			virtio_pci_notify(n->vp, NET_RXQ(p));
+			r->pushed = false;
 		}
-		q = virtio_pci_queue(n->vp, NET_RXQ);
+		q = virtio_pci_queue(n->vp, NET_RXQ(p));
 		if (!q)
 			break;
 		if (virtq_has_avail(q)) {
@@ -291,9 +313,22 @@ void net_rx_flush(struct virtio_net *n)
 		}
 		virtq_set_notify(q, true);
 		/* a buffer added before the driver saw the flag rang nobody */
-		if (!virtq_has_avail(q) || !n->rx->q_count)
+		if (!virtq_has_avail(q) || !r->q_count)
 			break;
 	}
+}
+
+void net_rx_flush(struct virtio_net *n)
+{
+	bool room = true;
+
+	for (unsigned p = 0; p < n->max_pairs; p++)
+		flush_pair(n, p);
+	/* A flow-controlled backend's queues share one fd: it is watched
+	 * while every pair in use has room, so a full pair holds the others'
+	 * frames in the host kernel for a while rather than spin. */
+	for (unsigned p = 0; p < n->pairs; p++)
+		room = room && net_can_rx(n, p);
 	if (n->nd->rx_flow_control)
-		virtio_pci_io_watch(n->vp, net_can_rx(n));
+		virtio_pci_io_watch(n->vp, room);
 }

@@ -234,7 +234,10 @@ struct virtio_net_opts {
 	unsigned mtu; /* 0: 1500 */
 	int devfn;    /* < 0: first free slot */
 	const char *id; /* `info network` name */
+	bool mq;	/* mq=on: as many queue pairs as the netdev has */
 };
+
+#define VIRTIO_NET_STAT_PAIRS 8 /* >= NET_MAX_PAIRS */
 
 /* Counters (`info network`): what was dropped and why. */
 struct virtio_net_stats {
@@ -246,11 +249,14 @@ struct virtio_net_stats {
 	uint64_t rx_filtered;  /* RX mode / MAC table */
 	uint64_t rx_too_big;   /* does not fit the buffers / offload not negotiated */
 	uint64_t ctrl_bad;     /* control commands answered VIRTIO_NET_ERR */
+	/* per queue pair (multiqueue): frames each way */
+	uint64_t pair_tx_frames[VIRTIO_NET_STAT_PAIRS], pair_rx_frames[VIRTIO_NET_STAT_PAIRS];
 };
 
 struct virtio_net_info {
 	uint8_t mac[6];
 	bool link_up;
+	unsigned max_pairs, pairs; /* queue pairs offered, in use */
 	struct virtio_net_stats stats;
 };
 

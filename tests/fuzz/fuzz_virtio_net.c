@@ -14,13 +14,15 @@
  * each frame back into the receive path, as a TAP echoing the guest would.
  *
  * Input: a config byte (bits 0-3 the backend's offloads NETDEV_OFF_*, bit
- * 4 loop back, bit 5 flow control, bits 6-7 the MTU), then fuzz_vpci.h's
- * set-up for the three queues, then fuzz_dev.h's ops whose step (op % 4
- * == 3) takes arg = op >> 2:
- *   arg % 8: 0 TX doorbell, 1 control doorbell, 2 RX doorbell,
+ * 4 loop back, bit 5 flow control, both: three backend queues and mq=on,
+ * bits 6-7 the MTU), then fuzz_vpci.h's set-up for the queues, then
+ * fuzz_dev.h's ops whose step (op % 4 == 3) takes arg = op >> 2:
+ *   arg % 8: 0 TX doorbell, 1 control doorbell, 2 RX doorbell (0 and 2:
+ *              of pair (arg >> 3) % queues),
  *            3 the backend's poll on the I/O thread: a frame (RAM at
  *              FRAME_GPA: the 10-byte header, a 2-byte little-endian
- *              length, the frame), then the device's flush,
+ *              length, the frame; the byte before FRAME_GPA picks the
+ *              backend queue), then the device's flush,
  *            4 link down/up (arg bit 3), 5 device reset,
  *            6 `info network`'s counters, 7 that frame without the flush
  *              (the backlog grows) */
@@ -66,11 +68,12 @@ static void check_sent(const struct virtio_net_hdr *h, size_t len, size_t iov_le
 		      "a GSO frame without a size or a partial checksum");
 }
 
-static int stub_send(struct netdev *nd, const struct virtio_net_hdr *hdr, const struct iovec *iov,
-		     int iovcnt, size_t len)
+static int stub_send(struct netdev *nd, unsigned q, const struct virtio_net_hdr *hdr,
+		     const struct iovec *iov, int iovcnt, size_t len)
 {
 	size_t have = 0;
 
+	check(q < nd->queues, "a queue it does not have");
 	for (int i = 0; i < iovcnt; i++) {
 		check(iov[i].iov_len <= sizeof(stub.frame) - have, "more bytes than the frame");
 		memcpy(stub.frame + have, iov[i].iov_base, iov[i].iov_len); /* ASan reads them */
@@ -80,7 +83,7 @@ static int stub_send(struct netdev *nd, const struct virtio_net_hdr *hdr, const 
 	if (stub.frame[0] == 0xEE) /* a full backend (a TAP's queue): dropped, counted */
 		return -ENOBUFS;
 	if (stub.loop && nd->rx)
-		nd->rx(nd->rx_opaque, hdr, stub.frame, len);
+		nd->rx(nd->rx_opaque, q, hdr, stub.frame, len);
 	return 0;
 }
 
@@ -96,7 +99,8 @@ static void stub_poll(struct netdev *nd)
 	if (len > FUZZ_RAM - FRAME_GPA - sizeof(h) - 2)
 		len = (uint16_t)(FUZZ_RAM - FRAME_GPA - sizeof(h) - 2);
 	if (nd->rx)
-		nd->rx(nd->rx_opaque, &h, d.ram + FRAME_GPA + sizeof(h) + 2, len);
+		nd->rx(nd->rx_opaque, d.ram[FRAME_GPA - 1] % nd->queues, &h,
+		       d.ram + FRAME_GPA + sizeof(h) + 2, len);
 }
 
 static void stub_flush(struct netdev *nd)
@@ -123,13 +127,13 @@ static void step(struct fuzz_dev *dev, unsigned arg)
 
 	switch (arg % 8) {
 	case 0:
-		fuzz_vpci_serve(fuzz_vp, NET_TXQ);
+		fuzz_vpci_serve(fuzz_vp, NET_TXQ((arg >> 3) % stub.nd.queues));
 		break;
 	case 1:
-		fuzz_vpci_serve(fuzz_vp, NET_CTRLQ);
+		fuzz_vpci_serve(fuzz_vp, 2 * stub.nd.queues); /* control */
 		break;
 	case 2:
-		fuzz_vpci_serve(fuzz_vp, NET_RXQ);
+		fuzz_vpci_serve(fuzz_vp, NET_RXQ((arg >> 3) % stub.nd.queues));
 		break;
 	case 3:
 		fuzz_vp->ops->io_event(fuzz_vp->opaque);
@@ -171,6 +175,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	stub.nd.offloads = cfg & 15;
 	stub.loop = cfg >> 4 & 1;
 	stub.nd.rx_flow_control = cfg >> 5 & 1;
+	/* both: a multiqueue backend with mq=on (3 pairs, VQ_PAIRS_SET) */
+	stub.nd.queues = (cfg & 0x30) == 0x30 ? 3 : 1;
+	o.mq = stub.nd.queues > 1;
 	o.mtu = mtus[cfg >> 6 & 3];
 	net = virtio_net_new(&d.host, NULL, &o, err, sizeof(err));
 	if (!net) {

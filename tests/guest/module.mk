@@ -87,7 +87,8 @@ LINUX_TESTS += tests/integration/linux-virtio-blk.sh tests/integration/linux-vir
 # Linux's own virtio_net driver and busybox (issue 15): vmm on usernet, on
 # impl=slirp, on a TAP, with no network option at all; QEMU as the peer.
 LINUX_TESTS += tests/integration/linux-net-user.sh tests/integration/linux-net-slirp.sh \
-	tests/integration/linux-net-tap.sh tests/integration/linux-net-default.sh \
+	tests/integration/linux-net-tap.sh tests/integration/linux-net-tapmq.sh \
+	tests/integration/linux-net-default.sh \
 	tests/integration/linux-net-qemu.sh
 # Linux's mac80211_hwsim with Debian's hostapd and wpa_supplicant
 # (scripts/guest-wlan-initramfs.sh): in-kernel medium (the reference),

@@ -7,9 +7,11 @@
 #         slirp    the same with impl=slirp (libslirp behind usernet; vmm only)
 #         tap      -netdev tap,ifname=vmmtap0,script=no,downscript=no; the host
 #                  end has 10.0.3.1/24 and dnsmasq serves DHCP and DNS on it
+#         tapmq    the TAP made multi_queue, -netdev tap,queues=2 and
+#                  virtio-net-pci,mq=on, two vCPUs (vmm only)
 #         default  no network option at all (vmm gives one NIC on usernet)
-#   CHECK dhcp ping dns tcp hostfwd link ipv6 bulk (default: all but bulk
-#         that NET has)
+#   CHECK dhcp ping dns tcp hostfwd link ipv6 mq bulk (default: all but
+#         bulk that NET has)
 #
 #   dhcp     udhcpc gets the lease (10.0.2.15, router .2, DNS .3 on user)
 #   ping     one echo to the gateway answered
@@ -28,6 +30,9 @@
 #            answers) and hostfwd_remove (it no longer does)
 #   link     monitor set_link n0 off: the guest's eth0 carrier goes 0 and
 #            a ping fails; set_link n0 on: carrier 1 and the ping answers
+#   mq       the guest's driver uses both queue pairs (eth0 has rx-1 and
+#            tx-1); a ping from each vCPU leaves on that vCPU's queue pair
+#            (Linux's XPS), so `info network` counts frames sent on both
 #   ipv6     SLAAC address in the prefix of the RA (vmm's usernet: fd00::/64,
 #            QEMU's default: fec0::/64, site-local); TCP to PREFIX::2 reaches
 #            a server on the host's ::1
@@ -53,15 +58,14 @@ if [ -z "${LINUX_NET_IN_NS:-}" ]; then
 	command -v dnsmasq >/dev/null || skip "no dnsmasq (the host-side resolver)"
 	[ "$(id -u)" = 0 ] || skip "needs root (private network and mount namespaces)"
 	unshare -nm true 2>/dev/null || skip "cannot create network/mount namespaces here"
-	if [ "$net" = tap ]; then
-		[ -c /dev/net/tun ] || skip "no /dev/net/tun"
-	fi
+	case $net in tap*) [ -c /dev/net/tun ] || skip "no /dev/net/tun" ;; esac
 	LINUX_NET_IN_NS=1 exec unshare -nm sh "$0" "$side" "$net" "$@"
 fi
 
 case $net in
 user | slirp) checks=${*:-dhcp ping dns tcp hostfwd link ipv6} ;;
 tap) checks=${*:-dhcp ping dns tcp link} ;;
+tapmq) checks=${*:-dhcp ping tcp mq} ;;
 default) checks=${*:-dhcp ping dns tcp} ;;
 *) echo "FAIL: unknown NET $net"; exit 1 ;;
 esac
@@ -105,8 +109,8 @@ ip link set lo up
 echo "nameserver 127.0.0.1" >"$tmp/resolv.conf"
 mount --bind "$tmp/resolv.conf" /etc/resolv.conf
 dns_opts="--listen-address=127.0.0.1"
-if [ "$net" = tap ]; then
-	ip tuntap add dev vmmtap0 mode tap
+if [ "$net" = tap ] || [ "$net" = tapmq ]; then
+	ip tuntap add dev vmmtap0 mode tap $([ "$net" = tapmq ] && echo multi_queue)
 	ip addr add 10.0.3.1/24 dev vmmtap0
 	ip link set vmmtap0 up
 	dns_opts="--interface=vmmtap0 --interface=lo --dhcp-range=10.0.3.15,10.0.3.20,1h --dhcp-host=52:54:00:12:34:56,10.0.3.15"
@@ -128,6 +132,7 @@ case $net in
 user) nic="-netdev user,id=n0,hostfwd=tcp:127.0.0.1:8080-:80 -device virtio-net-pci,netdev=n0" ;;
 slirp) nic="-netdev user,id=n0,impl=slirp,hostfwd=tcp:127.0.0.1:8080-:80 -device virtio-net-pci,netdev=n0" ;;
 tap) nic="-netdev tap,id=n0,ifname=vmmtap0,script=no,downscript=no -device virtio-net-pci,netdev=n0" ;;
+tapmq) nic="-smp 2 -netdev tap,id=n0,ifname=vmmtap0,script=no,downscript=no,queues=2 -device virtio-net-pci,netdev=n0,mq=on" ;;
 esac
 mkfifo "$tmp/in"
 t0=$(date +%s)
@@ -307,6 +312,19 @@ if has link; then
 	# The carrier's return re-runs IPv6 DAD and router solicitation; IPv4 is static.
 	guest_ok "timeout 20 ping -c 1 $gw" "no echo reply from $gw after set_link on"
 	passed "set_link off: carrier 0, no ping; on: carrier 1, ping ($(elapsed) s)"
+fi
+
+if has mq; then
+	guest "echo MQ: \$(ls /sys/class/net/eth0/queues)"
+	grep -q "^MQ: rx-0 rx-1 tx-0 tx-1" "$tmp/out" ||
+		fail "the guest's eth0 does not use two queue pairs: $(grep '^MQ:' "$tmp/out")"
+	# one echo per ping: the guest kernel has no POSIX timers (alarm) for
+	# ping's interval
+	guest "for c in 1 1 2 2; do taskset \$c timeout 10 ping -c 1 $gw; done"
+	mon "info network" >"$tmp/mon.out"
+	grep -q "queues: pairs=2/2 tx_frames=[1-9][0-9]*,[1-9]" "$tmp/mon.out" ||
+		fail "frames were not sent on both queue pairs: $(cat "$tmp/mon.out")"
+	passed "two queue pairs in use, frames sent on both: $(grep -o 'queues: .*' "$tmp/mon.out") ($(elapsed) s)"
 fi
 
 # Last: the slowest.

@@ -2,8 +2,9 @@
  * backend and a fake host (real PCI/MMIO buses, malloc'ed guest RAM, no
  * KVM): the transmit header checks, frames to the backend, mergeable and
  * single-buffer receive filling with crafted chains, the backlog, the
- * control queue (MAC address, RX mode filter), link status, and
- * malformed chains (dropped and counted, or DEVICE_NEEDS_RESET). */
+ * control queue (MAC address, RX mode filter), link status, malformed
+ * chains (dropped and counted, or DEVICE_NEEDS_RESET), and multiqueue on
+ * a two-queue backend (VQ_PAIRS_SET, frames steered by queue). */
 #include <check.h>
 #include <endian.h>
 #include <stdio.h>
@@ -22,10 +23,12 @@
 #define RING(q) (0x10000u + 0x4000u * (q))
 #define BUF 0x40000u /* buffers: 0x800 bytes apart */
 #define MAXF 8
-/* the queues: receive, transmit, control */
+/* the queues: receive, transmit, (a second pair with MQ,) control */
 #define NET_RXQ_INDEX 0
 #define NET_TXQ_INDEX 1
-#define NET_CTRLQ_INDEX 2
+#define NET_CTRLQ_INDEX (nq - 1)
+#define MAXQ 5
+static unsigned nq = 3;
 
 static const uint8_t our_mac[6] = {0x52, 0x54, 0x00, 0x12, 0x34, 0x56};
 
@@ -37,18 +40,20 @@ struct fake {
 	/* sent by the guest */
 	unsigned n_sent;
 	struct virtio_net_hdr sent_hdr[MAXF];
+	unsigned sent_q[MAXF];
 	uint8_t sent[MAXF][4096];
 	size_t sent_len[MAXF];
 	/* to inject on the next poll */
 	unsigned n_inject;
 	uint8_t inject[MAXF][4096];
 	size_t inject_len[MAXF];
+	unsigned inject_q[MAXF]; /* the backend queue it comes from */
 };
 
 static struct fake fk;
 
-static int fake_send(struct netdev *nd, const struct virtio_net_hdr *hdr, const struct iovec *iov,
-		     int iovcnt, size_t len)
+static int fake_send(struct netdev *nd, unsigned q, const struct virtio_net_hdr *hdr,
+		     const struct iovec *iov, int iovcnt, size_t len)
 {
 	size_t off = 0;
 
@@ -60,6 +65,7 @@ static int fake_send(struct netdev *nd, const struct virtio_net_hdr *hdr, const 
 	}
 	ck_assert_uint_eq(off, len);
 	fk.sent_hdr[fk.n_sent] = *hdr;
+	fk.sent_q[fk.n_sent] = q;
 	fk.sent_len[fk.n_sent++] = len;
 	return 0;
 }
@@ -77,7 +83,7 @@ static void fake_poll(struct netdev *nd)
 	if (read(fk.efd, &v, sizeof(v)) < 0)
 		return;
 	for (unsigned i = 0; i < fk.n_inject; i++)
-		nd->rx(nd->rx_opaque, &h, fk.inject[i], fk.inject_len[i]);
+		nd->rx(nd->rx_opaque, fk.inject_q[i], &h, fk.inject[i], fk.inject_len[i]);
 	fk.n_inject = 0;
 }
 
@@ -104,9 +110,9 @@ static const struct netdev_ops fake_ops = {
 static struct test_host th;
 static struct pci_bus *bus;
 static struct virtio_net *vn;
-static uint16_t next_avail[3], next_desc[3];
+static uint16_t next_avail[MAXQ], next_desc[MAXQ];
 static bool event_idx;
-static uint16_t kicked_at[3];
+static uint16_t kicked_at[MAXQ];
 
 static uint8_t *g(uint64_t gpa)
 {
@@ -159,7 +165,7 @@ static void bring_up(uint64_t features)
 	wr(COMMON(GF), 4, (uint32_t)(features >> 32));
 	wr(COMMON(STATUS), 1, 0x0b);
 	ck_assert_uint_eq(rd(COMMON(STATUS), 1), 0x0b);
-	for (unsigned q = 0; q < 3; q++) {
+	for (unsigned q = 0; q < nq; q++) {
 		memset(g(RING(q)), 0, 0x3000); /* fresh rings, as a driver makes */
 		wr(COMMON(Q_SELECT), 2, q);
 		wr(COMMON(Q_SIZE), 2, QSIZE);
@@ -236,13 +242,16 @@ static void inject(const uint8_t *dst, size_t len, uint8_t fill)
 	ck_assert_int_eq(write(fk.efd, &one, sizeof(one)), 8);
 }
 
-static void setup(void)
+/* queues: the backend's; more than one is MQ (mq=on). */
+static void setup_queues(unsigned queues)
 {
-	struct virtio_net_opts o = {&fk.nd, {0}, 1500, 2 << 3, "net0"};
+	struct virtio_net_opts o = {&fk.nd, {0}, 1500, 2 << 3, "net0", queues > 1};
 	char err[256];
 
 	memset(&fk, 0, sizeof(fk));
 	fk.nd.ops = &fake_ops;
+	fk.nd.queues = queues;
+	nq = 2 * queues + 1;
 	fk.nd.offloads = NETDEV_OFF_CSUM | NETDEV_OFF_TSO4;
 	fk.efd = eventfd(0, EFD_NONBLOCK);
 	memcpy(o.mac, our_mac, 6);
@@ -253,6 +262,16 @@ static void setup(void)
 	pci_cfg_write(bus, 2 << 3, 0x10 + 4 * VIRTIO_PCI_CFG_BAR, 4, BAR4);
 	pci_cfg_write(bus, 2 << 3, 0x10 + 4 * VIRTIO_PCI_MSIX_BAR, 4, BAR1);
 	pci_cfg_write(bus, 2 << 3, 0x04, 2, 0x2);
+}
+
+static void setup(void)
+{
+	setup_queues(1);
+}
+
+static void setup_mq(void)
+{
+	setup_queues(2);
 }
 
 static void teardown(void)
@@ -560,6 +579,79 @@ START_TEST(link_status_and_config_interrupt)
 }
 END_TEST
 
+/* ---------------------------------------------------------- multiqueue */
+
+static uint8_t pairs_set(uint16_t pairs)
+{
+	uint8_t cmd[4] = {VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET};
+
+	pairs = htole16(pairs);
+	memcpy(cmd + 2, &pairs, 2);
+	return ctrl(cmd, sizeof(cmd));
+}
+
+/* A frame from backend queue bq. */
+static void inject_q(unsigned bq, uint8_t fill)
+{
+	fk.inject_q[fk.n_inject] = bq;
+	inject(our_mac, 100, fill);
+}
+
+START_TEST(multiqueue_pairs_and_steering)
+{
+	uint64_t mq = 1ull << VIRTIO_NET_F_MQ;
+
+	wr(COMMON(DFSELECT), 4, 0);
+	ck_assert(rd(COMMON(DF), 4) & mq); /* offered: the backend has 2 queues */
+	ck_assert_uint_eq(rd(VIRTIO_PCI_DEVICE_OFF + 8, 2), 2); /* max_virtqueue_pairs */
+	bring_up(BASE_FEATURES | mq);
+	for (unsigned q = 0; q < 4; q += 2) {
+		post(q, (struct seg[]){{BUF + 0x800u * q, 0x800, true}}, 1);
+		post(q, (struct seg[]){{BUF + 0x800u * (q + 1), 0x800, true}}, 1);
+	}
+	/* one pair until the driver says more: queue 1's frames on pair 0 */
+	inject_q(1, 1);
+	WAIT(used_idx(0) == 1);
+	ck_assert_uint_eq(used_idx(2), 0);
+	ck_assert_uint_eq(pairs_set(0), VIRTIO_NET_ERR);
+	ck_assert_uint_eq(pairs_set(3), VIRTIO_NET_ERR); /* more than max */
+	ck_assert_uint_eq(pairs_set(2), VIRTIO_NET_OK);
+	inject_q(1, 2);
+	WAIT(used_idx(2) == 1);
+	inject_q(0, 3);
+	WAIT(used_idx(0) == 2);
+	ck_assert_uint_eq(used_idx(2), 1);
+	/* transmit: pair 1's queue (3) sends on backend queue 1 */
+	put_tx_frame(BUF + 0x4000, 60, &(struct virtio_net_hdr){0});
+	post(3, (struct seg[]){{BUF + 0x4000, 72, false}}, 1);
+	kick(3);
+	WAIT(fk.n_sent == 1);
+	post(NET_TXQ_INDEX, (struct seg[]){{BUF + 0x4000, 72, false}}, 1);
+	kick(NET_TXQ_INDEX);
+	WAIT(fk.n_sent == 2);
+	ck_assert_uint_eq(fk.sent_q[0], 1);
+	ck_assert_uint_eq(fk.sent_q[1], 0);
+	ck_assert_uint_eq(stats().pair_tx_frames[1], 1);
+	ck_assert_uint_eq(stats().pair_rx_frames[1], 1);
+	ck_assert_uint_eq(stats().pair_rx_frames[0], 2);
+	/* a reset goes back to one pair */
+	bring_up(BASE_FEATURES | mq);
+	post(0, (struct seg[]){{BUF, 0x800, true}}, 1);
+	inject_q(1, 4);
+	WAIT(used_idx(0) == 1);
+}
+END_TEST
+
+START_TEST(multiqueue_needs_mq_negotiated)
+{
+	bring_up(BASE_FEATURES); /* no MQ: one pair, VQ_PAIRS_SET refused */
+	ck_assert_uint_eq(pairs_set(2), VIRTIO_NET_ERR);
+	post(0, (struct seg[]){{BUF, 0x800, true}}, 1);
+	inject_q(1, 5);
+	WAIT(used_idx(0) == 1);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("virtio_net");
@@ -576,6 +668,12 @@ static Suite *suite(void)
 	tcase_add_test(t, control_queue_mac_and_rx_mode);
 	tcase_add_test(t, event_idx_doorbells);
 	tcase_add_test(t, link_status_and_config_interrupt);
+	suite_add_tcase(s, t);
+	t = tcase_create("multiqueue");
+	tcase_add_checked_fixture(t, setup_mq, teardown);
+	tcase_set_timeout(t, 20);
+	tcase_add_test(t, multiqueue_pairs_and_steering);
+	tcase_add_test(t, multiqueue_needs_mq_negotiated);
 	suite_add_tcase(s, t);
 	return s;
 }

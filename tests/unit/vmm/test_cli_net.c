@@ -45,9 +45,11 @@ START_TEST(netdev_and_device)
 	ck_assert_int_eq(
 		PARSE("-netdev", "user,id=n0,net=10.1.0.0/16,hostfwd=tcp::2222-:22", "-device",
 		      "virtio-net-pci,netdev=n0,mac=52:54:00:aa:bb:cc,addr=5,id=net0,bus=pci.0",
-		      "-netdev", "tap,id=t1,ifname=tap9,script=no,downscript=no", "-device",
-		      "virtio-net-pci,netdev=t1"),
+		      "-netdev", "tap,id=t1,ifname=tap9,script=no,downscript=no,queues=2",
+		      "-device", "virtio-net-pci,netdev=t1,mq=on,vectors=6"),
 		0);
+	ck_assert(!cfg.nics[0].mq);
+	ck_assert(cfg.nics[1].mq);
 	ck_assert_uint_eq(cfg.n_netdevs, 2);
 	ck_assert_uint_eq(cfg.n_nics, 2);
 	ck_assert_str_eq(cfg.netdevs[0].opts, "id=n0,net=10.1.0.0/16,hostfwd=tcp::2222-:22");
@@ -97,6 +99,10 @@ START_TEST(network_errors)
 			       "-device", "virtio-net-pci,netdev=a"),
 			 -1);
 	ck_assert_ptr_nonnull(strstr(err, "used by two NICs"));
+	ck_assert_int_eq(
+		PARSE("-netdev", "user,id=a", "-device", "virtio-net-pci,netdev=a,vectors=x"), -1);
+	ck_assert_int_eq(
+		PARSE("-netdev", "user,id=a", "-device", "virtio-net-pci,netdev=a,mq=maybe"), -1);
 	ck_assert_int_eq(PARSE("-nic", "user,model=e1000"), -1);
 	ck_assert_int_eq(PARSE("-net", "nic"), -1);
 }
