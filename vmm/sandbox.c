@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <grp.h>
+#include <linux/if_tun.h>
 #include <linux/kvm.h>
 #include <pwd.h>
 #include <sched.h>
@@ -121,6 +122,18 @@ static const struct allowed base_calls[] = {
 	{"sendmsg", ALL},
 	{"recvfrom", ALL},
 	{"recvmsg", ALL},
+	/* a vCPU thread's write to the MSI-X enable bit makes the irqfd
+	 * routes (and their eventfds) of a virtio device */
+	{"eventfd2", ALL},
+	/* user networking (a NIC's I/O thread) opens host sockets for the
+	 * guest's flows and hostfwd_add listens at run time, as QEMU's slirp
+	 * does under its sandbox */
+	{"socket", NOT_VCPU},
+	{"connect", NOT_VCPU},
+	{"bind", NOT_VCPU},
+	{"listen", NOT_VCPU},
+	{"sendmmsg", NOT_VCPU},
+	{"recvmmsg", NOT_VCPU},
 	/* the main thread: clients of the control sockets, files the monitor
 	 * writes (memsave), unix sockets removed at exit, new threads */
 	{"accept", NOT_VCPU},
@@ -137,7 +150,6 @@ static const struct allowed base_calls[] = {
 	{"dup", NOT_VCPU},
 	{"dup2", NOT_VCPU},
 	{"dup3", NOT_VCPU},
-	{"eventfd2", NOT_VCPU},
 	{"pipe2", NOT_VCPU},
 	{"ftruncate", NOT_VCPU},
 };
@@ -222,11 +234,16 @@ static int allow_clone(scmp_filter_ctx ctx, bool spawn)
 				SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
 }
 
-/* The process list: KVM's ioctls (type 0xAE) on any fd, the terminal's. */
+/* The process list: KVM's ioctls (type 0xAE) on any fd, the terminal's,
+ * and TUNSETOFFLOAD (a TAP NIC's I/O thread passes on the receive
+ * offloads the guest negotiated, whenever its driver starts). */
 static int allow_ioctls(scmp_filter_ctx ctx)
 {
 	if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
 			     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xff00, KVMIO << 8)) < 0)
+		return -1;
+	if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+			     SCMP_A1(SCMP_CMP_EQ, TUNSETOFFLOAD)) < 0)
 		return -1;
 	for (size_t i = 0; i < sizeof(tty_ioctls) / sizeof(tty_ioctls[0]); i++)
 		if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
