@@ -128,7 +128,7 @@ check-run:
 # too when the guest kernel is built (make check-linux builds it).
 # (netstack, regdb and usernet tests start no VMM; the nested runner's L1
 # is not vmm.)
-SANDBOX_ALL = $(filter-out sandbox nested-runner netstack-% regdb-% usernet-%, \
+SANDBOX_ALL = $(filter-out sandbox linux-sandbox nested-runner netstack-% regdb-% usernet-%, \
 	$(notdir $(basename $(filter tests/integration/%.sh,$(INTEG_TESTS) $(LINUX_TESTS)))))
 check-sandbox:
 	@$(MAKE) --no-print-directory all

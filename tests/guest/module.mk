@@ -88,6 +88,7 @@ LINUX_TESTS += tests/integration/linux-virtio-blk.sh tests/integration/linux-vir
 # impl=slirp, on a TAP, with no network option at all; QEMU as the peer.
 LINUX_TESTS += tests/integration/linux-net-user.sh tests/integration/linux-net-slirp.sh \
 	tests/integration/linux-net-tap.sh tests/integration/linux-net-tapmq.sh \
+	tests/integration/linux-sandbox.sh \
 	tests/integration/linux-net-default.sh \
 	tests/integration/linux-net-qemu.sh
 # Linux's mac80211_hwsim with Debian's hostapd and wpa_supplicant

@@ -10,7 +10,8 @@
 # 4. A representative set of existing tests through a wrapper that adds
 #    -sandbox on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny
 #    (SANDBOX_SUBTESTS overrides it; `make check-sandbox` runs every
-#    integration test that starts vmm, Linux ones included).
+#    integration test that starts vmm, Linux ones included;
+#    linux-sandbox.sh, in `make check-linux`, runs a Linux guest on a TAP).
 set -u
 B=${B:-build}
 VMM=${VMM:-$B/vmm}
@@ -110,7 +111,7 @@ wrap() {
 }
 wrap vmm "$VMM"
 wrap vmm-asan "$VMM_ASAN"
-for t in ${SANDBOX_SUBTESTS:-core-hello core-monitor control-qmp control-gdb control-exit payloads virtio-blk-kit seabios-reset seabios-virtio}; do
+for t in ${SANDBOX_SUBTESTS:-core-hello core-monitor control-qmp control-gdb control-exit payloads virtio-blk-kit virtio-net-kit seabios-reset seabios-virtio}; do
 	if B=$B VMM=$tmp/vmm VMM_ASAN=$tmp/vmm-asan sh "tests/integration/$t.sh" >"$tmp/log" 2>&1; then
 		echo "ok   $t (-sandbox on)"
 	else
