@@ -102,10 +102,15 @@ static void lower_irq(struct edu *e, uint32_t bits)
 	edu_signal(e, false);
 }
 
+/* n! mod 2^32, as QEMU's 32-bit loop leaves it. From 34 on that is 0
+ * (34! has 32 factors of 2): no loop of up to 4 billion steps on the vCPU
+ * thread, and none that never ends (n = 0xffffffff, found by fuzzing). */
 static uint32_t factorial(uint32_t n)
 {
 	uint32_t r = 1;
 
+	if (n >= 34)
+		return 0;
 	for (uint32_t i = 2; i <= n; i++)
 		r *= i; /* wraps like QEMU's 32-bit result */
 	return r;

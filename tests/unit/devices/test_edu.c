@@ -77,6 +77,13 @@ START_TEST(identity_liveness_factorial)
 	ck_assert_uint_eq(rd(0x20, 4) & 1, 0); /* done */
 	wr(0x08, 4, 12);
 	ck_assert_uint_eq(rd(0x08, 4), 479001600);
+	/* wraps as QEMU's 32-bit loop: 33! mod 2^32 = 2^31, then 0 */
+	wr(0x08, 4, 33);
+	ck_assert_uint_eq(rd(0x08, 4), 0x80000000u);
+	wr(0x08, 4, 34);
+	ck_assert_uint_eq(rd(0x08, 4), 0);
+	wr(0x08, 4, 0xffffffffu); /* a loop to 0xffffffff never ended */
+	ck_assert_uint_eq(rd(0x08, 4), 0);
 	/* 32-bit registers refuse other sizes */
 	ck_assert_uint_eq(rd(0x00, 2), 0xffff);
 }
