@@ -347,10 +347,9 @@ struct netdev *netdev_tap_new(const char *id, const char *opts, char *err, size_
 		snprintf(t->info, sizeof(t->info), "fd%s=%d%s", o.n_fds > 1 ? "s" : "", o.fd[0],
 			 o.n_fds > 1 ? ":..." : "");
 	else
-		snprintf(t->info, sizeof(t->info), "ifname=%s,script=no,downscript=no%s", t->ifname,
-			 t->nd.queues > 1 ? ",queues=" : "");
-	if (!o.n_fds && t->nd.queues > 1)
-		snprintf(t->info + strlen(t->info), sizeof(t->info) - strlen(t->info), "%u",
+		snprintf(t->info, sizeof(t->info), "ifname=%s,script=no,downscript=no", t->ifname);
+	if (!o.n_fds && t->nd.queues > 1) /* QEMU's layout names queues= only then */
+		snprintf(t->info + strlen(t->info), sizeof(t->info) - strlen(t->info), ",queues=%u",
 			 t->nd.queues);
 	return &t->nd;
 fail:
