@@ -29,8 +29,10 @@ exec 3>"$tmp/in"
 
 wait_for VMM-GUEST-READY
 echo "$kind smp=$ncpus${3:+ $3}: init reached after $(($(date +%s) - t0)) s"
-echo 'echo CPUS=$(grep -c ^processor /proc/cpuinfo) KERNEL=$(uname -sr)' >&3
-wait_for "CPUS=[0-9]"
+# The trailing "=END" tells a whole line from one the console is still
+# writing; the echoed command text cannot match (it has "$(" there).
+echo 'echo CPUS=$(grep -c ^processor /proc/cpuinfo) KERNEL=$(uname -sr)=END' >&3
+wait_for "CPUS=[0-9]* KERNEL=Linux [^ ]*=END"
 scan_dmesg_and_poweroff
 grep -q "CPUS=$ncpus KERNEL=Linux" "$tmp/out" || { grep CPUS= "$tmp/out"; echo "FAIL: expected $ncpus CPUs"; exit 1; }
 grep -q "ERRORS=0" "$tmp/out" || { grep "^DMESG-ERROR" "$tmp/out"; echo "FAIL: kernel errors in dmesg"; exit 1; }

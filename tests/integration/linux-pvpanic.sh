@@ -39,9 +39,10 @@ qpid=$!
 
 wait_for VMM-GUEST-READY
 echo "init reached after $(($(date +%s) - t0)) s"
-echo 'echo BOUND=$(ls /sys/bus/platform/drivers/pvpanic-mmio/ 2>/dev/null | grep -c QEMU0001)' >&3
-wait_for "BOUND=[0-9]"
-grep -q "BOUND=1" "$tmp/out" || { tail -5 "$tmp/out"; echo "FAIL: the pvpanic driver did not bind to QEMU0001"; exit 1; }
+# "=END" marks the whole count, not the first digit of one being written.
+echo 'echo BOUND=$(ls /sys/bus/platform/drivers/pvpanic-mmio/ 2>/dev/null | grep -c QEMU0001)=END' >&3
+wait_for "BOUND=[0-9]*=END"
+grep -q "BOUND=1=END" "$tmp/out" || { tail -5 "$tmp/out"; echo "FAIL: the pvpanic driver did not bind to QEMU0001"; exit 1; }
 echo 'if [ -w /proc/sysrq-trigger ]; then echo c > /proc/sysrq-trigger; else exit 0; fi' >&3
 status=0
 wait $pid || status=$?
