@@ -14,80 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devices/devices.h"
 #include "build/config.h"
+#include "devices/devices.h"
+#include "devices/ide_internal.h"
 
-#define SECTOR 512
-#define MAX_MULT 16
-
-/* status */
-#define ST_ERR 0x01
-#define ST_DRQ 0x08
-#define ST_DSC 0x10
-#define ST_DRDY 0x40
-#define ST_BSY 0x80
-/* error */
-#define ER_ABRT 0x04
-#define ER_IDNF 0x10
-#define ER_UNC 0x40
-/* device control */
-#define CTL_NIEN 0x02
-#define CTL_SRST 0x04
-#define CTL_HOB 0x80
-/* device/head */
-#define DH_LBA 0x40
-#define DH_DEV 0x10
-/* bus master */
-#define BM_CMD_START 0x01
-#define BM_CMD_TO_MEM 0x08
-#define BM_ST_ACTIVE 0x01
-#define BM_ST_ERR 0x02
-#define BM_ST_INT 0x04
-#define BM_ST_CAP 0x60
-#define PRD_EOT 0x80000000u
-
-enum xfer { XFER_NONE, XFER_PIO_IN, XFER_PIO_OUT };
-
-struct ide_drive {
-	struct block_dev *blk;
-	uint64_t sectors;
-	uint16_t id[256];
-	unsigned mult; /* READ/WRITE MULTIPLE block size, 0 = disabled */
-	unsigned heads, spt;
-};
-
-struct ide_channel {
-	struct ide *ide;
-	pthread_mutex_t lock;
-	unsigned index, irq;
-	uint16_t cmd_base, ctl_base;
-	struct ide_drive drive[2];
-	unsigned unit;
-	uint8_t feature, nsector, sector, lcyl, hcyl;
-	uint8_t hob_feature, hob_nsector, hob_sector, hob_lcyl, hob_hcyl;
-	uint8_t select, status, error, control;
-	bool intrq, line;
-	/* PIO transfer: the current DRQ block in buf[pos..end) */
-	enum xfer xfer;
-	uint8_t buf[MAX_MULT * SECTOR];
-	unsigned pos, end;
-	uint64_t lba;	    /* next sector to transfer */
-	uint32_t remaining; /* sectors still to transfer, current block included */
-	unsigned block;	    /* sectors per DRQ block */
-	/* DMA */
-	bool dma_pending, dma_to_mem;
-	unsigned dma_unit; /* the drive the DMA command went to */
-	uint8_t bm_cmd, bm_status;
-	uint32_t prd_addr;
-};
-
-struct ide {
-	struct pci_dev pci;
-	struct dev_host *host;
-	struct ide_channel ch[2];
-};
-
-static struct ide_drive *cur(struct ide_channel *ch)
+struct ide_drive *ide_cur(struct ide_channel *ch)
 {
 	return &ch->drive[ch->unit];
 }
@@ -197,7 +128,7 @@ static void raise_irq(struct ide_channel *ch)
 	update_line(ch);
 }
 
-static void finish(struct ide_channel *ch, uint8_t error)
+void ide_finish(struct ide_channel *ch, uint8_t error)
 {
 	ch->xfer = XFER_NONE;
 	ch->dma_pending = false;
@@ -210,7 +141,7 @@ static void finish(struct ide_channel *ch, uint8_t error)
 
 static uint64_t tf_lba(struct ide_channel *ch, bool ext)
 {
-	struct ide_drive *d = cur(ch);
+	struct ide_drive *d = ide_cur(ch);
 	uint64_t cyl;
 
 	if (ext)
@@ -237,10 +168,10 @@ static uint32_t tf_count(struct ide_channel *ch, bool ext)
 /* Start sector range checked against the disk: true or an IDNF error. */
 static bool range_ok(struct ide_channel *ch, uint64_t lba, uint32_t count)
 {
-	uint64_t n = cur(ch)->sectors;
+	uint64_t n = ide_cur(ch)->sectors;
 
 	if (lba > n || count > n - lba) {
-		finish(ch, ER_IDNF);
+		ide_finish(ch, ER_IDNF);
 		return false;
 	}
 	return true;
@@ -258,8 +189,8 @@ static void pio_in_next(struct ide_channel *ch)
 {
 	unsigned n = block_sectors_now(ch);
 
-	if (block_read(cur(ch)->blk, ch->lba, ch->buf, n)) {
-		finish(ch, ER_UNC | ER_ABRT);
+	if (block_read(ide_cur(ch)->blk, ch->lba, ch->buf, n)) {
+		ide_finish(ch, ER_UNC | ER_ABRT);
 		return;
 	}
 	ch->xfer = XFER_PIO_IN;
@@ -281,17 +212,17 @@ static void pio_out_next(struct ide_channel *ch, bool first)
 
 /* Check a read/write command's address, count and the disk's write
  * permission; load ch->lba and ch->remaining, or fail the command. */
-static bool prepare_rw(struct ide_channel *ch, bool ext, bool write)
+bool ide_prepare_rw(struct ide_channel *ch, bool ext, bool write)
 {
 	uint64_t lba = tf_lba(ch, ext);
 	uint32_t count = tf_count(ch, ext);
 
 	if (lba == UINT64_MAX) {
-		finish(ch, ER_IDNF);
+		ide_finish(ch, ER_IDNF);
 		return false;
 	}
-	if (write && block_read_only(cur(ch)->blk)) {
-		finish(ch, ER_ABRT);
+	if (write && block_read_only(ide_cur(ch)->blk)) {
+		ide_finish(ch, ER_ABRT);
 		return false;
 	}
 	if (!range_ok(ch, lba, count))
@@ -303,7 +234,7 @@ static bool prepare_rw(struct ide_channel *ch, bool ext, bool write)
 
 static void start_pio(struct ide_channel *ch, bool ext, bool write, unsigned block)
 {
-	if (!prepare_rw(ch, ext, write))
+	if (!ide_prepare_rw(ch, ext, write))
 		return;
 	ch->block = block;
 	if (write)
@@ -316,8 +247,8 @@ static void pio_block_done(struct ide_channel *ch)
 {
 	unsigned n = block_sectors_now(ch);
 
-	if (ch->xfer == XFER_PIO_OUT && block_write(cur(ch)->blk, ch->lba, ch->buf, n)) {
-		finish(ch, ER_ABRT);
+	if (ch->xfer == XFER_PIO_OUT && block_write(ide_cur(ch)->blk, ch->lba, ch->buf, n)) {
+		ide_finish(ch, ER_ABRT);
 		return;
 	}
 	ch->lba += n;
@@ -373,168 +304,11 @@ static void data_write(struct ide_channel *ch, const void *data, unsigned size)
 		pio_block_done(ch);
 }
 
-/* -------------------------------------------------------------- DMA */
-
-static void run_dma(struct ide_channel *ch);
-
-static void start_dma(struct ide_channel *ch, bool ext, bool write)
-{
-	if (!prepare_rw(ch, ext, write))
-		return;
-	ch->dma_to_mem = !write;
-	ch->dma_pending = true;
-	/* The guest may select the other drive (which may have no disk)
-	 * before it starts the engine: the transfer stays with this one. */
-	ch->dma_unit = ch->unit;
-	ch->status = ST_DRDY | ST_DSC | ST_DRQ;
-	if (ch->bm_cmd & BM_CMD_START)
-		run_dma(ch);
-}
-
-static void dma_done(struct ide_channel *ch, uint8_t error, bool prd_left)
-{
-	ch->bm_status |= BM_ST_INT;
-	if (error)
-		ch->bm_status |= BM_ST_ERR;
-	/* a PRD table longer than the transfer leaves the engine active */
-	if (!prd_left || error)
-		ch->bm_status &= ~BM_ST_ACTIVE;
-	finish(ch, error);
-}
-
-/* Move bytes between the disk and one PRD segment at hva. Whole sectors
- * go directly; a sector split across segments goes through bounce, whose
- * fill level *bpos carries over to the next segment. */
-static int dma_segment(struct ide_channel *ch, uint8_t *hva, uint32_t len, uint8_t *bounce,
-		       unsigned *bpos, bool *leftover)
-{
-	struct block_dev *blk = ch->drive[ch->dma_unit].blk;
-
-	while (len && ch->remaining) {
-		if (*bpos == 0 && len >= SECTOR) {
-			uint32_t n = len / SECTOR;
-			int r;
-
-			if (n > ch->remaining)
-				n = ch->remaining;
-			r = ch->dma_to_mem ? block_read(blk, ch->lba, hva, n)
-					   : block_write(blk, ch->lba, hva, n);
-			if (r)
-				return r;
-			ch->lba += n;
-			ch->remaining -= n;
-			hva += n * SECTOR;
-			len -= n * SECTOR;
-			continue;
-		}
-		/* partial sector */
-		if (*bpos == 0 && ch->dma_to_mem && block_read(blk, ch->lba, bounce, 1))
-			return -EIO;
-		uint32_t chunk = SECTOR - *bpos < len ? SECTOR - *bpos : len;
-
-		if (ch->dma_to_mem)
-			memcpy(hva, bounce + *bpos, chunk);
-		else
-			memcpy(bounce + *bpos, hva, chunk);
-		*bpos += chunk;
-		hva += chunk;
-		len -= chunk;
-		if (*bpos == SECTOR) {
-			if (!ch->dma_to_mem && block_write(blk, ch->lba, bounce, 1))
-				return -EIO;
-			*bpos = 0;
-			ch->lba++;
-			ch->remaining--;
-		}
-	}
-	*leftover = len != 0;
-	return 0;
-}
-
-/* Bus-master memory: through the bus (and its IOMMU); off a bus (unit
- * tests), guest RAM directly. */
-static void *bm_ptr(struct ide_channel *ch, uint64_t addr, uint64_t *len, bool write)
-{
-	if (!ch->ide->pci.bus)
-		return guest_mem_ptr(ch->ide->host->mem, addr, *len);
-	return pci_dma_ptr(&ch->ide->pci, addr, len, write);
-}
-
-/* One PRD entry's bytes, through the IOMMU when there is one (its pages
- * need not be contiguous in guest RAM). */
-static int dma_region(struct ide_channel *ch, uint64_t addr, uint32_t len, uint8_t *bounce,
-		      unsigned *bpos, bool *leftover)
-{
-	while (len) {
-		uint64_t n = len;
-		uint8_t *hva = bm_ptr(ch, addr, &n, ch->dma_to_mem);
-		int r;
-
-		if (!hva)
-			return -EFAULT;
-		r = dma_segment(ch, hva, (uint32_t)n, bounce, bpos, leftover);
-		if (r)
-			return r;
-		addr += n;
-		len -= (uint32_t)n;
-	}
-	return 0;
-}
-
-static void run_dma(struct ide_channel *ch)
-{
-	uint32_t prd = ch->prd_addr;
-	uint8_t bounce[SECTOR];
-	unsigned bpos = 0;
-	bool eot = false, leftover = false;
-
-	ch->dma_pending = false;
-	ch->bm_status |= BM_ST_ACTIVE;
-	if (!!(ch->bm_cmd & BM_CMD_TO_MEM) != ch->dma_to_mem) {
-		dma_done(ch, ER_ABRT, false); /* engine direction contradicts the command */
-		return;
-	}
-	while (ch->remaining && !eot) {
-		uint64_t n = 8;
-		const uint8_t *e = bm_ptr(ch, prd, &n, false);
-		uint32_t addr, len;
-		int r;
-
-		if (!e || n < 8) {
-			dma_done(ch, ER_ABRT, false);
-			return;
-		}
-		addr = (uint32_t)io_data_get(e, 4);
-		len = (uint32_t)io_data_get(e + 4, 4);
-		eot = len & PRD_EOT;
-		len &= 0xfffe;
-		if (len == 0)
-			len = 0x10000; /* a byte count of 0 means 64 KiB */
-		r = dma_region(ch, addr, len, bounce, &bpos, &leftover);
-		if (r) { /* outside RAM or refused: abort; a disk error: also UNC */
-			dma_done(ch, r != -EFAULT && ch->dma_to_mem ? ER_UNC | ER_ABRT : ER_ABRT,
-				 false);
-			return;
-		}
-		prd += 8;
-		/* the table may not cross its 64 KiB page: no end bit in it */
-		if (!eot && ch->remaining && (prd & 0xffff) == 0) {
-			dma_done(ch, ER_ABRT, false);
-			return;
-		}
-	}
-	if (ch->remaining) { /* the table ended before the transfer */
-		dma_done(ch, ER_ABRT, false);
-		return;
-	}
-	dma_done(ch, 0, !eot || leftover);
-}
-
 /* ------------------------------------------------------------- commands */
 
 static void cmd_identify(struct ide_channel *ch)
 {
-	struct ide_drive *d = cur(ch);
+	struct ide_drive *d = ide_cur(ch);
 
 	refresh_identify(d);
 	for (unsigned i = 0; i < 256; i++)
@@ -549,32 +323,32 @@ static void cmd_identify(struct ide_channel *ch)
 
 static void cmd_set_features(struct ide_channel *ch)
 {
-	struct ide_drive *d = cur(ch);
+	struct ide_drive *d = ide_cur(ch);
 	uint8_t mode = ch->nsector;
 
 	switch (ch->feature) {
 	case 0x02: case 0x82: /* write cache on/off: we always flush on FLUSH */
 	case 0xaa: case 0x55: /* read look-ahead */
 	case 0x66: case 0xcc: /* keep/revert settings on reset */
-		finish(ch, 0);
+		ide_finish(ch, 0);
 		return;
 	case 0x03: /* transfer mode */
 		if (mode >> 3 == 0 || mode >> 3 == 1) { /* PIO default / PIO n */
-			finish(ch, 0);
+			ide_finish(ch, 0);
 		} else if (mode >> 3 == 4 && (mode & 7) <= 2) { /* multiword DMA */
 			d->id[63] = (uint16_t)(0x0007 | 0x100 << (mode & 7));
 			d->id[88] = 0x003f;
-			finish(ch, 0);
+			ide_finish(ch, 0);
 		} else if (mode >> 3 == 8 && (mode & 7) <= 5) { /* UDMA */
 			d->id[63] = 0x0007;
 			d->id[88] = (uint16_t)(0x003f | 0x100 << (mode & 7));
-			finish(ch, 0);
+			ide_finish(ch, 0);
 		} else {
-			finish(ch, ER_ABRT);
+			ide_finish(ch, ER_ABRT);
 		}
 		return;
 	default:
-		finish(ch, ER_ABRT);
+		ide_finish(ch, ER_ABRT);
 	}
 }
 
@@ -583,16 +357,16 @@ static void cmd_set_multiple(struct ide_channel *ch)
 	unsigned n = ch->nsector;
 
 	if (n > MAX_MULT || (n & (n - 1))) {
-		finish(ch, ER_ABRT);
+		ide_finish(ch, ER_ABRT);
 		return;
 	}
-	cur(ch)->mult = n;
-	finish(ch, 0);
+	ide_cur(ch)->mult = n;
+	ide_finish(ch, 0);
 }
 
 static void cmd_read_native_max(struct ide_channel *ch, bool ext)
 {
-	uint64_t max = cur(ch)->sectors - 1;
+	uint64_t max = ide_cur(ch)->sectors - 1;
 
 	ch->sector = (uint8_t)max;
 	ch->lcyl = (uint8_t)(max >> 8);
@@ -604,7 +378,7 @@ static void cmd_read_native_max(struct ide_channel *ch, bool ext)
 	} else {
 		ch->select = (uint8_t)((ch->select & 0xf0) | ((max >> 24) & 0x0f));
 	}
-	finish(ch, 0);
+	ide_finish(ch, 0);
 }
 
 static void cmd_verify(struct ide_channel *ch, bool ext)
@@ -612,11 +386,11 @@ static void cmd_verify(struct ide_channel *ch, bool ext)
 	uint64_t lba = tf_lba(ch, ext);
 
 	if (lba == UINT64_MAX) {
-		finish(ch, ER_IDNF);
+		ide_finish(ch, ER_IDNF);
 		return;
 	}
 	if (range_ok(ch, lba, tf_count(ch, ext)))
-		finish(ch, 0);
+		ide_finish(ch, 0);
 }
 
 static void set_signature(struct ide_channel *ch)
@@ -627,16 +401,16 @@ static void set_signature(struct ide_channel *ch)
 
 static void multiple(struct ide_channel *ch, bool ext, bool write)
 {
-	if (!cur(ch)->mult) {
-		finish(ch, ER_ABRT); /* SET MULTIPLE has not enabled it */
+	if (!ide_cur(ch)->mult) {
+		ide_finish(ch, ER_ABRT); /* SET MULTIPLE has not enabled it */
 		return;
 	}
-	start_pio(ch, ext, write, cur(ch)->mult);
+	start_pio(ch, ext, write, ide_cur(ch)->mult);
 }
 
 static void exec_command(struct ide_channel *ch, uint8_t cmd)
 {
-	struct ide_drive *d = cur(ch);
+	struct ide_drive *d = ide_cur(ch);
 
 	/* a new command abandons whatever transfer was in progress */
 	ch->xfer = XFER_NONE;
@@ -650,22 +424,22 @@ static void exec_command(struct ide_channel *ch, uint8_t cmd)
 	case 0x29: multiple(ch, true, false); break;
 	case 0xc5: multiple(ch, false, true); break;
 	case 0x39: multiple(ch, true, true); break;
-	case 0xc8: case 0xc9: start_dma(ch, false, false); break;
-	case 0x25: start_dma(ch, true, false); break;
-	case 0xca: case 0xcb: start_dma(ch, false, true); break;
-	case 0x35: start_dma(ch, true, true); break;
+	case 0xc8: case 0xc9: ide_start_dma(ch, false, false); break;
+	case 0x25: ide_start_dma(ch, true, false); break;
+	case 0xca: case 0xcb: ide_start_dma(ch, false, true); break;
+	case 0x35: ide_start_dma(ch, true, true); break;
 	case 0xc6: cmd_set_multiple(ch); break;
 	case 0xec: cmd_identify(ch); break;
-	case 0xe7: case 0xea: finish(ch, block_flush(d->blk) ? ER_ABRT : 0); break;
+	case 0xe7: case 0xea: ide_finish(ch, block_flush(d->blk) ? ER_ABRT : 0); break;
 	case 0xef: cmd_set_features(ch); break;
 	case 0x91: /* INITIALIZE DEVICE PARAMETERS: the CHS translation */
 		if (ch->nsector == 0) {
-			finish(ch, ER_ABRT);
+			ide_finish(ch, ER_ABRT);
 			break;
 		}
 		d->heads = (ch->select & 0x0f) + 1u;
 		d->spt = ch->nsector;
-		finish(ch, 0);
+		ide_finish(ch, 0);
 		break;
 	case 0x40: case 0x41: cmd_verify(ch, false); break;
 	case 0x42: cmd_verify(ch, true); break;
@@ -679,19 +453,19 @@ static void exec_command(struct ide_channel *ch, uint8_t cmd)
 		break;
 	case 0xe5: /* CHECK POWER MODE: active */
 		ch->nsector = 0xff;
-		finish(ch, 0);
+		ide_finish(ch, 0);
 		break;
 	case 0x70: case 0xe0: case 0xe1: case 0xe2: case 0xe3: case 0xe6:
 	case 0x94: case 0x95: case 0x96: case 0x97:
-		finish(ch, 0); /* seek, idle, standby, sleep: nothing to do */
+		ide_finish(ch, 0); /* seek, idle, standby, sleep: nothing to do */
 		break;
 	default:
 		if (cmd >= 0x10 && cmd <= 0x1f) { /* RECALIBRATE */
-			finish(ch, 0);
+			ide_finish(ch, 0);
 			break;
 		}
 		/* IDENTIFY PACKET DEVICE, PACKET and the rest: not a packet device */
-		finish(ch, ER_ABRT);
+		ide_finish(ch, ER_ABRT);
 	}
 }
 
@@ -741,7 +515,7 @@ static uint8_t read_tf(struct ide_channel *ch, unsigned reg)
 {
 	bool hob = ch->control & CTL_HOB;
 
-	if (!cur(ch)->blk && reg != 6)
+	if (!ide_cur(ch)->blk && reg != 6)
 		return 0;
 	if (channel_empty(ch))
 		return 0;
@@ -751,7 +525,7 @@ static uint8_t read_tf(struct ide_channel *ch, unsigned reg)
 	case 3: return hob ? ch->hob_sector : ch->sector;
 	case 4: return hob ? ch->hob_lcyl : ch->lcyl;
 	case 5: return hob ? ch->hob_hcyl : ch->hcyl;
-	case 6: return cur(ch)->blk ? ch->select : 0;
+	case 6: return ide_cur(ch)->blk ? ch->select : 0;
 	default:
 		ch->intrq = false; /* reading status acknowledges the interrupt */
 		update_line(ch);
@@ -773,7 +547,7 @@ static void write_tf(struct ide_channel *ch, unsigned reg, uint8_t v)
 		ch->unit = (v & DH_DEV) ? 1 : 0;
 		break;
 	default:
-		if (!cur(ch)->blk || ch->control & CTL_SRST)
+		if (!ide_cur(ch)->blk || ch->control & CTL_SRST)
 			break; /* no such drive, or held in reset */
 		exec_command(ch, v);
 	}
@@ -784,7 +558,7 @@ static void cmd_io_read(void *opaque, uint64_t off, void *data, unsigned size)
 	struct ide_channel *ch = opaque;
 
 	pthread_mutex_lock(&ch->lock);
-	if (off == 0 && cur(ch)->blk)
+	if (off == 0 && ide_cur(ch)->blk)
 		data_read(ch, data, size);
 	else if (off == 0)
 		memset(data, 0, size);
@@ -811,7 +585,7 @@ static void ctl_io_read(void *opaque, uint64_t off, void *data, unsigned size)
 	uint8_t v;
 
 	pthread_mutex_lock(&ch->lock);
-	v = cur(ch)->blk && !channel_empty(ch) ? ch->status : 0; /* alternate status */
+	v = ide_cur(ch)->blk && !channel_empty(ch) ? ch->status : 0; /* alternate status */
 	pthread_mutex_unlock(&ch->lock);
 	io_data_put(data, size, v);
 }
@@ -828,73 +602,6 @@ static void ctl_io_write(void *opaque, uint64_t off, const void *data, unsigned 
 static const struct io_ops cmd_ops = {cmd_io_read, cmd_io_write};
 static const struct io_ops ctl_ops = {ctl_io_read, ctl_io_write};
 
-/* Bus-master registers, 8 bytes per channel in BAR 4: command (0),
- * status (2), PRD table address (4-7). */
-static uint8_t bm_reg_read(struct ide_channel *ch, unsigned reg)
-{
-	switch (reg) {
-	case 0: return ch->bm_cmd;
-	case 2: return ch->bm_status;
-	case 4: case 5: case 6: case 7: return (uint8_t)(ch->prd_addr >> (8 * (reg - 4)));
-	default: return 0;
-	}
-}
-
-static void bm_reg_write(struct ide_channel *ch, unsigned reg, uint8_t v)
-{
-	unsigned shift;
-
-	switch (reg) {
-	case 0:
-		if (!(v & BM_CMD_START) && ch->bm_cmd & BM_CMD_START)
-			ch->bm_status &= ~BM_ST_ACTIVE; /* stop: abandon the transfer */
-		ch->bm_cmd = v & (BM_CMD_START | BM_CMD_TO_MEM);
-		if (v & BM_CMD_START && ch->dma_pending)
-			run_dma(ch);
-		break;
-	case 2:
-		ch->bm_status = (ch->bm_status & ~(v & (BM_ST_ERR | BM_ST_INT)) & ~BM_ST_CAP) |
-				(v & BM_ST_CAP);
-		break;
-	case 4: case 5: case 6: case 7:
-		shift = 8 * (reg - 4);
-		ch->prd_addr = (ch->prd_addr & ~(0xffu << shift)) | (uint32_t)v << shift;
-		ch->prd_addr &= ~3u;
-		break;
-	}
-}
-
-static void bm_io_read(void *opaque, uint64_t off, void *data, unsigned size)
-{
-	struct ide *ide = opaque;
-	struct ide_channel *ch = &ide->ch[(off >> 3) & 1];
-	uint64_t v = 0;
-
-	pthread_mutex_lock(&ch->lock);
-	for (unsigned i = 0; i < size && (off & 7) + i < 8; i++)
-		v |= (uint64_t)bm_reg_read(ch, (unsigned)(off & 7) + i) << (8 * i);
-	pthread_mutex_unlock(&ch->lock);
-	io_data_put(data, size, v);
-}
-
-static void bm_io_write(void *opaque, uint64_t off, const void *data, unsigned size)
-{
-	struct ide *ide = opaque;
-	struct ide_channel *ch = &ide->ch[(off >> 3) & 1];
-	uint64_t v = io_data_get(data, size);
-	unsigned first = (unsigned)(off & 7);
-
-	pthread_mutex_lock(&ch->lock);
-	/* the PRD address first, so a dword write then start sees it */
-	for (unsigned i = 0; i < size && first + i < 8; i++)
-		if (first + i != 0)
-			bm_reg_write(ch, first + i, (uint8_t)(v >> (8 * i)));
-	if (first == 0)
-		bm_reg_write(ch, 0, (uint8_t)v);
-	pthread_mutex_unlock(&ch->lock);
-}
-
-static const struct io_ops bm_ops = {bm_io_read, bm_io_write};
 
 /* ---------------------------------------------------------------- setup */
 
@@ -964,7 +671,7 @@ struct ide *ide_new(struct dev_host *host, struct pci_bus *bus,
 	pci_dev_init(&ide->pci, "piix3-ide", 0x8086, 0x7010, 0x010180, 0x00);
 	ide->pci.opaque = ide;
 	memset(&ide->pci.wmask[0x40], 0xff, 5); /* IDETIM, SIDETIM */
-	pci_dev_set_bar(&ide->pci, 4, 16, true, &bm_ops, ide);
+	pci_dev_set_bar(&ide->pci, 4, 16, true, &ide_bm_ops, ide);
 	if (channel_init(ide, 0, disks)) {
 		free(ide);
 		return NULL;
