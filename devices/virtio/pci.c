@@ -7,10 +7,9 @@
  * as the driver assigns them. Without MSI-X the device raises INTA and
  * reports the cause in the ISR byte.
  *
- * Each device has an I/O thread: it sleeps in epoll on one eventfd per
- * queue, which KVM signals when the guest writes that queue's doorbell
- * (ioeventfd, registered wherever the guest maps BAR 4), and drains the
- * queue under the transport lock, suppressing doorbells meanwhile.
+ * Each device has an I/O thread that drains its queues (pci_io.c); this
+ * file registers the queues' doorbells as its ioeventfds wherever the
+ * guest maps BAR 4.
  *
  * Locks: the transport lock (held while a queue drains, file I/O
  * included), then the INTx lock (the ISR byte and the line, so a guest's
@@ -18,14 +17,11 @@
  * MSI-X lock or the PCI bus lock. cfg_written runs under the bus lock and
  * so never takes the transport or INTx lock. */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
+#include "devices/virtio/pci_internal.h"
 #include "devices/virtio/virtio.h"
 
 #define PCI_CAP_ID_VNDR 0x09
@@ -33,56 +29,15 @@
 #define MSIX_TABLE_OFF 0x000
 #define MSIX_PBA_OFF 0x800
 #define MSIX_BAR_SIZE 0x1000
-#define STOP_EVENT VIRTIO_MAX_QUEUES
-#define IO_EVENT (VIRTIO_MAX_QUEUES + 1)   /* the device's backend fd */
-#define WAKE_EVENT (VIRTIO_MAX_QUEUES + 2) /* virtio_pci_wake */
-#define WATCH_EVENT (VIRTIO_MAX_QUEUES + 3) /* virtio_pci_watch: completions */
-#define ISR_QUEUE 0x1 /* the ISR bit for used buffers (spec 4.1.4.5) */
 /* The transport's own feature bits, offered to every driver. */
 #define TRANSPORT_FEATURES                                                                         \
 	((1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_RING_F_INDIRECT_DESC) |                    \
 	 (1ull << VIRTIO_RING_F_EVENT_IDX))
 
-struct virtio_pci {
-	struct pci_dev pci;
-	struct dev_host *host;
-	const struct virtio_dev_ops *ops;
-	void *opaque;
-	const uint8_t *config;
-	char name[32];
-	struct msix *msix;
-
-	pthread_mutex_t lock; /* everything below */
-	uint64_t features, driver_features;
-	uint32_t dfselect, gfselect;
-	uint16_t msix_config, queue_select;
-	uint8_t status, generation;
-	pthread_mutex_t intx_lock; /* the ISR byte and INTA's level */
-	uint8_t isr;
-	bool broken_logged;
-	struct virtq q[VIRTIO_MAX_QUEUES];
-	struct virtq_chain *chain; /* the I/O thread's scratch */
-
-	/* doorbells: kick_fd[i] wakes the I/O thread for queue i */
-	int kick_fd[VIRTIO_MAX_QUEUES];
-	pthread_mutex_t ioev_lock;
-	uint64_t ioev_base; /* BAR 4 address the ioeventfds watch, or unmapped */
-	int epfd, stop_fd, wake_fd;
-	int io_fd; /* ops->io_fd's, or -1 */
-	bool io_watched;
-	uint64_t last_io_ns; /* the I/O thread's: io_moderate */
-	pthread_t thread;
-	bool thread_started;
-	/* a backend's completions (virtio_pci_watch) */
-	void (*ready)(void *opaque);
-	void *ready_opaque;
-	uint32_t completed; /* bit per queue: used entries not yet signalled */
-};
-
 /* ----------------------------------------------------------- interrupts */
 
 /* Lock held. */
-static void raise_irq(struct virtio_pci *vp, uint16_t vector, uint8_t isr_bit)
+void vpci_raise_irq(struct virtio_pci *vp, uint16_t vector, uint8_t isr_bit)
 {
 	if (msix_enabled(vp->msix)) {
 		if (vector != VIRTIO_MSI_NO_VECTOR)
@@ -111,7 +66,7 @@ static uint8_t read_isr(struct virtio_pci *vp)
 /* A malformed queue or request: the device stops until the driver resets
  * it, says why (once per device), and tells the driver (spec 2.1.2).
  * Lock held. */
-static void needs_reset(struct virtio_pci *vp, unsigned qi, const char *why)
+void vpci_needs_reset(struct virtio_pci *vp, unsigned qi, const char *why)
 {
 	if (vp->status & VIRTIO_CONFIG_S_NEEDS_RESET)
 		return;
@@ -120,200 +75,7 @@ static void needs_reset(struct virtio_pci *vp, unsigned qi, const char *why)
 		fprintf(stderr, "vmm: %s (00:%02x.%x) queue %u: %s; device needs reset\n", vp->name,
 			vp->pci.devfn >> 3, vp->pci.devfn & 7, qi, why ? why : "malformed request");
 	vp->broken_logged = true;
-	raise_irq(vp, vp->msix_config, VIRTIO_PCI_ISR_CONFIG);
-}
-
-/* ---------------------------------------------------------- the I/O side */
-
-static bool queue_live(struct virtio_pci *vp, unsigned qi)
-{
-	return (vp->status & VIRTIO_CONFIG_S_DRIVER_OK) &&
-	       !(vp->status & VIRTIO_CONFIG_S_NEEDS_RESET) && vp->q[qi].enabled &&
-	       !vp->q[qi].broken;
-}
-
-static void submit_batch(struct virtio_pci *vp, unsigned qi)
-{
-	if (vp->ops->submit)
-		vp->ops->submit(vp->opaque, qi);
-}
-
-/* Drain queue qi: every available chain, doorbells off meanwhile, one
- * interrupt per pass if the driver wants it. Lock held. */
-static void serve_queue(struct virtio_pci *vp, unsigned qi)
-{
-	struct virtq *q = &vp->q[qi];
-	bool pushed = false;
-	int r = 0;
-
-	if (vp->ops->serve) { /* the device pops its own chains */
-		if (queue_live(vp, qi))
-			vp->ops->serve(vp->opaque, qi);
-		return;
-	}
-	while (queue_live(vp, qi)) {
-		virtq_set_notify(q, false);
-		while ((r = virtq_pop(q, vp->chain)) == 1) {
-			const char *why = NULL;
-			uint32_t written = 0;
-
-			int h = vp->ops->handle(vp->opaque, qi, vp->chain, &written, &why);
-
-			if (h < 0) {
-				submit_batch(vp, qi);
-				needs_reset(vp, qi, why);
-				return;
-			}
-			if (h == VIRTIO_REQ_PENDING)
-				continue;
-			if (h == VIRTIO_HANDLE_LATER) { /* the device keeps the buffer for later */
-				virtq_unpop(q, 1);
-				break;
-			}
-			virtq_push(q, vp->chain->head, written);
-			pushed = true;
-		}
-		submit_batch(vp, qi);
-		if (r < 0) {
-			needs_reset(vp, qi, q->broken);
-			return;
-		}
-		if (pushed && virtq_should_notify(q))
-			raise_irq(vp, q->msix_vector, ISR_QUEUE);
-		pushed = false;
-		virtq_set_notify(q, true);
-		if (r == 1 || !virtq_has_avail(q))
-			break;
-	}
-}
-
-void virtio_pci_complete(struct virtio_pci *vp, unsigned qi, uint16_t head, uint32_t written)
-{
-	if (qi >= vp->ops->num_queues || !queue_live(vp, qi))
-		return;
-	virtq_push(&vp->q[qi], head, written);
-	vp->completed |= 1u << qi;
-}
-
-/* The backend's completions, then one interrupt per queue that got any
- * and whose driver wants one. Then those queues are served: a driver
- * that refills as completions arrive has often made new requests
- * available by now, and taking them here saves the I/O thread a wake-up
- * for their doorbell. */
-static void backend_ready(struct virtio_pci *vp)
-{
-	uint32_t served;
-
-	pthread_mutex_lock(&vp->lock);
-	vp->ready(vp->ready_opaque);
-	served = vp->completed;
-	for (unsigned qi = 0; vp->completed; qi++) {
-		if (!(vp->completed >> qi & 1))
-			continue;
-		vp->completed &= ~(1u << qi);
-		if (queue_live(vp, qi) && virtq_should_notify(&vp->q[qi]))
-			raise_irq(vp, vp->q[qi].msix_vector, ISR_QUEUE);
-	}
-	for (unsigned qi = 0; served; qi++, served >>= 1)
-		if ((served & 1) && queue_live(vp, qi) && virtq_has_avail(&vp->q[qi]))
-			serve_queue(vp, qi);
-	pthread_mutex_unlock(&vp->lock);
-}
-
-int virtio_pci_watch(struct virtio_pci *vp, int fd, void (*ready)(void *opaque), void *opaque)
-{
-	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = WATCH_EVENT};
-
-	vp->ready = ready;
-	vp->ready_opaque = opaque;
-	return epoll_ctl(vp->epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
-}
-
-/* The device's backend work (lock taken here): its timeout before each
- * wait, io_event after the fd signalled, the timeout passed or a wake. */
-static int io_timeout(struct virtio_pci *vp)
-{
-	int t;
-
-	if (!vp->ops->io_timeout_ms)
-		return -1;
-	pthread_mutex_lock(&vp->lock);
-	t = vp->ops->io_timeout_ms(vp->opaque);
-	pthread_mutex_unlock(&vp->lock);
-	return t;
-}
-
-/* Interrupt moderation for the backend: when its fd signals less than a
- * millisecond after the last time (a stream), let io_coalesce_us pass
- * before serving it, so a wake-up carries a batch. A wake-up costs two
- * context switches (several µs each on nested hosts) and a lone packet
- * carries little; a sparse event (one ping) is served at once, and so are
- * timeouts and wakes (libslirp asks for a timer every few ms). */
-static void io_moderate(struct virtio_pci *vp)
-{
-	uint64_t now = clock_now_ns();
-	bool stream = now - vp->last_io_ns < 1000000;
-
-	vp->last_io_ns = now;
-	if (stream && vp->ops->io_coalesce_us)
-		usleep(vp->ops->io_coalesce_us);
-}
-
-static void io_run(struct virtio_pci *vp, bool fd_signalled)
-{
-	if (!vp->ops->io_event)
-		return;
-	if (fd_signalled)
-		io_moderate(vp);
-	pthread_mutex_lock(&vp->lock);
-	vp->ops->io_event(vp->opaque);
-	pthread_mutex_unlock(&vp->lock);
-}
-
-static void *io_thread(void *arg)
-{
-	struct virtio_pci *vp = arg;
-	struct epoll_event ev[VIRTIO_MAX_QUEUES + 4];
-
-	for (;;) {
-		int timeout = io_timeout(vp);
-		int n = epoll_wait(vp->epfd, ev, VIRTIO_MAX_QUEUES + 4, timeout);
-		bool io = n == 0 && timeout >= 0, fd_signalled = false;
-
-		for (int i = 0; i < n; i++) {
-			unsigned qi = ev[i].data.u32;
-			uint64_t v;
-
-			if (qi == STOP_EVENT)
-				return NULL;
-			if (qi == WATCH_EVENT) {
-				backend_ready(vp);
-				continue;
-			}
-			if (qi == IO_EVENT || qi == WAKE_EVENT) {
-				if (qi == WAKE_EVENT && read(vp->wake_fd, &v, sizeof(v)) < 0)
-					continue;
-				fd_signalled |= qi == IO_EVENT;
-				io = true;
-				continue;
-			}
-			if (read(vp->kick_fd[qi], &v, sizeof(v)) < 0)
-				continue; /* a spurious wake-up: EAGAIN */
-			pthread_mutex_lock(&vp->lock);
-			serve_queue(vp, qi);
-			pthread_mutex_unlock(&vp->lock);
-		}
-		if (io)
-			io_run(vp, fd_signalled);
-	}
-}
-
-void virtio_pci_kick(struct virtio_pci *vp, unsigned qi)
-{
-	uint64_t one = 1;
-
-	if (qi < vp->ops->num_queues && write(vp->kick_fd[qi], &one, sizeof(one)) < 0)
-		fprintf(stderr, "vmm: %s: cannot signal queue %u\n", vp->name, qi);
+	vpci_raise_irq(vp, vp->msix_config, VIRTIO_PCI_ISR_CONFIG);
 }
 
 /* Follow BAR 4 with the doorbell ioeventfds (bus lock held: no vp->lock). */
@@ -422,7 +184,7 @@ static void enable_queue(struct virtio_pci *vp, struct virtq *q)
 	q->enabled = true;
 	if (virtq_start(q, vp->host->mem, negotiated(vp, VIRTIO_RING_F_EVENT_IDX),
 			negotiated(vp, VIRTIO_RING_F_INDIRECT_DESC)) < 0)
-		needs_reset(vp, (unsigned)(q - vp->q), q->broken);
+		vpci_needs_reset(vp, (unsigned)(q - vp->q), q->broken);
 }
 
 static void common_snapshot(struct virtio_pci *vp, struct virtio_pci_common_cfg *c)
@@ -635,49 +397,6 @@ static int first_free_devfn(struct pci_bus *bus)
 	return -ENOSPC;
 }
 
-static int start_io_thread(struct virtio_pci *vp)
-{
-	struct epoll_event ev = {.events = EPOLLIN};
-	sigset_t all, old;
-	int r;
-
-	vp->epfd = epoll_create1(EPOLL_CLOEXEC);
-	vp->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (vp->epfd < 0 || vp->stop_fd < 0)
-		return -errno;
-	for (unsigned i = 0; i < vp->ops->num_queues; i++) {
-		vp->kick_fd[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		ev.data.u32 = i;
-		if (vp->kick_fd[i] < 0 || epoll_ctl(vp->epfd, EPOLL_CTL_ADD, vp->kick_fd[i], &ev))
-			return -errno;
-	}
-	ev.data.u32 = STOP_EVENT;
-	if (epoll_ctl(vp->epfd, EPOLL_CTL_ADD, vp->stop_fd, &ev))
-		return -errno;
-	vp->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	ev.data.u32 = WAKE_EVENT;
-	if (vp->wake_fd < 0 || epoll_ctl(vp->epfd, EPOLL_CTL_ADD, vp->wake_fd, &ev))
-		return -errno;
-	vp->io_fd = vp->ops->io_fd ? vp->ops->io_fd(vp->opaque) : -1;
-	ev.data.u32 = IO_EVENT;
-	if (vp->io_fd >= 0 && epoll_ctl(vp->epfd, EPOLL_CTL_ADD, vp->io_fd, &ev))
-		return -errno;
-	vp->io_watched = vp->io_fd >= 0;
-	/* Process signals (SIGTERM's clean shutdown goes through the main
-	 * thread's signalfd, set up after the devices) never land here.
-	 * SIGSYS stays open: -sandbox's handler must name a call this thread
-	 * makes off the list (blocked, the kernel kills without a word). */
-	sigfillset(&all);
-	sigdelset(&all, SIGSYS);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(&vp->thread, NULL, io_thread, vp);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (r)
-		return -EAGAIN;
-	vp->thread_started = true;
-	return 0;
-}
-
 struct virtio_pci *virtio_pci_new(struct dev_host *host, struct pci_bus *bus, int devfn,
 				  const char *name, const struct virtio_dev_ops *ops, void *opaque,
 				  const void *config, char *err, size_t errlen)
@@ -720,7 +439,7 @@ struct virtio_pci *virtio_pci_new(struct dev_host *host, struct pci_bus *bus, in
 	vp->msix = msix_new(host, &vp->pci, ops->num_queues + 1, VIRTIO_PCI_MSIX_BAR,
 			    MSIX_TABLE_OFF, MSIX_PBA_OFF);
 	vp->pci.bar[VIRTIO_PCI_MSIX_BAR].opaque = vp->msix;
-	r = vp->msix ? start_io_thread(vp) : -ENOMEM;
+	r = vp->msix ? vpci_start_io_thread(vp) : -ENOMEM;
 	if (r == 0)
 		r = pci_bus_add(bus, &vp->pci, (uint8_t)devfn);
 	if (r == 0)
@@ -735,24 +454,13 @@ struct virtio_pci *virtio_pci_new(struct dev_host *host, struct pci_bus *bus, in
 
 void virtio_pci_free(struct virtio_pci *vp)
 {
-	uint64_t one = 1;
-
 	if (!vp)
 		return;
-	if (vp->thread_started && write(vp->stop_fd, &one, sizeof(one)) == sizeof(one))
-		pthread_join(vp->thread, NULL);
+	vpci_stop_io_thread(vp);
 	pci_bus_remove(&vp->pci);
 	update_doorbells(vp); /* BAR 4 is unmapped now: the ioeventfds go */
 	msix_free(vp->msix);
-	for (unsigned i = 0; i < VIRTIO_MAX_QUEUES; i++)
-		if (vp->kick_fd[i] >= 0)
-			close(vp->kick_fd[i]);
-	if (vp->epfd >= 0)
-		close(vp->epfd);
-	if (vp->stop_fd >= 0)
-		close(vp->stop_fd);
-	if (vp->wake_fd >= 0)
-		close(vp->wake_fd);
+	vpci_close_io_fds(vp);
 	pthread_mutex_destroy(&vp->lock);
 	pthread_mutex_destroy(&vp->intx_lock);
 	pthread_mutex_destroy(&vp->ioev_lock);
@@ -785,52 +493,6 @@ void virtio_pci_config_changed(struct virtio_pci *vp)
 	pthread_mutex_lock(&vp->lock);
 	vp->generation++;
 	if (vp->status & VIRTIO_CONFIG_S_DRIVER_OK)
-		raise_irq(vp, vp->msix_config, VIRTIO_PCI_ISR_CONFIG);
-	pthread_mutex_unlock(&vp->lock);
-}
-
-/* ------------------------------------------ devices that drive their queues */
-
-struct virtq *virtio_pci_queue(struct virtio_pci *vp, unsigned qi)
-{
-	return qi < vp->ops->num_queues && queue_live(vp, qi) ? &vp->q[qi] : NULL;
-}
-
-void virtio_pci_notify(struct virtio_pci *vp, unsigned qi)
-{
-	if (qi < vp->ops->num_queues && virtq_should_notify(&vp->q[qi]))
-		raise_irq(vp, vp->q[qi].msix_vector, ISR_QUEUE);
-}
-
-void virtio_pci_fail(struct virtio_pci *vp, unsigned qi, const char *why)
-{
-	needs_reset(vp, qi, why);
-}
-
-void virtio_pci_io_watch(struct virtio_pci *vp, bool on)
-{
-	struct epoll_event ev = {.events = on ? EPOLLIN : 0, .data.u32 = IO_EVENT};
-
-	if (vp->io_fd < 0 || vp->io_watched == on)
-		return;
-	vp->io_watched = on;
-	epoll_ctl(vp->epfd, EPOLL_CTL_MOD, vp->io_fd, &ev);
-}
-
-void virtio_pci_wake(struct virtio_pci *vp)
-{
-	uint64_t one = 1;
-
-	if (write(vp->wake_fd, &one, sizeof(one)) < 0)
-		fprintf(stderr, "vmm: %s: cannot wake the I/O thread\n", vp->name);
-}
-
-void virtio_pci_lock(struct virtio_pci *vp)
-{
-	pthread_mutex_lock(&vp->lock);
-}
-
-void virtio_pci_unlock(struct virtio_pci *vp)
-{
+		vpci_raise_irq(vp, vp->msix_config, VIRTIO_PCI_ISR_CONFIG);
 	pthread_mutex_unlock(&vp->lock);
 }
