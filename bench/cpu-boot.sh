@@ -1,6 +1,6 @@
 #!/bin/sh
 # cpu-boot.sh — Linux boot to init with vmm's default CPU (-cpu host) vs
-# qemu-system-x86_64 -enable-kvm -cpu host (issue 22): Debian's stock kernel
+# qemu-system-x86_64 -enable-kvm -cpu host: Debian's stock kernel
 # and initrd (/boot, as scripts/nested-kvm/mkimage.sh finds them; time to
 # the kernel's "Run /init as init process") and the project's guest kernel
 # (time to its init's VMM-GUEST-READY), no feature-clearing command line.

@@ -3,14 +3,14 @@
 # core: the raw KVM_RUN loop peer of bench/core-pio.sh (libkvm.a only).
 $(eval $(call program,raw-kvm-loop,bench/raw-kvm-loop.c,libkvm.a,))
 EXTRA_TARGETS += $(B)/raw-kvm-loop
-# virtio-blk (issue 14): the kit's virtio-blk-bench.elf under vmm and QEMU.
+# virtio-blk: the kit's virtio-blk-bench.elf under vmm and QEMU.
 BENCHES += bench/virtio-blk.sh
 KVM_BENCHES += bench/virtio-blk.sh
-# virtio-net (issue 15): the kit's virtio-net.elf (bench=1) under vmm
+# virtio-net: the kit's virtio-net.elf (bench=1) under vmm
 # (netstack and libslirp) and QEMU against a host UDP echo server.
 $(eval $(call program,net-udp-echo,bench/net-udp-echo.c,,))
 BENCHES += bench/virtio-net-udp.sh
 KVM_BENCHES += bench/virtio-net-udp.sh
-# virtio-net (issue 15): Linux guest TCP bulk both ways, vmm vs QEMU.
+# virtio-net: Linux guest TCP bulk both ways, vmm vs QEMU.
 BENCHES += bench/virtio-net-tcp.sh
 KVM_BENCHES += bench/virtio-net-tcp.sh

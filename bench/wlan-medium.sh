@@ -1,5 +1,5 @@
 #!/bin/sh
-# wlan-medium: the radio medium's cost (issue 16). Goals: verdict <= 50 ns,
+# wlan-medium: the radio medium's cost. Goals: verdict <= 50 ns,
 # regulatory enforcement <= 2 % of frame throughput.
 #  1. build/wlan-bench (bench/wlan-bench.c): frames/s through the medium
 #     alone with enforcement on vs off, ns per cached verdict vs a bare

@@ -120,7 +120,7 @@ bool acpi_pm_rtc_wake(struct acpi_pm *pm)
 
 static const struct io_ops pm_ops = {pm_read, pm_write};
 
-/* The ACPI PM timer (issue 22): 24 bits at 3.579545 MHz, as the PIIX4's
+/* The ACPI PM timer: 24 bits at 3.579545 MHz, as the PIIX4's
  * (QEMU's); Linux calibrates the TSC against it and kvm-unit-tests time
  * port reads with it. Lock-free: it only reads the host clock. */
 #define PM_TMR_HZ 3579545ull

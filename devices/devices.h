@@ -164,11 +164,9 @@ void dev_reset_all(struct dev_host *host);
 uint64_t io_data_get(const void *data, unsigned size);
 void io_data_put(void *data, unsigned size, uint64_t value);
 
-/* ----------------------------------------------- per-device declarations
- * Each device adds its constructor below, in its own section. */
-
-/* ------------------------------------------------ VMM core (issue 3) ----
- * COM ports, isa-debug-exit, port 0x80, i8042, the MMIO test sink. */
+/* -------------------------------------- consoles and machine control
+ * Byte streams to the host (the UARTs, the debug console) and the ports a
+ * guest uses to stop, reset or report on the machine. */
 
 /* Where a device's byte stream goes and how it asks for more input. The
  * machine connects it to a chardev (stdio, file, socket, mux). */
@@ -192,6 +190,12 @@ size_t serial_receive(struct serial *s, const uint8_t *buf, size_t len);
 /* Room left in the receive FIFO. */
 size_t serial_can_receive(struct serial *s);
 
+/* Bochs/QEMU debug console at 0x402: bytes written go to fd (or nowhere
+ * when fd < 0); reads return 0xe9. */
+struct debugcon;
+struct debugcon *debugcon_new(struct dev_host *host, int fd);
+void debugcon_free(struct debugcon *d);
+
 /* QEMU's isa-debug-exit: a write of value v makes the VMM exit with
  * status (v << 1) | 1; exit_fn performs the exit. */
 struct debug_exit;
@@ -209,24 +213,22 @@ struct i8042;
 struct i8042 *i8042_new(struct dev_host *host, void (*reset_fn)(void *opaque), void *opaque);
 void i8042_free(struct i8042 *k);
 
-/* ----------------------------------------- end of VMM core section */
+/* System control port A (0x92): fast A20 gate; bit 0 0 -> 1 calls reset_fn. */
+struct port92;
+struct port92 *port92_new(struct dev_host *host, void (*reset_fn)(void *opaque), void *opaque);
+void port92_free(struct port92 *p);
 
-/* ------------------------------------------- PC platform (issue 5) ----
- * PCI bus, i440FX/PIIX3 chipset, fw_cfg, CMOS RTC, IDE, block backend,
- * debug console. */
+/* QEMU's pvpanic ISA device: reads return the supported events, a guest
+ * write of events calls event_fn (on the vCPU thread). */
+#define PVPANIC_DEFAULT_PORT 0x505
+#define PVPANIC_PANICKED 1u
+#define PVPANIC_CRASH_LOADED 2u
+struct pvpanic;
+struct pvpanic *pvpanic_new(struct dev_host *host, uint16_t iobase,
+			    void (*event_fn)(void *opaque, unsigned events), void *opaque);
+void pvpanic_free(struct pvpanic *p);
 
-/* The machine maps guest-physical ranges onto host memory for devices that
- * switch what backs a range (the i440FX PAM registers, the BIOS ROM). The
- * machine owns the KVM memory slots and implements this with them. */
-struct pc_mem_map {
-	/* Back [gpa, gpa+size) with host memory at hva (page aligned), or
-	 * unmap it when hva is NULL, so accesses reach the MMIO bus. With
-	 * read_only, guest writes are not stored but reach the MMIO bus.
-	 * A later call for the same gpa and size replaces the mapping.
-	 * 0 or -errno. */
-	int (*map)(void *opaque, uint64_t gpa, uint64_t size, void *hva, bool read_only);
-	void *opaque;
-};
+/* --------------------------------------------------------------- PCI */
 
 /* PCI: configuration mechanism #1 at 0xcf8/0xcfc, one bus (bus 0). */
 #define PCI_CFG_SPACE_SIZE 256
@@ -304,6 +306,50 @@ void pci_cfg_write(struct pci_bus *bus, uint8_t devfn, unsigned off, unsigned si
  * was needed (snprintf style). */
 size_t pci_bus_info(struct pci_bus *bus, char *buf, size_t len);
 
+/* An IOMMU sits between PCI devices and the machine: their DMA through
+ * pci_dma_read/write and their MSIs through pci_msi_send reach it with the
+ * device's requester ID (source ID, bus << 8 | devfn). Without an IOMMU
+ * those go straight to guest RAM and host->irq.msi. */
+#define PCI_SID_UNKNOWN 0xffffffffu /* a message with no PCI requester (I/O APIC) */
+struct pci_iommu_ops {
+	/* Copy len bytes between buf and device address iova: 0, or -EFAULT
+	 * when the translation faulted (recorded by the IOMMU). */
+	int (*dma)(void *opaque, uint16_t sid, uint64_t iova, void *buf, uint64_t len, bool write);
+	/* The guest-physical address of iova, *len cut to what is contiguous
+	 * there: 0, or -EFAULT (fault recorded). */
+	int (*translate)(void *opaque, uint16_t sid, uint64_t iova, bool write, uint64_t *gpa,
+			 uint64_t *len);
+	void (*msi)(void *opaque, uint32_t sid, uint64_t addr, uint32_t data);
+	void *opaque;
+};
+void pci_bus_set_iommu(struct pci_bus *bus, const struct pci_iommu_ops *ops);
+/* A bus master access of d (only while its command register allows bus
+ * mastering): 0, or -EFAULT (outside RAM, IOMMU fault, mastering off). */
+int pci_dma_read(struct pci_dev *d, uint64_t addr, void *buf, uint64_t len);
+int pci_dma_write(struct pci_dev *d, uint64_t addr, const void *buf, uint64_t len);
+void pci_msi_send(struct pci_dev *d, uint64_t addr, uint32_t data);
+/* For devices that move data in place (IDE): host memory for bus address
+ * addr, *len cut to what is contiguous (one IOMMU page); NULL outside RAM
+ * or on an IOMMU fault. Bus mastering is the caller's to check. */
+void *pci_dma_ptr(struct pci_dev *d, uint64_t addr, uint64_t *len, bool write);
+
+/* ------------------------------------ chipset and firmware interface
+ * The i440FX/Q35 host bridge and PIIX3, fw_cfg, the CMOS RTC, ACPI power
+ * management and the legacy ISA leftovers a PC still decodes. */
+
+/* The machine maps guest-physical ranges onto host memory for devices that
+ * switch what backs a range (the i440FX PAM registers, the BIOS ROM). The
+ * machine owns the KVM memory slots and implements this with them. */
+struct pc_mem_map {
+	/* Back [gpa, gpa+size) with host memory at hva (page aligned), or
+	 * unmap it when hva is NULL, so accesses reach the MMIO bus. With
+	 * read_only, guest writes are not stored but reach the MMIO bus.
+	 * A later call for the same gpa and size replaces the mapping.
+	 * 0 or -errno. */
+	int (*map)(void *opaque, uint64_t gpa, uint64_t size, void *hva, bool read_only);
+	void *opaque;
+};
+
 /* i440FX host bridge at 00:00.0 with PAM shadow-RAM control of
  * 0xc0000-0xfffff and the SMRAM register. */
 struct i440fx;
@@ -313,7 +359,7 @@ struct i440fx *i440fx_new(struct dev_host *host, struct pci_bus *bus,
  * hva (size a multiple of 16 KiB, at most 256 KiB). 0 or -errno. */
 int i440fx_set_bios_alias(struct i440fx *nb, void *hva, uint64_t size);
 /* The Q35 MCH (8086:29c0) for -machine q35: the same model with its PAM
- * registers at 0x90-0x96 and SMRAM at 0x9d (issue 22). */
+ * registers at 0x90-0x96 and SMRAM at 0x9d. */
 struct i440fx *q35_mch_new(struct dev_host *host, struct pci_bus *bus,
 			   const struct pc_mem_map *map);
 /* What a BIOS leaves behind: read-write shadow RAM in every PAM segment. */
@@ -362,7 +408,7 @@ int fw_cfg_add_file(struct fw_cfg *f, const char *name, const void *data, size_t
 struct rtc;
 struct rtc *rtc_new(struct dev_host *host);
 /* Called on the main thread when an enabled (AIE) alarm fires: the ACPI
- * wake source for S3 (issue 22). */
+ * wake source for S3. */
 void rtc_set_alarm_fn(struct rtc *r, void (*fn)(void *opaque), void *opaque);
 void rtc_free(struct rtc *r);
 void rtc_cmos_set(struct rtc *r, unsigned index, uint8_t val);
@@ -372,138 +418,6 @@ uint8_t rtc_cmos_get(struct rtc *r, unsigned index);
 void rtc_set_pc_config(struct rtc *r, uint64_t ram_below_4g, uint64_t ram_above_4g,
 		       unsigned ncpus);
 
-/* Raw disk images: the one backend IDE and virtio-blk share. I/O is in
- * 512-byte sectors. With snapshot, writes go to an unlinked temporary
- * overlay and the image is opened read-only. */
-#define BLOCK_SECTOR_SIZE 512
-/* QEMU's cache modes: writeback (page cache; flush = fdatasync),
- * writethrough (O_DSYNC), unsafe (flush does nothing), none (O_DIRECT;
- * flush = fdatasync), directsync (O_DIRECT | O_DSYNC). */
-enum block_cache {
-	BLOCK_CACHE_WRITEBACK,
-	BLOCK_CACHE_WRITETHROUGH,
-	BLOCK_CACHE_UNSAFE,
-	BLOCK_CACHE_NONE,
-	BLOCK_CACHE_DIRECTSYNC,
-};
-struct block_opts {
-	const char *path;
-	bool read_only;
-	bool snapshot;
-	enum block_cache cache;
-};
-struct block_dev;
-/* NULL with a one-line reason in err (missing, unreadable, a directory,
- * a size that is zero or not a multiple of 512). */
-struct block_dev *block_open(const struct block_opts *o, char *err, size_t errlen);
-void block_close(struct block_dev *b);
-uint64_t block_sectors(const struct block_dev *b);
-bool block_read_only(const struct block_dev *b);
-const char *block_path(const struct block_dev *b);
-/* 0, -ERANGE beyond the end, -EROFS, or -errno from the host. */
-int block_read(struct block_dev *b, uint64_t sector, void *buf, uint32_t count);
-int block_write(struct block_dev *b, uint64_t sector, const void *buf, uint32_t count);
-int block_flush(struct block_dev *b);
-/* Vectored I/O straight into (guest) buffers; iov is consumed (changed).
- * Same returns as block_read/block_write. */
-struct iovec;
-int block_readv(struct block_dev *b, uint64_t sector, struct iovec *iov, int iovcnt);
-int block_writev(struct block_dev *b, uint64_t sector, struct iovec *iov, int iovcnt);
-/* Deallocate (punch a hole: reads return zeroes) / zero count sectors;
- * write_zeroes with unmap may punch a hole. Same returns. */
-int block_discard(struct block_dev *b, uint64_t sector, uint64_t count);
-int block_write_zeroes(struct block_dev *b, uint64_t sector, uint64_t count, bool unmap);
-enum block_cache block_cache_mode(const struct block_dev *b);
-const char *block_cache_name(enum block_cache c); /* "writeback", ... */
-struct block_stats {
-	uint64_t rd_bytes, wr_bytes, rd_ops, wr_ops, flush_ops, discard_ops, failed_ops;
-};
-void block_get_stats(struct block_dev *b, struct block_stats *s);
-/* For an asynchronous engine (block_aio.c) issuing requests on the file
- * itself. block_direct_fd: the descriptor a vectored request can go to
- * as it is (writable, in range, whole sectors, no -snapshot overlay,
- * buffers O_DIRECT accepts), else -1: use block_readv/block_writev.
- * block_account/_failed: count a request served that way in
- * block_get_stats. block_flush_fd: counts a flush; the descriptor to
- * fdatasync, or -1 when there is nothing to make durable. */
-int block_direct_fd(struct block_dev *b, bool write, uint64_t sector, const struct iovec *iov,
-		    int iovcnt);
-void block_account(struct block_dev *b, bool write, uint64_t bytes);
-void block_account_failed(struct block_dev *b);
-int block_flush_fd(struct block_dev *b);
-
-/* block_aio.c: asynchronous requests on a block_dev through io_uring
- * (QEMU's aio=io_uring), a request's own buffers straight to the file.
- * Queue any number, hand them to the kernel with one block_aio_submit,
- * and reap the completions when block_aio_fd (an eventfd) is readable.
- * Not thread-safe: one thread (a device's I/O thread) owns it. */
-enum block_aio_mode { BLOCK_AIO_DEFAULT, BLOCK_AIO_THREADS, BLOCK_AIO_IO_URING };
-const char *block_aio_mode_name(enum block_aio_mode m); /* "threads", "io_uring" */
-struct block_aio;
-/* NULL when the kernel refuses io_uring (seccomp, old kernel, limits):
- * said once per process on stderr; the caller serves requests itself. */
-struct block_aio *block_aio_new(struct block_dev *b, unsigned depth);
-/* Waits for what is in flight, dropping the completions. */
-void block_aio_free(struct block_aio *a);
-int block_aio_fd(const struct block_aio *a);
-/* Queue a read/write of iov (copied; the buffers must stay valid until
- * the completion): 0, or -1 when block_direct_fd refuses it (the caller
- * uses block_readv/block_writev). */
-int block_aio_rw(struct block_aio *a, bool write, uint64_t sector, const struct iovec *iov,
-		 int iovcnt, void *cookie);
-/* Queue a flush (fdatasync) that starts only after every request queued
- * before it has completed: 0, or 1 when there is nothing to make
- * durable (the flush succeeded at once). */
-int block_aio_flush(struct block_aio *a, void *cookie);
-void block_aio_submit(struct block_aio *a);
-/* Call done(opaque, cookie, 0 or -errno) for every completed request:
- * how many. */
-unsigned block_aio_reap(struct block_aio *a, void (*done)(void *opaque, void *cookie, int r),
-			void *opaque);
-unsigned block_aio_in_flight(const struct block_aio *a);
-/* Wait until nothing is in flight, reaping as block_aio_reap does. */
-void block_aio_wait_all(struct block_aio *a, void (*done)(void *opaque, void *cookie, int r),
-			void *opaque);
-/* Tests only: hook(opaque, res) replaces each completion's result before
- * the engine looks at it (a short transfer, -EAGAIN, ...). */
-void block_aio_set_res_hook(struct block_aio *a, int (*hook)(void *opaque, int res), void *opaque);
-
-/* PIIX3 IDE at 00:01.1: two channels in compatibility mode (0x1f0/0x3f6
- * IRQ 14, 0x170/0x376 IRQ 15) and bus-master DMA through BAR 4. Drive
- * index = channel * 2 + slave; disks may be NULL. */
-#define IDE_MAX_DRIVES 4
-struct ide;
-struct ide *ide_new(struct dev_host *host, struct pci_bus *bus,
-		    struct block_dev *disks[IDE_MAX_DRIVES]);
-void ide_free(struct ide *ide);
-
-/* Bochs/QEMU debug console at 0x402: bytes written go to fd (or nowhere
- * when fd < 0); reads return 0xe9. */
-struct debugcon;
-struct debugcon *debugcon_new(struct dev_host *host, int fd);
-void debugcon_free(struct debugcon *d);
-
-/* ISA addresses with no device behind them (LPT, unconfigured COM ports,
- * 0x402 without -debugcon; on the MMIO bus the VGA window): reads
- * all-ones, writes ignored, not logged. bus is host->pio or host->mmio. */
-int isa_empty_new(struct iobus *bus, uint64_t base, uint64_t len, const char *name);
-
-/* System control port A (0x92): fast A20 gate; bit 0 0 -> 1 calls reset_fn. */
-struct port92;
-struct port92 *port92_new(struct dev_host *host, void (*reset_fn)(void *opaque), void *opaque);
-void port92_free(struct port92 *p);
-
-/* The two 8237A DMA controllers (0x00-0x0f, 0xc0-0xdf) and page registers
- * (0x81-0x8f): registers only, no device does ISA DMA. */
-struct dma8237;
-struct dma8237 *dma8237_new(struct dev_host *host);
-void dma8237_free(struct dma8237 *d);
-
-/* ----------------------------------------- end of PC platform section */
-
-/* ------------------------------------- Linux direct boot (issue 4) ----
- * ACPI PM1a event/control block for the FADT in firmware/acpi.c. */
-
 /* PM1a_EVT (status/enable, 2+2 bytes) at base, PM1a_CNT (2 bytes) at
  * base + 4; SCI_EN always reads set. A write of SLP_EN with SLP_TYP equal
  * to s5_typ calls poweroff_fn (the machine exits with status 0). */
@@ -512,18 +426,13 @@ struct acpi_pm *acpi_pm_new(struct dev_host *host, uint16_t base, unsigned s5_ty
 			    void (*poweroff_fn)(void *opaque), void *opaque);
 void acpi_pm_free(struct acpi_pm *pm);
 
-/* ------------------------------------ end of Linux direct boot section */
-
-/* ------------------------------------- control plane (issue 18) ----
- * pvpanic; the ACPI power button lives in acpi_pm above. */
-
 /* Press the power button: PWRBTN_STS is set in PM1 status and, when the
  * guest enabled it (PWRBTN_EN), the SCI (GSI sci_irq) is raised until the
  * guest clears the status. Any thread. */
 void acpi_pm_power_button(struct acpi_pm *pm, unsigned sci_irq);
 /* The PM timer, 24 bits at 3.579545 MHz, at base + ACPI_PM_TMR_OFF. */
 #define ACPI_PM_TMR_OFF 8u
-/* ACPI S3 (issue 22): a guest write of SLP_TYP = s3_typ | SLP_EN calls
+/* ACPI S3: a guest write of SLP_TYP = s3_typ | SLP_EN calls
  * sleep_fn on the vCPU thread. acpi_pm_rtc_wake: the RTC alarm fired while
  * asleep; true (and RTC_STS | WAK_STS set) when the guest enabled it as a
  * wake event (RTC_EN). */
@@ -531,19 +440,18 @@ void acpi_pm_set_sleep(struct acpi_pm *pm, unsigned s3_typ, void (*sleep_fn)(voi
 		       void *opaque);
 bool acpi_pm_rtc_wake(struct acpi_pm *pm);
 
-/* QEMU's pvpanic ISA device: reads return the supported events, a guest
- * write of events calls event_fn (on the vCPU thread). */
-#define PVPANIC_DEFAULT_PORT 0x505
-#define PVPANIC_PANICKED 1u
-#define PVPANIC_CRASH_LOADED 2u
-struct pvpanic;
-struct pvpanic *pvpanic_new(struct dev_host *host, uint16_t iobase,
-			    void (*event_fn)(void *opaque, unsigned events), void *opaque);
-void pvpanic_free(struct pvpanic *p);
+/* ISA addresses with no device behind them (LPT, unconfigured COM ports,
+ * 0x402 without -debugcon; on the MMIO bus the VGA window): reads
+ * all-ones, writes ignored, not logged. bus is host->pio or host->mmio. */
+int isa_empty_new(struct iobus *bus, uint64_t base, uint64_t len, const char *name);
 
-/* ------------------------------------- end of control plane section */
+/* The two 8237A DMA controllers (0x00-0x0f, 0xc0-0xdf) and page registers
+ * (0x81-0x8f): registers only, no device does ISA DMA. */
+struct dma8237;
+struct dma8237 *dma8237_new(struct dev_host *host);
+void dma8237_free(struct dma8237 *d);
 
-/* ------------------------------ interrupt controllers (issue 17) ----
+/* ---------------------------------- interrupt controllers and timers
  * The userspace 8259A pair, I/O APIC, 8254 PIT and local APIC used by
  * -machine kernel_irqchip=split|off. Time and interrupt outputs go through
  * callbacks, so unit tests drive the models on a fake clock. */
@@ -681,51 +589,114 @@ void lapic_copy_page(struct lapic *a, uint8_t page[LAPIC_PAGE_SIZE]);
 size_t lapic_format(const uint8_t page[LAPIC_PAGE_SIZE], unsigned cpu, bool x2apic, char *buf,
 		    size_t len);
 
-/* ------------------------------- end of interrupt controllers section */
+/* ----------------------------------------------------------- storage */
 
-/* ------------------------------ kvm-unit-tests devices (issue 22) ----
- * QEMU's pc-testdev: scratch port 0xe0 (byte-wide copy at 0xe8), page
- * flush port 0xe4, interrupt line ports 0x2000-0x2017, scratch MMIO at
- * 0xff000000 (64 KiB). NULL when a port or range is taken. */
-struct pc_testdev;
-struct pc_testdev *pc_testdev_new(struct dev_host *host, struct pci_bus *pci);
-void pc_testdev_free(struct pc_testdev *t);
-
-/* QEMU's pci-testdev (1b36:0005): BAR 0 memory, BAR 1 port I/O, each with
- * the test header kvm-unit-tests' vmexit reads (pci_testdev.c). devfn -1:
- * the first free slot. NULL when the slot is taken. */
-struct pci_testdev;
-struct pci_testdev *pci_testdev_new(struct dev_host *host, struct pci_bus *bus, int devfn);
-void pci_testdev_free(struct pci_testdev *t);
-struct pci_dev *pci_testdev_pci(struct pci_testdev *t);
-
-/* --------------------------------- Intel VT-d and edu (issue 22) ----
- * The IOMMU sits between PCI devices and the machine: their DMA through
- * pci_dma_read/write and their MSIs through pci_msi_send reach it with the
- * device's requester ID (source ID, bus << 8 | devfn). Without an IOMMU
- * those go straight to guest RAM and host->irq.msi. */
-#define PCI_SID_UNKNOWN 0xffffffffu /* a message with no PCI requester (I/O APIC) */
-struct pci_iommu_ops {
-	/* Copy len bytes between buf and device address iova: 0, or -EFAULT
-	 * when the translation faulted (recorded by the IOMMU). */
-	int (*dma)(void *opaque, uint16_t sid, uint64_t iova, void *buf, uint64_t len, bool write);
-	/* The guest-physical address of iova, *len cut to what is contiguous
-	 * there: 0, or -EFAULT (fault recorded). */
-	int (*translate)(void *opaque, uint16_t sid, uint64_t iova, bool write, uint64_t *gpa,
-			 uint64_t *len);
-	void (*msi)(void *opaque, uint32_t sid, uint64_t addr, uint32_t data);
-	void *opaque;
+/* Raw disk images: the one backend IDE and virtio-blk share. I/O is in
+ * 512-byte sectors. With snapshot, writes go to an unlinked temporary
+ * overlay and the image is opened read-only. */
+#define BLOCK_SECTOR_SIZE 512
+/* QEMU's cache modes: writeback (page cache; flush = fdatasync),
+ * writethrough (O_DSYNC), unsafe (flush does nothing), none (O_DIRECT;
+ * flush = fdatasync), directsync (O_DIRECT | O_DSYNC). */
+enum block_cache {
+	BLOCK_CACHE_WRITEBACK,
+	BLOCK_CACHE_WRITETHROUGH,
+	BLOCK_CACHE_UNSAFE,
+	BLOCK_CACHE_NONE,
+	BLOCK_CACHE_DIRECTSYNC,
 };
-void pci_bus_set_iommu(struct pci_bus *bus, const struct pci_iommu_ops *ops);
-/* A bus master access of d (only while its command register allows bus
- * mastering): 0, or -EFAULT (outside RAM, IOMMU fault, mastering off). */
-int pci_dma_read(struct pci_dev *d, uint64_t addr, void *buf, uint64_t len);
-int pci_dma_write(struct pci_dev *d, uint64_t addr, const void *buf, uint64_t len);
-void pci_msi_send(struct pci_dev *d, uint64_t addr, uint32_t data);
-/* For devices that move data in place (IDE): host memory for bus address
- * addr, *len cut to what is contiguous (one IOMMU page); NULL outside RAM
- * or on an IOMMU fault. Bus mastering is the caller's to check. */
-void *pci_dma_ptr(struct pci_dev *d, uint64_t addr, uint64_t *len, bool write);
+struct block_opts {
+	const char *path;
+	bool read_only;
+	bool snapshot;
+	enum block_cache cache;
+};
+struct block_dev;
+/* NULL with a one-line reason in err (missing, unreadable, a directory,
+ * a size that is zero or not a multiple of 512). */
+struct block_dev *block_open(const struct block_opts *o, char *err, size_t errlen);
+void block_close(struct block_dev *b);
+uint64_t block_sectors(const struct block_dev *b);
+bool block_read_only(const struct block_dev *b);
+const char *block_path(const struct block_dev *b);
+/* 0, -ERANGE beyond the end, -EROFS, or -errno from the host. */
+int block_read(struct block_dev *b, uint64_t sector, void *buf, uint32_t count);
+int block_write(struct block_dev *b, uint64_t sector, const void *buf, uint32_t count);
+int block_flush(struct block_dev *b);
+/* Vectored I/O straight into (guest) buffers; iov is consumed (changed).
+ * Same returns as block_read/block_write. */
+struct iovec;
+int block_readv(struct block_dev *b, uint64_t sector, struct iovec *iov, int iovcnt);
+int block_writev(struct block_dev *b, uint64_t sector, struct iovec *iov, int iovcnt);
+/* Deallocate (punch a hole: reads return zeroes) / zero count sectors;
+ * write_zeroes with unmap may punch a hole. Same returns. */
+int block_discard(struct block_dev *b, uint64_t sector, uint64_t count);
+int block_write_zeroes(struct block_dev *b, uint64_t sector, uint64_t count, bool unmap);
+enum block_cache block_cache_mode(const struct block_dev *b);
+const char *block_cache_name(enum block_cache c); /* "writeback", ... */
+struct block_stats {
+	uint64_t rd_bytes, wr_bytes, rd_ops, wr_ops, flush_ops, discard_ops, failed_ops;
+};
+void block_get_stats(struct block_dev *b, struct block_stats *s);
+/* For an asynchronous engine (block_aio.c) issuing requests on the file
+ * itself. block_direct_fd: the descriptor a vectored request can go to
+ * as it is (writable, in range, whole sectors, no -snapshot overlay,
+ * buffers O_DIRECT accepts), else -1: use block_readv/block_writev.
+ * block_account/_failed: count a request served that way in
+ * block_get_stats. block_flush_fd: counts a flush; the descriptor to
+ * fdatasync, or -1 when there is nothing to make durable. */
+int block_direct_fd(struct block_dev *b, bool write, uint64_t sector, const struct iovec *iov,
+		    int iovcnt);
+void block_account(struct block_dev *b, bool write, uint64_t bytes);
+void block_account_failed(struct block_dev *b);
+int block_flush_fd(struct block_dev *b);
+
+/* block_aio.c: asynchronous requests on a block_dev through io_uring
+ * (QEMU's aio=io_uring), a request's own buffers straight to the file.
+ * Queue any number, hand them to the kernel with one block_aio_submit,
+ * and reap the completions when block_aio_fd (an eventfd) is readable.
+ * Not thread-safe: one thread (a device's I/O thread) owns it. */
+enum block_aio_mode { BLOCK_AIO_DEFAULT, BLOCK_AIO_THREADS, BLOCK_AIO_IO_URING };
+const char *block_aio_mode_name(enum block_aio_mode m); /* "threads", "io_uring" */
+struct block_aio;
+/* NULL when the kernel refuses io_uring (seccomp, old kernel, limits):
+ * said once per process on stderr; the caller serves requests itself. */
+struct block_aio *block_aio_new(struct block_dev *b, unsigned depth);
+/* Waits for what is in flight, dropping the completions. */
+void block_aio_free(struct block_aio *a);
+int block_aio_fd(const struct block_aio *a);
+/* Queue a read/write of iov (copied; the buffers must stay valid until
+ * the completion): 0, or -1 when block_direct_fd refuses it (the caller
+ * uses block_readv/block_writev). */
+int block_aio_rw(struct block_aio *a, bool write, uint64_t sector, const struct iovec *iov,
+		 int iovcnt, void *cookie);
+/* Queue a flush (fdatasync) that starts only after every request queued
+ * before it has completed: 0, or 1 when there is nothing to make
+ * durable (the flush succeeded at once). */
+int block_aio_flush(struct block_aio *a, void *cookie);
+void block_aio_submit(struct block_aio *a);
+/* Call done(opaque, cookie, 0 or -errno) for every completed request:
+ * how many. */
+unsigned block_aio_reap(struct block_aio *a, void (*done)(void *opaque, void *cookie, int r),
+			void *opaque);
+unsigned block_aio_in_flight(const struct block_aio *a);
+/* Wait until nothing is in flight, reaping as block_aio_reap does. */
+void block_aio_wait_all(struct block_aio *a, void (*done)(void *opaque, void *cookie, int r),
+			void *opaque);
+/* Tests only: hook(opaque, res) replaces each completion's result before
+ * the engine looks at it (a short transfer, -EAGAIN, ...). */
+void block_aio_set_res_hook(struct block_aio *a, int (*hook)(void *opaque, int res), void *opaque);
+
+/* PIIX3 IDE at 00:01.1: two channels in compatibility mode (0x1f0/0x3f6
+ * IRQ 14, 0x170/0x376 IRQ 15) and bus-master DMA through BAR 4. Drive
+ * index = channel * 2 + slave; disks may be NULL. */
+#define IDE_MAX_DRIVES 4
+struct ide;
+struct ide *ide_new(struct dev_host *host, struct pci_bus *bus,
+		    struct block_dev *disks[IDE_MAX_DRIVES]);
+void ide_free(struct ide *ide);
+
+/* ------------------------------------------------------------- IOMMU */
 
 /* Intel VT-d remapping hardware unit (-device intel-iommu): registers at
  * INTEL_IOMMU_BASE, queued invalidation, DMA remapping (legacy root and
@@ -758,18 +729,7 @@ int intel_iommu_remap_msi(struct intel_iommu *v, uint32_t sid, uint64_t *addr, u
  * IEC invalidation): the split irqchip re-mirrors the I/O APIC routes. */
 void intel_iommu_set_ir_changed(struct intel_iommu *v, void (*fn)(void *opaque), void *opaque);
 
-/* QEMU's edu device (1234:11e8): BAR0 1 MiB MMIO with the ID, liveness,
- * factorial, interrupt raise/ack and DMA registers, a 4 KiB DMA buffer at
- * device address 0x40000, INTx or MSI. NULL when no slot is free. */
-#define EDU_DMA_BASE 0x40000u
-#define EDU_DMA_SIZE 4096u
-struct edu;
-struct edu *edu_new(struct dev_host *host, struct pci_bus *bus, int devfn);
-void edu_free(struct edu *e);
-struct pci_dev *edu_pci(struct edu *e);
-
-/* ------------------------------ end of kvm-unit-tests devices section */
-/* ------------------------------------------- virtual NIC (issue 15) ----
+/* -------------------------------------------------- network backends
  * Network backends (-netdev user|tap) behind one small interface. A NIC
  * (virtio-net) hands over the guest's frames with their virtio-net header
  * (the offload request: partial checksum, TSO) and takes the host's
@@ -853,6 +813,33 @@ struct netdev *netdev_user_new(const char *id, const char *opts, char *err, size
 /* -netdev tap,id=ID,ifname=NAME,script=no,downscript=no[,vnet_hdr=on|off]. */
 struct netdev *netdev_tap_new(const char *id, const char *opts, char *err, size_t errlen);
 
-/* ------------------------------------------ end of virtual NIC section */
+/* ------------------------------------------------------ test devices
+ * What kvm-unit-tests and QEMU's own tests drive: they check the platform,
+ * they are not part of a product machine. */
+
+/* QEMU's pc-testdev: scratch port 0xe0 (byte-wide copy at 0xe8), page
+ * flush port 0xe4, interrupt line ports 0x2000-0x2017, scratch MMIO at
+ * 0xff000000 (64 KiB). NULL when a port or range is taken. */
+struct pc_testdev;
+struct pc_testdev *pc_testdev_new(struct dev_host *host, struct pci_bus *pci);
+void pc_testdev_free(struct pc_testdev *t);
+
+/* QEMU's pci-testdev (1b36:0005): BAR 0 memory, BAR 1 port I/O, each with
+ * the test header kvm-unit-tests' vmexit reads (pci_testdev.c). devfn -1:
+ * the first free slot. NULL when the slot is taken. */
+struct pci_testdev;
+struct pci_testdev *pci_testdev_new(struct dev_host *host, struct pci_bus *bus, int devfn);
+void pci_testdev_free(struct pci_testdev *t);
+struct pci_dev *pci_testdev_pci(struct pci_testdev *t);
+
+/* QEMU's edu device (1234:11e8): BAR0 1 MiB MMIO with the ID, liveness,
+ * factorial, interrupt raise/ack and DMA registers, a 4 KiB DMA buffer at
+ * device address 0x40000, INTx or MSI. NULL when no slot is free. */
+#define EDU_DMA_BASE 0x40000u
+#define EDU_DMA_SIZE 4096u
+struct edu;
+struct edu *edu_new(struct dev_host *host, struct pci_bus *bus, int devfn);
+void edu_free(struct edu *e);
+struct pci_dev *edu_pci(struct edu *e);
 
 #endif /* VMM_DEVICES_H */

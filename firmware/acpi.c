@@ -32,7 +32,7 @@ static const uint8_t dsdt_aml[] = {
 	0x00, 0x00,			/* ZeroOp, ZeroOp (reserved) */
 };
 
-/* Name (_S3, Package (4) { 1, 1, 0, 0 }): suspend to RAM (issue 22). */
+/* Name (_S3, Package (4) { 1, 1, 0, 0 }): suspend to RAM. */
 static const uint8_t dsdt_s3_aml[] = {
 	0x08, '_', 'S', '3', '_', 0x12, 0x08, 0x04, 0x0a, ACPI_S3_SLP_TYP, 0x0a, ACPI_S3_SLP_TYP,
 	0x00, 0x00,

@@ -80,9 +80,6 @@ struct boot_request {
 typedef int (*boot_loader_fn)(const struct boot_request *req, struct boot_cpu_state *cpu,
 			      char *err, size_t errlen);
 
-/* ------------------------------------------------ per-area declarations
- * Each area adds its declarations below, in its own section. */
-
 /* ------------------------------------------------------------ multiboot */
 
 /* Multiboot v1 (ELF32 or a.out-kludge kernels), laid out as QEMU does: the
@@ -93,7 +90,7 @@ typedef int (*boot_loader_fn)(const struct boot_request *req, struct boot_cpu_st
 int multiboot_load(const struct boot_request *req, struct boot_cpu_state *cpu, char *err,
 		   size_t errlen);
 
-/* ------------------------------------- Linux direct boot (issue 4) ----
+/* ---------------------------------------------------- Linux direct boot
  * bzImage and PVH loaders, the MP and ACPI tables for direct boot. */
 
 /* Where fw_tables_build puts the MP and ACPI tables: the last 4 KiB of
@@ -124,7 +121,7 @@ int mptable_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus);
  * (QEMU0001), so Linux's pvpanic driver binds. Returns bytes used or
  * -ENOSPC / -EINVAL. */
 int acpi_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, uint16_t pvpanic_port);
-/* The same with a DMAR table (issue 22) when dmar has ACPI_DMAR_PRESENT:
+/* The same with a DMAR table when dmar has ACPI_DMAR_PRESENT:
  * one DRHD for the VT-d unit at INTEL_IOMMU_BASE with INCLUDE_PCI_ALL and
  * the I/O APIC (id ncpus) in its device scope as 0xff:00.0, host address
  * width 48, flags INTR_REMAP (and X2APIC_OPT_OUT) as given. */
@@ -184,9 +181,7 @@ int linux_load(const struct boot_request *req, struct boot_cpu_state *cpu, char 
 int pvh_load(const struct boot_request *req, struct boot_cpu_state *cpu, char *err,
 	     size_t errlen);
 
-/* ----------------------------------- end of Linux direct boot section */
-
-/* ------------------------------------ SeaBIOS and fw_cfg content (issue 5) */
+/* --------------------------------------------- SeaBIOS and fw_cfg content */
 
 /* The BIOS image, page-aligned host memory the machine maps read-only. */
 struct bios_image {
@@ -240,7 +235,5 @@ void pc_ram_split(const struct pc_fw_config *c, uint64_t *below, uint64_t *above
 #define SMBIOS_ANCHOR_LEN 31
 int smbios_build(const struct pc_fw_config *c, uint8_t anchor[SMBIOS_ANCHOR_LEN],
 		 uint8_t *tables, size_t max, size_t *tables_len);
-
-/* ------------------------------------------------- end of issue 5 section */
 
 #endif /* VMM_FIRMWARE_H */

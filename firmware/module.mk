@@ -1,7 +1,7 @@
 # firmware/ — loaders, e820, MP/ACPI tables, SeaBIOS location, fw_cfg content.
 firmware_SRCS := $(wildcard firmware/*.c)
 $(eval $(call static_lib,firmware,$(firmware_SRCS),$(LZ4_CFLAGS)))
-# Linux direct boot (issue 4): loaders, MP/ACPI tables, ACPI PM device.
+# Linux direct boot: loaders, MP/ACPI tables, ACPI PM device.
 $(eval $(call unit_test,firmware_direct_boot,tests/unit/firmware/test_direct_boot.c,libfirmware.a libdevices.a,$(LZ4_LIBS)))
 $(eval $(call unit_test,vmm_insn,tests/unit/vmm/test_insn.c vmm/insn_decode.c,,))
 $(eval $(call unit_test,vmm_cpuid,tests/unit/vmm/test_cpuid.c vmm/cpuid.c,,))
@@ -15,6 +15,6 @@ KVM_TESTS += tests/integration/linux-bad-inputs.sh
 # Boot time to init, vmm vs QEMU, and RSS beyond guest RAM (make bench).
 BENCHES += bench/linux-boot.sh
 KVM_BENCHES += bench/linux-boot.sh
-# Foreign multiboot layouts (issue 22): ELF in the BIOS area, a kernel over 0x9000.
+# Foreign multiboot layouts: ELF in the BIOS area, a kernel over 0x9000.
 INTEG_TESTS += tests/integration/multiboot-layout.sh
 KVM_TESTS += tests/integration/multiboot-layout.sh

@@ -1,4 +1,4 @@
-# regdb/ — 802.11 regulatory domains (issue 7): libregdb.a and the build/regdb tool.
+# regdb/ — 802.11 regulatory domains: libregdb.a and the build/regdb tool.
 regdb_SRCS := $(wildcard regdb/*.c)
 # What a program linking libregdb.a needs (-lm: db.txt's mW to dBm).
 REGDB_LDLIBS = $(JANSSON_LIBS) $(CRYPTO_LIBS) -lm

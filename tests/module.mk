@@ -4,12 +4,12 @@ $(eval $(call unit_test,devices_bus,tests/unit/devices/test_bus.c,libdevices.a,)
 # The nested runner itself (VMM_TEST_NESTED=always on a few tests): runs on
 # every machine, so the path for machines without /dev/kvm stays tested.
 INTEG_TESTS += tests/integration/nested-runner.sh
-# -sandbox (issue 20): vmm plus test-only monitor commands that break the
+# -sandbox: vmm plus test-only monitor commands that break the
 # allow-list; sandbox.sh also runs a representative set of tests sandboxed.
 $(eval $(call program,tests/vmm-test,vmm/main.c tests/integration/sandbox_hooks.c,libvmm.a libfirmware.a libdevices.a libwlan.a libregdb.a $(VMM_NET_LIBS) libkvm.a,$(LZ4_LIBS) $(JANSSON_LIBS) $(SLIRP_LIBS) $$(WLAN_LDLIBS) $(SECCOMP_LIBS)))
 INTEG_TESTS += tests/integration/sandbox.sh
 KVM_TESTS += tests/integration/sandbox.sh
-# Durable disks (issue 20): IDE and virtio-blk flushes reach fdatasync,
+# Durable disks: IDE and virtio-blk flushes reach fdatasync,
 # cache= modes, SIGKILL after a flush, no write past the end.
 INTEG_TESTS += tests/integration/disk-durable.sh
 KVM_TESTS += tests/integration/disk-durable.sh

@@ -1,5 +1,5 @@
 /* cli_iommu.c — -device intel-iommu, -device edu and the -machine q35
- * subset (issue 22).
+ * subset.
  *
  * What -machine q35 is in vmm: the PC board (vmm's i440FX-era devices)
  * whose host bridge at 00:00.0 is the Q35 MCH (8086:29c0, its PAM

@@ -1,4 +1,4 @@
-/* cli_wlan.c — the virtual WLAN's options (issue 16):
+/* cli_wlan.c — the virtual WLAN's options:
  *   -object wlan-medium,id=ID,country=XX[,outdoor=on][,regdb=PATH][,cac=S]
  *           [,nop=S][,enforce=off][,txpower=DBM][,distance=M][,socket=PATH]
  *   -device virtio-wlan-pci,medium=ID[,addr=SLOT[.FN]]

@@ -206,7 +206,7 @@ void machine_user_stop(struct machine *m);
 void machine_user_cont(struct machine *m);
 /* Power-on reset of vCPUs, devices, irqchip; reload -kernel. Main thread. */
 void machine_system_reset(struct machine *m);
-/* ACPI S3 (issue 22): the guest's SLP_TYP=S3 write parks every vCPU (any
+/* ACPI S3: the guest's SLP_TYP=S3 write parks every vCPU (any
  * thread); an enabled RTC alarm wakes it (main thread) at the FACS waking
  * vector, through machine_s3_resume. */
 void machine_guest_suspend(void *opaque);

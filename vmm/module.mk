@@ -29,7 +29,7 @@ INTEG_TESTS += tests/integration/control-qmp.sh
 KVM_TESTS += tests/integration/control-qmp.sh
 INTEG_TESTS += tests/integration/control-gdb.sh
 KVM_TESTS += tests/integration/control-gdb.sh
-# QEMU's -cpu models and switches, and the tests' -cpu wrapper (issue 22).
+# QEMU's -cpu models and switches, and the tests' -cpu wrapper.
 INTEG_TESTS += tests/integration/cpu-models.sh
 # libvirt 9.0 manages a vmm guest (two Linux boots: minutes where the
 # guest's ring 0 is emulated, so with the Linux tests)

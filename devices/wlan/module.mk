@@ -1,4 +1,4 @@
-# devices/wlan/ — the virtual WLAN's radio medium (issue 16): libwlan.a (on
+# devices/wlan/ — the virtual WLAN's radio medium: libwlan.a (on
 # libregdb.a), the build/wlan-medium daemon, their tests and benchmark.
 wlan_SRCS := $(filter-out devices/wlan/daemon.c,$(wildcard devices/wlan/*.c))
 WLAN_LDLIBS = $(REGDB_LDLIBS)

@@ -1,4 +1,4 @@
-/* wlan.h — the virtual WLAN's radio medium (issue 16): libwlan.a.
+/* wlan.h — the virtual WLAN's radio medium: libwlan.a.
  *
  * Guests' radios are Linux's mac80211_hwsim over virtio (devices/virtio/
  * hwsim.c). Every frame a radio sends is a generic-netlink message of the

@@ -1,4 +1,4 @@
-/* usernet.h — user-mode networking (issue 8): one public header.
+/* usernet.h — user-mode networking: one public header.
  *
  * A backend that owns a virtual LAN (10.0.2.0/24 by default: gateway
  * 10.0.2.2, DNS 10.0.2.3, first DHCP address 10.0.2.15, like QEMU), takes

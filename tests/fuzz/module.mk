@@ -1,4 +1,4 @@
-# tests/fuzz/ — coverage-guided fuzz targets (issue 20), one per parser.
+# tests/fuzz/ — coverage-guided fuzz targets, one per parser.
 #
 # Every target is a LLVMFuzzerTestOneInput in tests/fuzz/fuzz_NAME.c with a
 # seed corpus in tests/fuzz/corpus/NAME/ (crash reproducers go there too).

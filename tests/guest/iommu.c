@@ -1,4 +1,4 @@
-/* iommu.elf — VT-d and the edu device end to end (issue 22), run with
+/* iommu.elf — VT-d and the edu device end to end, run with
  * -M q35,kernel_irqchip=split -device intel-iommu,intremap=on -device edu:
  * the register handshake, queued invalidation (a wait descriptor's status
  * write), DMA remapping of the edu's DMA through 3-level tables (a 4 KiB

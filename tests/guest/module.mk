@@ -45,10 +45,10 @@ $(eval $(call guest_payload,control,))
 GUEST_VIRTIO_BLK := $(GUEST_OBJ)/virtio.o $(GUEST_OBJ)/vblk.o
 $(eval $(call guest_payload,virtio-blk,$(GUEST_VIRTIO_BLK)))
 $(eval $(call guest_payload,virtio-blk-bench,$(GUEST_VIRTIO_BLK)))
-# Durable disks (issue 20): write, flush, halt for the host's SIGKILL.
+# Durable disks: write, flush, halt for the host's SIGKILL.
 $(eval $(call guest_payload,disk-flush,$(GUEST_VIRTIO_BLK)))
 $(eval $(call guest_payload,irq,))
-# VT-d and edu (issue 22): DMA and interrupt remapping end to end.
+# VT-d and edu: DMA and interrupt remapping end to end.
 $(eval $(call guest_payload,iommu,))
 # virtio-net frames (vnet.c): DHCP, ARP, UDP through user networking.
 $(eval $(call guest_payload,virtio-net,$(GUEST_OBJ)/virtio.o $(GUEST_OBJ)/vnet.o))
@@ -84,7 +84,7 @@ KVM_TESTS += tests/integration/virtio-net-tap.sh
 # Linux on an ext4 virtio-blk disk: vmm, vmm killed after an fsync, QEMU.
 LINUX_TESTS += tests/integration/linux-virtio-blk.sh tests/integration/linux-virtio-blk-durable.sh \
 	tests/integration/linux-virtio-blk-qemu.sh
-# Linux's own virtio_net driver and busybox (issue 15): vmm on usernet, on
+# Linux's own virtio_net driver and busybox: vmm on usernet, on
 # impl=slirp, on a TAP, with no network option at all; QEMU as the peer.
 LINUX_TESTS += tests/integration/linux-net-user.sh tests/integration/linux-net-slirp.sh \
 	tests/integration/linux-net-tap.sh tests/integration/linux-net-tapmq.sh \

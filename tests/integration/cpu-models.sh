@@ -1,5 +1,5 @@
 #!/bin/sh
-# cpu-models.sh — -cpu with QEMU's spellings (issue 22): the models and
+# cpu-models.sh — -cpu with QEMU's spellings: the models and
 # switches kvm-unit-tests pass are accepted, an unknown model or feature is
 # a one-line error, and tests/vmm-cpu.sh (how every test starts vmm) adds
 # -cpu baseline only on kvm_pvm hosts and only when no -cpu is given.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# iommu-edu.sh — tests/guest/iommu.elf under build/vmm (issue 22): VT-d
+# iommu-edu.sh — tests/guest/iommu.elf under build/vmm: VT-d
 # queued invalidation, DMA remapping of the edu device's DMA (4 KiB and
 # 2 MiB pages, a fault for an unmapped IOVA) and interrupt remapping of its
 # MSI and of a remappable I/O APIC entry, with the I/O APIC in vmm

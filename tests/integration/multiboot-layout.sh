@@ -1,5 +1,5 @@
 #!/bin/sh
-# multiboot-layout.sh — foreign multiboot layouts QEMU runs (issue 22): an
+# multiboot-layout.sh — foreign multiboot layouts QEMU runs: an
 # ELF segment in the BIOS area (0xff000) and the RSDP copy at 0xe0000 seen
 # by the guest, and a kernel over the fixed info place (0x8000-0xba30) that
 # gets its info and memory map after itself. The payloads

@@ -1,4 +1,4 @@
-/* Unit tests for QEMU's edu device (issue 22): identification, liveness,
+/* Unit tests for QEMU's edu device: identification, liveness,
  * factorial, interrupts (INTA and MSI), DMA to and from its buffer, and
  * DMA through the VT-d model. No KVM. */
 #include <check.h>

@@ -1,4 +1,4 @@
-/* Unit tests for the VT-d model (issue 22): the GCMD -> GSTS handshake,
+/* Unit tests for the VT-d model: the GCMD -> GSTS handshake,
  * queued invalidation, DMA remapping through tables built in fake guest
  * RAM (3 levels, a 2 MiB page, faults) and interrupt remapping of MSIs and
  * I/O APIC entries. No KVM. */

@@ -1,4 +1,4 @@
-/* Unit tests for QEMU's pc-testdev (issue 22): what kvm-unit-tests poke. */
+/* Unit tests for QEMU's pc-testdev: what kvm-unit-tests poke. */
 #include <check.h>
 
 #include "tests/unit/devices/pc_host.h"

@@ -1,4 +1,4 @@
-/* Unit tests for QEMU's pci-testdev (issue 22): the header each BAR shows
+/* Unit tests for QEMU's pci-testdev: the header each BAR shows
  * per test, the no-eventfd test's count, the eventfd tests' ioeventfds
  * (port I/O or memory, with or without datamatch) following the test and
  * the BAR, and the end of the list. No KVM: a recorder stands in for

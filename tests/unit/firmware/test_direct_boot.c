@@ -119,7 +119,7 @@ START_TEST(acpi_one_and_four_cpus)
 }
 END_TEST
 
-/* -device intel-iommu (issue 22): a DMAR table with one DRHD at the VT-d
+/* -device intel-iommu: a DMAR table with one DRHD at the VT-d
  * registers, INCLUDE_PCI_ALL, the I/O APIC (id = ncpus) as 0xff:00.0. */
 START_TEST(acpi_dmar_table)
 {

@@ -297,7 +297,7 @@ START_TEST(machine_irqchip_modes)
 }
 END_TEST
 
-/* issue 22: -M q35 with intel-iommu and edu, as kvm-unit-tests pass them */
+/* -M q35 with intel-iommu and edu, as kvm-unit-tests pass them */
 START_TEST(q35_and_iommu)
 {
 	const char *kut[] = {"-kernel", "x.flat", "-M", "q35,kernel-irqchip=split", "-device",
