@@ -224,7 +224,9 @@ static uint8_t *unpack_lz4(const uint8_t *in, size_t len, size_t max, size_t *ou
 		at += 4;
 		if (chunk == LZ4_LEGACY_MAGIC)
 			continue;	/* a concatenated stream */
-		if (chunk > len - 4 - at)
+		/* the block and the trailing size word must both fit: at may
+		 * already be within 4 bytes of the end here */
+		if (len - at < 4 || chunk > len - at - 4)
 			break;
 		n = lz4_block(in + at, chunk, out + done,
 			      total - done < LZ4_LEGACY_BLOCK ? total - done : LZ4_LEGACY_BLOCK);
