@@ -15,7 +15,9 @@ INTEG_TESTS += tests/integration/netstack-offload.sh
 
 # --- TCP engine and its unit tests (tcp-core) ---
 # The engine is netstack/tcp*.c (picked up by the wildcard above).
-$(eval $(call unit_test,netstack_tcp,tests/unit/netstack/test_tcp_unit.c,libnetstack.a,))
+TCP_UNIT_SRCS := tests/unit/netstack/test_tcp_unit.c tests/unit/netstack/test_tcp_unit_loss.c \
+	tests/unit/netstack/test_tcp_unit_segments.c tests/unit/netstack/tcp_unit_fixture.c
+$(eval $(call unit_test,netstack_tcp,$(TCP_UNIT_SRCS),libnetstack.a,))
 
 # --- scripted TCP segment tests and fuzzing (tcp-script) ---
 TCPSCRIPT_SRCS := tests/unit/netstack/tcpscript.c tests/unit/netstack/tcpscript_ip.c
