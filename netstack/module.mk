@@ -20,7 +20,8 @@ TCP_UNIT_SRCS := tests/unit/netstack/test_tcp_unit.c tests/unit/netstack/test_tc
 $(eval $(call unit_test,netstack_tcp,$(TCP_UNIT_SRCS),libnetstack.a,))
 
 # --- scripted TCP segment tests and fuzzing (tcp-script) ---
-TCPSCRIPT_SRCS := tests/unit/netstack/tcpscript.c tests/unit/netstack/tcpscript_ip.c
+TCPSCRIPT_SRCS := tests/unit/netstack/tcpscript.c tests/unit/netstack/tcpscript_parse.c \
+	tests/unit/netstack/tcpscript_seg.c tests/unit/netstack/tcpscript_ip.c
 $(eval $(call unit_test,netstack_tcp_script,tests/unit/netstack/test_tcp_script.c $(TCPSCRIPT_SRCS),libnetstack.a,))
 $(eval $(call unit_test,netstack_tcp_script_data,tests/unit/netstack/test_tcp_script_data.c $(TCPSCRIPT_SRCS),libnetstack.a,))
 $(eval $(call unit_test,netstack_tcp_script_loss,tests/unit/netstack/test_tcp_script_loss.c $(TCPSCRIPT_SRCS),libnetstack.a,))
