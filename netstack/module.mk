@@ -23,6 +23,8 @@ $(eval $(call unit_test,netstack_tcp,$(TCP_UNIT_SRCS),libnetstack.a,))
 TCPSCRIPT_SRCS := tests/unit/netstack/tcpscript.c tests/unit/netstack/tcpscript_parse.c \
 	tests/unit/netstack/tcpscript_seg.c tests/unit/netstack/tcpscript_ip.c
 $(eval $(call unit_test,netstack_tcp_script,tests/unit/netstack/test_tcp_script.c $(TCPSCRIPT_SRCS),libnetstack.a,))
+$(eval $(call unit_test,netstack_tcp_script_close,tests/unit/netstack/test_tcp_script_close.c $(TCPSCRIPT_SRCS),libnetstack.a,))
+$(eval $(call unit_test,netstack_tcp_script_rst,tests/unit/netstack/test_tcp_script_rst.c $(TCPSCRIPT_SRCS),libnetstack.a,))
 $(eval $(call unit_test,netstack_tcp_script_data,tests/unit/netstack/test_tcp_script_data.c $(TCPSCRIPT_SRCS),libnetstack.a,))
 $(eval $(call unit_test,netstack_tcp_script_loss,tests/unit/netstack/test_tcp_script_loss.c $(TCPSCRIPT_SRCS),libnetstack.a,))
 $(eval $(call unit_test,netstack_fuzz,tests/unit/netstack/test_fuzz.c $(TCPSCRIPT_SRCS),libnetstack.a,))
