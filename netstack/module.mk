@@ -30,7 +30,9 @@ $(eval $(call unit_test,netstack_tcp_script_window,tests/unit/netstack/test_tcp_
 $(eval $(call unit_test,netstack_tcp_script_loss,tests/unit/netstack/test_tcp_script_loss.c $(TCPSCRIPT_SRCS),libnetstack.a,))
 $(eval $(call unit_test,netstack_tcp_script_timers,tests/unit/netstack/test_tcp_script_timers.c $(TCPSCRIPT_SRCS),libnetstack.a,))
 $(eval $(call unit_test,netstack_tcp_script_random,tests/unit/netstack/test_tcp_script_random.c $(TCPSCRIPT_SRCS),libnetstack.a,))
-$(eval $(call unit_test,netstack_fuzz,tests/unit/netstack/test_fuzz.c $(TCPSCRIPT_SRCS),libnetstack.a,))
+FUZZ_FIXTURE := tests/unit/netstack/fuzz_fixture.c
+$(eval $(call unit_test,netstack_fuzz,tests/unit/netstack/test_fuzz.c $(FUZZ_FIXTURE) $(TCPSCRIPT_SRCS),libnetstack.a,))
+$(eval $(call unit_test,netstack_fuzz_tcp,tests/unit/netstack/test_fuzz_tcp.c $(FUZZ_FIXTURE) $(TCPSCRIPT_SRCS),libnetstack.a,))
 # RTTM, the scoreboard across an RTO, reneging (tcp-loss)
 $(eval $(call unit_test,netstack_tcp_script_rtt,tests/unit/netstack/test_tcp_script_rtt.c $(TCPSCRIPT_SRCS),libnetstack.a,))
 
