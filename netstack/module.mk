@@ -55,4 +55,6 @@ INTEG_TESTS += tests/integration/netstack-tcp-basic.sh tests/integration/netstac
 
 # --- IPv6 (issue 21) ---
 $(eval $(call unit_test,netstack_ipv6,tests/unit/netstack/test_ipv6.c,libnetstack.a,))
-$(eval $(call unit_test,netstack_ipv6_frames,tests/unit/netstack/test_ipv6_frames.c,libnetstack.a,))
+IPV6_FRAMES_SRCS := tests/unit/netstack/test_ipv6_frames.c tests/unit/netstack/test_ipv6_frames_icmp.c \
+	tests/unit/netstack/ipv6_frames_fixture.c
+$(eval $(call unit_test,netstack_ipv6_frames,$(IPV6_FRAMES_SRCS),libnetstack.a,))
