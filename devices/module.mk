@@ -5,6 +5,7 @@ $(eval $(call static_lib,devices,$(devices_SRCS),$(URING_CFLAGS)))
 # PC platform (issue 5) unit tests
 $(eval $(call unit_test,devices_pci,tests/unit/devices/test_pci.c,libdevices.a,))
 $(eval $(call unit_test,devices_ide,tests/unit/devices/test_ide.c,libdevices.a,))
+$(eval $(call unit_test,devices_ide_dma,tests/unit/devices/test_ide_dma.c,libdevices.a,))
 $(eval $(call unit_test,devices_block,tests/unit/devices/test_block.c,libdevices.a,))
 $(eval $(call unit_test,devices_block_aio,tests/unit/devices/test_block_aio.c,libdevices.a,))
 $(eval $(call unit_test,devices_fw_cfg,tests/unit/devices/test_fw_cfg.c,libfirmware.a libdevices.a,$(LZ4_LIBS)))

@@ -15,14 +15,24 @@ INTEG_TESTS += tests/integration/netstack-offload.sh
 
 # --- TCP engine and its unit tests (tcp-core) ---
 # The engine is netstack/tcp*.c (picked up by the wildcard above).
-$(eval $(call unit_test,netstack_tcp,tests/unit/netstack/test_tcp_unit.c,libnetstack.a,))
+TCP_UNIT_SRCS := tests/unit/netstack/test_tcp_unit.c tests/unit/netstack/test_tcp_unit_loss.c \
+	tests/unit/netstack/test_tcp_unit_segments.c tests/unit/netstack/tcp_unit_fixture.c
+$(eval $(call unit_test,netstack_tcp,$(TCP_UNIT_SRCS),libnetstack.a,))
 
 # --- scripted TCP segment tests and fuzzing (tcp-script) ---
-TCPSCRIPT_SRCS := tests/unit/netstack/tcpscript.c tests/unit/netstack/tcpscript_ip.c
+TCPSCRIPT_SRCS := tests/unit/netstack/tcpscript.c tests/unit/netstack/tcpscript_parse.c \
+	tests/unit/netstack/tcpscript_seg.c tests/unit/netstack/tcpscript_ip.c
 $(eval $(call unit_test,netstack_tcp_script,tests/unit/netstack/test_tcp_script.c $(TCPSCRIPT_SRCS),libnetstack.a,))
+$(eval $(call unit_test,netstack_tcp_script_close,tests/unit/netstack/test_tcp_script_close.c $(TCPSCRIPT_SRCS),libnetstack.a,))
+$(eval $(call unit_test,netstack_tcp_script_rst,tests/unit/netstack/test_tcp_script_rst.c $(TCPSCRIPT_SRCS),libnetstack.a,))
 $(eval $(call unit_test,netstack_tcp_script_data,tests/unit/netstack/test_tcp_script_data.c $(TCPSCRIPT_SRCS),libnetstack.a,))
+$(eval $(call unit_test,netstack_tcp_script_window,tests/unit/netstack/test_tcp_script_window.c $(TCPSCRIPT_SRCS),libnetstack.a,))
 $(eval $(call unit_test,netstack_tcp_script_loss,tests/unit/netstack/test_tcp_script_loss.c $(TCPSCRIPT_SRCS),libnetstack.a,))
-$(eval $(call unit_test,netstack_fuzz,tests/unit/netstack/test_fuzz.c $(TCPSCRIPT_SRCS),libnetstack.a,))
+$(eval $(call unit_test,netstack_tcp_script_timers,tests/unit/netstack/test_tcp_script_timers.c $(TCPSCRIPT_SRCS),libnetstack.a,))
+$(eval $(call unit_test,netstack_tcp_script_random,tests/unit/netstack/test_tcp_script_random.c $(TCPSCRIPT_SRCS),libnetstack.a,))
+FUZZ_FIXTURE := tests/unit/netstack/fuzz_fixture.c
+$(eval $(call unit_test,netstack_fuzz,tests/unit/netstack/test_fuzz.c $(FUZZ_FIXTURE) $(TCPSCRIPT_SRCS),libnetstack.a,))
+$(eval $(call unit_test,netstack_fuzz_tcp,tests/unit/netstack/test_fuzz_tcp.c $(FUZZ_FIXTURE) $(TCPSCRIPT_SRCS),libnetstack.a,))
 # RTTM, the scoreboard across an RTO, reneging (tcp-loss)
 $(eval $(call unit_test,netstack_tcp_script_rtt,tests/unit/netstack/test_tcp_script_rtt.c $(TCPSCRIPT_SRCS),libnetstack.a,))
 
@@ -45,4 +55,6 @@ INTEG_TESTS += tests/integration/netstack-tcp-basic.sh tests/integration/netstac
 
 # --- IPv6 (issue 21) ---
 $(eval $(call unit_test,netstack_ipv6,tests/unit/netstack/test_ipv6.c,libnetstack.a,))
-$(eval $(call unit_test,netstack_ipv6_frames,tests/unit/netstack/test_ipv6_frames.c,libnetstack.a,))
+IPV6_FRAMES_SRCS := tests/unit/netstack/test_ipv6_frames.c tests/unit/netstack/test_ipv6_frames_icmp.c \
+	tests/unit/netstack/ipv6_frames_fixture.c
+$(eval $(call unit_test,netstack_ipv6_frames,$(IPV6_FRAMES_SRCS),libnetstack.a,))

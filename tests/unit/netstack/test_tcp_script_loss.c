@@ -1,107 +1,16 @@
-/* test_tcp_script_loss.c — scripted TCP loss recovery and timers: RTO
- * estimation, backoff and Karn's rule (RFC 6298), fast retransmit and
- * NewReno (RFC 5681, 6582), SACK recovery (RFC 6675), slow start and
- * congestion avoidance, keepalive and the user timeout. */
+/* test_tcp_script_loss.c — scripted TCP loss recovery: fast retransmit
+ * and NewReno (RFC 5681, 6582), SACK recovery (RFC 6675) also right after
+ * an RTO and back to back, bogus SACK blocks, reneging, the tail loss
+ * probe, lost retransmissions, path MTU drops, cwnd after recovery and
+ * idle. Timers and cwnd growth are in test_tcp_script_timers.c, the
+ * randomized transfers in test_tcp_script_random.c (own suite binaries). */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "netstack/internal.h"
-#include "tests/unit/netstack/tcpscript.h"
-
-enum { SMSS = 1448 }; /* MSS 1460 less the 12-byte timestamp option */
-
-static struct tscript *t;
-
-static void setup(void)
-{
-	t = ts_new(NULL);
-}
-
-static void teardown(void)
-{
-	ts_free(t);
-	t = NULL;
-}
-
-/* RFC 6298 2.2: the first sample R gives SRTT = R, RTTVAR = R/2,
- * RTO = SRTT + 4 RTTVAR = 3R; 5.5: each expiry doubles it. */
-START_TEST(test_rto_first_sample_and_backoff)
-{
-	struct ns_sock *s;
-	struct ns_tcp_info i;
-
-	t->hs_rtt_ms = 100;
-	s = ts_passive_open(t, 80, NULL);
-	i = ts_info(s);
-	ck_assert_uint_eq(i.srtt_us, 100000);
-	ck_assert_uint_eq(i.rttvar_us, 50000);
-	ck_assert_uint_eq(i.rto_us, 300000);
-	ck_assert_int_eq(ts_send(t, s, 1000), 1000);
-	TS_OUT(t, "P. 1:1001(1000) ack 1");
-	TS_OUT_AFTER(t, 300, 300, "P. 1:1001(1000) ack 1");
-	TS_OUT_AFTER(t, 600, 600, "P. 1:1001(1000) ack 1");
-	TS_OUT_AFTER(t, 1200, 1200, "P. 1:1001(1000) ack 1");
-	TS_OUT_AFTER(t, 2400, 2400, "P. 1:1001(1000) ack 1");
-	ck_assert_uint_eq(ts_stats(t).tcp_rto, 4);
-	ck_assert_uint_eq(ts_info(s).rto_timeouts, 4);
-	TS_IN(t, ". 1:1(0) ack 1001");
-	TS_QUIET(t, 10000);
-	ns_close(s);
-}
-END_TEST
-
-/* The SYN-ACK is retransmitted after the initial 1 s RTO, then 2 s. */
-START_TEST(test_synack_initial_rto)
-{
-	struct ns_sock *l = ts_listen(t, 80, 4);
-
-	ts_new_conn(t, 80, 40000);
-	TS_IN(t, "S 0:0(0) win 65535 <mss 1460>");
-	TS_OUT(t, "S. 0:0(0) ack 1 <mss 1460>");
-	TS_OUT_AFTER(t, 1000, 1000, "S. 0:0(0) ack 1 <mss 1460>");
-	TS_OUT_AFTER(t, 2000, 2000, "S. 0:0(0) ack 1 <mss 1460>");
-	TS_IN(t, ". 1:1(0) ack 1");
-	ns_close(ts_accept(t, l));
-	ns_close(l);
-}
-END_TEST
-
-/* Karn (RFC 6298 3): an ACK for retransmitted data gives no RTT sample;
- * the next fresh segment does: SRTT = 7/8 SRTT + 1/8 R (2.3). Without
- * timestamps: with them every ACK is a sample (RFC 7323 4, see
- * test_tcp_script_rtt.c). */
-START_TEST(test_karn_no_sample_from_retransmit)
-{
-	struct ns_sock *s;
-	struct ns_tcp_info i;
-
-	t->hs_rtt_ms = 100;
-	s = ts_passive_open_with(t, 80, NULL, "mss 1460,sackOK,nop,wscale 7");
-	ck_assert_int_eq(ns_setsockopt(s, NS_TCP_NODELAY, 1), 0);
-	ck_assert_int_eq(ts_send(t, s, 100), 100);
-	TS_OUT(t, "P. 1:101(100) ack 1");
-	TS_OUT_AFTER(t, 300, 300, "P. 1:101(100) ack 1");
-	ts_wait(t, 50);
-	TS_IN(t, ". 1:1(0) ack 101");
-	i = ts_info(s);
-	ck_assert_uint_eq(i.srtt_us, 100000); /* neither 350 ms nor 50 ms */
-	ck_assert_uint_eq(i.rttvar_us, 50000);
-	ck_assert_int_eq(ts_send(t, s, 100), 100);
-	TS_OUT(t, "P. 101:201(100) ack 1");
-	ts_wait(t, 20);
-	TS_IN(t, ". 1:1(0) ack 201");
-	i = ts_info(s);
-	ck_assert_uint_eq(i.srtt_us, 90000);   /* 7/8 100 + 1/8 20 */
-	ck_assert_uint_eq(i.rttvar_us, 57500); /* 3/4 50 + 1/4 |100 - 20| */
-	ck_assert_uint_eq(i.rto_us, 90000 + 4 * 57500);
-	ns_close(s);
-}
-END_TEST
-
-/* The peer's SYN options without SACK-permitted. */
-#define NO_SACK "mss 1460,TS val 100 ecr 0,nop,wscale 7"
+#include "tests/unit/netstack/tcpscript_suite.h"
 
 /* A duplicate ACK (RFC 5681 2: no data, same ack and window); returns
  * how many new data segments it let out, each checked in order. */
@@ -201,7 +110,7 @@ END_TEST
 START_TEST(test_sack_recovery)
 {
 	struct ns_sock *s = ts_passive_open(t, 80, NULL);
-	static const unsigned got[] = { 2, 3, 4, 6, 7, 8, 9, 10 };
+	static const unsigned got[] = {2, 3, 4, 6, 7, 8, 9, 10};
 	unsigned rexmit_1 = 0, rexmit_5 = 0, other = 0;
 	struct ts_frame *f;
 
@@ -221,7 +130,8 @@ START_TEST(test_sack_recovery)
 			struct ts_seg g;
 			char why[128];
 
-			ck_assert_msg(ts_decode(t, f->data, f->len, &g, why, sizeof(why)), "%s", why);
+			ck_assert_msg(ts_decode(t, f->data, f->len, &g, why, sizeof(why)), "%s",
+				      why);
 			free(f);
 			if (g.seq == 1 && g.len == SMSS)
 				rexmit_1++;
@@ -238,153 +148,6 @@ START_TEST(test_sack_recovery)
 	TS_IN(t, ". 1:1(0) ack %u <nop,nop,TS val 201 ecr *>", 10 * SMSS + 1);
 	TS_NONE(t);
 	ck_assert_uint_eq(ts_stats(t).tcp_rto, 0);
-	ns_close(s);
-}
-END_TEST
-
-/* ACK every segment the stack sent since the last call, one by one;
- * returns how many data segments there were. */
-static unsigned ack_each(void)
-{
-	struct ts_frame *f, *head = NULL, **tail = &head;
-	unsigned n = 0;
-
-	while ((f = ts_pop(t))) { /* take them all first: ACKs trigger more */
-		*tail = f;
-		tail = &f->next;
-		f->next = NULL;
-	}
-	while ((f = head)) {
-		struct ts_seg g;
-		char why[128];
-
-		head = f->next;
-		ck_assert_msg(ts_decode(t, f->data, f->len, &g, why, sizeof(why)), "%s", why);
-		free(f);
-		if (!g.len)
-			continue;
-		n++;
-		TS_IN(t, ". 1:1(0) ack %u", g.seq + g.len);
-	}
-	return n;
-}
-
-/* RFC 5681 3.1: in slow start every ACK of a full segment grows cwnd by
- * one SMSS, so each ACK releases two segments. */
-START_TEST(test_slow_start_growth)
-{
-	struct ns_sock *s = ts_passive_open(t, 80, NULL);
-	uint32_t next;
-
-	uint32_t cwnd;
-
-	ck_assert_int_eq(ts_send(t, s, 100 * SMSS), 100 * SMSS);
-	next = ts_expect_segments(t, 1, 10, SMSS);
-	TS_NONE(t);
-	cwnd = ts_info(s).cwnd;
-	for (uint32_t k = 1; k <= 10; k++) {
-		TS_IN(t, ". 1:1(0) ack %u", k * SMSS + 1);
-		next = ts_expect_segments(t, next, 2, SMSS);
-		TS_NONE(t);
-		ck_assert_uint_eq(ts_info(s).cwnd, cwnd + SMSS); /* += min(N, SMSS) */
-		cwnd += SMSS;
-	}
-	ns_close(s);
-}
-END_TEST
-
-/* After an RTO (RFC 5681 3.1 eq. 4): ssthresh = FlightSize / 2, cwnd =
- * 1 SMSS; slow start up to ssthresh, then congestion avoidance adds about
- * one SMSS per window of ACKed data. */
-START_TEST(test_rto_then_congestion_avoidance)
-{
-	struct ns_sock *s = ts_passive_open(t, 80, NULL);
-	uint32_t c0, c1;
-	struct ns_tcp_info i;
-
-	ck_assert_int_eq(ts_send(t, s, 150 * SMSS), 150 * SMSS);
-	ts_expect_segments(t, 1, 10, SMSS);
-	TS_OUT_AFTER(t, 200, 1000, ". 1:1449(1448) ack 1"); /* all ten lost */
-	TS_NONE(t);
-	i = ts_info(s);
-	ck_assert_uint_eq(i.ssthresh, 5 * SMSS);
-	ck_assert_uint_eq(i.cwnd, SMSS);
-	/* slow start again up to ssthresh */
-	TS_IN(t, ". 1:1(0) ack 1449");
-	while (ts_info(s).cwnd < ts_info(s).ssthresh)
-		ck_assert_uint_gt(ack_each(), 0);
-	c0 = ts_info(s).cwnd;
-	ck_assert_uint_le(c0, 6 * SMSS);
-	/* one window of per-segment ACKs in congestion avoidance */
-	unsigned acked = 0;
-
-	while (acked < c0 / SMSS)
-		acked += ack_each();
-	c1 = ts_info(s).cwnd;
-	ck_assert_msg(c1 >= c0 + SMSS / 2 && c1 <= c0 + SMSS + 1,
-		      "cwnd %u -> %u over one window: not congestion avoidance", c0, c1);
-	ns_close(s);
-}
-END_TEST
-
-/* Keepalive (RFC 9293 3.8.4, RFC 1122 4.2.3.6): after KEEPIDLE s idle a
- * probe (seq snd_una - 1, the peer must answer); an answer resets the
- * idle time; KEEPCNT unanswered probes KEEPINTVL apart abort with
- * ETIMEDOUT. */
-START_TEST(test_keepalive_probes_and_abort)
-{
-	struct ns_sock *s = ts_passive_open(t, 80, NULL);
-	int err = 0;
-
-	ck_assert_int_eq(ns_setsockopt(s, NS_SO_KEEPALIVE, 1), 0);
-	ck_assert_int_eq(ns_setsockopt(s, NS_TCP_KEEPIDLE, 10), 0);
-	ck_assert_int_eq(ns_setsockopt(s, NS_TCP_KEEPINTVL, 2), 0);
-	ck_assert_int_eq(ns_setsockopt(s, NS_TCP_KEEPCNT, 3), 0);
-	TS_OUT_AFTER(t, 10000, 10000, ". 0:0(0) ack 1");
-	TS_IN(t, ". 1:1(0) ack 1");
-	TS_OUT_AFTER(t, 10000, 10000, ". 0:0(0) ack 1");
-	TS_OUT_AFTER(t, 2000, 2000, ". 0:0(0) ack 1");
-	TS_OUT_AFTER(t, 2000, 2000, ". 0:0(0) ack 1");
-	TS_STATE(s, NS_TCP_ESTABLISHED);
-	ts_wait(t, 2000);
-	TS_STATE(s, NS_TCP_CLOSED);
-	ck_assert_int_eq(ns_getsockopt(s, NS_SO_ERROR, &err), 0);
-	ck_assert_int_eq(err, -ETIMEDOUT);
-	/* at most a RST on the way out */
-	if (t->qhead)
-		TS_OUT(t, "R. 1:1(0) ack 1");
-	TS_NONE(t);
-	ns_close(s);
-}
-END_TEST
-
-/* No keepalives unless asked for (RFC 1122 4.2.3.6: default off). */
-START_TEST(test_keepalive_off_by_default)
-{
-	struct ns_sock *s = ts_passive_open(t, 80, NULL);
-
-	TS_QUIET(t, 3 * 3600 * 1000);
-	TS_STATE(s, NS_TCP_ESTABLISHED);
-	ns_close(s);
-}
-END_TEST
-
-/* NS_TCP_USER_TIMEOUT (RFC 9293 3.8.3 R2, RFC 5482): data unacknowledged
- * for that long aborts the connection with ETIMEDOUT. */
-START_TEST(test_user_timeout)
-{
-	struct ns_sock *s = ts_passive_open(t, 80, NULL);
-	int err = 0;
-
-	ck_assert_int_eq(ns_setsockopt(s, NS_TCP_USER_TIMEOUT, 3000), 0);
-	ck_assert_int_eq(ts_send(t, s, 100), 100);
-	TS_OUT(t, "P. 1:101(100) ack 1");
-	ts_wait(t, 2900);
-	TS_STATE(s, NS_TCP_ESTABLISHED);
-	ts_wait(t, 700);
-	TS_STATE(s, NS_TCP_CLOSED);
-	ck_assert_int_eq(ns_getsockopt(s, NS_SO_ERROR, &err), 0);
-	ck_assert_int_eq(err, -ETIMEDOUT);
 	ns_close(s);
 }
 END_TEST
@@ -409,50 +172,13 @@ START_TEST(test_cwnd_counts_smss)
 }
 END_TEST
 
-/* RFC 6298 5.3: an ACK of new data restarts the timer, so the rest is
- * retransmitted one (updated) RTO after that ACK, not after the send. */
-START_TEST(test_rto_restarts_on_new_ack)
-{
-	struct ns_sock *s;
-
-	t->hs_rtt_ms = 100;
-	s = ts_passive_open(t, 80, NULL);
-	ck_assert_int_eq(ts_send(t, s, 2 * SMSS), 2 * SMSS);
-	ts_expect_segments(t, 1, 2, SMSS);
-	ts_wait(t, 100);
-	TS_IN(t, ". 1:1(0) ack 1449");
-	/* sample 100 ms: SRTT 100, RTTVAR 3/4 50 = 37.5, RTO 250 ms */
-	ck_assert_uint_eq(ts_info(s).rto_us, 250000);
-	TS_OUT_AFTER(t, 250, 250, ". 1449:2897(1448) ack 1");
-	ns_close(s);
-}
-END_TEST
-
-/* RFC 6298 2.5: the backed-off RTO is capped (at 60 s here). */
-START_TEST(test_rto_capped)
-{
-	struct ns_sock *s = ts_passive_open(t, 80, NULL);
-	uint64_t d = 0;
-
-	ck_assert_int_eq(ns_setsockopt(s, NS_TCP_USER_TIMEOUT, 1000000), 0);
-	ck_assert_int_eq(ts_send(t, s, 10), 10);
-	TS_OUT(t, "P. 1:11(10) ack 1");
-	for (uint64_t want = 200; want < 60000; want *= 2)
-		d = TS_OUT_AFTER(t, want, want, "P. 1:11(10) ack 1");
-	ck_assert_uint_eq(d, 51200);
-	TS_OUT_AFTER(t, 60000, 60000, "P. 1:11(10) ack 1");
-	TS_OUT_AFTER(t, 60000, 60000, "P. 1:11(10) ack 1");
-	ns_close(s);
-}
-END_TEST
-
 /* ICMP "fragmentation needed" quoting one of our segments lowers the
  * MSS and resends at once (RFC 1191); one quoting data not in flight is
  * ignored (RFC 5927 4.1). */
 START_TEST(test_pmtu_frag_needed)
 {
 	struct ns_sock *s = ts_passive_open(t, 80, NULL);
-	uint8_t msg[8 + 28] = { ICMP_UNREACH, ICMP_UNREACH_NEEDFRAG };
+	uint8_t msg[8 + 28] = {ICMP_UNREACH, ICMP_UNREACH_NEEDFRAG};
 	struct ts_frame *f;
 	uint16_t c;
 
@@ -494,8 +220,8 @@ START_TEST(test_bogus_sack_blocks_ignored)
 
 	ck_assert_int_eq(ts_send(t, s, 10 * SMSS), 10 * SMSS);
 	ts_expect_segments(t, 1, 10, SMSS);
-	TS_IN(t, ". 1:1(0) ack 1 <nop,nop,TS val 300 ecr *,nop,nop,sack %u:%u>",
-	      10 * SMSS + 1000, 10 * SMSS + 900000);
+	TS_IN(t, ". 1:1(0) ack 1 <nop,nop,TS val 300 ecr *,nop,nop,sack %u:%u>", 10 * SMSS + 1000,
+	      10 * SMSS + 900000);
 	TS_IN(t, ". 1:1(0) ack 1 <nop,nop,TS val 301 ecr *,nop,nop,sack %u:%u>", 4000000000u,
 	      4000100000u);
 	TS_NONE(t);
@@ -678,27 +404,9 @@ START_TEST(test_tail_loss_probe)
 	ck_assert_uint_eq(ts_stats(t).tcp_rto, 0);
 	/* the probe's SACK says the tail arrived; the first two are resent
 	 * (RACK, not implemented, would do it at once: here the RTO may) */
-	TS_IN(t, ". 1:1(0) ack %u <nop,nop,TS val 400 ecr *,nop,nop,sack %u:%u>", a,
-	      a + 2 * SMSS, a + 3 * SMSS);
+	TS_IN(t, ". 1:1(0) ack %u <nop,nop,TS val 400 ecr *,nop,nop,sack %u:%u>", a, a + 2 * SMSS,
+	      a + 3 * SMSS);
 	TS_OUT_AFTER(t, 0, 1000, ". %u:%u(%u) ack 1", a, a + SMSS, SMSS);
-	ns_close(s);
-}
-END_TEST
-
-/* RFC 6298 5.7: when the SYN had to be retransmitted (so Karn leaves no
- * RTT sample) and the RTO is below 3 s, it is set to 3 s once data
- * transmission begins. */
-START_TEST(test_rto_3s_after_syn_timeout)
-{
-	struct ns_sock *s = ts_connect(t, 0);
-
-	TS_OUT(t, "S 0:0(0)");
-	TS_OUT_AFTER(t, 1000, 1000, "S 0:0(0)");
-	TS_IN(t, "S. 0:0(0) ack 1 win 65535 <mss 1460>");
-	TS_OUT(t, ". 1:1(0) ack 1");
-	ck_assert_int_eq(ts_send(t, s, 100), 100);
-	TS_OUT(t, "P. 1:101(100) ack 1");
-	TS_OUT_AFTER(t, 3000, 3000, "P. 1:101(100) ack 1");
 	ns_close(s);
 }
 END_TEST
@@ -781,232 +489,25 @@ START_TEST(test_cwnd_restart_after_idle)
 }
 END_TEST
 
-/* ------------------------------------------------ randomized transfers */
-
-/* The peer's receive state: in order up to nxt, then disjoint ranges. */
-struct peer_rx {
-	uint32_t nxt;
-	uint32_t r[64][2];
-	unsigned n;
-};
-
-static void rx_absorb(struct peer_rx *p)
-{
-	unsigned k = 0;
-
-	while (k < p->n && p->r[k][0] <= p->nxt) {
-		if (p->r[k][1] > p->nxt)
-			p->nxt = p->r[k][1];
-		k++;
-	}
-	memmove(p->r, p->r + k, (p->n - k) * sizeof(p->r[0]));
-	p->n -= k;
-}
-
-/* Record [a, b); returns the index of the range now holding it, or -1
- * when it is in order. */
-static int rx_add(struct peer_rx *p, uint32_t a, uint32_t b)
-{
-	unsigned i = 0, j;
-
-	if (a <= p->nxt) {
-		if (b > p->nxt)
-			p->nxt = b;
-		rx_absorb(p);
-		return -1;
-	}
-	while (i < p->n && p->r[i][1] < a)
-		i++;
-	if (i < p->n && p->r[i][0] <= b) { /* overlaps or touches range i */
-		if (a < p->r[i][0])
-			p->r[i][0] = a;
-		if (b > p->r[i][1])
-			p->r[i][1] = b;
-		for (j = i + 1; j < p->n && p->r[j][0] <= p->r[i][1]; j++)
-			if (p->r[j][1] > p->r[i][1])
-				p->r[i][1] = p->r[j][1];
-		memmove(p->r + i + 1, p->r + j, (p->n - j) * sizeof(p->r[0]));
-		p->n -= j - i - 1;
-		return (int)i;
-	}
-	ck_assert_uint_lt(p->n, 64);
-	memmove(p->r + i + 1, p->r + i, (p->n - i) * sizeof(p->r[0]));
-	p->r[i][0] = a;
-	p->r[i][1] = b;
-	p->n++;
-	return (int)i;
-}
-
-/* The peer's ACK: cumulative, with up to 3 SACK blocks (the one just
- * changed first, then the highest others, RFC 2018 4). */
-static void peer_ack(const struct peer_rx *p, int latest, bool sack)
-{
-	char opts[256];
-	uint32_t tsval = 100 + (uint32_t)((ns_clock_now(t->clk) - t->ts_base_us) / 1000);
-	int n = snprintf(opts, sizeof(opts), "nop,nop,TS val %u ecr *", tsval);
-	unsigned blocks = 0;
-
-	if (sack && p->n) {
-		n += snprintf(opts + n, sizeof(opts) - (size_t)n, ",nop,nop,sack");
-		if (latest >= 0) {
-			n += snprintf(opts + n, sizeof(opts) - (size_t)n, " %u:%u",
-				      p->r[latest][0], p->r[latest][1]);
-			blocks++;
-		}
-		for (int k = (int)p->n - 1; k >= 0 && blocks < 3; k--)
-			if (k != latest) {
-				n += snprintf(opts + n, sizeof(opts) - (size_t)n, " %u:%u",
-					      p->r[k][0], p->r[k][1]);
-				blocks++;
-			}
-	}
-	TS_IN(t, ". 1:1(0) ack %u <%s>", p->nxt, opts);
-}
-
-struct impair {
-	unsigned loss, reorder, dup; /* per mille */
-	bool sack;
-	uint64_t seed;
-};
-
-static uint64_t prng;
-
-static unsigned per_mille(void)
-{
-	prng = prng * 6364136223846793005ull + 1442695040888963407ull;
-	return (unsigned)((prng >> 33) % 1000);
-}
-
-/* Send `total` bytes through a peer that drops, holds back (reorders) and
- * duplicates data segments; every byte must arrive intact, in bounded
- * virtual time. */
-static void random_transfer(const struct impair *im, uint32_t total, uint64_t max_s)
-{
-	struct ns_sock *s = im->sack ? ts_passive_open(t, 80, NULL)
-				     : ts_passive_open_with(t, 80, NULL, NO_SACK);
-	struct peer_rx p = { .nxt = 1 };
-	uint64_t start = ns_clock_now(t->clk), deadline = start + max_s * 1000000;
-	uint32_t written = 0, held_a = 0, held_b = 0;
-	unsigned segs = 0, dropped = 0;
-
-	prng = im->seed;
-	ck_assert_int_eq(ns_setsockopt(s, NS_TCP_USER_TIMEOUT, 0), 0);
-	while (p.nxt < total + 1) {
-		struct ts_frame *f;
-		struct ts_seg g;
-		char why[128];
-		uint32_t bad;
-		int latest;
-
-		while (written < total) {
-			ssize_t n = ts_send(t, s, total - written < 65536 ? total - written : 65536);
-
-			if (n <= 0)
-				break;
-			written += (uint32_t)n;
-		}
-		ck_assert_msg(t->qhead || ts_run_until_output(t, deadline),
-			      "stalled at %u of %u bytes", p.nxt - 1, total);
-		f = ts_pop(t);
-		ck_assert_msg(ts_decode(t, f->data, f->len, &g, why, sizeof(why)), "%s", why);
-		bad = g.len;
-		for (uint32_t i = 0; i < g.len && bad == g.len; i++)
-			if (g.payload[i] != ts_pattern(g.seq + i))
-				bad = i;
-		free(f);
-		/* (one libcheck assertion per segment: each costs a syscall) */
-		ck_assert_msg(bad == g.len, "wrong byte at seq %u", g.seq + bad);
-		if (!g.len)
-			continue;
-		segs++;
-		if (per_mille() < im->loss) {
-			dropped++;
-			continue;
-		}
-		if (!held_b && per_mille() < im->reorder) {
-			held_a = g.seq;
-			held_b = g.seq + g.len;
-			continue;
-		}
-		latest = rx_add(&p, g.seq, g.seq + g.len);
-		peer_ack(&p, latest, im->sack);
-		if (per_mille() < im->dup)
-			peer_ack(&p, rx_add(&p, g.seq, g.seq + g.len), im->sack);
-		if (held_b) {
-			peer_ack(&p, rx_add(&p, held_a, held_b), im->sack);
-			held_b = 0;
-		}
-	}
-	ck_assert_uint_eq(p.nxt, total + 1);
-	ck_assert_uint_eq(p.n, 0);
-	ck_assert_uint_lt(ns_clock_now(t->clk) - start, max_s * 1000000);
-	ck_assert_uint_ge(segs, total / SMSS);
-	if (im->loss)
-		ck_assert_uint_gt(dropped, 0);
-	ns_close(s);
-}
-
-START_TEST(test_random_loss_sack)
-{
-	random_transfer(&(struct impair){ .loss = 50, .sack = true, .seed = 1 }, 2 << 20, 120);
-}
-END_TEST
-
-START_TEST(test_random_loss_newreno)
-{
-	random_transfer(&(struct impair){ .loss = 50, .seed = 2 }, 2 << 20, 120);
-}
-END_TEST
-
-START_TEST(test_random_reorder_dup_sack)
-{
-	random_transfer(&(struct impair){ .loss = 10, .reorder = 50, .dup = 20, .sack = true,
-					  .seed = 3 },
-			2 << 20, 120);
-}
-END_TEST
-
-START_TEST(test_random_reorder_dup_newreno)
-{
-	random_transfer(&(struct impair){ .loss = 10, .reorder = 50, .dup = 20, .seed = 4 },
-			2 << 20, 120);
-}
-END_TEST
-
 /* Tests failing on an engine bug (entry named in the comment, in
  * /work/notes/bugs/tcp-core.md); moved to cases[] once fixed. */
 static const struct ts_case pending_cases[] = {
-	{ NULL }, /* none right now */
+	{NULL}, /* none right now */
 };
 
 static const struct ts_case cases[] = {
-	TS_CASE(test_rto_first_sample_and_backoff),
-	TS_CASE(test_synack_initial_rto),
-	TS_CASE(test_karn_no_sample_from_retransmit),
 	TS_CASE(test_fast_retransmit_three_dupacks),
 	TS_CASE(test_newreno_partial_ack),
 	TS_CASE(test_sack_recovery),
-	TS_CASE(test_slow_start_growth),
-	TS_CASE(test_keepalive_probes_and_abort),
-	TS_CASE(test_keepalive_off_by_default),
 	TS_CASE(test_cwnd_counts_smss),
-	TS_CASE(test_rto_then_congestion_avoidance),
-	TS_CASE(test_user_timeout),
-	TS_CASE(test_rto_restarts_on_new_ack),
-	TS_CASE(test_rto_capped),
 	TS_CASE_V4(test_pmtu_frag_needed),
 	TS_CASE(test_bogus_sack_blocks_ignored),
-	TS_CASE(test_random_loss_sack),
-	TS_CASE(test_random_loss_newreno),
-	TS_CASE(test_random_reorder_dup_sack),
-	TS_CASE(test_random_reorder_dup_newreno),
 	TS_CASE(test_sack_recovery_right_after_rto),
 	TS_CASE(test_sack_recovery_back_to_back),
 	TS_CASE(test_sack_reneging),
 	TS_CASE(test_tail_loss_probe),
 	TS_CASE(test_lost_retransmission_resent_before_rto),
 	TS_CASE(test_cwnd_restart_after_idle),
-	TS_CASE(test_rto_3s_after_syn_timeout),
 };
 
 TS_MAIN("netstack_tcp_script_loss", cases, pending_cases, setup, teardown, 60)

@@ -6,22 +6,7 @@
 #include <stdlib.h>
 
 #include "netstack/internal.h"
-#include "tests/unit/netstack/tcpscript.h"
-
-enum { SMSS = 1448 }; /* MSS 1460 less the 12-byte timestamp option */
-
-static struct tscript *t;
-
-static void setup(void)
-{
-	t = ts_new(NULL);
-}
-
-static void teardown(void)
-{
-	ts_free(t);
-	t = NULL;
-}
+#include "tests/unit/netstack/tcpscript_suite.h"
 
 /* RTTM: the ACK of a retransmission echoes the retransmission's TSval,
  * so it is a valid sample (50 ms here; Karn's rule without timestamps
@@ -90,8 +75,8 @@ START_TEST(test_rttm_only_new_acks)
 	ts_expect_segments(t, 1, 4, SMSS);
 	tsval = t->last.tsval;
 	ts_wait(t, 30);
-	TS_IN(t, ". 1:1(0) ack 1 <nop,nop,TS val 300 ecr %u,nop,nop,sack %u:%u>", tsval,
-	      1 + SMSS, 1 + 2 * SMSS);
+	TS_IN(t, ". 1:1(0) ack 1 <nop,nop,TS val 300 ecr %u,nop,nop,sack %u:%u>", tsval, 1 + SMSS,
+	      1 + 2 * SMSS);
 	ck_assert_uint_eq(ts_info(s).srtt_us, 100000);
 	/* a new ACK whose echo lies 10 s in the future: no sample */
 	TS_IN(t, ". 1:1(0) ack %u <nop,nop,TS val 301 ecr %u>", 1 + SMSS, tsval + 10000);
@@ -157,7 +142,7 @@ START_TEST(test_sack_reneging_after_rto)
 END_TEST
 
 static const struct ts_case pending_cases[] = {
-	{ NULL }, /* none right now */
+	{NULL}, /* none right now */
 };
 
 static const struct ts_case cases[] = {

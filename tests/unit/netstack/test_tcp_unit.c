@@ -1,161 +1,18 @@
-/* test_tcp_unit.c — the TCP engine's unit tests: sequence arithmetic,
- * option parsing and building, the RTO estimator, and the state machine
- * through the public socket API between two stacks over an in-memory
- * pair on a virtual clock. */
+/* test_tcp_unit.c — the TCP engine's unit tests (netstack_tcp): sequence
+ * arithmetic, option parsing and building and the RTO estimator on their
+ * own, then the state machine through the public socket API between two
+ * stacks over an in-memory pair on a virtual clock: open, data, close,
+ * TIME-WAIT, resets, timeouts, connection limits and the blocking API.
+ * Loss recovery and timers are in test_tcp_unit_loss.c, crafted segments
+ * and listener edge cases in test_tcp_unit_segments.c (same binary), the
+ * shared fixture in tcp_unit_fixture.c. */
 #include <check.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "netstack/tcp_internal.h"
 #include "tests/unit/check_run.h"
-
-static struct ns_clock *clk;
-static struct ns_link *la, *lb;
-static struct ns_stack *sa, *sb;
-static uint32_t A, B;
-static bool b_dead; /* stack b has vanished: frames to it are lost */
-
-static void setup_flags(unsigned b_flags)
-{
-	struct ns_stack_cfg cfg = { 0 };
-
-	clk = ns_clock_virtual_new(1000000);
-	cfg.clock = clk;
-	cfg.seed = 7;
-	b_dead = false;
-	ck_assert_int_eq(ns_link_pair(1500, 0, &la, &lb), 0);
-	sa = ns_stack_new(&cfg);
-	cfg.seed = 8;
-	sb = ns_stack_new(&cfg);
-	ns_parse_addr("10.0.0.1", &A);
-	ns_parse_addr("10.0.0.2", &B);
-	ck_assert_int_eq(ns_iface_add(sa, la, A, 24, 0), 0);
-	ck_assert_int_eq(ns_iface_add(sb, lb, B, 24, b_flags), 0);
-}
-
-static void setup(void)
-{
-	setup_flags(0);
-}
-
-static void teardown(void)
-{
-	ns_stack_free(sa);
-	ns_stack_free(sb);
-	ns_link_destroy(la);
-	ns_link_destroy(lb);
-	ns_clock_free(clk);
-}
-
-
-static int drain_b(void)
-{
-	uint8_t buf[NS_FRAME_BUF];
-	int n = 0;
-
-	if (!b_dead)
-		return ns_stack_drain(sb, 1000);
-	while (ns_link_receive(lb, buf, sizeof(buf)) > 0)
-		n++;
-	return n;
-}
-
-/* Deliver frames both ways until the wire is quiet. */
-static int pump(void)
-{
-	int total = 0;
-
-	for (int i = 0; i < 10000; i++) {
-		int n = ns_stack_drain(sa, 1000) + drain_b();
-
-		if (n == 0)
-			break;
-		total += n;
-	}
-	return total;
-}
-
-/* Let ms of virtual time pass, 1 ms at a time, running timers. */
-static void run_ms(unsigned ms)
-{
-	for (unsigned i = 0; i < ms; i++) {
-		pump();
-		ns_clock_advance(clk, 1000);
-		ns_stack_poll(sa);
-		if (!b_dead)
-			ns_stack_poll(sb);
-	}
-	pump();
-}
-
-static void drop_wire(void)
-{
-	uint8_t buf[NS_FRAME_BUF];
-
-	while (ns_link_receive(la, buf, sizeof(buf)) > 0 ||
-	       ns_link_receive(lb, buf, sizeof(buf)) > 0)
-		;
-}
-
-static int state_of(struct ns_sock *s)
-{
-	int v = -1;
-
-	ck_assert_int_eq(ns_getsockopt(s, NS_TCP_STATE, &v), 0);
-	return v;
-}
-
-static struct ns_sock *stream(struct ns_stack *st)
-{
-	int err;
-	struct ns_sock *s = ns_socket(st, NS_SOCK_STREAM, &err);
-
-	ck_assert_ptr_nonnull(s);
-	ck_assert_int_eq(ns_setsockopt(s, NS_SO_NONBLOCK, 1), 0);
-	return s;
-}
-
-static struct ns_sock *listener(struct ns_stack *st, uint32_t addr, uint16_t port)
-{
-	struct ns_sock *l = stream(st);
-	struct ns_sockaddr sa_ = { .addr = addr, .port = port };
-
-	ck_assert_int_eq(ns_bind(l, &sa_), 0);
-	ck_assert_int_eq(ns_listen(l, 8), 0);
-	return l;
-}
-
-/* A connected pair: *c on stack a (client), *s on stack b (server). */
-static void connect_pair(struct ns_sock **c, struct ns_sock **s, uint16_t port)
-{
-	struct ns_sock *l = listener(sb, 0, port);
-	struct ns_sockaddr to = { .addr = B, .port = port }, peer;
-	int err;
-
-	*c = stream(sa);
-	ck_assert_int_eq(ns_connect(*c, &to), -EINPROGRESS);
-	ck_assert_int_eq(state_of(*c), NS_TCP_SYN_SENT);
-	pump();
-	ck_assert_int_eq(state_of(*c), NS_TCP_ESTABLISHED);
-	*s = ns_accept(l, &peer, &err);
-	ck_assert_ptr_nonnull(*s);
-	ck_assert_uint_eq(peer.addr, A);
-	ck_assert_int_eq(state_of(*s), NS_TCP_ESTABLISHED);
-	ns_setsockopt(*s, NS_SO_NONBLOCK, 1);
-	ns_close(l);
-}
-
-static unsigned conns(struct ns_stack *st)
-{
-	struct ns_stats s;
-
-	ns_stack_stats(st, &s);
-	return s.tcp_conns;
-}
-
-/* ------------------------------------------------------------- pure */
+#include "tests/unit/netstack/tcp_unit.h"
 
 START_TEST(test_seq_arith)
 {
@@ -174,15 +31,19 @@ END_TEST
 
 START_TEST(test_options)
 {
-	struct tcp_syn_opts so = { .mss = 1460, .ws = 7, .sack_perm = true, .ts = true,
-				   .tsval = 0x11223344, .tsecr = 0 };
-	struct tcp_sack_block b[3] = { { 100, 200 }, { 300, 400 }, { 500, 600 } };
+	struct tcp_syn_opts so = {.mss = 1460,
+				  .ws = 7,
+				  .sack_perm = true,
+				  .ts = true,
+				  .tsval = 0x11223344,
+				  .tsecr = 0};
+	struct tcp_sack_block b[3] = {{100, 200}, {300, 400}, {500, 600}};
 	struct tcp_opts o;
 	uint8_t p[40];
 	size_t n = tcp_opt_build_syn(p, &so);
-	const uint8_t bad_len[] = { TCPOPT_MSS, 3, 5, 0 };
-	const uint8_t trunc[] = { TCPOPT_NOP, TCPOPT_TS, 10, 0, 0 };
-	const uint8_t unknown[] = { 30, 4, 0, 0, TCPOPT_WS, 3, 20, TCPOPT_EOL };
+	const uint8_t bad_len[] = {TCPOPT_MSS, 3, 5, 0};
+	const uint8_t trunc[] = {TCPOPT_NOP, TCPOPT_TS, 10, 0, 0};
+	const uint8_t unknown[] = {30, 4, 0, 0, TCPOPT_WS, 3, 20, TCPOPT_EOL};
 
 	ck_assert_uint_eq(n % 4, 0);
 	ck_assert_uint_le(n, 40);
@@ -232,8 +93,6 @@ START_TEST(test_rto_estimator)
 	ck_assert_uint_eq(rtt_backoff_rto(&r, 30), TCP_RTO_MAX_US);
 }
 END_TEST
-
-/* ------------------------------------------------------- connections */
 
 START_TEST(test_connect_accept_data_close)
 {
@@ -338,7 +197,7 @@ END_TEST
 START_TEST(test_refused)
 {
 	struct ns_sock *c = stream(sa);
-	struct ns_sockaddr to = { .addr = B, .port = 9999 };
+	struct ns_sockaddr to = {.addr = B, .port = 9999};
 	int v = 0;
 	struct ns_stats st;
 
@@ -370,7 +229,7 @@ END_TEST
 START_TEST(test_simultaneous_open_and_close)
 {
 	struct ns_sock *x = stream(sa), *y = stream(sb);
-	struct ns_sockaddr ax = { .addr = A, .port = 5000 }, by = { .addr = B, .port = 6000 };
+	struct ns_sockaddr ax = {.addr = A, .port = 5000}, by = {.addr = B, .port = 6000};
 	char buf[8];
 
 	ck_assert_int_eq(ns_bind(x, &ax), 0);
@@ -458,679 +317,6 @@ START_TEST(test_abort_resets_peer)
 }
 END_TEST
 
-
-/* ------------------------------------------------ loss and options */
-
-/* Move len bytes c -> s under impairment (the client's link is wrapped);
- * returns the client's tcp_info. */
-static void transfer(struct ns_sock *c, struct ns_sock *s, size_t len, unsigned max_ms)
-{
-	static uint8_t out[1 << 21], in[1 << 21];
-	size_t sent = 0, got = 0;
-
-	ck_assert_uint_le(len, sizeof(out));
-	for (size_t i = 0; i < len; i++)
-		out[i] = (uint8_t)(i * 251 + (i >> 11));
-	for (unsigned ms = 0; ms < max_ms && got < len; ms++) {
-		ssize_t n;
-
-		if (sent < len && (n = ns_send(c, out + sent, len - sent, 0)) > 0)
-			sent += (size_t)n;
-		run_ms(1);
-		while (got < len && (n = ns_recv(s, in + got, len - got, 0)) > 0)
-			got += (size_t)n;
-	}
-	ck_assert_uint_eq(got, len);
-	ck_assert_int_eq(memcmp(in, out, len), 0);
-}
-
-/* Stacks where sa's link is impaired as ic says. */
-static void impaired_setup_cfg(const struct ns_impair_cfg *ic)
-{
-	struct ns_stack_cfg cfg = { 0 };
-
-	teardown();
-	clk = ns_clock_virtual_new(1000000);
-	cfg.clock = clk;
-	cfg.seed = 7;
-	ck_assert_int_eq(ns_link_pair(1500, 0, &la, &lb), 0);
-	la = ns_link_impair(la, clk, ic);
-	sa = ns_stack_new(&cfg);
-	cfg.seed = 8;
-	sb = ns_stack_new(&cfg);
-	ck_assert_int_eq(ns_iface_add(sa, la, A, 24, 0), 0);
-	ck_assert_int_eq(ns_iface_add(sb, lb, B, 24, 0), 0);
-	ns_arp_add_static(sa, B, lb->mac);
-}
-
-/* ... dropping, duplicating, reordering with the given rates. */
-static void impaired_setup(unsigned loss, unsigned dup, unsigned reorder)
-{
-	struct ns_impair_cfg ic = { .loss_bp = loss, .dup_bp = dup, .reorder_bp = reorder,
-				    .delay_us = 2000, .reorder_us = 3000, .seed = 99 };
-
-	impaired_setup_cfg(&ic);
-}
-
-static void connect_pair_retry(struct ns_sock **c, struct ns_sock **s, uint16_t port,
-			       void (*tune)(struct ns_sock *))
-{
-	struct ns_sock *l = listener(sb, 0, port);
-	struct ns_sockaddr to = { .addr = B, .port = port };
-	int err;
-
-	*c = stream(sa);
-	if (tune)
-		tune(*c);
-	ck_assert_int_eq(ns_connect(*c, &to), -EINPROGRESS);
-	for (int i = 0; i < 20000 && !(*s = ns_accept(l, NULL, &err)); i++)
-		run_ms(1);
-	ck_assert_ptr_nonnull(*s);
-	ns_setsockopt(*s, NS_SO_NONBLOCK, 1);
-	ns_close(l);
-}
-
-/* 2 MB through 2 % loss, 0.5 % duplication, 1 % reordering: the data
- * arrives intact and fast retransmit (not only the RTO) did the work. */
-static void lossy_transfer(uint16_t port, void (*tune)(struct ns_sock *), bool sack)
-{
-	struct ns_sock *c, *s = NULL;
-	struct ns_tcp_info ti;
-
-	impaired_setup(200, 50, 100);
-	connect_pair_retry(&c, &s, port, tune);
-	transfer(c, s, 1 << 21, 120000);
-	ns_tcp_info(c, &ti);
-	ck_assert(ti.sack == sack && ti.timestamps == sack);
-	ck_assert_uint_gt(ti.fast_retransmits, 0);
-	ck_assert_uint_gt(ti.retransmits, ti.rto_timeouts);
-	ns_close(c);
-	ns_close(s);
-}
-
-START_TEST(test_loss_sack_recovery)
-{
-	lossy_transfer(90, NULL, true);
-}
-END_TEST
-
-static void no_sack(struct ns_sock *c)
-{
-	ck_assert_int_eq(ns_setsockopt(c, NS_TCP_SACK, 0), 0);
-	ck_assert_int_eq(ns_setsockopt(c, NS_TCP_TIMESTAMPS, 0), 0);
-}
-
-START_TEST(test_loss_newreno_recovery)
-{
-	lossy_transfer(91, no_sack, false);
-}
-END_TEST
-
-START_TEST(test_reordering_undo)
-{
-	/* 10 ms each way with 0-2 ms jitter reorders back-to-back segments:
-	 * the dupacks trigger fast retransmits, the timestamps show they were
-	 * spurious (RFC 3522), cwnd is restored and dupthresh grows. Without
-	 * the undo 1 MB takes ~3 s here (cwnd halved again and again). */
-	struct ns_impair_cfg ic = { .delay_us = 10000, .jitter_us = 2000, .seed = 3 };
-	struct ns_sock *c, *s = NULL;
-	struct ns_tcp_info ti;
-
-	impaired_setup_cfg(&ic);
-	connect_pair_retry(&c, &s, 96, NULL);
-	transfer(c, s, 1 << 20, 600);
-	ns_tcp_info(c, &ti);
-	ck_assert_uint_gt(ti.fast_retransmits, 0);
-	ck_assert_uint_gt(ti.cwnd, 100000);
-	ns_close(c);
-	ns_close(s);
-}
-END_TEST
-
-static void small_and_plain(struct ns_sock *c)
-{
-	ck_assert_int_eq(ns_setsockopt(c, NS_TCP_WSCALE, 0), 0);
-	ck_assert_int_eq(ns_setsockopt(c, NS_TCP_MAXSEG, 536), 0);
-	ck_assert_int_eq(ns_setsockopt(c, NS_SO_RCVBUF, 8000), 0);
-}
-
-START_TEST(test_option_negotiation)
-{
-	struct ns_sock *c, *s = NULL;
-	struct ns_tcp_info ci, si;
-	int v;
-
-	connect_pair_retry(&c, &s, 92, small_and_plain);
-	ns_tcp_info(c, &ci);
-	ns_tcp_info(s, &si);
-	ck_assert_uint_eq(ci.snd_wscale, 0);
-	ck_assert_uint_eq(ci.rcv_wscale, 0);
-	ck_assert_uint_eq(si.snd_wscale, 0); /* the server does not scale either */
-	ck_assert_uint_eq(si.rcv_wscale, 0);
-	ck_assert_uint_eq(si.snd_mss, 536); /* our MAXSEG is what the peer sends */
-	ck_assert_uint_eq(ci.rcv_mss, 536);
-	ck_assert_uint_eq(si.snd_wnd, 8000);
-	ck_assert(ci.sack && si.timestamps);
-	ck_assert_int_eq(ns_setsockopt(c, NS_SO_RCVBUF, 100000), -EISCONN);
-	ck_assert_int_eq(ns_getsockopt(c, NS_SO_RCVBUF, &v), 0);
-	ck_assert_int_eq(v, 8000);
-	ck_assert_int_eq(ns_setsockopt(c, NS_TCP_KEEPCNT, 0), -EINVAL);
-	ck_assert_int_eq(ns_setsockopt(c, NS_TCP_STATE, 1), -EINVAL);
-	ck_assert_int_eq(ns_setsockopt(c, 999, 1), -ENOPROTOOPT);
-	/* A transfer through the small window and segments. */
-	transfer(s, c, 100000, 20000);
-	ns_close(c);
-	ns_close(s);
-}
-END_TEST
-
-START_TEST(test_zero_window_persist)
-{
-	struct ns_sock *c, *s = NULL;
-	static uint8_t buf[64000];
-	ssize_t n, total = 0;
-	struct ns_tcp_info ti;
-	int v;
-
-	connect_pair_retry(&c, &s, 93, small_and_plain);
-	/* The client (8000-byte receive buffer) does not read: the server's
-	 * sends stop at a zero window, probes keep it alive for minutes. */
-	while ((n = ns_send(s, buf, sizeof(buf), 0)) > 0)
-		total += n;
-	run_ms(600000);
-	ck_assert_int_eq(state_of(s), NS_TCP_ESTABLISHED);
-	ns_tcp_info(s, &ti);
-	/* The last sub-MSS piece of window went out on the persist timer. */
-	ck_assert_uint_eq(ti.snd_wnd, 0);
-	ck_assert_int_eq(ns_getsockopt(c, NS_SO_NREAD, &v), 0);
-	ck_assert_int_eq(v, 8000);
-	/* Reading opens the window; everything arrives. */
-	for (int i = 0; i < 2000 && total > 0; i++) {
-		while ((n = ns_recv(c, buf, sizeof(buf), 0)) > 0)
-			total -= n;
-		run_ms(1);
-	}
-	ck_assert_int_eq((int)total, 0);
-	ns_close(c);
-	ns_close(s);
-}
-END_TEST
-
-static void keepalive_on(struct ns_sock *c)
-{
-	ck_assert_int_eq(ns_setsockopt(c, NS_SO_KEEPALIVE, 1), 0);
-	ck_assert_int_eq(ns_setsockopt(c, NS_TCP_KEEPIDLE, 10), 0);
-	ck_assert_int_eq(ns_setsockopt(c, NS_TCP_KEEPINTVL, 2), 0);
-	ck_assert_int_eq(ns_setsockopt(c, NS_TCP_KEEPCNT, 3), 0);
-}
-
-START_TEST(test_keepalive)
-{
-	struct ns_sock *c, *s = NULL;
-	char b[4];
-
-	connect_pair_retry(&c, &s, 94, keepalive_on);
-	run_ms(35000); /* idle, but the peer answers every probe */
-	ck_assert_int_eq(state_of(c), NS_TCP_ESTABLISHED);
-	b_dead = true; /* the peer vanishes without a word */
-	run_ms(10000 + 3 * 2000 + 2000);
-	ck_assert_int_eq(state_of(c), NS_TCP_CLOSED);
-	ck_assert_int_eq(ns_recv(c, b, sizeof(b), 0), -ETIMEDOUT);
-	ns_close(c);
-	ns_close(s);
-}
-END_TEST
-
-START_TEST(test_user_timeout)
-{
-	struct ns_sock *c, *s = NULL;
-	char b[4];
-
-	connect_pair(&c, &s, 95);
-	ck_assert_int_eq(ns_setsockopt(c, NS_TCP_USER_TIMEOUT, 5000), 0);
-	b_dead = true; /* nothing reaches b any more */
-	ck_assert_int_eq(ns_send(c, "data", 4, 0), 4);
-	run_ms(4000);
-	ck_assert_int_eq(state_of(c), NS_TCP_ESTABLISHED);
-	run_ms(3000);
-	ck_assert_int_eq(state_of(c), NS_TCP_CLOSED);
-	ck_assert_int_eq(ns_recv(c, b, sizeof(b), 0), -ETIMEDOUT);
-	ns_close(c);
-	ns_close(s);
-}
-END_TEST
-
-
-/* ------------------------------------------------- segment surgery */
-
-struct frame {
-	uint8_t b[2048];
-	size_t len;
-};
-
-/* Take the next frame off link l's receive queue (not delivered). */
-static bool grab(struct ns_link *l, struct frame *f)
-{
-	ssize_t n = ns_link_receive(l, f->b, sizeof(f->b));
-
-	f->len = n > 0 ? (size_t)n : 0;
-	return n > 0;
-}
-
-static struct ip_hdr *f_ip(struct frame *f)
-{
-	return (struct ip_hdr *)(f->b + ETH_HLEN);
-}
-
-static struct tcp_hdr *f_tcp(struct frame *f)
-{
-	return (struct tcp_hdr *)(f->b + ETH_HLEN + 20);
-}
-
-static uint32_t f_paylen(struct frame *f)
-{
-	return ntohs(f_ip(f)->len) - 20 - (f_tcp(f)->off >> 4) * 4u;
-}
-
-/* Recompute the TCP checksum after editing a grabbed frame. */
-static void f_fix(struct frame *f)
-{
-	struct ip_hdr *ih = f_ip(f);
-	size_t l4 = ntohs(ih->len) - 20u;
-
-	f_tcp(f)->csum = 0;
-	f_tcp(f)->csum = (uint16_t)~ip_pseudo_csum_fold(ih->src, ih->dst, 6, f_tcp(f), l4);
-}
-
-static struct ns_stats stats_of(struct ns_stack *st)
-{
-	struct ns_stats s;
-
-	ns_stack_stats(st, &s);
-	return s;
-}
-
-/* Client data segment "x" grabbed on its way to b, then delivered. */
-static void client_segment(struct ns_sock *c, struct frame *f)
-{
-	ck_assert_int_eq(ns_send(c, "x", 1, 0), 1);
-	ck_assert(grab(lb, f));
-	ck_assert_uint_eq(f_paylen(f), 1);
-	ns_stack_input(sb, lb, f->b, f->len);
-	pump();
-}
-
-START_TEST(test_rst_validation)
-{
-	struct ns_sock *c, *s;
-	struct frame f, r;
-	uint32_t nxt;
-
-	connect_pair(&c, &s, 100);
-	client_segment(c, &f);
-	nxt = ntohl(f_tcp(&f)->seq) + 1;
-	/* In the window but not rcv_nxt: a challenge ACK, nothing else. */
-	r = f;
-	r.len = ETH_HLEN + 40;
-	f_ip(&r)->len = htons(40);
-	f_ip(&r)->csum = 0;
-	f_ip(&r)->csum = (uint16_t)~ns_csum_fold(ns_csum_add(0, f_ip(&r), 20));
-	f_tcp(&r)->off = 5 << 4;
-	f_tcp(&r)->flags = TH_RST;
-	f_tcp(&r)->seq = htonl(nxt + 1000);
-	f_fix(&r);
-	ns_stack_input(sb, lb, r.b, r.len);
-	ck_assert_uint_eq(stats_of(sb).tcp_challenge_ack, 1);
-	ck_assert_int_eq(state_of(s), NS_TCP_ESTABLISHED);
-	/* Out of the window: ignored silently. */
-	f_tcp(&r)->seq = htonl(nxt + 10000000);
-	f_fix(&r);
-	ns_stack_input(sb, lb, r.b, r.len);
-	ck_assert_uint_eq(stats_of(sb).tcp_challenge_ack, 1);
-	/* A SYN on the established connection: challenge ACK (RFC 5961 4). */
-	f_tcp(&r)->flags = TH_SYN;
-	f_tcp(&r)->seq = htonl(nxt + 5);
-	f_fix(&r);
-	ns_stack_input(sb, lb, r.b, r.len);
-	ck_assert_uint_eq(stats_of(sb).tcp_challenge_ack, 2);
-	ck_assert_int_eq(state_of(s), NS_TCP_ESTABLISHED);
-	/* Exactly rcv_nxt: the connection is reset. */
-	f_tcp(&r)->flags = TH_RST;
-	f_tcp(&r)->seq = htonl(nxt);
-	f_fix(&r);
-	ns_stack_input(sb, lb, r.b, r.len);
-	ck_assert_int_eq(state_of(s), NS_TCP_CLOSED);
-	drop_wire();
-	ns_close(c);
-	ns_close(s);
-}
-END_TEST
-
-START_TEST(test_paws)
-{
-	struct ns_sock *c, *s;
-	struct frame old, f;
-	char buf[8];
-
-	connect_pair(&c, &s, 101);
-	client_segment(c, &old);
-	ck_assert_int_eq(ns_recv(s, buf, sizeof(buf), 0), 1);
-	run_ms(50);
-	client_segment(c, &f);
-	ck_assert_int_eq(ns_recv(s, buf, sizeof(buf), 0), 1);
-	/* The old segment, moved to the next sequence number, still carries
-	 * the old TSval: PAWS drops it (RFC 7323 5). */
-	f_tcp(&old)->seq = htonl(ntohl(f_tcp(&f)->seq) + 1);
-	f_fix(&old);
-	ns_stack_input(sb, lb, old.b, old.len);
-	ck_assert_uint_eq(stats_of(sb).tcp_paws_drop, 1);
-	ck_assert_int_eq(ns_recv(s, buf, sizeof(buf), 0), -EAGAIN);
-	pump();
-	ns_close(c);
-	ns_close(s);
-}
-END_TEST
-
-/* An ICMP unreachable from b to a quoting the grabbed frame q. */
-static void icmp_about(struct frame *e, struct frame *q, uint8_t code, uint16_t mtu)
-{
-	struct ip_hdr *ih = f_ip(e);
-	uint8_t *icmp = e->b + ETH_HLEN + 20;
-	uint16_t cs;
-
-	memset(e, 0, sizeof(*e));
-	memcpy(e->b, la->mac, 6);
-	memcpy(e->b + 6, lb->mac, 6);
-	e->b[12] = 8;
-	ih->vhl = 0x45;
-	ih->ttl = 64;
-	ih->proto = NS_PROTO_ICMP;
-	ih->src = htonl(B);
-	ih->dst = htonl(A);
-	ih->len = htons(20 + 8 + 28);
-	ih->csum = (uint16_t)~ns_csum_fold(ns_csum_add(0, ih, 20));
-	icmp[0] = ICMP_UNREACH;
-	icmp[1] = code;
-	icmp[6] = (uint8_t)(mtu >> 8);
-	icmp[7] = (uint8_t)mtu;
-	memcpy(icmp + 8, q->b + ETH_HLEN, 28);
-	cs = (uint16_t)~ns_csum_fold(ns_csum_add(0, icmp, 36));
-	memcpy(icmp + 2, &cs, 2);
-	e->len = ETH_HLEN + 20 + 36;
-}
-
-START_TEST(test_icmp_refused_syn_sent)
-{
-	struct ns_sock *c = stream(sa);
-	struct ns_sockaddr to = { .addr = B, .port = 4444 };
-	struct frame syn, e;
-	int v;
-
-	ns_arp_add_static(sa, B, lb->mac);
-	ck_assert_int_eq(ns_connect(c, &to), -EINPROGRESS);
-	ck_assert(grab(lb, &syn));
-	ck_assert(f_tcp(&syn)->flags == TH_SYN);
-	/* b answers with ICMP port unreachable quoting the SYN. */
-	icmp_about(&e, &syn, ICMP_UNREACH_PORT, 0);
-	ns_stack_input(sa, la, e.b, e.len);
-	ck_assert_int_eq(state_of(c), NS_TCP_CLOSED);
-	ck_assert_int_eq(ns_getsockopt(c, NS_SO_ERROR, &v), 0);
-	ck_assert_int_eq(v, -ECONNREFUSED);
-	ns_close(c);
-}
-END_TEST
-
-START_TEST(test_icmp_frag_needed)
-{
-	struct ns_sock *c, *s;
-	static uint8_t big[20000], in[20000];
-	struct frame seg, e;
-	struct ns_tcp_info ti;
-	ssize_t n, got = 0;
-
-	connect_pair(&c, &s, 105);
-	ck_assert_int_eq(ns_send(c, big, sizeof(big), 0), (ssize_t)sizeof(big));
-	ck_assert(grab(lb, &seg)); /* a full-sized segment "does not fit" */
-	ck_assert_uint_eq(f_paylen(&seg), 1460 - 12);
-	icmp_about(&e, &seg, ICMP_UNREACH_NEEDFRAG, 1000);
-	ns_stack_input(sa, la, e.b, e.len);
-	ns_tcp_info(c, &ti);
-	ck_assert_uint_eq(ti.snd_mss, 1000 - 40);
-	for (int i = 0; i < 100 && got < (ssize_t)sizeof(in); i++) {
-		run_ms(1);
-		while ((n = ns_recv(s, in + got, sizeof(in) - (size_t)got, 0)) > 0)
-			got += n;
-	}
-	ck_assert_int_eq((int)got, (int)sizeof(in));
-	ns_close(c);
-	ns_close(s);
-}
-END_TEST
-
-static unsigned cb_events, cb_calls;
-
-static void on_event(struct ns_sock *s, unsigned ev, void *ctx)
-{
-	(void)s;
-	ck_assert_ptr_eq(ctx, &cb_calls);
-	cb_events |= ev;
-	cb_calls++;
-}
-
-START_TEST(test_events_fd_callback)
-{
-	struct ns_sock *c, *s;
-	struct pollfd p;
-	char buf[8];
-	int fd;
-
-	connect_pair(&c, &s, 106);
-	ck_assert_uint_eq(ns_sock_events(s), NS_EV_OUT);
-	fd = ns_sock_fd(s);
-	ck_assert_int_ge(fd, 0);
-	ns_sock_events(s); /* clears the fd */
-	p = (struct pollfd){ .fd = fd, .events = POLLIN };
-	ck_assert_int_eq(poll(&p, 1, 0), 0);
-	ns_sock_set_callback(s, on_event, &cb_calls);
-	ck_assert_int_eq(ns_send(c, "ev", 2, 0), 2);
-	pump();
-	ck_assert_uint_gt(cb_calls, 0);
-	ck_assert(cb_events & NS_EV_IN);
-	ck_assert_int_eq(poll(&p, 1, 0), 1);
-	ck_assert_uint_eq(ns_sock_events(s), NS_EV_IN | NS_EV_OUT);
-	ck_assert_int_eq(ns_recv(s, buf, sizeof(buf), 0), 2);
-	ns_sock_set_callback(s, NULL, NULL);
-	ns_close(c);
-	pump();
-	ck_assert_uint_eq(ns_sock_events(s) & (NS_EV_IN | NS_EV_HUP), NS_EV_IN);
-	ns_shutdown(s, NS_SHUT_WR);
-	ck_assert(ns_sock_events(s) & NS_EV_HUP);
-	ns_close(s);
-}
-END_TEST
-
-/* A deferred-accept listener on b; the client's SYN waits for a verdict. */
-static struct ns_sock *deferred(struct ns_sock **l, struct ns_sock **c, uint16_t port)
-{
-	struct ns_sockaddr to = { .addr = B, .port = port };
-	struct ns_sock *s;
-	int err;
-
-	*l = stream(sb);
-	ck_assert_int_eq(ns_setsockopt(*l, NS_TCP_DEFER_ACCEPT, 1), 0);
-	/* The previous round left a TIME-WAIT on the port. */
-	ck_assert_int_eq(ns_setsockopt(*l, NS_SO_REUSEADDR, 1), 0);
-	ck_assert_int_eq(ns_bind(*l, &to), 0);
-	ck_assert_int_eq(ns_listen(*l, 4), 0);
-	*c = stream(sa);
-	ck_assert_int_eq(ns_connect(*c, &to), -EINPROGRESS);
-	pump();
-	s = ns_accept(*l, NULL, &err);
-	ck_assert_ptr_nonnull(s);
-	ck_assert_int_eq(state_of(s), NS_TCP_SYN_RECEIVED);
-	run_ms(500); /* nothing answers the SYN meanwhile */
-	ck_assert_int_eq(state_of(*c), NS_TCP_SYN_SENT);
-	return s;
-}
-
-/* Refused with a RST or an ICMP port unreachable: ECONNREFUSED. */
-static void refuse_deferred(bool icmp)
-{
-	struct ns_sock *l, *c, *s = deferred(&l, &c, 102);
-	int v;
-
-	ck_assert_int_eq(ns_accept_refuse(s, icmp, ICMP_UNREACH_PORT), 0);
-	pump();
-	ck_assert_int_eq(state_of(c), NS_TCP_CLOSED);
-	ck_assert_int_eq(ns_getsockopt(c, NS_SO_ERROR, &v), 0);
-	ck_assert_int_eq(v, -ECONNREFUSED);
-	ns_close(s);
-	ns_close(c);
-	ns_close(l);
-}
-
-START_TEST(test_defer_accept)
-{
-	struct ns_sock *l, *c, *s;
-	char buf[4];
-
-	s = deferred(&l, &c, 102);
-	ck_assert_int_eq(ns_accept_complete(s), 0);
-	pump();
-	ck_assert_int_eq(state_of(c), NS_TCP_ESTABLISHED);
-	ck_assert_int_eq(state_of(s), NS_TCP_ESTABLISHED);
-	ck_assert_int_eq(ns_send(c, "ok", 2, 0), 2);
-	pump();
-	ck_assert_int_eq(ns_recv(s, buf, sizeof(buf), 0), 2);
-	ns_close(s);
-	ns_close(c);
-	ns_close(l);
-
-	refuse_deferred(false);
-	refuse_deferred(true);
-}
-END_TEST
-
-START_TEST(test_accept_any)
-{
-	struct ns_sock *any, *l22, *c1, *c2, *s;
-	struct ns_sockaddr zero = { .addr = 0, .port = 0 }, b22 = { .addr = B, .port = 22 }, far, name;
-	int err;
-	char buf[8];
-
-	ns_parse_hostport("93.184.216.34:443", &far);
-	/* Rebuild b's interface as a NAT front: any destination is local. */
-	teardown();
-	setup_flags(NS_IF_ACCEPT_ANY);
-	ck_assert_int_eq(ns_route_add(sa, 0, 0, B, la), 0);
-	any = stream(sb);
-	ck_assert_int_eq(ns_bind(any, &zero), 0);
-	ck_assert_int_eq(ns_listen(any, 8), 0);
-	l22 = listener(sb, B, 22);
-	c1 = stream(sa);
-	c2 = stream(sa);
-	ck_assert_int_eq(ns_connect(c1, &far), -EINPROGRESS);
-	ck_assert_int_eq(ns_connect(c2, &b22), -EINPROGRESS);
-	pump();
-	ck_assert_int_eq(state_of(c1), NS_TCP_ESTABLISHED);
-	ck_assert_int_eq(state_of(c2), NS_TCP_ESTABLISHED);
-	s = ns_accept(any, NULL, &err);
-	ck_assert_ptr_nonnull(s);
-	ck_assert_ptr_null(ns_accept(any, NULL, &err)); /* the :22 one is not ours */
-	ck_assert_int_eq(ns_getsockname(s, &name), 0);
-	ck_assert_uint_eq(name.addr, far.addr); /* the original destination */
-	ck_assert_uint_eq(name.port, 443);
-	ck_assert_int_eq(ns_send(c1, "nat", 3, 0), 3);
-	pump();
-	ck_assert_int_eq(ns_recv(s, buf, sizeof(buf), 0), 3);
-	ns_close(s);
-	s = ns_accept(l22, NULL, &err);
-	ck_assert_ptr_nonnull(s);
-	ns_close(s);
-	ns_close(c1);
-	ns_close(c2);
-	ns_close(any);
-	ns_close(l22);
-	pump();
-}
-END_TEST
-
-START_TEST(test_backlog_syn_drop)
-{
-	struct ns_sock *l = listener(sb, 0, 103), *c[4];
-	struct ns_sockaddr to = { .addr = B, .port = 103 };
-	int err, accepted = 0;
-	struct ns_sock *s;
-
-	ck_assert_int_eq(ns_listen(l, 1), 0);
-	for (int i = 0; i < 4; i++) {
-		c[i] = stream(sa);
-		ck_assert_int_eq(ns_connect(c[i], &to), -EINPROGRESS);
-	}
-	pump();
-	ck_assert_uint_ge(stats_of(sb).tcp_syn_drop, 2);
-	/* Accepting makes room; the dropped SYNs are retried and get in. */
-	for (int i = 0; i < 30000 && accepted < 4; i++) {
-		while ((s = ns_accept(l, NULL, &err))) {
-			accepted++;
-			ns_close(s);
-		}
-		run_ms(1);
-	}
-	ck_assert_int_eq(accepted, 4);
-	for (int i = 0; i < 4; i++)
-		ns_close(c[i]);
-	ns_close(l);
-}
-END_TEST
-
-/* Frames waiting on link l (not delivered). */
-static unsigned queued(struct ns_link *l)
-{
-	struct frame f;
-	unsigned n = 0;
-
-	while (grab(l, &f)) {
-		ns_stack_input(l == lb ? sb : sa, l, f.b, f.len);
-		n++;
-	}
-	return n;
-}
-
-START_TEST(test_nagle_and_delack)
-{
-	struct ns_sock *c, *s;
-	char buf[8];
-
-	connect_pair(&c, &s, 104);
-	/* Nagle: the second small write waits for the first one's ACK. */
-	ck_assert_int_eq(ns_send(c, "a", 1, 0), 1);
-	ck_assert_int_eq(ns_send(c, "b", 1, 0), 1);
-	ck_assert_uint_eq(queued(lb), 1);
-	/* Delayed ACK: one segment is not acknowledged at once... */
-	ck_assert_uint_eq(queued(la), 0);
-	run_ms(39);
-	ck_assert_int_eq(ns_recv(s, buf, sizeof(buf), 0), 1);
-	/* ...but after NS_TCP_DELACK (40 ms); then "b" goes. */
-	run_ms(5);
-	ck_assert_int_eq(ns_recv(s, buf, sizeof(buf), 0), 1);
-	ck_assert_int_eq(buf[0], 'b');
-	run_ms(100);
-	/* NODELAY: both small writes go at once. */
-	ck_assert_int_eq(ns_setsockopt(c, NS_TCP_NODELAY, 1), 0);
-	ck_assert_int_eq(ns_send(c, "c", 1, 0), 1);
-	ck_assert_int_eq(ns_send(c, "d", 1, 0), 1);
-	ck_assert_uint_eq(queued(lb), 2);
-	/* Two segments: the second one is acknowledged at once. */
-	ck_assert_uint_eq(queued(la), 1);
-	ns_close(c);
-	ns_close(s);
-}
-END_TEST
-
-
-/* --------------------------------------------- more state transitions */
-
 START_TEST(test_fin_wait_1_to_time_wait)
 {
 	struct ns_sock *c, *s;
@@ -1155,7 +341,7 @@ END_TEST
 START_TEST(test_syn_received_reset)
 {
 	struct ns_sock *l = listener(sb, 0, 111), *c = stream(sa);
-	struct ns_sockaddr to = { .addr = B, .port = 111 };
+	struct ns_sockaddr to = {.addr = B, .port = 111};
 	struct frame synack;
 	int err;
 
@@ -1196,7 +382,7 @@ END_TEST
 START_TEST(test_listener_close_resets_queue)
 {
 	struct ns_sock *l = listener(sb, 0, 112), *c = stream(sa);
-	struct ns_sockaddr to = { .addr = B, .port = 112 };
+	struct ns_sockaddr to = {.addr = B, .port = 112};
 	char b[4];
 
 	ck_assert_int_eq(ns_connect(c, &to), -EINPROGRESS);
@@ -1214,7 +400,7 @@ END_TEST
 START_TEST(test_time_wait_reuse)
 {
 	struct ns_sock *c, *s, *l, *c2, *s2;
-	struct ns_sockaddr me, to = { .addr = B, .port = 113 };
+	struct ns_sockaddr me, to = {.addr = B, .port = 113};
 	int err;
 
 	connect_pair(&c, &s, 113);
@@ -1244,7 +430,7 @@ END_TEST
 START_TEST(test_connect_timeout)
 {
 	struct ns_sock *c = stream(sa);
-	struct ns_sockaddr to = { .addr = B, .port = 114 };
+	struct ns_sockaddr to = {.addr = B, .port = 114};
 	struct ns_stats st;
 	int v;
 
@@ -1294,126 +480,13 @@ START_TEST(test_close_with_unread_data_resets)
 }
 END_TEST
 
-
-START_TEST(test_random_segments)
-{
-	/* Mangled copies of a real segment (flags, numbers, options, length)
-	 * at an established connection: never a crash, the out-of-order
-	 * memory stays inside the receive buffer. */
-	struct ns_sock *c, *s;
-	struct frame f, r;
-	uint64_t x = 12345;
-	char buf[4096];
-
-	connect_pair(&c, &s, 117);
-	ck_assert_int_eq(ns_send(c, buf, 1200, 0), 1200);
-	ck_assert(grab(lb, &f));
-	ns_stack_input(sb, lb, f.b, f.len);
-	for (int i = 0; i < 20000; i++) {
-		uint32_t base = ntohl(f_tcp(&f)->seq), hl, len;
-
-		x = x * 6364136223846793005ull + 1442695040888963407ull;
-		r = f;
-		f_tcp(&r)->flags = (uint8_t)(x >> 11);
-		f_tcp(&r)->seq = htonl(base + (uint32_t)((x >> 20) % 600000) - 300000);
-		f_tcp(&r)->ack = htonl(ntohl(f_tcp(&f)->ack) + (uint32_t)((x >> 40) % 64) - 32);
-		f_tcp(&r)->win = (uint16_t)(x >> 48);
-		hl = 20 + 4 * (uint32_t)((x >> 33) % 11);
-		f_tcp(&r)->off = (uint8_t)(hl / 4) << 4;
-		for (uint32_t k = 20; k < hl; k++)
-			((uint8_t *)f_tcp(&r))[k] = (uint8_t)(x >> (k % 56));
-		len = hl + (uint32_t)((x >> 5) % 1200);
-		f_ip(&r)->len = htons((uint16_t)(20 + len));
-		f_ip(&r)->csum = 0;
-		f_ip(&r)->csum = (uint16_t)~ns_csum_fold(ns_csum_add(0, f_ip(&r), 20));
-		r.len = ETH_HLEN + 20 + len;
-		f_fix(&r);
-		ns_stack_input(sb, lb, r.b, r.len);
-		ck_assert_uint_le(stats_of(sb).ooo_mem, TCP_DEFAULT_RCVBUF);
-		drop_wire();
-		if (state_of(s) == NS_TCP_CLOSED)
-			break;
-		if (i % 1000 == 0)
-			run_ms(100);
-	}
-	while (ns_recv(s, buf, sizeof(buf), 0) > 0)
-		;
-	ns_close(c);
-	ns_close(s);
-	run_ms(200000);
-	ck_assert_uint_eq(stats_of(sb).ooo_mem, 0);
-	ck_assert_uint_eq(conns(sa), 0);
-}
-END_TEST
-
-
-START_TEST(test_tail_loss_probe)
-{
-	/* The last two of five segments are lost: no duplicate ACKs can
-	 * come. The tail loss probe (RFC 8985 7, after 2 SRTT, at least
-	 * 10 ms) resends the last one; its SACK shows the other missing
-	 * (early retransmit): all is there long before the 200 ms RTO. */
-	struct ns_sock *c, *s;
-	static uint8_t out[5 * 1448], in[sizeof(out)];
-	struct frame f;
-	ssize_t n, got = 0;
-
-	connect_pair(&c, &s, 118);
-	ck_assert_int_eq(ns_send(c, "rtt", 3, 0), 3); /* an RTT sample first */
-	run_ms(50);
-	ck_assert_int_eq(ns_recv(s, in, sizeof(in), 0), 3);
-	ck_assert_int_eq(ns_send(c, out, sizeof(out), 0), (ssize_t)sizeof(out));
-	for (int i = 0; i < 5; i++) {
-		ck_assert(grab(lb, &f));
-		if (i < 3)
-			ns_stack_input(sb, lb, f.b, f.len);
-	}
-	for (int ms = 0; ms < 60 && got < (ssize_t)sizeof(in); ms++) {
-		run_ms(1);
-		while ((n = ns_recv(s, in + got, sizeof(in) - (size_t)got, 0)) > 0)
-			got += n;
-	}
-	ck_assert_int_eq((int)got, (int)sizeof(in));
-	ck_assert_uint_eq(stats_of(sa).tcp_rto, 0);
-	ns_close(c);
-	ns_close(s);
-}
-END_TEST
-
-
-START_TEST(test_dsack_for_duplicate)
-{
-	/* A segment that arrives twice is reported with a D-SACK block
-	 * (RFC 2883): the duplicate range, below the cumulative ACK. */
-	struct ns_sock *c, *s;
-	struct frame f, a;
-	struct tcp_opts o;
-	uint32_t seq;
-
-	connect_pair(&c, &s, 119);
-	client_segment(c, &f);
-	pump();
-	seq = ntohl(f_tcp(&f)->seq);
-	ns_stack_input(sb, lb, f.b, f.len); /* again */
-	ck_assert(grab(la, &a));
-	ck_assert_int_eq(tcp_opt_parse((uint8_t *)f_tcp(&a) + 20, (f_tcp(&a)->off >> 4) * 4u - 20,
-				       &o), 0);
-	ck_assert_uint_eq(ntohl(f_tcp(&a)->ack), seq + 1);
-	ck_assert_uint_eq(o.nsack, 1);
-	ck_assert_uint_eq(o.sack[0].start, seq);
-	ck_assert_uint_eq(o.sack[0].end, seq + 1);
-	ns_close(c);
-	ns_close(s);
-}
-END_TEST
-
 START_TEST(test_max_conns_active)
 {
-	struct ns_stack_cfg cfg = { .clock = clk, .seed = 9, .tcp_max_conns = 2 };
+	struct ns_stack_cfg cfg = {.clock = clk, .seed = 9, .tcp_max_conns = 2};
 	struct ns_stack *small = ns_stack_new(&cfg);
 	struct ns_link *x, *y;
 	struct ns_sock *c[3];
-	struct ns_sockaddr to = { .addr = B, .port = 120 };
+	struct ns_sockaddr to = {.addr = B, .port = 120};
 
 	ck_assert_int_eq(ns_link_pair(1500, 0, &x, &y), 0);
 	ck_assert_int_eq(ns_iface_add(small, x, A, 24, 0), 0);
@@ -1432,8 +505,6 @@ START_TEST(test_max_conns_active)
 	ns_link_destroy(y);
 }
 END_TEST
-
-/* ------------------------------------------------------- blocking API */
 
 static volatile bool pumping;
 
@@ -1463,6 +534,7 @@ static void *pump_thread(void *arg)
 }
 
 static uint8_t out[500000];
+
 static ssize_t writer_rc;
 
 static void *writer_thread(void *arg)
@@ -1474,7 +546,7 @@ static void *writer_thread(void *arg)
 START_TEST(test_blocking_api)
 {
 	struct ns_sock *l, *c, *s;
-	struct ns_sockaddr any = { .addr = 0, .port = 7 }, to = { .addr = B, .port = 7 }, peer;
+	struct ns_sockaddr any = {.addr = 0, .port = 7}, to = {.addr = B, .port = 7}, peer;
 	static uint8_t in[sizeof(out)];
 	pthread_t th, w;
 	int err;
@@ -1538,22 +610,6 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_rto_retransmit);
 	tcase_add_test(tc, test_abort_resets_peer);
 	tcase_add_test(tc, test_blocking_api);
-	tcase_add_test(tc, test_loss_sack_recovery);
-	tcase_add_test(tc, test_loss_newreno_recovery);
-	tcase_add_test(tc, test_reordering_undo);
-	tcase_add_test(tc, test_option_negotiation);
-	tcase_add_test(tc, test_zero_window_persist);
-	tcase_add_test(tc, test_keepalive);
-	tcase_add_test(tc, test_user_timeout);
-	tcase_add_test(tc, test_rst_validation);
-	tcase_add_test(tc, test_paws);
-	tcase_add_test(tc, test_icmp_refused_syn_sent);
-	tcase_add_test(tc, test_defer_accept);
-	tcase_add_test(tc, test_accept_any);
-	tcase_add_test(tc, test_backlog_syn_drop);
-	tcase_add_test(tc, test_nagle_and_delack);
-	tcase_add_test(tc, test_icmp_frag_needed);
-	tcase_add_test(tc, test_events_fd_callback);
 	tcase_add_test(tc, test_fin_wait_1_to_time_wait);
 	tcase_add_test(tc, test_syn_received_reset);
 	tcase_add_test(tc, test_listener_close_resets_queue);
@@ -1561,10 +617,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_connect_timeout);
 	tcase_add_test(tc, test_orphan_fin_wait_2_timeout);
 	tcase_add_test(tc, test_close_with_unread_data_resets);
-	tcase_add_test(tc, test_random_segments);
-	tcase_add_test(tc, test_tail_loss_probe);
-	tcase_add_test(tc, test_dsack_for_duplicate);
 	tcase_add_test(tc, test_max_conns_active);
+	tcp_unit_add_loss_tests(tc);
+	tcp_unit_add_segment_tests(tc);
 	suite_add_tcase(s, tc);
 	return s;
 }
