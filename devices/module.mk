@@ -2,7 +2,7 @@
 # Add new device sources to devices_SRCS (one file per device).
 devices_SRCS := $(wildcard devices/*.c devices/virtio/*.c)
 $(eval $(call static_lib,devices,$(devices_SRCS),$(URING_CFLAGS)))
-# PC platform (issue 5) unit tests
+# PC platform unit tests
 $(eval $(call unit_test,devices_pci,tests/unit/devices/test_pci.c,libdevices.a,))
 $(eval $(call unit_test,devices_ide,tests/unit/devices/test_ide.c,libdevices.a,))
 $(eval $(call unit_test,devices_ide_dma,tests/unit/devices/test_ide_dma.c,libdevices.a,))
@@ -22,15 +22,15 @@ LINUX_TESTS += tests/integration/seabios-syslinux.sh
 BENCHES += bench/seabios-boot.sh
 KVM_BENCHES += bench/seabios-boot.sh
 $(eval $(call unit_test,vmm_exit_stats,tests/unit/vmm/test_exit_stats.c,libvmm.a libfirmware.a libdevices.a libwlan.a libregdb.a libusernet.a libnetstack.a libkvm.a,$(LZ4_LIBS) $(JANSSON_LIBS) $(SLIRP_LIBS) $$(WLAN_LDLIBS) $(SECCOMP_LIBS)))
-# virtio (issue 14): the queue code against hand-built rings, the PCI
+# virtio: the queue code against hand-built rings, the PCI
 # transport and virtio-blk with a fake host (no KVM)
 $(eval $(call unit_test,virtio_queue,tests/unit/virtio/test_queue.c,libdevices.a,))
 $(eval $(call unit_test,virtio_blk,tests/unit/virtio/test_virtio_blk.c,libdevices.a,))
-# virtio-net (issue 15): header checks, receive filling, control queue
+# virtio-net: header checks, receive filling, control queue
 $(eval $(call unit_test,virtio_net,tests/unit/virtio/test_virtio_net.c,libdevices.a,))
 INTEG_TESTS += tests/integration/seabios-virtio.sh
 KVM_TESTS += tests/integration/seabios-virtio.sh
-# Interrupt controllers (issue 17) unit tests
+# Interrupt controllers unit tests
 $(eval $(call unit_test,devices_i8259,tests/unit/devices/test_i8259.c,libdevices.a,))
 $(eval $(call unit_test,devices_ioapic,tests/unit/devices/test_ioapic.c,libdevices.a,))
 $(eval $(call unit_test,devices_i8254,tests/unit/devices/test_i8254.c,libdevices.a,))
@@ -46,9 +46,9 @@ KVM_TESTS += tests/integration/seabios-ide-irqchip.sh
 LINUX_TESTS += tests/integration/linux-pvh-smp1-split.sh tests/integration/linux-pvh-smp4-split.sh
 LINUX_TESTS += tests/integration/linux-pvh-smp1-off.sh tests/integration/linux-pvh-smp4-off.sh
 BENCHES += bench/irqchip-latency.sh
-# kvm-unit-tests support (issue 22): QEMU's pc-testdev.
+# kvm-unit-tests support: QEMU's pc-testdev.
 $(eval $(call unit_test,devices_pc_testdev,tests/unit/devices/test_pc_testdev.c,libdevices.a,))
-# intel-iommu (VT-d) and edu (issue 22): registers, queued invalidation,
+# intel-iommu (VT-d) and edu: registers, queued invalidation,
 # DMA and interrupt remapping; the edu's registers, interrupts and DMA
 $(eval $(call unit_test,devices_intel_iommu,tests/unit/devices/test_intel_iommu.c,libdevices.a,))
 $(eval $(call unit_test,devices_edu,tests/unit/devices/test_edu.c,libdevices.a,))

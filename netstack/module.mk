@@ -1,4 +1,4 @@
-# netstack/ — the userspace TCP/IP stack (issue 6). One file per protocol;
+# netstack/ — the userspace TCP/IP stack. One file per protocol;
 # every .c here goes into libnetstack.a.
 netstack_SRCS := $(wildcard netstack/*.c)
 $(eval $(call static_lib,netstack,$(netstack_SRCS),))
@@ -53,7 +53,7 @@ INTEG_TESTS += tests/integration/netstack-tcp-basic.sh tests/integration/netstac
 	tests/integration/netstack-tcp-ipv6.sh \
 	tests/integration/netstack-tcp-bulk.sh
 
-# --- IPv6 (issue 21) ---
+# --- IPv6 ---
 $(eval $(call unit_test,netstack_ipv6,tests/unit/netstack/test_ipv6.c,libnetstack.a,))
 IPV6_FRAMES_SRCS := tests/unit/netstack/test_ipv6_frames.c tests/unit/netstack/test_ipv6_frames_icmp.c \
 	tests/unit/netstack/ipv6_frames_fixture.c
