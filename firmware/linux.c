@@ -6,10 +6,10 @@
  * page tables, rsi = boot_params. The real-mode setup code never runs.
  *
  * Where the kernel's payload is LZ4 and vmm is built with Debian's liblz4
- * (HAVE_LZ4, liblz4-dev at build time), the loader unpacks it itself (natively, in milliseconds) and enters the
- * kernel proper's startup_64 the way the kernel's own decompressor would:
- * on hosts that emulate guest ring 0 that decompressor takes ~15 s. Not
- * for KASLR kernels (relocations appended): their decompressor runs. */
+ * (HAVE_LZ4, liblz4-dev at build time), the loader unpacks it itself (natively, in milliseconds)
+ * and enters the kernel proper's startup_64 the way the kernel's own decompressor would: on hosts
+ * that emulate guest ring 0 that decompressor takes ~15 s. Not for KASLR kernels (relocations
+ * appended): their decompressor runs. */
 #include <elf.h>
 #include <errno.h>
 #include <stdio.h>
@@ -26,7 +26,7 @@
 
 /* Setup header fields, as offsets into the file and the zero page. */
 #define HDR_SETUP_SECTS 0x1f1
-#define HDR_SYSSIZE 0x1f4	/* protected-mode code size, 16-byte units */
+#define HDR_SYSSIZE 0x1f4 /* protected-mode code size, 16-byte units */
 #define HDR_BOOT_FLAG 0x1fe
 #define HDR_JUMP 0x200
 #define HDR_MAGIC 0x202
@@ -68,7 +68,7 @@
 #define ZERO_PAGE_GPA 0x7000ull
 #define PML4_GPA 0x9000ull
 #define PDPT_GPA 0xa000ull
-#define PD_GPA 0xb000ull	/* four pages: 4 GiB in 2 MiB pages */
+#define PD_GPA 0xb000ull /* four pages: 4 GiB in 2 MiB pages */
 #define BOOT_STACK_GPA 0x8ff0ull
 #define KERNEL_MIN_GPA 0x100000ull
 
@@ -76,8 +76,8 @@ struct bzimage {
 	const uint8_t *file;
 	size_t size;
 	uint16_t version;
-	size_t setup_len;	/* boot sector + setup code; the kernel follows */
-	size_t hdr_end;		/* end of the setup header in the file */
+	size_t setup_len; /* boot sector + setup code; the kernel follows */
+	size_t hdr_end;	  /* end of the setup header in the file */
 	uint32_t initrd_addr_max, kernel_alignment, init_size, cmdline_size;
 	uint64_t pref_address;
 };
@@ -133,8 +133,8 @@ static int parse_header(const struct boot_request *req, struct bzimage *bz, char
 	bz->cmdline_size = get32(f + HDR_CMDLINE_SIZE);
 	bz->pref_address = get64(f + HDR_PREF_ADDRESS);
 	bz->init_size = get32(f + HDR_INIT_SIZE);
-	if (bz->setup_len >= bz->size || bz->hdr_end > bz->setup_len ||
-	    bz->hdr_end > BP_SIZE || bz->size - bz->setup_len < get32(f + HDR_SYSSIZE) * 16ull) {
+	if (bz->setup_len >= bz->size || bz->hdr_end > bz->setup_len || bz->hdr_end > BP_SIZE ||
+	    bz->size - bz->setup_len < get32(f + HDR_SYSSIZE) * 16ull) {
 		snprintf(err, errlen, "%s: truncated bzImage (%zu bytes, header says %llu)",
 			 req->kernel_path, bz->size,
 			 bz->setup_len + get32(f + HDR_SYSSIZE) * 16ull);
@@ -153,7 +153,9 @@ static bool fits(const struct e820_map *e820, uint64_t addr, uint64_t size)
 	for (unsigned i = 0; i < e820->n; i++) {
 		const struct e820_entry *e = &e820->e[i];
 
-		if (e->type == E820_RAM && addr >= e->addr && addr + size <= e->addr + e->size)
+		/* no addr + size: both come from the file, and the sum can wrap */
+		if (e->type == E820_RAM && addr >= e->addr && addr - e->addr <= e->size &&
+		    size <= e->size - (addr - e->addr))
 			return true;
 	}
 	return false;
@@ -183,7 +185,7 @@ static int place_kernel(const struct boot_request *req, const struct bzimage *bz
 /* ------------------------------------------- native payload unpacking */
 
 #define LZ4_LEGACY_MAGIC 0x184c2102u
-#define LZ4_LEGACY_BLOCK (8u << 20)	/* what one legacy block unpacks to, at most */
+#define LZ4_LEGACY_BLOCK (8u << 20) /* what one legacy block unpacks to, at most */
 
 /* One LZ4 block into dst (at most cap bytes): the unpacked length, or
  * negative when the block is malformed or vmm was built without liblz4. */
@@ -223,7 +225,7 @@ static uint8_t *unpack_lz4(const uint8_t *in, size_t len, size_t max, size_t *ou
 
 		at += 4;
 		if (chunk == LZ4_LEGACY_MAGIC)
-			continue;	/* a concatenated stream */
+			continue; /* a concatenated stream */
 		/* the block and the trailing size word must both fit: at may
 		 * already be within 4 bytes of the end here */
 		if (len - at < 4 || chunk > len - at - 4)
@@ -257,18 +259,19 @@ static bool has_appended_relocs(const uint8_t *elf, size_t size)
  * addresses, which is where the kernel's decompressor puts it when the
  * kernel runs at its preferred address. *entry = its startup_64, or 0 when
  * this path does not apply and the compressed kernel must be loaded. */
-static int load_unpacked(const struct boot_request *req, const struct bzimage *bz,
-			 uint64_t load, uint64_t *entry, char *err, size_t errlen)
+static int load_unpacked(const struct boot_request *req, const struct bzimage *bz, uint64_t load,
+			 uint64_t *entry, char *err, size_t errlen)
 {
-	const uint8_t *payload = bz->file + bz->setup_len + get32(bz->file + HDR_PAYLOAD_OFFSET);
+	uint64_t poff = bz->setup_len + (uint64_t)get32(bz->file + HDR_PAYLOAD_OFFSET);
 	size_t plen = get32(bz->file + HDR_PAYLOAD_LENGTH), size = 0;
 	uint64_t end;
 	uint8_t *elf;
 	int ret;
 
 	*entry = 0;
-	if (bz->version < 0x208 || load != bz->pref_address ||
-	    payload + plen > bz->file + bz->size || (elf = unpack_lz4(payload, plen, bz->init_size, &size)) == NULL)
+	if (bz->version < 0x208 || load != bz->pref_address || poff > bz->size ||
+	    plen > bz->size - poff ||
+	    (elf = unpack_lz4(bz->file + poff, plen, bz->init_size, &size)) == NULL)
 		return 0;
 	ret = -ENOEXEC;
 	if (size > sizeof(Elf64_Ehdr) && !memcmp(elf, ELFMAG, SELFMAG) &&
@@ -291,11 +294,11 @@ static int write_page_tables(struct guest_mem *mem)
 		return -EFAULT;
 	memset(pml4, 0, 4096);
 	memset(pdpt, 0, 4096);
-	pml4[0] = PDPT_GPA | 0x3;	/* present, writable */
+	pml4[0] = PDPT_GPA | 0x3; /* present, writable */
 	for (uint64_t i = 0; i < 4; i++)
 		pdpt[i] = (PD_GPA + i * 4096) | 0x3;
 	for (uint64_t i = 0; i < 4 * 512; i++)
-		pd[i] = (i << 21) | 0x83;	/* present, writable, 2 MiB */
+		pd[i] = (i << 21) | 0x83; /* present, writable, 2 MiB */
 	return 0;
 }
 
@@ -318,9 +321,9 @@ static void fill_zero_page(uint8_t *bp, const struct bzimage *bz, const struct e
 {
 	memset(bp, 0, BP_SIZE);
 	memcpy(bp + HDR_SETUP_SECTS, bz->file + HDR_SETUP_SECTS, bz->hdr_end - HDR_SETUP_SECTS);
-	bp[HDR_TYPE_OF_LOADER] = 0xff;	/* undefined boot loader */
+	bp[HDR_TYPE_OF_LOADER] = 0xff; /* undefined boot loader */
 	bp[HDR_LOADFLAGS] |= LOADED_HIGH | CAN_USE_HEAP;
-	bp[HDR_HEAP_END_PTR] = 0x00;	/* 0xfe00: end of setup heap (unused) */
+	bp[HDR_HEAP_END_PTR] = 0x00; /* 0xfe00: end of setup heap (unused) */
 	bp[HDR_HEAP_END_PTR + 1] = 0xfe;
 	put_le32(bp + HDR_CODE32_START, load);
 	put_le32(bp + HDR_CMD_LINE_PTR, FW_CMDLINE_GPA);
@@ -335,8 +338,7 @@ static void fill_zero_page(uint8_t *bp, const struct bzimage *bz, const struct e
 	fill_e820(bp, e820);
 }
 
-int linux_load(const struct boot_request *req, struct boot_cpu_state *cpu, char *err,
-	       size_t errlen)
+int linux_load(const struct boot_request *req, struct boot_cpu_state *cpu, char *err, size_t errlen)
 {
 	uint64_t load, initrd, initrd_size, rsdp, limit, entry;
 	struct e820_map e820;

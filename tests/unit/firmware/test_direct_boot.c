@@ -332,6 +332,13 @@ START_TEST(bzimage_bad_inputs)
 	unlink(initrd_path);
 	ck_assert_ptr_nonnull(strstr(err, "does not fit"));
 	ck_assert_ptr_null(strchr(err, '\n'));
+	/* a preferred address whose end wraps past 2^64 into RAM (fuzz
+	 * finding): placed nowhere, not "fitted" at 16 EiB */
+	*(uint64_t *)(bz + 0x258) = 0xffffffff00800000ull;
+	*(uint32_t *)(bz + 0x260) = 0xffbfffff;
+	ck_assert_int_eq(boot_bz(sizeof(bz), NULL, &cpu), -ENOMEM);
+	ck_assert_ptr_nonnull(strstr(err, "it needs")); /* refused by the placement */
+	make_bzimage(0x20f, 1);
 	mem.r[0].size = mem.ram_size = 4u << 20;			/* -m too small */
 	e820.e[2].size = (4u << 20) - 0x100000;
 	ck_assert_int_eq(boot_bz(sizeof(bz), NULL, &cpu), -ENOMEM);
