@@ -343,14 +343,15 @@ struct netdev *netdev_tap_new(const char *id, const char *opts, char *err, size_
 	if (t->vnet_hdr)
 		t->nd.offloads =
 			NETDEV_OFF_CSUM | NETDEV_OFF_TSO4 | NETDEV_OFF_TSO6 | NETDEV_OFF_ECN;
+	/* QEMU's layout: queues= only for a TAP it opened with several */
 	if (o.n_fds)
 		snprintf(t->info, sizeof(t->info), "fd%s=%d%s", o.n_fds > 1 ? "s" : "", o.fd[0],
 			 o.n_fds > 1 ? ":..." : "");
+	else if (t->nd.queues > 1)
+		snprintf(t->info, sizeof(t->info), "ifname=%s,script=no,downscript=no,queues=%u",
+			 t->ifname, t->nd.queues);
 	else
 		snprintf(t->info, sizeof(t->info), "ifname=%s,script=no,downscript=no", t->ifname);
-	if (!o.n_fds && t->nd.queues > 1) /* QEMU's layout names queues= only then */
-		snprintf(t->info + strlen(t->info), sizeof(t->info) - strlen(t->info), ",queues=%u",
-			 t->nd.queues);
 	return &t->nd;
 fail:
 	/* adopted fds stay the caller's until the TAP is made */

@@ -324,11 +324,12 @@ void net_rx_flush(struct virtio_net *n)
 
 	for (unsigned p = 0; p < n->max_pairs; p++)
 		flush_pair(n, p);
+	if (!n->nd->rx_flow_control)
+		return;
 	/* A flow-controlled backend's queues share one fd: it is watched
 	 * while every pair in use has room, so a full pair holds the others'
 	 * frames in the host kernel for a while rather than spin. */
-	for (unsigned p = 0; p < n->pairs; p++)
-		room = room && net_can_rx(n, p);
-	if (n->nd->rx_flow_control)
-		virtio_pci_io_watch(n->vp, room);
+	for (unsigned p = 0; p < n->pairs && room; p++)
+		room = net_can_rx(n, p);
+	virtio_pci_io_watch(n->vp, room);
 }
