@@ -3,7 +3,7 @@
 #   make            build build/vmm, the libraries and the tools
 #   make check      install missing packages, build (plus an ASan+UBSan variant), run all tests
 #   make check-linux  boot the minimal Linux guest (bzImage and PVH, 1 and 4 vCPUs)
-#   make demo       boot the bundled default guest to a shell
+#   make demo       boot Debian's kernel on vmm to a shell (nested and scripted without /dev/kvm)
 #   make bench      run the benchmarks side by side with their peers
 #   make fuzz       build the fuzz targets with clang/libFuzzer, run each FUZZ_SECONDS (60)
 #   make install    DESTDIR=... PREFIX=...
@@ -153,7 +153,8 @@ check-linux:
 	@B=build VMM=build/vmm KVM_TESTS="$(LINUX_TESTS)" sh tests/run.sh $(LINUX_TESTS)
 
 demo:
-	@sh scripts/install-deps.sh linux
+	@sh scripts/demo.sh --preflight
+	@sh scripts/install-deps.sh demo
 	@$(MAKE) --no-print-directory all
 	@sh scripts/demo.sh
 
