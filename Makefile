@@ -18,6 +18,8 @@ B ?= build
 -include $(CONFIG)
 
 SANITIZE ?= 0
+# Parallel jobs for the builds `make check` and friends start themselves.
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 WERROR ?= 1
 CC ?= cc
 AR ?= ar
@@ -113,8 +115,8 @@ deps:
 # The README's test command. Installs what is missing, builds both variants, runs everything.
 check: deps
 	@$(MAKE) --no-print-directory $(CONFIG)
-	@$(MAKE) --no-print-directory build-all
-	@$(MAKE) --no-print-directory B=build/asan SANITIZE=1 build-all
+	@$(MAKE) --no-print-directory -j$(JOBS) build-all
+	@$(MAKE) --no-print-directory -j$(JOBS) B=build/asan SANITIZE=1 build-all
 	@$(MAKE) --no-print-directory check-run
 
 check-run:
