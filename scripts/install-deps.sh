@@ -46,12 +46,19 @@ for p in $want; do
 done
 [ -z "$missing" ] && exit 0
 
-echo "install-deps.sh: installing:$missing"
+SUDO=
 if [ "$(id -u)" -ne 0 ]; then
-	SUDO=sudo
-else
-	SUDO=
+	# sudo when it may ask (a terminal) or need not; otherwise say what to run.
+	if command -v sudo >/dev/null && { [ -t 0 ] || sudo -n true 2>/dev/null; }; then
+		SUDO=sudo
+	else
+		echo "install-deps.sh: missing Debian packages, and no root or sudo to install them." >&2
+		echo "install-deps.sh: ask an administrator to run:" >&2
+		echo "  apt-get update && apt-get install --no-install-recommends$missing" >&2
+		exit 1
+	fi
 fi
+echo "install-deps.sh: installing:$missing"
 # apt-cache knows nothing before the first update on a fresh machine.
 $SUDO apt-get update -q >/dev/null
 # shellcheck disable=SC2086
