@@ -68,4 +68,15 @@ grep -q "^nested-kvm: L1 stopped hung: no heartbeat for 20s" "$out" || fail "the
 grep -q "^FAIL $dir/hangs-l1.sh \[nested\]: L1 hung while running it (2 of 2 rounds)" "$out" ||
 	fail "the test that hung L1 was not failed as such"
 grep -q "^check: 3 passed, 2 failed, 1 skipped$" "$out" || fail "wrong closing counts"
+
+# L1's tmpfs must not hide the folder the command runs in (a clone in /tmp):
+# run from below a path the runner covers, and read a file there.
+top=$PWD
+mkdir -p "$dir/covered/clone"
+echo "visible $$" >"$dir/covered/clone/marker"
+seen=$(cd "$dir/covered/clone" && sh "$top/scripts/nested-kvm/run.sh" -t 300 \
+	-T "$top/$dir/covered" -- 'cat marker && : >sock-dir-ok' 2>&1)
+echo "$seen"
+echo "$seen" | grep -q "^visible $$\$" || fail "a tmpfs hid the folder the command runs in"
+[ -e "$dir/covered/clone/sock-dir-ok" ] || fail "the command's writes in its folder did not reach the host"
 echo "nested runner: pass, fail, skip and a dead L1 carried out of it"
