@@ -90,14 +90,20 @@ sum_es:
 	loop 1b
 	ret
 
+/* Interrupts off while a message goes out: SeaBIOS's serial console
+ * writes its pending newline from the timer interrupt, which on a slow
+ * host otherwise lands inside a message ("chs" "\n" " ok"). */
 puts:
+	pushfw
+	cli
 	movw $0x3f8, %dx
 1:	lodsb
 	testb %al, %al
 	jz 2f
 	outb %al, %dx
 	jmp 1b
-2:	ret
+2:	popfw
+	ret
 
 	.p2align 2
 dap:	.byte 16, 0

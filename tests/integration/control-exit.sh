@@ -92,7 +92,7 @@ fi
 # SIGTERM: a clean exit, 0.
 "$VMM" -m 64 -nographic -serial stdio -monitor none -kernel "$K" </dev/null >"$tmp/out" 2>&1 &
 pid=$!
-for _ in $(seq 100); do grep -q 'control: idle' "$tmp/out" && break; sleep 0.1; done
+for _ in $(seq 1200); do grep -q 'control: idle' "$tmp/out" && break; sleep 0.1; done
 kill -TERM $pid
 wait $pid
 rc=$?

@@ -38,7 +38,7 @@ debug_run() {
 		-gdb "unix:$tmp/gdb.sock" -device isa-debug-exit,iobase=0xf4,iosize=4 \
 		-kernel "$K" -append gdb=1 </dev/null >"$tmp/vmm.out" 2>&1 &
 	pid=$!
-	for _ in $(seq 100); do [ -S "$tmp/gdb.sock" ] && break; sleep 0.05; done
+	for _ in $(seq 1200); do [ -S "$tmp/gdb.sock" ] && break; sleep 0.05; done
 	timeout 120 gdb -batch -nx -x "$script" "$K" </dev/null >"$tmp/gdb.out" 2>&1
 	wait $pid
 	rc=$?
@@ -136,10 +136,10 @@ GDB
 timeout 150 "$VMM" -m 64 -nographic -serial stdio -monitor none -S -gdb "unix:$tmp/gdb.sock" \
 	-kernel "$K" -append gdb=1 </dev/null >"$tmp/vmm.out" 2>&1 &
 pid=$!
-for _ in $(seq 100); do [ -S "$tmp/gdb.sock" ] && break; sleep 0.05; done
+for _ in $(seq 1200); do [ -S "$tmp/gdb.sock" ] && break; sleep 0.05; done
 timeout 60 gdb -batch -nx -x "$tmp/intr.gdb" "$K" </dev/null >"$tmp/gdb.out" 2>&1 &
 gpid=$!
-for _ in $(seq 200); do grep -q 'control: gdb loop' "$tmp/vmm.out" && break; sleep 0.05; done
+for _ in $(seq 1200); do grep -q 'control: gdb loop' "$tmp/vmm.out" && break; sleep 0.05; done
 sleep 0.3
 # To gdb itself: timeout(1) would pass SIGINT on to its whole process
 # group as well, and a second Ctrl-C makes gdb give up on the target.

@@ -86,7 +86,7 @@ EOF
 
 start_libvirtd() {
 	libvirtd -d -p "$T/libvirtd.pid" || fail "libvirtd did not start"
-	for _ in $(seq 100); do
+	for _ in $(seq 600); do
 		[ -S /run/libvirt/libvirt-sock ] && $V version >/dev/null 2>&1 && return 0
 		sleep 0.2
 	done

@@ -27,12 +27,12 @@ trap cleanup EXIT INT TERM
 run_case() {
 "$HOST" --tap "$TAP" --addr 10.212.0.2/24 --addr6 fd21:212::2/64 --offload -v 2>"$TMP/err" &
 pid=$!
-for _ in $(seq 50); do ip link show "$TAP" >/dev/null 2>&1 && break; sleep 0.1; done
+for _ in $(seq 600); do ip link show "$TAP" >/dev/null 2>&1 && break; sleep 0.1; done
 ip link set "$TAP" mtu 1500 up || exit 1
 ip addr add 10.212.0.1/24 dev "$TAP" || exit 1
 ip -6 addr add fd21:212::1/64 dev "$TAP" nodad || exit 1
 # "up": services listening and the IPv6 address past DAD.
-for _ in $(seq 50); do grep -q " up," "$TMP/err" && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q " up," "$TMP/err" && break; sleep 0.1; done
 $2 -c 3 -i 0.2 -W 2 "$1" >/dev/null || { echo "FAIL: $2 $1"; cat "$TMP/err"; exit 1; }
 echo "ok: $2 $1"
 

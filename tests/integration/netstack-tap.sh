@@ -21,7 +21,7 @@ run_mtu() {
 	mtu=$1
 	"$HOST" --tap "$TAP" --addr 10.211.0.2/24 --mtu "$mtu" &
 	pid=$!
-	for _ in $(seq 50); do ip link show "$TAP" >/dev/null 2>&1 && break; sleep 0.1; done
+	for _ in $(seq 600); do ip link show "$TAP" >/dev/null 2>&1 && break; sleep 0.1; done
 	ip link set "$TAP" mtu "$mtu" up || return 1
 	ip addr add 10.211.0.1/24 dev "$TAP" || return 1
 	ping -c 3 -i 0.2 -W 2 10.211.0.2 || { echo "FAIL: ping at mtu $mtu"; return 1; }
@@ -46,7 +46,7 @@ echo_check() { # proto host size
 run_v6() {
 	"$HOST" --tap "$TAP" --addr 10.211.0.2/24 --addr6 fd21::2/64 &
 	pid=$!
-	for _ in $(seq 50); do ip link show "$TAP" >/dev/null 2>&1 && break; sleep 0.1; done
+	for _ in $(seq 600); do ip link show "$TAP" >/dev/null 2>&1 && break; sleep 0.1; done
 	ip link set "$TAP" up || return 1
 	ip addr add 10.211.0.1/24 dev "$TAP" || return 1
 	ip -6 addr add fd21::1/64 dev "$TAP" nodad || return 1

@@ -52,7 +52,7 @@ start_host() {
 	rm -f "$WORK/host.log"
 	"$HOST" --tap "$TAP" --addr "$NS/24" --mtu "$MTU" -v "$@" 2>"$WORK/host.log" &
 	host_pid=$!
-	for _ in $(seq 50); do
+	for _ in $(seq 600); do
 		grep -q " up," "$WORK/host.log" 2>/dev/null && return 0
 		kill -0 "$host_pid" 2>/dev/null || break
 		sleep 0.1
@@ -82,7 +82,7 @@ start_peer() {
 	rm -f "$WORK/peer.log"
 	"$PEER" serve 0 "$@" >"$out" 2>"$WORK/peer.log" &
 	peer_pid=$!
-	for _ in $(seq 50); do
+	for _ in $(seq 1200); do
 		PEER_PORT=$(sed -n 's/^listening on port \([0-9]*\)$/\1/p' "$WORK/peer.log" 2>/dev/null)
 		[ -n "$PEER_PORT" ] && return 0
 		sleep 0.05

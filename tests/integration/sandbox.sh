@@ -80,7 +80,7 @@ if [ "$(id -u)" -eq 0 ] && getent passwd nobody >/dev/null; then
 		-sandbox on -kernel "$B/tests/guest/hello.elf" </dev/null >"$tmp/out" 2>&1 &
 	pid=$!
 	uid=
-	for _ in $(seq 50); do
+	for _ in $(seq 600); do
 		uid=$(awk '/^Uid:/ {print $2, $3, $4, $5}' /proc/$pid/status 2>/dev/null)
 		[ "$uid" = "65534 65534 65534 65534" ] && break
 		sleep 0.1

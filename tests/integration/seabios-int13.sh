@@ -40,7 +40,9 @@ if command -v "$QEMU" >/dev/null; then
 	timeout 120 "$QEMU" -enable-kvm -nic none $common \
 		-drive file="$work/disk.img",format=raw,if=ide </dev/null >"$work/qemu.out" 2>/dev/null
 	qrc=$?
-	if [ $qrc -ne 33 ] || ! cmp -s "$work/vmm.out" "$work/qemu.out"; then
+	# the same bytes but for line ends: SeaBIOS's serial console emits
+	# its pending newline from the timer interrupt, whenever that fires
+	if [ $qrc -ne 33 ] || [ "$(tr -d '\r\n' <"$work/vmm.out")" != "$(tr -d '\r\n' <"$work/qemu.out")" ]; then
 		echo "FAIL: QEMU exit $qrc or different serial output:"
 		diff "$work/vmm.out" "$work/qemu.out" | cat -v; fail=1
 	fi

@@ -205,7 +205,7 @@ un_start() {
 	"$HOST_BIN" --user-net --netns "$UN_NS" --tap tap0 "$@" >"$UN_TMP/usernet.out" 2>"$UN_LOG" &
 	UN_PID=$!
 	UN_PIDS="$UN_PIDS $UN_PID"
-	for _ in $(seq 50); do
+	for _ in $(seq 600); do
 		in_ns ip link show tap0 >/dev/null 2>&1 && return 0
 		kill -0 "$UN_PID" 2>/dev/null || fail "netstack-host exited: $(cat "$UN_LOG")"
 		sleep 0.1

@@ -80,7 +80,7 @@ sleep 0.2
 	2>"$UN_LOG" &
 UN_PID=$!
 UN_PIDS="$UN_PIDS $UN_PID"
-for _ in $(seq 50); do
+for _ in $(seq 600); do
 	in_ns ip link show tap0 >/dev/null 2>&1 && break
 	sleep 0.1
 done

@@ -90,7 +90,7 @@ un_dhcp
 
 # SLAAC: a global address in fd00::/64 once the kernel's DAD is done.
 addr=""
-for _ in $(seq 50); do
+for _ in $(seq 150); do
 	addr=$(in_ns ip -6 -o addr show dev tap0 scope global | grep -v tentative |
 		sed -n 's/.* inet6 \(fd00::[0-9a-f:]*\)\/64 .*/\1/p')
 	[ -n "$addr" ] && break

@@ -27,7 +27,7 @@ fail() {
 start_echo() {
 	python3 "$(dirname "$0")/udp-echo.py" "$tmp/port" &
 	echo_pid=$!
-	for _ in $(seq 50); do
+	for _ in $(seq 600); do
 		[ -s "$tmp/port" ] && break
 		sleep 0.1
 	done

@@ -40,7 +40,7 @@ ip netns exec "$ns" dnsmasq -k --conf-file=/dev/null --interface=vtap0 --bind-in
 pids="$pids $!"
 ip netns exec "$ns" python3 "$(dirname "$0")/udp-echo.py" "$tmp/port" 10.0.2.2 &
 pids="$pids $!"
-for _ in $(seq 50); do
+for _ in $(seq 600); do
 	[ -s "$tmp/port" ] && break
 	sleep 0.1
 done

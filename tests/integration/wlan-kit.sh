@@ -27,7 +27,7 @@ run() {
 		"$B/wlan-medium" --socket "$tmp/medium" --country DE 2>"$tmp/derr" &
 		dpid=$!
 		medium=socket=$tmp/medium ctl=$tmp/medium.ctl
-		for _ in $(seq 50); do [ -S "$tmp/medium.ctl" ] && break; sleep 0.1; done
+		for _ in $(seq 600); do [ -S "$tmp/medium.ctl" ] && break; sleep 0.1; done
 	fi
 	timeout 120 "$vmm" -m 64 -nographic -serial "file:$tmp/serial" \
 		-monitor "unix:$tmp/mon,server,nowait" \
