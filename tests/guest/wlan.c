@@ -122,7 +122,8 @@ static uint32_t end(struct msg *m)
 static void send_raw(uint32_t len)
 {
 	struct vq_buf b = {tx_buf, len, false};
-	uint64_t limit = rdtsc() + tsc_hz;
+	/* generous: on a loaded test host vmm's I/O thread may wait its turn */
+	uint64_t limit = rdtsc() + 20 * tsc_hz;
 	uint32_t used;
 
 	if (!vq_add(&txq, &b, 1, tx_buf))
@@ -175,7 +176,7 @@ static void parse_reply(struct reply *r, uint32_t len)
 /* Collect replies until want arrived, then listen ms more for extras. */
 static void collect(unsigned want, unsigned quiet_ms)
 {
-	uint64_t limit = rdtsc() + 2 * tsc_hz, quiet = 0;
+	uint64_t limit = rdtsc() + 20 * tsc_hz, quiet = 0;
 
 	n_replies = 0;
 	for (;;) {
@@ -330,7 +331,7 @@ static void phase1(void)
 /* The host switches the country to 00: beacons on 5180 stop. */
 static void phase2(void)
 {
-	uint64_t limit = rdtsc() + 30 * tsc_hz;
+	uint64_t limit = rdtsc() + 120 * tsc_hz;
 
 	for (uint64_t cookie = 100;; cookie++) {
 		send_frame(0x80, BCAST, 5180, 0, cookie);
@@ -339,7 +340,7 @@ static void phase2(void)
 		if (!find(CMD_FRAME))
 			break;
 		if (rdtsc() > limit)
-			fail("beacons on 5180 MHz still delivered after 30 s", 0);
+			fail("beacons on 5180 MHz still delivered after 120 s", 0);
 	}
 	printf("wlan: beacon on 5180 MHz dropped after the country change\n");
 	unicast_acked(1000); /* NO-IR stops beacons, not data */

@@ -375,7 +375,7 @@ def session_daemonize():
     q.ok("qmp_capabilities")
     assert q.ok("query-status")["status"] == "prelaunch"
     q.ok("quit")
-    for _ in range(100):
+    for _ in range(600):
         try:
             os.kill(pid, 0)
         except ProcessLookupError:

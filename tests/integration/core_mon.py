@@ -23,9 +23,9 @@ def until_prompt():
 
 
 def connect(path):
-    """Connect (retrying for 5 s) and return the banner."""
+    """Connect (retrying for 60 s: a loaded nested host) and return the banner."""
     global _sock
-    for _ in range(100):
+    for _ in range(1200):
         try:
             _sock = socket.socket(socket.AF_UNIX)
             _sock.connect(path)

@@ -95,7 +95,7 @@ err("migrate-set-capabilities", "GenericError",
 
 # libvirt kills the probe with SIGTERM: a clean exit, the pidfile gone.
 os.kill(pid, signal.SIGTERM)
-for _ in range(100):
+for _ in range(600):
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

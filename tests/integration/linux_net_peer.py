@@ -74,7 +74,7 @@ def get(host, port, path):
 
 def mon(path, cmds):
     s = socket.socket(socket.AF_UNIX)
-    for _ in range(100):
+    for _ in range(600):
         try:
             s.connect(path)
             break

@@ -22,7 +22,7 @@ class Qmp:
 
     @staticmethod
     def _connect(where):
-        for _ in range(200):
+        for _ in range(1200):
             try:
                 if isinstance(where, tuple):
                     s = socket.create_connection(where)
