@@ -51,7 +51,8 @@ if ! { extract_elf '\xfd7zXZ\x00' 'xz -dc' || extract_elf '\x28\xb5\x2f\xfd' 'zs
 fi
 rm -f "$tmp/vmlinux"
 
-debian_modules "$kver" "$tmp/root" kvm kvm_amd virtio_pci 9pnet_virtio 9p
+# tun: the tests that put a guest NIC on a TAP device
+debian_modules "$kver" "$tmp/root" kvm kvm_amd virtio_pci 9pnet_virtio 9p tun
 
 cc -O2 -o "$tmp/tsc-khz" "$here/tsc-khz.c" || die "cannot build tsc-khz (build-essential)"
 cp "$(command -v busybox)" "$tmp/root/bin/busybox"
