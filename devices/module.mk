@@ -21,7 +21,6 @@ LINUX_TESTS += tests/integration/seabios-grub.sh
 LINUX_TESTS += tests/integration/seabios-syslinux.sh
 BENCHES += bench/seabios-boot.sh
 KVM_BENCHES += bench/seabios-boot.sh
-$(eval $(call unit_test,vmm_exit_stats,tests/unit/vmm/test_exit_stats.c,libvmm.a libfirmware.a libdevices.a libwlan.a libregdb.a libusernet.a libnetstack.a libkvm.a,$(LZ4_LIBS) $(JANSSON_LIBS) $(SLIRP_LIBS) $$(WLAN_LDLIBS) $(SECCOMP_LIBS)))
 # virtio: the queue code against hand-built rings, the PCI
 # transport and virtio-blk with a fake host (no KVM)
 $(eval $(call unit_test,virtio_queue,tests/unit/virtio/test_queue.c,libdevices.a,))
@@ -56,3 +55,10 @@ $(eval $(call unit_test,devices_pci_testdev,tests/unit/devices/test_pci_testdev.
 # the same end to end in a guest (tests/guest/iommu.c), split and off
 INTEG_TESTS += tests/integration/iommu-edu.sh tests/integration/iommu-edu-qemu.sh
 KVM_TESTS += tests/integration/iommu-edu.sh tests/integration/iommu-edu-qemu.sh
+# The UART and the i8042 on a fake host.
+$(eval $(call unit_test,devices_serial,tests/unit/devices/test_serial.c,libdevices.a,))
+$(eval $(call unit_test,devices_i8042,tests/unit/devices/test_i8042.c,libdevices.a,))
+# The buses and the dev_host helpers.
+$(eval $(call unit_test,devices_bus,tests/unit/devices/test_bus.c,libdevices.a,))
+# virtio-wlan-pci itself on a fake host (no KVM): held receive buffers, outbox.
+$(eval $(call unit_test,virtio_hwsim,tests/unit/virtio/test_virtio_hwsim.c,libdevices.a,))

@@ -11,7 +11,7 @@
 #include "vmm/chardev.h"
 #include "vmm/exit_stats.h"
 #include "vmm/machine.h"
-#include "vmm/monitor.h"
+#include "vmm/control/monitor.h"
 
 static const uint16_t com_base[CLI_MAX_SERIALS] = {0x3f8, 0x2f8, 0x3e8, 0x2e8};
 static const unsigned com_irq[CLI_MAX_SERIALS] = {4, 3, 4, 3};

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "devices/devices.h"
-#include "vmm/cli.h"
+#include "vmm/cli/cli.h"
 
 enum chardev_event {
 	CHARDEV_OPENED, /* started, or a client connected */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "vmm/exit_stats.h"
-#include "vmm/monitor.h"
+#include "vmm/control/monitor.h"
 
 #define SLOTS 1024u
 #define KEY_EMPTY 0

@@ -7,7 +7,7 @@
 
 #include "devices/devices.h"
 #include "kernel/kvm/kvm.h"
-#include "vmm/cli.h"
+#include "vmm/cli/cli.h"
 
 struct machine;
 struct vcpu;

@@ -7,7 +7,7 @@
 
 #include "vmm/irqchip.h"
 #include "vmm/machine.h"
-#include "vmm/monitor.h"
+#include "vmm/control/monitor.h"
 
 #define INFO_BUF 4096
 

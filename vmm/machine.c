@@ -11,7 +11,7 @@
 #include "devices/virtio/virtio.h"
 #include "vmm/chardev.h"
 #include "vmm/machine.h"
-#include "vmm/monitor.h"
+#include "vmm/control/monitor.h"
 
 /* The signal that kicks a vCPU thread out of KVM_RUN. */
 #define SIG_KICK SIGUSR1

@@ -16,7 +16,7 @@
 #include "devices/devices.h"
 #include "firmware/firmware.h"
 #include "kernel/kvm/kvm.h"
-#include "vmm/cli.h"
+#include "vmm/cli/cli.h"
 #include "vmm/irqchip.h"
 
 struct chardev;

@@ -13,7 +13,7 @@
 #include "devices/virtio/virtio.h"
 #include "netstack/usernet/usernet.h"
 #include "vmm/machine.h"
-#include "vmm/monitor.h"
+#include "vmm/control/monitor.h"
 
 /* The NIC using netdev i, or NULL. */
 static struct virtio_net *nic_of(struct machine *m, unsigned i)

@@ -10,7 +10,7 @@
 #include "devices/virtio/virtio.h"
 #include "devices/wlan/wlan.h"
 #include "vmm/machine.h"
-#include "vmm/monitor.h"
+#include "vmm/control/monitor.h"
 
 struct wlan_radio_dev {
 	struct virtio_hwsim *dev;

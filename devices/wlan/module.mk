@@ -18,5 +18,3 @@ INTEG_TESTS += tests/integration/wlan-daemon.sh
 $(eval $(call program,wlan-bench,bench/wlan-bench.c,libwlan.a libregdb.a,$(WLAN_LDLIBS)))
 BENCHES += bench/wlan-medium.sh
 KVM_BENCHES += bench/wlan-medium.sh
-# virtio-wlan-pci itself on a fake host (no KVM): held receive buffers, outbox.
-$(eval $(call unit_test,virtio_hwsim,tests/unit/virtio/test_virtio_hwsim.c,libdevices.a,))

@@ -5,7 +5,7 @@
 
 #include "tests/fuzz/fake_machine.h"
 #include "vmm/chardev.h"
-#include "vmm/monitor.h"
+#include "vmm/control/monitor.h"
 
 #define FAKE_RAM (1u << 20)
 #define FAKE_CPUS 2

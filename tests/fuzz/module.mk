@@ -39,13 +39,13 @@ $(eval $(call fuzz_target,hwsim,,libwlan.a libregdb.a libdevices.a,$(WLAN_LDLIBS
 $(eval $(call fuzz_target,lapic,,libdevices.a,$(DEVICES_LIBS)))
 $(eval $(call fuzz_target,ioapic,,libdevices.a,$(DEVICES_LIBS)))
 $(eval $(call fuzz_target,intel_iommu,,libdevices.a,$(DEVICES_LIBS)))
-$(eval $(call fuzz_target,cli,vmm/cli.c vmm/cli_drive.c vmm/cli_control.c vmm/cli_net.c vmm/cli_libvirt.c vmm/cli_wlan.c vmm/cli_iommu.c vmm/cpuid.c,,$(JANSSON_LIBS)))
+$(eval $(call fuzz_target,cli,,libcli.a,$(JANSSON_LIBS)))
 
 # The control plane on a fake machine (no KVM, no vCPU threads).
 FUZZ_FAKE_MACHINE := tests/fuzz/fake_machine.c
-$(eval $(call fuzz_target,monitor,vmm/monitor.c $(FUZZ_FAKE_MACHINE),libdevices.a,$(DEVICES_LIBS)))
-$(eval $(call fuzz_target,qmp,vmm/qmp_commands.c vmm/monitor.c vmm/listen.c $(FUZZ_FAKE_MACHINE),libdevices.a,$(JANSSON_LIBS) $(DEVICES_LIBS)))
-$(eval $(call fuzz_target,gdbstub,vmm/gdb_regs.c vmm/listen.c $(FUZZ_FAKE_MACHINE),libdevices.a,$(DEVICES_LIBS)))
+$(eval $(call fuzz_target,monitor,vmm/control/monitor.c $(FUZZ_FAKE_MACHINE),libdevices.a,$(DEVICES_LIBS)))
+$(eval $(call fuzz_target,qmp,vmm/control/qmp_commands.c vmm/control/monitor.c vmm/control/listen.c $(FUZZ_FAKE_MACHINE),libdevices.a,$(JANSSON_LIBS) $(DEVICES_LIBS)))
+$(eval $(call fuzz_target,gdbstub,vmm/control/gdb_regs.c vmm/control/listen.c $(FUZZ_FAKE_MACHINE),libdevices.a,$(DEVICES_LIBS)))
 $(call obj,tests/fuzz/fuzz_qmp.c): EXTRA_CFLAGS += $(JANSSON_CFLAGS)
 
 UNIT_TESTS += $(FUZZ_TARGETS)

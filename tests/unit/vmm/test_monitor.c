@@ -1,11 +1,11 @@
-/* Unit tests for monitor parsing (vmm/monitor.c) and the guest page-table
+/* Unit tests for monitor parsing (vmm/control/monitor.c) and the guest page-table
  * walk behind `x` (vmm/pagewalk.c). */
 #include <check.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/monitor.h"
+#include "vmm/control/monitor.h"
 #include "tests/unit/check_run.h"
 
 START_TEST(fmt_parsing)

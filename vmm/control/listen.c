@@ -12,7 +12,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "vmm/listen.h"
+#include "vmm/control/listen.h"
 
 static int listen_unix(const char *path, char *err, size_t errlen)
 {

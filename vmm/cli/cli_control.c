@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/cli.h"
+#include "vmm/cli/cli.h"
 
 /* Split "a=b,c=d" in place: the next key and value, or false at the end
  * (then an empty key and no value, so a caller that reads them anyway,

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "build/config.h"
-#include "vmm/gdbstub.h"
-#include "vmm/monitor.h"
-#include "vmm/qmp_commands.h"
+#include "vmm/control/gdbstub.h"
+#include "vmm/control/monitor.h"
+#include "vmm/control/qmp_commands.h"
 
 #define ISA_IO_END 0x1000 /* ISA devices decode ports below; PCI BARs sit above */
 

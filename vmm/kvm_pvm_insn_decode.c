@@ -1,11 +1,12 @@
-/* insn_decode.c — a decoder for the few instructions the host's KVM
+/* kvm_pvm_insn_decode.c — a host workaround (kvm_pvm_insn.c says when it
+ * runs): a decoder for the few instructions the host's KVM
  * emulator cannot run for a guest's ring 0 (see shared/host-kvm/README):
  * CLAC, STAC, INT3, FWAIT (Linux's fpu__drop) and register-to-register
  * POPCNT, and how each one
  * changes the registers. Pure: no ioctls, unit-tested on byte strings. */
 #include <string.h>
 
-#include "vmm/insn.h"
+#include "vmm/kvm_pvm_insn.h"
 
 #define RFLAGS_CF (1ull << 0)
 #define RFLAGS_PF (1ull << 2)

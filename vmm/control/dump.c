@@ -13,7 +13,7 @@
 #include <sys/procfs.h>
 
 #include "vmm/machine.h"
-#include "vmm/monitor.h"
+#include "vmm/control/monitor.h"
 
 #define NOTE_NAME "CORE"
 #define NOTE_NAME_SIZE 8 /* "CORE\0" padded to 4 bytes */

@@ -22,9 +22,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "vmm/gdb_regs.h"
-#include "vmm/gdbstub.h"
-#include "vmm/listen.h"
+#include "vmm/control/gdb_regs.h"
+#include "vmm/control/gdbstub.h"
+#include "vmm/control/listen.h"
 
 #define PACKET_MAX 16384
 #define MEM_MAX 4096 /* bytes per m/M request (PacketSize allows it) */

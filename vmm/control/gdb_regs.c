@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/gdb_regs.h"
+#include "vmm/control/gdb_regs.h"
 
 enum reg_kind { GPR, RIP, RFLAGS, SEG, X87, FPC, XMM, MXCSR, SEG_BASE, CTRL };
 

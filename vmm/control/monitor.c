@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "build/config.h"
-#include "vmm/monitor.h"
+#include "vmm/control/monitor.h"
 
 #define LINE_MAX_LEN 256
 #define MAX_ARGS 8

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vmm/cli.h"
+#include "vmm/cli/cli.h"
 
 bool cli_is_q35_name(const char *name)
 {

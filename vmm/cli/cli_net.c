@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/cli.h"
+#include "vmm/cli/cli.h"
 
 static int copy(char *dst, size_t size, const char *src, size_t len)
 {

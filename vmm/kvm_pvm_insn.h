@@ -1,4 +1,5 @@
-/* insn.h — the emulation fallback's decoder (vmm/insn_decode.c): the few
+/* kvm_pvm_insn.h — a host workaround (kvm_pvm_insn.c says when it runs):
+ * the emulation fallback's decoder (vmm/kvm_pvm_insn_decode.c): the few
  * instructions the host's KVM emulator rejects in a guest's ring 0, decoded
  * from bytes and applied to struct kvm_regs. Pure, unit-tested. */
 #ifndef VMM_INSN_H

@@ -1,4 +1,4 @@
-/* cli.h — the parsed command line (vmm/cli.c holds the option table).
+/* cli.h — the parsed command line (vmm/cli/cli.c holds the option table).
  *
  * To add an option: add a field here and a row to `options[]` in cli.c,
  * usually with one of the generic parsers (cli_parse_string, cli_parse_flag,
@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "vmm/cpuid.h"
+#include "vmm/cli/cpuid.h"
 
 #define CLI_MAX_SERIALS 4
 #define CLI_MAX_DEVICES 16
@@ -173,7 +173,7 @@ struct chardev_def {
 	struct chardev_spec spec;
 };
 
-/* The control plane's options (vmm/cli_control.c parses them). */
+/* The control plane's options (vmm/cli/cli_control.c parses them). */
 /* -sandbox on[,obsolete=deny|allow][,elevateprivileges=deny|allow|children]
  * [,spawn=deny|allow][,resourcecontrol=deny|allow] (QEMU's spelling and
  * defaults: obsolete denied, the rest allowed). vmm/sandbox.c. */

@@ -19,10 +19,10 @@
 #include <unistd.h>
 
 #include "build/config.h"
-#include "vmm/listen.h"
-#include "vmm/monitor.h"
-#include "vmm/qmp.h"
-#include "vmm/qmp_commands.h"
+#include "vmm/control/listen.h"
+#include "vmm/control/monitor.h"
+#include "vmm/control/qmp.h"
+#include "vmm/control/qmp_commands.h"
 
 #define QMP_MAX_INPUT (1u << 20)
 #define QMP_MAX_OUTPUT (4u << 20)

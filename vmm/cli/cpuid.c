@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/cpuid.h"
+#include "vmm/cli/cpuid.h"
 
 enum { EAX, EBX, ECX, EDX };
 

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "vmm/cli.h"
+#include "vmm/cli/cli.h"
 
 /* A non-blocking, close-on-exec listening socket: fd, or -1 with err. */
 int listen_open(const struct listen_spec *s, char *err, size_t errlen);

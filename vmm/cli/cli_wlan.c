@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/cli.h"
+#include "vmm/cli/cli.h"
 
 static int bad(char *err, size_t errlen, const char *what, const char *key, const char *val,
 	       const char *help)

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/cli.h"
+#include "vmm/cli/cli.h"
 
 /* ----------------------------------------------------- -drive, -hdX */
 

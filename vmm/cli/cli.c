@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "build/config.h"
-#include "vmm/cli.h"
+#include "vmm/cli/cli.h"
 
 struct cli_option;
 typedef int (*cli_parse_fn)(struct vmm_config *cfg, const struct cli_option *opt,

@@ -1,7 +1,9 @@
-/* iret.c — same-privilege protected-mode IRET (see iret.h). */
+/* kvm_pvm_iret.c — a host workaround: same-privilege protected-mode IRET
+ * for KVMs that emulate guest ring 0 (kvm_pvm); runs only after such a
+ * KVM gave up on an IRET (see kvm_pvm_iret.h, kvm_pvm_insn.c). */
 #include <string.h>
 
-#include "vmm/iret.h"
+#include "vmm/kvm_pvm_iret.h"
 
 #define CR0_PE 1ull
 #define EFER_LMA (1ull << 10)

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "vmm/chardev.h"
-#include "vmm/qmp_commands.h"
+#include "vmm/control/qmp_commands.h"
 
 #define CMD(name)                                                                                  \
 	static int name(struct machine *m, json_t *args, json_t **ret, struct qmp_error *e)

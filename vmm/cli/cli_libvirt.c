@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/cli.h"
+#include "vmm/cli/cli.h"
 
 static int copy_arg(char *buf, size_t size, const char *val, char *err, size_t errlen)
 {

@@ -1,4 +1,4 @@
-/* iret.h — completing an IRET the host's KVM cannot emulate.
+/* kvm_pvm_iret.h — a host workaround: completing an IRET the host's KVM cannot emulate.
  *
  * KVM's x86 emulator implements IRET in real mode only; a guest's ring 0
  * emulated on the nested hosts (kvm_pvm) hits it in protected mode, e.g.

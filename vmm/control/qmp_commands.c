@@ -9,8 +9,8 @@
 
 #include "build/config.h"
 #include "vmm/chardev.h"
-#include "vmm/monitor.h"
-#include "vmm/qmp_commands.h"
+#include "vmm/control/monitor.h"
+#include "vmm/control/qmp_commands.h"
 
 /* The QEMU release whose QMP this follows (libvirt needs >= 4.2). */
 #define QEMU_COMPAT_MAJOR 7
