@@ -40,7 +40,7 @@ endif
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(OPT) $(WARN) -Ibuild -I. $(CFLAGS)
 LDFLAGS_ALL := -pthread $(filter -fsanitize=%,$(OPT)) $(LDFLAGS)
 
-# What libdevices.a needs at link time, after every archive (liburing).
+# What libbackends.a needs at link time, after every archive (liburing).
 DEVICES_LIBS = $(URING_LIBS)
 
 # obj SOURCES: the object files for C sources, under $(B)/obj.
@@ -87,7 +87,7 @@ KVM_BENCHES :=
 EXTRA_TARGETS :=
 BENCHES :=
 
-MODULES := kernel/kvm devices firmware netstack netstack/usernet regdb vmm tests/guest devices/wlan tests tests/fuzz bench
+MODULES := kernel/kvm backends devices firmware netstack netstack/usernet regdb vmm tests/guest wlan tests tests/fuzz bench
 include $(wildcard $(addsuffix /module.mk,$(MODULES)))
 
 $(B)/obj/%.o: %.c $(CONFIG)

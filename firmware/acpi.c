@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "devices/iommu/intel_iommu.h"
 #include "firmware/firmware.h"
 #include "firmware/le.h"
 

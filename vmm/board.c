@@ -6,12 +6,33 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "backends/backends.h"
+#include "devices/iommu/intel_iommu.h"
+#include "devices/isa/acpi_pm.h"
+#include "devices/isa/debug_exit.h"
+#include "devices/isa/debugcon.h"
+#include "devices/isa/dma8237.h"
+#include "devices/isa/fw_cfg.h"
+#include "devices/isa/i8042.h"
+#include "devices/isa/isa_empty.h"
+#include "devices/isa/port80.h"
+#include "devices/isa/port92.h"
+#include "devices/isa/pvpanic.h"
+#include "devices/isa/serial.h"
+#include "devices/pci/i440fx.h"
+#include "devices/pci/pci.h"
+#include "devices/pci/piix3.h"
+#include "devices/storage/ide.h"
+#include "devices/testdev/edu.h"
+#include "devices/testdev/pc_testdev.h"
+#include "devices/testdev/pci_testdev.h"
+#include "devices/timer/rtc.h"
 #include "devices/virtio/virtio.h"
 #include "firmware/firmware.h"
 #include "vmm/chardev.h"
+#include "vmm/control/monitor.h"
 #include "vmm/exit_stats.h"
 #include "vmm/machine.h"
-#include "vmm/control/monitor.h"
 
 static const uint16_t com_base[CLI_MAX_SERIALS] = {0x3f8, 0x2f8, 0x3e8, 0x2e8};
 static const unsigned com_irq[CLI_MAX_SERIALS] = {4, 3, 4, 3};

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "devices/devices.h"
+#include "backends/backends.h"
 #include "vmm/cli/cli.h"
 
 enum chardev_event {

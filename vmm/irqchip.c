@@ -17,6 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devices/dev_host.h"
+#include "devices/intc/i8259.h"
+#include "devices/intc/ioapic.h"
+#include "devices/iommu/intel_iommu.h"
+#include "devices/pci/pci.h"
+#include "devices/timer/i8254.h"
 #include "vmm/irqchip.h"
 #include "vmm/machine.h"
 

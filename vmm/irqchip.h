@@ -5,7 +5,10 @@
 
 #include <stdbool.h>
 
-#include "devices/devices.h"
+#include "devices/intc/i8259.h"
+#include "devices/intc/ioapic.h"
+#include "devices/intc/lapic.h"
+#include "devices/timer/i8254.h"
 #include "kernel/kvm/kvm.h"
 #include "vmm/cli/cli.h"
 

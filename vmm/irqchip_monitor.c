@@ -5,9 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devices/intc/i8259.h"
+#include "devices/intc/ioapic.h"
+#include "devices/intc/lapic.h"
+#include "vmm/control/monitor.h"
 #include "vmm/irqchip.h"
 #include "vmm/machine.h"
-#include "vmm/control/monitor.h"
 
 #define INFO_BUF 4096
 

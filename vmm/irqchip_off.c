@@ -20,6 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/backends.h"
+#include "devices/dev_host.h"
+#include "devices/intc/i8259.h"
+#include "devices/intc/ioapic.h"
+#include "devices/intc/lapic.h"
 #include "vmm/irqchip.h"
 #include "vmm/machine.h"
 

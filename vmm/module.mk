@@ -13,7 +13,7 @@ $(eval $(call static_lib,vmm,$(vmm_SRCS),$(JANSSON_CFLAGS)))
 # the NICs' user networking: libusernet (netstack, libslirp)
 VMM_NET_LIBS := libusernet.a libnetstack.a
 # What a program built on the machine links, in link order.
-VMM_LIBS = libvmm.a libcli.a libfirmware.a libdevices.a libwlan.a libregdb.a $(VMM_NET_LIBS) libkvm.a
+VMM_LIBS = libvmm.a libcli.a libfirmware.a libdevices.a libbackends.a libwlan.a libregdb.a $(VMM_NET_LIBS) libkvm.a
 VMM_LDLIBS = $(LZ4_LIBS) $(JANSSON_LIBS) $(SLIRP_LIBS) $$(WLAN_LDLIBS) $(SECCOMP_LIBS)
 $(eval $(call program,vmm,vmm/main.c,$(VMM_LIBS),$(VMM_LDLIBS)))
 $(eval $(call unit_test,vmm_cli_net,tests/unit/vmm/test_cli_net.c,libcli.a,$(JANSSON_LIBS)))

@@ -10,10 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/backends.h"
 #include "devices/virtio/virtio.h"
 #include "netstack/usernet/usernet.h"
-#include "vmm/machine.h"
 #include "vmm/control/monitor.h"
+#include "vmm/machine.h"
 
 /* The NIC using netdev i, or NULL. */
 static struct virtio_net *nic_of(struct machine *m, unsigned i)

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "devices/virtio/virtio.h"
-#include "devices/wlan/wlan.h"
+#include "wlan/wlan.h"
 #include "vmm/machine.h"
 #include "vmm/control/monitor.h"
 

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devices/dev_host.h"
+#include "devices/pci/pci.h"
 #include "devices/virtio/virtio.h"
 
 #define HWSIM_VQ_TX 0

@@ -24,7 +24,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "devices/devices.h"
+#include "backends/backends.h"
+#include "devices/dev_host.h"
+#include "devices/pci/pci.h"
 
 /* ------------------------------------------------------------ queue.c */
 

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/backends.h"
+#include "devices/dev_host.h"
 #include "tests/fuzz/fake_machine.h"
 #include "vmm/chardev.h"
 #include "vmm/control/monitor.h"

@@ -20,7 +20,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "devices/devices.h"
+#include "backends/backends.h"
+#include "devices/dev_host.h"
 #include "tests/fuzz/fuzz.h"
 
 #define FUZZ_RAM (1u << 20)

@@ -3,6 +3,7 @@
  * addresses, SELECT/SKIP/READ/WRITE chains) written into guest RAM and
  * started through 0x514/0x518. Input: fuzz_dev.h's ops on 0x510-0x51b;
  * a fresh device with a few items and files per input. */
+#include "devices/isa/fw_cfg.h"
 #include "tests/fuzz/fuzz_dev.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

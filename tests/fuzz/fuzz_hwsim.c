@@ -28,7 +28,7 @@
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 
-#include "devices/wlan/internal.h"
+#include "wlan/internal.h"
 #include "tests/fuzz/fuzz_vpci.h"
 
 static struct fuzz_dev d;

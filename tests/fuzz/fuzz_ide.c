@@ -5,6 +5,9 @@
  * empty secondary. Input: fuzz_dev.h's ops on 0x1f0-0x1f7, 0x3f6,
  * 0x170-0x177, 0x376 and the bus-master block at 0xc000; a fresh
  * controller per input, its PCI function set up as SeaBIOS leaves it. */
+#include "backends/backends.h"
+#include "devices/pci/pci.h"
+#include "devices/storage/ide.h"
 #include "tests/fuzz/fuzz_dev.h"
 
 #define BM_BASE 0xc000

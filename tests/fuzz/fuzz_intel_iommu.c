@@ -8,6 +8,9 @@
  * an IOVA for requester 00:02.0 (arg even: IOVA (arg >> 1) << 20 | 0x123)
  * or remaps an MSI of handle arg >> 1 (odd). A fresh IOMMU, bus and edu
  * per input. */
+#include "devices/iommu/intel_iommu.h"
+#include "devices/pci/pci.h"
+#include "devices/testdev/edu.h"
 #include "tests/fuzz/fuzz_dev.h"
 
 #define EDU_BAR 0xfeb00000u

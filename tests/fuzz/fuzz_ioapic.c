@@ -5,6 +5,7 @@
  * ops on its MMIO page; its own step (op % 4 == 3) drives pin (arg % 24)
  * to level (arg & 32) or, with arg & 32 and arg & 16, broadcasts an EOI
  * of vector 0x20 + arg % 16. A fresh I/O APIC per input. */
+#include "devices/intc/ioapic.h"
 #include "tests/fuzz/fuzz_dev.h"
 
 #define IOAPIC_GPA 0xfec00000u

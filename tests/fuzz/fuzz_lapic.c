@@ -7,7 +7,7 @@
  * fresh two-CPU APIC bus per input. */
 #include <string.h>
 
-#include "devices/devices.h"
+#include "devices/intc/lapic.h"
 #include "tests/fuzz/fuzz_dev.h"
 
 static uint64_t now_ns = 1000000000ull;

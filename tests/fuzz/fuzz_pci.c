@@ -3,6 +3,11 @@
  * with the i440FX (PAM, SMRAM), the PIIX3 (PIRQ routing, ELCR), the IDE
  * function and a virtio-blk (capabilities, MSI-X, BAR sizing and moving).
  * Input: fuzz_dev.h's ops on 0xcf8-0xcff; a fresh bus per input. */
+#include "backends/backends.h"
+#include "devices/pci/i440fx.h"
+#include "devices/pci/pci.h"
+#include "devices/pci/piix3.h"
+#include "devices/storage/ide.h"
 #include "devices/virtio/virtio.h"
 #include "tests/fuzz/fuzz_dev.h"
 

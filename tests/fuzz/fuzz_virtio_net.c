@@ -29,6 +29,7 @@
 #include <endian.h>
 #include <errno.h>
 
+#include "backends/backends.h"
 #include "devices/virtio/net_internal.h"
 #include "tests/fuzz/fuzz_vpci.h"
 

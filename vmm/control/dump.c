@@ -12,8 +12,9 @@
 #include <string.h>
 #include <sys/procfs.h>
 
-#include "vmm/machine.h"
+#include "devices/dev_host.h"
 #include "vmm/control/monitor.h"
+#include "vmm/machine.h"
 
 #define NOTE_NAME "CORE"
 #define NOTE_NAME_SIZE 8 /* "CORE\0" padded to 4 bytes */

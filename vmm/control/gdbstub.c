@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "backends/backends.h"
 #include "vmm/control/gdb_regs.h"
 #include "vmm/control/gdbstub.h"
 #include "vmm/control/listen.h"

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "build/config.h"
+#include "devices/dev_host.h"
+#include "devices/pci/pci.h"
 #include "vmm/control/gdbstub.h"
 #include "vmm/control/monitor.h"
 #include "vmm/control/qmp_commands.h"

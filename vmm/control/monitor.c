@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "build/config.h"
+#include "devices/dev_host.h"
 #include "vmm/control/monitor.h"
 
 #define LINE_MAX_LEN 256

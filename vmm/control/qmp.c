@@ -18,6 +18,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "backends/backends.h"
 #include "build/config.h"
 #include "vmm/control/listen.h"
 #include "vmm/control/monitor.h"

@@ -7,7 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backends/backends.h"
 #include "build/config.h"
+#include "devices/pci/pci.h"
+#include "devices/storage/ide.h"
 #include "vmm/chardev.h"
 #include "vmm/control/monitor.h"
 #include "vmm/control/qmp_commands.h"

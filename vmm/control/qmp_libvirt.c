@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backends/backends.h"
 #include "vmm/chardev.h"
 #include "vmm/control/qmp_commands.h"
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devices/devices.h"
+#include "devices/dev_host.h"
 
 #define TEST_RAM_SIZE (2u << 20)
 

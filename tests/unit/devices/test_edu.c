@@ -3,6 +3,10 @@
  * DMA through the VT-d model. No KVM. */
 #include <check.h>
 
+#include "devices/dev_host.h"
+#include "devices/iommu/intel_iommu.h"
+#include "devices/pci/pci.h"
+#include "devices/testdev/edu.h"
 #include "tests/unit/devices/pc_host.h"
 
 #define BAR 0xfeb00000u

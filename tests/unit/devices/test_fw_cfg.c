@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devices/dev_host.h"
+#include "devices/isa/fw_cfg.h"
 #include "firmware/firmware.h"
 #include "tests/unit/devices/pc_host.h"
 

@@ -2,7 +2,8 @@
 #include <check.h>
 #include <string.h>
 
-#include "devices/devices.h"
+#include "devices/dev_host.h"
+#include "devices/isa/i8042.h"
 #include "tests/unit/check_run.h"
 
 static struct dev_host host;

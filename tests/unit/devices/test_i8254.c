@@ -5,6 +5,8 @@
  * programmed, coalesced and rate-limited for tiny periods. */
 #include <check.h>
 
+#include "devices/dev_host.h"
+#include "devices/timer/i8254.h"
 #include "tests/unit/devices/pc_host.h"
 
 #define T0 1000000000ull /* the fake clock starts at 1 s */

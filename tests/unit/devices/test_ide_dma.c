@@ -5,6 +5,7 @@
  * without the end bit, reset with a transfer pending. Separate from
  * test_ide.c (the ATA commands in PIO mode) like the code it tests; both
  * use ide_rig.h. */
+#include "devices/dev_host.h"
 #include "tests/unit/devices/ide_rig.h"
 
 START_TEST(dma_read_and_write)

@@ -4,6 +4,10 @@
  * I/O APIC entries. No KVM. */
 #include <check.h>
 
+#include "devices/dev_host.h"
+#include "devices/intc/ioapic.h"
+#include "devices/iommu/intel_iommu.h"
+#include "devices/pci/pci.h"
 #include "tests/unit/devices/pc_host.h"
 
 #define R(off) (INTEL_IOMMU_BASE + (off))

@@ -4,6 +4,8 @@
  * broadcast by vector, the route-change callback and `info ioapic`. */
 #include <check.h>
 
+#include "devices/dev_host.h"
+#include "devices/intc/ioapic.h"
 #include "tests/unit/devices/pc_host.h"
 
 #define MAX_MSGS 16

@@ -3,6 +3,12 @@
  * control register (0xcf9) on the PCI bus. */
 #include <check.h>
 
+#include "devices/dev_host.h"
+#include "devices/isa/dma8237.h"
+#include "devices/isa/isa_empty.h"
+#include "devices/isa/port80.h"
+#include "devices/isa/port92.h"
+#include "devices/pci/pci.h"
 #include "tests/unit/devices/pc_host.h"
 
 static unsigned resets;

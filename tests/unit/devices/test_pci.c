@@ -4,7 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devices/devices.h"
+#include "devices/dev_host.h"
+#include "devices/pci/i440fx.h"
+#include "devices/pci/pci.h"
+#include "devices/pci/piix3.h"
 #include "tests/unit/devices/pc_host.h"
 
 static uint32_t cfg_in(struct test_host *t, unsigned devfn, unsigned off, unsigned size)

@@ -5,6 +5,9 @@
  * dev_fast_ops. */
 #include <check.h>
 
+#include "devices/dev_host.h"
+#include "devices/pci/pci.h"
+#include "devices/testdev/pci_testdev.h"
 #include "tests/unit/devices/pc_host.h"
 
 #define MEMBAR 0xfeb00000u

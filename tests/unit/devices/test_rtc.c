@@ -7,6 +7,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backends/backends.h"
+#include "devices/dev_host.h"
+#include "devices/timer/rtc.h"
 #include "tests/unit/devices/pc_host.h"
 
 static uint8_t cmos_read(struct test_host *t, uint8_t idx)

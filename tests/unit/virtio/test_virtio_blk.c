@@ -17,6 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backends/backends.h"
+#include "devices/dev_host.h"
+#include "devices/pci/pci.h"
 #include "devices/virtio/virtio.h"
 #include "tests/unit/devices/pc_host.h"
 

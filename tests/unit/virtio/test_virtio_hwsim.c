@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "devices/dev_host.h"
+#include "devices/pci/pci.h"
 #include "devices/virtio/virtio.h"
 #include "tests/unit/check_run.h"
 #include "tests/unit/devices/pc_host.h"

@@ -14,6 +14,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "backends/backends.h"
+#include "devices/dev_host.h"
+#include "devices/pci/pci.h"
 #include "devices/virtio/virtio.h"
 #include "tests/unit/devices/pc_host.h"
 

@@ -5,8 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/control/monitor.h"
+#include "devices/dev_host.h"
 #include "tests/unit/check_run.h"
+#include "vmm/control/monitor.h"
 
 START_TEST(fmt_parsing)
 {

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "devices/wlan/wlan.h"
+#include "wlan/wlan.h"
 #include "tests/unit/check_run.h"
 
 #define S(x) ((uint64_t)(x)*1000000000ull)
