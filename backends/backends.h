@@ -147,7 +147,6 @@ void block_aio_set_res_hook(struct block_aio *a, int (*hook)(void *opaque, int r
 
 struct iovec;
 struct virtio_net_hdr;
-struct usernet;
 struct netdev;
 
 /* Offloads a backend takes on send (the NIC offers them to the guest
@@ -185,6 +184,15 @@ struct netdev_ops {
 	void (*set_rx_offloads)(struct netdev *nd, unsigned off);
 	/* QEMU's `info network` details: "net=10.0.2.0,restrict=off". */
 	int (*info)(struct netdev *nd, char *buf, size_t len);
+	/* For a backend with port forwarding (user networking; NULL
+	 * otherwise): QEMU's hostfwd_add/hostfwd_remove at run time. rule:
+	 * "tcp|udp:[HADDR]:HPORT-[GADDR]:GPORT". 0, or -1 with why. Called
+	 * with the NIC quiet (its transport lock held). */
+	int (*hostfwd)(struct netdev *nd, bool add, const char *rule, char *why, size_t len);
+	/* For a backend that keeps flows and counters (NULL otherwise):
+	 * `info usernet`'s lines, newline-separated, in a malloc'd string
+	 * (NULL: out of memory). Called with the NIC quiet. */
+	char *(*stats)(struct netdev *nd);
 	void (*free)(struct netdev *nd);
 };
 
@@ -207,7 +215,6 @@ struct netdev {
 	netdev_rx_fn rx; /* q: the backend queue it came from */
 	bool (*can_rx)(void *opaque, unsigned q); /* room for a frame now? */
 	void *rx_opaque;
-	struct usernet *usernet; /* type user: for the monitor (hostfwd, stats) */
 };
 
 void netdev_free(struct netdev *nd);

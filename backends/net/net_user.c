@@ -256,6 +256,29 @@ static int user_info(struct netdev *nd, char *buf, size_t len)
 	return snprintf(buf, len, "%s", s->info);
 }
 
+static int user_hostfwd(struct netdev *nd, bool add, const char *rule, char *why, size_t len)
+{
+	struct net_user *s = (struct net_user *)nd;
+
+	return add ? usernet_hostfwd_add(s->u, rule, why, len)
+		   : usernet_hostfwd_remove(s->u, rule, why, len);
+}
+
+static char *user_stats(struct netdev *nd)
+{
+	struct net_user *s = (struct net_user *)nd;
+	struct usernet_stats st;
+	char *buf;
+	int n;
+
+	usernet_stats(s->u, &st);
+	n = usernet_stats_format(&st, NULL, 0);
+	buf = n > 0 ? malloc((size_t)n + 1) : NULL;
+	if (buf)
+		usernet_stats_format(&st, buf, (size_t)n + 1);
+	return buf;
+}
+
 static void user_free(struct netdev *nd)
 {
 	struct net_user *s = (struct net_user *)nd;
@@ -276,6 +299,8 @@ static const struct netdev_ops user_ops = {
 	.poll = user_poll,
 	.set_rx_offloads = user_set_rx_offloads,
 	.info = user_info,
+	.hostfwd = user_hostfwd,
+	.stats = user_stats,
 	.free = user_free,
 };
 
@@ -355,7 +380,6 @@ struct netdev *netdev_user_new(const char *id, const char *opts, char *err, size
 		 * same wait costs instead */
 		s->nd.coalesce_us = 200;
 	}
-	s->nd.usernet = s->u;
 	describe(s);
 	return &s->nd;
 fail:
