@@ -1,6 +1,6 @@
 /* board.c — the PC board: every device, created in init order (kvmtool
  * style). Add a device with one line here and its constructor in
- * devices/devices.h. */
+ * its header (devices/KIND/NAME.h). */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* irqchip.c — -machine kernel_irqchip=on|split|off: where the interrupt
  * controllers live, and the glue between the userspace models
- * (devices/i8259.c, ioapic.c, i8254.c) and KVM.
+ * (devices/intc/i8259.c, ioapic.c, i8254.c) and KVM.
  *
  * on:    KVM_CREATE_IRQCHIP + KVM_CREATE_PIT2 (machine.c); nothing here.
  * split: KVM_CAP_SPLIT_IRQCHIP: the local APICs stay in KVM. The I/O APIC

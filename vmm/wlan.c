@@ -1,5 +1,5 @@
 /* wlan.c — the machine's virtual WLAN: each -object wlan-medium becomes a
- * medium in this process (devices/wlan/) or a link to the wlan-medium
+ * medium in this process (wlan/) or a link to the wlan-medium
  * daemon (socket=), each -device virtio-wlan-pci a radio device on it; the
  * monitor gets wlan_country, wlan_regdb_reload, wlan_radar, info wlan and
  * info regdomain. The machine has one regulatory domain: wlan_country

@@ -1,5 +1,5 @@
 /* netdev_internal.h — helpers the network backends (net_user.c, net_tap.c) share;
- * their public interface is in devices.h. */
+ * their public interface is in backends/backends.h. */
 #ifndef VMM_DEVICES_NETDEV_INTERNAL_H
 #define VMM_DEVICES_NETDEV_INTERNAL_H
 

@@ -1,5 +1,5 @@
-/* lapic_internal.h — shared by devices/lapic.c (registers, timer, the
- * vCPU side) and devices/lapic_bus.c (delivery, MMIO); not public. */
+/* lapic_internal.h — shared by devices/intc/lapic.c (registers, timer, the
+ * vCPU side) and devices/intc/lapic_bus.c (delivery, MMIO); not public. */
 #ifndef VMM_DEVICES_LAPIC_INTERNAL_H
 #define VMM_DEVICES_LAPIC_INTERNAL_H
 

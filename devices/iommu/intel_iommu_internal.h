@@ -1,5 +1,5 @@
-/* intel_iommu_internal.h — what devices/intel_iommu.c (registers, queued
- * invalidation, faults) and devices/intel_iommu_remap.c (DMA and interrupt
+/* intel_iommu_internal.h — what devices/iommu/intel_iommu.c (registers, queued
+ * invalidation, faults) and devices/iommu/intel_iommu_remap.c (DMA and interrupt
  * remapping) share. Register layout and bits: Intel VT-d specification
  * (rev. 3.x), chapters 9 (structures) and 10 (registers). */
 #ifndef VMM_INTEL_IOMMU_INTERNAL_H

@@ -4,7 +4,7 @@
  * disables the route, bits 0-3 name the IRQ. Slot s pin p drives PIRQ
  * (s + p - 1) mod 4, the swizzle SeaBIOS and the MP table assume. The ELCR
  * (0x4d0/0x4d1) belongs to the PIC that reads it: KVM's in-kernel one, or
- * devices/i8259.c. Function 0 is multi-function: the IDE controller sits
+ * devices/intc/i8259.c. Function 0 is multi-function: the IDE controller sits
  * at 00:01.1. */
 #include <stdlib.h>
 #include <string.h>

@@ -12,13 +12,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static uint8_t blob[5000];
 	struct fw_cfg *f;
 
-	if (!d.ram) {
+	if (!d.fake.ram) {
 		fuzz_dev_init(&d);
 		fuzz_dev_window(&d, false, 0x510, 12);
 		for (size_t i = 0; i < sizeof(blob); i++)
 			blob[i] = (uint8_t)(i * 7);
 	}
-	f = fw_cfg_new(&d.host);
+	f = fw_cfg_new(&d.fake.host);
 	fw_cfg_add_u64(f, FW_CFG_RAM_SIZE, FUZZ_RAM);
 	fw_cfg_add_u16(f, FW_CFG_NB_CPUS, 2);
 	fw_cfg_add(f, FW_CFG_UUID, "0123456789abcdef", 16);

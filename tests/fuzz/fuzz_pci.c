@@ -30,18 +30,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct virtio_blk *vb;
 	char err[256];
 
-	if (!d.ram) {
+	if (!d.fake.ram) {
 		fuzz_dev_init(&d);
 		fuzz_dev_window(&d, false, 0xcf8, 8);
 		disk = fuzz_disk();
 	}
 	disks[0] = disk;
 	vo.disk = disk;
-	bus = pci_bus_new(&d.host);
-	nb = i440fx_new(&d.host, bus, &map);
-	sb = piix3_new(&d.host, bus);
-	ide = ide_new(&d.host, bus, disks);
-	vb = virtio_blk_new(&d.host, bus, &vo, err, sizeof(err));
+	bus = pci_bus_new(&d.fake.host);
+	nb = i440fx_new(&d.fake.host, bus, &map);
+	sb = piix3_new(&d.fake.host, bus);
+	ide = ide_new(&d.fake.host, bus, disks);
+	vb = virtio_blk_new(&d.fake.host, bus, &vo, err, sizeof(err));
 	fuzz_dev_run(&d, data, size);
 	virtio_blk_free(vb);
 	ide_free(ide);

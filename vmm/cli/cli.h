@@ -94,7 +94,7 @@ struct virtio_blk_spec {
 };
 
 /* -netdev TYPE,id=ID,... (user, tap): the options go to the backend
- * (devices/net_user.c, net_tap.c), which checks them at start-up. */
+ * (backends/net/net_user.c, net_tap.c), which checks them at start-up. */
 #define CLI_MAX_NETDEVS 8
 #define CLI_MAX_NICS 8
 struct netdev_spec {

@@ -444,7 +444,7 @@ void cli_uuid_string(const struct vmm_config *cfg, char out[37])
 
 /* --------------------------------------------------------------- -rtc */
 
-/* The RTC counts the host's UTC time (devices/rtc.c). base=utc is that;
+/* The RTC counts the host's UTC time (devices/timer/rtc.c). base=utc is that;
  * clock=host too. driftfix=slew asks QEMU to catch up lost RTC periodic
  * interrupts; vmm's RTC timer is driven by host timers and does not
  * re-inject missed ticks, so slew is accepted as "none" (Linux does not

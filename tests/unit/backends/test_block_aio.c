@@ -1,4 +1,4 @@
-/* Unit tests for the io_uring engine (devices/block_aio.c): a short
+/* Unit tests for the io_uring engine (backends/block/block_aio.c): a short
  * completion is finished by resubmitting the rest, -EAGAIN and -EINTR are
  * retried, a read that meets the end of a shrunk image fails. Short and
  * retried completions are injected through block_aio_set_res_hook: the

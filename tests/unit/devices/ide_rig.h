@@ -28,7 +28,7 @@
 #define BUF_GPA 0x20000
 
 struct rig {
-	struct test_host t;
+	struct fake_host t;
 	struct pci_bus *bus;
 	struct ide *ide;
 	struct block_dev *disk;

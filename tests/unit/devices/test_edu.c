@@ -13,7 +13,7 @@
 #define DEVFN 0x10u /* 00:02.0 */
 #define GSI 11u
 
-static struct test_host t;
+static struct fake_host t;
 static struct pci_bus *pci;
 static struct edu *e;
 static uint64_t last_msi_addr;

@@ -1,4 +1,4 @@
-/* Unit tests for the i8042 model (devices/i8042.c) through its ports. */
+/* Unit tests for the i8042 model (devices/isa/i8042.c) through its ports. */
 #include <check.h>
 #include <string.h>
 

@@ -12,7 +12,7 @@
 #define T0 1000000000ull /* the fake clock starts at 1 s */
 
 struct pit_fixture {
-	struct test_host t;
+	struct fake_host t;
 	struct i8254 *pit;
 	uint64_t now, deadline;
 	unsigned arms;

@@ -9,7 +9,7 @@
 #include "tests/unit/devices/pc_host.h"
 
 struct pic_fixture {
-	struct test_host t;
+	struct fake_host t;
 	struct i8259 *pic;
 	unsigned notified;
 };

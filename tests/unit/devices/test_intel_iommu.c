@@ -41,7 +41,7 @@
 #define STATUS 0x40000u
 #define SID 0x0010u /* 00:02.0 */
 
-static struct test_host t;
+static struct fake_host t;
 static struct intel_iommu *v;
 static uint64_t msi_addr[8];
 static uint32_t msi_data[8];

@@ -11,7 +11,7 @@
 #define MAX_MSGS 16
 
 struct io_fixture {
-	struct test_host t;
+	struct fake_host t;
 	struct ioapic *io;
 	uint64_t addr[MAX_MSGS];
 	uint32_t data[MAX_MSGS];

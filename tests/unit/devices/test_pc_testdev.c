@@ -6,7 +6,7 @@
 #include "devices/testdev/pc_testdev.h"
 #include "tests/unit/devices/pc_host.h"
 
-static struct test_host t;
+static struct fake_host t;
 static struct pci_bus *pci;
 static struct pc_testdev *td;
 

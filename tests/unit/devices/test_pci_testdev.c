@@ -14,7 +14,7 @@
 #define IOBAR 0xc000u
 #define DEVFN 0x18u /* 00:03.0 */
 
-static struct test_host t;
+static struct fake_host t;
 static struct pci_bus *pci;
 static struct pci_testdev *d;
 

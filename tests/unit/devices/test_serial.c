@@ -1,4 +1,4 @@
-/* Unit tests for the 16550A model (devices/serial.c) through its ports. */
+/* Unit tests for the 16550A model (devices/isa/serial.c) through its ports. */
 #include <check.h>
 #include <string.h>
 

@@ -23,7 +23,7 @@
 #define BUFS 0x40000u			  /* 8 receive buffers of 1 KiB */
 #define TXBUF 0x80000u
 
-static struct test_host th;
+static struct fake_host th;
 static struct pci_bus *bus;
 static struct virtio_hwsim *dev;
 static uint8_t sent[8192];

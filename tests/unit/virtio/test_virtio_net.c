@@ -110,7 +110,7 @@ static const struct netdev_ops fake_ops = {
 
 /* ---------------------------------------------------------- the machine */
 
-static struct test_host th;
+static struct fake_host th;
 static struct pci_bus *bus;
 static struct virtio_net *vn;
 static uint16_t next_avail[MAXQ], next_desc[MAXQ];
