@@ -336,7 +336,7 @@ static void add_absent_ports(struct machine *m)
 
 /* ------------------------------------------------ info pci, info block */
 
-static void info_pci(void *opaque, FILE *out)
+void board_info_pci(void *opaque, FILE *out)
 {
 	struct machine *m = opaque;
 	size_t n;
@@ -386,7 +386,7 @@ static void print_block(FILE *out, const char *node, struct block_dev *b, const 
 		(unsigned long long)s.wr_bytes);
 }
 
-static void info_block(void *opaque, FILE *out)
+void board_info_block(void *opaque, FILE *out)
 {
 	struct machine *m = opaque;
 	char node[32], at[64];
@@ -480,8 +480,6 @@ int board_init(struct machine *m, char *err, size_t errlen)
 		}
 	}
 	add_absent_ports(m);
-	monitor_add_info("pci", "the PCI devices, their BARs and MSI-X state", info_pci, m);
-	monitor_add_info("block", "the disks: file, size, cache mode, request counters",
-			 info_block, m);
+	m->board_ready = true;
 	return 0;
 }

@@ -133,7 +133,6 @@ int irqchip_init_devices(struct machine *m, char *err, size_t errlen)
 {
 	struct vmm_irqchip *ic = m->ic;
 
-	irqchip_monitor_register(m);
 	if (!ic)
 		return 0;
 	ic->pic = i8259_new(&m->host, pic_intr_changed, ic);

@@ -13,7 +13,6 @@
 
 #include "backends/backends.h"
 #include "devices/virtio/virtio.h"
-#include "vmm/control/monitor.h"
 #include "vmm/machine.h"
 
 /* The NIC using netdev i, or NULL. */
@@ -24,9 +23,6 @@ static struct virtio_net *nic_of(struct machine *m, unsigned i)
 			return m->nics[k];
 	return NULL;
 }
-
-static void info_network(void *opaque, FILE *out);
-static void info_usernet(void *opaque, FILE *out);
 
 static int open_netdev(struct machine *m, unsigned i, char *err, size_t errlen)
 {
@@ -74,10 +70,6 @@ int board_add_nics(struct machine *m, char *err, size_t errlen)
 				"vmm: warning: netdev %s has no NIC (-device "
 				"virtio-net-pci,netdev=%s)\n",
 				m->cfg->netdevs[i].id, m->cfg->netdevs[i].id);
-	if (m->cfg->n_netdevs) {
-		monitor_add_info("network", "the NICs and their backends", info_network, m);
-		monitor_add_info("usernet", "user networking: flows and counters", info_usernet, m);
-	}
 	return 0;
 }
 
@@ -168,7 +160,7 @@ static void print_nic(struct machine *m, unsigned k, FILE *out)
 }
 
 /* QEMU's layout: each NIC, its backend under it; lone backends last. */
-static void info_network(void *opaque, FILE *out)
+void net_info_network(void *opaque, FILE *out)
 {
 	struct machine *m = opaque;
 
@@ -180,7 +172,7 @@ static void info_network(void *opaque, FILE *out)
 			print_backend(m, i, "", out);
 }
 
-static void info_usernet(void *opaque, FILE *out)
+void net_info_usernet(void *opaque, FILE *out)
 {
 	struct machine *m = opaque;
 

@@ -16,17 +16,17 @@
 
 #define ISA_IO_END 0x1000 /* ISA devices decode ports below; PCI BARs sit above */
 
-static void info_version(void *opaque, FILE *out)
+void hmp_info_version(void *opaque, FILE *out)
 {
 	fprintf(out, "vmm %s\n", VMM_VERSION);
 }
 
-static void info_kvm(void *opaque, FILE *out)
+void hmp_info_kvm(void *opaque, FILE *out)
 {
 	fprintf(out, "kvm support: enabled\n");
 }
 
-static void info_name(void *opaque, FILE *out)
+void hmp_info_name(void *opaque, FILE *out)
 {
 	const struct machine *m = opaque;
 
@@ -34,7 +34,7 @@ static void info_name(void *opaque, FILE *out)
 		fprintf(out, "%s\n", m->cfg->name);
 }
 
-static void info_uuid(void *opaque, FILE *out)
+void hmp_info_uuid(void *opaque, FILE *out)
 {
 	const struct machine *m = opaque;
 	char uuid[37];
@@ -56,7 +56,7 @@ static json_t *qmp_query(struct machine *m, const char *name)
 }
 
 /* serial0: filename=stdio */
-static void info_chardev(void *opaque, FILE *out)
+void hmp_info_chardev(void *opaque, FILE *out)
 {
 	json_t *list = qmp_query(opaque, "query-chardev"), *c;
 	size_t i;
@@ -111,7 +111,7 @@ static void qtree_isa_region(const struct io_region *r, void *arg)
 
 /* The device tree as QEMU prints it: the PCI bus behind the host bridge
  * with each function's ids and BARs, then the ISA devices by port. */
-static void info_qtree(void *opaque, FILE *out)
+void hmp_info_qtree(void *opaque, FILE *out)
 {
 	struct machine *m = opaque;
 	json_t *buses = qmp_query(m, "query-pci"), *dev;
@@ -126,7 +126,7 @@ static void info_qtree(void *opaque, FILE *out)
 	iobus_foreach(m->host.pio, qtree_isa_region, out);
 }
 
-static void cmd_gdbserver(void *opaque, int argc, char **argv, FILE *out)
+void hmp_gdbserver(void *opaque, int argc, char **argv, FILE *out)
 {
 	struct machine *m = opaque;
 	const char *dev = argc > 1 ? argv[1] : "tcp::1234";
@@ -150,26 +150,6 @@ static void cmd_gdbserver(void *opaque, int argc, char **argv, FILE *out)
 		return;
 	}
 	gdbstub_hmp(opaque, &spec, dev, out);
-}
-
-static void cmd_dump_guest_memory(void *opaque, int argc, char **argv, FILE *out)
-{
-	hmp_dump_guest_memory(opaque, argc, argv, out);
-}
-
-void hmp_extra_init(struct machine *m)
-{
-	monitor_add_cmd("dump-guest-memory", "FILE",
-			"write RAM and the vCPUs' registers as an ELF core file",
-			cmd_dump_guest_memory, m);
-	monitor_add_cmd("gdbserver", "[tcp:[HOST]:PORT|unix:PATH|none]",
-			"start the gdbstub (tcp::1234) or stop it", cmd_gdbserver, m);
-	monitor_add_info("version", "the vmm version", info_version, m);
-	monitor_add_info("kvm", "whether KVM is in use (always)", info_kvm, m);
-	monitor_add_info("name", "the guest name (-name)", info_name, m);
-	monitor_add_info("uuid", "the machine UUID", info_uuid, m);
-	monitor_add_info("chardev", "the character devices", info_chardev, m);
-	monitor_add_info("qtree", "the device tree: PCI and ISA devices", info_qtree, m);
 }
 
 static int parse_u64(const char *s, uint64_t *v)

@@ -1,5 +1,9 @@
-/* monitor.c — HMP-style monitor. Commands are rows of a table; `info`
- * subcommands are a second table that others extend at run time. */
+/* monitor.c — HMP-style monitor. Every command is a row of cmds[], every
+ * `info` subcommand a row of infos[]: the control plane's one table of
+ * what the monitor offers. The machine's modules only provide the
+ * functions (declared in machine.h, irqchip.h, exit_stats.h); a row's
+ * `present` says whether this machine has the thing (its network, its
+ * WLAN), so no module registers anything at run time. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -8,10 +12,12 @@
 #include "build/config.h"
 #include "devices/dev_host.h"
 #include "vmm/control/monitor.h"
+#include "vmm/exit_stats.h"
+#include "vmm/irqchip.h"
 
 #define LINE_MAX_LEN 256
 #define MAX_ARGS 8
-#define MAX_INFO 32
+#define MAX_EXTRA_INFO 8
 
 struct monitor {
 	struct machine *m;
@@ -21,50 +27,22 @@ struct monitor {
 	bool greeted;
 };
 
-struct info_cmd {
+/* `info` views a test program adds (tests/integration/sandbox_hooks.c);
+ * the product's views are the rows of infos[] below. */
+struct extra_info {
 	const char *name, *help;
 	void (*fn)(void *opaque, FILE *out);
-	void (*fn_arg)(void *opaque, const char *arg, FILE *out);
 	void *opaque;
 };
-
-static struct info_cmd infos[MAX_INFO];
-static unsigned n_infos;
-
-/* Commands devices add at run time (monitor_add_cmd). */
-#define MAX_EXTRA 16
-struct extra_cmd {
-	const char *name, *args, *help;
-	void (*fn)(void *opaque, int argc, char **argv, FILE *out);
-	void *opaque;
-};
-static struct extra_cmd extras[MAX_EXTRA];
-static unsigned n_extras;
-
-int monitor_add_cmd(const char *name, const char *args, const char *help,
-		    void (*fn)(void *opaque, int argc, char **argv, FILE *out), void *opaque)
-{
-	if (n_extras == MAX_EXTRA)
-		return -ENOSPC;
-	extras[n_extras++] = (struct extra_cmd){name, args, help, fn, opaque};
-	return 0;
-}
+static struct extra_info extra_infos[MAX_EXTRA_INFO];
+static unsigned n_extra_infos;
 
 int monitor_add_info(const char *name, const char *help, void (*fn)(void *opaque, FILE *out),
 		     void *opaque)
 {
-	if (n_infos == MAX_INFO)
+	if (n_extra_infos == MAX_EXTRA_INFO)
 		return -ENOSPC;
-	infos[n_infos++] = (struct info_cmd){name, help, fn, NULL, opaque};
-	return 0;
-}
-
-int monitor_add_info_arg(const char *name, const char *help,
-			 void (*fn)(void *opaque, const char *arg, FILE *out), void *opaque)
-{
-	if (n_infos == MAX_INFO)
-		return -ENOSPC;
-	infos[n_infos++] = (struct info_cmd){name, help, NULL, fn, opaque};
+	extra_infos[n_extra_infos++] = (struct extra_info){name, help, fn, opaque};
 	return 0;
 }
 
@@ -284,57 +262,196 @@ static void cmd_set_link(struct monitor *mon, int argc, char **argv, FILE *out)
 	hmp_set_link(mon->m, argc, argv, out);
 }
 
+static void cmd_wlan(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	vmm_wlan_cmd(mon->m, argc, argv, out);
+}
+
+static void cmd_dump_guest_memory(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	hmp_dump_guest_memory(mon->m, argc, argv, out);
+}
+
+static void cmd_gdbserver(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	hmp_gdbserver(mon->m, argc, argv, out);
+}
+
+/* What this machine has (a row without `present` is always offered). The
+ * machine is complete before a monitor reads its first line. */
+static bool has_board(const struct machine *m)
+{
+	return m && m->board_ready;
+}
+
+static bool has_network(const struct machine *m)
+{
+	return has_board(m) && m->cfg->n_netdevs;
+}
+
+static bool has_wlan(const struct machine *m)
+{
+	return m && m->wlan;
+}
+
+static struct machine *machine_of(const struct monitor *mon)
+{
+	return mon ? mon->m : NULL;
+}
+
 static void cmd_help(struct monitor *mon, int argc, char **argv, FILE *out);
 static void cmd_info(struct monitor *mon, int argc, char **argv, FILE *out);
 
 static const struct {
 	const char *name, *args, *help;
 	void (*fn)(struct monitor *mon, int argc, char **argv, FILE *out);
+	bool (*present)(const struct machine *m);
 } cmds[] = {
-	{"help", "", "list the commands", cmd_help},
-	{"info", "SUBCOMMAND", "show machine state (info with no argument lists them)", cmd_info},
-	{"x", "/fmt ADDR", "dump virtual memory (through the vCPU 0 page tables)", cmd_x},
-	{"xp", "/fmt ADDR", "dump physical memory", cmd_xp},
-	{"stop", "", "pause the vCPUs", cmd_stop},
-	{"cont", "", "resume the vCPUs", cmd_cont},
-	{"c", "", "same as cont", cmd_cont},
-	{"break", "[ADDRESS]", "hardware breakpoint at a linear address (or list them)", cmd_break},
-	{"delete", "[ADDRESS]", "remove a breakpoint (or all)", cmd_delete},
-	{"stepi", "", "stopped: run vCPU 0 for one instruction", cmd_stepi},
-	{"system_reset", "", "reset the machine", cmd_reset},
-	{"system_powerdown", "", "press the ACPI power button", cmd_powerdown},
-	{"memsave", "ADDR SIZE FILE", "save virtual memory (vCPU 0) to a file", cmd_memsave},
-	{"pmemsave", "ADDR SIZE FILE", "save physical memory to a file", cmd_pmemsave},
+	{"help", "", "list the commands", cmd_help, NULL},
+	{"info", "SUBCOMMAND", "show machine state (info with no argument lists them)", cmd_info,
+	 NULL},
+	{"x", "/fmt ADDR", "dump virtual memory (through the vCPU 0 page tables)", cmd_x, NULL},
+	{"xp", "/fmt ADDR", "dump physical memory", cmd_xp, NULL},
+	{"stop", "", "pause the vCPUs", cmd_stop, NULL},
+	{"cont", "", "resume the vCPUs", cmd_cont, NULL},
+	{"c", "", "same as cont", cmd_cont, NULL},
+	{"break", "[ADDRESS]", "hardware breakpoint at a linear address (or list them)", cmd_break,
+	 NULL},
+	{"delete", "[ADDRESS]", "remove a breakpoint (or all)", cmd_delete, NULL},
+	{"stepi", "", "stopped: run vCPU 0 for one instruction", cmd_stepi, NULL},
+	{"system_reset", "", "reset the machine", cmd_reset, NULL},
+	{"system_powerdown", "", "press the ACPI power button", cmd_powerdown, NULL},
+	{"memsave", "ADDR SIZE FILE", "save virtual memory (vCPU 0) to a file", cmd_memsave, NULL},
+	{"pmemsave", "ADDR SIZE FILE", "save physical memory to a file", cmd_pmemsave, NULL},
 	{"hostfwd_add", "[netdev_id] [tcp|udp]:[hostaddr]:hostport-[guestaddr]:guestport",
-	 "forward a host port to the guest (user networking)", cmd_hostfwd_add},
+	 "forward a host port to the guest (user networking)", cmd_hostfwd_add, NULL},
 	{"hostfwd_remove", "[netdev_id] [tcp|udp]:[hostaddr]:hostport",
-	 "remove a host port forward", cmd_hostfwd_remove},
-	{"set_link", "NAME on|off", "change a NIC's link status", cmd_set_link},
-	{"quit", "", "exit vmm", cmd_quit},
-	{"q", "", "same as quit", cmd_quit},
+	 "remove a host port forward", cmd_hostfwd_remove, NULL},
+	{"set_link", "NAME on|off", "change a NIC's link status", cmd_set_link, NULL},
+	{"quit", "", "exit vmm", cmd_quit, NULL},
+	{"q", "", "same as quit", cmd_quit, NULL},
+	{"wlan_country", "XX", "set the regulatory domain of every radio", cmd_wlan, has_wlan},
+	{"wlan_regdb_reload", "[PATH]", "re-read regulatory.db", cmd_wlan, has_wlan},
+	{"wlan_radar", "FREQ", "a radar event on FREQ MHz (closes the channel)", cmd_wlan,
+	 has_wlan},
+	{"wlan_enforce", "on|off", "regulatory enforcement on the media", cmd_wlan, has_wlan},
+	{"dump-guest-memory", "FILE", "write RAM and the vCPUs' registers as an ELF core file",
+	 cmd_dump_guest_memory, has_board},
+	{"gdbserver", "[tcp:[HOST]:PORT|unix:PATH|none]",
+	 "start the gdbstub (tcp::1234) or stop it", cmd_gdbserver, has_board},
 };
+
+static bool cmd_present(size_t i, const struct monitor *mon)
+{
+	return !cmds[i].present || cmds[i].present(machine_of(mon));
+}
+
+static void info_exits(void *opaque, FILE *out)
+{
+	exit_stats_print(out, UINT32_MAX);
+}
+
+static void info_registers(void *opaque, FILE *out);
+static void info_cpus(void *opaque, FILE *out);
+static void info_mtree(void *opaque, FILE *out);
+static void info_status(void *opaque, FILE *out);
+
+/* `info` lists the views in the order they came up in the machine: the
+ * interrupt controllers, the exit counters, the network and the WLAN, then
+ * the monitor's own views and the board's PCI and disks, or, when the
+ * first monitor opened after the board was complete (QMP's
+ * human-monitor-command), those two groups the other way round. */
+enum info_group { INFO_MACHINE, INFO_MONITOR, INFO_BOARD };
+
+static const struct {
+	const char *name, *help;
+	void (*fn)(void *opaque, FILE *out);
+	void (*fn_arg)(void *opaque, const char *arg, FILE *out);
+	bool (*present)(const struct machine *m);
+	enum info_group group;
+} infos[] = {
+	{"pic", "the 8259 interrupt controllers", irqchip_info_pic, NULL, has_board, INFO_MACHINE},
+	{"ioapic", "the I/O APIC's redirection table", irqchip_info_ioapic, NULL, has_board,
+	 INFO_MACHINE},
+	{"lapic", "[CPU] a local APIC's registers (default CPU 0)", NULL, irqchip_info_lapic,
+	 has_board, INFO_MACHINE},
+	{"irq", "interrupts per line (userspace irqchips)", irqchip_info_irq, NULL, has_board,
+	 INFO_MACHINE},
+	{"exits", "I/O and MMIO exits by address, busiest first", info_exits, NULL, has_board,
+	 INFO_MACHINE},
+	{"network", "the NICs and their backends", net_info_network, NULL, has_network,
+	 INFO_MACHINE},
+	{"usernet", "user networking: flows and counters", net_info_usernet, NULL, has_network,
+	 INFO_MACHINE},
+	{"wlan", "the radio media, their radios and drops per reason", vmm_wlan_info, NULL,
+	 has_wlan, INFO_MACHINE},
+	{"regdomain", "the WLAN regulatory domain (as `iw reg get`)", vmm_wlan_info_regdomain, NULL,
+	 has_wlan, INFO_MACHINE},
+	{"registers", "the vCPUs' registers", info_registers, NULL, NULL, INFO_MONITOR},
+	{"cpus", "the vCPUs and their threads", info_cpus, NULL, NULL, INFO_MONITOR},
+	{"mtree", "the memory and I/O maps", info_mtree, NULL, NULL, INFO_MONITOR},
+	{"status", "whether the vCPUs run, and why not", info_status, NULL, NULL, INFO_MONITOR},
+	{"version", "the vmm version", hmp_info_version, NULL, has_board, INFO_MONITOR},
+	{"kvm", "whether KVM is in use (always)", hmp_info_kvm, NULL, has_board, INFO_MONITOR},
+	{"name", "the guest name (-name)", hmp_info_name, NULL, has_board, INFO_MONITOR},
+	{"uuid", "the machine UUID", hmp_info_uuid, NULL, has_board, INFO_MONITOR},
+	{"chardev", "the character devices", hmp_info_chardev, NULL, has_board, INFO_MONITOR},
+	{"qtree", "the device tree: PCI and ISA devices", hmp_info_qtree, NULL, has_board,
+	 INFO_MONITOR},
+	{"pci", "the PCI devices, their BARs and MSI-X state", board_info_pci, NULL, has_board,
+	 INFO_BOARD},
+	{"block", "the disks: file, size, cache mode, request counters", board_info_block, NULL,
+	 has_board, INFO_BOARD},
+};
+#define N_INFOS (sizeof(infos) / sizeof(infos[0]))
+
+/* Set by the first monitor_new: did it open while the board was built? */
+static bool monitor_before_board = true;
+
+/* No monitor, no machine: the views need one. */
+static bool info_present(size_t i, const struct monitor *mon)
+{
+	const struct machine *m = machine_of(mon);
+
+	return m && (!infos[i].present || infos[i].present(m));
+}
+
+static void list_group(const struct monitor *mon, enum info_group g, FILE *out)
+{
+	for (size_t i = 0; i < N_INFOS; i++)
+		if (infos[i].group == g && info_present(i, mon))
+			fprintf(out, "info %s -- %s\n", infos[i].name, infos[i].help);
+}
 
 static void cmd_help(struct monitor *mon, int argc, char **argv, FILE *out)
 {
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		fprintf(out, "%s %s -- %s\n", cmds[i].name, cmds[i].args, cmds[i].help);
-	for (unsigned i = 0; i < n_extras; i++)
-		fprintf(out, "%s %s -- %s\n", extras[i].name, extras[i].args, extras[i].help);
+		if (cmd_present(i, mon))
+			fprintf(out, "%s %s -- %s\n", cmds[i].name, cmds[i].args, cmds[i].help);
 }
 
 static void cmd_info(struct monitor *mon, int argc, char **argv, FILE *out)
 {
 	if (argc < 2) {
-		for (unsigned i = 0; i < n_infos; i++)
-			fprintf(out, "info %s -- %s\n", infos[i].name, infos[i].help);
+		for (unsigned i = 0; i < n_extra_infos; i++)
+			fprintf(out, "info %s -- %s\n", extra_infos[i].name, extra_infos[i].help);
+		list_group(mon, INFO_MACHINE, out);
+		list_group(mon, monitor_before_board ? INFO_MONITOR : INFO_BOARD, out);
+		list_group(mon, monitor_before_board ? INFO_BOARD : INFO_MONITOR, out);
 		return;
 	}
-	for (unsigned i = 0; i < n_infos; i++) {
-		if (!strcmp(infos[i].name, argv[1])) {
+	for (unsigned i = 0; i < n_extra_infos; i++) {
+		if (!strcmp(extra_infos[i].name, argv[1])) {
+			extra_infos[i].fn(extra_infos[i].opaque, out);
+			return;
+		}
+	}
+	for (size_t i = 0; i < N_INFOS; i++) {
+		if (!strcmp(infos[i].name, argv[1]) && info_present(i, mon)) {
 			if (infos[i].fn_arg)
-				infos[i].fn_arg(infos[i].opaque, argc > 2 ? argv[2] : NULL, out);
+				infos[i].fn_arg(mon->m, argc > 2 ? argv[2] : NULL, out);
 			else
-				infos[i].fn(infos[i].opaque, out);
+				infos[i].fn(mon->m, out);
 			return;
 		}
 	}
@@ -429,14 +546,8 @@ void monitor_execute(struct monitor *mon, const char *line, FILE *out)
 		argc++;
 	}
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-		if (!strcmp(cmds[i].name, argv[0])) {
+		if (!strcmp(cmds[i].name, argv[0]) && cmd_present(i, mon)) {
 			cmds[i].fn(mon, argc, argv, out);
-			return;
-		}
-	}
-	for (unsigned i = 0; i < n_extras; i++) {
-		if (!strcmp(extras[i].name, argv[0])) {
-			extras[i].fn(extras[i].opaque, argc, argv, out);
 			return;
 		}
 	}
@@ -528,16 +639,11 @@ struct monitor *monitor_new(struct machine *m, struct chardev *chr)
 		free(mon);
 		return NULL;
 	}
-	/* Not !n_infos: other modules (info exits) may register first. */
-	static bool builtins_added;
+	static bool first_done;
 
-	if (!builtins_added) {
-		builtins_added = true;
-		monitor_add_info("registers", "the vCPUs' registers", info_registers, m);
-		monitor_add_info("cpus", "the vCPUs and their threads", info_cpus, m);
-		monitor_add_info("mtree", "the memory and I/O maps", info_mtree, m);
-		monitor_add_info("status", "whether the vCPUs run, and why not", info_status, m);
-		hmp_extra_init(m);
+	if (!first_done) {
+		first_done = true;
+		monitor_before_board = !has_board(m);
 	}
 	return mon;
 }
