@@ -3,7 +3,7 @@
 #   make            build build/vmm, the libraries and the tools
 #   make check      install missing packages, build (plus an ASan+UBSan variant), run all tests
 #   make check-linux  boot the minimal Linux guest (bzImage and PVH, 1 and 4 vCPUs)
-#   make demo       boot the bundled default guest to a shell
+#   make demo       boot Debian's kernel on vmm to a shell (nested and scripted without /dev/kvm)
 #   make bench      run the benchmarks side by side with their peers
 #   make fuzz       build the fuzz targets with clang/libFuzzer, run each FUZZ_SECONDS (60)
 #   make install    DESTDIR=... PREFIX=...
@@ -18,6 +18,8 @@ B ?= build
 -include $(CONFIG)
 
 SANITIZE ?= 0
+# Parallel jobs for the builds `make check` and friends start themselves.
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 WERROR ?= 1
 CC ?= cc
 AR ?= ar
@@ -113,8 +115,8 @@ deps:
 # The README's test command. Installs what is missing, builds both variants, runs everything.
 check: deps
 	@$(MAKE) --no-print-directory $(CONFIG)
-	@$(MAKE) --no-print-directory build-all
-	@$(MAKE) --no-print-directory B=build/asan SANITIZE=1 build-all
+	@$(MAKE) --no-print-directory -j$(JOBS) build-all
+	@$(MAKE) --no-print-directory -j$(JOBS) B=build/asan SANITIZE=1 build-all
 	@$(MAKE) --no-print-directory check-run
 
 check-run:
@@ -153,7 +155,8 @@ check-linux:
 	@B=build VMM=build/vmm KVM_TESTS="$(LINUX_TESTS)" sh tests/run.sh $(LINUX_TESTS)
 
 demo:
-	@sh scripts/install-deps.sh linux
+	@sh scripts/demo.sh --preflight
+	@sh scripts/install-deps.sh demo
 	@$(MAKE) --no-print-directory all
 	@sh scripts/demo.sh
 

@@ -1,9 +1,10 @@
 #!/bin/sh
 # install-deps.sh [GROUP...] — install the Debian packages vmm needs, only those missing.
-# Groups: build (default), check, linux, bench, nested, fuzz. `make check` asks for
-# build+check (check includes nested), `make check-linux` and `make demo` for
-# linux, `make bench` for bench. nested is what scripts/nested-kvm/ needs to
-# run the KVM tests on machines without /dev/kvm: Debian's kernel, busybox and
+# Groups: build (default), check, linux, bench, nested, demo, fuzz. `make check`
+# asks for build+check (check includes nested), `make check-linux` for linux,
+# `make demo` for demo (build+nested: Debian's kernel is the demo's guest),
+# `make bench` for bench. nested is what scripts/nested-kvm/ needs to run
+# the KVM tests on machines without /dev/kvm: Debian's kernel, busybox and
 # QEMU; its test runs on every machine, so check always installs it.
 # libvirt-daemon-system is there for the libvirt-qemu user libvirtd insists on
 # (tests/integration/libvirt.sh runs its own libvirtd; nothing is started).
@@ -31,8 +32,9 @@ for g in $groups; do
 	linux) want="$want $pkgs_build $pkgs_linux" ;;
 	bench) want="$want $pkgs_build $pkgs_check $pkgs_bench $pkgs_nested" ;;
 	nested) want="$want $pkgs_nested" ;;
+	demo) want="$want $pkgs_build $pkgs_nested" ;;
 	fuzz) want="$want $pkgs_build $pkgs_fuzz" ;;
-	*) echo "install-deps.sh: unknown group '$g' (build, check, linux, bench, nested, fuzz)" >&2; exit 1 ;;
+	*) echo "install-deps.sh: unknown group '$g' (build, check, linux, bench, nested, demo, fuzz)" >&2; exit 1 ;;
 	esac
 done
 
@@ -44,12 +46,19 @@ for p in $want; do
 done
 [ -z "$missing" ] && exit 0
 
-echo "install-deps.sh: installing:$missing"
+SUDO=
 if [ "$(id -u)" -ne 0 ]; then
-	SUDO=sudo
-else
-	SUDO=
+	# sudo when it may ask (a terminal) or need not; otherwise say what to run.
+	if command -v sudo >/dev/null && { [ -t 0 ] || sudo -n true 2>/dev/null; }; then
+		SUDO=sudo
+	else
+		echo "install-deps.sh: missing Debian packages, and no root or sudo to install them." >&2
+		echo "install-deps.sh: ask an administrator to run:" >&2
+		echo "  apt-get update && apt-get install --no-install-recommends$missing" >&2
+		exit 1
+	fi
 fi
+echo "install-deps.sh: installing:$missing"
 # apt-cache knows nothing before the first update on a fresh machine.
 $SUDO apt-get update -q >/dev/null
 # shellcheck disable=SC2086

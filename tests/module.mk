@@ -12,3 +12,6 @@ KVM_TESTS += tests/integration/sandbox.sh
 # cache= modes, SIGKILL after a flush, no write past the end.
 INTEG_TESTS += tests/integration/disk-durable.sh
 KVM_TESTS += tests/integration/disk-durable.sh
+# make demo: its Debian-kernel guest, scripted, and the no-KVM preflight.
+INTEG_TESTS += tests/integration/demo.sh
+KVM_TESTS += tests/integration/demo.sh

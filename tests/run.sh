@@ -41,6 +41,7 @@ is_kvm_test() {
 # L1, append them to $RUN_TALLY for the run outside).
 run_one() {
 	before="$passed $failed $skipped"
+	[ -z "${RUN_CURRENT:-}" ] || [ "$where" = native ] || echo "$1" >"$RUN_CURRENT"
 	run_test "$1"
 	[ -z "${RUN_TALLY:-}" ] || [ "$where" = native ] || {
 		set -- $before "$1"
@@ -91,36 +92,86 @@ run_test() {
 	fi
 }
 
-# run_nested TEST...: one L1 boot runs this script on the batch; its lines
-# stream through. Inside, each finished test appends "PASSED FAILED SKIPPED
-# TEST" to $RUN_TALLY, so what L1 finished counts even when L1 itself dies
-# (QEMU's emulation has been seen to hang): then the tests it did not reach
-# get one more L1, once, and whatever is still missing counts as failed.
+# run_nested TEST...: L1 boots run this script on what is left of the batch,
+# NESTED_WORKERS of them side by side (default: one per host core, at most
+# 2), each on its share; their lines stream through. Inside, each test's
+# name goes to the worker's current file before it starts and "PASSED
+# FAILED SKIPPED TEST" to its tally when it ends, so what L1 finished counts
+# even when L1 itself dies (QEMU's emulation has been seen to hang), and the
+# test it was running is known. A hang costs only that test: the rest get a
+# fresh L1. A test that was running during NESTED_HANGS (2) hangs has had
+# its chance and fails as such; NESTED_BOOTS bounds the rounds of boots.
+nested_done() { cat "$logs"/nested-tally.* 2>/dev/null | grep -q " $1\$"; }
+
+nested_boot() { # WORKER TEST...: one L1 on these tests
+	w=$1
+	shift
+	RUN_TALLY=$logs/nested-tally.$w RUN_CURRENT=$logs/nested-current.$w
+	export RUN_TALLY RUN_CURRENT
+	: >"$RUN_CURRENT"
+	sh scripts/nested-kvm/run.sh -t $(($# * timeout_s + 300)) -s "${NESTED_STALL:-120}" \
+		-e B -e VMM -e VMM_ASAN -e TEST_TIMEOUT -e KVM_TESTS -e TEST_LOGS -e RUN_TALLY \
+		-e RUN_CURRENT -e SANDBOX_SUBTESTS -e HOME -e XDG_CACHE_HOME -e CI -- \
+		sh tests/run.sh --where nested "$@" 2>&1 |
+		grep --line-buffered -v -E '^check: [0-9]+ passed|^failed:'
+}
+
 run_nested() {
-	RUN_TALLY=$logs/nested-tally
-	: >"$RUN_TALLY"
-	export RUN_TALLY
-	for attempt in 1 2; do
-		set -- $(for t in "$@"; do grep -q " $t\$" "$RUN_TALLY" || echo "$t"; done)
+	rm -f "$logs"/nested-tally.* "$logs"/nested-current.*
+	: >"$logs/nested-hangs"
+	max_hangs=${NESTED_HANGS:-2}
+	max_boots=${NESTED_BOOTS:-$(($# < 4 ? $# * max_hangs + 1 : 8))}
+	workers=${NESTED_WORKERS:-$(nproc 2>/dev/null || echo 1)}
+	[ "$workers" -le 2 ] || workers=2
+	boot=0
+	all="$*"
+	while :; do
+		# what is left, the tests that were running during a hang last:
+		# every other test has its chance before them
+		set -- $(for t in "$@"; do
+			nested_done "$t" && continue
+			n=$(grep -c -x "$t" "$logs/nested-hangs")
+			[ "$n" -ge "$max_hangs" ] || echo "$n $t"
+		done | sort -s -n -k1,1 | cut -d' ' -f2-)
 		[ $# -gt 0 ] || break
-		[ $attempt = 1 ] || echo "nested: L1 failed; $# tests it did not finish get a fresh L1"
+		[ $boot -lt "$max_boots" ] || break
+		boot=$((boot + 1))
+		w=$workers
+		[ "$w" -le $# ] || w=$#
 		start=$(date +%s)
-		echo "nested: $# tests that need /dev/kvm run in a nested Linux under QEMU's emulation"
-		sh scripts/nested-kvm/run.sh -t $(($# * timeout_s + 300)) -s "${NESTED_STALL:-120}" \
-			-e B -e VMM -e VMM_ASAN -e TEST_TIMEOUT -e KVM_TESTS -e TEST_LOGS -e RUN_TALLY -e SANDBOX_SUBTESTS \
-			-e HOME -e XDG_CACHE_HOME -e CI -- sh tests/run.sh --where nested "$@" 2>&1 |
-			grep --line-buffered -v -E '^check: [0-9]+ passed|^failed:'
-		echo "nested: done in $(($(date +%s) - start))s (L1 boot included)"
+		echo "nested: $# tests that need /dev/kvm run in $w nested Linux (L1) under QEMU's emulation (round $boot)"
+		i=0
+		while [ $i -lt "$w" ]; do
+			# worker i takes every w-th test, starting at the i-th
+			share=$(n=0; for t in "$@"; do [ $((n % w)) != $i ] || echo "$t"; n=$((n + 1)); done)
+			# shellcheck disable=SC2086
+			nested_boot $i $share &
+			i=$((i + 1))
+		done
+		wait
+		echo "nested: round $boot done in $(($(date +%s) - start))s"
+		for f in "$logs"/nested-current.*; do
+			cur=$(cat "$f" 2>/dev/null)
+			[ -n "$cur" ] && ! nested_done "$cur" || continue
+			echo "$cur" >>"$logs/nested-hangs"
+			echo "nested: L1 hung while running $cur"
+		done
 	done
+	cat "$logs"/nested-tally.* 2>/dev/null >"$logs/nested-tally"
 	while read -r p f k t; do
 		passed=$((passed + p))
 		failed=$((failed + f))
 		skipped=$((skipped + k))
 		[ "$f" = 0 ] || failed_names="$failed_names $t"
-	done <"$RUN_TALLY"
-	for t in "$@"; do
-		grep -q " $t\$" "$RUN_TALLY" && continue
-		echo "FAIL $t [nested]: L1 never finished it"
+	done <"$logs/nested-tally"
+	for t in $all; do
+		nested_done "$t" && continue
+		n=$(grep -c -x "$t" "$logs/nested-hangs")
+		if [ "$n" -gt 0 ]; then
+			echo "FAIL $t [nested]: L1 hung while running it ($n of $boot rounds)"
+		else
+			echo "FAIL $t [nested]: not run: $boot rounds of L1 boots, the limit, were used up by hangs"
+		fi
 		failed=$((failed + 1))
 		failed_names="$failed_names $t"
 	done

@@ -1,14 +1,15 @@
 /* kvm_pvm_insn.c — a host workaround: userspace completion of
- * instructions the host's KVM emulator rejects (KVM_EXIT_INTERNAL_ERROR, emulation suberror). The bytes are read
- * once from guest memory at CS:RIP (translated through the guest's page
- * tables), then offered to insn_decode() (simple instructions, completed
- * through the register ioctls; INT3 becomes an injected #BP with RIP after
- * the int3, trap semantics) and to iret_complete() (a protected-mode IRET,
- * vmm/kvm_pvm_iret.h). Anything else: false, and the core prints the vCPU state
- * and stops.
+ * instructions the host's KVM emulator rejects (KVM_EXIT_INTERNAL_ERROR,
+ * emulation suberror). The bytes are read once from guest memory at
+ * CS:RIP (translated through the guest's page tables), then offered to
+ * insn_decode() (simple instructions, completed through the register
+ * ioctls; INT3 becomes an injected #BP with RIP after the int3, trap
+ * semantics) and to iret_complete() (a protected-mode IRET,
+ * vmm/kvm_pvm_iret.h). Anything else: false, and the core prints the vCPU
+ * state and stops.
  *
  * HOST WORKAROUND (kvm_pvm): on hosts whose KVM emulates the guest's
- * ring 0 (the kvm_pvm module, /work/shared/host-kvm/README.md) KVM's
+ * ring 0 (the kvm_pvm module, docs/test-hosts.md) KVM's
  * instruction emulator meets instructions it cannot run and exits with
  * KVM_EXIT_INTERNAL_ERROR (emulation suberror). Only then does the vCPU
  * loop call in here; on a KVM with hardware virtualization of ring 0 none

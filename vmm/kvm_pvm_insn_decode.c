@@ -1,6 +1,6 @@
 /* kvm_pvm_insn_decode.c — a host workaround (kvm_pvm_insn.c says when it
  * runs): a decoder for the few instructions the host's KVM
- * emulator cannot run for a guest's ring 0 (see shared/host-kvm/README):
+ * emulator cannot run for a guest's ring 0 (see docs/test-hosts.md):
  * CLAC, STAC, INT3, FWAIT (Linux's fpu__drop) and register-to-register
  * POPCNT, and how each one
  * changes the registers. Pure: no ioctls, unit-tested on byte strings. */

@@ -14,15 +14,12 @@ cache=${XDG_CACHE_HOME:-$HOME/.cache}/vmm/nested
 say() { printf 'nested-kvm: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 125; }
 
-# The kernel the linux-image-amd64 meta-package points at (not the host's).
-kver=$(dpkg-query -W -f '${Depends}' linux-image-amd64 2>/dev/null |
-	sed -n 's/.*linux-image-\([0-9][^ ,]*-amd64\).*/\1/p')
-[ -n "$kver" ] || die "linux-image-amd64 is not installed (scripts/install-deps.sh nested)"
-[ -r "/boot/vmlinuz-$kver" ] || die "/boot/vmlinuz-$kver is missing"
+. "$here/../lib/debian-kernel.sh"
+kver=$(debian_kver) || exit 125
 command -v busybox >/dev/null || die "busybox-static is not installed"
 
 key=$({ echo "$kver"; dpkg-query -W -f '${Version}' busybox-static;
-	cat "$here/init" "$here/mkimage.sh" "$here/tsc-khz.c"; } | sha256sum | cut -c1-16)
+	cat "$here/init" "$here/mkimage.sh" "$here/tsc-khz.c" "$here/../lib/debian-kernel.sh"; } | sha256sum | cut -c1-16)
 out=$cache/l1-$key
 if [ -f "$out/initrd.cpio.gz" ] && [ -f "$out/kernel" ] && [ -x "$out/tsc-khz" ]; then
 	echo "$out"
@@ -54,22 +51,7 @@ if ! { extract_elf '\xfd7zXZ\x00' 'xz -dc' || extract_elf '\x28\xb5\x2f\xfd' 'zs
 fi
 rm -f "$tmp/vmlinux"
 
-# Modules in load order (modprobe resolves dependencies), stored
-# uncompressed because busybox insmod reads plain ELF only.
-: >"$tmp/root/modules.order"
-for m in kvm kvm_amd virtio_pci 9pnet_virtio 9p; do
-	modprobe --show-depends -S "$kver" "$m" | sed -n 's/^insmod \([^ ]*\).*/\1/p'
-done | awk '!seen[$0]++' | while read -r ko; do
-	name=$(basename "$ko" | sed 's/\.ko.*//')
-	case "$ko" in
-	*.xz) xz -dc "$ko" ;;
-	*.zst) zstd -dc "$ko" ;;
-	*.gz) gzip -dc "$ko" ;;
-	*) cat "$ko" ;;
-	esac >"$tmp/root/lib/modules/$name.ko"
-	echo "$name" >>"$tmp/root/modules.order"
-done
-[ -s "$tmp/root/modules.order" ] || die "no modules found for $kver"
+debian_modules "$kver" "$tmp/root" kvm kvm_amd virtio_pci 9pnet_virtio 9p
 
 cc -O2 -o "$tmp/tsc-khz" "$here/tsc-khz.c" || die "cannot build tsc-khz (build-essential)"
 cp "$(command -v busybox)" "$tmp/root/bin/busybox"
