@@ -52,6 +52,7 @@ obj = $(patsubst %.c,$(B)/obj/%.o,$(filter %.c,$(1)))
 define static_lib
 $(B)/lib$(1).a: $(call obj,$(2))
 	@mkdir -p $$(@D)
+	@rm -f $$@ # from scratch: a file that moved to another library must leave this one
 	$$(AR) rcs $$@ $$^
 $(call obj,$(2)): EXTRA_CFLAGS += $(3)
 ALL_LIBS += $(B)/lib$(1).a
