@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "devices/iommu/intel_iommu.h"
 #include "firmware/firmware.h"
 #include "firmware/le.h"
 
@@ -230,7 +231,7 @@ static uint8_t *build_fadt(struct acpi_buf *b, uint32_t facs, uint32_t dsdt)
 	put_le16(t + 98, 1001);		/* P_LVL3_LAT > 1000: no C3 */
 	put_le16(t + 109, 0);		/* IAPC_BOOT_ARCH: no legacy devices, no 8042 */
 	/* WBINVD works, PROC_C1; PWR_BUTTON clear: the power button is the
-	 * fixed-feature one in PM1 (devices/acpi_pm.c, QMP system_powerdown),
+	 * fixed-feature one in PM1 (devices/isa/acpi_pm.c, QMP system_powerdown),
 	 * which Linux's button driver only registers when told so. No sleep
 	 * button (SLP_BUTTON set: not fixed, and no control-method one). */
 	put_le32(t + 112, (1u << 0) | (1u << 2) | (1u << 5));

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "devices/dev_host.h"
 #include "firmware/firmware.h"
 
 #define BDA_EBDA_SEG 0x40e	/* BIOS data area: EBDA segment */

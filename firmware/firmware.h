@@ -11,7 +11,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "devices/devices.h"
+#include "devices/dev_host.h"
+#include "devices/isa/fw_cfg.h"
+#include "devices/pci/i440fx.h"
+#include "devices/pci/pci.h"
+#include "devices/timer/rtc.h"
 
 /* ------------------------------------------------------------------ e820 */
 

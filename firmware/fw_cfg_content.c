@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devices/dev_host.h"
+#include "devices/isa/fw_cfg.h"
 #include "firmware/firmware.h"
 
 #define DEFAULT_ORDER "cdn"

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "devices/pci/i440fx.h"
+#include "devices/pci/pci.h"
 #include "vmm/machine.h"
 
 #define KERNEL_MAX_SIZE (1ull << 30)
