@@ -147,7 +147,7 @@ qemu-system-x86_64 -accel "tcg,thread=${NESTED_TCG_THREAD:-multi}" \
 	-cpu max -smp "${NESTED_SMP:-1}" -m "${NESTED_MEM:-4G}" \
 	-nodefaults -no-reboot -display none -monitor "unix:$run/mon,server,nowait" \
 	-kernel "$img/kernel" -initrd "$img/initrd.cpio.gz" \
-	-append "console=ttyS0 quiet panic=-1 nokaslr tsc=reliable tsc_early_khz=$khz nested.run=$run nested.tmpfs=$tmpfs" \
+	-append "console=ttyS0 quiet panic=-1 nokaslr no_timer_check tsc=reliable tsc_early_khz=$khz nested.run=$run nested.tmpfs=$tmpfs" \
 	-serial "file:$run/console.log" \
 	-virtfs local,path=/,mount_tag=host0,security_model=none,multidevs=remap \
 	</dev/null 2>"$run/qemu.stderr" &
