@@ -188,6 +188,15 @@ static unsigned walk(const struct file *files, unsigned n, uint64_t rsdp_gpa, ch
 	return count;
 }
 
+/* Place the two fw_cfg files at the fake addresses and run the loader. */
+static void load(struct acpi_fw_blobs *b, struct file files[2], unsigned *pointers)
+{
+	files[0] = (struct file){ACPI_FW_TABLES_FILE, b->tables, b->tables_len, FAKE_TABLES_GPA,
+				 false};
+	files[1] = (struct file){ACPI_FW_RSDP_FILE, b->rsdp, sizeof(b->rsdp), FAKE_RSDP_GPA, false};
+	run_loader(b->loader, b->loader_len, files, 2, pointers);
+}
+
 /* The fw_cfg blobs, loaded; then the same walk over the direct-boot
  * tables: same tables, same contents but for the addresses. */
 static void check_both_deliveries(unsigned ncpus, uint16_t pvpanic, unsigned dmar,
@@ -205,15 +214,13 @@ static void check_both_deliveries(unsigned ncpus, uint16_t pvpanic, unsigned dma
 	ck_assert_ptr_nonnull(b);
 	ck_assert_int_eq(acpi_build_fw_cfg(b, ncpus, pvpanic, dmar), 0);
 	ck_assert_uint_gt(b->tables_len, 0);
-	files[0] = (struct file){ACPI_FW_TABLES_FILE, b->tables, b->tables_len, FAKE_TABLES_GPA, false};
-	files[1] = (struct file){ACPI_FW_RSDP_FILE, b->rsdp, sizeof(b->rsdp), FAKE_RSDP_GPA, false};
-	run_loader(b->loader, b->loader_len, files, 2, &pointers);
+	load(b, files, &pointers);
 	/* RSDP 2, FADT 3, XSDT and RSDT one per table */
 	ck_assert_uint_eq(pointers, 2 + 3 + 2 * (2 + (dmar ? 1 : 0)));
 	n_fw = walk(files, 2, FAKE_RSDP_GPA, sig_fw, t_fw);
 
-	ck_assert_int_gt(acpi_build_dmar(direct, sizeof(direct), FW_TABLES_GPA, ncpus, pvpanic, dmar),
-			 0);
+	ck_assert_int_gt(
+		acpi_build_dmar(direct, sizeof(direct), FW_TABLES_GPA, ncpus, pvpanic, dmar), 0);
 	dfile = (struct file){"direct", direct, sizeof(direct), FW_TABLES_GPA, true};
 	n_direct = walk(&dfile, 1, FW_TABLES_GPA, sig_direct, t_direct);
 
@@ -256,9 +263,7 @@ START_TEST(loader_madt_lists_every_cpu)
 	unsigned n, pointers, lapics = 0;
 
 	ck_assert_int_eq(acpi_build_fw_cfg(b, 16, 0, 0), 0);
-	files[0] = (struct file){ACPI_FW_TABLES_FILE, b->tables, b->tables_len, FAKE_TABLES_GPA, false};
-	files[1] = (struct file){ACPI_FW_RSDP_FILE, b->rsdp, sizeof(b->rsdp), FAKE_RSDP_GPA, false};
-	run_loader(b->loader, b->loader_len, files, 2, &pointers);
+	load(b, files, &pointers);
 	n = walk(files, 2, FAKE_RSDP_GPA, sigs, t);
 	for (unsigned i = 0; i < n; i++) {
 		if (strcmp(sigs[i], "APIC"))
