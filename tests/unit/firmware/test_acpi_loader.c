@@ -14,7 +14,7 @@
 
 /* Where our loader "allocates" the two files: a HIGH-zone address below
  * 4 GiB and one in the F segment, as SeaBIOS would. */
-#define FAKE_TABLES_GPA 0x07fe0000u
+#define FAKE_TABLES_GPA 0x01fe0000u
 #define FAKE_RSDP_GPA 0x000f5a30u
 
 struct file {
@@ -277,6 +277,37 @@ START_TEST(loader_madt_lists_every_cpu)
 }
 END_TEST
 
+/* S3 resume after a SeaBIOS boot: vmm finds the waking vector through the
+ * RSDP the table loader put into the BIOS area. */
+START_TEST(waking_vector_of_loaded_tables)
+{
+	const size_t ram_size = 32u << 20;
+	struct acpi_fw_blobs *b = calloc(1, sizeof(*b));
+	uint8_t *ram = calloc(1, ram_size);
+	struct guest_mem mem = {.n = 1, .ram_size = ram_size};
+	struct file files[2];
+	char sigs[8][5];
+	const uint8_t *t[9];
+	unsigned n, pointers;
+	uint32_t facs = 0;
+
+	mem.r[0] = (struct guest_ram_region){0, ram_size, ram};
+	ck_assert_int_eq(acpi_build_fw_cfg(b, 2, 0, 0), 0);
+	load(b, files, &pointers);
+	n = walk(files, 2, FAKE_RSDP_GPA, sigs, t);
+	for (unsigned i = 0; i < n; i++)
+		if (!strcmp(sigs[i], "FACP"))
+			facs = rd32(t[i] + 36);
+	for (unsigned i = 0; i < 2; i++)
+		memcpy(ram + files[i].gpa, files[i].data, files[i].len);
+	ck_assert_uint_eq(fw_acpi_waking_vector(&mem), 0);
+	wr(ram + facs + 12, 4, 0x9a000);
+	ck_assert_uint_eq(fw_acpi_waking_vector(&mem), 0x9a000);
+	free(ram);
+	free(b);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("acpi_loader");
@@ -284,6 +315,7 @@ int main(void)
 
 	tcase_add_test(tc, loader_links_tables_like_direct_boot);
 	tcase_add_test(tc, loader_madt_lists_every_cpu);
+	tcase_add_test(tc, waking_vector_of_loaded_tables);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
