@@ -266,6 +266,10 @@ static int add_pc_platform(struct machine *m, char *err, size_t errlen)
 		.nographic = true,
 		.boot_strict = m->cfg->lv.boot_strict,
 		.uuid = m->cfg->lv.has_uuid ? m->cfg->lv.uuid : NULL,
+		/* the DSDT describes the i440FX's PCI root and PIIX3 routing */
+		.acpi = !m->cfg->lv.no_acpi && !m->cfg->q35,
+		.pvpanic_port = boot_pvpanic_port(m->cfg),
+		.dmar = boot_dmar_flags(&m->cfg->iommu),
 	};
 
 	if (fw.boot_order && boot_order_check(fw.boot_order, err, errlen) < 0)

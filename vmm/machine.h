@@ -337,6 +337,10 @@ int page_walk(const struct guest_mem *mem, const struct paging_mode *pm, uint64_
 
 /* Run the -kernel loaders in order: 0, or -1 with err set. */
 int boot_load_kernel(struct machine *m, char *err, size_t errlen);
+/* What the ACPI tables describe beyond RAM and CPUs, for both boot paths:
+ * -device pvpanic's port (0: none), -device intel-iommu's ACPI_DMAR_*. */
+uint16_t boot_pvpanic_port(const struct vmm_config *cfg);
+unsigned boot_dmar_flags(const struct iommu_spec *s);
 /* Translate a loader's boot CPU state into register values. */
 void boot_state_to_regs(const struct boot_cpu_state *b, struct kvm_regs *regs,
 			struct kvm_sregs *sregs);

@@ -667,7 +667,7 @@ static const struct cli_option options[] = {
 	{"-usb", NULL, cli_parse_usb, 0, NULL}, /* refused: no USB */
 	{"-audiodev", "none,id=ID", cli_parse_audiodev, 0, "accepted: vmm has no sound card"},
 	{"-rtc", "base=utc", cli_parse_rtc, 0, "the RTC runs on the host's UTC time"},
-	{"-no-acpi", NULL, cli_parse_no_acpi, 0, "no ACPI tables for -kernel (MP table only)"},
+	{"-no-acpi", NULL, cli_parse_no_acpi, 0, "no ACPI tables (MP table only)"},
 	{"-msg", "timestamp=on|off", cli_parse_msg, 0, "accepted; messages are not timestamped"},
 	{"-sandbox", "on|off[,obsolete=deny|allow,elevateprivileges=...,spawn=...,resourcecontrol=...]",
 	 cli_parse_sandbox, 0, "system-call allow-list (seccomp) once set up"},
