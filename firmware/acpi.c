@@ -239,7 +239,7 @@ static uint8_t *build_fadt(struct acpi_buf *b, uint32_t facs, uint32_t dsdt)
 	return t;
 }
 
-static uint8_t *build_madt(struct acpi_buf *b, unsigned ncpus)
+static uint8_t *build_madt(struct acpi_buf *b, unsigned ncpus, const uint8_t *apic_ids)
 {
 	size_t len = SDT_HDR_LEN + 8 + ncpus * MADT_LAPIC_LEN + MADT_IOAPIC_LEN + MADT_ISO_LEN +
 		     MADT_NMI_LEN;
@@ -254,12 +254,12 @@ static uint8_t *build_madt(struct acpi_buf *b, unsigned ncpus)
 		p[0] = 0;		/* processor local APIC */
 		p[1] = MADT_LAPIC_LEN;
 		p[2] = i;		/* ACPI processor UID */
-		p[3] = i;		/* APIC id */
+		p[3] = fw_apic_id(apic_ids, i);
 		put_le32(p + 4, 1);	/* enabled */
 	}
-	p[0] = 1;			/* I/O APIC, id ncpus, GSI base 0 */
+	p[0] = 1;			/* I/O APIC after the CPUs, GSI base 0 */
 	p[1] = MADT_IOAPIC_LEN;
-	p[2] = ncpus;
+	p[2] = fw_ioapic_id(apic_ids, ncpus);
 	put_le32(p + 4, FW_IOAPIC_GPA);
 	p += MADT_IOAPIC_LEN;
 	p[0] = 2;			/* interrupt source override: the SCI */
@@ -279,7 +279,7 @@ static uint8_t *build_madt(struct acpi_buf *b, unsigned ncpus)
 /* DMA Remapping table (VT-d spec, chapter 8): one DRHD covering every PCI
  * device, with the I/O APIC's source ID in its device scope so Linux can
  * remap its interrupts. */
-static uint8_t *build_dmar(struct acpi_buf *b, unsigned ncpus, unsigned flags)
+static uint8_t *build_dmar(struct acpi_buf *b, unsigned ioapic_id, unsigned flags)
 {
 	size_t len = DMAR_HDR_LEN + DRHD_LEN + DMAR_SCOPE_LEN;
 	uint8_t *t = sdt(b, "DMAR", len, 1), *p;
@@ -297,7 +297,7 @@ static uint8_t *build_dmar(struct acpi_buf *b, unsigned ncpus, unsigned flags)
 	p += DRHD_LEN;
 	p[0] = 3; /* device scope: I/O APIC */
 	p[1] = DMAR_SCOPE_LEN;
-	p[4] = (uint8_t)ncpus;			   /* enumeration ID: the MADT's I/O APIC id */
+	p[4] = (uint8_t)ioapic_id;		   /* enumeration ID: the MADT's I/O APIC id */
 	p[5] = ACPI_DMAR_IOAPIC_SID >> 8;	   /* start bus */
 	p[6] = (ACPI_DMAR_IOAPIC_SID >> 3) & 0x1f; /* path: device, function */
 	p[7] = ACPI_DMAR_IOAPIC_SID & 7;
@@ -325,18 +325,18 @@ static uint8_t *build_xsdt(struct acpi_buf *b, const uint32_t *ents, unsigned n,
 
 int acpi_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, uint16_t pvpanic_port)
 {
-	return acpi_build_dmar(buf, len, gpa, ncpus, pvpanic_port, 0);
+	return acpi_build_dmar(buf, len, gpa, ncpus, NULL, pvpanic_port, 0);
 }
 
-int acpi_build_dmar(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, uint16_t pvpanic_port,
-		    unsigned dmar)
+int acpi_build_dmar(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus,
+		    const uint8_t *apic_ids, uint16_t pvpanic_port, unsigned dmar)
 {
 	struct acpi_buf b = {.base = buf, .len = len, .gpa = gpa};
 	uint8_t *rsdp, *dsdt, *facs, *fadt, *madt, *xsdt, *rsdt;
 	uint32_t ents[3];
 	unsigned n = 2;
 
-	if (ncpus == 0 || ncpus > 254)
+	if (ncpus == 0 || ncpus > 254 || fw_ioapic_id(apic_ids, ncpus) > 255)
 		return -EINVAL;
 	rsdp = take(&b, RSDP_LEN, 16);
 	dsdt = build_dsdt(&b, pvpanic_port);
@@ -344,13 +344,13 @@ int acpi_build_dmar(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, uint
 	if (!rsdp || !dsdt || !facs)
 		return -ENOSPC;
 	fadt = build_fadt(&b, gpa_of(&b, facs), gpa_of(&b, dsdt));
-	madt = build_madt(&b, ncpus);
+	madt = build_madt(&b, ncpus, apic_ids);
 	if (!fadt || !madt)
 		return -ENOSPC;
 	ents[0] = gpa_of(&b, fadt);
 	ents[1] = gpa_of(&b, madt);
 	if (dmar & ACPI_DMAR_PRESENT) {
-		uint8_t *t = build_dmar(&b, ncpus, dmar);
+		uint8_t *t = build_dmar(&b, fw_ioapic_id(apic_ids, ncpus), dmar);
 
 		if (!t)
 			return -ENOSPC;

@@ -136,7 +136,9 @@ int pc_fw_cfg_setup(struct fw_cfg *f, const struct pc_fw_config *c, char *err, s
 		memcpy(uuid, c->uuid, sizeof(uuid));
 	ret |= fw_cfg_add_u64(f, FW_CFG_RAM_SIZE, c->ram_size);
 	ret |= fw_cfg_add_u16(f, FW_CFG_NB_CPUS, (uint16_t)c->ncpus);
-	ret |= fw_cfg_add_u16(f, FW_CFG_MAX_CPUS, (uint16_t)c->ncpus);
+	/* SeaBIOS sizes its CPU list by the APIC IDs, as QEMU's apic_id_limit */
+	ret |= fw_cfg_add_u16(f, FW_CFG_MAX_CPUS,
+			      (uint16_t)(c->apic_id_limit ? c->apic_id_limit : c->ncpus));
 	ret |= fw_cfg_add_u16(f, FW_CFG_NOGRAPHIC, c->nographic);
 	ret |= fw_cfg_add_u16(f, FW_CFG_BOOT_MENU, c->boot_menu);
 	ret |= fw_cfg_add(f, FW_CFG_UUID, uuid, sizeof(uuid));

@@ -4,7 +4,7 @@ $(eval $(call static_lib,firmware,$(firmware_SRCS),$(LZ4_CFLAGS)))
 # Linux direct boot: loaders, MP/ACPI tables, ACPI PM device.
 $(eval $(call unit_test,firmware_direct_boot,tests/unit/firmware/test_direct_boot.c,libfirmware.a libdevices.a,$(LZ4_LIBS)))
 $(eval $(call unit_test,vmm_insn,tests/unit/vmm/test_insn.c vmm/insn_decode.c,,))
-$(eval $(call unit_test,vmm_cpuid,tests/unit/vmm/test_cpuid.c vmm/cpuid.c,,))
+$(eval $(call unit_test,vmm_cpuid,tests/unit/vmm/test_cpuid.c vmm/cpuid.c vmm/topology.c,,))
 # make check-linux: the minimal guest kernel (scripts/guest-kernel.sh) booted
 # both ways with 1 and 4 vCPUs, commands over the console, clean poweroff.
 LINUX_TESTS += tests/integration/linux-bzimage-smp1.sh tests/integration/linux-bzimage-smp4.sh \

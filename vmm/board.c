@@ -240,6 +240,7 @@ static int add_pc_platform(struct machine *m, char *err, size_t errlen)
 	struct pc_fw_config fw = {
 		.ram_size = m->cfg->ram_size,
 		.ncpus = m->ncpus,
+		.apic_id_limit = m->ncpus ? m->apic_ids[m->ncpus - 1] + 1u : 0,
 		.e820 = &m->e820,
 		.boot_order = m->cfg->boot_order,
 		.nographic = true,

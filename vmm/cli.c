@@ -135,40 +135,30 @@ static int parse_memory(struct vmm_config *cfg, const struct cli_option *opt, co
 
 /* ------------------------------------------------------------ -smp N */
 
+/* Kept as given: the topology is resolved once -machine is known
+ * (QEMU's limit message names the machine). */
 static int parse_smp(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
 		     char *err, size_t errlen)
 {
-	char buf[128], *save = NULL, *tok;
-	uint64_t n = 0, v;
+	return smp_request_parse(val, &cfg->smp_req, err, errlen);
+}
 
-	if (strlen(val) >= sizeof(buf)) {
-		snprintf(err, errlen, "value too long");
+static int resolve_smp(struct vmm_config *cfg, char *err, size_t errlen)
+{
+	char why[256];
+
+	if (smp_resolve(&cfg->smp_req, cfg->q35 ? "pc-q35-7.2" : "pc-i440fx-7.2", CLI_MAX_SMP,
+			&cfg->topo, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "-smp: %s", why);
 		return -1;
 	}
-	strcpy(buf, val);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		const char *num = tok;
-
-		if (!strncmp(tok, "cpus=", 5))
-			num = tok + 5;
-		else if (!strncmp(tok, "maxcpus=", 8) || !strncmp(tok, "sockets=", 8) ||
-			 !strncmp(tok, "cores=", 6) || !strncmp(tok, "threads=", 8))
-			continue; /* topology hints: every vCPU is its own socket here */
-		else if (tok != buf) {
-			snprintf(err, errlen, "unknown parameter '%s'", tok);
-			return -1;
-		}
-		if (cli_parse_u64(num, &v) < 0) {
-			snprintf(err, errlen, "invalid CPU count '%s'", num);
-			return -1;
-		}
-		n = v;
-	}
-	if (n < 1 || n > CLI_MAX_SMP) {
-		snprintf(err, errlen, "CPU count must be 1 to %d, not '%s'", CLI_MAX_SMP, val);
+	cfg->smp = cfg->topo.cpus;
+	/* vmm's own local APICs are numbered by vCPU index */
+	if (cfg->irqchip == IRQCHIP_OFF && topo_apic_id(&cfg->topo, cfg->smp - 1) != cfg->smp - 1) {
+		snprintf(err, errlen, "-smp: kernel_irqchip=off needs contiguous APIC IDs (cores and "
+				      "threads powers of two)");
 		return -1;
 	}
-	cfg->smp = (unsigned)n;
 	return 0;
 }
 
@@ -290,15 +280,40 @@ static int debug_exit_prop(struct device_spec *d, const char *key, const char *v
 	return 0;
 }
 
-/* QEMU's test device for kvm-unit-tests: no properties. */
-static int add_testdev(struct vmm_config *cfg, char *err, size_t errlen)
+/* QEMU's test device for kvm-unit-tests: no properties but id=. */
+static int add_testdev(struct vmm_config *cfg, char *props, char *err, size_t errlen)
 {
+	char *key, *v;
+
+	while (cli_next_kv(&props, &key, &v))
+		if (strcmp(key, "id")) {
+			snprintf(err, errlen, "pc-testdev: no property '%s' (it has none)", key);
+			return -1;
+		}
 	if (cfg->n_devices == CLI_MAX_DEVICES) {
 		snprintf(err, errlen, "too many devices");
 		return -1;
 	}
 	cfg->devices[cfg->n_devices++] = (struct device_spec){.kind = DEVICE_PC_TESTDEV};
 	return 0;
+}
+
+/* "help" or "?" (QEMU takes both). */
+static bool is_help(const char *s)
+{
+	return !strcmp(s, "help") || !strcmp(s, "?");
+}
+
+/* Whether a later comma-separated item of val asks for help. */
+static bool asks_help(const char *val)
+{
+	for (const char *p = strchr(val, ','); p; p = strchr(p + 1, ',')) {
+		size_t len = strcspn(p + 1, ",");
+
+		if ((len == 4 && !strncmp(p + 1, "help", 4)) || (len == 1 && p[1] == '?'))
+			return true;
+	}
+	return false;
 }
 
 /* -display none / -vnc none: vmm has no display to turn off. */
@@ -336,12 +351,19 @@ static int parse_device(struct vmm_config *cfg, const struct cli_option *opt, co
 	}
 	strcpy(buf, val);
 	tok = strtok_r(buf, ",", &save);
-	if (tok && (!strcmp(tok, "help") || !strcmp(tok, "?"))) {
-		cfg->device_help = true;
+	if (tok && is_help(tok)) {
+		cfg->help_topic = CLI_HELP_DEVICES;
 		return 0;
 	}
+	if (tok && asks_help(val)) { /* -device NAME,help */
+		cfg->help_topic = CLI_HELP_DEVICE;
+		snprintf(cfg->help_device, sizeof(cfg->help_device), "%s", tok);
+		return 0;
+	}
+	if (tok && cli_device_help_find(tok)) /* QEMU's aliases: virtio-net, virtio-blk */
+		tok = (char *)cli_device_help_find(tok)->name;
 	if (tok && !strcmp(tok, "pc-testdev"))
-		return add_testdev(cfg, err, errlen);
+		return add_testdev(cfg, save, err, errlen);
 	if (tok && !strcmp(tok, "virtio-blk-pci"))
 		return cli_parse_virtio_blk(cfg, save, err, errlen);
 	if (tok && !strcmp(tok, "virtio-net-pci"))
@@ -396,6 +418,10 @@ static int parse_device(struct vmm_config *cfg, const struct cli_option *opt, co
 static int parse_netdev(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
 			char *err, size_t errlen)
 {
+	if (is_help(val)) {
+		cfg->help_topic = CLI_HELP_NETDEV;
+		return 0;
+	}
 	return cli_parse_netdev(cfg, val, err, errlen);
 }
 
@@ -559,6 +585,10 @@ int cli_parse_machine(const char *val, struct vmm_config *cfg, char *err, size_t
 static int parse_machine_opt(struct vmm_config *cfg, const struct cli_option *opt,
 			     const char *val, char *err, size_t errlen)
 {
+	if (is_help(val)) {
+		cfg->help_topic = CLI_HELP_MACHINE;
+		return 0;
+	}
 	return cli_parse_machine(val, cfg, err, errlen);
 }
 
@@ -581,6 +611,10 @@ static int parse_cpu(struct vmm_config *cfg, const struct cli_option *opt, const
 {
 	char why[256];
 
+	if (is_help(val)) {
+		cfg->help_topic = CLI_HELP_CPU;
+		return 0;
+	}
 	if (cpu_spec_parse(val, &cfg->cpu, why, sizeof(why)) == 0)
 		return 0;
 	/* cpu_spec_parse names -cpu itself; cli_parse adds the name again. */
@@ -592,10 +626,12 @@ static int parse_cpu(struct vmm_config *cfg, const struct cli_option *opt, const
 
 static const struct cli_option options[] = {
 	{"-m", "SIZE", parse_memory, 0, "guest RAM; a bare number is MiB (512, 512M, 2G)"},
-	{"-smp", "N", parse_smp, 0, "number of vCPUs (1-255)"},
+	{"-smp", "[cpus=]N[,sockets=S][,dies=D][,cores=C][,threads=T][,maxcpus=N]", parse_smp, 0,
+	 "vCPUs (1-255) and their topology; missing values computed as QEMU does"},
 	{"-cpu", "MODEL[,+feat,-feat...]", parse_cpu, 0,
 	 "CPU model: host (default), max, baseline, qemu64, kvm64, IvyBridge, ..."},
-	{"-kernel", "FILE", cli_parse_string, FIELD(kernel), "boot this kernel (multiboot, Linux)"},
+	{"-kernel", "FILE", cli_parse_string, FIELD(kernel),
+	 "boot this kernel: Linux bzImage, PVH ELF (vmlinux) or multiboot"},
 	{"-initrd", "FILE", cli_parse_string, FIELD(initrd), "initial ramdisk / multiboot modules"},
 	{"-append", "CMDLINE", cli_parse_text, FIELD(append), "kernel command line"},
 	{"-nographic", NULL, cli_parse_flag, FIELD(nographic),
@@ -621,10 +657,10 @@ static const struct cli_option options[] = {
 	{"-nodefaults", NULL, cli_parse_flag, FIELD(nodefaults),
 	 "no default devices (the serial port on stdio, the NIC)"},
 	{"-no-reboot", NULL, cli_parse_flag, FIELD(no_reboot), "exit instead of rebooting"},
-	{"-display", "none", parse_no_display, 0, "no display (the only kind)"},
-	{"-vnc", "none", parse_no_display, 0, NULL},
-	{"-enable-kvm", NULL, cli_parse_flag, FIELD(nographic), NULL},
-	{"-global", "kvm-pit.lost_tick_policy=P", parse_global, 0, NULL},
+	{"-vnc", "none", parse_no_display, 0, "no VNC server (vmm has no display)"},
+	{"-enable-kvm", NULL, cli_parse_flag, FIELD(nographic), "accepted: KVM is always on"},
+	{"-global", "kvm-pit.lost_tick_policy=P", parse_global, 0,
+	 "accepted: KVM's PIT keeps its default policy"},
 	{"-S", NULL, cli_parse_flag, FIELD(start_paused), "start paused (monitor `cont` runs)"},
 	{"-name", "NAME", parse_name, 0, "guest name (thread and window titles)"},
 	{"-hda", "FILE", parse_hdx, 0, "raw disk image on IDE primary master"},
@@ -664,7 +700,7 @@ static const struct cli_option options[] = {
 	 "mem-lock=on: lock guest and vmm memory in RAM"},
 	{"-uuid", "UUID", cli_parse_uuid, 0, "the machine's UUID (SMBIOS, query-uuid)"},
 	{"-display", "none", cli_parse_display, 0, "no display (vmm has none)"},
-	{"-usb", NULL, cli_parse_usb, 0, NULL}, /* refused: no USB */
+	{"-usb", NULL, cli_parse_usb, 0, "refused: vmm has no USB controller"},
 	{"-audiodev", "none,id=ID", cli_parse_audiodev, 0, "accepted: vmm has no sound card"},
 	{"-rtc", "base=utc", cli_parse_rtc, 0, "the RTC runs on the host's UTC time"},
 	{"-no-acpi", NULL, cli_parse_no_acpi, 0, "no ACPI tables for -kernel (MP table only)"},
@@ -677,9 +713,9 @@ static const struct cli_option options[] = {
 	 "interrupt controllers in KVM (on), split, or in vmm (off); q35: the PC board with "
 	 "the Q35 host bridge (8086:29c0) for intel-iommu, not QEMU's q35: no ICH9 "
 	 "(PIIX3 ISA/IDE stay), no AHCI, no PCIe config space, -kernel boots only"},
-	{"-M", "pc|q35,...", parse_machine_opt, 0, NULL},
+	{"-M", "pc|q35,...", parse_machine_opt, 0, "same as -machine"},
 	{"-help", NULL, cli_parse_flag, FIELD(help), "print this help and exit"},
-	{"-h", NULL, cli_parse_flag, FIELD(help), NULL},
+	{"-h", NULL, cli_parse_flag, FIELD(help), "same as -help"},
 	{"-version", NULL, cli_parse_flag, FIELD(version), "print the version and exit"},
 };
 
@@ -700,8 +736,6 @@ static void apply_defaults(struct vmm_config *cfg)
 {
 	if (!cfg->ram_size)
 		cfg->ram_size = 128 * MIB; /* QEMU's default */
-	if (!cfg->smp)
-		cfg->smp = 1;
 	if (!cfg->append)
 		cfg->append = "";
 	if (cfg->n_serial == 0 && !cfg->nodefaults)
@@ -764,8 +798,10 @@ int cli_parse(int argc, char **argv, struct vmm_config *cfg, char *err, size_t e
 			snprintf(err, errlen, "%s: %s", opt->name, why);
 			return -1;
 		}
+		if (cfg->help_topic != CLI_HELP_NONE || cfg->help || cfg->version)
+			return 0; /* as QEMU: print it and exit, whatever follows */
 	}
-	if (cli_libvirt_finish(cfg, err, errlen) < 0)
+	if (cli_libvirt_finish(cfg, err, errlen) < 0 || resolve_smp(cfg, err, errlen) < 0)
 		return -1;
 	apply_defaults(cfg);
 	if (cli_resolve_drives(cfg, err, errlen) < 0 || cli_resolve_nics(cfg, err, errlen) < 0 ||
@@ -775,19 +811,31 @@ int cli_parse(int argc, char **argv, struct vmm_config *cfg, char *err, size_t e
 	return check_stdio(cfg, err, errlen);
 }
 
+const char *cli_option_name(size_t i)
+{
+	return i < N_OPTIONS ? options[i].name : NULL;
+}
+
+/* Every row of the table, in its order: the option and its value on the
+ * left; a left side wider than the column puts the text on the next line. */
 void cli_usage(FILE *out, const char *argv0)
 {
+	enum { LEFT = 26 };
+
 	fprintf(out, "usage: %s [options]\n\nvmm %s — a KVM virtual machine monitor with "
 		     "QEMU's option spellings.\n\n", argv0, VMM_VERSION);
 	for (size_t i = 0; i < N_OPTIONS; i++) {
-		char left[40];
+		const struct cli_option *o = &options[i];
+		int n = fprintf(out, "  %s%s%s", o->name, o->metavar ? " " : "",
+				o->metavar ? o->metavar : "");
 
-		if (!options[i].help)
-			continue;
-		snprintf(left, sizeof(left), "%s%s%s", options[i].name,
-			 options[i].metavar ? " " : "", options[i].metavar ? options[i].metavar : "");
-		fprintf(out, "  %-26s %s\n", left, options[i].help);
+		if (n - 2 > LEFT)
+			fprintf(out, "\n  %-*s %s\n", LEFT, "", o->help);
+		else
+			fprintf(out, "%*s %s\n", LEFT - (n - 2), "", o->help);
 	}
-	fprintf(out, "\nWith mon:stdio (the default): Ctrl-A c switches between serial and "
+	fprintf(out, "\nHelp verbs, as in QEMU: -cpu help, -machine help, -device help, "
+		     "-device NAME,help, -netdev help.\n"
+		     "With mon:stdio (the default): Ctrl-A c switches between serial and "
 		     "monitor, Ctrl-A x quits.\n");
 }

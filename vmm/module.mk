@@ -3,9 +3,13 @@ vmm_SRCS := $(filter-out vmm/main.c,$(wildcard vmm/*.c))
 $(eval $(call static_lib,vmm,$(vmm_SRCS),$(JANSSON_CFLAGS)))
 # the NICs' user networking: libusernet (netstack, libslirp)
 VMM_NET_LIBS := libusernet.a libnetstack.a
+# what the command-line unit tests link: the parser and what it calls
+VMM_CLI_SRCS := vmm/cli.c vmm/cli_drive.c vmm/cli_control.c vmm/cli_net.c vmm/cli_libvirt.c vmm/cli_wlan.c vmm/cli_iommu.c vmm/cpuid.c vmm/topology.c vmm/cli_help.c
 $(eval $(call program,vmm,vmm/main.c,libvmm.a libfirmware.a libdevices.a libwlan.a libregdb.a $(VMM_NET_LIBS) libkvm.a,$(LZ4_LIBS) $(JANSSON_LIBS) $(SLIRP_LIBS) $$(WLAN_LDLIBS) $(SECCOMP_LIBS)))
-$(eval $(call unit_test,vmm_cli_net,tests/unit/vmm/test_cli_net.c vmm/cli.c vmm/cli_drive.c vmm/cli_control.c vmm/cli_net.c vmm/cli_libvirt.c vmm/cli_wlan.c vmm/cli_iommu.c vmm/cpuid.c,,$(JANSSON_LIBS)))
-$(eval $(call unit_test,vmm_cli,tests/unit/vmm/test_cli.c vmm/cli.c vmm/cli_drive.c vmm/cli_control.c vmm/cli_net.c vmm/cli_libvirt.c vmm/cli_wlan.c vmm/cli_iommu.c vmm/cpuid.c,,$(JANSSON_LIBS)))
+$(eval $(call unit_test,vmm_cli_net,tests/unit/vmm/test_cli_net.c $(VMM_CLI_SRCS),,$(JANSSON_LIBS)))
+$(eval $(call unit_test,vmm_cli,tests/unit/vmm/test_cli.c $(VMM_CLI_SRCS),,$(JANSSON_LIBS)))
+# the help verbs, --help against the option table, -smp and APIC IDs
+$(eval $(call unit_test,vmm_cli_help,tests/unit/vmm/test_cli_help.c $(VMM_CLI_SRCS),,$(JANSSON_LIBS)))
 INTEG_TESTS += tests/integration/core-hello.sh
 KVM_TESTS += tests/integration/core-hello.sh
 BENCHES += bench/core-startup.sh
@@ -24,7 +28,7 @@ KVM_BENCHES += bench/core-mmio.sh
 $(eval $(call unit_test,vmm_iret,tests/unit/vmm/test_iret.c vmm/iret.c,,))
 INTEG_TESTS += tests/integration/control-exit.sh
 KVM_TESTS += tests/integration/control-exit.sh
-$(eval $(call unit_test,vmm_cli_control,tests/unit/vmm/test_cli_control.c vmm/cli.c vmm/cli_drive.c vmm/cli_control.c vmm/cli_net.c vmm/cli_libvirt.c vmm/cli_wlan.c vmm/cli_iommu.c vmm/cpuid.c,,$(JANSSON_LIBS)))
+$(eval $(call unit_test,vmm_cli_control,tests/unit/vmm/test_cli_control.c $(VMM_CLI_SRCS),,$(JANSSON_LIBS)))
 INTEG_TESTS += tests/integration/control-qmp.sh
 KVM_TESTS += tests/integration/control-qmp.sh
 INTEG_TESTS += tests/integration/control-gdb.sh
@@ -35,7 +39,7 @@ INTEG_TESTS += tests/integration/cpu-models.sh
 # guest's ring 0 is emulated, so with the Linux tests)
 INTEG_TESTS += tests/integration/libvirt-probe.sh
 LINUX_TESTS += tests/integration/libvirt.sh
-$(eval $(call unit_test,vmm_cli_libvirt,tests/unit/vmm/test_cli_libvirt.c vmm/cli.c vmm/cli_drive.c vmm/cli_control.c vmm/cli_net.c vmm/cli_libvirt.c vmm/cli_wlan.c vmm/cli_iommu.c vmm/cpuid.c,,$(JANSSON_LIBS)))
+$(eval $(call unit_test,vmm_cli_libvirt,tests/unit/vmm/test_cli_libvirt.c $(VMM_CLI_SRCS),,$(JANSSON_LIBS)))
 # pvpanic in the Linux guest: the DSDT's QEMU0001, a panic -> GUEST_PANICKED, status 4
 LINUX_TESTS += tests/integration/linux-pvpanic.sh
 # gdb against the Linux guest: break start_kernel, bt, info registers, detach

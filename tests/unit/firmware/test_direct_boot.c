@@ -127,9 +127,9 @@ START_TEST(acpi_dmar_table)
 	uint8_t buf[4096];
 	const uint8_t *dmar;
 
-	ck_assert_int_gt(acpi_build_dmar(buf, sizeof(buf), gpa, 4, 0, 0), 0);
+	ck_assert_int_gt(acpi_build_dmar(buf, sizeof(buf), gpa, 4, NULL, 0, 0), 0);
 	ck_assert_ptr_null(find_table(buf, gpa, "DMAR"));
-	ck_assert_int_gt(acpi_build_dmar(buf, sizeof(buf), gpa, 4, 0,
+	ck_assert_int_gt(acpi_build_dmar(buf, sizeof(buf), gpa, 4, NULL, 0,
 					 ACPI_DMAR_PRESENT | ACPI_DMAR_INTR_REMAP),
 			 0);
 	dmar = find_table(buf, gpa, "DMAR");
@@ -173,7 +173,7 @@ END_TEST
 static void check_mp(unsigned ncpus)
 {
 	uint8_t buf[1024];
-	int n = mptable_build(buf, sizeof(buf), 0x9fc00, ncpus);
+	int n = mptable_build(buf, sizeof(buf), 0x9fc00, ncpus, NULL);
 	const uint8_t *cfg = buf + 16;
 	unsigned cpus = 0, off = 44;
 
@@ -199,7 +199,7 @@ START_TEST(mptable_one_and_four_cpus)
 {
 	check_mp(1);
 	check_mp(4);
-	ck_assert_int_eq(mptable_build(ram, 32, 0, 4), -ENOSPC);
+	ck_assert_int_eq(mptable_build(ram, 32, 0, 4, NULL), -ENOSPC);
 }
 END_TEST
 

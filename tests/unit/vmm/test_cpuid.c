@@ -77,7 +77,7 @@ START_TEST(models_hide_features)
 	char err[128];
 
 	cpu_spec_parse("baseline", &s, err, sizeof(err));
-	cpuid_apply(c, &s, 3);
+	cpuid_apply(c, &s, NULL, 3);
 	ck_assert_uint_eq(c->entries[0].ecx & (1u << 26), 0);		/* xsave */
 	ck_assert_uint_eq(c->entries[0].ecx & (1u << 23), 1u << 23);	/* popcnt stays */
 	ck_assert_uint_eq(c->entries[1].ebx & (1u << 20 | 1u << 7), 0); /* smap, smep */
@@ -91,13 +91,13 @@ START_TEST(models_hide_features)
 
 	c = fake_host();
 	ck_assert_int_eq(cpu_spec_parse("vmm,+kvm-pv-ipi", &s, err, sizeof(err)), 0);
-	cpuid_apply(c, &s, 0);
+	cpuid_apply(c, &s, NULL, 0);
 	ck_assert_uint_eq(c->entries[4].eax & (1u << 11 | 1u << 7), 1u << 11);
 	free(c);
 
 	c = fake_host();
 	cpu_spec_parse("kvm64,+sse4_2", &s, err, sizeof(err));
-	cpuid_apply(c, &s, 0);
+	cpuid_apply(c, &s, NULL, 0);
 	ck_assert_uint_eq(c->entries[0].ecx & (1u << 23), 0);	     /* popcnt hidden */
 	ck_assert_uint_eq(c->entries[0].ecx & (1u << 20), 1u << 20); /* +sse4_2 */
 	ck_assert_uint_eq(c->entries[0].ecx & 1, 1);		     /* sse3 kept */
@@ -106,7 +106,7 @@ START_TEST(models_hide_features)
 
 	c = fake_host();
 	cpu_spec_parse("host,-popcnt", &s, err, sizeof(err));
-	cpuid_apply(c, &s, 1);
+	cpuid_apply(c, &s, NULL, 1);
 	ck_assert_uint_eq(c->entries[0].ecx & (1u << 26), 1u << 26); /* host keeps xsave */
 	ck_assert_uint_eq(c->entries[0].ecx & (1u << 23), 0);
 	ck_assert_uint_eq(c->entries[4].eax, 0x3fbfb); /* all KVM leaves */
@@ -126,7 +126,7 @@ START_TEST(named_models)
 
 	ck_assert_int_eq(cpu_spec_parse("qemu64,+x2apic,+tsc-deadline,+mpx", &s, err, sizeof(err)),
 			 0);
-	cpuid_apply(c, &s, 0);
+	cpuid_apply(c, &s, NULL, 0);
 	ck_assert_uint_eq(c->entries[0].ecx, 1u | 1u << 13 | 1u << 21 | 1u << 24 | 1u << 31);
 	free(c);
 
@@ -134,18 +134,18 @@ START_TEST(named_models)
 	c = fake_host();
 	c->entries[0].ecx &= ~(1u << 31);
 	cpu_spec_parse("host", &s, err, sizeof(err));
-	cpuid_apply(c, &s, 0);
+	cpuid_apply(c, &s, NULL, 0);
 	ck_assert_uint_eq(c->entries[0].ecx >> 31, 1);
 	free(c);
 	c = fake_host();
 	cpu_spec_parse("host,-hypervisor", &s, err, sizeof(err));
-	cpuid_apply(c, &s, 0);
+	cpuid_apply(c, &s, NULL, 0);
 	ck_assert_uint_eq(c->entries[0].ecx >> 31, 0);
 	free(c);
 
 	c = fake_host();
 	cpu_spec_parse("qemu64,+x2apic,+tsc-deadline,+mpx", &s, err, sizeof(err));
-	cpuid_apply(c, &s, 0);
+	cpuid_apply(c, &s, NULL, 0);
 	ck_assert_uint_eq(c->entries[1].ebx, 0); /* +mpx: KVM lacks it */
 	ck_assert_uint_eq(c->entries[5].edx, 1u << 11 | 1u << 20 | 1u << 29);
 	ck_assert_uint_eq(c->entries[5].ecx, 1);			     /* lahf-lm */
@@ -155,7 +155,7 @@ START_TEST(named_models)
 
 	c = fake_host();
 	cpu_spec_parse("IvyBridge,phys-bits=36,vendor=AuthenticAMD", &s, err, sizeof(err));
-	cpuid_apply(c, &s, 0);
+	cpuid_apply(c, &s, NULL, 0);
 	ck_assert_uint_eq(c->entries[1].ebx, 1u << 0 | 1u << 7 | 1u << 9); /* fsgsbase smep erms */
 	ck_assert_uint_eq(c->entries[0].ecx & (1u << 28 | 1u << 26 | 1u << 12),
 			  1u << 28 | 1u << 26);
