@@ -35,6 +35,8 @@ INTEG_TESTS += tests/integration/control-gdb.sh
 KVM_TESTS += tests/integration/control-gdb.sh
 # QEMU's -cpu models and switches, and the tests' -cpu wrapper.
 INTEG_TESTS += tests/integration/cpu-models.sh
+# inputs checked before KVM, -smp errors and the help verbs against QEMU (no guest)
+INTEG_TESTS += tests/integration/cli-qemu.sh
 # libvirt 9.0 manages a vmm guest (two Linux boots: minutes where the
 # guest's ring 0 is emulated, so with the Linux tests)
 INTEG_TESTS += tests/integration/libvirt-probe.sh
