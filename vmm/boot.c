@@ -58,7 +58,8 @@ static int read_file(const char *path, uint8_t **data, size_t *size, char *err, 
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0 ||
 	    (uint64_t)st.st_size > KERNEL_MAX_SIZE) {
-		snprintf(err, errlen, "-kernel %s: not a regular, non-empty file under 1 GiB", path);
+		snprintf(err, errlen, "-kernel %s: not a regular, non-empty file under 1 GiB",
+			 path);
 		close(fd);
 		return -1;
 	}
@@ -100,7 +101,10 @@ static bool looks_bootable(const uint8_t *k, size_t size)
 	}
 	if (size > 0x206 && !memcmp(k + 0x202, "HdrS", 4))
 		return true;
-	return size > 4 && !memcmp(k, "\x7f" "ELF", 4);
+	return size > 4 && !memcmp(k,
+				   "\x7f"
+				   "ELF",
+				   4);
 }
 
 /* -initrd: one file, or multiboot's "file args,file2" list (",," a comma). */
@@ -138,7 +142,9 @@ int boot_check_kernel(const struct vmm_config *cfg, char *err, size_t errlen)
 	bool ok;
 
 	if (!cfg->kernel)
-		return cfg->initrd ? snprintf(err, errlen, "-initrd only allowed with -kernel option"), -1 : 0;
+		return cfg->initrd
+		       ? snprintf(err, errlen, "-initrd only allowed with -kernel option"),
+		       -1 : 0;
 	if (read_file(cfg->kernel, &data, &size, err, errlen) < 0)
 		return -1;
 	ok = looks_bootable(data, size);

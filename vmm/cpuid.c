@@ -628,8 +628,8 @@ static void set_vendor_and_phys_bits(struct kvm_cpuid2 *c, const struct cpu_spec
 		l88->eax = (l88->eax & ~0xffu) | spec->phys_bits;
 }
 
-void cpuid_apply(struct kvm_cpuid2 *c, const struct cpu_spec *spec,
-		 const struct cpu_topology *topo, unsigned index)
+void cpuid_apply(struct kvm_cpuid2 *c, const struct cpu_spec *spec, const struct cpu_topology *topo,
+		 unsigned index)
 {
 	/* without a topology: a single-core package per vCPU */
 	const struct cpu_topology own = {index + 1, index + 1, 1, 1, 1, index + 1};

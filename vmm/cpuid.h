@@ -89,8 +89,8 @@ int cpu_spec_parse(const char *arg, struct cpu_spec *spec, char *err, size_t err
  * them; topo NULL: every vCPU its own single-core package, APIC ID index).
  * Idempotent on the same c. A +feat KVM cannot offer is left out (with a
  * warning once), as QEMU does without enforce. */
-void cpuid_apply(struct kvm_cpuid2 *c, const struct cpu_spec *spec,
-		 const struct cpu_topology *topo, unsigned index);
+void cpuid_apply(struct kvm_cpuid2 *c, const struct cpu_spec *spec, const struct cpu_topology *topo,
+		 unsigned index);
 /* -cpu help: the models' names and descriptions, the feature names (NULL
  * past the end). */
 const char *cpu_model_name(unsigned model);

@@ -83,7 +83,8 @@ int preflight_check(const struct vmm_config *cfg, char *err, size_t errlen)
 	if (cfg->lv.machine_none) /* QMP only: no guest inputs are used */
 		return 0;
 	return check_drives(cfg, err, errlen) < 0 || boot_check_kernel(cfg, err, errlen) < 0 ||
-			       check_bios(cfg, err, errlen) < 0 || check_netdevs(cfg, err, errlen) < 0
+			       check_bios(cfg, err, errlen) < 0 ||
+			       check_netdevs(cfg, err, errlen) < 0
 		       ? -1
 		       : 0;
 }

@@ -14,7 +14,7 @@
 
 #include "vmm/cpuid.h"
 
-static const char *const smp_keys[SMP_NKEYS] = {"cpus",  "sockets", "dies",
+static const char *const smp_keys[SMP_NKEYS] = {"cpus",	 "sockets", "dies",
 						"cores", "threads", "maxcpus"};
 
 static int parse_count(const char *s, size_t len, unsigned *v)
@@ -47,7 +47,8 @@ int smp_request_parse(const char *arg, struct smp_request *r, char *err, size_t 
 		if (eq) { /* key=value; a bare first value is cpus */
 			klen = (size_t)(eq - p);
 			for (key = 0; key < SMP_NKEYS; key++)
-				if (strlen(smp_keys[key]) == klen && !strncmp(p, smp_keys[key], klen))
+				if (strlen(smp_keys[key]) == klen &&
+				    !strncmp(p, smp_keys[key], klen))
 					break;
 			if (key == SMP_NKEYS)
 				return snprintf(err, errlen, "Parameter 'smp.%.*s' is unexpected",
@@ -122,32 +123,40 @@ int smp_resolve(const struct smp_request *r, const char *machine, unsigned max_c
 					"zero\n");
 			break;
 		}
-	*t = (struct cpu_topology){r->v[SMP_CPUS], r->v[SMP_SOCKETS], r->v[SMP_DIES],
+	*t = (struct cpu_topology){r->v[SMP_CPUS],  r->v[SMP_SOCKETS], r->v[SMP_DIES],
 				   r->v[SMP_CORES], r->v[SMP_THREADS], r->v[SMP_MAXCPUS]};
 	fill_missing(t);
 	product = (unsigned long long)t->sockets * t->dies * t->cores * t->threads;
 	hierarchy(t, h, sizeof(h));
 	if (product != t->maxcpus)
-		return snprintf(err, errlen, "Invalid CPU topology: product of the hierarchy must "
-					     "match maxcpus: %s != maxcpus (%u)", h, t->maxcpus),
+		return snprintf(err, errlen,
+				"Invalid CPU topology: product of the hierarchy must "
+				"match maxcpus: %s != maxcpus (%u)",
+				h, t->maxcpus),
 		       -1;
 	if (t->maxcpus < t->cpus)
-		return snprintf(err, errlen, "Invalid CPU topology: maxcpus must be equal to or "
-					     "greater than smp: %s == maxcpus (%u) < smp_cpus (%u)",
+		return snprintf(err, errlen,
+				"Invalid CPU topology: maxcpus must be equal to or "
+				"greater than smp: %s == maxcpus (%u) < smp_cpus (%u)",
 				h, t->maxcpus, t->cpus),
 		       -1;
 	if (t->maxcpus > max_cpus)
-		return snprintf(err, errlen, "Invalid SMP CPUs %u. The max CPUs supported by "
-					     "machine '%s' is %u", t->maxcpus, machine, max_cpus),
+		return snprintf(err, errlen,
+				"Invalid SMP CPUs %u. The max CPUs supported by "
+				"machine '%s' is %u",
+				t->maxcpus, machine, max_cpus),
 		       -1;
 	if (t->maxcpus > t->cpus)
-		return snprintf(err, errlen, "maxcpus=%u above the %u CPUs present needs CPU "
-					     "hot-plug, which vmm does not have", t->maxcpus, t->cpus),
+		return snprintf(err, errlen,
+				"maxcpus=%u above the %u CPUs present needs CPU "
+				"hot-plug, which vmm does not have",
+				t->maxcpus, t->cpus),
 		       -1;
 	if (topo_apic_id(t, t->cpus - 1) > TOPO_MAX_APIC_ID)
-		return snprintf(err, errlen, "this topology needs APIC IDs up to %u; vmm's xAPIC "
-					     "machine has at most %u", topo_apic_id(t, t->cpus - 1),
-				TOPO_MAX_APIC_ID),
+		return snprintf(err, errlen,
+				"this topology needs APIC IDs up to %u; vmm's xAPIC "
+				"machine has at most %u",
+				topo_apic_id(t, t->cpus - 1), TOPO_MAX_APIC_ID),
 		       -1;
 	return 0;
 }

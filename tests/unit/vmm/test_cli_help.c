@@ -124,8 +124,10 @@ START_TEST(device_help)
 
 	ck_assert_int_eq(PARSE("-device", "help"), 0);
 	out = help_text();
-	ck_assert(!strncmp(out, "Storage devices:\nname \"virtio-blk-pci\", bus PCI, alias "
-				"\"virtio-blk\"\n", 64));
+	ck_assert(!strncmp(out,
+			   "Storage devices:\nname \"virtio-blk-pci\", bus PCI, alias "
+			   "\"virtio-blk\"\n",
+			   64));
 	for (size_t i = 0; (d = cli_device_help_at(i)); i++) {
 		snprintf(line, sizeof(line), "name \"%s\", bus %s", d->name, d->bus);
 		ck_assert_msg(strstr(out, line), "%s not listed", d->name);
@@ -167,8 +169,8 @@ START_TEST(device_properties)
 				ck_assert_msg(at[1 + 25] == '-' || at[1 + strlen(line)] == ' ',
 					      "%s", line);
 			snprintf(line, sizeof(line), "%s=%s", p->name, p->sample);
-			ck_assert_msg(parse_device(d, line) == 0, "-device %s,%s: %s", d->name, line,
-				      why);
+			ck_assert_msg(parse_device(d, line) == 0, "-device %s,%s: %s", d->name,
+				      line, why);
 		}
 		free(out);
 		/* a property the list does not name is refused */
@@ -242,7 +244,8 @@ static const struct {
 	{"-no-shutdown", {NULL}},
 	{"-qmp", {"unix:q.sock,server,nowait"}},
 	{"-chardev", {"socket,id=c0,path=q.sock,server=on,wait=off"}},
-	{"-mon", {"chardev=c0,mode=control", "-chardev", "socket,id=c0,path=q.sock,server=on,wait=off"}},
+	{"-mon",
+	 {"chardev=c0,mode=control", "-chardev", "socket,id=c0,path=q.sock,server=on,wait=off"}},
 	{"-gdb", {"tcp::1234"}},
 	{"-s", {NULL}},
 	{"-daemonize", {NULL}},
