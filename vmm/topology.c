@@ -14,6 +14,9 @@
 
 #include "vmm/cpuid.h"
 
+/* Keeps every product of the values within 64 bits. */
+#define SMP_VALUE_MAX 65535u
+
 static const char *const smp_keys[SMP_NKEYS] = {"cpus",	 "sockets", "dies",
 						"cores", "threads", "maxcpus"};
 
@@ -64,6 +67,10 @@ int smp_request_parse(const char *arg, struct smp_request *r, char *err, size_t 
 			return snprintf(err, errlen, "Parameter 'smp.%s' expects integer",
 					smp_keys[key]),
 			       -1;
+		if (r->v[key] > SMP_VALUE_MAX) /* far above any machine's limit */
+			return snprintf(err, errlen, "Parameter 'smp.%s' is above %u",
+					smp_keys[key], SMP_VALUE_MAX),
+			       -1;
 		r->given[key] = true;
 		first = false;
 		p += len + (p[len] == ',');
@@ -81,7 +88,7 @@ static void hierarchy(const struct cpu_topology *t, char *buf, size_t len)
  * threads last; what is left over must multiply to maxcpus. */
 static void fill_missing(struct cpu_topology *t)
 {
-	unsigned per;
+	unsigned long long per; /* each value is at most SMP_VALUE_MAX: no overflow */
 
 	t->dies = t->dies ? t->dies : 1;
 	if (!t->cpus && !t->maxcpus) {
@@ -94,14 +101,15 @@ static void fill_missing(struct cpu_topology *t)
 			t->sockets = t->sockets ? t->sockets : 1;
 			t->threads = t->threads ? t->threads : 1;
 			per = t->sockets * t->dies * t->threads;
-			t->cores = t->maxcpus / per;
+			t->cores = (unsigned)(t->maxcpus / per);
 		} else if (!t->sockets) {
 			t->threads = t->threads ? t->threads : 1;
 			per = t->dies * t->cores * t->threads;
-			t->sockets = t->maxcpus / per;
+			t->sockets = (unsigned)(t->maxcpus / per);
 		}
 		if (!t->threads)
-			t->threads = t->maxcpus / (t->sockets * t->dies * t->cores);
+			t->threads = (unsigned)(t->maxcpus / ((unsigned long long)t->sockets *
+							      t->dies * t->cores));
 	}
 	if (!t->maxcpus)
 		t->maxcpus = t->sockets * t->dies * t->cores * t->threads;

@@ -362,6 +362,11 @@ static const struct smp_case smp_cases[] = {
 	 "Invalid SMP CPUs 300. The max CPUs supported by machine 'pc-i440fx-7.2' is 255"},
 	{"foo=1", 0, 0, 0, 0, 0, "Parameter 'smp.foo' is unexpected"},
 	{"x", 0, 0, 0, 0, 0, "Parameter 'smp.cpus' expects integer"},
+	/* values whose products would overflow */
+	{"sockets=65536,threads=65536", 0, 0, 0, 0, 0, "Parameter 'smp.sockets' is above 65535"},
+	{"4,sockets=65535,dies=65535,threads=65535", 0, 0, 0, 0, 0,
+	 "Invalid CPU topology: product of the hierarchy must match maxcpus: sockets (65535) * "
+	 "dies (65535) * cores (0) * threads (65535) != maxcpus (4)"},
 	/* vmm's own limits: no CPU hot-plug, xAPIC IDs */
 	{"2,maxcpus=4", 0, 0, 0, 0, 0,
 	 "maxcpus=4 above the 2 CPUs present needs CPU hot-plug, which vmm does not have"},
