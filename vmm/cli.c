@@ -379,11 +379,13 @@ static int parse_device(struct vmm_config *cfg, const struct cli_option *opt, co
 	if (tok && !strcmp(tok, "pci-testdev"))
 		return cli_parse_pci_testdev(cfg, save, err, errlen);
 	if (!tok || (strcmp(tok, "isa-debug-exit") && strcmp(tok, "pvpanic"))) {
-		snprintf(err, errlen,
-			 "unknown device '%s' (supported: isa-debug-exit, pc-testdev, pvpanic, "
-			 "virtio-blk-pci, virtio-net-pci, virtio-wlan-pci, isa-serial, edu, "
-			 "pci-testdev, intel-iommu)",
-			 tok ? tok : val);
+		char names[256] = "";
+		const struct cli_device_help *h;
+
+		for (size_t i = 0; (h = cli_device_help_at(i)); i++) /* -device help's list */
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+				 i ? ", " : "", h->name);
+		snprintf(err, errlen, "unknown device '%s' (supported: %s)", tok ? tok : val, names);
 		return -1;
 	}
 	if (cfg->n_devices == CLI_MAX_DEVICES) {
