@@ -363,6 +363,9 @@ struct cli_option;
 	int name(struct vmm_config *cfg, const struct cli_option *opt, const char *val, char *err, \
 		 size_t errlen)
 CLI_CONTROL_PARSER(cli_parse_action);
+/* cli_device.c: -device, and "help" or "?" (QEMU's help words). */
+CLI_CONTROL_PARSER(cli_parse_device);
+bool cli_is_help(const char *s);
 CLI_CONTROL_PARSER(cli_parse_no_shutdown);
 CLI_CONTROL_PARSER(cli_parse_qmp);
 CLI_CONTROL_PARSER(cli_parse_chardev_opt);

@@ -660,6 +660,36 @@ void cpuid_apply(struct kvm_cpuid2 *c, const struct cpu_spec *spec, const struct
 	set_topology(c, topo ? topo : &own, index);
 }
 
+/* The subleaf, added (zero, index significant) when KVM did not list it. */
+static bool ensure_subleaf(struct kvm_cpuid2 *c, unsigned capacity, unsigned leaf, unsigned sub)
+{
+	if (find(c, leaf, sub))
+		return true;
+	if (c->nent >= capacity)
+		return false;
+	c->entries[c->nent++] = (struct kvm_cpuid_entry2){
+		.function = leaf, .index = sub, .flags = KVM_CPUID_FLAG_SIGNIFCANT_INDEX};
+	return true;
+}
+
+void cpuid_add_topology_leaves(struct kvm_cpuid2 *c, unsigned capacity,
+			       const struct cpu_topology *topo)
+{
+	struct kvm_cpuid_entry2 *l0 = find(c, 0, 0);
+	unsigned max = topo->dies > 1 ? 0x1f : 0xb, last = 0xb;
+
+	for (unsigned sub = 0; sub < 3; sub++)
+		ensure_subleaf(c, capacity, 0xb, sub);
+	if (topo->dies > 1) {
+		for (unsigned sub = 0; sub < 4; sub++)
+			if (!ensure_subleaf(c, capacity, 0x1f, sub))
+				break;
+		last = find(c, 0x1f, 3) ? 0x1f : 0xb;
+	}
+	if (l0 && l0->eax < last && last <= max)
+		l0->eax = last; /* as QEMU raises its level for 0x1F */
+}
+
 void cpuid_set_tsc_leaf(struct kvm_cpuid2 *c, unsigned tsc_khz)
 {
 	struct kvm_cpuid_entry2 *base = find(c, 0x40000000, 0), *e = find(c, 0x40000010, 0);

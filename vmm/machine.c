@@ -252,6 +252,7 @@ static int create_vcpus(struct machine *m, char *err, size_t errlen)
 		snprintf(err, errlen, "KVM_GET_SUPPORTED_CPUID: %s", strerror(-ret));
 		return -1;
 	}
+	cpuid_add_topology_leaves(m->cpuid, KVM_MAX_CPUID_ENTRIES, &m->cfg->topo);
 	m->vcpus = calloc(m->cfg->smp, sizeof(*m->vcpus));
 	if (!m->vcpus) {
 		snprintf(err, errlen, "out of memory");

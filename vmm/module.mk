@@ -4,7 +4,7 @@ $(eval $(call static_lib,vmm,$(vmm_SRCS),$(JANSSON_CFLAGS)))
 # the NICs' user networking: libusernet (netstack, libslirp)
 VMM_NET_LIBS := libusernet.a libnetstack.a
 # what the command-line unit tests link: the parser and what it calls
-VMM_CLI_SRCS := vmm/cli.c vmm/cli_drive.c vmm/cli_control.c vmm/cli_net.c vmm/cli_libvirt.c vmm/cli_wlan.c vmm/cli_iommu.c vmm/cpuid.c vmm/topology.c vmm/cli_help.c
+VMM_CLI_SRCS := vmm/cli.c vmm/cli_drive.c vmm/cli_control.c vmm/cli_net.c vmm/cli_libvirt.c vmm/cli_wlan.c vmm/cli_iommu.c vmm/cpuid.c vmm/topology.c vmm/cli_help.c vmm/cli_device.c
 $(eval $(call program,vmm,vmm/main.c,libvmm.a libfirmware.a libdevices.a libwlan.a libregdb.a $(VMM_NET_LIBS) libkvm.a,$(LZ4_LIBS) $(JANSSON_LIBS) $(SLIRP_LIBS) $$(WLAN_LDLIBS) $(SECCOMP_LIBS)))
 $(eval $(call unit_test,vmm_cli_net,tests/unit/vmm/test_cli_net.c $(VMM_CLI_SRCS),,$(JANSSON_LIBS)))
 $(eval $(call unit_test,vmm_cli,tests/unit/vmm/test_cli.c $(VMM_CLI_SRCS),,$(JANSSON_LIBS)))

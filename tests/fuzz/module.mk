@@ -39,7 +39,7 @@ $(eval $(call fuzz_target,hwsim,,libwlan.a libregdb.a libdevices.a,$(WLAN_LDLIBS
 $(eval $(call fuzz_target,lapic,,libdevices.a,$(DEVICES_LIBS)))
 $(eval $(call fuzz_target,ioapic,,libdevices.a,$(DEVICES_LIBS)))
 $(eval $(call fuzz_target,intel_iommu,,libdevices.a,$(DEVICES_LIBS)))
-$(eval $(call fuzz_target,cli,vmm/cli.c vmm/cli_drive.c vmm/cli_control.c vmm/cli_net.c vmm/cli_libvirt.c vmm/cli_wlan.c vmm/cli_iommu.c vmm/cli_help.c vmm/cpuid.c vmm/topology.c,,$(JANSSON_LIBS)))
+$(eval $(call fuzz_target,cli,vmm/cli.c vmm/cli_drive.c vmm/cli_control.c vmm/cli_net.c vmm/cli_libvirt.c vmm/cli_wlan.c vmm/cli_iommu.c vmm/cli_help.c vmm/cli_device.c vmm/cpuid.c vmm/topology.c,,$(JANSSON_LIBS)))
 
 # The control plane on a fake machine (no KVM, no vCPU threads).
 FUZZ_FAKE_MACHINE := tests/fuzz/fake_machine.c
