@@ -537,7 +537,7 @@ static void set_extended_topology(struct kvm_cpuid_entry2 *e, const struct cpu_t
 	if (e->index == 0)
 		set_level(e, topo_core_offset(t), t->threads, LEVEL_SMT, apic_id);
 	else if (e->index == 1 && e->function == 0xb)
-		set_level(e, topo_pkg_offset(t), per_pkg, LEVEL_CORE, apic_id);
+		set_level(e, topo_pkg_offset(t), per_die, LEVEL_CORE, apic_id); /* QEMU 7.2's */
 	else if (e->index == 1)
 		set_level(e, topo_die_offset(t), per_die, LEVEL_CORE, apic_id);
 	else if (e->index == 2 && e->function == 0x1f)
@@ -558,12 +558,14 @@ static void set_cache_sharing(struct kvm_cpuid_entry2 *e, const struct cpu_topol
 		return;
 	}
 	sharing = level >= 3 ? 1u << topo_pkg_offset(t) : 1u << topo_core_offset(t);
-	e->eax = (e->eax & 0x3fff) | (t->dies * t->cores - 1) << 26 | (sharing - 1) << 14;
+	e->eax = (e->eax & 0x3fff) | (t->cores - 1) << 26 | (sharing - 1) << 14;
 }
 
 static void set_topology(struct kvm_cpuid2 *c, const struct cpu_topology *t, unsigned index)
 {
-	unsigned apic_id = topo_apic_id(t, index), per_pkg = t->dies * t->cores * t->threads;
+	/* QEMU 7.2 counts cores * threads as a package's logical processors
+	 * (its nr_cores leaves dies out) in leaves 1, 0xB.1, 4, 0x80000008 */
+	unsigned apic_id = topo_apic_id(t, index), per_pkg = t->cores * t->threads;
 	struct topo_ids id = topo_ids_of(t, index);
 
 	for (unsigned i = 0; i < c->nent; i++) {

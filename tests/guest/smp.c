@@ -242,7 +242,8 @@ static unsigned ipi_rounds, bsp_id;
 static bool print_topology;
 
 /* topo=1: the topology CPUID gives this CPU (leaf 1's APIC ID, count and
- * HTT; leaf 0xB's levels), compared with QEMU's by core-smp.sh. */
+ * HTT; leaf 0xB's levels; 0x1F's with dies), compared with QEMU's by
+ * core-smp.sh. */
 static void cpuid_count(unsigned leaf, unsigned sub, unsigned r[4])
 {
 	__asm__ volatile("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3])
@@ -259,6 +260,15 @@ static void show_topology(unsigned id)
 	printf("smp: topo apic %u leaf1 %x htt %u 0xb.0 %x %x %x %x 0xb.1 %x %x %x %x\n", id,
 	       l1[1] >> 16, l1[3] >> 28 & 1, b0[0] & 0x1f, b0[1] & 0xffff, b0[2] & 0xffff, b0[3],
 	       b1[0] & 0x1f, b1[1] & 0xffff, b1[2] & 0xffff, b1[3]);
+	cpuid_count(0, 0, l1);
+	if (l1[0] < 0x1f)
+		return;
+	cpuid_count(0x1f, 1, b0);
+	cpuid_count(0x1f, 2, b1);
+	if (b0[1] & 0xffff) /* leaf 0x1F in use: the core and die levels */
+		printf("smp: topo apic %u 0x1f.1 %x %x %x 0x1f.2 %x %x %x\n", id, b0[0] & 0x1f,
+		       b0[1] & 0xffff, b0[2] & 0xffff, b1[0] & 0x1f, b1[1] & 0xffff,
+		       b1[2] & 0xffff);
 }
 static volatile unsigned pongs;
 

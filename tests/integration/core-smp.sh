@@ -69,7 +69,8 @@ topology() {
 		sed -n 's/ (arrival [0-9]*)//; /^smp: \(topo\|cpu with\|[0-9]* of\)/p' | sort
 }
 if command -v qemu-system-x86_64 >/dev/null; then
-	for smp in "sockets=2,cores=3" "8,sockets=2,cores=2,threads=2" "4"; do
+	for smp in "sockets=2,cores=3" "8,sockets=2,cores=2,threads=2" "4" \
+		"8,dies=2,cores=2,threads=2"; do
 		got=$(topology "$VMM")
 		want=$(topology qemu-system-x86_64 -enable-kvm -cpu host)
 		if [ -n "$want" ] && [ "$got" = "$want" ]; then
