@@ -677,19 +677,10 @@ static bool ensure_subleaf(struct kvm_cpuid2 *c, unsigned capacity, unsigned lea
 void cpuid_add_topology_leaves(struct kvm_cpuid2 *c, unsigned capacity,
 			       const struct cpu_topology *topo)
 {
-	struct kvm_cpuid_entry2 *l0 = find(c, 0, 0);
-	unsigned max = topo->dies > 1 ? 0x1f : 0xb, last = 0xb;
-
+	/* 0x1F only where KVM lists it: QEMU's -cpu host keeps the host's
+	 * level too (seen with dies=2: no 0x1F under QEMU on such a host) */
 	for (unsigned sub = 0; sub < 3; sub++)
 		ensure_subleaf(c, capacity, 0xb, sub);
-	if (topo->dies > 1) {
-		for (unsigned sub = 0; sub < 4; sub++)
-			if (!ensure_subleaf(c, capacity, 0x1f, sub))
-				break;
-		last = find(c, 0x1f, 3) ? 0x1f : 0xb;
-	}
-	if (l0 && l0->eax < last && last <= max)
-		l0->eax = last; /* as QEMU raises its level for 0x1F */
 }
 
 void cpuid_set_tsc_leaf(struct kvm_cpuid2 *c, unsigned tsc_khz)

@@ -91,9 +91,8 @@ int cpu_spec_parse(const char *arg, struct cpu_spec *spec, char *err, size_t err
  * warning once), as QEMU does without enforce. */
 void cpuid_apply(struct kvm_cpuid2 *c, const struct cpu_spec *spec, const struct cpu_topology *topo,
 		 unsigned index);
-/* KVM may list only some subleaves of 0xB (and none of 0x1F): add the
- * ones the topology fills (0xB.0-2; 0x1F.0-3 and the basic level raised
- * to 0x1F with dies), within capacity entries. Before cpuid_apply. */
+/* KVM may list only some subleaves of 0xB: add the ones the topology
+ * fills (0xB.0-2), within capacity entries. Before cpuid_apply. */
 void cpuid_add_topology_leaves(struct kvm_cpuid2 *c, unsigned capacity,
 			       const struct cpu_topology *topo);
 /* -cpu help: the models' names and descriptions, the feature names (NULL
