@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "devices/atapi.h"
 #include "devices/virtio/virtio.h"
 #include "vmm/chardev.h"
 #include "vmm/machine.h"
@@ -404,8 +405,10 @@ void machine_destroy(struct machine *m)
 		block_close(m->vdisks[i]);
 	}
 	ide_free(m->ide);
-	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++)
+	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++) {
 		block_close(m->disks[i]);
+		atapi_free(m->cdroms[i]);
+	}
 	piix3_free(m->piix3);
 	i440fx_free(m->i440fx);
 	pci_bus_free(m->pci);

@@ -283,6 +283,16 @@ static void cmd_set_link(struct monitor *mon, int argc, char **argv, FILE *out)
 	hmp_set_link(mon->m, argc, argv, out);
 }
 
+static void cmd_change(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	hmp_change(mon->m, argc, argv, out);
+}
+
+static void cmd_eject(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	hmp_eject(mon->m, argc, argv, out);
+}
+
 static void cmd_help(struct monitor *mon, int argc, char **argv, FILE *out);
 static void cmd_info(struct monitor *mon, int argc, char **argv, FILE *out);
 
@@ -302,6 +312,8 @@ static const struct {
 	{"stepi", "", "stopped: run vCPU 0 for one instruction", cmd_stepi},
 	{"system_reset", "", "reset the machine", cmd_reset},
 	{"system_powerdown", "", "press the ACPI power button", cmd_powerdown},
+	{"change", "DEVICE FILE", "put a new medium in a CD-ROM drive", cmd_change},
+	{"eject", "[-f] DEVICE", "eject a CD-ROM drive's medium (-f: even if locked)", cmd_eject},
 	{"memsave", "ADDR SIZE FILE", "save virtual memory (vCPU 0) to a file", cmd_memsave},
 	{"pmemsave", "ADDR SIZE FILE", "save physical memory to a file", cmd_pmemsave},
 	{"hostfwd_add", "[netdev_id] [tcp|udp]:[hostaddr]:hostport-[guestaddr]:guestport",

@@ -39,6 +39,10 @@ void hmp_dump_guest_memory(struct machine *m, int argc, char **argv, FILE *out);
 /* net.c: hostfwd_add / hostfwd_remove [netdev_id] RULE, set_link NAME on|off. */
 void hmp_hostfwd(struct machine *m, int argc, char **argv, FILE *out, bool add);
 void hmp_set_link(struct machine *m, int argc, char **argv, FILE *out);
+/* cdrom.c: change DEVICE FILE, eject [-f] DEVICE; info block's CD-ROM lines. */
+void hmp_change(struct machine *m, int argc, char **argv, FILE *out);
+void hmp_eject(struct machine *m, int argc, char **argv, FILE *out);
+void hmp_cdrom_info(struct machine *m, unsigned index, FILE *out);
 
 /* x/xp format: /[count][format][size] — exported for tests. */
 struct mon_fmt {
