@@ -30,6 +30,7 @@ $(eval $(call fuzz_target,bzimage,,libfirmware.a libdevices.a,$(LZ4_LIBS) $(DEVI
 $(eval $(call fuzz_target,pvh,,libfirmware.a libdevices.a,$(LZ4_LIBS) $(DEVICES_LIBS)))
 $(eval $(call fuzz_target,fw_cfg,,libdevices.a,$(DEVICES_LIBS)))
 $(eval $(call fuzz_target,ide,,libdevices.a,$(DEVICES_LIBS)))
+$(eval $(call fuzz_target,atapi,,libdevices.a,$(DEVICES_LIBS)))
 $(eval $(call fuzz_target,pci,,libdevices.a,$(DEVICES_LIBS)))
 $(eval $(call fuzz_target,virtqueue,,libdevices.a,$(DEVICES_LIBS)))
 $(eval $(call fuzz_target,virtio_blk,,libdevices.a,$(DEVICES_LIBS)))

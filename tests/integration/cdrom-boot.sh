@@ -1,0 +1,90 @@
+#!/bin/sh
+# cdrom-boot.sh — an ISO made with Debian's xorriso and ISOLINUX boots
+# from `-cdrom X.iso -boot d` through SeaBIOS's El Torito support, while a
+# bootable SYSLINUX disk sits on -hda: ISOLINUX must come up from the CD
+# (so the ATAPI drive answered SeaBIOS, and -boot d put it first) and read
+# its configuration file from the ISO 9660 file system (READ(10) through
+# int 13h), whose SAY line is the marker. QEMU boots the same ISO and disk
+# in the same test as the reference. Then the monitor: info block shows
+# the drive, eject empties it, change puts the ISO back.
+set -u
+VMM=${VMM:-build/vmm}
+limit=${CDROM_TIMEOUT:-300}
+[ -e /dev/kvm ] || { echo "SKIP: no /dev/kvm"; exit 77; }
+for t in xorriso syslinux mkfs.fat mcopy qemu-system-x86_64; do
+	command -v $t >/dev/null || { echo "FAIL: $t missing (scripts/install-deps.sh check)"; exit 1; }
+done
+isolinux=/usr/lib/ISOLINUX/isolinux.bin
+c32=/usr/lib/syslinux/modules/bios/ldlinux.c32
+[ -r $isolinux ] && [ -r $c32 ] || { echo "FAIL: isolinux missing (scripts/install-deps.sh check)"; exit 1; }
+work=$(mktemp -d)
+pid=
+trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$work"' EXIT
+
+# the CD: ISOLINUX says its marker and stops at its prompt
+mkdir -p "$work/iso/isolinux"
+cp $isolinux $c32 "$work/iso/isolinux/" || exit 1
+printf 'SERIAL 0 115200\nSAY VMM-CDROM-ISOLINUX-CFG-READ\nPROMPT 1\nTIMEOUT 0\n' \
+	>"$work/iso/isolinux/isolinux.cfg"
+head -c 300000 /dev/urandom >"$work/iso/payload.bin"
+xorriso -as mkisofs -quiet -o "$work/cd.iso" -b isolinux/isolinux.bin -c isolinux/boot.cat \
+	-no-emul-boot -boot-load-size 4 -boot-info-table "$work/iso" 2>"$work/xorriso.log" || {
+	cat "$work/xorriso.log"; exit 1
+}
+# the disk: SYSLINUX with another marker, which -boot d must skip
+printf 'SERIAL 0 115200\nSAY VMM-CDROM-WRONG-DISK-BOOTED\nPROMPT 1\nTIMEOUT 0\n' >"$work/syslinux.cfg"
+mkfs.fat -C -n VMMDISK "$work/disk.img" 16384 >/dev/null &&
+	syslinux --install "$work/disk.img" &&
+	mcopy -i "$work/disk.img" "$work/syslinux.cfg" ::syslinux.cfg || exit 1
+
+wait_for() { # PATTERN FILE: until FILE matches, the process exits or the limit
+	while ! grep -q "$1" "$2"; do
+		if grep -q VMM-CDROM-WRONG-DISK-BOOTED "$2"; then
+			echo "FAIL: the disk booted, not the CD"; exit 1
+		fi
+		if ! kill -0 "$pid" 2>/dev/null; then
+			echo "FAIL: exited before '$1'"; tail -c 2000 "$2" | cat -v; cat "$work/err"; exit 1
+		fi
+		if [ $(($(date +%s) - t0)) -ge "$limit" ]; then
+			echo "FAIL: no '$1' in ${limit}s"; tail -c 2000 "$2" | cat -v; exit 1
+		fi
+		sleep 1
+	done
+}
+
+# QEMU, the reference
+t0=$(date +%s)
+qemu-system-x86_64 -accel tcg -m 128 -display none -serial file:"$work/qemu.out" -monitor none \
+	-no-reboot -hda "$work/disk.img" -cdrom "$work/cd.iso" -boot d 2>"$work/err" &
+pid=$!
+wait_for VMM-CDROM-ISOLINUX-CFG-READ "$work/qemu.out"
+kill $pid; wait $pid 2>/dev/null
+echo "cdrom-boot: QEMU booted the ISO in $(($(date +%s) - t0)) s"
+
+mkfifo "$work/mon"
+t0=$(date +%s)
+"$VMM" -m 128 -nographic -serial file:"$work/out" -monitor stdio -no-reboot \
+	-hda "$work/disk.img" -cdrom "$work/cd.iso" -boot d <"$work/mon" >"$work/mon.out" 2>"$work/err" &
+pid=$!
+exec 3>"$work/mon"
+wait_for "ISOLINUX 6" "$work/out"
+wait_for VMM-CDROM-ISOLINUX-CFG-READ "$work/out"
+echo "cdrom-boot: vmm booted the ISO in $(($(date +%s) - t0)) s"
+
+# the monitor's view and a media change
+echo 'info block' >&3
+wait_for 'ide1-cd0: .*cd.iso (raw, read-only)' "$work/mon.out"
+echo 'eject ide1-cd0' >&3
+echo 'info block' >&3
+wait_for 'ide1-cd0: \[not inserted\]' "$work/mon.out"
+wait_for 'tray open' "$work/mon.out"
+echo "change ide1-cd0 $work/cd.iso" >&3
+echo 'info block' >&3
+sleep 1
+[ "$(grep -c 'ide1-cd0: .*cd.iso' "$work/mon.out")" -ge 2 ] || {
+	echo "FAIL: change did not put the ISO back"; cat "$work/mon.out"; exit 1
+}
+if [ -s "$work/err" ]; then
+	echo "FAIL: vmm complained on stderr:"; cat "$work/err"; exit 1
+fi
+echo "cdrom-boot: ok"
