@@ -18,6 +18,9 @@ INTEG_TESTS += tests/integration/seabios-reset.sh
 KVM_TESTS += tests/integration/seabios-reset.sh
 INTEG_TESTS += tests/integration/seabios-int13.sh
 KVM_TESTS += tests/integration/seabios-int13.sh
+# the ATAPI CD-ROM: an ISOLINUX ISO booted with -boot d, QEMU alongside
+INTEG_TESTS += tests/integration/cdrom-boot.sh
+KVM_TESTS += tests/integration/cdrom-boot.sh
 LINUX_TESTS += tests/integration/seabios-grub.sh
 LINUX_TESTS += tests/integration/seabios-syslinux.sh
 BENCHES += bench/seabios-boot.sh

@@ -54,7 +54,7 @@ wait_for() { # PATTERN FILE: until FILE matches, the process exits or the limit
 
 # QEMU, the reference
 t0=$(date +%s)
-qemu-system-x86_64 -accel tcg -m 128 -display none -serial file:"$work/qemu.out" -monitor none \
+qemu-system-x86_64 -enable-kvm -m 128 -display none -serial file:"$work/qemu.out" -monitor none \
 	-no-reboot -hda "$work/disk.img" -cdrom "$work/cd.iso" -boot d 2>"$work/err" &
 pid=$!
 wait_for VMM-CDROM-ISOLINUX-CFG-READ "$work/qemu.out"
