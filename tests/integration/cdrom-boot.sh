@@ -2,9 +2,10 @@
 # cdrom-boot.sh — an ISO made with Debian's xorriso and ISOLINUX boots
 # from `-cdrom X.iso -boot d` through SeaBIOS's El Torito support, while a
 # bootable SYSLINUX disk sits on -hda: ISOLINUX must come up from the CD
-# (so the ATAPI drive answered SeaBIOS, and -boot d put it first) and read
-# its configuration file from the ISO 9660 file system (READ(10) through
-# int 13h), whose SAY line is the marker. QEMU boots the same ISO and disk
+# (so the ATAPI drive answered SeaBIOS, and -boot d put it first; the disk
+# would show SYSLINUX's banner instead), read its configuration file from
+# the ISO 9660 file system (READ(10) through int 13h) and run cat.c32 on a
+# marker file, also read from the CD. QEMU boots the same ISO and disk
 # in the same test as the reference. Then the monitor: info block shows
 # the drive, eject empties it, change puts the ISO back.
 set -u
@@ -15,31 +16,32 @@ for t in xorriso syslinux mkfs.fat mcopy qemu-system-x86_64; do
 	command -v $t >/dev/null || { echo "FAIL: $t missing (scripts/install-deps.sh check)"; exit 1; }
 done
 isolinux=/usr/lib/ISOLINUX/isolinux.bin
-c32=/usr/lib/syslinux/modules/bios/ldlinux.c32
-[ -r $isolinux ] && [ -r $c32 ] || { echo "FAIL: isolinux missing (scripts/install-deps.sh check)"; exit 1; }
+mods=/usr/lib/syslinux/modules/bios
+[ -r $isolinux ] && [ -r $mods/cat.c32 ] || { echo "FAIL: isolinux missing (scripts/install-deps.sh check)"; exit 1; }
 work=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$work"' EXIT
 
-# the CD: ISOLINUX says its marker and stops at its prompt
+# the CD: ISOLINUX runs cat.c32 on the marker file (again and again)
 mkdir -p "$work/iso/isolinux"
-cp $isolinux $c32 "$work/iso/isolinux/" || exit 1
-printf 'SERIAL 0 115200\nSAY VMM-CDROM-ISOLINUX-CFG-READ\nPROMPT 1\nTIMEOUT 0\n' \
+cp $isolinux $mods/ldlinux.c32 $mods/cat.c32 $mods/libcom32.c32 $mods/libutil.c32 \
+	"$work/iso/isolinux/" || exit 1
+printf 'SERIAL 0 115200\nDEFAULT mark\nPROMPT 0\nTIMEOUT 1\nLABEL mark\n  COM32 cat.c32\n  APPEND marker.txt\n' \
 	>"$work/iso/isolinux/isolinux.cfg"
-head -c 300000 /dev/urandom >"$work/iso/payload.bin"
+echo VMM-CDROM-ISOLINUX-CFG-READ >"$work/iso/isolinux/marker.txt"
 xorriso -as mkisofs -quiet -o "$work/cd.iso" -b isolinux/isolinux.bin -c isolinux/boot.cat \
 	-no-emul-boot -boot-load-size 4 -boot-info-table "$work/iso" 2>"$work/xorriso.log" || {
 	cat "$work/xorriso.log"; exit 1
 }
-# the disk: SYSLINUX with another marker, which -boot d must skip
-printf 'SERIAL 0 115200\nSAY VMM-CDROM-WRONG-DISK-BOOTED\nPROMPT 1\nTIMEOUT 0\n' >"$work/syslinux.cfg"
+# the disk: SYSLINUX (its banner says so), which -boot d must skip
+printf 'SERIAL 0 115200\nPROMPT 1\nTIMEOUT 0\n' >"$work/syslinux.cfg"
 mkfs.fat -C -n VMMDISK "$work/disk.img" 16384 >/dev/null &&
 	syslinux --install "$work/disk.img" &&
 	mcopy -i "$work/disk.img" "$work/syslinux.cfg" ::syslinux.cfg || exit 1
 
 wait_for() { # PATTERN FILE: until FILE matches, the process exits or the limit
 	while ! grep -q "$1" "$2"; do
-		if grep -q VMM-CDROM-WRONG-DISK-BOOTED "$2"; then
+		if grep -q "SYSLINUX 6" "$2"; then
 			echo "FAIL: the disk booted, not the CD"; exit 1
 		fi
 		if ! kill -0 "$pid" 2>/dev/null; then
