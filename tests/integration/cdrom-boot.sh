@@ -40,8 +40,8 @@ mkfs.fat -C -n VMMDISK "$work/disk.img" 16384 >/dev/null &&
 	mcopy -i "$work/disk.img" "$work/syslinux.cfg" ::syslinux.cfg || exit 1
 
 wait_for() { # PATTERN FILE: until FILE matches, the process exits or the limit
-	while ! grep -q "$1" "$2"; do
-		if grep -q "SYSLINUX 6" "$2"; then
+	while ! grep -qs "$1" "$2"; do
+		if grep -qs "SYSLINUX 6" "$2"; then
 			echo "FAIL: the disk booted, not the CD"; exit 1
 		fi
 		if ! kill -0 "$pid" 2>/dev/null; then
