@@ -173,6 +173,7 @@ static void run_packet(struct ide_channel *ch)
 
 static void cmd_packet(struct ide_channel *ch)
 {
+	ch->identify_pio = false;
 	ch->byte_limit = byte_limit(ch);
 	ch->xfer = XFER_PACKET;
 	ch->pos = 0;
@@ -217,10 +218,15 @@ void ide_atapi_data_read(struct ide_channel *ch, void *data, unsigned size)
 	}
 	if (ch->drq_left)
 		return;
-	if (ch->atapi_left)
+	if (ch->atapi_left) {
 		next_drq_block(ch);
-	else
+	} else if (ch->identify_pio) { /* an ATA PIO read: the data was the end */
+		ch->identify_pio = false;
+		ch->xfer = XFER_NONE;
+		ch->status = ST_DRDY | ST_DSC;
+	} else {
 		ide_atapi_complete(ch);
+	}
 }
 
 /* --------------------------------------------------------- commands */
@@ -242,6 +248,7 @@ static void cmd_identify_packet(struct ide_channel *ch)
 	ch->remaining = 0;
 	ch->atapi_left = SECTOR;
 	ch->byte_limit = SECTOR;
+	ch->identify_pio = true;
 	next_drq_block(ch);
 	ch->nsector = 1;
 	ch->lcyl = ATAPI_SIG_LCYL;

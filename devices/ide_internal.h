@@ -77,6 +77,7 @@ struct ide_channel {
 	uint8_t packet[12];
 	uint32_t atapi_left, drq_left, byte_limit;
 	bool sig_pending; /* after a reset: selecting a drive shows its signature */
+	bool identify_pio; /* IDENTIFY PACKET DEVICE: its end raises no interrupt */
 	/* DMA */
 	bool dma_pending, dma_to_mem;
 	unsigned dma_unit; /* the drive the DMA command went to */

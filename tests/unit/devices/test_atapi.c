@@ -152,6 +152,7 @@ START_TEST(signature_and_identify_packet)
 {
 	struct cd c;
 	uint16_t id[256];
+	unsigned raised;
 
 	cd_up(&c, true);
 	ck_assert_uint_eq(reg(&c, 4), 0x14);
@@ -167,7 +168,9 @@ START_TEST(signature_and_identify_packet)
 	expect_abort(&c.r, 0x04);
 	command(&c.r, 0xa1);
 	ck_assert_uint_eq(status(&c.r) & 0x89, 0x08);
+	raised = c.r.t.raised[14];
 	read_words(&c.r, id, 256);
+	ck_assert_uint_eq(c.r.t.raised[14], raised); /* no interrupt at the end */
 	ck_assert_uint_eq(id[0], 0x85c0);
 	ck_assert_uint_eq(id[49] & 0x0300, 0x0300);
 	ck_assert_uint_eq((id[255] & 0xff), 0xa5);
