@@ -6,8 +6,9 @@
 # would show SYSLINUX's banner instead), read its configuration file from
 # the ISO 9660 file system (READ(10) through int 13h) and run cat.c32 on a
 # marker file, also read from the CD. QEMU boots the same ISO and disk
-# in the same test as the reference. Then the monitor: info block shows
-# the drive, eject empties it, change puts the ISO back.
+# in the same test as the reference. Then the monitors: info block shows
+# the drive, eject empties it, change puts the ISO back; over QMP the
+# tray opens and closes with DEVICE_TRAY_MOVED, as virsh change-media does.
 set -u
 VMM=${VMM:-build/vmm}
 limit=${CDROM_TIMEOUT:-300}
@@ -66,6 +67,7 @@ echo "cdrom-boot: QEMU booted the ISO in $(($(date +%s) - t0)) s"
 mkfifo "$work/mon"
 t0=$(date +%s)
 "$VMM" -m 128 -nographic -serial file:"$work/out" -monitor stdio -no-reboot \
+	-qmp "unix:$work/qmp.sock,server=on,wait=off" \
 	-hda "$work/disk.img" -cdrom "$work/cd.iso" -boot d <"$work/mon" >"$work/mon.out" 2>"$work/err" &
 pid=$!
 exec 3>"$work/mon"
@@ -85,6 +87,36 @@ echo 'info block' >&3
 sleep 1
 [ "$(grep -c 'ide1-cd0: .*cd.iso' "$work/mon.out")" -ge 2 ] || {
 	echo "FAIL: change did not put the ISO back"; cat "$work/mon.out"; exit 1
+}
+# QMP, as libvirt's change-media does it: the tray, the event, the medium
+PYTHONPATH=tests/integration python3 - "$work/qmp.sock" "$work/cd.iso" >"$work/qmp.log" 2>&1 <<'PY' || {
+import sys
+from qmp_client import Qmp
+q = Qmp(sys.argv[1])
+q.ok("qmp_capabilities")
+names = [c["name"] for c in q.ok("query-commands")]
+for c in ("blockdev-change-medium", "eject", "blockdev-open-tray", "blockdev-close-tray"):
+    assert c in names, c
+cd = [b for b in q.ok("query-block") if b["device"] == "ide1-cd0"][0]
+assert cd["removable"] and not cd["tray_open"] and cd["inserted"]["file"] == sys.argv[2], cd
+q.ok("blockdev-open-tray", id="ide1-cd0")
+ev = q.event("DEVICE_TRAY_MOVED")
+assert ev["data"]["tray-open"] is True and ev["data"]["device"] == "ide1-cd0", ev
+cd = [b for b in q.ok("query-block") if b["device"] == "ide1-cd0"][0]
+assert cd["tray_open"], cd
+q.ok("eject", device="ide1-cd0")
+cd = [b for b in q.ok("query-block") if b["device"] == "ide1-cd0"][0]
+assert "inserted" not in cd, cd
+q.ok("blockdev-change-medium", id="ide1-cd0", filename=sys.argv[2], format="raw")
+ev = q.event("DEVICE_TRAY_MOVED")
+assert ev["data"]["tray-open"] is False, ev
+cd = [b for b in q.ok("query-block") if b["device"] == "ide1-cd0"][0]
+assert not cd["tray_open"] and cd["inserted"]["file"] == sys.argv[2], cd
+r = q.cmd("eject", device="nosuch")
+assert r["error"]["class"] == "DeviceNotFound", r
+print("QMP-MEDIA-OK")
+PY
+	echo "FAIL: QMP media change"; cat "$work/qmp.log"; exit 1
 }
 if [ -s "$work/err" ]; then
 	echo "FAIL: vmm complained on stderr:"; cat "$work/err"; exit 1
