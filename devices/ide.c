@@ -705,6 +705,11 @@ struct ide *ide_new_with_cdroms(struct dev_host *host, struct pci_bus *bus,
 	pci_dev_init(&ide->pci, "piix3-ide", 0x8086, 0x7010, 0x010180, 0x00);
 	ide->pci.opaque = ide;
 	memset(&ide->pci.wmask[0x40], 0xff, 5); /* IDETIM, SIDETIM */
+	/* both channels' decode enabled (IDETIM bit 15), as QEMU resets it:
+	 * Linux's ata_piix skips a channel without it, and a -kernel boot
+	 * has no firmware to set it */
+	ide->pci.cfg[0x41] = 0x80;
+	ide->pci.cfg[0x43] = 0x80;
 	pci_dev_set_bar(&ide->pci, 4, 16, true, &ide_bm_ops, ide);
 	if (channel_init(ide, 0, disks, cdroms)) {
 		free(ide);
