@@ -21,6 +21,8 @@ KVM_TESTS += tests/integration/seabios-int13.sh
 # the ATAPI CD-ROM: an ISOLINUX ISO booted with -boot d, QEMU alongside
 INTEG_TESTS += tests/integration/cdrom-boot.sh
 KVM_TESTS += tests/integration/cdrom-boot.sh
+# the Linux guest mounts /dev/sr0; a QMP medium change it sees (QEMU too)
+LINUX_TESTS += tests/integration/linux-cdrom.sh
 LINUX_TESTS += tests/integration/seabios-grub.sh
 LINUX_TESTS += tests/integration/seabios-syslinux.sh
 BENCHES += bench/seabios-boot.sh
