@@ -105,6 +105,23 @@ static int add_monitor(struct machine *m, char *err, size_t errlen)
 	return 0;
 }
 
+/* -machine none: the host ends QEMU still opens there (a pty announced,
+ * a socket listening) with no serial port behind them, and the monitor. */
+int board_init_none(struct machine *m, char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < m->cfg->n_serial && i < CLI_MAX_SERIALS; i++) {
+		const struct chardev_spec *spec = &m->cfg->serial[i];
+
+		if (spec->kind == CHARDEV_NONE || spec->kind == CHARDEV_MON_STDIO)
+			continue;
+		m->serial_chr[i] = chardev_new(spec, m->host.loop, err, errlen);
+		if (!m->serial_chr[i])
+			return -1;
+		chardev_start(m->serial_chr[i]);
+	}
+	return add_monitor(m, err, errlen);
+}
+
 static int open_disks(struct machine *m, char *err, size_t errlen)
 {
 	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++) {

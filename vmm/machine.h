@@ -326,6 +326,8 @@ int boot_apply(struct machine *m);
 
 /* Create every device in init order. 0 or -1 with err set. */
 int board_init(struct machine *m, char *err, size_t errlen);
+/* -machine none: the serial ports' host ends (no UARTs) and the monitor. */
+int board_init_none(struct machine *m, char *err, size_t errlen);
 
 /* ----------------------------------------------------------- net.c */
 

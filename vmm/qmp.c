@@ -22,6 +22,7 @@
 #include "vmm/listen.h"
 #include "vmm/monitor.h"
 #include "vmm/qmp.h"
+#include "vmm/qmp_args.h"
 #include "vmm/qmp_commands.h"
 
 #define QMP_MAX_INPUT (1u << 20)
@@ -199,7 +200,8 @@ static void execute(struct qmp_client *c, json_t *req)
 		send_error(c, id, "CommandNotFound", e.desc);
 		return;
 	}
-	if (cmd->fn(c->srv->m, args, &ret, &e) < 0) {
+	if (qmp_args_check(cmd->args, args, e.desc, sizeof(e.desc)) < 0 ||
+	    cmd->fn(c->srv->m, args, &ret, &e) < 0) {
 		send_error(c, id, e.cls[0] ? e.cls : "GenericError", e.desc);
 		json_decref(ret);
 		return;
