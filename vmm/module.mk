@@ -35,6 +35,8 @@ INTEG_TESTS += tests/integration/cpu-models.sh
 # libvirt 9.0 manages a vmm guest (two Linux boots: minutes where the
 # guest's ring 0 is emulated, so with the Linux tests)
 INTEG_TESTS += tests/integration/libvirt-probe.sh
+# character devices and strict QMP, beside QEMU (-machine none, no KVM)
+INTEG_TESTS += tests/integration/control-chardev.sh
 LINUX_TESTS += tests/integration/libvirt.sh
 $(eval $(call unit_test,vmm_cli_libvirt,tests/unit/vmm/test_cli_libvirt.c vmm/cli.c vmm/cli_drive.c vmm/cli_control.c vmm/cli_net.c vmm/cli_libvirt.c vmm/cli_wlan.c vmm/cli_iommu.c vmm/cpuid.c,,$(JANSSON_LIBS)))
 # pvpanic in the Linux guest: the DSDT's QEMU0001, a panic -> GUEST_PANICKED, status 4
