@@ -45,6 +45,7 @@ $(eval $(call fuzz_target,cli,vmm/cli.c vmm/cli_drive.c vmm/cli_control.c vmm/cl
 FUZZ_FAKE_MACHINE := tests/fuzz/fake_machine.c
 $(eval $(call fuzz_target,monitor,vmm/monitor.c $(FUZZ_FAKE_MACHINE),libdevices.a,$(DEVICES_LIBS)))
 $(eval $(call fuzz_target,qmp,vmm/qmp_commands.c vmm/qmp_args.c vmm/monitor.c vmm/listen.c $(FUZZ_FAKE_MACHINE),libdevices.a,$(JANSSON_LIBS) $(DEVICES_LIBS)))
+$(eval $(call fuzz_target,telnet,vmm/telnet.c,,))
 $(eval $(call fuzz_target,gdbstub,vmm/gdb_regs.c vmm/listen.c $(FUZZ_FAKE_MACHINE),libdevices.a,$(DEVICES_LIBS)))
 $(call obj,tests/fuzz/fuzz_qmp.c): EXTRA_CFLAGS += $(JANSSON_CFLAGS)
 
