@@ -7,6 +7,8 @@ $(eval $(call unit_test,devices_pci,tests/unit/devices/test_pci.c,libdevices.a,)
 $(eval $(call unit_test,devices_ide,tests/unit/devices/test_ide.c,libdevices.a,))
 $(eval $(call unit_test,devices_ide_dma,tests/unit/devices/test_ide_dma.c,libdevices.a,))
 $(eval $(call unit_test,devices_block,tests/unit/devices/test_block.c,libdevices.a,))
+# qcow2 with qemu-img as the oracle; format probing; image locks
+$(eval $(call unit_test,devices_qcow2,tests/unit/devices/test_qcow2.c,libdevices.a,))
 $(eval $(call unit_test,devices_block_aio,tests/unit/devices/test_block_aio.c,libdevices.a,))
 $(eval $(call unit_test,devices_fw_cfg,tests/unit/devices/test_fw_cfg.c,libfirmware.a libdevices.a,$(LZ4_LIBS)))
 $(eval $(call unit_test,devices_rtc,tests/unit/devices/test_rtc.c,libdevices.a,))

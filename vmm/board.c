@@ -110,7 +110,8 @@ static int open_disks(struct machine *m, char *err, size_t errlen)
 	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++) {
 		const struct drive_spec *d = &m->cfg->drives[i];
 		struct block_opts o = {d->file, d->read_only, m->cfg->snapshot,
-				       (enum block_cache)d->cache};
+				       (enum block_cache)d->cache, (enum block_format)d->format,
+				       d->no_lock};
 		char why[256];
 
 		if (!d->file)
@@ -130,7 +131,12 @@ static int add_virtio_blk(struct machine *m, unsigned i, char *err, size_t errle
 {
 	const struct virtio_blk_spec *v = &m->cfg->vblk[i];
 	const struct drive_spec *d = &m->cfg->vdrives[v->drive];
-	struct block_opts o = {d->file, d->read_only, m->cfg->snapshot, (enum block_cache)d->cache};
+	struct block_opts o = {d->file,
+			       d->read_only,
+			       m->cfg->snapshot,
+			       (enum block_cache)d->cache,
+			       (enum block_format)d->format,
+			       d->no_lock};
 	struct virtio_blk_opts vo = {NULL,     v->serial[0] ? v->serial : NULL,
 				     v->num_queues, v->devfn,
 				     d->id,    (enum block_aio_mode)d->aio};
