@@ -114,7 +114,12 @@ static int block_open_format(struct block_dev *b, int fd, const struct block_opt
 {
 	enum block_format fmt = o->format;
 	uint8_t head[4] = {0};
+	struct stat st;
 
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "disk image '%s' is a directory", o->path);
+		goto fail;
+	}
 	if (!o->no_lock && block_lock_for(fd, o->path, write_image, err, errlen) < 0)
 		goto fail;
 	if (fmt == BLOCK_FORMAT_AUTO) {

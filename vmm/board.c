@@ -356,10 +356,13 @@ static void print_block(FILE *out, const char *node, struct block_dev *b, const 
 	struct block_stats s;
 
 	block_get_stats(b, &s);
-	fprintf(out, "%s: %s (raw%s%s)\n", node, block_path(b),
+	fprintf(out, "%s: %s (%s%s%s)\n", node, block_path(b), block_format_name(b),
 		block_read_only(b) ? ", read-only" : "", snapshot ? ", snapshot" : "");
 	fprintf(out, "    Attached to:      %s\n", attached);
 	fprintf(out, "    Cache mode:       %s\n", cache_mode(block_cache_mode(b)));
+	if (block_backing_file(b))
+		fprintf(out, "    Backing file:     %s (chain depth: %u)\n", block_backing_file(b),
+			block_backing_depth(b));
 	fprintf(out, "    Size:             %llu bytes\n",
 		(unsigned long long)block_sectors(b) * BLOCK_SECTOR_SIZE);
 	fprintf(out,
