@@ -284,7 +284,15 @@ static bool open_backing(struct qcow2 *q, const struct qcow2_open_opts *o, char 
 		free(path);
 		return BAD("'%s': backing chain deeper than %d (a loop?)", q->path, MAX_CHAIN);
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* non-blocking: a name in an untrusted image may be a FIFO */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0 && (fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)))) {
+		close(fd);
+		fd = -1;
+		errno = EINVAL;
+	}
+	if (fd >= 0)
+		fcntl(fd, F_SETFL, 0);
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot open backing file '%s' of '%s': %s", path, q->path,
 			 strerror(errno));
@@ -316,10 +324,6 @@ static bool open_backing(struct qcow2 *q, const struct qcow2_open_opts *o, char 
 		return q->bq != NULL;
 	}
 	free(path);
-	if (fstat(fd, &st) < 0) {
-		close(fd);
-		return BAD("cannot stat backing file of '%s'", q->path);
-	}
 	q->bfd = fd;
 	q->bsize = (uint64_t)st.st_size;
 	return true;
