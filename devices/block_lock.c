@@ -79,7 +79,9 @@ int block_lock_image(int fd, const char *path, unsigned perm, unsigned shared, c
 
 int block_lock_for(int fd, const char *path, bool write, char *err, size_t errlen)
 {
-	unsigned perm = BLOCK_PERM_CONSISTENT_READ | (write ? BLOCK_PERM_WRITE : 0);
+	/* what QEMU holds for a -drive: a writer may also resize */
+	unsigned perm = BLOCK_PERM_CONSISTENT_READ |
+			(write ? BLOCK_PERM_WRITE | BLOCK_PERM_RESIZE : 0);
 
 	return block_lock_image(fd, path, perm,
 				BLOCK_PERM_CONSISTENT_READ | BLOCK_PERM_WRITE_UNCHANGED, err,

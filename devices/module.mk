@@ -12,6 +12,8 @@ $(eval $(call unit_test,devices_qcow2,tests/unit/devices/test_qcow2.c,libdevices
 # SIGKILL at random moments during qcow2 writes, then qemu-img check
 $(eval $(call program,tests/qcow2-writer,tests/integration/qcow2_writer.c,libdevices.a,))
 INTEG_TESTS += tests/integration/qcow2-crash.sh
+# the same image locks as QEMU, both ways
+INTEG_TESTS += tests/integration/disk-lock.sh
 $(eval $(call unit_test,devices_block_aio,tests/unit/devices/test_block_aio.c,libdevices.a,))
 $(eval $(call unit_test,devices_fw_cfg,tests/unit/devices/test_fw_cfg.c,libfirmware.a libdevices.a,$(LZ4_LIBS)))
 $(eval $(call unit_test,devices_rtc,tests/unit/devices/test_rtc.c,libdevices.a,))

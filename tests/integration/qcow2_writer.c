@@ -1,7 +1,9 @@
 /* qcow2_writer — drives the block layer with random writes, zeroings
  * and flushes on an image until it is killed (qcow2-crash.sh kills it
  * with SIGKILL at random moments and then asks qemu-img check).
- * Usage: qcow2-writer IMAGE SEED */
+ * Usage: qcow2-writer IMAGE SEED|hold (hold: open it, then wait; for
+ * disk-lock.sh). The format is probed, and file.locking=off is the
+ * environment's QCOW2_WRITER_NO_LOCK=1. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +33,7 @@ int fdatasync(int fd)
 
 int main(int argc, char **argv)
 {
-	struct block_opts o = {.format = BLOCK_FORMAT_QCOW2};
+	struct block_opts o = {.no_lock = getenv("QCOW2_WRITER_NO_LOCK") != NULL};
 	static uint8_t buf[512 * 512];
 	struct block_dev *b;
 	char err[256];
@@ -47,6 +49,10 @@ int main(int argc, char **argv)
 	if (!b) {
 		fprintf(stderr, "qcow2-writer: %s\n", err);
 		return 1;
+	}
+	if (!strcmp(argv[2], "hold")) { /* the image open (and locked) until killed */
+		fprintf(stderr, "qcow2-writer: holding %s\n", o.path);
+		pause();
 	}
 	sectors = block_sectors(b);
 	for (unsigned long i = 0;; i++) {
