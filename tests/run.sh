@@ -112,7 +112,6 @@ nested_boot() { # WORKER TEST...: one L1 on these tests
 	shift
 	RUN_TALLY=$logs/nested-tally.$w RUN_CURRENT=$logs/nested-current.$w
 	export RUN_TALLY RUN_CURRENT
-	: >"$RUN_CURRENT"
 	sh scripts/nested-kvm/run.sh -t $(($# * nested_timeout_s + 300)) -s "${NESTED_STALL:-120}" \
 		-e B -e VMM -e VMM_ASAN -e TEST_TIMEOUT -e KVM_TESTS -e TEST_LOGS -e RUN_TALLY \
 		-e RUN_CURRENT -e SANDBOX_SUBTESTS -e HOME -e XDG_CACHE_HOME -e CI -- \
@@ -121,7 +120,7 @@ nested_boot() { # WORKER TEST...: one L1 on these tests
 }
 
 run_nested() {
-	rm -f "$logs"/nested-tally.* "$logs"/nested-current.*
+	rm -f "$logs"/nested-tally.*
 	: >"$logs/nested-hangs"
 	max_hangs=${NESTED_HANGS:-2}
 	max_boots=${NESTED_BOOTS:-$(($# < 4 ? $# * max_hangs + 1 : 8))}
@@ -143,6 +142,8 @@ run_nested() {
 		w=$workers
 		[ "$w" -le $# ] || w=$#
 		start=$(date +%s)
+		# only this round's workers may name a test they were running
+		rm -f "$logs"/nested-current.*
 		echo "nested: $# tests that need /dev/kvm run in $w nested Linux (L1) under QEMU's emulation (round $boot)"
 		i=0
 		while [ $i -lt "$w" ]; do
