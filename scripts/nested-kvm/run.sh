@@ -13,7 +13,6 @@
 #               (AF_UNIX sockets and FIFOs fail with ENXIO on 9p); default /tmp.
 #               The current folder, its git checkout and the runner's cache
 #               stay visible even where they lie below one of them
-#     -k PATH   keep PATH visible too (repeatable)
 #     -e VAR    pass the host's VAR into the command (repeatable; PATH always)
 #
 # The command's output (stdout and stderr together) streams to stdout. Exit
@@ -30,15 +29,13 @@
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
-timeout_s=0 stall_s=60 tmpfs=/tmp vars=PATH keep=
-while getopts "t:s:T:e:k:" o; do
+timeout_s=0 stall_s=60 tmpfs=/tmp vars=PATH
+while getopts "t:s:T:e:" o; do
 	case $o in
 	t) timeout_s=$OPTARG ;;
 	s) stall_s=$OPTARG ;;
 	T) tmpfs=$OPTARG ;;
 	e) vars="$vars $OPTARG" ;;
-	k) keep="$keep
-$OPTARG" ;;
 	*) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 125 ;;
 	esac
 done
@@ -77,7 +74,6 @@ cache_root=${XDG_CACHE_HOME:-$HOME/.cache}/vmm
 {
 	printf '%s\n' "$PWD" "$(pwd -P)" "$cache_root"
 	git rev-parse --show-toplevel 2>/dev/null || true
-	[ -z "$keep" ] || printf '%s\n' "$keep"
 } | grep '^/' | sort -u >"$run/keep"
 
 # Where L1's vCPUs are (QEMU's monitor), for the report of a hung L1.
