@@ -42,7 +42,7 @@ endif
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(OPT) $(WARN) -Ibuild -I. $(CFLAGS)
 LDFLAGS_ALL := -pthread $(filter -fsanitize=%,$(OPT)) $(LDFLAGS)
 
-# What libdevices.a needs at link time, after every archive (liburing).
+# What libbackends.a needs at link time, after every archive (liburing).
 DEVICES_LIBS = $(URING_LIBS)
 
 # obj SOURCES: the object files for C sources, under $(B)/obj.
@@ -52,6 +52,7 @@ obj = $(patsubst %.c,$(B)/obj/%.o,$(filter %.c,$(1)))
 define static_lib
 $(B)/lib$(1).a: $(call obj,$(2))
 	@mkdir -p $$(@D)
+	@rm -f $$@ # from scratch: a file that moved to another library must leave this one
 	$$(AR) rcs $$@ $$^
 $(call obj,$(2)): EXTRA_CFLAGS += $(3)
 ALL_LIBS += $(B)/lib$(1).a
@@ -89,7 +90,7 @@ KVM_BENCHES :=
 EXTRA_TARGETS :=
 BENCHES :=
 
-MODULES := kernel/kvm devices firmware netstack netstack/usernet regdb vmm tests/guest devices/wlan tests tests/fuzz bench
+MODULES := kernel/kvm backends devices firmware netstack netstack/usernet regdb vmm tests/guest wlan tests tests/fuzz bench
 include $(wildcard $(addsuffix /module.mk,$(MODULES)))
 
 $(B)/obj/%.o: %.c $(CONFIG)

@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "build/config.h"
-#include "devices/wlan/wlan.h"
+#include "wlan/wlan.h"
 
 #define RUNS 9
 #define FRAMES 400000

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devices/devices.h"
+#include "devices/dev_host.h"
 
 #define MISS_LOG_MAX 256
 

@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "devices/devices.h"
+#include "devices/dev_host.h"
 
 void *guest_mem_ptr(const struct guest_mem *gm, uint64_t gpa, uint64_t len)
 {

@@ -1,16 +1,16 @@
-# devices/ — the device model: buses, guest RAM access, event loop, devices.
-# Add new device sources to devices_SRCS (one file per device).
-devices_SRCS := $(wildcard devices/*.c devices/virtio/*.c)
-$(eval $(call static_lib,devices,$(devices_SRCS),$(URING_CFLAGS)))
+# devices/ — the device models (libdevices.a): the seam (dev_host.h, the
+# buses, guest RAM) at the top, the devices by kind in intc/, timer/,
+# storage/, pci/, iommu/, isa/, virtio/ and testdev/. A new device is a
+# NAME.c and NAME.h in its kind's folder; the wildcard picks it up.
+devices_SRCS := $(wildcard devices/*.c devices/*/*.c)
+$(eval $(call static_lib,devices,$(devices_SRCS),))
 # PC platform unit tests
-$(eval $(call unit_test,devices_pci,tests/unit/devices/test_pci.c,libdevices.a,))
-$(eval $(call unit_test,devices_ide,tests/unit/devices/test_ide.c,libdevices.a,))
-$(eval $(call unit_test,devices_ide_dma,tests/unit/devices/test_ide_dma.c,libdevices.a,))
-$(eval $(call unit_test,devices_block,tests/unit/devices/test_block.c,libdevices.a,))
-$(eval $(call unit_test,devices_block_aio,tests/unit/devices/test_block_aio.c,libdevices.a,))
-$(eval $(call unit_test,devices_fw_cfg,tests/unit/devices/test_fw_cfg.c,libfirmware.a libdevices.a,$(LZ4_LIBS)))
-$(eval $(call unit_test,devices_rtc,tests/unit/devices/test_rtc.c,libdevices.a,))
-$(eval $(call unit_test,devices_legacy,tests/unit/devices/test_legacy.c,libdevices.a,))
+$(eval $(call unit_test,devices_pci,tests/unit/devices/test_pci.c,libdevices.a libbackends.a,))
+$(eval $(call unit_test,devices_ide,tests/unit/devices/test_ide.c,libdevices.a libbackends.a,))
+$(eval $(call unit_test,devices_ide_dma,tests/unit/devices/test_ide_dma.c,libdevices.a libbackends.a,))
+$(eval $(call unit_test,devices_fw_cfg,tests/unit/devices/test_fw_cfg.c,libfirmware.a libdevices.a libbackends.a,$(LZ4_LIBS)))
+$(eval $(call unit_test,devices_rtc,tests/unit/devices/test_rtc.c,libdevices.a libbackends.a,))
+$(eval $(call unit_test,devices_legacy,tests/unit/devices/test_legacy.c,libdevices.a libbackends.a,))
 INTEG_TESTS += tests/integration/seabios-mbr.sh
 KVM_TESTS += tests/integration/seabios-mbr.sh
 INTEG_TESTS += tests/integration/seabios-reset.sh
@@ -21,20 +21,19 @@ LINUX_TESTS += tests/integration/seabios-grub.sh
 LINUX_TESTS += tests/integration/seabios-syslinux.sh
 BENCHES += bench/seabios-boot.sh
 KVM_BENCHES += bench/seabios-boot.sh
-$(eval $(call unit_test,vmm_exit_stats,tests/unit/vmm/test_exit_stats.c,libvmm.a libfirmware.a libdevices.a libwlan.a libregdb.a libusernet.a libnetstack.a libkvm.a,$(LZ4_LIBS) $(JANSSON_LIBS) $(SLIRP_LIBS) $$(WLAN_LDLIBS) $(SECCOMP_LIBS)))
 # virtio: the queue code against hand-built rings, the PCI
 # transport and virtio-blk with a fake host (no KVM)
-$(eval $(call unit_test,virtio_queue,tests/unit/virtio/test_queue.c,libdevices.a,))
-$(eval $(call unit_test,virtio_blk,tests/unit/virtio/test_virtio_blk.c,libdevices.a,))
+$(eval $(call unit_test,virtio_queue,tests/unit/virtio/test_queue.c,libdevices.a libbackends.a,))
+$(eval $(call unit_test,virtio_blk,tests/unit/virtio/test_virtio_blk.c,libdevices.a libbackends.a,))
 # virtio-net: header checks, receive filling, control queue
-$(eval $(call unit_test,virtio_net,tests/unit/virtio/test_virtio_net.c,libdevices.a,))
+$(eval $(call unit_test,virtio_net,tests/unit/virtio/test_virtio_net.c,libdevices.a libbackends.a,))
 INTEG_TESTS += tests/integration/seabios-virtio.sh
 KVM_TESTS += tests/integration/seabios-virtio.sh
 # Interrupt controllers unit tests
-$(eval $(call unit_test,devices_i8259,tests/unit/devices/test_i8259.c,libdevices.a,))
-$(eval $(call unit_test,devices_ioapic,tests/unit/devices/test_ioapic.c,libdevices.a,))
-$(eval $(call unit_test,devices_i8254,tests/unit/devices/test_i8254.c,libdevices.a,))
-$(eval $(call unit_test,devices_lapic,tests/unit/devices/test_lapic.c,libdevices.a,))
+$(eval $(call unit_test,devices_i8259,tests/unit/devices/test_i8259.c,libdevices.a libbackends.a,))
+$(eval $(call unit_test,devices_ioapic,tests/unit/devices/test_ioapic.c,libdevices.a libbackends.a,))
+$(eval $(call unit_test,devices_i8254,tests/unit/devices/test_i8254.c,libdevices.a libbackends.a,))
+$(eval $(call unit_test,devices_lapic,tests/unit/devices/test_lapic.c,libdevices.a libbackends.a,))
 # kernel_irqchip=on/split/off: payloads, SMP and SeaBIOS under split and off;
 # timer delivery and the monitor views in all three
 INTEG_TESTS += tests/integration/irqchip-on.sh tests/integration/irqchip-split.sh tests/integration/irqchip-off.sh
@@ -47,12 +46,19 @@ LINUX_TESTS += tests/integration/linux-pvh-smp1-split.sh tests/integration/linux
 LINUX_TESTS += tests/integration/linux-pvh-smp1-off.sh tests/integration/linux-pvh-smp4-off.sh
 BENCHES += bench/irqchip-latency.sh
 # kvm-unit-tests support: QEMU's pc-testdev.
-$(eval $(call unit_test,devices_pc_testdev,tests/unit/devices/test_pc_testdev.c,libdevices.a,))
+$(eval $(call unit_test,devices_pc_testdev,tests/unit/devices/test_pc_testdev.c,libdevices.a libbackends.a,))
 # intel-iommu (VT-d) and edu: registers, queued invalidation,
 # DMA and interrupt remapping; the edu's registers, interrupts and DMA
-$(eval $(call unit_test,devices_intel_iommu,tests/unit/devices/test_intel_iommu.c,libdevices.a,))
-$(eval $(call unit_test,devices_edu,tests/unit/devices/test_edu.c,libdevices.a,))
-$(eval $(call unit_test,devices_pci_testdev,tests/unit/devices/test_pci_testdev.c,libdevices.a,))
+$(eval $(call unit_test,devices_intel_iommu,tests/unit/devices/test_intel_iommu.c,libdevices.a libbackends.a,))
+$(eval $(call unit_test,devices_edu,tests/unit/devices/test_edu.c,libdevices.a libbackends.a,))
+$(eval $(call unit_test,devices_pci_testdev,tests/unit/devices/test_pci_testdev.c,libdevices.a libbackends.a,))
 # the same end to end in a guest (tests/guest/iommu.c), split and off
 INTEG_TESTS += tests/integration/iommu-edu.sh tests/integration/iommu-edu-qemu.sh
 KVM_TESTS += tests/integration/iommu-edu.sh tests/integration/iommu-edu-qemu.sh
+# The UART and the i8042 on a fake host.
+$(eval $(call unit_test,devices_serial,tests/unit/devices/test_serial.c,libdevices.a libbackends.a,))
+$(eval $(call unit_test,devices_i8042,tests/unit/devices/test_i8042.c,libdevices.a libbackends.a,))
+# The buses and the dev_host helpers.
+$(eval $(call unit_test,devices_bus,tests/unit/devices/test_bus.c,libdevices.a libbackends.a,))
+# virtio-wlan-pci itself on a fake host (no KVM): held receive buffers, outbox.
+$(eval $(call unit_test,virtio_hwsim,tests/unit/virtio/test_virtio_hwsim.c,libdevices.a libbackends.a,))

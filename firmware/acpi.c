@@ -1,16 +1,22 @@
-/* acpi.c — the ACPI tables for direct boot: RSDP (2.0), XSDT and RSDT
- * (FADT, MADT), FADT with a PM1a event/control block at ACPI_PM_BASE (the
- * acpi_pm device) and a FACS, a DSDT that only defines _S5 so the guest's
- * `poweroff` writes SLP_TYP=ACPI_S5_SLP_TYP|SLP_EN, and a MADT with every
- * vCPU, the IOAPIC and the SCI's interrupt source override. */
+/* acpi.c — the machine's ACPI tables: RSDP (2.0), XSDT and RSDT (FADT,
+ * MADT, DMAR), FADT with a PM1a event/control block at ACPI_PM_BASE (the
+ * acpi_pm device) and a FACS, a DSDT with _S5 (so the guest's `poweroff`
+ * writes SLP_TYP=ACPI_S5_SLP_TYP|SLP_EN), _S3, the PCI root bus and its
+ * _PRT, pvpanic, and a MADT with every vCPU, the IOAPIC and the SCI's
+ * interrupt source override. One builder, two deliveries: written into
+ * guest RAM at a known address for direct boot, or as the fw_cfg blobs
+ * plus table-loader commands that SeaBIOS links into place itself. */
 #include <errno.h>
 #include <string.h>
 
+#include "devices/iommu/intel_iommu.h"
+#include "firmware/acpi_linker.h"
 #include "firmware/firmware.h"
 #include "firmware/le.h"
 
 #define SDT_HDR_LEN 36
 #define RSDP_LEN 36
+#define ACPI_RSDP_ROOM 64	/* direct boot: the RSDP, then the tables 64-aligned */
 #define FACS_LEN 64
 #define FADT_LEN 276		/* revision 6 */
 #define MADT_LAPIC_LEN 8
@@ -46,10 +52,21 @@ unsigned pc_pci_slot_gsi(unsigned slot)
 	return pc_pirq_gsi[(slot - 1) & 3];
 }
 
+/* Where tables go: base seen at gpa. For the fw_cfg delivery, gpa is 0
+ * (pointers hold offsets into file) and lk records the loader commands. */
 struct acpi_buf {
 	uint8_t *base;
 	size_t len, used;
 	uint32_t gpa;
+	const char *file;
+	struct acpi_linker *lk;
+};
+
+/* What the tables describe. */
+struct acpi_machine {
+	unsigned ncpus;
+	uint16_t pvpanic_port;
+	unsigned dmar;
 };
 
 /* Reserve n bytes aligned to align; NULL when the buffer is full. */
@@ -88,9 +105,26 @@ static uint8_t *sdt(struct acpi_buf *b, const char sig[4], size_t len, uint8_t r
 	return t;
 }
 
-static void sdt_done(uint8_t *t, size_t len)
+/* A pointer field (4 or 8 bytes) inside b to target, a table in b. */
+static void put_ptr(struct acpi_buf *b, uint8_t *field, uint8_t size, uint32_t target)
 {
-	t[9] = fw_checksum(t, len);
+	if (size == 8)
+		put_le64(field, target);
+	else
+		put_le32(field, target);
+	if (b->lk)
+		linker_add_pointer(b->lk, b->file, (uint32_t)(field - b->base), size, b->file);
+}
+
+/* The table's checksum; the firmware computes it after linking. */
+static void sdt_done(struct acpi_buf *b, uint8_t *t, size_t len)
+{
+	uint32_t at = (uint32_t)(t - b->base);
+
+	if (b->lk)
+		linker_add_checksum(b->lk, b->file, at, (uint32_t)len, at + 9);
+	else
+		t[9] = fw_checksum(t, len);
 }
 
 /* op, PkgLength, then body[0..n) (n < 4094) into out: the length. */
@@ -194,7 +228,7 @@ static uint8_t *build_dsdt(struct acpi_buf *b, uint16_t pvpanic_port)
 	memcpy(t + SDT_HDR_LEN, dsdt_aml, sizeof(dsdt_aml));
 	memcpy(t + SDT_HDR_LEN + sizeof(dsdt_aml), dsdt_s3_aml, sizeof(dsdt_s3_aml));
 	memcpy(t + SDT_HDR_LEN + sizeof(dsdt_aml) + sizeof(dsdt_s3_aml), aml, pci0);
-	sdt_done(t, len);
+	sdt_done(b, t, len);
 	return t;
 }
 
@@ -216,8 +250,8 @@ static uint8_t *build_fadt(struct acpi_buf *b, uint32_t facs, uint32_t dsdt)
 
 	if (!t)
 		return NULL;
-	put_le32(t + 36, facs);
-	put_le32(t + 40, dsdt);
+	put_ptr(b, t + 36, 4, facs);
+	put_ptr(b, t + 40, 4, dsdt);
 	put_le16(t + 46, ACPI_SCI_IRQ);
 	/* SMI_CMD (48) stays 0: the machine is always in ACPI mode. */
 	put_le32(t + 56, ACPI_PM_BASE);	/* PM1a_EVT_BLK */
@@ -230,12 +264,12 @@ static uint8_t *build_fadt(struct acpi_buf *b, uint32_t facs, uint32_t dsdt)
 	put_le16(t + 98, 1001);		/* P_LVL3_LAT > 1000: no C3 */
 	put_le16(t + 109, 0);		/* IAPC_BOOT_ARCH: no legacy devices, no 8042 */
 	/* WBINVD works, PROC_C1; PWR_BUTTON clear: the power button is the
-	 * fixed-feature one in PM1 (devices/acpi_pm.c, QMP system_powerdown),
+	 * fixed-feature one in PM1 (devices/isa/acpi_pm.c, QMP system_powerdown),
 	 * which Linux's button driver only registers when told so. No sleep
 	 * button (SLP_BUTTON set: not fixed, and no control-method one). */
 	put_le32(t + 112, (1u << 0) | (1u << 2) | (1u << 5));
-	put_le64(t + 140, dsdt);		/* X_DSDT */
-	sdt_done(t, FADT_LEN);
+	put_ptr(b, t + 140, 8, dsdt);	/* X_DSDT */
+	sdt_done(b, t, FADT_LEN);
 	return t;
 }
 
@@ -272,7 +306,7 @@ static uint8_t *build_madt(struct acpi_buf *b, unsigned ncpus)
 	p[1] = MADT_NMI_LEN;
 	p[2] = 0xff;
 	p[5] = 1;
-	sdt_done(t, len);
+	sdt_done(b, t, len);
 	return t;
 }
 
@@ -301,7 +335,7 @@ static uint8_t *build_dmar(struct acpi_buf *b, unsigned ncpus, unsigned flags)
 	p[5] = ACPI_DMAR_IOAPIC_SID >> 8;	   /* start bus */
 	p[6] = (ACPI_DMAR_IOAPIC_SID >> 3) & 0x1f; /* path: device, function */
 	p[7] = ACPI_DMAR_IOAPIC_SID & 7;
-	sdt_done(t, len);
+	sdt_done(b, t, len);
 	return t;
 }
 
@@ -313,14 +347,70 @@ static uint8_t *build_xsdt(struct acpi_buf *b, const uint32_t *ents, unsigned n,
 
 	if (!t)
 		return NULL;
-	for (unsigned i = 0; i < n; i++) {
-		if (wide)
-			put_le64(t + SDT_HDR_LEN + i * 8, ents[i]);
-		else
-			put_le32(t + SDT_HDR_LEN + i * 4, ents[i]);
-	}
-	sdt_done(t, len);
+	for (unsigned i = 0; i < n; i++)
+		put_ptr(b, t + SDT_HDR_LEN + i * esz, (uint8_t)esz, ents[i]);
+	sdt_done(b, t, len);
 	return t;
+}
+
+/* The RSDP (RSDP_LEN bytes, zeroed) for the tables in b. */
+static void build_rsdp(struct acpi_buf *b, uint8_t *rsdp, uint32_t rsdt, uint32_t xsdt)
+{
+	memcpy(rsdp, "RSD PTR ", 8);
+	memcpy(rsdp + 9, "VMM   ", 6);
+	rsdp[15] = 2;			/* ACPI 2.0+ */
+	put_le32(rsdp + 16, rsdt);
+	put_le32(rsdp + 20, RSDP_LEN);
+	put_le64(rsdp + 24, xsdt);
+	if (!b->lk) {
+		rsdp[8] = fw_checksum(rsdp, 20);
+		rsdp[32] = fw_checksum(rsdp, RSDP_LEN);
+		return;
+	}
+	/* in the F segment, where the guest's scan for "RSD PTR " looks */
+	linker_allocate(b->lk, ACPI_FW_RSDP_FILE, 16, ACPI_LOADER_ZONE_FSEG);
+	linker_add_pointer(b->lk, ACPI_FW_RSDP_FILE, 16, 4, b->file);
+	linker_add_pointer(b->lk, ACPI_FW_RSDP_FILE, 24, 8, b->file);
+	/* the 1.0 checksum first: the extended one covers its byte */
+	linker_add_checksum(b->lk, ACPI_FW_RSDP_FILE, 0, 20, 8);
+	linker_add_checksum(b->lk, ACPI_FW_RSDP_FILE, 0, RSDP_LEN, 32);
+}
+
+/* Every table but the RSDP into b, then the RSDP into rsdp. */
+static int build_all(struct acpi_buf *b, uint8_t *rsdp, const struct acpi_machine *m)
+{
+	uint8_t *dsdt, *facs, *fadt, *madt, *xsdt, *rsdt;
+	uint32_t ents[3];
+	unsigned n = 2;
+
+	if (m->ncpus == 0 || m->ncpus > 254)
+		return -EINVAL;
+	if (b->lk) /* FACS needs 64-byte alignment */
+		linker_allocate(b->lk, b->file, 64, ACPI_LOADER_ZONE_HIGH);
+	dsdt = build_dsdt(b, m->pvpanic_port);
+	facs = build_facs(b);
+	if (!dsdt || !facs)
+		return -ENOSPC;
+	fadt = build_fadt(b, gpa_of(b, facs), gpa_of(b, dsdt));
+	madt = build_madt(b, m->ncpus);
+	if (!fadt || !madt)
+		return -ENOSPC;
+	ents[0] = gpa_of(b, fadt);
+	ents[1] = gpa_of(b, madt);
+	if (m->dmar & ACPI_DMAR_PRESENT) {
+		uint8_t *t = build_dmar(b, m->ncpus, m->dmar);
+
+		if (!t)
+			return -ENOSPC;
+		ents[n++] = gpa_of(b, t);
+	}
+	xsdt = build_xsdt(b, ents, n, true);
+	rsdt = build_xsdt(b, ents, n, false);
+	if (!xsdt || !rsdt)
+		return -ENOSPC;
+	memset(rsdp, 0, RSDP_LEN);
+	build_rsdp(b, rsdp, gpa_of(b, rsdt), gpa_of(b, xsdt));
+	return b->lk ? b->lk->err : 0;
 }
 
 int acpi_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, uint16_t pvpanic_port)
@@ -331,43 +421,30 @@ int acpi_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, uint16_t 
 int acpi_build_dmar(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, uint16_t pvpanic_port,
 		    unsigned dmar)
 {
-	struct acpi_buf b = {.base = buf, .len = len, .gpa = gpa};
-	uint8_t *rsdp, *dsdt, *facs, *fadt, *madt, *xsdt, *rsdt;
-	uint32_t ents[3];
-	unsigned n = 2;
+	const struct acpi_machine m = {ncpus, pvpanic_port, dmar};
+	struct acpi_buf b;
+	int ret;
 
-	if (ncpus == 0 || ncpus > 254)
-		return -EINVAL;
-	rsdp = take(&b, RSDP_LEN, 16);
-	dsdt = build_dsdt(&b, pvpanic_port);
-	facs = build_facs(&b);
-	if (!rsdp || !dsdt || !facs)
+	/* the RSDP first, the other tables from the next 64-byte boundary */
+	if (len < ACPI_RSDP_ROOM)
 		return -ENOSPC;
-	fadt = build_fadt(&b, gpa_of(&b, facs), gpa_of(&b, dsdt));
-	madt = build_madt(&b, ncpus);
-	if (!fadt || !madt)
-		return -ENOSPC;
-	ents[0] = gpa_of(&b, fadt);
-	ents[1] = gpa_of(&b, madt);
-	if (dmar & ACPI_DMAR_PRESENT) {
-		uint8_t *t = build_dmar(&b, ncpus, dmar);
+	b = (struct acpi_buf){.base = buf + ACPI_RSDP_ROOM, .len = len - ACPI_RSDP_ROOM,
+			      .gpa = gpa + ACPI_RSDP_ROOM};
+	memset(buf, 0, ACPI_RSDP_ROOM);
+	ret = build_all(&b, buf, &m);
+	return ret < 0 ? ret : (int)(ACPI_RSDP_ROOM + b.used);
+}
 
-		if (!t)
-			return -ENOSPC;
-		ents[n++] = gpa_of(&b, t);
-	}
-	xsdt = build_xsdt(&b, ents, n, true);
-	rsdt = build_xsdt(&b, ents, n, false);
-	if (!xsdt || !rsdt)
-		return -ENOSPC;
+int acpi_build_fw_cfg(struct acpi_fw_blobs *out, unsigned ncpus, uint16_t pvpanic_port,
+		      unsigned dmar)
+{
+	const struct acpi_machine m = {ncpus, pvpanic_port, dmar};
+	struct acpi_linker lk = {.cmds = out->loader, .max = sizeof(out->loader)};
+	struct acpi_buf b = {.base = out->tables, .len = sizeof(out->tables),
+			     .file = ACPI_FW_TABLES_FILE, .lk = &lk};
+	int ret = build_all(&b, out->rsdp, &m);
 
-	memcpy(rsdp, "RSD PTR ", 8);
-	memcpy(rsdp + 9, "VMM   ", 6);
-	rsdp[15] = 2;			/* ACPI 2.0+ */
-	put_le32(rsdp + 16, gpa_of(&b, rsdt));
-	put_le32(rsdp + 20, RSDP_LEN);
-	put_le64(rsdp + 24, gpa_of(&b, xsdt));
-	rsdp[8] = fw_checksum(rsdp, 20);
-	rsdp[32] = fw_checksum(rsdp, RSDP_LEN);
-	return b.used;
+	out->tables_len = b.used;
+	out->loader_len = lk.len;
+	return ret;
 }

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "devices/dev_host.h"
 #include "firmware/firmware.h"
 
 #define BDA_EBDA_SEG 0x40e	/* BIOS data area: EBDA segment */
@@ -65,9 +66,25 @@ static uint32_t gm_le32(const struct guest_mem *mem, uint64_t gpa)
 	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
 }
 
+/* The RSDP: where fw_tables_build puts it, else where SeaBIOS's table
+ * loader did (16-byte aligned in the BIOS area); 0 when none. */
+static uint32_t find_rsdp(const struct guest_mem *mem)
+{
+	uint8_t b[20];
+
+	if (guest_mem_read(mem, FW_TABLES_GPA, b, 8) == 0 && !memcmp(b, "RSD PTR ", 8))
+		return FW_TABLES_GPA;
+	for (uint32_t at = BIOS_AREA_RSDP_GPA; at < 0x100000; at += 16)
+		if (guest_mem_read(mem, at, b, sizeof(b)) == 0 && !memcmp(b, "RSD PTR ", 8) &&
+		    fw_checksum(b, sizeof(b)) == 0)
+			return at;
+	return 0;
+}
+
 uint32_t fw_acpi_waking_vector(const struct guest_mem *mem)
 {
-	uint32_t rsdt = gm_le32(mem, FW_TABLES_GPA + 16), len = gm_le32(mem, rsdt + 4);
+	uint32_t rsdp = find_rsdp(mem), rsdt = rsdp ? gm_le32(mem, rsdp + 16) : 0;
+	uint32_t len = gm_le32(mem, rsdt + 4);
 
 	for (uint32_t at = rsdt + 36; rsdt && len <= FW_TABLES_SIZE && at + 4 <= rsdt + len;
 	     at += 4) {

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 
+#include "devices/dev_host.h"
 #include "firmware/firmware.h"
 
 #define EBDA_START 0x9fc00ull

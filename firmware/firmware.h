@@ -11,7 +11,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "devices/devices.h"
+#include "devices/dev_host.h"
+#include "devices/isa/fw_cfg.h"
+#include "devices/pci/i440fx.h"
+#include "devices/pci/pci.h"
+#include "devices/timer/rtc.h"
 
 /* ------------------------------------------------------------------ e820 */
 
@@ -131,6 +135,35 @@ int acpi_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, uint16_t 
 #define ACPI_DMAR_IOAPIC_SID 0xff00u
 int acpi_build_dmar(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, uint16_t pvpanic_port,
 		    unsigned dmar);
+/* The same tables for firmware (SeaBIOS) boots, as QEMU hands them over
+ * through fw_cfg: ACPI_FW_TABLES_FILE holds every table but the RSDP with
+ * pointers as offsets into that file and checksums left 0,
+ * ACPI_FW_RSDP_FILE the RSDP, and ACPI_FW_LOADER_FILE the table-loader
+ * commands (ACPI_LOADER_CMD_LEN bytes each, little endian) with which the
+ * firmware allocates both, adds the tables' address to each pointer and
+ * computes the checksums. 0, or -ENOSPC / -EINVAL. */
+#define ACPI_FW_LOADER_FILE "etc/table-loader"
+#define ACPI_FW_TABLES_FILE "etc/acpi/tables"
+#define ACPI_FW_RSDP_FILE "etc/acpi/rsdp"
+#define ACPI_LOADER_CMD_LEN 128
+#define ACPI_LOADER_FILESZ 56 /* a file name field, NUL padded */
+/* Command types (the first 4 bytes) and their fields after the type:
+ * ALLOCATE: file, u32 align, u8 zone; ADD_POINTER: file holding the
+ * pointer, file pointed to, u32 offset, u8 size; ADD_CHECKSUM: file,
+ * u32 checksum offset, u32 start, u32 length. */
+#define ACPI_LOADER_ALLOCATE 1u
+#define ACPI_LOADER_ADD_POINTER 2u
+#define ACPI_LOADER_ADD_CHECKSUM 3u
+#define ACPI_LOADER_ZONE_HIGH 1u
+#define ACPI_LOADER_ZONE_FSEG 2u
+struct acpi_fw_blobs {
+	uint8_t rsdp[36];
+	uint8_t tables[FW_TABLES_SIZE];
+	uint8_t loader[64 * ACPI_LOADER_CMD_LEN];
+	size_t tables_len, loader_len;
+};
+int acpi_build_fw_cfg(struct acpi_fw_blobs *out, unsigned ncpus, uint16_t pvpanic_port,
+		      unsigned dmar);
 /* Direct boot has no BIOS to program the PIIX3's PIRQ routing: the
  * machine sets PIRQA-D to pc_pirq_gsi[] (SeaBIOS's choice) and the DSDT's
  * _PRT says where INTA of each PCI slot arrives. */
@@ -214,6 +247,11 @@ struct pc_fw_config {
 	bool boot_strict;	  /* -boot strict=on: HALT ends bootorder */
 	const uint8_t *uuid;	  /* -uuid (16 bytes, RFC 4122 order); NULL: zero */
 	bool nographic;
+	/* ACPI tables for SeaBIOS to install (acpi_build_fw_cfg); acpi
+	 * false (-no-acpi, q35): none, SeaBIOS then boots without ACPI. */
+	bool acpi;
+	uint16_t pvpanic_port; /* as in struct boot_request */
+	unsigned dmar;
 };
 
 /* Validate a -boot order= value: 0, or -EINVAL with the reason in err. */

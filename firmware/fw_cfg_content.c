@@ -1,10 +1,13 @@
 /* fw_cfg_content.c — what SeaBIOS learns about the machine: fw_cfg items
- * and files (RAM size, CPUs, etc/e820, bootorder, boot menu). */
+ * and files (RAM size, CPUs, etc/e820, bootorder, boot menu, SMBIOS and
+ * ACPI tables). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "devices/dev_host.h"
+#include "devices/isa/fw_cfg.h"
 #include "firmware/firmware.h"
 
 #define DEFAULT_ORDER "cdn"
@@ -114,6 +117,21 @@ static int add_smbios(struct fw_cfg *f, const struct pc_fw_config *c)
 	return ret;
 }
 
+/* ACPI as QEMU passes it: SeaBIOS runs the table loader and, once that
+ * installed an RSDP, builds no ACPI tables of its own. */
+static int add_acpi(struct fw_cfg *f, const struct pc_fw_config *c)
+{
+	struct acpi_fw_blobs *b = malloc(sizeof(*b));
+	int ret = -ENOMEM;
+
+	if (b && acpi_build_fw_cfg(b, c->ncpus, c->pvpanic_port, c->dmar) == 0)
+		ret = fw_cfg_add_file(f, ACPI_FW_TABLES_FILE, b->tables, b->tables_len) |
+		      fw_cfg_add_file(f, ACPI_FW_RSDP_FILE, b->rsdp, sizeof(b->rsdp)) |
+		      fw_cfg_add_file(f, ACPI_FW_LOADER_FILE, b->loader, b->loader_len);
+	free(b);
+	return ret;
+}
+
 int pc_fw_cfg_setup(struct fw_cfg *f, const struct pc_fw_config *c, char *err, size_t errlen)
 {
 	const char *order = c->boot_order ? c->boot_order : DEFAULT_ORDER;
@@ -161,6 +179,8 @@ int pc_fw_cfg_setup(struct fw_cfg *f, const struct pc_fw_config *c, char *err, s
 		ret |= fw_cfg_add_file(f, "etc/boot-menu-wait", wait, sizeof(wait));
 	}
 	ret |= add_smbios(f, c);
+	if (c->acpi)
+		ret |= add_acpi(f, c);
 	if (c->nographic) {
 		uint8_t port[2];
 

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "build/config.h"
+#include "devices/dev_host.h"
 #include "firmware/firmware.h"
 #include "firmware/le.h"
 

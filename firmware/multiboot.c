@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "devices/dev_host.h"
 #include "firmware/firmware.h"
 
 #define MB_HEADER_MAGIC 0x1BADB002u

@@ -2,6 +2,7 @@
  * CPU count and the boot devices (0x3d, 0x38, as the Bochs BIOS defined
  * them). Kept apart from fw_cfg_content.c so fw_cfg users do not pull in
  * the RTC. */
+#include "devices/timer/rtc.h"
 #include "firmware/firmware.h"
 
 #define DEFAULT_ORDER "cdn"

@@ -5,6 +5,7 @@
  * aligned; I/O from 0xc000 up), decoding is turned on, and INTERRUPT_LINE
  * names the GSI the device's pin reaches through the PIIX3 PIRQ routing
  * that direct boot sets up (pc_pirq_gsi). Linux places BARs itself. */
+#include "devices/pci/pci.h"
 #include "firmware/firmware.h"
 
 #define PCI_COMMAND 0x04

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "devices/dev_host.h"
 #include "firmware/firmware.h"
 
 #define XEN_ELFNOTE_PHYS32_ENTRY 18

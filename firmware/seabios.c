@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "build/config.h"
+#include "devices/pci/i440fx.h"
 #include "firmware/firmware.h"
 
 #define BIOS_GRANULE 0x10000u

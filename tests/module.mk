@@ -1,12 +1,11 @@
 # tests/ — unit suites (libcheck) live in tests/unit/<library>/, integration
 # tests in tests/integration/. Each library's module.mk may also add its own.
-$(eval $(call unit_test,devices_bus,tests/unit/devices/test_bus.c,libdevices.a,))
 # The nested runner itself (VMM_TEST_NESTED=always on a few tests): runs on
 # every machine, so the path for machines without /dev/kvm stays tested.
 INTEG_TESTS += tests/integration/nested-runner.sh
 # -sandbox: vmm plus test-only monitor commands that break the
 # allow-list; sandbox.sh also runs a representative set of tests sandboxed.
-$(eval $(call program,tests/vmm-test,vmm/main.c tests/integration/sandbox_hooks.c,libvmm.a libfirmware.a libdevices.a libwlan.a libregdb.a $(VMM_NET_LIBS) libkvm.a,$(LZ4_LIBS) $(JANSSON_LIBS) $(SLIRP_LIBS) $$(WLAN_LDLIBS) $(SECCOMP_LIBS)))
+$(eval $(call program,tests/vmm-test,vmm/main.c tests/integration/sandbox_hooks.c,$(VMM_LIBS),$(VMM_LDLIBS)))
 INTEG_TESTS += tests/integration/sandbox.sh
 KVM_TESTS += tests/integration/sandbox.sh
 # Durable disks: IDE and virtio-blk flushes reach fdatasync,

@@ -1,17 +1,38 @@
 /* board.c — the PC board: every device, created in init order (kvmtool
  * style). Add a device with one line here and its constructor in
- * devices/devices.h. */
+ * its header (devices/KIND/NAME.h). */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "backends/backends.h"
+#include "devices/iommu/intel_iommu.h"
+#include "devices/isa/acpi_pm.h"
+#include "devices/isa/debug_exit.h"
+#include "devices/isa/debugcon.h"
+#include "devices/isa/dma8237.h"
+#include "devices/isa/fw_cfg.h"
+#include "devices/isa/i8042.h"
+#include "devices/isa/isa_empty.h"
+#include "devices/isa/port80.h"
+#include "devices/isa/port92.h"
+#include "devices/isa/pvpanic.h"
+#include "devices/isa/serial.h"
+#include "devices/pci/i440fx.h"
+#include "devices/pci/pci.h"
+#include "devices/pci/piix3.h"
+#include "devices/storage/ide.h"
+#include "devices/testdev/edu.h"
+#include "devices/testdev/pc_testdev.h"
+#include "devices/testdev/pci_testdev.h"
+#include "devices/timer/rtc.h"
 #include "devices/virtio/virtio.h"
 #include "firmware/firmware.h"
 #include "vmm/chardev.h"
+#include "vmm/control/monitor.h"
 #include "vmm/exit_stats.h"
 #include "vmm/machine.h"
-#include "vmm/monitor.h"
 
 static const uint16_t com_base[CLI_MAX_SERIALS] = {0x3f8, 0x2f8, 0x3e8, 0x2e8};
 static const unsigned com_irq[CLI_MAX_SERIALS] = {4, 3, 4, 3};
@@ -245,6 +266,10 @@ static int add_pc_platform(struct machine *m, char *err, size_t errlen)
 		.nographic = true,
 		.boot_strict = m->cfg->lv.boot_strict,
 		.uuid = m->cfg->lv.has_uuid ? m->cfg->lv.uuid : NULL,
+		/* the DSDT describes the i440FX's PCI root and PIIX3 routing */
+		.acpi = !m->cfg->lv.no_acpi && !m->cfg->q35,
+		.pvpanic_port = boot_pvpanic_port(m->cfg),
+		.dmar = boot_dmar_flags(&m->cfg->iommu),
 	};
 
 	if (fw.boot_order && boot_order_check(fw.boot_order, err, errlen) < 0)
@@ -315,7 +340,7 @@ static void add_absent_ports(struct machine *m)
 
 /* ------------------------------------------------ info pci, info block */
 
-static void info_pci(void *opaque, FILE *out)
+void board_info_pci(void *opaque, FILE *out)
 {
 	struct machine *m = opaque;
 	size_t n;
@@ -365,7 +390,7 @@ static void print_block(FILE *out, const char *node, struct block_dev *b, const 
 		(unsigned long long)s.wr_bytes);
 }
 
-static void info_block(void *opaque, FILE *out)
+void board_info_block(void *opaque, FILE *out)
 {
 	struct machine *m = opaque;
 	char node[32], at[64];
@@ -459,8 +484,6 @@ int board_init(struct machine *m, char *err, size_t errlen)
 		}
 	}
 	add_absent_ports(m);
-	monitor_add_info("pci", "the PCI devices, their BARs and MSI-X state", info_pci, m);
-	monitor_add_info("block", "the disks: file, size, cache mode, request counters",
-			 info_block, m);
+	m->board_ready = true;
 	return 0;
 }

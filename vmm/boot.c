@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "devices/pci/i440fx.h"
+#include "devices/pci/pci.h"
 #include "vmm/machine.h"
 
 #define KERNEL_MAX_SIZE (1ull << 30)
@@ -107,7 +109,7 @@ static void shadow_bios_area(struct machine *m)
 }
 
 /* -device pvpanic's port, for the DSDT; 0 without one. */
-static uint16_t pvpanic_port(const struct vmm_config *cfg)
+uint16_t boot_pvpanic_port(const struct vmm_config *cfg)
 {
 	for (unsigned i = 0; i < cfg->n_devices; i++)
 		if (cfg->devices[i].kind == DEVICE_PVPANIC)
@@ -116,7 +118,7 @@ static uint16_t pvpanic_port(const struct vmm_config *cfg)
 }
 
 /* -device intel-iommu's DMAR table flags (firmware/acpi.c); 0: none. */
-static unsigned dmar_flags(const struct iommu_spec *s)
+unsigned boot_dmar_flags(const struct iommu_spec *s)
 {
 	if (!s->present)
 		return 0;
@@ -142,8 +144,8 @@ int boot_load_kernel(struct machine *m, char *err, size_t errlen)
 		.mem = &m->mem,
 		.e820 = &m->e820,
 		.no_acpi = cfg->lv.no_acpi,
-		.pvpanic_port = pvpanic_port(cfg),
-		.dmar = dmar_flags(&cfg->iommu),
+		.pvpanic_port = boot_pvpanic_port(cfg),
+		.dmar = boot_dmar_flags(&cfg->iommu),
 	};
 	shadow_bios_area(m);
 	for (size_t i = 0; i < sizeof(loaders) / sizeof(loaders[0]); i++) {

@@ -18,6 +18,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "backends/backends.h"
 #include "vmm/chardev.h"
 
 #define CHR_BUF 256

@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "devices/devices.h"
-#include "vmm/cli.h"
+#include "backends/backends.h"
+#include "vmm/cli/cli.h"
 
 enum chardev_event {
 	CHARDEV_OPENED, /* started, or a client connected */

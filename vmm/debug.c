@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "backends/backends.h"
 #include "vmm/machine.h"
 
 #define DR6_BS (1ull << 14) /* single step */

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 
 #include "vmm/exit_stats.h"
-#include "vmm/monitor.h"
 
 #define SLOTS 1024u
 #define KEY_EMPTY 0
@@ -108,11 +107,6 @@ void exit_stats_print(FILE *out, unsigned max_rows)
 			(unsigned long long)atomic_load(&overflow));
 }
 
-static void info_exits(void *opaque, FILE *out)
-{
-	exit_stats_print(out, UINT32_MAX);
-}
-
 static void print_at_exit(void)
 {
 	exit_stats_print(stderr, 40);
@@ -125,7 +119,6 @@ void exit_stats_init(void)
 	if (done)
 		return;
 	done = true;
-	monitor_add_info("exits", "I/O and MMIO exits by address, busiest first", info_exits, NULL);
 	if (getenv("VMM_EXIT_STATS"))
 		atexit(print_at_exit);
 }

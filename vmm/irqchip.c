@@ -1,6 +1,6 @@
 /* irqchip.c — -machine kernel_irqchip=on|split|off: where the interrupt
  * controllers live, and the glue between the userspace models
- * (devices/i8259.c, ioapic.c, i8254.c) and KVM.
+ * (devices/intc/i8259.c, ioapic.c, i8254.c) and KVM.
  *
  * on:    KVM_CREATE_IRQCHIP + KVM_CREATE_PIT2 (machine.c); nothing here.
  * split: KVM_CAP_SPLIT_IRQCHIP: the local APICs stay in KVM. The I/O APIC
@@ -17,6 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devices/dev_host.h"
+#include "devices/intc/i8259.h"
+#include "devices/intc/ioapic.h"
+#include "devices/iommu/intel_iommu.h"
+#include "devices/pci/pci.h"
+#include "devices/timer/i8254.h"
 #include "vmm/irqchip.h"
 #include "vmm/machine.h"
 
@@ -127,7 +133,6 @@ int irqchip_init_devices(struct machine *m, char *err, size_t errlen)
 {
 	struct vmm_irqchip *ic = m->ic;
 
-	irqchip_monitor_register(m);
 	if (!ic)
 		return 0;
 	ic->pic = i8259_new(&m->host, pic_intr_changed, ic);

@@ -5,9 +5,12 @@
 
 #include <stdbool.h>
 
-#include "devices/devices.h"
+#include "devices/intc/i8259.h"
+#include "devices/intc/ioapic.h"
+#include "devices/intc/lapic.h"
+#include "devices/timer/i8254.h"
 #include "kernel/kvm/kvm.h"
-#include "vmm/cli.h"
+#include "vmm/cli/cli.h"
 
 struct machine;
 struct vcpu;
@@ -48,8 +51,12 @@ void irqchip_post_run(struct vcpu *v);
 /* vCPU thread: the exits the modes add; false when not one of them. */
 bool irqchip_handle_exit(struct vcpu *v);
 
-/* `info pic|ioapic|lapic|irq` (irqchip_monitor.c); idempotent. */
-void irqchip_monitor_register(struct machine *m);
+/* `info pic|ioapic|lapic [CPU]|irq` (irqchip_monitor.c); opaque: the
+ * machine. The monitor's table (vmm/control/monitor.c) calls them. */
+void irqchip_info_pic(void *opaque, FILE *out);
+void irqchip_info_ioapic(void *opaque, FILE *out);
+void irqchip_info_lapic(void *opaque, const char *arg, FILE *out);
+void irqchip_info_irq(void *opaque, FILE *out);
 
 /* irqchip_off.c: the local APICs in vmm (kernel_irqchip=off). */
 /* Before the vCPUs: route the APIC MSRs to userspace where KVM can. */

@@ -5,9 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devices/intc/i8259.h"
+#include "devices/intc/ioapic.h"
+#include "devices/intc/lapic.h"
 #include "vmm/irqchip.h"
 #include "vmm/machine.h"
-#include "vmm/monitor.h"
 
 #define INFO_BUF 4096
 
@@ -17,7 +19,7 @@ static void print_buf(FILE *out, const char *buf, size_t n)
 	fwrite(buf, 1, n < INFO_BUF ? n : INFO_BUF - 1, out);
 }
 
-static void info_pic(void *opaque, FILE *out)
+void irqchip_info_pic(void *opaque, FILE *out)
 {
 	struct machine *m = opaque;
 	char buf[INFO_BUF];
@@ -43,7 +45,7 @@ static void info_pic(void *opaque, FILE *out)
 	print_buf(out, buf, i8259_format(st, buf, sizeof(buf)));
 }
 
-static void info_ioapic(void *opaque, FILE *out)
+void irqchip_info_ioapic(void *opaque, FILE *out)
 {
 	struct machine *m = opaque;
 	struct kvm_irqchip chip = {.chip_id = KVM_IRQCHIP_IOAPIC};
@@ -66,7 +68,7 @@ static void info_ioapic(void *opaque, FILE *out)
 				sizeof(buf)));
 }
 
-static void info_lapic(void *opaque, const char *arg, FILE *out)
+void irqchip_info_lapic(void *opaque, const char *arg, FILE *out)
 {
 	struct machine *m = opaque;
 	char *end, buf[INFO_BUF];
@@ -102,7 +104,7 @@ static void info_lapic(void *opaque, const char *arg, FILE *out)
 	print_buf(out, buf, n);
 }
 
-static void info_irq(void *opaque, FILE *out)
+void irqchip_info_irq(void *opaque, FILE *out)
 {
 	struct machine *m = opaque;
 
@@ -125,18 +127,4 @@ static void info_irq(void *opaque, FILE *out)
 		if (c)
 			fprintf(out, "%2u: %llu\n", i, (unsigned long long)c);
 	}
-}
-
-void irqchip_monitor_register(struct machine *m)
-{
-	static bool added;
-
-	if (added)
-		return;
-	added = true;
-	monitor_add_info("pic", "the 8259 interrupt controllers", info_pic, m);
-	monitor_add_info("ioapic", "the I/O APIC's redirection table", info_ioapic, m);
-	monitor_add_info_arg("lapic", "[CPU] a local APIC's registers (default CPU 0)", info_lapic,
-			     m);
-	monitor_add_info("irq", "interrupts per line (userspace irqchips)", info_irq, m);
 }

@@ -1,6 +1,6 @@
 /* irqchip_off.c — -machine kernel_irqchip=off: no irqchip in KVM at all.
  *
- * The local APICs are devices/lapic.c; the vCPU threads do what KVM's
+ * The local APICs are devices/intc/lapic.c; the vCPU threads do what KVM's
  * in-kernel APIC would: inject with KVM_INTERRUPT when
  * run->ready_for_interrupt_injection (else request_interrupt_window),
  * keep CR8 and the TPR in step through run->cr8, queue NMIs with KVM_NMI,
@@ -20,6 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/backends.h"
+#include "devices/dev_host.h"
+#include "devices/intc/i8259.h"
+#include "devices/intc/ioapic.h"
+#include "devices/intc/lapic.h"
 #include "vmm/irqchip.h"
 #include "vmm/machine.h"
 

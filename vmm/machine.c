@@ -8,10 +8,28 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "backends/backends.h"
+#include "devices/dev_host.h"
+#include "devices/iommu/intel_iommu.h"
+#include "devices/isa/acpi_pm.h"
+#include "devices/isa/debug_exit.h"
+#include "devices/isa/debugcon.h"
+#include "devices/isa/dma8237.h"
+#include "devices/isa/fw_cfg.h"
+#include "devices/isa/i8042.h"
+#include "devices/isa/port92.h"
+#include "devices/isa/serial.h"
+#include "devices/pci/i440fx.h"
+#include "devices/pci/pci.h"
+#include "devices/pci/piix3.h"
+#include "devices/storage/ide.h"
+#include "devices/testdev/edu.h"
+#include "devices/testdev/pci_testdev.h"
+#include "devices/timer/rtc.h"
 #include "devices/virtio/virtio.h"
 #include "vmm/chardev.h"
+#include "vmm/control/monitor.h"
 #include "vmm/machine.h"
-#include "vmm/monitor.h"
 
 /* The signal that kicks a vCPU thread out of KVM_RUN. */
 #define SIG_KICK SIGUSR1

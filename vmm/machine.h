@@ -11,12 +11,32 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <sys/types.h>
 
-#include "devices/devices.h"
+#include "backends/backends.h"
+#include "devices/dev_host.h"
+#include "devices/iommu/intel_iommu.h"
+#include "devices/isa/acpi_pm.h"
+#include "devices/isa/debug_exit.h"
+#include "devices/isa/debugcon.h"
+#include "devices/isa/dma8237.h"
+#include "devices/isa/fw_cfg.h"
+#include "devices/isa/i8042.h"
+#include "devices/isa/port92.h"
+#include "devices/isa/pvpanic.h"
+#include "devices/isa/serial.h"
+#include "devices/pci/i440fx.h"
+#include "devices/pci/pci.h"
+#include "devices/pci/piix3.h"
+#include "devices/storage/ide.h"
+#include "devices/testdev/edu.h"
+#include "devices/testdev/pc_testdev.h"
+#include "devices/testdev/pci_testdev.h"
+#include "devices/timer/rtc.h"
 #include "firmware/firmware.h"
 #include "kernel/kvm/kvm.h"
-#include "vmm/cli.h"
+#include "vmm/cli/cli.h"
 #include "vmm/irqchip.h"
 
 struct chardev;
@@ -172,6 +192,7 @@ struct machine {
 	struct block_dev *vdisks[CLI_MAX_VIRTIO_DRIVES];
 	struct virtio_blk *vblk[CLI_MAX_VIRTIO_DRIVES];
 	struct vmm_wlan *wlan; /* -object wlan-medium, -device virtio-wlan-pci */
+	bool board_ready; /* board_init completed: its monitor views exist */
 	char bootindex_paths[512];
 	/* -netdev backends and the virtio-net NICs on them (net.c), as
 	 * cfg->netdevs and cfg->nics */
@@ -316,6 +337,10 @@ int page_walk(const struct guest_mem *mem, const struct paging_mode *pm, uint64_
 
 /* Run the -kernel loaders in order: 0, or -1 with err set. */
 int boot_load_kernel(struct machine *m, char *err, size_t errlen);
+/* What the ACPI tables describe beyond RAM and CPUs, for both boot paths:
+ * -device pvpanic's port (0: none), -device intel-iommu's ACPI_DMAR_*. */
+uint16_t boot_pvpanic_port(const struct vmm_config *cfg);
+unsigned boot_dmar_flags(const struct iommu_spec *s);
 /* Translate a loader's boot CPU state into register values. */
 void boot_state_to_regs(const struct boot_cpu_state *b, struct kvm_regs *regs,
 			struct kvm_sregs *sregs);
@@ -326,20 +351,34 @@ int boot_apply(struct machine *m);
 
 /* Create every device in init order. 0 or -1 with err set. */
 int board_init(struct machine *m, char *err, size_t errlen);
+/* `info pci`, `info block` (opaque: the machine), for the monitor's table. */
+void board_info_pci(void *opaque, FILE *out);
+void board_info_block(void *opaque, FILE *out);
 
 /* ----------------------------------------------------------- net.c */
 
 /* The -netdev backends and the NICs (after the disks, so those keep
- * their slots); `info network`, `info usernet`. 0 or -1 with err. */
+ * their slots). 0 or -1 with err. */
 int board_add_nics(struct machine *m, char *err, size_t errlen);
+/* `info network`, `info usernet` (opaque: the machine); the monitor's
+ * hostfwd_add / hostfwd_remove [netdev_id] RULE, set_link NAME on|off. */
+void net_info_network(void *opaque, FILE *out);
+void net_info_usernet(void *opaque, FILE *out);
+void hmp_hostfwd(struct machine *m, int argc, char **argv, FILE *out, bool add);
+void hmp_set_link(struct machine *m, int argc, char **argv, FILE *out);
 void board_free_nics(struct machine *m);
 /* Link of the NIC named (its id or its netdev's id): 0 or -ENOENT. */
 int machine_set_link(struct machine *m, const char *name, bool up);
 
 /* ------------------------------------------------------------- wlan.c */
 
-/* The media and radios of cfg->wlan, their monitor commands: 0 or -1. */
+/* The media and radios of cfg->wlan: 0 or -1. */
 int vmm_wlan_init(struct machine *m, char *err, size_t errlen);
 void vmm_wlan_free(struct vmm_wlan *w);
+/* `info wlan`, `info regdomain` and the wlan_* commands (opaque: the
+ * machine, which has m->wlan). */
+void vmm_wlan_info(void *opaque, FILE *out);
+void vmm_wlan_info_regdomain(void *opaque, FILE *out);
+void vmm_wlan_cmd(void *opaque, int argc, char **argv, FILE *out);
 
 #endif /* VMM_MACHINE_H */

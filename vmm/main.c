@@ -6,10 +6,10 @@
 #include <sys/mman.h>
 
 #include "build/config.h"
-#include "vmm/gdbstub.h"
+#include "vmm/control/gdbstub.h"
 #include "vmm/machine.h"
 #include "vmm/process.h"
-#include "vmm/qmp.h"
+#include "vmm/control/qmp.h"
 #include "vmm/sandbox.h"
 
 static struct vmm_config cfg;

@@ -1,11 +1,23 @@
-# vmm/ — the build/vmm program: CLI, machine, vCPU threads, chardevs, board.
-vmm_SRCS := $(filter-out vmm/main.c,$(wildcard vmm/*.c))
+# vmm/ — the build/vmm program in three parts:
+#   vmm/cli/      the command line: struct vmm_config, the option table and
+#                 its parsers, the -cpu models (libcli.a, on its own so the
+#                 unit tests and the fuzz target link it without a machine)
+#   vmm/control/  the control plane: HMP monitor, QMP, gdbstub, listeners
+#   vmm/          the machine: board, vCPU loop, irqchip modes, boot,
+#                 chardevs, runstate, sandbox
+# The control plane and the machine form libvmm.a.
+cli_SRCS := $(wildcard vmm/cli/*.c)
+$(eval $(call static_lib,cli,$(cli_SRCS),$(JANSSON_CFLAGS)))
+vmm_SRCS := $(filter-out vmm/main.c,$(wildcard vmm/*.c vmm/control/*.c))
 $(eval $(call static_lib,vmm,$(vmm_SRCS),$(JANSSON_CFLAGS)))
 # the NICs' user networking: libusernet (netstack, libslirp)
 VMM_NET_LIBS := libusernet.a libnetstack.a
-$(eval $(call program,vmm,vmm/main.c,libvmm.a libfirmware.a libdevices.a libwlan.a libregdb.a $(VMM_NET_LIBS) libkvm.a,$(LZ4_LIBS) $(JANSSON_LIBS) $(SLIRP_LIBS) $$(WLAN_LDLIBS) $(SECCOMP_LIBS)))
-$(eval $(call unit_test,vmm_cli_net,tests/unit/vmm/test_cli_net.c vmm/cli.c vmm/cli_drive.c vmm/cli_control.c vmm/cli_net.c vmm/cli_libvirt.c vmm/cli_wlan.c vmm/cli_iommu.c vmm/cpuid.c,,$(JANSSON_LIBS)))
-$(eval $(call unit_test,vmm_cli,tests/unit/vmm/test_cli.c vmm/cli.c vmm/cli_drive.c vmm/cli_control.c vmm/cli_net.c vmm/cli_libvirt.c vmm/cli_wlan.c vmm/cli_iommu.c vmm/cpuid.c,,$(JANSSON_LIBS)))
+# What a program built on the machine links, in link order.
+VMM_LIBS = libvmm.a libcli.a libfirmware.a libdevices.a libbackends.a libwlan.a libregdb.a $(VMM_NET_LIBS) libkvm.a
+VMM_LDLIBS = $(LZ4_LIBS) $(JANSSON_LIBS) $(SLIRP_LIBS) $$(WLAN_LDLIBS) $(SECCOMP_LIBS)
+$(eval $(call program,vmm,vmm/main.c,$(VMM_LIBS),$(VMM_LDLIBS)))
+$(eval $(call unit_test,vmm_cli_net,tests/unit/vmm/test_cli_net.c,libcli.a,$(JANSSON_LIBS)))
+$(eval $(call unit_test,vmm_cli,tests/unit/vmm/test_cli.c,libcli.a,$(JANSSON_LIBS)))
 INTEG_TESTS += tests/integration/core-hello.sh
 KVM_TESTS += tests/integration/core-hello.sh
 BENCHES += bench/core-startup.sh
@@ -14,17 +26,15 @@ INTEG_TESTS += tests/integration/core-monitor.sh
 KVM_TESTS += tests/integration/core-monitor.sh
 INTEG_TESTS += tests/integration/core-debug.sh
 KVM_TESTS += tests/integration/core-debug.sh
-$(eval $(call unit_test,devices_serial,tests/unit/devices/test_serial.c,libdevices.a,))
-$(eval $(call unit_test,devices_i8042,tests/unit/devices/test_i8042.c,libdevices.a,))
-$(eval $(call unit_test,vmm_monitor,tests/unit/vmm/test_monitor.c,libvmm.a libfirmware.a libdevices.a libwlan.a libregdb.a $(VMM_NET_LIBS) libkvm.a,$(LZ4_LIBS) $(JANSSON_LIBS) $(SLIRP_LIBS) $$(WLAN_LDLIBS) $(SECCOMP_LIBS)))
+$(eval $(call unit_test,vmm_monitor,tests/unit/vmm/test_monitor.c,$(VMM_LIBS),$(VMM_LDLIBS)))
 BENCHES += bench/core-pio.sh
 KVM_BENCHES += bench/core-pio.sh
 BENCHES += bench/core-mmio.sh
 KVM_BENCHES += bench/core-mmio.sh
-$(eval $(call unit_test,vmm_iret,tests/unit/vmm/test_iret.c vmm/iret.c,,))
+$(eval $(call unit_test,vmm_iret,tests/unit/vmm/test_iret.c vmm/kvm_pvm_iret.c,,))
 INTEG_TESTS += tests/integration/control-exit.sh
 KVM_TESTS += tests/integration/control-exit.sh
-$(eval $(call unit_test,vmm_cli_control,tests/unit/vmm/test_cli_control.c vmm/cli.c vmm/cli_drive.c vmm/cli_control.c vmm/cli_net.c vmm/cli_libvirt.c vmm/cli_wlan.c vmm/cli_iommu.c vmm/cpuid.c,,$(JANSSON_LIBS)))
+$(eval $(call unit_test,vmm_cli_control,tests/unit/vmm/test_cli_control.c,libcli.a,$(JANSSON_LIBS)))
 INTEG_TESTS += tests/integration/control-qmp.sh
 KVM_TESTS += tests/integration/control-qmp.sh
 INTEG_TESTS += tests/integration/control-gdb.sh
@@ -35,8 +45,13 @@ INTEG_TESTS += tests/integration/cpu-models.sh
 # guest's ring 0 is emulated, so with the Linux tests)
 INTEG_TESTS += tests/integration/libvirt-probe.sh
 LINUX_TESTS += tests/integration/libvirt.sh
-$(eval $(call unit_test,vmm_cli_libvirt,tests/unit/vmm/test_cli_libvirt.c vmm/cli.c vmm/cli_drive.c vmm/cli_control.c vmm/cli_net.c vmm/cli_libvirt.c vmm/cli_wlan.c vmm/cli_iommu.c vmm/cpuid.c,,$(JANSSON_LIBS)))
+$(eval $(call unit_test,vmm_cli_libvirt,tests/unit/vmm/test_cli_libvirt.c,libcli.a,$(JANSSON_LIBS)))
 # pvpanic in the Linux guest: the DSDT's QEMU0001, a panic -> GUEST_PANICKED, status 4
 LINUX_TESTS += tests/integration/linux-pvpanic.sh
 # gdb against the Linux guest: break start_kernel, bt, info registers, detach
 LINUX_TESTS += tests/integration/linux-gdb.sh
+# The CPU models; the kvm_pvm host workaround's decoder and IRET.
+$(eval $(call unit_test,vmm_cpuid,tests/unit/vmm/test_cpuid.c,libcli.a,))
+$(eval $(call unit_test,vmm_insn,tests/unit/vmm/test_insn.c vmm/kvm_pvm_insn_decode.c,,))
+# The exit counters.
+$(eval $(call unit_test,vmm_exit_stats,tests/unit/vmm/test_exit_stats.c,$(VMM_LIBS),$(VMM_LDLIBS)))

@@ -3,17 +3,17 @@
  * `info usernet`, hostfwd_add/hostfwd_remove, set_link).
  *
  * A backend runs on its NIC's I/O thread under the NIC's transport lock;
- * the monitor (main thread) takes that lock around usernet calls and
- * then wakes the thread, whose timeouts may have changed. */
+ * the monitor (main thread) takes that lock around the backend's hostfwd
+ * and stats operations and then wakes the thread, whose timeouts may have
+ * changed. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/backends.h"
 #include "devices/virtio/virtio.h"
-#include "netstack/usernet/usernet.h"
 #include "vmm/machine.h"
-#include "vmm/monitor.h"
 
 /* The NIC using netdev i, or NULL. */
 static struct virtio_net *nic_of(struct machine *m, unsigned i)
@@ -23,9 +23,6 @@ static struct virtio_net *nic_of(struct machine *m, unsigned i)
 			return m->nics[k];
 	return NULL;
 }
-
-static void info_network(void *opaque, FILE *out);
-static void info_usernet(void *opaque, FILE *out);
 
 static int open_netdev(struct machine *m, unsigned i, char *err, size_t errlen)
 {
@@ -73,10 +70,6 @@ int board_add_nics(struct machine *m, char *err, size_t errlen)
 				"vmm: warning: netdev %s has no NIC (-device "
 				"virtio-net-pci,netdev=%s)\n",
 				m->cfg->netdevs[i].id, m->cfg->netdevs[i].id);
-	if (m->cfg->n_netdevs) {
-		monitor_add_info("network", "the NICs and their backends", info_network, m);
-		monitor_add_info("usernet", "user networking: flows and counters", info_usernet, m);
-	}
 	return 0;
 }
 
@@ -167,7 +160,7 @@ static void print_nic(struct machine *m, unsigned k, FILE *out)
 }
 
 /* QEMU's layout: each NIC, its backend under it; lone backends last. */
-static void info_network(void *opaque, FILE *out)
+void net_info_network(void *opaque, FILE *out)
 {
 	struct machine *m = opaque;
 
@@ -179,44 +172,39 @@ static void info_network(void *opaque, FILE *out)
 			print_backend(m, i, "", out);
 }
 
-static void info_usernet(void *opaque, FILE *out)
+void net_info_usernet(void *opaque, FILE *out)
 {
 	struct machine *m = opaque;
 
 	for (unsigned i = 0; i < m->cfg->n_netdevs; i++) {
-		struct usernet_stats st;
 		char *buf;
-		int n;
 
-		if (!m->netdevs[i] || !m->netdevs[i]->usernet)
+		if (!m->netdevs[i] || !m->netdevs[i]->ops->stats)
 			continue;
 		lock_netdev(m, i);
-		usernet_stats(m->netdevs[i]->usernet, &st);
+		buf = m->netdevs[i]->ops->stats(m->netdevs[i]);
 		unlock_netdev(m, i);
-		n = usernet_stats_format(&st, NULL, 0);
-		buf = n > 0 ? malloc((size_t)n + 1) : NULL;
 		if (!buf)
 			continue;
-		usernet_stats_format(&st, buf, (size_t)n + 1);
-		fprintf(out, "%s (user):\n", m->netdevs[i]->id);
+		fprintf(out, "%s (%s):\n", m->netdevs[i]->id, m->netdevs[i]->ops->type);
 		for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
 			fprintf(out, "  %s\n", line);
 		free(buf);
 	}
 }
 
-/* The user backend named id, or the first one when id is NULL: its
- * index, or -1. */
+/* The backend with port forwarding (user networking) named id, or the
+ * first one when id is NULL: its index, or -1. */
 static int find_user(struct machine *m, const char *id)
 {
 	for (unsigned i = 0; i < m->cfg->n_netdevs; i++)
-		if (m->netdevs[i] && m->netdevs[i]->usernet &&
+		if (m->netdevs[i] && m->netdevs[i]->ops->hostfwd &&
 		    (!id || !strcmp(m->netdevs[i]->id, id)))
 			return (int)i;
 	return -1;
 }
 
-/* QEMU's rule: [tcp|udp]:[HADDR]:HPORT[-[GADDR]:GPORT]; usernet wants
+/* QEMU's rule: [tcp|udp]:[HADDR]:HPORT[-[GADDR]:GPORT]; the backend wants
  * the protocol spelled out and (to remove) a guest side it ignores. */
 static void normalize_rule(const char *rule, bool add, char *buf, size_t len)
 {
@@ -242,8 +230,7 @@ void hmp_hostfwd(struct machine *m, int argc, char **argv, FILE *out, bool add)
 	}
 	normalize_rule(argv[argc - 1], add, rule, sizeof(rule));
 	lock_netdev(m, (unsigned)i);
-	r = add ? usernet_hostfwd_add(m->netdevs[i]->usernet, rule, why, sizeof(why))
-		: usernet_hostfwd_remove(m->netdevs[i]->usernet, rule, why, sizeof(why));
+	r = m->netdevs[i]->ops->hostfwd(m->netdevs[i], add, rule, why, sizeof(why));
 	unlock_netdev(m, (unsigned)i);
 	if (r < 0)
 		fprintf(out, "%s: %s\n", argv[0], why);

@@ -2,6 +2,7 @@
  * page tables out of guest RAM (for the monitor's `x` and state dumps). */
 #include <errno.h>
 
+#include "devices/dev_host.h"
 #include "vmm/machine.h"
 
 #define CR0_PG (1ull << 31)

@@ -15,6 +15,10 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "backends/backends.h"
+#include "devices/isa/acpi_pm.h"
+#include "devices/isa/pvpanic.h"
+#include "devices/testdev/pc_testdev.h"
 #include "vmm/machine.h"
 
 static const char *const state_names[] = {

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "vmm/cli.h"
+#include "vmm/cli/cli.h"
 
 /* After set-up, before the vCPU threads start: chroot, drop to the -runas
  * user, install the process-wide allow-list on every thread (the I/O

@@ -14,6 +14,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "devices/dev_host.h"
+#include "devices/isa/pvpanic.h"
 #include "vmm/exit_stats.h"
 #include "vmm/machine.h"
 #include "vmm/sandbox.h"

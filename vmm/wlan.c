@@ -1,5 +1,5 @@
 /* wlan.c — the machine's virtual WLAN: each -object wlan-medium becomes a
- * medium in this process (devices/wlan/) or a link to the wlan-medium
+ * medium in this process (wlan/) or a link to the wlan-medium
  * daemon (socket=), each -device virtio-wlan-pci a radio device on it; the
  * monitor gets wlan_country, wlan_regdb_reload, wlan_radar, info wlan and
  * info regdomain. The machine has one regulatory domain: wlan_country
@@ -8,9 +8,8 @@
 #include <string.h>
 
 #include "devices/virtio/virtio.h"
-#include "devices/wlan/wlan.h"
+#include "wlan/wlan.h"
 #include "vmm/machine.h"
-#include "vmm/monitor.h"
 
 struct wlan_radio_dev {
 	struct virtio_hwsim *dev;
@@ -96,9 +95,9 @@ static int add_radio(struct vmm_wlan *w, struct machine *m, const struct wlan_de
 /* ------------------------------------------------------------ monitor */
 
 /* The monitor's wlan_* lines go to every medium in this process. */
-static void wlan_cmd(void *opaque, int argc, char **argv, FILE *out)
+void vmm_wlan_cmd(void *opaque, int argc, char **argv, FILE *out)
 {
-	struct vmm_wlan *w = opaque;
+	struct vmm_wlan *w = ((struct machine *)opaque)->wlan;
 	char line[256];
 	bool any = false;
 
@@ -116,9 +115,9 @@ static void wlan_cmd(void *opaque, int argc, char **argv, FILE *out)
 			argv[0]);
 }
 
-static void info_wlan(void *opaque, FILE *out)
+void vmm_wlan_info(void *opaque, FILE *out)
 {
-	struct vmm_wlan *w = opaque;
+	struct vmm_wlan *w = ((struct machine *)opaque)->wlan;
 
 	for (unsigned i = 0; i < w->cfg->n_media; i++) {
 		const struct wlan_medium_spec *s = &w->cfg->media[i];
@@ -145,9 +144,9 @@ static void info_wlan(void *opaque, FILE *out)
 	}
 }
 
-static void info_regdomain(void *opaque, FILE *out)
+void vmm_wlan_info_regdomain(void *opaque, FILE *out)
 {
-	struct vmm_wlan *w = opaque;
+	struct vmm_wlan *w = ((struct machine *)opaque)->wlan;
 
 	for (unsigned i = 0; i < w->cfg->n_media; i++) {
 		if (w->media[i]) { /* they all share the machine's domain */
@@ -156,21 +155,6 @@ static void info_regdomain(void *opaque, FILE *out)
 		}
 	}
 	fprintf(out, "no wlan-medium in this VM\n");
-}
-
-static void add_monitor(struct vmm_wlan *w)
-{
-	monitor_add_info("wlan", "the radio media, their radios and drops per reason", info_wlan,
-			 w);
-	monitor_add_info("regdomain", "the WLAN regulatory domain (as `iw reg get`)",
-			 info_regdomain, w);
-	monitor_add_cmd("wlan_country", "XX", "set the regulatory domain of every radio", wlan_cmd,
-			w);
-	monitor_add_cmd("wlan_regdb_reload", "[PATH]", "re-read regulatory.db", wlan_cmd, w);
-	monitor_add_cmd("wlan_radar", "FREQ", "a radar event on FREQ MHz (closes the channel)",
-			wlan_cmd, w);
-	monitor_add_cmd("wlan_enforce", "on|off", "regulatory enforcement on the media", wlan_cmd,
-			w);
 }
 
 int vmm_wlan_init(struct machine *m, char *err, size_t errlen)
@@ -194,7 +178,6 @@ int vmm_wlan_init(struct machine *m, char *err, size_t errlen)
 	for (unsigned i = 0; i < c->n_devs; i++)
 		if (add_radio(w, m, &c->devs[i], err, errlen) < 0)
 			return -1;
-	add_monitor(w);
 	return 0;
 }
 

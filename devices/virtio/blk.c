@@ -18,6 +18,9 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "backends/backends.h"
+#include "devices/dev_host.h"
+#include "devices/pci/pci.h"
 #include "devices/virtio/virtio.h"
 
 #define BLK_QUEUE_SIZE 256

@@ -5,7 +5,7 @@
  * medium's answers. There is no device config.
  *
  * The device does not look inside messages: it hands each one to its
- * medium (devices/wlan/, through opts->send) and queues what the medium
+ * medium (wlan/, through opts->send) and queues what the medium
  * sends back in an outbox until the guest has a receive buffer. A receive
  * buffer with nothing to put in it stays available (VIRTIO_HANDLE_LATER);
  * a new message kicks the receive queue. */
@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devices/dev_host.h"
+#include "devices/pci/pci.h"
 #include "devices/virtio/virtio.h"
 
 #define HWSIM_VQ_TX 0

@@ -17,6 +17,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "devices/dev_host.h"
+#include "devices/pci/pci.h"
 #include "devices/virtio/virtio.h"
 
 #define PCI_CAP_ID_MSIX 0x11

@@ -20,6 +20,9 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "backends/backends.h"
+#include "devices/dev_host.h"
+#include "devices/pci/pci.h"
 #include "devices/virtio/net_internal.h"
 
 /* ------------------------------------------------------- header checks */

@@ -7,6 +7,7 @@
 #include <linux/if_ether.h>
 #include <sys/uio.h>
 
+#include "backends/backends.h"
 #include "devices/virtio/virtio.h"
 
 /* Queues: receive 2p and transmit 2p + 1 for each queue pair p, then

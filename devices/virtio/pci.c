@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devices/dev_host.h"
+#include "devices/pci/pci.h"
 #include "devices/virtio/pci_internal.h"
 #include "devices/virtio/virtio.h"
 

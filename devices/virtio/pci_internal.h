@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "devices/dev_host.h"
+#include "devices/pci/pci.h"
 #include "devices/virtio/virtio.h"
 
 struct virtio_pci {

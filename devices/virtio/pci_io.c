@@ -13,6 +13,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "backends/backends.h"
 #include "devices/virtio/pci_internal.h"
 
 #define STOP_EVENT VIRTIO_MAX_QUEUES

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "devices/dev_host.h"
 #include "devices/virtio/virtio.h"
 
 static uint16_t load16_acquire(const __virtio16 *p)

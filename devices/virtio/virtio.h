@@ -24,7 +24,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "devices/devices.h"
+#include "backends/backends.h"
+#include "devices/dev_host.h"
+#include "devices/pci/pci.h"
 
 /* ------------------------------------------------------------ queue.c */
 
@@ -278,7 +280,7 @@ int virtio_net_check_hdr(const struct virtio_net_hdr *h, size_t len, uint64_t fe
 /* ------------------------------------------------------------ hwsim.c */
 
 /* virtio-wlan-pci: mac80211_hwsim's virtio transport. The device moves
- * whole messages; the medium (devices/wlan/) interprets them. */
+ * whole messages; the medium (wlan/) interprets them. */
 #define VIRTIO_HWSIM_MAX_MSG 4096
 
 struct virtio_hwsim_opts {

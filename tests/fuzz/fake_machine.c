@@ -3,9 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/backends.h"
+#include "devices/dev_host.h"
 #include "tests/fuzz/fake_machine.h"
 #include "vmm/chardev.h"
-#include "vmm/monitor.h"
+#include "vmm/control/monitor.h"
+#include "vmm/exit_stats.h"
+#include "vmm/irqchip.h"
 
 #define FAKE_RAM (1u << 20)
 #define FAKE_CPUS 2
@@ -199,7 +203,45 @@ bool chardev_is_tty(const struct chardev *c)
 	return false;
 }
 
-void hmp_extra_init(struct machine *m)
+/* The machine's views and commands in the monitor's table: the fake has
+ * no board (board_ready stays false), so the table never offers them. */
+#define FAKE_VIEW(name)                                                                            \
+	void name(void *opaque, FILE *out)                                                         \
+	{                                                                                          \
+	}
+FAKE_VIEW(board_info_pci)
+FAKE_VIEW(board_info_block)
+FAKE_VIEW(net_info_network)
+FAKE_VIEW(net_info_usernet)
+FAKE_VIEW(vmm_wlan_info)
+FAKE_VIEW(vmm_wlan_info_regdomain)
+FAKE_VIEW(irqchip_info_pic)
+FAKE_VIEW(irqchip_info_ioapic)
+FAKE_VIEW(irqchip_info_irq)
+FAKE_VIEW(hmp_info_version)
+FAKE_VIEW(hmp_info_kvm)
+FAKE_VIEW(hmp_info_name)
+FAKE_VIEW(hmp_info_uuid)
+FAKE_VIEW(hmp_info_chardev)
+FAKE_VIEW(hmp_info_qtree)
+
+void irqchip_info_lapic(void *opaque, const char *arg, FILE *out)
+{
+}
+
+void exit_stats_print(FILE *out, unsigned max_rows)
+{
+}
+
+void vmm_wlan_cmd(void *opaque, int argc, char **argv, FILE *out)
+{
+}
+
+void hmp_gdbserver(void *opaque, int argc, char **argv, FILE *out)
+{
+}
+
+void hmp_dump_guest_memory(struct machine *m, int argc, char **argv, FILE *out)
 {
 }
 

@@ -6,7 +6,7 @@
 
 #include <stdlib.h>
 
-#include "devices/devices.h"
+#include "devices/dev_host.h"
 #include "firmware/firmware.h"
 #include "tests/fuzz/fuzz.h"
 

@@ -1,4 +1,4 @@
-/* fuzz_cli.c — the command-line parser (vmm/cli.c, cli_drive.c,
+/* fuzz_cli.c — the command-line parser (vmm/cli/cli.c, cli_drive.c,
  * cli_control.c): every option, QEMU's key=value property lists, sizes,
  * -drive/-device/-chardev/-machine/-netdev specs, the control sockets.
  * Input: the arguments after argv[0], separated by NUL bytes (at most 64). */
@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "tests/fuzz/fuzz.h"
-#include "vmm/cli.h"
+#include "vmm/cli/cli.h"
 
 enum { MAX_ARGS = 64 };
 

@@ -1,7 +1,7 @@
-/* fuzz_dev.h — a guest for device fuzz targets: I/O buses, 1 MiB of RAM
- * at 0 (zeroed per input, so every input replays alone), interrupts and
- * MSIs that go nowhere, and an interpreter that turns the input into what
- * a guest does: port and MMIO reads and writes to the device's windows,
+/* fuzz_dev.h — a guest for device fuzz targets: the shared fake
+ * dev_host (tests/fake_host.h) with 1 MiB of RAM at 0 (zeroed per input,
+ * so every input replays alone), and an interpreter that turns the input
+ * into what a guest does: port and MMIO reads and writes to the device's windows,
  * and RAM writes (descriptors, PRD tables, rings, buffers). Each step
  * starts with an op byte:
  *   op % 4 == 0  write: window (op / 4 % n), 2-byte offset, value (4 bytes)
@@ -20,7 +20,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "devices/devices.h"
+#include "backends/backends.h"
+#include "tests/fake_host.h"
 #include "tests/fuzz/fuzz.h"
 
 #define FUZZ_RAM (1u << 20)
@@ -32,34 +33,16 @@ struct fuzz_window {
 };
 
 struct fuzz_dev {
-	struct dev_host host;
-	struct guest_mem mem;
-	uint8_t *ram;
+	struct fake_host fake; /* host, mem, ram */
 	struct fuzz_window win[FUZZ_MAX_WINDOWS];
 	unsigned n_win;
 	void (*step)(struct fuzz_dev *d, unsigned arg);
 };
 
-static void fuzz_set_level(void *opaque, unsigned gsi, bool level)
-{
-}
-
-static void fuzz_msi(void *opaque, uint64_t addr, uint32_t data)
-{
-}
-
 static inline void fuzz_dev_init(struct fuzz_dev *d)
 {
 	memset(d, 0, sizeof(*d));
-	d->ram = calloc(1, FUZZ_RAM);
-	d->mem.r[0] = (struct guest_ram_region){0, FUZZ_RAM, d->ram};
-	d->mem.n = 1;
-	d->mem.ram_size = FUZZ_RAM;
-	d->host.pio = iobus_new("pio");
-	d->host.mmio = iobus_new("mmio");
-	d->host.mem = &d->mem;
-	d->host.irq.set_level = fuzz_set_level;
-	d->host.irq.msi = fuzz_msi;
+	fake_host_init(&d->fake, FUZZ_RAM); /* the caller checks fake.ram */
 }
 
 static inline void fuzz_dev_window(struct fuzz_dev *d, bool mmio, uint64_t base, uint64_t size)
@@ -94,9 +77,9 @@ static inline void fuzz_dev_access(struct fuzz_dev *d, unsigned op, const uint8_
 		sz = 4;
 	if (op % 4 == 0) {
 		v = fuzz_take(data, size, 4);
-		iobus_write(w->mmio ? d->host.mmio : d->host.pio, addr, &v, sz);
+		iobus_write(w->mmio ? d->fake.host.mmio : d->fake.host.pio, addr, &v, sz);
 	} else {
-		iobus_read(w->mmio ? d->host.mmio : d->host.pio, addr, &v, sz);
+		iobus_read(w->mmio ? d->fake.host.mmio : d->fake.host.pio, addr, &v, sz);
 	}
 }
 
@@ -118,7 +101,7 @@ static inline void fuzz_dev_ops(struct fuzz_dev *d, const uint8_t *data, size_t 
 			len = fuzz_take(&data, &size, 1);
 			len = len < size ? len : size;
 			len = len < FUZZ_RAM - gpa ? len : FUZZ_RAM - gpa;
-			memcpy(d->ram + gpa, data, len);
+			memcpy(d->fake.ram + gpa, data, len);
 			data += len;
 			size -= len;
 			break;
@@ -133,7 +116,7 @@ static inline void fuzz_dev_ops(struct fuzz_dev *d, const uint8_t *data, size_t 
 /* One input from zeroed RAM. */
 static inline void fuzz_dev_run(struct fuzz_dev *d, const uint8_t *data, size_t size)
 {
-	memset(d->ram, 0, FUZZ_RAM);
+	memset(d->fake.ram, 0, FUZZ_RAM);
 	fuzz_dev_ops(d, data, size);
 }
 

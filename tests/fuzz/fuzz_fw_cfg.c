@@ -3,6 +3,7 @@
  * addresses, SELECT/SKIP/READ/WRITE chains) written into guest RAM and
  * started through 0x514/0x518. Input: fuzz_dev.h's ops on 0x510-0x51b;
  * a fresh device with a few items and files per input. */
+#include "devices/isa/fw_cfg.h"
 #include "tests/fuzz/fuzz_dev.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -11,13 +12,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static uint8_t blob[5000];
 	struct fw_cfg *f;
 
-	if (!d.ram) {
+	if (!d.fake.ram) {
 		fuzz_dev_init(&d);
 		fuzz_dev_window(&d, false, 0x510, 12);
 		for (size_t i = 0; i < sizeof(blob); i++)
 			blob[i] = (uint8_t)(i * 7);
 	}
-	f = fw_cfg_new(&d.host);
+	f = fw_cfg_new(&d.fake.host);
 	fw_cfg_add_u64(f, FW_CFG_RAM_SIZE, FUZZ_RAM);
 	fw_cfg_add_u16(f, FW_CFG_NB_CPUS, 2);
 	fw_cfg_add(f, FW_CFG_UUID, "0123456789abcdef", 16);

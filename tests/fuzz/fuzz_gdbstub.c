@@ -1,10 +1,10 @@
-/* fuzz_gdbstub.c — the GDB remote protocol (vmm/gdbstub.c: packet framing,
+/* fuzz_gdbstub.c — the GDB remote protocol (vmm/control/gdbstub.c: packet framing,
  * acks and Ctrl-C, g/G/p/P registers, m/M memory, Z/z breakpoints, H/T
  * threads, vCont, q/Q queries, qXfer of the target description) on
  * fake_machine.h's machine. gdbstub.c is included for its static state and
  * receive_byte(); the debugger is a socketpair whose far end is drained.
  * Input: the bytes the debugger sends; a fresh connection per input. */
-#include "vmm/gdbstub.c"
+#include "vmm/control/gdbstub.c"
 
 #include "tests/fuzz/fake_machine.h"
 #include "tests/fuzz/fuzz.h"

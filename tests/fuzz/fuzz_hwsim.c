@@ -1,5 +1,5 @@
 /* fuzz_hwsim.c — mac80211_hwsim generic-netlink messages into the virtual
- * WLAN medium (devices/wlan/: hwsim_msg.c's parser, medium.c's radios and
+ * WLAN medium (wlan/: hwsim_msg.c's parser, medium.c's radios and
  * delivery, regulatory.c's verdicts, DFS CAC and radar non-occupancy)
  * with three radios' ports attached:
  *   port 0  a guest's virtio-wlan-pci (devices/virtio/hwsim.c on
@@ -28,7 +28,7 @@
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 
-#include "devices/wlan/internal.h"
+#include "wlan/internal.h"
 #include "tests/fuzz/fuzz_vpci.h"
 
 static struct fuzz_dev d;
@@ -203,12 +203,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t n;
 	char err[256];
 
-	if (!d.ram) {
+	if (!d.fake.ram) {
 		fuzz_dev_init(&d);
 		d.step = guest_step;
 		devnull = fopen("/dev/null", "w");
 	}
-	memset(d.ram, 0, FUZZ_RAM);
+	memset(d.fake.ram, 0, FUZZ_RAM);
 	now_ns = 1000000000ull;
 	c.outdoor = cfg & 1;
 	c.no_enforce = cfg >> 1 & 1;
@@ -216,7 +216,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	c.nop_s = nop[cfg >> 4 & 3];
 	c.country = first[cfg >> 6 & 3];
 	medium = wlan_medium_new(&c, err, sizeof(err));
-	dev = virtio_hwsim_new(&d.host, NULL, &o, err, sizeof(err));
+	dev = virtio_hwsim_new(&d.fake.host, NULL, &o, err, sizeof(err));
 	if (!medium || !dev) {
 		fprintf(stderr, "fuzz_hwsim: %s\n", err);
 		abort();

@@ -5,6 +5,9 @@
  * empty secondary. Input: fuzz_dev.h's ops on 0x1f0-0x1f7, 0x3f6,
  * 0x170-0x177, 0x376 and the bus-master block at 0xc000; a fresh
  * controller per input, its PCI function set up as SeaBIOS leaves it. */
+#include "backends/backends.h"
+#include "devices/pci/pci.h"
+#include "devices/storage/ide.h"
 #include "tests/fuzz/fuzz_dev.h"
 
 #define BM_BASE 0xc000
@@ -17,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct pci_bus *bus;
 	struct ide *ide;
 
-	if (!d.ram) {
+	if (!d.fake.ram) {
 		fuzz_dev_init(&d);
 		fuzz_dev_window(&d, false, 0x1f0, 8);
 		fuzz_dev_window(&d, false, 0x3f6, 1);
@@ -27,8 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		disk = fuzz_disk();
 	}
 	disks[0] = disk;
-	bus = pci_bus_new(&d.host);
-	ide = ide_new(&d.host, bus, disks);
+	bus = pci_bus_new(&d.fake.host);
+	ide = ide_new(&d.fake.host, bus, disks);
 	pci_cfg_write(bus, 0x09, 0x20, 4, BM_BASE | 1);
 	pci_cfg_write(bus, 0x09, 0x04, 2, 0x05);
 	fuzz_dev_run(&d, data, size);

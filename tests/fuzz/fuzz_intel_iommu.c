@@ -8,6 +8,9 @@
  * an IOVA for requester 00:02.0 (arg even: IOVA (arg >> 1) << 20 | 0x123)
  * or remaps an MSI of handle arg >> 1 (odd). A fresh IOMMU, bus and edu
  * per input. */
+#include "devices/iommu/intel_iommu.h"
+#include "devices/pci/pci.h"
+#include "devices/testdev/edu.h"
 #include "tests/fuzz/fuzz_dev.h"
 
 #define EDU_BAR 0xfeb00000u
@@ -36,17 +39,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct pci_bus *bus;
 	struct edu *edu;
 
-	if (!d.ram) {
+	if (!d.fake.ram) {
 		fuzz_dev_init(&d);
 		fuzz_dev_window(&d, true, INTEL_IOMMU_BASE, INTEL_IOMMU_SIZE);
 		fuzz_dev_window(&d, true, EDU_BAR, 0x100);
 		fuzz_dev_window(&d, false, 0xcf8, 8);
 		d.step = step;
 	}
-	d.host.n_reset = 0;
-	bus = pci_bus_new(&d.host);
-	vtd = intel_iommu_new(&d.host, bus, &o);
-	edu = edu_new(&d.host, bus, EDU_DEVFN);
+	d.fake.host.n_reset = 0;
+	bus = pci_bus_new(&d.fake.host);
+	vtd = intel_iommu_new(&d.fake.host, bus, &o);
+	edu = edu_new(&d.fake.host, bus, EDU_DEVFN);
 	if (!bus || !vtd || !edu)
 		abort();
 	pci_cfg_write(bus, EDU_DEVFN, 0x10, 4, EDU_BAR);

@@ -1,10 +1,11 @@
-/* fuzz_ioapic.c — the userspace I/O APIC (devices/ioapic.c): IOREGSEL and
+/* fuzz_ioapic.c — the userspace I/O APIC (devices/intc/ioapic.c): IOREGSEL and
  * IOWIN at any size and offset (ID, version, arbitration, the 24
  * redirection entries' halves), the EOI register, with pin levels and EOI
  * broadcasts mixed in (remote IRR, level re-delivery). Input: fuzz_dev.h's
  * ops on its MMIO page; its own step (op % 4 == 3) drives pin (arg % 24)
  * to level (arg & 32) or, with arg & 32 and arg & 16, broadcasts an EOI
  * of vector 0x20 + arg % 16. A fresh I/O APIC per input. */
+#include "devices/intc/ioapic.h"
 #include "tests/fuzz/fuzz_dev.h"
 
 #define IOAPIC_GPA 0xfec00000u
@@ -22,12 +23,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct fuzz_dev d;
 
-	if (!d.ram) {
+	if (!d.fake.ram) {
 		fuzz_dev_init(&d);
 		fuzz_dev_window(&d, true, IOAPIC_GPA, 0x20);
 		d.step = step;
 	}
-	io = ioapic_new(&d.host, IOAPIC_GPA);
+	io = ioapic_new(&d.fake.host, IOAPIC_GPA);
 	fuzz_dev_run(&d, data, size);
 	ioapic_free(io);
 	return 0;

@@ -1,4 +1,4 @@
-/* fuzz_lapic.c — the userspace local APICs (devices/lapic.c, lapic_bus.c;
+/* fuzz_lapic.c — the userspace local APICs (devices/intc/lapic.c, lapic_bus.c;
  * kernel_irqchip=off): xAPIC MMIO registers and x2APIC MSRs at any offset
  * and value (ICR IPIs between the two CPUs, LVTs, the timer in every mode,
  * TPR/PPR, EOI, the base MSR's enable and x2APIC transitions), with lines,
@@ -7,7 +7,7 @@
  * fresh two-CPU APIC bus per input. */
 #include <string.h>
 
-#include "devices/devices.h"
+#include "devices/intc/lapic.h"
 #include "tests/fuzz/fuzz_dev.h"
 
 static uint64_t now_ns = 1000000000ull;

@@ -1,4 +1,4 @@
-/* fuzz_monitor.c — the human monitor's command line (vmm/monitor.c):
+/* fuzz_monitor.c — the human monitor's command line (vmm/control/monitor.c):
  * tokenising, the command table, x/xp formats and addresses, break,
  * delete, info and its sub-commands, on fake_machine.h's machine. Input:
  * command lines separated by newlines. */
@@ -8,7 +8,7 @@
 
 #include "tests/fuzz/fake_machine.h"
 #include "tests/fuzz/fuzz.h"
-#include "vmm/monitor.h"
+#include "vmm/control/monitor.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

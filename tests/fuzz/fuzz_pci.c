@@ -3,6 +3,11 @@
  * with the i440FX (PAM, SMRAM), the PIIX3 (PIRQ routing, ELCR), the IDE
  * function and a virtio-blk (capabilities, MSI-X, BAR sizing and moving).
  * Input: fuzz_dev.h's ops on 0xcf8-0xcff; a fresh bus per input. */
+#include "backends/backends.h"
+#include "devices/pci/i440fx.h"
+#include "devices/pci/pci.h"
+#include "devices/pci/piix3.h"
+#include "devices/storage/ide.h"
 #include "devices/virtio/virtio.h"
 #include "tests/fuzz/fuzz_dev.h"
 
@@ -25,18 +30,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct virtio_blk *vb;
 	char err[256];
 
-	if (!d.ram) {
+	if (!d.fake.ram) {
 		fuzz_dev_init(&d);
 		fuzz_dev_window(&d, false, 0xcf8, 8);
 		disk = fuzz_disk();
 	}
 	disks[0] = disk;
 	vo.disk = disk;
-	bus = pci_bus_new(&d.host);
-	nb = i440fx_new(&d.host, bus, &map);
-	sb = piix3_new(&d.host, bus);
-	ide = ide_new(&d.host, bus, disks);
-	vb = virtio_blk_new(&d.host, bus, &vo, err, sizeof(err));
+	bus = pci_bus_new(&d.fake.host);
+	nb = i440fx_new(&d.fake.host, bus, &map);
+	sb = piix3_new(&d.fake.host, bus);
+	ide = ide_new(&d.fake.host, bus, disks);
+	vb = virtio_blk_new(&d.fake.host, bus, &vo, err, sizeof(err));
 	fuzz_dev_run(&d, data, size);
 	virtio_blk_free(vb);
 	ide_free(ide);

@@ -29,6 +29,7 @@
 #include <endian.h>
 #include <errno.h>
 
+#include "backends/backends.h"
 #include "devices/virtio/net_internal.h"
 #include "tests/fuzz/fuzz_vpci.h"
 
@@ -93,14 +94,14 @@ static void stub_poll(struct netdev *nd)
 	struct virtio_net_hdr h;
 	uint16_t len;
 
-	memcpy(&h, d.ram + FRAME_GPA, sizeof(h));
-	memcpy(&len, d.ram + FRAME_GPA + sizeof(h), 2);
+	memcpy(&h, d.fake.ram + FRAME_GPA, sizeof(h));
+	memcpy(&len, d.fake.ram + FRAME_GPA + sizeof(h), 2);
 	len = le16toh(len);
 	if (len > FUZZ_RAM - FRAME_GPA - sizeof(h) - 2)
 		len = (uint16_t)(FUZZ_RAM - FRAME_GPA - sizeof(h) - 2);
 	if (nd->rx)
-		nd->rx(nd->rx_opaque, d.ram[FRAME_GPA - 1] % nd->queues, &h,
-		       d.ram + FRAME_GPA + sizeof(h) + 2, len);
+		nd->rx(nd->rx_opaque, d.fake.ram[FRAME_GPA - 1] % nd->queues, &h,
+		       d.fake.ram + FRAME_GPA + sizeof(h) + 2, len);
 }
 
 static void stub_flush(struct netdev *nd)
@@ -164,11 +165,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned cfg;
 	char err[256];
 
-	if (!d.ram) {
+	if (!d.fake.ram) {
 		fuzz_dev_init(&d);
 		d.step = step;
 	}
-	memset(d.ram, 0, FUZZ_RAM);
+	memset(d.fake.ram, 0, FUZZ_RAM);
 	cfg = (unsigned)fuzz_take(&data, &size, 1);
 	memset(&stub.nd, 0, sizeof(stub.nd));
 	stub.nd.ops = &stub_ops;
@@ -179,7 +180,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	stub.nd.queues = (cfg & 0x30) == 0x30 ? 3 : 1;
 	o.mq = stub.nd.queues > 1;
 	o.mtu = mtus[cfg >> 6 & 3];
-	net = virtio_net_new(&d.host, NULL, &o, err, sizeof(err));
+	net = virtio_net_new(&d.fake.host, NULL, &o, err, sizeof(err));
 	if (!net) {
 		fprintf(stderr, "fuzz_virtio_net: %s\n", err);
 		abort();

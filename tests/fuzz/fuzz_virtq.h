@@ -40,7 +40,7 @@ static inline void fuzz_virtq_run(struct fuzz_dev *d, fuzz_chain_fn serve, const
 	fuzz_q.desc_gpa = fuzz_take(&data, &size, 3);
 	fuzz_q.avail_gpa = fuzz_take(&data, &size, 3);
 	fuzz_q.used_gpa = fuzz_take(&data, &size, 3);
-	fuzz_q.enabled = virtq_start(&fuzz_q, &d->mem, flags & 1, flags & 2) == 0;
+	fuzz_q.enabled = virtq_start(&fuzz_q, &d->fake.mem, flags & 1, flags & 2) == 0;
 	fuzz_dev_run(d, data, size);
 }
 

@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct fuzz_dev d;
 
-	if (!d.ram)
+	if (!d.fake.ram)
 		fuzz_dev_init(&d);
 	fuzz_virtq_run(&d, echo, data, size);
 	return 0;

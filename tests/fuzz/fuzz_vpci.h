@@ -12,6 +12,8 @@
 #ifndef FUZZ_VPCI_H
 #define FUZZ_VPCI_H
 
+#include "devices/dev_host.h"
+#include "devices/pci/pci.h"
 #include "devices/virtio/virtio.h"
 #include "tests/fuzz/fuzz_dev.h"
 

@@ -55,11 +55,6 @@ $(eval $(call guest_payload,virtio-net,$(GUEST_OBJ)/virtio.o $(GUEST_OBJ)/vnet.o
 
 -include $(wildcard $(GUEST_OBJ)/*.d)
 
-# Unit tests of the multiboot loader and e820_build live here (not in
-# tests/module.mk) so the loader's owner keeps them next to the payloads.
-$(eval $(call unit_test,firmware_e820,tests/unit/firmware/test_e820.c,libfirmware.a libdevices.a,$(LZ4_LIBS)))
-$(eval $(call unit_test,firmware_multiboot,tests/unit/firmware/test_multiboot.c,libfirmware.a libdevices.a,$(LZ4_LIBS)))
-
 # Every payload under build/vmm; smp.elf with -smp 1, 2, 4 in core-smp.sh.
 INTEG_TESTS += tests/integration/payloads.sh
 KVM_TESTS += tests/integration/payloads.sh

@@ -23,7 +23,7 @@
  * with enforcement on and off).
  *
  * The netlink encoding here is written independently of the medium's
- * (devices/wlan/hwsim_msg.c), so a shared mistake cannot hide.
+ * (wlan/hwsim_msg.c), so a shared mistake cannot hide.
  */
 #include "virtio.h"
 

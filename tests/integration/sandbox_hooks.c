@@ -6,7 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "vmm/monitor.h"
+#include "vmm/control/monitor.h"
 
 static void violate(void *opaque, FILE *out)
 {

@@ -6,7 +6,7 @@
 # guest kernel (scripts/guest-kernel.sh builds it), hence LINUX_TESTS; a
 # minute or two here, where guest ring 0 is emulated. (SYSLINUX's
 # protected-mode interrupt reflectors end in IRET, which the host's KVM
-# cannot emulate: vmm completes it itself, vmm/iret.c; QEMU stops there.)
+# cannot emulate: vmm completes it itself, vmm/kvm_pvm_iret.c; QEMU stops there.)
 set -u
 VMM=${VMM:-build/vmm}
 limit=${SYSLINUX_TIMEOUT:-600}

@@ -1,6 +1,6 @@
 """wlan_hwsim.py — hwsim generic-netlink messages and the wlan-medium
 daemon's sockets for the wlan-*.sh tests: a third encoder, independent of
-the medium's (devices/wlan/hwsim_msg.c) and the kit's (tests/guest/wlan.c)."""
+the medium's (wlan/hwsim_msg.c) and the kit's (tests/guest/wlan.c)."""
 import socket
 import struct
 import time

@@ -14,7 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "devices/devices.h"
+#include "backends/backends.h"
+#include "devices/dev_host.h"
+#include "devices/pci/pci.h"
+#include "devices/storage/ide.h"
 #include "tests/unit/devices/pc_host.h"
 
 #define DISK_SECTORS 2048u
@@ -25,7 +28,7 @@
 #define BUF_GPA 0x20000
 
 struct rig {
-	struct test_host t;
+	struct fake_host t;
 	struct pci_bus *bus;
 	struct ide *ide;
 	struct block_dev *disk;

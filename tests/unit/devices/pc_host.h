@@ -1,6 +1,6 @@
-/* pc_host.h — a dev_host for unit tests of the PC platform devices: real
- * I/O buses, 2 MiB of malloc'ed guest RAM at 0, and an interrupt recorder.
- * Header-only so each test program gets its own copy. */
+/* pc_host.h — the unit tests' helpers for the PC platform devices: the
+ * shared fake dev_host (tests/fake_host.h) with 2 MiB of RAM, port I/O,
+ * and a suite runner. Header-only so each test program gets its own copy. */
 #ifndef TEST_PC_HOST_H
 #define TEST_PC_HOST_H
 
@@ -9,52 +9,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devices/devices.h"
+#include "tests/fake_host.h"
 
 #define TEST_RAM_SIZE (2u << 20)
 
-struct test_host {
-	struct dev_host host;
-	struct guest_mem mem;
-	uint8_t *ram;
-	bool level[24];
-	unsigned raised[24]; /* rising edges per GSI */
-};
-
-static void test_set_level(void *opaque, unsigned gsi, bool level)
+static inline void test_host_init(struct fake_host *t)
 {
-	struct test_host *t = opaque;
-
-	if (gsi >= 24)
-		return;
-	if (level && !t->level[gsi])
-		t->raised[gsi]++;
-	t->level[gsi] = level;
+	ck_assert_int_eq(fake_host_init(t, TEST_RAM_SIZE), 0);
 }
 
-static inline void test_host_init(struct test_host *t)
+static inline void test_host_fini(struct fake_host *t)
 {
-	memset(t, 0, sizeof(*t));
-	t->ram = calloc(1, TEST_RAM_SIZE);
-	ck_assert_ptr_nonnull(t->ram);
-	t->mem.r[0] = (struct guest_ram_region){0, TEST_RAM_SIZE, t->ram};
-	t->mem.n = 1;
-	t->mem.ram_size = TEST_RAM_SIZE;
-	t->host.pio = iobus_new("pio");
-	t->host.mmio = iobus_new("mmio");
-	t->host.mem = &t->mem;
-	t->host.irq.set_level = test_set_level;
-	t->host.irq.opaque = t;
+	fake_host_fini(t);
 }
 
-static inline void test_host_fini(struct test_host *t)
-{
-	iobus_free(t->host.pio);
-	iobus_free(t->host.mmio);
-	free(t->ram);
-}
-
-static inline uint32_t pio_in(struct test_host *t, uint16_t port, unsigned size)
+static inline uint32_t pio_in(struct fake_host *t, uint16_t port, unsigned size)
 {
 	uint32_t v = 0;
 
@@ -62,7 +31,7 @@ static inline uint32_t pio_in(struct test_host *t, uint16_t port, unsigned size)
 	return size == 4 ? v : v & ((1u << (8 * size)) - 1);
 }
 
-static inline void pio_out(struct test_host *t, uint16_t port, unsigned size, uint32_t v)
+static inline void pio_out(struct fake_host *t, uint16_t port, unsigned size, uint32_t v)
 {
 	iobus_write(t->host.pio, port, &v, size);
 }

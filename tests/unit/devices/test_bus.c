@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "devices/devices.h"
+#include "devices/dev_host.h"
 #include "tests/unit/check_run.h"
 
 struct probe {

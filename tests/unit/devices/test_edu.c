@@ -3,13 +3,17 @@
  * DMA through the VT-d model. No KVM. */
 #include <check.h>
 
+#include "devices/dev_host.h"
+#include "devices/iommu/intel_iommu.h"
+#include "devices/pci/pci.h"
+#include "devices/testdev/edu.h"
 #include "tests/unit/devices/pc_host.h"
 
 #define BAR 0xfeb00000u
 #define DEVFN 0x10u /* 00:02.0 */
 #define GSI 11u
 
-static struct test_host t;
+static struct fake_host t;
 static struct pci_bus *pci;
 static struct edu *e;
 static uint64_t last_msi_addr;

@@ -3,18 +3,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devices/dev_host.h"
+#include "devices/isa/fw_cfg.h"
 #include "firmware/firmware.h"
 #include "tests/unit/devices/pc_host.h"
 
 #define DESC_GPA 0x1000
 #define BUF_GPA 0x2000
 
-static void select_key(struct test_host *t, uint16_t key)
+static void select_key(struct fake_host *t, uint16_t key)
 {
 	pio_out(t, 0x510, 2, key);
 }
 
-static void read_bytes(struct test_host *t, uint8_t *dst, unsigned n)
+static void read_bytes(struct fake_host *t, uint8_t *dst, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
 		dst[i] = (uint8_t)pio_in(t, 0x511, 1);
@@ -34,7 +36,7 @@ static void put_be32(uint8_t *p, uint32_t v)
 }
 
 /* Run one DMA descriptor as SeaBIOS does: only the low address word. */
-static uint32_t dma(struct test_host *t, uint32_t control, uint32_t len, uint64_t addr,
+static uint32_t dma(struct fake_host *t, uint32_t control, uint32_t len, uint64_t addr,
 		    uint32_t desc_gpa)
 {
 	uint8_t *d = t->ram + desc_gpa;
@@ -51,7 +53,7 @@ static uint32_t dma(struct test_host *t, uint32_t control, uint32_t len, uint64_
 
 START_TEST(signature_id_and_items)
 {
-	struct test_host t;
+	struct fake_host t;
 	struct fw_cfg *f;
 	uint8_t b[8];
 	uint32_t sig;
@@ -84,7 +86,7 @@ END_TEST
 
 START_TEST(file_directory_is_sorted)
 {
-	struct test_host t;
+	struct fake_host t;
 	struct fw_cfg *f;
 	uint8_t b[4 + 3 * 64];
 
@@ -114,7 +116,7 @@ END_TEST
 
 START_TEST(dma_select_read_skip)
 {
-	struct test_host t;
+	struct fake_host t;
 	struct fw_cfg *f;
 
 	test_host_init(&t);
@@ -142,7 +144,7 @@ END_TEST
 
 START_TEST(dma_bad_addresses_fail_cleanly)
 {
-	struct test_host t;
+	struct fake_host t;
 	struct fw_cfg *f;
 	uint8_t a[4];
 
@@ -170,7 +172,7 @@ END_TEST
 
 START_TEST(pc_content_for_seabios)
 {
-	struct test_host t;
+	struct fake_host t;
 	struct fw_cfg *f;
 	struct e820_map m = {
 		.e = {{0, 0x9fc00, E820_RAM}, {0x9fc00, 0x400, E820_RESERVED},
@@ -231,7 +233,7 @@ START_TEST(strict_boot_and_uuid)
 {
 	static const uint8_t id[16] = {0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0,
 				       1,    2,	   3,	 4,    5,    6,	   7,	 8};
-	struct test_host t;
+	struct fake_host t;
 	struct fw_cfg *f;
 	struct pc_fw_config c = {.ram_size = 0x8000000,
 				 .ncpus = 1,
@@ -358,7 +360,7 @@ END_TEST
 
 START_TEST(smbios_files_in_fw_cfg)
 {
-	struct test_host t;
+	struct fake_host t;
 	struct fw_cfg *f;
 	struct pc_fw_config c = {.ram_size = 0x8000000, .ncpus = 1};
 	uint8_t dir[4 + 64 * 64];

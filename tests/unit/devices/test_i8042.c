@@ -1,8 +1,9 @@
-/* Unit tests for the i8042 model (devices/i8042.c) through its ports. */
+/* Unit tests for the i8042 model (devices/isa/i8042.c) through its ports. */
 #include <check.h>
 #include <string.h>
 
-#include "devices/devices.h"
+#include "devices/dev_host.h"
+#include "devices/isa/i8042.h"
 #include "tests/unit/check_run.h"
 
 static struct dev_host host;

@@ -5,12 +5,14 @@
  * programmed, coalesced and rate-limited for tiny periods. */
 #include <check.h>
 
+#include "devices/dev_host.h"
+#include "devices/timer/i8254.h"
 #include "tests/unit/devices/pc_host.h"
 
 #define T0 1000000000ull /* the fake clock starts at 1 s */
 
 struct pit_fixture {
-	struct test_host t;
+	struct fake_host t;
 	struct i8254 *pit;
 	uint64_t now, deadline;
 	unsigned arms;

@@ -4,10 +4,12 @@
  * level triggering through the ELCR and `info pic`. */
 #include <check.h>
 
+#include "devices/dev_host.h"
+#include "devices/intc/i8259.h"
 #include "tests/unit/devices/pc_host.h"
 
 struct pic_fixture {
-	struct test_host t;
+	struct fake_host t;
 	struct i8259 *pic;
 	unsigned notified;
 };

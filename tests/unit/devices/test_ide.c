@@ -3,7 +3,9 @@
  * middle of a transfer, nIEN, a read-only disk, the PCI identity. The disk
  * is a temporary raw image (ide_rig.h). The bus-master DMA engine, with
  * bad PRD tables, has its own suite, test_ide_dma.c, as it has its own
- * file, devices/ide_dma.c. */
+ * file, devices/storage/ide_dma.c. */
+#include "backends/backends.h"
+#include "devices/pci/pci.h"
 #include "tests/unit/devices/ide_rig.h"
 
 /* ---------------------------------------------------------------- tests */

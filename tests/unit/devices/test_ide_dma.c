@@ -1,10 +1,11 @@
 /* Unit tests for the PIIX3 IDE model's bus-master DMA engine
- * (devices/ide_dma.c), driven through BAR 4 and the task file like a
+ * (devices/storage/ide_dma.c), driven through BAR 4 and the task file like a
  * driver would: reads and writes through PRD tables, a table longer than
  * the transfer, a zero-length entry (64 KiB), entries beyond guest RAM or
  * without the end bit, reset with a transfer pending. Separate from
  * test_ide.c (the ATA commands in PIO mode) like the code it tests; both
  * use ide_rig.h. */
+#include "devices/dev_host.h"
 #include "tests/unit/devices/ide_rig.h"
 
 START_TEST(dma_read_and_write)

@@ -4,6 +4,10 @@
  * I/O APIC entries. No KVM. */
 #include <check.h>
 
+#include "devices/dev_host.h"
+#include "devices/intc/ioapic.h"
+#include "devices/iommu/intel_iommu.h"
+#include "devices/pci/pci.h"
 #include "tests/unit/devices/pc_host.h"
 
 #define R(off) (INTEL_IOMMU_BASE + (off))
@@ -37,7 +41,7 @@
 #define STATUS 0x40000u
 #define SID 0x0010u /* 00:02.0 */
 
-static struct test_host t;
+static struct fake_host t;
 static struct intel_iommu *v;
 static uint64_t msi_addr[8];
 static uint32_t msi_data[8];

@@ -4,12 +4,14 @@
  * broadcast by vector, the route-change callback and `info ioapic`. */
 #include <check.h>
 
+#include "devices/dev_host.h"
+#include "devices/intc/ioapic.h"
 #include "tests/unit/devices/pc_host.h"
 
 #define MAX_MSGS 16
 
 struct io_fixture {
-	struct test_host t;
+	struct fake_host t;
 	struct ioapic *io;
 	uint64_t addr[MAX_MSGS];
 	uint32_t data[MAX_MSGS];

@@ -7,6 +7,8 @@
  * while disabled) and `info lapic`. */
 #include <check.h>
 
+#include "devices/dev_host.h"
+#include "devices/intc/lapic.h"
 #include "tests/unit/devices/pc_host.h"
 
 struct apic_fixture {

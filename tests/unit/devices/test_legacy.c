@@ -3,6 +3,12 @@
  * control register (0xcf9) on the PCI bus. */
 #include <check.h>
 
+#include "devices/dev_host.h"
+#include "devices/isa/dma8237.h"
+#include "devices/isa/isa_empty.h"
+#include "devices/isa/port80.h"
+#include "devices/isa/port92.h"
+#include "devices/pci/pci.h"
 #include "tests/unit/devices/pc_host.h"
 
 static unsigned resets;
@@ -14,7 +20,7 @@ static void count_reset(void *opaque)
 
 START_TEST(port92_a20_and_reset_edge)
 {
-	struct test_host t;
+	struct fake_host t;
 	struct port92 *p;
 
 	test_host_init(&t);
@@ -45,7 +51,7 @@ END_TEST
 
 START_TEST(dma_registers)
 {
-	struct test_host t;
+	struct fake_host t;
 	struct dma8237 *d;
 
 	test_host_init(&t);
@@ -92,7 +98,7 @@ END_TEST
 
 START_TEST(absent_ports_read_all_ones)
 {
-	struct test_host t;
+	struct fake_host t;
 
 	test_host_init(&t);
 	ck_assert_int_eq(isa_empty_new(t.host.pio, 0x378, 8, "lpt1 (absent)"), 0);
@@ -118,7 +124,7 @@ END_TEST
 
 START_TEST(pci_reset_control_register)
 {
-	struct test_host t;
+	struct fake_host t;
 	struct pci_bus *bus;
 
 	test_host_init(&t);

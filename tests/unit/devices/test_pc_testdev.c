@@ -1,9 +1,12 @@
 /* Unit tests for QEMU's pc-testdev: what kvm-unit-tests poke. */
 #include <check.h>
 
+#include "devices/dev_host.h"
+#include "devices/pci/pci.h"
+#include "devices/testdev/pc_testdev.h"
 #include "tests/unit/devices/pc_host.h"
 
-static struct test_host t;
+static struct fake_host t;
 static struct pci_bus *pci;
 static struct pc_testdev *td;
 

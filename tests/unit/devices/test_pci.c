@@ -4,16 +4,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devices/devices.h"
+#include "devices/dev_host.h"
+#include "devices/pci/i440fx.h"
+#include "devices/pci/pci.h"
+#include "devices/pci/piix3.h"
 #include "tests/unit/devices/pc_host.h"
 
-static uint32_t cfg_in(struct test_host *t, unsigned devfn, unsigned off, unsigned size)
+static uint32_t cfg_in(struct fake_host *t, unsigned devfn, unsigned off, unsigned size)
 {
 	pio_out(t, 0xcf8, 4, 0x80000000u | devfn << 8 | (off & 0xfc));
 	return pio_in(t, (uint16_t)(0xcfc + (off & 3)), size);
 }
 
-static void cfg_out(struct test_host *t, unsigned devfn, unsigned off, unsigned size, uint32_t v)
+static void cfg_out(struct fake_host *t, unsigned devfn, unsigned off, unsigned size, uint32_t v)
 {
 	pio_out(t, 0xcf8, 4, 0x80000000u | devfn << 8 | (off & 0xfc));
 	pio_out(t, (uint16_t)(0xcfc + (off & 3)), size, v);
@@ -59,7 +62,7 @@ static const struct map_call *lookup(struct map_rec *r, uint64_t gpa)
 
 START_TEST(address_register_reads_back)
 {
-	struct test_host t;
+	struct fake_host t;
 	struct pci_bus *bus;
 
 	test_host_init(&t);
@@ -78,7 +81,7 @@ END_TEST
 
 START_TEST(chipset_identity_and_empty_slots)
 {
-	struct test_host t;
+	struct fake_host t;
 	struct map_rec rec = {0};
 	struct pc_mem_map map = {rec_map, &rec};
 	struct pci_bus *bus;
@@ -141,7 +144,7 @@ static const struct io_ops bar_ops = {bar_read, bar_write};
 
 START_TEST(bar_sizing_and_remap)
 {
-	struct test_host t;
+	struct fake_host t;
 	struct pci_bus *bus;
 	struct pci_dev d;
 	struct hits io = {0}, mem = {0};
@@ -220,7 +223,7 @@ END_TEST
 
 START_TEST(pam_switches_between_rom_and_ram)
 {
-	struct test_host t;
+	struct fake_host t;
 	struct map_rec rec = {0};
 	struct pc_mem_map map = {rec_map, &rec};
 	struct pci_bus *bus;
@@ -284,7 +287,7 @@ END_TEST
 
 START_TEST(smram_lock_is_sticky)
 {
-	struct test_host t;
+	struct fake_host t;
 	struct map_rec rec = {0};
 	struct pc_mem_map map = {rec_map, &rec};
 	struct pci_bus *bus;
@@ -307,7 +310,7 @@ END_TEST
 
 START_TEST(pirq_routing)
 {
-	struct test_host t;
+	struct fake_host t;
 	struct pci_bus *bus;
 	struct piix3 *sb;
 	struct pci_dev d;
@@ -343,7 +346,7 @@ END_TEST
 
 START_TEST(info_pci_lists_devices)
 {
-	struct test_host t;
+	struct fake_host t;
 	struct map_rec rec = {0};
 	struct pc_mem_map map = {rec_map, &rec};
 	struct pci_bus *bus;

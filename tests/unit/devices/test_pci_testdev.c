@@ -5,13 +5,16 @@
  * dev_fast_ops. */
 #include <check.h>
 
+#include "devices/dev_host.h"
+#include "devices/pci/pci.h"
+#include "devices/testdev/pci_testdev.h"
 #include "tests/unit/devices/pc_host.h"
 
 #define MEMBAR 0xfeb00000u
 #define IOBAR 0xc000u
 #define DEVFN 0x18u /* 00:03.0 */
 
-static struct test_host t;
+static struct fake_host t;
 static struct pci_bus *pci;
 static struct pci_testdev *d;
 

@@ -7,15 +7,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backends/backends.h"
+#include "devices/dev_host.h"
+#include "devices/timer/rtc.h"
 #include "tests/unit/devices/pc_host.h"
 
-static uint8_t cmos_read(struct test_host *t, uint8_t idx)
+static uint8_t cmos_read(struct fake_host *t, uint8_t idx)
 {
 	pio_out(t, 0x70, 1, idx);
 	return (uint8_t)pio_in(t, 0x71, 1);
 }
 
-static void cmos_write(struct test_host *t, uint8_t idx, uint8_t v)
+static void cmos_write(struct fake_host *t, uint8_t idx, uint8_t v)
 {
 	pio_out(t, 0x70, 1, idx);
 	pio_out(t, 0x71, 1, v);
@@ -29,7 +32,7 @@ static int bcd(uint8_t v)
 /* Seconds since the epoch from the registers, read in BCD or binary;
  * the year register counts from year0 (2000, or 1900 when the century
  * byte says 19). */
-static time_t clock_seconds(struct test_host *t, bool binary, int year0)
+static time_t clock_seconds(struct fake_host *t, bool binary, int year0)
 {
 	int (*conv)(uint8_t) = binary ? NULL : bcd;
 	uint8_t raw[6] = {cmos_read(t, 0), cmos_read(t, 2), cmos_read(t, 4),
@@ -50,7 +53,7 @@ static time_t clock_seconds(struct test_host *t, bool binary, int year0)
 
 START_TEST(time_in_bcd_and_binary)
 {
-	struct test_host t;
+	struct fake_host t;
 	struct rtc *r;
 	time_t now;
 
@@ -85,7 +88,7 @@ END_TEST
 
 START_TEST(set_the_clock)
 {
-	struct test_host t;
+	struct fake_host t;
 	struct rtc *r;
 	struct tm tm = {.tm_year = 99,
 			.tm_mon = 11,
@@ -121,7 +124,7 @@ END_TEST
 
 START_TEST(uip_shows_the_update_cycle)
 {
-	struct test_host t;
+	struct fake_host t;
 	struct rtc *r;
 	bool seen_set = false, seen_clear = false;
 	struct timespec t0, now;
@@ -170,7 +173,7 @@ static void *run_loop(void *arg)
 
 START_TEST(periodic_interrupt_and_register_c)
 {
-	struct test_host t;
+	struct fake_host t;
 	struct rtc *r;
 	pthread_t th;
 	uint8_t c;
@@ -215,7 +218,7 @@ END_TEST
 
 START_TEST(cmos_bytes_for_seabios)
 {
-	struct test_host t;
+	struct fake_host t;
 	struct rtc *r;
 
 	test_host_init(&t);

@@ -1,8 +1,9 @@
-/* Unit tests for the 16550A model (devices/serial.c) through its ports. */
+/* Unit tests for the 16550A model (devices/isa/serial.c) through its ports. */
 #include <check.h>
 #include <string.h>
 
-#include "devices/devices.h"
+#include "devices/dev_host.h"
+#include "devices/isa/serial.h"
 #include "tests/unit/check_run.h"
 
 static struct dev_host host;

@@ -9,7 +9,8 @@
 #include <unistd.h>
 
 #include "build/config.h"
-#include "devices/devices.h"
+#include "devices/dev_host.h"
+#include "devices/isa/acpi_pm.h"
 #include "firmware/firmware.h"
 #include "tests/unit/check_run.h"
 

@@ -1,6 +1,7 @@
 /* Unit tests for e820_build: the PC memory map from guest RAM regions. */
 #include <check.h>
 
+#include "devices/dev_host.h"
 #include "firmware/firmware.h"
 #include "tests/unit/check_run.h"
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "devices/dev_host.h"
 #include "firmware/firmware.h"
 #include "tests/unit/check_run.h"
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devices/dev_host.h"
 #include "devices/virtio/virtio.h"
 #include "tests/unit/check_run.h"
 

@@ -17,6 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backends/backends.h"
+#include "devices/dev_host.h"
+#include "devices/pci/pci.h"
 #include "devices/virtio/virtio.h"
 #include "tests/unit/devices/pc_host.h"
 
@@ -32,7 +35,7 @@
 #define STATUS 0x30000u
 #define IMG_SECTORS 64
 
-static struct test_host th;
+static struct fake_host th;
 static struct pci_bus *bus;
 static struct block_dev *disk;
 static struct virtio_blk *vb;

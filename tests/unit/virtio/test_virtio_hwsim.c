@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "devices/dev_host.h"
+#include "devices/pci/pci.h"
 #include "devices/virtio/virtio.h"
 #include "tests/unit/check_run.h"
 #include "tests/unit/devices/pc_host.h"
@@ -21,7 +23,7 @@
 #define BUFS 0x40000u			  /* 8 receive buffers of 1 KiB */
 #define TXBUF 0x80000u
 
-static struct test_host th;
+static struct fake_host th;
 static struct pci_bus *bus;
 static struct virtio_hwsim *dev;
 static uint8_t sent[8192];

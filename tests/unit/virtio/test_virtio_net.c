@@ -14,6 +14,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "backends/backends.h"
+#include "devices/dev_host.h"
+#include "devices/pci/pci.h"
 #include "devices/virtio/virtio.h"
 #include "tests/unit/devices/pc_host.h"
 
@@ -107,7 +110,7 @@ static const struct netdev_ops fake_ops = {
 
 /* ---------------------------------------------------------- the machine */
 
-static struct test_host th;
+static struct fake_host th;
 static struct pci_bus *bus;
 static struct virtio_net *vn;
 static uint16_t next_avail[MAXQ], next_desc[MAXQ];

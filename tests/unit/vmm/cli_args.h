@@ -3,7 +3,7 @@
 #ifndef TESTS_UNIT_VMM_CLI_ARGS_H
 #define TESTS_UNIT_VMM_CLI_ARGS_H
 
-#include "vmm/cli.h"
+#include "vmm/cli/cli.h"
 
 static inline int cli_parse_list(const char *const *args, struct vmm_config *cfg, char *err,
 				 size_t errlen)

@@ -1,9 +1,9 @@
-/* Unit tests for the command-line table (vmm/cli.c). */
+/* Unit tests for the command-line table (vmm/cli/cli.c). */
 #include <check.h>
 #include <string.h>
 
 #include "tests/unit/check_run.h"
-#include "vmm/cli.h"
+#include "vmm/cli/cli.h"
 
 static struct vmm_config cfg;
 static char err[512];

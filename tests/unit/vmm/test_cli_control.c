@@ -1,4 +1,4 @@
-/* Unit tests for the control plane's options (vmm/cli_control.c): -action,
+/* Unit tests for the control plane's options (vmm/cli/cli_control.c): -action,
  * -no-shutdown, -device pvpanic, -qmp, -chardev socket + -mon, -gdb, -s,
  * -daemonize, -pidfile. */
 #include <check.h>
@@ -6,7 +6,7 @@
 
 #include "tests/unit/check_run.h"
 #include "tests/unit/vmm/cli_args.h"
-#include "vmm/cli.h"
+#include "vmm/cli/cli.h"
 
 static struct vmm_config cfg;
 static char err[512];

@@ -1,5 +1,5 @@
 /* Unit tests for the options libvirt 9.0 puts on its command lines
- * (vmm/cli_libvirt.c and the hooks in cli.c, cli_control.c): the whole
+ * (vmm/cli/cli_libvirt.c and the hooks in cli.c, cli_control.c): the whole
  * command line it built for a minimal domain (virtio disk, user NIC, pty
  * console), the capability probe's line, and what is refused. */
 #include <check.h>
@@ -7,7 +7,7 @@
 
 #include "tests/unit/check_run.h"
 #include "tests/unit/vmm/cli_args.h"
-#include "vmm/cli.h"
+#include "vmm/cli/cli.h"
 
 static struct vmm_config cfg;
 static char err[512];

@@ -1,4 +1,4 @@
-/* Unit tests for the network options (vmm/cli_net.c): the default NIC,
+/* Unit tests for the network options (vmm/cli/cli_net.c): the default NIC,
  * -netdev + -device virtio-net-pci, -nic, -net none, -nodefaults, MACs,
  * and the one-line errors. */
 #include <check.h>
@@ -6,7 +6,7 @@
 
 #include "tests/unit/check_run.h"
 #include "tests/unit/vmm/cli_args.h"
-#include "vmm/cli.h"
+#include "vmm/cli/cli.h"
 
 static struct vmm_config cfg;
 static char err[512];

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "tests/unit/check_run.h"
-#include "vmm/cpuid.h"
+#include "vmm/cli/cpuid.h"
 
 static struct kvm_cpuid2 *fake_host(void)
 {

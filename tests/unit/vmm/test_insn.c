@@ -2,7 +2,7 @@
 #include <check.h>
 #include <string.h>
 
-#include "vmm/insn.h"
+#include "vmm/kvm_pvm_insn.h"
 #include "tests/unit/check_run.h"
 
 static struct insn dec(const char *bytes, size_t n, bool lm)

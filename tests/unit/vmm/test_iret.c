@@ -1,9 +1,9 @@
-/* Unit tests for the protected-mode IRET completion (vmm/iret.c). */
+/* Unit tests for the protected-mode IRET completion (vmm/kvm_pvm_iret.c). */
 #include <check.h>
 #include <string.h>
 
 #include "tests/unit/check_run.h"
-#include "vmm/iret.h"
+#include "vmm/kvm_pvm_iret.h"
 
 #define MEM_SIZE 0x20000u
 #define GDT_BASE 0x500u

@@ -1,12 +1,13 @@
-/* Unit tests for monitor parsing (vmm/monitor.c) and the guest page-table
+/* Unit tests for monitor parsing (vmm/control/monitor.c) and the guest page-table
  * walk behind `x` (vmm/pagewalk.c). */
 #include <check.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/monitor.h"
+#include "devices/dev_host.h"
 #include "tests/unit/check_run.h"
+#include "vmm/control/monitor.h"
 
 START_TEST(fmt_parsing)
 {

@@ -1,4 +1,4 @@
-/* Unit tests of the radio medium (devices/wlan/): the verdict per rule kind
+/* Unit tests of the radio medium (wlan/): the verdict per rule kind
  * in real countries of the packaged regulatory.db, delivery and ACK
  * status, a country change in flight, DFS CAC and radar non-occupancy on
  * a virtual clock, malformed hwsim messages and the relay framing. */
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "devices/wlan/wlan.h"
+#include "wlan/wlan.h"
 #include "tests/unit/check_run.h"
 
 #define S(x) ((uint64_t)(x)*1000000000ull)

@@ -1,0 +1,545 @@
+/* block.c — raw disk images for IDE and virtio-blk.
+ *
+ * Sector I/O with pread/pwrite (preadv/pwritev straight into guest
+ * buffers for virtio-blk). cache=none|directsync open with O_DIRECT; a
+ * request whose buffers O_DIRECT refuses (unaligned) goes through an
+ * aligned bounce buffer. Discard and write-zeroes punch holes. With snapshot, the image is opened
+ * read-only and every written sector goes to an unlinked temporary file of
+ * the same size, tracked by a bitmap; reads take each sector from wherever
+ * its newest copy is. The image is never written, so it stays
+ * byte-identical. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "backends/backends.h"
+
+struct block_dev {
+	char *path;
+	int fd;
+	int overlay_fd;	  /* -1 unless snapshot */
+	uint64_t *dirty;  /* snapshot: bit per sector present in the overlay */
+	uint64_t sectors;
+	bool read_only;
+	enum block_cache cache;
+	pthread_mutex_t lock; /* guards the bitmap */
+	_Atomic uint64_t rd_bytes, wr_bytes, rd_ops, wr_ops, flush_ops, discard_ops, failed_ops;
+};
+
+#define DIRECT_ALIGN 4096
+
+static bool is_direct(enum block_cache c)
+{
+	return c == BLOCK_CACHE_NONE || c == BLOCK_CACHE_DIRECTSYNC;
+}
+
+static int open_overlay(uint64_t size)
+{
+	const char *dir = getenv("TMPDIR");
+	char tmpl[4096];
+	int fd;
+
+	snprintf(tmpl, sizeof(tmpl), "%s/vmm-snapshot-XXXXXX", dir && *dir ? dir : "/tmp");
+	fd = mkstemp(tmpl);
+	if (fd < 0)
+		return -errno;
+	unlink(tmpl);
+	if (ftruncate(fd, (off_t)size) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+static bool check_image(int fd, const char *path, uint64_t *size, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "cannot stat disk image '%s': %s", path, strerror(errno));
+		return false;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "disk image '%s' is a directory", path);
+		return false;
+	}
+	if (S_ISBLK(st.st_mode)) {
+		off_t end = lseek(fd, 0, SEEK_END);
+
+		if (end < 0) {
+			snprintf(err, errlen, "cannot size '%s': %s", path, strerror(errno));
+			return false;
+		}
+		*size = (uint64_t)end;
+	} else if (S_ISREG(st.st_mode)) {
+		*size = (uint64_t)st.st_size;
+	} else {
+		snprintf(err, errlen, "disk image '%s' is not a regular file or block device",
+			 path);
+		return false;
+	}
+	if (*size == 0) {
+		snprintf(err, errlen, "disk image '%s' is empty", path);
+		return false;
+	}
+	if (*size % BLOCK_SECTOR_SIZE) {
+		snprintf(err, errlen,
+			 "disk image '%s' is %llu bytes, not a multiple of %d-byte sectors", path,
+			 (unsigned long long)*size, BLOCK_SECTOR_SIZE);
+		return false;
+	}
+	return true;
+}
+
+struct block_dev *block_open(const struct block_opts *o, char *err, size_t errlen)
+{
+	bool write_image = !o->read_only && !o->snapshot;
+	int flags = (write_image ? O_RDWR : O_RDONLY) | O_CLOEXEC;
+	struct block_dev *b;
+	uint64_t size;
+	int fd;
+
+	if (write_image && (o->cache == BLOCK_CACHE_WRITETHROUGH ||
+			    o->cache == BLOCK_CACHE_DIRECTSYNC))
+		flags |= O_DSYNC;
+	if (is_direct(o->cache))
+		flags |= O_DIRECT;
+	fd = open(o->path, flags);
+	if (fd < 0 && errno == EINVAL && is_direct(o->cache)) {
+		snprintf(err, errlen, "cache=%s: the file system of '%s' does not support O_DIRECT",
+			 block_cache_name(o->cache), o->path);
+		return NULL;
+	}
+	if (fd < 0 && errno == EISDIR) {
+		snprintf(err, errlen, "disk image '%s' is a directory", o->path);
+		return NULL;
+	}
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot open disk image '%s'%s: %s", o->path,
+			 write_image ? " for writing" : "", strerror(errno));
+		return NULL;
+	}
+	if (!check_image(fd, o->path, &size, err, errlen)) {
+		close(fd);
+		return NULL;
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b || !(b->path = strdup(o->path))) {
+		free(b);
+		close(fd);
+		snprintf(err, errlen, "out of memory opening '%s'", o->path);
+		return NULL;
+	}
+	b->fd = fd;
+	b->overlay_fd = -1;
+	b->sectors = size / BLOCK_SECTOR_SIZE;
+	b->read_only = o->read_only;
+	b->cache = o->cache;
+	pthread_mutex_init(&b->lock, NULL);
+	if (o->snapshot && !o->read_only) {
+		b->overlay_fd = open_overlay(size);
+		b->dirty = calloc((b->sectors + 63) / 64, sizeof(uint64_t));
+		if (b->overlay_fd < 0 || !b->dirty) {
+			snprintf(err, errlen, "cannot create the -snapshot overlay for '%s': %s",
+				 o->path, strerror(b->overlay_fd < 0 ? -b->overlay_fd : ENOMEM));
+			block_close(b);
+			return NULL;
+		}
+	}
+	return b;
+}
+
+void block_close(struct block_dev *b)
+{
+	if (!b)
+		return;
+	close(b->fd);
+	if (b->overlay_fd >= 0)
+		close(b->overlay_fd);
+	pthread_mutex_destroy(&b->lock);
+	free(b->dirty);
+	free(b->path);
+	free(b);
+}
+
+uint64_t block_sectors(const struct block_dev *b)
+{
+	return b->sectors;
+}
+
+bool block_read_only(const struct block_dev *b)
+{
+	return b->read_only;
+}
+
+const char *block_path(const struct block_dev *b)
+{
+	return b->path;
+}
+
+static bool in_range(const struct block_dev *b, uint64_t sector, uint64_t count)
+{
+	return sector <= b->sectors && count <= b->sectors - sector;
+}
+
+/* Full pread/pwrite of len bytes at off; 0 or -errno (-EIO on EOF). */
+static int xfer(int fd, bool write, uint64_t off, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = write ? pwrite(fd, p, len, (off_t)off) : pread(fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		p += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static bool is_dirty(const struct block_dev *b, uint64_t s)
+{
+	return b->dirty[s / 64] >> (s % 64) & 1;
+}
+
+static int read_sectors(struct block_dev *b, uint64_t sector, void *buf, uint32_t count)
+{
+	uint8_t *p = buf;
+	int ret = 0;
+
+	if (!in_range(b, sector, count))
+		return -ERANGE;
+	if (b->overlay_fd < 0)
+		return xfer(b->fd, false, sector * BLOCK_SECTOR_SIZE, buf,
+			    (size_t)count * BLOCK_SECTOR_SIZE);
+	/* snapshot: read runs of sectors from the overlay or the image */
+	pthread_mutex_lock(&b->lock);
+	for (uint32_t i = 0; i < count && !ret;) {
+		bool d = is_dirty(b, sector + i);
+		uint32_t n = 1;
+
+		while (i + n < count && is_dirty(b, sector + i + n) == d)
+			n++;
+		ret = xfer(d ? b->overlay_fd : b->fd, false, (sector + i) * BLOCK_SECTOR_SIZE,
+			   p + (size_t)i * BLOCK_SECTOR_SIZE, (size_t)n * BLOCK_SECTOR_SIZE);
+		i += n;
+	}
+	pthread_mutex_unlock(&b->lock);
+	return ret;
+}
+
+static int write_sectors(struct block_dev *b, uint64_t sector, const void *buf, uint32_t count)
+{
+	int ret;
+
+	if (b->read_only)
+		return -EROFS;
+	if (!in_range(b, sector, count))
+		return -ERANGE;
+	if (b->overlay_fd < 0)
+		return xfer(b->fd, true, sector * BLOCK_SECTOR_SIZE, (void *)buf,
+			    (size_t)count * BLOCK_SECTOR_SIZE);
+	pthread_mutex_lock(&b->lock);
+	ret = xfer(b->overlay_fd, true, sector * BLOCK_SECTOR_SIZE, (void *)buf,
+		   (size_t)count * BLOCK_SECTOR_SIZE);
+	for (uint32_t i = 0; i < count && !ret; i++)
+		b->dirty[(sector + i) / 64] |= 1ull << ((sector + i) % 64);
+	pthread_mutex_unlock(&b->lock);
+	return ret;
+}
+
+/* O_DIRECT refuses buffers off the sector alignment: copy through one
+ * that is. */
+static int direct_bounce(struct block_dev *b, bool write, uint64_t sector, void *buf,
+			 uint32_t count)
+{
+	size_t len = (size_t)count * BLOCK_SECTOR_SIZE;
+	uint8_t *tmp = aligned_alloc(DIRECT_ALIGN, (len + DIRECT_ALIGN - 1) & ~(size_t)(DIRECT_ALIGN - 1));
+	int r;
+
+	if (!tmp)
+		return -ENOMEM;
+	if (write)
+		memcpy(tmp, buf, len);
+	r = write ? write_sectors(b, sector, tmp, count) : read_sectors(b, sector, tmp, count);
+	if (!r && !write)
+		memcpy(buf, tmp, len);
+	free(tmp);
+	return r;
+}
+
+static int rw_sectors(struct block_dev *b, bool write, uint64_t sector, void *buf, uint32_t count)
+{
+	int r;
+
+	if (write) {
+		atomic_fetch_add_explicit(&b->wr_ops, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&b->wr_bytes, (uint64_t)count * BLOCK_SECTOR_SIZE,
+					  memory_order_relaxed);
+	} else {
+		atomic_fetch_add_explicit(&b->rd_ops, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&b->rd_bytes, (uint64_t)count * BLOCK_SECTOR_SIZE,
+					  memory_order_relaxed);
+	}
+	if (is_direct(b->cache) && ((uintptr_t)buf & (BLOCK_SECTOR_SIZE - 1)))
+		r = direct_bounce(b, write, sector, buf, count);
+	else
+		r = write ? write_sectors(b, sector, buf, count) : read_sectors(b, sector, buf, count);
+	if (r)
+		atomic_fetch_add_explicit(&b->failed_ops, 1, memory_order_relaxed);
+	return r;
+}
+
+int block_read(struct block_dev *b, uint64_t sector, void *buf, uint32_t count)
+{
+	return rw_sectors(b, false, sector, buf, count);
+}
+
+int block_write(struct block_dev *b, uint64_t sector, const void *buf, uint32_t count)
+{
+	return rw_sectors(b, true, sector, (void *)buf, count);
+}
+
+int block_flush(struct block_dev *b)
+{
+	atomic_fetch_add_explicit(&b->flush_ops, 1, memory_order_relaxed);
+	/* a snapshot's overlay dies with the process: nothing to make durable */
+	if (b->read_only || b->overlay_fd >= 0 || b->cache == BLOCK_CACHE_UNSAFE)
+		return 0;
+	return fdatasync(b->fd) < 0 ? -errno : 0;
+}
+
+/* ------------------------------------------------ vectored, virtio-blk */
+
+static size_t iov_bytes(const struct iovec *iov, int n)
+{
+	size_t len = 0;
+
+	for (int i = 0; i < n; i++)
+		len += iov[i].iov_len;
+	return len;
+}
+
+/* Full preadv/pwritev of iov at off: 0 or -errno (-EIO on EOF). */
+static int xferv(int fd, bool write, uint64_t off, struct iovec *iov, int n)
+{
+	while (n > 0) {
+		ssize_t r = write ? pwritev(fd, iov, n, (off_t)off) : preadv(fd, iov, n, (off_t)off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return -EIO;
+		off += (uint64_t)r;
+		while (n > 0 && (size_t)r >= iov->iov_len) {
+			r -= (ssize_t)iov->iov_len;
+			iov++;
+			n--;
+		}
+		if (n > 0) {
+			iov->iov_base = (uint8_t *)iov->iov_base + r;
+			iov->iov_len -= (size_t)r;
+		}
+	}
+	return 0;
+}
+
+static void iov_to_buf(const struct iovec *iov, int n, uint8_t *buf)
+{
+	for (int i = 0; i < n; buf += iov[i].iov_len, i++)
+		memcpy(buf, iov[i].iov_base, iov[i].iov_len);
+}
+
+static void buf_to_iov(const uint8_t *buf, const struct iovec *iov, int n)
+{
+	for (int i = 0; i < n; buf += iov[i].iov_len, i++)
+		memcpy(iov[i].iov_base, buf, iov[i].iov_len);
+}
+
+/* Through an aligned copy: snapshot overlays, and O_DIRECT with buffers
+ * it refuses. */
+static int bounce(struct block_dev *b, bool write, uint64_t sector, struct iovec *iov, int n,
+		  size_t len)
+{
+	uint8_t *buf = aligned_alloc(DIRECT_ALIGN, (len + DIRECT_ALIGN - 1) & ~(size_t)(DIRECT_ALIGN - 1));
+	int r;
+
+	if (!buf)
+		return -ENOMEM;
+	if (write)
+		iov_to_buf(iov, n, buf);
+	r = write ? write_sectors(b, sector, buf, (uint32_t)(len / BLOCK_SECTOR_SIZE))
+		  : read_sectors(b, sector, buf, (uint32_t)(len / BLOCK_SECTOR_SIZE));
+	if (!r && !write)
+		buf_to_iov(buf, iov, n);
+	free(buf);
+	return r;
+}
+
+static bool iov_aligned(const struct iovec *iov, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (((uintptr_t)iov[i].iov_base | iov[i].iov_len) & (BLOCK_SECTOR_SIZE - 1))
+			return false;
+	return true;
+}
+
+static int rwv(struct block_dev *b, bool write, uint64_t sector, struct iovec *iov, int n)
+{
+	size_t len = iov_bytes(iov, n);
+	uint64_t count = len / BLOCK_SECTOR_SIZE;
+	int r;
+
+	if (write && b->read_only)
+		r = -EROFS;
+	else if (len % BLOCK_SECTOR_SIZE || count > UINT32_MAX || !in_range(b, sector, count))
+		r = -ERANGE;
+	else if (b->overlay_fd >= 0 || (is_direct(b->cache) && !iov_aligned(iov, n)))
+		r = bounce(b, write, sector, iov, n, len);
+	else
+		r = xferv(b->fd, write, sector * BLOCK_SECTOR_SIZE, iov, n);
+	if (r)
+		atomic_fetch_add_explicit(&b->failed_ops, 1, memory_order_relaxed);
+	return r;
+}
+
+int block_readv(struct block_dev *b, uint64_t sector, struct iovec *iov, int iovcnt)
+{
+	atomic_fetch_add_explicit(&b->rd_ops, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&b->rd_bytes, iov_bytes(iov, iovcnt), memory_order_relaxed);
+	return rwv(b, false, sector, iov, iovcnt);
+}
+
+int block_writev(struct block_dev *b, uint64_t sector, struct iovec *iov, int iovcnt)
+{
+	atomic_fetch_add_explicit(&b->wr_ops, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&b->wr_bytes, iov_bytes(iov, iovcnt), memory_order_relaxed);
+	return rwv(b, true, sector, iov, iovcnt);
+}
+
+/* Zeroes written out, where the file system cannot punch or zero. */
+static int write_zero_sectors(struct block_dev *b, uint64_t sector, uint64_t count)
+{
+	static const uint8_t zero[64 * BLOCK_SECTOR_SIZE] __attribute__((aligned(DIRECT_ALIGN)));
+	int r = 0;
+
+	while (count && !r) {
+		uint32_t n = count < 64 ? (uint32_t)count : 64;
+
+		r = write_sectors(b, sector, zero, n);
+		sector += n;
+		count -= n;
+	}
+	return r;
+}
+
+int block_discard(struct block_dev *b, uint64_t sector, uint64_t count)
+{
+	atomic_fetch_add_explicit(&b->discard_ops, 1, memory_order_relaxed);
+	if (b->read_only)
+		return -EROFS;
+	if (!in_range(b, sector, count))
+		return -ERANGE;
+	/* a hint: the snapshot overlay keeps what it has */
+	if (b->overlay_fd >= 0 || !count)
+		return 0;
+	if (fallocate(b->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		      (off_t)(sector * BLOCK_SECTOR_SIZE), (off_t)(count * BLOCK_SECTOR_SIZE)) < 0 &&
+	    errno != EOPNOTSUPP)
+		return -errno;
+	return 0;
+}
+
+int block_write_zeroes(struct block_dev *b, uint64_t sector, uint64_t count, bool unmap)
+{
+	off_t off = (off_t)(sector * BLOCK_SECTOR_SIZE), len = (off_t)(count * BLOCK_SECTOR_SIZE);
+
+	atomic_fetch_add_explicit(&b->wr_ops, 1, memory_order_relaxed);
+	if (b->read_only)
+		return -EROFS;
+	if (!in_range(b, sector, count))
+		return -ERANGE;
+	if (!count)
+		return 0;
+	if (b->overlay_fd < 0) {
+		if (unmap && fallocate(b->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, len) == 0)
+			return 0;
+		if (fallocate(b->fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, off, len) == 0)
+			return 0;
+	}
+	return write_zero_sectors(b, sector, count);
+}
+
+enum block_cache block_cache_mode(const struct block_dev *b)
+{
+	return b->cache;
+}
+
+const char *block_cache_name(enum block_cache c)
+{
+	static const char *const names[] = {"writeback", "writethrough", "unsafe", "none",
+					    "directsync"};
+
+	return (unsigned)c < sizeof(names) / sizeof(names[0]) ? names[c] : "?";
+}
+
+void block_get_stats(struct block_dev *b, struct block_stats *s)
+{
+	s->rd_bytes = atomic_load(&b->rd_bytes);
+	s->wr_bytes = atomic_load(&b->wr_bytes);
+	s->rd_ops = atomic_load(&b->rd_ops);
+	s->wr_ops = atomic_load(&b->wr_ops);
+	s->flush_ops = atomic_load(&b->flush_ops);
+	s->discard_ops = atomic_load(&b->discard_ops);
+	s->failed_ops = atomic_load(&b->failed_ops);
+}
+
+/* ------------------------------------ for an asynchronous engine (aio) */
+
+int block_direct_fd(struct block_dev *b, bool write, uint64_t sector, const struct iovec *iov,
+		    int iovcnt)
+{
+	size_t len = iov_bytes(iov, iovcnt);
+
+	if ((write && b->read_only) || len % BLOCK_SECTOR_SIZE ||
+	    !in_range(b, sector, len / BLOCK_SECTOR_SIZE) || b->overlay_fd >= 0 ||
+	    (is_direct(b->cache) && !iov_aligned(iov, iovcnt)))
+		return -1;
+	return b->fd;
+}
+
+void block_account(struct block_dev *b, bool write, uint64_t bytes)
+{
+	atomic_fetch_add_explicit(write ? &b->wr_ops : &b->rd_ops, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(write ? &b->wr_bytes : &b->rd_bytes, bytes,
+				  memory_order_relaxed);
+}
+
+void block_account_failed(struct block_dev *b)
+{
+	atomic_fetch_add_explicit(&b->failed_ops, 1, memory_order_relaxed);
+}
+
+int block_flush_fd(struct block_dev *b)
+{
+	atomic_fetch_add_explicit(&b->flush_ops, 1, memory_order_relaxed);
+	if (b->read_only || b->overlay_fd >= 0 || b->cache == BLOCK_CACHE_UNSAFE)
+		return -1;
+	return b->fd;
+}

@@ -1,0 +1,264 @@
+/* block_aio.c — asynchronous block requests on io_uring (aio=io_uring).
+ *
+ * One ring per owner (a virtio-blk device's I/O thread). Requests are
+ * prepared as SQEs while the owner drains a queue and go to the kernel
+ * in one io_uring_enter per batch; the kernel signals an eventfd when
+ * completions wait, so the owner's epoll loop needs nothing else.
+ *
+ * A flush is IORING_OP_FSYNC with IORING_FSYNC_DATASYNC (= fdatasync)
+ * marked IOSQE_IO_DRAIN: io_uring starts it only after every SQE queued
+ * before it has completed, so it covers every write the guest issued
+ * first, and the requests after it wait for it. A short read or write
+ * (the kernel may stop early) is resubmitted for the rest, and one the
+ * kernel answers -EAGAIN or -EINTR (nothing done, try again: as QEMU's
+ * io_uring engine) is resubmitted whole; a read that meets the end of
+ * the file (the image shrank under us) fails, never completes short. */
+#include <errno.h>
+#include <liburing.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "backends/backends.h"
+
+struct block_aio {
+	struct io_uring ring;
+	struct block_dev *disk;
+	int efd;
+	unsigned in_flight;			/* requests queued or at the kernel */
+	int (*res_hook)(void *opaque, int res); /* tests: alter a CQE's res */
+	void *hook_opaque;
+};
+
+struct aio_req {
+	void *cookie;
+	int fd;
+	bool write, flush;
+	uint64_t off;
+	size_t left; /* bytes still to transfer */
+	int iovcnt;
+	struct iovec iov[];
+};
+
+const char *block_aio_mode_name(enum block_aio_mode m)
+{
+	return m == BLOCK_AIO_THREADS ? "threads" : "io_uring";
+}
+
+struct block_aio *block_aio_new(struct block_dev *b, unsigned depth)
+{
+	static bool said;
+	struct block_aio *a = calloc(1, sizeof(*a));
+	int r;
+
+	if (!a)
+		return NULL;
+	a->disk = b;
+	a->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	r = a->efd < 0 ? -errno : io_uring_queue_init(depth ? depth : 1, &a->ring, 0);
+	if (r == 0 && io_uring_register_eventfd(&a->ring, a->efd) < 0) {
+		io_uring_queue_exit(&a->ring);
+		r = -EINVAL;
+	}
+	if (r < 0) {
+		if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
+			fprintf(stderr, "vmm: io_uring unavailable (%s): using aio=threads\n",
+				strerror(-r));
+		if (a->efd >= 0)
+			close(a->efd);
+		free(a);
+		return NULL;
+	}
+	return a;
+}
+
+int block_aio_fd(const struct block_aio *a)
+{
+	return a->efd;
+}
+
+unsigned block_aio_in_flight(const struct block_aio *a)
+{
+	return a->in_flight;
+}
+
+/* An SQE, handing the queued ones to the kernel first when the ring is
+ * full (it never stays full: in flight is bounded by the ring's size). */
+static struct io_uring_sqe *get_sqe(struct block_aio *a)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&a->ring);
+
+	if (!sqe) {
+		io_uring_submit(&a->ring);
+		sqe = io_uring_get_sqe(&a->ring);
+	}
+	return sqe;
+}
+
+static int queue_req(struct block_aio *a, struct aio_req *q)
+{
+	struct io_uring_sqe *sqe = get_sqe(a);
+
+	if (!sqe)
+		return -EBUSY;
+	if (q->flush) {
+		io_uring_prep_fsync(sqe, q->fd, IORING_FSYNC_DATASYNC);
+		sqe->flags |= IOSQE_IO_DRAIN;
+	} else if (q->write) {
+		io_uring_prep_writev(sqe, q->fd, q->iov, (unsigned)q->iovcnt, q->off);
+	} else {
+		io_uring_prep_readv(sqe, q->fd, q->iov, (unsigned)q->iovcnt, q->off);
+	}
+	io_uring_sqe_set_data(sqe, q);
+	return 0;
+}
+
+int block_aio_rw(struct block_aio *a, bool write, uint64_t sector, const struct iovec *iov,
+		 int iovcnt, void *cookie)
+{
+	int fd = block_direct_fd(a->disk, write, sector, iov, iovcnt);
+	struct aio_req *q;
+
+	if (fd < 0 || iovcnt <= 0)
+		return -1;
+	q = malloc(sizeof(*q) + (size_t)iovcnt * sizeof(q->iov[0]));
+	if (!q)
+		return -1;
+	*q = (struct aio_req){cookie, fd, write, false, sector * BLOCK_SECTOR_SIZE, 0, iovcnt};
+	memcpy(q->iov, iov, (size_t)iovcnt * sizeof(q->iov[0]));
+	for (int i = 0; i < iovcnt; i++)
+		q->left += iov[i].iov_len;
+	if (queue_req(a, q) < 0) {
+		free(q);
+		return -1;
+	}
+	block_account(a->disk, write, q->left);
+	a->in_flight++;
+	return 0;
+}
+
+int block_aio_flush(struct block_aio *a, void *cookie)
+{
+	int fd = block_flush_fd(a->disk);
+	struct aio_req *q;
+
+	if (fd < 0)
+		return 1;
+	q = malloc(sizeof(*q));
+	if (!q)
+		return fdatasync(fd) < 0 ? -errno : 1;
+	*q = (struct aio_req){.cookie = cookie, .fd = fd, .flush = true};
+	if (queue_req(a, q) < 0) {
+		free(q);
+		return fdatasync(fd) < 0 ? -errno : 1;
+	}
+	a->in_flight++;
+	return 0;
+}
+
+void block_aio_submit(struct block_aio *a)
+{
+	if (io_uring_sq_ready(&a->ring))
+		io_uring_submit(&a->ring);
+}
+
+/* Past n bytes of q's iov: the rest of a short transfer. */
+static void advance(struct aio_req *q, size_t n)
+{
+	int i = 0;
+
+	while (i < q->iovcnt && n >= q->iov[i].iov_len)
+		n -= q->iov[i++].iov_len;
+	memmove(q->iov, q->iov + i, (size_t)(q->iovcnt - i) * sizeof(q->iov[0]));
+	q->iovcnt -= i;
+	if (q->iovcnt) {
+		q->iov[0].iov_base = (uint8_t *)q->iov[0].iov_base + n;
+		q->iov[0].iov_len -= n;
+	}
+}
+
+/* One CQE: finished (its result), or resubmitted (1). */
+static int finish(struct block_aio *a, struct aio_req *q, int res)
+{
+	if (res == -EAGAIN || res == -EINTR)
+		return queue_req(a, q) < 0 ? res : 1;
+	if (q->flush || res < 0)
+		return res < 0 ? res : 0;
+	if (res == 0)
+		return -EIO; /* end of file inside the disk: it shrank */
+	if ((size_t)res >= q->left)
+		return 0;
+	q->left -= (size_t)res;
+	q->off += (uint64_t)res;
+	advance(q, (size_t)res);
+	return queue_req(a, q) < 0 ? -EIO : 1;
+}
+
+unsigned block_aio_reap(struct block_aio *a, void (*done)(void *opaque, void *cookie, int r),
+			void *opaque)
+{
+	struct io_uring_cqe *cqe;
+	unsigned n = 0;
+	uint64_t v;
+	bool resubmit = false;
+
+	if (read(a->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return 0;
+	while (io_uring_peek_cqe(&a->ring, &cqe) == 0) {
+		struct aio_req *q = io_uring_cqe_get_data(cqe);
+		int res = a->res_hook ? a->res_hook(a->hook_opaque, cqe->res) : cqe->res;
+		int r = finish(a, q, res);
+
+		io_uring_cqe_seen(&a->ring, cqe);
+		if (r == 1) {
+			resubmit = true;
+			continue;
+		}
+		if (r < 0 && !q->flush)
+			block_account_failed(a->disk);
+		a->in_flight--;
+		n++;
+		done(opaque, q->cookie, r);
+		free(q);
+	}
+	if (resubmit)
+		block_aio_submit(a);
+	return n;
+}
+
+void block_aio_wait_all(struct block_aio *a, void (*done)(void *opaque, void *cookie, int r),
+			void *opaque)
+{
+	block_aio_submit(a);
+	while (a->in_flight) {
+		struct io_uring_cqe *cqe;
+		int r = io_uring_wait_cqe(&a->ring, &cqe);
+
+		if (r < 0 && r != -EINTR)
+			break;
+		block_aio_reap(a, done, opaque);
+	}
+}
+
+void block_aio_set_res_hook(struct block_aio *a, int (*hook)(void *opaque, int res), void *opaque)
+{
+	a->res_hook = hook;
+	a->hook_opaque = opaque;
+}
+
+static void drop(void *opaque, void *cookie, int r)
+{
+}
+
+void block_aio_free(struct block_aio *a)
+{
+	if (!a)
+		return;
+	block_aio_wait_all(a, drop, NULL);
+	io_uring_queue_exit(&a->ring);
+	close(a->efd);
+	free(a);
+}

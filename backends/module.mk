@@ -1,0 +1,10 @@
+# backends/ — the host side of device I/O (libbackends.a, one header,
+# backends/backends.h): the event loop, disk images and the io_uring
+# engine (block/), the -netdev backends (net/: TAP, user networking on
+# netstack/usernet). A new netdev backend is a net/net_NAME.c with its
+# constructor in backends.h.
+backends_SRCS := $(wildcard backends/*.c backends/*/*.c)
+$(eval $(call static_lib,backends,$(backends_SRCS),$(URING_CFLAGS)))
+# Disk images and the io_uring engine on temporary files (no KVM).
+$(eval $(call unit_test,backends_block,tests/unit/backends/test_block.c,libbackends.a,))
+$(eval $(call unit_test,backends_block_aio,tests/unit/backends/test_block_aio.c,libbackends.a,))

@@ -1,0 +1,201 @@
+/* acpi_pm.c — the ACPI PM1a register block the FADT points at: event
+ * status (write 1 to clear) and enable at +0/+2, control at +4. Linux's
+ * poweroff writes SLP_TYP(_S5) | SLP_EN to the control register; that
+ * ends the VM cleanly. The one ACPI event is the power button
+ * (acpi_pm_power_button: QMP system_powerdown), which raises the SCI
+ * while its status and enable bits are both set. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "devices/dev_host.h"
+#include "devices/isa/acpi_pm.h"
+
+#define PM1_EVT_STS 0
+#define PM1_EVT_EN 2
+#define PM1_CNT 4
+#define PM1_LEN 6
+#define CNT_SCI_EN 0x0001
+#define CNT_SLP_TYP_SHIFT 10
+#define CNT_SLP_EN 0x2000
+#define EVT_PWRBTN 0x0100 /* PWRBTN_STS / PWRBTN_EN */
+#define EVT_RTC 0x0400	  /* RTC_STS / RTC_EN */
+#define EVT_WAK 0x8000	  /* WAK_STS */
+
+struct acpi_pm {
+	struct dev_host *host;
+	uint16_t base;
+	unsigned s5_typ;
+	void (*poweroff_fn)(void *opaque);
+	void *opaque;
+	unsigned s3_typ; /* acpi_pm_set_sleep */
+	void (*sleep_fn)(void *opaque);
+	void *sleep_opaque;
+	pthread_mutex_t lock;
+	uint8_t regs[PM1_LEN];	/* little-endian register image */
+	int sci_irq;		/* -1 until the power button was first pressed */
+};
+
+static uint16_t reg16(const struct acpi_pm *pm, unsigned at)
+{
+	return (uint16_t)(pm->regs[at] | pm->regs[at + 1] << 8);
+}
+
+/* The SCI is level-triggered: high while an enabled event is pending. */
+static void update_sci(struct acpi_pm *pm)
+{
+	if (pm->sci_irq >= 0)
+		pm->host->irq.set_level(pm->host->irq.opaque, (unsigned)pm->sci_irq,
+					reg16(pm, PM1_EVT_STS) & reg16(pm, PM1_EVT_EN) & EVT_PWRBTN);
+}
+
+static void pm_read(void *opaque, uint64_t off, void *data, unsigned size)
+{
+	struct acpi_pm *pm = opaque;
+	uint64_t v = 0;
+
+	pthread_mutex_lock(&pm->lock);
+	for (unsigned i = 0; i < size; i++)
+		if (off + i < PM1_LEN)
+			v |= (uint64_t)pm->regs[off + i] << (8 * i);
+	pthread_mutex_unlock(&pm->lock);
+	io_data_put(data, size, v);
+}
+
+static void pm_write_byte(struct acpi_pm *pm, unsigned at, uint8_t b)
+{
+	if (at < PM1_EVT_EN)
+		pm->regs[at] &= ~b;	/* status: write 1 to clear */
+	else if (at < PM1_LEN)
+		pm->regs[at] = b;
+	pm->regs[PM1_CNT] |= CNT_SCI_EN;
+}
+
+static void pm_write(void *opaque, uint64_t off, const void *data, unsigned size)
+{
+	struct acpi_pm *pm = opaque;
+	uint64_t v = io_data_get(data, size);
+	bool off_req = false, sleep_req = false;
+	uint16_t cnt;
+
+	pthread_mutex_lock(&pm->lock);
+	for (unsigned i = 0; i < size; i++)
+		pm_write_byte(pm, off + i, v >> (8 * i));
+	update_sci(pm);
+	cnt = reg16(pm, PM1_CNT);
+	if (cnt & CNT_SLP_EN) {
+		off_req = ((cnt >> CNT_SLP_TYP_SHIFT) & 7) == pm->s5_typ;
+		sleep_req = pm->sleep_fn && ((cnt >> CNT_SLP_TYP_SHIFT) & 7) == pm->s3_typ;
+		pm->regs[PM1_CNT + 1] &= ~(CNT_SLP_EN >> 8); /* SLP_EN reads as zero */
+	}
+	pthread_mutex_unlock(&pm->lock);
+	if (off_req)
+		pm->poweroff_fn(pm->opaque);
+	else if (sleep_req)
+		pm->sleep_fn(pm->sleep_opaque);
+}
+
+void acpi_pm_set_sleep(struct acpi_pm *pm, unsigned s3_typ, void (*sleep_fn)(void *opaque),
+		       void *opaque)
+{
+	pthread_mutex_lock(&pm->lock);
+	pm->s3_typ = s3_typ;
+	pm->sleep_fn = sleep_fn;
+	pm->sleep_opaque = opaque;
+	pthread_mutex_unlock(&pm->lock);
+}
+
+bool acpi_pm_rtc_wake(struct acpi_pm *pm)
+{
+	bool enabled;
+
+	pthread_mutex_lock(&pm->lock);
+	enabled = reg16(pm, PM1_EVT_EN) & EVT_RTC;
+	if (enabled) {
+		pm->regs[PM1_EVT_STS + 1] |= (EVT_RTC | EVT_WAK) >> 8;
+		update_sci(pm);
+	}
+	pthread_mutex_unlock(&pm->lock);
+	return enabled;
+}
+
+static const struct io_ops pm_ops = {pm_read, pm_write};
+
+/* The ACPI PM timer: 24 bits at 3.579545 MHz, as the PIIX4's
+ * (QEMU's); Linux calibrates the TSC against it and kvm-unit-tests time
+ * port reads with it. Lock-free: it only reads the host clock. */
+#define PM_TMR_HZ 3579545ull
+
+static void tmr_read(void *opaque, uint64_t off, void *data, unsigned size)
+{
+	struct timespec ts;
+	uint64_t ns, ticks;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	ticks = ns / 1000000000ull * PM_TMR_HZ + ns % 1000000000ull * PM_TMR_HZ / 1000000000ull;
+	io_data_put(data, size, (ticks & 0xffffff) >> (8 * (off & 3)));
+}
+
+static void tmr_write(void *opaque, uint64_t off, const void *data, unsigned size)
+{
+}
+
+static const struct io_ops tmr_ops = {tmr_read, tmr_write};
+
+static void pm_reset(void *opaque)
+{
+	struct acpi_pm *pm = opaque;
+
+	pthread_mutex_lock(&pm->lock);
+	for (unsigned i = 0; i < PM1_LEN; i++)
+		pm->regs[i] = 0;
+	pm->regs[PM1_CNT] = CNT_SCI_EN;
+	update_sci(pm);
+	pthread_mutex_unlock(&pm->lock);
+}
+
+void acpi_pm_power_button(struct acpi_pm *pm, unsigned sci_irq)
+{
+	pthread_mutex_lock(&pm->lock);
+	pm->sci_irq = (int)sci_irq;
+	pm->regs[PM1_EVT_STS + 1] |= EVT_PWRBTN >> 8;
+	update_sci(pm);
+	pthread_mutex_unlock(&pm->lock);
+}
+
+struct acpi_pm *acpi_pm_new(struct dev_host *host, uint16_t base, unsigned s5_typ,
+			    void (*poweroff_fn)(void *opaque), void *opaque)
+{
+	struct acpi_pm *pm = calloc(1, sizeof(*pm));
+
+	if (!pm)
+		return NULL;
+	pm->host = host;
+	pm->base = base;
+	pm->s5_typ = s5_typ;
+	pm->poweroff_fn = poweroff_fn;
+	pm->opaque = opaque;
+	pm->sci_irq = -1;
+	pthread_mutex_init(&pm->lock, NULL);
+	pm_reset(pm);
+	if (iobus_register(host->pio, base, PM1_LEN, &pm_ops, pm, "acpi-pm") < 0 ||
+	    iobus_register(host->pio, base + ACPI_PM_TMR_OFF, 4, &tmr_ops, pm, "acpi-pm-tmr") < 0) {
+		iobus_unregister(host->pio, base);
+		pthread_mutex_destroy(&pm->lock);
+		free(pm);
+		return NULL;
+	}
+	dev_on_reset(host, pm_reset, pm);
+	return pm;
+}
+
+void acpi_pm_free(struct acpi_pm *pm)
+{
+	if (!pm)
+		return;
+	iobus_unregister(pm->host->pio, pm->base);
+	iobus_unregister(pm->host->pio, pm->base + ACPI_PM_TMR_OFF);
+	pthread_mutex_destroy(&pm->lock);
+	free(pm);
+}

@@ -1,0 +1,18 @@
+/* i8042.h — the i8042 keyboard controller (reset line). */
+#ifndef VMM_DEVICES_ISA_I8042_H
+#define VMM_DEVICES_ISA_I8042_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "devices/dev_host.h"
+
+/* Minimal i8042 keyboard controller at 0x60/0x64: status, command byte,
+ * self tests; pulse of the reset line (0x64 <- 0xfe, or output port bit 0
+ * cleared) calls reset_fn, which resets the machine or exits (-no-reboot). */
+struct i8042;
+struct i8042 *i8042_new(struct dev_host *host, void (*reset_fn)(void *opaque), void *opaque);
+void i8042_free(struct i8042 *k);
+
+#endif /* VMM_DEVICES_ISA_I8042_H */

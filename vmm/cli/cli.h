@@ -1,0 +1,395 @@
+/* cli.h — the parsed command line (vmm/cli/cli.c holds the option table).
+ *
+ * To add an option: add a field here and a row to `options[]` in cli.c,
+ * usually with one of the generic parsers (cli_parse_string, cli_parse_flag,
+ * cli_parse_uint) and offsetof(struct vmm_config, field).
+ */
+#ifndef VMM_CLI_H
+#define VMM_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "vmm/cli/cpuid.h"
+
+#define CLI_MAX_SERIALS 4
+#define CLI_MAX_DEVICES 16
+#define CLI_MAX_SMP 255
+#define CLI_MAX_DRIVES 4 /* IDE: index = channel * 2 + slave */
+
+/* A character device spec: -serial, -monitor. */
+enum chardev_kind {
+	CHARDEV_NONE,
+	CHARDEV_NULL,
+	CHARDEV_STDIO,
+	CHARDEV_MON_STDIO, /* stdio, multiplexed with the monitor (Ctrl-A c) */
+	CHARDEV_FILE,
+	CHARDEV_UNIX, /* a unix socket server */
+	CHARDEV_PTY,  /* a new pseudo-terminal (-chardev pty): libvirt's console */
+};
+
+struct chardev_spec {
+	enum chardev_kind kind;
+	char path[108];	  /* FILE, UNIX (a sockaddr_un path fits) */
+	bool wait;	  /* UNIX: block at start-up until a client connects */
+	char id[32];	  /* -chardev id=: query-chardev's label; "" for -serial */
+};
+
+enum device_kind {
+	DEVICE_ISA_DEBUG_EXIT,
+	DEVICE_PVPANIC,
+	DEVICE_PC_TESTDEV,
+	DEVICE_EDU,
+	DEVICE_PCI_TESTDEV
+};
+
+struct device_spec {
+	enum device_kind kind;
+	uint16_t iobase, iosize;
+	int devfn; /* edu: addr=, or -1 for the first free slot */
+};
+
+/* -device intel-iommu[,intremap=on|off][,eim=on|off] (cli_iommu.c). */
+struct iommu_spec {
+	bool present, intremap, eim;
+};
+
+/* -hda..-hdd, -drive: a raw image on an IDE slot, a virtio-blk device
+ * (if=virtio) or for a -device (if=none). The cache modes are QEMU's, in
+ * the order of enum block_cache. */
+enum drive_cache {
+	DRIVE_CACHE_WRITEBACK,
+	DRIVE_CACHE_WRITETHROUGH,
+	DRIVE_CACHE_UNSAFE,
+	DRIVE_CACHE_NONE,
+	DRIVE_CACHE_DIRECTSYNC,
+};
+enum drive_if { DRIVE_IF_IDE, DRIVE_IF_VIRTIO, DRIVE_IF_NONE };
+/* aio=: in the order of enum block_aio_mode (DEFAULT: not given). */
+enum drive_aio { DRIVE_AIO_DEFAULT, DRIVE_AIO_THREADS, DRIVE_AIO_IO_URING };
+
+struct drive_spec {
+	const char *file; /* NULL: the slot is empty */
+	char node_file[32]; /* -blockdev: the protocol node under id (the format node) */
+	bool read_only;
+	enum drive_cache cache;
+	enum drive_aio aio;
+	enum drive_if iface;
+	char id[32];
+	char file_buf[256];
+};
+
+/* -device virtio-blk-pci (and each -drive if=virtio). */
+#define CLI_MAX_VIRTIO_DRIVES 8
+struct virtio_blk_spec {
+	unsigned drive;	 /* index in vmm_config.vdrives */
+	int bootindex;	 /* -1: none */
+	int devfn;	 /* addr=SLOT[.FN]; -1: first free slot */
+	unsigned num_queues;
+	char serial[21];
+	char drive_id[32]; /* drive=ID until cli_parse resolves it */
+	char id[32];	   /* the device's id= (libvirt's alias, qom-list /machine/peripheral) */
+};
+
+/* -netdev TYPE,id=ID,... (user, tap): the options go to the backend
+ * (backends/net/net_user.c, net_tap.c), which checks them at start-up. */
+#define CLI_MAX_NETDEVS 8
+#define CLI_MAX_NICS 8
+struct netdev_spec {
+	char id[32];
+	char type[8];	/* "user", "tap" */
+	char opts[512]; /* what follows TYPE, */
+};
+
+/* -device virtio-net-pci,netdev=ID[,mac=][,addr=][,id=][,mq=on], -nic. */
+struct nic_spec {
+	char netdev_id[32]; /* resolved to netdev by cli_resolve_nics */
+	unsigned netdev;
+	char id[32];	/* "" : virtio-net-pci.N */
+	uint8_t mac[6]; /* default 52:54:00:12:34:56 + N */
+	bool mac_given;
+	int devfn; /* -1: first free slot */
+	bool mq;
+};
+
+/* -object wlan-medium and -device virtio-wlan-pci (cli_wlan.c). */
+#define CLI_MAX_WLAN 4
+struct wlan_medium_spec {
+	char id[32], country[64], regdb[256], socket[108];
+	bool outdoor, no_enforce;
+	int cac_s, nop_s; /* -1: the rule's CAC, 1800 s */
+	int txpower_dbm;  /* 0: 20 dBm */
+	double distance_m; /* 0: 10 m */
+};
+
+struct wlan_dev_spec {
+	char medium[32];
+	unsigned medium_idx; /* resolved by cli_parse */
+	int devfn;	     /* -1: first free slot */
+};
+
+struct wlan_config {
+	struct wlan_medium_spec media[CLI_MAX_WLAN];
+	unsigned n_media;
+	struct wlan_dev_spec devs[CLI_MAX_WLAN];
+	unsigned n_devs;
+};
+
+/* -action (QEMU's): what guest resets, shutdowns and panics do. */
+enum action_reboot { ACTION_REBOOT_RESET, ACTION_REBOOT_SHUTDOWN };
+enum action_shutdown { ACTION_SHUTDOWN_POWEROFF, ACTION_SHUTDOWN_PAUSE };
+enum action_panic {
+	ACTION_PANIC_SHUTDOWN, /* QEMU's default */
+	ACTION_PANIC_PAUSE,
+	ACTION_PANIC_EXIT_FAILURE,
+	ACTION_PANIC_NONE,
+};
+
+/* A listening socket for QMP or the gdbstub: unix:PATH, tcp:HOST:PORT, or
+ * an inherited listening fd (libvirt's -chardev socket,fd=N). */
+enum listen_kind { LISTEN_UNIX, LISTEN_TCP, LISTEN_FD };
+
+struct listen_spec {
+	enum listen_kind kind;
+	char path[108]; /* UNIX */
+	char host[64];	/* TCP; "" is every address */
+	char port[8];	/* TCP */
+	int fd;		/* FD */
+	bool wait;	/* block at start-up until a client connects */
+};
+
+#define CLI_MAX_CHARDEVS 8
+#define CLI_MAX_QMP 4
+
+/* -chardev BACKEND,id=ID,...: a named socket for -mon chardev=ID, or
+ * (is_serial_backend) a pty, file or null for -device isa-serial. */
+struct chardev_def {
+	char id[32];
+	struct listen_spec sock;
+	bool used;
+	bool is_serial_backend;
+	struct chardev_spec spec;
+};
+
+/* The control plane's options (vmm/cli/cli_control.c parses them). */
+/* -sandbox on[,obsolete=deny|allow][,elevateprivileges=deny|allow|children]
+ * [,spawn=deny|allow][,resourcecontrol=deny|allow] (QEMU's spelling and
+ * defaults: obsolete denied, the rest allowed). vmm/sandbox.c. */
+struct sandbox_config {
+	bool on;
+	bool allow_obsolete, allow_elevate, allow_spawn, allow_resource;
+};
+
+struct control_config {
+	enum action_reboot reboot;
+	enum action_shutdown shutdown;
+	enum action_panic panic;
+	struct listen_spec qmp[CLI_MAX_QMP];
+	unsigned n_qmp;
+	struct chardev_def chardevs[CLI_MAX_CHARDEVS];
+	unsigned n_chardevs;
+	bool gdb_given;
+	struct listen_spec gdb;
+	bool daemonize;
+	const char *pidfile;
+	struct sandbox_config sandbox;
+	const char *runas;  /* -runas USER: setuid/setgid after set-up */
+	const char *chroot; /* -chroot DIR: chroot after set-up */
+};
+
+/* What the options libvirt adds to every command line set (cli_libvirt.c). */
+#define CLI_MAX_OBJECTS 4
+#define CLI_JSON_ARGS 24
+struct libvirt_config {
+	bool machine_none;	 /* -machine none: QMP only (libvirt's probe) */
+	bool no_acpi;		 /* -no-acpi: no ACPI tables for a -kernel boot */
+	bool no_dump_guest_core; /* -machine dump-guest-core=off */
+	bool mem_lock;		 /* -overcommit mem-lock=on */
+	bool boot_strict;	 /* -boot strict=on */
+	bool has_uuid;
+	uint8_t uuid[16];	 /* -uuid */
+	char memory_backend[32]; /* -machine memory-backend=ID */
+	struct {
+		char id[32];
+		uint64_t size;
+	} ram_objects[CLI_MAX_OBJECTS]; /* -object memory-backend-ram */
+	unsigned n_ram_objects;
+	/* The key=value form of each JSON option value, kept for the parsers
+	 * that store pointers into their argument. */
+	char json_args[CLI_JSON_ARGS][512];
+	unsigned n_json_args;
+};
+
+/* -machine kernel_irqchip=: where the interrupt controllers live. */
+enum irqchip_mode {
+	IRQCHIP_ON,    /* all in KVM (the default) */
+	IRQCHIP_SPLIT, /* local APICs in KVM; PIC, I/O APIC, PIT in vmm */
+	IRQCHIP_OFF,   /* everything in vmm */
+};
+
+struct vmm_config {
+	uint64_t ram_size; /* bytes */
+	unsigned smp;
+	const char *kernel, *initrd, *append;
+	bool nographic;
+	struct chardev_spec serial[CLI_MAX_SERIALS];
+	unsigned n_serial;
+	struct chardev_spec monitor;
+	bool monitor_given;
+	struct device_spec devices[CLI_MAX_DEVICES];
+	unsigned n_devices;
+	bool no_reboot;
+	bool start_paused; /* -S */
+	const char *name;
+	char name_buf[64];
+	bool help, version; /* --help / --version: print and exit 0 */
+	bool device_help;   /* -device help (or ?): list the devices, exit 0 */
+	struct cpu_spec cpu; /* -cpu; default model host */
+	struct drive_spec drives[CLI_MAX_DRIVES];
+	struct drive_spec vdrives[CLI_MAX_VIRTIO_DRIVES]; /* if=virtio and if=none */
+	unsigned n_vdrives;
+	struct virtio_blk_spec vblk[CLI_MAX_VIRTIO_DRIVES];
+	unsigned n_vblk;
+	bool snapshot;
+	const char *bios;	/* NULL: SEABIOS_DEFAULT_PATH */
+	const char *boot_order; /* -boot order=; NULL: "cdn" */
+	char boot_order_buf[16];
+	struct chardev_spec debugcon;
+	bool debugcon_given;
+	struct control_config control;
+	enum irqchip_mode irqchip; /* -machine kernel_irqchip= */
+	bool no_pit;		   /* -machine pit=off */
+	bool q35;		   /* -machine q35: see cli_iommu.c for what it is */
+	struct iommu_spec iommu;
+	/* Networking (cli_net.c). Without any -netdev/-nic/-net option the
+	 * guest gets one virtio-net NIC on user networking, as in QEMU. */
+	struct netdev_spec netdevs[CLI_MAX_NETDEVS];
+	unsigned n_netdevs;
+	struct nic_spec nics[CLI_MAX_NICS];
+	unsigned n_nics;
+	bool net_given; /* any -netdev, -nic or -net: no default NIC */
+	bool nodefaults;
+	struct libvirt_config lv; /* cli_libvirt.c */
+	struct wlan_config wlan;
+};
+
+/* 0 with cfg filled (defaults applied); -1 with a one-line message in err
+ * ("-m: ..."), which the caller prints before exiting 1. */
+int cli_parse(int argc, char **argv, struct vmm_config *cfg, char *err, size_t errlen);
+/* The --help text. */
+void cli_usage(FILE *out, const char *argv0);
+
+/* Value parsers, exported for unit tests. */
+int cli_parse_size(const char *s, uint64_t *bytes);
+/* Strict unsigned decimal or 0x-hex, the whole string: 0 or -1. */
+int cli_parse_u64(const char *s, uint64_t *v);
+
+/* cli_drive.c: the disk options (0, or -1 with err set). */
+int cli_set_drive(struct vmm_config *cfg, unsigned index, const char *file, char *err,
+		  size_t errlen);
+int cli_parse_drive(struct vmm_config *cfg, const char *val, char *err, size_t errlen);
+/* props: what follows "virtio-blk-pci," (modified). */
+int cli_parse_virtio_blk(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+/* After parsing: each -device virtio-blk-pci's drive= found. */
+int cli_resolve_drives(struct vmm_config *cfg, char *err, size_t errlen);
+/* addr=SLOT[.FN] in hex (04.0, 0x4, 4): 0 or -1. */
+int cli_parse_pci_addr(const char *s, int *devfn);
+/* cli_net.c: -netdev, -nic, -net none, -device virtio-net-pci (props:
+ * what follows the name, modified); then the default NIC and each NIC's
+ * netdev= resolved. 0, or -1 with err set. */
+int cli_parse_netdev(struct vmm_config *cfg, const char *val, char *err, size_t errlen);
+int cli_parse_nic(struct vmm_config *cfg, const char *val, char *err, size_t errlen);
+int cli_parse_net(struct vmm_config *cfg, const char *val, char *err, size_t errlen);
+int cli_parse_virtio_net(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+int cli_resolve_nics(struct vmm_config *cfg, char *err, size_t errlen);
+/* cli_wlan.c: props is what follows "virtio-wlan-pci,". */
+int cli_parse_virtio_wlan(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+/* -object wlan-medium (props: what follows "wlan-medium,"), from the
+ * one -object parser in cli_libvirt.c. */
+int cli_parse_wlan_medium(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+/* After parsing: each virtio-wlan-pci's medium= found. */
+int cli_resolve_wlan(struct vmm_config *cfg, char *err, size_t errlen);
+int cli_parse_machine(const char *s, struct vmm_config *cfg, char *err, size_t errlen);
+int cli_parse_chardev(const char *s, bool allow_mon, struct chardev_spec *spec, char *err,
+		      size_t errlen);
+
+/* The control plane's option parsers (cli_control.c), rows of cli.c's
+ * table: -action, -no-shutdown, -qmp, -chardev, -mon, -gdb, -s,
+ * -daemonize, -pidfile, -sandbox, -runas, -chroot, and -device pvpanic's
+ * properties. */
+struct cli_option;
+#define CLI_CONTROL_PARSER(name)                                                              \
+	int name(struct vmm_config *cfg, const struct cli_option *opt, const char *val, char *err, \
+		 size_t errlen)
+CLI_CONTROL_PARSER(cli_parse_action);
+CLI_CONTROL_PARSER(cli_parse_no_shutdown);
+CLI_CONTROL_PARSER(cli_parse_qmp);
+CLI_CONTROL_PARSER(cli_parse_chardev_opt);
+CLI_CONTROL_PARSER(cli_parse_mon);
+CLI_CONTROL_PARSER(cli_parse_gdb);
+CLI_CONTROL_PARSER(cli_parse_gdb_default);
+CLI_CONTROL_PARSER(cli_parse_daemonize);
+CLI_CONTROL_PARSER(cli_parse_pidfile);
+CLI_CONTROL_PARSER(cli_parse_sandbox);
+CLI_CONTROL_PARSER(cli_parse_runas);
+CLI_CONTROL_PARSER(cli_parse_chroot);
+/* -device pvpanic[,ioport=N]: fills d. */
+int cli_parse_pvpanic(struct device_spec *d, char *props, char *err, size_t errlen);
+/* cli_iommu.c: -device intel-iommu and edu (props: what follows the
+ * name), and after parsing the checks of the q35 subset. 0 or -1. */
+int cli_parse_intel_iommu(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+int cli_parse_edu(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+int cli_parse_pci_testdev(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+int cli_check_q35(const struct vmm_config *cfg, char *err, size_t errlen);
+/* q35 or QEMU's versioned pc-q35-X.Y. */
+bool cli_is_q35_name(const char *name);
+/* unix:PATH[,server][,nowait], tcp:[HOST]:PORT[,...] (server=on and
+ * wait=off spellings too). With need_server (QMP) the server option must be
+ * given and wait defaults on, as in QEMU; else (gdb) it is implied and
+ * wait is off. 0, or -1 with err. */
+int cli_parse_listen(const char *s, bool need_server, struct listen_spec *spec, char *err,
+		     size_t errlen);
+
+/* Split "a=b,c=d" in place: the next key and value (NULL for a bare
+ * key), or false at the end. */
+bool cli_next_kv(char **cursor, char **key, char **value);
+
+/* cli_libvirt.c: the options libvirt's QEMU driver puts on every command
+ * line (-no-user-config, -nodefaults, -accel, -object, -overcommit, -uuid,
+ * -display, -audiodev, -rtc, -no-acpi, -msg, -blockdev). */
+CLI_CONTROL_PARSER(cli_parse_no_user_config);
+CLI_CONTROL_PARSER(cli_parse_accel);
+CLI_CONTROL_PARSER(cli_parse_object);
+CLI_CONTROL_PARSER(cli_parse_overcommit);
+CLI_CONTROL_PARSER(cli_parse_uuid);
+CLI_CONTROL_PARSER(cli_parse_display);
+CLI_CONTROL_PARSER(cli_parse_usb);
+CLI_CONTROL_PARSER(cli_parse_audiodev);
+CLI_CONTROL_PARSER(cli_parse_rtc);
+CLI_CONTROL_PARSER(cli_parse_no_acpi);
+CLI_CONTROL_PARSER(cli_parse_msg);
+CLI_CONTROL_PARSER(cli_parse_blockdev);
+/* A JSON option value ({"driver": ...}) as QEMU's key=value text, the
+ * object's `type_key` member first without its key ("virtio-blk-pci,
+ * drive=d0"); other values are returned unchanged. NULL with err. */
+const char *cli_json_to_opts(struct vmm_config *cfg, const char *val, const char *type_key,
+			     char *err, size_t errlen);
+/* -machine keys libvirt adds (none, pc-i440fx-N, accel=kvm:tcg, usb,
+ * dump-guest-core, memory-backend): 1 when handled, 0 when the key is
+ * not one of these, -1 with err. */
+int cli_machine_key(struct vmm_config *cfg, const char *key, const char *val, char *err,
+		    size_t errlen);
+/* -device isa-serial,chardev=ID[,index=N][,id=..]: props after the name. */
+int cli_parse_isa_serial(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+/* -chardev pty|file|null|stdio,id=ID[,path=P]: a serial port backend. rest
+ * is what follows the backend name (modified). 0 or -1 with err. */
+int cli_chardev_serial_backend(struct chardev_def *d, const char *backend, char *rest, char *err,
+			       size_t errlen);
+/* After every option: -machine memory-backend= resolved to its -object. */
+int cli_libvirt_finish(struct vmm_config *cfg, char *err, size_t errlen);
+/* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (all zero without -uuid). */
+void cli_uuid_string(const struct vmm_config *cfg, char out[37]);
+
+#endif /* VMM_CLI_H */

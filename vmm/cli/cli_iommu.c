@@ -1,0 +1,132 @@
+/* cli_iommu.c — -device intel-iommu, -device edu and the -machine q35
+ * subset.
+ *
+ * What -machine q35 is in vmm: the PC board (vmm's i440FX-era devices)
+ * whose host bridge at 00:00.0 is the Q35 MCH (8086:29c0, its PAM
+ * registers at 0x90-0x96 and SMRAM at 0x9d), which is where QEMU's q35
+ * puts the VT-d unit (0xfed90000) that -device intel-iommu adds. It is a
+ * subset, not QEMU's q35: there is no ICH9 (the PCI-ISA bridge is still
+ * the PIIX3 at 00:01.0 with IDE at 00:01.1, INTx routed through its PIRQ
+ * registers to GSIs 10/11), no AHCI, SMBus or TCO, no PCI Express (no
+ * MMCONFIG/MCFG: 256-byte configuration space through 0xcf8 only). SeaBIOS
+ * drives a q35 through the ICH9 LPC bridge, so q35 needs -kernel (direct
+ * boot: multiboot, Linux, PVH); with firmware boot it is refused. */
+#include <stdio.h>
+#include <string.h>
+
+#include "vmm/cli/cli.h"
+
+bool cli_is_q35_name(const char *name)
+{
+	return !strcmp(name, "q35") || !strncmp(name, "pc-q35-", 7);
+}
+
+static int on_off(const char *dev, const char *key, const char *v, bool *out, char *err,
+		  size_t errlen)
+{
+	if (v && (!strcmp(v, "on") || !strcmp(v, "true"))) {
+		*out = true;
+	} else if (v && (!strcmp(v, "off") || !strcmp(v, "false"))) {
+		*out = false;
+	} else {
+		snprintf(err, errlen, "%s: %s must be on or off, not '%s'", dev, key, v ? v : "");
+		return -1;
+	}
+	return 0;
+}
+
+/* intremap=on|off (default off, as QEMU), eim=on|off (default: as
+ * intremap, QEMU's "auto" with a split irqchip). */
+int cli_parse_intel_iommu(struct vmm_config *cfg, char *props, char *err, size_t errlen)
+{
+	struct iommu_spec s = {.present = true};
+	bool eim_given = false;
+	char *key, *v;
+
+	if (cfg->iommu.present) {
+		snprintf(err, errlen, "intel-iommu: only one is supported");
+		return -1;
+	}
+	while (cli_next_kv(&props, &key, &v)) {
+		if (!strcmp(key, "intremap")) {
+			if (on_off("intel-iommu", key, v, &s.intremap, err, errlen) < 0)
+				return -1;
+		} else if (!strcmp(key, "eim")) {
+			if (on_off("intel-iommu", key, v, &s.eim, err, errlen) < 0)
+				return -1;
+			eim_given = true;
+		} else if (strcmp(key, "id")) {
+			snprintf(err, errlen,
+				 "intel-iommu: unsupported property '%s' (intremap=on|off, "
+				 "eim=on|off)",
+				 key);
+			return -1;
+		}
+	}
+	if (!eim_given)
+		s.eim = s.intremap;
+	if (s.eim && !s.intremap) {
+		snprintf(err, errlen, "intel-iommu: eim=on cannot be selected without intremap=on");
+		return -1;
+	}
+	cfg->iommu = s;
+	return 0;
+}
+
+/* A PCI test device whose only properties are addr= and id=. */
+static int parse_test_pci(struct vmm_config *cfg, enum device_kind kind, const char *name,
+			  char *props, char *err, size_t errlen)
+{
+	struct device_spec d = {.kind = kind, .devfn = -1};
+	char *key, *v;
+
+	while (cli_next_kv(&props, &key, &v)) {
+		if (!strcmp(key, "addr") && v) {
+			if (cli_parse_pci_addr(v, &d.devfn) < 0) {
+				snprintf(err, errlen, "%s: invalid addr '%s'", name, v);
+				return -1;
+			}
+		} else if (strcmp(key, "id")) {
+			snprintf(err, errlen, "%s: unsupported property '%s' (addr=SLOT[.FN])",
+				 name, key);
+			return -1;
+		}
+	}
+	if (cfg->n_devices == CLI_MAX_DEVICES) {
+		snprintf(err, errlen, "too many devices");
+		return -1;
+	}
+	cfg->devices[cfg->n_devices++] = d;
+	return 0;
+}
+
+int cli_parse_edu(struct vmm_config *cfg, char *props, char *err, size_t errlen)
+{
+	return parse_test_pci(cfg, DEVICE_EDU, "edu", props, err, errlen);
+}
+
+int cli_parse_pci_testdev(struct vmm_config *cfg, char *props, char *err, size_t errlen)
+{
+	return parse_test_pci(cfg, DEVICE_PCI_TESTDEV, "pci-testdev", props, err, errlen);
+}
+
+int cli_check_q35(const struct vmm_config *cfg, char *err, size_t errlen)
+{
+	if (cfg->iommu.present && !cfg->q35) {
+		snprintf(err, errlen, "-device intel-iommu needs -machine q35 (as in QEMU)");
+		return -1;
+	}
+	if (cfg->iommu.intremap && cfg->irqchip == IRQCHIP_ON) {
+		snprintf(err, errlen,
+			 "intel-iommu: intremap=on cannot work with kernel_irqchip=on (the I/O "
+			 "APIC must be vmm's): use -machine kernel_irqchip=split");
+		return -1;
+	}
+	if (cfg->q35 && !cfg->kernel) {
+		snprintf(err, errlen,
+			 "-machine q35 needs -kernel: vmm's q35 has no ICH9 LPC bridge, "
+			 "which SeaBIOS needs on a q35 (see vmm --help)");
+		return -1;
+	}
+	return 0;
+}

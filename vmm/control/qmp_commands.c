@@ -1,0 +1,438 @@
+/* qmp_commands.c — what each QMP command does. Queries answer in QEMU's
+ * shapes (libvirt and scripts parse them); actions go through the same
+ * machine functions as the HMP monitor, and human-monitor-command runs
+ * the HMP monitor itself with its output captured. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backends/backends.h"
+#include "build/config.h"
+#include "devices/pci/pci.h"
+#include "devices/storage/ide.h"
+#include "vmm/chardev.h"
+#include "vmm/control/monitor.h"
+#include "vmm/control/qmp_commands.h"
+
+/* The QEMU release whose QMP this follows (libvirt needs >= 4.2). */
+#define QEMU_COMPAT_MAJOR 7
+#define QEMU_COMPAT_MINOR 2
+#define QEMU_COMPAT_MICRO 0
+
+static struct monitor *hmp; /* human-monitor-command's monitor */
+
+#define CMD(name) static int name(struct machine *m, json_t *args, json_t **ret, struct qmp_error *e)
+
+static int fail(struct qmp_error *e, const char *cls, const char *desc)
+{
+	snprintf(e->cls, sizeof(e->cls), "%s", cls);
+	snprintf(e->desc, sizeof(e->desc), "%s", desc);
+	return -1;
+}
+
+json_t *qmp_version_json(void)
+{
+	return json_pack("{s:{s:i,s:i,s:i},s:s}", "qemu", "major", QEMU_COMPAT_MAJOR, "minor",
+			 QEMU_COMPAT_MINOR, "micro", QEMU_COMPAT_MICRO, "package",
+			 "vmm " VMM_VERSION);
+}
+
+/* -machine none (libvirt's capability probe) has no guest to act on. */
+static int no_guest(const struct machine *m, struct qmp_error *e)
+{
+	return m->ncpus ? 0 : fail(e, "GenericError", "There is no guest (-machine none)");
+}
+
+CMD(cmd_capabilities)
+{
+	return 0;
+}
+
+CMD(cmd_query_version)
+{
+	*ret = qmp_version_json();
+	return 0;
+}
+
+CMD(cmd_query_commands);
+
+CMD(cmd_query_status)
+{
+	enum run_state s = machine_run_state(m);
+
+	*ret = json_pack("{s:b,s:b,s:s}", "running", s == RUN_STATE_RUNNING, "singlestep", 0,
+			 "status", run_state_name(s));
+	return 0;
+}
+
+CMD(cmd_query_name)
+{
+	*ret = m->cfg->name ? json_pack("{s:s}", "name", m->cfg->name) : json_object();
+	return 0;
+}
+
+CMD(cmd_query_uuid)
+{
+	char uuid[37];
+
+	cli_uuid_string(m->cfg, uuid);
+	*ret = json_pack("{s:s}", "UUID", uuid);
+	return 0;
+}
+
+CMD(cmd_query_kvm)
+{
+	/* A machine runs on KVM; -machine none only says whether it could. */
+	bool kvm = m->ncpus || access("/dev/kvm", R_OK | W_OK) == 0;
+
+	*ret = json_pack("{s:b,s:b}", "enabled", kvm, "present", kvm);
+	return 0;
+}
+
+CMD(cmd_query_target)
+{
+	*ret = json_pack("{s:s}", "arch", "x86_64");
+	return 0;
+}
+
+CMD(cmd_query_machines)
+{
+	*ret = json_pack("[{s:s,s:s,s:b,s:i,s:b,s:b,s:b,s:s,s:s,s:b}]", "name", "pc-i440fx-7.2",
+			 "alias", "pc", "is-default", 1, "cpu-max", CLI_MAX_SMP,
+			 "hotpluggable-cpus", 0, "numa-mem-supported", 0, "deprecated", 0,
+			 "default-cpu-type", "qemu64-x86_64-cpu", "default-ram-id", "pc.ram", "acpi",
+			 1);
+	return 0;
+}
+
+CMD(cmd_query_cpus_fast)
+{
+	json_t *list = json_array();
+
+	for (unsigned i = 0; i < m->ncpus; i++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/machine/unattached/device[%u]", i);
+		json_array_append_new(
+			list, json_pack("{s:i,s:s,s:i,s:{s:i,s:i,s:i},s:s}", "cpu-index", i,
+					"qom-path", path, "thread-id", (int)m->vcpus[i].tid, "props",
+					"socket-id", i, "core-id", 0, "thread-id", 0, "target",
+					"x86_64"));
+	}
+	*ret = list;
+	return 0;
+}
+
+static const char *chardev_filename(const struct chardev_spec *s, char *buf, size_t len)
+{
+	switch (s->kind) {
+	case CHARDEV_STDIO:
+	case CHARDEV_MON_STDIO:
+		return "stdio";
+	case CHARDEV_FILE:
+		snprintf(buf, len, "file:%s", s->path);
+		return buf;
+	case CHARDEV_UNIX:
+		snprintf(buf, len, "unix:%s,server=on", s->path);
+		return buf;
+	case CHARDEV_PTY:
+		return "pty";
+	default:
+		return "null";
+	}
+}
+
+CMD(cmd_query_chardev)
+{
+	json_t *list = json_array();
+	char label[40], buf[160];
+
+	for (unsigned i = 0; i < CLI_MAX_SERIALS; i++) {
+		if (!m->serial_chr[i])
+			continue;
+		const char *pty = chardev_pty_path(m->serial_chr[i]);
+
+		/* -chardev id= is the label (libvirt looks for its alias) */
+		snprintf(label, sizeof(label), "%s", m->cfg->serial[i].id);
+		if (!label[0])
+			snprintf(label, sizeof(label), "serial%u", i);
+		if (pty)
+			snprintf(buf, sizeof(buf), "pty:%s", pty);
+		json_array_append_new(list, json_pack("{s:s,s:s,s:b}", "label", label, "filename",
+						      pty ? buf
+							  : chardev_filename(&m->cfg->serial[i], buf,
+									     sizeof(buf)),
+						      "frontend-open", 1));
+	}
+	if (m->monitor_chr)
+		json_array_append_new(list, json_pack("{s:s,s:s,s:b}", "label", "compat_monitor0",
+						      "filename",
+						      chardev_filename(&m->cfg->monitor, buf, sizeof(buf)),
+						      "frontend-open", 1));
+	*ret = list;
+	return 0;
+}
+
+CMD(cmd_query_block)
+{
+	static const char *const names[IDE_MAX_DRIVES] = {"ide0-hd0", "ide0-hd1", "ide1-hd0",
+							  "ide1-hd1"};
+	json_t *list = json_array();
+
+	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++) {
+		struct block_dev *b = m->disks[i];
+
+		if (!b)
+			continue;
+		json_array_append_new(
+			list, json_pack("{s:s,s:b,s:b,s:s,s:{s:s,s:b,s:s,s:I}}", "device", names[i],
+					"locked", 0, "removable", 0, "type", "unknown", "inserted",
+					"file", block_path(b), "ro", block_read_only(b), "drv", "raw",
+					"image-size",
+					(json_int_t)(block_sectors(b) * BLOCK_SECTOR_SIZE)));
+	}
+	qmp_virtio_block_info(m, list);
+	*ret = list;
+	return 0;
+}
+
+/* QEMU's names for the PCI classes on this machine. */
+static const char *class_desc(unsigned cls)
+{
+	switch (cls) {
+	case 0x0100: return "SCSI controller";
+	case 0x0101: return "IDE controller";
+	case 0x0200: return "Ethernet controller";
+	case 0x0280: return "Network controller";
+	case 0x0600: return "Host bridge";
+	case 0x0601: return "ISA bridge";
+	case 0x0680: return "Bridge";
+	default: return NULL;
+	}
+}
+
+static json_t *pci_regions(const struct pci_dev *d)
+{
+	json_t *list = json_array();
+
+	for (unsigned i = 0; i < PCI_NUM_BARS; i++) {
+		const struct pci_bar *b = &d->bar[i];
+		json_t *r;
+
+		if (!b->size)
+			continue;
+		r = json_pack("{s:i,s:s,s:I,s:I}", "bar", i, "type", b->io ? "io" : "memory",
+			      "address",
+			      (json_int_t)(b->mapped == PCI_BAR_UNMAPPED ? -1 : (int64_t)b->mapped),
+			      "size", (json_int_t)b->size);
+		if (!b->io) {
+			json_object_set_new(r, "prefetch", json_false());
+			json_object_set_new(r, "mem_type_64", json_false());
+		}
+		json_array_append_new(list, r);
+	}
+	return list;
+}
+
+static json_t *pci_device(struct pci_bus *bus, const struct pci_dev *d)
+{
+	uint8_t devfn = d->devfn;
+	unsigned cls = pci_cfg_read(bus, devfn, 0x0a, 2);
+	const char *desc = class_desc(cls);
+	json_t *cinfo = json_pack("{s:i}", "class", cls);
+	json_t *dev;
+
+	if (desc)
+		json_object_set_new(cinfo, "desc", json_string(desc));
+	dev = json_pack("{s:i,s:i,s:i,s:o,s:{s:i,s:i,s:i,s:i},s:s,s:o}", "bus", 0, "slot",
+			devfn >> 3, "function", devfn & 7, "class_info", cinfo, "id", "device",
+			pci_cfg_read(bus, devfn, 0x02, 2), "vendor", pci_cfg_read(bus, devfn, 0, 2),
+			"subsystem", pci_cfg_read(bus, devfn, 0x2e, 2), "subsystem-vendor",
+			pci_cfg_read(bus, devfn, 0x2c, 2), "qdev_id", "", "regions",
+			pci_regions(d));
+	if (pci_cfg_read(bus, devfn, 0x3d, 1)) {
+		json_object_set_new(dev, "irq", json_integer(pci_cfg_read(bus, devfn, 0x3c, 1)));
+		json_object_set_new(dev, "irq_pin",
+				    json_integer(pci_cfg_read(bus, devfn, 0x3d, 1)));
+	}
+	return dev;
+}
+
+/* [{"bus": 0, "devices": [...]}]: bus 0 is the only one. */
+CMD(cmd_query_pci)
+{
+	json_t *devices;
+
+	if (!m->pci) { /* -machine none: no buses at all */
+		*ret = json_array();
+		return 0;
+	}
+	devices = json_array();
+
+	for (unsigned devfn = 0; devfn < 256; devfn++) {
+		const struct pci_dev *d = pci_bus_find(m->pci, (uint8_t)devfn);
+
+		if (d)
+			json_array_append_new(devices, pci_device(m->pci, d));
+	}
+	*ret = json_pack("[{s:i,s:o}]", "bus", 0, "devices", devices);
+	return 0;
+}
+
+CMD(cmd_stop)
+{
+	if (no_guest(m, e) < 0)
+		return -1;
+	machine_user_stop(m);
+	return 0;
+}
+
+CMD(cmd_cont)
+{
+	enum run_state s = machine_run_state(m);
+
+	if (no_guest(m, e) < 0)
+		return -1;
+	/* As QEMU: after a shutdown or panic the guest cannot simply go on. */
+	if (s == RUN_STATE_SHUTDOWN || s == RUN_STATE_GUEST_PANICKED)
+		return fail(e, "GenericError", "Resetting the Virtual Machine is required");
+	machine_debug_cont(m);
+	return 0;
+}
+
+CMD(cmd_system_reset)
+{
+	if (no_guest(m, e) < 0)
+		return -1;
+	machine_host_reset(m);
+	return 0;
+}
+
+CMD(cmd_system_powerdown)
+{
+	if (no_guest(m, e) < 0)
+		return -1;
+	machine_host_powerdown(m);
+	return 0;
+}
+
+/* {"name": NIC or netdev id, "up": bool}: QEMU's set_link. */
+CMD(cmd_set_link)
+{
+	const char *name = json_string_value(json_object_get(args, "name"));
+	json_t *up = json_object_get(args, "up");
+
+	if (!name || !json_is_boolean(up))
+		return fail(e, "GenericError", "Parameters 'name' and 'up' are required");
+	if (machine_set_link(m, name, json_is_true(up)) < 0) {
+		fail(e, "DeviceNotFound", "");
+		snprintf(e->desc, sizeof(e->desc), "Device '%s' not found", name);
+		return -1;
+	}
+	return 0;
+}
+
+static void quit_now(struct machine *m)
+{
+	machine_host_quit(m, "host-qmp-quit");
+}
+
+CMD(cmd_quit)
+{
+	e->after_reply = quit_now;
+	return 0;
+}
+
+CMD(cmd_human_monitor_command)
+{
+	const char *line = json_string_value(json_object_get(args, "command-line"));
+	char *text = NULL;
+	size_t size = 0;
+	FILE *out;
+
+	if (!line)
+		return fail(e, "GenericError", "Parameter 'command-line' is missing");
+	if (no_guest(m, e) < 0)
+		return -1;
+	out = open_memstream(&text, &size);
+	if (!out)
+		return fail(e, "GenericError", "out of memory");
+	monitor_execute(hmp, line, out);
+	fclose(out);
+	*ret = json_string(text ? text : "");
+	free(text);
+	if (!*ret) /* not UTF-8: an `x /c` of guest bytes, say */
+		*ret = json_string("(output is not valid UTF-8)\r\n");
+	return 0;
+}
+
+static const struct qmp_command commands[] = {
+	{"qmp_capabilities", cmd_capabilities},
+	{"query-version", cmd_query_version},
+	{"query-commands", cmd_query_commands},
+	{"query-status", cmd_query_status},
+	{"query-name", cmd_query_name},
+	{"query-uuid", cmd_query_uuid},
+	{"query-kvm", cmd_query_kvm},
+	{"query-target", cmd_query_target},
+	{"query-machines", cmd_query_machines},
+	{"query-cpus-fast", cmd_query_cpus_fast},
+	{"query-chardev", cmd_query_chardev},
+	{"query-block", cmd_query_block},
+	{"query-pci", cmd_query_pci},
+	{"stop", cmd_stop},
+	{"cont", cmd_cont},
+	{"system_reset", cmd_system_reset},
+	{"system_powerdown", cmd_system_powerdown},
+	{"set_link", cmd_set_link},
+	{"quit", cmd_quit},
+	{"human-monitor-command", cmd_human_monitor_command},
+};
+
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+CMD(cmd_query_commands)
+{
+	json_t *list = json_array();
+
+	const struct qmp_command *c;
+
+	for (size_t i = 0; (c = qmp_command_at(i)); i++)
+		json_array_append_new(list, json_pack("{s:s}", "name", c->name));
+	*ret = list;
+	return 0;
+}
+
+const struct qmp_command *qmp_command_at(size_t i)
+{
+	if (i < N_COMMANDS)
+		return &commands[i];
+	i -= N_COMMANDS;
+	for (size_t j = 0; qmp_libvirt_commands[j].name; j++)
+		if (j == i)
+			return &qmp_libvirt_commands[j];
+	return NULL;
+}
+
+const struct qmp_command *qmp_find_command(const char *name)
+{
+	const struct qmp_command *c;
+
+	for (size_t i = 0; (c = qmp_command_at(i)); i++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+void qmp_commands_init(struct machine *m)
+{
+	if (!hmp)
+		hmp = monitor_new(m, NULL);
+}
+
+void qmp_commands_free(void)
+{
+	monitor_free(hmp);
+	hmp = NULL;
+}

@@ -1,0 +1,396 @@
+/* qmp_libvirt.c — the QMP commands a management layer (libvirt's QEMU
+ * driver) needs beyond the basic set in qmp_commands.c: introspection for
+ * its capability probe (query-qmp-schema, qom-list-types, ...), the block
+ * nodes and devices it checks at start, and the migration and job queries
+ * it makes on every (re)connection.
+ *
+ * Everything here describes what vmm really has. The schema lists vmm's
+ * own commands and events with their arguments; the types are the
+ * devices vmm can build. The one deliberate exception is noted at
+ * qom-list-properties.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backends/backends.h"
+#include "vmm/chardev.h"
+#include "vmm/control/qmp_commands.h"
+
+#define CMD(name)                                                                                  \
+	static int name(struct machine *m, json_t *args, json_t **ret, struct qmp_error *e)
+
+static int fail(struct qmp_error *e, const char *cls, const char *fmt, const char *what)
+{
+	snprintf(e->cls, sizeof(e->cls), "%s", cls);
+	snprintf(e->desc, sizeof(e->desc), fmt, what);
+	return -1;
+}
+
+/* A string argument, or NULL with e filled. */
+static const char *arg_str(json_t *args, const char *name, struct qmp_error *e)
+{
+	const char *s = json_string_value(json_object_get(args, name));
+
+	if (!s)
+		fail(e, "GenericError", "Parameter '%s' is missing or not a string", name);
+	return s;
+}
+
+/* ----------------------------------------------------- types and devices */
+
+/* The QOM types vmm has: its machine, accelerator, devices, objects.
+ * No tcg-accel: vmm cannot run a guest without KVM. */
+static const struct {
+	const char *name, *parent;
+	const char *props; /* device-list-properties: "name:type,..." */
+} types[] = {
+	{"pc-i440fx-7.2-machine", "generic-pc-machine", NULL},
+	{"none-machine", "machine", NULL},
+	{"kvm-accel", "accel", NULL},
+	{"i440FX-pcihost", "pci-host-bridge", NULL},
+	{"PIIX3", "pci-device", NULL},
+	{"piix3-ide", "pci-ide", NULL},
+	{"PIIX4_PM", "pci-device", NULL},
+	{"mc146818rtc", "isa-device", NULL},
+	{"i8042", "isa-device", NULL},
+	{"isa-serial", "isa-device", "chardev:str,index:uint32,id:str"},
+	{"isa-debug-exit", "isa-device", "iobase:uint32,iosize:uint32"},
+	{"pvpanic", "isa-device", "ioport:uint16"},
+	{"virtio-blk-pci", "virtio-pci",
+	 "drive:str,bootindex:int32,serial:str,addr:int32,num-queues:uint16,id:str"},
+	{"virtio-net-pci", "virtio-pci", "netdev:str,mac:str,addr:int32,mq:bool,vectors:uint32,id:str"},
+	{"memory-backend-ram", "memory-backend", NULL},
+	{"secret", "object", NULL},
+};
+
+#define N_TYPES (sizeof(types) / sizeof(types[0]))
+
+static int find_type(const char *name)
+{
+	for (size_t i = 0; i < N_TYPES; i++)
+		if (!strcmp(types[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+/* "a:str,b:int" as [{"name": "a", "type": "str"}, ...]. */
+static json_t *props_json(const char *props)
+{
+	json_t *list = json_array();
+	char buf[256], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", props ? props : "");
+	for (char *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(p, ':');
+
+		if (colon)
+			*colon = 0;
+		json_array_append_new(
+			list, json_pack("{s:s,s:s}", "name", p, "type", colon ? colon + 1 : "str"));
+	}
+	return list;
+}
+
+CMD(cmd_qom_list_types)
+{
+	const char *implements = json_string_value(json_object_get(args, "implements"));
+	json_t *list = json_array();
+
+	for (size_t i = 0; i < N_TYPES; i++)
+		if (!implements || !strcmp(implements, types[i].name) ||
+		    !strcmp(implements, types[i].parent))
+			json_array_append_new(list, json_pack("{s:s,s:s}", "name", types[i].name,
+							      "parent", types[i].parent));
+	*ret = list;
+	return 0;
+}
+
+CMD(cmd_device_list_properties)
+{
+	const char *name = arg_str(args, "typename", e);
+	int t;
+
+	if (!name)
+		return -1;
+	t = find_type(name);
+	if (t < 0 || !types[t].props)
+		return fail(e, "DeviceNotFound", "Device '%s' not found", name);
+	*ret = props_json(types[t].props);
+	return 0;
+}
+
+/* libvirt 9.0 dereferences the answer for memory-backend-file without
+ * checking for an error, so that type (which vmm does not have) gets an
+ * empty property list instead of DeviceNotFound; libvirt then offers no
+ * file-backed memory, which is right. */
+CMD(cmd_qom_list_properties)
+{
+	const char *name = arg_str(args, "typename", e);
+
+	if (!name)
+		return -1;
+	if (!strcmp(name, "memory-backend-ram"))
+		*ret = props_json("size:int");
+	else if (find_type(name) >= 0 || !strcmp(name, "memory-backend-file"))
+		*ret = json_array();
+	else
+		return fail(e, "DeviceNotFound", "Class '%s' not found", name);
+	return 0;
+}
+
+/* /machine/peripheral: the devices given an id= (libvirt's aliases). */
+CMD(cmd_qom_list)
+{
+	const char *path = arg_str(args, "path", e);
+	json_t *list;
+
+	if (!path)
+		return -1;
+	list = json_array();
+	if (!strcmp(path, "/machine/peripheral")) {
+		for (unsigned i = 0; i < m->cfg->n_vblk; i++)
+			if (m->cfg->vblk[i].id[0])
+				json_array_append_new(list, json_pack("{s:s,s:s}", "name",
+								      m->cfg->vblk[i].id, "type",
+								      "child<virtio-blk-pci>"));
+		for (unsigned i = 0; i < m->cfg->n_nics; i++)
+			if (m->cfg->nics[i].id[0])
+				json_array_append_new(list, json_pack("{s:s,s:s}", "name",
+								      m->cfg->nics[i].id, "type",
+								      "child<virtio-net-pci>"));
+	} else if (strncmp(path, "/machine/unattached/device[", 27)) {
+		/* the vCPUs are there, with no properties to read */
+		json_decref(list);
+		return fail(e, "DeviceNotFound", "Device '%s' not found", path);
+	}
+	*ret = list;
+	return 0;
+}
+
+/* ------------------------------------------------------- block devices */
+
+static json_t *node_json(const char *name, const char *drv, struct block_dev *b,
+			 const char *file_node)
+{
+	json_t *n = json_pack("{s:s,s:s,s:s,s:b,s:i,s:b,s:s,s:{s:s,s:s,s:I}}", "node-name", name,
+			      "drv", drv, "file", block_path(b), "ro", block_read_only(b),
+			      "backing_file_depth", 0, "encrypted", 0, "detect_zeroes", "off",
+			      "image", "filename", block_path(b), "format", drv, "virtual-size",
+			      (json_int_t)(block_sectors(b) * BLOCK_SECTOR_SIZE));
+
+	if (file_node)
+		json_object_set_new(
+			n, "children",
+			json_pack("[{s:s,s:s}]", "child", "file", "node-name", file_node));
+	return n;
+}
+
+CMD(cmd_query_named_block_nodes)
+{
+	json_t *list = json_array();
+
+	for (unsigned i = 0; i < m->cfg->n_vblk; i++) {
+		const struct drive_spec *d = &m->cfg->vdrives[m->cfg->vblk[i].drive];
+		struct block_dev *b = m->vdisks[i];
+		bool layered = d->node_file[0] && strcmp(d->node_file, d->id);
+
+		if (!b)
+			continue;
+		json_array_append_new(list,
+				      node_json(d->id, "raw", b, layered ? d->node_file : NULL));
+		if (layered)
+			json_array_append_new(list, node_json(d->node_file, "file", b, NULL));
+	}
+	*ret = list;
+	return 0;
+}
+
+void qmp_virtio_block_info(struct machine *m, json_t *list)
+{
+	for (unsigned i = 0; i < m->cfg->n_vblk; i++) {
+		const struct virtio_blk_spec *v = &m->cfg->vblk[i];
+		const struct drive_spec *d = &m->cfg->vdrives[v->drive];
+		struct block_dev *b = m->vdisks[i];
+		json_t *ins;
+
+		if (!b)
+			continue;
+		ins = node_json(d->id, "raw", b, NULL);
+		json_array_append_new(list,
+				      json_pack("{s:s,s:s,s:b,s:b,s:s,s:o}", "device",
+						v->id[0] ? "" : d->id, "qdev",
+						v->id[0] ? v->id : d->id, "locked", 0, "removable",
+						0, "type", "unknown", "inserted", ins));
+	}
+}
+
+/* ---------------------------------------------------- migration, jobs */
+
+/* vmm does not migrate. libvirt turns on the `events` capability (the
+ * MIGRATION events) on every connection and must hear success; with no
+ * migration there are no such events to send, so that is true either way.
+ * Every other capability is refused. */
+CMD(cmd_query_migrate_capabilities)
+{
+	*ret = json_pack("[{s:s,s:b}]", "capability", "events", "state", 0);
+	return 0;
+}
+
+CMD(cmd_migrate_set_capabilities)
+{
+	json_t *caps = json_object_get(args, "capabilities"), *c;
+	size_t i;
+
+	if (!json_is_array(caps))
+		return fail(e, "GenericError", "Parameter '%s' is missing or not a list",
+			    "capabilities");
+	json_array_foreach(caps, i, c)
+	{
+		const char *name = json_string_value(json_object_get(c, "capability"));
+
+		if (!name || strcmp(name, "events"))
+			return fail(e, "GenericError", "Capability '%s' is not supported",
+				    name ? name : "?");
+	}
+	return 0;
+}
+
+/* No block or migration jobs exist in vmm. */
+CMD(cmd_query_jobs)
+{
+	*ret = json_array();
+	return 0;
+}
+
+/* ---------------------------------------------------- introspection */
+
+/* The options with parameters, for query-command-line-options. */
+static const struct {
+	const char *option, *params;
+} cli_options[] = {
+	{"machine", "type:string,accel:string,kernel_irqchip:string,pit:boolean,usb:boolean,"
+		    "dump-guest-core:boolean,memory-backend:string"},
+	{"boot", "order:string,strict:boolean"},
+	{"rtc", "base:string,clock:string,driftfix:string"},
+	{"overcommit", "mem-lock:boolean,cpu-pm:boolean"},
+	{"msg", "timestamp:boolean"},
+	{"accel", "accel:string"},
+	{"drive", "file:string,format:string,if:string,index:number,id:string,readonly:boolean,"
+		  "cache:string"},
+	{"chardev", "backend:string,id:string,path:string,fd:string,server:boolean,wait:boolean"},
+	{"mon", "chardev:string,mode:string"},
+	{"action", "reboot:string,shutdown:string,panic:string"},
+};
+
+CMD(cmd_query_command_line_options)
+{
+	const char *want = json_string_value(json_object_get(args, "option"));
+	json_t *list = json_array();
+
+	for (size_t i = 0; i < sizeof(cli_options) / sizeof(cli_options[0]); i++)
+		if (!want || !strcmp(want, cli_options[i].option))
+			json_array_append_new(list, json_pack("{s:s,s:o}", "option",
+							      cli_options[i].option, "parameters",
+							      props_json(cli_options[i].params)));
+	*ret = list;
+	return 0;
+}
+
+/* Each command's arguments ("name:type", "?name" optional); the others
+ * take none. Every command returns a JSON value ("any"). */
+static const struct {
+	const char *name, *args;
+} command_args[] = {
+	{"human-monitor-command", "command-line:str,?cpu-index:int"},
+	{"qom-list", "path:str"},
+	{"qom-list-types", "?implements:str,?abstract:bool"},
+	{"qom-list-properties", "typename:str"},
+	{"device-list-properties", "typename:str"},
+	{"query-command-line-options", "?option:str"},
+	{"query-named-block-nodes", "?flat:bool"},
+	{"migrate-set-capabilities", "capabilities:any"},
+};
+
+static const char *const events[][2] = {
+	{"STOP", ""},
+	{"RESUME", ""},
+	{"POWERDOWN", ""},
+	{"RESET", "guest:bool,reason:str"},
+	{"SHUTDOWN", "guest:bool,reason:str"},
+	{"GUEST_PANICKED", "action:str"},
+	{"GUEST_CRASHLOADED", "action:str"},
+};
+
+/* An object type "name" with members from "a:t,?b:t". */
+static json_t *object_type(const char *name, const char *members)
+{
+	json_t *list = json_array();
+	char buf[128], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", members);
+	for (char *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+		bool optional = *p == '?';
+		char *colon = strchr(p, ':');
+		json_t *mem;
+
+		*colon = 0;
+		mem = json_pack("{s:s,s:s}", "name", p + optional, "type", colon + 1);
+		if (optional)
+			json_object_set_new(mem, "default", json_null());
+		json_array_append_new(list, mem);
+	}
+	return json_pack("{s:s,s:s,s:o}", "name", name, "meta-type", "object", "members", list);
+}
+
+static const char *args_of(const char *command)
+{
+	for (size_t i = 0; i < sizeof(command_args) / sizeof(command_args[0]); i++)
+		if (!strcmp(command_args[i].name, command))
+			return command_args[i].args;
+	return "";
+}
+
+CMD(cmd_query_qmp_schema)
+{
+	static const char *const builtins[][2] = {
+		{"str", "string"}, {"int", "int"}, {"bool", "boolean"}, {"any", "value"}};
+	json_t *list = json_array();
+	const struct qmp_command *c;
+	char type[64];
+
+	for (size_t i = 0; (c = qmp_command_at(i)); i++) {
+		snprintf(type, sizeof(type), "%s-arg", c->name);
+		json_array_append_new(list, object_type(type, args_of(c->name)));
+		json_array_append_new(list,
+				      json_pack("{s:s,s:s,s:s,s:s}", "name", c->name, "meta-type",
+						"command", "arg-type", type, "ret-type", "any"));
+	}
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		snprintf(type, sizeof(type), "%s-arg", events[i][0]);
+		json_array_append_new(list, object_type(type, events[i][1]));
+		json_array_append_new(list, json_pack("{s:s,s:s,s:s}", "name", events[i][0],
+						      "meta-type", "event", "arg-type", type));
+	}
+	for (size_t i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++)
+		json_array_append_new(list, json_pack("{s:s,s:s,s:s}", "name", builtins[i][0],
+						      "meta-type", "builtin", "json-type",
+						      builtins[i][1]));
+	*ret = list;
+	return 0;
+}
+
+const struct qmp_command qmp_libvirt_commands[] = {
+	{"query-qmp-schema", cmd_query_qmp_schema},
+	{"query-command-line-options", cmd_query_command_line_options},
+	{"qom-list-types", cmd_qom_list_types},
+	{"qom-list-properties", cmd_qom_list_properties},
+	{"device-list-properties", cmd_device_list_properties},
+	{"qom-list", cmd_qom_list},
+	{"query-named-block-nodes", cmd_query_named_block_nodes},
+	{"query-migrate-capabilities", cmd_query_migrate_capabilities},
+	{"migrate-set-capabilities", cmd_migrate_set_capabilities},
+	{"query-jobs", cmd_query_jobs},
+	{NULL, NULL},
+};
