@@ -3,6 +3,9 @@
 # The nested runner itself (VMM_TEST_NESTED=always on a few tests): runs on
 # every machine, so the path for machines without /dev/kvm stays tested.
 INTEG_TESTS += tests/integration/nested-runner.sh
+# The rooms' include arrows (README's "Where things are"), checked on
+# every tracked C file.
+INTEG_TESTS += tests/integration/include-arrows.sh
 # -sandbox: vmm plus test-only monitor commands that break the
 # allow-list; sandbox.sh also runs a representative set of tests sandboxed.
 $(eval $(call program,tests/vmm-test,vmm/main.c tests/integration/sandbox_hooks.c,$(VMM_LIBS),$(VMM_LDLIBS)))
