@@ -9,9 +9,10 @@ $(eval $(call unit_test,firmware_acpi_loader,tests/unit/firmware/test_acpi_loade
 # both ways with 1 and 4 vCPUs, commands over the console, clean poweroff.
 LINUX_TESTS += tests/integration/linux-bzimage-smp1.sh tests/integration/linux-bzimage-smp4.sh \
 	tests/integration/linux-pvh-smp1.sh tests/integration/linux-pvh-smp4.sh
-# ACPI for a SeaBIOS disk boot: tables found, power button, S5 exit 0;
-# QEMU runs the same disk as the reference.
-LINUX_TESTS += tests/integration/seabios-acpi.sh
+# ACPI for a SeaBIOS disk boot of Debian's own kernel: tables, _PRT, MADT,
+# power button, S5 exit 0; QEMU runs the same disk as the reference.
+INTEG_TESTS += tests/integration/seabios-acpi.sh
+KVM_TESTS += tests/integration/seabios-acpi.sh
 # Bad -kernel/-initrd/-m input: one-line errors, crafted files (make check).
 INTEG_TESTS += tests/integration/linux-bad-inputs.sh
 KVM_TESTS += tests/integration/linux-bad-inputs.sh

@@ -24,7 +24,7 @@ tmp=$out.tmp
 rm -rf "$tmp"
 mkdir -p "$tmp/root/bin" "$tmp/root/proc" "$tmp/root/sys" "$tmp/root/dev" \
 	"$tmp/root/tmp" "$tmp/root/etc" "$tmp/root/root"
-debian_modules "$kver" "$tmp/root" virtio_pci virtio_net virtio_blk button
+debian_modules "$kver" "$tmp/root" virtio_pci virtio_net virtio_blk button evdev
 cp "$(command -v busybox)" "$tmp/root/bin/busybox"
 cp "$here/init" "$tmp/root/init"
 chmod 755 "$tmp/root/init"
