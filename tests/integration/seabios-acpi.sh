@@ -4,8 +4,8 @@
 # make demo's busybox initramfs (its virtio and button modules, acpid).
 # The guest must find the tables SeaBIOS installed from vmm's fw_cfg table
 # loader (FACP, APIC, DSDT with a _PRT), bring up its PCI root bridge from
-# ACPI, see both CPUs of the MADT, take 10.0.2.15 by DHCP on the default
-# NIC, hear the power button QMP system_powerdown presses, and power off
+# ACPI, see both CPUs of the MADT and the pvpanic device (QEMU0001), take
+# 10.0.2.15 by DHCP on the default NIC, hear the power button QMP system_powerdown presses, and power off
 # through ACPI S5 so that the VMM exits with status 0. QEMU (-enable-kvm)
 # boots the same disk through its SeaBIOS as the reference.
 set -u
@@ -80,7 +80,7 @@ run() {
 	rm -f "$work/in" "$work/out" "$work/err" "$work/qmp"
 	mkfifo "$work/in"
 	t0=$(date +%s)
-	"$@" -m 512 -smp 2 -nographic -serial stdio -monitor none -no-reboot -drive file="$img",format=raw,if=ide \
+	"$@" -m 512 -smp 2 -nographic -serial stdio -monitor none -no-reboot -drive file="$img",format=raw,if=ide -device pvpanic \
 		-qmp unix:"$work/qmp",server=on,wait=off <"$work/in" >"$work/out" 2>"$work/err" &
 	pid=$!
 	exec 3>"$work/in"
@@ -104,6 +104,8 @@ run() {
 	grep -aq "^ROOT: [1-9]" "$work/out" || {
 		echo "FAIL: $side: Linux found no PCI root bridge in ACPI"; exit 1
 	}
+	ask PVPANIC 'ls /sys/bus/acpi/devices | grep -c QEMU0001'
+	grep -aq "^PVPANIC: [1-9]" "$work/out" || { echo "FAIL: $side: no pvpanic (QEMU0001) in ACPI"; exit 1; }
 	ask BUTTON 'cat /proc/bus/input/devices | grep -c "Power Button"'
 	grep -aq "^BUTTON: [1-9]" "$work/out" || { echo "FAIL: $side: no ACPI power button"; exit 1; }
 	# acpid's action for the button: say so, then power off
