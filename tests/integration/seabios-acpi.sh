@@ -5,9 +5,10 @@
 # The guest must find the tables SeaBIOS installed from vmm's fw_cfg table
 # loader (FACP, APIC, DSDT with a _PRT), bring up its PCI root bridge from
 # ACPI, see both CPUs of the MADT and the pvpanic device (QEMU0001), take
-# 10.0.2.15 by DHCP on the default NIC, hear the power button QMP system_powerdown presses, and power off
-# through ACPI S5 so that the VMM exits with status 0. QEMU (-enable-kvm)
-# boots the same disk through its SeaBIOS as the reference.
+# 10.0.2.15 by DHCP on the default NIC, hear the power button QMP
+# system_powerdown presses, and power off through ACPI S5 so that the VMM
+# exits with status 0. QEMU (-enable-kvm) boots the same disk through its
+# SeaBIOS as the reference.
 set -u
 VMM=${VMM:-build/vmm}
 limit=${SEABIOS_ACPI_TIMEOUT:-900}
