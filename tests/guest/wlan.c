@@ -173,7 +173,18 @@ static void parse_reply(struct reply *r, uint32_t len)
 	}
 }
 
-/* Collect replies until want arrived, then listen ms more for extras. */
+static const struct reply *find(uint8_t cmd)
+{
+	for (unsigned i = 0; i < n_replies; i++)
+		if (replies[i].cmd == cmd)
+			return &replies[i];
+	return NULL;
+}
+
+/* Collect replies until want arrived, then listen ms more for extras.
+ * Every frame sent asks for a status, so with want > 0 the quiet window
+ * starts only once the TX_INFO_FRAME is in: on a loaded host it can come
+ * long after the delivered copy. */
 static void collect(unsigned want, unsigned quiet_ms)
 {
 	uint64_t limit = rdtsc() + 20 * tsc_hz, quiet = 0;
@@ -195,20 +206,12 @@ static void collect(unsigned want, unsigned quiet_ms)
 			vq_kick(&rxq);
 			continue;
 		}
-		if (n_replies >= want && !quiet)
+		if (n_replies >= want && !quiet && (!want || find(CMD_TX_INFO)))
 			quiet = rdtsc() + tsc_hz / 1000 * quiet_ms;
 		if ((quiet && rdtsc() > quiet) || rdtsc() > limit)
 			return;
 		cpu_relax();
 	}
-}
-
-static const struct reply *find(uint8_t cmd)
-{
-	for (unsigned i = 0; i < n_replies; i++)
-		if (replies[i].cmd == cmd)
-			return &replies[i];
-	return NULL;
 }
 
 /* ------------------------------------------------------------- radios */
