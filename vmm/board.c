@@ -22,6 +22,7 @@
 #include "devices/pci/i440fx.h"
 #include "devices/pci/pci.h"
 #include "devices/pci/piix3.h"
+#include "devices/storage/atapi.h"
 #include "devices/storage/ide.h"
 #include "devices/testdev/edu.h"
 #include "devices/testdev/pc_testdev.h"
@@ -134,6 +135,23 @@ static int open_disks(struct machine *m, char *err, size_t errlen)
 				       (enum block_cache)d->cache};
 		char why[256];
 
+		if (d->cdrom) { /* read-only, and no overlay: nothing is written */
+			struct block_dev *medium = NULL;
+
+			o.read_only = true;
+			o.snapshot = false;
+			if (d->file && !(medium = block_open(&o, why, sizeof(why)))) {
+				snprintf(err, errlen, "CD-ROM %u (%s): %s", i, d->file, why);
+				return -1;
+			}
+			m->cdroms[i] = atapi_new(medium);
+			if (!m->cdroms[i]) {
+				block_close(medium);
+				snprintf(err, errlen, "CD-ROM %u: out of memory", i);
+				return -1;
+			}
+			continue;
+		}
 		if (!d->file)
 			continue;
 		m->disks[i] = block_open(&o, why, sizeof(why));
@@ -283,7 +301,11 @@ static int add_pc_platform(struct machine *m, char *err, size_t errlen)
 		m->i440fx = m->cfg->q35 ? q35_mch_new(&m->host, m->pci, &m->mem_map)
 					: i440fx_new(&m->host, m->pci, &m->mem_map);
 	m->piix3 = m->i440fx ? piix3_new(&m->host, m->pci) : NULL;
-	m->ide = m->piix3 ? ide_new(&m->host, m->pci, m->disks) : NULL;
+	m->ide = m->piix3 ? ide_new_with_cdroms(&m->host, m->pci, m->disks, m->cdroms) : NULL;
+	for (unsigned i = IDE_MAX_DRIVES; i-- > 0;)
+		if (m->cdroms[i]) /* -boot d: the first CD-ROM drive */
+			fw.cdrom_slot = i + 1;
+	machine_cdrom_wire(m);
 	if (!m->ide) {
 		snprintf(err, errlen, "cannot create the PCI and IDE devices");
 		return -1;
@@ -404,6 +426,9 @@ void board_info_block(void *opaque, FILE *out)
 		print_block(out, m->cfg->drives[i].id[0] ? m->cfg->drives[i].id : node, m->disks[i],
 			    at, m->cfg->snapshot);
 	}
+	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++)
+		if (m->cdroms[i])
+			hmp_cdrom_info(m, i, out);
 	for (unsigned i = 0; i < m->cfg->n_vblk; i++) {
 		uint8_t devfn;
 

@@ -71,7 +71,8 @@ enum drive_if { DRIVE_IF_IDE, DRIVE_IF_VIRTIO, DRIVE_IF_NONE };
 enum drive_aio { DRIVE_AIO_DEFAULT, DRIVE_AIO_THREADS, DRIVE_AIO_IO_URING };
 
 struct drive_spec {
-	const char *file; /* NULL: the slot is empty */
+	const char *file; /* NULL: the slot is empty (or an empty CD-ROM drive) */
+	bool cdrom;	  /* media=cdrom, -cdrom: an ATAPI drive, read-only */
 	char node_file[32]; /* -blockdev: the protocol node under id (the format node) */
 	bool read_only;
 	enum drive_cache cache;
@@ -287,6 +288,7 @@ int cli_parse_size(const char *s, uint64_t *bytes);
 int cli_parse_u64(const char *s, uint64_t *v);
 
 /* cli_drive.c: the disk options (0, or -1 with err set). */
+int cli_set_cdrom(struct vmm_config *cfg, const char *file, char *err, size_t errlen);
 int cli_set_drive(struct vmm_config *cfg, unsigned index, const char *file, char *err,
 		  size_t errlen);
 int cli_parse_drive(struct vmm_config *cfg, const char *val, char *err, size_t errlen);

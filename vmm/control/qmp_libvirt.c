@@ -311,6 +311,10 @@ static const struct {
 	{"query-command-line-options", "?option:str"},
 	{"query-named-block-nodes", "?flat:bool"},
 	{"migrate-set-capabilities", "capabilities:any"},
+	{"blockdev-change-medium", "?device:str,?id:str,filename:str,?format:str"},
+	{"eject", "?device:str,?id:str,?force:bool"},
+	{"blockdev-open-tray", "?device:str,?id:str,?force:bool"},
+	{"blockdev-close-tray", "?device:str,?id:str"},
 };
 
 static const char *const events[][2] = {
@@ -321,6 +325,7 @@ static const char *const events[][2] = {
 	{"SHUTDOWN", "guest:bool,reason:str"},
 	{"GUEST_PANICKED", "action:str"},
 	{"GUEST_CRASHLOADED", "action:str"},
+	{"DEVICE_TRAY_MOVED", "device:str,id:str,tray-open:bool"},
 };
 
 /* An object type "name" with members from "a:t,?b:t". */
