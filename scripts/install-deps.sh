@@ -11,7 +11,8 @@
 set -eu
 
 pkgs_build="build-essential pkg-config libfdt-dev libslirp-dev libglib2.0-dev check
-	iso-codes wireless-regdb seabios libssl-dev libjansson-dev liblz4-dev liburing-dev libseccomp-dev"
+	iso-codes wireless-regdb seabios libssl-dev libjansson-dev liblz4-dev liburing-dev libseccomp-dev
+	zlib1g-dev libzstd-dev"
 pkgs_check="openssl busybox-static iproute2 iputils-ping dnsmasq-base syslinux extlinux
 	syslinux-common mtools dosfstools e2fsprogs fdisk qemu-utils grub-pc-bin python3
 	qemu-system-x86 gdb strace xorriso isolinux

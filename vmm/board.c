@@ -132,7 +132,8 @@ static int open_disks(struct machine *m, char *err, size_t errlen)
 	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++) {
 		const struct drive_spec *d = &m->cfg->drives[i];
 		struct block_opts o = {d->file, d->read_only, m->cfg->snapshot,
-				       (enum block_cache)d->cache};
+				       (enum block_cache)d->cache, (enum block_format)d->format,
+				       d->no_lock};
 		char why[256];
 
 		if (d->cdrom) { /* read-only, and no overlay: nothing is written */
@@ -169,7 +170,12 @@ static int add_virtio_blk(struct machine *m, unsigned i, char *err, size_t errle
 {
 	const struct virtio_blk_spec *v = &m->cfg->vblk[i];
 	const struct drive_spec *d = &m->cfg->vdrives[v->drive];
-	struct block_opts o = {d->file, d->read_only, m->cfg->snapshot, (enum block_cache)d->cache};
+	struct block_opts o = {d->file,
+			       d->read_only,
+			       m->cfg->snapshot,
+			       (enum block_cache)d->cache,
+			       (enum block_format)d->format,
+			       d->no_lock};
 	struct virtio_blk_opts vo = {NULL,     v->serial[0] ? v->serial : NULL,
 				     v->num_queues, v->devfn,
 				     d->id,    (enum block_aio_mode)d->aio};
@@ -397,10 +403,13 @@ static void print_block(FILE *out, const char *node, struct block_dev *b, const 
 	struct block_stats s;
 
 	block_get_stats(b, &s);
-	fprintf(out, "%s: %s (raw%s%s)\n", node, block_path(b),
+	fprintf(out, "%s: %s (%s%s%s)\n", node, block_path(b), block_format_name(b),
 		block_read_only(b) ? ", read-only" : "", snapshot ? ", snapshot" : "");
 	fprintf(out, "    Attached to:      %s\n", attached);
 	fprintf(out, "    Cache mode:       %s\n", cache_mode(block_cache_mode(b)));
+	if (block_backing_file(b))
+		fprintf(out, "    Backing file:     %s (chain depth: %u)\n", block_backing_file(b),
+			block_backing_depth(b));
 	fprintf(out, "    Size:             %llu bytes\n",
 		(unsigned long long)block_sectors(b) * BLOCK_SECTOR_SIZE);
 	fprintf(out,

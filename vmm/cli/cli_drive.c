@@ -46,10 +46,18 @@ static int drive_prop(struct drive_spec *d, const char *key, const char *val, ch
 	static const char *const ifaces[] = {"ide", "virtio", "none"};
 
 	if (!strcmp(key, "format")) {
-		if (strcmp(val, "raw")) {
-			snprintf(err, errlen, "unsupported format '%s' (only raw)", val);
+		if (strcmp(val, "raw") && strcmp(val, "qcow2")) {
+			snprintf(err, errlen, "unsupported format '%s' (raw, qcow2)", val);
 			return -1;
 		}
+		d->format = strcmp(val, "raw") ? DRIVE_FORMAT_QCOW2 : DRIVE_FORMAT_RAW;
+	} else if (!strcmp(key, "file.locking")) {
+		/* auto: locks where the file system has them, as on */
+		if (strcmp(val, "on") && strcmp(val, "off") && strcmp(val, "auto")) {
+			snprintf(err, errlen, "file.locking must be on, off or auto, not '%s'", val);
+			return -1;
+		}
+		d->no_lock = !strcmp(val, "off");
 	} else if (!strcmp(key, "if")) {
 		for (unsigned i = 0; i < 3; i++)
 			if (!strcmp(val, ifaces[i])) {
@@ -95,7 +103,7 @@ static int drive_prop(struct drive_spec *d, const char *key, const char *val, ch
 	} else {
 		snprintf(err, errlen,
 			 "unknown parameter '%s' (file, format, if, index, media, id, readonly, cache, "
-			 "aio)",
+			 "aio, file.locking)",
 			 key);
 		return -1;
 	}

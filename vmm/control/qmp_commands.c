@@ -175,6 +175,33 @@ CMD(cmd_query_chardev)
 	return 0;
 }
 
+/* A node as QEMU's query-block / query-named-block-nodes show it; drv
+ * NULL: the image's format. */
+json_t *qmp_block_node(const char *name, const char *drv, struct block_dev *b,
+		       const char *file_node)
+{
+	const char *fmt = drv ? drv : block_format_name(b), *backing = block_backing_file(b);
+	json_t *n = json_pack("{s:s,s:s,s:b,s:i,s:b,s:s,s:{s:s,s:s,s:I}}", "drv", fmt, "file",
+			      block_path(b), "ro", block_read_only(b), "backing_file_depth",
+			      drv ? 0 : (int)block_backing_depth(b), "encrypted", 0,
+			      "detect_zeroes", "off", "image", "filename", block_path(b),
+			      "format", fmt, "virtual-size",
+			      (json_int_t)(block_sectors(b) * BLOCK_SECTOR_SIZE));
+
+	if (name)
+		json_object_set_new(n, "node-name", json_string(name));
+	if (backing && !drv) {
+		json_object_set_new(n, "backing_file", json_string(backing));
+		json_object_set_new(json_object_get(n, "image"), "backing-filename",
+				    json_string(backing));
+	}
+	if (file_node)
+		json_object_set_new(
+			n, "children",
+			json_pack("[{s:s,s:s}]", "child", "file", "node-name", file_node));
+	return n;
+}
+
 CMD(cmd_query_block)
 {
 	static const char *const names[IDE_MAX_DRIVES] = {"ide0-hd0", "ide0-hd1", "ide1-hd0",
@@ -187,11 +214,9 @@ CMD(cmd_query_block)
 		if (!b)
 			continue;
 		json_array_append_new(
-			list, json_pack("{s:s,s:b,s:b,s:s,s:{s:s,s:b,s:s,s:I}}", "device", names[i],
-					"locked", 0, "removable", 0, "type", "unknown", "inserted",
-					"file", block_path(b), "ro", block_read_only(b), "drv", "raw",
-					"image-size",
-					(json_int_t)(block_sectors(b) * BLOCK_SECTOR_SIZE)));
+			list, json_pack("{s:s,s:b,s:b,s:s,s:o}", "device", names[i], "locked", 0,
+					"removable", 0, "type", "unknown", "inserted",
+					qmp_block_node(NULL, NULL, b, NULL)));
 	}
 	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++) {
 		struct atapi_state s;
@@ -208,7 +233,7 @@ CMD(cmd_query_block)
 			json_object_set_new(
 				o, "inserted",
 				json_pack("{s:s,s:b,s:s,s:I}", "file", block_path(s.medium), "ro", 1,
-					  "drv", "raw", "image-size",
+					  "drv", block_format_name(s.medium), "image-size",
 					  (json_int_t)(block_sectors(s.medium) * BLOCK_SECTOR_SIZE)));
 		json_array_append_new(list, o);
 	}
