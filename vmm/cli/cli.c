@@ -634,15 +634,16 @@ static const struct cli_option options[] = {
 	{"-global", "kvm-pit.lost_tick_policy=P", parse_global, 0, NULL},
 	{"-S", NULL, cli_parse_flag, FIELD(start_paused), "start paused (monitor `cont` runs)"},
 	{"-name", "NAME", parse_name, 0, "guest name (thread and window titles)"},
-	{"-hda", "FILE", parse_hdx, 0, "raw disk image on IDE primary master"},
-	{"-hdb", "FILE", parse_hdx, 1, "raw disk image on IDE primary slave"},
-	{"-hdc", "FILE", parse_hdx, 2, "raw disk image on IDE secondary master"},
-	{"-hdd", "FILE", parse_hdx, 3, "raw disk image on IDE secondary slave"},
+	{"-hda", "FILE", parse_hdx, 0, "disk image (raw or qcow2) on IDE primary master"},
+	{"-hdb", "FILE", parse_hdx, 1, "disk image (raw or qcow2) on IDE primary slave"},
+	{"-hdc", "FILE", parse_hdx, 2, "disk image (raw or qcow2) on IDE secondary master"},
+	{"-hdd", "FILE", parse_hdx, 3, "disk image (raw or qcow2) on IDE secondary slave"},
 	{"-cdrom", "FILE", parse_cdrom, 0, "CD/DVD image on an ATAPI drive, IDE secondary master"},
 	{"-drive", "file=F,...", parse_drive, 0,
-	 "disk: file=F,format=raw,if=ide|virtio|none[,index=N][,media=disk|cdrom][,id=ID]"
-	 "[,readonly=on]"
-	 "[,cache=writeback|writethrough|none|directsync|unsafe][,aio=io_uring|threads]"},
+	 "disk: file=F[,format=raw|qcow2],if=ide|virtio|none[,index=N][,media=disk|cdrom]"
+	 "[,id=ID][,readonly=on]"
+	 "[,cache=writeback|writethrough|none|directsync|unsafe][,aio=io_uring|threads]"
+	 "[,file.locking=on|off|auto]"},
 	{"-snapshot", NULL, cli_parse_flag, FIELD(snapshot), "disk writes go to a temporary overlay"},
 	{"-bios", "FILE", cli_parse_string, FIELD(bios), "firmware image (default: SeaBIOS)"},
 	{"-boot", "order=DRIVES", parse_boot, 0, "firmware boot order: c disk, d CD-ROM, n network"},
