@@ -18,11 +18,13 @@
 
 #include "backends/block/block_qcow2.h"
 
-static uint64_t get_be64(const uint8_t *p)
+/* A big-endian number of `bytes` bytes (no more: a refcount at the end
+ * of its block has nothing after it). */
+static uint64_t get_be(const uint8_t *p, unsigned bytes)
 {
 	uint64_t v = 0;
 
-	for (int i = 0; i < 8; i++)
+	for (unsigned i = 0; i < bytes; i++)
 		v = v << 8 | p[i];
 	return v;
 }
@@ -107,7 +109,7 @@ static uint64_t rc_get(struct qcow2 *q, const uint8_t *b, uint64_t i)
 
 	if (bits < 8)
 		return b[i * bits / 8] >> (i * bits % 8) & ((1u << bits) - 1);
-	return get_be64(b + i * bits / 8) >> (64 - bits);
+	return get_be(b + i * bits / 8, bits / 8);
 }
 
 static void rc_put(struct qcow2 *q, uint8_t *b, uint64_t i, uint64_t v)
