@@ -42,8 +42,9 @@ endif
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(OPT) $(WARN) -Ibuild -I. $(CFLAGS)
 LDFLAGS_ALL := -pthread $(filter -fsanitize=%,$(OPT)) $(LDFLAGS)
 
-# What libbackends.a needs at link time, after every archive (liburing).
-DEVICES_LIBS = $(URING_LIBS)
+# What libbackends.a needs at link time, after every archive (liburing;
+# zlib and libzstd for compressed qcow2 clusters).
+DEVICES_LIBS = $(URING_LIBS) $(ZLIB_LIBS) $(ZSTD_LIBS)
 
 # obj SOURCES: the object files for C sources, under $(B)/obj.
 obj = $(patsubst %.c,$(B)/obj/%.o,$(filter %.c,$(1)))

@@ -55,11 +55,16 @@ enum block_cache {
 	BLOCK_CACHE_NONE,
 	BLOCK_CACHE_DIRECTSYNC,
 };
+/* BLOCK_FORMAT_AUTO probes as QEMU does: qcow2 by its magic, else raw
+ * (and then the guest may not write a qcow2 header into sector 0). */
+enum block_format { BLOCK_FORMAT_AUTO, BLOCK_FORMAT_RAW, BLOCK_FORMAT_QCOW2 };
 struct block_opts {
 	const char *path;
 	bool read_only;
 	bool snapshot;
 	enum block_cache cache;
+	enum block_format format;
+	bool no_lock; /* file.locking=off: no QEMU-compatible OFD locks */
 };
 struct block_dev;
 /* NULL with a one-line reason in err (missing, unreadable, a directory,
@@ -69,6 +74,9 @@ void block_close(struct block_dev *b);
 uint64_t block_sectors(const struct block_dev *b);
 bool block_read_only(const struct block_dev *b);
 const char *block_path(const struct block_dev *b);
+const char *block_format_name(const struct block_dev *b); /* "raw", "qcow2" */
+const char *block_backing_file(const struct block_dev *b); /* as the image names it; NULL: none */
+unsigned block_backing_depth(const struct block_dev *b);
 /* 0, -ERANGE beyond the end, -EROFS, or -errno from the host. */
 int block_read(struct block_dev *b, uint64_t sector, void *buf, uint32_t count);
 int block_write(struct block_dev *b, uint64_t sector, const void *buf, uint32_t count);
@@ -99,7 +107,7 @@ int block_direct_fd(struct block_dev *b, bool write, uint64_t sector, const stru
 		    int iovcnt);
 void block_account(struct block_dev *b, bool write, uint64_t bytes);
 void block_account_failed(struct block_dev *b);
-int block_flush_fd(struct block_dev *b);
+int block_flush_fd(struct block_dev *b); /* another negative: -errno of a flush done here */
 
 /* block_aio.c: asynchronous requests on a block_dev through io_uring
  * (QEMU's aio=io_uring), a request's own buffers straight to the file.

@@ -8,3 +8,10 @@ $(eval $(call static_lib,backends,$(backends_SRCS),$(URING_CFLAGS)))
 # Disk images and the io_uring engine on temporary files (no KVM).
 $(eval $(call unit_test,backends_block,tests/unit/backends/test_block.c,libbackends.a,))
 $(eval $(call unit_test,backends_block_aio,tests/unit/backends/test_block_aio.c,libbackends.a,))
+# qcow2 with qemu-img as the oracle; format probing; image locks
+$(eval $(call unit_test,backends_qcow2,tests/unit/backends/test_qcow2.c,libbackends.a,))
+# SIGKILL at random moments during qcow2 writes, then qemu-img check
+$(eval $(call program,tests/qcow2-writer,tests/integration/qcow2_writer.c,libbackends.a,))
+INTEG_TESTS += tests/integration/qcow2-crash.sh
+# the same image locks as QEMU, both ways
+INTEG_TESTS += tests/integration/disk-lock.sh

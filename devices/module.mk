@@ -11,12 +11,18 @@ $(eval $(call unit_test,devices_ide_dma,tests/unit/devices/test_ide_dma.c,libdev
 $(eval $(call unit_test,devices_fw_cfg,tests/unit/devices/test_fw_cfg.c,libfirmware.a libdevices.a libbackends.a,$(LZ4_LIBS)))
 $(eval $(call unit_test,devices_rtc,tests/unit/devices/test_rtc.c,libdevices.a libbackends.a,))
 $(eval $(call unit_test,devices_legacy,tests/unit/devices/test_legacy.c,libdevices.a libbackends.a,))
+$(eval $(call unit_test,devices_atapi,tests/unit/devices/test_atapi.c,libdevices.a libbackends.a,))
 INTEG_TESTS += tests/integration/seabios-mbr.sh
 KVM_TESTS += tests/integration/seabios-mbr.sh
 INTEG_TESTS += tests/integration/seabios-reset.sh
 KVM_TESTS += tests/integration/seabios-reset.sh
 INTEG_TESTS += tests/integration/seabios-int13.sh
 KVM_TESTS += tests/integration/seabios-int13.sh
+# the ATAPI CD-ROM: an ISOLINUX ISO booted with -boot d, QEMU alongside
+INTEG_TESTS += tests/integration/cdrom-boot.sh
+KVM_TESTS += tests/integration/cdrom-boot.sh
+# the Linux guest mounts /dev/sr0; a QMP medium change it sees (QEMU too)
+LINUX_TESTS += tests/integration/linux-cdrom.sh
 LINUX_TESTS += tests/integration/seabios-grub.sh
 LINUX_TESTS += tests/integration/seabios-syslinux.sh
 BENCHES += bench/seabios-boot.sh

@@ -252,14 +252,16 @@ struct pc_fw_config {
 	bool acpi;
 	uint16_t pvpanic_port; /* as in struct boot_request */
 	unsigned dmar;
+	unsigned cdrom_slot;	  /* 1 + IDE index of the CD-ROM 'd' names; 0: secondary master */
 };
 
 /* Validate a -boot order= value: 0, or -EINVAL with the reason in err. */
 int boot_order_check(const char *order, char *err, size_t errlen);
 /* The `bootorder` file: one device path per line for the letters that
- * name a device SeaBIOS can find (c: primary master, d: secondary master).
- * Returns the length written (snprintf style). */
-size_t boot_order_paths(const char *order, char *buf, size_t len);
+ * name a device SeaBIOS can find (c: primary master, d: the CD-ROM at IDE
+ * index cdrom, QEMU's secondary master by default). Returns the length
+ * written (snprintf style). */
+size_t boot_order_paths(const char *order, unsigned cdrom, char *buf, size_t len);
 /* Fill fw_cfg for SeaBIOS (signature/ID come from the device). The order
  * must have passed boot_order_check. */
 int pc_fw_cfg_setup(struct fw_cfg *f, const struct pc_fw_config *c, char *err, size_t errlen);

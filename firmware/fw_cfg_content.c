@@ -41,18 +41,22 @@ int boot_order_check(const char *order, char *err, size_t errlen)
 	return 0;
 }
 
-size_t boot_order_paths(const char *order, char *buf, size_t len)
+size_t boot_order_paths(const char *order, unsigned cdrom, char *buf, size_t len)
 {
 	size_t n = 0;
 
 	for (; *order; order++) {
-		/* SeaBIOS names an ATA drive by controller, channel and unit */
-		const char *path = *order == 'c'   ? "/pci@i0cf8/ide@1,1/drive@0/disk@0"
-				   : *order == 'd' ? "/pci@i0cf8/ide@1,1/drive@1/disk@0"
-						   : NULL;
+		/* SeaBIOS names an ATA or ATAPI drive by controller, channel
+		 * (drive@) and unit (disk@) */
+		char path[64];
 		int w;
 
-		if (!path)
+		if (*order == 'c')
+			snprintf(path, sizeof(path), "/pci@i0cf8/ide@1,1/drive@0/disk@0");
+		else if (*order == 'd')
+			snprintf(path, sizeof(path), "/pci@i0cf8/ide@1,1/drive@%u/disk@%u", cdrom / 2,
+				 cdrom % 2);
+		else
 			continue; /* no network card to name yet */
 		w = snprintf(buf + (n < len ? n : len), n < len ? len - n : 0, "%s\n", path);
 		n += w > 0 ? (size_t)w : 0;
@@ -147,7 +151,8 @@ int pc_fw_cfg_setup(struct fw_cfg *f, const struct pc_fw_config *c, char *err, s
 	n_paths = (size_t)snprintf(paths, sizeof(paths), "%s",
 				   c->bootindex_paths ? c->bootindex_paths : "");
 	if (n_paths < sizeof(paths))
-		n_paths += boot_order_paths(order, paths + n_paths, sizeof(paths) - n_paths);
+		n_paths += boot_order_paths(order, c->cdrom_slot ? c->cdrom_slot - 1 : 2,
+					    paths + n_paths, sizeof(paths) - n_paths);
 	if (c->boot_strict && n_paths < sizeof(paths)) /* SeaBIOS tries nothing else */
 		n_paths += (size_t)snprintf(paths + n_paths, sizeof(paths) - n_paths, "HALT\n");
 	if (c->uuid)

@@ -22,6 +22,7 @@
 #include "devices/pci/i440fx.h"
 #include "devices/pci/pci.h"
 #include "devices/pci/piix3.h"
+#include "devices/storage/atapi.h"
 #include "devices/storage/ide.h"
 #include "devices/testdev/edu.h"
 #include "devices/testdev/pc_testdev.h"
@@ -131,9 +132,27 @@ static int open_disks(struct machine *m, char *err, size_t errlen)
 	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++) {
 		const struct drive_spec *d = &m->cfg->drives[i];
 		struct block_opts o = {d->file, d->read_only, m->cfg->snapshot,
-				       (enum block_cache)d->cache};
+				       (enum block_cache)d->cache, (enum block_format)d->format,
+				       d->no_lock};
 		char why[256];
 
+		if (d->cdrom) { /* read-only, and no overlay: nothing is written */
+			struct block_dev *medium = NULL;
+
+			o.read_only = true;
+			o.snapshot = false;
+			if (d->file && !(medium = block_open(&o, why, sizeof(why)))) {
+				snprintf(err, errlen, "CD-ROM %u (%s): %s", i, d->file, why);
+				return -1;
+			}
+			m->cdroms[i] = atapi_new(medium);
+			if (!m->cdroms[i]) {
+				block_close(medium);
+				snprintf(err, errlen, "CD-ROM %u: out of memory", i);
+				return -1;
+			}
+			continue;
+		}
 		if (!d->file)
 			continue;
 		m->disks[i] = block_open(&o, why, sizeof(why));
@@ -151,7 +170,12 @@ static int add_virtio_blk(struct machine *m, unsigned i, char *err, size_t errle
 {
 	const struct virtio_blk_spec *v = &m->cfg->vblk[i];
 	const struct drive_spec *d = &m->cfg->vdrives[v->drive];
-	struct block_opts o = {d->file, d->read_only, m->cfg->snapshot, (enum block_cache)d->cache};
+	struct block_opts o = {d->file,
+			       d->read_only,
+			       m->cfg->snapshot,
+			       (enum block_cache)d->cache,
+			       (enum block_format)d->format,
+			       d->no_lock};
 	struct virtio_blk_opts vo = {NULL,     v->serial[0] ? v->serial : NULL,
 				     v->num_queues, v->devfn,
 				     d->id,    (enum block_aio_mode)d->aio};
@@ -283,7 +307,11 @@ static int add_pc_platform(struct machine *m, char *err, size_t errlen)
 		m->i440fx = m->cfg->q35 ? q35_mch_new(&m->host, m->pci, &m->mem_map)
 					: i440fx_new(&m->host, m->pci, &m->mem_map);
 	m->piix3 = m->i440fx ? piix3_new(&m->host, m->pci) : NULL;
-	m->ide = m->piix3 ? ide_new(&m->host, m->pci, m->disks) : NULL;
+	m->ide = m->piix3 ? ide_new_with_cdroms(&m->host, m->pci, m->disks, m->cdroms) : NULL;
+	for (unsigned i = IDE_MAX_DRIVES; i-- > 0;)
+		if (m->cdroms[i]) /* -boot d: the first CD-ROM drive */
+			fw.cdrom_slot = i + 1;
+	machine_cdrom_wire(m);
 	if (!m->ide) {
 		snprintf(err, errlen, "cannot create the PCI and IDE devices");
 		return -1;
@@ -375,10 +403,13 @@ static void print_block(FILE *out, const char *node, struct block_dev *b, const 
 	struct block_stats s;
 
 	block_get_stats(b, &s);
-	fprintf(out, "%s: %s (raw%s%s)\n", node, block_path(b),
+	fprintf(out, "%s: %s (%s%s%s)\n", node, block_path(b), block_format_name(b),
 		block_read_only(b) ? ", read-only" : "", snapshot ? ", snapshot" : "");
 	fprintf(out, "    Attached to:      %s\n", attached);
 	fprintf(out, "    Cache mode:       %s\n", cache_mode(block_cache_mode(b)));
+	if (block_backing_file(b))
+		fprintf(out, "    Backing file:     %s (chain depth: %u)\n", block_backing_file(b),
+			block_backing_depth(b));
 	fprintf(out, "    Size:             %llu bytes\n",
 		(unsigned long long)block_sectors(b) * BLOCK_SECTOR_SIZE);
 	fprintf(out,
@@ -404,6 +435,9 @@ void board_info_block(void *opaque, FILE *out)
 		print_block(out, m->cfg->drives[i].id[0] ? m->cfg->drives[i].id : node, m->disks[i],
 			    at, m->cfg->snapshot);
 	}
+	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++)
+		if (m->cdroms[i])
+			hmp_cdrom_info(m, i, out);
 	for (unsigned i = 0; i < m->cfg->n_vblk; i++) {
 		uint8_t devfn;
 

@@ -22,6 +22,7 @@
 #include "devices/pci/i440fx.h"
 #include "devices/pci/pci.h"
 #include "devices/pci/piix3.h"
+#include "devices/storage/atapi.h"
 #include "devices/storage/ide.h"
 #include "devices/testdev/edu.h"
 #include "devices/testdev/pci_testdev.h"
@@ -422,8 +423,10 @@ void machine_destroy(struct machine *m)
 		block_close(m->vdisks[i]);
 	}
 	ide_free(m->ide);
-	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++)
+	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++) {
 		block_close(m->disks[i]);
+		atapi_free(m->cdroms[i]);
+	}
 	piix3_free(m->piix3);
 	i440fx_free(m->i440fx);
 	pci_bus_free(m->pci);

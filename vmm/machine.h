@@ -187,6 +187,7 @@ struct machine {
 	struct i440fx *i440fx;
 	struct piix3 *piix3;
 	struct block_dev *disks[IDE_MAX_DRIVES];
+	struct atapi *cdroms[IDE_MAX_DRIVES]; /* ATAPI drives (they own their media) */
 	struct ide *ide;
 	/* virtio-blk-pci devices and their disks, as cfg->vblk */
 	struct block_dev *vdisks[CLI_MAX_VIRTIO_DRIVES];
@@ -256,6 +257,18 @@ int machine_control_init(struct machine *m, char *err, size_t errlen);
 void machine_control_destroy(struct machine *m);
 /* 0 or -ENOSPC. Listeners are called on any thread, under a lock. */
 int machine_add_listener(struct machine *m, machine_event_fn fn, void *opaque);
+/* vmm/control/cdrom.c: the CD-ROM drives' names and media changes for HMP and
+ * QMP. Find a drive by its drive name (ide1-cd0) or id=: the IDE index
+ * or -1. Change/eject: 0 or -1 with err (QEMU's wording). */
+int machine_find_cdrom(struct machine *m, const char *name);
+const char *machine_cdrom_name(struct machine *m, unsigned index, char *buf, size_t len);
+int machine_cdrom_change(struct machine *m, const char *name, const char *file, bool force,
+			 char *err, size_t errlen);
+int machine_cdrom_eject(struct machine *m, const char *name, bool force, char *err,
+			size_t errlen);
+int machine_cdrom_tray(struct machine *m, const char *name, bool open, bool force, char *err,
+		       size_t errlen);
+void machine_cdrom_wire(struct machine *m);
 /* data_fmt: printf format of the event's JSON data object, or NULL. */
 void machine_event(struct machine *m, const char *name, const char *data_fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "backends/backends.h"
+#include "backends/block/block_qcow2.h"
 
 struct block_dev {
 	char *path;
@@ -28,6 +29,8 @@ struct block_dev {
 	uint64_t sectors;
 	bool read_only;
 	enum block_cache cache;
+	struct qcow2 *qcow2; /* NULL: raw */
+	bool probed_raw;     /* raw by probing: sector 0 may not turn into another format */
 	pthread_mutex_t lock; /* guards the bitmap */
 	_Atomic uint64_t rd_bytes, wr_bytes, rd_ops, wr_ops, flush_ops, discard_ops, failed_ops;
 };
@@ -99,6 +102,57 @@ static bool check_image(int fd, const char *path, uint64_t *size, char *err, siz
 	return true;
 }
 
+static bool has_qcow2_magic(const uint8_t *p)
+{
+	return p[0] == 'Q' && p[1] == 'F' && p[2] == 'I' && p[3] == 0xfb;
+}
+
+/* The lock, the format (given, or probed as QEMU does) and the disk
+ * size. Owns fd: closed on failure. */
+static int block_open_format(struct block_dev *b, int fd, const struct block_opts *o,
+			     bool write_image, uint64_t *size, char *err, size_t errlen)
+{
+	enum block_format fmt = o->format;
+	uint8_t head[4] = {0};
+	struct stat st;
+
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "disk image '%s' is a directory", o->path);
+		goto fail;
+	}
+	if (!o->no_lock && block_lock_for(fd, o->path, write_image, err, errlen) < 0)
+		goto fail;
+	if (fmt == BLOCK_FORMAT_AUTO) {
+		if (pread(fd, head, sizeof(head), 0) < 0) {
+			snprintf(err, errlen, "cannot read '%s': %s", o->path, strerror(errno));
+			goto fail;
+		}
+		fmt = has_qcow2_magic(head) ? BLOCK_FORMAT_QCOW2 : BLOCK_FORMAT_RAW;
+		b->probed_raw = fmt == BLOCK_FORMAT_RAW;
+		if (b->probed_raw && write_image)
+			fprintf(stderr, "vmm: warning: image format was not specified for '%s' and "
+					"probing guessed raw; writes to sector 0 are restricted (give "
+					"format=raw to lift the restriction)\n", o->path);
+	}
+	if (fmt == BLOCK_FORMAT_RAW) {
+		if (!check_image(fd, o->path, size, err, errlen))
+			goto fail;
+		b->fd = fd;
+		return 0;
+	}
+	struct qcow2_open_opts qo = {.read_only = !write_image, .lock = !o->no_lock};
+
+	b->qcow2 = qcow2_open(fd, o->path, &qo, err, errlen);
+	if (!b->qcow2)
+		return -1;
+	b->fd = fd;
+	*size = qcow2_size(b->qcow2);
+	return 0;
+fail:
+	close(fd);
+	return -1;
+}
+
 struct block_dev *block_open(const struct block_opts *o, char *err, size_t errlen)
 {
 	bool write_image = !o->read_only && !o->snapshot;
@@ -127,10 +181,6 @@ struct block_dev *block_open(const struct block_opts *o, char *err, size_t errle
 			 write_image ? " for writing" : "", strerror(errno));
 		return NULL;
 	}
-	if (!check_image(fd, o->path, &size, err, errlen)) {
-		close(fd);
-		return NULL;
-	}
 	b = calloc(1, sizeof(*b));
 	if (!b || !(b->path = strdup(o->path))) {
 		free(b);
@@ -138,7 +188,11 @@ struct block_dev *block_open(const struct block_opts *o, char *err, size_t errle
 		snprintf(err, errlen, "out of memory opening '%s'", o->path);
 		return NULL;
 	}
-	b->fd = fd;
+	if (block_open_format(b, fd, o, write_image, &size, err, errlen) < 0) {
+		free(b->path);
+		free(b);
+		return NULL;
+	}
 	b->overlay_fd = -1;
 	b->sectors = size / BLOCK_SECTOR_SIZE;
 	b->read_only = o->read_only;
@@ -161,7 +215,10 @@ void block_close(struct block_dev *b)
 {
 	if (!b)
 		return;
-	close(b->fd);
+	if (b->qcow2)
+		qcow2_close(b->qcow2); /* closes b->fd */
+	else
+		close(b->fd);
 	if (b->overlay_fd >= 0)
 		close(b->overlay_fd);
 	pthread_mutex_destroy(&b->lock);
@@ -183,6 +240,21 @@ bool block_read_only(const struct block_dev *b)
 const char *block_path(const struct block_dev *b)
 {
 	return b->path;
+}
+
+const char *block_format_name(const struct block_dev *b)
+{
+	return b->qcow2 ? "qcow2" : "raw";
+}
+
+const char *block_backing_file(const struct block_dev *b)
+{
+	return b->qcow2 ? qcow2_backing_file(b->qcow2) : NULL;
+}
+
+unsigned block_backing_depth(const struct block_dev *b)
+{
+	return b->qcow2 ? qcow2_backing_depth(b->qcow2) : 0;
 }
 
 static bool in_range(const struct block_dev *b, uint64_t sector, uint64_t count)
@@ -211,6 +283,22 @@ static int xfer(int fd, bool write, uint64_t off, void *buf, size_t len)
 	return 0;
 }
 
+/* The image's bytes, through its format. */
+static int image_xfer(struct block_dev *b, bool write, uint64_t off, void *buf, size_t len)
+{
+	if (b->qcow2)
+		return write ? qcow2_write(b->qcow2, off, buf, len) : qcow2_read(b->qcow2, off, buf, len);
+	return xfer(b->fd, write, off, buf, len);
+}
+
+/* As QEMU: a guest may not make a probed raw image look like another
+ * format, or the next start would open it as that (its backing file
+ * could name any file on the host). */
+static bool forbidden_first_sector(const struct block_dev *b, uint64_t sector, const void *buf)
+{
+	return b->probed_raw && sector == 0 && has_qcow2_magic(buf);
+}
+
 static bool is_dirty(const struct block_dev *b, uint64_t s)
 {
 	return b->dirty[s / 64] >> (s % 64) & 1;
@@ -224,8 +312,8 @@ static int read_sectors(struct block_dev *b, uint64_t sector, void *buf, uint32_
 	if (!in_range(b, sector, count))
 		return -ERANGE;
 	if (b->overlay_fd < 0)
-		return xfer(b->fd, false, sector * BLOCK_SECTOR_SIZE, buf,
-			    (size_t)count * BLOCK_SECTOR_SIZE);
+		return image_xfer(b, false, sector * BLOCK_SECTOR_SIZE, buf,
+				  (size_t)count * BLOCK_SECTOR_SIZE);
 	/* snapshot: read runs of sectors from the overlay or the image */
 	pthread_mutex_lock(&b->lock);
 	for (uint32_t i = 0; i < count && !ret;) {
@@ -234,8 +322,12 @@ static int read_sectors(struct block_dev *b, uint64_t sector, void *buf, uint32_
 
 		while (i + n < count && is_dirty(b, sector + i + n) == d)
 			n++;
-		ret = xfer(d ? b->overlay_fd : b->fd, false, (sector + i) * BLOCK_SECTOR_SIZE,
-			   p + (size_t)i * BLOCK_SECTOR_SIZE, (size_t)n * BLOCK_SECTOR_SIZE);
+		if (d)
+			ret = xfer(b->overlay_fd, false, (sector + i) * BLOCK_SECTOR_SIZE,
+				   p + (size_t)i * BLOCK_SECTOR_SIZE, (size_t)n * BLOCK_SECTOR_SIZE);
+		else
+			ret = image_xfer(b, false, (sector + i) * BLOCK_SECTOR_SIZE,
+					 p + (size_t)i * BLOCK_SECTOR_SIZE, (size_t)n * BLOCK_SECTOR_SIZE);
 		i += n;
 	}
 	pthread_mutex_unlock(&b->lock);
@@ -250,9 +342,11 @@ static int write_sectors(struct block_dev *b, uint64_t sector, const void *buf, 
 		return -EROFS;
 	if (!in_range(b, sector, count))
 		return -ERANGE;
+	if (count && forbidden_first_sector(b, sector, buf))
+		return -EPERM;
 	if (b->overlay_fd < 0)
-		return xfer(b->fd, true, sector * BLOCK_SECTOR_SIZE, (void *)buf,
-			    (size_t)count * BLOCK_SECTOR_SIZE);
+		return image_xfer(b, true, sector * BLOCK_SECTOR_SIZE, (void *)buf,
+				  (size_t)count * BLOCK_SECTOR_SIZE);
 	pthread_mutex_lock(&b->lock);
 	ret = xfer(b->overlay_fd, true, sector * BLOCK_SECTOR_SIZE, (void *)buf,
 		   (size_t)count * BLOCK_SECTOR_SIZE);
@@ -318,7 +412,11 @@ int block_flush(struct block_dev *b)
 {
 	atomic_fetch_add_explicit(&b->flush_ops, 1, memory_order_relaxed);
 	/* a snapshot's overlay dies with the process: nothing to make durable */
-	if (b->read_only || b->overlay_fd >= 0 || b->cache == BLOCK_CACHE_UNSAFE)
+	if (b->read_only || b->overlay_fd >= 0)
+		return 0;
+	if (b->qcow2) /* its metadata must reach the file, even with unsafe */
+		return qcow2_flush(b->qcow2);
+	if (b->cache == BLOCK_CACHE_UNSAFE)
 		return 0;
 	return fdatasync(b->fd) < 0 ? -errno : 0;
 }
@@ -410,7 +508,8 @@ static int rwv(struct block_dev *b, bool write, uint64_t sector, struct iovec *i
 		r = -EROFS;
 	else if (len % BLOCK_SECTOR_SIZE || count > UINT32_MAX || !in_range(b, sector, count))
 		r = -ERANGE;
-	else if (b->overlay_fd >= 0 || (is_direct(b->cache) && !iov_aligned(iov, n)))
+	else if (b->overlay_fd >= 0 || b->qcow2 || (write && b->probed_raw && sector == 0) ||
+		 (is_direct(b->cache) && !iov_aligned(iov, n)))
 		r = bounce(b, write, sector, iov, n, len);
 	else
 		r = xferv(b->fd, write, sector * BLOCK_SECTOR_SIZE, iov, n);
@@ -459,6 +558,9 @@ int block_discard(struct block_dev *b, uint64_t sector, uint64_t count)
 	/* a hint: the snapshot overlay keeps what it has */
 	if (b->overlay_fd >= 0 || !count)
 		return 0;
+	if (b->qcow2)
+		return qcow2_discard(b->qcow2, sector * BLOCK_SECTOR_SIZE, count * BLOCK_SECTOR_SIZE,
+				     false);
 	if (fallocate(b->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 		      (off_t)(sector * BLOCK_SECTOR_SIZE), (off_t)(count * BLOCK_SECTOR_SIZE)) < 0 &&
 	    errno != EOPNOTSUPP)
@@ -477,6 +579,8 @@ int block_write_zeroes(struct block_dev *b, uint64_t sector, uint64_t count, boo
 		return -ERANGE;
 	if (!count)
 		return 0;
+	if (b->overlay_fd < 0 && b->qcow2)
+		return qcow2_discard(b->qcow2, (uint64_t)off, (uint64_t)len, true);
 	if (b->overlay_fd < 0) {
 		if (unmap && fallocate(b->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, len) == 0)
 			return 0;
@@ -518,7 +622,8 @@ int block_direct_fd(struct block_dev *b, bool write, uint64_t sector, const stru
 	size_t len = iov_bytes(iov, iovcnt);
 
 	if ((write && b->read_only) || len % BLOCK_SECTOR_SIZE ||
-	    !in_range(b, sector, len / BLOCK_SECTOR_SIZE) || b->overlay_fd >= 0 ||
+	    !in_range(b, sector, len / BLOCK_SECTOR_SIZE) || b->overlay_fd >= 0 || b->qcow2 ||
+	    (write && b->probed_raw && sector == 0) ||
 	    (is_direct(b->cache) && !iov_aligned(iov, iovcnt)))
 		return -1;
 	return b->fd;
@@ -539,7 +644,14 @@ void block_account_failed(struct block_dev *b)
 int block_flush_fd(struct block_dev *b)
 {
 	atomic_fetch_add_explicit(&b->flush_ops, 1, memory_order_relaxed);
-	if (b->read_only || b->overlay_fd >= 0 || b->cache == BLOCK_CACHE_UNSAFE)
+	if (b->read_only || b->overlay_fd >= 0)
+		return -1;
+	if (b->qcow2) { /* its writes were synchronous: flush here */
+		int r = qcow2_flush(b->qcow2);
+
+		return r == -1 ? -EIO : r ? r : -1;
+	}
+	if (b->cache == BLOCK_CACHE_UNSAFE)
 		return -1;
 	return b->fd;
 }

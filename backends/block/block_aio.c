@@ -146,7 +146,7 @@ int block_aio_flush(struct block_aio *a, void *cookie)
 	struct aio_req *q;
 
 	if (fd < 0)
-		return 1;
+		return fd == -1 ? 1 : fd;
 	q = malloc(sizeof(*q));
 	if (!q)
 		return fdatasync(fd) < 0 ? -errno : 1;

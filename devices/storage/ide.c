@@ -28,7 +28,7 @@ struct ide_drive *ide_cur(struct ide_channel *ch)
 
 /* ------------------------------------------------------------ IDENTIFY */
 
-static void id_string(uint16_t *w, unsigned words, const char *s)
+void ide_id_string(uint16_t *w, unsigned words, const char *s)
 {
 	size_t n = strlen(s);
 
@@ -69,9 +69,9 @@ static void build_identify(struct ide_drive *d, unsigned index, bool has_slave)
 	id[3] = 16;
 	id[6] = 63;
 	snprintf(serial, sizeof(serial), "VMM%05u", index + 1);
-	id_string(&id[10], 10, serial);
-	id_string(&id[23], 4, VMM_VERSION);
-	id_string(&id[27], 20, "VMM HARDDISK");
+	ide_id_string(&id[10], 10, serial);
+	ide_id_string(&id[23], 4, VMM_VERSION);
+	ide_id_string(&id[27], 20, "VMM HARDDISK");
 	id[47] = 0x8000 | MAX_MULT;
 	id[49] = 0x0300; /* LBA and DMA supported */
 	id[51] = 0x0200;
@@ -125,7 +125,7 @@ static void update_line(struct ide_channel *ch)
 	}
 }
 
-static void raise_irq(struct ide_channel *ch)
+void ide_raise_irq(struct ide_channel *ch)
 {
 	ch->intrq = true;
 	update_line(ch);
@@ -137,7 +137,7 @@ void ide_finish(struct ide_channel *ch, uint8_t error)
 	ch->dma_pending = false;
 	ch->error = error;
 	ch->status = ST_DRDY | ST_DSC | (error ? ST_ERR : 0);
-	raise_irq(ch);
+	ide_raise_irq(ch);
 }
 
 /* ------------------------------------------------------------ addresses */
@@ -200,7 +200,7 @@ static void pio_in_next(struct ide_channel *ch)
 	ch->pos = 0;
 	ch->end = n * SECTOR;
 	ch->status = ST_DRDY | ST_DSC | ST_DRQ;
-	raise_irq(ch);
+	ide_raise_irq(ch);
 }
 
 static void pio_out_next(struct ide_channel *ch, bool first)
@@ -210,7 +210,7 @@ static void pio_out_next(struct ide_channel *ch, bool first)
 	ch->end = block_sectors_now(ch) * SECTOR;
 	ch->status = ST_DRDY | ST_DSC | ST_DRQ;
 	if (!first) /* the first block of a write is requested without an interrupt */
-		raise_irq(ch);
+		ide_raise_irq(ch);
 }
 
 /* Check a read/write command's address, count and the disk's write
@@ -262,7 +262,7 @@ static void pio_block_done(struct ide_channel *ch)
 		ch->xfer = XFER_NONE;
 		ch->status = ST_DRDY | ST_DSC;
 		if (was_write) /* a read's last interrupt came with its data */
-			raise_irq(ch);
+			ide_raise_irq(ch);
 		return;
 	}
 	if (ch->xfer == XFER_PIO_OUT)
@@ -281,6 +281,10 @@ static void finish_quietly(struct ide_channel *ch)
 static void data_read(struct ide_channel *ch, void *data, unsigned size)
 {
 	memset(data, 0, size);
+	if (ide_cur(ch)->atapi) {
+		ide_atapi_data_read(ch, data, size);
+		return;
+	}
 	if (ch->xfer != XFER_PIO_IN)
 		return;
 	if (size > ch->end - ch->pos)
@@ -297,6 +301,10 @@ static void data_read(struct ide_channel *ch, void *data, unsigned size)
 
 static void data_write(struct ide_channel *ch, const void *data, unsigned size)
 {
+	if (ide_cur(ch)->atapi) {
+		ide_atapi_data_write(ch, data, size);
+		return;
+	}
 	if (ch->xfer != XFER_PIO_OUT)
 		return;
 	if (size > ch->end - ch->pos)
@@ -321,7 +329,7 @@ static void cmd_identify(struct ide_channel *ch)
 	ch->end = SECTOR;
 	ch->remaining = 0;
 	ch->status = ST_DRDY | ST_DSC | ST_DRQ;
-	raise_irq(ch);
+	ide_raise_irq(ch);
 }
 
 static void cmd_set_features(struct ide_channel *ch)
@@ -400,6 +408,8 @@ static void set_signature(struct ide_channel *ch)
 {
 	ch->nsector = ch->sector = 1;
 	ch->lcyl = ch->hcyl = 0;
+	if (ide_cur(ch)->atapi)
+		ide_atapi_signature(ch);
 }
 
 static void multiple(struct ide_channel *ch, bool ext, bool write)
@@ -418,6 +428,9 @@ static void exec_command(struct ide_channel *ch, uint8_t cmd)
 	/* a new command abandons whatever transfer was in progress */
 	ch->xfer = XFER_NONE;
 	ch->dma_pending = false;
+	ch->sig_pending = false;
+	if (d->atapi && ide_atapi_exec(ch, cmd))
+		return;
 	switch (cmd) {
 	case 0x20: case 0x21: start_pio(ch, false, false, 1); break;
 	case 0x24: start_pio(ch, true, false, 1); break;
@@ -452,7 +465,7 @@ static void exec_command(struct ide_channel *ch, uint8_t cmd)
 		set_signature(ch);
 		ch->status = ST_DRDY | ST_DSC;
 		ch->error = 0x01;
-		raise_irq(ch);
+		ide_raise_irq(ch);
 		break;
 	case 0xe5: /* CHECK POWER MODE: active */
 		ch->nsector = 0xff;
@@ -491,6 +504,7 @@ static void soft_reset_done(struct ide_channel *ch)
 	ch->hob_sector = ch->hob_lcyl = ch->hob_hcyl = 0;
 	ch->error = 0x01; /* diagnostic code: no error */
 	ch->status = ST_DRDY | ST_DSC;
+	ch->sig_pending = true;
 	for (unsigned i = 0; i < 2; i++) {
 		ch->drive[i].heads = 16;
 		ch->drive[i].spt = 63;
@@ -511,14 +525,14 @@ static void write_control(struct ide_channel *ch, uint8_t v)
 
 static bool channel_empty(const struct ide_channel *ch)
 {
-	return !ch->drive[0].blk && !ch->drive[1].blk;
+	return !ch->drive[0].present && !ch->drive[1].present;
 }
 
 static uint8_t read_tf(struct ide_channel *ch, unsigned reg)
 {
 	bool hob = ch->control & CTL_HOB;
 
-	if (!ide_cur(ch)->blk && reg != 6)
+	if (!ide_cur(ch)->present && reg != 6)
 		return 0;
 	if (channel_empty(ch))
 		return 0;
@@ -528,7 +542,7 @@ static uint8_t read_tf(struct ide_channel *ch, unsigned reg)
 	case 3: return hob ? ch->hob_sector : ch->sector;
 	case 4: return hob ? ch->hob_lcyl : ch->lcyl;
 	case 5: return hob ? ch->hob_hcyl : ch->hcyl;
-	case 6: return ide_cur(ch)->blk ? ch->select : 0;
+	case 6: return ide_cur(ch)->present ? ch->select : 0;
 	default:
 		ch->intrq = false; /* reading status acknowledges the interrupt */
 		update_line(ch);
@@ -539,6 +553,8 @@ static uint8_t read_tf(struct ide_channel *ch, unsigned reg)
 static void write_tf(struct ide_channel *ch, unsigned reg, uint8_t v)
 {
 	ch->control &= ~CTL_HOB; /* a task-file write clears HOB */
+	if (reg != 6 && reg != 7)
+		ch->sig_pending = false;
 	switch (reg) {
 	case 1: ch->hob_feature = ch->feature; ch->feature = v; break;
 	case 2: ch->hob_nsector = ch->nsector; ch->nsector = v; break;
@@ -548,9 +564,12 @@ static void write_tf(struct ide_channel *ch, unsigned reg, uint8_t v)
 	case 6:
 		ch->select = v | 0xa0;
 		ch->unit = (v & DH_DEV) ? 1 : 0;
+		/* each drive keeps its own reset signature: show the selected one's */
+		if (ch->sig_pending)
+			set_signature(ch);
 		break;
 	default:
-		if (!ide_cur(ch)->blk || ch->control & CTL_SRST)
+		if (!ide_cur(ch)->present || ch->control & CTL_SRST)
 			break; /* no such drive, or held in reset */
 		exec_command(ch, v);
 	}
@@ -561,7 +580,7 @@ static void cmd_io_read(void *opaque, uint64_t off, void *data, unsigned size)
 	struct ide_channel *ch = opaque;
 
 	pthread_mutex_lock(&ch->lock);
-	if (off == 0 && ide_cur(ch)->blk)
+	if (off == 0 && ide_cur(ch)->present)
 		data_read(ch, data, size);
 	else if (off == 0)
 		memset(data, 0, size);
@@ -588,7 +607,7 @@ static void ctl_io_read(void *opaque, uint64_t off, void *data, unsigned size)
 	uint8_t v;
 
 	pthread_mutex_lock(&ch->lock);
-	v = ide_cur(ch)->blk && !channel_empty(ch) ? ch->status : 0; /* alternate status */
+	v = ide_cur(ch)->present && !channel_empty(ch) ? ch->status : 0; /* alternate status */
 	pthread_mutex_unlock(&ch->lock);
 	io_data_put(data, size, v);
 }
@@ -615,7 +634,7 @@ static void channel_reset(struct ide_channel *ch)
 	soft_reset(ch);
 	soft_reset_done(ch);
 	ch->bm_cmd = 0;
-	ch->bm_status = (ch->drive[0].blk ? 0x20 : 0) | (ch->drive[1].blk ? 0x40 : 0);
+	ch->bm_status = (ch->drive[0].present ? 0x20 : 0) | (ch->drive[1].present ? 0x40 : 0);
 	ch->prd_addr = 0;
 	for (unsigned i = 0; i < 2; i++)
 		ch->drive[i].mult = MAX_MULT;
@@ -631,7 +650,8 @@ static void ide_reset(void *opaque)
 	channel_reset(&ide->ch[1]);
 }
 
-static int channel_init(struct ide *ide, unsigned i, struct block_dev *disks[IDE_MAX_DRIVES])
+static int channel_init(struct ide *ide, unsigned i, struct block_dev *const disks[IDE_MAX_DRIVES],
+			struct atapi *const cdroms[IDE_MAX_DRIVES])
 {
 	static const uint16_t cmd_base[2] = {0x1f0, 0x170}, ctl_base[2] = {0x3f6, 0x376};
 	static const unsigned irq[2] = {14, 15};
@@ -647,11 +667,18 @@ static int channel_init(struct ide *ide, unsigned i, struct block_dev *disks[IDE
 	for (unsigned u = 0; u < 2; u++) {
 		struct ide_drive *d = &ch->drive[u];
 
-		d->blk = disks ? disks[2 * i + u] : NULL;
+		unsigned index = 2 * i + u;
+		bool has_slave = (disks && disks[2 * i + 1]) || (cdroms && cdroms[2 * i + 1]);
+
+		d->atapi = cdroms ? cdroms[index] : NULL;
+		d->blk = disks && !d->atapi ? disks[index] : NULL;
+		d->present = d->blk || d->atapi;
+		if (d->atapi)
+			ide_atapi_identify(d, index);
 		if (!d->blk)
 			continue;
 		d->sectors = block_sectors(d->blk);
-		build_identify(d, 2 * i + u, disks[2 * i + 1] != NULL);
+		build_identify(d, index, has_slave);
 	}
 	channel_reset(ch);
 	if (iobus_register(ide->host->pio, ch->cmd_base, 8, &cmd_ops, ch, names[i]))
@@ -666,6 +693,13 @@ static int channel_init(struct ide *ide, unsigned i, struct block_dev *disks[IDE
 struct ide *ide_new(struct dev_host *host, struct pci_bus *bus,
 		    struct block_dev *disks[IDE_MAX_DRIVES])
 {
+	return ide_new_with_cdroms(host, bus, disks, NULL);
+}
+
+struct ide *ide_new_with_cdroms(struct dev_host *host, struct pci_bus *bus,
+				struct block_dev *const disks[IDE_MAX_DRIVES],
+				struct atapi *const cdroms[IDE_MAX_DRIVES])
+{
 	struct ide *ide = calloc(1, sizeof(*ide));
 
 	if (!ide)
@@ -674,12 +708,17 @@ struct ide *ide_new(struct dev_host *host, struct pci_bus *bus,
 	pci_dev_init(&ide->pci, "piix3-ide", 0x8086, 0x7010, 0x010180, 0x00);
 	ide->pci.opaque = ide;
 	memset(&ide->pci.wmask[0x40], 0xff, 5); /* IDETIM, SIDETIM */
+	/* both channels' decode enabled (IDETIM bit 15), as QEMU resets it:
+	 * Linux's ata_piix skips a channel without it, and a -kernel boot
+	 * has no firmware to set it */
+	ide->pci.cfg[0x41] = 0x80;
+	ide->pci.cfg[0x43] = 0x80;
 	pci_dev_set_bar(&ide->pci, 4, 16, true, &ide_bm_ops, ide);
-	if (channel_init(ide, 0, disks)) {
+	if (channel_init(ide, 0, disks, cdroms)) {
 		free(ide);
 		return NULL;
 	}
-	if (channel_init(ide, 1, disks)) {
+	if (channel_init(ide, 1, disks, cdroms)) {
 		iobus_unregister(host->pio, ide->ch[0].cmd_base);
 		iobus_unregister(host->pio, ide->ch[0].ctl_base);
 		free(ide);

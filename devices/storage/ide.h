@@ -17,6 +17,13 @@
 struct ide;
 struct ide *ide_new(struct dev_host *host, struct pci_bus *bus,
 		    struct block_dev *disks[IDE_MAX_DRIVES]);
+/* The same with ATAPI CD-ROM drives (atapi.h; the caller keeps them and
+ * frees them after the controller): a slot with a drive in cdroms is a
+ * packet device, whatever disks holds there. */
+struct atapi;
+struct ide *ide_new_with_cdroms(struct dev_host *host, struct pci_bus *bus,
+				struct block_dev *const disks[IDE_MAX_DRIVES],
+				struct atapi *const cdroms[IDE_MAX_DRIVES]);
 void ide_free(struct ide *ide);
 
 #endif /* VMM_DEVICES_STORAGE_IDE_H */

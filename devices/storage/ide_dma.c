@@ -153,6 +153,77 @@ static void run_dma(struct ide_channel *ch)
 	dma_done(ch, 0, !eot || leftover);
 }
 
+/* Copy a packet's data-in phase into one PRD region: *len left of it. */
+static bool atapi_region(struct ide_channel *ch, uint64_t addr, uint32_t len)
+{
+	while (len && ch->atapi_left) {
+		uint64_t n = len;
+		uint8_t *hva;
+
+		if (ch->pos == ch->end && !ide_atapi_fill(ch))
+			return false;
+		if (n > ch->end - ch->pos)
+			n = ch->end - ch->pos;
+		hva = bm_ptr(ch, addr, &n, true);
+		if (!hva) {
+			dma_done(ch, ER_ABRT, false);
+			return false;
+		}
+		memcpy(hva, ch->buf + ch->pos, n);
+		ch->pos += (uint32_t)n;
+		ch->atapi_left -= (uint32_t)n;
+		addr += n;
+		len -= (uint32_t)n;
+	}
+	return true;
+}
+
+/* A packet's data by DMA: the same PRD rules as an ATA transfer; a
+ * table shorter than the data ends the command with ABRT. */
+void ide_atapi_run_dma(struct ide_channel *ch)
+{
+	uint32_t prd = ch->prd_addr;
+	bool eot = false;
+
+	ch->bm_status |= BM_ST_ACTIVE;
+	if (!(ch->bm_cmd & BM_CMD_TO_MEM)) {
+		dma_done(ch, ER_ABRT, false);
+		return;
+	}
+	while (ch->atapi_left && !eot) {
+		uint64_t n = 8;
+		const uint8_t *e = bm_ptr(ch, prd, &n, false);
+		uint32_t len;
+
+		if (!e || n < 8) {
+			dma_done(ch, ER_ABRT, false);
+			return;
+		}
+		len = (uint32_t)io_data_get(e + 4, 4);
+		eot = len & PRD_EOT;
+		len &= 0xfffe;
+		if (!atapi_region(ch, (uint32_t)io_data_get(e, 4), len ? len : 0x10000)) {
+			/* a failed read ended the command with its sense */
+			ch->bm_status |= BM_ST_INT;
+			ch->bm_status &= ~BM_ST_ACTIVE;
+			return;
+		}
+		prd += 8;
+		if (!eot && ch->atapi_left && (prd & 0xffff) == 0) {
+			dma_done(ch, ER_ABRT, false);
+			return;
+		}
+	}
+	if (ch->atapi_left) {
+		dma_done(ch, ER_ABRT, false);
+		return;
+	}
+	ch->bm_status |= BM_ST_INT;
+	if (eot)
+		ch->bm_status &= ~BM_ST_ACTIVE;
+	ide_atapi_complete(ch);
+}
+
 /* A DMA read or write command: checked now, run when the engine starts
  * (at once if the guest started it first). */
 void ide_start_dma(struct ide_channel *ch, bool ext, bool write)
@@ -190,8 +261,12 @@ static void bm_reg_write(struct ide_channel *ch, unsigned reg, uint8_t v)
 		if (!(v & BM_CMD_START) && ch->bm_cmd & BM_CMD_START)
 			ch->bm_status &= ~BM_ST_ACTIVE; /* stop: abandon the transfer */
 		ch->bm_cmd = v & (BM_CMD_START | BM_CMD_TO_MEM);
-		if (v & BM_CMD_START && ch->dma_pending)
-			run_dma(ch);
+		if (v & BM_CMD_START && ch->dma_pending) {
+			if (ch->drive[ch->dma_unit].atapi)
+				ide_atapi_run_dma(ch);
+			else
+				run_dma(ch);
+		}
 		break;
 	case 2:
 		ch->bm_status = (ch->bm_status & ~(v & (BM_ST_ERR | BM_ST_INT)) & ~BM_ST_CAP) |

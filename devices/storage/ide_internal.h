@@ -42,10 +42,14 @@
 #define BM_ST_CAP 0x60
 #define PRD_EOT 0x80000000u
 
-enum xfer { XFER_NONE, XFER_PIO_IN, XFER_PIO_OUT };
+enum xfer { XFER_NONE, XFER_PIO_IN, XFER_PIO_OUT, XFER_PACKET };
+
+struct atapi;
 
 struct ide_drive {
-	struct block_dev *blk;
+	bool present;
+	struct block_dev *blk; /* an ATA disk */
+	struct atapi *atapi;   /* or a packet device (its medium may be absent) */
 	uint64_t sectors;
 	uint16_t id[256];
 	unsigned mult; /* READ/WRITE MULTIPLE block size, 0 = disabled */
@@ -70,6 +74,13 @@ struct ide_channel {
 	uint64_t lba;	    /* next sector to transfer */
 	uint32_t remaining; /* sectors still to transfer, current block included */
 	unsigned block;	    /* sectors per DRQ block */
+	/* ATAPI: the packet being received, then the data-in phase: bytes
+	 * still to go in all and in the current DRQ block; a READ's
+	 * sectors come through buf from lba on, remaining of them */
+	uint8_t packet[12];
+	uint32_t atapi_left, drq_left, byte_limit;
+	bool sig_pending; /* after a reset: selecting a drive shows its signature */
+	bool identify_pio; /* IDENTIFY PACKET DEVICE: its end raises no interrupt */
 	/* DMA */
 	bool dma_pending, dma_to_mem;
 	unsigned dma_unit; /* the drive the DMA command went to */
@@ -83,6 +94,10 @@ struct ide {
 	struct ide_channel ch[2];
 };
 
+/* interrupt sense (ATAPI nsector): CoD, IO */
+#define IR_COD 0x01
+#define IR_IO 0x02
+
 /* The drive the task file currently selects. */
 struct ide_drive *ide_cur(struct ide_channel *ch);
 /* End the command with ATA error bits (0: success) and interrupt. */
@@ -92,6 +107,29 @@ void ide_finish(struct ide_channel *ch, uint8_t error);
 bool ide_prepare_rw(struct ide_channel *ch, bool ext, bool write);
 /* READ/WRITE DMA (EXT): run by the bus-master engine. */
 void ide_start_dma(struct ide_channel *ch, bool ext, bool write);
+/* Assert INTRQ. */
+void ide_raise_irq(struct ide_channel *ch);
+/* An IDENTIFY string: words*2 characters, space padded, two per word
+ * with the first in the high byte (ATA's order). */
+void ide_id_string(uint16_t *w, unsigned words, const char *s);
+
+/* ide_atapi.c: packet devices on the channel. */
+void ide_atapi_identify(struct ide_drive *d, unsigned index);
+void ide_atapi_signature(struct ide_channel *ch);
+/* Commands of a packet device: true when handled (or refused). */
+bool ide_atapi_exec(struct ide_channel *ch, uint8_t cmd);
+void ide_atapi_data_write(struct ide_channel *ch, const void *data, unsigned size);
+void ide_atapi_data_read(struct ide_channel *ch, void *data, unsigned size);
+/* Bus-master DMA of a packet's data-in phase (ide_dma.c). */
+void ide_atapi_run_dma(struct ide_channel *ch);
+/* For the DMA engine: refill buf with the next data; false after the
+ * command failed (ended with the drive's sense). */
+bool ide_atapi_fill(struct ide_channel *ch);
+/* The data phase is over: status and interrupt. */
+void ide_atapi_complete(struct ide_channel *ch);
+/* End a packet command with CHECK CONDITION and this sense key. */
+void ide_atapi_fail(struct ide_channel *ch, uint8_t sense_key);
+
 /* The bus-master registers, BAR 4. */
 extern const struct io_ops ide_bm_ops;
 

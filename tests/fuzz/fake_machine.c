@@ -94,6 +94,10 @@ int machine_add_listener(struct machine *m, machine_event_fn fn, void *opaque)
 	return 0;
 }
 
+void machine_event(struct machine *m, const char *name, const char *data_fmt, ...)
+{
+}
+
 /* ------------------------------------------------------------ debugging */
 
 int machine_break_insert(struct machine *m, uint64_t addr)

@@ -301,6 +301,19 @@ def device_seeds():
     wdma += wr(0, n, 2, 2, 0) + wr(0, n, 7, 0xCA, 0) + wr(4, n, 0, 0x01, 0) + wr(0, n, 7, 0xE7, 0)
     seed("ide", "write-dma-flush", wdma)
     seed("ide", "atapi-secondary", wr(2, n, 6, 0xA0, 0) + wr(2, n, 7, 0xA1, 0) + rd(3, n, 0, 0))
+    # ATAPI: 16-byte records (flags, byte count limit, PRD length / 256, CDB)
+    def pkt(cdb, flags=0, limit=0xfffe, prd_len=16):
+        return struct.pack("<BHB", flags, limit, prd_len) + bytes(cdb).ljust(12, b"\0")
+    seed("atapi", "inquiry-sense-tur", pkt([0x12, 0, 0, 0, 36]) + pkt([0x03, 0, 0, 0, 18]) + pkt([0]))
+    seed("atapi", "capacity-read10-pio", pkt([0x25]) + pkt([0x28, 0, 0, 0, 0, 1, 0, 0, 2], limit=1001))
+    seed("atapi", "read12-dma", pkt([0xA8, 0, 0, 0, 0, 2, 0, 0, 0, 1], flags=1))
+    seed("atapi", "toc-modes", pkt([0x43, 0, 0, 0, 0, 0, 0, 0, 255]) + pkt([0x43, 2, 1, 0, 0, 0, 0, 0, 255]) +
+         pkt([0x43, 0, 2, 0, 0, 0, 0, 0, 255]) + pkt([0x5A, 0, 0x3F, 0, 0, 0, 0, 0, 255]))
+    seed("atapi", "config-events-mech", pkt([0x46, 0, 0, 0, 0, 0, 0, 0, 255]) + pkt([0x4A, 1, 0, 0, 0x10, 0, 0, 0, 8]) +
+         pkt([0xBD, 0, 0, 0, 0, 0, 0, 0, 0, 8]) + pkt([0x51, 0, 0, 0, 0, 0, 0, 0, 34]))
+    seed("atapi", "tray-lock-change", pkt([0x1E, 0, 0, 0, 1]) + pkt([0x1B, 0, 0, 0, 2], flags=1 << 2) +
+         pkt([0x1E]) + pkt([0x1B, 0, 0, 0, 2]) + pkt([0], flags=3 << 2) + pkt([0]) + pkt([0x28, 0, 0, 0, 0, 0, 0, 0, 1]))
+    seed("atapi", "empty-slave", pkt([0], flags=2) + pkt([0x25], flags=2) + pkt([0x46, 0, 0, 0, 0, 0, 0, 0, 64], flags=2))
     # PCI: every function's ID, BAR sizing of the virtio-blk at 00:03.0
     p = b""
     for devfn in (0, 8, 9, 24):

@@ -30,9 +30,11 @@ $(eval $(call fuzz_target,bzimage,,libfirmware.a libdevices.a libbackends.a,$(LZ
 $(eval $(call fuzz_target,pvh,,libfirmware.a libdevices.a libbackends.a,$(LZ4_LIBS) $(DEVICES_LIBS)))
 $(eval $(call fuzz_target,fw_cfg,,libdevices.a libbackends.a,$(DEVICES_LIBS)))
 $(eval $(call fuzz_target,ide,,libdevices.a libbackends.a,$(DEVICES_LIBS)))
+$(eval $(call fuzz_target,atapi,,libdevices.a libbackends.a,$(DEVICES_LIBS)))
 $(eval $(call fuzz_target,pci,,libdevices.a libbackends.a,$(DEVICES_LIBS)))
 $(eval $(call fuzz_target,virtqueue,,libdevices.a libbackends.a,$(DEVICES_LIBS)))
 $(eval $(call fuzz_target,virtio_blk,,libdevices.a libbackends.a,$(DEVICES_LIBS)))
+$(eval $(call fuzz_target,qcow2,,libbackends.a,$(DEVICES_LIBS)))
 # virtio devices on fuzz_vpci.h's stand-in transport (pci.o is not linked)
 $(eval $(call fuzz_target,virtio_net,,libdevices.a libbackends.a,$(DEVICES_LIBS)))
 $(eval $(call fuzz_target,hwsim,,libwlan.a libregdb.a libdevices.a libbackends.a,$(WLAN_LDLIBS) $(DEVICES_LIBS)))
@@ -43,8 +45,8 @@ $(eval $(call fuzz_target,cli,,libcli.a,$(JANSSON_LIBS)))
 
 # The control plane on a fake machine (no KVM, no vCPU threads).
 FUZZ_FAKE_MACHINE := tests/fuzz/fake_machine.c
-$(eval $(call fuzz_target,monitor,vmm/control/monitor.c $(FUZZ_FAKE_MACHINE),libdevices.a libbackends.a,$(DEVICES_LIBS)))
-$(eval $(call fuzz_target,qmp,vmm/control/qmp_commands.c vmm/control/monitor.c vmm/control/listen.c $(FUZZ_FAKE_MACHINE),libdevices.a libbackends.a,$(JANSSON_LIBS) $(DEVICES_LIBS)))
+$(eval $(call fuzz_target,monitor,vmm/control/monitor.c vmm/control/cdrom.c $(FUZZ_FAKE_MACHINE),libdevices.a libbackends.a,$(DEVICES_LIBS)))
+$(eval $(call fuzz_target,qmp,vmm/control/qmp_commands.c vmm/control/monitor.c vmm/control/cdrom.c vmm/control/listen.c $(FUZZ_FAKE_MACHINE),libdevices.a libbackends.a,$(JANSSON_LIBS) $(DEVICES_LIBS)))
 $(eval $(call fuzz_target,gdbstub,vmm/control/gdb_regs.c vmm/control/listen.c $(FUZZ_FAKE_MACHINE),libdevices.a libbackends.a,$(DEVICES_LIBS)))
 $(call obj,tests/fuzz/fuzz_qmp.c): EXTRA_CFLAGS += $(JANSSON_CFLAGS)
 

@@ -46,7 +46,8 @@ wait_for "SYSLINUX 6"
 wait_for VMM-GUEST-READY
 echo 'echo ANSWER=$((6 * 7)) $(uname -s)' >&3
 wait_for "ANSWER=42 Linux"
-if [ -s "$work/err" ]; then
+# -hda probes the image, which QEMU warns about too: that line only
+if grep -v "probing guessed raw" "$work/err" | grep -q .; then
 	echo "FAIL: vmm complained on stderr:"; cat "$work/err"; exit 1
 fi
 echo "seabios-syslinux: ok, SYSLINUX booted Linux to its shell in $(($(date +%s) - t0)) s"

@@ -420,6 +420,12 @@ static int parse_hdx(struct vmm_config *cfg, const struct cli_option *opt, const
 	return cli_set_drive(cfg, (unsigned)opt->offset, val, err, errlen);
 }
 
+static int parse_cdrom(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
+		       char *err, size_t errlen)
+{
+	return cli_set_cdrom(cfg, val, err, errlen);
+}
+
 static int parse_drive(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
 		       char *err, size_t errlen)
 {
@@ -473,14 +479,15 @@ static int parse_boot(struct vmm_config *cfg, const struct cli_option *opt, cons
 		char *eq = strchr(tok, '=');
 		bool b;
 
-		if (!eq || !strncmp(tok, "order=", 6)) {
+		/* once=: this boot's order; vmm keeps it for resets too */
+		if (!eq || !strncmp(tok, "order=", 6) || !strncmp(tok, "once=", 5)) {
 			if (boot_order(cfg, eq ? eq + 1 : tok, err, errlen) < 0)
 				return -1;
 			continue;
 		}
 		*eq = 0;
 		if (strcmp(tok, "strict")) {
-			snprintf(err, errlen, "unknown parameter '%s' (order, strict)", tok);
+			snprintf(err, errlen, "unknown parameter '%s' (order, once, strict)", tok);
 			return -1;
 		}
 		if (parse_on_off(tok, eq + 1, &b, err, errlen) < 0)
@@ -627,13 +634,16 @@ static const struct cli_option options[] = {
 	{"-global", "kvm-pit.lost_tick_policy=P", parse_global, 0, NULL},
 	{"-S", NULL, cli_parse_flag, FIELD(start_paused), "start paused (monitor `cont` runs)"},
 	{"-name", "NAME", parse_name, 0, "guest name (thread and window titles)"},
-	{"-hda", "FILE", parse_hdx, 0, "raw disk image on IDE primary master"},
-	{"-hdb", "FILE", parse_hdx, 1, "raw disk image on IDE primary slave"},
-	{"-hdc", "FILE", parse_hdx, 2, "raw disk image on IDE secondary master"},
-	{"-hdd", "FILE", parse_hdx, 3, "raw disk image on IDE secondary slave"},
+	{"-hda", "FILE", parse_hdx, 0, "disk image (raw or qcow2) on IDE primary master"},
+	{"-hdb", "FILE", parse_hdx, 1, "disk image (raw or qcow2) on IDE primary slave"},
+	{"-hdc", "FILE", parse_hdx, 2, "disk image (raw or qcow2) on IDE secondary master"},
+	{"-hdd", "FILE", parse_hdx, 3, "disk image (raw or qcow2) on IDE secondary slave"},
+	{"-cdrom", "FILE", parse_cdrom, 0, "CD/DVD image on an ATAPI drive, IDE secondary master"},
 	{"-drive", "file=F,...", parse_drive, 0,
-	 "disk: file=F,format=raw,if=ide|virtio|none[,index=N][,id=ID][,readonly=on]"
-	 "[,cache=writeback|writethrough|none|directsync|unsafe][,aio=io_uring|threads]"},
+	 "disk: file=F[,format=raw|qcow2],if=ide|virtio|none[,index=N][,media=disk|cdrom]"
+	 "[,id=ID][,readonly=on]"
+	 "[,cache=writeback|writethrough|none|directsync|unsafe][,aio=io_uring|threads]"
+	 "[,file.locking=on|off|auto]"},
 	{"-snapshot", NULL, cli_parse_flag, FIELD(snapshot), "disk writes go to a temporary overlay"},
 	{"-bios", "FILE", cli_parse_string, FIELD(bios), "firmware image (default: SeaBIOS)"},
 	{"-boot", "order=DRIVES", parse_boot, 0, "firmware boot order: c disk, d CD-ROM, n network"},

@@ -70,8 +70,13 @@ enum drive_if { DRIVE_IF_IDE, DRIVE_IF_VIRTIO, DRIVE_IF_NONE };
 /* aio=: in the order of enum block_aio_mode (DEFAULT: not given). */
 enum drive_aio { DRIVE_AIO_DEFAULT, DRIVE_AIO_THREADS, DRIVE_AIO_IO_URING };
 
+/* As backends.h's enum block_format: auto probes as QEMU does. */
+enum drive_format { DRIVE_FORMAT_AUTO, DRIVE_FORMAT_RAW, DRIVE_FORMAT_QCOW2 };
 struct drive_spec {
-	const char *file; /* NULL: the slot is empty */
+	const char *file; /* NULL: the slot is empty (or an empty CD-ROM drive) */
+	bool cdrom;	  /* media=cdrom, -cdrom: an ATAPI drive, read-only */
+	enum drive_format format;
+	bool no_lock; /* file.locking=off */
 	char node_file[32]; /* -blockdev: the protocol node under id (the format node) */
 	bool read_only;
 	enum drive_cache cache;
@@ -287,6 +292,7 @@ int cli_parse_size(const char *s, uint64_t *bytes);
 int cli_parse_u64(const char *s, uint64_t *v);
 
 /* cli_drive.c: the disk options (0, or -1 with err set). */
+int cli_set_cdrom(struct vmm_config *cfg, const char *file, char *err, size_t errlen);
 int cli_set_drive(struct vmm_config *cfg, unsigned index, const char *file, char *err,
 		  size_t errlen);
 int cli_parse_drive(struct vmm_config *cfg, const char *val, char *err, size_t errlen);

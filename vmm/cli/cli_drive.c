@@ -10,13 +10,19 @@
 
 /* ----------------------------------------------------- -drive, -hdX */
 
+static bool ide_slot_used(const struct drive_spec *d)
+{
+	return d->file || d->cdrom;
+}
+
 int cli_set_drive(struct vmm_config *cfg, unsigned index, const char *file, char *err,
 		  size_t errlen)
 {
 	struct drive_spec *d = &cfg->drives[index];
 
-	if (d->file) { /* as QEMU: a second disk on a slot is an error */
-		snprintf(err, errlen, "IDE index %u is already taken by '%s'", index, d->file);
+	if (ide_slot_used(d)) { /* as QEMU: a second disk on a slot is an error */
+		snprintf(err, errlen, "IDE index %u is already taken by '%s'", index,
+			 d->file ? d->file : "an empty CD-ROM drive");
 		return -1;
 	}
 	if (!*file) {
@@ -40,10 +46,18 @@ static int drive_prop(struct drive_spec *d, const char *key, const char *val, ch
 	static const char *const ifaces[] = {"ide", "virtio", "none"};
 
 	if (!strcmp(key, "format")) {
-		if (strcmp(val, "raw")) {
-			snprintf(err, errlen, "unsupported format '%s' (only raw)", val);
+		if (strcmp(val, "raw") && strcmp(val, "qcow2")) {
+			snprintf(err, errlen, "unsupported format '%s' (raw, qcow2)", val);
 			return -1;
 		}
+		d->format = strcmp(val, "raw") ? DRIVE_FORMAT_QCOW2 : DRIVE_FORMAT_RAW;
+	} else if (!strcmp(key, "file.locking")) {
+		/* auto: locks where the file system has them, as on */
+		if (strcmp(val, "on") && strcmp(val, "off") && strcmp(val, "auto")) {
+			snprintf(err, errlen, "file.locking must be on, off or auto, not '%s'", val);
+			return -1;
+		}
+		d->no_lock = !strcmp(val, "off");
 	} else if (!strcmp(key, "if")) {
 		for (unsigned i = 0; i < 3; i++)
 			if (!strcmp(val, ifaces[i])) {
@@ -80,9 +94,16 @@ static int drive_prop(struct drive_spec *d, const char *key, const char *val, ch
 			return -1;
 		}
 		d->aio = strcmp(val, "threads") ? DRIVE_AIO_IO_URING : DRIVE_AIO_THREADS;
+	} else if (!strcmp(key, "media")) {
+		if (strcmp(val, "disk") && strcmp(val, "cdrom")) {
+			snprintf(err, errlen, "media must be disk or cdrom, not '%s'", val);
+			return -1;
+		}
+		d->cdrom = !strcmp(val, "cdrom");
 	} else {
 		snprintf(err, errlen,
-			 "unknown parameter '%s' (file, format, if, index, id, readonly, cache, aio)",
+			 "unknown parameter '%s' (file, format, if, index, media, id, readonly, cache, "
+			 "aio, file.locking)",
 			 key);
 		return -1;
 	}
@@ -95,7 +116,7 @@ static bool drive_id_taken(const struct vmm_config *cfg, const char *id)
 		if (!strcmp(cfg->vdrives[i].id, id))
 			return true;
 	for (unsigned i = 0; i < CLI_MAX_DRIVES; i++)
-		if (cfg->drives[i].file && !strcmp(cfg->drives[i].id, id))
+		if (ide_slot_used(&cfg->drives[i]) && !strcmp(cfg->drives[i].id, id))
 			return true;
 	return false;
 }
@@ -204,24 +225,47 @@ int cli_parse_drive(struct vmm_config *cfg, const char *val, char *err, size_t e
 			return -1;
 		}
 	}
-	if (!file) {
+	if (d.cdrom && d.iface != DRIVE_IF_IDE) {
+		snprintf(err, errlen, "media=cdrom needs if=ide");
+		return -1;
+	}
+	if (!file && !d.cdrom) {
 		snprintf(err, errlen, "needs file=PATH");
 		return -1;
 	}
 	if (d.iface != DRIVE_IF_IDE)
 		return add_vdrive(cfg, &d, file, index != CLI_MAX_DRIVES, err, errlen);
 	if (index == CLI_MAX_DRIVES) /* first free slot, as QEMU does */
-		for (index = 0; index < CLI_MAX_DRIVES && cfg->drives[index].file; index++)
+		for (index = 0; index < CLI_MAX_DRIVES && ide_slot_used(&cfg->drives[index]);
+		     index++)
 			;
 	if (index == CLI_MAX_DRIVES) {
 		snprintf(err, errlen, "no free IDE slot");
 		return -1;
 	}
-	if (cli_set_drive(cfg, (unsigned)index, file, err, errlen) < 0)
+	if (d.id[0] && drive_id_taken(cfg, d.id)) {
+		snprintf(err, errlen, "duplicate drive id '%s'", d.id);
 		return -1;
+	}
+	if (file && cli_set_drive(cfg, (unsigned)index, file, err, errlen) < 0)
+		return -1;
+	if (!file && ide_slot_used(&cfg->drives[index])) {
+		snprintf(err, errlen, "IDE index %u is already taken", (unsigned)index);
+		return -1;
+	}
+	cfg->drives[index].cdrom = d.cdrom;
 	cfg->drives[index].read_only = d.read_only;
 	cfg->drives[index].cache = d.cache;
 	strcpy(cfg->drives[index].id, d.id);
+	return 0;
+}
+
+/* -cdrom FILE: QEMU's place for it, the secondary master. */
+int cli_set_cdrom(struct vmm_config *cfg, const char *file, char *err, size_t errlen)
+{
+	if (cli_set_drive(cfg, 2, file, err, errlen) < 0)
+		return -1;
+	cfg->drives[2].cdrom = true;
 	return 0;
 }
 

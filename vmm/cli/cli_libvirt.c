@@ -607,6 +607,8 @@ static int blockdev_file(struct vmm_config *cfg, json_t *o, const char *node, ch
 		d->cache = DRIVE_CACHE_NONE;
 	else if (json_is_true(json_object_get(cache, "no-flush")))
 		d->cache = DRIVE_CACHE_UNSAFE;
+	d->no_lock = json_is_false(json_object_get(o, "locking")) ||
+		     !strcmp(json_string_value(json_object_get(o, "locking")) ?: "", "off");
 	return 0;
 }
 
@@ -618,7 +620,7 @@ static int blockdev_check_keys(json_t *o, char *err, size_t errlen)
 {
 	static const char *const known[] = {"driver", "node-name", "filename",	     "read-only",
 					    "cache",  "file",	   "auto-read-only", "discard",
-					    "aio",    "locking",   "detect-zeroes",  NULL};
+					    "aio",    "locking",   "detect-zeroes",  "backing", NULL};
 	const char *key;
 	json_t *v;
 
@@ -656,17 +658,20 @@ static int blockdev(struct vmm_config *cfg, json_t *o, char *err, size_t errlen)
 	}
 	if (!strcmp(driver, "file"))
 		return blockdev_file(cfg, o, node, err, errlen);
-	if (strcmp(driver, "raw")) {
-		snprintf(err, errlen, "driver '%s' is not supported (file, raw)", driver);
+	if (strcmp(driver, "raw") && strcmp(driver, "qcow2")) {
+		snprintf(err, errlen, "driver '%s' is not supported (file, raw, qcow2)", driver);
 		return -1;
 	}
-	/* A raw format node over a file node: the device's drive= names it. */
+	/* A format node over a file node: the device's drive= names it. A
+	 * qcow2's backing chain is the one its header names (libvirt's
+	 * backing= nodes describe the same files). */
 	file = json_string_value(json_object_get(o, "file"));
 	d = file ? find_node(cfg, file) : NULL;
 	if (!d || strcmp(d->id, d->node_file)) {
-		snprintf(err, errlen, "raw: file= must name an unused driver=file node");
+		snprintf(err, errlen, "%s: file= must name an unused driver=file node", driver);
 		return -1;
 	}
+	d->format = strcmp(driver, "raw") ? DRIVE_FORMAT_QCOW2 : DRIVE_FORMAT_RAW;
 	strcpy(d->id, node);
 	d->read_only |= json_is_true(json_object_get(o, "read-only"));
 	return 0;

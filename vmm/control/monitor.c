@@ -299,6 +299,16 @@ static struct machine *machine_of(const struct monitor *mon)
 	return mon ? mon->m : NULL;
 }
 
+static void cmd_change(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	hmp_change(mon->m, argc, argv, out);
+}
+
+static void cmd_eject(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	hmp_eject(mon->m, argc, argv, out);
+}
+
 static void cmd_help(struct monitor *mon, int argc, char **argv, FILE *out);
 static void cmd_info(struct monitor *mon, int argc, char **argv, FILE *out);
 
@@ -321,6 +331,9 @@ static const struct {
 	{"stepi", "", "stopped: run vCPU 0 for one instruction", cmd_stepi, NULL},
 	{"system_reset", "", "reset the machine", cmd_reset, NULL},
 	{"system_powerdown", "", "press the ACPI power button", cmd_powerdown, NULL},
+	{"change", "DEVICE FILE", "put a new medium in a CD-ROM drive", cmd_change, has_board},
+	{"eject", "[-f] DEVICE", "eject a CD-ROM drive's medium (-f: even if locked)", cmd_eject,
+	 has_board},
 	{"memsave", "ADDR SIZE FILE", "save virtual memory (vCPU 0) to a file", cmd_memsave, NULL},
 	{"pmemsave", "ADDR SIZE FILE", "save physical memory to a file", cmd_pmemsave, NULL},
 	{"hostfwd_add", "[netdev_id] [tcp|udp]:[hostaddr]:hostport-[guestaddr]:guestport",

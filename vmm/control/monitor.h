@@ -38,6 +38,11 @@ void hmp_save_memory(struct machine *m, int argc, char **argv, FILE *out, bool v
 /* dump.c: dump-guest-memory FILE (an ELF core of RAM and the vCPUs). */
 void hmp_dump_guest_memory(struct machine *m, int argc, char **argv, FILE *out);
 
+/* cdrom.c: change DEVICE FILE, eject [-f] DEVICE; info block's CD-ROM lines. */
+void hmp_change(struct machine *m, int argc, char **argv, FILE *out);
+void hmp_eject(struct machine *m, int argc, char **argv, FILE *out);
+void hmp_cdrom_info(struct machine *m, unsigned index, FILE *out);
+
 /* x/xp format: /[count][format][size] — exported for tests. */
 struct mon_fmt {
 	unsigned count;

@@ -10,6 +10,7 @@
 #include "backends/backends.h"
 #include "build/config.h"
 #include "devices/pci/pci.h"
+#include "devices/storage/atapi.h"
 #include "devices/storage/ide.h"
 #include "vmm/chardev.h"
 #include "vmm/control/monitor.h"
@@ -174,6 +175,33 @@ CMD(cmd_query_chardev)
 	return 0;
 }
 
+/* A node as QEMU's query-block / query-named-block-nodes show it; drv
+ * NULL: the image's format. */
+json_t *qmp_block_node(const char *name, const char *drv, struct block_dev *b,
+		       const char *file_node)
+{
+	const char *fmt = drv ? drv : block_format_name(b), *backing = block_backing_file(b);
+	json_t *n = json_pack("{s:s,s:s,s:b,s:i,s:b,s:s,s:{s:s,s:s,s:I}}", "drv", fmt, "file",
+			      block_path(b), "ro", block_read_only(b), "backing_file_depth",
+			      drv ? 0 : (int)block_backing_depth(b), "encrypted", 0,
+			      "detect_zeroes", "off", "image", "filename", block_path(b),
+			      "format", fmt, "virtual-size",
+			      (json_int_t)(block_sectors(b) * BLOCK_SECTOR_SIZE));
+
+	if (name)
+		json_object_set_new(n, "node-name", json_string(name));
+	if (backing && !drv) {
+		json_object_set_new(n, "backing_file", json_string(backing));
+		json_object_set_new(json_object_get(n, "image"), "backing-filename",
+				    json_string(backing));
+	}
+	if (file_node)
+		json_object_set_new(
+			n, "children",
+			json_pack("[{s:s,s:s}]", "child", "file", "node-name", file_node));
+	return n;
+}
+
 CMD(cmd_query_block)
 {
 	static const char *const names[IDE_MAX_DRIVES] = {"ide0-hd0", "ide0-hd1", "ide1-hd0",
@@ -186,15 +214,91 @@ CMD(cmd_query_block)
 		if (!b)
 			continue;
 		json_array_append_new(
-			list, json_pack("{s:s,s:b,s:b,s:s,s:{s:s,s:b,s:s,s:I}}", "device", names[i],
-					"locked", 0, "removable", 0, "type", "unknown", "inserted",
-					"file", block_path(b), "ro", block_read_only(b), "drv", "raw",
-					"image-size",
-					(json_int_t)(block_sectors(b) * BLOCK_SECTOR_SIZE)));
+			list, json_pack("{s:s,s:b,s:b,s:s,s:o}", "device", names[i], "locked", 0,
+					"removable", 0, "type", "unknown", "inserted",
+					qmp_block_node(NULL, NULL, b, NULL)));
+	}
+	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++) {
+		struct atapi_state s;
+		char buf[32];
+		json_t *o;
+
+		if (!m->cdroms[i])
+			continue;
+		atapi_get_state(m->cdroms[i], &s);
+		o = json_pack("{s:s,s:b,s:b,s:s,s:b}", "device",
+			      machine_cdrom_name(m, i, buf, sizeof(buf)), "locked", s.locked,
+			      "removable", 1, "type", "unknown", "tray_open", s.tray_open);
+		if (s.medium)
+			json_object_set_new(
+				o, "inserted",
+				json_pack("{s:s,s:b,s:s,s:I}", "file", block_path(s.medium), "ro", 1,
+					  "drv", block_format_name(s.medium), "image-size",
+					  (json_int_t)(block_sectors(s.medium) * BLOCK_SECTOR_SIZE)));
+		json_array_append_new(list, o);
 	}
 	qmp_virtio_block_info(m, list);
 	*ret = list;
 	return 0;
+}
+
+/* The drive a media command names: "id" (libvirt) or "device". */
+static const char *cdrom_arg(json_t *args)
+{
+	const char *id = json_string_value(json_object_get(args, "id"));
+
+	return id ? id : json_string_value(json_object_get(args, "device"));
+}
+
+static int media_result(int r, const char *err, struct qmp_error *e)
+{
+	if (r < 0)
+		return fail(e, strstr(err, "not found") ? "DeviceNotFound" : "", err);
+	return 0;
+}
+
+CMD(cmd_blockdev_change_medium)
+{
+	const char *file = json_string_value(json_object_get(args, "filename"));
+	const char *fmt = json_string_value(json_object_get(args, "format"));
+	char err[256];
+
+	if (!file)
+		return fail(e, "", "Parameter 'filename' is missing");
+	if (fmt && strcmp(fmt, "raw"))
+		return fail(e, "", "only format 'raw' is supported");
+	return media_result(machine_cdrom_change(m, cdrom_arg(args), file, false, err, sizeof(err)),
+			    err, e);
+}
+
+CMD(cmd_eject)
+{
+	char err[256];
+
+	return media_result(machine_cdrom_eject(m, cdrom_arg(args),
+						json_is_true(json_object_get(args, "force")), err,
+						sizeof(err)),
+			    err, e);
+}
+
+static int tray(struct machine *m, json_t *args, bool open, struct qmp_error *e)
+{
+	char err[256];
+
+	return media_result(machine_cdrom_tray(m, cdrom_arg(args), open,
+					       json_is_true(json_object_get(args, "force")), err,
+					       sizeof(err)),
+			    err, e);
+}
+
+CMD(cmd_blockdev_open_tray)
+{
+	return tray(m, args, true, e);
+}
+
+CMD(cmd_blockdev_close_tray)
+{
+	return tray(m, args, false, e);
 }
 
 /* QEMU's names for the PCI classes on this machine. */
@@ -380,6 +484,10 @@ static const struct qmp_command commands[] = {
 	{"query-cpus-fast", cmd_query_cpus_fast},
 	{"query-chardev", cmd_query_chardev},
 	{"query-block", cmd_query_block},
+	{"blockdev-change-medium", cmd_blockdev_change_medium},
+	{"eject", cmd_eject},
+	{"blockdev-open-tray", cmd_blockdev_open_tray},
+	{"blockdev-close-tray", cmd_blockdev_close_tray},
 	{"query-pci", cmd_query_pci},
 	{"stop", cmd_stop},
 	{"cont", cmd_cont},

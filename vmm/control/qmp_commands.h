@@ -27,6 +27,9 @@ const struct qmp_command *qmp_command_at(size_t i);
 extern const struct qmp_command qmp_libvirt_commands[];
 /* query-block's entries for the virtio-blk disks (qmp_libvirt.c). */
 void qmp_virtio_block_info(struct machine *m, json_t *list);
+/* A block node as QEMU shows it (drv NULL: the image's format). */
+json_t *qmp_block_node(const char *name, const char *drv, struct block_dev *b,
+		       const char *file_node);
 /* {"qemu": {"major", "minor", "micro"}, "package"}: greeting, query-version. */
 json_t *qmp_version_json(void);
 void qmp_commands_init(struct machine *m);

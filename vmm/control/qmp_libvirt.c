@@ -171,22 +171,6 @@ CMD(cmd_qom_list)
 
 /* ------------------------------------------------------- block devices */
 
-static json_t *node_json(const char *name, const char *drv, struct block_dev *b,
-			 const char *file_node)
-{
-	json_t *n = json_pack("{s:s,s:s,s:s,s:b,s:i,s:b,s:s,s:{s:s,s:s,s:I}}", "node-name", name,
-			      "drv", drv, "file", block_path(b), "ro", block_read_only(b),
-			      "backing_file_depth", 0, "encrypted", 0, "detect_zeroes", "off",
-			      "image", "filename", block_path(b), "format", drv, "virtual-size",
-			      (json_int_t)(block_sectors(b) * BLOCK_SECTOR_SIZE));
-
-	if (file_node)
-		json_object_set_new(
-			n, "children",
-			json_pack("[{s:s,s:s}]", "child", "file", "node-name", file_node));
-	return n;
-}
-
 CMD(cmd_query_named_block_nodes)
 {
 	json_t *list = json_array();
@@ -199,9 +183,9 @@ CMD(cmd_query_named_block_nodes)
 		if (!b)
 			continue;
 		json_array_append_new(list,
-				      node_json(d->id, "raw", b, layered ? d->node_file : NULL));
+				      qmp_block_node(d->id, NULL, b, layered ? d->node_file : NULL));
 		if (layered)
-			json_array_append_new(list, node_json(d->node_file, "file", b, NULL));
+			json_array_append_new(list, qmp_block_node(d->node_file, "file", b, NULL));
 	}
 	*ret = list;
 	return 0;
@@ -217,7 +201,7 @@ void qmp_virtio_block_info(struct machine *m, json_t *list)
 
 		if (!b)
 			continue;
-		ins = node_json(d->id, "raw", b, NULL);
+		ins = qmp_block_node(d->id, NULL, b, NULL);
 		json_array_append_new(list,
 				      json_pack("{s:s,s:s,s:b,s:b,s:s,s:o}", "device",
 						v->id[0] ? "" : d->id, "qdev",
@@ -311,6 +295,10 @@ static const struct {
 	{"query-command-line-options", "?option:str"},
 	{"query-named-block-nodes", "?flat:bool"},
 	{"migrate-set-capabilities", "capabilities:any"},
+	{"blockdev-change-medium", "?device:str,?id:str,filename:str,?format:str"},
+	{"eject", "?device:str,?id:str,?force:bool"},
+	{"blockdev-open-tray", "?device:str,?id:str,?force:bool"},
+	{"blockdev-close-tray", "?device:str,?id:str"},
 };
 
 static const char *const events[][2] = {
@@ -321,6 +309,7 @@ static const char *const events[][2] = {
 	{"SHUTDOWN", "guest:bool,reason:str"},
 	{"GUEST_PANICKED", "action:str"},
 	{"GUEST_CRASHLOADED", "action:str"},
+	{"DEVICE_TRAY_MOVED", "device:str,id:str,tray-open:bool"},
 };
 
 /* An object type "name" with members from "a:t,?b:t". */

@@ -80,7 +80,8 @@ static uint8_t *g(uint64_t gpa)
 /* A virtio-blk on a fresh image whose sector s is filled with byte s. */
 static struct virtio_blk *make_blk(int devfn, bool ro, const char *serial, struct block_dev **d)
 {
-	struct block_opts o = {.path = img, .read_only = ro};
+	/* some cases open the image twice: no image locks */
+	struct block_opts o = {.path = img, .read_only = ro, .no_lock = true};
 	struct virtio_blk_opts vo = {NULL, serial, 1, devfn, "vd", aio_mode};
 	char err[256];
 	struct virtio_blk *b;

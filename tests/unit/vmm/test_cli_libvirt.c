@@ -123,8 +123,10 @@ START_TEST(refused_with_a_reason)
 	ck_assert_int_eq(PARSE("-m", "128", "-object", "memory-backend-ram,id=r,size=268435456",
 			       "-machine", "memory-backend=r"),
 			 -1);
+	ck_assert_int_eq(PARSE("-blockdev", "{\"driver\":\"vmdk\",\"node-name\":\"v\"}"), -1);
+	ck_assert_ptr_nonnull(strstr(err, "driver 'vmdk'"));
 	ck_assert_int_eq(PARSE("-blockdev", "{\"driver\":\"qcow2\",\"node-name\":\"q\"}"), -1);
-	ck_assert_ptr_nonnull(strstr(err, "driver 'qcow2'"));
+	ck_assert_ptr_nonnull(strstr(err, "qcow2: file= must name"));
 	ck_assert_int_eq(
 		PARSE("-blockdev", "{\"driver\":\"raw\",\"node-name\":\"r\",\"file\":\"x\"}"), -1);
 	ck_assert_int_eq(PARSE("-blockdev", "{\"driver\":\"file\",\"node-name\":\"f\"}"), -1);

@@ -1,0 +1,135 @@
+/* block_qcow2.h — the block layer's internals shared by block.c and the
+ * image formats: qcow2 (block_qcow2*.c) and QEMU-compatible image
+ * locking (block_lock.c). Not a public header: backends.h is. */
+#ifndef BACKENDS_BLOCK_QCOW2_H
+#define BACKENDS_BLOCK_QCOW2_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* --------------------------------------------------------- locking */
+
+/* QEMU's permission bits (include/block/block-common.h); file-posix
+ * takes a shared OFD lock on byte 100 + bit for each permission held
+ * and on byte 200 + bit for each one it refuses to share. */
+#define BLOCK_PERM_CONSISTENT_READ 0x01u
+#define BLOCK_PERM_WRITE 0x02u
+#define BLOCK_PERM_WRITE_UNCHANGED 0x04u
+#define BLOCK_PERM_RESIZE 0x08u
+#define BLOCK_PERM_ALL 0x0fu
+
+/* Check that no other process's locks conflict with holding perm while
+ * sharing only shared, then take the locks. 0, or -1 with a one-line
+ * reason naming path in err. */
+int block_lock_image(int fd, const char *path, unsigned perm, unsigned shared, char *err,
+		     size_t errlen);
+/* What vmm holds on an image it opens writable, or only reads. */
+int block_lock_for(int fd, const char *path, bool write, char *err, size_t errlen);
+
+/* ----------------------------------------------------------- qcow2 */
+
+#define QCOW2_MAGIC 0x514649fbu /* "QFI\xfb" */
+
+struct qcow2;
+struct qcow2_open_opts {
+	bool read_only;
+	bool lock;	/* OFD-lock backing files read-only */
+	unsigned depth; /* of this image in a backing chain */
+};
+
+/* Opens the qcow2 image on fd (which it owns from then on, also on
+ * failure) and its backing chain. NULL with a one-line reason. */
+struct qcow2 *qcow2_open(int fd, const char *path, const struct qcow2_open_opts *o, char *err,
+			 size_t errlen);
+/* Writes every cached change out in order; frees. */
+void qcow2_close(struct qcow2 *q);
+uint64_t qcow2_size(const struct qcow2 *q);
+/* Byte-granular on 512-byte multiples; inside qcow2_size. 0 or -errno. */
+int qcow2_read(struct qcow2 *q, uint64_t off, void *buf, size_t len);
+int qcow2_write(struct qcow2 *q, uint64_t off, const void *buf, size_t len);
+/* Whole clusters in [off, off+len) stop using their host clusters:
+ * they read as zeroes afterwards when zero is set (or on a v3 image),
+ * otherwise as the backing file. Partial clusters: zeroes written when
+ * zero is set, nothing otherwise. */
+int qcow2_discard(struct qcow2 *q, uint64_t off, uint64_t len, bool zero);
+/* Data, then refcounts, then L2 tables, then L1: made durable in this
+ * order, so a crash leaves leaked clusters at worst. */
+int qcow2_flush(struct qcow2 *q);
+/* For info block / query-block. */
+const char *qcow2_backing_file(const struct qcow2 *q); /* as in the header; NULL: none */
+const char *qcow2_backing_format(const struct qcow2 *q);
+unsigned qcow2_backing_depth(const struct qcow2 *q);
+unsigned qcow2_version(const struct qcow2 *q);
+uint64_t qcow2_cluster_size(const struct qcow2 *q);
+
+/* ------------------------------------------ shared by block_qcow2*.c */
+
+/* One cluster-sized metadata table (an L2 table or a refcount block)
+ * held in memory; its bytes are as on disk (big-endian). */
+struct qcow2_table {
+	uint64_t off;
+	uint64_t used; /* LRU tick */
+	bool dirty;
+	bool refblock;
+	uint8_t *data;
+};
+
+struct qcow2 {
+	pthread_mutex_t lock;
+	int fd;
+	char *path;
+	bool read_only;
+	unsigned version, cluster_bits, l2_bits;
+	uint64_t cs; /* cluster size */
+	uint64_t size;
+	uint64_t incompat, compat, autoclear;
+	uint8_t compression; /* 0 deflate, 1 zstd */
+	unsigned refcount_bits;
+	uint64_t rb_entries; /* refcounts per block */
+	uint64_t *l1;	     /* host byte order */
+	uint32_t l1_size;
+	uint64_t l1_off;
+	bool l1_dirty;
+	uint64_t *rt; /* refcount table, host byte order */
+	uint64_t rt_entries, rt_off;
+	bool rt_dirty, rt_moved;
+	uint64_t file_end; /* where the next appended cluster goes */
+	uint64_t free_hint;
+	struct qcow2_table **cache;
+	unsigned ncache, cache_cap;
+	uint64_t tick;
+	uint64_t *frees; /* host clusters to unref once no L2 names them */
+	size_t nfrees, cap_frees;
+	uint8_t *cow, *dbuf, *cbuf;
+	uint64_t dbuf_entry; /* which compressed cluster dbuf holds; 0 none */
+	/* backing: a qcow2 (bq) or a raw file (bfd) */
+	char *backing_name, *backing_fmt;
+	struct qcow2 *bq;
+	int bfd;
+	uint64_t bsize;
+	unsigned depth;
+};
+
+#define QCOW2_OFLAG_COPIED (1ull << 63)
+#define QCOW2_OFLAG_COMPRESSED (1ull << 62)
+#define QCOW2_OFLAG_ZERO 1ull
+#define QCOW2_OFFSET_MASK 0x00fffffffffffe00ull
+
+/* block_qcow2.c */
+int qcow2_pread(int fd, uint64_t off, void *buf, size_t len); /* zeroes past EOF */
+int qcow2_pwrite(int fd, uint64_t off, const void *buf, size_t len);
+void qcow2_complain(struct qcow2 *q, const char *what, uint64_t val);
+/* The L2 entry of guest cluster cl (0: unallocated, L1 included), or
+ * -EIO for a table outside the file. */
+int qcow2_entry(struct qcow2 *q, uint64_t cl, uint64_t *entry);
+/* n bytes at in_off of guest cluster cl, whose L2 entry is entry. */
+int qcow2_read_cluster(struct qcow2 *q, uint64_t cl, uint64_t entry, uint64_t in_off, void *buf,
+		       size_t n);
+/* block_qcow2_meta.c */
+struct qcow2_table *qcow2_table_get(struct qcow2 *q, uint64_t off, bool refblock, bool fresh);
+void qcow2_cache_free(struct qcow2 *q);
+int qcow2_flush_locked(struct qcow2 *q);
+
+#endif
