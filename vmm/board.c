@@ -261,6 +261,7 @@ static int add_pc_platform(struct machine *m, char *err, size_t errlen)
 	struct pc_fw_config fw = {
 		.ram_size = m->cfg->ram_size,
 		.ncpus = m->ncpus,
+		.apic_ids = m->apic_ids,
 		.e820 = &m->e820,
 		.boot_order = m->cfg->boot_order,
 		.nographic = true,

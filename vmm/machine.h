@@ -69,7 +69,8 @@ struct vcpu_reset_state {
 
 struct vcpu {
 	struct machine *m;
-	struct kvm_vcpu kvm;
+	struct kvm_vcpu kvm; /* kvm.id: the APIC ID (topo_apic_id) */
+	unsigned index;	     /* in machine.vcpus: QEMU's cpu-index */
 	pthread_t thread;
 	pid_t tid;
 	bool started;
@@ -137,6 +138,7 @@ struct machine {
 
 	struct vcpu *vcpus;
 	unsigned ncpus;
+	uint8_t apic_ids[CLI_MAX_SMP]; /* each vCPU's, for the MADT and MP table */
 
 	/* Pausing: see machine_pause(). */
 	pthread_mutex_t lock;
@@ -341,6 +343,12 @@ int boot_load_kernel(struct machine *m, char *err, size_t errlen);
  * -device pvpanic's port (0: none), -device intel-iommu's ACPI_DMAR_*. */
 uint16_t boot_pvpanic_port(const struct vmm_config *cfg);
 unsigned boot_dmar_flags(const struct iommu_spec *s);
+/* Before the machine exists: -kernel readable and a format a loader takes
+ * (multiboot, bzImage, ELF), each -initrd file readable. 0, or -1 with err. */
+int boot_check_kernel(const struct vmm_config *cfg, char *err, size_t errlen);
+/* preflight.c: every input (disks, -kernel, -initrd, -bios, user
+ * networking's options) checked before /dev/kvm is opened. */
+int preflight_check(const struct vmm_config *cfg, char *err, size_t errlen);
 /* Translate a loader's boot CPU state into register values. */
 void boot_state_to_regs(const struct boot_cpu_state *b, struct kvm_regs *regs,
 			struct kvm_sregs *sregs);

@@ -18,6 +18,8 @@ VMM_LDLIBS = $(LZ4_LIBS) $(JANSSON_LIBS) $(SLIRP_LIBS) $$(WLAN_LDLIBS) $(SECCOMP
 $(eval $(call program,vmm,vmm/main.c,$(VMM_LIBS),$(VMM_LDLIBS)))
 $(eval $(call unit_test,vmm_cli_net,tests/unit/vmm/test_cli_net.c,libcli.a,$(JANSSON_LIBS)))
 $(eval $(call unit_test,vmm_cli,tests/unit/vmm/test_cli.c,libcli.a,$(JANSSON_LIBS)))
+# the help verbs, --help against the option table, -smp and APIC IDs
+$(eval $(call unit_test,vmm_cli_help,tests/unit/vmm/test_cli_help.c,libcli.a,$(JANSSON_LIBS)))
 INTEG_TESTS += tests/integration/core-hello.sh
 KVM_TESTS += tests/integration/core-hello.sh
 BENCHES += bench/core-startup.sh
@@ -41,6 +43,8 @@ INTEG_TESTS += tests/integration/control-gdb.sh
 KVM_TESTS += tests/integration/control-gdb.sh
 # QEMU's -cpu models and switches, and the tests' -cpu wrapper.
 INTEG_TESTS += tests/integration/cpu-models.sh
+# inputs checked before KVM, -smp errors and the help verbs against QEMU (no guest)
+INTEG_TESTS += tests/integration/cli-qemu.sh
 # libvirt 9.0 manages a vmm guest (two Linux boots: minutes where the
 # guest's ring 0 is emulated, so with the Linux tests)
 INTEG_TESTS += tests/integration/libvirt-probe.sh

@@ -229,9 +229,39 @@ enum irqchip_mode {
 	IRQCHIP_OFF,   /* everything in vmm */
 };
 
+/* The help verbs (cli_help.c): -cpu help, -machine help, -device help,
+ * -device NAME,help, -netdev help ("?" for help too). */
+enum cli_help_topic {
+	CLI_HELP_NONE,
+	CLI_HELP_CPU,
+	CLI_HELP_MACHINE,
+	CLI_HELP_DEVICES,
+	CLI_HELP_DEVICE,
+	CLI_HELP_NETDEV,
+};
+
+/* A -device's entry in the help: its properties with QEMU's type names,
+ * and what the unit test needs to parse each (setup: an option and value
+ * the device depends on; base: its required properties; sample: a valid
+ * value). */
+#define CLI_DEVICE_MAX_PROPS 8
+struct cli_device_prop {
+	const char *name, *type, *desc, *def, *sample;
+};
+
+struct cli_device_help {
+	const char *name, *bus, *alias, *desc;
+	int category;
+	const char *setup[4]; /* up to two options and their values */
+	const char *base;
+	struct cli_device_prop props[CLI_DEVICE_MAX_PROPS];
+};
+
 struct vmm_config {
 	uint64_t ram_size; /* bytes */
-	unsigned smp;
+	struct smp_request smp_req; /* -smp as given */
+	struct cpu_topology topo;   /* resolved (vmm/topology.c) */
+	unsigned smp;		    /* topo.cpus: the vCPUs */
 	const char *kernel, *initrd, *append;
 	bool nographic;
 	struct chardev_spec serial[CLI_MAX_SERIALS];
@@ -245,7 +275,8 @@ struct vmm_config {
 	const char *name;
 	char name_buf[64];
 	bool help, version; /* --help / --version: print and exit 0 */
-	bool device_help;   /* -device help (or ?): list the devices, exit 0 */
+	enum cli_help_topic help_topic; /* a help verb: print it, exit 0 */
+	char help_device[32];		/* CLI_HELP_DEVICE: -device NAME,help */
 	struct cpu_spec cpu; /* -cpu; default model host */
 	struct drive_spec drives[CLI_MAX_DRIVES];
 	struct drive_spec vdrives[CLI_MAX_VIRTIO_DRIVES]; /* if=virtio and if=none */
@@ -278,8 +309,16 @@ struct vmm_config {
 /* 0 with cfg filled (defaults applied); -1 with a one-line message in err
  * ("-m: ..."), which the caller prints before exiting 1. */
 int cli_parse(int argc, char **argv, struct vmm_config *cfg, char *err, size_t errlen);
-/* The --help text. */
+/* The --help text: every row of the option table. */
 void cli_usage(FILE *out, const char *argv0);
+/* The table's option names, in order (NULL past the end): for tests. */
+const char *cli_option_name(size_t i);
+/* Print cfg->help_topic's list; -1 with err for an unknown -device NAME. */
+int cli_print_help_topic(FILE *out, const struct vmm_config *cfg, char *err, size_t errlen);
+/* The devices -device help lists (NULL past the end), and by name or
+ * alias (NULL: not a device vmm has). */
+const struct cli_device_help *cli_device_help_at(size_t i);
+const struct cli_device_help *cli_device_help_find(const char *name);
 
 /* Value parsers, exported for unit tests. */
 int cli_parse_size(const char *s, uint64_t *bytes);
@@ -324,6 +363,9 @@ struct cli_option;
 	int name(struct vmm_config *cfg, const struct cli_option *opt, const char *val, char *err, \
 		 size_t errlen)
 CLI_CONTROL_PARSER(cli_parse_action);
+/* cli_device.c: -device, and "help" or "?" (QEMU's help words). */
+CLI_CONTROL_PARSER(cli_parse_device);
+bool cli_is_help(const char *s);
 CLI_CONTROL_PARSER(cli_parse_no_shutdown);
 CLI_CONTROL_PARSER(cli_parse_qmp);
 CLI_CONTROL_PARSER(cli_parse_chardev_opt);

@@ -101,7 +101,7 @@ CMD(cmd_query_machines)
 	*ret = json_pack("[{s:s,s:s,s:b,s:i,s:b,s:b,s:b,s:s,s:s,s:b}]", "name", "pc-i440fx-7.2",
 			 "alias", "pc", "is-default", 1, "cpu-max", CLI_MAX_SMP,
 			 "hotpluggable-cpus", 0, "numa-mem-supported", 0, "deprecated", 0,
-			 "default-cpu-type", "qemu64-x86_64-cpu", "default-ram-id", "pc.ram", "acpi",
+			 "default-cpu-type", "host-x86_64-cpu", "default-ram-id", "pc.ram", "acpi",
 			 1);
 	return 0;
 }
@@ -112,13 +112,14 @@ CMD(cmd_query_cpus_fast)
 
 	for (unsigned i = 0; i < m->ncpus; i++) {
 		char path[64];
+		struct topo_ids id = topo_ids_of(&m->cfg->topo, i);
 
 		snprintf(path, sizeof(path), "/machine/unattached/device[%u]", i);
-		json_array_append_new(
-			list, json_pack("{s:i,s:s,s:i,s:{s:i,s:i,s:i},s:s}", "cpu-index", i,
-					"qom-path", path, "thread-id", (int)m->vcpus[i].tid, "props",
-					"socket-id", i, "core-id", 0, "thread-id", 0, "target",
-					"x86_64"));
+		json_array_append_new(list,
+				      json_pack("{s:i,s:s,s:i,s:{s:i,s:i,s:i},s:s}", "cpu-index", i,
+						"qom-path", path, "thread-id", (int)m->vcpus[i].tid,
+						"props", "socket-id", id.socket, "core-id", id.core,
+						"thread-id", id.thread, "target", "x86_64"));
 	}
 	*ret = list;
 	return 0;
