@@ -63,6 +63,16 @@ static void quit_from_mux(void *opaque)
 	machine_host_quit(opaque, "host-ui");
 }
 
+/* -serial N's host end, labelled serialN as in QEMU unless -chardev named it. */
+static struct chardev *new_serial_chardev(struct machine *m, unsigned i, char *err, size_t errlen)
+{
+	struct chardev_spec spec = m->cfg->serial[i];
+
+	if (!spec.id[0])
+		snprintf(spec.id, sizeof(spec.id), "serial%u", i);
+	return chardev_new(&spec, m->host.loop, err, errlen);
+}
+
 static int add_serials(struct machine *m, char *err, size_t errlen)
 {
 	for (unsigned i = 0; i < m->cfg->n_serial; i++) {
@@ -72,7 +82,7 @@ static int add_serials(struct machine *m, char *err, size_t errlen)
 
 		if (spec->kind == CHARDEV_NONE)
 			continue;
-		m->serial_chr[i] = chardev_new(spec, m->host.loop, err, errlen);
+		m->serial_chr[i] = new_serial_chardev(m, i, err, errlen);
 		if (!m->serial_chr[i])
 			return -1;
 		be = (struct char_backend){uart_out, uart_rx_ready, m->serial_chr[i]};
@@ -124,6 +134,23 @@ static int add_monitor(struct machine *m, char *err, size_t errlen)
 	m->monitor[0] = monitor_new(m, m->monitor_chr);
 	chardev_start(m->monitor_chr);
 	return 0;
+}
+
+/* -machine none: the host ends QEMU still opens there (a pty announced,
+ * a socket listening) with no serial port behind them, and the monitor. */
+int board_init_none(struct machine *m, char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < m->cfg->n_serial && i < CLI_MAX_SERIALS; i++) {
+		const struct chardev_spec *spec = &m->cfg->serial[i];
+
+		if (spec->kind == CHARDEV_NONE || spec->kind == CHARDEV_MON_STDIO)
+			continue;
+		m->serial_chr[i] = new_serial_chardev(m, i, err, errlen);
+		if (!m->serial_chr[i])
+			return -1;
+		chardev_start(m->serial_chr[i]);
+	}
+	return add_monitor(m, err, errlen);
 }
 
 static int open_disks(struct machine *m, char *err, size_t errlen)

@@ -362,6 +362,8 @@ int board_init(struct machine *m, char *err, size_t errlen);
 /* `info pci`, `info block` (opaque: the machine), for the monitor's table. */
 void board_info_pci(void *opaque, FILE *out);
 void board_info_block(void *opaque, FILE *out);
+/* -machine none: the serial ports' host ends (no UARTs) and the monitor. */
+int board_init_none(struct machine *m, char *err, size_t errlen);
 
 /* ----------------------------------------------------------- net.c */
 

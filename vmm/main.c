@@ -56,6 +56,7 @@ static int build(struct machine *m, char *err, size_t errlen)
 	if (cfg.lv.machine_none) /* QMP and nothing else */
 		return machine_init_none(m, &cfg, err, errlen) < 0 ||
 				       machine_control_init(m, err, errlen) < 0 ||
+				       board_init_none(m, err, errlen) < 0 ||
 				       qmp_start(m, err, errlen) < 0
 			       ? -1
 			       : machine_start(m, err, errlen); /* no vCPUs: -S state only */

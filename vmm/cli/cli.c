@@ -234,9 +234,20 @@ int cli_parse_chardev(const char *s, bool allow_mon, struct chardev_spec *spec, 
 		}
 	} else if (!strncmp(s, "unix:", 5)) {
 		return parse_unix(s + 5, spec, err, errlen);
+	} else if (!strcmp(s, "pty")) {
+		spec->kind = CHARDEV_PTY;
+	} else if (!strncmp(s, "tcp:", 4) || !strncmp(s, "telnet:", 7)) {
+		spec->kind = CHARDEV_TCP;
+		if (cli_parse_listen(s, true, &spec->sock, err, errlen) < 0)
+			return -1;
+		spec->wait = spec->sock.wait;
 	} else {
-		snprintf(err, errlen, "unsupported backend '%s' (use %sstdio, file:PATH, "
-			 "unix:PATH,server,nowait, null or none)", s, allow_mon ? "mon:stdio, " : "");
+		snprintf(err, errlen,
+			 "unsupported backend '%s' (use %sstdio, file:PATH, "
+			 "unix:PATH,server,nowait, tcp:HOST:PORT,server=on, "
+			 "telnet:HOST:PORT,server=on, pty, "
+			 "chardev:ID, null or none)",
+			 s, allow_mon ? "mon:stdio, " : "");
 		return -1;
 	}
 	return 0;
@@ -249,12 +260,16 @@ static int parse_serial(struct vmm_config *cfg, const struct cli_option *opt, co
 		snprintf(err, errlen, "at most %d serial ports", CLI_MAX_SERIALS);
 		return -1;
 	}
+	if (!strncmp(val, "chardev:", 8))
+		return cli_chardev_lookup(cfg, val + 8, &cfg->serial[cfg->n_serial++], err, errlen);
 	return cli_parse_chardev(val, true, &cfg->serial[cfg->n_serial++], err, errlen);
 }
 
 static int parse_monitor(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
 			 char *err, size_t errlen)
 {
+	if (!strncmp(val, "chardev:", 8))
+		return cli_monitor_on_chardev(cfg, val + 8, err, errlen);
 	cfg->monitor_given = true;
 	return cli_parse_chardev(val, false, &cfg->monitor, err, errlen);
 }
@@ -393,7 +408,8 @@ static int parse_debugcon(struct vmm_config *cfg, const struct cli_option *opt, 
 	cfg->debugcon_given = true;
 	if (cli_parse_chardev(val, false, &cfg->debugcon, err, errlen) < 0)
 		return -1;
-	if (cfg->debugcon.kind == CHARDEV_UNIX) {
+	if (cfg->debugcon.kind == CHARDEV_UNIX || cfg->debugcon.kind == CHARDEV_TCP ||
+	    cfg->debugcon.kind == CHARDEV_PTY) {
 		snprintf(err, errlen, "use file:PATH, stdio, null or none");
 		return -1;
 	}

@@ -19,6 +19,20 @@
 #define CLI_MAX_SMP 255
 #define CLI_MAX_DRIVES 4 /* IDE: index = channel * 2 + slave */
 
+/* A listening socket for QMP or the gdbstub: unix:PATH, tcp:HOST:PORT, or
+ * an inherited listening fd (libvirt's -chardev socket,fd=N). */
+enum listen_kind { LISTEN_UNIX, LISTEN_TCP, LISTEN_FD };
+
+struct listen_spec {
+	enum listen_kind kind;
+	char path[108]; /* UNIX */
+	char host[64];	/* TCP; "" is every address */
+	char port[8];	/* TCP */
+	int fd;		/* FD */
+	bool wait;	/* block at start-up until a client connects */
+	bool telnet;	/* chardevs: telnet negotiation on each connection */
+};
+
 /* A character device spec: -serial, -monitor. */
 enum chardev_kind {
 	CHARDEV_NONE,
@@ -28,6 +42,7 @@ enum chardev_kind {
 	CHARDEV_FILE,
 	CHARDEV_UNIX, /* a unix socket server */
 	CHARDEV_PTY,  /* a new pseudo-terminal (-chardev pty): libvirt's console */
+	CHARDEV_TCP,  /* a TCP server (sock), plain or telnet */
 };
 
 struct chardev_spec {
@@ -35,6 +50,8 @@ struct chardev_spec {
 	char path[108];	  /* FILE, UNIX (a sockaddr_un path fits) */
 	bool wait;	  /* UNIX: block at start-up until a client connects */
 	char id[32];	  /* -chardev id=: query-chardev's label; "" for -serial */
+	struct listen_spec sock; /* TCP */
+	bool append;		 /* FILE: append=on */
 };
 
 enum device_kind {
@@ -145,19 +162,6 @@ enum action_panic {
 	ACTION_PANIC_PAUSE,
 	ACTION_PANIC_EXIT_FAILURE,
 	ACTION_PANIC_NONE,
-};
-
-/* A listening socket for QMP or the gdbstub: unix:PATH, tcp:HOST:PORT, or
- * an inherited listening fd (libvirt's -chardev socket,fd=N). */
-enum listen_kind { LISTEN_UNIX, LISTEN_TCP, LISTEN_FD };
-
-struct listen_spec {
-	enum listen_kind kind;
-	char path[108]; /* UNIX */
-	char host[64];	/* TCP; "" is every address */
-	char port[8];	/* TCP */
-	int fd;		/* FD */
-	bool wait;	/* block at start-up until a client connects */
 };
 
 #define CLI_MAX_CHARDEVS 8
@@ -391,6 +395,11 @@ bool cli_is_q35_name(const char *name);
  * wait=off spellings too). With need_server (QMP) the server option must be
  * given and wait defaults on, as in QEMU; else (gdb) it is implied and
  * wait is off. 0, or -1 with err. */
+/* The -chardev with this id as a frontend's backend (marks it used). */
+int cli_chardev_lookup(struct vmm_config *cfg, const char *id, struct chardev_spec *spec, char *err,
+		       size_t errlen);
+/* -mon chardev=ID,mode=readline: the HMP monitor on that chardev. */
+int cli_monitor_on_chardev(struct vmm_config *cfg, const char *id, char *err, size_t errlen);
 int cli_parse_listen(const char *s, bool need_server, struct listen_spec *spec, char *err,
 		     size_t errlen);
 

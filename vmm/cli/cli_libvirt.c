@@ -487,9 +487,11 @@ int cli_chardev_serial_backend(struct chardev_def *d, const char *backend, char 
 		d->spec.kind = CHARDEV_FILE;
 	else if (!strcmp(backend, "null"))
 		d->spec.kind = CHARDEV_NULL;
+	else if (!strcmp(backend, "stdio"))
+		d->spec.kind = CHARDEV_STDIO;
 	else {
-		snprintf(err, errlen, "backend '%s' is not supported (socket, pty, file, null)",
-			 backend);
+		snprintf(err, errlen,
+			 "backend '%s' is not supported (socket, pty, file, stdio, null)", backend);
 		return -1;
 	}
 	while (cli_next_kv(&rest, &key, &v)) {
@@ -499,8 +501,10 @@ int cli_chardev_serial_backend(struct chardev_def *d, const char *backend, char 
 		} else if (!strcmp(key, "path") && d->spec.kind == CHARDEV_FILE && v && *v &&
 			   strlen(v) < sizeof(d->spec.path)) {
 			strcpy(d->spec.path, v);
-		} else if (!strcmp(key, "append") || !strcmp(key, "logappend") ||
-			   !strcmp(key, "mux")) {
+		} else if (!strcmp(key, "append") && d->spec.kind == CHARDEV_FILE) {
+			if (bool_value(key, v, &d->spec.append, err, errlen) < 0)
+				return -1;
+		} else if (!strcmp(key, "logappend") || !strcmp(key, "mux")) {
 			bool b;
 
 			if (bool_value(key, v, &b, err, errlen) < 0)

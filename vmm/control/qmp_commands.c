@@ -125,25 +125,6 @@ CMD(cmd_query_cpus_fast)
 	return 0;
 }
 
-static const char *chardev_filename(const struct chardev_spec *s, char *buf, size_t len)
-{
-	switch (s->kind) {
-	case CHARDEV_STDIO:
-	case CHARDEV_MON_STDIO:
-		return "stdio";
-	case CHARDEV_FILE:
-		snprintf(buf, len, "file:%s", s->path);
-		return buf;
-	case CHARDEV_UNIX:
-		snprintf(buf, len, "unix:%s,server=on", s->path);
-		return buf;
-	case CHARDEV_PTY:
-		return "pty";
-	default:
-		return "null";
-	}
-}
-
 CMD(cmd_query_chardev)
 {
 	json_t *list = json_array();
@@ -152,25 +133,22 @@ CMD(cmd_query_chardev)
 	for (unsigned i = 0; i < CLI_MAX_SERIALS; i++) {
 		if (!m->serial_chr[i])
 			continue;
-		const char *pty = chardev_pty_path(m->serial_chr[i]);
 
 		/* -chardev id= is the label (libvirt looks for its alias) */
 		snprintf(label, sizeof(label), "%s", m->cfg->serial[i].id);
 		if (!label[0])
 			snprintf(label, sizeof(label), "serial%u", i);
-		if (pty)
-			snprintf(buf, sizeof(buf), "pty:%s", pty);
+		chardev_describe(m->serial_chr[i], buf, sizeof(buf));
 		json_array_append_new(list, json_pack("{s:s,s:s,s:b}", "label", label, "filename",
-						      pty ? buf
-							  : chardev_filename(&m->cfg->serial[i], buf,
-									     sizeof(buf)),
-						      "frontend-open", 1));
+						      buf, "frontend-open", 1));
 	}
-	if (m->monitor_chr)
-		json_array_append_new(list, json_pack("{s:s,s:s,s:b}", "label", "compat_monitor0",
-						      "filename",
-						      chardev_filename(&m->cfg->monitor, buf, sizeof(buf)),
-						      "frontend-open", 1));
+	if (m->monitor_chr) {
+		chardev_describe(m->monitor_chr, buf, sizeof(buf));
+		json_array_append_new(list, json_pack("{s:s,s:s,s:b}", "label",
+						      m->cfg->monitor.id[0] ? m->cfg->monitor.id
+									    : "compat_monitor0",
+						      "filename", buf, "frontend-open", 1));
+	}
 	*ret = list;
 	return 0;
 }
@@ -369,26 +347,26 @@ CMD(cmd_human_monitor_command)
 }
 
 static const struct qmp_command commands[] = {
-	{"qmp_capabilities", cmd_capabilities},
-	{"query-version", cmd_query_version},
-	{"query-commands", cmd_query_commands},
-	{"query-status", cmd_query_status},
-	{"query-name", cmd_query_name},
-	{"query-uuid", cmd_query_uuid},
-	{"query-kvm", cmd_query_kvm},
-	{"query-target", cmd_query_target},
-	{"query-machines", cmd_query_machines},
-	{"query-cpus-fast", cmd_query_cpus_fast},
-	{"query-chardev", cmd_query_chardev},
-	{"query-block", cmd_query_block},
-	{"query-pci", cmd_query_pci},
-	{"stop", cmd_stop},
-	{"cont", cmd_cont},
-	{"system_reset", cmd_system_reset},
-	{"system_powerdown", cmd_system_powerdown},
-	{"set_link", cmd_set_link},
-	{"quit", cmd_quit},
-	{"human-monitor-command", cmd_human_monitor_command},
+	{"qmp_capabilities", cmd_capabilities, "?enable:any"},
+	{"query-version", cmd_query_version, NULL},
+	{"query-commands", cmd_query_commands, NULL},
+	{"query-status", cmd_query_status, NULL},
+	{"query-name", cmd_query_name, NULL},
+	{"query-uuid", cmd_query_uuid, NULL},
+	{"query-kvm", cmd_query_kvm, NULL},
+	{"query-target", cmd_query_target, NULL},
+	{"query-machines", cmd_query_machines, NULL},
+	{"query-cpus-fast", cmd_query_cpus_fast, NULL},
+	{"query-chardev", cmd_query_chardev, NULL},
+	{"query-block", cmd_query_block, NULL},
+	{"query-pci", cmd_query_pci, NULL},
+	{"stop", cmd_stop, NULL},
+	{"cont", cmd_cont, NULL},
+	{"system_reset", cmd_system_reset, NULL},
+	{"system_powerdown", cmd_system_powerdown, NULL},
+	{"set_link", cmd_set_link, "name:str,up:bool"},
+	{"quit", cmd_quit, NULL},
+	{"human-monitor-command", cmd_human_monitor_command, "command-line:str,?cpu-index:int"},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
