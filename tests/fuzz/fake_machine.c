@@ -23,7 +23,12 @@ struct machine *fake_machine(void)
 {
 	if (fm)
 		return fm;
-	static struct vmm_config cfg = {.name = "fuzz"};
+	/* one socket of FAKE_CPUS cores, as the command line resolves -smp */
+	static struct vmm_config cfg = {
+		.name = "fuzz",
+		.smp = FAKE_CPUS,
+		.topo = {FAKE_CPUS, 1, 1, FAKE_CPUS, 1, FAKE_CPUS},
+	};
 
 	fm = calloc(1, sizeof(*fm));
 	fm->cfg = &cfg;
