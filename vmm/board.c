@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "backends/backends.h"
@@ -122,10 +123,51 @@ static void guest_reset_fn(void *opaque)
 	machine_request_reset(opaque);
 }
 
+/* A -chardev ringbuf (or null) no -serial or -mon took still exists, as
+ * in QEMU: ringbuf-write and ringbuf-read reach it, query-chardev lists it. */
+static int add_spare_ringbufs(struct machine *m, char *err, size_t errlen)
+{
+	const struct control_config *c = &m->cfg->control;
+
+	for (unsigned i = 0; i < c->n_chardevs; i++) {
+		const struct chardev_def *d = &c->chardevs[i];
+
+		if (d->used || !d->is_serial_backend ||
+		    (d->spec.kind != CHARDEV_RINGBUF && d->spec.kind != CHARDEV_NULL))
+			continue;
+		m->spare_chr[i] = chardev_new(&d->spec, m->host.loop, err, errlen);
+		if (!m->spare_chr[i])
+			return -1;
+	}
+	return 0;
+}
+
+struct chardev *board_find_chardev(struct machine *m, const char *id)
+{
+	const struct control_config *c = &m->cfg->control;
+
+	char label[16];
+
+	for (unsigned i = 0; i < CLI_MAX_SERIALS; i++) {
+		snprintf(label, sizeof(label), "serial%u", i); /* query-chardev's name */
+		if (m->serial_chr[i] && (m->cfg->serial[i].id[0] ? !strcmp(m->cfg->serial[i].id, id)
+								 : !strcmp(label, id)))
+			return m->serial_chr[i];
+	}
+	if (m->monitor_chr && m->cfg->monitor.id[0] && !strcmp(m->cfg->monitor.id, id))
+		return m->monitor_chr;
+	for (unsigned i = 0; i < c->n_chardevs; i++)
+		if (m->spare_chr[i] && !strcmp(c->chardevs[i].id, id))
+			return m->spare_chr[i];
+	return NULL;
+}
+
 static int add_monitor(struct machine *m, char *err, size_t errlen)
 {
 	const struct chardev_spec *spec = &m->cfg->monitor;
 
+	if (add_spare_ringbufs(m, err, errlen) < 0)
+		return -1;
 	if (!m->cfg->monitor_given || spec->kind == CHARDEV_NONE)
 		return 0;
 	m->monitor_chr = chardev_new(spec, m->host.loop, err, errlen);

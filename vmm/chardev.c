@@ -42,6 +42,10 @@ struct chardev {
 	char peer[80]; /* a TCP client's address, for query-chardev */
 	void (*quit_fn)(void *opaque);
 	void *quit_opaque;
+	/* ringbuf: the newest spec.ring_size bytes; prod - cons is what is
+	 * unread (both only grow), under out_lock */
+	uint8_t *ring;
+	uint64_t prod, cons;
 
 	uint8_t raw[CHR_BUF], pend[CHR_BUF];
 	size_t raw_off, raw_len, pend_off, pend_len;
@@ -285,6 +289,33 @@ void chardev_rx_ready(struct chardev *c)
 
 /* -------------------------------------------------------------- output */
 
+/* Older bytes give way: the ring keeps the newest, as QEMU's does. */
+static void ring_put(struct chardev *c, const uint8_t *p, size_t len)
+{
+	uint32_t size = c->spec.ring_size;
+
+	for (size_t i = 0; i < len; i++)
+		c->ring[c->prod++ & (size - 1)] = p[i];
+	if (c->prod - c->cons > size)
+		c->cons = c->prod - size;
+}
+
+bool chardev_is_ringbuf(const struct chardev *c)
+{
+	return c && c->ring;
+}
+
+size_t chardev_ringbuf_read(struct chardev *c, uint8_t *out, size_t max)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&c->out_lock);
+	while (n < max && c->cons < c->prod)
+		out[n++] = c->ring[c->cons++ & (c->spec.ring_size - 1)];
+	pthread_mutex_unlock(&c->out_lock);
+	return n;
+}
+
 void chardev_write(struct chardev *c, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
@@ -292,6 +323,8 @@ void chardev_write(struct chardev *c, const void *buf, size_t len)
 	if (!c)
 		return;
 	pthread_mutex_lock(&c->out_lock);
+	if (c->ring)
+		ring_put(c, p, len);
 	while (len && c->out_fd >= 0) {
 		ssize_t n = c->is_socket ? send(c->out_fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT)
 					 : write(c->out_fd, p, len);
@@ -461,6 +494,9 @@ void chardev_describe(const struct chardev *c, char *buf, size_t len)
 	case CHARDEV_PTY:
 		snprintf(buf, len, "pty:%s", s->path);
 		break;
+	case CHARDEV_RINGBUF:
+		snprintf(buf, len, "%s", s->memory ? "memory" : "ringbuf");
+		break;
 	case CHARDEV_UNIX:
 		snprintf(buf, len, "%sunix:%s,server=on", state, s->path);
 		break;
@@ -510,6 +546,14 @@ static int open_backend(struct chardev *c, char *err, size_t errlen)
 		return open_tcp(c, err, errlen);
 	case CHARDEV_PTY:
 		return open_pty(c, err, errlen);
+	case CHARDEV_RINGBUF:
+		if (c->spec.ring_size && !(c->spec.ring_size & (c->spec.ring_size - 1)))
+			c->ring = malloc(c->spec.ring_size);
+		if (!c->ring) {
+			snprintf(err, errlen, "ringbuf: no room for %u bytes", c->spec.ring_size);
+			return -1;
+		}
+		return 0;
 	default:
 		snprintf(err, errlen, "no such character device");
 		return -1;
@@ -583,5 +627,6 @@ void chardev_free(struct chardev *c)
 	if (c->pty_slave >= 0)
 		close(c->pty_slave);
 	pthread_mutex_destroy(&c->out_lock);
+	free(c->ring);
 	free(c);
 }

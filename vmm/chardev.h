@@ -69,6 +69,10 @@ bool chardev_is_tty(const struct chardev *c);
 /* query-chardev's "filename", in QEMU's words: "pty:/dev/pts/3",
  * "disconnected:unix:/p,server=on", "tcp:H:P,server=on <-> PEER:PORT". */
 void chardev_describe(const struct chardev *c, char *buf, size_t len);
+/* -chardev ringbuf|memory: whether c is one, and up to max of its unread
+ * bytes, oldest first (they are consumed). chardev_write fills it. */
+bool chardev_is_ringbuf(const struct chardev *c);
+size_t chardev_ringbuf_read(struct chardev *c, uint8_t *out, size_t max);
 /* -chardev pty: the terminal's /dev/pts path (query-chardev); else NULL. */
 const char *chardev_pty_path(const struct chardev *c);
 /* Restore the terminal if a chardev put it in raw mode (atexit, signals). */

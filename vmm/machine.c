@@ -404,6 +404,8 @@ void machine_destroy(struct machine *m)
 	monitor_free(m->monitor[0]);
 	monitor_free(m->monitor[1]);
 	chardev_free(m->monitor_chr);
+	for (unsigned i = 0; i < CLI_MAX_CHARDEVS; i++)
+		chardev_free(m->spare_chr[i]);
 	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++)
 		debug_exit_free(m->debug_exit[i]);
 	i8042_free(m->i8042);

@@ -180,6 +180,8 @@ struct machine {
 	struct serial *serial[CLI_MAX_SERIALS];
 	struct chardev *monitor_chr;
 	struct monitor *monitor[2]; /* on -monitor, on the mon:stdio mux */
+	/* -chardev ringbuf|null no frontend uses (QMP/HMP still reach them) */
+	struct chardev *spare_chr[CLI_MAX_CHARDEVS];
 	struct debug_exit *debug_exit[CLI_MAX_DEVICES];
 	struct i8042 *i8042;
 	struct rtc *rtc;
@@ -362,6 +364,9 @@ int board_init(struct machine *m, char *err, size_t errlen);
 /* `info pci`, `info block` (opaque: the machine), for the monitor's table. */
 void board_info_pci(void *opaque, FILE *out);
 void board_info_block(void *opaque, FILE *out);
+/* The chardev with -chardev id= (a serial port's, the monitor's, or a
+ * spare ringbuf), or NULL. */
+struct chardev *board_find_chardev(struct machine *m, const char *id);
 /* -machine none: the serial ports' host ends (no UARTs) and the monitor. */
 int board_init_none(struct machine *m, char *err, size_t errlen);
 

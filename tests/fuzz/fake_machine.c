@@ -208,6 +208,22 @@ bool chardev_is_tty(const struct chardev *c)
 	return false;
 }
 
+/* The fake machine has no chardevs: ringbuf-read/-write find no device. */
+struct chardev *board_find_chardev(struct machine *m, const char *id)
+{
+	return NULL;
+}
+
+bool chardev_is_ringbuf(const struct chardev *c)
+{
+	return false;
+}
+
+size_t chardev_ringbuf_read(struct chardev *c, uint8_t *out, size_t max)
+{
+	return 0;
+}
+
 /* The machine's views and commands in the monitor's table: the fake has
  * no board (board_ready stays false), so the table never offers them. */
 #define FAKE_VIEW(name)                                                                            \
@@ -252,6 +268,10 @@ void hmp_dump_guest_memory(struct machine *m, int argc, char **argv, FILE *out)
 
 /* The real one writes files: the fuzzer must not. */
 void hmp_save_memory(struct machine *m, int argc, char **argv, FILE *out, bool virt)
+{
+}
+
+void hmp_ringbuf(struct machine *m, int argc, char **argv, FILE *out, bool read)
 {
 }
 

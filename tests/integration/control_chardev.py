@@ -169,3 +169,79 @@ assert chardevs.get("mon0") == want, (chardevs, want)
 s.close()
 stop(p)
 print("wait=on held start-up until a client connected; query-chardev: %s" % want)
+
+
+# 5. -chardev ringbuf/memory: QMP ringbuf-write/-read (the newest bytes
+# kept, utf8 and base64, QEMU's errors) answer as QEMU's do; HMP's
+# ringbuf_write/ringbuf_read on a ringbuf behind -serial chardev:ID.
+RING_CASES = (
+    ("ringbuf-write", {"device": "r", "data": "hello world"}),
+    ("ringbuf-read", {"device": "r", "size": 100}),  # 8 bytes kept: "lo world"
+    ("ringbuf-read", {"device": "r", "size": 100}),
+    ("ringbuf-write", {"device": "r", "data": "aGk=", "format": "base64"}),
+    ("ringbuf-read", {"device": "r", "size": 1}),
+    ("ringbuf-read", {"device": "r", "size": 5, "format": "base64"}),
+    ("ringbuf-write", {"device": "m", "data": "QUJD", "format": "base64"}),
+    ("ringbuf-read", {"device": "m", "size": 2}),
+    ("ringbuf-read", {"device": "m", "size": 2, "format": "utf8"}),
+    ("ringbuf-read", {"device": "r", "size": 0}),
+    ("ringbuf-read", {"device": "m", "size": -1}),
+    ("ringbuf-read", {"device": "x", "size": 3}),
+    ("ringbuf-read", {"device": "n", "size": 3}),
+    ("ringbuf-write", {"device": "n", "data": "a"}),
+    ("ringbuf-write", {"device": "r", "data": "!!!", "format": "base64"}),
+    ("ringbuf-write", {"device": "r", "data": "a", "format": "hex"}),
+    ("ringbuf-read", {"device": "r", "size": "3"}),
+)
+
+
+def ringbuf_session(prog):
+    sock = "%s/rb-%s.sock" % (tmp, os.path.basename(prog))
+    p = start(prog, "-chardev", "ringbuf,id=r,size=8", "-chardev", "memory,id=m",
+              "-chardev", "null,id=n", "-qmp", "unix:%s,server=on,wait=off" % sock)
+    q = Qmp(sock)
+    q.cmd("qmp_capabilities")
+    out = [(name, args, {k: v for k, v in request(q, name, args).items() if k != "id"})
+           for name, args in RING_CASES]
+    chardevs = {c["label"]: (c["filename"], c["frontend-open"])
+                for c in q.cmd("query-chardev")["return"]}
+    stop(p)
+    return out, chardevs
+
+
+vmm_ring, vmm_chardevs = ringbuf_session(vmm)
+assert vmm_ring[1][2] == {"return": "lo world"}, vmm_ring[1]
+assert vmm_chardevs.get("r") == ("ringbuf", False) and vmm_chardevs.get("m") == ("memory", False), \
+    vmm_chardevs
+if qemu:
+    qemu_ring, qemu_chardevs = ringbuf_session(qemu)
+    for mine, theirs in zip(vmm_ring, qemu_ring):
+        assert mine == theirs, (mine, theirs)
+    for label in ("r", "m", "n"):
+        assert vmm_chardevs.get(label) == qemu_chardevs.get(label), (vmm_chardevs, qemu_chardevs)
+for size in ("7", "x"):
+    r = subprocess.run([vmm, "-machine", "none", "-nodefaults", "-chardev",
+                        "ringbuf,id=r,size=" + size], capture_output=True, text=True, timeout=10)
+    assert r.returncode != 0 and "size" in r.stderr, (size, r.returncode, r.stderr)
+assert "size of ringbuf chardev must be power of two" in subprocess.run(
+    [vmm, "-machine", "none", "-chardev", "ringbuf,id=r,size=7"], capture_output=True,
+    text=True, timeout=10).stderr
+
+# HMP on a telnet monitor: a ringbuf behind -serial chardev:ID too
+port = free_port()
+p = start(vmm, "-chardev", "ringbuf,id=r,size=16", "-serial", "chardev:r", "-monitor",
+          "telnet:127.0.0.1:%d,server=on,wait=off" % port)
+s = connect(port)
+read_until(s, b"(")
+hmp = b""
+for line in (b"ringbuf_write r a\\\\bz", b"ringbuf_read r 100", b"ringbuf_read r 100",
+             b"ringbuf_read nosuch 1", b"ringbuf_read r 0"):
+    s.sendall(line + b"\r\n")
+    hmp += read_until(s, b"\n(", 10)
+s.close()
+stop(p)
+hmp = hmp.replace(b"\r\n", b"\n")
+for want in (b"\na\\\\\\\\bz\n", b"Error: Device 'nosuch' not found\n",
+             b"Error: size must be greater than zero\n"):
+    assert want in hmp, (want, hmp)
+print("ringbuf: %d QMP answers as QEMU's, HMP ringbuf_read escapes" % len(vmm_ring))

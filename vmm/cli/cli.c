@@ -571,8 +571,9 @@ static const struct cli_option options[] = {
 	{"-no-shutdown", NULL, cli_parse_no_shutdown, 0, "pause instead of exiting at shutdown"},
 	{"-qmp", "DEV", cli_parse_qmp, 0,
 	 "QMP on unix:PATH,server,nowait or tcp:HOST:PORT,server,nowait"},
-	{"-chardev", "socket,id=ID,...", cli_parse_chardev_opt, 0,
-	 "a socket for -mon: path=P|fd=N|host=H,port=P,server=on,wait=off"},
+	{"-chardev", "BACKEND,id=ID,...", cli_parse_chardev_opt, 0,
+	 "socket (path=P|fd=N|host=H,port=P,server=on,wait=off), pty, file, null, stdio, "
+	 "ringbuf[,size=N]; for -serial chardev:ID, -mon chardev=ID"},
 	{"-mon", "chardev=ID,mode=control", cli_parse_mon, 0, "QMP on a -chardev socket"},
 	{"-gdb", "DEV", cli_parse_gdb, 0, "gdbstub on tcp:[HOST]:PORT or unix:PATH"},
 	{"-s", NULL, cli_parse_gdb_default, 0, "same as -gdb tcp::1234"},

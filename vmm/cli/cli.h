@@ -40,9 +40,10 @@ enum chardev_kind {
 	CHARDEV_STDIO,
 	CHARDEV_MON_STDIO, /* stdio, multiplexed with the monitor (Ctrl-A c) */
 	CHARDEV_FILE,
-	CHARDEV_UNIX, /* a unix socket server */
-	CHARDEV_PTY,  /* a new pseudo-terminal (-chardev pty): libvirt's console */
-	CHARDEV_TCP,  /* a TCP server (sock), plain or telnet */
+	CHARDEV_UNIX,	 /* a unix socket server */
+	CHARDEV_PTY,	 /* a new pseudo-terminal (-chardev pty): libvirt's console */
+	CHARDEV_TCP,	 /* a TCP server (sock), plain or telnet */
+	CHARDEV_RINGBUF, /* output kept in memory, read with QMP/HMP ringbuf-read */
 };
 
 struct chardev_spec {
@@ -52,6 +53,8 @@ struct chardev_spec {
 	char id[32];	  /* -chardev id=: query-chardev's label; "" for -serial */
 	struct listen_spec sock; /* TCP */
 	bool append;		 /* FILE: append=on */
+	uint32_t ring_size;	 /* RINGBUF: bytes kept, a power of two */
+	bool memory;		 /* RINGBUF: spelt "memory" (query-chardev says so) */
 };
 
 enum device_kind {
@@ -165,6 +168,8 @@ enum action_panic {
 };
 
 #define CLI_MAX_CHARDEVS 8
+#define CLI_RINGBUF_DEFAULT 65536u /* -chardev ringbuf without size=, as QEMU */
+#define CLI_RINGBUF_MAX (16u << 20)
 #define CLI_MAX_QMP 4
 
 /* -chardev BACKEND,id=ID,...: a named socket for -mon chardev=ID, or

@@ -299,6 +299,16 @@ static struct machine *machine_of(const struct monitor *mon)
 	return mon ? mon->m : NULL;
 }
 
+static void cmd_ringbuf_write(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	hmp_ringbuf(machine_of(mon), argc, argv, out, false);
+}
+
+static void cmd_ringbuf_read(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	hmp_ringbuf(machine_of(mon), argc, argv, out, true);
+}
+
 static void cmd_help(struct monitor *mon, int argc, char **argv, FILE *out);
 static void cmd_info(struct monitor *mon, int argc, char **argv, FILE *out);
 
@@ -328,6 +338,10 @@ static const struct {
 	{"hostfwd_remove", "[netdev_id] [tcp|udp]:[hostaddr]:hostport",
 	 "remove a host port forward", cmd_hostfwd_remove, NULL},
 	{"set_link", "NAME on|off", "change a NIC's link status", cmd_set_link, NULL},
+	{"ringbuf_write", "DEVICE DATA", "write DATA into a -chardev ringbuf", cmd_ringbuf_write,
+	 NULL},
+	{"ringbuf_read", "DEVICE SIZE", "read (and consume) up to SIZE bytes of a -chardev ringbuf",
+	 cmd_ringbuf_read, NULL},
 	{"quit", "", "exit vmm", cmd_quit, NULL},
 	{"q", "", "same as quit", cmd_quit, NULL},
 	{"wlan_country", "XX", "set the regulatory domain of every radio", cmd_wlan, has_wlan},

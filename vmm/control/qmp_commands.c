@@ -12,6 +12,7 @@
 #include "devices/pci/pci.h"
 #include "devices/storage/ide.h"
 #include "vmm/chardev.h"
+#include "vmm/control/base64.h"
 #include "vmm/control/monitor.h"
 #include "vmm/control/qmp_commands.h"
 
@@ -148,6 +149,14 @@ CMD(cmd_query_chardev)
 						      m->cfg->monitor.id[0] ? m->cfg->monitor.id
 									    : "compat_monitor0",
 						      "filename", buf, "frontend-open", 1));
+	}
+	for (unsigned i = 0; i < CLI_MAX_CHARDEVS; i++) {
+		if (!m->spare_chr[i])
+			continue;
+		chardev_describe(m->spare_chr[i], buf, sizeof(buf));
+		json_array_append_new(list, json_pack("{s:s,s:s,s:b}", "label",
+						      m->cfg->control.chardevs[i].id, "filename",
+						      buf, "frontend-open", 0));
 	}
 	*ret = list;
 	return 0;
@@ -312,6 +321,96 @@ CMD(cmd_set_link)
 	return 0;
 }
 
+/* ringbuf-read/-write's device and format (QEMU's enum DataFormat). */
+static struct chardev *ringbuf_args(struct machine *m, json_t *args, bool *base64,
+				    struct qmp_error *e)
+{
+	const char *dev = json_string_value(json_object_get(args, "device"));
+	const char *format = json_string_value(json_object_get(args, "format"));
+	struct chardev *c = dev ? board_find_chardev(m, dev) : NULL;
+
+	fail(e, "GenericError", "");
+	*base64 = format && !strcmp(format, "base64");
+	if (format && !*base64 && strcmp(format, "utf8"))
+		snprintf(e->desc, sizeof(e->desc), "Parameter 'format' does not accept value '%s'",
+			 format);
+	else if (!c)
+		snprintf(e->desc, sizeof(e->desc), "Device '%s' not found", dev ? dev : "");
+	else if (!chardev_is_ringbuf(c))
+		snprintf(e->desc, sizeof(e->desc), "%s is not a ringbuf device", dev);
+	else
+		return c;
+	return NULL;
+}
+
+CMD(cmd_ringbuf_write)
+{
+	const char *data = json_string_value(json_object_get(args, "data"));
+	struct chardev *c;
+	uint8_t *bytes;
+	long n;
+	bool base64;
+
+	if (!(c = ringbuf_args(m, args, &base64, e)))
+		return -1;
+	if (!base64) {
+		chardev_write(c, data, strlen(data));
+		return 0;
+	}
+	bytes = malloc(strlen(data) / 4 * 3 + 1);
+	n = bytes ? base64_decode(data, bytes) : -1;
+	if (n >= 0)
+		chardev_write(c, bytes, (size_t)n);
+	free(bytes);
+	return n < 0 ? fail(e, "GenericError", "Base64 data contains invalid characters") : 0;
+}
+
+/* utf8: the bytes up to the first NUL, as QEMU hands them over; what is
+ * not UTF-8 becomes '?' (JSON strings are UTF-8). */
+static json_t *ringbuf_text(uint8_t *buf, size_t n, bool base64)
+{
+	char *b64;
+	json_t *s;
+
+	if (base64) {
+		b64 = malloc(BASE64_LEN(n) + 1);
+		if (!b64)
+			return NULL;
+		base64_encode(buf, n, b64);
+		s = json_string(b64);
+		free(b64);
+		return s;
+	}
+	n = strnlen((char *)buf, n);
+	s = json_stringn((char *)buf, n);
+	for (size_t i = 0; !s && i < n; i++)
+		buf[i] = buf[i] < 0x80 ? buf[i] : '?';
+	return s ? s : json_stringn((char *)buf, n);
+}
+
+CMD(cmd_ringbuf_read)
+{
+	json_int_t size = json_integer_value(json_object_get(args, "size"));
+	struct chardev *c;
+	uint8_t *buf;
+	size_t n;
+	bool base64;
+
+	if (!(c = ringbuf_args(m, args, &base64, e)))
+		return -1;
+	if (size <= 0)
+		return fail(e, "GenericError", "size must be greater than zero");
+	if (size > CLI_RINGBUF_MAX) /* no ring holds more */
+		size = CLI_RINGBUF_MAX;
+	buf = malloc((size_t)size);
+	if (!buf)
+		return fail(e, "GenericError", "out of memory");
+	n = chardev_ringbuf_read(c, buf, (size_t)size);
+	*ret = ringbuf_text(buf, n, base64);
+	free(buf);
+	return *ret ? 0 : fail(e, "GenericError", "out of memory");
+}
+
 static void quit_now(struct machine *m)
 {
 	machine_host_quit(m, "host-qmp-quit");
@@ -365,6 +464,8 @@ static const struct qmp_command commands[] = {
 	{"system_reset", cmd_system_reset, NULL},
 	{"system_powerdown", cmd_system_powerdown, NULL},
 	{"set_link", cmd_set_link, "name:str,up:bool"},
+	{"ringbuf-write", cmd_ringbuf_write, "device:str,data:str,?format:str"},
+	{"ringbuf-read", cmd_ringbuf_read, "device:str,size:int,?format:str"},
 	{"quit", cmd_quit, NULL},
 	{"human-monitor-command", cmd_human_monitor_command, "command-line:str,?cpu-index:int"},
 };

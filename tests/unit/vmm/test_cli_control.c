@@ -157,6 +157,16 @@ START_TEST(libvirt_monitor)
 			       "chardev:f"),
 			 0);
 	ck_assert(cfg.serial[0].append);
+	/* ringbuf: QEMU's default size, a power of two, "memory" its alias */
+	ck_assert_int_eq(PARSE("-chardev", "ringbuf,id=r", "-serial", "chardev:r"), 0);
+	ck_assert_int_eq(cfg.serial[0].kind, CHARDEV_RINGBUF);
+	ck_assert_uint_eq(cfg.serial[0].ring_size, 65536);
+	ck_assert_int_eq(PARSE("-chardev", "memory,id=r,size=1024"), 0);
+	ck_assert(cfg.control.chardevs[0].spec.memory);
+	ck_assert_uint_eq(cfg.control.chardevs[0].spec.ring_size, 1024);
+	ck_assert_int_eq(PARSE("-chardev", "ringbuf,id=r,size=1000"), -1);
+	ck_assert_int_eq(PARSE("-chardev", "ringbuf,id=r,size=x"), -1);
+	ck_assert_int_eq(PARSE("-chardev", "ringbuf,id=r,size=0x80000000"), -1);
 	ck_assert_int_eq(PARSE("-chardev", "socket,id=m,path=/tmp/m"), -1); /* no server */
 	ck_assert_int_eq(PARSE("-chardev", "spicevmc,id=x"), -1);
 	ck_assert_int_eq(PARSE("-chardev", "pty,id=x", "-mon", "chardev=x,mode=control"), -1);
