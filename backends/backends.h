@@ -233,6 +233,9 @@ void netdev_free(struct netdev *nd);
  * impl=netstack|slirp). opts is the text after "user," (id= included
  * or not). NULL with a one-line reason in err. */
 struct netdev *netdev_user_new(const char *id, const char *opts, char *err, size_t errlen);
+/* The same options checked without opening anything (vmm does it before
+ * /dev/kvm): 0, or -1 with netdev_user_new's message. */
+int netdev_user_check(const char *opts, char *err, size_t errlen);
 /* -netdev tap,id=ID,ifname=NAME,script=no,downscript=no[,vnet_hdr=on|off]. */
 struct netdev *netdev_tap_new(const char *id, const char *opts, char *err, size_t errlen);
 

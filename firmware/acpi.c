@@ -65,6 +65,7 @@ struct acpi_buf {
 /* What the tables describe. */
 struct acpi_machine {
 	unsigned ncpus;
+	const uint8_t *apic_ids; /* NULL: 0..ncpus-1 */
 	uint16_t pvpanic_port;
 	unsigned dmar;
 };
@@ -273,7 +274,7 @@ static uint8_t *build_fadt(struct acpi_buf *b, uint32_t facs, uint32_t dsdt)
 	return t;
 }
 
-static uint8_t *build_madt(struct acpi_buf *b, unsigned ncpus)
+static uint8_t *build_madt(struct acpi_buf *b, unsigned ncpus, const uint8_t *apic_ids)
 {
 	size_t len = SDT_HDR_LEN + 8 + ncpus * MADT_LAPIC_LEN + MADT_IOAPIC_LEN + MADT_ISO_LEN +
 		     MADT_NMI_LEN;
@@ -288,12 +289,12 @@ static uint8_t *build_madt(struct acpi_buf *b, unsigned ncpus)
 		p[0] = 0;		/* processor local APIC */
 		p[1] = MADT_LAPIC_LEN;
 		p[2] = i;		/* ACPI processor UID */
-		p[3] = i;		/* APIC id */
+		p[3] = fw_apic_id(apic_ids, i);
 		put_le32(p + 4, 1);	/* enabled */
 	}
-	p[0] = 1;			/* I/O APIC, id ncpus, GSI base 0 */
+	p[0] = 1; /* I/O APIC after the CPUs, GSI base 0 */
 	p[1] = MADT_IOAPIC_LEN;
-	p[2] = ncpus;
+	p[2] = fw_ioapic_id(apic_ids, ncpus);
 	put_le32(p + 4, FW_IOAPIC_GPA);
 	p += MADT_IOAPIC_LEN;
 	p[0] = 2;			/* interrupt source override: the SCI */
@@ -313,7 +314,7 @@ static uint8_t *build_madt(struct acpi_buf *b, unsigned ncpus)
 /* DMA Remapping table (VT-d spec, chapter 8): one DRHD covering every PCI
  * device, with the I/O APIC's source ID in its device scope so Linux can
  * remap its interrupts. */
-static uint8_t *build_dmar(struct acpi_buf *b, unsigned ncpus, unsigned flags)
+static uint8_t *build_dmar(struct acpi_buf *b, unsigned ioapic_id, unsigned flags)
 {
 	size_t len = DMAR_HDR_LEN + DRHD_LEN + DMAR_SCOPE_LEN;
 	uint8_t *t = sdt(b, "DMAR", len, 1), *p;
@@ -331,7 +332,7 @@ static uint8_t *build_dmar(struct acpi_buf *b, unsigned ncpus, unsigned flags)
 	p += DRHD_LEN;
 	p[0] = 3; /* device scope: I/O APIC */
 	p[1] = DMAR_SCOPE_LEN;
-	p[4] = (uint8_t)ncpus;			   /* enumeration ID: the MADT's I/O APIC id */
+	p[4] = (uint8_t)ioapic_id;		   /* enumeration ID: the MADT's I/O APIC id */
 	p[5] = ACPI_DMAR_IOAPIC_SID >> 8;	   /* start bus */
 	p[6] = (ACPI_DMAR_IOAPIC_SID >> 3) & 0x1f; /* path: device, function */
 	p[7] = ACPI_DMAR_IOAPIC_SID & 7;
@@ -383,7 +384,7 @@ static int build_all(struct acpi_buf *b, uint8_t *rsdp, const struct acpi_machin
 	uint32_t ents[3];
 	unsigned n = 2;
 
-	if (m->ncpus == 0 || m->ncpus > 254)
+	if (m->ncpus == 0 || m->ncpus > 254 || fw_ioapic_id(m->apic_ids, m->ncpus) > 255)
 		return -EINVAL;
 	if (b->lk) /* FACS needs 64-byte alignment */
 		linker_allocate(b->lk, b->file, 64, ACPI_LOADER_ZONE_HIGH);
@@ -392,13 +393,13 @@ static int build_all(struct acpi_buf *b, uint8_t *rsdp, const struct acpi_machin
 	if (!dsdt || !facs)
 		return -ENOSPC;
 	fadt = build_fadt(b, gpa_of(b, facs), gpa_of(b, dsdt));
-	madt = build_madt(b, m->ncpus);
+	madt = build_madt(b, m->ncpus, m->apic_ids);
 	if (!fadt || !madt)
 		return -ENOSPC;
 	ents[0] = gpa_of(b, fadt);
 	ents[1] = gpa_of(b, madt);
 	if (m->dmar & ACPI_DMAR_PRESENT) {
-		uint8_t *t = build_dmar(b, m->ncpus, m->dmar);
+		uint8_t *t = build_dmar(b, fw_ioapic_id(m->apic_ids, m->ncpus), m->dmar);
 
 		if (!t)
 			return -ENOSPC;
@@ -415,13 +416,13 @@ static int build_all(struct acpi_buf *b, uint8_t *rsdp, const struct acpi_machin
 
 int acpi_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, uint16_t pvpanic_port)
 {
-	return acpi_build_dmar(buf, len, gpa, ncpus, pvpanic_port, 0);
+	return acpi_build_dmar(buf, len, gpa, ncpus, NULL, pvpanic_port, 0);
 }
 
-int acpi_build_dmar(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, uint16_t pvpanic_port,
-		    unsigned dmar)
+int acpi_build_dmar(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, const uint8_t *apic_ids,
+		    uint16_t pvpanic_port, unsigned dmar)
 {
-	const struct acpi_machine m = {ncpus, pvpanic_port, dmar};
+	const struct acpi_machine m = {ncpus, apic_ids, pvpanic_port, dmar};
 	struct acpi_buf b;
 	int ret;
 
@@ -435,10 +436,10 @@ int acpi_build_dmar(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, uint
 	return ret < 0 ? ret : (int)(ACPI_RSDP_ROOM + b.used);
 }
 
-int acpi_build_fw_cfg(struct acpi_fw_blobs *out, unsigned ncpus, uint16_t pvpanic_port,
-		      unsigned dmar)
+int acpi_build_fw_cfg(struct acpi_fw_blobs *out, unsigned ncpus, const uint8_t *apic_ids,
+		      uint16_t pvpanic_port, unsigned dmar)
 {
-	const struct acpi_machine m = {ncpus, pvpanic_port, dmar};
+	const struct acpi_machine m = {ncpus, apic_ids, pvpanic_port, dmar};
 	struct acpi_linker lk = {.cmds = out->loader, .max = sizeof(out->loader)};
 	struct acpi_buf b = {.base = out->tables, .len = sizeof(out->tables),
 			     .file = ACPI_FW_TABLES_FILE, .lk = &lk};

@@ -34,8 +34,8 @@ int fw_tables_build(const struct boot_request *req, uint64_t *rsdp, char *err, s
 	}
 	memset(buf, 0, FW_TABLES_SIZE); /* no RSDP left from an earlier boot */
 	if (!req->no_acpi)
-		len = acpi_build_dmar(buf, FW_TABLES_SIZE, FW_TABLES_GPA, ncpus, req->pvpanic_port,
-				      req->dmar);
+		len = acpi_build_dmar(buf, FW_TABLES_SIZE, FW_TABLES_GPA, ncpus, req->apic_ids,
+				      req->pvpanic_port, req->dmar);
 	if (len < 0) {
 		snprintf(err, errlen, "ACPI tables for %u CPUs: %s", ncpus, strerror(-len));
 		return len;
@@ -45,7 +45,8 @@ int fw_tables_build(const struct boot_request *req, uint64_t *rsdp, char *err, s
 	 * which FW_TABLES_GPA + 0xc00 is; the config table follows it. */
 	if (len > 0xc00)
 		return snprintf(err, errlen, "ACPI tables too large (%d bytes)", len), -ENOSPC;
-	mp = mptable_build(buf + 0xc00, FW_TABLES_SIZE - 0xc00, FW_TABLES_GPA + 0xc00, ncpus);
+	mp = mptable_build(buf + 0xc00, FW_TABLES_SIZE - 0xc00, FW_TABLES_GPA + 0xc00, ncpus,
+			   req->apic_ids);
 	if (mp < 0) {
 		snprintf(err, errlen, "MP table for %u CPUs: %s", ncpus, strerror(-mp));
 		return mp;

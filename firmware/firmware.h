@@ -71,6 +71,7 @@ struct boot_request {
 	const char *initrd_path; /* NULL when none */
 	const char *cmdline;	 /* never NULL ("" when none) */
 	unsigned ncpus;
+	const uint8_t *apic_ids; /* ncpus ascending APIC IDs (-smp's topology); NULL: 0..n-1 */
 	struct guest_mem *mem;
 	const struct e820_map *e820;
 	bool no_acpi; /* -no-acpi: the MP table only */
@@ -111,30 +112,43 @@ int multiboot_load(const struct boot_request *req, struct boot_cpu_state *cpu, c
 #define ACPI_S3_SLP_TYP 1u	/* the _S3 value (QEMU's) */
 #define ACPI_S5_SLP_TYP 5u	/* the _S5 value the DSDT hands the guest */
 
+/* A CPU's APIC ID in an apic_ids list (NULL: the index), and the I/O
+ * APIC's: the one after the last CPU's. */
+static inline unsigned fw_apic_id(const uint8_t *apic_ids, unsigned i)
+{
+	return apic_ids ? apic_ids[i] : i;
+}
+
+static inline unsigned fw_ioapic_id(const uint8_t *apic_ids, unsigned ncpus)
+{
+	return fw_apic_id(apic_ids, ncpus - 1) + 1;
+}
+
 /* MP spec 1.4 floating pointer + configuration table for ncpus CPUs
- * (APIC ids 0..n-1), the IOAPIC (id n) and ISA IRQs 0-15 identity-routed
+ * (APIC ids from apic_ids), the IOAPIC (fw_ioapic_id) and ISA IRQs 0-15 identity-routed
  * to its pins, written into buf which the guest sees at gpa. Returns the
  * bytes used, or -ENOSPC / -EINVAL (ncpus 0 or > 255). */
 /* The byte that makes the n bytes at p sum to zero (MP and ACPI checksums). */
 uint8_t fw_checksum(const void *p, size_t n);
-int mptable_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus);
+int mptable_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, const uint8_t *apic_ids);
 /* ACPI 2.0+ tables (RSDP, XSDT, RSDT, FADT with a PM1 block at
  * ACPI_PM_BASE, FACS, DSDT with _S5, MADT for ncpus CPUs + IOAPIC + the
- * SCI source override) into buf seen at gpa; the RSDP is first, at gpa.
+ * SCI source override; APIC IDs 0..n-1) into buf seen at gpa; the RSDP is first, at gpa.
  * With pvpanic_port, the DSDT also describes the pvpanic device there
  * (QEMU0001), so Linux's pvpanic driver binds. Returns bytes used or
  * -ENOSPC / -EINVAL. */
 int acpi_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, uint16_t pvpanic_port);
-/* The same with a DMAR table when dmar has ACPI_DMAR_PRESENT:
+/* The same for the CPUs' apic_ids (NULL: 0..n-1), with a DMAR table when
+ * dmar has ACPI_DMAR_PRESENT:
  * one DRHD for the VT-d unit at INTEL_IOMMU_BASE with INCLUDE_PCI_ALL and
- * the I/O APIC (id ncpus) in its device scope as 0xff:00.0, host address
+ * the I/O APIC (fw_ioapic_id) in its device scope as 0xff:00.0, host address
  * width 48, flags INTR_REMAP (and X2APIC_OPT_OUT) as given. */
 #define ACPI_DMAR_PRESENT 1u
 #define ACPI_DMAR_INTR_REMAP 2u
 #define ACPI_DMAR_X2APIC_OPT_OUT 4u
 #define ACPI_DMAR_IOAPIC_SID 0xff00u
-int acpi_build_dmar(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, uint16_t pvpanic_port,
-		    unsigned dmar);
+int acpi_build_dmar(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, const uint8_t *apic_ids,
+		    uint16_t pvpanic_port, unsigned dmar);
 /* The same tables for firmware (SeaBIOS) boots, as QEMU hands them over
  * through fw_cfg: ACPI_FW_TABLES_FILE holds every table but the RSDP with
  * pointers as offsets into that file and checksums left 0,
@@ -162,8 +176,8 @@ struct acpi_fw_blobs {
 	uint8_t loader[64 * ACPI_LOADER_CMD_LEN];
 	size_t tables_len, loader_len;
 };
-int acpi_build_fw_cfg(struct acpi_fw_blobs *out, unsigned ncpus, uint16_t pvpanic_port,
-		      unsigned dmar);
+int acpi_build_fw_cfg(struct acpi_fw_blobs *out, unsigned ncpus, const uint8_t *apic_ids,
+		      uint16_t pvpanic_port, unsigned dmar);
 /* Direct boot has no BIOS to program the PIIX3's PIRQ routing: the
  * machine sets PIRQA-D to pc_pirq_gsi[] (SeaBIOS's choice) and the DSDT's
  * _PRT says where INTA of each PCI slot arrives. */
@@ -238,6 +252,7 @@ int bios_map(const struct bios_image *img, const struct pc_mem_map *map, struct 
 struct pc_fw_config {
 	uint64_t ram_size;	  /* -m */
 	unsigned ncpus;
+	const uint8_t *apic_ids;     /* ncpus ascending APIC IDs; NULL: 0..n-1 */
 	const struct e820_map *e820; /* RAM entries become etc/e820 */
 	const char *boot_order;	  /* -boot order=: letters c, d, n; NULL = "cdn" */
 	/* Devices with a bootindex, in that order: "path\n" lines put before

@@ -128,7 +128,7 @@ static int add_acpi(struct fw_cfg *f, const struct pc_fw_config *c)
 	struct acpi_fw_blobs *b = malloc(sizeof(*b));
 	int ret = -ENOMEM;
 
-	if (b && acpi_build_fw_cfg(b, c->ncpus, c->pvpanic_port, c->dmar) == 0)
+	if (b && acpi_build_fw_cfg(b, c->ncpus, c->apic_ids, c->pvpanic_port, c->dmar) == 0)
 		ret = fw_cfg_add_file(f, ACPI_FW_TABLES_FILE, b->tables, b->tables_len) |
 		      fw_cfg_add_file(f, ACPI_FW_RSDP_FILE, b->rsdp, sizeof(b->rsdp)) |
 		      fw_cfg_add_file(f, ACPI_FW_LOADER_FILE, b->loader, b->loader_len);
@@ -159,7 +159,9 @@ int pc_fw_cfg_setup(struct fw_cfg *f, const struct pc_fw_config *c, char *err, s
 		memcpy(uuid, c->uuid, sizeof(uuid));
 	ret |= fw_cfg_add_u64(f, FW_CFG_RAM_SIZE, c->ram_size);
 	ret |= fw_cfg_add_u16(f, FW_CFG_NB_CPUS, (uint16_t)c->ncpus);
-	ret |= fw_cfg_add_u16(f, FW_CFG_MAX_CPUS, (uint16_t)c->ncpus);
+	/* SeaBIOS sizes its CPU list by the APIC IDs, as QEMU's apic_id_limit */
+	ret |= fw_cfg_add_u16(f, FW_CFG_MAX_CPUS,
+			      (uint16_t)(c->ncpus ? fw_ioapic_id(c->apic_ids, c->ncpus) : 0));
 	ret |= fw_cfg_add_u16(f, FW_CFG_NOGRAPHIC, c->nographic);
 	ret |= fw_cfg_add_u16(f, FW_CFG_BOOT_MENU, c->boot_menu);
 	ret |= fw_cfg_add(f, FW_CFG_UUID, uuid, sizeof(uuid));

@@ -44,22 +44,23 @@ static uint8_t *mp_small(uint8_t *p, const uint8_t e8[MP_SMALL_LEN])
 	return p + MP_SMALL_LEN;
 }
 
-int mptable_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus)
+int mptable_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, const uint8_t *apic_ids)
 {
 	size_t need = 16 + MPC_HDR_LEN + ncpus * MP_CPU_LEN + MP_SMALL_LEN * (2 + MP_ISA_IRQS + 2);
-	uint8_t ioapic_id = ncpus;
+	uint8_t ioapic_id;
 	unsigned nent;
 	uint8_t *cfg = buf + 16, *p;
 
-	if (ncpus == 0 || ncpus > 254)
+	if (ncpus == 0 || ncpus > 254 || fw_ioapic_id(apic_ids, ncpus) > 255)
 		return -EINVAL;
+	ioapic_id = (uint8_t)fw_ioapic_id(apic_ids, ncpus);
 	if (len < need)
 		return -ENOSPC;
 	memset(buf, 0, need);
 
 	p = cfg + MPC_HDR_LEN;
 	for (unsigned i = 0; i < ncpus; i++)
-		p = mp_cpu(p, i);
+		p = mp_cpu(p, fw_apic_id(apic_ids, i));
 	p = mp_small(p, (uint8_t[]){MP_BUS, 0, 'I', 'S', 'A', ' ', ' ', ' '});
 	p = mp_small(p, (uint8_t[]){MP_IOAPIC, ioapic_id, 0x11, 1, 0, 0, 0, 0});
 	put_le32(p - 4, FW_IOAPIC_GPA);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "backends/backends.h"
@@ -64,6 +65,16 @@ static void quit_from_mux(void *opaque)
 	machine_host_quit(opaque, "host-ui");
 }
 
+/* -serial N's host end, labelled serialN as in QEMU unless -chardev named it. */
+static struct chardev *new_serial_chardev(struct machine *m, unsigned i, char *err, size_t errlen)
+{
+	struct chardev_spec spec = m->cfg->serial[i];
+
+	if (!spec.id[0])
+		snprintf(spec.id, sizeof(spec.id), "serial%u", i);
+	return chardev_new(&spec, m->host.loop, err, errlen);
+}
+
 static int add_serials(struct machine *m, char *err, size_t errlen)
 {
 	for (unsigned i = 0; i < m->cfg->n_serial; i++) {
@@ -73,7 +84,7 @@ static int add_serials(struct machine *m, char *err, size_t errlen)
 
 		if (spec->kind == CHARDEV_NONE)
 			continue;
-		m->serial_chr[i] = chardev_new(spec, m->host.loop, err, errlen);
+		m->serial_chr[i] = new_serial_chardev(m, i, err, errlen);
 		if (!m->serial_chr[i])
 			return -1;
 		be = (struct char_backend){uart_out, uart_rx_ready, m->serial_chr[i]};
@@ -113,10 +124,51 @@ static void guest_reset_fn(void *opaque)
 	machine_request_reset(opaque);
 }
 
+/* A -chardev ringbuf (or null) no -serial or -mon took still exists, as
+ * in QEMU: ringbuf-write and ringbuf-read reach it, query-chardev lists it. */
+static int add_spare_ringbufs(struct machine *m, char *err, size_t errlen)
+{
+	const struct control_config *c = &m->cfg->control;
+
+	for (unsigned i = 0; i < c->n_chardevs; i++) {
+		const struct chardev_def *d = &c->chardevs[i];
+
+		if (d->used || !d->is_serial_backend ||
+		    (d->spec.kind != CHARDEV_RINGBUF && d->spec.kind != CHARDEV_NULL))
+			continue;
+		m->spare_chr[i] = chardev_new(&d->spec, m->host.loop, err, errlen);
+		if (!m->spare_chr[i])
+			return -1;
+	}
+	return 0;
+}
+
+struct chardev *board_find_chardev(struct machine *m, const char *id)
+{
+	const struct control_config *c = &m->cfg->control;
+
+	char label[16];
+
+	for (unsigned i = 0; i < CLI_MAX_SERIALS; i++) {
+		snprintf(label, sizeof(label), "serial%u", i); /* query-chardev's name */
+		if (m->serial_chr[i] && (m->cfg->serial[i].id[0] ? !strcmp(m->cfg->serial[i].id, id)
+								 : !strcmp(label, id)))
+			return m->serial_chr[i];
+	}
+	if (m->monitor_chr && m->cfg->monitor.id[0] && !strcmp(m->cfg->monitor.id, id))
+		return m->monitor_chr;
+	for (unsigned i = 0; i < c->n_chardevs; i++)
+		if (m->spare_chr[i] && !strcmp(c->chardevs[i].id, id))
+			return m->spare_chr[i];
+	return NULL;
+}
+
 static int add_monitor(struct machine *m, char *err, size_t errlen)
 {
 	const struct chardev_spec *spec = &m->cfg->monitor;
 
+	if (add_spare_ringbufs(m, err, errlen) < 0)
+		return -1;
 	if (!m->cfg->monitor_given || spec->kind == CHARDEV_NONE)
 		return 0;
 	m->monitor_chr = chardev_new(spec, m->host.loop, err, errlen);
@@ -127,20 +179,48 @@ static int add_monitor(struct machine *m, char *err, size_t errlen)
 	return 0;
 }
 
+/* -machine none: the host ends QEMU still opens there (a pty announced,
+ * a socket listening) with no serial port behind them, and the monitor. */
+int board_init_none(struct machine *m, char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < m->cfg->n_serial && i < CLI_MAX_SERIALS; i++) {
+		const struct chardev_spec *spec = &m->cfg->serial[i];
+
+		if (spec->kind == CHARDEV_NONE || spec->kind == CHARDEV_MON_STDIO)
+			continue;
+		m->serial_chr[i] = new_serial_chardev(m, i, err, errlen);
+		if (!m->serial_chr[i])
+			return -1;
+		chardev_start(m->serial_chr[i]);
+	}
+	return add_monitor(m, err, errlen);
+}
+
+/* How a drive's image opens, for the board and for the preflight check:
+ * a CD-ROM's medium read-only and without an overlay (nothing is written). */
+void drive_block_opts(const struct drive_spec *d, bool snapshot, struct block_opts *o)
+{
+	*o = (struct block_opts){
+		.path = d->file,
+		.read_only = d->read_only || d->cdrom,
+		.snapshot = snapshot && !d->cdrom,
+		.cache = (enum block_cache)d->cache,
+		.format = (enum block_format)d->format,
+		.no_lock = d->no_lock,
+	};
+}
+
 static int open_disks(struct machine *m, char *err, size_t errlen)
 {
 	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++) {
 		const struct drive_spec *d = &m->cfg->drives[i];
-		struct block_opts o = {d->file, d->read_only, m->cfg->snapshot,
-				       (enum block_cache)d->cache, (enum block_format)d->format,
-				       d->no_lock};
+		struct block_opts o;
 		char why[256];
 
-		if (d->cdrom) { /* read-only, and no overlay: nothing is written */
+		drive_block_opts(d, m->cfg->snapshot, &o);
+		if (d->cdrom) {
 			struct block_dev *medium = NULL;
 
-			o.read_only = true;
-			o.snapshot = false;
 			if (d->file && !(medium = block_open(&o, why, sizeof(why)))) {
 				snprintf(err, errlen, "CD-ROM %u (%s): %s", i, d->file, why);
 				return -1;
@@ -170,17 +250,13 @@ static int add_virtio_blk(struct machine *m, unsigned i, char *err, size_t errle
 {
 	const struct virtio_blk_spec *v = &m->cfg->vblk[i];
 	const struct drive_spec *d = &m->cfg->vdrives[v->drive];
-	struct block_opts o = {d->file,
-			       d->read_only,
-			       m->cfg->snapshot,
-			       (enum block_cache)d->cache,
-			       (enum block_format)d->format,
-			       d->no_lock};
+	struct block_opts o;
 	struct virtio_blk_opts vo = {NULL,     v->serial[0] ? v->serial : NULL,
 				     v->num_queues, v->devfn,
 				     d->id,    (enum block_aio_mode)d->aio};
 	char why[256];
 
+	drive_block_opts(d, m->cfg->snapshot, &o);
 	m->vdisks[i] = block_open(&o, why, sizeof(why));
 	if (!m->vdisks[i]) {
 		snprintf(err, errlen, "drive %s (%s): %s", d->id, d->file, why);
@@ -285,6 +361,7 @@ static int add_pc_platform(struct machine *m, char *err, size_t errlen)
 	struct pc_fw_config fw = {
 		.ram_size = m->cfg->ram_size,
 		.ncpus = m->ncpus,
+		.apic_ids = m->apic_ids,
 		.e820 = &m->e820,
 		.boot_order = m->cfg->boot_order,
 		.nographic = true,

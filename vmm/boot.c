@@ -13,6 +13,7 @@
 #include "vmm/machine.h"
 
 #define KERNEL_MAX_SIZE (1ull << 30)
+#define NOT_A_KERNEL "not a kernel vmm can boot (not multiboot, a Linux bzImage or a PVH ELF)"
 
 /* Multiboot has no tables of its own, so the VMM adds the MP table and
  * ACPI (smp.elf needs one) after the image is loaded; the loader sees an
@@ -59,7 +60,8 @@ static int read_file(const char *path, uint8_t **data, size_t *size, char *err, 
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0 ||
 	    (uint64_t)st.st_size > KERNEL_MAX_SIZE) {
-		snprintf(err, errlen, "-kernel %s: not a regular, non-empty file under 1 GiB", path);
+		snprintf(err, errlen, "-kernel %s: not a regular, non-empty file under 1 GiB",
+			 path);
 		close(fd);
 		return -1;
 	}
@@ -85,6 +87,75 @@ static int read_file(const char *path, uint8_t **data, size_t *size, char *err, 
 	close(fd);
 	*size = done;
 	return 0;
+}
+
+/* A loader's signature: a multiboot header (magic, flags and checksum
+ * summing to 0, 4-aligned in the first 8 KiB), a Linux setup header
+ * ("HdrS" at 0x202) or an ELF image (PVH, multiboot ELF). */
+static bool looks_bootable(const uint8_t *k, size_t size)
+{
+	for (size_t off = 0; off + 12 <= size && off < 8192; off += 4) {
+		uint32_t w[3];
+
+		memcpy(w, k + off, sizeof(w));
+		if (w[0] == 0x1badb002u && w[0] + w[1] + w[2] == 0)
+			return true;
+	}
+	if (size > 0x206 && !memcmp(k + 0x202, "HdrS", 4))
+		return true;
+	return size > 4 && !memcmp(k,
+				   "\x7f"
+				   "ELF",
+				   4);
+}
+
+/* -initrd: one file, or multiboot's "file args,file2" list (",," a comma). */
+static int check_initrd(const char *list, char *err, size_t errlen)
+{
+	char path[4096];
+
+	if (access(list, R_OK) == 0)
+		return 0;
+	while (*list) {
+		size_t n = 0;
+
+		for (; *list && !(*list == ',' && list[1] != ','); list++) {
+			if (*list == ',')
+				list++;
+			if (n < sizeof(path) - 1)
+				path[n++] = *list;
+		}
+		path[n] = 0;
+		path[strcspn(path, " ")] = 0; /* the module's arguments follow */
+		if (access(path, R_OK) < 0) {
+			snprintf(err, errlen, "-initrd: could not load initrd '%s': %s", path,
+				 strerror(errno));
+			return -1;
+		}
+		list += *list == ',';
+	}
+	return 0;
+}
+
+int boot_check_kernel(const struct vmm_config *cfg, char *err, size_t errlen)
+{
+	uint8_t *data = NULL;
+	size_t size = 0;
+	bool ok;
+
+	if (!cfg->kernel)
+		return cfg->initrd
+		       ? snprintf(err, errlen, "-initrd only allowed with -kernel option"),
+		       -1 : 0;
+	if (read_file(cfg->kernel, &data, &size, err, errlen) < 0)
+		return -1;
+	ok = looks_bootable(data, size);
+	free(data);
+	if (!ok) {
+		snprintf(err, errlen, "-kernel %s: " NOT_A_KERNEL, cfg->kernel);
+		return -1;
+	}
+	return cfg->initrd ? check_initrd(cfg->initrd, err, errlen) : 0;
 }
 
 /* What SeaBIOS would do before booting: PIIX3 PIRQA-D to the IRQs the
@@ -141,6 +212,7 @@ int boot_load_kernel(struct machine *m, char *err, size_t errlen)
 		.initrd_path = cfg->initrd,
 		.cmdline = cfg->append ? cfg->append : "",
 		.ncpus = m->ncpus,
+		.apic_ids = m->apic_ids,
 		.mem = &m->mem,
 		.e820 = &m->e820,
 		.no_acpi = cfg->lv.no_acpi,
@@ -167,10 +239,7 @@ int boot_load_kernel(struct machine *m, char *err, size_t errlen)
 			return -1;
 		}
 	}
-	snprintf(err, errlen,
-		 "-kernel %s: not a kernel vmm can boot (not multiboot, a Linux bzImage or a PVH "
-		 "ELF)",
-		 cfg->kernel);
+	snprintf(err, errlen, "-kernel %s: " NOT_A_KERNEL, cfg->kernel);
 	return -1;
 }
 

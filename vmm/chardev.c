@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 
 #include "backends/backends.h"
 #include "vmm/chardev.h"
+#include "vmm/control/listen.h"
 
 #define CHR_BUF 256
 
@@ -36,8 +38,14 @@ struct chardev {
 	struct chardev_frontend fe[CHARDEV_MAX_FRONTENDS];
 	unsigned n_fe, focus;
 	bool escape; /* the previous byte was Ctrl-A */
+	struct telnet_state telnet;
+	char peer[80]; /* a TCP client's address, for query-chardev */
 	void (*quit_fn)(void *opaque);
 	void *quit_opaque;
+	/* ringbuf: the newest spec.ring_size bytes; prod - cons is what is
+	 * unread (both only grow), under out_lock */
+	uint8_t *ring;
+	uint64_t prod, cons;
 
 	uint8_t raw[CHR_BUF], pend[CHR_BUF];
 	size_t raw_off, raw_len, pend_off, pend_len;
@@ -261,6 +269,10 @@ static void on_readable(void *opaque, int fd, unsigned events)
 	}
 	c->raw_off = 0;
 	c->raw_len = (size_t)n;
+	if (c->spec.kind == CHARDEV_TCP && c->spec.sock.telnet)
+		c->raw_len = telnet_filter(&c->telnet, c->raw, c->raw_len);
+	if (!c->raw_len)
+		return;
 	pump_and_watch(c);
 }
 
@@ -277,6 +289,33 @@ void chardev_rx_ready(struct chardev *c)
 
 /* -------------------------------------------------------------- output */
 
+/* Older bytes give way: the ring keeps the newest, as QEMU's does. */
+static void ring_put(struct chardev *c, const uint8_t *p, size_t len)
+{
+	uint32_t size = c->spec.ring_size;
+
+	for (size_t i = 0; i < len; i++)
+		c->ring[c->prod++ & (size - 1)] = p[i];
+	if (c->prod - c->cons > size)
+		c->cons = c->prod - size;
+}
+
+bool chardev_is_ringbuf(const struct chardev *c)
+{
+	return c && c->ring;
+}
+
+size_t chardev_ringbuf_read(struct chardev *c, uint8_t *out, size_t max)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&c->out_lock);
+	while (n < max && c->cons < c->prod)
+		out[n++] = c->ring[c->cons++ & (c->spec.ring_size - 1)];
+	pthread_mutex_unlock(&c->out_lock);
+	return n;
+}
+
 void chardev_write(struct chardev *c, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
@@ -284,6 +323,8 @@ void chardev_write(struct chardev *c, const void *buf, size_t len)
 	if (!c)
 		return;
 	pthread_mutex_lock(&c->out_lock);
+	if (c->ring)
+		ring_put(c, p, len);
 	while (len && c->out_fd >= 0) {
 		ssize_t n = c->is_socket ? send(c->out_fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT)
 					 : write(c->out_fd, p, len);
@@ -300,10 +341,31 @@ void chardev_write(struct chardev *c, const void *buf, size_t len)
 
 bool chardev_is_tty(const struct chardev *c)
 {
-	return c && c->is_tty;
+	/* a telnet client leaves the echo to the server (WILL ECHO) */
+	return c && (c->is_tty || (c->spec.kind == CHARDEV_TCP && c->spec.sock.telnet));
 }
 
 /* -------------------------------------------------------------- sockets */
+
+/* A new client: remember who for query-chardev, and open the telnet
+ * session the way QEMU does. */
+static void client_connected(struct chardev *c)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	char host[64] = "", port[8] = "";
+
+	c->peer[0] = 0;
+	c->telnet = (struct telnet_state){0};
+	if (c->spec.kind != CHARDEV_TCP)
+		return;
+	if (getpeername(c->in_fd, (struct sockaddr *)&ss, &len) == 0 &&
+	    getnameinfo((struct sockaddr *)&ss, len, host, sizeof(host), port, sizeof(port),
+			NI_NUMERICHOST | NI_NUMERICSERV) == 0)
+		snprintf(c->peer, sizeof(c->peer), "%s:%s", host, port);
+	if (c->spec.sock.telnet)
+		chardev_write(c, telnet_greeting, sizeof(telnet_greeting));
+}
 
 static void on_accept(void *opaque, int fd, unsigned events)
 {
@@ -316,6 +378,7 @@ static void on_accept(void *opaque, int fd, unsigned events)
 	pthread_mutex_lock(&c->out_lock);
 	c->in_fd = c->out_fd = client;
 	pthread_mutex_unlock(&c->out_lock);
+	client_connected(c);
 	watch_input(c, true);
 	for (unsigned i = 0; i < c->n_fe; i++)
 		send_event(c, i, CHARDEV_OPENED);
@@ -355,6 +418,30 @@ static int open_unix(struct chardev *c, char *err, size_t errlen)
 	return 0;
 }
 
+/* tcp:HOST:PORT,server=on[,wait=on][,telnet=on]: one client at a time;
+ * wait=on blocks start-up until the first connects, as QEMU does. */
+static int open_tcp(struct chardev *c, char *err, size_t errlen)
+{
+	char what[96];
+
+	c->listen_fd = listen_open(&c->spec.sock, err, errlen);
+	if (c->listen_fd < 0)
+		return -1;
+	c->is_socket = true;
+	if (!c->spec.wait)
+		return 0;
+	listen_describe(&c->spec.sock, what, sizeof(what));
+	/* QEMU's words, so scripts waiting for them work with vmm too */
+	fprintf(stderr, "QEMU waiting for connection on: disconnected:%s,server=on\n", what);
+	c->in_fd = c->out_fd = listen_accept(c->listen_fd, true);
+	if (c->in_fd < 0) {
+		snprintf(err, errlen, "%s: accept: %s", what, strerror(errno));
+		return -1;
+	}
+	client_connected(c);
+	return 0;
+}
+
 /* ----------------------------------------------------------------- pty */
 
 /* A new pseudo-terminal whose other end (/dev/pts/N) a console client
@@ -391,6 +478,38 @@ static int open_pty(struct chardev *c, char *err, size_t errlen)
 	return 0;
 }
 
+void chardev_describe(const struct chardev *c, char *buf, size_t len)
+{
+	const struct chardev_spec *s = &c->spec;
+	const char *state = c->is_socket && c->in_fd < 0 ? "disconnected:" : "";
+
+	switch (s->kind) {
+	case CHARDEV_STDIO:
+	case CHARDEV_MON_STDIO:
+		snprintf(buf, len, "stdio");
+		break;
+	case CHARDEV_FILE:
+		snprintf(buf, len, "file");
+		break;
+	case CHARDEV_PTY:
+		snprintf(buf, len, "pty:%s", s->path);
+		break;
+	case CHARDEV_RINGBUF:
+		snprintf(buf, len, "%s", s->memory ? "memory" : "ringbuf");
+		break;
+	case CHARDEV_UNIX:
+		snprintf(buf, len, "%sunix:%s,server=on", state, s->path);
+		break;
+	case CHARDEV_TCP:
+		snprintf(buf, len, "%s%s:%s:%s,server=on%s%s", state,
+			 s->sock.telnet ? "telnet" : "tcp", s->sock.host, s->sock.port,
+			 *state ? "" : " <-> ", *state ? "" : c->peer);
+		break;
+	default:
+		snprintf(buf, len, "null");
+	}
+}
+
 const char *chardev_pty_path(const struct chardev *c)
 {
 	return c && c->spec.kind == CHARDEV_PTY ? c->spec.path : NULL;
@@ -412,7 +531,10 @@ static int open_backend(struct chardev *c, char *err, size_t errlen)
 			set_raw_tty(c->spec.kind == CHARDEV_STDIO);
 		return 0;
 	case CHARDEV_FILE:
-		c->out_fd = open(c->spec.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		c->out_fd =
+			open(c->spec.path,
+			     O_WRONLY | O_CREAT | O_CLOEXEC | (c->spec.append ? O_APPEND : O_TRUNC),
+			     0644);
 		if (c->out_fd < 0) {
 			snprintf(err, errlen, "file:%s: %s", c->spec.path, strerror(errno));
 			return -1;
@@ -420,8 +542,18 @@ static int open_backend(struct chardev *c, char *err, size_t errlen)
 		return 0;
 	case CHARDEV_UNIX:
 		return open_unix(c, err, errlen);
+	case CHARDEV_TCP:
+		return open_tcp(c, err, errlen);
 	case CHARDEV_PTY:
 		return open_pty(c, err, errlen);
+	case CHARDEV_RINGBUF:
+		if (c->spec.ring_size && !(c->spec.ring_size & (c->spec.ring_size - 1)))
+			c->ring = malloc(c->spec.ring_size);
+		if (!c->ring) {
+			snprintf(err, errlen, "ringbuf: no room for %u bytes", c->spec.ring_size);
+			return -1;
+		}
+		return 0;
 	default:
 		snprintf(err, errlen, "no such character device");
 		return -1;
@@ -485,7 +617,8 @@ void chardev_free(struct chardev *c)
 	if (c->listen_fd >= 0) {
 		evloop_del_fd(c->loop, c->listen_fd);
 		close(c->listen_fd);
-		unlink(c->spec.path);
+		if (c->spec.kind == CHARDEV_UNIX)
+			unlink(c->spec.path);
 	}
 	if (c->spec.kind == CHARDEV_FILE || c->spec.kind == CHARDEV_PTY || c->is_socket) {
 		if (c->out_fd >= 0)
@@ -494,5 +627,6 @@ void chardev_free(struct chardev *c)
 	if (c->pty_slave >= 0)
 		close(c->pty_slave);
 	pthread_mutex_destroy(&c->out_lock);
+	free(c->ring);
 	free(c);
 }

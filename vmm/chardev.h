@@ -30,6 +30,20 @@ struct chardev_frontend {
 	void *opaque;
 };
 
+/* telnet=on: what the client's input still owes of an IAC sequence. */
+struct telnet_state {
+	uint8_t skip; /* bytes of option negotiation still to drop */
+	bool iac;     /* the previous byte was IAC */
+	bool sub;     /* inside IAC SB ... IAC SE */
+};
+
+/* The server's opening: WILL ECHO, WILL SUPPRESS-GO-AHEAD, binary both
+ * ways (QEMU's choice: a raw, character-at-a-time session). */
+extern const uint8_t telnet_greeting[12];
+/* Strip telnet commands from buf in place (IAC IAC is a 0xff byte);
+ * returns the bytes of data left. */
+size_t telnet_filter(struct telnet_state *t, uint8_t *buf, size_t len);
+
 #define CHARDEV_MAX_FRONTENDS 2
 #define CHARDEV_ESCAPE 0x01 /* Ctrl-A */
 
@@ -52,6 +66,13 @@ void chardev_write(struct chardev *c, const void *buf, size_t len);
 void chardev_rx_ready(struct chardev *c);
 /* Whether output goes to a terminal (monitors echo input there). */
 bool chardev_is_tty(const struct chardev *c);
+/* query-chardev's "filename", in QEMU's words: "pty:/dev/pts/3",
+ * "disconnected:unix:/p,server=on", "tcp:H:P,server=on <-> PEER:PORT". */
+void chardev_describe(const struct chardev *c, char *buf, size_t len);
+/* -chardev ringbuf|memory: whether c is one, and up to max of its unread
+ * bytes, oldest first (they are consumed). chardev_write fills it. */
+bool chardev_is_ringbuf(const struct chardev *c);
+size_t chardev_ringbuf_read(struct chardev *c, uint8_t *out, size_t max);
 /* -chardev pty: the terminal's /dev/pts path (query-chardev); else NULL. */
 const char *chardev_pty_path(const struct chardev *c);
 /* Restore the terminal if a chardev put it in raw mode (atexit, signals). */

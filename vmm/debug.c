@@ -78,7 +78,7 @@ static void take_stop(struct vcpu *v, bool quiet)
 	pthread_mutex_unlock(&m->lock);
 	if (!pending)
 		return;
-	m->debug.last_stop_cpu = v->kvm.id;
+	m->debug.last_stop_cpu = v->index;
 	machine_stop_for(m, RUN_STATE_DEBUG);
 	if (m->debug.step_cpu >= 0) {
 		m->debug.step_cpu = -1;
@@ -87,7 +87,7 @@ static void take_stop(struct vcpu *v, bool quiet)
 	if (quiet)
 		return;
 	describe_stop(v, why, sizeof(why));
-	fprintf(stderr, "vmm: vCPU %u stopped at %#llx (%s)\n", v->kvm.id,
+	fprintf(stderr, "vmm: vCPU %u stopped at %#llx (%s)\n", v->index,
 		(unsigned long long)v->debug_pc, why);
 }
 

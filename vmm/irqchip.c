@@ -181,7 +181,7 @@ bool irqchip_pre_run(struct vcpu *v)
 
 	if (ic->mode == IRQCHIP_OFF)
 		return irqchip_off_pre_run(v);
-	if (v->kvm.id != 0)
+	if (v->index != 0)
 		return true;
 	if (!i8259_intr(ic->pic)) {
 		run->request_interrupt_window = 0;

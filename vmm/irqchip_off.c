@@ -71,7 +71,7 @@ void irqchip_off_kick(struct vcpu *v)
 
 	if (!ic || !ic->cpu)
 		return;
-	c = &ic->cpu[v->kvm.id];
+	c = &ic->cpu[v->index];
 	pthread_mutex_lock(&c->lock);
 	c->woken = true;
 	pthread_cond_signal(&c->cond);
@@ -374,10 +374,10 @@ static void inject(struct ic_cpu *c, struct lapic *a, struct kvm_run *run)
 bool irqchip_off_pre_run(struct vcpu *v)
 {
 	struct vmm_irqchip *ic = v->m->ic;
-	struct ic_cpu *c = &ic->cpu[v->kvm.id];
-	struct lapic *a = apic_bus_cpu(ic->apics, v->kvm.id);
+	struct ic_cpu *c = &ic->cpu[v->index];
+	struct lapic *a = apic_bus_cpu(ic->apics, v->index);
 
-	lapic_set_thread_cpu((int)v->kvm.id);
+	lapic_set_thread_cpu((int)v->index);
 	take_events(c, a);
 	if (c->state == CPU_HALTED && wakes(c, a, v->kvm.run->if_flag))
 		c->state = CPU_RUNNING;
@@ -393,7 +393,7 @@ void irqchip_off_hlt(struct vcpu *v)
 {
 	struct vmm_irqchip *ic = v->m->ic;
 
-	ic->cpu[v->kvm.id].state = CPU_HALTED;
+	ic->cpu[v->index].state = CPU_HALTED;
 }
 
 /* ------------------------------------------------------------- MSRs */
@@ -421,11 +421,11 @@ static int write_apic_base(struct vcpu *v, struct lapic *a, uint64_t val)
  * on lowering only) reach the TPR before vmm reads it for the exit. */
 void irqchip_off_post_run(struct vcpu *v)
 {
-	struct ic_cpu *c = &v->m->ic->cpu[v->kvm.id];
+	struct ic_cpu *c = &v->m->ic->cpu[v->index];
 	struct kvm_run *run = v->kvm.run;
 
 	if (run->cr8 != c->last_cr8) {
-		lapic_set_tpr(apic_bus_cpu(v->m->ic->apics, v->kvm.id), (uint8_t)(run->cr8 << 4));
+		lapic_set_tpr(apic_bus_cpu(v->m->ic->apics, v->index), (uint8_t)(run->cr8 << 4));
 		c->last_cr8 = (uint8_t)run->cr8;
 	}
 }
@@ -433,7 +433,7 @@ void irqchip_off_post_run(struct vcpu *v)
 void irqchip_off_msr(struct vcpu *v)
 {
 	struct kvm_run *run = v->kvm.run;
-	struct lapic *a = apic_bus_cpu(v->m->ic->apics, v->kvm.id);
+	struct lapic *a = apic_bus_cpu(v->m->ic->apics, v->index);
 	uint64_t data = 0;
 	int r;
 

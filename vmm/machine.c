@@ -241,7 +241,7 @@ static int restore_reset_state(struct vcpu *v)
 	return ret;
 }
 
-/* KVM's supported CPUID, with each vCPU's APIC ID filled in. */
+/* KVM's supported CPUID, with each vCPU's place in the topology. */
 static int setup_cpuid(struct vcpu *v)
 {
 	struct kvm_cpuid2 *c = v->m->cpuid;
@@ -249,7 +249,7 @@ static int setup_cpuid(struct vcpu *v)
 
 	/* Idempotent on the shared copy: the model and switches only clear or
 	 * set the same bits, the topology is rewritten for this vCPU. */
-	cpuid_apply(c, &v->m->cfg->cpu, v->kvm.id);
+	cpuid_apply(c, &v->m->cfg->cpu, &v->m->cfg->topo, v->index);
 	tsc_khz = kvm_vcpu_get_tsc_khz(&v->kvm);
 	if (tsc_khz > 0 && c->nent < KVM_MAX_CPUID_ENTRIES) /* a stable rate for kvmclock */
 		cpuid_set_tsc_leaf(c, tsc_khz);
@@ -271,6 +271,7 @@ static int create_vcpus(struct machine *m, char *err, size_t errlen)
 		snprintf(err, errlen, "KVM_GET_SUPPORTED_CPUID: %s", strerror(-ret));
 		return -1;
 	}
+	cpuid_add_topology_leaves(m->cpuid, KVM_MAX_CPUID_ENTRIES, &m->cfg->topo);
 	m->vcpus = calloc(m->cfg->smp, sizeof(*m->vcpus));
 	if (!m->vcpus) {
 		snprintf(err, errlen, "out of memory");
@@ -280,7 +281,10 @@ static int create_vcpus(struct machine *m, char *err, size_t errlen)
 		struct vcpu *v = &m->vcpus[i];
 
 		v->m = m;
-		ret = kvm_vcpu_create(&m->vm, i, &v->kvm);
+		v->index = i;
+		/* KVM's vCPU id is the initial (x2)APIC ID, as in QEMU */
+		m->apic_ids[i] = (uint8_t)topo_apic_id(&m->cfg->topo, i); /* cli checked: < 255 */
+		ret = kvm_vcpu_create(&m->vm, m->apic_ids[i], &v->kvm);
 		if (ret == 0)
 			m->ncpus++;
 		if (ret == 0)
@@ -359,7 +363,9 @@ int machine_init(struct machine *m, const struct vmm_config *cfg, char *err, siz
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIG_KICK, &sa, NULL); /* no SA_RESTART: KVM_RUN returns EINTR */
 
-	if (kvm_open(&m->sys, NULL, err, errlen) < 0)
+	/* VMM_KVM_DEVICE: another device node, which tests use to make KVM
+	 * unavailable on a host that has it */
+	if (kvm_open(&m->sys, getenv("VMM_KVM_DEVICE"), err, errlen) < 0)
 		return -1;
 	if (kvm_require_caps(&m->sys, kvm_vmm_caps, kvm_vmm_caps_count, err, errlen) < 0)
 		return -1;
@@ -399,6 +405,8 @@ void machine_destroy(struct machine *m)
 	monitor_free(m->monitor[0]);
 	monitor_free(m->monitor[1]);
 	chardev_free(m->monitor_chr);
+	for (unsigned i = 0; i < CLI_MAX_CHARDEVS; i++)
+		chardev_free(m->spare_chr[i]);
 	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++)
 		debug_exit_free(m->debug_exit[i]);
 	i8042_free(m->i8042);

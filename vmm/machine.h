@@ -69,7 +69,8 @@ struct vcpu_reset_state {
 
 struct vcpu {
 	struct machine *m;
-	struct kvm_vcpu kvm;
+	struct kvm_vcpu kvm; /* kvm.id: the APIC ID (topo_apic_id) */
+	unsigned index;	     /* in machine.vcpus: QEMU's cpu-index */
 	pthread_t thread;
 	pid_t tid;
 	bool started;
@@ -137,6 +138,7 @@ struct machine {
 
 	struct vcpu *vcpus;
 	unsigned ncpus;
+	uint8_t apic_ids[CLI_MAX_SMP]; /* each vCPU's, for the MADT and MP table */
 
 	/* Pausing: see machine_pause(). */
 	pthread_mutex_t lock;
@@ -178,6 +180,8 @@ struct machine {
 	struct serial *serial[CLI_MAX_SERIALS];
 	struct chardev *monitor_chr;
 	struct monitor *monitor[2]; /* on -monitor, on the mon:stdio mux */
+	/* -chardev ringbuf|null no frontend uses (QMP/HMP still reach them) */
+	struct chardev *spare_chr[CLI_MAX_CHARDEVS];
 	struct debug_exit *debug_exit[CLI_MAX_DEVICES];
 	struct i8042 *i8042;
 	struct rtc *rtc;
@@ -354,6 +358,15 @@ int boot_load_kernel(struct machine *m, char *err, size_t errlen);
  * -device pvpanic's port (0: none), -device intel-iommu's ACPI_DMAR_*. */
 uint16_t boot_pvpanic_port(const struct vmm_config *cfg);
 unsigned boot_dmar_flags(const struct iommu_spec *s);
+/* Before the machine exists: -kernel readable and a format a loader takes
+ * (multiboot, bzImage, ELF), each -initrd file readable. 0, or -1 with err. */
+int boot_check_kernel(const struct vmm_config *cfg, char *err, size_t errlen);
+/* preflight.c: every input (disks, -kernel, -initrd, -bios, user
+ * networking's options) checked before /dev/kvm is opened. */
+int preflight_check(const struct vmm_config *cfg, char *err, size_t errlen);
+/* board.c: the block_opts a drive's image opens with (a CD-ROM's medium
+ * read-only, no overlay). */
+void drive_block_opts(const struct drive_spec *d, bool snapshot, struct block_opts *o);
 /* Translate a loader's boot CPU state into register values. */
 void boot_state_to_regs(const struct boot_cpu_state *b, struct kvm_regs *regs,
 			struct kvm_sregs *sregs);
@@ -367,6 +380,11 @@ int board_init(struct machine *m, char *err, size_t errlen);
 /* `info pci`, `info block` (opaque: the machine), for the monitor's table. */
 void board_info_pci(void *opaque, FILE *out);
 void board_info_block(void *opaque, FILE *out);
+/* The chardev with -chardev id= (a serial port's, the monitor's, or a
+ * spare ringbuf), or NULL. */
+struct chardev *board_find_chardev(struct machine *m, const char *id);
+/* -machine none: the serial ports' host ends (no UARTs) and the monitor. */
+int board_init_none(struct machine *m, char *err, size_t errlen);
 
 /* ----------------------------------------------------------- net.c */
 

@@ -56,6 +56,7 @@ static int build(struct machine *m, char *err, size_t errlen)
 	if (cfg.lv.machine_none) /* QMP and nothing else */
 		return machine_init_none(m, &cfg, err, errlen) < 0 ||
 				       machine_control_init(m, err, errlen) < 0 ||
+				       board_init_none(m, err, errlen) < 0 ||
 				       qmp_start(m, err, errlen) < 0
 			       ? -1
 			       : machine_start(m, err, errlen); /* no vCPUs: -S state only */
@@ -90,19 +91,14 @@ int main(int argc, char **argv)
 		cli_usage(stdout, argv[0]);
 		return 0;
 	}
-	if (cfg.device_help) { /* QEMU's format: kvm-unit-tests grep it */
-		printf("name \"isa-debug-exit\", bus ISA\nname \"pc-testdev\", bus ISA\n"
-		       "name \"pvpanic\", bus ISA\nname \"isa-serial\", bus ISA\n"
-		       "name \"virtio-net-pci\", bus PCI\nname \"virtio-wlan-pci\", bus PCI\n"
-		       "name \"virtio-blk-pci\", bus PCI\nname \"edu\", bus PCI\n"
-		       "name \"pci-testdev\", bus PCI\n"
-		       "name \"intel-iommu\", bus System\n");
-		return 0;
-	}
+	if (cfg.help_topic != CLI_HELP_NONE) /* QEMU's layout: tools read it */
+		return cli_print_help_topic(stdout, &cfg, err, sizeof(err)) < 0 ? fail(err) : 0;
 	if (cfg.version) {
 		printf("vmm version %s\n", VMM_VERSION);
 		return 0;
 	}
+	if (preflight_check(&cfg, err, sizeof(err)) < 0) /* before /dev/kvm */
+		return fail(err);
 	signal(SIGPIPE, SIG_IGN);
 	if (cfg.control.daemonize && process_daemonize(err, sizeof(err)) < 0)
 		return fail(err);

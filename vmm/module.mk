@@ -18,6 +18,8 @@ VMM_LDLIBS = $(LZ4_LIBS) $(JANSSON_LIBS) $(SLIRP_LIBS) $$(WLAN_LDLIBS) $(SECCOMP
 $(eval $(call program,vmm,vmm/main.c,$(VMM_LIBS),$(VMM_LDLIBS)))
 $(eval $(call unit_test,vmm_cli_net,tests/unit/vmm/test_cli_net.c,libcli.a,$(JANSSON_LIBS)))
 $(eval $(call unit_test,vmm_cli,tests/unit/vmm/test_cli.c,libcli.a,$(JANSSON_LIBS)))
+# the help verbs, --help against the option table, -smp and APIC IDs
+$(eval $(call unit_test,vmm_cli_help,tests/unit/vmm/test_cli_help.c,libcli.a,$(JANSSON_LIBS)))
 INTEG_TESTS += tests/integration/core-hello.sh
 KVM_TESTS += tests/integration/core-hello.sh
 BENCHES += bench/core-startup.sh
@@ -27,6 +29,7 @@ KVM_TESTS += tests/integration/core-monitor.sh
 INTEG_TESTS += tests/integration/core-debug.sh
 KVM_TESTS += tests/integration/core-debug.sh
 $(eval $(call unit_test,vmm_monitor,tests/unit/vmm/test_monitor.c,$(VMM_LIBS),$(VMM_LDLIBS)))
+$(eval $(call unit_test,vmm_qmp_args,tests/unit/vmm/test_qmp_args.c,$(VMM_LIBS),$(VMM_LDLIBS)))
 BENCHES += bench/core-pio.sh
 KVM_BENCHES += bench/core-pio.sh
 BENCHES += bench/core-mmio.sh
@@ -41,9 +44,13 @@ INTEG_TESTS += tests/integration/control-gdb.sh
 KVM_TESTS += tests/integration/control-gdb.sh
 # QEMU's -cpu models and switches, and the tests' -cpu wrapper.
 INTEG_TESTS += tests/integration/cpu-models.sh
+# inputs checked before KVM, -smp errors and the help verbs against QEMU (no guest)
+INTEG_TESTS += tests/integration/cli-qemu.sh
 # libvirt 9.0 manages a vmm guest (two Linux boots: minutes where the
 # guest's ring 0 is emulated, so with the Linux tests)
 INTEG_TESTS += tests/integration/libvirt-probe.sh
+# character devices and strict QMP, beside QEMU (-machine none, no KVM)
+INTEG_TESTS += tests/integration/control-chardev.sh
 LINUX_TESTS += tests/integration/libvirt.sh
 $(eval $(call unit_test,vmm_cli_libvirt,tests/unit/vmm/test_cli_libvirt.c,libcli.a,$(JANSSON_LIBS)))
 # pvpanic in the Linux guest: the DSDT's QEMU0001, a panic -> GUEST_PANICKED, status 4

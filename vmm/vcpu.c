@@ -63,7 +63,7 @@ static void handle_mmio(struct vcpu *v)
 
 static void fatal(struct vcpu *v, const char *what)
 {
-	fprintf(stderr, "vmm: vCPU %u: %s; stopping the VM\n", v->kvm.id, what);
+	fprintf(stderr, "vmm: vCPU %u: %s; stopping the VM\n", v->index, what);
 	vcpu_dump_state(v, stderr);
 	machine_fail(v->m);
 }
@@ -121,7 +121,7 @@ static bool dispatch(struct vcpu *v)
 		return true;
 	case KVM_EXIT_SHUTDOWN:
 		/* A triple fault: the PC resets (or exits with -no-reboot). */
-		fprintf(stderr, "vmm: vCPU %u: triple fault (reset)\n", v->kvm.id);
+		fprintf(stderr, "vmm: vCPU %u: triple fault (reset)\n", v->index);
 		machine_request_reset(v->m);
 		return true;
 	case KVM_EXIT_SYSTEM_EVENT:
@@ -155,7 +155,7 @@ void *vcpu_thread(void *arg)
 	char name[16];
 
 	v->tid = (pid_t)syscall(SYS_gettid);
-	snprintf(name, sizeof(name), "vcpu%u", v->kvm.id);
+	snprintf(name, sizeof(name), "vcpu%u", v->index);
 	prctl(PR_SET_NAME, name);
 	if (m->cfg->control.sandbox.on && sandbox_enter_vcpu(v->kvm.fd, v->kvm.vm->fd) < 0) {
 		machine_fail(m);
@@ -177,7 +177,7 @@ void *vcpu_thread(void *arg)
 			continue;
 		}
 		if (ret < 0) {
-			fprintf(stderr, "vmm: vCPU %u: KVM_RUN: %s\n", v->kvm.id, strerror(-ret));
+			fprintf(stderr, "vmm: vCPU %u: KVM_RUN: %s\n", v->index, strerror(-ret));
 			vcpu_dump_state(v, stderr);
 			machine_fail(m);
 			break;
@@ -279,10 +279,10 @@ void vcpu_dump_state(struct vcpu *v, FILE *out)
 	struct kvm_sregs s;
 
 	if (kvm_vcpu_get_regs(&v->kvm, &r) < 0 || kvm_vcpu_get_sregs(&v->kvm, &s) < 0) {
-		fprintf(out, "vCPU %u: registers unavailable\n", v->kvm.id);
+		fprintf(out, "vCPU %u: registers unavailable\n", v->index);
 		return;
 	}
-	fprintf(out, "vCPU %u state:\n", v->kvm.id);
+	fprintf(out, "vCPU %u state:\n", v->index);
 	dump_regs(out, &r, &s);
 	dump_code(v, out, &r, &s);
 }

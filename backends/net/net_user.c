@@ -340,6 +340,33 @@ static void describe(struct net_user *s)
 		 s->cfg.impl == USERNET_IMPL_SLIRP ? ",impl=slirp" : "");
 }
 
+int netdev_user_check(const char *opts, char *err, size_t errlen)
+{
+	struct usernet_cfg cfg = {0};
+	struct user_opts o = {.cfg = &cfg};
+	bool restricted;
+	char why[200];
+	int ret = -1;
+
+	o.restricted = &restricted;
+	o.strings = malloc(strlen(opts ? opts : "") + 1);
+	if (!o.strings) {
+		snprintf(err, errlen, "user: out of memory");
+		return -1;
+	}
+	if (netdev_each_opt("user", opts, user_opt, &o, err, errlen) < 0)
+		goto out;
+	for (unsigned i = 0; i < o.n_hostfwd; i++)
+		if (usernet_hostfwd_check(o.hostfwd[i], why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "user: hostfwd=%s: %s", o.hostfwd[i], why);
+			goto out;
+		}
+	ret = 0;
+out:
+	free(o.strings);
+	return ret;
+}
+
 struct netdev *netdev_user_new(const char *id, const char *opts, char *err, size_t errlen)
 {
 	struct net_user *s = calloc(1, sizeof(*s));

@@ -275,6 +275,16 @@ static int hostfwd(struct usernet *u, bool add, const char *spec, char *err, siz
 	return u->ops->hostfwd(u->impl, add, &fwd, err, errlen);
 }
 
+int usernet_hostfwd_check(const char *spec, char *err, size_t errlen)
+{
+	struct usernet_fwd fwd;
+
+	if (usernet_parse_fwd(spec, 0, &fwd) < 0)
+		return usernet_fail(err, errlen, -EINVAL,
+				    "hostfwd '%s': expected tcp|udp:HADDR:HPORT-GADDR:GPORT", spec);
+	return 0;
+}
+
 int usernet_hostfwd_add(struct usernet *u, const char *spec, char *err, size_t errlen)
 {
 	return hostfwd(u, true, spec, err, errlen);

@@ -112,6 +112,9 @@ void usernet_poll(struct usernet *u);
  * 0, or -errno with a one-line reason in err. */
 int usernet_hostfwd_add(struct usernet *u, const char *spec, char *err, size_t errlen);
 int usernet_hostfwd_remove(struct usernet *u, const char *spec, char *err, size_t errlen);
+/* Whether spec is a rule hostfwd_add would take (the syntax only; the
+ * host port may still be busy): 0 or -EINVAL with err. */
+int usernet_hostfwd_check(const char *spec, char *err, size_t errlen);
 
 struct usernet_stats {
 	uint64_t rx_frames, rx_bytes, tx_frames, tx_bytes, rx_bad;

@@ -23,7 +23,12 @@ struct machine *fake_machine(void)
 {
 	if (fm)
 		return fm;
-	static struct vmm_config cfg = {.name = "fuzz"};
+	/* one socket of FAKE_CPUS cores, as the command line resolves -smp */
+	static struct vmm_config cfg = {
+		.name = "fuzz",
+		.smp = FAKE_CPUS,
+		.topo = {FAKE_CPUS, 1, 1, FAKE_CPUS, 1, FAKE_CPUS},
+	};
 
 	fm = calloc(1, sizeof(*fm));
 	fm->cfg = &cfg;
@@ -207,6 +212,22 @@ bool chardev_is_tty(const struct chardev *c)
 	return false;
 }
 
+/* The fake machine has no chardevs: ringbuf-read/-write find no device. */
+struct chardev *board_find_chardev(struct machine *m, const char *id)
+{
+	return NULL;
+}
+
+bool chardev_is_ringbuf(const struct chardev *c)
+{
+	return false;
+}
+
+size_t chardev_ringbuf_read(struct chardev *c, uint8_t *out, size_t max)
+{
+	return 0;
+}
+
 /* The machine's views and commands in the monitor's table: the fake has
  * no board (board_ready stays false), so the table never offers them. */
 #define FAKE_VIEW(name)                                                                            \
@@ -251,6 +272,10 @@ void hmp_dump_guest_memory(struct machine *m, int argc, char **argv, FILE *out)
 
 /* The real one writes files: the fuzzer must not. */
 void hmp_save_memory(struct machine *m, int argc, char **argv, FILE *out, bool virt)
+{
+}
+
+void hmp_ringbuf(struct machine *m, int argc, char **argv, FILE *out, bool read)
 {
 }
 

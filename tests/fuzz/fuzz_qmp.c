@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 /* What qmp_commands.c takes from files the fake machine does not link
  * (qmp_libvirt.c, cli_libvirt.c, chardev.c, net.c): nothing to report. */
-const struct qmp_command qmp_libvirt_commands[] = {{NULL, NULL}};
+const struct qmp_command qmp_libvirt_commands[] = {{NULL, NULL, NULL}};
 
 void qmp_virtio_block_info(struct machine *m, json_t *list)
 {
@@ -60,6 +60,11 @@ void cli_uuid_string(const struct vmm_config *cfg, char out[37])
 const char *chardev_pty_path(const struct chardev *c)
 {
 	return NULL;
+}
+
+void chardev_describe(const struct chardev *c, char *buf, size_t len)
+{
+	snprintf(buf, len, "null");
 }
 
 int machine_set_link(struct machine *m, const char *name, bool up)

@@ -239,6 +239,37 @@ static bool send_ipi(unsigned apic_id, uint32_t cmd)
 #define ICR_FIXED 0x4000 /* fixed, physical, assert */
 
 static unsigned ipi_rounds, bsp_id;
+static bool print_topology;
+
+/* topo=1: the topology CPUID gives this CPU (leaf 1's APIC ID, count and
+ * HTT; leaf 0xB's levels; 0x1F's with dies), compared with QEMU's by
+ * core-smp.sh. */
+static void cpuid_count(unsigned leaf, unsigned sub, unsigned r[4])
+{
+	__asm__ volatile("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3])
+			 : "a"(leaf), "c"(sub));
+}
+
+static void show_topology(unsigned id)
+{
+	unsigned l1[4], b0[4], b1[4];
+
+	cpuid_count(1, 0, l1);
+	cpuid_count(0xb, 0, b0);
+	cpuid_count(0xb, 1, b1);
+	printf("smp: topo apic %u leaf1 %x htt %u 0xb.0 %x %x %x %x 0xb.1 %x %x %x %x\n", id,
+	       l1[1] >> 16, l1[3] >> 28 & 1, b0[0] & 0x1f, b0[1] & 0xffff, b0[2] & 0xffff, b0[3],
+	       b1[0] & 0x1f, b1[1] & 0xffff, b1[2] & 0xffff, b1[3]);
+	cpuid_count(0, 0, l1);
+	if (l1[0] < 0x1f)
+		return;
+	cpuid_count(0x1f, 1, b0);
+	cpuid_count(0x1f, 2, b1);
+	if (b0[1] & 0xffff) /* leaf 0x1F in use: the core and die levels */
+		printf("smp: topo apic %u 0x1f.1 %x %x %x 0x1f.2 %x %x %x\n", id, b0[0] & 0x1f,
+		       b0[1] & 0xffff, b0[2] & 0xffff, b1[0] & 0x1f, b1[1] & 0xffff,
+		       b1[2] & 0xffff);
+}
 static volatile unsigned pongs;
 
 /* AP: a ping from the BSP; answer it. */
@@ -294,6 +325,8 @@ void smp_ap_main(unsigned slot)
 		if (cpus.apic_id[i] == id)
 			arrived[i] = true;
 	printf("smp: cpu with apic id %u checked in (arrival %u)\n", id, slot + 1);
+	if (print_topology)
+		show_topology(id);
 	__atomic_add_fetch(&checked_in, 1, __ATOMIC_SEQ_CST);
 	unlock();
 	if (ipi_rounds) {
@@ -405,10 +438,13 @@ int guest_main(void)
 		lapic = cpus.lapic_base;
 	bsp = bsp_id = lapic_id();
 	ipi_rounds = (unsigned)kit_cmdline_uint("ipi", 0);
+	print_topology = kit_cmdline_uint("topo", 0) != 0;
 	kit_set_gate(VEC_PING, stub_ping);
 	kit_set_gate(VEC_PONG, stub_pong);
 	printf("smp: %u cpus in the %s, local APIC at %lx, bsp apic id %u\n", cpus.n, cpus.source,
 	       (uint64_t)lapic, bsp);
+	if (print_topology)
+		show_topology(bsp);
 	if (cpus.disabled)
 		printf("smp: %u more cpus listed as disabled\n", cpus.disabled);
 	if (cpus.skipped)

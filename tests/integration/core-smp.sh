@@ -58,6 +58,35 @@ else
 	cat "$out"
 	fails=$((fails + 1))
 fi
+# -smp topologies: the APIC IDs the MADT lists and the vCPUs answer with
+# (sockets=2,cores=3 skips 3), and the CPUID topology each vCPU reads,
+# the same as under QEMU (KVM, -cpu host) with the same payload and -smp.
+# topology PROGRAM...: what smp.elf reports with topo=1, sorted (arrival
+# order varies).
+topology() {
+	timeout 120 "$@" -m 64 -nographic -device isa-debug-exit,iobase=0xf4,iosize=4 \
+		-smp "$smp" -kernel "$SMP" -append topo=1 2>/dev/null </dev/null |
+		sed -n 's/ (arrival [0-9]*)//; /^smp: \(topo\|cpu with\|[0-9]* of\)/p' | sort
+}
+if command -v qemu-system-x86_64 >/dev/null; then
+	for smp in "sockets=2,cores=3" "8,sockets=2,cores=2,threads=2" "4" \
+		"8,dies=2,cores=2,threads=2"; do
+		got=$(topology "$VMM")
+		want=$(topology qemu-system-x86_64 -enable-kvm -cpu host)
+		if [ -n "$want" ] && [ "$got" = "$want" ]; then
+			echo "ok   -smp $smp: APIC IDs and CPUID topology as under QEMU"
+		else
+			echo "FAIL -smp $smp: vmm"
+			echo "$got"
+			echo "QEMU:"
+			echo "$want"
+			fails=$((fails + 1))
+		fi
+	done
+else
+	echo "FAIL: no qemu-system-x86_64 for the topology reference"
+	fails=$((fails + 1))
+fi
 # Four vCPU threads starting together under ASan + UBSan.
 [ -x "$VMM_ASAN" ] || { echo "FAIL: $VMM_ASAN not built"; exit 1; }
 vmm=$VMM_ASAN

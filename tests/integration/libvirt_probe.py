@@ -63,6 +63,8 @@ assert isinstance(ok("qom-list-properties", typename="none-machine"), list)
 machines = ok("query-machines")
 pc = [m for m in machines if m.get("alias") == "pc"]
 assert pc and pc[0]["name"].startswith("pc-i440fx-") and pc[0]["default-ram-id"] == "pc.ram"
+# vmm's default model is host (vmm/cli.c), named as QEMU names CPU types
+assert pc[0]["default-cpu-type"] == "host-x86_64-cpu", pc[0]
 err("query-tpm-models", "CommandNotFound")
 opts = {o["option"] for o in ok("query-command-line-options")}
 assert "machine" in opts and "sandbox" not in opts, opts

@@ -135,40 +135,31 @@ static int parse_memory(struct vmm_config *cfg, const struct cli_option *opt, co
 
 /* ------------------------------------------------------------ -smp N */
 
+/* Kept as given: the topology is resolved once -machine is known
+ * (QEMU's limit message names the machine). */
 static int parse_smp(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
 		     char *err, size_t errlen)
 {
-	char buf[128], *save = NULL, *tok;
-	uint64_t n = 0, v;
+	return smp_request_parse(val, &cfg->smp_req, err, errlen);
+}
 
-	if (strlen(val) >= sizeof(buf)) {
-		snprintf(err, errlen, "value too long");
+static int resolve_smp(struct vmm_config *cfg, char *err, size_t errlen)
+{
+	char why[256];
+
+	if (smp_resolve(&cfg->smp_req, cfg->q35 ? "pc-q35-7.2" : "pc-i440fx-7.2", CLI_MAX_SMP,
+			&cfg->topo, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "-smp: %s", why);
 		return -1;
 	}
-	strcpy(buf, val);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		const char *num = tok;
-
-		if (!strncmp(tok, "cpus=", 5))
-			num = tok + 5;
-		else if (!strncmp(tok, "maxcpus=", 8) || !strncmp(tok, "sockets=", 8) ||
-			 !strncmp(tok, "cores=", 6) || !strncmp(tok, "threads=", 8))
-			continue; /* topology hints: every vCPU is its own socket here */
-		else if (tok != buf) {
-			snprintf(err, errlen, "unknown parameter '%s'", tok);
-			return -1;
-		}
-		if (cli_parse_u64(num, &v) < 0) {
-			snprintf(err, errlen, "invalid CPU count '%s'", num);
-			return -1;
-		}
-		n = v;
-	}
-	if (n < 1 || n > CLI_MAX_SMP) {
-		snprintf(err, errlen, "CPU count must be 1 to %d, not '%s'", CLI_MAX_SMP, val);
+	cfg->smp = cfg->topo.cpus;
+	/* vmm's own local APICs are numbered by vCPU index */
+	if (cfg->irqchip == IRQCHIP_OFF && topo_apic_id(&cfg->topo, cfg->smp - 1) != cfg->smp - 1) {
+		snprintf(err, errlen,
+			 "-smp: kernel_irqchip=off needs contiguous APIC IDs (cores and "
+			 "threads powers of two)");
 		return -1;
 	}
-	cfg->smp = (unsigned)n;
 	return 0;
 }
 
@@ -243,9 +234,20 @@ int cli_parse_chardev(const char *s, bool allow_mon, struct chardev_spec *spec, 
 		}
 	} else if (!strncmp(s, "unix:", 5)) {
 		return parse_unix(s + 5, spec, err, errlen);
+	} else if (!strcmp(s, "pty")) {
+		spec->kind = CHARDEV_PTY;
+	} else if (!strncmp(s, "tcp:", 4) || !strncmp(s, "telnet:", 7)) {
+		spec->kind = CHARDEV_TCP;
+		if (cli_parse_listen(s, true, &spec->sock, err, errlen) < 0)
+			return -1;
+		spec->wait = spec->sock.wait;
 	} else {
-		snprintf(err, errlen, "unsupported backend '%s' (use %sstdio, file:PATH, "
-			 "unix:PATH,server,nowait, null or none)", s, allow_mon ? "mon:stdio, " : "");
+		snprintf(err, errlen,
+			 "unsupported backend '%s' (use %sstdio, file:PATH, "
+			 "unix:PATH,server,nowait, tcp:HOST:PORT,server=on, "
+			 "telnet:HOST:PORT,server=on, pty, "
+			 "chardev:ID, null or none)",
+			 s, allow_mon ? "mon:stdio, " : "");
 		return -1;
 	}
 	return 0;
@@ -258,48 +260,21 @@ static int parse_serial(struct vmm_config *cfg, const struct cli_option *opt, co
 		snprintf(err, errlen, "at most %d serial ports", CLI_MAX_SERIALS);
 		return -1;
 	}
+	if (!strncmp(val, "chardev:", 8))
+		return cli_chardev_lookup(cfg, val + 8, &cfg->serial[cfg->n_serial++], err, errlen);
 	return cli_parse_chardev(val, true, &cfg->serial[cfg->n_serial++], err, errlen);
 }
 
 static int parse_monitor(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
 			 char *err, size_t errlen)
 {
+	if (!strncmp(val, "chardev:", 8))
+		return cli_monitor_on_chardev(cfg, val + 8, err, errlen);
 	cfg->monitor_given = true;
 	return cli_parse_chardev(val, false, &cfg->monitor, err, errlen);
 }
 
-/* ----------------------------------------------------------- -device */
-
-static int debug_exit_prop(struct device_spec *d, const char *key, const char *val, char *err,
-			   size_t errlen)
-{
-	uint64_t v;
-
-	if (strcmp(key, "iobase") && strcmp(key, "iosize")) {
-		snprintf(err, errlen, "isa-debug-exit: unknown property '%s' (iobase, iosize)", key);
-		return -1;
-	}
-	if (cli_parse_u64(val, &v) < 0 || v > 0xffff || (!strcmp(key, "iosize") && (v < 1 || v > 4))) {
-		snprintf(err, errlen, "isa-debug-exit: invalid %s '%s'", key, val);
-		return -1;
-	}
-	if (!strcmp(key, "iobase"))
-		d->iobase = (uint16_t)v;
-	else
-		d->iosize = (uint16_t)v;
-	return 0;
-}
-
-/* QEMU's test device for kvm-unit-tests: no properties. */
-static int add_testdev(struct vmm_config *cfg, char *err, size_t errlen)
-{
-	if (cfg->n_devices == CLI_MAX_DEVICES) {
-		snprintf(err, errlen, "too many devices");
-		return -1;
-	}
-	cfg->devices[cfg->n_devices++] = (struct device_spec){.kind = DEVICE_PC_TESTDEV};
-	return 0;
-}
+/* ------------------------------------------- -display, -vnc, -global */
 
 /* -display none / -vnc none: vmm has no display to turn off. */
 static int parse_no_display(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
@@ -324,78 +299,15 @@ static int parse_global(struct vmm_config *cfg, const struct cli_option *opt, co
 	return 0;
 }
 
-static int parse_device(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
-			char *err, size_t errlen)
-{
-	struct device_spec *d;
-	char buf[512], *save = NULL, *tok;
-
-	if (strlen(val) >= sizeof(buf)) {
-		snprintf(err, errlen, "value too long");
-		return -1;
-	}
-	strcpy(buf, val);
-	tok = strtok_r(buf, ",", &save);
-	if (tok && (!strcmp(tok, "help") || !strcmp(tok, "?"))) {
-		cfg->device_help = true;
-		return 0;
-	}
-	if (tok && !strcmp(tok, "pc-testdev"))
-		return add_testdev(cfg, err, errlen);
-	if (tok && !strcmp(tok, "virtio-blk-pci"))
-		return cli_parse_virtio_blk(cfg, save, err, errlen);
-	if (tok && !strcmp(tok, "virtio-net-pci"))
-		return cli_parse_virtio_net(cfg, save, err, errlen);
-	if (tok && !strcmp(tok, "virtio-wlan-pci"))
-		return cli_parse_virtio_wlan(cfg, save, err, errlen);
-	if (tok && !strcmp(tok, "isa-serial")) /* cli_libvirt.c */
-		return cli_parse_isa_serial(cfg, save, err, errlen);
-	if (tok && !strcmp(tok, "intel-iommu")) /* cli_iommu.c */
-		return cli_parse_intel_iommu(cfg, save, err, errlen);
-	if (tok && !strcmp(tok, "edu"))
-		return cli_parse_edu(cfg, save, err, errlen);
-	if (tok && !strcmp(tok, "pci-testdev"))
-		return cli_parse_pci_testdev(cfg, save, err, errlen);
-	if (!tok || (strcmp(tok, "isa-debug-exit") && strcmp(tok, "pvpanic"))) {
-		snprintf(err, errlen,
-			 "unknown device '%s' (supported: isa-debug-exit, pc-testdev, pvpanic, "
-			 "virtio-blk-pci, virtio-net-pci, virtio-wlan-pci, isa-serial, edu, "
-			 "pci-testdev, intel-iommu)",
-			 tok ? tok : val);
-		return -1;
-	}
-	if (cfg->n_devices == CLI_MAX_DEVICES) {
-		snprintf(err, errlen, "too many devices");
-		return -1;
-	}
-	d = &cfg->devices[cfg->n_devices];
-	if (!strcmp(tok, "pvpanic")) { /* cli_control.c */
-		if (cli_parse_pvpanic(d, save, err, errlen) < 0)
-			return -1;
-		cfg->n_devices++;
-		return 0;
-	}
-	*d = (struct device_spec){DEVICE_ISA_DEBUG_EXIT, 0x501, 2, -1}; /* QEMU's defaults */
-	while ((tok = strtok_r(NULL, ",", &save))) {
-		char *eq = strchr(tok, '=');
-
-		if (!eq) {
-			snprintf(err, errlen, "isa-debug-exit: expected key=value, got '%s'", tok);
-			return -1;
-		}
-		*eq = 0;
-		if (debug_exit_prop(d, tok, eq + 1, err, errlen) < 0)
-			return -1;
-	}
-	cfg->n_devices++;
-	return 0;
-}
-
 /* ------------------------------------------------------- networking */
 
 static int parse_netdev(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
 			char *err, size_t errlen)
 {
+	if (cli_is_help(val)) {
+		cfg->help_topic = CLI_HELP_NETDEV;
+		return 0;
+	}
 	return cli_parse_netdev(cfg, val, err, errlen);
 }
 
@@ -503,7 +415,8 @@ static int parse_debugcon(struct vmm_config *cfg, const struct cli_option *opt, 
 	cfg->debugcon_given = true;
 	if (cli_parse_chardev(val, false, &cfg->debugcon, err, errlen) < 0)
 		return -1;
-	if (cfg->debugcon.kind == CHARDEV_UNIX) {
+	if (cfg->debugcon.kind == CHARDEV_UNIX || cfg->debugcon.kind == CHARDEV_TCP ||
+	    cfg->debugcon.kind == CHARDEV_PTY) {
 		snprintf(err, errlen, "use file:PATH, stdio, null or none");
 		return -1;
 	}
@@ -566,6 +479,10 @@ int cli_parse_machine(const char *val, struct vmm_config *cfg, char *err, size_t
 static int parse_machine_opt(struct vmm_config *cfg, const struct cli_option *opt,
 			     const char *val, char *err, size_t errlen)
 {
+	if (cli_is_help(val)) {
+		cfg->help_topic = CLI_HELP_MACHINE;
+		return 0;
+	}
 	return cli_parse_machine(val, cfg, err, errlen);
 }
 
@@ -588,6 +505,10 @@ static int parse_cpu(struct vmm_config *cfg, const struct cli_option *opt, const
 {
 	char why[256];
 
+	if (cli_is_help(val)) {
+		cfg->help_topic = CLI_HELP_CPU;
+		return 0;
+	}
 	if (cpu_spec_parse(val, &cfg->cpu, why, sizeof(why)) == 0)
 		return 0;
 	/* cpu_spec_parse names -cpu itself; cli_parse adds the name again. */
@@ -599,10 +520,12 @@ static int parse_cpu(struct vmm_config *cfg, const struct cli_option *opt, const
 
 static const struct cli_option options[] = {
 	{"-m", "SIZE", parse_memory, 0, "guest RAM; a bare number is MiB (512, 512M, 2G)"},
-	{"-smp", "N", parse_smp, 0, "number of vCPUs (1-255)"},
+	{"-smp", "[cpus=]N[,sockets=S][,dies=D][,cores=C][,threads=T][,maxcpus=N]", parse_smp, 0,
+	 "vCPUs (1-255) and their topology; missing values computed as QEMU does"},
 	{"-cpu", "MODEL[,+feat,-feat...]", parse_cpu, 0,
 	 "CPU model: host (default), max, baseline, qemu64, kvm64, IvyBridge, ..."},
-	{"-kernel", "FILE", cli_parse_string, FIELD(kernel), "boot this kernel (multiboot, Linux)"},
+	{"-kernel", "FILE", cli_parse_string, FIELD(kernel),
+	 "boot this kernel: Linux bzImage, PVH ELF (vmlinux) or multiboot"},
 	{"-initrd", "FILE", cli_parse_string, FIELD(initrd), "initial ramdisk / multiboot modules"},
 	{"-append", "CMDLINE", cli_parse_text, FIELD(append), "kernel command line"},
 	{"-nographic", NULL, cli_parse_flag, FIELD(nographic),
@@ -610,9 +533,10 @@ static const struct cli_option options[] = {
 	{"-serial", "DEV", parse_serial, 0,
 	 "next COM port: stdio, mon:stdio, file:PATH, unix:PATH,server,nowait, null, none"},
 	{"-monitor", "DEV", parse_monitor, 0, "monitor: stdio, unix:PATH,server,nowait, none"},
-	{"-device", "DRIVER,...", parse_device, 0,
+	{"-device", "DRIVER,...", cli_parse_device, 0,
 	 "add a device (help lists them): isa-debug-exit,iobase=0xf4,iosize=4, pc-testdev, "
-	 "pvpanic, edu[,addr=SLOT[.FN]], pci-testdev[,addr=SLOT[.FN]], intel-iommu[,intremap=on|off][,eim=on|off] "
+	 "pvpanic, edu[,addr=SLOT[.FN]], pci-testdev[,addr=SLOT[.FN]], "
+	 "intel-iommu[,intremap=on|off][,eim=on|off] "
 	 "(needs -M q35; intremap needs kernel_irqchip=split or off) or virtio-blk-pci,drive=ID"
 	 "[,bootindex=N][,serial=S][,addr=SLOT[.FN]][,num-queues=N] or "
 	 "virtio-net-pci,netdev=ID[,mac=MAC][,addr=SLOT[.FN]][,id=NAME][,mq=on|off][,vectors=N] or "
@@ -620,7 +544,8 @@ static const struct cli_option options[] = {
 	{"-netdev", "user|tap,id=ID,...", parse_netdev, 0,
 	 "network backend: user[,net=A/LEN][,host=A][,dns=A][,dhcpstart=A]"
 	 "[,hostfwd=tcp|udp:[HADDR]:HPORT-[GADDR]:GPORT][,restrict=on|off][,ipv6=on|off]"
-	 "[,impl=netstack|slirp] or tap,ifname=NAME,script=no,downscript=no[,vnet_hdr=on|off][,queues=N]"},
+	 "[,impl=netstack|slirp] or "
+	 "tap,ifname=NAME,script=no,downscript=no[,vnet_hdr=on|off][,queues=N]"},
 	{"-nic", "user|tap|none,...", parse_nic, 0,
 	 "a virtio-net NIC and its backend: the -netdev options plus "
 	 "[model=virtio-net-pci][,mac=MAC][,addr=SLOT]; none: no NIC"},
@@ -628,10 +553,10 @@ static const struct cli_option options[] = {
 	{"-nodefaults", NULL, cli_parse_flag, FIELD(nodefaults),
 	 "no default devices (the serial port on stdio, the NIC)"},
 	{"-no-reboot", NULL, cli_parse_flag, FIELD(no_reboot), "exit instead of rebooting"},
-	{"-display", "none", parse_no_display, 0, "no display (the only kind)"},
-	{"-vnc", "none", parse_no_display, 0, NULL},
-	{"-enable-kvm", NULL, cli_parse_flag, FIELD(nographic), NULL},
-	{"-global", "kvm-pit.lost_tick_policy=P", parse_global, 0, NULL},
+	{"-vnc", "none", parse_no_display, 0, "no VNC server (vmm has no display)"},
+	{"-enable-kvm", NULL, cli_parse_flag, FIELD(nographic), "accepted: KVM is always on"},
+	{"-global", "kvm-pit.lost_tick_policy=P", parse_global, 0,
+	 "accepted: KVM's PIT keeps its default policy"},
 	{"-S", NULL, cli_parse_flag, FIELD(start_paused), "start paused (monitor `cont` runs)"},
 	{"-name", "NAME", parse_name, 0, "guest name (thread and window titles)"},
 	{"-hda", "FILE", parse_hdx, 0, "disk image (raw or qcow2) on IDE primary master"},
@@ -646,15 +571,18 @@ static const struct cli_option options[] = {
 	 "[,file.locking=on|off|auto]"},
 	{"-snapshot", NULL, cli_parse_flag, FIELD(snapshot), "disk writes go to a temporary overlay"},
 	{"-bios", "FILE", cli_parse_string, FIELD(bios), "firmware image (default: SeaBIOS)"},
-	{"-boot", "order=DRIVES", parse_boot, 0, "firmware boot order: c disk, d CD-ROM, n network"},
+	{"-boot", "order=DRIVES", parse_boot, 0,
+	 "firmware boot order: c disk, d CD-ROM, n network"},
 	{"-debugcon", "DEV", parse_debugcon, 0, "port 0x402 debug console: file:PATH, stdio, null"},
 	/* The control plane: cli_control.c. */
 	{"-action", "ACTION=WHAT,...", cli_parse_action, 0,
 	 "reboot=reset|shutdown,shutdown=poweroff|pause,panic=shutdown|pause|exit-failure|none"},
 	{"-no-shutdown", NULL, cli_parse_no_shutdown, 0, "pause instead of exiting at shutdown"},
-	{"-qmp", "DEV", cli_parse_qmp, 0, "QMP on unix:PATH,server,nowait or tcp:HOST:PORT,server,nowait"},
-	{"-chardev", "socket,id=ID,...", cli_parse_chardev_opt, 0,
-	 "a socket for -mon: path=P|fd=N|host=H,port=P,server=on,wait=off"},
+	{"-qmp", "DEV", cli_parse_qmp, 0,
+	 "QMP on unix:PATH,server,nowait or tcp:HOST:PORT,server,nowait"},
+	{"-chardev", "BACKEND,id=ID,...", cli_parse_chardev_opt, 0,
+	 "socket (path=P|fd=N|host=H,port=P,server=on,wait=off), pty, file, null, stdio, "
+	 "ringbuf[,size=N]; for -serial chardev:ID, -mon chardev=ID"},
 	{"-mon", "chardev=ID,mode=control", cli_parse_mon, 0, "QMP on a -chardev socket"},
 	{"-gdb", "DEV", cli_parse_gdb, 0, "gdbstub on tcp:[HOST]:PORT or unix:PATH"},
 	{"-s", NULL, cli_parse_gdb_default, 0, "same as -gdb tcp::1234"},
@@ -674,12 +602,13 @@ static const struct cli_option options[] = {
 	 "mem-lock=on: lock guest and vmm memory in RAM"},
 	{"-uuid", "UUID", cli_parse_uuid, 0, "the machine's UUID (SMBIOS, query-uuid)"},
 	{"-display", "none", cli_parse_display, 0, "no display (vmm has none)"},
-	{"-usb", NULL, cli_parse_usb, 0, NULL}, /* refused: no USB */
+	{"-usb", NULL, cli_parse_usb, 0, "refused: vmm has no USB controller"},
 	{"-audiodev", "none,id=ID", cli_parse_audiodev, 0, "accepted: vmm has no sound card"},
 	{"-rtc", "base=utc", cli_parse_rtc, 0, "the RTC runs on the host's UTC time"},
 	{"-no-acpi", NULL, cli_parse_no_acpi, 0, "no ACPI tables (MP table only)"},
 	{"-msg", "timestamp=on|off", cli_parse_msg, 0, "accepted; messages are not timestamped"},
-	{"-sandbox", "on|off[,obsolete=deny|allow,elevateprivileges=...,spawn=...,resourcecontrol=...]",
+	{"-sandbox",
+	 "on|off[,obsolete=deny|allow,elevateprivileges=...,spawn=...,resourcecontrol=...]",
 	 cli_parse_sandbox, 0, "system-call allow-list (seccomp) once set up"},
 	{"-runas", "USER", cli_parse_runas, 0, "drop to USER's uid/gid once set up"},
 	{"-chroot", "DIR", cli_parse_chroot, 0, "chroot into DIR once set up"},
@@ -687,9 +616,9 @@ static const struct cli_option options[] = {
 	 "interrupt controllers in KVM (on), split, or in vmm (off); q35: the PC board with "
 	 "the Q35 host bridge (8086:29c0) for intel-iommu, not QEMU's q35: no ICH9 "
 	 "(PIIX3 ISA/IDE stay), no AHCI, no PCIe config space, -kernel boots only"},
-	{"-M", "pc|q35,...", parse_machine_opt, 0, NULL},
+	{"-M", "pc|q35,...", parse_machine_opt, 0, "same as -machine"},
 	{"-help", NULL, cli_parse_flag, FIELD(help), "print this help and exit"},
-	{"-h", NULL, cli_parse_flag, FIELD(help), NULL},
+	{"-h", NULL, cli_parse_flag, FIELD(help), "same as -help"},
 	{"-version", NULL, cli_parse_flag, FIELD(version), "print the version and exit"},
 };
 
@@ -710,8 +639,6 @@ static void apply_defaults(struct vmm_config *cfg)
 {
 	if (!cfg->ram_size)
 		cfg->ram_size = 128 * MIB; /* QEMU's default */
-	if (!cfg->smp)
-		cfg->smp = 1;
 	if (!cfg->append)
 		cfg->append = "";
 	if (cfg->n_serial == 0 && !cfg->nodefaults)
@@ -774,8 +701,10 @@ int cli_parse(int argc, char **argv, struct vmm_config *cfg, char *err, size_t e
 			snprintf(err, errlen, "%s: %s", opt->name, why);
 			return -1;
 		}
+		if (cfg->help_topic != CLI_HELP_NONE || cfg->help || cfg->version)
+			return 0; /* as QEMU: print it and exit, whatever follows */
 	}
-	if (cli_libvirt_finish(cfg, err, errlen) < 0)
+	if (cli_libvirt_finish(cfg, err, errlen) < 0 || resolve_smp(cfg, err, errlen) < 0)
 		return -1;
 	apply_defaults(cfg);
 	if (cli_resolve_drives(cfg, err, errlen) < 0 || cli_resolve_nics(cfg, err, errlen) < 0 ||
@@ -785,19 +714,31 @@ int cli_parse(int argc, char **argv, struct vmm_config *cfg, char *err, size_t e
 	return check_stdio(cfg, err, errlen);
 }
 
+const char *cli_option_name(size_t i)
+{
+	return i < N_OPTIONS ? options[i].name : NULL;
+}
+
+/* Every row of the table, in its order: the option and its value on the
+ * left; a left side wider than the column puts the text on the next line. */
 void cli_usage(FILE *out, const char *argv0)
 {
+	enum { LEFT = 26 };
+
 	fprintf(out, "usage: %s [options]\n\nvmm %s — a KVM virtual machine monitor with "
 		     "QEMU's option spellings.\n\n", argv0, VMM_VERSION);
 	for (size_t i = 0; i < N_OPTIONS; i++) {
-		char left[40];
+		const struct cli_option *o = &options[i];
+		int n = fprintf(out, "  %s%s%s", o->name, o->metavar ? " " : "",
+				o->metavar ? o->metavar : "");
 
-		if (!options[i].help)
-			continue;
-		snprintf(left, sizeof(left), "%s%s%s", options[i].name,
-			 options[i].metavar ? " " : "", options[i].metavar ? options[i].metavar : "");
-		fprintf(out, "  %-26s %s\n", left, options[i].help);
+		if (n - 2 > LEFT)
+			fprintf(out, "\n  %-*s %s\n", LEFT, "", o->help);
+		else
+			fprintf(out, "%*s %s\n", LEFT - (n - 2), "", o->help);
 	}
-	fprintf(out, "\nWith mon:stdio (the default): Ctrl-A c switches between serial and "
+	fprintf(out, "\nHelp verbs, as in QEMU: -cpu help, -machine help, -device help, "
+		     "-device NAME,help, -netdev help.\n"
+		     "With mon:stdio (the default): Ctrl-A c switches between serial and "
 		     "monitor, Ctrl-A x quits.\n");
 }

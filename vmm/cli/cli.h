@@ -19,6 +19,20 @@
 #define CLI_MAX_SMP 255
 #define CLI_MAX_DRIVES 4 /* IDE: index = channel * 2 + slave */
 
+/* A listening socket for QMP or the gdbstub: unix:PATH, tcp:HOST:PORT, or
+ * an inherited listening fd (libvirt's -chardev socket,fd=N). */
+enum listen_kind { LISTEN_UNIX, LISTEN_TCP, LISTEN_FD };
+
+struct listen_spec {
+	enum listen_kind kind;
+	char path[108]; /* UNIX */
+	char host[64];	/* TCP; "" is every address */
+	char port[8];	/* TCP */
+	int fd;		/* FD */
+	bool wait;	/* block at start-up until a client connects */
+	bool telnet;	/* chardevs: telnet negotiation on each connection */
+};
+
 /* A character device spec: -serial, -monitor. */
 enum chardev_kind {
 	CHARDEV_NONE,
@@ -26,8 +40,10 @@ enum chardev_kind {
 	CHARDEV_STDIO,
 	CHARDEV_MON_STDIO, /* stdio, multiplexed with the monitor (Ctrl-A c) */
 	CHARDEV_FILE,
-	CHARDEV_UNIX, /* a unix socket server */
-	CHARDEV_PTY,  /* a new pseudo-terminal (-chardev pty): libvirt's console */
+	CHARDEV_UNIX,	 /* a unix socket server */
+	CHARDEV_PTY,	 /* a new pseudo-terminal (-chardev pty): libvirt's console */
+	CHARDEV_TCP,	 /* a TCP server (sock), plain or telnet */
+	CHARDEV_RINGBUF, /* output kept in memory, read with QMP/HMP ringbuf-read */
 };
 
 struct chardev_spec {
@@ -35,6 +51,10 @@ struct chardev_spec {
 	char path[108];	  /* FILE, UNIX (a sockaddr_un path fits) */
 	bool wait;	  /* UNIX: block at start-up until a client connects */
 	char id[32];	  /* -chardev id=: query-chardev's label; "" for -serial */
+	struct listen_spec sock; /* TCP */
+	bool append;		 /* FILE: append=on */
+	uint32_t ring_size;	 /* RINGBUF: bytes kept, a power of two */
+	bool memory;		 /* RINGBUF: spelt "memory" (query-chardev says so) */
 };
 
 enum device_kind {
@@ -152,20 +172,9 @@ enum action_panic {
 	ACTION_PANIC_NONE,
 };
 
-/* A listening socket for QMP or the gdbstub: unix:PATH, tcp:HOST:PORT, or
- * an inherited listening fd (libvirt's -chardev socket,fd=N). */
-enum listen_kind { LISTEN_UNIX, LISTEN_TCP, LISTEN_FD };
-
-struct listen_spec {
-	enum listen_kind kind;
-	char path[108]; /* UNIX */
-	char host[64];	/* TCP; "" is every address */
-	char port[8];	/* TCP */
-	int fd;		/* FD */
-	bool wait;	/* block at start-up until a client connects */
-};
-
 #define CLI_MAX_CHARDEVS 8
+#define CLI_RINGBUF_DEFAULT 65536u /* -chardev ringbuf without size=, as QEMU */
+#define CLI_RINGBUF_MAX (16u << 20)
 #define CLI_MAX_QMP 4
 
 /* -chardev BACKEND,id=ID,...: a named socket for -mon chardev=ID, or
@@ -234,9 +243,39 @@ enum irqchip_mode {
 	IRQCHIP_OFF,   /* everything in vmm */
 };
 
+/* The help verbs (cli_help.c): -cpu help, -machine help, -device help,
+ * -device NAME,help, -netdev help ("?" for help too). */
+enum cli_help_topic {
+	CLI_HELP_NONE,
+	CLI_HELP_CPU,
+	CLI_HELP_MACHINE,
+	CLI_HELP_DEVICES,
+	CLI_HELP_DEVICE,
+	CLI_HELP_NETDEV,
+};
+
+/* A -device's entry in the help: its properties with QEMU's type names,
+ * and what the unit test needs to parse each (setup: an option and value
+ * the device depends on; base: its required properties; sample: a valid
+ * value). */
+#define CLI_DEVICE_MAX_PROPS 8
+struct cli_device_prop {
+	const char *name, *type, *desc, *def, *sample;
+};
+
+struct cli_device_help {
+	const char *name, *bus, *alias, *desc;
+	int category;
+	const char *setup[4]; /* up to two options and their values */
+	const char *base;
+	struct cli_device_prop props[CLI_DEVICE_MAX_PROPS];
+};
+
 struct vmm_config {
 	uint64_t ram_size; /* bytes */
-	unsigned smp;
+	struct smp_request smp_req; /* -smp as given */
+	struct cpu_topology topo;   /* resolved (vmm/topology.c) */
+	unsigned smp;		    /* topo.cpus: the vCPUs */
 	const char *kernel, *initrd, *append;
 	bool nographic;
 	struct chardev_spec serial[CLI_MAX_SERIALS];
@@ -250,7 +289,8 @@ struct vmm_config {
 	const char *name;
 	char name_buf[64];
 	bool help, version; /* --help / --version: print and exit 0 */
-	bool device_help;   /* -device help (or ?): list the devices, exit 0 */
+	enum cli_help_topic help_topic; /* a help verb: print it, exit 0 */
+	char help_device[32];		/* CLI_HELP_DEVICE: -device NAME,help */
 	struct cpu_spec cpu; /* -cpu; default model host */
 	struct drive_spec drives[CLI_MAX_DRIVES];
 	struct drive_spec vdrives[CLI_MAX_VIRTIO_DRIVES]; /* if=virtio and if=none */
@@ -283,8 +323,16 @@ struct vmm_config {
 /* 0 with cfg filled (defaults applied); -1 with a one-line message in err
  * ("-m: ..."), which the caller prints before exiting 1. */
 int cli_parse(int argc, char **argv, struct vmm_config *cfg, char *err, size_t errlen);
-/* The --help text. */
+/* The --help text: every row of the option table. */
 void cli_usage(FILE *out, const char *argv0);
+/* The table's option names, in order (NULL past the end): for tests. */
+const char *cli_option_name(size_t i);
+/* Print cfg->help_topic's list; -1 with err for an unknown -device NAME. */
+int cli_print_help_topic(FILE *out, const struct vmm_config *cfg, char *err, size_t errlen);
+/* The devices -device help lists (NULL past the end), and by name or
+ * alias (NULL: not a device vmm has). */
+const struct cli_device_help *cli_device_help_at(size_t i);
+const struct cli_device_help *cli_device_help_find(const char *name);
 
 /* Value parsers, exported for unit tests. */
 int cli_parse_size(const char *s, uint64_t *bytes);
@@ -330,6 +378,9 @@ struct cli_option;
 	int name(struct vmm_config *cfg, const struct cli_option *opt, const char *val, char *err, \
 		 size_t errlen)
 CLI_CONTROL_PARSER(cli_parse_action);
+/* cli_device.c: -device, and "help" or "?" (QEMU's help words). */
+CLI_CONTROL_PARSER(cli_parse_device);
+bool cli_is_help(const char *s);
 CLI_CONTROL_PARSER(cli_parse_no_shutdown);
 CLI_CONTROL_PARSER(cli_parse_qmp);
 CLI_CONTROL_PARSER(cli_parse_chardev_opt);
@@ -355,6 +406,11 @@ bool cli_is_q35_name(const char *name);
  * wait=off spellings too). With need_server (QMP) the server option must be
  * given and wait defaults on, as in QEMU; else (gdb) it is implied and
  * wait is off. 0, or -1 with err. */
+/* The -chardev with this id as a frontend's backend (marks it used). */
+int cli_chardev_lookup(struct vmm_config *cfg, const char *id, struct chardev_spec *spec, char *err,
+		       size_t errlen);
+/* -mon chardev=ID,mode=readline: the HMP monitor on that chardev. */
+int cli_monitor_on_chardev(struct vmm_config *cfg, const char *id, char *err, size_t errlen);
 int cli_parse_listen(const char *s, bool need_server, struct listen_spec *spec, char *err,
 		     size_t errlen);
 

@@ -176,9 +176,12 @@ int cli_parse_listen(const char *s, bool need_server, struct listen_spec *spec, 
 		spec->kind = LISTEN_UNIX;
 		if (copy_value(spec->path, sizeof(spec->path), buf + 5, "unix: path", err, errlen))
 			return -1;
-	} else if (!strncmp(buf, "tcp:", 4)) {
+	} else if (!strncmp(buf, "tcp:", 4) || !strncmp(buf, "telnet:", 7)) {
+		size_t skip = buf[0] == 't' && buf[1] == 'e' ? 7 : 4;
+
 		spec->kind = LISTEN_TCP;
-		if (parse_tcp_addr(buf + 4, alen - 4, spec, err, errlen) < 0)
+		spec->telnet = skip == 7;
+		if (parse_tcp_addr(buf + skip, alen - skip, spec, err, errlen) < 0)
 			return -1;
 	} else {
 		snprintf(err, errlen,
@@ -195,6 +198,8 @@ int cli_parse_listen(const char *s, bool need_server, struct listen_spec *spec, 
 			spec->wait = false;
 		else if (!strcmp(key, "wait") && !on_off(key, v, &b, err, errlen))
 			spec->wait = b;
+		else if (!strcmp(key, "telnet") && !on_off(key, v, &b, err, errlen))
+			spec->telnet = b;
 		else if (strcmp(key, "ipv4") && strcmp(key, "nodelay")) { /* harmless */
 			if (!*err)
 				snprintf(err, errlen, "unknown socket option '%s'", key);
@@ -259,7 +264,9 @@ static int chardev_socket_prop(struct listen_spec *s, const char *key, const cha
 		s->wait = false;
 		return 0;
 	}
-	if (!strcmp(key, "ipv4") || !strcmp(key, "nodelay") || !strcmp(key, "telnet"))
+	if (!strcmp(key, "telnet"))
+		return on_off(key, v, &s->telnet, err, errlen);
+	if (!strcmp(key, "ipv4") || !strcmp(key, "nodelay"))
 		return 0;
 	snprintf(err, errlen, "socket: unknown property '%s'", key);
 	return -1;
@@ -311,6 +318,48 @@ CLI_CONTROL_PARSER(cli_parse_chardev_opt)
 	return 0;
 }
 
+/* -serial chardev:ID, -monitor chardev:ID, -mon chardev=ID: a -chardev
+ * given earlier becomes that frontend's backend. */
+int cli_chardev_lookup(struct vmm_config *cfg, const char *id, struct chardev_spec *spec, char *err,
+		       size_t errlen)
+{
+	struct control_config *c = &cfg->control;
+
+	for (unsigned i = 0; i < c->n_chardevs; i++) {
+		struct chardev_def *d = &c->chardevs[i];
+
+		if (strcmp(d->id, id))
+			continue;
+		if (d->used) {
+			snprintf(err, errlen, "chardev '%s' is already in use", id);
+			return -1;
+		}
+		if (d->is_serial_backend) {
+			*spec = d->spec;
+		} else if (d->sock.kind == LISTEN_FD) {
+			snprintf(err, errlen, "chardev '%s': fd= sockets serve QMP only", id);
+			return -1;
+		} else {
+			memset(spec, 0, sizeof(*spec));
+			spec->kind = d->sock.kind == LISTEN_TCP ? CHARDEV_TCP : CHARDEV_UNIX;
+			spec->sock = d->sock;
+			spec->wait = d->sock.wait;
+			strcpy(spec->path, d->sock.path);
+		}
+		strcpy(spec->id, d->id);
+		d->used = true;
+		return 0;
+	}
+	snprintf(err, errlen, "chardev '%s' not found (give -chardev ...,id=%s first)", id, id);
+	return -1;
+}
+
+int cli_monitor_on_chardev(struct vmm_config *cfg, const char *id, char *err, size_t errlen)
+{
+	cfg->monitor_given = true;
+	return cli_chardev_lookup(cfg, id, &cfg->monitor, err, errlen);
+}
+
 /* -mon chardev=ID,mode=control[,id=..][,pretty=on] */
 CLI_CONTROL_PARSER(cli_parse_mon)
 {
@@ -332,10 +381,8 @@ CLI_CONTROL_PARSER(cli_parse_mon)
 			return -1;
 		}
 	}
-	if (!control) {
-		snprintf(err, errlen, "only mode=control (QMP) is supported; use -monitor for HMP");
-		return -1;
-	}
+	if (!control)
+		return cli_monitor_on_chardev(cfg, chardev ? chardev : "", err, errlen);
 	for (unsigned i = 0; chardev && i < c->n_chardevs; i++) {
 		struct chardev_def *d = &c->chardevs[i];
 

@@ -475,6 +475,26 @@ CLI_CONTROL_PARSER(cli_parse_rtc)
 
 /* ----------------------------------------------- serial ports, chardevs */
 
+/* ringbuf's size=: QEMU takes a power of two; 0 is the default. */
+static int ring_size(const char *v, uint32_t *size, char *err, size_t errlen)
+{
+	uint64_t n;
+
+	if (!v || cli_parse_u64(v, &n) < 0) {
+		snprintf(err, errlen, "size: expected a number of bytes");
+		return -1;
+	}
+	if (!n)
+		return 0;
+	if (n & (n - 1) || n > CLI_RINGBUF_MAX) {
+		snprintf(err, errlen, "size of ringbuf chardev must be power of two%s",
+			 n & (n - 1) ? "" : " (at most 16M)");
+		return -1;
+	}
+	*size = (uint32_t)n;
+	return 0;
+}
+
 int cli_chardev_serial_backend(struct chardev_def *d, const char *backend, char *rest, char *err,
 			       size_t errlen)
 {
@@ -487,8 +507,15 @@ int cli_chardev_serial_backend(struct chardev_def *d, const char *backend, char 
 		d->spec.kind = CHARDEV_FILE;
 	else if (!strcmp(backend, "null"))
 		d->spec.kind = CHARDEV_NULL;
-	else {
-		snprintf(err, errlen, "backend '%s' is not supported (socket, pty, file, null)",
+	else if (!strcmp(backend, "stdio"))
+		d->spec.kind = CHARDEV_STDIO;
+	else if (!strcmp(backend, "ringbuf") || !strcmp(backend, "memory")) {
+		d->spec.kind = CHARDEV_RINGBUF;
+		d->spec.memory = backend[0] == 'm';
+		d->spec.ring_size = CLI_RINGBUF_DEFAULT;
+	} else {
+		snprintf(err, errlen,
+			 "backend '%s' is not supported (socket, pty, file, stdio, null, ringbuf)",
 			 backend);
 		return -1;
 	}
@@ -499,8 +526,13 @@ int cli_chardev_serial_backend(struct chardev_def *d, const char *backend, char 
 		} else if (!strcmp(key, "path") && d->spec.kind == CHARDEV_FILE && v && *v &&
 			   strlen(v) < sizeof(d->spec.path)) {
 			strcpy(d->spec.path, v);
-		} else if (!strcmp(key, "append") || !strcmp(key, "logappend") ||
-			   !strcmp(key, "mux")) {
+		} else if (!strcmp(key, "size") && d->spec.kind == CHARDEV_RINGBUF) {
+			if (ring_size(v, &d->spec.ring_size, err, errlen) < 0)
+				return -1;
+		} else if (!strcmp(key, "append") && d->spec.kind == CHARDEV_FILE) {
+			if (bool_value(key, v, &d->spec.append, err, errlen) < 0)
+				return -1;
+		} else if (!strcmp(key, "logappend") || !strcmp(key, "mux")) {
 			bool b;
 
 			if (bool_value(key, v, &b, err, errlen) < 0)

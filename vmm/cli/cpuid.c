@@ -224,19 +224,40 @@ static const struct {
 		"xsave avx f16c rdrand lahf-lm rdtscp fsgsbase smep erms xsaveopt "
 static const struct {
 	const char *name, *features; /* features NULL: all KVM supports */
+	const char *desc;	     /* -cpu help */
 } models[CPU_MODEL_COUNT] = {
-	[CPU_MODEL_HOST] = {"host", NULL},
-	[CPU_MODEL_BASELINE] = {"baseline", NULL},
-	[CPU_MODEL_KVM64] = {"kvm64", KVM_DEFAULTS P6_BASE "pni cx16"},
-	[CPU_MODEL_QEMU64] = {"qemu64", KVM_DEFAULTS P6_BASE "pni cx16 lahf-lm"},
-	[CPU_MODEL_OPTERON_G1] = {"Opteron_G1", KVM_DEFAULTS P6_BASE "pni"},
-	[CPU_MODEL_IVYBRIDGE] = {"IvyBridge", KVM_DEFAULTS IVY_BASE},
-	[CPU_MODEL_SKYLAKE_SERVER] = {"Skylake-Server", KVM_DEFAULTS IVY_BASE
+	[CPU_MODEL_HOST] = {"host", NULL, "every feature KVM offers (the default)"},
+	[CPU_MODEL_BASELINE] = {"baseline", NULL,
+				"host without what a KVM emulating guest ring 0 cannot run"},
+	[CPU_MODEL_KVM64] = {"kvm64", KVM_DEFAULTS P6_BASE "pni cx16", "QEMU's kvm64 features"},
+	[CPU_MODEL_QEMU64] = {"qemu64", KVM_DEFAULTS P6_BASE "pni cx16 lahf-lm",
+			      "QEMU's qemu64 features"},
+	[CPU_MODEL_OPTERON_G1] = {"Opteron_G1", KVM_DEFAULTS P6_BASE "pni",
+				  "QEMU's Opteron_G1 features"},
+	[CPU_MODEL_IVYBRIDGE] = {"IvyBridge", KVM_DEFAULTS IVY_BASE, "QEMU's IvyBridge features"},
+	[CPU_MODEL_SKYLAKE_SERVER] = {"Skylake-Server",
+				      KVM_DEFAULTS IVY_BASE
 				      "fma movbe pdpe1gb abm 3dnowprefetch tsc-adjust bmi1 hle "
 				      "avx2 bmi2 invpcid rtm mpx avx512f avx512dq rdseed adx smap "
 				      "clflushopt clwb avx512cd avx512bw avx512vl pku xsavec "
-				      "xgetbv1 spec-ctrl ssbd"},
+				      "xgetbv1 spec-ctrl ssbd",
+				      "QEMU's Skylake-Server features"},
 };
+
+const char *cpu_model_name(unsigned model)
+{
+	return model < CPU_MODEL_COUNT ? models[model].name : NULL;
+}
+
+const char *cpu_model_desc(unsigned model)
+{
+	return model < CPU_MODEL_COUNT ? models[model].desc : NULL;
+}
+
+const char *cpu_feature_name(unsigned i)
+{
+	return i < NFEAT ? features[i].name : NULL;
+}
 
 /* What the baseline model removes from host. */
 #define KVM_HYPERCALL_FEATURES "kvm-pv-unhalt kvm-pv-ipi kvm-pv-sched-yield "
@@ -488,21 +509,87 @@ static void apply_switches(struct kvm_cpuid2 *c, const struct cpu_spec *spec, co
 	}
 }
 
-static void set_topology(struct kvm_cpuid2 *c, unsigned apic_id)
+/* Leaves 0xB and 0x1F, one level per subleaf: the APIC ID bits below the
+ * next level, the logical processors in it, the level type. */
+#define LEVEL_INVALID 0u
+#define LEVEL_SMT 1u
+#define LEVEL_CORE 2u
+#define LEVEL_DIE 5u
+
+static void set_level(struct kvm_cpuid_entry2 *e, unsigned shift, unsigned count, unsigned type,
+		      unsigned apic_id)
 {
+	e->eax = shift;
+	e->ebx = count & 0xffff;
+	e->ecx = type << 8 | (e->index & 0xff);
+	e->edx = apic_id;
+}
+
+static void set_extended_topology(struct kvm_cpuid_entry2 *e, const struct cpu_topology *t,
+				  unsigned apic_id)
+{
+	unsigned per_die = t->cores * t->threads, per_pkg = per_die * t->dies;
+
+	if (e->function == 0x1f && t->dies < 2) { /* QEMU: leaf 0x1F only with dies */
+		e->eax = e->ebx = e->ecx = e->edx = 0;
+		return;
+	}
+	if (e->index == 0)
+		set_level(e, topo_core_offset(t), t->threads, LEVEL_SMT, apic_id);
+	else if (e->index == 1 && e->function == 0xb)
+		set_level(e, topo_pkg_offset(t), per_die, LEVEL_CORE, apic_id); /* QEMU 7.2's */
+	else if (e->index == 1)
+		set_level(e, topo_die_offset(t), per_die, LEVEL_CORE, apic_id);
+	else if (e->index == 2 && e->function == 0x1f)
+		set_level(e, topo_pkg_offset(t), per_pkg, LEVEL_DIE, apic_id);
+	else
+		set_level(e, 0, 0, LEVEL_INVALID, apic_id);
+}
+
+/* Leaf 4 (KVM passes the host's caches): cores per package in 31:26, the
+ * logical processors sharing the cache in 25:14 (a thread's siblings for
+ * L1 and L2, the package for L3). */
+static void set_cache_sharing(struct kvm_cpuid_entry2 *e, const struct cpu_topology *t)
+{
+	unsigned level = e->eax >> 5 & 7, sharing;
+
+	if (!(e->eax & 0x1f)) { /* no cache: the list's end */
+		e->eax &= 0x3fff;
+		return;
+	}
+	sharing = level >= 3 ? 1u << topo_pkg_offset(t) : 1u << topo_core_offset(t);
+	e->eax = (e->eax & 0x3fff) | (t->cores - 1) << 26 | (sharing - 1) << 14;
+}
+
+static void set_topology(struct kvm_cpuid2 *c, const struct cpu_topology *t, unsigned index)
+{
+	/* QEMU 7.2 counts cores * threads as a package's logical processors
+	 * (its nr_cores leaves dies out) in leaves 1, 0xB.1, 4, 0x80000008 */
+	unsigned apic_id = topo_apic_id(t, index), per_pkg = t->cores * t->threads;
+	struct topo_ids id = topo_ids_of(t, index);
+
 	for (unsigned i = 0; i < c->nent; i++) {
 		struct kvm_cpuid_entry2 *e = &c->entries[i];
 
 		if (e->function == 1) {
-			e->ebx = (e->ebx & 0x0000ffffu) | 1u << 16 | apic_id << 24;
-			e->edx &= ~(1u << 28); /* HTT: one thread per package */
+			e->ebx = (e->ebx & 0x0000ffffu) | (per_pkg & 0xff) << 16 | apic_id << 24;
+			if (per_pkg > 1)
+				e->edx |= 1u << 28; /* HTT: the count above is valid */
+			else
+				e->edx &= ~(1u << 28);
 		} else if (e->function == 4) {
-			e->eax &= 0x3fff; /* one core, one thread sharing */
+			set_cache_sharing(e, t);
 		} else if (e->function == 0xb || e->function == 0x1f) {
-			e->eax = 0;
-			e->ebx = e->index < 2 ? 1 : 0;
-			e->ecx = e->index < 2 ? ((e->index + 1) << 8 | e->index) : e->index;
-			e->edx = apic_id;
+			set_extended_topology(e, t, apic_id);
+		} else if (e->function == 0x80000008) {
+			/* AMD: threads per package - 1, the APIC ID bits for them */
+			e->ecx = (e->ecx & ~0xf0ffu) | (per_pkg - 1) | topo_pkg_offset(t) << 12;
+		} else if (e->function == 0x8000001e) {
+			/* AMD: extended APIC ID, threads per core and core id, node */
+			e->eax = apic_id;
+			e->ebx = (t->threads - 1) << 8 | ((id.die * t->cores + id.core) & 0xff);
+			e->ecx = (t->dies - 1) << 8 | ((id.socket * t->dies + id.die) & 0xff);
+			e->edx = 0;
 		}
 	}
 }
@@ -543,8 +630,11 @@ static void set_vendor_and_phys_bits(struct kvm_cpuid2 *c, const struct cpu_spec
 		l88->eax = (l88->eax & ~0xffu) | spec->phys_bits;
 }
 
-void cpuid_apply(struct kvm_cpuid2 *c, const struct cpu_spec *spec, unsigned apic_id)
+void cpuid_apply(struct kvm_cpuid2 *c, const struct cpu_spec *spec, const struct cpu_topology *topo,
+		 unsigned index)
 {
+	/* without a topology: a single-core package per vCPU */
+	const struct cpu_topology own = {index + 1, index + 1, 1, 1, 1, index + 1};
 	bool offered[CPU_MAX_SWITCHES];
 	const char *list = models[spec->model].features;
 
@@ -569,7 +659,28 @@ void cpuid_apply(struct kvm_cpuid2 *c, const struct cpu_spec *spec, unsigned api
 	apply_switches(c, spec, offered);
 	fix_xsave(c);
 	set_vendor_and_phys_bits(c, spec);
-	set_topology(c, apic_id);
+	set_topology(c, topo ? topo : &own, index);
+}
+
+/* The subleaf, added (zero, index significant) when KVM did not list it. */
+static bool ensure_subleaf(struct kvm_cpuid2 *c, unsigned capacity, unsigned leaf, unsigned sub)
+{
+	if (find(c, leaf, sub))
+		return true;
+	if (c->nent >= capacity)
+		return false;
+	c->entries[c->nent++] = (struct kvm_cpuid_entry2){
+		.function = leaf, .index = sub, .flags = KVM_CPUID_FLAG_SIGNIFCANT_INDEX};
+	return true;
+}
+
+void cpuid_add_topology_leaves(struct kvm_cpuid2 *c, unsigned capacity,
+			       const struct cpu_topology *topo)
+{
+	/* 0x1F only where KVM lists it: QEMU's -cpu host keeps the host's
+	 * level too (seen with dies=2: no 0x1F under QEMU on such a host) */
+	for (unsigned sub = 0; sub < 3; sub++)
+		ensure_subleaf(c, capacity, 0xb, sub);
 }
 
 void cpuid_set_tsc_leaf(struct kvm_cpuid2 *c, unsigned tsc_khz)

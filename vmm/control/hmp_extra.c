@@ -67,6 +67,47 @@ void hmp_info_chardev(void *opaque, FILE *out)
 	json_decref(list);
 }
 
+/* QEMU's HMP form of ring data: a backslash doubled, control bytes other
+ * than newline and tab as \uXXXX. */
+static void print_ring_text(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '\\')
+			fputs("\\\\", out);
+		else if ((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f)
+			fprintf(out, "\\u%04X", ch);
+		else
+			fputc(ch, out);
+	}
+	fputc('\n', out);
+}
+
+void hmp_ringbuf(struct machine *m, int argc, char **argv, FILE *out, bool read)
+{
+	const struct qmp_command *c = qmp_find_command(read ? "ringbuf-read" : "ringbuf-write");
+	struct qmp_error e = {0};
+	json_t *args, *ret = NULL;
+	long long size = 0;
+	char *end = NULL;
+
+	if (read && argc == 3)
+		size = strtoll(argv[2], &end, 0);
+	if (argc != 3 || !m || (read && (end == argv[2] || *end))) {
+		fprintf(out, "usage: %s DEVICE %s\n", argv[0], read ? "SIZE" : "DATA");
+		return;
+	}
+	args = read ? json_pack("{s:s,s:I}", "device", argv[1], "size", (json_int_t)size)
+		    : json_pack("{s:s,s:s}", "device", argv[1], "data", argv[2]);
+	if (!args || c->fn(m, args, &ret, &e) < 0)
+		fprintf(out, "Error: %s\n", args ? e.desc : "out of memory");
+	else if (read)
+		print_ring_text(out, json_string_value(ret));
+	json_decref(args);
+	json_decref(ret);
+}
+
 static void qtree_pci_dev(FILE *out, struct machine *m, json_t *dev)
 {
 	json_t *cls = json_object_get(dev, "class_info"), *id = json_object_get(dev, "id"), *r;

@@ -309,6 +309,16 @@ static void cmd_eject(struct monitor *mon, int argc, char **argv, FILE *out)
 	hmp_eject(mon->m, argc, argv, out);
 }
 
+static void cmd_ringbuf_write(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	hmp_ringbuf(machine_of(mon), argc, argv, out, false);
+}
+
+static void cmd_ringbuf_read(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	hmp_ringbuf(machine_of(mon), argc, argv, out, true);
+}
+
 static void cmd_help(struct monitor *mon, int argc, char **argv, FILE *out);
 static void cmd_info(struct monitor *mon, int argc, char **argv, FILE *out);
 
@@ -341,6 +351,10 @@ static const struct {
 	{"hostfwd_remove", "[netdev_id] [tcp|udp]:[hostaddr]:hostport",
 	 "remove a host port forward", cmd_hostfwd_remove, NULL},
 	{"set_link", "NAME on|off", "change a NIC's link status", cmd_set_link, NULL},
+	{"ringbuf_write", "DEVICE DATA", "write DATA into a -chardev ringbuf", cmd_ringbuf_write,
+	 NULL},
+	{"ringbuf_read", "DEVICE SIZE", "read (and consume) up to SIZE bytes of a -chardev ringbuf",
+	 cmd_ringbuf_read, NULL},
 	{"quit", "", "exit vmm", cmd_quit, NULL},
 	{"q", "", "same as quit", cmd_quit, NULL},
 	{"wlan_country", "XX", "set the regulatory domain of every radio", cmd_wlan, has_wlan},
@@ -404,11 +418,12 @@ static const struct {
 	{"cpus", "the vCPUs and their threads", info_cpus, NULL, NULL, INFO_MONITOR},
 	{"mtree", "the memory and I/O maps", info_mtree, NULL, NULL, INFO_MONITOR},
 	{"status", "whether the vCPUs run, and why not", info_status, NULL, NULL, INFO_MONITOR},
-	{"version", "the vmm version", hmp_info_version, NULL, has_board, INFO_MONITOR},
-	{"kvm", "whether KVM is in use (always)", hmp_info_kvm, NULL, has_board, INFO_MONITOR},
-	{"name", "the guest name (-name)", hmp_info_name, NULL, has_board, INFO_MONITOR},
-	{"uuid", "the machine UUID", hmp_info_uuid, NULL, has_board, INFO_MONITOR},
-	{"chardev", "the character devices", hmp_info_chardev, NULL, has_board, INFO_MONITOR},
+	/* these need no board: -machine none answers them too, as QEMU does */
+	{"version", "the vmm version", hmp_info_version, NULL, NULL, INFO_MONITOR},
+	{"kvm", "whether KVM is in use (always)", hmp_info_kvm, NULL, NULL, INFO_MONITOR},
+	{"name", "the guest name (-name)", hmp_info_name, NULL, NULL, INFO_MONITOR},
+	{"uuid", "the machine UUID", hmp_info_uuid, NULL, NULL, INFO_MONITOR},
+	{"chardev", "the character devices", hmp_info_chardev, NULL, NULL, INFO_MONITOR},
 	{"qtree", "the device tree: PCI and ISA devices", hmp_info_qtree, NULL, has_board,
 	 INFO_MONITOR},
 	{"pci", "the PCI devices, their BARs and MSI-X state", board_info_pci, NULL, has_board,

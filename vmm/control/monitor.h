@@ -34,6 +34,9 @@ void hmp_info_uuid(void *opaque, FILE *out);
 void hmp_info_chardev(void *opaque, FILE *out);
 void hmp_info_qtree(void *opaque, FILE *out);
 void hmp_gdbserver(void *opaque, int argc, char **argv, FILE *out);
+/* ringbuf_read DEVICE SIZE (read true) / ringbuf_write DEVICE DATA: the
+ * QMP commands, with QEMU's HMP output (control bytes as \uXXXX). */
+void hmp_ringbuf(struct machine *m, int argc, char **argv, FILE *out, bool read);
 void hmp_save_memory(struct machine *m, int argc, char **argv, FILE *out, bool virt);
 /* dump.c: dump-guest-memory FILE (an ELF core of RAM and the vCPUs). */
 void hmp_dump_guest_memory(struct machine *m, int argc, char **argv, FILE *out);

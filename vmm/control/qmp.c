@@ -23,6 +23,7 @@
 #include "vmm/control/listen.h"
 #include "vmm/control/monitor.h"
 #include "vmm/control/qmp.h"
+#include "vmm/control/qmp_args.h"
 #include "vmm/control/qmp_commands.h"
 
 #define QMP_MAX_INPUT (1u << 20)
@@ -200,7 +201,8 @@ static void execute(struct qmp_client *c, json_t *req)
 		send_error(c, id, "CommandNotFound", e.desc);
 		return;
 	}
-	if (cmd->fn(c->srv->m, args, &ret, &e) < 0) {
+	if (qmp_args_check(cmd->args, args, e.desc, sizeof(e.desc)) < 0 ||
+	    cmd->fn(c->srv->m, args, &ret, &e) < 0) {
 		send_error(c, id, e.cls[0] ? e.cls : "GenericError", e.desc);
 		json_decref(ret);
 		return;

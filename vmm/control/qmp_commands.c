@@ -13,6 +13,7 @@
 #include "devices/storage/atapi.h"
 #include "devices/storage/ide.h"
 #include "vmm/chardev.h"
+#include "vmm/control/base64.h"
 #include "vmm/control/monitor.h"
 #include "vmm/control/qmp_commands.h"
 
@@ -102,7 +103,7 @@ CMD(cmd_query_machines)
 	*ret = json_pack("[{s:s,s:s,s:b,s:i,s:b,s:b,s:b,s:s,s:s,s:b}]", "name", "pc-i440fx-7.2",
 			 "alias", "pc", "is-default", 1, "cpu-max", CLI_MAX_SMP,
 			 "hotpluggable-cpus", 0, "numa-mem-supported", 0, "deprecated", 0,
-			 "default-cpu-type", "qemu64-x86_64-cpu", "default-ram-id", "pc.ram", "acpi",
+			 "default-cpu-type", "host-x86_64-cpu", "default-ram-id", "pc.ram", "acpi",
 			 1);
 	return 0;
 }
@@ -113,35 +114,17 @@ CMD(cmd_query_cpus_fast)
 
 	for (unsigned i = 0; i < m->ncpus; i++) {
 		char path[64];
+		struct topo_ids id = topo_ids_of(&m->cfg->topo, i);
 
 		snprintf(path, sizeof(path), "/machine/unattached/device[%u]", i);
-		json_array_append_new(
-			list, json_pack("{s:i,s:s,s:i,s:{s:i,s:i,s:i},s:s}", "cpu-index", i,
-					"qom-path", path, "thread-id", (int)m->vcpus[i].tid, "props",
-					"socket-id", i, "core-id", 0, "thread-id", 0, "target",
-					"x86_64"));
+		json_array_append_new(list,
+				      json_pack("{s:i,s:s,s:i,s:{s:i,s:i,s:i},s:s}", "cpu-index", i,
+						"qom-path", path, "thread-id", (int)m->vcpus[i].tid,
+						"props", "socket-id", id.socket, "core-id", id.core,
+						"thread-id", id.thread, "target", "x86_64"));
 	}
 	*ret = list;
 	return 0;
-}
-
-static const char *chardev_filename(const struct chardev_spec *s, char *buf, size_t len)
-{
-	switch (s->kind) {
-	case CHARDEV_STDIO:
-	case CHARDEV_MON_STDIO:
-		return "stdio";
-	case CHARDEV_FILE:
-		snprintf(buf, len, "file:%s", s->path);
-		return buf;
-	case CHARDEV_UNIX:
-		snprintf(buf, len, "unix:%s,server=on", s->path);
-		return buf;
-	case CHARDEV_PTY:
-		return "pty";
-	default:
-		return "null";
-	}
 }
 
 CMD(cmd_query_chardev)
@@ -152,25 +135,30 @@ CMD(cmd_query_chardev)
 	for (unsigned i = 0; i < CLI_MAX_SERIALS; i++) {
 		if (!m->serial_chr[i])
 			continue;
-		const char *pty = chardev_pty_path(m->serial_chr[i]);
 
 		/* -chardev id= is the label (libvirt looks for its alias) */
 		snprintf(label, sizeof(label), "%s", m->cfg->serial[i].id);
 		if (!label[0])
 			snprintf(label, sizeof(label), "serial%u", i);
-		if (pty)
-			snprintf(buf, sizeof(buf), "pty:%s", pty);
+		chardev_describe(m->serial_chr[i], buf, sizeof(buf));
 		json_array_append_new(list, json_pack("{s:s,s:s,s:b}", "label", label, "filename",
-						      pty ? buf
-							  : chardev_filename(&m->cfg->serial[i], buf,
-									     sizeof(buf)),
-						      "frontend-open", 1));
+						      buf, "frontend-open", 1));
 	}
-	if (m->monitor_chr)
-		json_array_append_new(list, json_pack("{s:s,s:s,s:b}", "label", "compat_monitor0",
-						      "filename",
-						      chardev_filename(&m->cfg->monitor, buf, sizeof(buf)),
-						      "frontend-open", 1));
+	if (m->monitor_chr) {
+		chardev_describe(m->monitor_chr, buf, sizeof(buf));
+		json_array_append_new(list, json_pack("{s:s,s:s,s:b}", "label",
+						      m->cfg->monitor.id[0] ? m->cfg->monitor.id
+									    : "compat_monitor0",
+						      "filename", buf, "frontend-open", 1));
+	}
+	for (unsigned i = 0; i < CLI_MAX_CHARDEVS; i++) {
+		if (!m->spare_chr[i])
+			continue;
+		chardev_describe(m->spare_chr[i], buf, sizeof(buf));
+		json_array_append_new(list, json_pack("{s:s,s:s,s:b}", "label",
+						      m->cfg->control.chardevs[i].id, "filename",
+						      buf, "frontend-open", 0));
+	}
 	*ret = list;
 	return 0;
 }
@@ -437,6 +425,96 @@ CMD(cmd_set_link)
 	return 0;
 }
 
+/* ringbuf-read/-write's device and format (QEMU's enum DataFormat). */
+static struct chardev *ringbuf_args(struct machine *m, json_t *args, bool *base64,
+				    struct qmp_error *e)
+{
+	const char *dev = json_string_value(json_object_get(args, "device"));
+	const char *format = json_string_value(json_object_get(args, "format"));
+	struct chardev *c = dev ? board_find_chardev(m, dev) : NULL;
+
+	fail(e, "GenericError", "");
+	*base64 = format && !strcmp(format, "base64");
+	if (format && !*base64 && strcmp(format, "utf8"))
+		snprintf(e->desc, sizeof(e->desc), "Parameter 'format' does not accept value '%s'",
+			 format);
+	else if (!c)
+		snprintf(e->desc, sizeof(e->desc), "Device '%s' not found", dev ? dev : "");
+	else if (!chardev_is_ringbuf(c))
+		snprintf(e->desc, sizeof(e->desc), "%s is not a ringbuf device", dev);
+	else
+		return c;
+	return NULL;
+}
+
+CMD(cmd_ringbuf_write)
+{
+	const char *data = json_string_value(json_object_get(args, "data"));
+	struct chardev *c;
+	uint8_t *bytes;
+	long n;
+	bool base64;
+
+	if (!(c = ringbuf_args(m, args, &base64, e)))
+		return -1;
+	if (!base64) {
+		chardev_write(c, data, strlen(data));
+		return 0;
+	}
+	bytes = malloc(strlen(data) / 4 * 3 + 1);
+	n = bytes ? base64_decode(data, bytes) : -1;
+	if (n >= 0)
+		chardev_write(c, bytes, (size_t)n);
+	free(bytes);
+	return n < 0 ? fail(e, "GenericError", "Base64 data contains invalid characters") : 0;
+}
+
+/* utf8: the bytes up to the first NUL, as QEMU hands them over; what is
+ * not UTF-8 becomes '?' (JSON strings are UTF-8). */
+static json_t *ringbuf_text(uint8_t *buf, size_t n, bool base64)
+{
+	char *b64;
+	json_t *s;
+
+	if (base64) {
+		b64 = malloc(BASE64_LEN(n) + 1);
+		if (!b64)
+			return NULL;
+		base64_encode(buf, n, b64);
+		s = json_string(b64);
+		free(b64);
+		return s;
+	}
+	n = strnlen((char *)buf, n);
+	s = json_stringn((char *)buf, n);
+	for (size_t i = 0; !s && i < n; i++)
+		buf[i] = buf[i] < 0x80 ? buf[i] : '?';
+	return s ? s : json_stringn((char *)buf, n);
+}
+
+CMD(cmd_ringbuf_read)
+{
+	json_int_t size = json_integer_value(json_object_get(args, "size"));
+	struct chardev *c;
+	uint8_t *buf;
+	size_t n;
+	bool base64;
+
+	if (!(c = ringbuf_args(m, args, &base64, e)))
+		return -1;
+	if (size <= 0)
+		return fail(e, "GenericError", "size must be greater than zero");
+	if (size > CLI_RINGBUF_MAX) /* no ring holds more */
+		size = CLI_RINGBUF_MAX;
+	buf = malloc((size_t)size);
+	if (!buf)
+		return fail(e, "GenericError", "out of memory");
+	n = chardev_ringbuf_read(c, buf, (size_t)size);
+	*ret = ringbuf_text(buf, n, base64);
+	free(buf);
+	return *ret ? 0 : fail(e, "GenericError", "out of memory");
+}
+
 static void quit_now(struct machine *m)
 {
 	machine_host_quit(m, "host-qmp-quit");
@@ -472,30 +550,33 @@ CMD(cmd_human_monitor_command)
 }
 
 static const struct qmp_command commands[] = {
-	{"qmp_capabilities", cmd_capabilities},
-	{"query-version", cmd_query_version},
-	{"query-commands", cmd_query_commands},
-	{"query-status", cmd_query_status},
-	{"query-name", cmd_query_name},
-	{"query-uuid", cmd_query_uuid},
-	{"query-kvm", cmd_query_kvm},
-	{"query-target", cmd_query_target},
-	{"query-machines", cmd_query_machines},
-	{"query-cpus-fast", cmd_query_cpus_fast},
-	{"query-chardev", cmd_query_chardev},
-	{"query-block", cmd_query_block},
-	{"blockdev-change-medium", cmd_blockdev_change_medium},
-	{"eject", cmd_eject},
-	{"blockdev-open-tray", cmd_blockdev_open_tray},
-	{"blockdev-close-tray", cmd_blockdev_close_tray},
-	{"query-pci", cmd_query_pci},
-	{"stop", cmd_stop},
-	{"cont", cmd_cont},
-	{"system_reset", cmd_system_reset},
-	{"system_powerdown", cmd_system_powerdown},
-	{"set_link", cmd_set_link},
-	{"quit", cmd_quit},
-	{"human-monitor-command", cmd_human_monitor_command},
+	{"qmp_capabilities", cmd_capabilities, "?enable:any"},
+	{"query-version", cmd_query_version, NULL},
+	{"query-commands", cmd_query_commands, NULL},
+	{"query-status", cmd_query_status, NULL},
+	{"query-name", cmd_query_name, NULL},
+	{"query-uuid", cmd_query_uuid, NULL},
+	{"query-kvm", cmd_query_kvm, NULL},
+	{"query-target", cmd_query_target, NULL},
+	{"query-machines", cmd_query_machines, NULL},
+	{"query-cpus-fast", cmd_query_cpus_fast, NULL},
+	{"query-chardev", cmd_query_chardev, NULL},
+	{"query-block", cmd_query_block, NULL},
+	{"blockdev-change-medium", cmd_blockdev_change_medium,
+	 "?device:str,?id:str,filename:str,?format:str"},
+	{"eject", cmd_eject, "?device:str,?id:str,?force:bool"},
+	{"blockdev-open-tray", cmd_blockdev_open_tray, "?device:str,?id:str,?force:bool"},
+	{"blockdev-close-tray", cmd_blockdev_close_tray, "?device:str,?id:str"},
+	{"query-pci", cmd_query_pci, NULL},
+	{"stop", cmd_stop, NULL},
+	{"cont", cmd_cont, NULL},
+	{"system_reset", cmd_system_reset, NULL},
+	{"system_powerdown", cmd_system_powerdown, NULL},
+	{"set_link", cmd_set_link, "name:str,up:bool"},
+	{"ringbuf-write", cmd_ringbuf_write, "device:str,data:str,?format:str"},
+	{"ringbuf-read", cmd_ringbuf_read, "device:str,size:int,?format:str"},
+	{"quit", cmd_quit, NULL},
+	{"human-monitor-command", cmd_human_monitor_command, "command-line:str,?cpu-index:int"},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -18,6 +18,9 @@ struct qmp_command {
 	const char *name;
 	/* 0 with *ret (NULL is {}), or -1 with e filled. args may be NULL. */
 	int (*fn)(struct machine *m, json_t *args, json_t **ret, struct qmp_error *e);
+	/* Its arguments, "name:type,?optional:type" (vmm/qmp_args.h): checked
+	 * before fn runs and described by query-qmp-schema. NULL is none. */
+	const char *args;
 };
 
 const struct qmp_command *qmp_find_command(const char *name);

@@ -16,6 +16,7 @@
 
 #include "backends/backends.h"
 #include "vmm/chardev.h"
+#include "vmm/control/qmp_args.h"
 #include "vmm/control/qmp_commands.h"
 
 #define CMD(name)                                                                                  \
@@ -58,9 +59,15 @@ static const struct {
 	{"isa-serial", "isa-device", "chardev:str,index:uint32,id:str"},
 	{"isa-debug-exit", "isa-device", "iobase:uint32,iosize:uint32"},
 	{"pvpanic", "isa-device", "ioport:uint16"},
+	{"pc-testdev", "isa-device", NULL},
+	{"intel-iommu", "x86-iommu", "intremap:bool,eim:bool"},
+	{"edu", "pci-device", "addr:int32,id:str"},
+	{"pci-testdev", "pci-device", "addr:int32,id:str"},
+	{"virtio-wlan-pci", "virtio-pci", "medium:str,addr:int32,id:str"},
 	{"virtio-blk-pci", "virtio-pci",
 	 "drive:str,bootindex:int32,serial:str,addr:int32,num-queues:uint16,id:str"},
-	{"virtio-net-pci", "virtio-pci", "netdev:str,mac:str,addr:int32,mq:bool,vectors:uint32,id:str"},
+	{"virtio-net-pci", "virtio-pci",
+	 "netdev:str,mac:str,addr:int32,mq:bool,vectors:uint32,id:str"},
 	{"memory-backend-ram", "memory-backend", NULL},
 	{"secret", "object", NULL},
 };
@@ -282,25 +289,6 @@ CMD(cmd_query_command_line_options)
 	return 0;
 }
 
-/* Each command's arguments ("name:type", "?name" optional); the others
- * take none. Every command returns a JSON value ("any"). */
-static const struct {
-	const char *name, *args;
-} command_args[] = {
-	{"human-monitor-command", "command-line:str,?cpu-index:int"},
-	{"qom-list", "path:str"},
-	{"qom-list-types", "?implements:str,?abstract:bool"},
-	{"qom-list-properties", "typename:str"},
-	{"device-list-properties", "typename:str"},
-	{"query-command-line-options", "?option:str"},
-	{"query-named-block-nodes", "?flat:bool"},
-	{"migrate-set-capabilities", "capabilities:any"},
-	{"blockdev-change-medium", "?device:str,?id:str,filename:str,?format:str"},
-	{"eject", "?device:str,?id:str,?force:bool"},
-	{"blockdev-open-tray", "?device:str,?id:str,?force:bool"},
-	{"blockdev-close-tray", "?device:str,?id:str"},
-};
-
 static const char *const events[][2] = {
 	{"STOP", ""},
 	{"RESUME", ""},
@@ -312,33 +300,21 @@ static const char *const events[][2] = {
 	{"DEVICE_TRAY_MOVED", "device:str,id:str,tray-open:bool"},
 };
 
-/* An object type "name" with members from "a:t,?b:t". */
+/* An object type "name" with members from "a:t,?b:t" (vmm/qmp_args.h). */
 static json_t *object_type(const char *name, const char *members)
 {
 	json_t *list = json_array();
-	char buf[128], *save = NULL;
+	const char *cursor = members;
+	struct qmp_arg a;
 
-	snprintf(buf, sizeof(buf), "%s", members);
-	for (char *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
-		bool optional = *p == '?';
-		char *colon = strchr(p, ':');
-		json_t *mem;
+	while (qmp_arg_next(&cursor, &a)) {
+		json_t *mem = json_pack("{s:s,s:s}", "name", a.name, "type", a.type);
 
-		*colon = 0;
-		mem = json_pack("{s:s,s:s}", "name", p + optional, "type", colon + 1);
-		if (optional)
+		if (a.optional)
 			json_object_set_new(mem, "default", json_null());
 		json_array_append_new(list, mem);
 	}
 	return json_pack("{s:s,s:s,s:o}", "name", name, "meta-type", "object", "members", list);
-}
-
-static const char *args_of(const char *command)
-{
-	for (size_t i = 0; i < sizeof(command_args) / sizeof(command_args[0]); i++)
-		if (!strcmp(command_args[i].name, command))
-			return command_args[i].args;
-	return "";
 }
 
 CMD(cmd_query_qmp_schema)
@@ -351,7 +327,7 @@ CMD(cmd_query_qmp_schema)
 
 	for (size_t i = 0; (c = qmp_command_at(i)); i++) {
 		snprintf(type, sizeof(type), "%s-arg", c->name);
-		json_array_append_new(list, object_type(type, args_of(c->name)));
+		json_array_append_new(list, object_type(type, c->args));
 		json_array_append_new(list,
 				      json_pack("{s:s,s:s,s:s,s:s}", "name", c->name, "meta-type",
 						"command", "arg-type", type, "ret-type", "any"));
@@ -371,15 +347,15 @@ CMD(cmd_query_qmp_schema)
 }
 
 const struct qmp_command qmp_libvirt_commands[] = {
-	{"query-qmp-schema", cmd_query_qmp_schema},
-	{"query-command-line-options", cmd_query_command_line_options},
-	{"qom-list-types", cmd_qom_list_types},
-	{"qom-list-properties", cmd_qom_list_properties},
-	{"device-list-properties", cmd_device_list_properties},
-	{"qom-list", cmd_qom_list},
-	{"query-named-block-nodes", cmd_query_named_block_nodes},
-	{"query-migrate-capabilities", cmd_query_migrate_capabilities},
-	{"migrate-set-capabilities", cmd_migrate_set_capabilities},
-	{"query-jobs", cmd_query_jobs},
-	{NULL, NULL},
+	{"query-qmp-schema", cmd_query_qmp_schema, NULL},
+	{"query-command-line-options", cmd_query_command_line_options, "?option:str"},
+	{"qom-list-types", cmd_qom_list_types, "?implements:str,?abstract:bool"},
+	{"qom-list-properties", cmd_qom_list_properties, "typename:str"},
+	{"device-list-properties", cmd_device_list_properties, "typename:str"},
+	{"qom-list", cmd_qom_list, "path:str"},
+	{"query-named-block-nodes", cmd_query_named_block_nodes, "?flat:bool"},
+	{"query-migrate-capabilities", cmd_query_migrate_capabilities, NULL},
+	{"migrate-set-capabilities", cmd_migrate_set_capabilities, "capabilities:any"},
+	{"query-jobs", cmd_query_jobs, NULL},
+	{NULL, NULL, NULL},
 };

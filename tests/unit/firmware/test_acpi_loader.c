@@ -199,8 +199,8 @@ static void load(struct acpi_fw_blobs *b, struct file files[2], unsigned *pointe
 
 /* The fw_cfg blobs, loaded; then the same walk over the direct-boot
  * tables: same tables, same contents but for the addresses. */
-static void check_both_deliveries(unsigned ncpus, uint16_t pvpanic, unsigned dmar,
-				  const char *const *want)
+static void check_both_deliveries(unsigned ncpus, const uint8_t *apic_ids, uint16_t pvpanic,
+				  unsigned dmar, const char *const *want)
 {
 	struct acpi_fw_blobs *b = calloc(1, sizeof(*b));
 	uint8_t direct[FW_TABLES_SIZE];
@@ -212,15 +212,16 @@ static void check_both_deliveries(unsigned ncpus, uint16_t pvpanic, unsigned dma
 	const uint8_t *dsdt;
 
 	ck_assert_ptr_nonnull(b);
-	ck_assert_int_eq(acpi_build_fw_cfg(b, ncpus, pvpanic, dmar), 0);
+	ck_assert_int_eq(acpi_build_fw_cfg(b, ncpus, apic_ids, pvpanic, dmar), 0);
 	ck_assert_uint_gt(b->tables_len, 0);
 	load(b, files, &pointers);
 	/* RSDP 2, FADT 3, XSDT and RSDT one per table */
 	ck_assert_uint_eq(pointers, 2 + 3 + 2 * (2 + (dmar ? 1 : 0)));
 	n_fw = walk(files, 2, FAKE_RSDP_GPA, sig_fw, t_fw);
 
-	ck_assert_int_gt(
-		acpi_build_dmar(direct, sizeof(direct), FW_TABLES_GPA, ncpus, pvpanic, dmar), 0);
+	ck_assert_int_gt(acpi_build_dmar(direct, sizeof(direct), FW_TABLES_GPA, ncpus, apic_ids,
+					 pvpanic, dmar),
+			 0);
 	dfile = (struct file){"direct", direct, sizeof(direct), FW_TABLES_GPA, true};
 	n_direct = walk(&dfile, 1, FW_TABLES_GPA, sig_direct, t_direct);
 
@@ -247,9 +248,12 @@ START_TEST(loader_links_tables_like_direct_boot)
 	static const char *const plain[] = {"FACP", "APIC", NULL};
 	static const char *const iommu[] = {"FACP", "APIC", "DMAR", NULL};
 
-	check_both_deliveries(1, 0, 0, plain);
-	check_both_deliveries(4, 0x505, 0, plain);
-	check_both_deliveries(8, 0x505, ACPI_DMAR_PRESENT | ACPI_DMAR_INTR_REMAP, iommu);
+	/* -smp 8,sockets=2,cores=3: the core field is 2 bits wide */
+	static const uint8_t sparse[8] = {0, 1, 2, 4, 5, 6, 8, 9};
+
+	check_both_deliveries(1, NULL, 0, 0, plain);
+	check_both_deliveries(4, NULL, 0x505, 0, plain);
+	check_both_deliveries(8, sparse, 0x505, ACPI_DMAR_PRESENT | ACPI_DMAR_INTR_REMAP, iommu);
 }
 END_TEST
 
@@ -262,17 +266,25 @@ START_TEST(loader_madt_lists_every_cpu)
 	const uint8_t *t[9];
 	unsigned n, pointers, lapics = 0;
 
-	ck_assert_int_eq(acpi_build_fw_cfg(b, 16, 0, 0), 0);
+	uint8_t ids[16];
+
+	for (unsigned i = 0; i < 16; i++)
+		ids[i] = (uint8_t)(3 * i); /* any ascending, sparse list */
+	ck_assert_int_eq(acpi_build_fw_cfg(b, 16, ids, 0, 0), 0);
 	load(b, files, &pointers);
 	n = walk(files, 2, FAKE_RSDP_GPA, sigs, t);
 	for (unsigned i = 0; i < n; i++) {
 		if (strcmp(sigs[i], "APIC"))
 			continue;
-		for (uint32_t off = 44; off < rd32(t[i] + 4); off += t[i][off + 1])
-			lapics += t[i][off] == 0 && (t[i][off + 4] & 1);
+		for (uint32_t off = 44; off < rd32(t[i] + 4); off += t[i][off + 1]) {
+			if (t[i][off] == 0 && (t[i][off + 4] & 1))
+				ck_assert_uint_eq(t[i][off + 3], ids[lapics++]);
+			if (t[i][off] == 1) /* the I/O APIC after the last CPU */
+				ck_assert_uint_eq(t[i][off + 2], ids[15] + 1);
+		}
 	}
 	ck_assert_uint_eq(lapics, 16);
-	ck_assert_int_eq(acpi_build_fw_cfg(b, 0, 0, 0), -EINVAL);
+	ck_assert_int_eq(acpi_build_fw_cfg(b, 0, NULL, 0, 0), -EINVAL);
 	free(b);
 }
 END_TEST
@@ -292,7 +304,7 @@ START_TEST(waking_vector_of_loaded_tables)
 	uint32_t facs = 0;
 
 	mem.r[0] = (struct guest_ram_region){0, ram_size, ram};
-	ck_assert_int_eq(acpi_build_fw_cfg(b, 2, 0, 0), 0);
+	ck_assert_int_eq(acpi_build_fw_cfg(b, 2, NULL, 0, 0), 0);
 	load(b, files, &pointers);
 	n = walk(files, 2, FAKE_RSDP_GPA, sigs, t);
 	for (unsigned i = 0; i < n; i++)

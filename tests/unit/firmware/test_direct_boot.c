@@ -128,9 +128,9 @@ START_TEST(acpi_dmar_table)
 	uint8_t buf[4096];
 	const uint8_t *dmar;
 
-	ck_assert_int_gt(acpi_build_dmar(buf, sizeof(buf), gpa, 4, 0, 0), 0);
+	ck_assert_int_gt(acpi_build_dmar(buf, sizeof(buf), gpa, 4, NULL, 0, 0), 0);
 	ck_assert_ptr_null(find_table(buf, gpa, "DMAR"));
-	ck_assert_int_gt(acpi_build_dmar(buf, sizeof(buf), gpa, 4, 0,
+	ck_assert_int_gt(acpi_build_dmar(buf, sizeof(buf), gpa, 4, NULL, 0,
 					 ACPI_DMAR_PRESENT | ACPI_DMAR_INTR_REMAP),
 			 0);
 	dmar = find_table(buf, gpa, "DMAR");
@@ -174,7 +174,7 @@ END_TEST
 static void check_mp(unsigned ncpus)
 {
 	uint8_t buf[1024];
-	int n = mptable_build(buf, sizeof(buf), 0x9fc00, ncpus);
+	int n = mptable_build(buf, sizeof(buf), 0x9fc00, ncpus, NULL);
 	const uint8_t *cfg = buf + 16;
 	unsigned cpus = 0, off = 44;
 
@@ -200,7 +200,43 @@ START_TEST(mptable_one_and_four_cpus)
 {
 	check_mp(1);
 	check_mp(4);
-	ck_assert_int_eq(mptable_build(ram, 32, 0, 4), -ENOSPC);
+	ck_assert_int_eq(mptable_build(ram, 32, 0, 4, NULL), -ENOSPC);
+}
+END_TEST
+
+/* -smp sockets=2,cores=3: the APIC IDs skip 3 (QEMU's bit fields), and
+ * the MADT, the MP table and the I/O APIC after the last CPU say so. */
+START_TEST(tables_list_sparse_apic_ids)
+{
+	static const uint8_t ids[] = {0, 1, 2, 4, 5, 6};
+	const uint32_t gpa = 0x9f000;
+	uint8_t buf[4096];
+	const uint8_t *madt, *p, *cfg = buf + 16;
+	unsigned cpus = 0, off = 44;
+
+	ck_assert_int_gt(acpi_build_dmar(buf, sizeof(buf), gpa, 6, ids, 0, 0), 0);
+	madt = find_table(buf, gpa, "APIC");
+	ck_assert_ptr_nonnull(madt);
+	for (p = madt + 44; p < madt + rd32(madt + 4); p += p[1]) {
+		if (p[0] == 0) { /* processor local APIC: UID, APIC ID */
+			ck_assert_uint_eq(p[2], cpus);
+			ck_assert_uint_eq(p[3], ids[cpus]);
+			cpus++;
+		} else if (p[0] == 1) {
+			ck_assert_uint_eq(p[2], 7); /* the I/O APIC's id */
+		}
+	}
+	ck_assert_uint_eq(cpus, 6);
+	ck_assert_int_gt(mptable_build(buf, 1024, 0x9fc00, 6, ids), 0);
+	for (cpus = 0; off < (unsigned)(cfg[4] | cfg[5] << 8); off += cfg[off] == 0 ? 20 : 8) {
+		if (cfg[off] == 0)
+			ck_assert_uint_eq(cfg[off + 1], ids[cpus++]);
+		else if (cfg[off] == 2)
+			ck_assert_uint_eq(cfg[off + 1], 7);
+	}
+	ck_assert_uint_eq(cpus, 6);
+	/* no room for an I/O APIC id after 254 */
+	ck_assert_int_eq(mptable_build(buf, 1024, 0x9fc00, 1, (const uint8_t[]){255}), -EINVAL);
 }
 END_TEST
 
@@ -585,6 +621,7 @@ int main(void)
 	tcase_add_test(tc, acpi_pvpanic_device);
 	tcase_add_test(tc, acpi_dmar_table);
 	tcase_add_test(tc, mptable_one_and_four_cpus);
+	tcase_add_test(tc, tables_list_sparse_apic_ids);
 	tcase_add_test(tc, tables_in_guest_ram_and_e820);
 	tcase_add_test(tc, bzimage_good);
 	tcase_add_test(tc, bzimage_bad_inputs);

@@ -128,9 +128,45 @@ START_TEST(libvirt_monitor)
 	ck_assert_str_eq(q[0].path, "/tmp/m.sock");
 	ck_assert_int_eq(PARSE("-mon", "chardev=nope,mode=control"), -1);
 	ck_assert_ptr_nonnull(strstr(err, "no -chardev with id 'nope'"));
+	/* mode=readline (QEMU's default): the HMP monitor on that chardev */
 	ck_assert_int_eq(PARSE("-chardev", "socket,id=m,path=/tmp/m,server=on", "-mon",
 			       "chardev=m,mode=readline"),
-			 -1);
+			 0);
+	ck_assert(cfg.monitor_given);
+	ck_assert_int_eq(cfg.monitor.kind, CHARDEV_UNIX);
+	ck_assert_str_eq(cfg.monitor.path, "/tmp/m");
+	ck_assert_str_eq(cfg.monitor.id, "m");
+	ck_assert(cfg.monitor.wait);
+	ck_assert_int_eq(PARSE("-chardev", "socket,id=t,host=127.0.0.1,port=4444,server=on,"
+					   "wait=off,telnet=on",
+			       "-serial", "chardev:t"),
+			 0);
+	ck_assert_int_eq(cfg.serial[0].kind, CHARDEV_TCP);
+	ck_assert(cfg.serial[0].sock.telnet && !cfg.serial[0].wait);
+	ck_assert_str_eq(cfg.serial[0].sock.port, "4444");
+	ck_assert_int_eq(PARSE("-serial", "chardev:nope"), -1);
+	ck_assert_int_eq(PARSE("-monitor", "telnet:127.0.0.1:4445,server,nowait"), 0);
+	ck_assert_int_eq(cfg.monitor.kind, CHARDEV_TCP);
+	ck_assert(cfg.monitor.sock.telnet && !cfg.monitor.wait);
+	ck_assert_int_eq(PARSE("-serial", "tcp::4446,server=on"), 0);
+	ck_assert(cfg.serial[0].wait && !cfg.serial[0].sock.telnet);
+	ck_assert_int_eq(PARSE("-serial", "tcp:127.0.0.1:4446"), -1); /* client: not built */
+	ck_assert_int_eq(PARSE("-serial", "pty"), 0);
+	ck_assert_int_eq(cfg.serial[0].kind, CHARDEV_PTY);
+	ck_assert_int_eq(PARSE("-chardev", "file,id=f,path=/tmp/f,append=on", "-serial",
+			       "chardev:f"),
+			 0);
+	ck_assert(cfg.serial[0].append);
+	/* ringbuf: QEMU's default size, a power of two, "memory" its alias */
+	ck_assert_int_eq(PARSE("-chardev", "ringbuf,id=r", "-serial", "chardev:r"), 0);
+	ck_assert_int_eq(cfg.serial[0].kind, CHARDEV_RINGBUF);
+	ck_assert_uint_eq(cfg.serial[0].ring_size, 65536);
+	ck_assert_int_eq(PARSE("-chardev", "memory,id=r,size=1024"), 0);
+	ck_assert(cfg.control.chardevs[0].spec.memory);
+	ck_assert_uint_eq(cfg.control.chardevs[0].spec.ring_size, 1024);
+	ck_assert_int_eq(PARSE("-chardev", "ringbuf,id=r,size=1000"), -1);
+	ck_assert_int_eq(PARSE("-chardev", "ringbuf,id=r,size=x"), -1);
+	ck_assert_int_eq(PARSE("-chardev", "ringbuf,id=r,size=0x80000000"), -1);
 	ck_assert_int_eq(PARSE("-chardev", "socket,id=m,path=/tmp/m"), -1); /* no server */
 	ck_assert_int_eq(PARSE("-chardev", "spicevmc,id=x"), -1);
 	ck_assert_int_eq(PARSE("-chardev", "pty,id=x", "-mon", "chardev=x,mode=control"), -1);
