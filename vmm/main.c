@@ -94,7 +94,8 @@ int main(int argc, char **argv)
 		printf("name \"isa-debug-exit\", bus ISA\nname \"pc-testdev\", bus ISA\n"
 		       "name \"pvpanic\", bus ISA\nname \"isa-serial\", bus ISA\n"
 		       "name \"virtio-net-pci\", bus PCI\nname \"virtio-wlan-pci\", bus PCI\n"
-		       "name \"virtio-blk-pci\", bus PCI\nname \"edu\", bus PCI\n"
+		       "name \"virtio-blk-pci\", bus PCI\nname \"virtio-rng-pci\", bus PCI\n"
+		       "name \"edu\", bus PCI\n"
 		       "name \"pci-testdev\", bus PCI\n"
 		       "name \"intel-iommu\", bus System\n");
 		return 0;
