@@ -68,3 +68,8 @@ $(eval $(call unit_test,devices_i8042,tests/unit/devices/test_i8042.c,libdevices
 $(eval $(call unit_test,devices_bus,tests/unit/devices/test_bus.c,libdevices.a libbackends.a,))
 # virtio-wlan-pci itself on a fake host (no KVM): held receive buffers, outbox.
 $(eval $(call unit_test,virtio_hwsim,tests/unit/virtio/test_virtio_hwsim.c,libdevices.a libbackends.a,))
+# virtio-rng-pci on a fake host: fills, the rate limit, malformed chains.
+$(eval $(call unit_test,virtio_rng,tests/unit/virtio/test_virtio_rng.c,libdevices.a libbackends.a,))
+# ... and in Debian's kernel (virtio_rng, /dev/hwrng), QEMU as reference
+INTEG_TESTS += tests/integration/virtio-rng.sh
+KVM_TESTS += tests/integration/virtio-rng.sh

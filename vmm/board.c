@@ -305,6 +305,34 @@ static int add_virtio_disks(struct machine *m, char *err, size_t errlen)
 	return 0;
 }
 
+/* -device virtio-rng-pci: each device reads its own copy of its
+ * rng-random file's fd (cli_resolve_rng opened it), or getrandom(2). */
+static int add_virtio_rngs(struct machine *m, char *err, size_t errlen)
+{
+	const struct rng_config *rc = &m->cfg->rng;
+
+	for (unsigned i = 0; i < rc->n_devs; i++) {
+		const struct rng_dev_spec *d = &rc->devs[i];
+		int src = d->object >= 0 ? rc->objects[d->object].fd : -1;
+		struct virtio_rng_opts o = {src >= 0 ? fcntl(src, F_DUPFD_CLOEXEC, 0) : -1,
+					    d->max_bytes, d->period_ms, d->devfn};
+		char why[256];
+
+		if (src >= 0 && o.fd < 0) {
+			snprintf(err, errlen, "-device virtio-rng-pci: cannot duplicate its source");
+			return -1;
+		}
+		m->rng[i] = virtio_rng_new(&m->host, m->pci, &o, why, sizeof(why));
+		if (!m->rng[i]) {
+			if (o.fd >= 0)
+				close(o.fd);
+			snprintf(err, errlen, "-device virtio-rng-pci: %s", why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* The debug console writes straight to a file descriptor. */
 static int open_debugcon(struct machine *m, char *err, size_t errlen)
 {
@@ -394,7 +422,8 @@ static int add_pc_platform(struct machine *m, char *err, size_t errlen)
 		return -1;
 	}
 	if (add_iommu(m, err, errlen) < 0 || add_virtio_disks(m, err, errlen) < 0 ||
-	    board_add_nics(m, err, errlen) < 0 || vmm_wlan_init(m, err, errlen) < 0)
+	    board_add_nics(m, err, errlen) < 0 || vmm_wlan_init(m, err, errlen) < 0 ||
+	    add_virtio_rngs(m, err, errlen) < 0)
 		return -1;
 	fw.bootindex_paths = m->bootindex_paths;
 	m->fw_cfg = fw_cfg_new(&m->host);

@@ -426,6 +426,8 @@ void machine_destroy(struct machine *m)
 	fw_cfg_free(m->fw_cfg);
 	board_free_nics(m);
 	vmm_wlan_free(m->wlan);
+	for (unsigned i = 0; i < CLI_MAX_RNG; i++)
+		virtio_rng_free(m->rng[i]);
 	for (unsigned i = 0; i < CLI_MAX_VIRTIO_DRIVES; i++) {
 		virtio_blk_free(m->vblk[i]);
 		block_close(m->vdisks[i]);

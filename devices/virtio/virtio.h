@@ -1,5 +1,6 @@
 /* virtio.h — virtio 1.x devices: split virtqueues (queue.c), the modern
- * PCI transport with MSI-X (pci.c, msix.c) and the devices on it (blk.c).
+ * PCI transport with MSI-X (pci.c, msix.c) and the devices on it (blk.c,
+ * net.c, hwsim.c, rng.c).
  *
  * The layouts come from Linux's UAPI headers (linux-libc-dev). Everything
  * in a ring is guest-controlled: queue.c validates each descriptor before
@@ -307,5 +308,31 @@ void virtio_hwsim_free(struct virtio_hwsim *h);
 bool virtio_hwsim_receive(struct virtio_hwsim *h, const void *msg, size_t len);
 void virtio_hwsim_stats(struct virtio_hwsim *h, struct virtio_hwsim_stats *st);
 struct virtio_pci *virtio_hwsim_transport(struct virtio_hwsim *h);
+
+/* -------------------------------------------------------------- rng.c */
+
+/* virtio-rng-pci: random bytes for the guest's hw_random, rate-limited
+ * like QEMU's (max-bytes per period). */
+struct virtio_rng_opts {
+	int fd;		    /* the source (rng-random), non-blocking; the device
+			     * owns it from now on. -1: getrandom(2) (rng-builtin) */
+	uint64_t max_bytes; /* per period (QEMU's default: INT64_MAX) */
+	uint32_t period_ms; /* > 0 (QEMU's default: 65536) */
+	int devfn;	    /* < 0: first free slot */
+};
+
+struct virtio_rng_stats {
+	uint64_t bytes, requests; /* handed to the guest */
+	uint64_t quota_waits;	  /* a buffer found the period's quota spent */
+	uint64_t source_waits;	  /* the source had nothing to read */
+	uint64_t bad_requests;	  /* malformed chains (then the device needs a reset) */
+};
+
+struct virtio_rng;
+struct virtio_rng *virtio_rng_new(struct dev_host *host, struct pci_bus *bus,
+				  const struct virtio_rng_opts *o, char *err, size_t errlen);
+void virtio_rng_free(struct virtio_rng *r);
+struct virtio_pci *virtio_rng_transport(struct virtio_rng *r);
+void virtio_rng_get_stats(struct virtio_rng *r, struct virtio_rng_stats *st);
 
 #endif /* VMM_DEVICES_VIRTIO_H */

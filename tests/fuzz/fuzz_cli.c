@@ -29,6 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	argv[argc] = NULL;
 	memset(&cfg, 0, sizeof(cfg));
 	cli_parse(argc, argv, &cfg, err, sizeof(err));
+	cli_close_rng(&cfg); /* rng-random files opened by the parse */
 	free(copy);
 	return 0;
 }

@@ -339,6 +339,15 @@ def device_seeds():
     seed("virtio_blk", "discard", head + ram(0x1000, disc) + ram(0x2000, avail) +
          ram(0x4000, struct.pack("<IIQ", 11, 0, 0)) + ram(0x5000, struct.pack("<QII", 2, 4, 0)) + step(0))
     seed("virtqueue", "chain", head + ram(0x1000, chain) + ram(0x2000, avail) + ram(0x4000, b"data") + step(1))
+    # virtio-rng: two writable buffers chained; a readable one (refused);
+    # three 32-byte requests against the 64-byte quota
+    rng = struct.pack("<QIHH", 0x4000, 16, 3, 1) + struct.pack("<QIHH", 0x5000, 40, 2, 0)
+    seed("virtio_rng", "chain", head + ram(0x1000, rng) + ram(0x2000, avail) + step(0))
+    seed("virtio_rng", "readable", head + ram(0x1000, struct.pack("<QIHH", 0x4000, 16, 0, 0)) +
+         ram(0x2000, avail) + step(0))
+    three = b"".join(struct.pack("<QIHH", 0x4000 + 0x100 * i, 32, 2, 0) for i in range(3))
+    seed("virtio_rng", "quota", head + ram(0x1000, three) + ram(0x2000, struct.pack("<HHHHH", 0, 3, 0, 1, 2)) +
+         step(0))
     indirect = struct.pack("<QIHH", 0x7000, 32, 4, 0)
     table = struct.pack("<QIHH", 0x4000, 8, 1, 1) + struct.pack("<QIHH", 0x5000, 8, 2, 0)
     seed("virtqueue", "indirect-event-idx", bytes([3]) + head[1:] + ram(0x1000, indirect) +
@@ -569,6 +578,10 @@ def control_seeds():
                  "-debugcon", "file:/tmp/dbg", "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
                  "-no-reboot", "-cpu", "host,-x2apic", "-m", "size=1G",
                  "-sandbox", "on,obsolete=deny,spawn=deny", "-runas", "nobody", "-chroot", "/tmp"],
+        "rng": ["-object", '{"qom-type":"rng-random","id":"objrng0","filename":"/dev/urandom"}',
+                "-device", '{"driver":"virtio-rng-pci","rng":"objrng0","id":"rng0","bus":"pci.0","addr":"0x6"}',
+                "-object", "rng-builtin,id=b", "-device", "virtio-rng-pci,rng=b,max-bytes=1024,period=1000",
+                "-device", "virtio-rng-pci"],
     }
     for name, argv in argvs.items():
         seed("cli", name, "\0".join(argv).encode())

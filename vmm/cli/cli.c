@@ -540,7 +540,8 @@ static const struct cli_option options[] = {
 	 "(needs -M q35; intremap needs kernel_irqchip=split or off) or virtio-blk-pci,drive=ID"
 	 "[,bootindex=N][,serial=S][,addr=SLOT[.FN]][,num-queues=N] or "
 	 "virtio-net-pci,netdev=ID[,mac=MAC][,addr=SLOT[.FN]][,id=NAME][,mq=on|off][,vectors=N] or "
-	 "virtio-wlan-pci,medium=ID[,addr=SLOT[.FN]] (a mac80211_hwsim radio)"},
+	 "virtio-wlan-pci,medium=ID[,addr=SLOT[.FN]] (a mac80211_hwsim radio) or "
+	 "virtio-rng-pci[,rng=ID][,max-bytes=N,period=MS][,addr=SLOT[.FN]]"},
 	{"-netdev", "user|tap,id=ID,...", parse_netdev, 0,
 	 "network backend: user[,net=A/LEN][,host=A][,dns=A][,dhcpstart=A]"
 	 "[,hostfwd=tcp|udp:[HADDR]:HPORT-[GADDR]:GPORT][,restrict=on|off][,ipv6=on|off]"
@@ -595,7 +596,8 @@ static const struct cli_option options[] = {
 	{"-object", "TYPE,id=ID,...", cli_parse_object, 0,
 	 "memory-backend-ram,id=ID,size=N (for -machine memory-backend=ID), secret, or "
 	 "wlan-medium,id=ID,country=XX[,outdoor=on][,regdb=PATH][,cac=S][,nop=S][,enforce=off]"
-	 "[,txpower=DBM][,distance=M] or wlan-medium,id=ID,socket=PATH (the wlan-medium daemon's)"},
+	 "[,txpower=DBM][,distance=M] or wlan-medium,id=ID,socket=PATH (the wlan-medium daemon's), "
+	 "rng-random,id=ID[,filename=PATH] (default /dev/urandom), rng-builtin,id=ID"},
 	{"-blockdev", "driver=file|raw,node-name=N,...", cli_parse_blockdev, 0,
 	 "a block node: file (filename=F) under raw (file=NODE); -device drive=NODE"},
 	{"-overcommit", "mem-lock=on|off", cli_parse_overcommit, 0,
@@ -709,7 +711,7 @@ int cli_parse(int argc, char **argv, struct vmm_config *cfg, char *err, size_t e
 	apply_defaults(cfg);
 	if (cli_resolve_drives(cfg, err, errlen) < 0 || cli_resolve_nics(cfg, err, errlen) < 0 ||
 	    cli_check_q35(cfg, err, errlen) < 0 ||
-	    cli_resolve_wlan(cfg, err, errlen) < 0)
+	    cli_resolve_wlan(cfg, err, errlen) < 0 || cli_resolve_rng(cfg, err, errlen) < 0)
 		return -1;
 	return check_stdio(cfg, err, errlen);
 }

@@ -162,6 +162,30 @@ struct wlan_config {
 	unsigned n_devs;
 };
 
+/* -object rng-random / rng-builtin and -device virtio-rng-pci (cli_rng.c). */
+#define CLI_MAX_RNG 4
+struct rng_object_spec {
+	char id[32];
+	char filename[256]; /* "": rng-builtin (getrandom) */
+	int fd;		    /* the file, opened by cli_resolve_rng; -1 builtin */
+};
+
+struct rng_dev_spec {
+	char rng[32];	    /* rng=ID; "": a builtin source of its own */
+	int object;	    /* resolved index into objects, or -1 */
+	uint64_t max_bytes; /* QEMU's defaults: INT64_MAX per 65536 ms */
+	uint32_t period_ms;
+	int devfn; /* -1: first free slot */
+	char id[32];
+};
+
+struct rng_config {
+	struct rng_object_spec objects[CLI_MAX_RNG];
+	unsigned n_objects;
+	struct rng_dev_spec devs[CLI_MAX_RNG];
+	unsigned n_devs;
+};
+
 /* -action (QEMU's): what guest resets, shutdowns and panics do. */
 enum action_reboot { ACTION_REBOOT_RESET, ACTION_REBOOT_SHUTDOWN };
 enum action_shutdown { ACTION_SHUTDOWN_POWEROFF, ACTION_SHUTDOWN_PAUSE };
@@ -318,6 +342,7 @@ struct vmm_config {
 	bool nodefaults;
 	struct libvirt_config lv; /* cli_libvirt.c */
 	struct wlan_config wlan;
+	struct rng_config rng;
 };
 
 /* 0 with cfg filled (defaults applied); -1 with a one-line message in err
@@ -365,6 +390,16 @@ int cli_parse_virtio_wlan(struct vmm_config *cfg, char *props, char *err, size_t
 int cli_parse_wlan_medium(struct vmm_config *cfg, char *props, char *err, size_t errlen);
 /* After parsing: each virtio-wlan-pci's medium= found. */
 int cli_resolve_wlan(struct vmm_config *cfg, char *err, size_t errlen);
+/* cli_rng.c: -device virtio-rng-pci (props: what follows the name) and
+ * -object rng-random / rng-builtin (type: which; props: what follows it). */
+int cli_parse_virtio_rng(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+int cli_parse_rng_object(struct vmm_config *cfg, const char *type, char *props, char *err,
+			 size_t errlen);
+/* After parsing: each rng= found, each rng-random file opened (before the
+ * machine opens /dev/kvm, so a bad path is the error a user sees). */
+int cli_resolve_rng(struct vmm_config *cfg, char *err, size_t errlen);
+/* Close the files cli_resolve_rng opened (a config that is not run). */
+void cli_close_rng(struct vmm_config *cfg);
 int cli_parse_machine(const char *s, struct vmm_config *cfg, char *err, size_t errlen);
 int cli_parse_chardev(const char *s, bool allow_mon, struct chardev_spec *spec, char *err,
 		      size_t errlen);

@@ -335,13 +335,17 @@ CLI_CONTROL_PARSER(cli_parse_object)
 		return ram_object(cfg, cursor, err, errlen);
 	if (!strcmp(type, "wlan-medium"))
 		return cli_parse_wlan_medium(cfg, cursor, err, errlen);
+	if (!strcmp(type, "rng-random") || !strcmp(type, "rng-builtin"))
+		return cli_parse_rng_object(cfg, type, cursor, err, errlen);
 	/* libvirt's master key, for secrets it may pass encrypted later
 	 * (disk passwords, TLS keys). vmm takes none of those, so the key has
 	 * nothing to decrypt: accepted and unused. */
 	if (!strcmp(type, "secret"))
 		return 0;
 	snprintf(err, errlen,
-		 "unsupported object type '%s' (memory-backend-ram, secret, wlan-medium)", type);
+		 "unsupported object type '%s' (memory-backend-ram, secret, wlan-medium, "
+		 "rng-random, rng-builtin)",
+		 type);
 	return -1;
 }
 

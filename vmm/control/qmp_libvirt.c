@@ -68,7 +68,10 @@ static const struct {
 	 "drive:str,bootindex:int32,serial:str,addr:int32,num-queues:uint16,id:str"},
 	{"virtio-net-pci", "virtio-pci",
 	 "netdev:str,mac:str,addr:int32,mq:bool,vectors:uint32,id:str"},
+	{"virtio-rng-pci", "virtio-pci", "rng:str,max-bytes:uint64,period:uint32,addr:int32,id:str"},
 	{"memory-backend-ram", "memory-backend", NULL},
+	{"rng-random", "rng-backend", NULL},
+	{"rng-builtin", "rng-backend", NULL},
 	{"secret", "object", NULL},
 };
 
