@@ -12,29 +12,12 @@
 set -u
 VMM=${VMM:-build/vmm}
 limit=${SEABIOS_ACPI_TIMEOUT:-900}
-[ -e /dev/kvm ] || { echo "skipped: /dev/kvm is absent"; exit 77; }
 for t in syslinux mkfs.fat mcopy python3; do
 	command -v $t >/dev/null || { echo "FAIL: $t missing (scripts/install-deps.sh check)"; exit 1; }
 done
-guest=$(sh scripts/demo/image.sh) || { echo "FAIL: no Debian guest image (scripts/demo/image.sh)"; exit 1; }
-work=$(mktemp -d)
-pid=
-trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$work"' EXIT
-
-# Wait until the serial output matches $1; fail when the VMM exits first
-# or after $limit seconds since $t0.
-wait_for() {
-	while ! grep -aq "$1" "$work/out"; do
-		if ! kill -0 "$pid" 2>/dev/null; then
-			echo "FAIL: $side exited before '$1'"
-			tail -c 3000 "$work/out" | cat -v; cat "$work/err"; exit 1
-		fi
-		if [ $(($(date +%s) - t0)) -ge "$limit" ]; then
-			echo "FAIL: $side: no '$1' in ${limit}s"; tail -c 3000 "$work/out" | cat -v; exit 1
-		fi
-		sleep 1
-	done
-}
+guest=debian
+. tests/integration/seabios-guest.inc.sh
+guest=$kdir
 
 img=$work/disk.img
 cat >"$work/syslinux.cfg" <<CFG

@@ -6,10 +6,16 @@
 # The guest kernel, built when missing (as the Linux boot tests do; these
 # run in LINUX_TESTS). GUEST_KERNEL_DIR: a folder with bzImage and
 # initramfs.cpio to use instead.
-kdir=${GUEST_KERNEL_DIR:-$(sh scripts/guest-kernel.sh)} || {
-	echo "FAIL: cannot build the guest kernel (scripts/guest-kernel.sh)"
-	exit 1
-}
+# With guest=debian: make demo's image instead (Debian's packaged kernel
+# as "kernel", its busybox initramfs as "initrd.cpio.gz"; nothing to build).
+if [ "${guest:-}" = debian ]; then
+	kdir=$(sh scripts/demo/image.sh) || { echo "FAIL: no Debian guest image (scripts/demo/image.sh)"; exit 1; }
+else
+	kdir=${GUEST_KERNEL_DIR:-$(sh scripts/guest-kernel.sh)} || {
+		echo "FAIL: cannot build the guest kernel (scripts/guest-kernel.sh)"
+		exit 1
+	}
+fi
 work=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$work"' EXIT
@@ -17,13 +23,13 @@ trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$work"' EXIT
 # Wait until the serial output matches $1; fail when vmm exits first or
 # after $limit seconds since $t0.
 wait_for() {
-	while ! grep -q "$1" "$work/out"; do
+	while ! grep -aq "$1" "$work/out"; do
 		if ! kill -0 "$pid" 2>/dev/null; then
-			echo "FAIL: vmm exited before '$1'"
+			echo "FAIL: ${side:-vmm} exited before '$1'"
 			tail -c 3000 "$work/out" | cat -v; cat "$work/err"; exit 1
 		fi
 		if [ $(($(date +%s) - t0)) -ge "$limit" ]; then
-			echo "FAIL: no '$1' in ${limit}s"; tail -c 3000 "$work/out" | cat -v; exit 1
+			echo "FAIL: ${side:-vmm}: no '$1' in ${limit}s"; tail -c 3000 "$work/out" | cat -v; exit 1
 		fi
 		sleep 1
 	done
