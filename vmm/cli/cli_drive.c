@@ -256,6 +256,8 @@ int cli_parse_drive(struct vmm_config *cfg, const char *val, char *err, size_t e
 	cfg->drives[index].cdrom = d.cdrom;
 	cfg->drives[index].read_only = d.read_only;
 	cfg->drives[index].cache = d.cache;
+	cfg->drives[index].format = d.format;
+	cfg->drives[index].no_lock = d.no_lock;
 	strcpy(cfg->drives[index].id, d.id);
 	return 0;
 }

@@ -149,7 +149,8 @@ START_TEST(disk_options)
 	const char *hdx[] = {"-hda", "a.img", "-hdb", "b.img", "-hdc", "c.img", "-hdd", "d.img",
 			     "-snapshot", NULL};
 	const char *drives[] = {"-drive", "file=x.img,format=raw,if=ide,index=2,readonly=on",
-				"-drive", "file=y.img,cache=unsafe", "-drive", "file=z.img", NULL};
+				"-drive", "file=y.img,cache=unsafe,format=qcow2,file.locking=off",
+				"-drive", "file=z.img", NULL};
 
 	ck_assert_int_eq(parse_args(hdx), 0);
 	ck_assert_str_eq(cfg.drives[0].file, "a.img");
@@ -160,9 +161,14 @@ START_TEST(disk_options)
 	ck_assert_int_eq(parse_args(drives), 0);
 	ck_assert_str_eq(cfg.drives[2].file, "x.img");
 	ck_assert(cfg.drives[2].read_only);
+	ck_assert_int_eq(cfg.drives[2].format, DRIVE_FORMAT_RAW);
 	ck_assert_str_eq(cfg.drives[0].file, "y.img");
 	ck_assert_int_eq(cfg.drives[0].cache, DRIVE_CACHE_UNSAFE);
+	ck_assert_int_eq(cfg.drives[0].format, DRIVE_FORMAT_QCOW2);
+	ck_assert(cfg.drives[0].no_lock);
 	ck_assert_str_eq(cfg.drives[1].file, "z.img");
+	ck_assert_int_eq(cfg.drives[1].format, DRIVE_FORMAT_AUTO);
+	ck_assert(!cfg.drives[1].no_lock);
 	ck_assert(!cfg.snapshot);
 	ck_assert_int_eq(parse("-drive", "file=w.img,cache=none", NULL), 0);
 	ck_assert_int_eq(cfg.drives[0].cache, DRIVE_CACHE_NONE);
