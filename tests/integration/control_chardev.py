@@ -245,3 +245,39 @@ for want in (b"\na\\\\\\\\bz\n", b"Error: Device 'nosuch' not found\n",
              b"Error: size must be greater than zero\n"):
     assert want in hmp, (want, hmp)
 print("ringbuf: %d QMP answers as QEMU's, HMP ringbuf_read escapes" % len(vmm_ring))
+
+
+# 6. -qmp stdio: the session on the process's stdin and stdout, as QEMU's.
+def stdio_session(prog):
+    p = subprocess.Popen([prog, "-machine", "none", "-nodefaults", "-display", "none", "-qmp",
+                          "stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL)
+    lines = [{"execute": "qmp_capabilities", "id": 1},
+             {"execute": "query-status", "arguments": {"x": 1}, "id": 2},
+             {"execute": "no-such-command", "id": 3},
+             {"execute": "quit", "id": 4}]
+    out, _ = p.communicate("".join(json.dumps(x) + "\n" for x in lines).encode(), timeout=20)
+    msgs = [json.loads(x) for x in out.decode().splitlines() if x.strip()]
+    assert msgs and "QMP" in msgs[0], (prog, out)
+    shown = []
+    for m in msgs[1:]:
+        if "event" in m:
+            shown.append(("event", m["event"], m.get("data")))
+        else:
+            shown.append((m.get("id"), m.get("return"), m.get("error")))
+    return p.returncode, shown
+
+
+rc, vmm_stdio = stdio_session(vmm)
+assert rc == 0 and len(vmm_stdio) >= 4, (rc, vmm_stdio)
+assert vmm_stdio[0] == (1, {}, None) and vmm_stdio[1][2]["desc"] == "Parameter 'x' is unexpected", \
+    vmm_stdio
+if qemu:
+    qrc, qemu_stdio = stdio_session(qemu)
+    # the same messages (QEMU sends quit's SHUTDOWN before its reply, vmm after)
+    assert (rc, sorted(map(repr, vmm_stdio))) == (qrc, sorted(map(repr, qemu_stdio))), \
+        (vmm_stdio, qemu_stdio)
+r = subprocess.run([vmm, "-machine", "none", "-qmp", "stdio"], stdin=subprocess.DEVNULL,
+                   capture_output=True, text=True, timeout=10)
+assert r.returncode != 0 and "stdio" in r.stderr, r  # the default serial has the terminal
+print("-qmp stdio: %d messages as QEMU's" % len(vmm_stdio))

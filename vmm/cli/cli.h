@@ -20,8 +20,9 @@
 #define CLI_MAX_DRIVES 4 /* IDE: index = channel * 2 + slave */
 
 /* A listening socket for QMP or the gdbstub: unix:PATH, tcp:HOST:PORT, or
- * an inherited listening fd (libvirt's -chardev socket,fd=N). */
-enum listen_kind { LISTEN_UNIX, LISTEN_TCP, LISTEN_FD };
+ * an inherited listening fd (libvirt's -chardev socket,fd=N); or, for
+ * -qmp stdio only, one client on stdin/stdout. */
+enum listen_kind { LISTEN_UNIX, LISTEN_TCP, LISTEN_FD, LISTEN_STDIO };
 
 struct listen_spec {
 	enum listen_kind kind;

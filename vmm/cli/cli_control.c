@@ -222,6 +222,10 @@ CLI_CONTROL_PARSER(cli_parse_qmp)
 		snprintf(err, errlen, "at most %d QMP sockets", CLI_MAX_QMP);
 		return -1;
 	}
+	if (!strcmp(val, "stdio")) { /* one client: the terminal or a pipe */
+		c->qmp[c->n_qmp++] = (struct listen_spec){.kind = LISTEN_STDIO, .fd = -1};
+		return 0;
+	}
 	if (cli_parse_listen(val, true, &c->qmp[c->n_qmp], err, errlen) < 0)
 		return -1;
 	c->n_qmp++;

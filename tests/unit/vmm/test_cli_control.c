@@ -105,7 +105,12 @@ START_TEST(qmp_sockets)
 	ck_assert(q[0].wait); /* QEMU: a server waits unless told not to */
 	ck_assert_int_eq(PARSE("-qmp", "unix:/tmp/q"), -1);
 	ck_assert_ptr_nonnull(strstr(err, "server"));
+	/* -qmp stdio: the terminal's only user (the default serial wants it) */
+	ck_assert_int_eq(PARSE("-nodefaults", "-qmp", "stdio"), 0);
+	ck_assert_int_eq(cfg.control.qmp[0].kind, LISTEN_STDIO);
 	ck_assert_int_eq(PARSE("-qmp", "stdio"), -1);
+	ck_assert_ptr_nonnull(strstr(err, "-serial none"));
+	ck_assert_int_eq(PARSE("-serial", "none", "-qmp", "stdio"), 0);
 	ck_assert_int_eq(PARSE("-qmp", "tcp:host:port,server"), -1);
 	ck_assert_int_eq(PARSE("-qmp", "unix:/tmp/q,server,bogus"), -1);
 }
