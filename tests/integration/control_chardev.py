@@ -281,3 +281,42 @@ r = subprocess.run([vmm, "-machine", "none", "-qmp", "stdio"], stdin=subprocess.
                    capture_output=True, text=True, timeout=10)
 assert r.returncode != 0 and "stdio" in r.stderr, r  # the default serial has the terminal
 print("-qmp stdio: %d messages as QEMU's" % len(vmm_stdio))
+
+
+# 7. A client socket (server=off) for the monitor: connected at start-up,
+# and with reconnect=1 dialled again after the peer hangs up, as QEMU does.
+def reconnect_sessions(prog):
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    srv.settimeout(10)
+    port = srv.getsockname()[1]
+    p = start(prog, "-chardev", "socket,id=c,host=127.0.0.1,port=%d,reconnect=1" % port,
+              "-mon", "chardev=c,mode=readline")
+    answers = []
+    for _ in range(2):
+        t0 = time.time()
+        s, _ = srv.accept()
+        s.settimeout(5)
+        banner = read_until(s, b"(", 5)
+        s.sendall(b"info version\n")
+        out = read_until(s, b"\n(", 5)
+        s.close()
+        answers.append((b"monitor" in banner, b"\n(" in out, time.time() - t0))
+    stop(p)
+    srv.close()
+    return answers
+
+
+vmm_rc = reconnect_sessions(vmm)
+assert all(b and o for b, o, _ in vmm_rc) and vmm_rc[1][2] < 4, vmm_rc
+if qemu:
+    qemu_rc = reconnect_sessions(qemu)
+    assert [a[:2] for a in qemu_rc] == [a[:2] for a in vmm_rc], (qemu_rc, vmm_rc)
+port = free_port()
+r = subprocess.run([vmm, "-machine", "none", "-nodefaults", "-chardev",
+                    "socket,id=c,host=127.0.0.1,port=%d" % port, "-mon", "chardev=c"],
+                   capture_output=True, text=True, timeout=10)
+want = "Failed to connect to '127.0.0.1:%d': Connection refused" % port
+assert r.returncode != 0 and want in r.stderr, r
+print("client socket: the monitor reconnected after %.1f s; no peer: %s" % (vmm_rc[1][2], want))

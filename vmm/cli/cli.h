@@ -32,6 +32,8 @@ struct listen_spec {
 	int fd;		/* FD */
 	bool wait;	/* block at start-up until a client connects */
 	bool telnet;	/* chardevs: telnet negotiation on each connection */
+	bool client;	/* chardevs: connect to path/host:port instead of listening */
+	unsigned reconnect; /* client: seconds between attempts once down; 0: never */
 };
 
 /* A character device spec: -serial, -monitor. */

@@ -270,6 +270,15 @@ static int chardev_socket_prop(struct listen_spec *s, const char *key, const cha
 	}
 	if (!strcmp(key, "telnet"))
 		return on_off(key, v, &s->telnet, err, errlen);
+	if (!strcmp(key, "reconnect")) {
+		errno = 0;
+		s->reconnect = v && isdigit((unsigned char)*v) ? (unsigned)strtoul(v, &end, 10) : 0;
+		if (!v || !isdigit((unsigned char)*v) || errno || *end || s->reconnect > 86400) {
+			snprintf(err, errlen, "reconnect: expected seconds (0-86400)");
+			return -1;
+		}
+		return 0;
+	}
 	if (!strcmp(key, "ipv4") || !strcmp(key, "nodelay"))
 		return 0;
 	snprintf(err, errlen, "socket: unknown property '%s'", key);
@@ -307,10 +316,16 @@ CLI_CONTROL_PARSER(cli_parse_chardev_opt)
 			return -1;
 		}
 	}
-	if (!d->is_serial_backend &&
-	    (!d->id[0] || !server || (d->sock.kind == LISTEN_UNIX && !d->sock.path[0]) ||
-	     (d->sock.kind == LISTEN_TCP && !d->sock.port[0]))) {
-		snprintf(err, errlen, "socket needs id=, server=on and path=, fd= or host=,port=");
+	/* server=off: a client for -serial chardev:ID or -mon chardev=ID */
+	d->sock.client = !d->is_serial_backend && !server;
+	if (!d->is_serial_backend && (!d->id[0] || (d->sock.client && d->sock.kind == LISTEN_FD) ||
+				      (d->sock.kind == LISTEN_UNIX && !d->sock.path[0]) ||
+				      (d->sock.kind == LISTEN_TCP && !d->sock.port[0]))) {
+		snprintf(err, errlen, "socket needs id= and path=, host=,port= or (server=on) fd=");
+		return -1;
+	}
+	if (d->sock.reconnect && !d->sock.client) {
+		snprintf(err, errlen, "reconnect= is for client sockets (server=off)");
 		return -1;
 	}
 	for (unsigned i = 0; i < c->n_chardevs; i++)
@@ -394,6 +409,10 @@ CLI_CONTROL_PARSER(cli_parse_mon)
 			continue;
 		if (d->used || d->is_serial_backend || c->n_qmp == CLI_MAX_QMP) {
 			snprintf(err, errlen, "chardev '%s' is already in use", chardev);
+			return -1;
+		}
+		if (d->sock.client) {
+			snprintf(err, errlen, "chardev '%s': QMP needs server=on", chardev);
 			return -1;
 		}
 		d->used = true;

@@ -172,7 +172,18 @@ START_TEST(libvirt_monitor)
 	ck_assert_int_eq(PARSE("-chardev", "ringbuf,id=r,size=1000"), -1);
 	ck_assert_int_eq(PARSE("-chardev", "ringbuf,id=r,size=x"), -1);
 	ck_assert_int_eq(PARSE("-chardev", "ringbuf,id=r,size=0x80000000"), -1);
-	ck_assert_int_eq(PARSE("-chardev", "socket,id=m,path=/tmp/m"), -1); /* no server */
+	/* server=off: a client, dialled again every reconnect= seconds */
+	ck_assert_int_eq(PARSE("-chardev", "socket,id=m,path=/tmp/m,reconnect=2", "-mon",
+			       "chardev=m,mode=readline"),
+			 0);
+	ck_assert(cfg.monitor.sock.client);
+	ck_assert_uint_eq(cfg.monitor.sock.reconnect, 2);
+	ck_assert_int_eq(cfg.monitor.kind, CHARDEV_UNIX);
+	ck_assert_int_eq(PARSE("-chardev", "socket,id=m,path=/tmp/m", "-mon",
+			       "chardev=m,mode=control"),
+			 -1); /* QMP listens */
+	ck_assert_int_eq(PARSE("-chardev", "socket,id=m,path=/tmp/m,server=on,reconnect=1"), -1);
+	ck_assert_int_eq(PARSE("-chardev", "socket,id=m,host=h,port=1,reconnect=x"), -1);
 	ck_assert_int_eq(PARSE("-chardev", "spicevmc,id=x"), -1);
 	ck_assert_int_eq(PARSE("-chardev", "pty,id=x", "-mon", "chardev=x,mode=control"), -1);
 	ck_assert_int_eq(PARSE("-chardev", "socket,id=a,path=/x,server=on", "-chardev",
