@@ -283,16 +283,21 @@ assert r.returncode != 0 and "stdio" in r.stderr, r  # the default serial has th
 print("-qmp stdio: %d messages as QEMU's" % len(vmm_stdio))
 
 
-# 7. A client socket (server=off) for the monitor: connected at start-up,
-# and with reconnect=1 dialled again after the peer hangs up, as QEMU does.
-def reconnect_sessions(prog):
+# 7. A client socket (server=off) for the monitor, as -chardev + -mon and
+# as -monitor tcp:: connected at start-up, and with reconnect=1 dialled
+# again after the peer hangs up, as QEMU does.
+CLIENT_LINES = (("-chardev", "socket,id=c,host=127.0.0.1,port=%d,reconnect=1", "-mon",
+                 "chardev=c,mode=readline"),
+                ("-monitor", "tcp:127.0.0.1:%d,reconnect=1"))
+
+
+def reconnect_sessions(prog, line):
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(1)
     srv.settimeout(10)
     port = srv.getsockname()[1]
-    p = start(prog, "-chardev", "socket,id=c,host=127.0.0.1,port=%d,reconnect=1" % port,
-              "-mon", "chardev=c,mode=readline")
+    p = start(prog, *[a % port if "%d" in a else a for a in line])
     answers = []
     for _ in range(2):
         t0 = time.time()
@@ -308,11 +313,12 @@ def reconnect_sessions(prog):
     return answers
 
 
-vmm_rc = reconnect_sessions(vmm)
-assert all(b and o for b, o, _ in vmm_rc) and vmm_rc[1][2] < 4, vmm_rc
-if qemu:
-    qemu_rc = reconnect_sessions(qemu)
-    assert [a[:2] for a in qemu_rc] == [a[:2] for a in vmm_rc], (qemu_rc, vmm_rc)
+for line in CLIENT_LINES:
+    vmm_rc = reconnect_sessions(vmm, line)
+    assert all(b and o for b, o, _ in vmm_rc) and vmm_rc[1][2] < 4, (line, vmm_rc)
+    if qemu:
+        qemu_rc = reconnect_sessions(qemu, line)
+        assert [a[:2] for a in qemu_rc] == [a[:2] for a in vmm_rc], (line, qemu_rc, vmm_rc)
 port = free_port()
 r = subprocess.run([vmm, "-machine", "none", "-nodefaults", "-chardev",
                     "socket,id=c,host=127.0.0.1,port=%d" % port, "-mon", "chardev=c"],

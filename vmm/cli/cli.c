@@ -238,7 +238,7 @@ int cli_parse_chardev(const char *s, bool allow_mon, struct chardev_spec *spec, 
 		spec->kind = CHARDEV_PTY;
 	} else if (!strncmp(s, "tcp:", 4) || !strncmp(s, "telnet:", 7)) {
 		spec->kind = CHARDEV_TCP;
-		if (cli_parse_listen(s, true, &spec->sock, err, errlen) < 0)
+		if (cli_parse_listen(s, LISTEN_MAY_DIAL, &spec->sock, err, errlen) < 0)
 			return -1;
 		spec->wait = spec->sock.wait;
 	} else {

@@ -154,11 +154,15 @@ static int parse_tcp_addr(const char *s, size_t len, struct listen_spec *spec, c
 	return 0;
 }
 
-int cli_parse_listen(const char *s, bool need_server, struct listen_spec *spec, char *err,
+static int chardev_socket_prop(struct listen_spec *s, const char *key, const char *v, bool *server,
+			       char *err, size_t errlen);
+
+int cli_parse_listen(const char *s, unsigned flags, struct listen_spec *spec, char *err,
 		     size_t errlen)
 {
 	char buf[256], *cursor, *key, *v;
 	size_t alen;
+	bool need_server = flags & (LISTEN_NEED_SERVER | LISTEN_MAY_DIAL);
 	bool server = !need_server;
 
 	memset(spec, 0, sizeof(*spec));
@@ -200,17 +204,27 @@ int cli_parse_listen(const char *s, bool need_server, struct listen_spec *spec, 
 			spec->wait = b;
 		else if (!strcmp(key, "telnet") && !on_off(key, v, &b, err, errlen))
 			spec->telnet = b;
-		else if (strcmp(key, "ipv4") && strcmp(key, "nodelay")) { /* harmless */
+		else if (!strcmp(key, "reconnect") && (flags & LISTEN_MAY_DIAL)) {
+			if (chardev_socket_prop(spec, key, v, &b, err, errlen) < 0)
+				return -1;
+		} else if (strcmp(key, "ipv4") && strcmp(key, "nodelay")) { /* harmless */
 			if (!*err)
 				snprintf(err, errlen, "unknown socket option '%s'", key);
 			return -1;
 		}
 	}
-	if (!server) {
+	spec->client = !server && (flags & LISTEN_MAY_DIAL);
+	if (!server && !spec->client) {
 		snprintf(err, errlen,
 			 "only server sockets are supported (add ,server=on,wait=off)");
 		return -1;
 	}
+	if (spec->reconnect && !spec->client) {
+		snprintf(err, errlen, "reconnect= is for client sockets (no server)");
+		return -1;
+	}
+	if (spec->client)
+		spec->wait = false;
 	return 0;
 }
 
@@ -226,7 +240,7 @@ CLI_CONTROL_PARSER(cli_parse_qmp)
 		c->qmp[c->n_qmp++] = (struct listen_spec){.kind = LISTEN_STDIO, .fd = -1};
 		return 0;
 	}
-	if (cli_parse_listen(val, true, &c->qmp[c->n_qmp], err, errlen) < 0)
+	if (cli_parse_listen(val, LISTEN_NEED_SERVER, &c->qmp[c->n_qmp], err, errlen) < 0)
 		return -1;
 	c->n_qmp++;
 	return 0;
@@ -434,7 +448,7 @@ CLI_CONTROL_PARSER(cli_parse_gdb)
 		c->gdb_given = false;
 		return 0;
 	}
-	if (cli_parse_listen(val, false, &c->gdb, err, errlen) < 0)
+	if (cli_parse_listen(val, 0, &c->gdb, err, errlen) < 0)
 		return -1;
 	c->gdb_given = true;
 	return 0;

@@ -155,7 +155,11 @@ START_TEST(libvirt_monitor)
 	ck_assert(cfg.monitor.sock.telnet && !cfg.monitor.wait);
 	ck_assert_int_eq(PARSE("-serial", "tcp::4446,server=on"), 0);
 	ck_assert(cfg.serial[0].wait && !cfg.serial[0].sock.telnet);
-	ck_assert_int_eq(PARSE("-serial", "tcp:127.0.0.1:4446"), -1); /* client: not built */
+	ck_assert_int_eq(PARSE("-serial", "tcp:127.0.0.1:4446,reconnect=3"), 0); /* a client */
+	ck_assert(cfg.serial[0].sock.client);
+	ck_assert_uint_eq(cfg.serial[0].sock.reconnect, 3);
+	ck_assert_int_eq(PARSE("-serial", "tcp:127.0.0.1:4446,server=on,reconnect=3"), -1);
+	ck_assert_int_eq(PARSE("-qmp", "tcp:127.0.0.1:4446"), -1); /* QMP listens */
 	ck_assert_int_eq(PARSE("-serial", "pty"), 0);
 	ck_assert_int_eq(cfg.serial[0].kind, CHARDEV_PTY);
 	ck_assert_int_eq(PARSE("-chardev", "file,id=f,path=/tmp/f,append=on", "-serial",
