@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
 #include <termios.h>
 #include <unistd.h>
@@ -46,6 +47,7 @@ struct chardev {
 	 * unread (both only grow), under out_lock */
 	uint8_t *ring;
 	uint64_t prod, cons;
+	int retry_fd; /* client reconnect=: a timerfd, -1 without */
 
 	uint8_t raw[CHR_BUF], pend[CHR_BUF];
 	size_t raw_off, raw_len, pend_off, pend_len;
@@ -240,6 +242,106 @@ static void pump_and_watch(struct chardev *c)
 	watch_input(c, pump(c));
 }
 
+/* ------------------------------------------------------ client sockets */
+
+static void client_connected(struct chardev *c);
+
+/* A peer accepted or dialled: its bytes flow, the frontends hear of it. */
+static void attach_peer(struct chardev *c, int fd)
+{
+	pthread_mutex_lock(&c->out_lock);
+	c->in_fd = c->out_fd = fd;
+	pthread_mutex_unlock(&c->out_lock);
+	client_connected(c);
+	watch_input(c, true);
+	for (unsigned i = 0; i < c->n_fe; i++)
+		send_event(c, i, CHARDEV_OPENED);
+}
+
+/* A blocking connect to path or host:port: the socket, or -1. */
+static int dial(const struct chardev_spec *s)
+{
+	struct sockaddr_un un = {.sun_family = AF_UNIX};
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai, *a;
+	int fd = -1;
+
+	if (s->kind == CHARDEV_UNIX) {
+		snprintf(un.sun_path, sizeof(un.sun_path), "%s", s->path);
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && connect(fd, (struct sockaddr *)&un, sizeof(un)) < 0) {
+			close(fd);
+			fd = -1;
+		}
+	} else if (getaddrinfo(s->sock.host[0] ? s->sock.host : NULL, s->sock.port, &hints, &ai) ==
+		   0) {
+		for (a = ai; a && fd < 0; a = a->ai_next) {
+			fd = socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) < 0) {
+				close(fd);
+				fd = -1;
+			}
+		}
+		freeaddrinfo(ai);
+	}
+	if (fd >= 0)
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	return fd;
+}
+
+static void arm_retry(struct chardev *c)
+{
+	struct itimerspec t = {.it_value = {.tv_sec = c->spec.sock.reconnect}};
+
+	if (c->retry_fd >= 0)
+		timerfd_settime(c->retry_fd, 0, &t, NULL);
+}
+
+static void on_retry(void *opaque, int fd, unsigned events)
+{
+	struct chardev *c = opaque;
+	uint64_t expirations;
+	int s;
+
+	if (read(fd, &expirations, sizeof(expirations)) < 0 && errno == EAGAIN)
+		return;
+	s = dial(&c->spec);
+	if (s < 0) {
+		arm_retry(c); /* the peer is still away: output meanwhile is dropped */
+		return;
+	}
+	attach_peer(c, s);
+}
+
+/* server=off: connected before the machine starts, as QEMU does; with
+ * reconnect=N a peer not there yet is tried again every N seconds. */
+static int open_client(struct chardev *c, char *err, size_t errlen)
+{
+	const struct listen_spec *s = &c->spec.sock;
+
+	c->is_socket = true;
+	if (s->reconnect) {
+		c->retry_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+		if (c->retry_fd < 0) {
+			snprintf(err, errlen, "reconnect: %s", strerror(errno));
+			return -1;
+		}
+	}
+	c->in_fd = c->out_fd = dial(&c->spec);
+	if (c->in_fd >= 0) {
+		client_connected(c);
+		return 0;
+	}
+	if (!s->reconnect) {
+		snprintf(err, errlen, "Failed to connect to '%s%s%s': %s",
+			 c->spec.kind == CHARDEV_UNIX ? c->spec.path : s->host,
+			 c->spec.kind == CHARDEV_UNIX ? "" : ":",
+			 c->spec.kind == CHARDEV_UNIX ? "" : s->port, strerror(errno));
+		return -1;
+	}
+	arm_retry(c);
+	return 0;
+}
+
 static void disconnect_client(struct chardev *c)
 {
 	watch_input(c, false);
@@ -250,7 +352,10 @@ static void disconnect_client(struct chardev *c)
 	c->raw_off = c->raw_len = c->pend_off = c->pend_len = 0;
 	for (unsigned i = 0; i < c->n_fe; i++)
 		send_event(c, i, CHARDEV_CLOSED);
-	evloop_add_fd(c->loop, c->listen_fd, EV_READ, on_accept, c);
+	if (c->spec.sock.client)
+		arm_retry(c);
+	else
+		evloop_add_fd(c->loop, c->listen_fd, EV_READ, on_accept, c);
 }
 
 static void on_readable(void *opaque, int fd, unsigned events)
@@ -375,13 +480,7 @@ static void on_accept(void *opaque, int fd, unsigned events)
 	if (client < 0)
 		return;
 	evloop_del_fd(c->loop, fd); /* one client at a time */
-	pthread_mutex_lock(&c->out_lock);
-	c->in_fd = c->out_fd = client;
-	pthread_mutex_unlock(&c->out_lock);
-	client_connected(c);
-	watch_input(c, true);
-	for (unsigned i = 0; i < c->n_fe; i++)
-		send_event(c, i, CHARDEV_OPENED);
+	attach_peer(c, client);
 }
 
 static int open_unix(struct chardev *c, char *err, size_t errlen)
@@ -498,11 +597,12 @@ void chardev_describe(const struct chardev *c, char *buf, size_t len)
 		snprintf(buf, len, "%s", s->memory ? "memory" : "ringbuf");
 		break;
 	case CHARDEV_UNIX:
-		snprintf(buf, len, "%sunix:%s,server=on", state, s->path);
+		snprintf(buf, len, "%sunix:%s%s", state, s->path,
+			 s->sock.client ? "" : ",server=on");
 		break;
 	case CHARDEV_TCP:
-		snprintf(buf, len, "%s%s:%s:%s,server=on%s%s", state,
-			 s->sock.telnet ? "telnet" : "tcp", s->sock.host, s->sock.port,
+		snprintf(buf, len, "%s%s:%s:%s%s%s%s", state, s->sock.telnet ? "telnet" : "tcp",
+			 s->sock.host, s->sock.port, s->sock.client ? "" : ",server=on",
 			 *state ? "" : " <-> ", *state ? "" : c->peer);
 		break;
 	default:
@@ -541,9 +641,10 @@ static int open_backend(struct chardev *c, char *err, size_t errlen)
 		}
 		return 0;
 	case CHARDEV_UNIX:
-		return open_unix(c, err, errlen);
+		return c->spec.sock.client ? open_client(c, err, errlen)
+					   : open_unix(c, err, errlen);
 	case CHARDEV_TCP:
-		return open_tcp(c, err, errlen);
+		return c->spec.sock.client ? open_client(c, err, errlen) : open_tcp(c, err, errlen);
 	case CHARDEV_PTY:
 		return open_pty(c, err, errlen);
 	case CHARDEV_RINGBUF:
@@ -572,7 +673,7 @@ struct chardev *chardev_new(const struct chardev_spec *spec, struct evloop *loop
 	c->spec = *spec;
 	c->loop = loop;
 	c->mux = spec->kind == CHARDEV_MON_STDIO;
-	c->in_fd = c->out_fd = c->listen_fd = c->pty_slave = -1;
+	c->in_fd = c->out_fd = c->listen_fd = c->pty_slave = c->retry_fd = -1;
 	pthread_mutex_init(&c->out_lock, NULL);
 	if (open_backend(c, err, errlen) < 0) {
 		chardev_free(c);
@@ -599,6 +700,8 @@ void chardev_start(struct chardev *c)
 {
 	if (c->listen_fd >= 0 && c->in_fd < 0)
 		evloop_add_fd(c->loop, c->listen_fd, EV_READ, on_accept, c);
+	if (c->retry_fd >= 0)
+		evloop_add_fd(c->loop, c->retry_fd, EV_READ, on_retry, c);
 	/* A mux opens only the focused frontend; the other hears CHARDEV_FOCUS
 	 * when the user switches to it (so the monitor stays quiet until then). */
 	if (c->mux)
@@ -626,6 +729,10 @@ void chardev_free(struct chardev *c)
 	}
 	if (c->pty_slave >= 0)
 		close(c->pty_slave);
+	if (c->retry_fd >= 0) {
+		evloop_del_fd(c->loop, c->retry_fd);
+		close(c->retry_fd);
+	}
 	pthread_mutex_destroy(&c->out_lock);
 	free(c->ring);
 	free(c);

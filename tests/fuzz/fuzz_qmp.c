@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
 		abort();
-	add_client(&srv, sv[0]);
+	add_client(&srv, sv[0], sv[0]);
 	while (srv.clients && !srv.clients->dead && fuzz_next_record(&data, &size, &rec, &len)) {
 		receive(srv.clients, (const char *)rec, len);
 		drain(sv[1]);

@@ -245,3 +245,84 @@ for want in (b"\na\\\\\\\\bz\n", b"Error: Device 'nosuch' not found\n",
              b"Error: size must be greater than zero\n"):
     assert want in hmp, (want, hmp)
 print("ringbuf: %d QMP answers as QEMU's, HMP ringbuf_read escapes" % len(vmm_ring))
+
+
+# 6. -qmp stdio: the session on the process's stdin and stdout, as QEMU's.
+def stdio_session(prog):
+    p = subprocess.Popen([prog, "-machine", "none", "-nodefaults", "-display", "none", "-qmp",
+                          "stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL)
+    lines = [{"execute": "qmp_capabilities", "id": 1},
+             {"execute": "query-status", "arguments": {"x": 1}, "id": 2},
+             {"execute": "no-such-command", "id": 3},
+             {"execute": "quit", "id": 4}]
+    out, _ = p.communicate("".join(json.dumps(x) + "\n" for x in lines).encode(), timeout=20)
+    msgs = [json.loads(x) for x in out.decode().splitlines() if x.strip()]
+    assert msgs and "QMP" in msgs[0], (prog, out)
+    shown = []
+    for m in msgs[1:]:
+        if "event" in m:
+            shown.append(("event", m["event"], m.get("data")))
+        else:
+            shown.append((m.get("id"), m.get("return"), m.get("error")))
+    return p.returncode, shown
+
+
+rc, vmm_stdio = stdio_session(vmm)
+assert rc == 0 and len(vmm_stdio) >= 4, (rc, vmm_stdio)
+assert vmm_stdio[0] == (1, {}, None) and vmm_stdio[1][2]["desc"] == "Parameter 'x' is unexpected", \
+    vmm_stdio
+if qemu:
+    qrc, qemu_stdio = stdio_session(qemu)
+    # the same messages (QEMU sends quit's SHUTDOWN before its reply, vmm after)
+    assert (rc, sorted(map(repr, vmm_stdio))) == (qrc, sorted(map(repr, qemu_stdio))), \
+        (vmm_stdio, qemu_stdio)
+r = subprocess.run([vmm, "-machine", "none", "-qmp", "stdio"], stdin=subprocess.DEVNULL,
+                   capture_output=True, text=True, timeout=10)
+assert r.returncode != 0 and "stdio" in r.stderr, r  # the default serial has the terminal
+print("-qmp stdio: %d messages as QEMU's" % len(vmm_stdio))
+
+
+# 7. A client socket (server=off) for the monitor, as -chardev + -mon and
+# as -monitor tcp:: connected at start-up, and with reconnect=1 dialled
+# again after the peer hangs up, as QEMU does.
+CLIENT_LINES = (("-chardev", "socket,id=c,host=127.0.0.1,port=%d,reconnect=1", "-mon",
+                 "chardev=c,mode=readline"),
+                ("-monitor", "tcp:127.0.0.1:%d,reconnect=1"))
+
+
+def reconnect_sessions(prog, line):
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    srv.settimeout(10)
+    port = srv.getsockname()[1]
+    p = start(prog, *[a % port if "%d" in a else a for a in line])
+    answers = []
+    for _ in range(2):
+        t0 = time.time()
+        s, _ = srv.accept()
+        s.settimeout(5)
+        banner = read_until(s, b"(", 5)
+        s.sendall(b"info version\n")
+        out = read_until(s, b"\n(", 5)
+        s.close()
+        answers.append((b"monitor" in banner, b"\n(" in out, time.time() - t0))
+    stop(p)
+    srv.close()
+    return answers
+
+
+for line in CLIENT_LINES:
+    vmm_rc = reconnect_sessions(vmm, line)
+    assert all(b and o for b, o, _ in vmm_rc) and vmm_rc[1][2] < 4, (line, vmm_rc)
+    if qemu:
+        qemu_rc = reconnect_sessions(qemu, line)
+        assert [a[:2] for a in qemu_rc] == [a[:2] for a in vmm_rc], (line, qemu_rc, vmm_rc)
+port = free_port()
+r = subprocess.run([vmm, "-machine", "none", "-nodefaults", "-chardev",
+                    "socket,id=c,host=127.0.0.1,port=%d" % port, "-mon", "chardev=c"],
+                   capture_output=True, text=True, timeout=10)
+want = "Failed to connect to '127.0.0.1:%d': Connection refused" % port
+assert r.returncode != 0 and want in r.stderr, r
+print("client socket: the monitor reconnected after %.1f s; no peer: %s" % (vmm_rc[1][2], want))

@@ -238,7 +238,7 @@ int cli_parse_chardev(const char *s, bool allow_mon, struct chardev_spec *spec, 
 		spec->kind = CHARDEV_PTY;
 	} else if (!strncmp(s, "tcp:", 4) || !strncmp(s, "telnet:", 7)) {
 		spec->kind = CHARDEV_TCP;
-		if (cli_parse_listen(s, true, &spec->sock, err, errlen) < 0)
+		if (cli_parse_listen(s, LISTEN_MAY_DIAL, &spec->sock, err, errlen) < 0)
 			return -1;
 		spec->wait = spec->sock.wait;
 	} else {
@@ -580,7 +580,7 @@ static const struct cli_option options[] = {
 	 "reboot=reset|shutdown,shutdown=poweroff|pause,panic=shutdown|pause|exit-failure|none"},
 	{"-no-shutdown", NULL, cli_parse_no_shutdown, 0, "pause instead of exiting at shutdown"},
 	{"-qmp", "DEV", cli_parse_qmp, 0,
-	 "QMP on unix:PATH,server,nowait or tcp:HOST:PORT,server,nowait"},
+	 "QMP on unix:PATH,server,nowait, tcp:HOST:PORT,server,nowait or stdio"},
 	{"-chardev", "BACKEND,id=ID,...", cli_parse_chardev_opt, 0,
 	 "socket (path=P|fd=N|host=H,port=P,server=on,wait=off), pty, file, null, stdio, "
 	 "ringbuf[,size=N]; for -serial chardev:ID, -mon chardev=ID"},
@@ -655,14 +655,18 @@ static bool uses_stdio(const struct chardev_spec *s)
 /* Only one character device can own the terminal (the mux shares it). */
 static int check_stdio(const struct vmm_config *cfg, char *err, size_t errlen)
 {
-	unsigned users = cfg->monitor_given && uses_stdio(&cfg->monitor);
+	unsigned users = cfg->monitor_given && uses_stdio(&cfg->monitor), qmp_stdio = 0;
 
 	users += cfg->debugcon_given && uses_stdio(&cfg->debugcon);
 	for (unsigned i = 0; i < cfg->n_serial; i++)
 		users += uses_stdio(&cfg->serial[i]);
-	if (users > 1) {
-		snprintf(err, errlen, "-serial/-monitor/-debugcon: stdio used by more than one device "
-			 "(use -serial mon:stdio to share it)");
+	for (unsigned i = 0; i < cfg->control.n_qmp; i++)
+		qmp_stdio += cfg->control.qmp[i].kind == LISTEN_STDIO;
+	if (users + qmp_stdio > 1) {
+		snprintf(err, errlen,
+			 "-serial/-monitor/-debugcon/-qmp: stdio used by more than one device (%s)",
+			 qmp_stdio ? "with -qmp stdio: -nodefaults or -serial none"
+				   : "use -serial mon:stdio to share it");
 		return -1;
 	}
 	return 0;

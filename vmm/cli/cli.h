@@ -20,8 +20,9 @@
 #define CLI_MAX_DRIVES 4 /* IDE: index = channel * 2 + slave */
 
 /* A listening socket for QMP or the gdbstub: unix:PATH, tcp:HOST:PORT, or
- * an inherited listening fd (libvirt's -chardev socket,fd=N). */
-enum listen_kind { LISTEN_UNIX, LISTEN_TCP, LISTEN_FD };
+ * an inherited listening fd (libvirt's -chardev socket,fd=N); or, for
+ * -qmp stdio only, one client on stdin/stdout. */
+enum listen_kind { LISTEN_UNIX, LISTEN_TCP, LISTEN_FD, LISTEN_STDIO };
 
 struct listen_spec {
 	enum listen_kind kind;
@@ -31,6 +32,8 @@ struct listen_spec {
 	int fd;		/* FD */
 	bool wait;	/* block at start-up until a client connects */
 	bool telnet;	/* chardevs: telnet negotiation on each connection */
+	bool client;	/* chardevs: connect to path/host:port instead of listening */
+	unsigned reconnect; /* client: seconds between attempts once down; 0: never */
 };
 
 /* A character device spec: -serial, -monitor. */
@@ -437,16 +440,19 @@ int cli_parse_pci_testdev(struct vmm_config *cfg, char *props, char *err, size_t
 int cli_check_q35(const struct vmm_config *cfg, char *err, size_t errlen);
 /* q35 or QEMU's versioned pc-q35-X.Y. */
 bool cli_is_q35_name(const char *name);
-/* unix:PATH[,server][,nowait], tcp:[HOST]:PORT[,...] (server=on and
- * wait=off spellings too). With need_server (QMP) the server option must be
- * given and wait defaults on, as in QEMU; else (gdb) it is implied and
- * wait is off. 0, or -1 with err. */
 /* The -chardev with this id as a frontend's backend (marks it used). */
 int cli_chardev_lookup(struct vmm_config *cfg, const char *id, struct chardev_spec *spec, char *err,
 		       size_t errlen);
 /* -mon chardev=ID,mode=readline: the HMP monitor on that chardev. */
 int cli_monitor_on_chardev(struct vmm_config *cfg, const char *id, char *err, size_t errlen);
-int cli_parse_listen(const char *s, bool need_server, struct listen_spec *spec, char *err,
+/* unix:PATH[,server][,nowait], tcp:[HOST]:PORT[,...] (server=on and
+ * wait=off spellings too). With LISTEN_NEED_SERVER (QMP) the server option
+ * must be given and wait defaults on, as in QEMU; else (gdb) it is implied
+ * and wait is off. LISTEN_MAY_DIAL (-serial/-monitor tcp:): without server,
+ * a client (spec->client), reconnect=S allowed. 0, or -1 with err. */
+#define LISTEN_NEED_SERVER 1u
+#define LISTEN_MAY_DIAL 2u
+int cli_parse_listen(const char *s, unsigned flags, struct listen_spec *spec, char *err,
 		     size_t errlen);
 
 /* Split "a=b,c=d" in place: the next key and value (NULL for a bare

@@ -154,11 +154,15 @@ static int parse_tcp_addr(const char *s, size_t len, struct listen_spec *spec, c
 	return 0;
 }
 
-int cli_parse_listen(const char *s, bool need_server, struct listen_spec *spec, char *err,
+static int chardev_socket_prop(struct listen_spec *s, const char *key, const char *v, bool *server,
+			       char *err, size_t errlen);
+
+int cli_parse_listen(const char *s, unsigned flags, struct listen_spec *spec, char *err,
 		     size_t errlen)
 {
 	char buf[256], *cursor, *key, *v;
 	size_t alen;
+	bool need_server = flags & (LISTEN_NEED_SERVER | LISTEN_MAY_DIAL);
 	bool server = !need_server;
 
 	memset(spec, 0, sizeof(*spec));
@@ -200,17 +204,27 @@ int cli_parse_listen(const char *s, bool need_server, struct listen_spec *spec, 
 			spec->wait = b;
 		else if (!strcmp(key, "telnet") && !on_off(key, v, &b, err, errlen))
 			spec->telnet = b;
-		else if (strcmp(key, "ipv4") && strcmp(key, "nodelay")) { /* harmless */
+		else if (!strcmp(key, "reconnect") && (flags & LISTEN_MAY_DIAL)) {
+			if (chardev_socket_prop(spec, key, v, &b, err, errlen) < 0)
+				return -1;
+		} else if (strcmp(key, "ipv4") && strcmp(key, "nodelay")) { /* harmless */
 			if (!*err)
 				snprintf(err, errlen, "unknown socket option '%s'", key);
 			return -1;
 		}
 	}
-	if (!server) {
+	spec->client = !server && (flags & LISTEN_MAY_DIAL);
+	if (!server && !spec->client) {
 		snprintf(err, errlen,
 			 "only server sockets are supported (add ,server=on,wait=off)");
 		return -1;
 	}
+	if (spec->reconnect && !spec->client) {
+		snprintf(err, errlen, "reconnect= is for client sockets (no server)");
+		return -1;
+	}
+	if (spec->client)
+		spec->wait = false;
 	return 0;
 }
 
@@ -222,7 +236,11 @@ CLI_CONTROL_PARSER(cli_parse_qmp)
 		snprintf(err, errlen, "at most %d QMP sockets", CLI_MAX_QMP);
 		return -1;
 	}
-	if (cli_parse_listen(val, true, &c->qmp[c->n_qmp], err, errlen) < 0)
+	if (!strcmp(val, "stdio")) { /* one client: the terminal or a pipe */
+		c->qmp[c->n_qmp++] = (struct listen_spec){.kind = LISTEN_STDIO, .fd = -1};
+		return 0;
+	}
+	if (cli_parse_listen(val, LISTEN_NEED_SERVER, &c->qmp[c->n_qmp], err, errlen) < 0)
 		return -1;
 	c->n_qmp++;
 	return 0;
@@ -266,6 +284,15 @@ static int chardev_socket_prop(struct listen_spec *s, const char *key, const cha
 	}
 	if (!strcmp(key, "telnet"))
 		return on_off(key, v, &s->telnet, err, errlen);
+	if (!strcmp(key, "reconnect")) {
+		errno = 0;
+		s->reconnect = v && isdigit((unsigned char)*v) ? (unsigned)strtoul(v, &end, 10) : 0;
+		if (!v || !isdigit((unsigned char)*v) || errno || *end || s->reconnect > 86400) {
+			snprintf(err, errlen, "reconnect: expected seconds (0-86400)");
+			return -1;
+		}
+		return 0;
+	}
 	if (!strcmp(key, "ipv4") || !strcmp(key, "nodelay"))
 		return 0;
 	snprintf(err, errlen, "socket: unknown property '%s'", key);
@@ -303,10 +330,16 @@ CLI_CONTROL_PARSER(cli_parse_chardev_opt)
 			return -1;
 		}
 	}
-	if (!d->is_serial_backend &&
-	    (!d->id[0] || !server || (d->sock.kind == LISTEN_UNIX && !d->sock.path[0]) ||
-	     (d->sock.kind == LISTEN_TCP && !d->sock.port[0]))) {
-		snprintf(err, errlen, "socket needs id=, server=on and path=, fd= or host=,port=");
+	/* server=off: a client for -serial chardev:ID or -mon chardev=ID */
+	d->sock.client = !d->is_serial_backend && !server;
+	if (!d->is_serial_backend && (!d->id[0] || (d->sock.client && d->sock.kind == LISTEN_FD) ||
+				      (d->sock.kind == LISTEN_UNIX && !d->sock.path[0]) ||
+				      (d->sock.kind == LISTEN_TCP && !d->sock.port[0]))) {
+		snprintf(err, errlen, "socket needs id= and path=, host=,port= or (server=on) fd=");
+		return -1;
+	}
+	if (d->sock.reconnect && !d->sock.client) {
+		snprintf(err, errlen, "reconnect= is for client sockets (server=off)");
 		return -1;
 	}
 	for (unsigned i = 0; i < c->n_chardevs; i++)
@@ -392,6 +425,10 @@ CLI_CONTROL_PARSER(cli_parse_mon)
 			snprintf(err, errlen, "chardev '%s' is already in use", chardev);
 			return -1;
 		}
+		if (d->sock.client) {
+			snprintf(err, errlen, "chardev '%s': QMP needs server=on", chardev);
+			return -1;
+		}
 		d->used = true;
 		c->qmp[c->n_qmp++] = d->sock;
 		return 0;
@@ -411,7 +448,7 @@ CLI_CONTROL_PARSER(cli_parse_gdb)
 		c->gdb_given = false;
 		return 0;
 	}
-	if (cli_parse_listen(val, false, &c->gdb, err, errlen) < 0)
+	if (cli_parse_listen(val, 0, &c->gdb, err, errlen) < 0)
 		return -1;
 	c->gdb_given = true;
 	return 0;

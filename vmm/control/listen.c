@@ -88,6 +88,8 @@ int listen_open(const struct listen_spec *s, char *err, size_t errlen)
 		return listen_tcp(s->host, s->port, err, errlen);
 	case LISTEN_FD:
 		return inherited(s->fd, err, errlen);
+	case LISTEN_STDIO:
+		break;
 	}
 	snprintf(err, errlen, "bad socket kind");
 	return -1;
@@ -126,6 +128,8 @@ void listen_describe(const struct listen_spec *s, char *buf, size_t len)
 		snprintf(buf, len, "unix:%s", s->path);
 	else if (s->kind == LISTEN_TCP)
 		snprintf(buf, len, "tcp:%s:%s", s->host, s->port);
+	else if (s->kind == LISTEN_STDIO)
+		snprintf(buf, len, "stdio");
 	else
 		snprintf(buf, len, "fd:%d", s->fd);
 }

@@ -33,6 +33,7 @@
 struct qmp_client {
 	struct qmp_server *srv;
 	int fd;
+	int out_fd; /* fd, or stdout for -qmp stdio (written, not sent) */
 	bool negotiated, dead, skipping;
 	char *in;
 	size_t in_len;
@@ -62,7 +63,8 @@ static void drop_client(struct qmp_client *c)
 		return;
 	c->dead = true;
 	evloop_del_fd(c->srv->m->host.loop, c->fd);
-	close(c->fd);
+	if (c->out_fd == c->fd) /* stdio stays open for whatever else prints */
+		close(c->fd);
 }
 
 static void flush(struct qmp_client *c)
@@ -70,7 +72,9 @@ static void flush(struct qmp_client *c)
 	size_t done = 0;
 
 	while (done < c->out_len) {
-		ssize_t n = send(c->fd, c->out + done, c->out_len - done, MSG_DONTWAIT | MSG_NOSIGNAL);
+		ssize_t n = c->out_fd != c->fd ? write(c->out_fd, c->out + done, c->out_len - done)
+					       : send(c->fd, c->out + done, c->out_len - done,
+						      MSG_DONTWAIT | MSG_NOSIGNAL);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -85,8 +89,9 @@ static void flush(struct qmp_client *c)
 	memmove(c->out, c->out + done, c->out_len - done);
 	c->out_len -= done;
 	/* Watch for room only while something is queued. */
-	evloop_add_fd(c->srv->m->host.loop, c->fd, EV_READ | (c->out_len ? EV_WRITE : 0),
-		      on_client_io, c);
+	if (c->out_fd == c->fd)
+		evloop_add_fd(c->srv->m->host.loop, c->fd, EV_READ | (c->out_len ? EV_WRITE : 0),
+			      on_client_io, c);
 }
 
 static void send_text(struct qmp_client *c, const char *text)
@@ -334,18 +339,20 @@ static void greet(struct qmp_client *c)
 	send_json(c, g);
 }
 
-static void add_client(struct qmp_server *srv, int fd)
+static void add_client(struct qmp_server *srv, int fd, int out_fd)
 {
 	struct qmp_client *c = calloc(1, sizeof(*c));
 
 	if (!c || srv->n_clients == QMP_MAX_CLIENTS || !(c->in = malloc(QMP_MAX_INPUT + 1))) {
 		if (c)
 			free(c);
-		close(fd);
+		if (fd == out_fd)
+			close(fd);
 		return;
 	}
 	c->srv = srv;
 	c->fd = fd;
+	c->out_fd = out_fd;
 	c->next = srv->clients;
 	srv->clients = c;
 	srv->n_clients++;
@@ -363,7 +370,7 @@ static void on_accept(void *opaque, int fd, unsigned events)
 
 	sweep(srv);
 	if (client >= 0)
-		add_client(srv, client);
+		add_client(srv, client, client);
 }
 
 /* ------------------------------------------------------------ lifecycle */
@@ -379,7 +386,12 @@ int qmp_start(struct machine *m, char *err, size_t errlen)
 		struct qmp_server *srv = &servers[n_servers];
 		char where[160];
 
-		*srv = (struct qmp_server){.m = m, .spec = cc->qmp[i]};
+		*srv = (struct qmp_server){.m = m, .spec = cc->qmp[i], .listen_fd = -1};
+		if (srv->spec.kind == LISTEN_STDIO) { /* the one client there is */
+			n_servers++;
+			add_client(srv, STDIN_FILENO, STDOUT_FILENO);
+			continue;
+		}
 		srv->listen_fd = listen_open(&srv->spec, err, errlen);
 		if (srv->listen_fd < 0)
 			return -1;
@@ -390,7 +402,7 @@ int qmp_start(struct machine *m, char *err, size_t errlen)
 			int client = listen_accept(srv->listen_fd, true);
 
 			if (client >= 0)
-				add_client(srv, client);
+				add_client(srv, client, client);
 		}
 		evloop_add_fd(m->host.loop, srv->listen_fd, EV_READ, on_accept, srv);
 	}
@@ -405,7 +417,8 @@ void qmp_stop(void)
 		for (struct qmp_client *c = srv->clients; c; c = c->next)
 			drop_client(c);
 		sweep(srv);
-		evloop_del_fd(srv->m->host.loop, srv->listen_fd);
+		if (srv->listen_fd >= 0)
+			evloop_del_fd(srv->m->host.loop, srv->listen_fd);
 		listen_close(&srv->spec, srv->listen_fd);
 	}
 	n_servers = 0;

@@ -105,7 +105,12 @@ START_TEST(qmp_sockets)
 	ck_assert(q[0].wait); /* QEMU: a server waits unless told not to */
 	ck_assert_int_eq(PARSE("-qmp", "unix:/tmp/q"), -1);
 	ck_assert_ptr_nonnull(strstr(err, "server"));
+	/* -qmp stdio: the terminal's only user (the default serial wants it) */
+	ck_assert_int_eq(PARSE("-nodefaults", "-qmp", "stdio"), 0);
+	ck_assert_int_eq(cfg.control.qmp[0].kind, LISTEN_STDIO);
 	ck_assert_int_eq(PARSE("-qmp", "stdio"), -1);
+	ck_assert_ptr_nonnull(strstr(err, "-serial none"));
+	ck_assert_int_eq(PARSE("-serial", "none", "-qmp", "stdio"), 0);
 	ck_assert_int_eq(PARSE("-qmp", "tcp:host:port,server"), -1);
 	ck_assert_int_eq(PARSE("-qmp", "unix:/tmp/q,server,bogus"), -1);
 }
@@ -150,7 +155,11 @@ START_TEST(libvirt_monitor)
 	ck_assert(cfg.monitor.sock.telnet && !cfg.monitor.wait);
 	ck_assert_int_eq(PARSE("-serial", "tcp::4446,server=on"), 0);
 	ck_assert(cfg.serial[0].wait && !cfg.serial[0].sock.telnet);
-	ck_assert_int_eq(PARSE("-serial", "tcp:127.0.0.1:4446"), -1); /* client: not built */
+	ck_assert_int_eq(PARSE("-serial", "tcp:127.0.0.1:4446,reconnect=3"), 0); /* a client */
+	ck_assert(cfg.serial[0].sock.client);
+	ck_assert_uint_eq(cfg.serial[0].sock.reconnect, 3);
+	ck_assert_int_eq(PARSE("-serial", "tcp:127.0.0.1:4446,server=on,reconnect=3"), -1);
+	ck_assert_int_eq(PARSE("-qmp", "tcp:127.0.0.1:4446"), -1); /* QMP listens */
 	ck_assert_int_eq(PARSE("-serial", "pty"), 0);
 	ck_assert_int_eq(cfg.serial[0].kind, CHARDEV_PTY);
 	ck_assert_int_eq(PARSE("-chardev", "file,id=f,path=/tmp/f,append=on", "-serial",
@@ -167,7 +176,18 @@ START_TEST(libvirt_monitor)
 	ck_assert_int_eq(PARSE("-chardev", "ringbuf,id=r,size=1000"), -1);
 	ck_assert_int_eq(PARSE("-chardev", "ringbuf,id=r,size=x"), -1);
 	ck_assert_int_eq(PARSE("-chardev", "ringbuf,id=r,size=0x80000000"), -1);
-	ck_assert_int_eq(PARSE("-chardev", "socket,id=m,path=/tmp/m"), -1); /* no server */
+	/* server=off: a client, dialled again every reconnect= seconds */
+	ck_assert_int_eq(PARSE("-chardev", "socket,id=m,path=/tmp/m,reconnect=2", "-mon",
+			       "chardev=m,mode=readline"),
+			 0);
+	ck_assert(cfg.monitor.sock.client);
+	ck_assert_uint_eq(cfg.monitor.sock.reconnect, 2);
+	ck_assert_int_eq(cfg.monitor.kind, CHARDEV_UNIX);
+	ck_assert_int_eq(PARSE("-chardev", "socket,id=m,path=/tmp/m", "-mon",
+			       "chardev=m,mode=control"),
+			 -1); /* QMP listens */
+	ck_assert_int_eq(PARSE("-chardev", "socket,id=m,path=/tmp/m,server=on,reconnect=1"), -1);
+	ck_assert_int_eq(PARSE("-chardev", "socket,id=m,host=h,port=1,reconnect=x"), -1);
 	ck_assert_int_eq(PARSE("-chardev", "spicevmc,id=x"), -1);
 	ck_assert_int_eq(PARSE("-chardev", "pty,id=x", "-mon", "chardev=x,mode=control"), -1);
 	ck_assert_int_eq(PARSE("-chardev", "socket,id=a,path=/x,server=on", "-chardev",
