@@ -191,8 +191,8 @@ void hmp_cdrom_info(struct machine *m, unsigned i, FILE *out)
 
 	atapi_get_state(m->cdroms[i], &s);
 	if (s.medium)
-		fprintf(out, "%s: %s (raw, read-only)\n", machine_cdrom_name(m, i, buf, sizeof(buf)),
-			block_path(s.medium));
+		fprintf(out, "%s: %s (%s, read-only)\n", machine_cdrom_name(m, i, buf, sizeof(buf)),
+			block_path(s.medium), block_format_name(s.medium));
 	else
 		fprintf(out, "%s: [not inserted]\n", machine_cdrom_name(m, i, buf, sizeof(buf)));
 	fprintf(out, "    Attached to:      ide (00:01.1) channel %u %s\n", i / 2,
