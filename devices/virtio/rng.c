@@ -45,13 +45,13 @@ struct virtio_rng {
 	struct virtio_dev_ops ops;
 	struct virtio_rng_opts o;
 	/* the I/O thread's state, under the transport lock */
-	uint64_t quota;	      /* bytes left in this period */
-	bool period_running;  /* a request started it; ends at period_end_ns */
+	uint64_t quota;	     /* bytes left in this period */
+	bool period_running; /* a request started it; ends at period_end_ns */
 	uint64_t period_end_ns;
-	bool waiting_fd;      /* the source had nothing: watching its fd */
-	bool retry;	      /* the source had nothing: retry in RNG_RETRY_MS */
-	bool pollable;	      /* the fd can be watched (a FIFO, a socket; not
-			       * /dev/urandom or a regular file, never empty) */
+	bool waiting_fd; /* the source had nothing: watching its fd */
+	bool retry;	 /* the source had nothing: retry in RNG_RETRY_MS */
+	bool pollable;	 /* the fd can be watched (a FIFO, a socket; not
+			  * /dev/urandom or a regular file, never empty) */
 	struct virtio_rng_stats st;
 };
 
@@ -187,9 +187,9 @@ static void rng_io_event(void *opaque)
 		virtio_pci_io_watch(r->vp, false);
 		kick = true;
 	}
-	if (r->period_running && !r->quota && clock_now_ns() >= r->period_end_ns) {
+	if (r->period_running && !r->quota) { /* a buffer waits for the period's end */
 		refill_if_due(r, clock_now_ns());
-		kick = true;
+		kick |= !r->period_running; /* refilled */
 	}
 	if (kick)
 		virtio_pci_kick(r->vp, 0);

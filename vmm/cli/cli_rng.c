@@ -54,8 +54,8 @@ int cli_parse_rng_object(struct vmm_config *cfg, const char *type, char *props, 
 		else if (!builtin && !strcmp(key, "filename"))
 			ok = copy_str(o.filename, sizeof(o.filename), v);
 		if (!ok) {
-			snprintf(err, errlen, "%s: invalid %s '%s' (id=ID%s)", type, key, v ? v : "",
-				 builtin ? "" : ", filename=PATH");
+			snprintf(err, errlen, "%s: invalid %s '%s' (id=ID%s)", type, key,
+				 v ? v : "", builtin ? "" : ", filename=PATH");
 			return -1;
 		}
 	}
@@ -104,8 +104,8 @@ static bool rng_dev_prop(struct rng_dev_spec *d, const char *key, const char *v)
 int cli_parse_virtio_rng(struct vmm_config *cfg, char *props, char *err, size_t errlen)
 {
 	struct rng_config *r = &cfg->rng;
-	struct rng_dev_spec d = {.object = -1, .max_bytes = INT64_MAX, .period_ms = 1u << 16,
-				 .devfn = -1};
+	struct rng_dev_spec d = {
+		.object = -1, .max_bytes = INT64_MAX, .period_ms = 1u << 16, .devfn = -1};
 	char *key, *v;
 
 	while (props && cli_next_kv(&props, &key, &v)) {

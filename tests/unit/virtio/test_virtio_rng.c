@@ -176,7 +176,7 @@ START_TEST(fills_a_buffer)
 	post(0, BUFS, 256);
 	ck_assert(wait_used(1, 2000));
 	ck_assert_uint_eq(used_len(0), 256);
-	ck_assert_uint_ge(changed(BUFS, 256), 200); /* random: ~255 differ from 0xa5 */
+	ck_assert_uint_ge(changed(BUFS, 256), 200);    /* random: ~255 differ from 0xa5 */
 	ck_assert_uint_eq(changed(BUFS + 256, 64), 0); /* nothing past the buffer */
 	virtio_rng_get_stats(dev, &st);
 	ck_assert_uint_eq(st.bytes, 256);

@@ -78,13 +78,15 @@ START_TEST(refused_with_a_reason)
 		"rng-random,id=r,filename=/nonexistent/rng", "-device", "virtio-rng-pci,rng=r");
 	REFUSED("Is a directory", "-object", "rng-random,id=r,filename=/", "-device",
 		"virtio-rng-pci,rng=r");
-	REFUSED("no -object rng-random or rng-builtin with id=x", "-device", "virtio-rng-pci,rng=x");
+	REFUSED("no -object rng-random or rng-builtin with id=x", "-device",
+		"virtio-rng-pci,rng=x");
 	REFUSED("invalid period '0'", "-device", "virtio-rng-pci,period=0");
 	REFUSED("invalid max-bytes '9223372036854775808'", "-device",
 		"virtio-rng-pci,max-bytes=9223372036854775808");
 	REFUSED("invalid addr '1'", "-device", "virtio-rng-pci,addr=1");
 	REFUSED("invalid bus 'pci.1'", "-device", "virtio-rng-pci,bus=pci.1");
-	REFUSED("rng-builtin: invalid filename", "-object", "rng-builtin,id=b,filename=/dev/random");
+	REFUSED("rng-builtin: invalid filename", "-object",
+		"rng-builtin,id=b,filename=/dev/random");
 	REFUSED("rng-random: needs id=ID", "-object", "rng-random,filename=/dev/urandom");
 	REFUSED("duplicate id 'a'", "-object", "rng-builtin,id=a", "-object", "rng-random,id=a");
 }
