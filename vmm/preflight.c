@@ -26,16 +26,19 @@ static int check_drive(const struct drive_spec *d, bool snapshot, const char *wh
 	drive_block_opts(d, snapshot, &o);
 	/* The image is checked read-only (a format probe warns once, when the
 	 * board opens it); write permission is asked of the file itself. */
-	if (!o.read_only && !o.snapshot && access(d->file, W_OK) < 0) {
-		snprintf(err, errlen, "%s: cannot open '%s' for writing: %s", what, d->file,
-			 strerror(errno));
-		return -1;
-	}
+	bool writable = !o.read_only && !o.snapshot;
+
 	o.read_only = true;
 	o.snapshot = false;
 	b = block_open(&o, why, sizeof(why));
 	if (!b) {
 		snprintf(err, errlen, "%s: %s", what, why);
+		return -1;
+	}
+	if (writable && access(d->file, W_OK) < 0) {
+		snprintf(err, errlen, "%s: cannot open '%s' for writing: %s (readonly=on, or "
+			 "-snapshot, opens it read-only)", what, d->file, strerror(errno));
+		block_close(b);
 		return -1;
 	}
 	block_close(b);
