@@ -36,8 +36,10 @@ static int check_drive(const struct drive_spec *d, bool snapshot, const char *wh
 		return -1;
 	}
 	if (writable && access(d->file, W_OK) < 0) {
-		snprintf(err, errlen, "%s: cannot open '%s' for writing: %s (readonly=on, or "
-			 "-snapshot, opens it read-only)", what, d->file, strerror(errno));
+		snprintf(err, errlen,
+			 "%s: cannot open '%s' for writing: %s (readonly=on, or "
+			 "-snapshot, opens it read-only)",
+			 what, d->file, strerror(errno));
 		block_close(b);
 		return -1;
 	}

@@ -165,7 +165,8 @@ START_TEST(device_properties)
 			snprintf(line, sizeof(line), "\n  %s=<%s>", p->name, p->type);
 			at = strstr(out, line);
 			ck_assert_msg(at, "%s: %s not listed", d->name, p->name);
-			if (p->desc || p->def) /* QEMU's column: the dash at 25, or " - " after a longer name */
+			/* QEMU's column: the dash at 25, or " - " after a longer name */
+			if (p->desc || p->def)
 				ck_assert_msg(at[1 + 25] == '-' || !strncmp(at + strlen(line), " - ", 3),
 					      "%s", line);
 			snprintf(line, sizeof(line), "%s=%s", p->name, p->sample);
