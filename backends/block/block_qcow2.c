@@ -586,6 +586,38 @@ int qcow2_read_cluster(struct qcow2 *q, uint64_t cl, uint64_t entry, uint64_t in
 	return qcow2_pread(q->fd, host + in_off, buf, n);
 }
 
+/* The host offset of a plain data cluster (allocated, not compressed, not
+ * a zero cluster, valid), or 0 for anything qcow2_read_cluster must judge. */
+static uint64_t plain_host(const struct qcow2 *q, uint64_t entry)
+{
+	uint64_t host = entry & QCOW2_OFFSET_MASK;
+
+	if (entry & (QCOW2_OFLAG_COMPRESSED | 0x3f000000000001feull))
+		return 0;
+	if (((entry & QCOW2_OFLAG_ZERO) && q->version >= 3) || host % q->cs ||
+	    host >= q->file_end)
+		return 0;
+	return host;
+}
+
+/* How many bytes from cluster cl on (the first n of them already counted)
+ * lie in plain clusters that follow host in the file: one pread serves
+ * them all, as a freshly written image lays its clusters out in order. */
+static size_t contiguous_run(struct qcow2 *q, uint64_t cl, uint64_t host, size_t n, size_t len)
+{
+	uint64_t entry;
+
+	while (n < len && qcow2_entry(q, cl + 1, &entry) == 0 &&
+	       plain_host(q, entry) == host + q->cs) {
+		size_t more = (size_t)(q->cs < len - n ? q->cs : len - n);
+
+		cl++;
+		host += q->cs;
+		n += more;
+	}
+	return n;
+}
+
 int qcow2_read(struct qcow2 *q, uint64_t off, void *buf, size_t len)
 {
 	uint8_t *p = buf;
@@ -595,12 +627,19 @@ int qcow2_read(struct qcow2 *q, uint64_t off, void *buf, size_t len)
 		return -ERANGE;
 	pthread_mutex_lock(&q->lock);
 	while (len && !r) {
-		uint64_t cl = off >> q->cluster_bits, in = off & (q->cs - 1), entry;
+		uint64_t cl = off >> q->cluster_bits, in = off & (q->cs - 1), entry, host;
 		size_t n = (size_t)(q->cs - in < len ? q->cs - in : len);
 
 		r = qcow2_entry(q, cl, &entry);
-		if (!r)
+		if (r)
+			break;
+		host = plain_host(q, entry);
+		if (host) {
+			n = contiguous_run(q, cl, host, n, len);
+			r = qcow2_pread(q->fd, host + in, p, n);
+		} else {
 			r = qcow2_read_cluster(q, cl, entry, in, p, n);
+		}
 		p += n;
 		off += n;
 		len -= n;
