@@ -8,6 +8,12 @@
 #
 #   seq-write, seq-read   MB MiB (default 128) in 1 MiB requests, 4 in flight
 #   rand-read-qd1/qd32    IOS (default 4000) 4 KiB random reads
+#   rand-write-qd1/qd32   IOS 4 KiB random writes
+#
+# FORMAT=qcow2 (default raw): the disk is a qcow2 image made by qemu-img
+# (64 KiB clusters, QEMU's default), fresh for each run, so both sides
+# allocate the same clusters in the write phases and read the same mix of
+# allocated and unallocated clusters.
 #
 # The payload times each phase with rdtsc (TSC rate from the PIT), so boot
 # is not in the figures. The sides alternate within a round, in the
@@ -26,6 +32,8 @@ VMM=${VMM:-$B/vmm}
 PAYLOAD=$B/tests/guest/virtio-blk-bench.elf
 CACHE=${CACHE:-none}
 AIO=${AIO:-}
+FORMAT=${FORMAT:-raw}
+case $FORMAT in raw | qcow2) ;; *) echo "FORMAT must be raw or qcow2"; exit 2 ;; esac
 MB=${1:-128} IOS=${2:-4000} ROUNDS=${3:-3}
 [ -e /dev/kvm ] || { echo "skipped: /dev/kvm is absent"; exit 77; }
 command -v qemu-system-x86_64 >/dev/null || { echo "skipped: no qemu-system-x86_64"; exit 77; }
@@ -37,6 +45,12 @@ img=$(mktemp "${BENCH_DIR:-$B}/virtio-blk-bench.XXXXXX")
 tmp=$(mktemp -d)
 trap 'rm -rf "$img" "$tmp"' EXIT
 dd if=/dev/zero of="$img" bs=1M count=256 status=none || exit 1
+# fresh_image: before each run, a new qcow2 image of the same size (raw:
+# the allocated file stays).
+fresh_image() {
+	[ "$FORMAT" = raw ] && return 0
+	rm -f "$img" && qemu-img create -q -f qcow2 "$img" 256M
+}
 # cache=none is O_DIRECT, which 9p and tmpfs (the nested runner's shares)
 # refuse: measure with the page cache there, and say so.
 if [ "$CACHE" = none ] || [ "$CACHE" = directsync ]; then
@@ -52,7 +66,7 @@ side_vmm() {
 	a=$1
 	shift
 	"$@" "$VMM" -m 64 -nographic -device isa-debug-exit,iobase=0xf4,iosize=4 \
-		-drive "file=$img,if=none,id=d0,format=raw,cache=$CACHE${AIO:+,aio=$AIO}" \
+		-drive "file=$img,if=none,id=d0,format=$FORMAT,cache=$CACHE${AIO:+,aio=$AIO}" \
 		-device virtio-blk-pci,drive=d0 -kernel "$PAYLOAD" -append "$a"
 }
 
@@ -61,7 +75,7 @@ side_qemu() {
 	shift
 	"$@" qemu-system-x86_64 -enable-kvm -m 64 -nographic \
 		-device isa-debug-exit,iobase=0xf4,iosize=4 \
-		-drive "file=$img,if=none,id=d0,format=raw,cache=$CACHE${AIO:+,aio=$AIO}" \
+		-drive "file=$img,if=none,id=d0,format=$FORMAT,cache=$CACHE${AIO:+,aio=$AIO}" \
 		-device virtio-blk-pci,drive=d0 -kernel "$PAYLOAD" -append "$a"
 }
 
@@ -69,6 +83,7 @@ side_qemu() {
 run() {
 	side=$1 append=$2 out=$3
 	shift 3
+	fresh_image || return 1
 	"side_$side" "$append" timeout 600 "$@" >"$out" 2>"$out.err" </dev/null
 	rc=$?
 	[ $rc -eq 1 ] && return 0
@@ -86,7 +101,7 @@ median() {
 	sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'
 }
 
-phases="seq-write seq-read rand-read-qd1 rand-read-qd32"
+phases="seq-write seq-read rand-read-qd1 rand-read-qd32 rand-write-qd1 rand-write-qd32"
 metric() { case $1 in seq-*) echo mbps ;; *) echo iops ;; esac; }
 
 if ! run vmm "mb=1 ios=1" "$tmp/probe"; then
@@ -148,4 +163,4 @@ for p in $phases; do
 	printf '%-16s %8s %-4s %8s %-4s %7s   %s, %s\n' "$p" "$v" "$u" "$q" "$u" "$ratio" "$vx" "$qx"
 	i=$((i + 1))
 done
-echo "($ROUNDS rounds, medians; cache=$CACHE${AIO:+ aio=$AIO}; MB=$MB IOS=$IOS)"
+echo "($ROUNDS rounds, medians; format=$FORMAT cache=$CACHE${AIO:+ aio=$AIO}; MB=$MB IOS=$IOS)"

@@ -6,8 +6,10 @@
  *                        in flight (default 4), wrapping around the disk
  *   rand-read-qd1        ios=N 4 KiB reads at random 4 KiB-aligned offsets,
  *   rand-read-qd32       one in flight, then 32 in flight
+ *   rand-write-qd1       the same as writes (on a qcow2 image the first
+ *   rand-write-qd32      write to a cluster allocates it)
  *
- * only=K runs phase K (1-4) alone, only=9 none (to count exits per phase).
+ * only=K runs phase K (1-6) alone, only=9 none (to count exits per phase).
  * Each phase prints one line "vblk-bench: NAME requests=R bytes=B
  * cycles=C tsc_hz=H mbps=M iops=I kicks=K": timed with rdtsc, the TSC rate
  * measured against the PIT. Completions are polled (no interrupts), the
@@ -119,6 +121,8 @@ __attribute__((noreturn)) static long bench(void *arg)
 		{"seq-read", VIRTIO_BLK_T_IN, MIB, seqqd, mb, false},
 		{"rand-read-qd1", VIRTIO_BLK_T_IN, RAND_BYTES, 1, ios, true},
 		{"rand-read-qd32", VIRTIO_BLK_T_IN, RAND_BYTES, 32, ios, true},
+		{"rand-write-qd1", VIRTIO_BLK_T_OUT, RAND_BYTES, 1, ios, true},
+		{"rand-write-qd32", VIRTIO_BLK_T_OUT, RAND_BYTES, 32, ios, true},
 	};
 	for (unsigned i = 0; i < sizeof(phases) / sizeof(phases[0]); i++)
 		if (phases[i].requests && (!only || only == i + 1))
