@@ -497,6 +497,48 @@ static int write_cluster(struct qcow2 *q, uint64_t cl, uint64_t in_off, const ui
 	return r;
 }
 
+/* Whether a write to a cluster with this L2 entry goes to a new cluster:
+ * anything but an allocated, unshared, uncompressed data cluster. */
+static bool needs_new_cluster(uint64_t entry)
+{
+	return !((entry & QCOW2_OFFSET_MASK) && !(entry & QCOW2_OFLAG_COMPRESSED) &&
+		 (entry & QCOW2_OFLAG_COPIED));
+}
+
+#define NEW_RUN_MAX 256 /* clusters per pwrite of write_new_run */
+
+/* Whole clusters from cl on that all need new clusters (a fresh image
+ * written in order): allocated one after another in the file, so one
+ * pwrite carries them, data before the L2 entries that point at it, as
+ * write_cluster orders it. At least the first cluster; *done: bytes. */
+static int write_new_run(struct qcow2 *q, uint64_t cl, const uint8_t *p, size_t len, size_t *done)
+{
+	uint64_t old[NEW_RUN_MAX], first, host;
+	size_t k, max = len >> q->cluster_bits;
+	int r = qcow2_entry(q, cl, &old[0]);
+
+	if (!r)
+		r = alloc_cluster(q, &first);
+	for (k = 1; !r && k < max && k < NEW_RUN_MAX; k++) {
+		if (qcow2_entry(q, cl + k, &old[k]) || !needs_new_cluster(old[k]))
+			break;
+		r = alloc_cluster(q, &host);
+		if (!r && host != first + k * q->cs) { /* a refcount block came between */
+			release_entry(q, host);
+			break;
+		}
+	}
+	if (!r)
+		r = qcow2_pwrite(q->fd, first, p, k * q->cs);
+	for (size_t i = 0; !r && i < k; i++) {
+		r = set_entry(q, cl + i, (first + i * q->cs) | QCOW2_OFLAG_COPIED);
+		if (!r)
+			release_entry(q, old[i]);
+	}
+	*done = k * q->cs;
+	return r;
+}
+
 /* A write or discard: -EROFS, -ERANGE past the end, or 0. */
 static int check_change(const struct qcow2 *q, uint64_t off, uint64_t len)
 {
@@ -517,10 +559,13 @@ int qcow2_write(struct qcow2 *q, uint64_t off, const void *buf, size_t len)
 		return bad;
 	pthread_mutex_lock(&q->lock);
 	while (len && !r) {
-		uint64_t cl = off >> q->cluster_bits, in = off & (q->cs - 1);
+		uint64_t cl = off >> q->cluster_bits, in = off & (q->cs - 1), entry;
 		size_t n = (size_t)(q->cs - in < len ? q->cs - in : len);
 
-		r = write_cluster(q, cl, in, p, n);
+		if (!in && n == q->cs && !qcow2_entry(q, cl, &entry) && needs_new_cluster(entry))
+			r = write_new_run(q, cl, p, len, &n);
+		else
+			r = write_cluster(q, cl, in, p, n);
 		p += n;
 		off += n;
 		len -= n;
