@@ -211,7 +211,7 @@ int irqchip_off_init(struct vmm_irqchip *ic, char *err, size_t errlen)
 			return -1;
 		}
 	}
-	ic->apics = ic->cpu ? apic_bus_new(m->ncpus, &h) : NULL;
+	ic->apics = ic->cpu ? apic_bus_new(m->ncpus, m->apic_ids, &h) : NULL;
 	if (!ic->apics || apic_bus_map(ic->apics, m->host.mmio) < 0) {
 		snprintf(err, errlen, "kernel_irqchip=off: cannot create the local APICs");
 		return -1;

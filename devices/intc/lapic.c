@@ -723,15 +723,15 @@ void lapic_set_base(struct lapic *a, uint64_t value)
 	old = a->base_msr;
 	if ((value & APIC_BASE_EN) && !(old & APIC_BASE_EN) && !(value & APIC_BASE_EXTD)) {
 		/* re-enabled: the xAPIC ID is the initial one again (as KVM) */
-		set_reg(a, R_ID, a->cpu << 24);
+		set_reg(a, R_ID, a->apic_id << 24);
 	} else if ((value & APIC_BASE_EXTD) && !lapic_x2apic(a)) {
 		/* into x2APIC mode: the full ID and a derived logical ID */
-		uint32_t id = a->cpu;
+		uint32_t id = a->apic_id;
 
 		set_reg(a, R_ID, id);
 		set_reg(a, R_LDR, (id >> 4) << 16 | 1u << (id & 15));
 	} else if (!(value & APIC_BASE_EXTD) && lapic_x2apic(a)) {
-		set_reg(a, R_ID, a->cpu << 24);
+		set_reg(a, R_ID, a->apic_id << 24);
 		set_reg(a, R_LDR, 0);
 	}
 	a->base_msr = value;
@@ -745,7 +745,7 @@ static void init_locked(struct lapic *a)
 	uint64_t base = a->base_msr;
 
 	memset(a->page, 0, sizeof(a->page));
-	set_reg(a, R_ID, lapic_x2apic(a) ? a->cpu : a->cpu << 24);
+	set_reg(a, R_ID, lapic_x2apic(a) ? a->apic_id : a->apic_id << 24);
 	set_reg(a, R_VER, LAPIC_VERSION | (LVT_COUNT - 1) << 16 | 1u << 24);
 	set_reg(a, R_DFR, 0xffffffff);
 	set_reg(a, R_SVR, 0xff);
@@ -757,7 +757,7 @@ static void init_locked(struct lapic *a)
 	if (base & APIC_BASE_BSP)
 		set_reg(a, R_LVT_LINT0, DM_EXTINT << 8);
 	if (lapic_x2apic(a))
-		set_reg(a, R_LDR, (a->cpu >> 4) << 16 | 1u << (a->cpu & 15));
+		set_reg(a, R_LDR, (a->apic_id >> 4) << 16 | 1u << (a->apic_id & 15));
 	a->esr_pending = 0;
 	a->tsc_deadline = 0;
 	a->timer_period = 0;

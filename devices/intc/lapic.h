@@ -30,7 +30,9 @@ struct lapic_host {
 enum { LAPIC_EV_NMI = 1, LAPIC_EV_INIT = 2, LAPIC_EV_SIPI = 4, LAPIC_EV_EXTINT = 8 };
 struct lapic;
 struct apic_bus;
-struct apic_bus *apic_bus_new(unsigned ncpus, const struct lapic_host *host);
+/* apic_ids[i]: vCPU i's initial APIC ID (NULL: i itself). */
+struct apic_bus *apic_bus_new(unsigned ncpus, const uint8_t *apic_ids,
+			      const struct lapic_host *host);
 void apic_bus_free(struct apic_bus *bus);
 struct lapic *apic_bus_cpu(struct apic_bus *bus, unsigned cpu);
 /* Register the xAPIC page (LAPIC_DEFAULT_BASE) on mmio; pages an

@@ -160,7 +160,8 @@ void lapic_set_thread_cpu(int cpu)
 	thread_cpu = cpu;
 }
 
-struct apic_bus *apic_bus_new(unsigned ncpus, const struct lapic_host *host)
+struct apic_bus *apic_bus_new(unsigned ncpus, const uint8_t *apic_ids,
+			      const struct lapic_host *host)
 {
 	struct apic_bus *bus = calloc(1, sizeof(*bus) + ncpus * sizeof(bus->cpu[0]));
 
@@ -185,6 +186,7 @@ struct apic_bus *apic_bus_new(unsigned ncpus, const struct lapic_host *host)
 		}
 		a->bus = bus;
 		a->cpu = i;
+		a->apic_id = apic_ids ? apic_ids[i] : i;
 		pthread_mutex_init(&a->lock, NULL);
 		bus->cpu[bus->n++] = a;
 		lapic_reset(a);

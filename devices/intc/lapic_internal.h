@@ -71,6 +71,7 @@ enum {
 struct lapic {
 	struct apic_bus *bus;
 	unsigned cpu;
+	uint32_t apic_id; /* initial APIC ID: -smp topologies leave gaps */
 	pthread_mutex_t lock;
 	uint8_t page[LAPIC_PAGE_SIZE];
 	uint64_t base_msr;

@@ -84,7 +84,7 @@ static void step(struct lapic *a, unsigned op, const uint8_t **data, size_t *siz
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const struct lapic_host h = {kick, eoi, now, arm, tsc, 2000000, NULL};
-	struct apic_bus *bus = apic_bus_new(2, &h);
+	struct apic_bus *bus = apic_bus_new(2, NULL, &h);
 
 	now_ns = 1000000000ull;
 	while (size) {

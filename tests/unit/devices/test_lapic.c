@@ -56,7 +56,7 @@ static void apic_init(struct apic_fixture *f, bool enable)
 	memset(f, 0, sizeof(*f));
 	f->now = 1000000000ull;
 	f->tsc = 5000000000ull;
-	f->bus = apic_bus_new(2, &h);
+	f->bus = apic_bus_new(2, NULL, &h);
 	ck_assert_ptr_nonnull(f->bus);
 	f->a[0] = apic_bus_cpu(f->bus, 0);
 	f->a[1] = apic_bus_cpu(f->bus, 1);
@@ -229,6 +229,38 @@ START_TEST(ipi_destinations)
 	send_ipi(&f, 0, 0xff, 0x4070);
 	ck_assert(lapic_has_interrupt(f.a[0]) && lapic_has_interrupt(f.a[1]));
 	apic_fini(&f);
+}
+END_TEST
+
+/* -smp sockets=2,cores=3 numbers its vCPUs 0,1,2,4,5,6: the APIC IDs
+ * follow the list, IPIs and MSIs find vCPUs by them, x2APIC too. */
+START_TEST(sparse_apic_ids)
+{
+	struct lapic_host h = {NULL, NULL, NULL, NULL, NULL, 2000000, NULL};
+	const uint8_t ids[2] = {0, 4};
+	struct apic_bus *bus = apic_bus_new(2, ids, &h);
+	struct lapic *a0 = apic_bus_cpu(bus, 0), *a1 = apic_bus_cpu(bus, 1);
+	uint64_t v;
+
+	lapic_write(a0, 0xf0, 0x1ff);
+	lapic_write(a1, 0xf0, 0x1ff);
+	ck_assert_uint_eq(lapic_read(a1, 0x20), 4u << 24);
+	lapic_write(a0, 0x310, 4u << 24);
+	lapic_write(a0, 0x300, 0x4050);
+	ck_assert_int_eq(take(a1), 0x50);
+	lapic_write(a0, 0x310, 1u << 24); /* no vCPU has APIC ID 1 */
+	lapic_write(a0, 0x300, 0x4051);
+	ck_assert(!lapic_has_interrupt(a1) && !lapic_has_interrupt(a0));
+	apic_bus_msi(bus, 0xfee00000ull | 4u << 12, 0x52);
+	ck_assert_int_eq(take(a1), 0x52);
+	lapic_set_base(a1, 0xfee00c00ull);
+	ck_assert_int_eq(lapic_msr_read(a1, 0x802, &v), 0);
+	ck_assert_uint_eq(v, 4);
+	lapic_msr_read(a1, 0x80d, &v); /* LDR: cluster 0, bit 4 */
+	ck_assert_uint_eq(v, 1u << 4);
+	lapic_reset(a1);
+	ck_assert_uint_eq(lapic_read(a1, 0x20), 4u << 24);
+	apic_bus_free(bus);
 }
 END_TEST
 
@@ -582,6 +614,7 @@ int main(void)
 	tcase_add_test(tc, mmio_page_and_info);
 	tcase_add_test(tc, base_relocation);
 	tcase_add_test(tc, disabled_page_and_reenable);
+	tcase_add_test(tc, sparse_apic_ids);
 	suite_add_tcase(s, tc);
 	return test_run_suite(s);
 }
