@@ -45,7 +45,7 @@ run 2 'emulation failure' -kernel "$K" -append mmio_exec=1
 
 # Before the guest runs: 1.
 run 1 'No such file' -kernel "$tmp/missing.elf"
-run 1 'multiboot' -kernel "$K" -initrd "$tmp/missing-module"
+run 1 "could not load initrd '$tmp/missing-module'" -kernel "$K" -initrd "$tmp/missing-module"
 run 1 'unknown option' -bogus
 run 1 'panic=' -action panic=explode -kernel "$K"
 
