@@ -153,13 +153,6 @@ static int resolve_smp(struct vmm_config *cfg, char *err, size_t errlen)
 		return -1;
 	}
 	cfg->smp = cfg->topo.cpus;
-	/* vmm's own local APICs are numbered by vCPU index */
-	if (cfg->irqchip == IRQCHIP_OFF && topo_apic_id(&cfg->topo, cfg->smp - 1) != cfg->smp - 1) {
-		snprintf(err, errlen,
-			 "-smp: kernel_irqchip=off needs contiguous APIC IDs (cores and "
-			 "threads powers of two)");
-		return -1;
-	}
 	return 0;
 }
 
