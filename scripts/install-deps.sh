@@ -8,6 +8,7 @@
 # QEMU; its test runs on every machine, so check always installs it.
 # libvirt-daemon-system is there for the libvirt-qemu user libvirtd insists on
 # (tests/integration/libvirt.sh runs its own libvirtd; nothing is started).
+# mmdebstrap builds the Debian 12 disk (scripts/debian-disk.sh) the check group tests.
 set -eu
 
 pkgs_build="build-essential pkg-config libfdt-dev libslirp-dev libglib2.0-dev check
