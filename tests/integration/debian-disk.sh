@@ -47,7 +47,7 @@ wait_for() {
 
 # boot SIDE DISK COMMAND...: start it on DISK with a serial console on
 # stdio (fed from a FIFO) and a QMP socket; wait for DEBIAN-READY with the
-# slirp DHCP address and for root's shell. Sets ready_s.
+# slirp DHCP address and for root's shell, pid 1 being systemd. Sets ready_s.
 boot() {
 	side=$1 disk=$2
 	shift 2
@@ -65,6 +65,9 @@ boot() {
 		grep -a "DEBIAN-READY" "$work/out" | cat -v; exit 1
 	}
 	echo "debian-disk: $side: DEBIAN-READY 10.0.2.15 in $ready_s s"
+	# agetty flushes what was typed before it opened the line: wait for
+	# the autologin shell's prompt first.
+	wait_for "root@debian-vmm:~# "
 	ask SYSTEMD 'readlink /proc/1/exe'
 	grep -aq "^SYSTEMD: .*systemd END" "$work/out" || {
 		echo "FAIL: $side: pid 1 is not systemd"; grep -a "^SYSTEMD: " "$work/out"; exit 1
