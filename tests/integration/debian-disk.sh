@@ -69,16 +69,17 @@ boot() {
 	# the autologin shell's prompt first.
 	wait_for "root@debian-vmm:~# "
 	ask SYSTEMD 'readlink /proc/1/exe'
-	grep -aq "^SYSTEMD: .*systemd END" "$work/out" || {
-		echo "FAIL: $side: pid 1 is not systemd"; grep -a "^SYSTEMD: " "$work/out"; exit 1
+	grep -aq "SYSTEMD: .*systemd END" "$work/out" || {
+		echo "FAIL: $side: pid 1 is not systemd"; grep -a "SYSTEMD: " "$work/out"; exit 1
 	}
 }
 
 # ask WHAT COMMAND: run COMMAND in root's shell on ttyS0; its output is
-# awaited as "WHAT: ...END" (the echoed command line holds WHAT%s, not WHAT:).
+# awaited as "WHAT: ...END" (the echoed command line holds WHAT%s, not WHAT:;
+# not at the line's start: bash's bracketed-paste escape precedes it).
 ask() {
 	printf '%s\n' "printf '%s: %s END\\n' $1 \"\$($2)\"" >&3
-	wait_for "^$1: .* END"
+	wait_for "$1: .* END"
 }
 
 # Press the power button over QMP.
@@ -136,8 +137,9 @@ qemu-img create -q -f qcow2 -b "$base" -F raw "$overlay" || exit 1
 mark="VMM-OVERLAY-$$-$(date +%s)"
 boot vmm-qcow2 "$overlay" "$VMM"
 ask WROTE "echo $mark >/root/overlay-mark && sync && cat /root/overlay-mark"
-grep -aq "^WROTE: $mark END" "$work/out" || { echo "FAIL: the guest could not write its file"; exit 1; }
+grep -aq "WROTE: $mark END" "$work/out" || { echo "FAIL: the guest could not write its file"; exit 1; }
 ask LOGIND 'systemctl is-active systemd-logind'
+grep -aq "LOGIND: active END" "$work/out" || { echo "FAIL: systemd-logind (the power button's handler) is not running"; exit 1; }
 powerdown
 expect_exit0 "QMP system_powerdown"
 quiet_stderr
