@@ -115,7 +115,10 @@ deps:
 	@sh scripts/install-deps.sh check
 
 # The README's test command. Installs what is missing, builds both variants, runs everything.
+# The Debian disk is built here, on the host, where the mirror is reachable
+# (nested L1s have no network); it is cached after the first time.
 check: deps
+	@sh scripts/debian-disk.sh >/dev/null || echo "make check: no Debian disk (scripts/debian-disk.sh): debian-disk.sh will fail"
 	@$(MAKE) --no-print-directory $(CONFIG)
 	@$(MAKE) --no-print-directory -j$(JOBS) build-all
 	@$(MAKE) --no-print-directory -j$(JOBS) B=build/asan SANITIZE=1 build-all
