@@ -115,10 +115,7 @@ deps:
 	@sh scripts/install-deps.sh check
 
 # The README's test command. Installs what is missing, builds both variants, runs everything.
-# The Debian disk is built here, on the host, where the mirror is reachable
-# (nested L1s have no network); it is cached after the first time.
 check: deps
-	@sh scripts/debian-disk.sh >/dev/null || echo "make check: no Debian disk (scripts/debian-disk.sh): debian-disk.sh will fail"
 	@$(MAKE) --no-print-directory $(CONFIG)
 	@$(MAKE) --no-print-directory -j$(JOBS) build-all
 	@$(MAKE) --no-print-directory -j$(JOBS) B=build/asan SANITIZE=1 build-all
@@ -157,6 +154,9 @@ check-linux:
 	@# build (or find cached) the guest kernel first, outside the per-test
 	@# timeout: ~13 minutes the first time on these hosts
 	@sh scripts/guest-kernel.sh >/dev/null
+	@# the Debian disk on the host, where the mirror is reachable (nested
+	@# L1s have no network); cached after the first time
+	@sh scripts/debian-disk.sh >/dev/null
 	@B=build VMM=build/vmm KVM_TESTS="$(LINUX_TESTS)" sh tests/run.sh $(LINUX_TESTS)
 
 demo:
