@@ -14,7 +14,7 @@ FUZZ_TARGETS :=
 
 # fuzz_target NAME SOURCES LIBS(link order) LDLIBS -> $(B)/tests/fuzz/NAME
 define fuzz_target
-$(B)/tests/fuzz/$(1): $(call obj,tests/fuzz/fuzz_$(1).c $(2) $(FUZZ_MAIN)) $(addprefix $(B)/,$(3))
+$(B)/tests/fuzz/$(1): $(call obj,tests/fuzz/fuzz_$(1).c $(2) $(FUZZ_MAIN)) $(addprefix $(B)/,$(3)) $$(STATE_LIB)
 	@mkdir -p $$(@D)
 	$$(CC) $$(LDFLAGS_ALL) $(FUZZ_LINK) -o $$@ $$(filter %.o %.a,$$^) $(4)
 FUZZ_TARGETS += $(B)/tests/fuzz/$(1)
