@@ -437,6 +437,7 @@ static void pic_busy(struct fake_host *t, struct i8259 *p)
 	i8259_set_irq(p, 6, true);
 	i8259_set_irq(p, 0, true);
 	i8259_set_irq(p, 9, true); /* level (ELCR) on the slave */
+	i8259_set_irq(p, 12, true); /* before IRQ 9 only once rotated */
 	pio_out(t, 0xa0, 1, 0xc3); /* slave: IRQ 3 lowest */
 	pio_out(t, 0x20, 1, 0x0b); /* master: read ISR */
 }
@@ -448,6 +449,88 @@ static void same_pic_ports(struct fake_host *a, struct fake_host *b)
 	for (unsigned i = 0; i < sizeof(ports) / sizeof(ports[0]); i++)
 		same_in(a, b, ports[i]);
 }
+
+/* Edges on many lines, INTA cycles, ISR and IRR views, EOIs: the same on
+ * the saved pair and the loaded one. */
+static void pic_exercise(struct fake_host *a, struct fake_host *b, struct i8259 *pa,
+			 struct i8259 *pb)
+{
+	same_pic_ports(a, b); /* first: a pending poll answers this read */
+	for (unsigned round = 0; round < 12; round++) {
+		unsigned irq = (round * 5 + 3) % 16;
+
+		if (irq != 2) {
+			i8259_set_irq(pa, irq, true);
+			i8259_set_irq(pb, irq, true);
+			i8259_set_irq(pa, irq, false);
+			i8259_set_irq(pb, irq, false);
+		}
+		ck_assert_int_eq(i8259_intr(pa), i8259_intr(pb));
+		if (i8259_intr(pa) && round % 3 != 2)
+			ck_assert_int_eq(i8259_ack(pa), i8259_ack(pb));
+		for (uint16_t port = 0x20; port <= 0xa0; port += 0x80) {
+			both_out(a, b, port, 0x0b);
+			same_in(a, b, port);
+			both_out(a, b, port, 0x0a);
+			same_in(a, b, port);
+			if (round % 3 == 1)
+				both_out(a, b, port, 0x20);
+		}
+	}
+}
+
+/* The less common modes: AEOI with rotation, special mask, special fully
+ * nested, a pending poll. */
+static void pic_modes(uint8_t master_icw4, uint8_t slave_icw4, uint8_t master_ocw,
+		      uint8_t slave_ocw)
+{
+	struct fake_host a, b;
+	struct i8259 *pa = pic(&a), *pb = pic(&b);
+	size_t len;
+	void *blob;
+
+	pic_init(&a);
+	pio_out(&a, 0x20, 1, 0x11);
+	pio_out(&a, 0x21, 1, 0x08);
+	pio_out(&a, 0x21, 1, 0x04);
+	pio_out(&a, 0x21, 1, master_icw4);
+	pio_out(&a, 0xa0, 1, 0x11);
+	pio_out(&a, 0xa1, 1, 0x70);
+	pio_out(&a, 0xa1, 1, 0x02);
+	pio_out(&a, 0xa1, 1, slave_icw4);
+	i8259_set_irq(pa, 3, true);
+	i8259_set_irq(pa, 13, true);
+	i8259_ack(pa);
+	i8259_set_irq(pa, 15, true); /* below IRQ 13: only special mask lets it in */
+	i8259_set_irq(pa, 4, true);
+	i8259_ack(pa);
+	pio_out(&a, 0xa1, 1, 0x20); /* mask IRQ 13, which may be in service */
+	if (master_ocw)
+		pio_out(&a, 0x20, 1, master_ocw);
+	if (slave_ocw)
+		pio_out(&a, 0xa0, 1, slave_ocw);
+	blob = save_tree(pic_save_fn, pa, &len);
+	ck_assert_int_eq(load_tree(pic_load_fn, pb, blob, len), 0);
+	pic_exercise(&a, &b, pa, pb);
+	free(blob);
+	i8259_free(pa);
+	i8259_free(pb);
+	test_host_fini(&a);
+	test_host_fini(&b);
+}
+
+START_TEST(pic_aeoi_rotation_special_mask_poll)
+{
+	pic_modes(0x03, 0x01, 0x80, 0x68); /* master AEOI + rotate; slave SMM */
+	pic_modes(0x01, 0x01, 0x0c, 0x0c); /* both polled */
+}
+END_TEST
+
+START_TEST(pic_special_fully_nested)
+{
+	pic_modes(0x11, 0x01, 0, 0);
+}
+END_TEST
 
 START_TEST(pic_round_trip)
 {
@@ -462,8 +545,12 @@ START_TEST(pic_round_trip)
 	ck_assert_int_eq(load_tree(pic_load_fn, pb, blob, len), 0);
 	ck_assert_int_eq(i8259_intr(pa), i8259_intr(pb));
 	same_pic_ports(&a, &b);
-	/* deliver everything, EOI by EOI; then the slave's IRR view and poll */
-	for (unsigned round = 0; round < 6; round++) {
+	/* deliver everything, EOI by EOI (IRQ 9 dropped on the way) */
+	for (unsigned round = 0; round < 10; round++) {
+		if (round == 3) {
+			i8259_set_irq(pa, 9, false);
+			i8259_set_irq(pb, 9, false);
+		}
 		ck_assert_int_eq(i8259_intr(pa), i8259_intr(pb));
 		if (i8259_intr(pa))
 			ck_assert_int_eq(i8259_ack(pa), i8259_ack(pb));
@@ -472,19 +559,17 @@ START_TEST(pic_round_trip)
 		both_out(&a, &b, 0xa0, 0x20);
 		same_pic_ports(&a, &b);
 	}
-	/* the edge latch: IRQ 6 is still high on both, so no new edge */
+	ck_assert(!i8259_intr(pa));
+	/* the edge latches: IRQ 6 and 12 are still high, so no new edge */
 	i8259_set_irq(pa, 6, true);
 	i8259_set_irq(pb, 6, true);
-	both_out(&a, &b, 0x20, 0x0a); /* read IRR */
-	same_pic_ports(&a, &b);
-	i8259_set_irq(pa, 9, false);
-	i8259_set_irq(pb, 9, false);
 	i8259_set_irq(pa, 12, true);
 	i8259_set_irq(pb, 12, true);
-	both_out(&a, &b, 0xa1, 0x00);
-	both_out(&a, &b, 0xa0, 0x0c); /* poll the slave */
+	both_out(&a, &b, 0x20, 0x0a); /* read IRR */
+	both_out(&a, &b, 0xa0, 0x0a);
 	same_pic_ports(&a, &b);
 	ck_assert_int_eq(i8259_intr(pa), i8259_intr(pb));
+	pic_exercise(&a, &b, pa, pb);
 	free(blob);
 	i8259_free(pa);
 	i8259_free(pb);
@@ -516,6 +601,7 @@ START_TEST(pic_mid_initialisation)
 	ck_assert_int_eq(i8259_ack(pa), 0x43);
 	ck_assert_int_eq(i8259_ack(pb), 0x43);
 	same_pic_ports(&a, &b);
+	pic_exercise(&a, &b, pa, pb);
 	free(blob);
 	i8259_free(pa);
 	i8259_free(pb);
@@ -572,6 +658,8 @@ int main(void)
 	tcase_add_test(tc, rtc_bad_trees);
 	tcase_add_test(tc, pic_round_trip);
 	tcase_add_test(tc, pic_mid_initialisation);
+	tcase_add_test(tc, pic_aeoi_rotation_special_mask_poll);
+	tcase_add_test(tc, pic_special_fully_nested);
 	tcase_add_test(tc, pic_bad_trees);
 	suite_add_tcase(s, tc);
 	return test_run_suite(s);
