@@ -57,6 +57,7 @@ static void devs_poke(struct devs *d)
 	for (unsigned round = 0; round < 18; round++)
 		for (uint16_t port = 0; port < 8; port++)
 			iobus_read(host.host.pio, SERIAL_COM1_BASE + port, &v, 1);
+	iobus_read(host.host.pio, 0x71, &v, 1); /* the loaded index */
 	for (uint8_t idx = 0; idx < 0x80; idx++) {
 		iobus_write(host.host.pio, 0x70, &idx, 1);
 		iobus_read(host.host.pio, 0x71, &v, 1);

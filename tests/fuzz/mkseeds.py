@@ -652,7 +652,9 @@ def state_seeds():
                            ("fcr", u8(0xC1)), ("divisor", u16(3)), ("thr-ipending", u8(1)),
                            ("rx-fifo", bytes(range(65, 81))), ("rx-head", u32(7)),
                            ("rx-count", u32(16))], [])
-    rtc = ("rtc@70", [ver, ("cmos", bytes((i * 13 + 1) & 0xFF for i in range(128))),
+    cmos = bytearray((i * 13 + 1) & 0xFF for i in range(128))
+    cmos[0x0A:0x0E] = b"\x26\x42\x40\x80"  # 1024 Hz, PIE (the clock runs), PF, VRT
+    rtc = ("rtc@70", [ver, ("cmos", bytes(cmos)),
                       ("index", u8(0x2A)), ("offset", u64(150000000))], [])
 
     def chip(port, base, elcr):
@@ -673,6 +675,11 @@ def state_seeds():
     bad = [(n, v) for n, v in uart[1]]
     bad[-1] = ("rx-count", u32(40))
     seed("state", "uart-rx-count", fdt(("", [], [("devices", [ver], [("serial@3f8", bad, [])])])))
+    bad = [(n, u32(100) if n == "rx-head" else v) for n, v in uart[1]]
+    seed("state", "uart-rx-head", fdt(("", [], [("devices", [ver], [("serial@3f8", bad, [])])])))
+    for name, val in (("index", u8(0xFF)), ("offset", u64(0x7FFFFFFFFFFFFFF0))):
+        bad = [(n, val if n == name else v) for n, v in rtc[1]]
+        seed("state", "rtc-" + name, fdt(("", [], [("devices", [ver], [("rtc@70", bad, [])])])))
     newer = [("version", u32(7))] + rtc[1][1:]
     seed("state", "rtc-newer", fdt(("", [], [("devices", [ver], [("rtc@70", newer, [])])])))
 
