@@ -476,5 +476,8 @@ int serial_load(struct serial *s, const struct state_reader *r, char *err, size_
 	s->rx_was_full = false;
 	update_irq(s);
 	pthread_mutex_unlock(&s->lock);
+	/* a backend that stalled on a full FIFO before the load may send again */
+	if (s->be.rx_ready)
+		s->be.rx_ready(s->be.opaque);
 	return 0;
 }

@@ -26,6 +26,7 @@ struct devs {
 static void devs_new(struct devs *d)
 {
 	*d = (struct devs){0};
+	host.host.n_reset = 0; /* the freed devices' reset hooks */
 	d->uart = serial_new(&host.host, SERIAL_COM1_BASE, SERIAL_COM1_IRQ, NULL);
 	d->rtc = rtc_new(&host.host);
 	d->pic = i8259_new(&host.host, NULL, NULL);
