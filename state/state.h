@@ -3,9 +3,9 @@
  * A saved machine is one flattened device tree (the FDT blob format of
  * libfdt, version 17). Every device is a node, named like a DT node with a
  * unit address (`serial@3f8`, `pic@20`), under a parent the machine picks
- * (`/devices`). Every node carries a "version" property (u32): the layout
- * of that node's properties, bumped by the device when it adds, drops or
- * reinterprets one. The other properties are the device's registers and
+ * (`/devices`). Every node below the root carries a "version" property
+ * (u32, written by state_begin()): the layout of that node's properties,
+ * bumped by the device when it adds, drops or reinterprets one. The other properties are the device's registers and
  * latches, each one of:
  *
  *   u8, u16, u32, u64   big-endian, 1/2/4/8 bytes (as FDT cells are)
@@ -14,7 +14,8 @@
  * A property has no type tag: its size is its type, and the loader checks
  * it. The loader is strict, so a tree from another vmm fails loudly rather
  * than loading half a device: a missing node or property, a property the
- * loader did not ask for, a version newer than the loader knows, or a size
+ * loader did not ask for (child nodes are not checked: a parent may hold
+ * other devices' nodes), a version newer than the loader knows, or a size
  * other than the expected one is a one-line error naming the node's path,
  * e.g. "state: /devices/serial@3f8: property 'lsr' is 2 bytes, expected 1".
  *
@@ -102,7 +103,8 @@ int state_get_bool(struct state_node *n, const char *name, bool *v);
 /* A u8/u32 that must be at most max. */
 int state_get_u8_max(struct state_node *n, const char *name, uint8_t max, uint8_t *v);
 int state_get_u32_max(struct state_node *n, const char *name, uint32_t max, uint32_t *v);
-/* Whether the node has the property (for optional ones of newer versions). */
+/* Whether the node has the property (for optional ones of newer versions);
+ * this does not count as reading it. */
 bool state_has(const struct state_node *n, const char *name);
 /* A device's own consistency error, as "state: PATH: MESSAGE". Returns -1. */
 int state_node_fail(struct state_node *n, const char *fmt, ...)
