@@ -13,6 +13,7 @@
 
 #include "devices/dev_host.h"
 #include "devices/intc/i8259.h"
+#include "devices/intc/ioapic.h"
 #include "devices/isa/serial.h"
 #include "devices/timer/rtc.h"
 #include "state/state.h"
@@ -647,6 +648,158 @@ START_TEST(pic_bad_trees)
 }
 END_TEST
 
+/* ---- I/O APIC ---- */
+
+#define IOAPIC_GPA 0xfec00000u
+
+static void ioapic_save_fn(void *dev, struct state_writer *w)
+{
+	ioapic_save(dev, w);
+}
+
+static int ioapic_load_fn(void *dev, const struct state_reader *r, char *e, size_t elen)
+{
+	return ioapic_load(dev, r, e, elen);
+}
+
+/* The MSIs each host saw, in order. */
+struct msi_log {
+	unsigned n;
+	uint64_t addr[64];
+	uint32_t data[64];
+};
+static struct msi_log msi_a, msi_b;
+static struct fake_host *host_a;
+
+static void record_msi(void *opaque, uint64_t addr, uint32_t data)
+{
+	struct msi_log *l = opaque == host_a ? &msi_a : &msi_b;
+
+	if (l->n < 64) {
+		l->addr[l->n] = addr;
+		l->data[l->n] = data;
+	}
+	l->n++;
+}
+
+static struct ioapic *ioapic(struct fake_host *t)
+{
+	struct ioapic *io;
+
+	test_host_init(t);
+	t->host.irq.msi = record_msi;
+	io = ioapic_new(&t->host, IOAPIC_GPA);
+	ck_assert_ptr_nonnull(io);
+	return io;
+}
+
+static void ioapic_write(struct fake_host *t, uint8_t reg, uint32_t v)
+{
+	uint32_t sel = reg;
+
+	iobus_write(t->host.mmio, IOAPIC_GPA, &sel, 4);
+	iobus_write(t->host.mmio, IOAPIC_GPA + 0x10, &v, 4);
+}
+
+static uint32_t window(struct fake_host *t)
+{
+	uint32_t v = 0;
+
+	iobus_read(t->host.mmio, IOAPIC_GPA + 0x10, &v, 4);
+	return v;
+}
+
+static void same_msis(void)
+{
+	ck_assert_uint_eq(msi_a.n, msi_b.n);
+	for (unsigned i = 0; i < msi_a.n && i < 64; i++) {
+		ck_assert_uint_eq(msi_a.addr[i], msi_b.addr[i]);
+		ck_assert_uint_eq(msi_a.data[i], msi_b.data[i]);
+	}
+}
+
+START_TEST(ioapic_round_trip)
+{
+	struct fake_host a, b;
+	struct ioapic *ia, *ib;
+	size_t len;
+	void *blob;
+
+	host_a = &a;
+	ia = ioapic(&a);
+	ib = ioapic(&b);
+	ioapic_write(&a, 0x00, 5u << 24);		 /* ID */
+	ioapic_write(&a, 0x10 + 2 * 4, 0x34);		 /* pin 4: edge, fixed */
+	ioapic_write(&a, 0x11 + 2 * 4, 1u << 24);	 /* to APIC 1 */
+	ioapic_write(&a, 0x10 + 2 * 9, 0x8039);		 /* pin 9: level */
+	ioapic_write(&a, 0x10 + 2 * 10, 0x1803a);	 /* pin 10: level, masked */
+	ioapic_set_irq(ia, 9, true);			 /* delivered: remote IRR */
+	ioapic_set_irq(ia, 10, true);			 /* held while masked */
+	ioapic_write(&a, 0x13, 0x02000000);		 /* leaves IOREGSEL at 0x13 */
+	blob = save_tree(ioapic_save_fn, ia, &len);
+	ck_assert_int_eq(load_tree(ioapic_load_fn, ib, blob, len), 0);
+	msi_a.n = msi_b.n = 0;
+	ck_assert_uint_eq(window(&a), window(&b)); /* the saved IOREGSEL */
+	for (uint8_t reg = 0; reg < 0x40; reg++) {
+		uint32_t sel = reg, va, vb;
+
+		iobus_write(a.host.mmio, IOAPIC_GPA, &sel, 4);
+		iobus_write(b.host.mmio, IOAPIC_GPA, &sel, 4);
+		va = window(&a);
+		vb = window(&b);
+		ck_assert_msg(va == vb, "I/O APIC register %#x: %#x vs %#x", reg, va, vb);
+	}
+	/* EOI with the line still high delivers again; unmasking pin 10 too */
+	ioapic_eoi(ia, 0x39);
+	ioapic_eoi(ib, 0x39);
+	same_msis();
+	ck_assert_uint_eq(msi_b.n, 1);
+	ioapic_write(&a, 0x10 + 2 * 10, 0x803a);
+	ioapic_write(&b, 0x10 + 2 * 10, 0x803a);
+	ioapic_set_irq(ia, 4, true);
+	ioapic_set_irq(ib, 4, true);
+	ioapic_set_irq(ia, 9, false);
+	ioapic_set_irq(ib, 9, false);
+	ioapic_eoi(ia, 0x39);
+	ioapic_eoi(ib, 0x39);
+	same_msis();
+	free(blob);
+	ioapic_free(ia);
+	ioapic_free(ib);
+	test_host_fini(&a);
+	test_host_fini(&b);
+}
+END_TEST
+
+START_TEST(ioapic_bad_trees)
+{
+	struct fake_host a, b;
+	struct ioapic *ia, *ib;
+	const char *node = "/devices/ioapic@fec00000";
+	size_t len;
+	uint8_t *blob, *bad;
+
+	host_a = &a;
+	ia = ioapic(&a);
+	ib = ioapic(&b);
+	blob = save_tree(ioapic_save_fn, ia, &len);
+	bad = malloc(len);
+	memcpy(bad, blob, len);
+	patch_u32(bad, node, "line", 1u << 24);
+	ck_assert_int_eq(load_tree(ioapic_load_fn, ib, bad, len), -1);
+	ck_assert_str_eq(err, "state: /devices/ioapic@fec00000: property 'line' is 16777216, at most 16777215");
+	memcpy(bad, blob, len);
+	patch_u8(bad, node, "id", 0x10);
+	ck_assert_int_eq(load_tree(ioapic_load_fn, ib, bad, len), -1);
+	free(bad);
+	free(blob);
+	ioapic_free(ia);
+	ioapic_free(ib);
+	test_host_fini(&a);
+	test_host_fini(&b);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("devstate");
@@ -661,6 +814,8 @@ int main(void)
 	tcase_add_test(tc, pic_aeoi_rotation_special_mask_poll);
 	tcase_add_test(tc, pic_special_fully_nested);
 	tcase_add_test(tc, pic_bad_trees);
+	tcase_add_test(tc, ioapic_round_trip);
+	tcase_add_test(tc, ioapic_bad_trees);
 	suite_add_tcase(s, tc);
 	return test_run_suite(s);
 }
