@@ -43,8 +43,11 @@ BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(OPT) $(WARN) -Ibuild -I. $(CFLA
 LDFLAGS_ALL := -pthread $(filter -fsanitize=%,$(OPT)) $(LDFLAGS)
 
 # What libbackends.a needs at link time, after every archive (liburing;
-# zlib and libzstd for compressed qcow2 clusters).
-DEVICES_LIBS = $(URING_LIBS) $(ZLIB_LIBS) $(ZSTD_LIBS)
+# zlib and libzstd for compressed qcow2 clusters), and libfdt for the
+# device-state tree (libstate.a, which every link gets after its own
+# archives: devices save and load themselves through it).
+DEVICES_LIBS = $(FDT_LIBS) $(URING_LIBS) $(ZLIB_LIBS) $(ZSTD_LIBS)
+STATE_LIB = $(B)/libstate.a
 
 # obj SOURCES: the object files for C sources, under $(B)/obj.
 obj = $(patsubst %.c,$(B)/obj/%.o,$(filter %.c,$(1)))
@@ -61,7 +64,7 @@ endef
 
 # program NAME SOURCES LIBS(link order, file names) LDLIBS -> $(B)/NAME
 define program
-$(B)/$(1): $(call obj,$(2)) $(addprefix $(B)/,$(3))
+$(B)/$(1): $(call obj,$(2)) $(addprefix $(B)/,$(3)) $$(STATE_LIB)
 	@mkdir -p $$(@D)
 	$$(CC) $$(LDFLAGS_ALL) -o $$@ $$(filter %.o %.a,$$^) $(4) $$(DEVICES_LIBS)
 PROGRAMS += $(B)/$(1)
@@ -69,7 +72,7 @@ endef
 
 # unit_test NAME SOURCES LIBS LDLIBS -> $(B)/tests/unit/NAME, run by `make check`
 define unit_test
-$(B)/tests/unit/$(1): $(call obj,$(2)) $(addprefix $(B)/,$(3))
+$(B)/tests/unit/$(1): $(call obj,$(2)) $(addprefix $(B)/,$(3)) $$(STATE_LIB)
 	@mkdir -p $$(@D)
 	$$(CC) $$(LDFLAGS_ALL) -o $$@ $$(filter %.o %.a,$$^) $(4) $$(DEVICES_LIBS) $$(CHECK_LIBS)
 $(call obj,$(2)): EXTRA_CFLAGS += $$(CHECK_CFLAGS)
@@ -91,7 +94,7 @@ KVM_BENCHES :=
 EXTRA_TARGETS :=
 BENCHES :=
 
-MODULES := kernel/kvm backends devices firmware netstack netstack/usernet regdb vmm tests/guest wlan tests tests/fuzz bench
+MODULES := kernel/kvm state backends devices firmware netstack netstack/usernet regdb vmm tests/guest wlan tests tests/fuzz bench
 include $(wildcard $(addsuffix /module.mk,$(MODULES)))
 
 $(B)/obj/%.o: %.c $(CONFIG)

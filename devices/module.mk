@@ -73,3 +73,6 @@ $(eval $(call unit_test,virtio_rng,tests/unit/virtio/test_virtio_rng.c,libdevice
 # ... and in Debian's kernel (virtio_rng, /dev/hwrng), QEMU as reference
 INTEG_TESTS += tests/integration/virtio-rng.sh
 KVM_TESTS += tests/integration/virtio-rng.sh
+# Snapshots: devices driven busy, saved to a state tree, loaded into fresh
+# ones, compared port by port; bad trees refused
+$(eval $(call unit_test,devices_state,tests/unit/devices/test_devstate.c,libdevices.a libbackends.a,))

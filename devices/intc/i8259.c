@@ -20,6 +20,7 @@
 
 #include "devices/dev_host.h"
 #include "devices/intc/i8259.h"
+#include "state/state.h"
 
 #define ELCR_PORT 0x4d0
 
@@ -486,4 +487,100 @@ uint64_t i8259_irq_count(struct i8259 *p, unsigned irq)
 	c = p->count[irq];
 	pthread_mutex_unlock(&p->lock);
 	return c;
+}
+
+/* ------------------------------------------------------------ snapshot */
+
+/* The layout of each chip's node; bump when a property changes. */
+#define I8259_STATE_VERSION 1
+
+static void chip_node_name(unsigned n, char *buf, size_t len)
+{
+	snprintf(buf, len, "pic@%x", chip_port[n]);
+}
+
+static void chip_save(const struct pic_chip *c, unsigned n, struct state_writer *w)
+{
+	char name[16];
+
+	chip_node_name(n, name, sizeof(name));
+	state_begin(w, name, I8259_STATE_VERSION);
+	state_put_u8(w, "irr", c->irr);
+	state_put_u8(w, "isr", c->isr);
+	state_put_u8(w, "imr", c->imr);
+	state_put_u8(w, "last-level", c->last_level);
+	state_put_u8(w, "elcr", c->elcr);
+	state_put_u8(w, "base", c->base);
+	state_put_u8(w, "priority-add", c->priority_add);
+	state_put_u8(w, "icw1", c->icw1);
+	state_put_u8(w, "init-step", c->init_step);
+	state_put_u8(w, "read-isr", c->read_isr);
+	state_put_u8(w, "poll", c->poll);
+	state_put_u8(w, "special-mask", c->special_mask);
+	state_put_u8(w, "auto-eoi", c->auto_eoi);
+	state_put_u8(w, "rotate-on-aeoi", c->rotate_on_aeoi);
+	state_put_u8(w, "sfnm", c->sfnm);
+	state_end(w);
+}
+
+void i8259_save(struct i8259 *p, struct state_writer *w)
+{
+	pthread_mutex_lock(&p->lock);
+	for (unsigned n = 0; n < 2; n++)
+		chip_save(&p->chip[n], n, w);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* One chip's node into c (whose elcr_mask is already set), checked. */
+static int chip_load(struct pic_chip *c, unsigned n, const struct state_reader *r, char *err,
+		     size_t errlen)
+{
+	struct state_node node;
+	char name[16];
+
+	chip_node_name(n, name, sizeof(name));
+	if (state_node_open(&node, r, name, I8259_STATE_VERSION, err, errlen) < 0)
+		return -1;
+	if (state_get_u8(&node, "irr", &c->irr) || state_get_u8(&node, "isr", &c->isr) ||
+	    state_get_u8(&node, "imr", &c->imr) ||
+	    state_get_u8(&node, "last-level", &c->last_level) ||
+	    state_get_u8(&node, "elcr", &c->elcr) || state_get_u8(&node, "base", &c->base) ||
+	    state_get_u8_max(&node, "priority-add", 7, &c->priority_add) ||
+	    state_get_u8(&node, "icw1", &c->icw1) ||
+	    state_get_u8_max(&node, "init-step", 4, &c->init_step) ||
+	    state_get_bool(&node, "read-isr", &c->read_isr) ||
+	    state_get_bool(&node, "poll", &c->poll) ||
+	    state_get_bool(&node, "special-mask", &c->special_mask) ||
+	    state_get_bool(&node, "auto-eoi", &c->auto_eoi) ||
+	    state_get_bool(&node, "rotate-on-aeoi", &c->rotate_on_aeoi) ||
+	    state_get_bool(&node, "sfnm", &c->sfnm))
+		return -1;
+	if (c->init_step == 1)
+		return state_node_fail(&node, "init-step 1 does not exist (0, 2-4)");
+	if (c->elcr & ~c->elcr_mask)
+		return state_node_fail(&node, "elcr %#x sets fixed edge-triggered IRQs", c->elcr);
+	if (c->base & 7)
+		return state_node_fail(&node, "base %#x is not a multiple of 8", c->base);
+	return state_node_close(&node);
+}
+
+int i8259_load(struct i8259 *p, const struct state_reader *r, char *err, size_t errlen)
+{
+	struct pic_chip chip[2];
+	bool changed;
+
+	pthread_mutex_lock(&p->lock);
+	for (unsigned n = 0; n < 2; n++) {
+		memset(&chip[n], 0, sizeof(chip[n]));
+		chip[n].elcr_mask = p->chip[n].elcr_mask;
+	}
+	pthread_mutex_unlock(&p->lock);
+	for (unsigned n = 0; n < 2; n++)
+		if (chip_load(&chip[n], n, r, err, errlen) < 0)
+			return -1;
+	pthread_mutex_lock(&p->lock);
+	memcpy(p->chip, chip, sizeof(chip));
+	changed = update_locked(p);
+	unlock_and_notify(p, changed);
+	return 0;
 }

@@ -29,5 +29,14 @@ struct i8259_state {
 size_t i8259_format(const struct i8259_state st[2], char *buf, size_t len);
 /* Rising edges seen on irq since reset (`info irq`). */
 uint64_t i8259_irq_count(struct i8259 *p, unsigned irq);
+/* Snapshot (state/state.h): each chip's registers, initialisation step,
+ * modes, input latches and ELCR as nodes "pic@20" and "pic@a0" under the
+ * writer's current node. The `info irq` counters are not guest state. */
+struct state_writer;
+struct state_reader;
+void i8259_save(struct i8259 *p, struct state_writer *w);
+/* Load both nodes from under r: 0, or -1 with err and the PICs unchanged.
+ * INTR is recomputed (intr_changed runs when it differs). */
+int i8259_load(struct i8259 *p, const struct state_reader *r, char *err, size_t errlen);
 
 #endif /* VMM_DEVICES_INTC_I8259_H */

@@ -20,6 +20,7 @@
 
 #include "devices/dev_host.h"
 #include "devices/intc/ioapic.h"
+#include "state/state.h"
 
 #define IOAPIC_PINS 24
 #define IOAPIC_VERSION 0x11 /* 82093AA */
@@ -371,4 +372,62 @@ size_t ioapic_info(struct ioapic *io, char *buf, size_t len)
 	line = io->line;
 	pthread_mutex_unlock(&io->lock);
 	return ioapic_format(id, regsel, rte, line, buf, len);
+}
+
+/* ------------------------------------------------------------ snapshot */
+
+/* The layout of the node; bump when a property changes. */
+#define IOAPIC_STATE_VERSION 1
+
+static void ioapic_node_name(const struct ioapic *io, char *buf, size_t len)
+{
+	snprintf(buf, len, "ioapic@%llx", (unsigned long long)io->base);
+}
+
+void ioapic_save(struct ioapic *io, struct state_writer *w)
+{
+	uint8_t rte[IOAPIC_PINS * 8];
+	char name[32];
+
+	ioapic_node_name(io, name, sizeof(name));
+	pthread_mutex_lock(&io->lock);
+	for (unsigned pin = 0; pin < IOAPIC_PINS; pin++)
+		for (unsigned b = 0; b < 8; b++) /* big-endian, as every property */
+			rte[pin * 8 + b] = (uint8_t)(io->rte[pin] >> (56 - 8 * b));
+	state_begin(w, name, IOAPIC_STATE_VERSION);
+	state_put_u8(w, "id", io->id);
+	state_put_u8(w, "regsel", io->regsel);
+	state_put_u32(w, "line", io->line);
+	state_put_bytes(w, "redirection-table", rte, sizeof(rte));
+	state_end(w);
+	pthread_mutex_unlock(&io->lock);
+}
+
+int ioapic_load(struct ioapic *io, const struct state_reader *r, char *err, size_t errlen)
+{
+	uint8_t raw[IOAPIC_PINS * 8], id = 0, regsel = 0;
+	uint64_t rte[IOAPIC_PINS] = {0};
+	struct state_node n;
+	uint32_t line = 0;
+	char name[32];
+
+	ioapic_node_name(io, name, sizeof(name));
+	if (state_node_open(&n, r, name, IOAPIC_STATE_VERSION, err, errlen) < 0)
+		return -1;
+	if (state_get_u8_max(&n, "id", 0x0f, &id) || state_get_u8(&n, "regsel", &regsel) ||
+	    state_get_u32_max(&n, "line", (1u << IOAPIC_PINS) - 1, &line) ||
+	    state_get_bytes(&n, "redirection-table", raw, sizeof(raw)) || state_node_close(&n))
+		return -1;
+	for (unsigned pin = 0; pin < IOAPIC_PINS; pin++)
+		for (unsigned b = 0; b < 8; b++)
+			rte[pin] = rte[pin] << 8 | raw[pin * 8 + b];
+	pthread_mutex_lock(&io->lock);
+	io->id = id;
+	io->regsel = regsel;
+	io->line = line;
+	memcpy(io->rte, rte, sizeof(rte));
+	pthread_mutex_unlock(&io->lock);
+	if (io->routes_changed)
+		io->routes_changed(io->routes_opaque);
+	return 0;
 }

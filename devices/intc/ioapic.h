@@ -27,6 +27,15 @@ void ioapic_pin_msi(struct ioapic *io, unsigned pin, uint64_t *addr, uint32_t *d
 		    bool *masked);
 /* A redirection entry as an MSI address/data pair. */
 void ioapic_rte_to_msi(uint64_t rte, uint64_t *addr, uint32_t *data);
+/* Snapshot (state/state.h): ID, IOREGSEL, the pin levels and the 24
+ * redirection entries (with remote IRR) as node "ioapic@BASE" (hex) under
+ * the writer's current node; the `info irq` counters are not guest state. */
+struct state_writer;
+struct state_reader;
+void ioapic_save(struct ioapic *io, struct state_writer *w);
+/* Load it from under r: 0, or -1 with err and the I/O APIC unchanged.
+ * Delivers nothing; routes_changed runs. */
+int ioapic_load(struct ioapic *io, const struct state_reader *r, char *err, size_t errlen);
 size_t ioapic_info(struct ioapic *io, char *buf, size_t len);
 /* The `info ioapic` layout for any I/O APIC's registers (KVM's too). */
 size_t ioapic_format(uint8_t id, uint8_t regsel, const uint64_t rte[IOAPIC_NUM_PINS],

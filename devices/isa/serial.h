@@ -29,5 +29,13 @@ void serial_free(struct serial *s);
 size_t serial_receive(struct serial *s, const uint8_t *buf, size_t len);
 /* Room left in the receive FIFO. */
 size_t serial_can_receive(struct serial *s);
+/* Snapshot (state/state.h): the registers, the receive FIFO and the THRE
+ * latch as node "serial@BASE" (hex) under the writer's current node. */
+struct state_writer;
+struct state_reader;
+void serial_save(struct serial *s, struct state_writer *w);
+/* Load that node from under r: 0, or -1 with err and the UART unchanged.
+ * The interrupt line is driven to the loaded state. */
+int serial_load(struct serial *s, const struct state_reader *r, char *err, size_t errlen);
 
 #endif /* VMM_DEVICES_ISA_SERIAL_H */

@@ -16,6 +16,7 @@
 #include "backends/backends.h"
 #include "devices/dev_host.h"
 #include "devices/timer/rtc.h"
+#include "state/state.h"
 
 #define CMOS_SIZE 128
 #define REG_SEC 0x00
@@ -430,4 +431,51 @@ void rtc_set_pc_config(struct rtc *r, uint64_t ram_below_4g, uint64_t ram_above_
 	r->cmos[0x10] = 0;    /* no floppy drives */
 	r->cmos[0x14] = 0x06; /* equipment: FPU, PS/2 mouse, VGA-class display */
 	pthread_mutex_unlock(&r->lock);
+}
+
+/* ------------------------------------------------------------ snapshot */
+
+/* The layout of the node; bump when a property changes. */
+#define RTC_STATE_VERSION 1
+#define RTC_STATE_NODE "rtc@70"
+/* Far beyond any clock the guest can set (years 1900-9999), and small
+ * enough that host time plus offset neither overflows nor leaves gmtime. */
+#define RTC_MAX_OFFSET (1ll << 40)
+
+void rtc_save(struct rtc *r, struct state_writer *w)
+{
+	pthread_mutex_lock(&r->lock);
+	state_begin(w, RTC_STATE_NODE, RTC_STATE_VERSION);
+	state_put_bytes(w, "cmos", r->cmos, sizeof(r->cmos));
+	state_put_u8(w, "index", r->index);
+	state_put_u64(w, "offset", (uint64_t)r->offset);
+	state_end(w);
+	pthread_mutex_unlock(&r->lock);
+}
+
+int rtc_load(struct rtc *r, const struct state_reader *rd, char *err, size_t errlen)
+{
+	uint8_t cmos[CMOS_SIZE], index = 0;
+	uint64_t offset = 0;
+	struct state_node n;
+
+	if (state_node_open(&n, rd, RTC_STATE_NODE, RTC_STATE_VERSION, err, errlen) < 0)
+		return -1;
+	if (state_get_bytes(&n, "cmos", cmos, sizeof(cmos)) ||
+	    state_get_u8_max(&n, "index", CMOS_SIZE - 1, &index) ||
+	    state_get_u64(&n, "offset", &offset))
+		return -1;
+	if ((int64_t)offset > RTC_MAX_OFFSET || (int64_t)offset < -RTC_MAX_OFFSET)
+		return state_node_fail(&n, "clock offset %lld s is out of range",
+				       (long long)(int64_t)offset);
+	if (state_node_close(&n) < 0)
+		return -1;
+	pthread_mutex_lock(&r->lock);
+	memcpy(r->cmos, cmos, sizeof(cmos));
+	r->index = index;
+	r->offset = (int64_t)offset;
+	rearm_timers(r);
+	update_irq(r);
+	pthread_mutex_unlock(&r->lock);
+	return 0;
 }

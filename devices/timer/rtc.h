@@ -22,5 +22,14 @@ uint8_t rtc_cmos_get(struct rtc *r, unsigned index);
  * memory above 16 MiB and 4 GiB, CPU count. */
 void rtc_set_pc_config(struct rtc *r, uint64_t ram_below_4g, uint64_t ram_above_4g,
 		       unsigned ncpus);
+/* Snapshot (state/state.h): the 128 CMOS bytes, the index register and the
+ * guest clock as an offset from the host's UTC clock (hosts that migrate
+ * share a clock), as node "rtc@70" under the writer's current node. */
+struct state_writer;
+struct state_reader;
+void rtc_save(struct rtc *r, struct state_writer *w);
+/* Load it from under rd: 0, or -1 with err and the RTC unchanged. The
+ * timers are rearmed and IRQ 8 driven to the loaded flags. */
+int rtc_load(struct rtc *r, const struct state_reader *rd, char *err, size_t errlen);
 
 #endif /* VMM_DEVICES_TIMER_RTC_H */

@@ -608,8 +608,84 @@ def control_seeds():
     seed("gdbstub", "write-regs", pkt(b"G" + b"00" * 600) + pkt(b"k"))
 
 
+# ---------------------------------------------------------------- state
+
+def fdt(root):
+    """A flattened device tree (version 17, as libfdt's sequential writer
+    lays it out) from nested (name, [(prop, bytes)...], [children]) tuples."""
+    strings = b""
+    offsets = {}
+
+    def pad4(b):
+        return b + b"\0" * (-len(b) % 4)
+
+    def node(name, props, kids):
+        nonlocal strings
+        out = struct.pack(">I", 1) + pad4(name.encode() + b"\0")
+        for pname, val in props:
+            if pname not in offsets:
+                offsets[pname] = len(strings)
+                strings += pname.encode() + b"\0"
+            out += struct.pack(">III", 3, len(val), offsets[pname]) + pad4(val)
+        for k in kids:
+            out += node(*k)
+        return out + struct.pack(">I", 2)
+
+    dt = node(*root) + struct.pack(">I", 9)
+    rsv = b"\0" * 16
+    off_rsv, off_struct = 40, 56
+    off_strings = off_struct + len(dt)
+    total = off_strings + len(strings)
+    hdr = struct.pack(">10I", 0xD00DFEED, total, off_struct, off_strings, off_rsv, 17, 16, 0,
+                      len(strings), len(dt))
+    return hdr + rsv + dt + strings
+
+
+def state_seeds():
+    u8 = lambda v: struct.pack(">B", v)
+    u16 = lambda v: struct.pack(">H", v)
+    u32 = lambda v: struct.pack(">I", v)
+    u64 = lambda v: struct.pack(">Q", v)
+    ver = ("version", u32(1))
+    uart = ("serial@3f8", [ver, ("ier", u8(0x0F)), ("lcr", u8(0x03)), ("mcr", u8(0x13)),
+                           ("lsr", u8(0x63)), ("msr", u8(0xB8)), ("scr", u8(0x5A)),
+                           ("fcr", u8(0xC1)), ("divisor", u16(3)), ("thr-ipending", u8(1)),
+                           ("rx-fifo", bytes(range(65, 81))), ("rx-head", u32(7)),
+                           ("rx-count", u32(16))], [])
+    cmos = bytearray((i * 13 + 1) & 0xFF for i in range(128))
+    cmos[0x0A:0x0E] = b"\x26\x42\x40\x80"  # 1024 Hz, PIE (the clock runs), PF, VRT
+    rtc = ("rtc@70", [ver, ("cmos", bytes(cmos)),
+                      ("index", u8(0x2A)), ("offset", u64(150000000))], [])
+
+    def chip(port, base, elcr):
+        return ("pic@%x" % port, [ver, ("irr", u8(0x41)), ("isr", u8(0x02)), ("imr", u8(0xB8)),
+                                  ("last-level", u8(0x41)), ("elcr", u8(elcr)),
+                                  ("base", u8(base)), ("priority-add", u8(4)), ("icw1", u8(0x11)),
+                                  ("init-step", u8(0)), ("read-isr", u8(1)), ("poll", u8(0)),
+                                  ("special-mask", u8(0)), ("auto-eoi", u8(0)),
+                                  ("rotate-on-aeoi", u8(0)), ("sfnm", u8(0))], [])
+    devices = ("devices", [ver], [uart, rtc, chip(0x20, 0x08, 0x20), chip(0xA0, 0x70, 0x0A)])
+    good = fdt(("", [], [devices]))
+    seed("state", "machine", good)
+    seed("state", "uart-only", fdt(("", [], [("devices", [ver], [uart])])))
+    seed("state", "truncated", good[:len(good) // 2])
+    seed("state", "bad-totalsize", good[:4] + u32(len(good) + 64) + good[8:])
+    seed("state", "bad-string-offset", good.replace(struct.pack(">III", 3, 4, 0), struct.pack(">III", 3, 4, 0xFFFF), 1))
+    # values the devices refuse: FIFO indices out of range, a newer version
+    bad = [(n, v) for n, v in uart[1]]
+    bad[-1] = ("rx-count", u32(40))
+    seed("state", "uart-rx-count", fdt(("", [], [("devices", [ver], [("serial@3f8", bad, [])])])))
+    bad = [(n, u32(100) if n == "rx-head" else v) for n, v in uart[1]]
+    seed("state", "uart-rx-head", fdt(("", [], [("devices", [ver], [("serial@3f8", bad, [])])])))
+    for name, val in (("index", u8(0xFF)), ("offset", u64(0x7FFFFFFFFFFFFFF0))):
+        bad = [(n, val if n == name else v) for n, v in rtc[1]]
+        seed("state", "rtc-" + name, fdt(("", [], [("devices", [ver], [("rtc@70", bad, [])])])))
+    newer = [("version", u32(7))] + rtc[1][1:]
+    seed("state", "rtc-newer", fdt(("", [], [("devices", [ver], [("rtc@70", newer, [])])])))
+
+
 GROUPS = (netstack_seeds, usernet_seeds, regdb_seeds, loader_seeds, device_seeds, virtio_net_seeds,
-          hwsim_seeds, control_seeds)
+          hwsim_seeds, control_seeds, state_seeds)
 
 if __name__ == "__main__":
     # optional arguments: only these groups ("virtio_net" runs virtio_net_seeds)

@@ -14,7 +14,7 @@ FUZZ_TARGETS :=
 
 # fuzz_target NAME SOURCES LIBS(link order) LDLIBS -> $(B)/tests/fuzz/NAME
 define fuzz_target
-$(B)/tests/fuzz/$(1): $(call obj,tests/fuzz/fuzz_$(1).c $(2) $(FUZZ_MAIN)) $(addprefix $(B)/,$(3))
+$(B)/tests/fuzz/$(1): $(call obj,tests/fuzz/fuzz_$(1).c $(2) $(FUZZ_MAIN)) $(addprefix $(B)/,$(3)) $$(STATE_LIB)
 	@mkdir -p $$(@D)
 	$$(CC) $$(LDFLAGS_ALL) $(FUZZ_LINK) -o $$@ $$(filter %.o %.a,$$^) $(4)
 FUZZ_TARGETS += $(B)/tests/fuzz/$(1)
@@ -43,6 +43,8 @@ $(eval $(call fuzz_target,lapic,,libdevices.a libbackends.a,$(DEVICES_LIBS)))
 $(eval $(call fuzz_target,ioapic,,libdevices.a libbackends.a,$(DEVICES_LIBS)))
 $(eval $(call fuzz_target,intel_iommu,,libdevices.a libbackends.a,$(DEVICES_LIBS)))
 $(eval $(call fuzz_target,cli,,libcli.a,$(JANSSON_LIBS)))
+# the device-state tree reader and the devices' loaders on it
+$(eval $(call fuzz_target,state,,libdevices.a libbackends.a,$(DEVICES_LIBS)))
 
 # The control plane on a fake machine (no KVM, no vCPU threads).
 FUZZ_FAKE_MACHINE := tests/fuzz/fake_machine.c

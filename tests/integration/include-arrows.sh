@@ -16,6 +16,7 @@ room_of() {
 	build/*) echo build ;;
 	kernel/kvm/*) echo kernel/kvm ;;
 	devices/*) echo devices ;;
+	state/*) echo state ;;
 	backends/*) echo backends ;;
 	netstack/usernet/*) echo netstack/usernet ;;
 	netstack/host/*) echo netstack/host ;;
@@ -40,7 +41,7 @@ allowed() {
 	"vmm/control -> vmm" | "vmm/control -> vmm/cli" | \
 	"vmm/control -> devices" | "vmm/control -> backends") return 0 ;;
 	"firmware -> devices") return 0 ;;
-	"devices -> backends") return 0 ;;
+	"devices -> backends" | "devices -> state") return 0 ;;
 	"backends -> netstack" | "backends -> netstack/usernet") return 0 ;;
 	"netstack/usernet -> netstack") return 0 ;;
 	"netstack/host -> netstack/usernet" | "netstack/host -> netstack") return 0 ;;

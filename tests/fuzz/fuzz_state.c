@@ -1,0 +1,127 @@
+/* fuzz_state.c — the device-state tree reader (state/state.c) and the
+ * devices' loaders on it: the input is a saved tree. Every input goes
+ * through state_reader_open (fdt_check_full); an accepted tree is loaded
+ * into a fresh 16550A, RTC and 8259A pair under /devices, each device is
+ * read through its ports, and what loaded is saved again and must load
+ * back (a loaded device always holds a state its own loader accepts). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "devices/intc/i8259.h"
+#include "devices/isa/serial.h"
+#include "devices/timer/rtc.h"
+#include "state/state.h"
+#include "tests/fake_host.h"
+#include "tests/fuzz/fuzz.h"
+
+static struct fake_host host;
+
+struct devs {
+	struct serial *uart;
+	struct rtc *rtc;
+	struct i8259 *pic;
+	bool uart_ok, rtc_ok, pic_ok;
+};
+
+static void devs_new(struct devs *d)
+{
+	*d = (struct devs){0};
+	host.host.n_reset = 0; /* the freed devices' reset hooks */
+	d->uart = serial_new(&host.host, SERIAL_COM1_BASE, SERIAL_COM1_IRQ, NULL);
+	d->rtc = rtc_new(&host.host);
+	d->pic = i8259_new(&host.host, NULL, NULL);
+	if (!d->uart || !d->rtc || !d->pic)
+		abort();
+}
+
+static void devs_free(struct devs *d)
+{
+	serial_free(d->uart);
+	rtc_free(d->rtc);
+	i8259_free(d->pic);
+}
+
+static void devs_load(struct devs *d, const struct state_reader *r)
+{
+	char err[256];
+
+	d->uart_ok = serial_load(d->uart, r, err, sizeof(err)) == 0;
+	d->rtc_ok = rtc_load(d->rtc, r, err, sizeof(err)) == 0;
+	d->pic_ok = i8259_load(d->pic, r, err, sizeof(err)) == 0;
+}
+
+/* Every port of the three devices, and the PIC's INTA cycle. */
+static void devs_poke(struct devs *d)
+{
+	uint32_t v;
+
+	for (unsigned round = 0; round < 18; round++)
+		for (uint16_t port = 0; port < 8; port++)
+			iobus_read(host.host.pio, SERIAL_COM1_BASE + port, &v, 1);
+	iobus_read(host.host.pio, 0x71, &v, 1); /* the loaded index */
+	for (uint8_t idx = 0; idx < 0x80; idx++) {
+		iobus_write(host.host.pio, 0x70, &idx, 1);
+		iobus_read(host.host.pio, 0x71, &v, 1);
+	}
+	for (unsigned i = 0; i < 4; i++) {
+		iobus_read(host.host.pio, i < 2 ? 0x20 + i : 0xa0 + i - 2, &v, 1);
+		if (i8259_intr(d->pic))
+			i8259_ack(d->pic);
+	}
+}
+
+/* Save what loaded; loading it into fresh devices must succeed. */
+static void resave(struct devs *d)
+{
+	struct state_writer *w = state_writer_new();
+	struct state_reader r, devices;
+	char err[256];
+	struct devs again;
+	size_t len;
+	void *blob;
+
+	if (!w)
+		abort();
+	state_begin(w, "devices", 1);
+	if (d->uart_ok)
+		serial_save(d->uart, w);
+	if (d->rtc_ok)
+		rtc_save(d->rtc, w);
+	if (d->pic_ok)
+		i8259_save(d->pic, w);
+	state_end(w);
+	if (state_writer_finish(w, &blob, &len, err, sizeof(err)) < 0 ||
+	    state_reader_open(&r, blob, len, err, sizeof(err)) < 0 ||
+	    state_reader_sub(&r, "/devices", &devices, err, sizeof(err)) < 0) {
+		fprintf(stderr, "fuzz_state: %s\n", err);
+		abort();
+	}
+	devs_free(d); /* the ports are free for the second set */
+	devs_new(&again);
+	devs_load(&again, &devices);
+	if (again.uart_ok != d->uart_ok || again.rtc_ok != d->rtc_ok || again.pic_ok != d->pic_ok)
+		abort();
+	devs_free(&again);
+	state_reader_close(&r);
+	free(blob);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct state_reader r, devices;
+	char err[256];
+	struct devs d;
+
+	if (!host.ram && fake_host_init(&host, 4096) < 0)
+		abort();
+	if (state_reader_open(&r, data, size, err, sizeof(err)) < 0)
+		return 0;
+	if (state_reader_sub(&r, "/devices", &devices, err, sizeof(err)) == 0) {
+		devs_new(&d);
+		devs_load(&d, &devices);
+		devs_poke(&d);
+		resave(&d);
+	}
+	state_reader_close(&r);
+	return 0;
+}
