@@ -510,15 +510,16 @@ static bool needs_new_cluster(uint64_t entry)
 /* Whole clusters from cl on that all need new clusters (a fresh image
  * written in order): allocated one after another in the file, so one
  * pwrite carries them, data before the L2 entries that point at it, as
- * write_cluster orders it. At least the first cluster; *done: bytes. */
-static int write_new_run(struct qcow2 *q, uint64_t cl, const uint8_t *p, size_t len, size_t *done)
+ * write_cluster orders it. entry: cl's L2 entry, already looked up. At
+ * least the first cluster; *done: bytes. */
+static int write_new_run(struct qcow2 *q, uint64_t cl, uint64_t entry, const uint8_t *p, size_t len,
+			 size_t *done)
 {
 	uint64_t old[NEW_RUN_MAX], first, host;
 	size_t k, max = len >> q->cluster_bits;
-	int r = qcow2_entry(q, cl, &old[0]);
+	int r = alloc_cluster(q, &first);
 
-	if (!r)
-		r = alloc_cluster(q, &first);
+	old[0] = entry;
 	for (k = 1; !r && k < max && k < NEW_RUN_MAX; k++) {
 		if (qcow2_entry(q, cl + k, &old[k]) || !needs_new_cluster(old[k]))
 			break;
@@ -563,7 +564,7 @@ int qcow2_write(struct qcow2 *q, uint64_t off, const void *buf, size_t len)
 		size_t n = (size_t)(q->cs - in < len ? q->cs - in : len);
 
 		if (!in && n == q->cs && !qcow2_entry(q, cl, &entry) && needs_new_cluster(entry))
-			r = write_new_run(q, cl, p, len, &n);
+			r = write_new_run(q, cl, entry, p, len, &n);
 		else
 			r = write_cluster(q, cl, in, p, n);
 		p += n;
