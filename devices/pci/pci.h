@@ -113,4 +113,15 @@ void pci_msi_send(struct pci_dev *d, uint64_t addr, uint32_t data);
  * or on an IOMMU fault. Bus mastering is the caller's to check. */
 void *pci_dma_ptr(struct pci_dev *d, uint64_t addr, uint64_t *len, bool write);
 
+/* A single-vector MSI capability with a 64-bit address (pci_msi.c), for
+ * devices that raise one interrupt: add it before pci_bus_add; its config
+ * offset, or 0 when config space is full. */
+unsigned pci_msi_cap_add(struct pci_dev *d);
+/* Whether the guest enabled MSI at cap, and its message. Takes the bus
+ * lock: call it without a lock the bus may take (a device's own). */
+bool pci_msi_message(struct pci_dev *d, unsigned cap, uint64_t *addr, uint32_t *data);
+/* Signal a device's one interrupt line: an MSI on each rising edge when
+ * enabled at cap, else INTx at level. Call without the device's lock. */
+void pci_irq_signal(struct pci_dev *d, unsigned cap, bool level, bool rising);
+
 #endif /* VMM_DEVICES_PCI_PCI_H */
