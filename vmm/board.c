@@ -305,6 +305,26 @@ static int add_virtio_disks(struct machine *m, char *err, size_t errlen)
 	return 0;
 }
 
+/* -device piix3-usb-uhci / qemu-xhci, -usb: at addr= or the first
+ * free slot. */
+static int add_usb_controller(struct machine *m, unsigned i, const struct device_spec *d,
+			      char *err, size_t errlen)
+{
+	bool uhci = d->kind == DEVICE_USB_UHCI;
+	int devfn = d->devfn >= 0 ? d->devfn : pci_bus_free_slot(m->pci);
+
+	if (devfn >= 0 && uhci)
+		m->uhci[i] = uhci_new(&m->host, m->pci, (uint8_t)devfn);
+	else if (devfn >= 0)
+		m->xhci[i] = xhci_new(&m->host, m->pci, (uint8_t)devfn, d->usb_p2, d->usb_p3);
+	if (devfn < 0 || (uhci ? !m->uhci[i] : !m->xhci[i])) {
+		snprintf(err, errlen, "-device %s: its PCI slot is taken",
+			 uhci ? "piix3-usb-uhci" : "qemu-xhci");
+		return -1;
+	}
+	return 0;
+}
+
 /* -device virtio-rng-pci: each device reads its own copy of its
  * rng-random file's fd (cli_resolve_rng opened it), or getrandom(2). */
 static int add_virtio_rngs(struct machine *m, char *err, size_t errlen)
@@ -607,6 +627,11 @@ int board_init(struct machine *m, char *err, size_t errlen)
 				snprintf(err, errlen, "-device pci-testdev: its PCI slot is taken");
 				return -1;
 			}
+			continue;
+		}
+		if (d->kind == DEVICE_USB_UHCI || d->kind == DEVICE_USB_XHCI) {
+			if (add_usb_controller(m, i, d, err, errlen) < 0)
+				return -1;
 			continue;
 		}
 		if (d->kind == DEVICE_PVPANIC) {

@@ -418,6 +418,8 @@ void machine_destroy(struct machine *m)
 	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++) {
 		edu_free(m->edu[i]);
 		pci_testdev_free(m->pci_testdev[i]);
+		uhci_free(m->uhci[i]);
+		xhci_free(m->xhci[i]);
 	}
 	intel_iommu_free(m->iommu);
 	irqchip_destroy(m);

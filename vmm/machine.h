@@ -33,6 +33,7 @@
 #include "devices/testdev/edu.h"
 #include "devices/testdev/pc_testdev.h"
 #include "devices/testdev/pci_testdev.h"
+#include "devices/usb/usb.h"
 #include "devices/timer/rtc.h"
 #include "firmware/firmware.h"
 #include "kernel/kvm/kvm.h"
@@ -169,6 +170,8 @@ struct machine {
 	struct intel_iommu *iommu;     /* -device intel-iommu */
 	struct edu *edu[CLI_MAX_DEVICES]; /* -device edu, as cfg->devices */
 	struct pci_testdev *pci_testdev[CLI_MAX_DEVICES]; /* -device pci-testdev, the same */
+	struct uhci *uhci[CLI_MAX_DEVICES];		  /* -device piix3-usb-uhci, -usb */
+	struct xhci *xhci[CLI_MAX_DEVICES];		  /* -device qemu-xhci */
 
 	/* -kernel: kept to reload it on reset. */
 	uint8_t *kernel;

@@ -459,7 +459,7 @@ int cli_parse_machine(const char *val, struct vmm_config *cfg, char *err, size_t
 				return -1;
 		} else {
 			snprintf(err, errlen, "unsupported '%s%s%s' (pc, pc-i440fx-7.2, q35, none, accel=kvm, "
-				 "kernel_irqchip=on|split|off, pit=on|off, usb=off, "
+				 "kernel_irqchip=on|split|off, pit=on|off, usb=on|off, "
 				 "dump-guest-core=on|off, memory-backend=ID)", tok, eq ? "=" : "",
 				 eq ? v : "");
 			return -1;
@@ -597,7 +597,7 @@ static const struct cli_option options[] = {
 	 "mem-lock=on: lock guest and vmm memory in RAM"},
 	{"-uuid", "UUID", cli_parse_uuid, 0, "the machine's UUID (SMBIOS, query-uuid)"},
 	{"-display", "none", cli_parse_display, 0, "no display (vmm has none)"},
-	{"-usb", NULL, cli_parse_usb, 0, "refused: vmm has no USB controller"},
+	{"-usb", NULL, cli_parse_usb, 0, "a piix3-usb-uhci USB controller at 01.2 (as -machine usb=on)"},
 	{"-audiodev", "none,id=ID", cli_parse_audiodev, 0, "accepted: vmm has no sound card"},
 	{"-rtc", "base=utc", cli_parse_rtc, 0, "the RTC runs on the host's UTC time"},
 	{"-no-acpi", NULL, cli_parse_no_acpi, 0, "no ACPI tables (MP table only)"},
@@ -707,7 +707,7 @@ int cli_parse(int argc, char **argv, struct vmm_config *cfg, char *err, size_t e
 		return -1;
 	apply_defaults(cfg);
 	if (cli_resolve_drives(cfg, err, errlen) < 0 || cli_resolve_nics(cfg, err, errlen) < 0 ||
-	    cli_check_q35(cfg, err, errlen) < 0 ||
+	    cli_check_q35(cfg, err, errlen) < 0 || cli_add_default_usb(cfg, err, errlen) < 0 ||
 	    cli_resolve_wlan(cfg, err, errlen) < 0 || cli_resolve_rng(cfg, err, errlen) < 0)
 		return -1;
 	return check_stdio(cfg, err, errlen);

@@ -65,13 +65,16 @@ enum device_kind {
 	DEVICE_PVPANIC,
 	DEVICE_PC_TESTDEV,
 	DEVICE_EDU,
-	DEVICE_PCI_TESTDEV
+	DEVICE_PCI_TESTDEV,
+	DEVICE_USB_UHCI, /* piix3-usb-uhci, -usb */
+	DEVICE_USB_XHCI	 /* qemu-xhci */
 };
 
 struct device_spec {
 	enum device_kind kind;
 	uint16_t iobase, iosize;
-	int devfn; /* edu: addr=, or -1 for the first free slot */
+	int devfn; /* PCI devices: addr=, or -1 for the first free slot */
+	uint8_t usb_p2, usb_p3; /* qemu-xhci: USB 2 and USB 3 ports */
 };
 
 /* -device intel-iommu[,intremap=on|off][,eim=on|off] (cli_iommu.c). */
@@ -247,6 +250,7 @@ struct libvirt_config {
 	bool machine_none;	 /* -machine none: QMP only (libvirt's probe) */
 	bool no_acpi;		 /* -no-acpi: no ACPI tables for a -kernel boot */
 	bool no_dump_guest_core; /* -machine dump-guest-core=off */
+	bool default_usb;	 /* -usb or -machine usb=on: QEMU's piix3-usb-uhci */
 	bool mem_lock;		 /* -overcommit mem-lock=on */
 	bool boot_strict;	 /* -boot strict=on */
 	bool has_uuid;
@@ -366,6 +370,8 @@ const struct cli_device_help *cli_device_help_find(const char *name);
 int cli_parse_size(const char *s, uint64_t *bytes);
 /* Strict unsigned decimal or 0x-hex, the whole string: 0 or -1. */
 int cli_parse_u64(const char *s, uint64_t *v);
+/* on/true/yes (or no value) and off/false/no: 0, or -1 with err naming key. */
+int cli_bool_value(const char *key, const char *v, bool *out, char *err, size_t errlen);
 
 /* cli_drive.c: the disk options (0, or -1 with err set). */
 int cli_set_cdrom(struct vmm_config *cfg, const char *file, char *err, size_t errlen);
@@ -436,6 +442,11 @@ int cli_parse_pvpanic(struct device_spec *d, char *props, char *err, size_t errl
  * name), and after parsing the checks of the q35 subset. 0 or -1. */
 int cli_parse_intel_iommu(struct vmm_config *cfg, char *props, char *err, size_t errlen);
 int cli_parse_edu(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+/* cli_usb.c: -device piix3-usb-uhci / qemu-xhci (props: what follows the
+ * name) and -usb (a piix3-usb-uhci at 01.2, as QEMU's pc machine adds). */
+int cli_parse_usb_uhci(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+int cli_parse_usb_xhci(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+int cli_add_default_usb(struct vmm_config *cfg, char *err, size_t errlen);
 int cli_parse_pci_testdev(struct vmm_config *cfg, char *props, char *err, size_t errlen);
 int cli_check_q35(const struct vmm_config *cfg, char *err, size_t errlen);
 /* q35 or QEMU's versioned pc-q35-X.Y. */

@@ -555,7 +555,7 @@ int cli_parse_pvpanic(struct device_spec *d, char *props, char *err, size_t errl
 {
 	char *key, *v, *end;
 
-	*d = (struct device_spec){DEVICE_PVPANIC, 0x505, 1, -1};
+	*d = (struct device_spec){.kind = DEVICE_PVPANIC, .iobase = 0x505, .iosize = 1, .devfn = -1};
 	while (cli_next_kv(&props, &key, &v)) {
 		unsigned long port;
 

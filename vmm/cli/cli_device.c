@@ -104,6 +104,10 @@ CLI_CONTROL_PARSER(cli_parse_device)
 		return cli_parse_intel_iommu(cfg, save, err, errlen);
 	if (tok && !strcmp(tok, "edu"))
 		return cli_parse_edu(cfg, save, err, errlen);
+	if (tok && !strcmp(tok, "piix3-usb-uhci")) /* cli_usb.c */
+		return cli_parse_usb_uhci(cfg, save, err, errlen);
+	if (tok && !strcmp(tok, "qemu-xhci"))
+		return cli_parse_usb_xhci(cfg, save, err, errlen);
 	if (tok && !strcmp(tok, "pci-testdev"))
 		return cli_parse_pci_testdev(cfg, save, err, errlen);
 	if (!tok || (strcmp(tok, "isa-debug-exit") && strcmp(tok, "pvpanic"))) {
@@ -128,7 +132,7 @@ CLI_CONTROL_PARSER(cli_parse_device)
 		cfg->n_devices++;
 		return 0;
 	}
-	*d = (struct device_spec){DEVICE_ISA_DEBUG_EXIT, 0x501, 2, -1}; /* QEMU's defaults */
+	*d = (struct device_spec){.kind = DEVICE_ISA_DEBUG_EXIT, .iobase = 0x501, .iosize = 2, .devfn = -1}; /* QEMU's defaults */
 	while ((tok = strtok_r(NULL, ",", &save))) {
 		char *eq = strchr(tok, '=');
 

@@ -14,15 +14,44 @@
 #include "vmm/cli/cli.h"
 
 /* QEMU's device categories, in the order it prints them. */
-enum dev_category { CAT_STORAGE, CAT_NETWORK, CAT_INPUT, CAT_MISC, CAT_COUNT };
-static const char *const category_names[CAT_COUNT] = {"Storage", "Network", "Input", "Misc"};
+enum dev_category { CAT_USB, CAT_STORAGE, CAT_NETWORK, CAT_INPUT, CAT_MISC, CAT_COUNT };
+static const char *const category_names[CAT_COUNT] = {"USB", "Storage", "Network", "Input",
+						      "Misc"};
 
 #define PCI_ADDR_PROP                                                                              \
 	{                                                                                          \
 		"addr", "int32", "PCI slot[.function] in hex, e.g. 04.0 or 04", "-1", "05.0"       \
 	}
 
+#define MULTIFUNCTION_PROP                                                                         \
+	{                                                                                          \
+		"multifunction", "bool", "on/off", "false", "off"                                  \
+	}
+
 static const struct cli_device_help devices[] = {
+	{"piix3-usb-uhci",
+	 "PCI",
+	 NULL,
+	 NULL,
+	 CAT_USB,
+	 {NULL},
+	 NULL,
+	 {PCI_ADDR_PROP,
+	  MULTIFUNCTION_PROP,
+	  {"bandwidth", "uint32", "accepted (no device to schedule)", "1280", "1280"},
+	  {"maxframes", "uint32", "accepted (no device to schedule)", "128", "128"}}},
+	{"qemu-xhci",
+	 "PCI",
+	 NULL,
+	 NULL,
+	 CAT_USB,
+	 {NULL},
+	 NULL,
+	 {PCI_ADDR_PROP,
+	  MULTIFUNCTION_PROP,
+	  {"p2", "uint32", "USB 2 ports (1-15)", "4", "15"},
+	  {"p3", "uint32", "USB 3 ports (1-15)", "4", "15"},
+	  {"streams", "bool", "on/off: accepted (no device to stream to)", "true", "off"}}},
 	{"virtio-blk-pci",
 	 "PCI",
 	 "virtio-blk",

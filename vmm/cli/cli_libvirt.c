@@ -26,7 +26,7 @@ static int copy_arg(char *buf, size_t size, const char *val, char *err, size_t e
 	return 0;
 }
 
-static int bool_value(const char *key, const char *v, bool *out, char *err, size_t errlen)
+int cli_bool_value(const char *key, const char *v, bool *out, char *err, size_t errlen)
 {
 	if (!v || !strcmp(v, "on") || !strcmp(v, "true") || !strcmp(v, "yes")) {
 		*out = true;
@@ -160,20 +160,18 @@ CLI_CONTROL_PARSER(cli_parse_msg)
 		if (strcmp(key, "timestamp") && strcmp(key, "guest-name")) {
 			snprintf(err, errlen, "unknown parameter '%s' (timestamp)", key);
 			return -1;
-		} else if (bool_value(key, v, &b, err, errlen) < 0) {
+		} else if (cli_bool_value(key, v, &b, err, errlen) < 0) {
 			return -1;
 		}
 	return 0;
 }
 
-/* -usb: the PIIX3's USB controller, which vmm does not have (libvirt adds
- * -usb unless the domain says <controller type='usb' model='none'/>). */
+/* -usb: the PIIX3's USB controller, added once the options are read
+ * (cli_add_default_usb). */
 CLI_CONTROL_PARSER(cli_parse_usb)
 {
-	snprintf(err, errlen,
-		 "vmm has no USB controller (in libvirt: <controller type='usb' "
-		 "model='none'/>)");
-	return -1;
+	cfg->lv.default_usb = true;
+	return 0;
 }
 
 /* vmm has no display device at all. */
@@ -264,17 +262,14 @@ int cli_machine_key(struct vmm_config *cfg, const char *key, const char *val, ch
 				return 1;
 		return accel_name(val, err, errlen);
 	}
-	if (!strcmp(key, "usb")) { /* vmm has no USB controller */
-		if (bool_value(key, val, &b, err, errlen) < 0)
+	if (!strcmp(key, "usb")) { /* QEMU's piix3-usb-uhci, as -usb */
+		if (cli_bool_value(key, val, &b, err, errlen) < 0)
 			return -1;
-		if (b) {
-			snprintf(err, errlen, "usb=on: vmm has no USB controller");
-			return -1;
-		}
+		lv->default_usb = b;
 		return 1;
 	}
 	if (!strcmp(key, "dump-guest-core")) { /* guest RAM in vmm's core dumps */
-		if (bool_value(key, val, &b, err, errlen) < 0)
+		if (cli_bool_value(key, val, &b, err, errlen) < 0)
 			return -1;
 		lv->no_dump_guest_core = !b;
 		return 1;
@@ -385,10 +380,10 @@ CLI_CONTROL_PARSER(cli_parse_overcommit)
 		if (!strcmp(key, "mem-lock") && v && !strcmp(v, "on-fault")) {
 			cfg->lv.mem_lock = true;
 		} else if (!strcmp(key, "mem-lock")) { /* mlockall once the guest is built */
-			if (bool_value(key, v, &cfg->lv.mem_lock, err, errlen) < 0)
+			if (cli_bool_value(key, v, &cfg->lv.mem_lock, err, errlen) < 0)
 				return -1;
 		} else if (!strcmp(key, "cpu-pm")) {
-			if (bool_value(key, v, &b, err, errlen) < 0)
+			if (cli_bool_value(key, v, &b, err, errlen) < 0)
 				return -1;
 			if (b) {
 				snprintf(err, errlen,
@@ -534,12 +529,12 @@ int cli_chardev_serial_backend(struct chardev_def *d, const char *backend, char 
 			if (ring_size(v, &d->spec.ring_size, err, errlen) < 0)
 				return -1;
 		} else if (!strcmp(key, "append") && d->spec.kind == CHARDEV_FILE) {
-			if (bool_value(key, v, &d->spec.append, err, errlen) < 0)
+			if (cli_bool_value(key, v, &d->spec.append, err, errlen) < 0)
 				return -1;
 		} else if (!strcmp(key, "logappend") || !strcmp(key, "mux")) {
 			bool b;
 
-			if (bool_value(key, v, &b, err, errlen) < 0)
+			if (cli_bool_value(key, v, &b, err, errlen) < 0)
 				return -1;
 			if (b) {
 				snprintf(err, errlen, "%s=on is not supported", key);
