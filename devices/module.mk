@@ -57,6 +57,9 @@ $(eval $(call unit_test,devices_pc_testdev,tests/unit/devices/test_pc_testdev.c,
 # DMA and interrupt remapping; the edu's registers, interrupts and DMA
 $(eval $(call unit_test,devices_intel_iommu,tests/unit/devices/test_intel_iommu.c,libdevices.a libbackends.a,))
 $(eval $(call unit_test,devices_edu,tests/unit/devices/test_edu.c,libdevices.a libbackends.a,))
+# USB host controllers with empty root hubs: UHCI and xHCI registers,
+# xHCI's command and event rings
+$(eval $(call unit_test,devices_usb,tests/unit/devices/test_usb.c,libdevices.a libbackends.a,))
 $(eval $(call unit_test,devices_pci_testdev,tests/unit/devices/test_pci_testdev.c,libdevices.a libbackends.a,))
 # the same end to end in a guest (tests/guest/iommu.c), split and off
 INTEG_TESTS += tests/integration/iommu-edu.sh tests/integration/iommu-edu-qemu.sh
