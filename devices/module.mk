@@ -60,6 +60,9 @@ $(eval $(call unit_test,devices_edu,tests/unit/devices/test_edu.c,libdevices.a l
 # USB host controllers with empty root hubs: UHCI and xHCI registers,
 # xHCI's command and event rings
 $(eval $(call unit_test,devices_usb,tests/unit/devices/test_usb.c,libdevices.a libbackends.a,))
+# Debian's uhci_hcd and xhci_hcd bind, run and suspend them (QEMU alongside)
+INTEG_TESTS += tests/integration/linux-usb.sh
+KVM_TESTS += tests/integration/linux-usb.sh
 $(eval $(call unit_test,devices_pci_testdev,tests/unit/devices/test_pci_testdev.c,libdevices.a libbackends.a,))
 # the same end to end in a guest (tests/guest/iommu.c), split and off
 INTEG_TESTS += tests/integration/iommu-edu.sh tests/integration/iommu-edu-qemu.sh

@@ -16,13 +16,13 @@
 #include "vmm/cli/cli.h"
 
 #define UHCI_HELP "id=, bus=pci.0, addr=SLOT[.FN], multifunction=on|off, bandwidth=N, maxframes=N"
-#define XHCI_HELP "p2=1-15, p3=1-15, streams=on|off, id=, bus=pci.0, addr=SLOT[.FN], multifunction=on|off"
+#define XHCI_HELP                                                                                  \
+	"p2=1-15, p3=1-15, streams=on|off, id=, bus=pci.0, addr=SLOT[.FN], multifunction=on|off"
 #define PIIX3_UHCI_DEVFN (1 << 3 | 2) /* 01.2 */
 
 /* The properties every PCI controller here takes: 1 taken, 0 not one of
  * them, -1 a bad value. */
-static int pci_prop(struct device_spec *d, const char *key, const char *v, char *err,
-		    size_t errlen)
+static int pci_prop(struct device_spec *d, const char *key, const char *v, char *err, size_t errlen)
 {
 	bool b;
 
@@ -37,8 +37,7 @@ static int pci_prop(struct device_spec *d, const char *key, const char *v, char 
 	return 0;
 }
 
-static int add_device(struct vmm_config *cfg, const struct device_spec *d, char *err,
-		      size_t errlen)
+static int add_device(struct vmm_config *cfg, const struct device_spec *d, char *err, size_t errlen)
 {
 	if (cfg->n_devices == CLI_MAX_DEVICES) {
 		snprintf(err, errlen, "too many devices");

@@ -118,7 +118,7 @@ START_TEST(uhci_reset_run_halt)
 	f0 = pio_in(&t, UHCI_IO + 0x06, 2);
 	sleep_ms(20);
 	f1 = pio_in(&t, UHCI_IO + 0x06, 2);
-	ck_assert_uint_ge(f1 - f0, 10); /* about one frame per millisecond */
+	ck_assert_uint_ge(f1 - f0, 10);	   /* about one frame per millisecond */
 	pio_out(&t, UHCI_IO + 0x06, 2, 0); /* running: ignored */
 	ck_assert_uint_ge(pio_in(&t, UHCI_IO + 0x06, 2), f1);
 	/* suspend as uhci_hcd does: EGSM | CF, Run/Stop clear; it must halt */
@@ -196,14 +196,14 @@ static void xhci_init_rings(void)
 	xw(OP + 0x00, 0x2); /* HCRST */
 	ck_assert_uint_eq(xr(OP + 0x00) & 0x2, 0);
 	ck_assert_uint_eq(xr(OP + 0x04) & 0x801, 0x1); /* halted, CNR clear */
-	xw(OP + 0x38, 64);				/* MaxSlotsEn */
-	put_trb(ERST_GPA, EVRING_GPA, EV_TRBS, 0);	/* ERST entry 0 */
-	xw(RT + 0x28, 1);				/* ERSTSZ */
-	xw64(RT + 0x38, EVRING_GPA);			/* ERDP */
-	xw64(RT + 0x30, ERST_GPA);			/* ERSTBA, low then high */
-	xw64(OP + 0x18, CMDRING_GPA | 1);		/* CRCR, RCS = 1 */
-	xw(RT + 0x20, 0x2);				/* IMAN.IE */
-	xw(OP + 0x00, 0x5);				/* RS | INTE */
+	xw(OP + 0x38, 64);			       /* MaxSlotsEn */
+	put_trb(ERST_GPA, EVRING_GPA, EV_TRBS, 0);     /* ERST entry 0 */
+	xw(RT + 0x28, 1);			       /* ERSTSZ */
+	xw64(RT + 0x38, EVRING_GPA);		       /* ERDP */
+	xw64(RT + 0x30, ERST_GPA);		       /* ERSTBA, low then high */
+	xw64(OP + 0x18, CMDRING_GPA | 1);	       /* CRCR, RCS = 1 */
+	xw(RT + 0x20, 0x2);			       /* IMAN.IE */
+	xw(OP + 0x00, 0x5);			       /* RS | INTE */
 	ck_assert_uint_eq(xr(OP + 0x04) & 0x1, 0);
 }
 
@@ -217,11 +217,11 @@ START_TEST(xhci_capabilities)
 	ck_assert_uint_eq(pci_cfg_read(pci, XHCI_DEVFN, 0x60, 1), 0x30);
 	ck_assert_uint_ne(pci_cfg_read(pci, XHCI_DEVFN, 0x34, 1), 0); /* MSI */
 	ck_assert_uint_eq(xr(0x00), 0x01000040);
-	ck_assert_uint_eq(xr(0x04) >> 24, 18);		/* ports */
-	ck_assert_uint_eq(xr(0x04) & 0xff, 64);		/* slots */
+	ck_assert_uint_eq(xr(0x04) >> 24, 18);	/* ports */
+	ck_assert_uint_eq(xr(0x04) & 0xff, 64); /* slots */
 	ck_assert_uint_eq(xr(0x14), DB);
 	ck_assert_uint_eq(xr(0x18), RT);
-	ck_assert_uint_eq(xr(OP + 0x08), 1);		/* 4 KiB pages */
+	ck_assert_uint_eq(xr(OP + 0x08), 1); /* 4 KiB pages */
 	/* walk the extended capabilities as xhci_hcd does */
 	ext = (xr(0x10) >> 16) * 4;
 	for (unsigned n = 0; ext && n < 8; n++) {
@@ -235,8 +235,8 @@ START_TEST(xhci_capabilities)
 			usb3 = xr(ext + 8);
 		ext = (head >> 8 & 0xff) ? ext + (head >> 8 & 0xff) * 4 : 0;
 	}
-	ck_assert_uint_eq(usb3 & 0xffff, 3 << 8 | 1);	/* ports 1-3 */
-	ck_assert_uint_eq(usb2 & 0xffff, 15 << 8 | 4);	/* ports 4-18 */
+	ck_assert_uint_eq(usb3 & 0xffff, 3 << 8 | 1);  /* ports 1-3 */
+	ck_assert_uint_eq(usb2 & 0xffff, 15 << 8 | 4); /* ports 4-18 */
 	/* every port: powered, nothing connected, RxDetect */
 	for (unsigned p = 0; p < 18; p++)
 		ck_assert_uint_eq(xr(OP + 0x400 + 0x10 * p), 1u << 9 | 5u << 5);
@@ -253,9 +253,9 @@ START_TEST(xhci_command_ring)
 	uint32_t s, c;
 
 	xhci_init_rings();
-	put_trb(CMDRING_GPA + 0x00, 0, 0, 23u << 10 | 1);		/* No Op */
-	put_trb(CMDRING_GPA + 0x10, 0, 0, 9u << 10 | 1);		/* Enable Slot */
-	put_trb(CMDRING_GPA + 0x20, 0, 0, 11u << 10 | 1u << 24 | 1);	/* Address Device */
+	put_trb(CMDRING_GPA + 0x00, 0, 0, 23u << 10 | 1);	       /* No Op */
+	put_trb(CMDRING_GPA + 0x10, 0, 0, 9u << 10 | 1);	       /* Enable Slot */
+	put_trb(CMDRING_GPA + 0x20, 0, 0, 11u << 10 | 1u << 24 | 1);   /* Address Device */
 	put_trb(CMDRING_GPA + 0x30, CMDRING_GPA, 0, 6u << 10 | 2 | 1); /* Link, toggle */
 	xw(DB, 0);
 	get_trb(EVRING_GPA + 0x00, &p, &s, &c);
@@ -269,7 +269,7 @@ START_TEST(xhci_command_ring)
 	get_trb(EVRING_GPA + 0x20, &p, &s, &c);
 	ck_assert_uint_eq(s >> 24, 5); /* TRB Error: no device */
 	get_trb(EVRING_GPA + 0x30, &p, &s, &c);
-	ck_assert_uint_eq(c, 0); /* nothing more: the Link TRB is no command */
+	ck_assert_uint_eq(c, 0);		     /* nothing more: the Link TRB is no command */
 	ck_assert_uint_eq(xr(OP + 0x18) & 0x8, 0x8); /* CRR */
 	ck_assert_uint_eq(xr(RT + 0x20) & 1, 1);     /* IMAN.IP */
 	ck_assert_uint_eq(xr(OP + 0x04) & 0x8, 0x8); /* EINT */
@@ -337,14 +337,14 @@ START_TEST(xhci_ports_and_bad_rings)
 	/* a command ring outside RAM: Host System Error, halted, no crash */
 	xhci_init_rings();
 	xw64(OP + 0x18, 0x7fff0000ull | 1); /* CRR is set: ignored */
-	xw(OP + 0x00, 0);		     /* stop */
-	xw(OP + 0x00, 0x2);		     /* reset */
+	xw(OP + 0x00, 0);		    /* stop */
+	xw(OP + 0x00, 0x2);		    /* reset */
 	xw(OP + 0x38, 64);
 	xw64(OP + 0x18, (uint64_t)TEST_RAM_SIZE | 1);
 	xw(OP + 0x00, 0x5);
 	xw(DB, 0);
 	ck_assert_uint_eq(xr(OP + 0x04) & 0x5, 0x5); /* HSE | HCH */
-	xw(OP + 0x00, 0x5);			      /* no restart before a reset */
+	xw(OP + 0x00, 0x5);			     /* no restart before a reset */
 	ck_assert_uint_eq(xr(OP + 0x04) & 0x1, 0x1);
 	/* an event ring segment table outside RAM does the same */
 	xw(OP + 0x00, 0x2);

@@ -102,14 +102,51 @@ START_TEST(probe_command_line)
 }
 END_TEST
 
+/* libvirt's USB controllers: piix3-usb-uhci beside the PIIX3 (pc),
+ * qemu-xhci with 15 + 15 ports (q35's default); -usb and usb=on add
+ * QEMU's piix3-usb-uhci at 01.2, once. */
+START_TEST(usb_controllers)
+{
+	ck_assert_int_eq(
+		PARSE("-device", "{\"driver\":\"piix3-usb-uhci\",\"id\":\"usb\",\"bus\":\"pci.0\","
+				 "\"addr\":\"0x1.0x2\"}",
+		      "-device", "{\"driver\":\"qemu-xhci\",\"p2\":15,\"p3\":15,\"id\":\"usb1\","
+				 "\"bus\":\"pci.0\",\"addr\":\"0x5\"}"),
+		0);
+	ck_assert_uint_eq(cfg.n_devices, 2);
+	ck_assert_int_eq(cfg.devices[0].kind, DEVICE_USB_UHCI);
+	ck_assert_int_eq(cfg.devices[0].devfn, 1 << 3 | 2);
+	ck_assert_int_eq(cfg.devices[1].kind, DEVICE_USB_XHCI);
+	ck_assert_int_eq(cfg.devices[1].devfn, 5 << 3);
+	ck_assert_uint_eq(cfg.devices[1].usb_p2, 15);
+	ck_assert_uint_eq(cfg.devices[1].usb_p3, 15);
+	ck_assert_int_eq(PARSE("-device", "qemu-xhci"), 0);
+	ck_assert_uint_eq(cfg.devices[0].usb_p2, 4); /* QEMU's defaults */
+	ck_assert_uint_eq(cfg.devices[0].usb_p3, 4);
+	ck_assert_int_eq(cfg.devices[0].devfn, -1);
+	ck_assert_int_eq(PARSE("-usb", "-machine", "pc,usb=on"), 0);
+	ck_assert_uint_eq(cfg.n_devices, 1);
+	ck_assert_int_eq(cfg.devices[0].kind, DEVICE_USB_UHCI);
+	ck_assert_int_eq(cfg.devices[0].devfn, 1 << 3 | 2);
+	ck_assert_int_eq(PARSE("-machine", "pc,usb=off"), 0);
+	ck_assert_uint_eq(cfg.n_devices, 0);
+	ck_assert_int_eq(PARSE("-device", "qemu-xhci,p2=0"), -1);
+	ck_assert_ptr_nonnull(strstr(err, "invalid p2 '0'"));
+	ck_assert_int_eq(PARSE("-device", "qemu-xhci,p3=16"), -1);
+	ck_assert_int_eq(PARSE("-device", "qemu-xhci,streams=maybe"), -1);
+	ck_assert_int_eq(PARSE("-device", "piix3-usb-uhci,bus=pci.1"), -1);
+	ck_assert_int_eq(PARSE("-device", "piix3-usb-uhci,masterbus=usb.0"), -1);
+	ck_assert_int_eq(PARSE("-device", "piix3-usb-uhci,addr=1.8"), -1);
+}
+END_TEST
+
 START_TEST(refused_with_a_reason)
 {
 	ck_assert_int_eq(PARSE("-accel", "tcg"), -1);
 	ck_assert_ptr_nonnull(strstr(err, "KVM only"));
 	ck_assert_int_eq(PARSE("-machine", "pc,accel=tcg"), -1);
-	ck_assert_int_eq(PARSE("-machine", "pc,usb=on"), -1);
-	ck_assert_ptr_nonnull(strstr(err, "no USB"));
-	ck_assert_int_eq(PARSE("-usb"), -1);
+	ck_assert_int_eq(PARSE("-machine", "q35,usb=on", "-kernel", "k"), -1);
+	ck_assert_ptr_nonnull(strstr(err, "no ICH9 USB"));
 	ck_assert_int_eq(PARSE("-audiodev", "pa,id=a"), -1);
 	ck_assert_ptr_nonnull(strstr(err, "no sound card"));
 	ck_assert_int_eq(PARSE("-display", "gtk"), -1);
@@ -177,6 +214,7 @@ int main(void)
 	tcase_add_test(tc, libvirt_command_line);
 	tcase_add_test(tc, probe_command_line);
 	tcase_add_test(tc, refused_with_a_reason);
+	tcase_add_test(tc, usb_controllers);
 	tcase_add_test(tc, key_value_spellings);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
