@@ -180,13 +180,14 @@ int acpi_build_fw_cfg(struct acpi_fw_blobs *out, unsigned ncpus, const uint8_t *
 		      uint16_t pvpanic_port, unsigned dmar);
 /* Direct boot has no BIOS to program the PIIX3's PIRQ routing: the
  * machine sets PIRQA-D to pc_pirq_gsi[] (SeaBIOS's choice) and the DSDT's
- * _PRT says where INTA of each PCI slot arrives. */
+ * _PRT says where each pin of each PCI slot arrives. */
 extern const uint8_t pc_pirq_gsi[4];
 /* firmware/pci_setup.c: SeaBIOS's PCI set-up for multiboot kernels: BARs
  * placed in the PCI hole (memory below FW_IOAPIC_GPA, I/O from 0xc000),
  * decoding on, INTERRUPT_LINE = the pin's GSI through pc_pirq_gsi. */
 void fw_pci_setup(struct pci_bus *bus);
-unsigned pc_pci_slot_gsi(unsigned slot);
+/* The GSI pin (0 = INTA) of a slot reaches through pc_pirq_gsi. */
+unsigned pc_pci_pin_gsi(unsigned slot, unsigned pin);
 /* Both of the above into guest RAM at FW_TABLES_GPA (ACPI first, then MP),
  * and the EBDA pointer at 0x40e, for req's guest (RAM, vCPUs, pvpanic).
  * Call once per -kernel boot; 0 or -errno with a one-line reason in err.

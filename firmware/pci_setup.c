@@ -60,8 +60,7 @@ static void set_line(struct pci_bus *bus, uint8_t devfn)
 	unsigned pin = pci_cfg_read(bus, devfn, PCI_INTERRUPT_PIN, 1), slot = devfn >> 3;
 
 	if (pin >= 1 && pin <= 4 && slot > 0)
-		pci_cfg_write(bus, devfn, PCI_INTERRUPT_LINE, 1,
-			      pc_pirq_gsi[(slot - 1 + pin - 1) & 3]);
+		pci_cfg_write(bus, devfn, PCI_INTERRUPT_LINE, 1, pc_pci_pin_gsi(slot, pin - 1));
 }
 
 void fw_pci_setup(struct pci_bus *bus)

@@ -209,7 +209,10 @@ static void check_both_deliveries(unsigned ncpus, const uint8_t *apic_ids, uint1
 	unsigned n_fw, n_direct, pointers;
 	struct file files[2], dfile;
 	uint8_t norm_a[FW_TABLES_SIZE], norm_b[FW_TABLES_SIZE];
-	const uint8_t *dsdt;
+	const uint8_t *dsdt, *prt;
+	/* Package (4) { 0x0001ffff, 3, Zero, 11 } */
+	static const uint8_t uhci_intd[] = {0x12, 0x0c, 4,    0x0c, 0xff, 0xff, 0x01,
+					    0x00, 0x0a, 0x03, 0x00, 0x0a, 11};
 
 	ck_assert_ptr_nonnull(b);
 	ck_assert_int_eq(acpi_build_fw_cfg(b, ncpus, apic_ids, pvpanic, dmar), 0);
@@ -238,7 +241,14 @@ static void check_both_deliveries(unsigned ncpus, const uint8_t *apic_ids, uint1
 	}
 	dsdt = t_fw[n_fw];
 	ck_assert_ptr_nonnull(memmem(dsdt, rd32(dsdt + 4), "_S5_", 4));
-	ck_assert_ptr_nonnull(memmem(dsdt, rd32(dsdt + 4), "_PRT", 4));
+	prt = memmem(dsdt, rd32(dsdt + 4), "_PRT", 4);
+	ck_assert_ptr_nonnull(prt);
+	/* Package (124): every pin of slots 1-31; the PIIX3's UHCI (01.2,
+	 * INTD) reaches PIRQD, GSI 11 */
+	ck_assert_uint_eq(prt[4], 0x12);
+	ck_assert_uint_eq(prt[7], 31 * 4);
+	ck_assert_ptr_nonnull(
+		memmem(prt, rd32(dsdt + 4) - (size_t)(prt - dsdt), uhci_intd, sizeof(uhci_intd)));
 	ck_assert(!pvpanic == !memmem(dsdt, rd32(dsdt + 4), "QEMU0001", 8));
 	free(b);
 }
