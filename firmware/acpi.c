@@ -16,9 +16,9 @@
 
 #define SDT_HDR_LEN 36
 #define RSDP_LEN 36
-#define ACPI_RSDP_ROOM 64 /* direct boot: the RSDP, then the tables 64-aligned */
+#define ACPI_RSDP_ROOM 64	/* direct boot: the RSDP, then the tables 64-aligned */
 #define FACS_LEN 64
-#define FADT_LEN 276 /* revision 6 */
+#define FADT_LEN 276		/* revision 6 */
 #define MADT_LAPIC_LEN 8
 #define MADT_IOAPIC_LEN 12
 #define MADT_ISO_LEN 10
@@ -31,19 +31,16 @@
 
 /* The DSDT body: Name (_S5, Package (4) { 5, 5, 0, 0 }). */
 static const uint8_t dsdt_aml[] = {
-	0x08, '_',
-	'S',  '5',
-	'_', /* NameOp, NameString "_S5_" */
-	0x12, 0x08,
-	0x04,		       /* PackageOp, PkgLength 8, NumElements 4 */
-	0x0a, ACPI_S5_SLP_TYP, /* BytePrefix SLP_TYPa */
-	0x0a, ACPI_S5_SLP_TYP, /* BytePrefix SLP_TYPb */
-	0x00, 0x00,	       /* ZeroOp, ZeroOp (reserved) */
+	0x08, '_', 'S', '5', '_',	/* NameOp, NameString "_S5_" */
+	0x12, 0x08, 0x04,		/* PackageOp, PkgLength 8, NumElements 4 */
+	0x0a, ACPI_S5_SLP_TYP,		/* BytePrefix SLP_TYPa */
+	0x0a, ACPI_S5_SLP_TYP,		/* BytePrefix SLP_TYPb */
+	0x00, 0x00,			/* ZeroOp, ZeroOp (reserved) */
 };
 
 /* Name (_S3, Package (4) { 1, 1, 0, 0 }): suspend to RAM. */
 static const uint8_t dsdt_s3_aml[] = {
-	0x08, '_',  'S', '3', '_', 0x12, 0x08, 0x04, 0x0a, ACPI_S3_SLP_TYP, 0x0a, ACPI_S3_SLP_TYP,
+	0x08, '_', 'S', '3', '_', 0x12, 0x08, 0x04, 0x0a, ACPI_S3_SLP_TYP, 0x0a, ACPI_S3_SLP_TYP,
 	0x00, 0x00,
 };
 
@@ -102,10 +99,10 @@ static uint8_t *sdt(struct acpi_buf *b, const char sig[4], size_t len, uint8_t r
 	memcpy(t, sig, 4);
 	put_le32(t + 4, len);
 	t[8] = rev;
-	memcpy(t + 10, "VMM   ", 6);   /* OEM id */
-	memcpy(t + 16, "VMMPC   ", 8); /* OEM table id */
+	memcpy(t + 10, "VMM   ", 6);	/* OEM id */
+	memcpy(t + 16, "VMMPC   ", 8);	/* OEM table id */
 	put_le32(t + 24, 1);
-	memcpy(t + 28, "VMM ", 4); /* creator id */
+	memcpy(t + 28, "VMM ", 4);	/* creator id */
 	put_le32(t + 32, 1);
 	return t;
 }
@@ -155,131 +152,24 @@ static size_t aml_pkg(uint8_t *out, const char *op, size_t op_len, const uint8_t
 static size_t pci0_aml(uint8_t *out)
 {
 	static const uint8_t ids[] = {
-		'P',
-		'C',
-		'I',
-		'0',
-		0x08,
-		'_',
-		'H',
-		'I',
-		'D',
-		0x0c,
-		0x41,
-		0xd0,
-		0x0a,
-		0x03, /* EisaId ("PNP0A03") */
-		0x08,
-		'_',
-		'U',
-		'I',
-		'D',
-		0x00,
+		'P', 'C', 'I', '0',
+		0x08, '_', 'H', 'I', 'D', 0x0c, 0x41, 0xd0, 0x0a, 0x03, /* EisaId ("PNP0A03") */
+		0x08, '_', 'U', 'I', 'D', 0x00,
 		/* Name (_CRS, ResourceTemplate () {...}): the windows Linux may
 		 * place BARs in (as QEMU's, with a fixed 32-bit memory hole) */
-		0x08,
-		'_',
-		'C',
-		'R',
-		'S',
-		0x11,
-		0x40 | ((84 + 4) & 0xf),
-		(84 + 4) >> 4,
-		0x0a,
-		84,
+		0x08, '_', 'C', 'R', 'S', 0x11, 0x40 | ((84 + 4) & 0xf), (84 + 4) >> 4, 0x0a, 84,
 		/* WordBusNumber 0-0xff */
-		0x88,
-		0x0d,
-		0x00,
-		0x02,
-		0x0c,
-		0x00,
-		0,
-		0,
-		0x00,
-		0x00,
-		0xff,
-		0x00,
-		0,
-		0,
-		0x00,
-		0x01,
+		0x88, 0x0d, 0x00, 0x02, 0x0c, 0x00, 0, 0, 0x00, 0x00, 0xff, 0x00, 0, 0, 0x00, 0x01,
 		/* IO (Decode16, 0xcf8, 0xcf8, 1, 8) */
-		0x47,
-		0x01,
-		0xf8,
-		0x0c,
-		0xf8,
-		0x0c,
-		0x01,
-		0x08,
+		0x47, 0x01, 0xf8, 0x0c, 0xf8, 0x0c, 0x01, 0x08,
 		/* WordIO 0x0000-0x0cf7 and 0x0d00-0xffff */
-		0x88,
-		0x0d,
-		0x00,
-		0x01,
-		0x0c,
-		0x03,
-		0,
-		0,
-		0x00,
-		0x00,
-		0xf7,
-		0x0c,
-		0,
-		0,
-		0xf8,
-		0x0c,
-		0x88,
-		0x0d,
-		0x00,
-		0x01,
-		0x0c,
-		0x03,
-		0,
-		0,
-		0x00,
-		0x0d,
-		0xff,
-		0xff,
-		0,
-		0,
-		0x00,
-		0xf3,
+		0x88, 0x0d, 0x00, 0x01, 0x0c, 0x03, 0, 0, 0x00, 0x00, 0xf7, 0x0c, 0, 0, 0xf8, 0x0c,
+		0x88, 0x0d, 0x00, 0x01, 0x0c, 0x03, 0, 0, 0x00, 0x0d, 0xff, 0xff, 0, 0, 0x00, 0xf3,
 		/* DWordMemory 0xe0000000-0xfebfffff, cacheable, read-write */
-		0x87,
-		0x17,
-		0x00,
-		0x00,
-		0x0c,
-		0x03,
-		0,
-		0,
-		0,
-		0,
-		0x00,
-		0x00,
-		0x00,
-		0xe0,
-		0xff,
-		0xff,
-		0xbf,
-		0xfe,
-		0,
-		0,
-		0,
-		0,
-		0x00,
-		0x00,
-		0xc0,
-		0x1e,
-		0x79,
-		0x00, /* EndTag */
-		0x08,
-		'_',
-		'P',
-		'R',
-		'T',
+		0x87, 0x17, 0x00, 0x00, 0x0c, 0x03, 0, 0, 0, 0, 0x00, 0x00, 0x00, 0xe0, 0xff, 0xff,
+		0xbf, 0xfe, 0, 0, 0, 0, 0x00, 0x00, 0xc0, 0x1e,
+		0x79, 0x00, /* EndTag */
+		0x08, '_', 'P', 'R', 'T',
 	};
 	uint8_t prt[PCI0_AML_MAX], dev[PCI0_AML_MAX];
 	size_t n = 0, d;
@@ -309,11 +199,12 @@ static size_t pci0_aml(uint8_t *out)
 static size_t pvpanic_aml(uint8_t *out, uint16_t port)
 {
 	uint8_t dev[64] = {
-		'P',  'E',  'V',  'T', 0x08, '_', 'H',	'I',  'D', 0x0d, 'Q', 'E',
-		'M',  'U',  '0',  '0', '0',  '1', 0x00, 0x08, '_', 'S',	 'T', 'A',
-		0x0a, 0x0f, 0x08, '_', 'C',  'R', 'S',	0x11, 13,  0x0a, 10, /* Buffer (10) */
-		0x47, 0x01, 0,	  0,   0,    0,	  0x01, 0x01, /* IO (Decode16, ...) */
-		0x79, 0x00,				      /* EndTag */
+		'P', 'E', 'V', 'T',
+		0x08, '_', 'H', 'I', 'D', 0x0d, 'Q', 'E', 'M', 'U', '0', '0', '0', '1', 0x00,
+		0x08, '_', 'S', 'T', 'A', 0x0a, 0x0f,
+		0x08, '_', 'C', 'R', 'S', 0x11, 13, 0x0a, 10, /* Buffer (10) */
+		0x47, 0x01, 0, 0, 0, 0, 0x01, 0x01,	       /* IO (Decode16, ...) */
+		0x79, 0x00,				       /* EndTag */
 	};
 	const size_t d = 45, io = 35;
 	uint8_t scope[80];
@@ -354,7 +245,7 @@ static uint8_t *build_facs(struct acpi_buf *b)
 		return NULL;
 	memcpy(t, "FACS", 4);
 	put_le32(t + 4, FACS_LEN);
-	t[32] = 2; /* version */
+	t[32] = 2;			/* version */
 	return t;
 }
 
@@ -368,21 +259,21 @@ static uint8_t *build_fadt(struct acpi_buf *b, uint32_t facs, uint32_t dsdt)
 	put_ptr(b, t + 40, 4, dsdt);
 	put_le16(t + 46, ACPI_SCI_IRQ);
 	/* SMI_CMD (48) stays 0: the machine is always in ACPI mode. */
-	put_le32(t + 56, ACPI_PM_BASE);	    /* PM1a_EVT_BLK */
+	put_le32(t + 56, ACPI_PM_BASE);	/* PM1a_EVT_BLK */
 	put_le32(t + 64, ACPI_PM_BASE + 4); /* PM1a_CNT_BLK */
-	t[88] = 4;			    /* PM1_EVT_LEN */
-	t[89] = 2;			    /* PM1_CNT_LEN */
+	t[88] = 4;			/* PM1_EVT_LEN */
+	t[89] = 2;			/* PM1_CNT_LEN */
 	put_le32(t + 76, ACPI_PM_BASE + 8); /* PM_TMR_BLK: acpi_pm's timer */
-	t[91] = 4;			    /* PM_TMR_LEN */
-	put_le16(t + 96, 101);		    /* P_LVL2_LAT > 100: no C2 */
-	put_le16(t + 98, 1001);		    /* P_LVL3_LAT > 1000: no C3 */
-	put_le16(t + 109, 0);		    /* IAPC_BOOT_ARCH: no legacy devices, no 8042 */
+	t[91] = 4;			/* PM_TMR_LEN */
+	put_le16(t + 96, 101);		/* P_LVL2_LAT > 100: no C2 */
+	put_le16(t + 98, 1001);		/* P_LVL3_LAT > 1000: no C3 */
+	put_le16(t + 109, 0);		/* IAPC_BOOT_ARCH: no legacy devices, no 8042 */
 	/* WBINVD works, PROC_C1; PWR_BUTTON clear: the power button is the
 	 * fixed-feature one in PM1 (devices/isa/acpi_pm.c, QMP system_powerdown),
 	 * which Linux's button driver only registers when told so. No sleep
 	 * button (SLP_BUTTON set: not fixed, and no control-method one). */
 	put_le32(t + 112, (1u << 0) | (1u << 2) | (1u << 5));
-	put_ptr(b, t + 140, 8, dsdt); /* X_DSDT */
+	put_ptr(b, t + 140, 8, dsdt);	/* X_DSDT */
 	sdt_done(b, t, FADT_LEN);
 	return t;
 }
@@ -396,27 +287,27 @@ static uint8_t *build_madt(struct acpi_buf *b, unsigned ncpus, const uint8_t *ap
 	if (!t)
 		return NULL;
 	put_le32(t + 36, FW_LAPIC_GPA);
-	put_le32(t + 40, 1); /* PCAT_COMPAT: dual 8259s present */
+	put_le32(t + 40, 1);		/* PCAT_COMPAT: dual 8259s present */
 	p = t + 44;
 	for (unsigned i = 0; i < ncpus; i++, p += MADT_LAPIC_LEN) {
-		p[0] = 0; /* processor local APIC */
+		p[0] = 0;		/* processor local APIC */
 		p[1] = MADT_LAPIC_LEN;
-		p[2] = i; /* ACPI processor UID */
+		p[2] = i;		/* ACPI processor UID */
 		p[3] = fw_apic_id(apic_ids, i);
-		put_le32(p + 4, 1); /* enabled */
+		put_le32(p + 4, 1);	/* enabled */
 	}
 	p[0] = 1; /* I/O APIC after the CPUs, GSI base 0 */
 	p[1] = MADT_IOAPIC_LEN;
 	p[2] = fw_ioapic_id(apic_ids, ncpus);
 	put_le32(p + 4, FW_IOAPIC_GPA);
 	p += MADT_IOAPIC_LEN;
-	p[0] = 2; /* interrupt source override: the SCI */
+	p[0] = 2;			/* interrupt source override: the SCI */
 	p[1] = MADT_ISO_LEN;
-	p[3] = ACPI_SCI_IRQ; /* ISA bus 0, IRQ 9 -> GSI 9 */
+	p[3] = ACPI_SCI_IRQ;		/* ISA bus 0, IRQ 9 -> GSI 9 */
 	put_le32(p + 4, ACPI_SCI_IRQ);
-	put_le16(p + 8, 0x000d); /* active high, level triggered */
+	put_le16(p + 8, 0x000d);		/* active high, level triggered */
 	p += MADT_ISO_LEN;
-	p[0] = 4; /* local APIC NMI: all CPUs, LINT1 */
+	p[0] = 4;			/* local APIC NMI: all CPUs, LINT1 */
 	p[1] = MADT_NMI_LEN;
 	p[2] = 0xff;
 	p[5] = 1;
@@ -472,7 +363,7 @@ static void build_rsdp(struct acpi_buf *b, uint8_t *rsdp, uint32_t rsdt, uint32_
 {
 	memcpy(rsdp, "RSD PTR ", 8);
 	memcpy(rsdp + 9, "VMM   ", 6);
-	rsdp[15] = 2; /* ACPI 2.0+ */
+	rsdp[15] = 2;			/* ACPI 2.0+ */
 	put_le32(rsdp + 16, rsdt);
 	put_le32(rsdp + 20, RSDP_LEN);
 	put_le64(rsdp + 24, xsdt);
@@ -542,8 +433,7 @@ int acpi_build_dmar(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, cons
 	/* the RSDP first, the other tables from the next 64-byte boundary */
 	if (len < ACPI_RSDP_ROOM)
 		return -ENOSPC;
-	b = (struct acpi_buf){.base = buf + ACPI_RSDP_ROOM,
-			      .len = len - ACPI_RSDP_ROOM,
+	b = (struct acpi_buf){.base = buf + ACPI_RSDP_ROOM, .len = len - ACPI_RSDP_ROOM,
 			      .gpa = gpa + ACPI_RSDP_ROOM};
 	memset(buf, 0, ACPI_RSDP_ROOM);
 	ret = build_all(&b, buf, &m);
@@ -555,10 +445,8 @@ int acpi_build_fw_cfg(struct acpi_fw_blobs *out, unsigned ncpus, const uint8_t *
 {
 	const struct acpi_machine m = {ncpus, apic_ids, pvpanic_port, dmar};
 	struct acpi_linker lk = {.cmds = out->loader, .max = sizeof(out->loader)};
-	struct acpi_buf b = {.base = out->tables,
-			     .len = sizeof(out->tables),
-			     .file = ACPI_FW_TABLES_FILE,
-			     .lk = &lk};
+	struct acpi_buf b = {.base = out->tables, .len = sizeof(out->tables),
+			     .file = ACPI_FW_TABLES_FILE, .lk = &lk};
 	int ret = build_all(&b, out->rsdp, &m);
 
 	out->tables_len = b.used;

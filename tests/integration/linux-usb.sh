@@ -64,7 +64,7 @@ run() {
 	pid=$!
 	exec 3>"$work/in"
 	wait_for "^vmm demo: a shell"
-	drv=$(ask DRIVERS "basename \$(readlink /sys/bus/pci/devices/0000:00:01.2/driver) \$(readlink /sys/bus/pci/devices/0000:00:05.0/driver) | tr '\\n' ' '")
+	drv=$(ask DRIVERS "for f in 01.2 05.0; do basename \$(readlink /sys/bus/pci/devices/0000:00:\$f/driver); done | tr '\\n' ' '")
 	[ "$drv" = "uhci_hcd xhci_hcd " ] || fail "drivers bound: '$drv', want uhci_hcd and xhci_hcd"
 	bad=$(ask BAD "dmesg | grep -iE 'HC died|halt failed|not stopped|timeout|xhci.*error|uhci.*error' | head -3")
 	[ -z "$bad" ] || fail "dmesg: $bad"
