@@ -601,6 +601,7 @@ static const struct cli_option options[] = {
 	{"-audiodev", "none,id=ID", cli_parse_audiodev, 0, "accepted: vmm has no sound card"},
 	{"-rtc", "base=utc", cli_parse_rtc, 0, "the RTC runs on the host's UTC time"},
 	{"-no-acpi", NULL, cli_parse_no_acpi, 0, "no ACPI tables (MP table only)"},
+	{"-no-hpet", NULL, cli_parse_no_hpet, 0, "accepted: vmm has no HPET"},
 	{"-msg", "timestamp=on|off", cli_parse_msg, 0, "accepted; messages are not timestamped"},
 	{"-sandbox",
 	 "on|off[,obsolete=deny|allow,elevateprivileges=...,spawn=...,resourcecontrol=...]",

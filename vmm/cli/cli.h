@@ -480,6 +480,7 @@ CLI_CONTROL_PARSER(cli_parse_overcommit);
 CLI_CONTROL_PARSER(cli_parse_uuid);
 CLI_CONTROL_PARSER(cli_parse_display);
 CLI_CONTROL_PARSER(cli_parse_usb);
+CLI_CONTROL_PARSER(cli_parse_no_hpet);
 CLI_CONTROL_PARSER(cli_parse_audiodev);
 CLI_CONTROL_PARSER(cli_parse_rtc);
 CLI_CONTROL_PARSER(cli_parse_no_acpi);

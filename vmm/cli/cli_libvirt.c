@@ -174,6 +174,13 @@ CLI_CONTROL_PARSER(cli_parse_usb)
 	return 0;
 }
 
+/* -no-hpet: what virt-install's domains ask for (<timer name='hpet'
+ * present='no'/>); vmm has no HPET to leave out. */
+CLI_CONTROL_PARSER(cli_parse_no_hpet)
+{
+	return 0;
+}
+
 /* vmm has no display device at all. */
 CLI_CONTROL_PARSER(cli_parse_display)
 {

@@ -263,6 +263,7 @@ static const struct {
 	{"-audiodev", {"none,id=a0"}},
 	{"-rtc", {"base=utc"}},
 	{"-no-acpi", {NULL}},
+	{"-no-hpet", {NULL}},
 	{"-msg", {"timestamp=on"}},
 	{"-sandbox", {"on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny"}},
 	{"-runas", {"nobody"}},
