@@ -684,8 +684,31 @@ def state_seeds():
     seed("state", "rtc-newer", fdt(("", [], [("devices", [ver], [("rtc@70", newer, [])])])))
 
 
+def usb_seeds():
+    """fuzz_usb.c: xHCI (window 0) as xhci_hcd starts it, a command ring
+    with No Op, Enable Slot, a device command and a Link TRB back to its
+    start; UHCI (window 1) reset, run, suspend."""
+    def trb(param, status, control):
+        return struct.pack("<QII", param, status, control)
+    x = wr(0, 3, 0x40, 2)                                    # HCRST
+    x += ram(0x10000, trb(0x11000, 16, 0))                   # ERST entry
+    x += wr(0, 3, 0x1028, 1) + wr(0, 3, 0x1038, 0x11000)     # ERSTSZ, ERDP
+    x += wr(0, 3, 0x1030, 0x10000) + wr(0, 3, 0x1034, 0)     # ERSTBA
+    x += wr(0, 3, 0x58, 0x12001) + wr(0, 3, 0x5C, 0)         # CRCR
+    x += wr(0, 3, 0x1020, 2) + wr(0, 3, 0x40, 5)             # IMAN.IE, RS | INTE
+    ring = trb(0, 0, 23 << 10 | 1) + trb(0, 0, 9 << 10 | 1) + trb(0, 0, 11 << 10 | 1 << 24 | 1)
+    ring += trb(0x12000, 0, 6 << 10 | 3)
+    seed("usb", "xhci-commands", x + ram(0x12000, ring) + wr(0, 3, 0x2000, 0) +
+         wr(0, 3, 0x1020, 3) + wr(0, 3, 0x1038, 0x11030 | 8) + rd(0, 3, 0x440))
+    loop = trb(0x12000, 0, 6 << 10 | 1)                       # a Link TRB to itself
+    seed("usb", "xhci-link-loop", x + ram(0x12000, loop) + wr(0, 3, 0x2000, 0) + rd(0, 3, 0x44))
+    u = wr(1, 3, 0, 2, 1) + wr(1, 3, 8, 0x3000) + wr(1, 3, 0, 0xC1, 1) + rd(1, 3, 6, 1)
+    u += wr(1, 3, 0x10, 0x1204, 1) + wr(1, 3, 0, 0x48, 1) + rd(1, 3, 2, 1) + rd(1, 3, 0xC, 0)
+    seed("usb", "uhci-run-suspend", u)
+
+
 GROUPS = (netstack_seeds, usernet_seeds, regdb_seeds, loader_seeds, device_seeds, virtio_net_seeds,
-          hwsim_seeds, control_seeds, state_seeds)
+          hwsim_seeds, control_seeds, state_seeds, usb_seeds)
 
 if __name__ == "__main__":
     # optional arguments: only these groups ("virtio_net" runs virtio_net_seeds)
