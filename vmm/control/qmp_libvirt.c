@@ -69,6 +69,10 @@ static const struct {
 	{"virtio-net-pci", "virtio-pci",
 	 "netdev:str,mac:str,addr:int32,mq:bool,vectors:uint32,id:str"},
 	{"virtio-rng-pci", "virtio-pci", "rng:str,max-bytes:uint64,period:uint32,addr:int32,id:str"},
+	{"virtio-serial-pci", "virtio-pci", "max_ports:uint32,addr:int32,id:str"},
+	{"virtio-serial-bus", "bus", NULL},
+	{"virtserialport", "virtio-serial-port", "chardev:str,nr:uint32,name:str,id:str"},
+	{"virtconsole", "virtserialport", "chardev:str,nr:uint32,name:str,id:str"},
 	{"memory-backend-ram", "memory-backend", NULL},
 	{"rng-random", "rng-backend", NULL},
 	{"rng-builtin", "rng-backend", NULL},
@@ -301,6 +305,7 @@ static const char *const events[][2] = {
 	{"GUEST_PANICKED", "action:str"},
 	{"GUEST_CRASHLOADED", "action:str"},
 	{"DEVICE_TRAY_MOVED", "device:str,id:str,tray-open:bool"},
+	{"VSERPORT_CHANGE", "id:str,open:bool"},
 };
 
 /* An object type "name" with members from "a:t,?b:t" (vmm/qmp_args.h). */
