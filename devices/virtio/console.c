@@ -107,6 +107,15 @@ static bool guest_takes_input(struct virtio_console *vc, const struct console_po
 	return multiport(vc) ? p->guest_open : p->o.id == 0;
 }
 
+/* After a pass over q: ask for the driver's next doorbell (with EVENT_IDX
+ * the driver rings only when avail_event says so), then whether a buffer
+ * came meanwhile, which that doorbell would not announce. */
+static bool rearm(struct virtq *q)
+{
+	virtq_set_notify(q, true);
+	return virtq_has_avail(q);
+}
+
 /* ------------------------------------------------------ control messages */
 
 static void queue_ctrl(struct virtio_console *vc, uint32_t id, uint16_t event, uint16_t value,
@@ -203,21 +212,25 @@ static void flush_outbox(struct virtio_console *vc)
 	bool pushed = false;
 	int r = 0;
 
-	while (q && vc->ob_count && (r = virtq_pop(q, &vc->chain)) == 1) {
-		struct ctrl_msg *m = &vc->outbox[vc->ob_head];
-		size_t n = virtq_chain_write(&vc->chain, 0, m->data, m->len);
+	if (!q)
+		return;
+	do {
+		while (vc->ob_count && (r = virtq_pop(q, &vc->chain)) == 1) {
+			struct ctrl_msg *m = &vc->outbox[vc->ob_head];
+			size_t n = virtq_chain_write(&vc->chain, 0, m->data, m->len);
 
-		if (n < m->len) {
-			virtio_pci_fail(vc->vp, CTRL_RXQ,
-					"virtio-serial: control receive buffer too short");
-			return;
+			if (n < m->len) {
+				virtio_pci_fail(vc->vp, CTRL_RXQ,
+						"virtio-serial: control receive buffer too short");
+				return;
+			}
+			vc->ob_head = (vc->ob_head + 1) % OUTBOX_SIZE;
+			vc->ob_count--;
+			vc->st.ctrl_out++;
+			virtq_push(q, vc->chain.head, (uint32_t)n);
+			pushed = true;
 		}
-		vc->ob_head = (vc->ob_head + 1) % OUTBOX_SIZE;
-		vc->ob_count--;
-		vc->st.ctrl_out++;
-		virtq_push(q, vc->chain.head, (uint32_t)n);
-		pushed = true;
-	}
+	} while (r >= 0 && vc->ob_count && rearm(q));
 	if (r < 0)
 		virtio_pci_fail(vc->vp, CTRL_RXQ, q->broken);
 	else if (pushed)
@@ -231,17 +244,21 @@ static void serve_ctrl_tx(struct virtio_console *vc)
 	bool pushed = false;
 	int r;
 
-	while (q && (r = virtq_pop(q, &vc->chain)) != 0) {
-		const char *why = q->broken;
-		size_t n = r > 0 ? virtq_chain_read(&vc->chain, 0, msg, sizeof(msg)) : 0;
+	if (!q)
+		return;
+	do {
+		while ((r = virtq_pop(q, &vc->chain)) != 0) {
+			const char *why = q->broken;
+			size_t n = r > 0 ? virtq_chain_read(&vc->chain, 0, msg, sizeof(msg)) : 0;
 
-		if (r < 0 || ctrl_message(vc, msg, n, &why) < 0) {
-			virtio_pci_fail(vc->vp, CTRL_TXQ, why);
-			return;
+			if (r < 0 || ctrl_message(vc, msg, n, &why) < 0) {
+				virtio_pci_fail(vc->vp, CTRL_TXQ, why);
+				return;
+			}
+			virtq_push(q, vc->chain.head, 0);
+			pushed = true;
 		}
-		virtq_push(q, vc->chain.head, 0);
-		pushed = true;
-	}
+	} while (rearm(q));
 	if (pushed)
 		virtio_pci_notify(vc->vp, CTRL_TXQ);
 }
@@ -255,20 +272,25 @@ static void flush_rx(struct virtio_console *vc, struct console_port *p)
 	bool pushed = false, was_full = p->rx_len == RX_BUF;
 	int r = 0;
 
-	while (q && p->rx_len && guest_takes_input(vc, p) && (r = virtq_pop(q, &vc->chain)) == 1) {
-		size_t n = virtq_chain_write(&vc->chain, 0, p->rx, p->rx_len);
+	if (!q)
+		return;
+	do {
+		while (p->rx_len && guest_takes_input(vc, p) &&
+		       (r = virtq_pop(q, &vc->chain)) == 1) {
+			size_t n = virtq_chain_write(&vc->chain, 0, p->rx, p->rx_len);
 
-		if (n == 0) {
-			virtio_pci_fail(vc->vp, port_rxq(p->o.id),
-					"virtio-serial: receive buffer with no writable part");
-			return;
+			if (n == 0) {
+				virtio_pci_fail(vc->vp, port_rxq(p->o.id),
+						"virtio-serial: receive buffer with no writable part");
+				return;
+			}
+			memmove(p->rx, p->rx + n, p->rx_len - n);
+			p->rx_len -= n;
+			p->st_rx += n;
+			virtq_push(q, vc->chain.head, (uint32_t)n);
+			pushed = true;
 		}
-		memmove(p->rx, p->rx + n, p->rx_len - n);
-		p->rx_len -= n;
-		p->st_rx += n;
-		virtq_push(q, vc->chain.head, (uint32_t)n);
-		pushed = true;
-	}
+	} while (r >= 0 && p->rx_len && guest_takes_input(vc, p) && rearm(q));
 	if (r < 0) {
 		virtio_pci_fail(vc->vp, port_rxq(p->o.id), q->broken);
 		return;
@@ -316,16 +338,20 @@ static void serve_tx(struct virtio_console *vc, struct console_port *p)
 	int r = 0;
 
 	p->tx_stalled = false;
-	while (q && (r = virtq_pop(q, &vc->chain)) == 1) {
-		if (!write_chain(p, &vc->chain)) {
-			virtq_unpop(q, 1);
-			p->tx_stalled = true;
-			break;
+	if (!q)
+		return;
+	do {
+		while ((r = virtq_pop(q, &vc->chain)) == 1) {
+			if (!write_chain(p, &vc->chain)) {
+				virtq_unpop(q, 1);
+				p->tx_stalled = true; /* the timer retries: no doorbell needed */
+				break;
+			}
+			p->tx_off = 0;
+			virtq_push(q, vc->chain.head, 0);
+			pushed = true;
 		}
-		p->tx_off = 0;
-		virtq_push(q, vc->chain.head, 0);
-		pushed = true;
-	}
+	} while (r == 0 && rearm(q));
 	if (r < 0) {
 		virtio_pci_fail(vc->vp, qi, q->broken);
 		return;

@@ -176,13 +176,17 @@ wait_serial("^vmm demo: a shell")
 
 # The names, once the driver has them.
 links = ""
-for _ in range(60):
+for _ in range(20):
     links = ask("vport-links; ls /dev/virtio-ports | tr '\\n' ' '")
     if "org.test.0" in links and "org.qemu.guest_agent.0" in links:
         break
     time.sleep(1)
 else:
-    fail("/dev/virtio-ports has '%s'" % links)
+    diag = [ask(c) for c in ("lsmod | grep virtio | tr '\\n' ' '",
+                              "ls /sys/bus/virtio/devices/ /sys/class/virtio-ports/ | tr '\\n' ' '",
+                              "cat /sys/bus/virtio/devices/*/device | tr '\\n' ' '",
+                              "dmesg | grep -i -e virtio -e vport -e hvc | tail -n 20 | tr '\\n' '|'")]
+    fail("/dev/virtio-ports has '%s'; guest: %s" % (links, " ## ".join(diag)))
 ask("mount -t debugfs none /sys/kernel/debug; echo mounted")
 vport = ask("basename $(readlink /dev/virtio-ports/org.test.0)")
 

@@ -99,7 +99,10 @@ static void bring_up(bool multiport)
 	wr(COMMON(STATUS), 1, 0);
 	wr(COMMON(STATUS), 1, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
 	wr(COMMON(GFSELECT), 4, 0);
-	wr(COMMON(GF), 4, multiport ? 1u << VIRTIO_CONSOLE_F_MULTIPORT : 0);
+	/* EVENT_IDX as Linux takes it: the driver rings only when the device's
+	 * avail_event asks (see post) */
+	wr(COMMON(GF), 4,
+	   (1u << VIRTIO_RING_F_EVENT_IDX) | (multiport ? 1u << VIRTIO_CONSOLE_F_MULTIPORT : 0));
 	wr(COMMON(GFSELECT), 4, 1);
 	wr(COMMON(GF), 4, 1); /* VIRTIO_F_VERSION_1 */
 	wr(COMMON(STATUS), 1, 0x0b);
@@ -148,8 +151,13 @@ static uint64_t post(unsigned qi, const void *data, uint32_t len, bool writable)
 		memcpy(th.ram + gpa, data, len);
 	d[slot] = (struct vring_desc){htole64(gpa), htole32(len),
 				      htole16(writable ? VRING_DESC_F_WRITE : 0), 0};
+	uint16_t old = avail_idx[qi], event;
+
 	a->ring[avail_idx[qi] % QSIZE] = htole16(slot);
-	__atomic_store_n(&a->idx, htole16(++avail_idx[qi]), __ATOMIC_RELEASE);
+	__atomic_store_n(&a->idx, htole16(++avail_idx[qi]), __ATOMIC_SEQ_CST);
+	event = le16toh(__atomic_load_n((uint16_t *)&used(qi)->ring[QSIZE], __ATOMIC_SEQ_CST));
+	if (!vring_need_event(event, avail_idx[qi], old))
+		return gpa; /* the device did not ask for this doorbell */
 	wr(COMMON(Q_SELECT), 2, qi);
 	wr(VIRTIO_PCI_NOTIFY_OFF + rd(COMMON(Q_NOFF), 2) * VIRTIO_PCI_NOTIFY_MULT, 2, 0);
 	return gpa;
