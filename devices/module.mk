@@ -72,6 +72,9 @@ $(eval $(call unit_test,virtio_hwsim,tests/unit/virtio/test_virtio_hwsim.c,libde
 $(eval $(call unit_test,virtio_rng,tests/unit/virtio/test_virtio_rng.c,libdevices.a libbackends.a,))
 # virtio-serial-pci on a fake host: handshake, data, open/close, bad messages.
 $(eval $(call unit_test,virtio_console,tests/unit/virtio/test_virtio_console.c,libdevices.a libbackends.a,))
+# ... and in Debian's kernel (virtio_console, qemu-ga), QEMU as reference
+INTEG_TESTS += tests/integration/virtio-serial.sh
+KVM_TESTS += tests/integration/virtio-serial.sh
 # ... and in Debian's kernel (virtio_rng, /dev/hwrng), QEMU as reference
 INTEG_TESTS += tests/integration/virtio-rng.sh
 KVM_TESTS += tests/integration/virtio-rng.sh
