@@ -98,8 +98,7 @@ static int open_chardevs(struct machine *m, struct vmm_vserial *v, char *err, si
 	return 0;
 }
 
-static int add_bus(struct machine *m, struct vmm_vserial *v, unsigned b, char *err,
-		   size_t errlen)
+static int add_bus(struct machine *m, struct vmm_vserial *v, unsigned b, char *err, size_t errlen)
 {
 	const struct vserial_config *vc = &m->cfg->vserial;
 	struct virtio_console_port_opts ports[CLI_MAX_VSERPORTS];

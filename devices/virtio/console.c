@@ -42,7 +42,7 @@
 #define CTRL_TXQ 3
 #define CTRL_HDR 8 /* struct virtio_console_control */
 #define OUTBOX_SIZE 64
-#define RX_BUF 4096	  /* host bytes waiting for a receive buffer, per port */
+#define RX_BUF 4096   /* host bytes waiting for a receive buffer, per port */
 #define TX_RETRY_MS 2 /* a backend that took part of a chain: try again */
 
 struct ctrl_msg {
@@ -53,12 +53,12 @@ struct ctrl_msg {
 struct console_port {
 	struct virtio_console_port_opts o;
 	bool present;
-	bool guest_ready; /* PORT_READY 1 received */
-	bool guest_open;  /* PORT_OPEN 1 received (a program has the port) */
-	bool host_open;	  /* the backend is connected */
-	bool host_waiting; /* can_receive said 0: call rx_ready when room */
-	bool tx_stalled;   /* the backend took part of the head chain */
-	uint32_t tx_off;   /* bytes of the head transmit chain already taken */
+	bool guest_ready;      /* PORT_READY 1 received */
+	bool guest_open;       /* PORT_OPEN 1 received (a program has the port) */
+	bool host_open;	       /* the backend is connected */
+	bool host_waiting;     /* can_receive said 0: call rx_ready when room */
+	bool tx_stalled;       /* the backend took part of the head chain */
+	uint32_t tx_off;       /* bytes of the head transmit chain already taken */
 	uint64_t st_rx, st_tx; /* bytes to / from the guest */
 	size_t rx_len;
 	uint8_t rx[RX_BUF];
@@ -164,8 +164,7 @@ static void port_ready(struct virtio_console *vc, struct console_port *p)
 
 /* One message from the driver (len bytes at msg, copied out of guest RAM).
  * 0, or -EINVAL when it is malformed (the device then needs a reset). */
-static int ctrl_message(struct virtio_console *vc, const uint8_t *msg, size_t len,
-			const char **why)
+static int ctrl_message(struct virtio_console *vc, const uint8_t *msg, size_t len, const char **why)
 {
 	uint32_t id;
 	uint16_t event, value;
@@ -280,8 +279,9 @@ static void flush_rx(struct virtio_console *vc, struct console_port *p)
 			size_t n = virtq_chain_write(&vc->chain, 0, p->rx, p->rx_len);
 
 			if (n == 0) {
-				virtio_pci_fail(vc->vp, port_rxq(p->o.id),
-						"virtio-serial: receive buffer with no writable part");
+				virtio_pci_fail(
+					vc->vp, port_rxq(p->o.id),
+					"virtio-serial: receive buffer with no writable part");
 				return;
 			}
 			memmove(p->rx, p->rx + n, p->rx_len - n);

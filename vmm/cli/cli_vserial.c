@@ -100,8 +100,9 @@ static int port_prop(struct vmm_config *cfg, struct vserport_spec *p, const char
 	if (!strcmp(key, "bus")) {
 		bus = v ? find_bus(&cfg->vserial, v) : -1;
 		if (bus < 0) {
-			snprintf(err, errlen, "no virtio-serial bus '%s' (give -device "
-					      "virtio-serial-pci,id=NAME first; the bus is NAME.0)",
+			snprintf(err, errlen,
+				 "no virtio-serial bus '%s' (give -device "
+				 "virtio-serial-pci,id=NAME first; the bus is NAME.0)",
 				 v ? v : "");
 			return -1;
 		}
@@ -123,8 +124,9 @@ int cli_parse_vserport(struct vmm_config *cfg, const char *name, char *props, ch
 	char *key, *v;
 
 	if (!vs->n_buses) {
-		snprintf(err, errlen, "%s: no virtio-serial bus (give -device virtio-serial-pci "
-				      "first)",
+		snprintf(err, errlen,
+			 "%s: no virtio-serial bus (give -device virtio-serial-pci "
+			 "first)",
 			 name);
 		return -1;
 	}

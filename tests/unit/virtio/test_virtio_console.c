@@ -422,12 +422,12 @@ START_TEST(unknown_control_messages_ignored)
 	make_dev();
 	bring_up(true);
 	handshake();
-	ctrl_send(7, VIRTIO_CONSOLE_PORT_OPEN, 1);    /* no port 7 */
-	ctrl_send(1, 0x1234, 1);		      /* no such event */
+	ctrl_send(7, VIRTIO_CONSOLE_PORT_OPEN, 1); /* no port 7 */
+	ctrl_send(1, 0x1234, 1);		   /* no such event */
 	ctrl_send(0xffffffffu, VIRTIO_CONSOLE_PORT_READY, 1);
 	ck_assert(wait_used(CTRL_TX, 5));
-	ck_assert(!(virtio_pci_status(virtio_console_transport(dev)) &
-		    VIRTIO_CONFIG_S_NEEDS_RESET));
+	ck_assert(
+		!(virtio_pci_status(virtio_console_transport(dev)) & VIRTIO_CONFIG_S_NEEDS_RESET));
 	virtio_console_get_stats(dev, &st);
 	ck_assert_uint_eq(st.ctrl_ignored, 3);
 	ck_assert_int_eq(n_open_events, 0);
