@@ -12,8 +12,10 @@ and checks: the ports appear as /dev/virtio-ports/NAME, query-chardev
 lists the chardevs, 1 MiB goes each way through org.test.0 with its
 sha256 checked, the guest opening and closing the port gives
 VSERPORT_CHANGE open true then false, hvc0 carries a line each way, and
-qemu-ga answers guest-ping and guest-get-osinfo (its kernel-release the
-guest's uname -r) through the host socket."""
+qemu-ga opening its port shows in query-chardev's frontend-open (libvirt
+reads the agent's state there) and qemu-ga answers guest-ping and
+guest-get-osinfo (its kernel-release the guest's uname -r) through the
+host socket."""
 import hashlib
 import json
 import os
@@ -231,6 +233,10 @@ if line.strip() != "hvc-from-host":
 send("qemu-ga -m virtio-serial -p /dev/virtio-ports/org.qemu.guest_agent.0 -t /tmp"
      " -f /tmp/qga.pid -l /tmp/qga.log &")
 wait_event(q, "channel1", True)
+# libvirt reads the agent's state from query-chardev's frontend-open
+opened = {c["label"]: c.get("frontend-open") for c in q.ok("query-chardev")}
+if opened.get("charchannel1") is not True:
+    fail("query-chardev after qemu-ga opened its port: %s" % opened)
 ga = connect(ga_path)
 r = agent(ga, {"execute": "guest-ping"})
 if r != {"return": {}}:
