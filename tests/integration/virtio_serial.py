@@ -173,6 +173,10 @@ labels = {c["label"] for c in q.ok("query-chardev")}
 for want in ("charchannel0", "charchannel1", "charconsole0"):
     if want not in labels:
         fail("query-chardev lacks %s: %s" % (want, sorted(labels)))
+names = {d["name"] for d in q.ok("qom-list", path="/machine/peripheral")}
+for want in ("virtio-serial0", "channel0", "channel1", "console0"):
+    if want not in names:
+        fail("qom-list /machine/peripheral lacks %s: %s" % (want, sorted(names)))
 uname = wait_serial(r"^vmm demo: Debian's kernel (\S+),")
 wait_serial("^vmm demo: a shell")
 

@@ -154,6 +154,26 @@ CMD(cmd_qom_list_properties)
 	return 0;
 }
 
+static void add_peripheral(json_t *list, const char *id, const char *type)
+{
+	char child[64];
+
+	snprintf(child, sizeof(child), "child<%s>", type);
+	json_array_append_new(list, json_pack("{s:s,s:s}", "name", id, "type", child));
+}
+
+/* virtio-serial controllers and ports with an id. */
+static void add_vserial_peripherals(json_t *list, const struct vserial_config *vs)
+{
+	for (unsigned i = 0; i < vs->n_buses; i++)
+		if (vs->buses[i].id[0])
+			add_peripheral(list, vs->buses[i].id, "virtio-serial-pci");
+	for (unsigned i = 0; i < vs->n_ports; i++)
+		if (vs->ports[i].id[0])
+			add_peripheral(list, vs->ports[i].id,
+				       vs->ports[i].console ? "virtconsole" : "virtserialport");
+}
+
 /* /machine/peripheral: the devices given an id= (libvirt's aliases). */
 CMD(cmd_qom_list)
 {
@@ -174,6 +194,7 @@ CMD(cmd_qom_list)
 				json_array_append_new(list, json_pack("{s:s,s:s}", "name",
 								      m->cfg->nics[i].id, "type",
 								      "child<virtio-net-pci>"));
+		add_vserial_peripherals(list, &m->cfg->vserial);
 	} else if (strncmp(path, "/machine/unattached/device[", 27)) {
 		/* the vCPUs are there, with no properties to read */
 		json_decref(list);
