@@ -76,6 +76,11 @@ $(eval $(call unit_test,devices_bus,tests/unit/devices/test_bus.c,libdevices.a l
 $(eval $(call unit_test,virtio_hwsim,tests/unit/virtio/test_virtio_hwsim.c,libdevices.a libbackends.a,))
 # virtio-rng-pci on a fake host: fills, the rate limit, malformed chains.
 $(eval $(call unit_test,virtio_rng,tests/unit/virtio/test_virtio_rng.c,libdevices.a libbackends.a,))
+# virtio-serial-pci on a fake host: handshake, data, open/close, bad messages.
+$(eval $(call unit_test,virtio_console,tests/unit/virtio/test_virtio_console.c,libdevices.a libbackends.a,))
+# ... and in Debian's kernel (virtio_console, qemu-ga), QEMU as reference
+INTEG_TESTS += tests/integration/virtio-serial.sh
+KVM_TESTS += tests/integration/virtio-serial.sh
 # ... and in Debian's kernel (virtio_rng, /dev/hwrng), QEMU as reference
 INTEG_TESTS += tests/integration/virtio-rng.sh
 KVM_TESTS += tests/integration/virtio-rng.sh

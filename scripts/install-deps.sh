@@ -9,6 +9,7 @@
 # libvirt-daemon-system is there for the libvirt-qemu user libvirtd insists on
 # (tests/integration/libvirt.sh runs its own libvirtd; nothing is started).
 # mmdebstrap builds the Debian 12 disk (scripts/debian-disk.sh) the check group tests.
+# qemu-guest-agent: its qemu-ga goes into the demo guest for virtio-serial.sh.
 set -eu
 
 pkgs_build="build-essential pkg-config libfdt-dev libslirp-dev libglib2.0-dev check
@@ -16,7 +17,7 @@ pkgs_build="build-essential pkg-config libfdt-dev libslirp-dev libglib2.0-dev ch
 	zlib1g-dev libzstd-dev"
 pkgs_check="openssl busybox-static iproute2 iputils-ping dnsmasq-base syslinux extlinux
 	syslinux-common mtools dosfstools e2fsprogs fdisk qemu-utils grub-pc-bin python3
-	qemu-system-x86 gdb strace xorriso isolinux mmdebstrap
+	qemu-system-x86 gdb strace xorriso isolinux mmdebstrap qemu-guest-agent
 	libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients libvirt-daemon-system"
 pkgs_linux="linux-source-6.1 busybox-static bc flex bison libelf-dev lz4 cpio xz-utils
 	kmod file patch hostapd wpasupplicant iw iproute2 wireless-regdb"

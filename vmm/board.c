@@ -35,6 +35,7 @@
 #include "vmm/control/monitor.h"
 #include "vmm/exit_stats.h"
 #include "vmm/machine.h"
+#include "vmm/vserial.h"
 
 static const uint16_t com_base[CLI_MAX_SERIALS] = {0x3f8, 0x2f8, 0x3e8, 0x2e8};
 static const unsigned com_irq[CLI_MAX_SERIALS] = {4, 3, 4, 3};
@@ -160,6 +161,13 @@ struct chardev *board_find_chardev(struct machine *m, const char *id)
 	for (unsigned i = 0; i < c->n_chardevs; i++)
 		if (m->spare_chr[i] && !strcmp(c->chardevs[i].id, id))
 			return m->spare_chr[i];
+	for (unsigned i = 0; i < CLI_MAX_VSERPORTS; i++) {
+		const char *port_label;
+		struct chardev *chr = vmm_vserial_chardev(m->vserial, i, &port_label);
+
+		if (chr && !strcmp(port_label, id))
+			return chr;
+	}
 	return NULL;
 }
 
@@ -443,7 +451,7 @@ static int add_pc_platform(struct machine *m, char *err, size_t errlen)
 	}
 	if (add_iommu(m, err, errlen) < 0 || add_virtio_disks(m, err, errlen) < 0 ||
 	    board_add_nics(m, err, errlen) < 0 || vmm_wlan_init(m, err, errlen) < 0 ||
-	    add_virtio_rngs(m, err, errlen) < 0)
+	    add_virtio_rngs(m, err, errlen) < 0 || vmm_vserial_init(m, err, errlen) < 0)
 		return -1;
 	fw.bootindex_paths = m->bootindex_paths;
 	m->fw_cfg = fw_cfg_new(&m->host);

@@ -444,6 +444,27 @@ void chardev_write(struct chardev *c, const void *buf, size_t len)
 	pthread_mutex_unlock(&c->out_lock);
 }
 
+size_t chardev_write_some(struct chardev *c, const void *buf, size_t len)
+{
+	ssize_t n = (ssize_t)len;
+
+	if (!c)
+		return len;
+	pthread_mutex_lock(&c->out_lock);
+	if (c->ring)
+		ring_put(c, buf, len);
+	while (c->out_fd >= 0 && len) {
+		n = c->is_socket ? send(c->out_fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT)
+				 : write(c->out_fd, buf, len);
+		if (n >= 0 || errno != EINTR)
+			break;
+	}
+	pthread_mutex_unlock(&c->out_lock);
+	if (n < 0) /* full now: 0; gone: dropped, as chardev_write does */
+		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : len;
+	return (size_t)n;
+}
+
 bool chardev_is_tty(const struct chardev *c)
 {
 	/* a telnet client leaves the echo to the server (WILL ECHO) */
@@ -483,11 +504,30 @@ static void on_accept(void *opaque, int fd, unsigned events)
 	attach_peer(c, client);
 }
 
+/* A listening socket handed over (fd=N): its path, from the socket itself,
+ * is what query-chardev shows; the path stays (its owner removes it). */
+static int open_inherited_unix(struct chardev *c, char *err, size_t errlen)
+{
+	struct sockaddr_un addr = {0};
+	socklen_t len = sizeof(addr);
+
+	c->listen_fd = listen_open(&c->spec.sock, err, errlen);
+	if (c->listen_fd < 0)
+		return -1;
+	if (getsockname(c->listen_fd, (struct sockaddr *)&addr, &len) == 0 &&
+	    addr.sun_family == AF_UNIX)
+		snprintf(c->spec.path, sizeof(c->spec.path), "%s", addr.sun_path);
+	c->is_socket = true;
+	return 0;
+}
+
 static int open_unix(struct chardev *c, char *err, size_t errlen)
 {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
 	const char *path = c->spec.path;
 
+	if (c->spec.sock.kind == LISTEN_FD) /* libvirt's fd=N: bound and listening */
+		return open_inherited_unix(c, err, errlen);
 	if (strlen(path) >= sizeof(addr.sun_path)) {
 		snprintf(err, errlen, "unix:%s: path too long", path);
 		return -1;
@@ -720,7 +760,7 @@ void chardev_free(struct chardev *c)
 	if (c->listen_fd >= 0) {
 		evloop_del_fd(c->loop, c->listen_fd);
 		close(c->listen_fd);
-		if (c->spec.kind == CHARDEV_UNIX)
+		if (c->spec.kind == CHARDEV_UNIX && c->spec.sock.kind != LISTEN_FD)
 			unlink(c->spec.path);
 	}
 	if (c->spec.kind == CHARDEV_FILE || c->spec.kind == CHARDEV_PTY || c->is_socket) {

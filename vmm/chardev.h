@@ -62,6 +62,10 @@ void chardev_start(struct chardev *c);
 void chardev_set_quit(struct chardev *c, void (*fn)(void *opaque), void *opaque);
 /* Any thread. Output to a disconnected socket is dropped. */
 void chardev_write(struct chardev *c, const void *buf, size_t len);
+/* Any thread, never blocking on a socket or pty: the bytes taken (0 when
+ * the peer's buffer is full; len when there is no peer, as chardev_write
+ * drops them). For a frontend that holds back what was not taken. */
+size_t chardev_write_some(struct chardev *c, const void *buf, size_t len);
 /* A frontend has room again (any thread). */
 void chardev_rx_ready(struct chardev *c);
 /* Whether output goes to a terminal (monitors echo input there). */

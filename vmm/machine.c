@@ -28,6 +28,7 @@
 #include "devices/testdev/pci_testdev.h"
 #include "devices/timer/rtc.h"
 #include "devices/virtio/virtio.h"
+#include "vmm/vserial.h"
 #include "vmm/chardev.h"
 #include "vmm/control/monitor.h"
 #include "vmm/machine.h"
@@ -430,6 +431,7 @@ void machine_destroy(struct machine *m)
 	vmm_wlan_free(m->wlan);
 	for (unsigned i = 0; i < CLI_MAX_RNG; i++)
 		virtio_rng_free(m->rng[i]);
+	vmm_vserial_free(m->vserial);
 	for (unsigned i = 0; i < CLI_MAX_VIRTIO_DRIVES; i++) {
 		virtio_blk_free(m->vblk[i]);
 		block_close(m->vdisks[i]);

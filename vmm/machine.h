@@ -43,6 +43,7 @@
 struct chardev;
 struct virtio_blk;
 struct virtio_rng;
+struct vmm_vserial;
 struct virtio_net;
 
 /* The PC memory map for a RAM size: low RAM below the PCI hole (with the
@@ -202,6 +203,7 @@ struct machine {
 	struct virtio_blk *vblk[CLI_MAX_VIRTIO_DRIVES];
 	struct vmm_wlan *wlan; /* -object wlan-medium, -device virtio-wlan-pci */
 	struct virtio_rng *rng[CLI_MAX_RNG]; /* -device virtio-rng-pci, as cfg->rng.devs */
+	struct vmm_vserial *vserial;	      /* -device virtio-serial-pci and its ports */
 	bool board_ready; /* board_init completed: its monitor views exist */
 	char bootindex_paths[512];
 	/* -netdev backends and the virtio-net NICs on them (net.c), as

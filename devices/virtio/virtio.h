@@ -1,6 +1,6 @@
 /* virtio.h — virtio 1.x devices: split virtqueues (queue.c), the modern
  * PCI transport with MSI-X (pci.c, msix.c) and the devices on it (blk.c,
- * net.c, hwsim.c, rng.c).
+ * net.c, hwsim.c, rng.c, console.c).
  *
  * The layouts come from Linux's UAPI headers (linux-libc-dev). Everything
  * in a ring is guest-controlled: queue.c validates each descriptor before
@@ -18,6 +18,7 @@
 
 #include <linux/virtio_blk.h>
 #include <linux/virtio_config.h>
+#include <linux/virtio_console.h>
 #include <linux/virtio_ids.h>
 #include <linux/virtio_net.h>
 #include <linux/virtio_pci.h>
@@ -334,5 +335,58 @@ struct virtio_rng *virtio_rng_new(struct dev_host *host, struct pci_bus *bus,
 void virtio_rng_free(struct virtio_rng *r);
 struct virtio_pci *virtio_rng_transport(struct virtio_rng *r);
 void virtio_rng_get_stats(struct virtio_rng *r, struct virtio_rng_stats *st);
+
+/* ---------------------------------------------------------- console.c */
+
+/* virtio-serial-pci: ports (virtserialport, virtconsole) each joined to a
+ * host byte stream. At most 7 ports: the transport's 16 queues hold
+ * 2 * (max_ports + 1). */
+#define VIRTIO_CONSOLE_MAX_PORTS ((VIRTIO_MAX_QUEUES - 2) / 2)
+#define VIRTIO_CONSOLE_NAME_MAX 127
+
+struct virtio_console_port_opts {
+	unsigned id;	  /* nr=: 0 .. max_ports - 1 */
+	const char *name; /* PORT_NAME (/dev/virtio-ports/NAME), or NULL */
+	bool console;	  /* virtconsole: the guest's hvc */
+	/* The backend (I/O thread, transport lock held): take up to len
+	 * bytes the guest sent, return how many were taken (fewer: the
+	 * rest is offered again a little later). */
+	size_t (*write)(void *opaque, const void *buf, size_t len);
+	/* Room again after virtio_console_can_receive said 0 (I/O thread). */
+	void (*rx_ready)(void *opaque);
+	/* A guest program opened (true) or closed the port (I/O thread). */
+	void (*guest_open)(void *opaque, bool open);
+	void *opaque;
+};
+
+struct virtio_console_opts {
+	int devfn;	    /* < 0: first free slot */
+	unsigned max_ports; /* 1 .. VIRTIO_CONSOLE_MAX_PORTS */
+	const struct virtio_console_port_opts *ports;
+	unsigned n_ports;
+};
+
+struct virtio_console_stats {
+	uint64_t rx_bytes, tx_bytes;	 /* to / from the guest, every port */
+	uint64_t ctrl_in, ctrl_out;	 /* control messages each way */
+	uint64_t ctrl_bad;		 /* malformed (the device then needs a reset) */
+	uint64_t ctrl_ignored;		 /* unknown event or port id */
+	uint64_t ctrl_dropped;		 /* outbox full */
+	uint64_t rx_dropped;		 /* host bytes beyond can_receive */
+};
+
+struct virtio_console;
+struct virtio_console *virtio_console_new(struct dev_host *host, struct pci_bus *bus,
+					  const struct virtio_console_opts *o, char *err,
+					  size_t errlen);
+void virtio_console_free(struct virtio_console *vc);
+struct virtio_pci *virtio_console_transport(struct virtio_console *vc);
+/* Host side of port id (any thread): room for input (0 until the guest
+ * opened the port), the input, the host end connected or gone. */
+size_t virtio_console_can_receive(struct virtio_console *vc, unsigned id);
+void virtio_console_receive(struct virtio_console *vc, unsigned id, const void *buf, size_t len);
+void virtio_console_host_open(struct virtio_console *vc, unsigned id, bool open);
+bool virtio_console_guest_open(struct virtio_console *vc, unsigned id);
+void virtio_console_get_stats(struct virtio_console *vc, struct virtio_console_stats *st);
 
 #endif /* VMM_DEVICES_VIRTIO_H */

@@ -10,6 +10,7 @@
 #include "vmm/control/monitor.h"
 #include "vmm/exit_stats.h"
 #include "vmm/irqchip.h"
+#include "vmm/vserial.h"
 
 #define FAKE_RAM (1u << 20)
 #define FAKE_CPUS 2
@@ -216,6 +217,17 @@ bool chardev_is_tty(const struct chardev *c)
 struct chardev *board_find_chardev(struct machine *m, const char *id)
 {
 	return NULL;
+}
+
+/* ... nor virtio-serial ports. */
+struct chardev *vmm_vserial_chardev(struct vmm_vserial *v, unsigned i, const char **label)
+{
+	return NULL;
+}
+
+bool vmm_vserial_port_open(struct vmm_vserial *v, unsigned i)
+{
+	return false;
 }
 
 bool chardev_is_ringbuf(const struct chardev *c)

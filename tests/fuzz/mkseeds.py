@@ -441,6 +441,20 @@ def net_ctrl(cmds):
     return ram(0x30000, d) + data + ram(0x31000, avail(*range(0, 2 * len(cmds), 2)))
 
 
+def virtio_console_seeds():
+    def msg(steer, port, event, value, extra=b""):
+        return bytes([steer]) + struct.pack("<IHH", port, event, value) + extra
+    # Linux's handshake: DEVICE_READY, PORT_READY for each port, the host
+    # end of port 1 connecting, the guest opening and closing port 1.
+    seed("virtio_console", "handshake", rec(msg(0, 0, 0, 1), msg(2, 0, 3, 1), msg(0, 1, 3, 1),
+                                            msg(1, 3, 3, 1), msg(2, 1, 6, 1), msg(1, 1, 6, 0)))
+    # unknown ports and events, a failed driver, short messages
+    seed("virtio_console", "bad", rec(msg(0, 2, 3, 1), msg(0, 0xffffffff, 6, 1), msg(0, 1, 99, 1),
+                                      msg(0, 0, 0, 0), b"\0\1\0\0", b"\0"))
+    # the outbox left to fill: DEVICE_READY over and over
+    seed("virtio_console", "flood", rec(*[msg(0, 0, 0, 1)] * 40))
+
+
 def virtio_net_seeds():
     csum = net_hdr(1, 0, 0, 0, 34, 16)
     seed("virtio_net", "tx-csum-loopback", bytes([0x1F]) + vpci_setup(NET_ALL, NET_Q) +
@@ -582,6 +596,12 @@ def control_seeds():
                 "-device", '{"driver":"virtio-rng-pci","rng":"objrng0","id":"rng0","bus":"pci.0","addr":"0x6"}',
                 "-object", "rng-builtin,id=b", "-device", "virtio-rng-pci,rng=b,max-bytes=1024,period=1000",
                 "-device", "virtio-rng-pci"],
+        "vserial": ["-device", "virtio-serial-pci,id=virtio-serial0,bus=pci.0,addr=0x5,max_ports=4",
+                    "-chardev", "socket,id=charchannel0,path=/tmp/ga,server=on,wait=off",
+                    "-device", '{"driver":"virtserialport","bus":"virtio-serial0.0","nr":1,'
+                    '"chardev":"charchannel0","id":"channel0","name":"org.qemu.guest_agent.0"}',
+                    "-chardev", "pty,id=charconsole0", "-device", "virtconsole,chardev=charconsole0",
+                    "-device", "virtserialport,name=x"],
     }
     for name, argv in argvs.items():
         seed("cli", name, "\0".join(argv).encode())
@@ -708,7 +728,7 @@ def usb_seeds():
 
 
 GROUPS = (netstack_seeds, usernet_seeds, regdb_seeds, loader_seeds, device_seeds, virtio_net_seeds,
-          hwsim_seeds, control_seeds, state_seeds, usb_seeds)
+          virtio_console_seeds, hwsim_seeds, control_seeds, state_seeds, usb_seeds)
 
 if __name__ == "__main__":
     # optional arguments: only these groups ("virtio_net" runs virtio_net_seeds)

@@ -192,6 +192,34 @@ struct rng_config {
 	unsigned n_devs;
 };
 
+/* -device virtio-serial-pci and its virtserialport / virtconsole ports
+ * (cli_vserial.c). A port's chardev is looked up as it is parsed. */
+#define CLI_MAX_VSERIAL 2
+#define CLI_MAX_VSERPORTS 8
+#define CLI_VSERIAL_MAX_PORTS 7 /* max_ports: the transport has 16 queues */
+
+struct vserial_bus_spec {
+	char id[32];	    /* its bus is "ID.0" */
+	int devfn;	    /* -1: first free slot */
+	unsigned max_ports; /* QEMU's default is 31; vmm's ceiling is 7 */
+};
+
+struct vserport_spec {
+	char id[32];	      /* VSERPORT_CHANGE's id; "" for none */
+	char name[128];	      /* name=: /dev/virtio-ports/NAME */
+	unsigned bus;	      /* index into buses */
+	int nr;		      /* port id; -1 until resolved */
+	bool console;	      /* virtconsole */
+	struct chardev_spec chr;
+};
+
+struct vserial_config {
+	struct vserial_bus_spec buses[CLI_MAX_VSERIAL];
+	unsigned n_buses;
+	struct vserport_spec ports[CLI_MAX_VSERPORTS];
+	unsigned n_ports;
+};
+
 /* -action (QEMU's): what guest resets, shutdowns and panics do. */
 enum action_reboot { ACTION_REBOOT_RESET, ACTION_REBOOT_SHUTDOWN };
 enum action_shutdown { ACTION_SHUTDOWN_POWEROFF, ACTION_SHUTDOWN_PAUSE };
@@ -350,6 +378,7 @@ struct vmm_config {
 	struct libvirt_config lv; /* cli_libvirt.c */
 	struct wlan_config wlan;
 	struct rng_config rng;
+	struct vserial_config vserial;
 };
 
 /* 0 with cfg filled (defaults applied); -1 with a one-line message in err
@@ -404,6 +433,13 @@ int cli_resolve_wlan(struct vmm_config *cfg, char *err, size_t errlen);
 int cli_parse_virtio_rng(struct vmm_config *cfg, char *props, char *err, size_t errlen);
 int cli_parse_rng_object(struct vmm_config *cfg, const char *type, char *props, char *err,
 			 size_t errlen);
+/* cli_vserial.c: -device virtio-serial-pci (virtio-serial), virtserialport,
+ * virtconsole (name: which; props: what follows the name). */
+int cli_parse_virtio_serial(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+int cli_parse_vserport(struct vmm_config *cfg, const char *name, char *props, char *err,
+		       size_t errlen);
+/* After parsing: each port's nr= checked against its bus, free ones given. */
+int cli_resolve_vserial(struct vmm_config *cfg, char *err, size_t errlen);
 /* After parsing: each rng= found, each rng-random file opened (before the
  * machine opens /dev/kvm, so a bad path is the error a user sees). */
 int cli_resolve_rng(struct vmm_config *cfg, char *err, size_t errlen);

@@ -369,8 +369,8 @@ int cli_chardev_lookup(struct vmm_config *cfg, const char *id, struct chardev_sp
 		}
 		if (d->is_serial_backend) {
 			*spec = d->spec;
-		} else if (d->sock.kind == LISTEN_FD) {
-			snprintf(err, errlen, "chardev '%s': fd= sockets serve QMP only", id);
+		} else if (d->sock.kind == LISTEN_FD && d->sock.client) {
+			snprintf(err, errlen, "chardev '%s': fd= needs server=on", id);
 			return -1;
 		} else {
 			memset(spec, 0, sizeof(*spec));

@@ -12,6 +12,7 @@
 #include "devices/pci/pci.h"
 #include "devices/storage/atapi.h"
 #include "devices/storage/ide.h"
+#include "vmm/vserial.h"
 #include "vmm/chardev.h"
 #include "vmm/control/base64.h"
 #include "vmm/control/monitor.h"
@@ -150,6 +151,17 @@ CMD(cmd_query_chardev)
 						      m->cfg->monitor.id[0] ? m->cfg->monitor.id
 									    : "compat_monitor0",
 						      "filename", buf, "frontend-open", 1));
+	}
+	for (unsigned i = 0; i < CLI_MAX_VSERPORTS; i++) {
+		const char *id;
+		struct chardev *chr = vmm_vserial_chardev(m->vserial, i, &id);
+
+		if (!chr)
+			continue;
+		chardev_describe(chr, buf, sizeof(buf));
+		json_array_append_new(list, json_pack("{s:s,s:s,s:b}", "label", id, "filename", buf,
+						      "frontend-open",
+						      vmm_vserial_port_open(m->vserial, i)));
 	}
 	for (unsigned i = 0; i < CLI_MAX_CHARDEVS; i++) {
 		if (!m->spare_chr[i])

@@ -72,6 +72,10 @@ static const struct {
 	{"piix3-usb-uhci", "pci-uhci-usb",
 	 "addr:int32,multifunction:bool,bandwidth:uint32,maxframes:uint32"},
 	{"qemu-xhci", "pci-xhci", "p2:uint32,p3:uint32,streams:bool,addr:int32,multifunction:bool"},
+	{"virtio-serial-pci", "virtio-pci", "max_ports:uint32,addr:int32,id:str"},
+	{"virtio-serial-bus", "bus", NULL},
+	{"virtserialport", "virtio-serial-port", "chardev:str,nr:uint32,name:str,id:str"},
+	{"virtconsole", "virtserialport", "chardev:str,nr:uint32,name:str,id:str"},
 	{"memory-backend-ram", "memory-backend", NULL},
 	{"rng-random", "rng-backend", NULL},
 	{"rng-builtin", "rng-backend", NULL},
@@ -153,6 +157,26 @@ CMD(cmd_qom_list_properties)
 	return 0;
 }
 
+static void add_peripheral(json_t *list, const char *id, const char *type)
+{
+	char child[64];
+
+	snprintf(child, sizeof(child), "child<%s>", type);
+	json_array_append_new(list, json_pack("{s:s,s:s}", "name", id, "type", child));
+}
+
+/* virtio-serial controllers and ports with an id. */
+static void add_vserial_peripherals(json_t *list, const struct vserial_config *vs)
+{
+	for (unsigned i = 0; i < vs->n_buses; i++)
+		if (vs->buses[i].id[0])
+			add_peripheral(list, vs->buses[i].id, "virtio-serial-pci");
+	for (unsigned i = 0; i < vs->n_ports; i++)
+		if (vs->ports[i].id[0])
+			add_peripheral(list, vs->ports[i].id,
+				       vs->ports[i].console ? "virtconsole" : "virtserialport");
+}
+
 /* /machine/peripheral: the devices given an id= (libvirt's aliases). */
 CMD(cmd_qom_list)
 {
@@ -173,6 +197,7 @@ CMD(cmd_qom_list)
 				json_array_append_new(list, json_pack("{s:s,s:s}", "name",
 								      m->cfg->nics[i].id, "type",
 								      "child<virtio-net-pci>"));
+		add_vserial_peripherals(list, &m->cfg->vserial);
 	} else if (strncmp(path, "/machine/unattached/device[", 27)) {
 		/* the vCPUs are there, with no properties to read */
 		json_decref(list);
@@ -304,6 +329,7 @@ static const char *const events[][2] = {
 	{"GUEST_PANICKED", "action:str"},
 	{"GUEST_CRASHLOADED", "action:str"},
 	{"DEVICE_TRAY_MOVED", "device:str,id:str,tray-open:bool"},
+	{"VSERPORT_CHANGE", "id:str,open:bool"},
 };
 
 /* An object type "name" with members from "a:t,?b:t" (vmm/qmp_args.h). */

@@ -1,0 +1,21 @@
+/* vserial.h — virtio-serial-pci's ports joined to their chardevs, and the
+ * VSERPORT_CHANGE event (vmm/vserial.c). */
+#ifndef VMM_VSERIAL_H
+#define VMM_VSERIAL_H
+
+#include <stdbool.h>
+
+struct machine;
+struct chardev;
+struct vmm_vserial;
+
+/* -device virtio-serial-pci, virtserialport, virtconsole: the devices,
+ * their chardevs opened and started. 0, or -1 with err. */
+int vmm_vserial_init(struct machine *m, char *err, size_t errlen);
+void vmm_vserial_free(struct vmm_vserial *v);
+/* Port i's chardev (NULL past the end or without one) and its label. */
+struct chardev *vmm_vserial_chardev(struct vmm_vserial *v, unsigned i, const char **label);
+/* Whether the guest has port i open (query-chardev's frontend-open). */
+bool vmm_vserial_port_open(struct vmm_vserial *v, unsigned i);
+
+#endif /* VMM_VSERIAL_H */
