@@ -428,6 +428,7 @@ void machine_destroy(struct machine *m)
 	vmm_wlan_free(m->wlan);
 	for (unsigned i = 0; i < CLI_MAX_RNG; i++)
 		virtio_rng_free(m->rng[i]);
+	vmm_balloon_free(m->balloon);
 	for (unsigned i = 0; i < CLI_MAX_VIRTIO_DRIVES; i++) {
 		virtio_blk_free(m->vblk[i]);
 		block_close(m->vdisks[i]);

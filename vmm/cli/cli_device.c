@@ -98,6 +98,8 @@ CLI_CONTROL_PARSER(cli_parse_device)
 		return cli_parse_virtio_wlan(cfg, save, err, errlen);
 	if (tok && !strcmp(tok, "virtio-rng-pci")) /* cli_rng.c */
 		return cli_parse_virtio_rng(cfg, save, err, errlen);
+	if (tok && !strcmp(tok, "virtio-balloon-pci")) /* cli_balloon.c */
+		return cli_parse_virtio_balloon(cfg, save, err, errlen);
 	if (tok && !strcmp(tok, "isa-serial")) /* cli_libvirt.c */
 		return cli_parse_isa_serial(cfg, save, err, errlen);
 	if (tok && !strcmp(tok, "intel-iommu")) /* cli_iommu.c */

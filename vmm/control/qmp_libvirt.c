@@ -69,6 +69,9 @@ static const struct {
 	{"virtio-net-pci", "virtio-pci",
 	 "netdev:str,mac:str,addr:int32,mq:bool,vectors:uint32,id:str"},
 	{"virtio-rng-pci", "virtio-pci", "rng:str,max-bytes:uint64,period:uint32,addr:int32,id:str"},
+	{"virtio-balloon-pci", "virtio-pci",
+	 "deflate-on-oom:bool,free-page-reporting:bool,guest-stats-polling-interval:int,addr:int32,"
+	 "id:str"},
 	{"memory-backend-ram", "memory-backend", NULL},
 	{"rng-random", "rng-backend", NULL},
 	{"rng-builtin", "rng-backend", NULL},
