@@ -7,8 +7,10 @@
  * then the latest value when the second is over. The device reports on
  * a vCPU or I/O thread; the event leaves from the main thread (a timer),
  * where the QMP clients live. */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "devices/virtio/virtio.h"
@@ -96,4 +98,50 @@ struct virtio_balloon *vmm_balloon_dev(struct machine *m)
 const char *vmm_balloon_id(struct machine *m)
 {
 	return m->balloon && m->cfg->balloon.id[0] ? m->cfg->balloon.id : NULL;
+}
+
+/* ------------------------------------------------ QMP and HMP's side */
+
+#define NO_BALLOON "No balloon device has been activated"
+
+int vmm_balloon_set_target(struct machine *m, int64_t bytes, const char **why)
+{
+	struct virtio_balloon *b = vmm_balloon_dev(m);
+
+	if (!b) {
+		*why = NO_BALLOON;
+		return -ENODEV;
+	}
+	if (bytes <= 0) {
+		*why = "Parameter 'target' expects a size";
+		return -EINVAL;
+	}
+	return virtio_balloon_set_target(b, (uint64_t)bytes);
+}
+
+/* `balloon N`: the guest's new size in MiB. */
+void hmp_balloon(struct machine *m, int argc, char **argv, FILE *out)
+{
+	const char *why = NULL;
+	char *end;
+	long long mib = argc == 2 ? strtoll(argv[1], &end, 0) : 0;
+
+	if (argc != 2 || *end || mib > INT64_MAX >> 20) {
+		fprintf(out, "usage: balloon MiB\r\n");
+		return;
+	}
+	if (vmm_balloon_set_target(m, (int64_t)mib << 20, &why) < 0)
+		fprintf(out, "Error: %s\r\n", why);
+}
+
+void hmp_info_balloon(void *opaque, FILE *out)
+{
+	struct machine *m = opaque;
+	struct virtio_balloon *b = vmm_balloon_dev(m);
+
+	if (!b)
+		fprintf(out, "Error: %s\r\n", NO_BALLOON);
+	else
+		fprintf(out, "balloon: actual=%llu\r\n",
+			(unsigned long long)(virtio_balloon_actual(b) >> 20));
 }

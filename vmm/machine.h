@@ -415,6 +415,10 @@ void vmm_balloon_free(struct vmm_balloon *vb);
 struct virtio_balloon *vmm_balloon_dev(struct machine *m);
 /* Its id= (its QOM path's last part), or NULL. */
 const char *vmm_balloon_id(struct machine *m);
+/* QMP `balloon`, HMP `balloon`: 0, or -ENODEV / -EINVAL with QEMU's *why. */
+int vmm_balloon_set_target(struct machine *m, int64_t bytes, const char **why);
+void hmp_balloon(struct machine *m, int argc, char **argv, FILE *out);
+void hmp_info_balloon(void *opaque, FILE *out); /* opaque: the machine */
 
 /* ------------------------------------------------------------- wlan.c */
 

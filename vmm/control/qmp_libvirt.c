@@ -173,6 +173,13 @@ CMD(cmd_qom_list)
 				json_array_append_new(list, json_pack("{s:s,s:s}", "name",
 								      m->cfg->nics[i].id, "type",
 								      "child<virtio-net-pci>"));
+		if (vmm_balloon_id(m))
+			json_array_append_new(list, json_pack("{s:s,s:s}", "name",
+							      vmm_balloon_id(m), "type",
+							      "child<virtio-balloon-pci>"));
+	} else if ((*ret = qmp_balloon_qom_list(m, path))) {
+		json_decref(list);
+		return 0;
 	} else if (strncmp(path, "/machine/unattached/device[", 27)) {
 		/* the vCPUs are there, with no properties to read */
 		json_decref(list);
@@ -304,6 +311,7 @@ static const char *const events[][2] = {
 	{"GUEST_PANICKED", "action:str"},
 	{"GUEST_CRASHLOADED", "action:str"},
 	{"DEVICE_TRAY_MOVED", "device:str,id:str,tray-open:bool"},
+	{"BALLOON_CHANGE", "actual:int"},
 };
 
 /* An object type "name" with members from "a:t,?b:t" (vmm/qmp_args.h). */
