@@ -348,6 +348,21 @@ def device_seeds():
     three = b"".join(struct.pack("<QIHH", 0x4000 + 0x100 * i, 32, 2, 0) for i in range(3))
     seed("virtio_rng", "quota", head + ram(0x1000, three) + ram(0x2000, struct.pack("<HHHHH", 0, 3, 0, 1, 2)) +
          step(0))
+    # virtio-balloon (first byte: the queue): PFNs, one outside RAM and a
+    # partial one; stats with an unknown tag and a partial entry; a
+    # reported range that is not page-aligned
+    pfns = struct.pack("<IIIII", 0x10, 0x11, 0x13, 0x100, 0xFFFFFFFF) + b"\x05"
+    one = struct.pack("<QIHH", 0x4000, len(pfns), 0, 0)
+    seed("virtio_balloon", "inflate", bytes([0]) + head + ram(0x1000, one) + ram(0x2000, avail) +
+         ram(0x4000, pfns) + step(0))
+    seed("virtio_balloon", "deflate", bytes([1]) + head + ram(0x1000, one) + ram(0x2000, avail) +
+         ram(0x4000, pfns) + step(0))
+    stats = struct.pack("<HQHQHQ", 5, 512 << 20, 4, 100 << 20, 99, 1) + b"\x01\x00"
+    seed("virtio_balloon", "stats", bytes([2]) + head +
+         ram(0x1000, struct.pack("<QIHH", 0x4000, len(stats), 0, 0)) + ram(0x2000, avail) +
+         ram(0x4000, stats) + step(0))
+    seed("virtio_balloon", "report", bytes([3]) + head +
+         ram(0x1000, struct.pack("<QIHH", 0x8800, 0x3000, 2, 0)) + ram(0x2000, avail) + step(0))
     indirect = struct.pack("<QIHH", 0x7000, 32, 4, 0)
     table = struct.pack("<QIHH", 0x4000, 8, 1, 1) + struct.pack("<QIHH", 0x5000, 8, 2, 0)
     seed("virtqueue", "indirect-event-idx", bytes([3]) + head[1:] + ram(0x1000, indirect) +
