@@ -25,7 +25,13 @@ TARGET = 256 * MIB
 LIMIT = int(os.environ.get("VIRTIO_BALLOON_TIMEOUT", "600"))
 
 
+RUNNING = []  # the emulator, killed on the way out
+
+
 def fail(side, msg, out=b""):
+    for p in RUNNING:
+        if p.poll() is None:
+            p.kill()
     print("FAIL: %s: %s" % (side, msg))
     sys.stdout.write(out[-3000:].decode("latin-1"))
     sys.exit(1)
@@ -37,6 +43,7 @@ class Guest:
         self.out = b""
         self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT)
+        RUNNING.append(self.p)
         os.set_blocking(self.p.stdout.fileno(), False)
         self.t0 = time.time()
         self.wait_for(rb"vmm demo: a shell")
@@ -174,4 +181,9 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    finally:
+        for proc in RUNNING:
+            if proc.poll() is None:
+                proc.kill()
