@@ -109,8 +109,42 @@ class Guest:
             self.p.wait()
 
 
+def fill_cmd(mib):
+    """Guest shell: write mib MiB into a tmpfs of its own (the root's
+    stops at half the RAM); the pages stay used until it is unmounted."""
+    return ("mkdir -p /fill && mount -t tmpfs -o size=100%% fill /fill && "
+            "dd if=/dev/zero of=/fill/f bs=1M count=%d 2>&1 | tail -n 1" % mib)
+
+
+def free_mib(g):
+    return int(g.ask("awk '/MemFree/ { print int($2 / 1024) }' /proc/meminfo"))
+
+
+def reporting(side, g):
+    """free-page-reporting=on: memory the guest frees leaves the RSS
+    without any balloon request (the guest reports free 2 MiB blocks
+    about two seconds after they appear)."""
+    mib = max(free_mib(g) - 40, 1)
+    g.ask(fill_cmd(mib))
+    time.sleep(1)
+    rss_full = g.rss()
+    t = time.time()
+    g.ask("umount /fill")
+    g.until("RSS falling by half of the %d MiB freed (from %d MiB, now %d MiB)"
+            % (mib, rss_full >> 20, g.rss() >> 20),
+            lambda: rss_full - g.rss() >= (mib * MIB) // 2, 60)
+    t_rss = time.time() - t
+    time.sleep(3)
+    rss1 = g.rss()
+    g.stop()
+    print("virtio-balloon: %s ok in %d s: free page reporting, %d MiB freed in the guest, "
+          "RSS %d -> %d MiB (-%d MiB), half of it gone in %.1f s"
+          % (side, time.time() - g.t0, mib, rss_full >> 20, rss1 >> 20,
+             (rss_full - rss1) >> 20, t_rss))
+
+
 def main():
-    side, sock, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
+    mode, side, sock, argv = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
     g = Guest(side, argv, sock)
     q = g.qmp
     path = "/machine/peripheral/balloon0"
@@ -120,12 +154,10 @@ def main():
     drv = g.ask("ls /sys/bus/virtio/drivers/virtio_balloon | grep -c virtio")
     if drv != "1":
         fail(side, "the guest's virtio_balloon driver has no device (%s)" % drv, g.out)
+    if mode == "reporting":
+        return reporting(side, g)
     # Touch every free page, then free them: the emulator's RSS holds them.
-    free_mib = int(g.ask("awk '/MemFree/ { print int($2 / 1024) }' /proc/meminfo"))
-    # (a tmpfs of its own: the root's stops at half the RAM)
-    g.ask("mkdir -p /fill && mount -t tmpfs -o size=100%% fill /fill && "
-          "dd if=/dev/zero of=/fill/f bs=1M count=%d 2>&1 | tail -n 1; umount /fill"
-          % max(free_mib - 40, 1))
+    g.ask(fill_cmd(max(free_mib(g) - 40, 1)) + "; umount /fill")
     total_before = int(g.ask("awk '/MemTotal/ { print $2 }' /proc/meminfo"))
     time.sleep(1)
     rss0 = g.rss()
