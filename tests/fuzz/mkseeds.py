@@ -597,12 +597,15 @@ def control_seeds():
                 "-device", '{"driver":"virtio-rng-pci","rng":"objrng0","id":"rng0","bus":"pci.0","addr":"0x6"}',
                 "-object", "rng-builtin,id=b", "-device", "virtio-rng-pci,rng=b,max-bytes=1024,period=1000",
                 "-device", "virtio-rng-pci"],
+        "balloon": ["-device", '{"driver":"virtio-balloon-pci","id":"balloon0","bus":"pci.0",'
+                    '"addr":"0x6","deflate-on-oom":true,"free-page-reporting":false}'],
     }
     for name, argv in argvs.items():
         seed("cli", name, "\0".join(argv).encode())
     seed("monitor", "commands", b"info status\nhelp\ninfo registers\nxp /8xb 0x1000\n"
          b"x /4xg 0x2000\nx /3i 0\nbreak 0x1000\ninfo break\ndelete 0x1000\nstop\nstepi\n"
          b"cont\ninfo cpus\ninfo mtree\nxp /2c 0x100\nsystem_reset\n")
+    seed("monitor", "balloon", b"balloon 256\nballoon x\nballoon\ninfo balloon\n")
     qmp = [b'{"execute":"qmp_capabilities"}\n', b'{"execute":"query-status","id":1}\n',
            b'{"execute":"query-version"}{"execute":"query-cpus-fast"}\n',
            b'{"execute":"human-monitor-command","arguments":{"command-line":"info status"},"id":"x"}\n',
@@ -610,6 +613,15 @@ def control_seeds():
            b'{"exec', b'ute":"query-name"}\n', b'garbage\n{"execute":"nope"}\n',
            b'{"execute":"quit"}\n']
     seed("qmp", "session", rec(*qmp))
+    seed("qmp", "balloon", rec(b'{"execute":"qmp_capabilities"}\n',
+                               b'{"execute":"balloon","arguments":{"value":268435456}}\n',
+                               b'{"execute":"query-balloon"}\n',
+                               b'{"execute":"qom-set","arguments":{"path":"/machine/peripheral/'
+                               b'balloon0","property":"guest-stats-polling-interval","value":2}}\n',
+                               b'{"execute":"qom-get","arguments":{"path":"balloon0",'
+                               b'"property":"guest-stats"}}\n',
+                               b'{"execute":"human-monitor-command","arguments":'
+                               b'{"command-line":"info balloon"}}\n'))
     seed("qmp", "unnegotiated", rec(b'{"execute":"query-status","extra":1}\n', b'[1,2]\n'))
 
     def pkt(p):
