@@ -9,8 +9,8 @@
  * where the QMP clients live. */
 #include <errno.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "devices/virtio/virtio.h"
@@ -22,9 +22,9 @@ struct vmm_balloon {
 	struct machine *m;
 	struct virtio_balloon *dev;
 	struct ev_timer *timer;
-	_Atomic uint64_t latest;    /* actual, as the guest last set it */
+	_Atomic uint64_t latest;       /* actual, as the guest last set it */
 	_Atomic uint64_t last_sent_ns; /* when the last event left (0: never) */
-	uint64_t sent;		    /* the value it carried (main thread) */
+	uint64_t sent;		       /* the value it carried (main thread) */
 };
 
 /* Main thread: the latest value, unless the last event said it already. */

@@ -21,8 +21,8 @@
  * Every PFN comes from the guest: one outside guest RAM is counted and
  * skipped; never does the device touch memory outside the RAM regions.
  * All queue work runs on the transport's I/O thread. */
-#include <errno.h>
 #include <endian.h>
+#include <errno.h>
 #include <linux/virtio_balloon.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,9 +43,9 @@ enum queue_role { ROLE_INFLATE, ROLE_DEFLATE, ROLE_STATS, ROLE_REPORTING, ROLE_N
 
 /* QEMU's names for the guest-stats members, by tag. */
 static const char *const stat_names[VIRTIO_BALLOON_NSTATS] = {
-	"stat-swap-in",	      "stat-swap-out",	       "stat-major-faults", "stat-minor-faults",
-	"stat-free-memory",   "stat-total-memory",     "stat-available-memory",
-	"stat-disk-caches",   "stat-htlb-pgalloc",     "stat-htlb-pgfail",
+	"stat-swap-in",	     "stat-swap-out",	  "stat-major-faults",	   "stat-minor-faults",
+	"stat-free-memory",  "stat-total-memory", "stat-available-memory", "stat-disk-caches",
+	"stat-htlb-pgalloc", "stat-htlb-pgfail",
 };
 
 struct virtio_balloon {
@@ -249,7 +249,8 @@ static void balloon_io_event(void *opaque)
 static void report_free(struct virtio_balloon *b, const struct virtq_chain *c)
 {
 	for (unsigned i = c->n_out; i < c->n_out + c->n_in; i++) {
-		uintptr_t start = ((uintptr_t)c->buf[i].ptr + BALLOON_PAGE - 1) & ~(BALLOON_PAGE - 1);
+		uintptr_t start =
+			((uintptr_t)c->buf[i].ptr + BALLOON_PAGE - 1) & ~(BALLOON_PAGE - 1);
 		uintptr_t end = ((uintptr_t)c->buf[i].ptr + c->buf[i].len) & ~(BALLOON_PAGE - 1);
 
 		if (end > start) {
@@ -365,8 +366,8 @@ struct virtio_balloon *virtio_balloon_new(struct dev_host *host, struct pci_bus 
 		.io_timeout_ms = balloon_io_timeout_ms,
 		.io_event = balloon_io_event,
 	};
-	b->vp = virtio_pci_new(host, bus, o->devfn, "virtio-balloon-pci", &b->ops, b, &b->cfg,
-			       err, errlen);
+	b->vp = virtio_pci_new(host, bus, o->devfn, "virtio-balloon-pci", &b->ops, b, &b->cfg, err,
+			       errlen);
 	if (!b->vp) {
 		free(b->inflated);
 		free(b);

@@ -35,8 +35,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!d.fake.ram)
 		fuzz_dev_init(&d);
 	memset(bitmap, 0, sizeof(bitmap));
-	b = (struct virtio_balloon){.mem = &d.fake.mem, .inflated = bitmap,
-				    .n_frames = FUZZ_RAM / BALLOON_PAGE};
+	b = (struct virtio_balloon){
+		.mem = &d.fake.mem, .inflated = bitmap, .n_frames = FUZZ_RAM / BALLOON_PAGE};
 	role = (unsigned)fuzz_take(&data, &size, 1) % 4;
 	fuzz_virtq_run(&d, serve, data, size);
 	if (b.ct.inflated_pages + b.ct.deflated_pages + b.ct.bad_pfns > (uint64_t)size * 64)

@@ -10,7 +10,7 @@
 #include "vmm/cli/cli.h"
 
 #define BALLOON_HELP                                                                               \
-	"id=NAME, bus=pci.0, addr=SLOT[.FN] (slot 2-31), deflate-on-oom=on|off, "                 \
+	"id=NAME, bus=pci.0, addr=SLOT[.FN] (slot 2-31), deflate-on-oom=on|off, "                  \
 	"free-page-reporting=on|off, guest-stats-polling-interval=SECONDS"
 
 static bool on_off(const char *v, bool *out)

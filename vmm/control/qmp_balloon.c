@@ -24,8 +24,7 @@ static int fail(struct qmp_error *e, const char *cls, const char *fmt, const cha
 int qmp_balloon(struct machine *m, json_t *args, json_t **ret, struct qmp_error *e)
 {
 	const char *why = NULL;
-	int r = vmm_balloon_set_target(m, json_integer_value(json_object_get(args, "value")),
-				       &why);
+	int r = vmm_balloon_set_target(m, json_integer_value(json_object_get(args, "value")), &why);
 
 	if (r == -ENODEV)
 		return fail(e, "DeviceNotActive", "%s", why);
@@ -62,9 +61,9 @@ static json_t *guest_stats(struct virtio_balloon *b)
 
 	virtio_balloon_guest_stats(b, &gs);
 	for (unsigned t = 0; t < VIRTIO_BALLOON_NSTATS; t++)
-		json_object_set_new(stats, virtio_balloon_stat_name(t),
-				    json_integer(gs.stat[t] == UINT64_MAX ? -1
-									  : (json_int_t)gs.stat[t]));
+		json_object_set_new(
+			stats, virtio_balloon_stat_name(t),
+			json_integer(gs.stat[t] == UINT64_MAX ? -1 : (json_int_t)gs.stat[t]));
 	return json_pack("{s:o,s:I}", "stats", stats, "last-update", (json_int_t)gs.last_update);
 }
 

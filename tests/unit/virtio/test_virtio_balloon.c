@@ -6,8 +6,8 @@
  * at the polling interval, free page reporting discards the lent range,
  * and config num_pages/actual follow set_target and the driver's write. */
 #include <check.h>
-#include <errno.h>
 #include <endian.h>
+#include <errno.h>
 #include <linux/virtio_balloon.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -52,7 +52,7 @@ static uint32_t rd(uint32_t off, unsigned size)
 }
 
 #define COMMON(f) (VIRTIO_PCI_COMMON_OFF + VIRTIO_PCI_COMMON_##f)
-#define QBASE(qi) (RINGS + (qi) * 0x4000u)
+#define QBASE(qi) (RINGS + (qi)*0x4000u)
 
 static void bring_up(uint32_t features, unsigned nq)
 {
@@ -155,8 +155,7 @@ static void setup(void)
 
 	test_host_init(&th);
 	/* page-aligned anonymous memory, as vmm's guest RAM */
-	ram = mmap(NULL, TEST_RAM_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-		   0);
+	ram = mmap(NULL, TEST_RAM_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ck_assert(ram != MAP_FAILED);
 	calloc_ram = th.ram;
 	th.ram = ram;
@@ -239,8 +238,8 @@ START_TEST(pfn_outside_ram_is_skipped)
 	ck_assert_uint_eq(ct.bad_pfns, 3);
 	ck_assert_uint_eq(ct.inflated_pages, 1);
 	ck_assert(page_is(PAGES + 3 * 4096, 0));
-	ck_assert(!(virtio_pci_status(virtio_balloon_transport(dev)) &
-		    VIRTIO_CONFIG_S_NEEDS_RESET));
+	ck_assert(
+		!(virtio_pci_status(virtio_balloon_transport(dev)) & VIRTIO_CONFIG_S_NEEDS_RESET));
 	/* still serving */
 	send_pfns(0, pfns + 2, 1);
 	virtio_balloon_get_counters(dev, &ct);
