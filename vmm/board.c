@@ -451,7 +451,8 @@ static int add_pc_platform(struct machine *m, char *err, size_t errlen)
 	}
 	if (add_iommu(m, err, errlen) < 0 || add_virtio_disks(m, err, errlen) < 0 ||
 	    board_add_nics(m, err, errlen) < 0 || vmm_wlan_init(m, err, errlen) < 0 ||
-	    add_virtio_rngs(m, err, errlen) < 0 || vmm_vserial_init(m, err, errlen) < 0)
+	    add_virtio_rngs(m, err, errlen) < 0 || vmm_vserial_init(m, err, errlen) < 0 ||
+	    vmm_balloon_init(m, err, errlen) < 0)
 		return -1;
 	fw.bootindex_paths = m->bootindex_paths;
 	m->fw_cfg = fw_cfg_new(&m->host);

@@ -432,6 +432,7 @@ void machine_destroy(struct machine *m)
 	for (unsigned i = 0; i < CLI_MAX_RNG; i++)
 		virtio_rng_free(m->rng[i]);
 	vmm_vserial_free(m->vserial);
+	vmm_balloon_free(m->balloon);
 	for (unsigned i = 0; i < CLI_MAX_VIRTIO_DRIVES; i++) {
 		virtio_blk_free(m->vblk[i]);
 		block_close(m->vdisks[i]);

@@ -44,6 +44,8 @@ struct chardev;
 struct virtio_blk;
 struct virtio_rng;
 struct vmm_vserial;
+struct virtio_balloon;
+struct vmm_balloon;
 struct virtio_net;
 
 /* The PC memory map for a RAM size: low RAM below the PCI hole (with the
@@ -204,6 +206,7 @@ struct machine {
 	struct vmm_wlan *wlan; /* -object wlan-medium, -device virtio-wlan-pci */
 	struct virtio_rng *rng[CLI_MAX_RNG]; /* -device virtio-rng-pci, as cfg->rng.devs */
 	struct vmm_vserial *vserial;	      /* -device virtio-serial-pci and its ports */
+	struct vmm_balloon *balloon;	     /* -device virtio-balloon-pci, or NULL */
 	bool board_ready; /* board_init completed: its monitor views exist */
 	char bootindex_paths[512];
 	/* -netdev backends and the virtio-net NICs on them (net.c), as
@@ -407,6 +410,20 @@ void hmp_set_link(struct machine *m, int argc, char **argv, FILE *out);
 void board_free_nics(struct machine *m);
 /* Link of the NIC named (its id or its netdev's id): 0 or -ENOENT. */
 int machine_set_link(struct machine *m, const char *name, bool up);
+
+/* ---------------------------------------------------------- balloon.c */
+
+/* -device virtio-balloon-pci (cfg->balloon), BALLOON_CHANGE: 0 or -1. */
+int vmm_balloon_init(struct machine *m, char *err, size_t errlen);
+void vmm_balloon_free(struct vmm_balloon *vb);
+/* The device, or NULL when the machine has none. */
+struct virtio_balloon *vmm_balloon_dev(struct machine *m);
+/* Its id= (its QOM path's last part), or NULL. */
+const char *vmm_balloon_id(struct machine *m);
+/* QMP `balloon`, HMP `balloon`: 0, or -ENODEV / -EINVAL with QEMU's *why. */
+int vmm_balloon_set_target(struct machine *m, int64_t bytes, const char **why);
+void hmp_balloon(struct machine *m, int argc, char **argv, FILE *out);
+void hmp_info_balloon(void *opaque, FILE *out); /* opaque: the machine */
 
 /* ------------------------------------------------------------- wlan.c */
 

@@ -55,6 +55,7 @@ LINUX_TESTS += tests/integration/libvirt.sh
 $(eval $(call unit_test,vmm_cli_libvirt,tests/unit/vmm/test_cli_libvirt.c,libcli.a,$(JANSSON_LIBS)))
 $(eval $(call unit_test,vmm_cli_rng,tests/unit/vmm/test_cli_rng.c,libcli.a,$(JANSSON_LIBS)))
 $(eval $(call unit_test,vmm_cli_vserial,tests/unit/vmm/test_cli_vserial.c,libcli.a,$(JANSSON_LIBS)))
+$(eval $(call unit_test,vmm_cli_balloon,tests/unit/vmm/test_cli_balloon.c,libcli.a,$(JANSSON_LIBS)))
 # pvpanic in the Linux guest: the DSDT's QEMU0001, a panic -> GUEST_PANICKED, status 4
 LINUX_TESTS += tests/integration/linux-pvpanic.sh
 # gdb against the Linux guest: break start_kernel, bt, info registers, detach

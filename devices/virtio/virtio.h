@@ -1,6 +1,6 @@
 /* virtio.h — virtio 1.x devices: split virtqueues (queue.c), the modern
  * PCI transport with MSI-X (pci.c, msix.c) and the devices on it (blk.c,
- * net.c, hwsim.c, rng.c, console.c).
+ * net.c, hwsim.c, rng.c, console.c, balloon.c).
  *
  * The layouts come from Linux's UAPI headers (linux-libc-dev). Everything
  * in a ring is guest-controlled: queue.c validates each descriptor before
@@ -388,5 +388,62 @@ void virtio_console_receive(struct virtio_console *vc, unsigned id, const void *
 void virtio_console_host_open(struct virtio_console *vc, unsigned id, bool open);
 bool virtio_console_guest_open(struct virtio_console *vc, unsigned id);
 void virtio_console_get_stats(struct virtio_console *vc, struct virtio_console_stats *st);
+
+/* ---------------------------------------------------------- balloon.c */
+
+/* virtio-balloon-pci: the guest gives memory back on request (QEMU's
+ * `balloon`), reports its memory figures and, optionally, free pages. */
+struct virtio_balloon_opts {
+	bool deflate_on_oom;	  /* offer VIRTIO_BALLOON_F_DEFLATE_ON_OOM */
+	bool free_page_reporting; /* offer VIRTIO_BALLOON_F_REPORTING (a 4th queue) */
+	int devfn;		  /* < 0: first free slot */
+	/* The guest changed `actual`: guest RAM minus the balloon, in bytes
+	 * (vCPU or I/O thread, the transport lock held: never call back into
+	 * the device from here). */
+	void (*actual_changed)(void *opaque, uint64_t actual_bytes);
+	void *opaque;
+};
+
+/* The tags QEMU 7.2 knows (swap-in .. htlb-pgfail); later ones are ignored. */
+#define VIRTIO_BALLOON_NSTATS 10
+
+/* The guest's last report (QOM guest-stats). */
+struct virtio_balloon_guest_stats {
+	uint64_t stat[VIRTIO_BALLOON_NSTATS]; /* by tag; UINT64_MAX: not reported */
+	int64_t last_update;		      /* wall-clock seconds; 0: never */
+};
+
+struct virtio_balloon_counters {
+	uint64_t inflated_pages, deflated_pages; /* 4 KiB PFNs taken from the queues */
+	uint64_t bad_pfns;			 /* outside guest RAM: skipped */
+	uint64_t discarded_bytes;		 /* given back with MADV_DONTNEED */
+	uint64_t reported_bytes;		 /* of those, by free page reporting */
+	uint64_t madvise_errors;
+	uint64_t stats_updates; /* stats buffers received */
+};
+
+struct virtio_balloon;
+struct virtio_balloon *virtio_balloon_new(struct dev_host *host, struct pci_bus *bus,
+					  const struct virtio_balloon_opts *o, char *err,
+					  size_t errlen);
+void virtio_balloon_free(struct virtio_balloon *b);
+struct virtio_pci *virtio_balloon_transport(struct virtio_balloon *b);
+/* Any thread. The guest should keep guest_bytes (clamped to RAM): 0, or
+ * -EINVAL for 0. */
+int virtio_balloon_set_target(struct virtio_balloon *b, uint64_t guest_bytes);
+/* Guest RAM minus what the guest says the balloon holds (query-balloon). */
+uint64_t virtio_balloon_actual(struct virtio_balloon *b);
+/* Stats polling every secs seconds (0: off); -EINVAL outside 0..2^32-1. */
+int virtio_balloon_set_poll_interval(struct virtio_balloon *b, int64_t secs);
+uint32_t virtio_balloon_poll_interval(struct virtio_balloon *b);
+void virtio_balloon_guest_stats(struct virtio_balloon *b, struct virtio_balloon_guest_stats *gs);
+void virtio_balloon_get_counters(struct virtio_balloon *b, struct virtio_balloon_counters *ct);
+/* Is the 4 KiB page at gpa in the balloon (tests)? */
+bool virtio_balloon_page_inflated(struct virtio_balloon *b, uint64_t gpa);
+/* QEMU's guest-stats member name for a tag ("stat-free-memory"), or NULL. */
+const char *virtio_balloon_stat_name(unsigned tag);
+/* Fold a stats buffer (the chain's readable part: packed le16 tag, le64
+ * value) into gs; unknown tags and a partial last entry are ignored. */
+void virtio_balloon_parse_stats(const struct virtq_chain *c, struct virtio_balloon_guest_stats *gs);
 
 #endif /* VMM_DEVICES_VIRTIO_H */

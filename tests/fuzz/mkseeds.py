@@ -348,6 +348,21 @@ def device_seeds():
     three = b"".join(struct.pack("<QIHH", 0x4000 + 0x100 * i, 32, 2, 0) for i in range(3))
     seed("virtio_rng", "quota", head + ram(0x1000, three) + ram(0x2000, struct.pack("<HHHHH", 0, 3, 0, 1, 2)) +
          step(0))
+    # virtio-balloon (first byte: the queue): PFNs, one outside RAM and a
+    # partial one; stats with an unknown tag and a partial entry; a
+    # reported range that is not page-aligned
+    pfns = struct.pack("<IIIII", 0x10, 0x11, 0x13, 0x100, 0xFFFFFFFF) + b"\x05"
+    one = struct.pack("<QIHH", 0x4000, len(pfns), 0, 0)
+    seed("virtio_balloon", "inflate", bytes([0]) + head + ram(0x1000, one) + ram(0x2000, avail) +
+         ram(0x4000, pfns) + step(0))
+    seed("virtio_balloon", "deflate", bytes([1]) + head + ram(0x1000, one) + ram(0x2000, avail) +
+         ram(0x4000, pfns) + step(0))
+    stats = struct.pack("<HQHQHQ", 5, 512 << 20, 4, 100 << 20, 99, 1) + b"\x01\x00"
+    seed("virtio_balloon", "stats", bytes([2]) + head +
+         ram(0x1000, struct.pack("<QIHH", 0x4000, len(stats), 0, 0)) + ram(0x2000, avail) +
+         ram(0x4000, stats) + step(0))
+    seed("virtio_balloon", "report", bytes([3]) + head +
+         ram(0x1000, struct.pack("<QIHH", 0x8800, 0x3000, 2, 0)) + ram(0x2000, avail) + step(0))
     indirect = struct.pack("<QIHH", 0x7000, 32, 4, 0)
     table = struct.pack("<QIHH", 0x4000, 8, 1, 1) + struct.pack("<QIHH", 0x5000, 8, 2, 0)
     seed("virtqueue", "indirect-event-idx", bytes([3]) + head[1:] + ram(0x1000, indirect) +
@@ -602,12 +617,15 @@ def control_seeds():
                     '"chardev":"charchannel0","id":"channel0","name":"org.qemu.guest_agent.0"}',
                     "-chardev", "pty,id=charconsole0", "-device", "virtconsole,chardev=charconsole0",
                     "-device", "virtserialport,name=x"],
+        "balloon": ["-device", '{"driver":"virtio-balloon-pci","id":"balloon0","bus":"pci.0",'
+                    '"addr":"0x6","deflate-on-oom":true,"free-page-reporting":false}'],
     }
     for name, argv in argvs.items():
         seed("cli", name, "\0".join(argv).encode())
     seed("monitor", "commands", b"info status\nhelp\ninfo registers\nxp /8xb 0x1000\n"
          b"x /4xg 0x2000\nx /3i 0\nbreak 0x1000\ninfo break\ndelete 0x1000\nstop\nstepi\n"
          b"cont\ninfo cpus\ninfo mtree\nxp /2c 0x100\nsystem_reset\n")
+    seed("monitor", "balloon", b"balloon 256\nballoon x\nballoon\ninfo balloon\n")
     qmp = [b'{"execute":"qmp_capabilities"}\n', b'{"execute":"query-status","id":1}\n',
            b'{"execute":"query-version"}{"execute":"query-cpus-fast"}\n',
            b'{"execute":"human-monitor-command","arguments":{"command-line":"info status"},"id":"x"}\n',
@@ -615,6 +633,15 @@ def control_seeds():
            b'{"exec', b'ute":"query-name"}\n', b'garbage\n{"execute":"nope"}\n',
            b'{"execute":"quit"}\n']
     seed("qmp", "session", rec(*qmp))
+    seed("qmp", "balloon", rec(b'{"execute":"qmp_capabilities"}\n',
+                               b'{"execute":"balloon","arguments":{"value":268435456}}\n',
+                               b'{"execute":"query-balloon"}\n',
+                               b'{"execute":"qom-set","arguments":{"path":"/machine/peripheral/'
+                               b'balloon0","property":"guest-stats-polling-interval","value":2}}\n',
+                               b'{"execute":"qom-get","arguments":{"path":"balloon0",'
+                               b'"property":"guest-stats"}}\n',
+                               b'{"execute":"human-monitor-command","arguments":'
+                               b'{"command-line":"info balloon"}}\n'))
     seed("qmp", "unnegotiated", rec(b'{"execute":"query-status","extra":1}\n', b'[1,2]\n'))
 
     def pkt(p):

@@ -534,7 +534,9 @@ static const struct cli_option options[] = {
 	 "[,bootindex=N][,serial=S][,addr=SLOT[.FN]][,num-queues=N] or "
 	 "virtio-net-pci,netdev=ID[,mac=MAC][,addr=SLOT[.FN]][,id=NAME][,mq=on|off][,vectors=N] or "
 	 "virtio-wlan-pci,medium=ID[,addr=SLOT[.FN]] (a mac80211_hwsim radio) or "
-	 "virtio-rng-pci[,rng=ID][,max-bytes=N,period=MS][,addr=SLOT[.FN]]"},
+	 "virtio-rng-pci[,rng=ID][,max-bytes=N,period=MS][,addr=SLOT[.FN]] or "
+	 "virtio-balloon-pci[,id=NAME][,addr=SLOT[.FN]][,deflate-on-oom=on|off]"
+	 "[,free-page-reporting=on|off]"},
 	{"-netdev", "user|tap,id=ID,...", parse_netdev, 0,
 	 "network backend: user[,net=A/LEN][,host=A][,dns=A][,dhcpstart=A]"
 	 "[,hostfwd=tcp|udp:[HADDR]:HPORT-[GADDR]:GPORT][,restrict=on|off][,ipv6=on|off]"

@@ -220,6 +220,15 @@ struct vserial_config {
 	unsigned n_ports;
 };
 
+/* -device virtio-balloon-pci (cli_balloon.c): at most one. */
+struct balloon_spec {
+	bool present;
+	bool deflate_on_oom, free_page_reporting;
+	int devfn;	    /* -1: first free slot */
+	uint32_t poll_secs; /* guest-stats-polling-interval */
+	char id[32];
+};
+
 /* -action (QEMU's): what guest resets, shutdowns and panics do. */
 enum action_reboot { ACTION_REBOOT_RESET, ACTION_REBOOT_SHUTDOWN };
 enum action_shutdown { ACTION_SHUTDOWN_POWEROFF, ACTION_SHUTDOWN_PAUSE };
@@ -379,6 +388,7 @@ struct vmm_config {
 	struct wlan_config wlan;
 	struct rng_config rng;
 	struct vserial_config vserial;
+	struct balloon_spec balloon;
 };
 
 /* 0 with cfg filled (defaults applied); -1 with a one-line message in err
@@ -431,6 +441,8 @@ int cli_resolve_wlan(struct vmm_config *cfg, char *err, size_t errlen);
 /* cli_rng.c: -device virtio-rng-pci (props: what follows the name) and
  * -object rng-random / rng-builtin (type: which; props: what follows it). */
 int cli_parse_virtio_rng(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+/* cli_balloon.c: -device virtio-balloon-pci (props: what follows the name). */
+int cli_parse_virtio_balloon(struct vmm_config *cfg, char *props, char *err, size_t errlen);
 int cli_parse_rng_object(struct vmm_config *cfg, const char *type, char *props, char *err,
 			 size_t errlen);
 /* cli_vserial.c: -device virtio-serial-pci (virtio-serial), virtserialport,

@@ -102,6 +102,8 @@ CLI_CONTROL_PARSER(cli_parse_device)
 		return cli_parse_virtio_serial(cfg, save, err, errlen);
 	if (tok && (!strcmp(tok, "virtserialport") || !strcmp(tok, "virtconsole")))
 		return cli_parse_vserport(cfg, tok, save, err, errlen);
+	if (tok && !strcmp(tok, "virtio-balloon-pci")) /* cli_balloon.c */
+		return cli_parse_virtio_balloon(cfg, save, err, errlen);
 	if (tok && !strcmp(tok, "isa-serial")) /* cli_libvirt.c */
 		return cli_parse_isa_serial(cfg, save, err, errlen);
 	if (tok && !strcmp(tok, "intel-iommu")) /* cli_iommu.c */

@@ -262,6 +262,11 @@ static void cmd_set_link(struct monitor *mon, int argc, char **argv, FILE *out)
 	hmp_set_link(mon->m, argc, argv, out);
 }
 
+static void cmd_balloon(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	hmp_balloon(mon->m, argc, argv, out);
+}
+
 static void cmd_wlan(struct monitor *mon, int argc, char **argv, FILE *out)
 {
 	vmm_wlan_cmd(mon->m, argc, argv, out);
@@ -351,6 +356,8 @@ static const struct {
 	{"hostfwd_remove", "[netdev_id] [tcp|udp]:[hostaddr]:hostport",
 	 "remove a host port forward", cmd_hostfwd_remove, NULL},
 	{"set_link", "NAME on|off", "change a NIC's link status", cmd_set_link, NULL},
+	{"balloon", "MiB", "ask the guest's balloon driver to leave it this much RAM", cmd_balloon,
+	 has_board},
 	{"ringbuf_write", "DEVICE DATA", "write DATA into a -chardev ringbuf", cmd_ringbuf_write,
 	 NULL},
 	{"ringbuf_read", "DEVICE SIZE", "read (and consume) up to SIZE bytes of a -chardev ringbuf",
@@ -430,6 +437,8 @@ static const struct {
 	 INFO_BOARD},
 	{"block", "the disks: file, size, cache mode, request counters", board_info_block, NULL,
 	 has_board, INFO_BOARD},
+	{"balloon", "the guest's RAM minus the balloon, in MiB", hmp_info_balloon, NULL, has_board,
+	 INFO_BOARD},
 };
 #define N_INFOS (sizeof(infos) / sizeof(infos[0]))
 

@@ -587,6 +587,10 @@ static const struct qmp_command commands[] = {
 	{"set_link", cmd_set_link, "name:str,up:bool"},
 	{"ringbuf-write", cmd_ringbuf_write, "device:str,data:str,?format:str"},
 	{"ringbuf-read", cmd_ringbuf_read, "device:str,size:int,?format:str"},
+	{"balloon", qmp_balloon, "value:int"},
+	{"query-balloon", qmp_query_balloon, NULL},
+	{"qom-get", qmp_qom_get, "path:str,property:str"},
+	{"qom-set", qmp_qom_set, "path:str,property:str,value:any"},
 	{"quit", cmd_quit, NULL},
 	{"human-monitor-command", cmd_human_monitor_command, "command-line:str,?cpu-index:int"},
 };

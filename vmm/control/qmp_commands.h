@@ -35,6 +35,13 @@ json_t *qmp_block_node(const char *name, const char *drv, struct block_dev *b,
 		       const char *file_node);
 /* {"qemu": {"major", "minor", "micro"}, "package"}: greeting, query-version. */
 json_t *qmp_version_json(void);
+/* qmp_balloon.c: balloon, query-balloon, qom-get, qom-set (the balloon's
+ * properties), and qom-list of the balloon's path (NULL: not the balloon). */
+int qmp_balloon(struct machine *m, json_t *args, json_t **ret, struct qmp_error *e);
+int qmp_query_balloon(struct machine *m, json_t *args, json_t **ret, struct qmp_error *e);
+int qmp_qom_get(struct machine *m, json_t *args, json_t **ret, struct qmp_error *e);
+int qmp_qom_set(struct machine *m, json_t *args, json_t **ret, struct qmp_error *e);
+json_t *qmp_balloon_qom_list(struct machine *m, const char *path);
 void qmp_commands_init(struct machine *m);
 void qmp_commands_free(void);
 

@@ -76,6 +76,9 @@ static const struct {
 	{"virtio-serial-bus", "bus", NULL},
 	{"virtserialport", "virtio-serial-port", "chardev:str,nr:uint32,name:str,id:str"},
 	{"virtconsole", "virtserialport", "chardev:str,nr:uint32,name:str,id:str"},
+	{"virtio-balloon-pci", "virtio-pci",
+	 "deflate-on-oom:bool,free-page-reporting:bool,guest-stats-polling-interval:int,addr:int32,"
+	 "id:str"},
 	{"memory-backend-ram", "memory-backend", NULL},
 	{"rng-random", "rng-backend", NULL},
 	{"rng-builtin", "rng-backend", NULL},
@@ -198,6 +201,13 @@ CMD(cmd_qom_list)
 								      m->cfg->nics[i].id, "type",
 								      "child<virtio-net-pci>"));
 		add_vserial_peripherals(list, &m->cfg->vserial);
+		if (vmm_balloon_id(m))
+			json_array_append_new(list, json_pack("{s:s,s:s}", "name",
+							      vmm_balloon_id(m), "type",
+							      "child<virtio-balloon-pci>"));
+	} else if ((*ret = qmp_balloon_qom_list(m, path))) {
+		json_decref(list);
+		return 0;
 	} else if (strncmp(path, "/machine/unattached/device[", 27)) {
 		/* the vCPUs are there, with no properties to read */
 		json_decref(list);
@@ -330,6 +340,7 @@ static const char *const events[][2] = {
 	{"GUEST_CRASHLOADED", "action:str"},
 	{"DEVICE_TRAY_MOVED", "device:str,id:str,tray-open:bool"},
 	{"VSERPORT_CHANGE", "id:str,open:bool"},
+	{"BALLOON_CHANGE", "actual:int"},
 };
 
 /* An object type "name" with members from "a:t,?b:t" (vmm/qmp_args.h). */

@@ -1,0 +1,467 @@
+/* balloon.c — virtio-balloon (virtio spec 5.5, device id 5): the host
+ * asks the guest to give back memory (config num_pages) and the guest
+ * hands over page frame numbers (4 KiB units) on the inflate queue; the
+ * device then drops those pages from the VMM's guest RAM mapping with
+ * MADV_DONTNEED, so the host gets the memory back and a later guest
+ * access faults in a zero page. The deflate queue returns pages to the
+ * guest: nothing to do on the host but forget them. The guest reports
+ * how much it holds in config `actual`.
+ *
+ * Also QEMU's two companions, both optional for the driver:
+ *  - the stats queue (VIRTIO_BALLOON_F_STATS_VQ): the guest posts one
+ *    buffer of (tag, value) pairs; the device parses and keeps it, and
+ *    every polling interval gives it back empty, which asks the guest
+ *    for fresh figures;
+ *  - free page reporting (VIRTIO_BALLOON_F_REPORTING): the guest lends
+ *    free page ranges as writable buffers; the device discards them and
+ *    gives the buffers back.
+ *
+ * Queue numbers follow the features the driver accepted: 0 inflate,
+ * 1 deflate, then the stats queue if negotiated, then reporting.
+ * Every PFN comes from the guest: one outside guest RAM is counted and
+ * skipped; never does the device touch memory outside the RAM regions.
+ * All queue work runs on the transport's I/O thread. */
+#include <endian.h>
+#include <errno.h>
+#include <linux/virtio_balloon.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "devices/dev_host.h"
+#include "devices/pci/pci.h"
+#include "devices/virtio/virtio.h"
+
+#define BALLOON_QUEUE_SIZE 128
+#define BALLOON_PAGE 4096ull /* the PFN unit, whatever the guest's page size */
+#define Q_INFLATE 0
+#define Q_DEFLATE 1
+
+enum queue_role { ROLE_INFLATE, ROLE_DEFLATE, ROLE_STATS, ROLE_REPORTING, ROLE_NONE };
+
+/* QEMU's names for the guest-stats members, by tag. */
+static const char *const stat_names[VIRTIO_BALLOON_NSTATS] = {
+	"stat-swap-in",	     "stat-swap-out",	  "stat-major-faults",	   "stat-minor-faults",
+	"stat-free-memory",  "stat-total-memory", "stat-available-memory", "stat-disk-caches",
+	"stat-htlb-pgalloc", "stat-htlb-pgfail",
+};
+
+struct virtio_balloon {
+	struct virtio_pci *vp;
+	struct virtio_dev_ops ops;
+	struct virtio_balloon_opts o;
+	const struct guest_mem *mem;
+	struct virtio_balloon_config cfg; /* what the guest reads */
+	/* the I/O thread's state, under the transport lock */
+	uint64_t *inflated; /* one bit per 4 KiB of guest physical space */
+	uint64_t n_frames;  /* bits in inflated */
+	bool stats_held;    /* the guest's stats buffer is with the device */
+	uint16_t stats_head;
+	uint32_t poll_secs; /* 0: do not poll */
+	uint64_t next_poll_ns;
+	struct virtio_balloon_guest_stats gs;
+	struct virtio_balloon_counters ct;
+};
+
+const char *virtio_balloon_stat_name(unsigned tag)
+{
+	return tag < VIRTIO_BALLOON_NSTATS ? stat_names[tag] : NULL;
+}
+
+static enum queue_role queue_role(struct virtio_balloon *b, unsigned qi)
+{
+	uint64_t f = virtio_pci_features(b->vp);
+	unsigned next = 2;
+
+	if (qi == Q_INFLATE)
+		return ROLE_INFLATE;
+	if (qi == Q_DEFLATE)
+		return ROLE_DEFLATE;
+	if (f & (1ull << VIRTIO_BALLOON_F_STATS_VQ)) {
+		if (qi == next)
+			return ROLE_STATS;
+		next++;
+	}
+	if ((f & (1ull << VIRTIO_BALLOON_F_REPORTING)) && qi == next)
+		return ROLE_REPORTING;
+	return ROLE_NONE;
+}
+
+/* ------------------------------------------------------ inflate/deflate */
+
+static void mark(struct virtio_balloon *b, uint64_t pfn, bool on)
+{
+	if (on)
+		b->inflated[pfn / 64] |= 1ull << (pfn % 64);
+	else
+		b->inflated[pfn / 64] &= ~(1ull << (pfn % 64));
+}
+
+/* Give [hva, hva + len) back to the host: the next guest access reads
+ * zeroes. Guest RAM is private anonymous memory (vmm/machine.c). */
+static void discard(struct virtio_balloon *b, uint8_t *hva, uint64_t len)
+{
+	if (madvise(hva, len, MADV_DONTNEED) < 0)
+		b->ct.madvise_errors++;
+	else
+		b->ct.discarded_bytes += len;
+}
+
+/* A run of PFNs contiguous in the host mapping, discarded in one call. */
+struct run {
+	uint8_t *hva;
+	uint64_t len;
+};
+
+static void run_add(struct virtio_balloon *b, struct run *r, uint8_t *hva)
+{
+	if (r->len && r->hva + r->len == hva) {
+		r->len += BALLOON_PAGE;
+		return;
+	}
+	if (r->len)
+		discard(b, r->hva, r->len);
+	*r = (struct run){hva, BALLOON_PAGE};
+}
+
+/* The chain's readable part is an array of little-endian u32 PFNs. */
+static void inflate_or_deflate(struct virtio_balloon *b, const struct virtq_chain *c, bool inflate)
+{
+	struct run run = {NULL, 0};
+	uint32_t le;
+
+	for (uint64_t off = 0; off + 4 <= c->out_len; off += 4) {
+		uint64_t pfn;
+		uint8_t *hva;
+
+		virtq_chain_read(c, off, &le, 4);
+		pfn = le32toh(le);
+		hva = pfn < b->n_frames ? guest_mem_ptr(b->mem, pfn * BALLOON_PAGE, BALLOON_PAGE)
+					: NULL;
+		if (!hva) {
+			b->ct.bad_pfns++;
+			continue;
+		}
+		mark(b, pfn, inflate);
+		if (inflate) {
+			b->ct.inflated_pages++;
+			run_add(b, &run, hva);
+		} else {
+			b->ct.deflated_pages++;
+		}
+	}
+	if (run.len)
+		discard(b, run.hva, run.len);
+}
+
+/* ------------------------------------------------------------- stats */
+
+static int64_t wall_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec;
+}
+
+void virtio_balloon_parse_stats(const struct virtq_chain *c, struct virtio_balloon_guest_stats *gs)
+{
+	struct virtio_balloon_stat s;
+
+	for (uint64_t off = 0; off + sizeof(s) <= c->out_len; off += sizeof(s)) {
+		uint16_t tag;
+
+		virtq_chain_read(c, off, &s, sizeof(s));
+		tag = le16toh(s.tag);
+		if (tag < VIRTIO_BALLOON_NSTATS)
+			gs->stat[tag] = le64toh(s.val);
+	}
+}
+
+/* The guest's figures: keep the buffer until the next poll asks for new
+ * ones. A second buffer while one is held goes against the spec; the
+ * older one is given back, as QEMU does. */
+static void take_stats(struct virtio_balloon *b, unsigned qi, const struct virtq_chain *c)
+{
+	struct virtq *q = virtio_pci_queue(b->vp, qi);
+
+	virtio_balloon_parse_stats(c, &b->gs);
+	b->gs.last_update = wall_seconds();
+	b->ct.stats_updates++;
+	if (b->stats_held && q) {
+		virtq_push(q, b->stats_head, 0);
+		virtio_pci_notify(b->vp, qi);
+	}
+	b->stats_held = true;
+	b->stats_head = c->head;
+}
+
+static unsigned stats_queue(struct virtio_balloon *b)
+{
+	for (unsigned qi = 2; qi < b->ops.num_queues; qi++)
+		if (queue_role(b, qi) == ROLE_STATS)
+			return qi;
+	return VIRTIO_MAX_QUEUES;
+}
+
+/* The polling interval passed: hand the buffer back for a refill. */
+static void poll_stats(struct virtio_balloon *b)
+{
+	unsigned qi = stats_queue(b);
+	struct virtq *q = virtio_pci_queue(b->vp, qi);
+
+	if (!b->stats_held || !q)
+		return;
+	b->stats_held = false;
+	virtq_push(q, b->stats_head, 0);
+	virtio_pci_notify(b->vp, qi);
+}
+
+static int balloon_io_timeout_ms(void *opaque)
+{
+	struct virtio_balloon *b = opaque;
+	uint64_t now = clock_now_ns();
+
+	if (!b->poll_secs)
+		return -1;
+	if (now >= b->next_poll_ns)
+		return 0;
+	return (int)((b->next_poll_ns - now + 999999) / 1000000);
+}
+
+static void balloon_io_event(void *opaque)
+{
+	struct virtio_balloon *b = opaque;
+	uint64_t now = clock_now_ns();
+
+	if (!b->poll_secs || now < b->next_poll_ns)
+		return;
+	poll_stats(b);
+	b->next_poll_ns = now + (uint64_t)b->poll_secs * 1000000000u;
+}
+
+/* ------------------------------------------------- free page reporting */
+
+/* Each writable buffer is a free range the guest lends: discard the
+ * whole 4 KiB pages inside it. */
+static void report_free(struct virtio_balloon *b, const struct virtq_chain *c)
+{
+	for (unsigned i = c->n_out; i < c->n_out + c->n_in; i++) {
+		uintptr_t start =
+			((uintptr_t)c->buf[i].ptr + BALLOON_PAGE - 1) & ~(BALLOON_PAGE - 1);
+		uintptr_t end = ((uintptr_t)c->buf[i].ptr + c->buf[i].len) & ~(BALLOON_PAGE - 1);
+
+		if (end > start) {
+			discard(b, (uint8_t *)start, end - start);
+			b->ct.reported_bytes += end - start;
+		}
+	}
+}
+
+/* ------------------------------------------------------------ device */
+
+static int balloon_handle(void *opaque, unsigned qi, struct virtq_chain *c, uint32_t *written,
+			  const char **why)
+{
+	struct virtio_balloon *b = opaque;
+
+	*written = 0;
+	switch (queue_role(b, qi)) {
+	case ROLE_INFLATE:
+		inflate_or_deflate(b, c, true);
+		return 0;
+	case ROLE_DEFLATE:
+		inflate_or_deflate(b, c, false);
+		return 0;
+	case ROLE_STATS:
+		take_stats(b, qi, c);
+		return VIRTIO_REQ_PENDING;
+	case ROLE_REPORTING:
+		report_free(b, c);
+		return 0;
+	default:
+		*why = "virtio-balloon: a buffer on a queue the features do not define";
+		return -EINVAL;
+	}
+}
+
+static uint64_t actual_bytes(const struct virtio_balloon *b)
+{
+	uint64_t held = (uint64_t)le32toh(b->cfg.actual) * BALLOON_PAGE;
+
+	return held < b->mem->ram_size ? b->mem->ram_size - held : 0;
+}
+
+/* The driver writes only `actual`; num_pages is the host's. */
+static void balloon_config_write(void *opaque, unsigned off, const void *data, unsigned size)
+{
+	struct virtio_balloon *b = opaque;
+	const unsigned at = offsetof(struct virtio_balloon_config, actual);
+	uint32_t before = b->cfg.actual;
+
+	if (off < at || off + size > at + sizeof(b->cfg.actual))
+		return;
+	memcpy((uint8_t *)&b->cfg + off, data, size);
+	if (b->cfg.actual != before && b->o.actual_changed)
+		b->o.actual_changed(b->o.opaque, actual_bytes(b));
+}
+
+/* A new driver starts with an empty balloon: every page is the guest's. */
+static void balloon_reset(void *opaque)
+{
+	struct virtio_balloon *b = opaque;
+	uint32_t before = b->cfg.actual;
+
+	b->stats_held = false;
+	memset(b->inflated, 0, (b->n_frames + 63) / 64 * sizeof(uint64_t));
+	b->cfg.actual = 0;
+	if (before && b->o.actual_changed)
+		b->o.actual_changed(b->o.opaque, actual_bytes(b));
+}
+
+static uint64_t ram_end(const struct guest_mem *gm)
+{
+	uint64_t end = 0;
+
+	for (unsigned i = 0; i < gm->n; i++)
+		if (gm->r[i].gpa + gm->r[i].size > end)
+			end = gm->r[i].gpa + gm->r[i].size;
+	return end;
+}
+
+struct virtio_balloon *virtio_balloon_new(struct dev_host *host, struct pci_bus *bus,
+					  const struct virtio_balloon_opts *o, char *err,
+					  size_t errlen)
+{
+	struct virtio_balloon *b = calloc(1, sizeof(*b));
+
+	if (b) {
+		b->n_frames = ram_end(host->mem) / BALLOON_PAGE;
+		b->inflated = calloc((b->n_frames + 63) / 64 + 1, sizeof(uint64_t));
+	}
+	if (!b || !b->inflated) {
+		free(b);
+		snprintf(err, errlen, "virtio-balloon: out of memory");
+		return NULL;
+	}
+	b->o = *o;
+	b->mem = host->mem;
+	for (unsigned i = 0; i < VIRTIO_BALLOON_NSTATS; i++)
+		b->gs.stat[i] = UINT64_MAX;
+	b->ops = (struct virtio_dev_ops){
+		.device_id = VIRTIO_ID_BALLOON,
+		.class_code = 0xff0000, /* unclassified, as QEMU's */
+		.features = 1ull << VIRTIO_BALLOON_F_STATS_VQ |
+			    (o->deflate_on_oom ? 1ull << VIRTIO_BALLOON_F_DEFLATE_ON_OOM : 0) |
+			    (o->free_page_reporting ? 1ull << VIRTIO_BALLOON_F_REPORTING : 0),
+		.num_queues = o->free_page_reporting ? 4 : 3,
+		.queue_size = BALLOON_QUEUE_SIZE,
+		/* num_pages and actual: no free page hinting, no poison value */
+		.config_len = offsetof(struct virtio_balloon_config, free_page_hint_cmd_id),
+		.handle = balloon_handle,
+		.config_write = balloon_config_write,
+		.reset = balloon_reset,
+		.io_timeout_ms = balloon_io_timeout_ms,
+		.io_event = balloon_io_event,
+	};
+	b->vp = virtio_pci_new(host, bus, o->devfn, "virtio-balloon-pci", &b->ops, b, &b->cfg, err,
+			       errlen);
+	if (!b->vp) {
+		free(b->inflated);
+		free(b);
+		return NULL;
+	}
+	return b;
+}
+
+void virtio_balloon_free(struct virtio_balloon *b)
+{
+	if (!b)
+		return;
+	virtio_pci_free(b->vp); /* stops the I/O thread first */
+	free(b->inflated);
+	free(b);
+}
+
+struct virtio_pci *virtio_balloon_transport(struct virtio_balloon *b)
+{
+	return b->vp;
+}
+
+/* ------------------------------------------------- the monitor's side */
+
+int virtio_balloon_set_target(struct virtio_balloon *b, uint64_t guest_bytes)
+{
+	uint64_t ram = b->mem->ram_size;
+
+	if (!guest_bytes)
+		return -EINVAL;
+	if (guest_bytes > ram)
+		guest_bytes = ram;
+	virtio_pci_lock(b->vp);
+	b->cfg.num_pages = htole32((uint32_t)((ram - guest_bytes) / BALLOON_PAGE));
+	virtio_pci_unlock(b->vp);
+	virtio_pci_config_changed(b->vp);
+	return 0;
+}
+
+uint64_t virtio_balloon_actual(struct virtio_balloon *b)
+{
+	uint64_t v;
+
+	virtio_pci_lock(b->vp);
+	v = actual_bytes(b);
+	virtio_pci_unlock(b->vp);
+	return v;
+}
+
+int virtio_balloon_set_poll_interval(struct virtio_balloon *b, int64_t secs)
+{
+	if (secs < 0 || secs > UINT32_MAX)
+		return -EINVAL;
+	virtio_pci_lock(b->vp);
+	if (b->poll_secs != secs) {
+		b->poll_secs = (uint32_t)secs;
+		b->next_poll_ns = clock_now_ns() + (uint64_t)secs * 1000000000u;
+	}
+	virtio_pci_unlock(b->vp);
+	virtio_pci_wake(b->vp); /* ask io_timeout_ms again */
+	return 0;
+}
+
+uint32_t virtio_balloon_poll_interval(struct virtio_balloon *b)
+{
+	uint32_t v;
+
+	virtio_pci_lock(b->vp);
+	v = b->poll_secs;
+	virtio_pci_unlock(b->vp);
+	return v;
+}
+
+void virtio_balloon_guest_stats(struct virtio_balloon *b, struct virtio_balloon_guest_stats *gs)
+{
+	virtio_pci_lock(b->vp);
+	*gs = b->gs;
+	virtio_pci_unlock(b->vp);
+}
+
+void virtio_balloon_get_counters(struct virtio_balloon *b, struct virtio_balloon_counters *ct)
+{
+	virtio_pci_lock(b->vp);
+	*ct = b->ct;
+	virtio_pci_unlock(b->vp);
+}
+
+bool virtio_balloon_page_inflated(struct virtio_balloon *b, uint64_t gpa)
+{
+	uint64_t pfn = gpa / BALLOON_PAGE;
+	bool on;
+
+	virtio_pci_lock(b->vp);
+	on = pfn < b->n_frames && (b->inflated[pfn / 64] >> (pfn % 64) & 1);
+	virtio_pci_unlock(b->vp);
+	return on;
+}
