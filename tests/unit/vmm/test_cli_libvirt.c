@@ -172,8 +172,8 @@ START_TEST(refused_with_a_reason)
 	ck_assert_int_eq(PARSE("-blockdev", "{\"driver\":\"file\",\"node-name\":\"f\","
 					    "\"filename\":\"/x\",\"x-frob\":1}"),
 			 -1);
-	ck_assert_int_eq(PARSE("-device", "{\"driver\":\"virtio-balloon-pci\",\"id\":\"b\"}"), -1);
-	ck_assert_ptr_nonnull(strstr(err, "unknown device 'virtio-balloon-pci'"));
+	ck_assert_int_eq(PARSE("-device", "{\"driver\":\"virtio-gpu-pci\",\"id\":\"g\"}"), -1);
+	ck_assert_ptr_nonnull(strstr(err, "unknown device 'virtio-gpu-pci'"));
 	ck_assert_int_eq(PARSE("-device", "{\"driver\":[1]}"), -1);
 	ck_assert_int_eq(PARSE("-device", "{\"driver\":\"isa-serial\",\"chardev\":\"a,b\"}"), -1);
 	ck_assert_int_eq(PARSE("-device", "[]"), -1);
