@@ -65,6 +65,8 @@ struct pci_bus {
 	struct pci_iommu_ops iommu; /* ops.dma NULL: no IOMMU */
 	void (*reset_fn)(void *opaque);
 	void *reset_opaque;
+	pthread_mutex_t ecam_lock; /* guards ecam_base/ecam_size */
+	uint64_t ecam_base, ecam_size; /* ecam_size 0: no ECAM window */
 };
 
 static uint32_t get_le(const uint8_t *p, unsigned size)
@@ -446,6 +448,66 @@ static void data_port_write(void *opaque, uint64_t off, const void *data, unsign
 		pci_cfg_write(bus, (uint8_t)devfn, reg, size, (uint32_t)io_data_get(data, size));
 }
 
+/* ------------------------------------------------------------- ECAM */
+
+/* The PCIe enhanced configuration window: bus << 20 | devfn << 12 | reg.
+ * One bus (0) exists; the other buses and registers past the 256 bytes a
+ * device has read as all-ones, which is how Linux sees a function without
+ * extended configuration space. */
+static bool ecam_target(uint64_t off, unsigned size, uint8_t *devfn, unsigned *reg)
+{
+	if (off >> 20 != 0 || (size != 1 && size != 2 && size != 4))
+		return false;
+	*devfn = (uint8_t)(off >> 12);
+	*reg = (unsigned)(off & 0xfff);
+	return true;
+}
+
+static void ecam_read(void *opaque, uint64_t off, void *data, unsigned size)
+{
+	uint8_t devfn;
+	unsigned reg;
+
+	if (!ecam_target(off, size, &devfn, &reg)) {
+		memset(data, 0xff, size);
+		return;
+	}
+	io_data_put(data, size, pci_cfg_read(opaque, devfn, reg, size));
+}
+
+static void ecam_write(void *opaque, uint64_t off, const void *data, unsigned size)
+{
+	uint8_t devfn;
+	unsigned reg;
+
+	if (ecam_target(off, size, &devfn, &reg))
+		pci_cfg_write(opaque, devfn, reg, size, (uint32_t)io_data_get(data, size));
+}
+
+static const struct io_ops ecam_ops = {ecam_read, ecam_write};
+
+int pci_bus_set_ecam(struct pci_bus *bus, uint64_t base, uint64_t size)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&bus->ecam_lock);
+	if (bus->ecam_size && (bus->ecam_base != base || bus->ecam_size != size)) {
+		iobus_unregister(bus->host->mmio, bus->ecam_base);
+		bus->ecam_size = 0;
+	}
+	if (size && !bus->ecam_size) {
+		/* unlocked: a config write through it moves BARs on this bus */
+		ret = iobus_register_unlocked(bus->host->mmio, base, size, &ecam_ops, bus,
+					      "pcie-mmcfg");
+		if (ret == 0) {
+			bus->ecam_base = base;
+			bus->ecam_size = size;
+		}
+	}
+	pthread_mutex_unlock(&bus->ecam_lock);
+	return ret;
+}
+
 static const struct io_ops addr_ops = {addr_port_read, addr_port_write};
 static const struct io_ops data_ops = {data_port_read, data_port_write};
 
@@ -458,6 +520,7 @@ struct pci_bus *pci_bus_new(struct dev_host *host)
 	bus->host = host;
 	pthread_mutex_init(&bus->lock, NULL);
 	pthread_rwlock_init(&bus->io_lock, NULL);
+	pthread_mutex_init(&bus->ecam_lock, NULL);
 	if (iobus_register(host->pio, CFG_ADDR_PORT, 4, &addr_ops, bus, "pci-conf-addr"))
 		goto fail;
 	if (iobus_register(host->pio, CFG_DATA_PORT, 4, &data_ops, bus, "pci-conf-data"))
@@ -471,6 +534,7 @@ fail_data:
 fail_addr:
 	iobus_unregister(host->pio, CFG_ADDR_PORT);
 fail:
+	pthread_mutex_destroy(&bus->ecam_lock);
 	pthread_rwlock_destroy(&bus->io_lock);
 	pthread_mutex_destroy(&bus->lock);
 	free(bus);
@@ -492,6 +556,8 @@ void pci_bus_free(struct pci_bus *bus)
 	iobus_unregister(bus->host->pio, CFG_ADDR_PORT);
 	iobus_unregister(bus->host->pio, CFG_DATA_PORT);
 	iobus_unregister(bus->host->pio, IO_WINDOW_BASE);
+	pci_bus_set_ecam(bus, 0, 0);
+	pthread_mutex_destroy(&bus->ecam_lock);
 	pthread_rwlock_destroy(&bus->io_lock);
 	pthread_mutex_destroy(&bus->lock);
 	free(bus);

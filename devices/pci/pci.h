@@ -78,6 +78,10 @@ int pci_bus_free_slot(struct pci_bus *bus);
 void pci_bus_remove(struct pci_dev *d);
 /* Drive the device's INTx line (through the bus route). */
 void pci_dev_set_irq(struct pci_dev *d, bool level);
+/* The PCIe ECAM (MMCONFIG) window at base, size bytes (1 MiB per bus),
+ * decoding onto this bus's configuration space; size 0 removes it. May be
+ * called from a cfg_written callback (takes no bus lock). 0 or -errno. */
+int pci_bus_set_ecam(struct pci_bus *bus, uint64_t base, uint64_t size);
 /* Config accesses as the 0xcf8/0xcfc ports do them (for tests and tools). */
 uint32_t pci_cfg_read(struct pci_bus *bus, uint8_t devfn, unsigned off, unsigned size);
 void pci_cfg_write(struct pci_bus *bus, uint8_t devfn, unsigned off, unsigned size,
