@@ -202,10 +202,10 @@ static void unmap_bar(struct pci_bus *bus, struct pci_bar *b)
 {
 	if (b->mapped == PCI_BAR_UNMAPPED)
 		return;
-	if (b->io)
+	if (b->io && b->mapped >= IO_WINDOW_BASE)
 		io_bar_del(bus, b->mapped);
 	else
-		iobus_unregister(bus->host->mmio, b->mapped);
+		iobus_unregister(b->io ? bus->host->pio : bus->host->mmio, b->mapped);
 	b->mapped = PCI_BAR_UNMAPPED;
 }
 
@@ -224,18 +224,22 @@ static void update_bars(struct pci_bus *bus, struct pci_dev *d)
 		unmap_bar(bus, b);
 		if (want == PCI_BAR_UNMAPPED)
 			continue;
-		if (b->io)
-			ret = want >= IO_WINDOW_BASE ? io_bar_add(bus, want, b) : -ERANGE;
+		/* Below the window an I/O BAR goes on the port bus itself (the
+		 * ICH9 SMBus at 0x700 as SeaBIOS places it): config writes come
+		 * through the unlocked 0xcfc and ECAM handlers. */
+		if (b->io && want >= IO_WINDOW_BASE)
+			ret = io_bar_add(bus, want, b);
+		else if (b->io)
+			ret = iobus_register(bus->host->pio, want, b->size, b->ops, b->opaque,
+					     d->name);
 		else
 			ret = iobus_register(bus->host->mmio, want, b->size, b->ops, b->opaque,
 					     d->name);
 		if (ret == 0)
 			b->mapped = want;
 		else
-			fprintf(stderr, "vmm: %s: BAR%u at 0x%llx %s, not mapped\n", d->name, n,
-				(unsigned long long)want,
-				ret == -ERANGE ? "is below the PCI I/O window (0x1000)"
-					       : "overlaps another region");
+			fprintf(stderr, "vmm: %s: BAR%u at 0x%llx overlaps another region, not mapped\n",
+				d->name, n, (unsigned long long)want);
 	}
 }
 
@@ -523,7 +527,9 @@ struct pci_bus *pci_bus_new(struct dev_host *host)
 	pthread_mutex_init(&bus->ecam_lock, NULL);
 	if (iobus_register(host->pio, CFG_ADDR_PORT, 4, &addr_ops, bus, "pci-conf-addr"))
 		goto fail;
-	if (iobus_register(host->pio, CFG_DATA_PORT, 4, &data_ops, bus, "pci-conf-data"))
+	/* unlocked: a config write may move a device's fixed ports (the
+	 * ICH9 LPC bridge's PMBASE) on this port bus */
+	if (iobus_register_unlocked(host->pio, CFG_DATA_PORT, 4, &data_ops, bus, "pci-conf-data"))
 		goto fail_addr;
 	if (iobus_register(host->pio, IO_WINDOW_BASE, IO_WINDOW_END - IO_WINDOW_BASE,
 			   &io_window_ops, bus, "pci-io"))
