@@ -382,6 +382,29 @@ static int add_iommu(struct machine *m, char *err, size_t errlen)
 	return 0;
 }
 
+/* -machine pc: i440FX host bridge, PIIX3 at 00:01.0, its IDE at 00:01.1. */
+static int add_i440fx_chipset(struct machine *m)
+{
+	m->i440fx = m->pci ? i440fx_new(&m->host, m->pci, &m->mem_map) : NULL;
+	m->piix3 = m->i440fx ? piix3_new(&m->host, m->pci) : NULL;
+	m->ide = m->piix3 ? ide_new_with_cdroms(&m->host, m->pci, m->disks, m->cdroms) : NULL;
+	machine_cdrom_wire(m);
+	return m->ide ? 0 : -1;
+}
+
+/* -machine q35: the Q35 MCH (with the ECAM window), the ICH9 LPC bridge
+ * in charge of the ACPI PM block, and the SMBus controller. */
+static int add_q35_chipset(struct machine *m)
+{
+	m->i440fx = m->pci ? q35_mch_new(&m->host, m->pci, &m->mem_map) : NULL;
+	m->lpc = m->i440fx ? ich9_lpc_new(&m->host, m->pci, m->acpi_pm) : NULL;
+	/* The ICH9 AHCI controller (8086:2922) belongs at 00:1f.2, where
+	 * -hda/-cdrom/-drive if=ide disks will go once it exists; until then
+	 * cli_check_q35 refuses them. */
+	m->smbus = m->lpc ? ich9_smbus_new(&m->host, m->pci) : NULL;
+	return m->smbus ? 0 : -1;
+}
+
 /* PCI host and ISA bridges, IDE with the -hda/-drive disks, fw_cfg for
  * SeaBIOS, the CMOS bytes it reads and the 0x402 debug console. */
 static int add_pc_platform(struct machine *m, char *err, size_t errlen)
@@ -395,8 +418,8 @@ static int add_pc_platform(struct machine *m, char *err, size_t errlen)
 		.nographic = true,
 		.boot_strict = m->cfg->lv.boot_strict,
 		.uuid = m->cfg->lv.has_uuid ? m->cfg->lv.uuid : NULL,
-		/* the DSDT describes the i440FX's PCI root and PIIX3 routing */
-		.acpi = !m->cfg->lv.no_acpi && !m->cfg->q35,
+		.acpi = !m->cfg->lv.no_acpi,
+		.q35 = m->cfg->q35,
 		.pvpanic_port = boot_pvpanic_port(m->cfg),
 		.dmar = boot_dmar_flags(&m->cfg->iommu),
 	};
@@ -408,19 +431,13 @@ static int add_pc_platform(struct machine *m, char *err, size_t errlen)
 	m->pci = pci_bus_new(&m->host);
 	if (m->pci)
 		pci_bus_set_reset(m->pci, guest_reset_fn, m);
-	if (m->pci)
-		m->i440fx = m->cfg->q35 ? q35_mch_new(&m->host, m->pci, &m->mem_map)
-					: i440fx_new(&m->host, m->pci, &m->mem_map);
-	m->piix3 = m->i440fx ? piix3_new(&m->host, m->pci) : NULL;
-	m->ide = m->piix3 ? ide_new_with_cdroms(&m->host, m->pci, m->disks, m->cdroms) : NULL;
+	if (m->cfg->q35 ? add_q35_chipset(m) < 0 : add_i440fx_chipset(m) < 0) {
+		snprintf(err, errlen, "cannot create the PCI chipset devices");
+		return -1;
+	}
 	for (unsigned i = IDE_MAX_DRIVES; i-- > 0;)
 		if (m->cdroms[i]) /* -boot d: the first CD-ROM drive */
 			fw.cdrom_slot = i + 1;
-	machine_cdrom_wire(m);
-	if (!m->ide) {
-		snprintf(err, errlen, "cannot create the PCI and IDE devices");
-		return -1;
-	}
 	if (add_iommu(m, err, errlen) < 0 || add_virtio_disks(m, err, errlen) < 0 ||
 	    board_add_nics(m, err, errlen) < 0 || vmm_wlan_init(m, err, errlen) < 0 ||
 	    add_virtio_rngs(m, err, errlen) < 0)

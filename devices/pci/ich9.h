@@ -19,7 +19,10 @@
 /* The PIRQ (0-7 = A-H) that INTx pin (0 = INTA) of a device in slot
  * drives, as QEMU's q35 DSDT and SeaBIOS wire them: slots 0-24 rotate
  * over PIRQE-H, the chipset's slots 25-31 use PIRQA-D. */
-unsigned ich9_slot_pirq(unsigned slot, unsigned pin);
+static inline unsigned ich9_slot_pirq(unsigned slot, unsigned pin)
+{
+	return slot < ICH9_FIRST_CHIPSET_SLOT ? 4 + ((slot + pin) & 3) : pin & 3;
+}
 /* In APIC mode PIRQ n is I/O APIC input 16 + n. */
 #define ICH9_PIRQ_GSI(pirq) (16u + (pirq))
 

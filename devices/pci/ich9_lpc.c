@@ -40,13 +40,6 @@ struct ich9_lpc {
 	uint8_t rcrb[RCRB_SIZE];
 };
 
-unsigned ich9_slot_pirq(unsigned slot, unsigned pin)
-{
-	if (slot < ICH9_FIRST_CHIPSET_SLOT)
-		return 4 + ((slot + pin) & 3);
-	return pin & 3;
-}
-
 /* Called with the bus lock held. */
 static int route(void *opaque, unsigned slot, unsigned pin)
 {

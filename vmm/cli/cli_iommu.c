@@ -1,16 +1,13 @@
-/* cli_iommu.c — -device intel-iommu, -device edu and the -machine q35
- * subset.
+/* cli_iommu.c — -device intel-iommu, -device edu and -machine q35's checks.
  *
- * What -machine q35 is in vmm: the PC board (vmm's i440FX-era devices)
- * whose host bridge at 00:00.0 is the Q35 MCH (8086:29c0, its PAM
- * registers at 0x90-0x96 and SMRAM at 0x9d), which is where QEMU's q35
- * puts the VT-d unit (0xfed90000) that -device intel-iommu adds. It is a
- * subset, not QEMU's q35: there is no ICH9 (the PCI-ISA bridge is still
- * the PIIX3 at 00:01.0 with IDE at 00:01.1, INTx routed through its PIRQ
- * registers to GSIs 10/11), no AHCI, SMBus or TCO, no PCI Express (no
- * MMCONFIG/MCFG: 256-byte configuration space through 0xcf8 only). SeaBIOS
- * drives a q35 through the ICH9 LPC bridge, so q35 needs -kernel (direct
- * boot: multiboot, Linux, PVH); with firmware boot it is refused. */
+ * What -machine q35 is in vmm: QEMU's Q35 chipset as SeaBIOS and Linux
+ * see it: the Q35 MCH at 00:00.0 (PAM, SMRAM, PCIEXBAR with the ECAM
+ * window at 0xb0000000 and an MCFG table), the ICH9 LPC bridge at 00:1f.0
+ * (PMBASE/ACPI_CNTL, PIRQA-H to GSIs 16-23, RCBA) and SMBus at 00:1f.3,
+ * with the usual ISA devices; the VT-d unit (0xfed90000) of -device
+ * intel-iommu. Not there yet: the ICH9 AHCI at 00:1f.2 (so no IDE-style
+ * disks: -hda/-cdrom are refused), PCIe root ports, TCO, the 8259 routing
+ * of the PIRQ registers, extended (4 KiB) configuration space. */
 #include <stdio.h>
 #include <string.h>
 
@@ -122,11 +119,13 @@ int cli_check_q35(const struct vmm_config *cfg, char *err, size_t errlen)
 			 "APIC must be vmm's): use -machine kernel_irqchip=split");
 		return -1;
 	}
-	if (cfg->q35 && !cfg->kernel) {
-		snprintf(err, errlen,
-			 "-machine q35 needs -kernel: vmm's q35 has no ICH9 LPC bridge, "
-			 "which SeaBIOS needs on a q35 (see vmm --help)");
-		return -1;
-	}
+	for (unsigned i = 0; cfg->q35 && i < CLI_MAX_DRIVES; i++)
+		if (cfg->drives[i].file || cfg->drives[i].cdrom) {
+			snprintf(err, errlen,
+				 "-machine q35 has no IDE controller and vmm has no ICH9 AHCI yet: "
+				 "-hda/-cdrom/-drive if=ide need -machine pc; use -drive if=virtio "
+				 "or -device virtio-blk-pci on q35");
+			return -1;
+		}
 	return 0;
 }
