@@ -229,8 +229,8 @@ static void list_machines(FILE *out)
 	static const char *const rows[][2] = {
 		{"pc", "Standard PC (i440FX + PIIX, 1996) (alias of pc-i440fx-7.2)"},
 		{"pc-i440fx-7.2", "Standard PC (i440FX + PIIX, 1996) (default)"},
-		{"q35", "Q35 host bridge on the PC board, for intel-iommu (alias of pc-q35-7.2)"},
-		{"pc-q35-7.2", "Q35 host bridge on the PC board, for intel-iommu"},
+		{"q35", "Standard PC (Q35 + ICH9, 2009) (alias of pc-q35-7.2)"},
+		{"pc-q35-7.2", "Standard PC (Q35 + ICH9, 2009): no AHCI or PCIe root ports yet"},
 		{"none", "empty machine"},
 	};
 

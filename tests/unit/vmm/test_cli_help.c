@@ -94,7 +94,6 @@ START_TEST(machine_help)
 		ck_assert_msg(p[strlen(name)] == ' ' && p[20] == ' ' && p[21] != ' ',
 			      "layout of '%s'", name);
 		defaults += !strncmp(strchr(p, '\n') - 9, "(default)", 9);
-		/* vmm's q35 boots -kernel only */
 		ck_assert_msg(PARSE("-machine", name, "-kernel", "k") == 0, "-machine %s: %s", name,
 			      err);
 	}

@@ -1,0 +1,113 @@
+#!/bin/sh
+# seabios-q35.sh — SeaBIOS boots -M q35 (and pc-q35-7.2, virt-install's
+# name) from a virtio-blk disk. The boot sector prints the chipset
+# registers SeaBIOS programmed, through 0xcf8/0xcfc: the MCH's PCIEXBAR
+# (the ECAM window at 0xb0000000, enabled), the ICH9 LPC bridge's PMBASE,
+# ACPI_CNTL, PIRQA-D and PIRQE-H routing and RCBA, and the SMBus
+# controller's SMB_BASE and HOSTC; then whether the ACPI PM timer at
+# PMBASE + 8 runs. QEMU -M q35 boots the same disk as the reference: the
+# serial output must be the same bytes.
+set -u
+VMM=${VMM:-build/vmm}
+[ -e /dev/kvm ] || { echo "skipped: no /dev/kvm"; exit 77; }
+work=$(mktemp -d /var/tmp/seabios-q35.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+. tests/integration/seabios-serial.inc.sh
+
+cat >"$work/mbr.S" <<'ASM'
+	.code16
+	.globl _start
+_start:
+	cli
+	xorw %ax, %ax
+	movw %ax, %ds
+	movw $regs - _start + 0x7c00, %si
+1:	lodsl
+	testl %eax, %eax
+	jz 2f
+	movw $0xcf8, %dx
+	outl %eax, %dx
+	movw $0xcfc, %dx
+	inl %dx, %eax
+	call hex32
+	movb $' ', %al
+	call putc
+	jmp 1b
+2:	movw $0x608, %dx	/* the PM timer, where SeaBIOS put PMBASE */
+	inl %dx, %eax
+	movl %eax, %ebx
+	movw $0x2000, %cx
+3:	inl %dx, %eax
+	cmpl %eax, %ebx
+	jne 4f
+	loop 3b
+	movb $'=', %al		/* stopped */
+	jmp 5f
+4:	movb $'+', %al		/* running */
+5:	call putc
+	movb $'\n', %al
+	call putc
+	movw $0xf4, %dx
+	movb $0x10, %al
+	outb %al, %dx
+	hlt
+putc:	movw $0x3f8, %dx
+	outb %al, %dx
+	ret
+hex32:	movl %eax, %ebx
+	movw $8, %cx
+6:	roll $4, %ebx
+	movb %bl, %al
+	andb $0xf, %al
+	addb $'0', %al
+	cmpb $'9', %al
+	jbe 7f
+	addb $'a' - '9' - 1, %al
+7:	call putc
+	loop 6b
+	ret
+regs:	.long 0x80000060	/* MCH PCIEXBAR */
+	.long 0x8000f840	/* LPC PMBASE */
+	.long 0x8000f844	/* LPC ACPI_CNTL */
+	.long 0x8000f860	/* LPC PIRQA-D */
+	.long 0x8000f868	/* LPC PIRQE-H */
+	.long 0x8000f8f0	/* LPC RCBA */
+	.long 0x8000fb20	/* SMBus SMB_BASE */
+	.long 0x8000fb40	/* SMBus HOSTC */
+	.long 0
+	.org 510
+	.byte 0x55, 0xaa
+ASM
+as --32 -o "$work/mbr.o" "$work/mbr.S" &&
+	ld -m elf_i386 -Ttext 0 --oformat binary -o "$work/mbr.bin" "$work/mbr.o" || exit 1
+dd if=/dev/zero of="$work/disk.img" bs=1M count=4 status=none
+dd if="$work/mbr.bin" of="$work/disk.img" conv=notrunc status=none
+
+want="b0000001 00000601 00000080 0b0b0a0a 0b0b0a0a fed1c001 00000701 00000001 +"
+fail=0
+for machine in q35 pc-q35-7.2; do
+	out=$(timeout 60 "$VMM" -M $machine -m 512 -nographic -device isa-debug-exit,iobase=0xf4,iosize=4 \
+		-drive file="$work/disk.img",format=raw,if=virtio </dev/null 2>"$work/err")
+	rc=$?
+	case "$(unflushed "$out")" in
+	*"$want") ;;
+	*) echo "FAIL: vmm -M $machine: exit $rc, output:"; printf '%s\n' "$out" | cat -v
+	   cat "$work/err"; fail=1; continue ;;
+	esac
+	[ $rc -eq 33 ] || { echo "FAIL: vmm -M $machine: exit $rc"; fail=1; }
+	echo "ok   vmm -M $machine: $(printf '%s' "$out" | tail -n 1)"
+done
+command -v qemu-system-x86_64 >/dev/null ||
+	{ echo "FAIL: no qemu-system-x86_64 for the reference run"; exit 1; }
+timeout 120 qemu-system-x86_64 -enable-kvm -M q35 -nic none -m 512 -nographic \
+	-device isa-debug-exit,iobase=0xf4,iosize=4 \
+	-drive file="$work/disk.img",format=raw,if=virtio </dev/null >"$work/qemu.out" 2>/dev/null
+qrc=$?
+if [ $qrc -ne 33 ] || [ "$(unflushed "$(cat "$work/qemu.out")")" != "$(unflushed "$out")" ]; then
+	echo "FAIL: QEMU -M q35 exit $qrc, serial output differs from vmm's:"
+	cat -v "$work/qemu.out"; printf '\nvmm:\n%s\n' "$out"; fail=1
+else
+	echo "ok   QEMU -M q35 printed the same"
+fi
+[ $fail -eq 0 ]
