@@ -438,6 +438,9 @@ int cli_parse_intel_iommu(struct vmm_config *cfg, char *props, char *err, size_t
 int cli_parse_edu(struct vmm_config *cfg, char *props, char *err, size_t errlen);
 int cli_parse_pci_testdev(struct vmm_config *cfg, char *props, char *err, size_t errlen);
 int cli_check_q35(const struct vmm_config *cfg, char *err, size_t errlen);
+/* The root PCI bus's names: pci.0 (i440FX) or pcie.0 (q35), as libvirt
+ * writes them in bus=. */
+bool cli_is_root_bus(const char *name);
 /* q35 or QEMU's versioned pc-q35-X.Y. */
 bool cli_is_q35_name(const char *name);
 /* The -chardev with this id as a frontend's backend (marks it used). */

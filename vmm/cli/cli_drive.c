@@ -311,7 +311,7 @@ static int virtio_blk_prop(struct virtio_blk_spec *v, const char *key, const cha
 		v->num_queues = (unsigned)n;
 	} else if (!strcmp(key, "id") && *val && strlen(val) < sizeof(v->id)) {
 		strcpy(v->id, val); /* QMP's qom-list /machine/peripheral */
-	} else if (!strcmp(key, "bus") && !strcmp(val, "pci.0")) {
+	} else if (!strcmp(key, "bus") && cli_is_root_bus(val)) {
 		/* the only PCI bus (libvirt names it) */
 	} else {
 		snprintf(err, errlen,

@@ -13,6 +13,11 @@
 
 #include "vmm/cli/cli.h"
 
+bool cli_is_root_bus(const char *name)
+{
+	return !strcmp(name, "pci.0") || !strcmp(name, "pcie.0");
+}
+
 bool cli_is_q35_name(const char *name)
 {
 	return !strcmp(name, "q35") || !strncmp(name, "pc-q35-", 7);

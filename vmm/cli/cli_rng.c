@@ -84,8 +84,8 @@ static bool rng_dev_prop(struct rng_dev_spec *d, const char *key, const char *v)
 		return copy_str(d->rng, sizeof(d->rng), v);
 	if (!strcmp(key, "id"))
 		return copy_str(d->id, sizeof(d->id), v);
-	if (!strcmp(key, "bus")) /* libvirt's bus=pci.0: the only bus */
-		return v && !strcmp(v, "pci.0");
+	if (!strcmp(key, "bus")) /* libvirt's bus=pci.0 (pcie.0 on q35): the only bus */
+		return v && cli_is_root_bus(v);
 	if (!strcmp(key, "addr"))
 		return v && cli_parse_pci_addr(v, &d->devfn) == 0 && d->devfn >= 2 << 3;
 	if (!v || cli_parse_u64(v, &n) < 0)
