@@ -7,6 +7,7 @@ $(eval $(call static_lib,devices,$(devices_SRCS),))
 # PC platform unit tests
 $(eval $(call unit_test,devices_pci,tests/unit/devices/test_pci.c,libdevices.a libbackends.a,))
 $(eval $(call unit_test,devices_q35,tests/unit/devices/test_q35.c,libdevices.a libbackends.a,))
+$(eval $(call unit_test,devices_pcie_root_port,tests/unit/devices/test_pcie_root_port.c,libdevices.a libbackends.a,))
 $(eval $(call unit_test,devices_ide,tests/unit/devices/test_ide.c,libdevices.a libbackends.a,))
 $(eval $(call unit_test,devices_ide_dma,tests/unit/devices/test_ide_dma.c,libdevices.a libbackends.a,))
 $(eval $(call unit_test,devices_fw_cfg,tests/unit/devices/test_fw_cfg.c,libfirmware.a libdevices.a libbackends.a,$(LZ4_LIBS)))
