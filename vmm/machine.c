@@ -451,6 +451,8 @@ void machine_destroy(struct machine *m)
 		atapi_free(m->cdroms[i]);
 	}
 	piix3_free(m->piix3);
+	for (unsigned i = 0; i < CLI_MAX_ROOT_PORTS; i++)
+		pcie_root_port_free(m->root_ports[i]);
 	ich9_smbus_free(m->smbus);
 	ich9_lpc_free(m->lpc);
 	i440fx_free(m->i440fx);

@@ -28,6 +28,7 @@
 #include "devices/isa/serial.h"
 #include "devices/pci/i440fx.h"
 #include "devices/pci/ich9.h"
+#include "devices/pci/pcie_root_port.h"
 #include "devices/pci/pci.h"
 #include "devices/pci/piix3.h"
 #include "devices/storage/ide.h"
@@ -197,6 +198,7 @@ struct machine {
 	struct piix3 *piix3;
 	struct ich9_lpc *lpc;	   /* -machine q35: 00:1f.0 in place of the PIIX3 */
 	struct ich9_smbus *smbus; /* -machine q35: 00:1f.3 */
+	struct pcie_root_port *root_ports[CLI_MAX_ROOT_PORTS]; /* as cfg->root_ports */
 	struct block_dev *disks[IDE_MAX_DRIVES];
 	struct atapi *cdroms[IDE_MAX_DRIVES]; /* ATAPI drives (they own their media) */
 	struct ide *ide;

@@ -99,6 +99,8 @@ void pci_cfg_write_bdf(struct pci_bus *bus, uint8_t busno, uint8_t devfn, unsign
  * devices. */
 struct pci_bus *pci_bus_new_secondary(struct pci_dev *bridge);
 void pci_bus_free_secondary(struct pci_bus *sec);
+/* Whether bus is a secondary bus (behind a PCIe root port). */
+bool pci_bus_is_secondary(const struct pci_bus *bus);
 /* d's requester ID: bus << 8 | devfn. */
 uint16_t pci_dev_rid(const struct pci_dev *d);
 /* `info pci`: one block per device, like QEMU's. Returns the length that

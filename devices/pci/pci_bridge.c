@@ -24,6 +24,11 @@ struct pci_dev *pci_bus_lookup(struct pci_bus *root, unsigned busno, unsigned de
 	return NULL;
 }
 
+bool pci_bus_is_secondary(const struct pci_bus *bus)
+{
+	return bus && bus->bridge;
+}
+
 uint16_t pci_dev_rid(const struct pci_dev *d)
 {
 	unsigned busno = d->bus && d->bus->bridge ? d->bus->bridge->cfg[PCI_SECONDARY_BUS] : 0;

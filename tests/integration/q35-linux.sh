@@ -9,7 +9,11 @@
 #   - PCI0 is a PCI Express root (PNP0A08);
 #   - with pci=nomsi, virtio-rng-pci in slot 6 binds virtio-pci and its
 #     INTA arrives at I/O APIC input 22 (PIRQG: the _PRT's q35 routing),
-#     so /dev/hwrng gives bytes.
+#     so /dev/hwrng gives bytes;
+#   - a pcie-root-port at 00:02.0 as libvirt writes it (pcie_ports=native:
+#     vmm's DSDT has no _OSC) binds pcieport and its hot-plug service
+#     (pciehp), and the virtio-rng-pci behind it (bus=pci.1) is on bus 01,
+#     a PCIe endpoint, bound to virtio-pci.
 # QEMU (-enable-kvm -M q35) runs the same guest and options as the
 # reference, and both must answer the same.
 set -u
@@ -51,8 +55,10 @@ run() {
 	t0=$(date +%s)
 	"$@" -M q35 -m 512 -smp 2 -nographic -serial stdio -monitor none -no-reboot -net none \
 		-kernel "$guest/kernel" -initrd "$guest/initrd.cpio.gz" \
-		-append "$(cat tests/guest/linux/cmdline) pci=nomsi" \
+		-append "$(cat tests/guest/linux/cmdline) pci=nomsi pcie_ports=native" \
 		-device virtio-rng-pci,addr=0x6 \
+		-device '{"driver":"pcie-root-port","port":16,"chassis":1,"id":"pci.1","bus":"pcie.0","multifunction":true,"addr":"0x2"}' \
+		-device '{"driver":"virtio-rng-pci","id":"rng1","bus":"pci.1","addr":"0x0"}' \
 		<"$work/in" >"$work/out" 2>"$work/err" &
 	pid=$!
 	exec 3>"$work/in"
@@ -70,6 +76,10 @@ run() {
 	[ "$root" = "\\_SB_.PCI0" ] || fail "no PNP0A08 root: '$root'"
 	drv=$(ask DRIVER "basename \$(readlink $d/0000:00:06.0/driver)")
 	[ "$drv" = virtio-pci ] || fail "00:06.0 is bound to '$drv'"
+	port=$(ask PORT "echo \$(basename \$(readlink $d/0000:00:02.0/driver)) \$(ls /sys/bus/pci_express/devices | grep -c '^0000:00:02.0:pcie004\$')")
+	[ "$port" = "pcieport 1" ] || fail "root port driver and hot-plug service: '$port'"
+	behind=$(ask BEHIND "echo \$(basename \$(readlink $d/0000:01:00.0/driver)) \$(cat $d/0000:01:00.0/device) \$(test -e $d/0000:01:00.0/current_link_width && echo pcie)")
+	[ "$behind" = "virtio-pci 0x1044 pcie" ] || fail "the device behind the root port: '$behind'"
 	n=$(ask BYTES "head -c 256 /dev/hwrng | wc -c")
 	[ "$n" = 256 ] || fail "/dev/hwrng gave $n of 256 bytes"
 	irq=$(ask IRQ "grep virtio /proc/interrupts | sed 's/.*IO-APIC *//' | cut -d' ' -f1 | sort -u | tr '\\n' ' '")

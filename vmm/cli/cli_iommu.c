@@ -112,6 +112,17 @@ int cli_parse_pci_testdev(struct vmm_config *cfg, char *props, char *err, size_t
 	return parse_test_pci(cfg, DEVICE_PCI_TESTDEV, "pci-testdev", props, err, errlen);
 }
 
+/* A device's bus= names a pcie-root-port. */
+static int check_bus(const struct vmm_config *cfg, const char *dev, const char *bus, char *err,
+		     size_t errlen)
+{
+	if (!bus[0] || cli_find_root_port(cfg, bus) >= 0)
+		return 0;
+	snprintf(err, errlen, "%s: bus '%s' not found (pci.0/pcie.0 or a pcie-root-port id)", dev,
+		 bus);
+	return -1;
+}
+
 int cli_check_q35(const struct vmm_config *cfg, char *err, size_t errlen)
 {
 	if (cfg->iommu.present && !cfg->q35) {
@@ -124,6 +135,16 @@ int cli_check_q35(const struct vmm_config *cfg, char *err, size_t errlen)
 			 "APIC must be vmm's): use -machine kernel_irqchip=split");
 		return -1;
 	}
+	if (cfg->n_root_ports && !cfg->q35) {
+		snprintf(err, errlen, "-device pcie-root-port needs -machine q35 (as in QEMU)");
+		return -1;
+	}
+	for (unsigned i = 0; i < cfg->n_vblk; i++)
+		if (check_bus(cfg, "virtio-blk-pci", cfg->vblk[i].bus, err, errlen) < 0)
+			return -1;
+	for (unsigned i = 0; i < cfg->rng.n_devs; i++)
+		if (check_bus(cfg, "virtio-rng-pci", cfg->rng.devs[i].bus, err, errlen) < 0)
+			return -1;
 	for (unsigned i = 0; cfg->q35 && i < CLI_MAX_DRIVES; i++)
 		if (cfg->drives[i].file || cfg->drives[i].cdrom) {
 			snprintf(err, errlen,
