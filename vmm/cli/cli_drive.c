@@ -273,7 +273,7 @@ int cli_set_cdrom(struct vmm_config *cfg, const char *file, char *err, size_t er
 
 /* ------------------------------------------- -device virtio-blk-pci */
 
-/* addr=SLOT[.FN], hex as in QEMU (04.0, 0x4, 4). */
+/* addr=SLOT[.FN], hex as in QEMU (04.0, 0x4, 4, libvirt's 0x2.0x1). */
 int cli_parse_pci_addr(const char *s, int *devfn)
 {
 	unsigned long slot, fn = 0;
@@ -285,7 +285,7 @@ int cli_parse_pci_addr(const char *s, int *devfn)
 	if (*end == '.') {
 		if (!isdigit((unsigned char)end[1]))
 			return -1;
-		fn = strtoul(end + 1, &end, 10);
+		fn = strtoul(end + 1, &end, 16);
 	}
 	if (*end || slot > 31 || fn > 7)
 		return -1;
