@@ -609,8 +609,8 @@ static const struct cli_option options[] = {
 	{"-chroot", "DIR", cli_parse_chroot, 0, "chroot into DIR once set up"},
 	{"-machine", "[pc|q35,]kernel_irqchip=on|split|off,pit=on|off", parse_machine_opt, 0,
 	 "interrupt controllers in KVM (on), split, or in vmm (off); q35: QEMU's Q35 "
-	 "(MCH with ECAM/MCFG, ICH9 LPC and SMBus) without AHCI (no -hda/-cdrom), "
-	 "PCIe root ports or extended config space"},
+	 "(MCH with ECAM/MCFG, ICH9 LPC and SMBus, pcie-root-port) without AHCI (no "
+	 "-hda/-cdrom), run-time hot-plug or extended config space"},
 	{"-M", "pc|q35,...", parse_machine_opt, 0, "same as -machine"},
 	{"-help", NULL, cli_parse_flag, FIELD(help), "print this help and exit"},
 	{"-h", NULL, cli_parse_flag, FIELD(help), "same as -help"},

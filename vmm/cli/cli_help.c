@@ -14,8 +14,9 @@
 #include "vmm/cli/cli.h"
 
 /* QEMU's device categories, in the order it prints them. */
-enum dev_category { CAT_STORAGE, CAT_NETWORK, CAT_INPUT, CAT_MISC, CAT_COUNT };
-static const char *const category_names[CAT_COUNT] = {"Storage", "Network", "Input", "Misc"};
+enum dev_category { CAT_BRIDGE, CAT_STORAGE, CAT_NETWORK, CAT_INPUT, CAT_MISC, CAT_COUNT };
+static const char *const category_names[CAT_COUNT] = {"Controller/Bridge/Hub", "Storage",
+						      "Network", "Input", "Misc"};
 
 #define PCI_ADDR_PROP                                                                              \
 	{                                                                                          \
@@ -78,6 +79,18 @@ static const struct cli_device_help devices[] = {
 	 {{"chardev", "str", "the -chardev behind the port", NULL, "c0"},
 	  {"index", "uint32", "COM port number (0-3)", NULL, "1"}}},
 	{"edu", "PCI", NULL, NULL, CAT_MISC, {NULL}, NULL, {PCI_ADDR_PROP}},
+	{"pcie-root-port",
+	 "PCI",
+	 NULL,
+	 "PCI Express root port (needs -M q35); its id= is the bus= of the device behind it",
+	 CAT_BRIDGE,
+	 {"-machine", "q35"},
+	 "id=pci.1",
+	 {PCI_ADDR_PROP,
+	  {"chassis", "uint8", NULL, "0", "1"},
+	  {"multifunction", "bool", "on/off: more functions in its slot", "false", "on"},
+	  {"port", "uint8", "PCIe port number", "0", "16"},
+	  {"slot", "uint16", "physical slot number", "0", "2"}}},
 	{"intel-iommu",
 	 "System",
 	 NULL,
@@ -230,7 +243,7 @@ static void list_machines(FILE *out)
 		{"pc", "Standard PC (i440FX + PIIX, 1996) (alias of pc-i440fx-7.2)"},
 		{"pc-i440fx-7.2", "Standard PC (i440FX + PIIX, 1996) (default)"},
 		{"q35", "Standard PC (Q35 + ICH9, 2009) (alias of pc-q35-7.2)"},
-		{"pc-q35-7.2", "Standard PC (Q35 + ICH9, 2009): no AHCI or PCIe root ports yet"},
+		{"pc-q35-7.2", "Standard PC (Q35 + ICH9, 2009): no AHCI yet"},
 		{"none", "empty machine"},
 	};
 

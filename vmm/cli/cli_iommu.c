@@ -5,9 +5,10 @@
  * window at 0xb0000000 and an MCFG table), the ICH9 LPC bridge at 00:1f.0
  * (PMBASE/ACPI_CNTL, PIRQA-H to GSIs 16-23, RCBA) and SMBus at 00:1f.3,
  * with the usual ISA devices; the VT-d unit (0xfed90000) of -device
- * intel-iommu. Not there yet: the ICH9 AHCI at 00:1f.2 (so no IDE-style
- * disks: -hda/-cdrom are refused), PCIe root ports, TCO, the 8259 routing
- * of the PIRQ registers, extended (4 KiB) configuration space. */
+ * intel-iommu, and -device pcie-root-port (cli_pcie.c). Not there yet: the
+ * ICH9 AHCI at 00:1f.2 (so no IDE-style disks: -hda/-cdrom are refused),
+ * hot-plug at run time, TCO, the 8259 routing of the PIRQ registers,
+ * extended (4 KiB) configuration space, _OSC in the DSDT. */
 #include <stdio.h>
 #include <string.h>
 
