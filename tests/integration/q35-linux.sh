@@ -78,7 +78,8 @@ run() {
 	[ "$drv" = virtio-pci ] || fail "00:06.0 is bound to '$drv'"
 	port=$(ask PORT "echo \$(basename \$(readlink $d/0000:00:02.0/driver)) \$(ls /sys/bus/pci_express/devices | grep -c '^0000:00:02.0:pcie004\$')")
 	[ "$port" = "pcieport 1" ] || fail "root port driver and hot-plug service: '$port'"
-	behind=$(ask BEHIND "echo \$(basename \$(readlink $d/0000:01:00.0/driver)) \$(cat $d/0000:01:00.0/device) \$(test -e $d/0000:01:00.0/current_link_width && echo pcie)")
+	# pciehp may power the slot on and enumerate it again after boot (QEMU)
+	behind=$(ask BEHIND "i=0; while [ ! -e $d/0000:01:00.0/driver ] && [ \$i -lt 30 ]; do sleep 1; i=\$((i+1)); done; echo \$(basename \$(readlink $d/0000:01:00.0/driver)) \$(cat $d/0000:01:00.0/device) \$(test -e $d/0000:01:00.0/current_link_width && echo pcie)")
 	[ "$behind" = "virtio-pci 0x1044 pcie" ] || fail "the device behind the root port: '$behind'"
 	n=$(ask BYTES "head -c 256 /dev/hwrng | wc -c")
 	[ "$n" = 256 ] || fail "/dev/hwrng gave $n of 256 bytes"
