@@ -86,9 +86,9 @@ as --32 -o "$work/mbr.o" "$work/mbr.S" &&
 dd if=/dev/zero of="$work/disk.img" bs=1M count=4 status=none
 dd if="$work/mbr.bin" of="$work/disk.img" conv=notrunc status=none
 
-# Without a root port 00:02.0 reads all-ones; behind one (as libvirt
-# writes it) SeaBIOS numbers the port's buses: primary 0, secondary and
-# subordinate 1.
+# Without a root port 00:02.0 is the disk (the first free slot, in QEMU
+# as in vmm; its BAR2 reads 0); behind one (as libvirt writes it) SeaBIOS
+# numbers the port's buses: primary 0, secondary and subordinate 1.
 common="b0000001 00000601 00000080 0b0b0a0a 0b0b0a0a fed1c001 00000701 00000001"
 port='{"driver":"pcie-root-port","port":16,"chassis":1,"id":"pci.1","bus":"pcie.0","multifunction":true,"addr":"0x2"}'
 fail=0
@@ -113,7 +113,7 @@ qemu="qemu-system-x86_64 -enable-kvm -nic none"
 for emu in vmm qemu; do
 	[ $emu = vmm ] && e=$VMM || e=$qemu
 	# shellcheck disable=SC2086
-	boot "$emu -M q35, disk on pcie.0" "$common ffffffff +" $e -M q35 \
+	boot "$emu -M q35, disk on pcie.0" "$common 00000000 +" $e -M q35 \
 		-drive file="$work/disk.img",format=raw,if=virtio
 	# shellcheck disable=SC2086
 	boot "$emu -M pc-q35-7.2, disk behind a root port" "$common 00010100 +" $e -M pc-q35-7.2 \
