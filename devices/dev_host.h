@@ -34,6 +34,7 @@ struct io_region {
 	const struct io_ops *ops;
 	void *opaque;
 	const char *name;
+	bool unlocked; /* handler runs with the bus unlocked (iobus_register_unlocked) */
 };
 
 struct iobus;
@@ -44,6 +45,12 @@ void iobus_free(struct iobus *bus);
  * or wrap-around, -ENOMEM. name must outlive the registration. */
 int iobus_register(struct iobus *bus, uint64_t base, uint64_t len, const struct io_ops *ops,
 		   void *opaque, const char *name);
+/* A region whose handlers may register and unregister regions of the same
+ * bus (the PCIe ECAM window: a config write there moves BARs and the
+ * window itself), so they run after the bus lock is dropped. opaque must
+ * outlive the bus; the handler may still run once after unregistering. */
+int iobus_register_unlocked(struct iobus *bus, uint64_t base, uint64_t len,
+			    const struct io_ops *ops, void *opaque, const char *name);
 /* Removes the region starting at base; 0 or -ENOENT. */
 int iobus_unregister(struct iobus *bus, uint64_t base);
 /* Dispatch one access (O(log n)). Returns false when no region claims addr:

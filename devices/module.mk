@@ -6,6 +6,8 @@ devices_SRCS := $(wildcard devices/*.c devices/*/*.c)
 $(eval $(call static_lib,devices,$(devices_SRCS),))
 # PC platform unit tests
 $(eval $(call unit_test,devices_pci,tests/unit/devices/test_pci.c,libdevices.a libbackends.a,))
+$(eval $(call unit_test,devices_q35,tests/unit/devices/test_q35.c,libdevices.a libbackends.a,))
+$(eval $(call unit_test,devices_pcie_root_port,tests/unit/devices/test_pcie_root_port.c,libdevices.a libbackends.a,))
 $(eval $(call unit_test,devices_ide,tests/unit/devices/test_ide.c,libdevices.a libbackends.a,))
 $(eval $(call unit_test,devices_ide_dma,tests/unit/devices/test_ide_dma.c,libdevices.a libbackends.a,))
 $(eval $(call unit_test,devices_fw_cfg,tests/unit/devices/test_fw_cfg.c,libfirmware.a libdevices.a libbackends.a,$(LZ4_LIBS)))
@@ -67,6 +69,9 @@ $(eval $(call unit_test,devices_pci_testdev,tests/unit/devices/test_pci_testdev.
 # the same end to end in a guest (tests/guest/iommu.c), split and off
 INTEG_TESTS += tests/integration/iommu-edu.sh tests/integration/iommu-edu-qemu.sh
 KVM_TESTS += tests/integration/iommu-edu.sh tests/integration/iommu-edu-qemu.sh
+# -M q35: Debian's Linux (ECAM/MCFG, ICH9, INTx routing) and SeaBIOS
+INTEG_TESTS += tests/integration/q35-linux.sh tests/integration/seabios-q35.sh
+KVM_TESTS += tests/integration/q35-linux.sh tests/integration/seabios-q35.sh
 # The UART and the i8042 on a fake host.
 $(eval $(call unit_test,devices_serial,tests/unit/devices/test_serial.c,libdevices.a libbackends.a,))
 $(eval $(call unit_test,devices_i8042,tests/unit/devices/test_i8042.c,libdevices.a libbackends.a,))

@@ -2,14 +2,17 @@
  * MADT, DMAR), FADT with a PM1a event/control block at ACPI_PM_BASE (the
  * acpi_pm device) and a FACS, a DSDT with _S5 (so the guest's `poweroff`
  * writes SLP_TYP=ACPI_S5_SLP_TYP|SLP_EN), _S3, the PCI root bus and its
- * _PRT, pvpanic, and a MADT with every vCPU, the IOAPIC and the SCI's
- * interrupt source override. One builder, two deliveries: written into
+ * _PRT, pvpanic, a MADT with every vCPU, the IOAPIC and the SCI's
+ * interrupt source override; on q35 an MCFG for the ECAM window and a
+ * PCIe root with the ICH9's routing. One builder, two deliveries: written into
  * guest RAM at a known address for direct boot, or as the fw_cfg blobs
  * plus table-loader commands that SeaBIOS links into place itself. */
 #include <errno.h>
 #include <string.h>
 
 #include "devices/iommu/intel_iommu.h"
+#include "devices/pci/i440fx.h"
+#include "devices/pci/ich9.h"
 #include "firmware/acpi_linker.h"
 #include "firmware/firmware.h"
 #include "firmware/le.h"
@@ -26,8 +29,10 @@
 #define DMAR_HDR_LEN 48
 #define DRHD_LEN 16
 #define DMAR_SCOPE_LEN 8
+#define MCFG_LEN (SDT_HDR_LEN + 8 + 16)
 
 #define PCI0_AML_MAX 2048
+#define PCI0_CRS_MEM_AT 82 /* the DWordMemory descriptor's offset in pci0_aml's ids[] */
 
 /* The DSDT body: Name (_S5, Package (4) { 5, 5, 0, 0 }). */
 static const uint8_t dsdt_aml[] = {
@@ -68,7 +73,7 @@ struct acpi_machine {
 	unsigned ncpus;
 	const uint8_t *apic_ids; /* NULL: 0..ncpus-1 */
 	uint16_t pvpanic_port;
-	unsigned dmar;
+	unsigned dmar; /* ACPI_DMAR_* and ACPI_MACHINE_Q35 */
 };
 
 /* Reserve n bytes aligned to align; NULL when the buffer is full. */
@@ -145,14 +150,29 @@ static size_t aml_pkg(uint8_t *out, const char *op, size_t op_len, const uint8_t
 	return h + n;
 }
 
-/* Scope (\_SB) { Device (PCI0) { _HID PNP0A03, _UID 0, _PRT } }: the
- * i440FX root bus, so Linux scans it, with INTA-INTD of slots 1-31 routed
- * the way the PIIX3's PIRQ registers are set (pc_pci_pin_gsi): functions
- * beside the PIIX3 use other pins (its UHCI has INTD). */
-static size_t pci0_aml(uint8_t *out)
+/* Where pin (0 = INTA) of a slot arrives: through the PIIX3's PIRQ
+ * registers as direct boot sets them (pc_pci_pin_gsi), or on q35 at the
+ * I/O APIC input of the ICH9 PIRQ it drives. 0: no entry. Functions
+ * beside the PIIX3 use pins other than INTA (its UHCI has INTD). */
+static unsigned slot_pin_gsi(unsigned slot, unsigned pin, bool q35)
 {
+	if (q35)
+		return ICH9_PIRQ_GSI(ich9_slot_pirq(slot, pin));
+	return slot ? pc_pci_pin_gsi(slot, pin) : 0;
+}
+
+/* Scope (\_SB) { Device (PCI0) { _HID, _UID 0, _CRS, _PRT } }: the root
+ * bus, so Linux scans it, with every pin of each slot routed (slot_pin_gsi).
+ * On q35 it is a PCI Express root (PNP0A08, compatible with PNP0A03) and
+ * its memory window starts above the ECAM window, at 0xc0000000, where
+ * SeaBIOS starts placing BARs there. */
+static size_t pci0_aml(uint8_t *out, bool q35)
+{
+	static const uint8_t pcie_ids[] = {
+		0x08, '_', 'H', 'I', 'D', 0x0c, 0x41, 0xd0, 0x0a, 0x08, /* EisaId ("PNP0A08") */
+		0x08, '_', 'C', 'I', 'D', 0x0c, 0x41, 0xd0, 0x0a, 0x03, /* EisaId ("PNP0A03") */
+	};
 	static const uint8_t ids[] = {
-		'P', 'C', 'I', '0',
 		0x08, '_', 'H', 'I', 'D', 0x0c, 0x41, 0xd0, 0x0a, 0x03, /* EisaId ("PNP0A03") */
 		0x08, '_', 'U', 'I', 'D', 0x00,
 		/* Name (_CRS, ResourceTemplate () {...}): the windows Linux may
@@ -172,25 +192,58 @@ static size_t pci0_aml(uint8_t *out)
 		0x08, '_', 'P', 'R', 'T',
 	};
 	uint8_t prt[PCI0_AML_MAX], dev[PCI0_AML_MAX];
-	size_t n = 0, d;
+	size_t n = 1, d = 4;
+	uint8_t *crs_mem;
 
-	prt[n++] = 31 * 4; /* NumElements */
-	for (unsigned slot = 1; slot < 32; slot++) {
+	prt[0] = 0; /* NumElements */
+	for (unsigned slot = 0; slot < 32; slot++) {
 		for (unsigned pin = 0; pin < 4; pin++) {
 			/* Package (4) { address, pin, source Zero (a GSI), GSI } */
 			uint8_t e[11] = {4, 0x0c, 0, 0, 0, 0, 0x0a, 0, 0x00, 0x0a, 0};
 
+			if (!slot_pin_gsi(slot, pin, q35))
+				continue;
 			put_le32(e + 2, slot << 16 | 0xffff);
 			e[7] = (uint8_t)pin;
-			e[10] = (uint8_t)pc_pci_pin_gsi(slot, pin);
+			e[10] = (uint8_t)slot_pin_gsi(slot, pin, q35);
 			n += aml_pkg(prt + n, "\x12", 1, e, sizeof(e));
+			prt[0]++;
 		}
 	}
-	memcpy(dev, ids, sizeof(ids));
-	d = sizeof(ids) + aml_pkg(dev + sizeof(ids), "\x12", 1, prt, n);
+	memcpy(dev, "PCI0", 4);
+	if (q35) {
+		memcpy(dev + d, pcie_ids, sizeof(pcie_ids));
+		d += sizeof(pcie_ids);
+		/* skip ids' own _HID */
+		memcpy(dev + d, ids + 10, sizeof(ids) - 10);
+		d += sizeof(ids) - 10;
+	} else {
+		memcpy(dev + d, ids, sizeof(ids));
+		d += sizeof(ids);
+	}
+	crs_mem = dev + d - sizeof(ids) + PCI0_CRS_MEM_AT;
+	if (q35 && crs_mem[0] == 0x87) { /* DWordMemory 0xc0000000-0xfebfffff */
+		put_le32(crs_mem + 10, 0xc0000000u);
+		put_le32(crs_mem + 22, 0xfec00000u - 0xc0000000u);
+	}
+	d += aml_pkg(dev + d, "\x12", 1, prt, n);
 	memcpy(prt, "\x5c_SB_", 5);
 	n = 5 + aml_pkg(prt + 5, "\x5b\x82", 2, dev, d);
 	return aml_pkg(out, "\x10", 1, prt, n);
+}
+
+/* MCFG: the q35 ECAM window for segment 0, buses 0-255. */
+static uint8_t *build_mcfg(struct acpi_buf *b)
+{
+	uint8_t *t = sdt(b, "MCFG", MCFG_LEN, 1);
+
+	if (!t)
+		return NULL;
+	put_le64(t + SDT_HDR_LEN + 8, Q35_ECAM_BASE);
+	t[SDT_HDR_LEN + 8 + 10] = 0;	/* start bus */
+	t[SDT_HDR_LEN + 8 + 11] = (uint8_t)((Q35_ECAM_SIZE >> 20) - 1); /* end bus */
+	sdt_done(b, t, MCFG_LEN);
+	return t;
 }
 
 /* Scope (\_SB) { Device (PEVT) { _HID "QEMU0001", _STA 0xF, _CRS IO
@@ -217,10 +270,10 @@ static size_t pvpanic_aml(uint8_t *out, uint16_t port)
 	return aml_pkg(out, "\x10", 1, scope, n);
 }
 
-static uint8_t *build_dsdt(struct acpi_buf *b, uint16_t pvpanic_port)
+static uint8_t *build_dsdt(struct acpi_buf *b, uint16_t pvpanic_port, bool q35)
 {
 	uint8_t aml[PCI0_AML_MAX + 64 + 96];
-	size_t pci0 = pci0_aml(aml);
+	size_t pci0 = pci0_aml(aml, q35);
 	size_t len;
 	uint8_t *t;
 
@@ -385,14 +438,15 @@ static void build_rsdp(struct acpi_buf *b, uint8_t *rsdp, uint32_t rsdt, uint32_
 static int build_all(struct acpi_buf *b, uint8_t *rsdp, const struct acpi_machine *m)
 {
 	uint8_t *dsdt, *facs, *fadt, *madt, *xsdt, *rsdt;
-	uint32_t ents[3];
+	bool q35 = m->dmar & ACPI_MACHINE_Q35;
+	uint32_t ents[4];
 	unsigned n = 2;
 
 	if (m->ncpus == 0 || m->ncpus > 254 || fw_ioapic_id(m->apic_ids, m->ncpus) > 255)
 		return -EINVAL;
 	if (b->lk) /* FACS needs 64-byte alignment */
 		linker_allocate(b->lk, b->file, 64, ACPI_LOADER_ZONE_HIGH);
-	dsdt = build_dsdt(b, m->pvpanic_port);
+	dsdt = build_dsdt(b, m->pvpanic_port, q35);
 	facs = build_facs(b);
 	if (!dsdt || !facs)
 		return -ENOSPC;
@@ -404,6 +458,13 @@ static int build_all(struct acpi_buf *b, uint8_t *rsdp, const struct acpi_machin
 	ents[1] = gpa_of(b, madt);
 	if (m->dmar & ACPI_DMAR_PRESENT) {
 		uint8_t *t = build_dmar(b, fw_ioapic_id(m->apic_ids, m->ncpus), m->dmar);
+
+		if (!t)
+			return -ENOSPC;
+		ents[n++] = gpa_of(b, t);
+	}
+	if (q35) {
+		uint8_t *t = build_mcfg(b);
 
 		if (!t)
 			return -ENOSPC;

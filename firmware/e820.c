@@ -78,6 +78,15 @@ static void merge_neighbours(struct e820_map *map)
 	map->n = out;
 }
 
+int e820_reserve(struct e820_map *map, uint64_t start, uint64_t len)
+{
+	int ret = add(map, start, start + len, E820_RESERVED);
+
+	if (!ret)
+		sort_by_address(map);
+	return ret;
+}
+
 int e820_build(const struct guest_mem *mem, struct e820_map *map)
 {
 	int ret = 0;

@@ -43,6 +43,9 @@ struct e820_map {
  * RAM in [0x9fc00, 1 MiB) reserved too; sorted, neighbours of one type
  * merged. 0, or -ENOSPC (too many entries) / -EINVAL (region wraps). */
 int e820_build(const struct guest_mem *mem, struct e820_map *map);
+/* Add a reserved range outside RAM (q35's ECAM window, which Linux wants
+ * reserved before it uses the MCFG): 0 or -ENOSPC. */
+int e820_reserve(struct e820_map *map, uint64_t start, uint64_t len);
 
 /* ---------------------------------------------------------- boot state */
 
@@ -77,6 +80,7 @@ struct boot_request {
 	bool no_acpi; /* -no-acpi: the MP table only */
 	uint16_t pvpanic_port; /* -device pvpanic's, for the DSDT; 0: none */
 	unsigned dmar;	       /* ACPI_DMAR_* for -device intel-iommu; 0: none */
+	bool q35;	       /* -machine q35: its DSDT, MCFG, ICH9 set-up */
 };
 
 /* Every loader has this shape: 0 and *cpu filled; -ENOEXEC when the image
@@ -147,6 +151,10 @@ int acpi_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, uint16_t 
 #define ACPI_DMAR_INTR_REMAP 2u
 #define ACPI_DMAR_X2APIC_OPT_OUT 4u
 #define ACPI_DMAR_IOAPIC_SID 0xff00u
+/* Also in that flags word: the tables describe -machine q35 (PCI0 is a
+ * PCIe root, PNP0A08, with the ICH9's INTx routing to GSIs 16-23, and an
+ * MCFG table for the ECAM window at Q35_ECAM_BASE). */
+#define ACPI_MACHINE_Q35 0x100u
 int acpi_build_dmar(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, const uint8_t *apic_ids,
 		    uint16_t pvpanic_port, unsigned dmar);
 /* The same tables for firmware (SeaBIOS) boots, as QEMU hands them over
@@ -185,7 +193,7 @@ extern const uint8_t pc_pirq_gsi[4];
 /* firmware/pci_setup.c: SeaBIOS's PCI set-up for multiboot kernels: BARs
  * placed in the PCI hole (memory below FW_IOAPIC_GPA, I/O from 0xc000),
  * decoding on, INTERRUPT_LINE = the pin's GSI through pc_pirq_gsi. */
-void fw_pci_setup(struct pci_bus *bus);
+void fw_pci_setup(struct pci_bus *bus, bool q35);
 /* The GSI pin (0 = INTA) of a slot reaches through pc_pirq_gsi. */
 unsigned pc_pci_pin_gsi(unsigned slot, unsigned pin);
 /* Both of the above into guest RAM at FW_TABLES_GPA (ACPI first, then MP),
@@ -264,10 +272,11 @@ struct pc_fw_config {
 	const uint8_t *uuid;	  /* -uuid (16 bytes, RFC 4122 order); NULL: zero */
 	bool nographic;
 	/* ACPI tables for SeaBIOS to install (acpi_build_fw_cfg); acpi
-	 * false (-no-acpi, q35): none, SeaBIOS then boots without ACPI. */
+	 * false (-no-acpi): none, SeaBIOS then boots without ACPI. */
 	bool acpi;
 	uint16_t pvpanic_port; /* as in struct boot_request */
 	unsigned dmar;
+	bool q35;		  /* as in struct boot_request */
 	unsigned cdrom_slot;	  /* 1 + IDE index of the CD-ROM 'd' names; 0: secondary master */
 };
 

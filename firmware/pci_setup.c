@@ -5,6 +5,7 @@
  * aligned; I/O from 0xc000 up), decoding is turned on, and INTERRUPT_LINE
  * names the GSI the device's pin reaches through the PIIX3 PIRQ routing
  * that direct boot sets up (pc_pirq_gsi). Linux places BARs itself. */
+#include "devices/pci/ich9.h"
 #include "devices/pci/pci.h"
 #include "firmware/firmware.h"
 
@@ -55,15 +56,19 @@ static unsigned collect(struct pci_bus *bus, struct bar_slot *bars, unsigned max
 	return n;
 }
 
-static void set_line(struct pci_bus *bus, uint8_t devfn)
+static void set_line(struct pci_bus *bus, uint8_t devfn, bool q35)
 {
 	unsigned pin = pci_cfg_read(bus, devfn, PCI_INTERRUPT_PIN, 1), slot = devfn >> 3;
 
-	if (pin >= 1 && pin <= 4 && slot > 0)
+	/* q35: the I/O APIC input the ICH9 wires the pin's PIRQ to */
+	if (q35 && pin >= 1 && pin <= 4)
+		pci_cfg_write(bus, devfn, PCI_INTERRUPT_LINE, 1,
+			      ICH9_PIRQ_GSI(ich9_slot_pirq(slot, pin - 1)));
+	else if (pin >= 1 && pin <= 4 && slot > 0)
 		pci_cfg_write(bus, devfn, PCI_INTERRUPT_LINE, 1, pc_pci_pin_gsi(slot, pin - 1));
 }
 
-void fw_pci_setup(struct pci_bus *bus)
+void fw_pci_setup(struct pci_bus *bus, bool q35)
 {
 	struct bar_slot bars[64];
 	unsigned n = collect(bus, bars, 64);
@@ -97,7 +102,7 @@ void fw_pci_setup(struct pci_bus *bus)
 	for (unsigned devfn = 0; devfn < 256; devfn++) {
 		if (pci_cfg_read(bus, (uint8_t)devfn, 0, 2) == 0xffff)
 			continue;
-		set_line(bus, (uint8_t)devfn);
+		set_line(bus, (uint8_t)devfn, q35);
 		pci_cfg_write(bus, (uint8_t)devfn, PCI_COMMAND, 2,
 			      pci_cfg_read(bus, (uint8_t)devfn, PCI_COMMAND, 2) | 3);
 	}

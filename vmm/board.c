@@ -252,6 +252,39 @@ static int open_disks(struct machine *m, char *err, size_t errlen)
 	return 0;
 }
 
+/* The bus a device's bus= names: a root port's, or the root bus. */
+static struct pci_bus *device_bus(struct machine *m, const char *bus)
+{
+	int i = bus[0] ? cli_find_root_port(m->cfg, bus) : -1;
+
+	return i >= 0 && m->root_ports[i] ? pcie_root_port_bus(m->root_ports[i]) : m->pci;
+}
+
+/* -device pcie-root-port: on the root bus, before the devices behind them. */
+static int add_root_ports(struct machine *m, char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < m->cfg->n_root_ports; i++) {
+		const struct root_port_spec *s = &m->cfg->root_ports[i];
+		int devfn = s->devfn >= 0 ? s->devfn : pci_bus_free_slot(m->pci);
+		struct pcie_root_port_opts o = {(uint8_t)devfn, (uint8_t)s->chassis,
+						(uint16_t)s->slot, (uint8_t)s->port, s->multifunction};
+
+		m->root_ports[i] = devfn >= 0 ? pcie_root_port_new(&m->host, m->pci, &o) : NULL;
+		if (!m->root_ports[i]) {
+			snprintf(err, errlen, "pcie-root-port %s: its PCI slot is taken", s->id);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Presence detect of each root port's slot, once its device is there. */
+static void update_root_port_slots(struct machine *m)
+{
+	for (unsigned i = 0; i < m->cfg->n_root_ports; i++)
+		pcie_root_port_update_slot(m->root_ports[i]);
+}
+
 /* -drive if=virtio and -device virtio-blk-pci: those with addr= first,
  * so the others fill the slots left. */
 static int add_virtio_blk(struct machine *m, unsigned i, char *err, size_t errlen)
@@ -271,7 +304,7 @@ static int add_virtio_blk(struct machine *m, unsigned i, char *err, size_t errle
 		return -1;
 	}
 	vo.disk = m->vdisks[i];
-	m->vblk[i] = virtio_blk_new(&m->host, m->pci, &vo, why, sizeof(why));
+	m->vblk[i] = virtio_blk_new(&m->host, device_bus(m, v->bus), &vo, why, sizeof(why));
 	if (!m->vblk[i]) {
 		snprintf(err, errlen, "drive %s: %s", d->id, why);
 		return -1;
@@ -290,7 +323,8 @@ static void bootindex_paths(struct machine *m)
 			uint8_t devfn;
 			int w;
 
-			if (m->cfg->vblk[i].bootindex != want)
+			/* behind a root port: SeaBIOS's path has the port in it */
+			if (m->cfg->vblk[i].bootindex != want || m->cfg->vblk[i].bus[0])
 				continue;
 			devfn = virtio_pci_devfn(virtio_blk_transport(m->vblk[i]));
 			w = snprintf(m->bootindex_paths + n, sizeof(m->bootindex_paths) - n,
@@ -350,7 +384,7 @@ static int add_virtio_rngs(struct machine *m, char *err, size_t errlen)
 			snprintf(err, errlen, "-device virtio-rng-pci: cannot duplicate its source");
 			return -1;
 		}
-		m->rng[i] = virtio_rng_new(&m->host, m->pci, &o, why, sizeof(why));
+		m->rng[i] = virtio_rng_new(&m->host, device_bus(m, d->bus), &o, why, sizeof(why));
 		if (!m->rng[i]) {
 			if (o.fd >= 0)
 				close(o.fd);
@@ -410,6 +444,29 @@ static int add_iommu(struct machine *m, char *err, size_t errlen)
 	return 0;
 }
 
+/* -machine pc: i440FX host bridge, PIIX3 at 00:01.0, its IDE at 00:01.1. */
+static int add_i440fx_chipset(struct machine *m)
+{
+	m->i440fx = m->pci ? i440fx_new(&m->host, m->pci, &m->mem_map) : NULL;
+	m->piix3 = m->i440fx ? piix3_new(&m->host, m->pci) : NULL;
+	m->ide = m->piix3 ? ide_new_with_cdroms(&m->host, m->pci, m->disks, m->cdroms) : NULL;
+	machine_cdrom_wire(m);
+	return m->ide ? 0 : -1;
+}
+
+/* -machine q35: the Q35 MCH (with the ECAM window), the ICH9 LPC bridge
+ * in charge of the ACPI PM block, and the SMBus controller. */
+static int add_q35_chipset(struct machine *m)
+{
+	m->i440fx = m->pci ? q35_mch_new(&m->host, m->pci, &m->mem_map) : NULL;
+	m->lpc = m->i440fx ? ich9_lpc_new(&m->host, m->pci, m->acpi_pm) : NULL;
+	/* The ICH9 AHCI controller (8086:2922) belongs at 00:1f.2, where
+	 * -hda/-cdrom/-drive if=ide disks will go once it exists; until then
+	 * cli_check_q35 refuses them. */
+	m->smbus = m->lpc ? ich9_smbus_new(&m->host, m->pci) : NULL;
+	return m->smbus ? 0 : -1;
+}
+
 /* PCI host and ISA bridges, IDE with the -hda/-drive disks, fw_cfg for
  * SeaBIOS, the CMOS bytes it reads and the 0x402 debug console. */
 static int add_pc_platform(struct machine *m, char *err, size_t errlen)
@@ -423,8 +480,8 @@ static int add_pc_platform(struct machine *m, char *err, size_t errlen)
 		.nographic = true,
 		.boot_strict = m->cfg->lv.boot_strict,
 		.uuid = m->cfg->lv.has_uuid ? m->cfg->lv.uuid : NULL,
-		/* the DSDT describes the i440FX's PCI root and PIIX3 routing */
-		.acpi = !m->cfg->lv.no_acpi && !m->cfg->q35,
+		.acpi = !m->cfg->lv.no_acpi,
+		.q35 = m->cfg->q35,
 		.pvpanic_port = boot_pvpanic_port(m->cfg),
 		.dmar = boot_dmar_flags(&m->cfg->iommu),
 	};
@@ -436,24 +493,20 @@ static int add_pc_platform(struct machine *m, char *err, size_t errlen)
 	m->pci = pci_bus_new(&m->host);
 	if (m->pci)
 		pci_bus_set_reset(m->pci, guest_reset_fn, m);
-	if (m->pci)
-		m->i440fx = m->cfg->q35 ? q35_mch_new(&m->host, m->pci, &m->mem_map)
-					: i440fx_new(&m->host, m->pci, &m->mem_map);
-	m->piix3 = m->i440fx ? piix3_new(&m->host, m->pci) : NULL;
-	m->ide = m->piix3 ? ide_new_with_cdroms(&m->host, m->pci, m->disks, m->cdroms) : NULL;
+	if (m->cfg->q35 ? add_q35_chipset(m) < 0 : add_i440fx_chipset(m) < 0) {
+		snprintf(err, errlen, "cannot create the PCI chipset devices");
+		return -1;
+	}
 	for (unsigned i = IDE_MAX_DRIVES; i-- > 0;)
 		if (m->cdroms[i]) /* -boot d: the first CD-ROM drive */
 			fw.cdrom_slot = i + 1;
-	machine_cdrom_wire(m);
-	if (!m->ide) {
-		snprintf(err, errlen, "cannot create the PCI and IDE devices");
-		return -1;
-	}
-	if (add_iommu(m, err, errlen) < 0 || add_virtio_disks(m, err, errlen) < 0 ||
-	    board_add_nics(m, err, errlen) < 0 || vmm_wlan_init(m, err, errlen) < 0 ||
-	    add_virtio_rngs(m, err, errlen) < 0 || vmm_vserial_init(m, err, errlen) < 0 ||
+	if (add_iommu(m, err, errlen) < 0 || add_root_ports(m, err, errlen) < 0 ||
+	    add_virtio_disks(m, err, errlen) < 0 || board_add_nics(m, err, errlen) < 0 ||
+	    vmm_wlan_init(m, err, errlen) < 0 || add_virtio_rngs(m, err, errlen) < 0 ||
+	    vmm_vserial_init(m, err, errlen) < 0 ||
 	    vmm_balloon_init(m, err, errlen) < 0)
 		return -1;
+	update_root_port_slots(m);
 	fw.bootindex_paths = m->bootindex_paths;
 	m->fw_cfg = fw_cfg_new(&m->host);
 	if (!m->fw_cfg) {

@@ -159,13 +159,19 @@ int boot_check_kernel(const struct vmm_config *cfg, char *err, size_t errlen)
 }
 
 /* What SeaBIOS would do before booting: PIIX3 PIRQA-D to the IRQs the
- * DSDT's _PRT promises (firmware/acpi.c). */
+ * DSDT's _PRT promises (firmware/acpi.c); on q35 the ICH9's PIRQA-H, its
+ * ACPI PM block at ACPI_PM_BASE, and the ECAM window the MCFG names. */
 static void route_pci_irqs(struct machine *m)
 {
 	const uint8_t piix3_devfn = 1 << 3, pirq_reg = 0x60;
 
 	if (!m->pci)
 		return;
+	if (m->lpc) {
+		ich9_lpc_firmware_setup(m->lpc, ACPI_PM_BASE, pc_pirq_gsi);
+		q35_mch_enable_ecam(m->i440fx);
+		return;
+	}
 	for (unsigned i = 0; i < 4; i++)
 		pci_cfg_write(m->pci, piix3_devfn, pirq_reg + i, 1, pc_pirq_gsi[i]);
 }
@@ -218,6 +224,7 @@ int boot_load_kernel(struct machine *m, char *err, size_t errlen)
 		.no_acpi = cfg->lv.no_acpi,
 		.pvpanic_port = boot_pvpanic_port(cfg),
 		.dmar = boot_dmar_flags(&cfg->iommu),
+		.q35 = cfg->q35,
 	};
 	shadow_bios_area(m);
 	for (size_t i = 0; i < sizeof(loaders) / sizeof(loaders[0]); i++) {
@@ -230,7 +237,7 @@ int boot_load_kernel(struct machine *m, char *err, size_t errlen)
 			route_pci_irqs(m);
 			/* QEMU boots multiboot kernels through SeaBIOS */
 			if (m->pci && loaders[i].load == multiboot_with_tables)
-				fw_pci_setup(m->pci);
+				fw_pci_setup(m->pci, cfg->q35);
 			return 0;
 		}
 		if (ret != -ENOEXEC) {

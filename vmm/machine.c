@@ -48,6 +48,14 @@ void mem_layout_for(uint64_t ram_size, struct mem_layout *l)
 	l->above_4g = ram_size - low;
 }
 
+void mem_layout_q35(uint64_t ram_size, struct mem_layout *l)
+{
+	uint64_t low = ram_size >= Q35_ECAM_BASE ? 0x80000000ull : ram_size;
+
+	l->below_4g = low;
+	l->above_4g = ram_size - low;
+}
+
 static int add_ram(struct machine *m, uint64_t gpa, uint64_t size, uint8_t *hva, char *err,
 		   size_t errlen)
 {
@@ -95,7 +103,10 @@ static int setup_ram(struct machine *m, char *err, size_t errlen)
 	const struct mem_layout *l = &m->layout;
 	uint64_t low_end;
 
-	mem_layout_for(m->cfg->ram_size, &m->layout);
+	if (m->cfg->q35)
+		mem_layout_q35(m->cfg->ram_size, &m->layout);
+	else
+		mem_layout_for(m->cfg->ram_size, &m->layout);
 	m->ram_map_size = m->cfg->ram_size;
 	m->ram = map_guest_ram(m->ram_map_size);
 	if (m->ram == MAP_FAILED) {
@@ -382,6 +393,8 @@ int machine_init(struct machine *m, const struct vmm_config *cfg, char *err, siz
 	    irqchip_init_devices(m, err, errlen) < 0)
 		return -1;
 	e820_build(&m->mem, &m->e820);
+	if (cfg->q35) /* as SeaBIOS reserves it */
+		e820_reserve(&m->e820, Q35_ECAM_BASE, Q35_ECAM_SIZE);
 	return 0;
 }
 
@@ -443,6 +456,10 @@ void machine_destroy(struct machine *m)
 		atapi_free(m->cdroms[i]);
 	}
 	piix3_free(m->piix3);
+	for (unsigned i = 0; i < CLI_MAX_ROOT_PORTS; i++)
+		pcie_root_port_free(m->root_ports[i]);
+	ich9_smbus_free(m->smbus);
+	ich9_lpc_free(m->lpc);
 	i440fx_free(m->i440fx);
 	pci_bus_free(m->pci);
 	kvm_vm_destroy(&m->vm);

@@ -27,6 +27,8 @@
 #include "devices/isa/pvpanic.h"
 #include "devices/isa/serial.h"
 #include "devices/pci/i440fx.h"
+#include "devices/pci/ich9.h"
+#include "devices/pci/pcie_root_port.h"
 #include "devices/pci/pci.h"
 #include "devices/pci/piix3.h"
 #include "devices/storage/ide.h"
@@ -61,6 +63,9 @@ struct mem_layout {
 };
 
 void mem_layout_for(uint64_t ram_size, struct mem_layout *l);
+/* -machine q35's: RAM below the ECAM window at 0xb0000000 when it fits,
+ * else 2 GiB below and the rest above 4 GiB (as QEMU's q35). */
+void mem_layout_q35(uint64_t ram_size, struct mem_layout *l);
 
 /* A vCPU's power-on state, captured right after creation and put back on
  * system_reset. */
@@ -197,6 +202,9 @@ struct machine {
 	struct pci_bus *pci;
 	struct i440fx *i440fx;
 	struct piix3 *piix3;
+	struct ich9_lpc *lpc;	   /* -machine q35: 00:1f.0 in place of the PIIX3 */
+	struct ich9_smbus *smbus; /* -machine q35: 00:1f.3 */
+	struct pcie_root_port *root_ports[CLI_MAX_ROOT_PORTS]; /* as cfg->root_ports */
 	struct block_dev *disks[IDE_MAX_DRIVES];
 	struct atapi *cdroms[IDE_MAX_DRIVES]; /* ATAPI drives (they own their media) */
 	struct ide *ide;

@@ -190,12 +190,41 @@ struct acpi_pm *acpi_pm_new(struct dev_host *host, uint16_t base, unsigned s5_ty
 	return pm;
 }
 
+static void unmap_ports(struct acpi_pm *pm)
+{
+	if (!pm->base)
+		return;
+	iobus_unregister(pm->host->pio, pm->base);
+	iobus_unregister(pm->host->pio, pm->base + ACPI_PM_TMR_OFF);
+	pm->base = 0;
+}
+
+int acpi_pm_set_base(struct acpi_pm *pm, uint16_t base)
+{
+	int ret;
+
+	if (base == pm->base)
+		return 0;
+	unmap_ports(pm);
+	if (!base)
+		return 0;
+	ret = iobus_register(pm->host->pio, base, PM1_LEN, &pm_ops, pm, "acpi-pm");
+	if (ret == 0) {
+		ret = iobus_register(pm->host->pio, base + ACPI_PM_TMR_OFF, 4, &tmr_ops, pm,
+				     "acpi-pm-tmr");
+		if (ret < 0)
+			iobus_unregister(pm->host->pio, base);
+	}
+	if (ret == 0)
+		pm->base = base;
+	return ret;
+}
+
 void acpi_pm_free(struct acpi_pm *pm)
 {
 	if (!pm)
 		return;
-	iobus_unregister(pm->host->pio, pm->base);
-	iobus_unregister(pm->host->pio, pm->base + ACPI_PM_TMR_OFF);
+	unmap_ports(pm);
 	pthread_mutex_destroy(&pm->lock);
 	free(pm);
 }

@@ -15,6 +15,11 @@ struct acpi_pm;
 struct acpi_pm *acpi_pm_new(struct dev_host *host, uint16_t base, unsigned s5_typ,
 			    void (*poweroff_fn)(void *opaque), void *opaque);
 void acpi_pm_free(struct acpi_pm *pm);
+/* Move the block's ports to base (0: decode none), as the ICH9 LPC
+ * bridge's PMBASE and ACPI_CNTL say. Not from a handler of the port bus
+ * itself (a config write through 0xcfc is fine: that port runs unlocked).
+ * 0 or -errno (-EEXIST: ports taken; the block then decodes none). */
+int acpi_pm_set_base(struct acpi_pm *pm, uint16_t base);
 
 /* Press the power button: PWRBTN_STS is set in PM1 status and, when the
  * guest enabled it (PWRBTN_EN), the SCI (GSI sci_irq) is raised until the

@@ -11,7 +11,10 @@
  * SeaBIOS copies itself into shadow RAM this way, then write-protects it.
  * The SMRAM register (0x72) is kept with its D_LCK semantics; there is no
  * SMM, so SMRAM is never opened over 0xa0000. The same model is the Q35
- * MCH's PAM/SMRAM for -machine q35 (0x90-0x96, 0x9d). */
+ * MCH's PAM/SMRAM for -machine q35 (0x90-0x96, 0x9d), whose PCIEXBAR
+ * (0x60, 64 bits) also places the PCIe ECAM window: bit 0 enables it,
+ * bits 2:1 give its length (256, 128 or 64 MiB: buses 0-255, 0-127, 0-63),
+ * bits 35:26 its base. SeaBIOS puts it at 0xb0000000. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,9 +44,14 @@ struct nb_regs {
 	const char *name;
 	uint16_t device;
 	uint8_t pam0, smram;
+	uint8_t pciexbar; /* 0: none */
 };
-static const struct nb_regs i440fx_regs = {"i440fx", 0x1237, 0x59, 0x72};
-static const struct nb_regs q35_regs = {"q35-mch", 0x29c0, 0x90, 0x9d};
+static const struct nb_regs i440fx_regs = {"i440fx", 0x1237, 0x59, 0x72, 0};
+static const struct nb_regs q35_regs = {"q35-mch", 0x29c0, 0x90, 0x9d, 0x60};
+
+#define PCIEXBAR ((unsigned)nb->regs->pciexbar)
+#define PCIEXBAR_EN 1u
+#define PCIEXBAR_DEFAULT 0xb0000000u /* QEMU's reset value, disabled */
 
 struct i440fx {
 	struct pci_dev pci;
@@ -120,9 +128,32 @@ static void apply_all(struct i440fx *nb, bool force)
 		apply_seg(nb, seg, force);
 }
 
+/* Map or unmap the ECAM window as PCIEXBAR now says (bus lock held). */
+static void apply_pciexbar(struct i440fx *nb)
+{
+	const uint8_t *r = &nb->pci.cfg[PCIEXBAR];
+	uint64_t v = (uint64_t)r[0] | (uint64_t)r[1] << 8 | (uint64_t)r[2] << 16 |
+		     (uint64_t)r[3] << 24 | (uint64_t)(r[4] & 0xf) << 32;
+	unsigned len_sel = (v >> 1) & 3;
+	uint64_t size = len_sel == 3 ? 0 : (256ull << 20) >> len_sel;
+	int ret;
+
+	if (!(v & PCIEXBAR_EN) || !size) {
+		pci_bus_set_ecam(nb->pci.bus, 0, 0);
+		return;
+	}
+	ret = pci_bus_set_ecam(nb->pci.bus, v & ~(size - 1), size);
+	if (ret)
+		fprintf(stderr, "vmm: q35-mch: cannot map the ECAM window at %#llx: %s\n",
+			(unsigned long long)(v & ~(size - 1)), strerror(-ret));
+}
+
 static void cfg_written(struct pci_dev *d, unsigned off, unsigned size)
 {
 	struct i440fx *nb = d->opaque;
+
+	if (PCIEXBAR && off < PCIEXBAR + 8 && off + size > PCIEXBAR)
+		apply_pciexbar(nb);
 
 	if (off + size > SMRAM && off <= SMRAM) {
 		/* D_LCK is sticky and freezes D_OPEN; the value was already
@@ -169,6 +200,11 @@ static void i440fx_reset(void *opaque)
 	nb->pci.wmask[SMRAM] = 0x78;
 	apply_all(nb, true);
 	pthread_mutex_unlock(&nb->lock);
+	if (PCIEXBAR) {
+		memset(&nb->pci.cfg[PCIEXBAR], 0, 8);
+		nb->pci.cfg[PCIEXBAR + 3] = PCIEXBAR_DEFAULT >> 24;
+		pci_bus_set_ecam(nb->pci.bus, 0, 0);
+	}
 }
 
 static struct i440fx *host_bridge_new(struct dev_host *host, struct pci_bus *bus,
@@ -195,6 +231,13 @@ static struct i440fx *host_bridge_new(struct dev_host *host, struct pci_bus *bus
 	memset(&nb->pci.wmask[PAM0 + 1], 0x33, NR_PAM_REGS - 1);
 	nb->pci.cfg[SMRAM] = SMRAM_DEFAULT;
 	nb->pci.wmask[SMRAM] = 0x78; /* D_OPEN, D_CLS, D_LCK, G_SMRAME */
+	if (PCIEXBAR) {
+		/* base bits 35:26, length bits 2:1, enable */
+		nb->pci.cfg[PCIEXBAR + 3] = PCIEXBAR_DEFAULT >> 24;
+		nb->pci.wmask[PCIEXBAR] = 0x07;
+		nb->pci.wmask[PCIEXBAR + 3] = 0xfc;
+		nb->pci.wmask[PCIEXBAR + 4] = 0x0f;
+	}
 	memset(nb->seg_state, 0xff, sizeof(nb->seg_state));
 	if (pci_bus_add(bus, &nb->pci, 0) ||
 	    iobus_register(host->mmio, SHADOW_BASE, SHADOW_SIZE, &shadow_ops, nb, "pam")) {
@@ -230,6 +273,12 @@ void i440fx_shadow_all(struct i440fx *nb)
 		pci_cfg_write(nb->pci.bus, 0, reg, 1, 0x33);
 }
 
+void q35_mch_enable_ecam(struct i440fx *nb)
+{
+	pci_cfg_write(nb->pci.bus, 0, PCIEXBAR + 4, 4, 0);
+	pci_cfg_write(nb->pci.bus, 0, PCIEXBAR, 4, Q35_ECAM_BASE | PCIEXBAR_EN);
+}
+
 int i440fx_set_bios_alias(struct i440fx *nb, void *hva, uint64_t size)
 {
 	if (!hva || size == 0 || size % 0x4000 || size > SHADOW_SIZE)
@@ -246,6 +295,8 @@ void i440fx_free(struct i440fx *nb)
 {
 	if (!nb)
 		return;
+	if (PCIEXBAR && nb->pci.bus)
+		pci_bus_set_ecam(nb->pci.bus, 0, 0);
 	pci_bus_remove(&nb->pci);
 	iobus_unregister(nb->host->mmio, SHADOW_BASE);
 	for (unsigned i = 0; nb->host->mem && i < nb->host->mem->n; i++)

@@ -31,9 +31,16 @@ struct i440fx *i440fx_new(struct dev_host *host, struct pci_bus *bus,
  * hva (size a multiple of 16 KiB, at most 256 KiB). 0 or -errno. */
 int i440fx_set_bios_alias(struct i440fx *nb, void *hva, uint64_t size);
 /* The Q35 MCH (8086:29c0) for -machine q35: the same model with its PAM
- * registers at 0x90-0x96 and SMRAM at 0x9d. */
+ * registers at 0x90-0x96, SMRAM at 0x9d and PCIEXBAR at 0x60, which maps
+ * the bus's PCIe ECAM window. */
 struct i440fx *q35_mch_new(struct dev_host *host, struct pci_bus *bus,
 			   const struct pc_mem_map *map);
+/* Where SeaBIOS puts the ECAM window (256 MiB, buses 0-255); the MCFG
+ * table and the q35 memory map assume it. */
+#define Q35_ECAM_BASE 0xb0000000u
+#define Q35_ECAM_SIZE 0x10000000u
+/* What SeaBIOS does: PCIEXBAR = Q35_ECAM_BASE, 256 MiB, enabled. */
+void q35_mch_enable_ecam(struct i440fx *nb);
 /* What a BIOS leaves behind: read-write shadow RAM in every PAM segment. */
 void i440fx_shadow_all(struct i440fx *nb);
 void i440fx_free(struct i440fx *nb);

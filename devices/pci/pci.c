@@ -11,8 +11,8 @@
 
 #include "devices/dev_host.h"
 #include "devices/pci/pci.h"
+#include "devices/pci/pci_internal.h"
 
-#define PCI_MAX_DEVFN 256
 #define CFG_ADDR_PORT 0xcf8
 #define CFG_DATA_PORT 0xcfc
 
@@ -34,38 +34,6 @@
 #define PCI_COMMAND_MEMORY 0x2
 #define PCI_COMMAND_MASTER 0x4
 #define PCI_STATUS_CAP_LIST 0x10
-
-/* I/O BARs live in one window the bus claims once: their moves happen
- * inside a port-I/O handler (a config write), where registering on the
- * port bus itself would deadlock, so the bus dispatches the window. */
-#define IO_WINDOW_BASE 0x1000
-#define IO_WINDOW_END 0x10000
-#define MAX_IO_BARS 32
-
-struct io_bar_map {
-	uint64_t base, len;
-	const struct io_ops *ops;
-	void *opaque;
-};
-
-struct pci_bus {
-	struct dev_host *host;
-	pthread_mutex_t lock;
-	pthread_rwlock_t io_lock; /* guards io_bars */
-	struct io_bar_map io_bars[MAX_IO_BARS];
-	unsigned n_io_bars;
-	/* ports of the window already reported as decoding to no BAR */
-	_Atomic uint8_t io_missed[(IO_WINDOW_END - IO_WINDOW_BASE) / 8];
-	uint32_t cfg_addr;
-	uint8_t cfg_addr_low; /* bits 1:0 written to 0xcf8 (read back as 0) */
-	struct pci_dev *devs[PCI_MAX_DEVFN];
-	pci_route_fn route;
-	void *route_opaque;
-	uint8_t rcr; /* PIIX reset control register at 0xcf9 */
-	struct pci_iommu_ops iommu; /* ops.dma NULL: no IOMMU */
-	void (*reset_fn)(void *opaque);
-	void *reset_opaque;
-};
 
 static uint32_t get_le(const uint8_t *p, unsigned size)
 {
@@ -200,10 +168,10 @@ static void unmap_bar(struct pci_bus *bus, struct pci_bar *b)
 {
 	if (b->mapped == PCI_BAR_UNMAPPED)
 		return;
-	if (b->io)
+	if (b->io && b->mapped >= IO_WINDOW_BASE)
 		io_bar_del(bus, b->mapped);
 	else
-		iobus_unregister(bus->host->mmio, b->mapped);
+		iobus_unregister(b->io ? bus->host->pio : bus->host->mmio, b->mapped);
 	b->mapped = PCI_BAR_UNMAPPED;
 }
 
@@ -222,18 +190,22 @@ static void update_bars(struct pci_bus *bus, struct pci_dev *d)
 		unmap_bar(bus, b);
 		if (want == PCI_BAR_UNMAPPED)
 			continue;
-		if (b->io)
-			ret = want >= IO_WINDOW_BASE ? io_bar_add(bus, want, b) : -ERANGE;
+		/* Below the window an I/O BAR goes on the port bus itself (the
+		 * ICH9 SMBus at 0x700 as SeaBIOS places it): config writes come
+		 * through the unlocked 0xcfc and ECAM handlers. */
+		if (b->io && want >= IO_WINDOW_BASE)
+			ret = io_bar_add(bus, want, b);
+		else if (b->io)
+			ret = iobus_register(bus->host->pio, want, b->size, b->ops, b->opaque,
+					     d->name);
 		else
 			ret = iobus_register(bus->host->mmio, want, b->size, b->ops, b->opaque,
 					     d->name);
 		if (ret == 0)
 			b->mapped = want;
 		else
-			fprintf(stderr, "vmm: %s: BAR%u at 0x%llx %s, not mapped\n", d->name, n,
-				(unsigned long long)want,
-				ret == -ERANGE ? "is below the PCI I/O window (0x1000)"
-					       : "overlaps another region");
+			fprintf(stderr, "vmm: %s: BAR%u at 0x%llx overlaps another region, not mapped\n",
+				d->name, n, (unsigned long long)want);
 	}
 }
 
@@ -332,7 +304,8 @@ static bool cfg_access_ok(unsigned off, unsigned size)
 	       (off & (size - 1)) == 0;
 }
 
-uint32_t pci_cfg_read(struct pci_bus *bus, uint8_t devfn, unsigned off, unsigned size)
+uint32_t pci_cfg_read_bdf(struct pci_bus *bus, uint8_t busno, uint8_t devfn, unsigned off,
+			  unsigned size)
 {
 	uint32_t v = size >= 4 ? 0xffffffffu : (1u << (8 * size)) - 1;
 	struct pci_dev *d;
@@ -340,7 +313,7 @@ uint32_t pci_cfg_read(struct pci_bus *bus, uint8_t devfn, unsigned off, unsigned
 	if (!cfg_access_ok(off, size))
 		return v;
 	pthread_mutex_lock(&bus->lock);
-	d = bus->devs[devfn];
+	d = pci_bus_lookup(bus, busno, devfn);
 	/* a function > 0 of a single-function device does not answer */
 	if (d)
 		v = dev_cfg_read(d, off, size);
@@ -348,17 +321,28 @@ uint32_t pci_cfg_read(struct pci_bus *bus, uint8_t devfn, unsigned off, unsigned
 	return v;
 }
 
-void pci_cfg_write(struct pci_bus *bus, uint8_t devfn, unsigned off, unsigned size, uint32_t val)
+void pci_cfg_write_bdf(struct pci_bus *bus, uint8_t busno, uint8_t devfn, unsigned off,
+		       unsigned size, uint32_t val)
 {
 	struct pci_dev *d;
 
 	if (!cfg_access_ok(off, size))
 		return;
 	pthread_mutex_lock(&bus->lock);
-	d = bus->devs[devfn];
+	d = pci_bus_lookup(bus, busno, devfn);
 	if (d)
 		dev_cfg_write(bus, d, off, size, val);
 	pthread_mutex_unlock(&bus->lock);
+}
+
+uint32_t pci_cfg_read(struct pci_bus *bus, uint8_t devfn, unsigned off, unsigned size)
+{
+	return pci_cfg_read_bdf(bus, 0, devfn, off, size);
+}
+
+void pci_cfg_write(struct pci_bus *bus, uint8_t devfn, unsigned off, unsigned size, uint32_t val)
+{
+	pci_cfg_write_bdf(bus, 0, devfn, off, size, val);
 }
 
 static void addr_port_read(void *opaque, uint64_t off, void *data, unsigned size)
@@ -409,7 +393,8 @@ static void addr_port_write(void *opaque, uint64_t off, const void *data, unsign
  * access goes nowhere (disabled, another bus). The low two address bits
  * select the byte as the port offset does, ORed in as QEMU's host bridges
  * do: kvm-unit-tests read the device ID with 0xcf8 = ...|2, inw(0xcfc). */
-static bool data_target(struct pci_bus *bus, uint64_t port_off, unsigned *devfn, unsigned *reg)
+static bool data_target(struct pci_bus *bus, uint64_t port_off, unsigned *busno, unsigned *devfn,
+			unsigned *reg)
 {
 	uint32_t a;
 	unsigned low;
@@ -418,8 +403,9 @@ static bool data_target(struct pci_bus *bus, uint64_t port_off, unsigned *devfn,
 	a = bus->cfg_addr;
 	low = bus->cfg_addr_low;
 	pthread_mutex_unlock(&bus->lock);
-	if (!(a & 0x80000000u) || ((a >> 16) & 0xff) != 0)
+	if (!(a & 0x80000000u))
 		return false;
+	*busno = (a >> 16) & 0xff;
 	*devfn = (a >> 8) & 0xff;
 	*reg = (a & 0xfc) | low | (unsigned)port_off;
 	return true;
@@ -428,22 +414,23 @@ static bool data_target(struct pci_bus *bus, uint64_t port_off, unsigned *devfn,
 static void data_port_read(void *opaque, uint64_t off, void *data, unsigned size)
 {
 	struct pci_bus *bus = opaque;
-	unsigned devfn, reg;
+	unsigned busno, devfn, reg;
 
-	if (!data_target(bus, off, &devfn, &reg)) {
+	if (!data_target(bus, off, &busno, &devfn, &reg)) {
 		memset(data, 0xff, size);
 		return;
 	}
-	io_data_put(data, size, pci_cfg_read(bus, (uint8_t)devfn, reg, size));
+	io_data_put(data, size, pci_cfg_read_bdf(bus, (uint8_t)busno, (uint8_t)devfn, reg, size));
 }
 
 static void data_port_write(void *opaque, uint64_t off, const void *data, unsigned size)
 {
 	struct pci_bus *bus = opaque;
-	unsigned devfn, reg;
+	unsigned busno, devfn, reg;
 
-	if (data_target(bus, off, &devfn, &reg))
-		pci_cfg_write(bus, (uint8_t)devfn, reg, size, (uint32_t)io_data_get(data, size));
+	if (data_target(bus, off, &busno, &devfn, &reg))
+		pci_cfg_write_bdf(bus, (uint8_t)busno, (uint8_t)devfn, reg, size,
+				  (uint32_t)io_data_get(data, size));
 }
 
 static const struct io_ops addr_ops = {addr_port_read, addr_port_write};
@@ -455,12 +442,16 @@ struct pci_bus *pci_bus_new(struct dev_host *host)
 
 	if (!bus)
 		return NULL;
+	bus->root = bus;
 	bus->host = host;
 	pthread_mutex_init(&bus->lock, NULL);
 	pthread_rwlock_init(&bus->io_lock, NULL);
+	pthread_mutex_init(&bus->ecam_lock, NULL);
 	if (iobus_register(host->pio, CFG_ADDR_PORT, 4, &addr_ops, bus, "pci-conf-addr"))
 		goto fail;
-	if (iobus_register(host->pio, CFG_DATA_PORT, 4, &data_ops, bus, "pci-conf-data"))
+	/* unlocked: a config write may move a device's fixed ports (the
+	 * ICH9 LPC bridge's PMBASE) on this port bus */
+	if (iobus_register_unlocked(host->pio, CFG_DATA_PORT, 4, &data_ops, bus, "pci-conf-data"))
 		goto fail_addr;
 	if (iobus_register(host->pio, IO_WINDOW_BASE, IO_WINDOW_END - IO_WINDOW_BASE,
 			   &io_window_ops, bus, "pci-io"))
@@ -471,6 +462,7 @@ fail_data:
 fail_addr:
 	iobus_unregister(host->pio, CFG_ADDR_PORT);
 fail:
+	pthread_mutex_destroy(&bus->ecam_lock);
 	pthread_rwlock_destroy(&bus->io_lock);
 	pthread_mutex_destroy(&bus->lock);
 	free(bus);
@@ -492,6 +484,8 @@ void pci_bus_free(struct pci_bus *bus)
 	iobus_unregister(bus->host->pio, CFG_ADDR_PORT);
 	iobus_unregister(bus->host->pio, CFG_DATA_PORT);
 	iobus_unregister(bus->host->pio, IO_WINDOW_BASE);
+	pci_bus_set_ecam(bus, 0, 0);
+	pthread_mutex_destroy(&bus->ecam_lock);
 	pthread_rwlock_destroy(&bus->io_lock);
 	pthread_mutex_destroy(&bus->lock);
 	free(bus);
@@ -515,9 +509,10 @@ void pci_bus_set_route(struct pci_bus *bus, pci_route_fn fn, void *opaque)
 
 int pci_bus_add(struct pci_bus *bus, struct pci_dev *d, uint8_t devfn)
 {
+	struct pci_bus *root = pci_root(bus);
 	int ret = 0;
 
-	pthread_mutex_lock(&bus->lock);
+	pthread_mutex_lock(&root->lock);
 	if (bus->devs[devfn]) {
 		ret = -EEXIST;
 	} else {
@@ -525,37 +520,41 @@ int pci_bus_add(struct pci_bus *bus, struct pci_dev *d, uint8_t devfn)
 		d->devfn = devfn;
 		bus->devs[devfn] = d;
 	}
-	pthread_mutex_unlock(&bus->lock);
+	pthread_mutex_unlock(&root->lock);
 	return ret;
 }
 
 void pci_bus_remove(struct pci_dev *d)
 {
-	struct pci_bus *bus = d->bus;
+	struct pci_bus *bus = d->bus, *root = pci_root(bus);
 
 	if (!bus)
 		return;
-	pthread_mutex_lock(&bus->lock);
+	pthread_mutex_lock(&root->lock);
 	for (unsigned n = 0; n < PCI_NUM_BARS; n++)
-		unmap_bar(bus, &d->bar[n]);
+		unmap_bar(root, &d->bar[n]);
 	if (bus->devs[d->devfn] == d)
 		bus->devs[d->devfn] = NULL;
 	d->bus = NULL;
-	pthread_mutex_unlock(&bus->lock);
+	pthread_mutex_unlock(&root->lock);
 }
 
 struct pci_dev *pci_bus_find(struct pci_bus *bus, uint8_t devfn)
 {
+	struct pci_bus *root = pci_root(bus);
 	struct pci_dev *d;
 
-	pthread_mutex_lock(&bus->lock);
+	pthread_mutex_lock(&root->lock);
 	d = bus->devs[devfn];
-	pthread_mutex_unlock(&bus->lock);
+	pthread_mutex_unlock(&root->lock);
 	return d;
 }
 
 int pci_bus_free_slot(struct pci_bus *bus)
 {
+	/* behind a PCIe port only device 0 exists */
+	if (bus->bridge)
+		return pci_bus_find(bus, 0) ? -1 : 0;
 	for (unsigned slot = 1; slot < 32; slot++)
 		if (!pci_bus_find(bus, (uint8_t)(slot << 3)))
 			return (int)(slot << 3);
@@ -564,16 +563,20 @@ int pci_bus_free_slot(struct pci_bus *bus)
 
 void pci_dev_set_irq(struct pci_dev *d, bool level)
 {
-	struct pci_bus *bus = d->bus;
+	struct pci_bus *bus = pci_root(d->bus);
 	unsigned pin = d->cfg[PCI_INTERRUPT_PIN];
+	const struct pci_dev *at = d;
 	int gsi = -1;
 
 	if (!bus || pin < 1 || pin > 4)
 		return;
 	pthread_mutex_lock(&bus->lock);
 	d->irq_level = level;
+	/* behind bridges: the standard swizzle to the bridge's own pin */
+	for (pin--; at->bus->bridge; at = at->bus->bridge)
+		pin = (pin + (at->devfn >> 3)) & 3;
 	if (bus->route)
-		gsi = bus->route(bus->route_opaque, d->devfn >> 3, pin - 1);
+		gsi = bus->route(bus->route_opaque, at->devfn >> 3, pin);
 	pthread_mutex_unlock(&bus->lock);
 	if (gsi >= 0 && bus->host->irq.set_level)
 		bus->host->irq.set_level(bus->host->irq.opaque, (unsigned)gsi, level);
@@ -590,7 +593,7 @@ void pci_bus_set_iommu(struct pci_bus *bus, const struct pci_iommu_ops *ops)
 
 static int pci_dma(struct pci_dev *d, uint64_t addr, void *buf, uint64_t len, bool write)
 {
-	struct pci_bus *bus = d->bus;
+	struct pci_bus *bus = pci_root(d->bus);
 	struct pci_iommu_ops io;
 	bool master;
 
@@ -603,7 +606,7 @@ static int pci_dma(struct pci_dev *d, uint64_t addr, void *buf, uint64_t len, bo
 	if (!master)
 		return -EFAULT;
 	if (io.dma)
-		return io.dma(io.opaque, d->devfn, addr, buf, len, write);
+		return io.dma(io.opaque, pci_dev_rid(d), addr, buf, len, write);
 	return write ? guest_mem_write(bus->host->mem, addr, buf, len)
 		     : guest_mem_read(bus->host->mem, addr, buf, len);
 }
@@ -620,7 +623,7 @@ int pci_dma_write(struct pci_dev *d, uint64_t addr, const void *buf, uint64_t le
 
 void *pci_dma_ptr(struct pci_dev *d, uint64_t addr, uint64_t *len, bool write)
 {
-	struct pci_bus *bus = d->bus;
+	struct pci_bus *bus = pci_root(d->bus);
 	struct pci_iommu_ops io;
 	uint64_t gpa = addr;
 
@@ -629,7 +632,7 @@ void *pci_dma_ptr(struct pci_dev *d, uint64_t addr, uint64_t *len, bool write)
 	pthread_mutex_lock(&bus->lock);
 	io = bus->iommu;
 	pthread_mutex_unlock(&bus->lock);
-	if (io.translate && io.translate(io.opaque, d->devfn, addr, write, &gpa, len) < 0)
+	if (io.translate && io.translate(io.opaque, pci_dev_rid(d), addr, write, &gpa, len) < 0)
 		return NULL;
 	return guest_mem_ptr(bus->host->mem, gpa, *len);
 }
@@ -638,7 +641,7 @@ void *pci_dma_ptr(struct pci_dev *d, uint64_t addr, uint64_t *len, bool write)
  * device's requester ID. */
 void pci_msi_send(struct pci_dev *d, uint64_t addr, uint32_t data)
 {
-	struct pci_bus *bus = d->bus;
+	struct pci_bus *bus = pci_root(d->bus);
 	struct pci_iommu_ops io;
 
 	if (!bus)
@@ -647,7 +650,7 @@ void pci_msi_send(struct pci_dev *d, uint64_t addr, uint32_t data)
 	io = bus->iommu;
 	pthread_mutex_unlock(&bus->lock);
 	if (io.msi)
-		io.msi(io.opaque, d->devfn, addr, data);
+		io.msi(io.opaque, pci_dev_rid(d), addr, data);
 	else if (bus->host->irq.msi)
 		bus->host->irq.msi(bus->host->irq.opaque, addr, data);
 }

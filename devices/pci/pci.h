@@ -37,6 +37,7 @@ struct pci_dev {
 	struct pci_bar bar[PCI_NUM_BARS];
 	bool irq_level;
 	unsigned cap_end;	/* first free config byte after the capabilities */
+	struct pci_bus *secondary; /* a bridge's: the bus behind it (pci_bus_new_secondary) */
 	/* Called after a guest config write was applied (optional). */
 	void (*cfg_written)(struct pci_dev *d, unsigned off, unsigned size);
 	/* Extra `info pci` lines (optional; snprintf style, bus lock held). */
@@ -78,10 +79,30 @@ int pci_bus_free_slot(struct pci_bus *bus);
 void pci_bus_remove(struct pci_dev *d);
 /* Drive the device's INTx line (through the bus route). */
 void pci_dev_set_irq(struct pci_dev *d, bool level);
-/* Config accesses as the 0xcf8/0xcfc ports do them (for tests and tools). */
+/* The PCIe ECAM (MMCONFIG) window at base, size bytes (1 MiB per bus),
+ * decoding onto this bus's configuration space; size 0 removes it. May be
+ * called from a cfg_written callback (takes no bus lock). 0 or -errno. */
+int pci_bus_set_ecam(struct pci_bus *bus, uint64_t base, uint64_t size);
+/* Config accesses as the 0xcf8/0xcfc ports do them (for tests and tools),
+ * on bus 0 or on bus busno (a secondary bus, by its bridge's number). */
 uint32_t pci_cfg_read(struct pci_bus *bus, uint8_t devfn, unsigned off, unsigned size);
 void pci_cfg_write(struct pci_bus *bus, uint8_t devfn, unsigned off, unsigned size,
 		   uint32_t val);
+uint32_t pci_cfg_read_bdf(struct pci_bus *bus, uint8_t busno, uint8_t devfn, unsigned off,
+			  unsigned size);
+void pci_cfg_write_bdf(struct pci_bus *bus, uint8_t busno, uint8_t devfn, unsigned off,
+		       unsigned size, uint32_t val);
+/* The bus behind bridge (already on a bus), where devices are added with
+ * pci_bus_add like on bus 0; its number is what the guest programs into
+ * the bridge's secondary bus register (0x19). Devices behind it raise
+ * INTx through the bridge's pin (the usual swizzle). Free it after its
+ * devices. */
+struct pci_bus *pci_bus_new_secondary(struct pci_dev *bridge);
+void pci_bus_free_secondary(struct pci_bus *sec);
+/* Whether bus is a secondary bus (behind a PCIe root port). */
+bool pci_bus_is_secondary(const struct pci_bus *bus);
+/* d's requester ID: bus << 8 | devfn. */
+uint16_t pci_dev_rid(const struct pci_dev *d);
 /* `info pci`: one block per device, like QEMU's. Returns the length that
  * was needed (snprintf style). */
 size_t pci_bus_info(struct pci_bus *bus, char *buf, size_t len);

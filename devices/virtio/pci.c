@@ -23,6 +23,7 @@
 
 #include "devices/dev_host.h"
 #include "devices/pci/pci.h"
+#include "devices/pci/pcie_root_port.h"
 #include "devices/virtio/pci_internal.h"
 #include "devices/virtio/virtio.h"
 
@@ -371,7 +372,7 @@ static size_t info(struct pci_dev *d, char *buf, size_t len)
 	return n + (w > 0 ? (size_t)w : 0);
 }
 
-static void init_pci(struct virtio_pci *vp)
+static void init_pci(struct virtio_pci *vp, const struct pci_bus *bus)
 {
 	struct pci_dev *d = &vp->pci;
 	const struct virtio_dev_ops *o = vp->ops;
@@ -389,10 +390,15 @@ static void init_pci(struct virtio_pci *vp)
 	add_vendor_cap(d, VIRTIO_PCI_CAP_DEVICE_CFG, VIRTIO_PCI_DEVICE_OFF, 0x1000, 16);
 	add_vendor_cap(d, VIRTIO_PCI_CAP_NOTIFY_CFG, VIRTIO_PCI_NOTIFY_OFF,
 		       VIRTIO_PCI_NOTIFY_MULT * o->num_queues, 20);
+	/* behind a PCIe root port it is a PCI Express endpoint, as in QEMU */
+	if (pci_bus_is_secondary(bus))
+		pcie_add_endpoint_cap(d);
 }
 
 static int first_free_devfn(struct pci_bus *bus)
 {
+	if (pci_bus_is_secondary(bus)) /* a PCIe port: device 0 only */
+		return pci_bus_find(bus, 0) ? -ENOSPC : 0;
 	for (unsigned slot = 2; slot < 32; slot++)
 		if (!pci_bus_find(bus, (uint8_t)(slot << 3)))
 			return (int)(slot << 3);
@@ -437,7 +443,7 @@ struct virtio_pci *virtio_pci_new(struct dev_host *host, struct pci_bus *bus, in
 	pthread_mutex_init(&vp->intx_lock, NULL);
 	pthread_mutex_init(&vp->ioev_lock, NULL);
 	device_reset(vp);
-	init_pci(vp);
+	init_pci(vp, bus);
 	vp->msix = msix_new(host, &vp->pci, ops->num_queues + 1, VIRTIO_PCI_MSIX_BAR,
 			    MSIX_TABLE_OFF, MSIX_PBA_OFF);
 	vp->pci.bar[VIRTIO_PCI_MSIX_BAR].opaque = vp->msix;

@@ -4,7 +4,7 @@
 # 2 MiB pages, a fault for an unmapped IOVA) and interrupt remapping of its
 # MSI and of a remappable I/O APIC entry, with the I/O APIC in vmm
 # (kernel_irqchip=split, then off). Also: intremap with kernel_irqchip=on
-# and q35 without -kernel are refused with a clear error.
+# and IDE disks on q35 (no AHCI yet) are refused with a clear error.
 set -u
 B=${B:-build}
 VMM=${VMM:-$B/vmm}
@@ -43,6 +43,6 @@ refused() {
 	fi
 }
 refused 'kernel_irqchip=split' -M q35 -device intel-iommu,intremap=on -kernel "$G/iommu.elf"
-refused 'needs -kernel' -M q35
+refused 'has no IDE controller' -M q35 -hda "$G/iommu.elf"
 refused 'needs -machine q35' -device intel-iommu -kernel "$G/iommu.elf"
 [ "$fails" -eq 0 ]

@@ -611,9 +611,9 @@ static const struct cli_option options[] = {
 	{"-runas", "USER", cli_parse_runas, 0, "drop to USER's uid/gid once set up"},
 	{"-chroot", "DIR", cli_parse_chroot, 0, "chroot into DIR once set up"},
 	{"-machine", "[pc|q35,]kernel_irqchip=on|split|off,pit=on|off", parse_machine_opt, 0,
-	 "interrupt controllers in KVM (on), split, or in vmm (off); q35: the PC board with "
-	 "the Q35 host bridge (8086:29c0) for intel-iommu, not QEMU's q35: no ICH9 "
-	 "(PIIX3 ISA/IDE stay), no AHCI, no PCIe config space, -kernel boots only"},
+	 "interrupt controllers in KVM (on), split, or in vmm (off); q35: QEMU's Q35 "
+	 "(MCH with ECAM/MCFG, ICH9 LPC and SMBus, pcie-root-port) without AHCI (no "
+	 "-hda/-cdrom), run-time hot-plug or extended config space"},
 	{"-M", "pc|q35,...", parse_machine_opt, 0, "same as -machine"},
 	{"-help", NULL, cli_parse_flag, FIELD(help), "print this help and exit"},
 	{"-h", NULL, cli_parse_flag, FIELD(help), "same as -help"},

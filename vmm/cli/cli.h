@@ -77,6 +77,16 @@ struct device_spec {
 	uint8_t usb_p2, usb_p3; /* qemu-xhci: USB 2 and USB 3 ports */
 };
 
+/* -device pcie-root-port,id=ID[,bus=pcie.0][,chassis=N][,slot=N][,port=N]
+ * [,addr=SLOT[.FN]][,multifunction=on|off] (cli_pcie.c; q35 only). */
+#define CLI_MAX_ROOT_PORTS 16
+struct root_port_spec {
+	char id[32];
+	int devfn; /* -1: first free slot */
+	unsigned chassis, slot, port;
+	bool multifunction;
+};
+
 /* -device intel-iommu[,intremap=on|off][,eim=on|off] (cli_iommu.c). */
 struct iommu_spec {
 	bool present, intremap, eim;
@@ -122,6 +132,7 @@ struct virtio_blk_spec {
 	char serial[21];
 	char drive_id[32]; /* drive=ID until cli_parse resolves it */
 	char id[32];	   /* the device's id= (libvirt's alias, qom-list /machine/peripheral) */
+	char bus[32];	   /* bus=: a pcie-root-port's id; "": the root bus */
 };
 
 /* -netdev TYPE,id=ID,... (user, tap): the options go to the backend
@@ -183,6 +194,7 @@ struct rng_dev_spec {
 	uint32_t period_ms;
 	int devfn; /* -1: first free slot */
 	char id[32];
+	char bus[32]; /* bus=: a pcie-root-port's id; "": the root bus */
 };
 
 struct rng_config {
@@ -376,6 +388,8 @@ struct vmm_config {
 	bool no_pit;		   /* -machine pit=off */
 	bool q35;		   /* -machine q35: see cli_iommu.c for what it is */
 	struct iommu_spec iommu;
+	struct root_port_spec root_ports[CLI_MAX_ROOT_PORTS];
+	unsigned n_root_ports;
 	/* Networking (cli_net.c). Without any -netdev/-nic/-net option the
 	 * guest gets one virtio-net NIC on user networking, as in QEMU. */
 	struct netdev_spec netdevs[CLI_MAX_NETDEVS];
@@ -497,6 +511,15 @@ int cli_parse_usb_xhci(struct vmm_config *cfg, char *props, char *err, size_t er
 int cli_add_default_usb(struct vmm_config *cfg, char *err, size_t errlen);
 int cli_parse_pci_testdev(struct vmm_config *cfg, char *props, char *err, size_t errlen);
 int cli_check_q35(const struct vmm_config *cfg, char *err, size_t errlen);
+int cli_parse_pcie_root_port(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+/* A device's bus=: the root bus, or a pcie-root-port id= (kept in out,
+ * checked once every -device is read). 0 or -1. */
+int cli_parse_bus(const char *val, char *out, size_t outlen);
+/* The index of the root port named id, or -1. */
+int cli_find_root_port(const struct vmm_config *cfg, const char *id);
+/* The root PCI bus's names: pci.0 (i440FX) or pcie.0 (q35), as libvirt
+ * writes them in bus=. */
+bool cli_is_root_bus(const char *name);
 /* q35 or QEMU's versioned pc-q35-X.Y. */
 bool cli_is_q35_name(const char *name);
 /* The -chardev with this id as a frontend's backend (marks it used). */

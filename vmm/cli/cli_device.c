@@ -108,6 +108,8 @@ CLI_CONTROL_PARSER(cli_parse_device)
 		return cli_parse_isa_serial(cfg, save, err, errlen);
 	if (tok && !strcmp(tok, "intel-iommu")) /* cli_iommu.c */
 		return cli_parse_intel_iommu(cfg, save, err, errlen);
+	if (tok && !strcmp(tok, "pcie-root-port")) /* cli_pcie.c */
+		return cli_parse_pcie_root_port(cfg, save, err, errlen);
 	if (tok && !strcmp(tok, "edu"))
 		return cli_parse_edu(cfg, save, err, errlen);
 	if (tok && !strcmp(tok, "piix3-usb-uhci")) /* cli_usb.c */

@@ -273,7 +273,7 @@ int cli_set_cdrom(struct vmm_config *cfg, const char *file, char *err, size_t er
 
 /* ------------------------------------------- -device virtio-blk-pci */
 
-/* addr=SLOT[.FN], hex as in QEMU (04.0, 0x4, 4, and libvirt's 0x1.0x2). */
+/* addr=SLOT[.FN], hex as in QEMU (04.0, 0x4, 4, libvirt's 0x2.0x1). */
 int cli_parse_pci_addr(const char *s, int *devfn)
 {
 	unsigned long slot, fn = 0;
@@ -305,14 +305,15 @@ static int virtio_blk_prop(struct virtio_blk_spec *v, const char *key, const cha
 	} else if (!strcmp(key, "serial") && strlen(val) < sizeof(v->serial)) {
 		strcpy(v->serial, val);
 	} else if (!strcmp(key, "addr") && cli_parse_pci_addr(val, &v->devfn) == 0 &&
-		   v->devfn >= 2 << 3) {
-		/* slots 0 and 1 hold the host and ISA bridges */
+		   (v->devfn >= 2 << 3 || v->devfn == 0)) {
+		/* slots 0 and 1 hold the host and ISA bridges; 0 is for behind
+		 * a root port (the board checks the slot is free) */
 	} else if (!strcmp(key, "num-queues") && cli_parse_u64(val, &n) == 0 && n >= 1 && n <= 16) {
 		v->num_queues = (unsigned)n;
 	} else if (!strcmp(key, "id") && *val && strlen(val) < sizeof(v->id)) {
 		strcpy(v->id, val); /* QMP's qom-list /machine/peripheral */
-	} else if (!strcmp(key, "bus") && !strcmp(val, "pci.0")) {
-		/* the only PCI bus (libvirt names it) */
+	} else if (!strcmp(key, "bus") && cli_parse_bus(val, v->bus, sizeof(v->bus)) == 0) {
+		/* the root bus, or a root port's (libvirt names them) */
 	} else {
 		snprintf(err, errlen,
 			 "virtio-blk-pci: invalid %s '%s' (drive=ID, bootindex=N, serial=S (20 "

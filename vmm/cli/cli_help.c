@@ -14,9 +14,9 @@
 #include "vmm/cli/cli.h"
 
 /* QEMU's device categories, in the order it prints them. */
-enum dev_category { CAT_USB, CAT_STORAGE, CAT_NETWORK, CAT_INPUT, CAT_MISC, CAT_COUNT };
-static const char *const category_names[CAT_COUNT] = {"USB", "Storage", "Network", "Input",
-						      "Misc"};
+enum dev_category { CAT_BRIDGE, CAT_USB, CAT_STORAGE, CAT_NETWORK, CAT_INPUT, CAT_MISC, CAT_COUNT };
+static const char *const category_names[CAT_COUNT] = {"Controller/Bridge/Hub", "USB", "Storage",
+						      "Network", "Input", "Misc"};
 
 #define PCI_ADDR_PROP                                                                              \
 	{                                                                                          \
@@ -147,6 +147,18 @@ static const struct cli_device_help devices[] = {
 	  {"name", "str", NULL, NULL, "org.qemu.guest_agent.0"},
 	  {"nr", "uint32", NULL, "4294967295", "1"}}},
 	{"edu", "PCI", NULL, NULL, CAT_MISC, {NULL}, NULL, {PCI_ADDR_PROP}},
+	{"pcie-root-port",
+	 "PCI",
+	 NULL,
+	 "PCI Express root port (needs -M q35); its id= is the bus= of the device behind it",
+	 CAT_BRIDGE,
+	 {"-machine", "q35"},
+	 "id=pci.1",
+	 {PCI_ADDR_PROP,
+	  {"chassis", "uint8", NULL, "0", "1"},
+	  {"multifunction", "bool", "on/off: more functions in its slot", "false", "on"},
+	  {"port", "uint8", "PCIe port number", "0", "16"},
+	  {"slot", "uint16", "physical slot number", "0", "2"}}},
 	{"intel-iommu",
 	 "System",
 	 NULL,
@@ -298,8 +310,8 @@ static void list_machines(FILE *out)
 	static const char *const rows[][2] = {
 		{"pc", "Standard PC (i440FX + PIIX, 1996) (alias of pc-i440fx-7.2)"},
 		{"pc-i440fx-7.2", "Standard PC (i440FX + PIIX, 1996) (default)"},
-		{"q35", "Q35 host bridge on the PC board, for intel-iommu (alias of pc-q35-7.2)"},
-		{"pc-q35-7.2", "Q35 host bridge on the PC board, for intel-iommu"},
+		{"q35", "Standard PC (Q35 + ICH9, 2009) (alias of pc-q35-7.2)"},
+		{"pc-q35-7.2", "Standard PC (Q35 + ICH9, 2009): no AHCI yet"},
 		{"none", "empty machine"},
 	};
 

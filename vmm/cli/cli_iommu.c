@@ -1,20 +1,23 @@
-/* cli_iommu.c — -device intel-iommu, -device edu and the -machine q35
- * subset.
+/* cli_iommu.c — -device intel-iommu, -device edu and -machine q35's checks.
  *
- * What -machine q35 is in vmm: the PC board (vmm's i440FX-era devices)
- * whose host bridge at 00:00.0 is the Q35 MCH (8086:29c0, its PAM
- * registers at 0x90-0x96 and SMRAM at 0x9d), which is where QEMU's q35
- * puts the VT-d unit (0xfed90000) that -device intel-iommu adds. It is a
- * subset, not QEMU's q35: there is no ICH9 (the PCI-ISA bridge is still
- * the PIIX3 at 00:01.0 with IDE at 00:01.1, INTx routed through its PIRQ
- * registers to GSIs 10/11), no AHCI, SMBus or TCO, no PCI Express (no
- * MMCONFIG/MCFG: 256-byte configuration space through 0xcf8 only). SeaBIOS
- * drives a q35 through the ICH9 LPC bridge, so q35 needs -kernel (direct
- * boot: multiboot, Linux, PVH); with firmware boot it is refused. */
+ * What -machine q35 is in vmm: QEMU's Q35 chipset as SeaBIOS and Linux
+ * see it: the Q35 MCH at 00:00.0 (PAM, SMRAM, PCIEXBAR with the ECAM
+ * window at 0xb0000000 and an MCFG table), the ICH9 LPC bridge at 00:1f.0
+ * (PMBASE/ACPI_CNTL, PIRQA-H to GSIs 16-23, RCBA) and SMBus at 00:1f.3,
+ * with the usual ISA devices; the VT-d unit (0xfed90000) of -device
+ * intel-iommu, and -device pcie-root-port (cli_pcie.c). Not there yet: the
+ * ICH9 AHCI at 00:1f.2 (so no IDE-style disks: -hda/-cdrom are refused),
+ * hot-plug at run time, TCO, the 8259 routing of the PIRQ registers,
+ * extended (4 KiB) configuration space, _OSC in the DSDT. */
 #include <stdio.h>
 #include <string.h>
 
 #include "vmm/cli/cli.h"
+
+bool cli_is_root_bus(const char *name)
+{
+	return !strcmp(name, "pci.0") || !strcmp(name, "pcie.0");
+}
 
 bool cli_is_q35_name(const char *name)
 {
@@ -110,6 +113,17 @@ int cli_parse_pci_testdev(struct vmm_config *cfg, char *props, char *err, size_t
 	return parse_test_pci(cfg, DEVICE_PCI_TESTDEV, "pci-testdev", props, err, errlen);
 }
 
+/* A device's bus= names a pcie-root-port. */
+static int check_bus(const struct vmm_config *cfg, const char *dev, const char *bus, char *err,
+		     size_t errlen)
+{
+	if (!bus[0] || cli_find_root_port(cfg, bus) >= 0)
+		return 0;
+	snprintf(err, errlen, "%s: bus '%s' not found (pci.0/pcie.0 or a pcie-root-port id)", dev,
+		 bus);
+	return -1;
+}
+
 int cli_check_q35(const struct vmm_config *cfg, char *err, size_t errlen)
 {
 	if (cfg->iommu.present && !cfg->q35) {
@@ -122,11 +136,23 @@ int cli_check_q35(const struct vmm_config *cfg, char *err, size_t errlen)
 			 "APIC must be vmm's): use -machine kernel_irqchip=split");
 		return -1;
 	}
-	if (cfg->q35 && !cfg->kernel) {
-		snprintf(err, errlen,
-			 "-machine q35 needs -kernel: vmm's q35 has no ICH9 LPC bridge, "
-			 "which SeaBIOS needs on a q35 (see vmm --help)");
+	if (cfg->n_root_ports && !cfg->q35) {
+		snprintf(err, errlen, "-device pcie-root-port needs -machine q35 (as in QEMU)");
 		return -1;
 	}
+	for (unsigned i = 0; i < cfg->n_vblk; i++)
+		if (check_bus(cfg, "virtio-blk-pci", cfg->vblk[i].bus, err, errlen) < 0)
+			return -1;
+	for (unsigned i = 0; i < cfg->rng.n_devs; i++)
+		if (check_bus(cfg, "virtio-rng-pci", cfg->rng.devs[i].bus, err, errlen) < 0)
+			return -1;
+	for (unsigned i = 0; cfg->q35 && i < CLI_MAX_DRIVES; i++)
+		if (cfg->drives[i].file || cfg->drives[i].cdrom) {
+			snprintf(err, errlen,
+				 "-machine q35 has no IDE controller and vmm has no ICH9 AHCI yet: "
+				 "-hda/-cdrom/-drive if=ide need -machine pc; use -drive if=virtio "
+				 "or -device virtio-blk-pci on q35");
+			return -1;
+		}
 	return 0;
 }

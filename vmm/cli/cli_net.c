@@ -134,8 +134,8 @@ static int nic_prop(struct nic_spec *n, const char *key, const char *val)
 
 		return *val && !*end && v <= 2048 ? 1 : -1;
 	}
-	if (!strcmp(key, "bus")) /* libvirt's bus=pci.0: the only bus */
-		return !strcmp(val, "pci.0") || !strcmp(val, "pci") ? 1 : -1;
+	if (!strcmp(key, "bus")) /* libvirt's bus=pci.0 (pcie.0 on q35): the only bus */
+		return cli_is_root_bus(val) || !strcmp(val, "pci") ? 1 : -1;
 	return 0;
 }
 

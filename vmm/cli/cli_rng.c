@@ -2,7 +2,7 @@
  *   -object rng-random,id=ID[,filename=PATH]   (default /dev/urandom)
  *   -object rng-builtin,id=ID                  (getrandom(2))
  *   -device virtio-rng-pci[,rng=ID][,max-bytes=N][,period=MS][,id=NAME]
- *           [,bus=pci.0][,addr=SLOT[.FN]]
+ *           [,bus=pci.0|pcie.0|ROOT-PORT-ID][,addr=SLOT[.FN]]
  * Without rng= the device gets a builtin source of its own, as in QEMU.
  * The files are opened here, at the end of parsing, before the machine
  * opens /dev/kvm: a path that cannot be read is reported first. */
@@ -18,7 +18,7 @@
 
 #define RNG_DEV_HELP                                                                               \
 	"rng=ID of a -object rng-random or rng-builtin, max-bytes=N, period=MS, id=NAME, "         \
-	"bus=pci.0, addr=SLOT[.FN] (slot 2-31)"
+	"bus=pci.0|pcie.0|ROOT-PORT-ID, addr=SLOT[.FN] (slot 2-31; 0 behind a root port)"
 
 static bool copy_str(char *dst, size_t size, const char *val)
 {
@@ -84,10 +84,11 @@ static bool rng_dev_prop(struct rng_dev_spec *d, const char *key, const char *v)
 		return copy_str(d->rng, sizeof(d->rng), v);
 	if (!strcmp(key, "id"))
 		return copy_str(d->id, sizeof(d->id), v);
-	if (!strcmp(key, "bus")) /* libvirt's bus=pci.0: the only bus */
-		return v && !strcmp(v, "pci.0");
+	if (!strcmp(key, "bus")) /* libvirt's bus=pci.0 (pcie.0 on q35), or a root port */
+		return v && cli_parse_bus(v, d->bus, sizeof(d->bus)) == 0;
 	if (!strcmp(key, "addr"))
-		return v && cli_parse_pci_addr(v, &d->devfn) == 0 && d->devfn >= 2 << 3;
+		return v && cli_parse_pci_addr(v, &d->devfn) == 0 &&
+		       (d->devfn >= 2 << 3 || d->devfn == 0); /* 0: behind a root port */
 	if (!v || cli_parse_u64(v, &n) < 0)
 		return false;
 	if (!strcmp(key, "max-bytes") && n <= INT64_MAX) {

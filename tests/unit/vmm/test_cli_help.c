@@ -94,7 +94,6 @@ START_TEST(machine_help)
 		ck_assert_msg(p[strlen(name)] == ' ' && p[20] == ' ' && p[21] != ' ',
 			      "layout of '%s'", name);
 		defaults += !strncmp(strchr(p, '\n') - 9, "(default)", 9);
-		/* vmm's q35 boots -kernel only */
 		ck_assert_msg(PARSE("-machine", name, "-kernel", "k") == 0, "-machine %s: %s", name,
 			      err);
 	}
@@ -124,8 +123,9 @@ START_TEST(device_help)
 
 	ck_assert_int_eq(PARSE("-device", "help"), 0);
 	out = help_text();
-	/* QEMU's group order: USB first, then Storage */
-	ck_assert(!strncmp(out, "USB devices:\nname \"piix3-usb-uhci\", bus PCI\n", 42));
+	/* QEMU's order: bridges first, then USB, then storage */
+	ck_assert(!strncmp(out, "Controller/Bridge/Hub devices:\nname \"pcie-root-port\"", 52));
+	ck_assert_ptr_nonnull(strstr(out, "\n\nUSB devices:\nname \"piix3-usb-uhci\", bus PCI\n"));
 	ck_assert_ptr_nonnull(strstr(out, "\n\nStorage devices:\nname \"virtio-blk-pci\", bus PCI, "
 					  "alias \"virtio-blk\"\n"));
 	for (size_t i = 0; (d = cli_device_help_at(i)); i++) {

@@ -140,6 +140,48 @@ START_TEST(usb_controllers)
 }
 END_TEST
 
+/* libvirt's q35 spelling: root ports on pcie.0 (one per function of
+ * slot 2), devices on them by id with addr 0, others on pcie.0 */
+START_TEST(q35_root_ports)
+{
+	const struct root_port_spec *rp;
+
+	ck_assert_msg(PARSE("-machine", "pc-q35-7.2,usb=off", "-m", "256", "-device",
+			    "{\"driver\":\"pcie-root-port\",\"port\":16,\"chassis\":1,\"id\":"
+			    "\"pci.1\",\"bus\":\"pcie.0\",\"multifunction\":true,\"addr\":\"0x2\"}",
+			    "-device",
+			    "{\"driver\":\"pcie-root-port\",\"port\":17,\"chassis\":2,\"id\":"
+			    "\"pci.2\",\"bus\":\"pcie.0\",\"addr\":\"0x2.0x1\"}",
+			    "-device",
+			    "{\"driver\":\"virtio-rng-pci\",\"id\":\"rng0\",\"bus\":\"pci.2\","
+			    "\"addr\":\"0x0\"}",
+			    "-device",
+			    "{\"driver\":\"virtio-rng-pci\",\"id\":\"rng1\",\"bus\":\"pcie.0\","
+			    "\"addr\":\"0x5\"}") == 0,
+		      "%s", err);
+	ck_assert(cfg.q35);
+	ck_assert_uint_eq(cfg.n_root_ports, 2);
+	rp = &cfg.root_ports[0];
+	ck_assert_str_eq(rp->id, "pci.1");
+	ck_assert_int_eq(rp->devfn, 2 << 3);
+	ck_assert_uint_eq(rp->port, 16);
+	ck_assert_uint_eq(rp->chassis, 1);
+	ck_assert(rp->multifunction);
+	ck_assert_int_eq(cfg.root_ports[1].devfn, 2 << 3 | 1);
+	ck_assert(!cfg.root_ports[1].multifunction);
+	ck_assert_str_eq(cfg.rng.devs[0].bus, "pci.2");
+	ck_assert_int_eq(cfg.rng.devs[0].devfn, 0);
+	ck_assert_str_eq(cfg.rng.devs[1].bus, "");
+	/* a bus nobody defined, a port off q35, a port without id */
+	ck_assert_int_eq(PARSE("-M", "q35", "-device", "virtio-rng-pci,bus=pci.7,addr=0"), -1);
+	ck_assert_ptr_nonnull(strstr(err, "bus 'pci.7' not found"));
+	ck_assert_int_eq(PARSE("-device", "pcie-root-port,id=pci.1"), -1);
+	ck_assert_ptr_nonnull(strstr(err, "needs -machine q35"));
+	ck_assert_int_eq(PARSE("-M", "q35", "-device", "pcie-root-port,port=1"), -1);
+	ck_assert_ptr_nonnull(strstr(err, "needs id="));
+}
+END_TEST
+
 START_TEST(refused_with_a_reason)
 {
 	ck_assert_int_eq(PARSE("-accel", "tcg"), -1);
@@ -213,6 +255,7 @@ int main(void)
 
 	tcase_add_test(tc, libvirt_command_line);
 	tcase_add_test(tc, probe_command_line);
+	tcase_add_test(tc, q35_root_ports);
 	tcase_add_test(tc, refused_with_a_reason);
 	tcase_add_test(tc, usb_controllers);
 	tcase_add_test(tc, key_value_spellings);

@@ -84,7 +84,7 @@ START_TEST(refused_with_a_reason)
 	REFUSED("invalid max-bytes '9223372036854775808'", "-device",
 		"virtio-rng-pci,max-bytes=9223372036854775808");
 	REFUSED("invalid addr '1'", "-device", "virtio-rng-pci,addr=1");
-	REFUSED("invalid bus 'pci.1'", "-device", "virtio-rng-pci,bus=pci.1");
+	REFUSED("bus 'pci.1' not found", "-device", "virtio-rng-pci,bus=pci.1");
 	REFUSED("rng-builtin: invalid filename", "-object",
 		"rng-builtin,id=b,filename=/dev/random");
 	REFUSED("rng-random: needs id=ID", "-object", "rng-random,filename=/dev/urandom");

@@ -1,0 +1,37 @@
+/* pcie_root_port.h — QEMU's generic PCIe root port (-device pcie-root-port). */
+#ifndef VMM_DEVICES_PCI_PCIE_ROOT_PORT_H
+#define VMM_DEVICES_PCI_PCIE_ROOT_PORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "devices/dev_host.h"
+#include "devices/pci/pci.h"
+
+struct pcie_root_port_opts {
+	uint8_t devfn;	    /* on the root bus */
+	uint8_t chassis;    /* kept for the guest's view of the slot */
+	uint16_t slot;	    /* physical slot number (SLTCAP) */
+	uint8_t port;	    /* port number (LNKCAP) */
+	bool multifunction; /* header type bit 7 */
+};
+
+/* Root port 1b36:000c at opts->devfn of bus: a PCI-to-PCI bridge header
+ * whose bus numbers and windows the guest programs, and a PCIe capability
+ * (root port; a hot-plug capable slot with an attention button, presence
+ * detect and the data link layer state of the device behind it). Devices
+ * go on pcie_root_port_bus(); pcie_root_port_update_slot after adding
+ * them. NULL when devfn is taken. */
+struct pcie_root_port;
+struct pcie_root_port *pcie_root_port_new(struct dev_host *host, struct pci_bus *bus,
+					  const struct pcie_root_port_opts *o);
+struct pci_bus *pcie_root_port_bus(struct pcie_root_port *rp);
+/* Presence detect and link state follow whether device 0 is there. */
+void pcie_root_port_update_slot(struct pcie_root_port *rp);
+void pcie_root_port_free(struct pcie_root_port *rp);
+
+/* A PCI Express endpoint capability (version 2, 60 bytes) for a device on
+ * a PCIe bus (behind a root port); its config offset or 0. */
+unsigned pcie_add_endpoint_cap(struct pci_dev *d);
+
+#endif /* VMM_DEVICES_PCI_PCIE_ROOT_PORT_H */
