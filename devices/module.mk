@@ -12,6 +12,8 @@ $(eval $(call unit_test,devices_fw_cfg,tests/unit/devices/test_fw_cfg.c,libfirmw
 $(eval $(call unit_test,devices_rtc,tests/unit/devices/test_rtc.c,libdevices.a libbackends.a,))
 $(eval $(call unit_test,devices_legacy,tests/unit/devices/test_legacy.c,libdevices.a libbackends.a,))
 $(eval $(call unit_test,devices_atapi,tests/unit/devices/test_atapi.c,libdevices.a libbackends.a,))
+# the ICH9 AHCI controller: ports, commands, PRDTs, ATAPI, errors, MSI
+$(eval $(call unit_test,devices_ahci,tests/unit/devices/test_ahci.c,libdevices.a libbackends.a,))
 INTEG_TESTS += tests/integration/seabios-mbr.sh
 KVM_TESTS += tests/integration/seabios-mbr.sh
 INTEG_TESTS += tests/integration/seabios-reset.sh
