@@ -37,8 +37,8 @@
 
 /* 64-bit addressing, NCQ, AHCI only (AE always set), Gen 1 speed,
  * 32 command slots, six ports */
-#define CAP_VALUE                                                                          \
-	((1u << 31) | (1u << 30) | (1u << 18) | (1u << 20) | ((AHCI_SLOTS - 1u) << 8) |  \
+#define CAP_VALUE                                                                                  \
+	((1u << 31) | (1u << 30) | (1u << 18) | (1u << 20) | ((AHCI_SLOTS - 1u) << 8) |            \
 	 (AHCI_PORTS - 1u))
 #define VS_1_0 0x00010000u
 
@@ -69,8 +69,8 @@ static bool msi_enabled(struct ahci *s, uint64_t *addr, uint32_t *data)
 
 	if (!bus)
 		return false;
-	*addr = pci_cfg_read(bus, devfn, c + 4, 4) |
-		(uint64_t)pci_cfg_read(bus, devfn, c + 8, 4) << 32;
+	*addr = pci_cfg_read(bus, devfn, c + 4, 4) | (uint64_t)pci_cfg_read(bus, devfn, c + 8, 4)
+							     << 32;
 	*data = pci_cfg_read(bus, devfn, c + 12, 2);
 	return pci_cfg_read(bus, devfn, c + 2, 2) & MSI_CTRL_ENABLE;
 }
@@ -186,31 +186,54 @@ static void port_write_sctl(struct ahci_port *p, uint32_t v)
 static uint32_t port_read(struct ahci_port *p, unsigned reg)
 {
 	switch (reg) {
-	case PX_CLB: return (uint32_t)p->clb;
-	case PX_CLBU: return (uint32_t)(p->clb >> 32);
-	case PX_FB: return (uint32_t)p->fb;
-	case PX_FBU: return (uint32_t)(p->fb >> 32);
-	case PX_IS: return p->is;
-	case PX_IE: return p->ie;
-	case PX_CMD: return p->cmd;
-	case PX_TFD: return p->tfd;
-	case PX_SIG: return p->sig;
-	case PX_SSTS: return p->ssts;
-	case PX_SCTL: return p->sctl;
-	case PX_SERR: return p->serr;
-	case PX_SACT: return p->sact;
-	case PX_CI: return p->ci;
-	default: return 0;
+	case PX_CLB:
+		return (uint32_t)p->clb;
+	case PX_CLBU:
+		return (uint32_t)(p->clb >> 32);
+	case PX_FB:
+		return (uint32_t)p->fb;
+	case PX_FBU:
+		return (uint32_t)(p->fb >> 32);
+	case PX_IS:
+		return p->is;
+	case PX_IE:
+		return p->ie;
+	case PX_CMD:
+		return p->cmd;
+	case PX_TFD:
+		return p->tfd;
+	case PX_SIG:
+		return p->sig;
+	case PX_SSTS:
+		return p->ssts;
+	case PX_SCTL:
+		return p->sctl;
+	case PX_SERR:
+		return p->serr;
+	case PX_SACT:
+		return p->sact;
+	case PX_CI:
+		return p->ci;
+	default:
+		return 0;
 	}
 }
 
 static void port_write(struct ahci_port *p, unsigned reg, uint32_t v)
 {
 	switch (reg) {
-	case PX_CLB: p->clb = (p->clb & ~0xffffffffull) | (v & ~0x3ffu); break;
-	case PX_CLBU: p->clb = (p->clb & 0xffffffffull) | (uint64_t)v << 32; break;
-	case PX_FB: p->fb = (p->fb & ~0xffffffffull) | (v & ~0xffu); break;
-	case PX_FBU: p->fb = (p->fb & 0xffffffffull) | (uint64_t)v << 32; break;
+	case PX_CLB:
+		p->clb = (p->clb & ~0xffffffffull) | (v & ~0x3ffu);
+		break;
+	case PX_CLBU:
+		p->clb = (p->clb & 0xffffffffull) | (uint64_t)v << 32;
+		break;
+	case PX_FB:
+		p->fb = (p->fb & ~0xffffffffull) | (v & ~0xffu);
+		break;
+	case PX_FBU:
+		p->fb = (p->fb & 0xffffffffull) | (uint64_t)v << 32;
+		break;
 	case PX_IS:
 		p->is &= ~v;
 		break;
@@ -218,9 +241,15 @@ static void port_write(struct ahci_port *p, unsigned reg, uint32_t v)
 		p->ie = v & 0xfdc000ffu;
 		ahci_port_raise(p, 0); /* enabling a pending cause interrupts */
 		break;
-	case PX_CMD: port_write_cmd(p, v); break;
-	case PX_SCTL: port_write_sctl(p, v); break;
-	case PX_SERR: p->serr &= ~v; break;
+	case PX_CMD:
+		port_write_cmd(p, v);
+		break;
+	case PX_SCTL:
+		port_write_sctl(p, v);
+		break;
+	case PX_SERR:
+		p->serr &= ~v;
+		break;
 	case PX_SACT:
 		if (p->cmd & CMD_ST)
 			p->sact |= v;
@@ -241,12 +270,18 @@ static uint32_t hba_read(struct ahci *s, unsigned off)
 	if (off >= PORT_BASE && off < PORT_BASE + AHCI_PORTS * PORT_SIZE)
 		return port_read(&s->port[(off - PORT_BASE) / PORT_SIZE], off % PORT_SIZE);
 	switch (off) {
-	case HBA_CAP: return CAP_VALUE;
-	case HBA_GHC: return s->ghc;
-	case HBA_IS: return s->is;
-	case HBA_PI: return (1u << AHCI_PORTS) - 1;
-	case HBA_VS: return VS_1_0;
-	default: return 0;
+	case HBA_CAP:
+		return CAP_VALUE;
+	case HBA_GHC:
+		return s->ghc;
+	case HBA_IS:
+		return s->is;
+	case HBA_PI:
+		return (1u << AHCI_PORTS) - 1;
+	case HBA_VS:
+		return VS_1_0;
+	default:
+		return 0;
 	}
 }
 

@@ -20,8 +20,8 @@
 #define FIS_D2H 0x34
 #define FIS_SDB 0xa1
 #define FIS_PIO_SETUP 0x5f
-#define FIS_I 0x40	   /* interrupt bit of a device-to-host FIS */
-#define FIS_C 0x80	   /* H2D: a command, not a device control update */
+#define FIS_I 0x40 /* interrupt bit of a device-to-host FIS */
+#define FIS_C 0x80 /* H2D: a command, not a device control update */
 #define CTL_SRST 0x04
 
 /* where the FISes land in the receive area */
@@ -48,7 +48,7 @@ struct cmd {
 	unsigned prd_n, prd_i; /* entries; the next one to load */
 	uint64_t seg_addr;     /* what is left of the current entry */
 	uint32_t seg_left;
-	uint32_t moved; /* PRDBC: bytes transferred */
+	uint32_t moved;	   /* PRDBC: bytes transferred */
 	uint32_t error_is; /* PxIS bits an error adds to TFES */
 };
 
@@ -136,8 +136,8 @@ static bool next_segment(struct cmd *c)
 		c->error_is = IS_OFS;
 		return false;
 	}
-	if (ahci_dma(c->p->ahci, c->ctba + CT_PRDT + (uint64_t)c->prd_i * PRD_SIZE, e,
-		     sizeof(e), false)) {
+	if (ahci_dma(c->p->ahci, c->ctba + CT_PRDT + (uint64_t)c->prd_i * PRD_SIZE, e, sizeof(e),
+		     false)) {
 		c->error_is = IS_HBFS;
 		return false;
 	}
@@ -288,34 +288,71 @@ static void cmd_flush(struct cmd *c)
 static void exec_disk(struct cmd *c, uint8_t op)
 {
 	switch (op) {
-	case 0xec: cmd_identify(c); break;
-	case 0xc8: cmd_rw(c, false, false, false); break; /* READ DMA */
-	case 0x25: cmd_rw(c, true, false, false); break;  /* READ DMA EXT */
-	case 0xca: cmd_rw(c, false, true, false); break;  /* WRITE DMA */
-	case 0x35: cmd_rw(c, true, true, false); break;   /* WRITE DMA EXT */
-	case 0x20: case 0xc4: cmd_rw(c, false, false, true); break; /* READ SECTORS, MULTIPLE */
-	case 0x24: case 0x29: cmd_rw(c, true, false, true); break;
-	case 0x30: case 0xc5: cmd_rw(c, false, true, true); break;
-	case 0x34: case 0x39: cmd_rw(c, true, true, true); break;
-	case 0x60: cmd_ncq(c, false); break; /* READ FPDMA QUEUED */
-	case 0x61: cmd_ncq(c, true); break;  /* WRITE FPDMA QUEUED */
-	case 0xe7: case 0xea: cmd_flush(c); break;
-	case 0x40: case 0x42: /* READ VERIFY SECTORS (EXT): only the range */
+	case 0xec:
+		cmd_identify(c);
+		break;
+	case 0xc8:
+		cmd_rw(c, false, false, false);
+		break; /* READ DMA */
+	case 0x25:
+		cmd_rw(c, true, false, false);
+		break; /* READ DMA EXT */
+	case 0xca:
+		cmd_rw(c, false, true, false);
+		break; /* WRITE DMA */
+	case 0x35:
+		cmd_rw(c, true, true, false);
+		break; /* WRITE DMA EXT */
+	case 0x20:
+	case 0xc4:
+		cmd_rw(c, false, false, true);
+		break; /* READ SECTORS, MULTIPLE */
+	case 0x24:
+	case 0x29:
+		cmd_rw(c, true, false, true);
+		break;
+	case 0x30:
+	case 0xc5:
+		cmd_rw(c, false, true, true);
+		break;
+	case 0x34:
+	case 0x39:
+		cmd_rw(c, true, true, true);
+		break;
+	case 0x60:
+		cmd_ncq(c, false);
+		break; /* READ FPDMA QUEUED */
+	case 0x61:
+		cmd_ncq(c, true);
+		break; /* WRITE FPDMA QUEUED */
+	case 0xe7:
+	case 0xea:
+		cmd_flush(c);
+		break;
+	case 0x40:
+	case 0x42: /* READ VERIFY SECTORS (EXT): only the range */
 		if (fis_lba(c->fis, op == 0x42) + fis_count(c->fis, op == 0x42) >
 		    block_sectors(c->p->disk))
 			finish_err(c, ATA_IDNF | ATA_ABRT);
 		else
 			finish_ok(c, false);
 		break;
-	case 0xef: case 0x91: case 0xc6: /* SET FEATURES, geometry, SET MULTIPLE */
-	case 0xe0: case 0xe1: case 0xe2: case 0xe3: /* power management */
+	case 0xef:
+	case 0x91:
+	case 0xc6: /* SET FEATURES, geometry, SET MULTIPLE */
+	case 0xe0:
+	case 0xe1:
+	case 0xe2:
+	case 0xe3: /* power management */
 		finish_ok(c, false);
 		break;
 	case 0xe5: /* CHECK POWER MODE: active */
 		c->fis[12] = 0xff;
 		finish_ok(c, false);
 		break;
-	default: finish_err(c, ATA_ABRT); break;
+	default:
+		finish_err(c, ATA_ABRT);
+		break;
 	}
 }
 
@@ -367,16 +404,27 @@ static void cmd_packet(struct cmd *c)
 static void exec_cdrom(struct cmd *c, uint8_t op)
 {
 	switch (op) {
-	case 0xa0: cmd_packet(c); break;
-	case 0xa1: cmd_identify(c); break;
-	case 0xef: case 0xe0: case 0xe1: case 0xe5: finish_ok(c, false); break;
+	case 0xa0:
+		cmd_packet(c);
+		break;
+	case 0xa1:
+		cmd_identify(c);
+		break;
+	case 0xef:
+	case 0xe0:
+	case 0xe1:
+	case 0xe5:
+		finish_ok(c, false);
+		break;
 	case 0xec: /* IDENTIFY DEVICE: aborted with the packet signature */
 		c->fis[4] = 1;
 		c->fis[5] = 0x14;
 		c->fis[6] = 0xeb;
 		finish_err(c, ATA_ABRT);
 		break;
-	default: finish_err(c, ATA_ABRT); break;
+	default:
+		finish_err(c, ATA_ABRT);
+		break;
 	}
 }
 
@@ -398,8 +446,8 @@ static void run_slot(struct ahci_port *p, unsigned slot)
 	uint32_t hdr[4];
 
 	if (ahci_dma(p->ahci, p->clb + slot * CMD_HDR_SIZE, hdr, sizeof(hdr), false) ||
-	    ahci_dma(p->ahci, ((uint64_t)hdr[3] << 32 | hdr[2]) & ~0x7full, c.fis,
-		     sizeof(c.fis), false)) {
+	    ahci_dma(p->ahci, ((uint64_t)hdr[3] << 32 | hdr[2]) & ~0x7full, c.fis, sizeof(c.fis),
+		     false)) {
 		p->tfd = (uint32_t)ATA_ABRT << 8 | ATA_DRDY | ATA_ERR;
 		ahci_port_raise(p, IS_HBFS | IS_TFES);
 		return;

@@ -121,6 +121,27 @@ struct virtio_blk_spec {
 	char id[32];	   /* the device's id= (libvirt's alias, qom-list /machine/peripheral) */
 };
 
+/* -device ahci / ich9-ahci, and the ide-hd / ide-cd devices on its ports
+ * (bus=ID.PORT) or on the PIIX3 IDE (bus=ide.N,unit=U) (cli_sata.c). */
+#define CLI_MAX_AHCI 2
+#define CLI_MAX_SATA_DEVS 12
+struct ahci_spec {
+	char id[32];
+	int devfn; /* addr=; -1: first free slot */
+};
+struct sata_dev_spec {
+	bool cdrom;	   /* ide-cd */
+	char bus[40];	   /* as given: "sata0.1", "ide.0" */
+	unsigned unit;	   /* unit= (IDE) */
+	char drive_id[32]; /* drive=; empty: an empty CD-ROM drive */
+	char id[32];
+	int bootindex;
+	/* resolved: the controller (index in vmm_config.ahci) and port, and
+	 * the drive (index in vmm_config.vdrives, -1: none) */
+	unsigned ahci, port;
+	int drive;
+};
+
 /* -netdev TYPE,id=ID,... (user, tap): the options go to the backend
  * (backends/net/net_user.c, net_tap.c), which checks them at start-up. */
 #define CLI_MAX_NETDEVS 8
@@ -346,6 +367,10 @@ struct vmm_config {
 	struct libvirt_config lv; /* cli_libvirt.c */
 	struct wlan_config wlan;
 	struct rng_config rng;
+	struct ahci_spec ahci[CLI_MAX_AHCI];
+	unsigned n_ahci;
+	struct sata_dev_spec sata[CLI_MAX_SATA_DEVS];
+	unsigned n_sata;
 };
 
 /* 0 with cfg filled (defaults applied); -1 with a one-line message in err
@@ -376,6 +401,13 @@ int cli_parse_drive(struct vmm_config *cfg, const char *val, char *err, size_t e
 int cli_parse_virtio_blk(struct vmm_config *cfg, char *props, char *err, size_t errlen);
 /* After parsing: each -device virtio-blk-pci's drive= found. */
 int cli_resolve_drives(struct vmm_config *cfg, char *err, size_t errlen);
+/* cli_sata.c: -device ahci/ich9-ahci and ide-hd/ide-cd (props: what
+ * follows the name, modified); after parsing, their bus= and drive=
+ * resolved (IDE ones moved to their slot in cfg->drives). */
+int cli_parse_ahci(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+int cli_parse_ide_device(struct vmm_config *cfg, char *props, bool cdrom, char *err,
+			 size_t errlen);
+int cli_resolve_sata(struct vmm_config *cfg, char *err, size_t errlen);
 /* addr=SLOT[.FN] in hex (04.0, 0x4, 4): 0 or -1. */
 int cli_parse_pci_addr(const char *s, int *devfn);
 /* cli_net.c: -netdev, -nic, -net none, -device virtio-net-pci (props:

@@ -24,9 +24,9 @@
 #define GSI 11
 #define DISK_SECTORS 1024u
 #define CD_SECTORS 256u /* 512-byte sectors: 64 CD sectors */
-#define CLB(p) (0x10000u + (p) * 0x1000u)
+#define CLB(p) (0x10000u + (p)*0x1000u)
 #define FB(p) (CLB(p) + 0x400u)
-#define CT(p, slot) (0x20000u + (p) * 0x8000u + (slot) * 0x400u)
+#define CT(p, slot) (0x20000u + (p)*0x8000u + (slot)*0x400u)
 #define BUF 0x40000u
 #define OUTSIDE_RAM 0x10000000u
 
@@ -310,7 +310,7 @@ START_TEST(ncq_read)
 
 	port_start(0);
 	h2d(fis, 0x60, 50, 0);
-	fis[3] = 4;	 /* count in the features */
+	fis[3] = 4;	  /* count in the features */
 	fis[12] = 5 << 3; /* tag 5 */
 	build(0, 5, fis, prds, 1, false);
 	pwr(0, 0x34, 1u << 5);
