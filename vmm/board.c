@@ -421,7 +421,8 @@ static int add_pc_platform(struct machine *m, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot create the PCI and IDE devices");
 		return -1;
 	}
-	if (add_iommu(m, err, errlen) < 0 || add_virtio_disks(m, err, errlen) < 0 ||
+	if (add_iommu(m, err, errlen) < 0 || board_add_ahcis(m, err, errlen) < 0 ||
+	    add_virtio_disks(m, err, errlen) < 0 ||
 	    board_add_nics(m, err, errlen) < 0 || vmm_wlan_init(m, err, errlen) < 0 ||
 	    add_virtio_rngs(m, err, errlen) < 0)
 		return -1;
