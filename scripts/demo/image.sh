@@ -1,7 +1,7 @@
 #!/bin/sh
 # image.sh — make demo's guest: Debian's packaged kernel (linux-image-amd64)
-# and a busybox initramfs with that kernel's virtio (net, blk, rng) and ACPI
-# button modules.
+# and a busybox initramfs with that kernel's virtio (net, blk, rng), ACPI
+# button and AHCI (disk, CD-ROM, iso9660) modules.
 # Nothing to compile: the first demo boots in seconds, not after a kernel
 # build. Cached outside the checkout, keyed by the kernel, busybox and these
 # scripts; prints the folder.
@@ -25,7 +25,8 @@ tmp=$out.tmp
 rm -rf "$tmp"
 mkdir -p "$tmp/root/bin" "$tmp/root/proc" "$tmp/root/sys" "$tmp/root/dev" \
 	"$tmp/root/tmp" "$tmp/root/etc" "$tmp/root/root"
-debian_modules "$kver" "$tmp/root" virtio_pci virtio_net virtio_blk virtio_rng button evdev
+debian_modules "$kver" "$tmp/root" virtio_pci virtio_net virtio_blk virtio_rng button evdev \
+	ahci sd_mod sr_mod isofs
 cp "$(command -v busybox)" "$tmp/root/bin/busybox"
 cp "$here/init" "$tmp/root/init"
 chmod 755 "$tmp/root/init"
