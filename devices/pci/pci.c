@@ -130,6 +130,38 @@ unsigned pci_dev_add_cap(struct pci_dev *d, uint8_t id, unsigned len)
 	return off;
 }
 
+/* 64-bit address, one vector, no per-vector masking */
+#define MSI_CAP_LEN 14
+#define MSI_CTRL_ENABLE 0x0001u
+#define MSI_CTRL_64BIT 0x0080u
+
+unsigned pci_dev_add_msi(struct pci_dev *d)
+{
+	unsigned c = pci_dev_add_cap(d, PCI_CAP_ID_MSI, MSI_CAP_LEN);
+
+	if (!c)
+		return 0;
+	put_le(&d->cfg[c + 2], 2, MSI_CTRL_64BIT);
+	put_le(&d->wmask[c + 2], 2, MSI_CTRL_ENABLE); /* one vector: MME stays 0 */
+	put_le(&d->wmask[c + 4], 4, 0xfffffffcu);
+	put_le(&d->wmask[c + 8], 4, 0xffffffffu);
+	put_le(&d->wmask[c + 12], 2, 0xffff);
+	return c;
+}
+
+bool pci_dev_msi_enabled(struct pci_dev *d, unsigned cap, uint64_t *addr, uint32_t *data)
+{
+	struct pci_bus *bus = d->bus;
+	uint8_t devfn = d->devfn;
+
+	if (!bus || !cap)
+		return false;
+	*addr = pci_cfg_read(bus, devfn, cap + 4, 4) |
+		(uint64_t)pci_cfg_read(bus, devfn, cap + 8, 4) << 32;
+	*data = pci_cfg_read(bus, devfn, cap + 12, 2);
+	return pci_cfg_read(bus, devfn, cap + 2, 2) & MSI_CTRL_ENABLE;
+}
+
 /* ----------------------------------------------------------- BAR moves */
 
 static uint64_t bar_address(const struct pci_dev *d, unsigned n)

@@ -69,6 +69,13 @@ void pci_dev_set_bar(struct pci_dev *d, unsigned n, uint64_t size, bool io,
 /* Add a capability of len bytes (id, next filled in); returns its config
  * offset, or 0 when config space is full. */
 unsigned pci_dev_add_cap(struct pci_dev *d, uint8_t id, unsigned len);
+/* An MSI capability with a 64-bit address and one vector: its offset, or
+ * 0 when config space is full. */
+#define PCI_CAP_ID_MSI 0x05
+unsigned pci_dev_add_msi(struct pci_dev *d);
+/* Whether the guest enabled that MSI capability, with its message (read
+ * through the bus: not with the bus lock held). */
+bool pci_dev_msi_enabled(struct pci_dev *d, unsigned cap, uint64_t *addr, uint32_t *data);
 /* 0, -EEXIST when devfn is taken, -EINVAL. */
 int pci_bus_add(struct pci_bus *bus, struct pci_dev *d, uint8_t devfn);
 struct pci_dev *pci_bus_find(struct pci_bus *bus, uint8_t devfn);

@@ -42,11 +42,7 @@
 	 (AHCI_PORTS - 1u))
 #define VS_1_0 0x00010000u
 
-#define PCI_CAP_ID_MSI 0x05
 #define PCI_CAP_ID_SATA 0x12
-#define MSI_CTRL_ENABLE 0x0001u
-#define MSI_CTRL_64BIT 0x0080u
-#define MSI_CAP_LEN 14
 
 /* ------------------------------------------------------------ interrupts */
 
@@ -59,20 +55,6 @@ void ahci_port_raise(struct ahci_port *p, uint32_t bits)
 		s->is |= 1u << p->index;
 		s->irq_raised = true;
 	}
-}
-
-static bool msi_enabled(struct ahci *s, uint64_t *addr, uint32_t *data)
-{
-	struct pci_bus *bus = s->pci.bus;
-	uint8_t devfn = s->pci.devfn;
-	unsigned c = s->msi_cap;
-
-	if (!bus)
-		return false;
-	*addr = pci_cfg_read(bus, devfn, c + 4, 4) | (uint64_t)pci_cfg_read(bus, devfn, c + 8, 4)
-							     << 32;
-	*data = pci_cfg_read(bus, devfn, c + 12, 2);
-	return pci_cfg_read(bus, devfn, c + 2, 2) & MSI_CTRL_ENABLE;
 }
 
 /* Drop the lock and bring the interrupt up to date: INTA follows the
@@ -88,7 +70,7 @@ static void unlock_and_signal(struct ahci *s)
 	pthread_mutex_unlock(&s->lock);
 	if (!s->pci.bus)
 		return;
-	if (msi_enabled(s, &addr, &data)) {
+	if (pci_dev_msi_enabled(&s->pci, s->msi_cap, &addr, &data)) {
 		pci_dev_set_irq(&s->pci, false);
 		if (edge)
 			pci_msi_send(&s->pci, addr, data);
@@ -391,14 +373,9 @@ static void ahci_reset(void *opaque)
 
 static void add_caps(struct ahci *s)
 {
-	unsigned c = pci_dev_add_cap(&s->pci, PCI_CAP_ID_MSI, MSI_CAP_LEN);
+	unsigned c;
 
-	s->msi_cap = c;
-	io_data_put(&s->pci.cfg[c + 2], 2, MSI_CTRL_64BIT);
-	io_data_put(&s->pci.wmask[c + 2], 2, MSI_CTRL_ENABLE); /* one vector */
-	io_data_put(&s->pci.wmask[c + 4], 4, 0xfffffffcu);
-	io_data_put(&s->pci.wmask[c + 8], 4, 0xffffffffu);
-	io_data_put(&s->pci.wmask[c + 12], 2, 0xffff);
+	s->msi_cap = pci_dev_add_msi(&s->pci);
 	/* SATA capability 1.0: the index/data pair at offset 0x10 of BAR 4 */
 	c = pci_dev_add_cap(&s->pci, PCI_CAP_ID_SATA, 8);
 	s->pci.cfg[c + 2] = 0x10;

@@ -33,10 +33,6 @@
 #define IRQ_FACT 0x00000001u
 #define IRQ_DMA 0x00000100u
 
-#define PCI_CAP_ID_MSI 0x05
-#define MSI_CTRL_ENABLE 0x0001u
-#define MSI_CTRL_64BIT 0x0080u
-#define MSI_CAP_LEN 14 /* 64-bit address, no per-vector masking */
 
 struct edu {
 	struct pci_dev pci;
@@ -49,26 +45,11 @@ struct edu {
 	uint8_t buf[EDU_DMA_SIZE];
 };
 
-/* The MSI capability, read through the bus (its lock guards cfg). */
-static bool msi_enabled(const struct edu *e, uint64_t *addr, uint32_t *data)
-{
-	struct pci_bus *bus = e->pci.bus;
-	uint8_t devfn = e->pci.devfn;
-	unsigned c = e->msi_cap;
-
-	if (!bus)
-		return false;
-	*addr = pci_cfg_read(bus, devfn, c + 4, 4) | (uint64_t)pci_cfg_read(bus, devfn, c + 8, 4)
-							     << 32;
-	*data = pci_cfg_read(bus, devfn, c + 12, 2);
-	return pci_cfg_read(bus, devfn, c + 2, 2) & MSI_CTRL_ENABLE;
-}
-
 /* Lock held; the MSI or INTA leaves without it (see raise/lower). */
 static void update_irq(struct edu *e, bool *send_msi, uint64_t *addr, uint32_t *data, bool *intx)
 {
 	*send_msi = false;
-	if (msi_enabled(e, addr, data)) {
+	if (pci_dev_msi_enabled(&e->pci, e->msi_cap, addr, data)) {
 		*send_msi = e->irq_status != 0;
 		*intx = false;
 	} else {
@@ -320,13 +301,8 @@ struct edu *edu_new(struct dev_host *host, struct pci_bus *bus, int devfn)
 	e->pci.cfg_written = cfg_written;
 	e->pci.cfg[0x3d] = 1; /* INTA */
 	pci_dev_set_bar(&e->pci, 0, EDU_BAR_SIZE, false, &edu_bar_ops, e);
-	c = pci_dev_add_cap(&e->pci, PCI_CAP_ID_MSI, MSI_CAP_LEN);
+	c = pci_dev_add_msi(&e->pci);
 	e->msi_cap = c;
-	io_data_put(&e->pci.cfg[c + 2], 2, MSI_CTRL_64BIT);
-	io_data_put(&e->pci.wmask[c + 2], 2, MSI_CTRL_ENABLE); /* one vector: MME stays 0 */
-	io_data_put(&e->pci.wmask[c + 4], 4, 0xfffffffcu);
-	io_data_put(&e->pci.wmask[c + 8], 4, 0xffffffffu);
-	io_data_put(&e->pci.wmask[c + 12], 2, 0xffff);
 	if (!c || pci_bus_add(bus, &e->pci, (uint8_t)devfn) < 0) {
 		pthread_mutex_destroy(&e->lock);
 		free(e);

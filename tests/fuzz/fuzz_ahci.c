@@ -22,26 +22,6 @@
 #define ABAR 0xfebf0000u
 #define IDP 0xc040
 
-static struct block_dev *cd_medium(void)
-{
-	static char path[64];
-	struct block_opts o = {.path = path, .read_only = true, .format = BLOCK_FORMAT_RAW};
-	char err[256];
-	struct block_dev *b;
-
-	if (!path[0]) {
-		int fd = memfd_create("fuzz-ahci-cd", 0);
-
-		if (fd < 0 || ftruncate(fd, 64 * BLOCK_SECTOR_SIZE) < 0)
-			abort();
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	}
-	b = block_open(&o, err, sizeof(err));
-	if (!b)
-		abort();
-	return b;
-}
-
 static void abar_write(struct fuzz_dev *d, unsigned off, uint32_t v)
 {
 	iobus_write(d->fake.host.mmio, ABAR + off, &v, 4);
@@ -74,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		disk = fuzz_disk();
 	}
 	drives[0].disk = disk;
-	drives[1].cdrom = atapi_new(cd_medium());
+	drives[1].cdrom = atapi_new(fuzz_medium());
 	bus = pci_bus_new(&d.fake.host);
 	ahci = ahci_new(&d.fake.host, bus, DEVFN, drives);
 	pci_cfg_write(bus, DEVFN, 0x24, 4, ABAR);
