@@ -289,6 +289,14 @@ START_TEST(dma_read_write)
 		ck_assert_uint_eq(t.ram[BUF + 0x2000 + i - 1000], pattern(101, i % 512));
 	for (unsigned i = 1024; i < 4096; i++)
 		ck_assert_uint_eq(t.ram[BUF + 0x4000 + i - 1024], pattern(100 + i / 512, i % 512));
+	/* 200 sectors into one 100 KiB segment: more than one bounce's worth */
+	uint32_t big[1][2] = {{BUF + 0x20000, 200 * 512}};
+	h2d(fis, 0x25, 300, 200);
+	build(0, 5, fis, big, 1, false);
+	issue(0, 5);
+	ck_assert_uint_eq(prdbc(0, 5), 200 * 512);
+	for (unsigned i = 0; i < 200 * 512; i += 509)
+		ck_assert_uint_eq(t.ram[BUF + 0x20000 + i], pattern(300 + i / 512, i % 512));
 	/* WRITE DMA (28-bit) of 2 sectors to 7, read back from the image */
 	for (unsigned i = 0; i < 1024; i++)
 		t.ram[BUF + 0x10000 + i] = (uint8_t)(i ^ 0x5a);
