@@ -44,7 +44,7 @@
 #define CMD_FR (1u << 14)
 #define CMD_CR (1u << 15)
 #define CMD_ATAPI (1u << 24)
-#define CMD_WRITABLE (CMD_ST | CMD_SUD | CMD_POD | CMD_FRE | CMD_ATAPI | 0xfe000000u)
+#define CMD_WRITABLE (CMD_ST | CMD_SUD | CMD_POD | CMD_FRE | CMD_ATAPI | 0x0e000000u)
 
 /* ATA status and error */
 #define ATA_ERR 0x01
