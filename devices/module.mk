@@ -17,6 +17,9 @@ $(eval $(call unit_test,devices_atapi,tests/unit/devices/test_atapi.c,libdevices
 $(eval $(call unit_test,devices_ahci,tests/unit/devices/test_ahci.c,libdevices.a libbackends.a,))
 INTEG_TESTS += tests/integration/ahci-linux.sh
 KVM_TESTS += tests/integration/ahci-linux.sh
+# SeaBIOS boots from a disk on an AHCI port (QEMU too)
+INTEG_TESTS += tests/integration/seabios-ahci.sh
+KVM_TESTS += tests/integration/seabios-ahci.sh
 INTEG_TESTS += tests/integration/seabios-mbr.sh
 KVM_TESTS += tests/integration/seabios-mbr.sh
 INTEG_TESTS += tests/integration/seabios-reset.sh
