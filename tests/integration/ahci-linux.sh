@@ -24,10 +24,15 @@ head -c 300007 /dev/urandom >"$work/iso/sub/file"
 xorriso -as mkisofs -quiet -R -o "$work/cd.iso" "$work/iso" 2>/dev/null
 cd_sha=$(sha256sum <"$work/iso/sub/file" | cut -c1-64)
 
+# fd 4 is the test's stdout, also inside ask's command substitutions,
+# whose failures the callers pass on with || exit 1
+exec 4>&1
 fail() {
-	echo "FAIL: $side: $*"
-	tail -c 3000 "$work/out" | cat -v
-	cat "$work/err"
+	{
+		echo "FAIL: $side: $*"
+		tail -c 6000 "$work/out" | cat -v
+		cat "$work/err"
+	} >&4
 	exit 1
 }
 
@@ -67,17 +72,20 @@ run() {
 	pid=$!
 	exec 3>"$work/in"
 	wait_for "^vmm demo: a shell"
-	drv=$(ask DRIVER "basename \$(readlink /sys/bus/pci/devices/0000:00:05.0/driver)")
+	drv=$(ask DRIVER "basename \$(readlink /sys/bus/pci/devices/0000:00:05.0/driver)") || exit 1
 	[ "$drv" = ahci ] || fail "00:05.0 is driven by '$drv', not ahci"
-	msi=$(ask MSI "grep -c 'PCI-MSI.*ahci' /proc/interrupts")
+	msi=$(ask MSI "grep -c 'PCI-MSI.*ahci' /proc/interrupts") || exit 1
 	[ "$msi" -ge 1 ] 2>/dev/null || fail "ahci does not use MSI (/proc/interrupts: $msi)"
-	ask WAIT 'i=0; while [ ! -b /dev/sda ] || [ ! -b /dev/sr0 ]; do [ $i -lt 60 ] || break; sleep 1; i=$((i+1)); done; ls /dev/sda /dev/sr0' >/dev/null
-	got=$(ask READ "head -c 4194304 /dev/sda | sha256sum | cut -c1-64")
+	# libata probes the ports asynchronously: the disks may come after init
+	echo 'i=0; while [ ! -b /dev/sda ] || [ ! -b /dev/sr0 ]; do [ $i -lt 60 ] || break; sleep 1; i=$((i+1)); done; [ -b /dev/sda ] && [ -b /dev/sr0 ] || dmesg | grep -iE "ata[0-9]|ahci|scsi"' >&3
+	devs=$(ask DEVS "ls /dev/sda /dev/sr0 2>&1 | tr '\\n' ' '") || exit 1
+	[ "$devs" = "/dev/sda /dev/sr0 " ] || fail "no /dev/sda and /dev/sr0 ($devs)"
+	got=$(ask READ "head -c 4194304 /dev/sda | sha256sum | cut -c1-64") || exit 1
 	[ "$got" = "$disk_sha" ] || fail "the disk's first 4 MiB hash to '$got', not $disk_sha"
-	wrote=$(ask WRITE "head -c 1048576 /dev/urandom >/tmp/w && dd if=/tmp/w of=/dev/sda bs=65536 seek=128 conv=fsync 2>/dev/null && sha256sum </tmp/w | cut -c1-64")
-	back=$(ask REREAD "dd if=/dev/sda bs=65536 skip=128 count=16 iflag=direct 2>/dev/null | sha256sum | cut -c1-64")
+	wrote=$(ask WRITE "head -c 1048576 /dev/urandom >/tmp/w && dd if=/tmp/w of=/dev/sda bs=65536 seek=128 conv=fsync 2>/dev/null && sha256sum </tmp/w | cut -c1-64") || exit 1
+	back=$(ask REREAD "dd if=/dev/sda bs=65536 skip=128 count=16 iflag=direct 2>/dev/null | sha256sum | cut -c1-64") || exit 1
 	[ "$back" = "$wrote" ] || fail "the written MiB reads back as '$back', not '$wrote'"
-	cd=$(ask CD "mkdir -p /mnt && mount -t iso9660 -o ro /dev/sr0 /mnt && sha256sum </mnt/sub/file | cut -c1-64")
+	cd=$(ask CD "mkdir -p /mnt && mount -t iso9660 -o ro /dev/sr0 /mnt && sha256sum </mnt/sub/file | cut -c1-64") || exit 1
 	[ "$cd" = "$cd_sha" ] || fail "the CD-ROM's file hashes to '$cd', not $cd_sha"
 	echo "poweroff -f" >&3
 	t1=$(date +%s)
