@@ -285,74 +285,57 @@ static void cmd_flush(struct cmd *c)
 		finish_ok(c, false);
 }
 
+/* The read and write commands: 48-bit addressing, direction, PIO. */
+static const struct rw_cmd {
+	uint8_t op;
+	bool ext, write, pio;
+} rw_cmds[] = {
+	{0xc8, false, false, false}, /* READ DMA */
+	{0x25, true, false, false},  /* READ DMA EXT */
+	{0xca, false, true, false},  /* WRITE DMA */
+	{0x35, true, true, false},   /* WRITE DMA EXT */
+	{0x20, false, false, true},  /* READ SECTOR(S) */
+	{0xc4, false, false, true},  /* READ MULTIPLE */
+	{0x24, true, false, true},   /* READ SECTOR(S) EXT */
+	{0x29, true, false, true},   /* READ MULTIPLE EXT */
+	{0x30, false, true, true},   /* WRITE SECTOR(S) */
+	{0xc5, false, true, true},   /* WRITE MULTIPLE */
+	{0x34, true, true, true},    /* WRITE SECTOR(S) EXT */
+	{0x39, true, true, true},    /* WRITE MULTIPLE EXT */
+};
+
+static void cmd_verify(struct cmd *c, bool ext)
+{
+	if (fis_lba(c->fis, ext) + fis_count(c->fis, ext) > block_sectors(c->p->disk))
+		finish_err(c, ATA_IDNF | ATA_ABRT);
+	else
+		finish_ok(c, false);
+}
+
 static void exec_disk(struct cmd *c, uint8_t op)
 {
+	for (unsigned i = 0; i < sizeof(rw_cmds) / sizeof(rw_cmds[0]); i++)
+		if (rw_cmds[i].op == op) {
+			cmd_rw(c, rw_cmds[i].ext, rw_cmds[i].write, rw_cmds[i].pio);
+			return;
+		}
 	switch (op) {
-	case 0xec:
-		cmd_identify(c);
-		break;
-	case 0xc8:
-		cmd_rw(c, false, false, false);
-		break; /* READ DMA */
-	case 0x25:
-		cmd_rw(c, true, false, false);
-		break; /* READ DMA EXT */
-	case 0xca:
-		cmd_rw(c, false, true, false);
-		break; /* WRITE DMA */
-	case 0x35:
-		cmd_rw(c, true, true, false);
-		break; /* WRITE DMA EXT */
-	case 0x20:
-	case 0xc4:
-		cmd_rw(c, false, false, true);
-		break; /* READ SECTORS, MULTIPLE */
-	case 0x24:
-	case 0x29:
-		cmd_rw(c, true, false, true);
-		break;
-	case 0x30:
-	case 0xc5:
-		cmd_rw(c, false, true, true);
-		break;
-	case 0x34:
-	case 0x39:
-		cmd_rw(c, true, true, true);
-		break;
-	case 0x60:
-		cmd_ncq(c, false);
-		break; /* READ FPDMA QUEUED */
-	case 0x61:
-		cmd_ncq(c, true);
-		break; /* WRITE FPDMA QUEUED */
-	case 0xe7:
-	case 0xea:
-		cmd_flush(c);
-		break;
-	case 0x40:
-	case 0x42: /* READ VERIFY SECTORS (EXT): only the range */
-		if (fis_lba(c->fis, op == 0x42) + fis_count(c->fis, op == 0x42) >
-		    block_sectors(c->p->disk))
-			finish_err(c, ATA_IDNF | ATA_ABRT);
-		else
-			finish_ok(c, false);
-		break;
-	case 0xef:
-	case 0x91:
-	case 0xc6: /* SET FEATURES, geometry, SET MULTIPLE */
-	case 0xe0:
-	case 0xe1:
-	case 0xe2:
-	case 0xe3: /* power management */
+	case 0xec: cmd_identify(c); break;
+	case 0x60: cmd_ncq(c, false); break; /* READ FPDMA QUEUED */
+	case 0x61: cmd_ncq(c, true); break;  /* WRITE FPDMA QUEUED */
+	case 0xe7: case 0xea: cmd_flush(c); break; /* FLUSH CACHE (EXT) */
+	case 0x40: cmd_verify(c, false); break; /* READ VERIFY SECTOR(S) */
+	case 0x42: cmd_verify(c, true); break;
+	/* SET FEATURES, INITIALIZE DEVICE PARAMETERS, SET MULTIPLE MODE,
+	 * power management: nothing to change */
+	case 0xef: case 0x91: case 0xc6: case 0xe0: case 0xe1: case 0xe2: case 0xe3:
 		finish_ok(c, false);
 		break;
 	case 0xe5: /* CHECK POWER MODE: active */
 		c->fis[12] = 0xff;
 		finish_ok(c, false);
 		break;
-	default:
-		finish_err(c, ATA_ABRT);
-		break;
+	default: finish_err(c, ATA_ABRT); break;
 	}
 }
 
