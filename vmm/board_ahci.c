@@ -78,8 +78,27 @@ int board_add_ahcis(struct machine *m, char *err, size_t errlen)
 	return 0;
 }
 
+int board_add_ich9_ahci(struct machine *m, int devfn, char *err, size_t errlen)
+{
+	struct ahci_drive drives[AHCI_PORTS] = {{0}};
+
+	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++) {
+		drives[i].disk = m->disks[i];
+		drives[i].cdrom = m->cdroms[i];
+	}
+	m->ich9_ahci = ahci_new(&m->host, m->pci, devfn, drives);
+	if (!m->ich9_ahci) {
+		snprintf(err, errlen, "ich9-ahci: PCI address %02x.%x is taken", devfn >> 3,
+			 devfn & 7);
+		return -1;
+	}
+	return 0;
+}
+
 void board_free_ahcis(struct machine *m)
 {
+	ahci_free(m->ich9_ahci); /* its drives are the machine's IDE ones */
+	m->ich9_ahci = NULL;
 	for (unsigned i = 0; i < CLI_MAX_AHCI; i++) {
 		ahci_free(m->ahci[i]);
 		m->ahci[i] = NULL;

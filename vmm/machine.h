@@ -199,6 +199,7 @@ struct machine {
 	struct ahci *ahci[CLI_MAX_AHCI];
 	struct block_dev *sata_disks[CLI_MAX_AHCI][AHCI_PORTS];
 	struct atapi *sata_cdroms[CLI_MAX_AHCI][AHCI_PORTS]; /* they own their media */
+	struct ahci *ich9_ahci; /* a board's built-in one (q35's 00:1f.2) */
 	/* virtio-blk-pci devices and their disks, as cfg->vblk */
 	struct block_dev *vdisks[CLI_MAX_VIRTIO_DRIVES];
 	struct virtio_blk *vblk[CLI_MAX_VIRTIO_DRIVES];
@@ -410,6 +411,11 @@ void board_free_nics(struct machine *m);
  * board_add_ahcis: every -device ahci on the PCI bus. */
 int board_add_ahci(struct machine *m, unsigned i, int devfn, char *err, size_t errlen);
 int board_add_ahcis(struct machine *m, char *err, size_t errlen);
+/* board_add_ich9_ahci: a board's built-in controller at devfn (q35:
+ * 0x1f << 3 | 2) whose ports 0-3 hold the -hda..-hdd / -cdrom / -drive
+ * if=ide drives of index 0-3 (m->disks, m->cdroms: opened already), as
+ * QEMU's q35 puts them; then the PIIX3 IDE must not get them too. */
+int board_add_ich9_ahci(struct machine *m, int devfn, char *err, size_t errlen);
 void board_free_ahcis(struct machine *m);
 /* Link of the NIC named (its id or its netdev's id): 0 or -ENOENT. */
 int machine_set_link(struct machine *m, const char *name, bool up);
