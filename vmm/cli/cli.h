@@ -490,6 +490,10 @@ int cli_parse_listen(const char *s, unsigned flags, struct listen_spec *spec, ch
 /* Split "a=b,c=d" in place: the next key and value (NULL for a bare
  * key), or false at the end. */
 bool cli_next_kv(char **cursor, char **key, char **value);
+/* Copy a non-empty value that fits in size into dst: 0, or -1 with err
+ * ("WHAT: too long", "WHAT: missing value"). */
+int cli_copy_value(char *dst, size_t size, const char *val, const char *what, char *err,
+		   size_t errlen);
 
 /* cli_libvirt.c: the options libvirt's QEMU driver puts on every command
  * line (-no-user-config, -nodefaults, -accel, -object, -overcommit, -uuid,

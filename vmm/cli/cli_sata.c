@@ -11,17 +11,6 @@
 
 #define AHCI_PORTS 6
 
-static int copy_id(char *dst, size_t size, const char *val, const char *what, char *err,
-		   size_t errlen)
-{
-	if (!val || !*val || strlen(val) >= size) {
-		snprintf(err, errlen, "%s: %s", what, val && *val ? "too long" : "missing value");
-		return -1;
-	}
-	strcpy(dst, val);
-	return 0;
-}
-
 int cli_parse_ahci(struct vmm_config *cfg, char *props, char *err, size_t errlen)
 {
 	struct ahci_spec a = {.devfn = -1};
@@ -29,7 +18,7 @@ int cli_parse_ahci(struct vmm_config *cfg, char *props, char *err, size_t errlen
 
 	while (cli_next_kv(&props, &key, &v)) {
 		if (!strcmp(key, "id")) {
-			if (copy_id(a.id, sizeof(a.id), v, "ahci: id", err, errlen) < 0)
+			if (cli_copy_value(a.id, sizeof(a.id), v, "ahci: id", err, errlen) < 0)
 				return -1;
 		} else if (!strcmp(key, "addr") && v && cli_parse_pci_addr(v, &a.devfn) == 0 &&
 			   a.devfn >= 2 << 3) {
@@ -60,11 +49,11 @@ static int ide_device_prop(struct sata_dev_spec *s, const char *key, const char 
 	uint64_t n;
 
 	if (!strcmp(key, "drive"))
-		return copy_id(s->drive_id, sizeof(s->drive_id), v, "drive", err, errlen);
+		return cli_copy_value(s->drive_id, sizeof(s->drive_id), v, "drive", err, errlen);
 	if (!strcmp(key, "bus"))
-		return copy_id(s->bus, sizeof(s->bus), v, "bus", err, errlen);
+		return cli_copy_value(s->bus, sizeof(s->bus), v, "bus", err, errlen);
 	if (!strcmp(key, "id"))
-		return copy_id(s->id, sizeof(s->id), v, "id", err, errlen);
+		return cli_copy_value(s->id, sizeof(s->id), v, "id", err, errlen);
 	if (!strcmp(key, "unit") && v && cli_parse_u64(v, &n) == 0 && n < 2) {
 		s->unit = (unsigned)n;
 	} else if (!strcmp(key, "bootindex") && v && cli_parse_u64(v, &n) == 0 && n < 1000) {
