@@ -14,6 +14,14 @@ $(eval $(call unit_test,devices_fw_cfg,tests/unit/devices/test_fw_cfg.c,libfirmw
 $(eval $(call unit_test,devices_rtc,tests/unit/devices/test_rtc.c,libdevices.a libbackends.a,))
 $(eval $(call unit_test,devices_legacy,tests/unit/devices/test_legacy.c,libdevices.a libbackends.a,))
 $(eval $(call unit_test,devices_atapi,tests/unit/devices/test_atapi.c,libdevices.a libbackends.a,))
+# the ICH9 AHCI controller: ports, commands, PRDTs, ATAPI, errors, MSI;
+# Debian's kernel reads and writes a disk and mounts a CD-ROM on it (QEMU too)
+$(eval $(call unit_test,devices_ahci,tests/unit/devices/test_ahci.c,libdevices.a libbackends.a,))
+INTEG_TESTS += tests/integration/ahci-linux.sh
+KVM_TESTS += tests/integration/ahci-linux.sh
+# SeaBIOS boots from a disk on an AHCI port (QEMU too)
+INTEG_TESTS += tests/integration/seabios-ahci.sh
+KVM_TESTS += tests/integration/seabios-ahci.sh
 INTEG_TESTS += tests/integration/seabios-mbr.sh
 KVM_TESTS += tests/integration/seabios-mbr.sh
 INTEG_TESTS += tests/integration/seabios-reset.sh

@@ -460,9 +460,6 @@ static int add_q35_chipset(struct machine *m)
 {
 	m->i440fx = m->pci ? q35_mch_new(&m->host, m->pci, &m->mem_map) : NULL;
 	m->lpc = m->i440fx ? ich9_lpc_new(&m->host, m->pci, m->acpi_pm) : NULL;
-	/* The ICH9 AHCI controller (8086:2922) belongs at 00:1f.2, where
-	 * -hda/-cdrom/-drive if=ide disks will go once it exists; until then
-	 * cli_check_q35 refuses them. */
 	m->smbus = m->lpc ? ich9_smbus_new(&m->host, m->pci) : NULL;
 	return m->smbus ? 0 : -1;
 }
@@ -500,10 +497,14 @@ static int add_pc_platform(struct machine *m, char *err, size_t errlen)
 	for (unsigned i = IDE_MAX_DRIVES; i-- > 0;)
 		if (m->cdroms[i]) /* -boot d: the first CD-ROM drive */
 			fw.cdrom_slot = i + 1;
+	/* q35's built-in ICH9 AHCI at 00:1f.2 holds the -hda..-hdd/-cdrom
+	 * drives on ports 0-3, where QEMU's q35 puts them */
+	if (m->cfg->q35 && board_add_ich9_ahci(m, 0x1f << 3 | 2, err, errlen) < 0)
+		return -1;
 	if (add_iommu(m, err, errlen) < 0 || add_root_ports(m, err, errlen) < 0 ||
-	    add_virtio_disks(m, err, errlen) < 0 || board_add_nics(m, err, errlen) < 0 ||
-	    vmm_wlan_init(m, err, errlen) < 0 || add_virtio_rngs(m, err, errlen) < 0 ||
-	    vmm_vserial_init(m, err, errlen) < 0 ||
+	    board_add_ahcis(m, err, errlen) < 0 || add_virtio_disks(m, err, errlen) < 0 ||
+	    board_add_nics(m, err, errlen) < 0 || vmm_wlan_init(m, err, errlen) < 0 ||
+	    add_virtio_rngs(m, err, errlen) < 0 || vmm_vserial_init(m, err, errlen) < 0 ||
 	    vmm_balloon_init(m, err, errlen) < 0)
 		return -1;
 	update_root_port_slots(m);

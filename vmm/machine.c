@@ -450,6 +450,7 @@ void machine_destroy(struct machine *m)
 		virtio_blk_free(m->vblk[i]);
 		block_close(m->vdisks[i]);
 	}
+	board_free_ahcis(m);
 	ide_free(m->ide);
 	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++) {
 		block_close(m->disks[i]);

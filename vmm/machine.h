@@ -31,6 +31,7 @@
 #include "devices/pci/pcie_root_port.h"
 #include "devices/pci/pci.h"
 #include "devices/pci/piix3.h"
+#include "devices/storage/ahci.h"
 #include "devices/storage/ide.h"
 #include "devices/testdev/edu.h"
 #include "devices/testdev/pc_testdev.h"
@@ -208,6 +209,11 @@ struct machine {
 	struct block_dev *disks[IDE_MAX_DRIVES];
 	struct atapi *cdroms[IDE_MAX_DRIVES]; /* ATAPI drives (they own their media) */
 	struct ide *ide;
+	/* -device ahci and the ide-hd/ide-cd drives on its ports (board_ahci.c) */
+	struct ahci *ahci[CLI_MAX_AHCI];
+	struct block_dev *sata_disks[CLI_MAX_AHCI][AHCI_PORTS];
+	struct atapi *sata_cdroms[CLI_MAX_AHCI][AHCI_PORTS]; /* they own their media */
+	struct ahci *ich9_ahci; /* a board's built-in one (q35's 00:1f.2) */
 	/* virtio-blk-pci devices and their disks, as cfg->vblk */
 	struct block_dev *vdisks[CLI_MAX_VIRTIO_DRIVES];
 	struct virtio_blk *vblk[CLI_MAX_VIRTIO_DRIVES];
@@ -416,6 +422,17 @@ void net_info_usernet(void *opaque, FILE *out);
 void hmp_hostfwd(struct machine *m, int argc, char **argv, FILE *out, bool add);
 void hmp_set_link(struct machine *m, int argc, char **argv, FILE *out);
 void board_free_nics(struct machine *m);
+/* board_ahci.c: AHCI controller i of cfg->ahci with its drives, at devfn
+ * (-1: its addr=, else the first free slot); q35 puts one at 00:1f.2.
+ * board_add_ahcis: every -device ahci on the PCI bus. */
+int board_add_ahci(struct machine *m, unsigned i, int devfn, char *err, size_t errlen);
+int board_add_ahcis(struct machine *m, char *err, size_t errlen);
+/* board_add_ich9_ahci: a board's built-in controller at devfn (q35:
+ * 0x1f << 3 | 2) whose ports 0-3 hold the -hda..-hdd / -cdrom / -drive
+ * if=ide drives of index 0-3 (m->disks, m->cdroms: opened already), as
+ * QEMU's q35 puts them; then the PIIX3 IDE must not get them too. */
+int board_add_ich9_ahci(struct machine *m, int devfn, char *err, size_t errlen);
+void board_free_ahcis(struct machine *m);
 /* Link of the NIC named (its id or its netdev's id): 0 or -ENOENT. */
 int machine_set_link(struct machine *m, const char *name, bool up);
 

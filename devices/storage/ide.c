@@ -18,6 +18,7 @@
 #include "build/config.h"
 #include "devices/dev_host.h"
 #include "devices/pci/pci.h"
+#include "devices/storage/ata_id.h"
 #include "devices/storage/ide.h"
 #include "devices/storage/ide_internal.h"
 
@@ -28,87 +29,22 @@ struct ide_drive *ide_cur(struct ide_channel *ch)
 
 /* ------------------------------------------------------------ IDENTIFY */
 
-void ide_id_string(uint16_t *w, unsigned words, const char *s)
-{
-	size_t n = strlen(s);
-
-	/* ATA strings: space padded, two characters per word, first in the
-	 * high byte */
-	for (unsigned i = 0; i < words * 2; i++) {
-		uint8_t c = i < n ? (uint8_t)s[i] : ' ';
-
-		if (i & 1)
-			w[i / 2] |= c;
-		else
-			w[i / 2] = (uint16_t)(c << 8);
-	}
-}
-
-static void id_checksum(uint16_t *id)
-{
-	uint8_t sum = 0xa5;
-
-	id[255] = 0xa5;
-	for (unsigned i = 0; i < 255; i++)
-		sum += (uint8_t)(id[i] & 0xff) + (uint8_t)(id[i] >> 8);
-	id[255] = (uint16_t)(((uint8_t)-sum) << 8 | 0xa5);
-}
-
 static void build_identify(struct ide_drive *d, unsigned index, bool has_slave)
 {
-	uint16_t *id = d->id;
-	uint64_t lba28 = d->sectors < 0x0fffffff ? d->sectors : 0x0fffffff;
-	uint64_t cyls = d->sectors / (16 * 63);
-	char serial[21];
-
-	if (cyls > 16383)
-		cyls = 16383;
-	memset(id, 0, sizeof(d->id));
-	id[0] = 0x0040; /* fixed, non-removable ATA device */
-	id[1] = (uint16_t)cyls;
-	id[3] = 16;
-	id[6] = 63;
-	snprintf(serial, sizeof(serial), "VMM%05u", index + 1);
-	ide_id_string(&id[10], 10, serial);
-	ide_id_string(&id[23], 4, VMM_VERSION);
-	ide_id_string(&id[27], 20, "VMM HARDDISK");
-	id[47] = 0x8000 | MAX_MULT;
-	id[49] = 0x0300; /* LBA and DMA supported */
-	id[51] = 0x0200;
-	id[53] = 0x0007; /* words 54-58, 64-70 and 88 are valid */
-	id[54] = (uint16_t)cyls;
-	id[55] = 16;
-	id[56] = 63;
-	id[57] = (uint16_t)(cyls * 16 * 63);
-	id[58] = (uint16_t)((cyls * 16 * 63) >> 16);
-	id[60] = (uint16_t)lba28;
-	id[61] = (uint16_t)(lba28 >> 16);
-	id[63] = 0x0007; /* multiword DMA 0-2 */
-	id[64] = 0x0003; /* PIO 3-4 */
-	id[65] = id[66] = id[67] = id[68] = 120;
-	id[80] = 0x00f0; /* ATA-4 to ATA-7 */
-	id[82] = 0x4020; /* NOP, write cache */
-	id[83] = 0x7400; /* FLUSH CACHE EXT, FLUSH CACHE, 48-bit addresses */
-	id[84] = 0x4000;
-	id[85] = 0x4020;
-	id[86] = 0x3400;
-	id[87] = 0x4000;
-	id[88] = 0x203f; /* UDMA 0-5 supported, UDMA 5 selected */
+	ata_id_disk(d->id, d->sectors, index);
 	/* hardware reset result: device 0 tells whether device 1 exists (SeaBIOS
 	 * skips probing an absent slave on it); 80-wire cable */
 	if (index % 2 == 0)
-		id[93] = has_slave ? 0x6009 : 0x6049;
+		d->id[93] = has_slave ? 0x6009 : 0x6049;
 	else
-		id[93] = 0x6900;
-	for (unsigned i = 0; i < 4; i++)
-		id[100 + i] = (uint16_t)(d->sectors >> (16 * i));
+		d->id[93] = 0x6900;
 }
 
 /* Words that follow settings: multiple count, selected transfer modes. */
 static void refresh_identify(struct ide_drive *d)
 {
 	d->id[59] = (uint16_t)(d->mult ? 0x100 | d->mult : 0);
-	id_checksum(d->id);
+	ata_id_checksum(d->id);
 }
 
 /* ---------------------------------------------------------- interrupts */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "build/config.h"
+#include "devices/storage/ata_id.h"
 #include "devices/storage/atapi.h"
 #include "devices/storage/ide_internal.h"
 
@@ -15,31 +16,8 @@
 
 void ide_atapi_identify(struct ide_drive *d, unsigned index)
 {
-	uint16_t *id = d->id;
-	char serial[21];
-
-	memset(id, 0, sizeof(d->id));
-	/* ATAPI, CD-ROM class, removable, DRQ within 50 us, 12-byte packets */
-	id[0] = 0x85c0;
-	snprintf(serial, sizeof(serial), "VMM%05u", index + 1);
-	ide_id_string(&id[10], 10, serial);
-	ide_id_string(&id[23], 4, VMM_VERSION);
-	ide_id_string(&id[27], 20, "VMM DVD-ROM");
-	id[49] = 0x0300; /* LBA, DMA */
-	id[53] = 0x0007;
-	id[63] = 0x0007; /* multiword DMA 0-2 */
-	id[64] = 0x0003; /* PIO 3-4 */
-	id[65] = id[66] = id[67] = id[68] = 120;
-	id[71] = 30; /* PACKET to bus release, ns */
-	id[72] = 30;
-	id[80] = 0x001e; /* ATA/ATAPI-1 to -4 */
-	id[82] = 0x4014; /* PACKET, removable media, NOP */
-	id[83] = 0x4000;
-	id[84] = 0x4000;
-	id[85] = 0x4014;
-	id[87] = 0x4000;
-	id[88] = 0x203f; /* UDMA 0-5, UDMA 5 selected */
-	id[93] = index % 2 ? 0x6900 : 0x6049;
+	ata_id_cdrom(d->id, index);
+	d->id[93] = index % 2 ? 0x6900 : 0x6049;
 }
 
 void ide_atapi_signature(struct ide_channel *ch)

@@ -11,10 +11,11 @@
 #include "backends/backends.h"
 #include "devices/dev_host.h"
 #include "devices/pci/pci.h"
+#include "devices/storage/ata_id.h"
 #include "devices/storage/ide.h"
 
 #define SECTOR 512
-#define MAX_MULT 16
+#define MAX_MULT ATA_ID_MAX_MULT
 
 /* status */
 #define ST_ERR 0x01
@@ -109,9 +110,6 @@ bool ide_prepare_rw(struct ide_channel *ch, bool ext, bool write);
 void ide_start_dma(struct ide_channel *ch, bool ext, bool write);
 /* Assert INTRQ. */
 void ide_raise_irq(struct ide_channel *ch);
-/* An IDENTIFY string: words*2 characters, space padded, two per word
- * with the first in the high byte (ATA's order). */
-void ide_id_string(uint16_t *w, unsigned words, const char *s);
 
 /* ide_atapi.c: packet devices on the channel. */
 void ide_atapi_identify(struct ide_drive *d, unsigned index);

@@ -1,10 +1,10 @@
 #!/bin/sh
 # image.sh — make demo's guest: Debian's packaged kernel (linux-image-amd64)
 # and a busybox initramfs with that kernel's virtio (net, blk, rng, console,
-# balloon), USB host controller (UHCI, xHCI) and ACPI button modules; with
-# Debian's qemu-guest-agent installed on the host, its qemu-ga and the
-# libraries ldd names too (tests/integration/virtio-serial.sh talks to it),
-# and the host's /etc/os-release.
+# balloon), USB host controller (UHCI, xHCI), AHCI (disk, CD-ROM, iso9660)
+# and ACPI button modules; with Debian's qemu-guest-agent installed on the
+# host, its qemu-ga and the libraries ldd names too (tests/integration/
+# virtio-serial.sh talks to it), and the host's /etc/os-release.
 # Nothing to compile: the first demo boots in seconds, not after a kernel
 # build. Cached outside the checkout, keyed by the kernel, busybox and these
 # scripts; prints the folder.
@@ -31,7 +31,7 @@ rm -rf "$tmp"
 mkdir -p "$tmp/root/bin" "$tmp/root/proc" "$tmp/root/sys" "$tmp/root/dev" \
 	"$tmp/root/tmp" "$tmp/root/etc" "$tmp/root/root"
 debian_modules "$kver" "$tmp/root" virtio_pci virtio_net virtio_blk virtio_rng virtio_console \
-	virtio_balloon button evdev uhci_hcd xhci_pci
+	virtio_balloon button evdev uhci_hcd xhci_pci ahci sd_mod sr_mod isofs
 cp "$(command -v busybox)" "$tmp/root/bin/busybox"
 [ ! -f /etc/os-release ] || cp /etc/os-release "$tmp/root/etc/os-release"
 # qemu-ga is glibc-linked: the binary, then each library at the path the

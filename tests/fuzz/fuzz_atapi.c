@@ -17,28 +17,6 @@
 #define BUF_GPA 0x2000
 #define REC 16
 
-/* A fresh block device on the one 16-sector medium file (made once, so
- * that inputs do not use up descriptors). */
-static struct block_dev *medium(void)
-{
-	static char path[64];
-	struct block_opts o = {.path = path, .read_only = true};
-	char err[256];
-	struct block_dev *b;
-
-	if (!path[0]) {
-		int fd = memfd_create("fuzz-cd", 0);
-
-		if (fd < 0 || ftruncate(fd, 64 * BLOCK_SECTOR_SIZE) < 0)
-			abort();
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	}
-	b = block_open(&o, err, sizeof(err));
-	if (!b)
-		abort();
-	return b;
-}
-
 static void media_op(struct atapi *a, unsigned op)
 {
 	struct block_dev *b;
@@ -47,7 +25,7 @@ static void media_op(struct atapi *a, unsigned op)
 	case 1: atapi_eject(a, false); break;
 	case 2: atapi_eject(a, true); break;
 	case 3:
-		b = medium();
+		b = fuzz_medium();
 		if (atapi_change(a, b, false) < 0) /* locked: the drive did not take it */
 			block_close(b);
 		break;
@@ -110,7 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_dev_window(&d, false, 0x3f6, 1);
 		fuzz_dev_window(&d, false, BM_BASE, 16);
 	}
-	cds[0] = atapi_new(medium());
+	cds[0] = atapi_new(fuzz_medium());
 	cds[1] = atapi_new(NULL);
 	bus = pci_bus_new(&d.fake.host);
 	ide = ide_new_with_cdroms(&d.fake.host, bus, disks, cds);

@@ -140,4 +140,26 @@ static inline struct block_dev *fuzz_disk(void)
 	return b;
 }
 
+/* A fresh read-only block device on one 64-sector file, a CD-ROM's
+ * medium (the memfd is made once, so inputs do not use up descriptors). */
+static inline struct block_dev *fuzz_medium(void)
+{
+	static char path[64];
+	struct block_opts o = {.path = path, .read_only = true, .format = BLOCK_FORMAT_RAW};
+	char err[256];
+	struct block_dev *b;
+
+	if (!path[0]) {
+		int fd = memfd_create("fuzz-cd", 0);
+
+		if (fd < 0 || ftruncate(fd, 64 * BLOCK_SECTOR_SIZE) < 0)
+			abort();
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	}
+	b = block_open(&o, err, sizeof(err));
+	if (!b)
+		abort();
+	return b;
+}
+
 #endif

@@ -754,7 +754,39 @@ def usb_seeds():
     seed("usb", "uhci-run-suspend", u)
 
 
-GROUPS = (netstack_seeds, usernet_seeds, regdb_seeds, loader_seeds, device_seeds, virtio_net_seeds,
+def ahci_seeds():
+    # AHCI (windows: ABAR, BAR 4); step N starts port N (command list at
+    # 0x10000 + N * 0x1000); each command goes in a slot's header and table
+    def cmd(port, slot, fis, prds, acmd=b"", write=False):
+        clb = 0x10000 + port * 0x1000
+        ct = 0x30000 + port * 0x4000 + slot * 0x200
+        hdr = struct.pack("<IIII", 5 | (0x40 if write else 0) | len(prds) << 16, 0, ct, 0)
+        tbl = fis.ljust(0x40, b"\0") + acmd.ljust(0x40, b"\0")
+        for addr, n in prds:
+            tbl += struct.pack("<IIII", addr, 0, 0, n - 1)
+        return ram(clb + slot * 32, hdr) + ram(ct, tbl) + wr(0, 2, 0x100 + port * 0x80 + 0x38, 1 << slot)
+
+    def h2d(op, lba=0, count=0, feat=0, c=0x80):
+        return bytes([0x27, c, op, feat, lba & 0xFF, lba >> 8 & 0xFF, lba >> 16 & 0xFF, 0x40,
+                      lba >> 24 & 0xFF, 0, 0, 0, count & 0xFF, count >> 8, 0, 0, 0, 0, 0, 0])
+    regs = rd(0, 2, 0) + rd(0, 2, 0xC) + rd(0, 2, 0x10) + wr(1, 2, 0x10, 0x100) + rd(1, 2, 0x14)
+    seed("ahci", "regs-reset-comreset", regs + wr(0, 2, 4, 1) + wr(0, 2, 0x12C, 1) + wr(0, 2, 0x12C, 0) + rd(0, 2, 0x128))
+    seed("ahci", "identify", step(0) + cmd(0, 0, h2d(0xEC), [(0x50000, 512)]) + rd(0, 2, 0x110) + rd(0, 2, 0x120))
+    seed("ahci", "read-dma-ext", step(0) + cmd(0, 1, h2d(0x25, 3, 4), [(0x50000, 1000), (0x52000, 1048)]))
+    seed("ahci", "write-dma-flush", step(0) + ram(0x50000, b"W" * 200) +
+         cmd(0, 2, h2d(0xCA, 5, 1), [(0x50000, 512)], write=True) + cmd(0, 3, h2d(0xEA), []))
+    ncq = h2d(0x60, 8, 0, feat=2)
+    ncq = ncq[:12] + bytes([7 << 3]) + ncq[13:]
+    seed("ahci", "ncq-read", step(0) + wr(0, 2, 0x134, 1 << 7) + cmd(0, 7, ncq, [(0x50000, 1024)]))
+    seed("ahci", "bad-prdt", step(0) + cmd(0, 0, h2d(0x25, 0, 8), [(0x50000, 512)]) +
+         cmd(0, 1, h2d(0x25, 0, 1), [(0xFFFFF000, 512)]) + cmd(0, 2, h2d(0x25, 63, 2), [(0x50000, 1024)]))
+    seed("ahci", "atapi-inquiry-read10", step(1) + cmd(1, 0, h2d(0xA1), [(0x50000, 512)]) +
+         cmd(1, 1, h2d(0xA0, feat=1), [(0x50000, 36)], acmd=bytes([0x12, 0, 0, 0, 36])) +
+         cmd(1, 2, h2d(0xA0), [(0x50000, 4096)], acmd=bytes([0x28, 0, 0, 0, 0, 1, 0, 0, 2])))
+    seed("ahci", "srst", step(0) + cmd(0, 0, h2d(0, c=0)[:15] + b"\x04" + bytes(4), []) + cmd(0, 1, h2d(0, c=0), []))
+
+
+GROUPS = (netstack_seeds, usernet_seeds, regdb_seeds, loader_seeds, device_seeds, ahci_seeds, virtio_net_seeds,
           virtio_console_seeds, hwsim_seeds, control_seeds, state_seeds, usb_seeds)
 
 if __name__ == "__main__":

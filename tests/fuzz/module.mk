@@ -31,6 +31,7 @@ $(eval $(call fuzz_target,pvh,,libfirmware.a libdevices.a libbackends.a,$(LZ4_LI
 $(eval $(call fuzz_target,fw_cfg,,libdevices.a libbackends.a,$(DEVICES_LIBS)))
 $(eval $(call fuzz_target,ide,,libdevices.a libbackends.a,$(DEVICES_LIBS)))
 $(eval $(call fuzz_target,atapi,,libdevices.a libbackends.a,$(DEVICES_LIBS)))
+$(eval $(call fuzz_target,ahci,,libdevices.a libbackends.a,$(DEVICES_LIBS)))
 $(eval $(call fuzz_target,pci,,libdevices.a libbackends.a,$(DEVICES_LIBS)))
 $(eval $(call fuzz_target,q35,,libdevices.a libbackends.a,$(DEVICES_LIBS)))
 $(eval $(call fuzz_target,virtqueue,,libdevices.a libbackends.a,$(DEVICES_LIBS)))

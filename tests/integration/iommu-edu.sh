@@ -43,6 +43,5 @@ refused() {
 	fi
 }
 refused 'kernel_irqchip=split' -M q35 -device intel-iommu,intremap=on -kernel "$G/iommu.elf"
-refused 'has no IDE controller' -M q35 -hda "$G/iommu.elf"
 refused 'needs -machine q35' -device intel-iommu -kernel "$G/iommu.elf"
 [ "$fails" -eq 0 ]

@@ -709,10 +709,10 @@ int cli_parse(int argc, char **argv, struct vmm_config *cfg, char *err, size_t e
 	if (cli_libvirt_finish(cfg, err, errlen) < 0 || resolve_smp(cfg, err, errlen) < 0)
 		return -1;
 	apply_defaults(cfg);
-	if (cli_resolve_drives(cfg, err, errlen) < 0 || cli_resolve_nics(cfg, err, errlen) < 0 ||
-	    cli_check_q35(cfg, err, errlen) < 0 || cli_add_default_usb(cfg, err, errlen) < 0 ||
-	    cli_resolve_wlan(cfg, err, errlen) < 0 || cli_resolve_rng(cfg, err, errlen) < 0 ||
-	    cli_resolve_vserial(cfg, err, errlen) < 0)
+	if (cli_resolve_drives(cfg, err, errlen) < 0 || cli_resolve_sata(cfg, err, errlen) < 0 ||
+	    cli_resolve_nics(cfg, err, errlen) < 0 || cli_check_q35(cfg, err, errlen) < 0 ||
+	    cli_add_default_usb(cfg, err, errlen) < 0 || cli_resolve_wlan(cfg, err, errlen) < 0 ||
+	    cli_resolve_rng(cfg, err, errlen) < 0 || cli_resolve_vserial(cfg, err, errlen) < 0)
 		return -1;
 	return check_stdio(cfg, err, errlen);
 }

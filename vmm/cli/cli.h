@@ -135,6 +135,27 @@ struct virtio_blk_spec {
 	char bus[32];	   /* bus=: a pcie-root-port's id; "": the root bus */
 };
 
+/* -device ahci / ich9-ahci, and the ide-hd / ide-cd devices on its ports
+ * (bus=ID.PORT) or on the PIIX3 IDE (bus=ide.N,unit=U) (cli_sata.c). */
+#define CLI_MAX_AHCI 2
+#define CLI_MAX_SATA_DEVS 12
+struct ahci_spec {
+	char id[32];
+	int devfn; /* addr=; -1: first free slot */
+};
+struct sata_dev_spec {
+	bool cdrom;	   /* ide-cd */
+	char bus[40];	   /* as given: "sata0.1", "ide.0" */
+	unsigned unit;	   /* unit= (IDE) */
+	char drive_id[32]; /* drive=; empty: an empty CD-ROM drive */
+	char id[32];
+	int bootindex;
+	/* resolved: the controller (index in vmm_config.ahci) and port, and
+	 * the drive (index in vmm_config.vdrives, -1: none) */
+	unsigned ahci, port;
+	int drive;
+};
+
 /* -netdev TYPE,id=ID,... (user, tap): the options go to the backend
  * (backends/net/net_user.c, net_tap.c), which checks them at start-up. */
 #define CLI_MAX_NETDEVS 8
@@ -403,6 +424,10 @@ struct vmm_config {
 	struct rng_config rng;
 	struct vserial_config vserial;
 	struct balloon_spec balloon;
+	struct ahci_spec ahci[CLI_MAX_AHCI];
+	unsigned n_ahci;
+	struct sata_dev_spec sata[CLI_MAX_SATA_DEVS];
+	unsigned n_sata;
 };
 
 /* 0 with cfg filled (defaults applied); -1 with a one-line message in err
@@ -435,6 +460,13 @@ int cli_parse_drive(struct vmm_config *cfg, const char *val, char *err, size_t e
 int cli_parse_virtio_blk(struct vmm_config *cfg, char *props, char *err, size_t errlen);
 /* After parsing: each -device virtio-blk-pci's drive= found. */
 int cli_resolve_drives(struct vmm_config *cfg, char *err, size_t errlen);
+/* cli_sata.c: -device ahci/ich9-ahci and ide-hd/ide-cd (props: what
+ * follows the name, modified); after parsing, their bus= and drive=
+ * resolved (IDE ones moved to their slot in cfg->drives). */
+int cli_parse_ahci(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+int cli_parse_ide_device(struct vmm_config *cfg, char *props, bool cdrom, char *err,
+			 size_t errlen);
+int cli_resolve_sata(struct vmm_config *cfg, char *err, size_t errlen);
 /* addr=SLOT[.FN] in hex (04.0, 0x4, 4): 0 or -1. */
 int cli_parse_pci_addr(const char *s, int *devfn);
 /* cli_net.c: -netdev, -nic, -net none, -device virtio-net-pci (props:
@@ -540,6 +572,10 @@ int cli_parse_listen(const char *s, unsigned flags, struct listen_spec *spec, ch
 /* Split "a=b,c=d" in place: the next key and value (NULL for a bare
  * key), or false at the end. */
 bool cli_next_kv(char **cursor, char **key, char **value);
+/* Copy a non-empty value that fits in size into dst: 0, or -1 with err
+ * ("WHAT: too long", "WHAT: missing value"). */
+int cli_copy_value(char *dst, size_t size, const char *val, const char *what, char *err,
+		   size_t errlen);
 
 /* cli_libvirt.c: the options libvirt's QEMU driver puts on every command
  * line (-no-user-config, -nodefaults, -accel, -object, -overcommit, -uuid,

@@ -33,8 +33,8 @@ bool cli_next_kv(char **cursor, char **key, char **value)
 	return true;
 }
 
-static int copy_value(char *dst, size_t size, const char *val, const char *what, char *err,
-		      size_t errlen)
+int cli_copy_value(char *dst, size_t size, const char *val, const char *what, char *err,
+		   size_t errlen)
 {
 	if (!val || !*val || strlen(val) >= size) {
 		snprintf(err, errlen, "%s: %s", what, val && *val ? "too long" : "missing value");
@@ -97,7 +97,7 @@ CLI_CONTROL_PARSER(cli_parse_action)
 	struct control_config *c = &cfg->control;
 	char buf[256], *cursor = buf, *key, *v;
 
-	if (copy_value(buf, sizeof(buf), val, "-action", err, errlen) < 0)
+	if (cli_copy_value(buf, sizeof(buf), val, "-action", err, errlen) < 0)
 		return -1;
 	while (cli_next_kv(&cursor, &key, &v)) {
 		int r, x;
@@ -178,7 +178,8 @@ int cli_parse_listen(const char *s, unsigned flags, struct listen_spec *spec, ch
 		*cursor++ = 0;
 	if (!strncmp(buf, "unix:", 5)) {
 		spec->kind = LISTEN_UNIX;
-		if (copy_value(spec->path, sizeof(spec->path), buf + 5, "unix: path", err, errlen))
+		if (cli_copy_value(spec->path, sizeof(spec->path), buf + 5, "unix: path", err,
+				   errlen))
 			return -1;
 	} else if (!strncmp(buf, "tcp:", 4) || !strncmp(buf, "telnet:", 7)) {
 		size_t skip = buf[0] == 't' && buf[1] == 'e' ? 7 : 4;
@@ -254,15 +255,15 @@ static int chardev_socket_prop(struct listen_spec *s, const char *key, const cha
 
 	if (!strcmp(key, "path")) {
 		s->kind = LISTEN_UNIX;
-		return copy_value(s->path, sizeof(s->path), v, "path", err, errlen);
+		return cli_copy_value(s->path, sizeof(s->path), v, "path", err, errlen);
 	}
 	if (!strcmp(key, "host")) {
 		s->kind = LISTEN_TCP;
-		return copy_value(s->host, sizeof(s->host), v, "host", err, errlen);
+		return cli_copy_value(s->host, sizeof(s->host), v, "host", err, errlen);
 	}
 	if (!strcmp(key, "port")) {
 		s->kind = LISTEN_TCP;
-		return copy_value(s->port, sizeof(s->port), v, "port", err, errlen);
+		return cli_copy_value(s->port, sizeof(s->port), v, "port", err, errlen);
 	}
 	if (!strcmp(key, "fd")) {
 		s->kind = LISTEN_FD;
@@ -314,7 +315,7 @@ CLI_CONTROL_PARSER(cli_parse_chardev_opt)
 	memset(d, 0, sizeof(*d));
 	d->sock.fd = -1;
 	d->sock.wait = true;
-	if (copy_value(buf, sizeof(buf), val, "-chardev", err, errlen) < 0)
+	if (cli_copy_value(buf, sizeof(buf), val, "-chardev", err, errlen) < 0)
 		return -1;
 	cli_next_kv(&cursor, &backend, &v);
 	if (strcmp(backend, "socket")) { /* pty, file, null: for isa-serial */
@@ -324,7 +325,7 @@ CLI_CONTROL_PARSER(cli_parse_chardev_opt)
 	}
 	while (cli_next_kv(&cursor, &key, &v)) {
 		if (!strcmp(key, "id")) {
-			if (copy_value(d->id, sizeof(d->id), v, "id", err, errlen) < 0)
+			if (cli_copy_value(d->id, sizeof(d->id), v, "id", err, errlen) < 0)
 				return -1;
 		} else if (chardev_socket_prop(&d->sock, key, v, &server, err, errlen) < 0) {
 			return -1;
@@ -400,7 +401,7 @@ CLI_CONTROL_PARSER(cli_parse_mon)
 	char buf[256], *cursor = buf, *key, *v, *chardev = NULL;
 	bool control = false;
 
-	if (copy_value(buf, sizeof(buf), val, "-mon", err, errlen) < 0)
+	if (cli_copy_value(buf, sizeof(buf), val, "-mon", err, errlen) < 0)
 		return -1;
 	while (cli_next_kv(&cursor, &key, &v)) {
 		if (!strcmp(key, "chardev"))
@@ -509,7 +510,7 @@ CLI_CONTROL_PARSER(cli_parse_sandbox)
 	char buf[256], *cursor = buf, *key, *v;
 	int r;
 
-	if (copy_value(buf, sizeof(buf), val, "-sandbox", err, errlen) < 0)
+	if (cli_copy_value(buf, sizeof(buf), val, "-sandbox", err, errlen) < 0)
 		return -1;
 	*sb = (struct sandbox_config){
 		.allow_elevate = true, .allow_spawn = true, .allow_resource = true};

@@ -110,6 +110,10 @@ CLI_CONTROL_PARSER(cli_parse_device)
 		return cli_parse_intel_iommu(cfg, save, err, errlen);
 	if (tok && !strcmp(tok, "pcie-root-port")) /* cli_pcie.c */
 		return cli_parse_pcie_root_port(cfg, save, err, errlen);
+	if (tok && (!strcmp(tok, "ahci") || !strcmp(tok, "ich9-ahci"))) /* cli_sata.c */
+		return cli_parse_ahci(cfg, save, err, errlen);
+	if (tok && (!strcmp(tok, "ide-hd") || !strcmp(tok, "ide-cd")))
+		return cli_parse_ide_device(cfg, save, !strcmp(tok, "ide-cd"), err, errlen);
 	if (tok && !strcmp(tok, "edu"))
 		return cli_parse_edu(cfg, save, err, errlen);
 	if (tok && !strcmp(tok, "piix3-usb-uhci")) /* cli_usb.c */

@@ -146,13 +146,5 @@ int cli_check_q35(const struct vmm_config *cfg, char *err, size_t errlen)
 	for (unsigned i = 0; i < cfg->rng.n_devs; i++)
 		if (check_bus(cfg, "virtio-rng-pci", cfg->rng.devs[i].bus, err, errlen) < 0)
 			return -1;
-	for (unsigned i = 0; cfg->q35 && i < CLI_MAX_DRIVES; i++)
-		if (cfg->drives[i].file || cfg->drives[i].cdrom) {
-			snprintf(err, errlen,
-				 "-machine q35 has no IDE controller and vmm has no ICH9 AHCI yet: "
-				 "-hda/-cdrom/-drive if=ide need -machine pc; use -drive if=virtio "
-				 "or -device virtio-blk-pci on q35");
-			return -1;
-		}
 	return 0;
 }

@@ -218,6 +218,48 @@ START_TEST(virtio_disks)
 }
 END_TEST
 
+START_TEST(sata_devices)
+{
+	const char *args[] = {"-device", "ahci,id=sata0,addr=0x5", "-drive",
+			      "file=a.img,if=none,id=d0,format=raw", "-device",
+			      "ide-hd,drive=d0,bus=sata0.0,bootindex=1", "-device",
+			      "ide-cd,bus=sata0.3,id=cd0", "-drive", "file=c.iso,if=none,id=c1",
+			      "-device", "ide-cd,drive=c1,bus=ide.1,unit=0", NULL};
+
+	ck_assert_msg(parse_args(args) == 0, "%s", err);
+	ck_assert_uint_eq(cfg.n_ahci, 1);
+	ck_assert_str_eq(cfg.ahci[0].id, "sata0");
+	ck_assert_int_eq(cfg.ahci[0].devfn, 5 << 3);
+	ck_assert_uint_eq(cfg.n_sata, 3);
+	ck_assert_int_eq(cfg.sata[0].drive, 0);
+	ck_assert_uint_eq(cfg.sata[0].ahci, 0);
+	ck_assert_uint_eq(cfg.sata[0].port, 0);
+	ck_assert(!cfg.sata[0].cdrom);
+	ck_assert_int_eq(cfg.sata[1].drive, -1); /* an empty CD-ROM drive */
+	ck_assert_uint_eq(cfg.sata[1].port, 3);
+	ck_assert(cfg.sata[1].cdrom);
+	/* bus=ide.1,unit=0: the IDE's secondary master, as -cdrom */
+	ck_assert_str_eq(cfg.drives[2].file, "c.iso");
+	ck_assert(cfg.drives[2].cdrom);
+	ck_assert_int_eq(parse("-device", "ich9-ahci", NULL), 0);
+	ck_assert_str_eq(cfg.ahci[0].id, "ahci0");
+	/* refused: an unknown controller, a port past 5, a missing drive, a port twice */
+	{
+		const char *bad[][7] = {
+			{"-device", "ahci,id=s", "-device", "ide-cd,bus=t.0", NULL},
+			{"-device", "ahci,id=s", "-device", "ide-cd,bus=s.6", NULL},
+			{"-device", "ahci,id=s", "-device", "ide-hd,drive=nope,bus=s.0", NULL},
+			{"-device", "ahci,id=s", "-device", "ide-cd,bus=s.1", "-device", "ide-cd,bus=s.1",
+			 NULL},
+			{"-device", "ide-hd,bus=s.0", NULL},
+		};
+
+		for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+			ck_assert_msg(parse_args(bad[i]) == -1, "case %u accepted", i);
+	}
+}
+END_TEST
+
 START_TEST(disk_option_errors)
 {
 	static const struct {
@@ -294,13 +336,13 @@ START_TEST(machine_irqchip_modes)
 	ck_assert_str_eq(err, "-machine: kernel_irqchip must be on, split or off, not 'half'");
 	ck_assert_int_eq(parse("-machine", "pit=maybe", NULL), -1);
 	ck_assert_str_eq(err, "-machine: pit must be on or off, not 'maybe'");
-	/* q35 boots firmware too, but has no IDE (AHCI is not there yet) */
+	/* q35 boots firmware too; -hda is a disk on its ICH9 AHCI */
 	static const char *const q35_ide[] = {"-M", "pc-q35-7.2", "-hda", "disk.img", NULL};
 
 	ck_assert_int_eq(parse("-machine", "q35", NULL), 0);
 	ck_assert(cfg.q35);
-	ck_assert_int_eq(parse_args(q35_ide), -1);
-	ck_assert_ptr_nonnull(strstr(err, "-machine q35 has no IDE controller"));
+	ck_assert_int_eq(parse_args(q35_ide), 0);
+	ck_assert_str_eq(cfg.drives[0].file, "disk.img");
 	ck_assert_int_eq(parse("-machine", "q36", NULL), -1);
 	ck_assert_ptr_nonnull(strstr(err, "unsupported 'q36'"));
 	ck_assert_int_eq(parse("-machine", "accel=tcg", NULL), -1);
@@ -355,6 +397,7 @@ int main(void)
 	tcase_add_test(tc, cpu_models);
 	tcase_add_test(tc, cpu_bad_values);
 	tcase_add_test(tc, disk_options);
+	tcase_add_test(tc, sata_devices);
 	tcase_add_test(tc, disk_option_errors);
 	tcase_add_test(tc, virtio_disks);
 	tcase_add_test(tc, machine_irqchip_modes);

@@ -1,0 +1,78 @@
+#!/bin/sh
+# seabios-ahci.sh — SeaBIOS boots from a disk on the ICH9 AHCI controller
+# (-device ahci + ide-hd, no IDE disk): the boot sector reads its second
+# sector through INT 13h (SeaBIOS's AHCI driver: IDENTIFY, READ DMA EXT
+# through a PRDT), prints the text there to COM1 and exits through
+# isa-debug-exit. SeaBIOS's own log must show it found the disk on AHCI.
+# QEMU boots the same image the same way, as the reference: same output,
+# same exit status.
+set -u
+VMM=${VMM:-build/vmm}
+[ -e /dev/kvm ] || { echo "SKIP: no /dev/kvm"; exit 77; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+cat >"$work/mbr.S" <<'ASM'
+	.code16
+	.globl _start
+_start:
+	cli
+	xorw %ax, %ax
+	movw %ax, %ds
+	movw %ax, %es
+	movw $0x8000, %bx	/* INT 13h AH=02: 1 sector, C0 H0 S2, to 0:8000 */
+	movw $0x0201, %ax
+	movw $0x0002, %cx
+	movb $0x00, %dh
+	int $0x13
+	jc 3f
+	movw $0x8000, %si
+1:	lodsb
+	testb %al, %al
+	jz 2f
+	movw $0x3f8, %dx
+	outb %al, %dx
+	jmp 1b
+2:	movw $0xf4, %dx
+	movb $0x10, %al
+	outb %al, %dx
+	hlt
+3:	movw $0xf4, %dx
+	movb $0x20, %al
+	outb %al, %dx
+	hlt
+	.org 510
+	.byte 0x55, 0xaa
+	.asciz "sector 1 read over AHCI\n"
+	.org 1024
+ASM
+as --32 -o "$work/mbr.o" "$work/mbr.S" &&
+	ld -m elf_i386 -Ttext 0 --oformat binary -o "$work/mbr.bin" "$work/mbr.o" || exit 1
+img=$work/disk.img
+dd if=/dev/zero of="$img" bs=1M count=4 status=none
+dd if="$work/mbr.bin" of="$img" conv=notrunc status=none
+disk="-device ahci,id=sata0 -drive if=none,id=d0,format=raw,file=$img -device ide-hd,drive=d0,bus=sata0.2"
+fail=0
+
+# shellcheck disable=SC2086
+out=$(timeout 60 "$VMM" -m 512 -nographic -device isa-debug-exit,iobase=0xf4,iosize=4 \
+	-debugcon file:"$work/dbg.log" $disk </dev/null 2>"$work/err"); rc=$?
+. tests/integration/seabios-serial.inc.sh
+case "$(unflushed "$out")" in *"Booting from Hard Disk..sector 1 read over AHCI") ok=1 ;; *) ok=0 ;; esac
+if [ $ok -ne 1 ] || [ $rc -ne 33 ]; then
+	echo "FAIL: AHCI boot: exit $rc, output '$out'"; cat "$work/err"; tail -20 "$work/dbg.log"; fail=1
+fi
+grep -q "AHCI/2: registering" "$work/dbg.log" ||
+	{ echo "FAIL: SeaBIOS did not register the disk on AHCI port 2:"; grep -i ahci "$work/dbg.log"; fail=1; }
+command -v qemu-system-x86_64 >/dev/null ||
+	{ echo "FAIL: no qemu-system-x86_64 for the reference run (scripts/install-deps.sh check)"; exit 1; }
+# shellcheck disable=SC2086
+timeout 120 qemu-system-x86_64 -enable-kvm -nic none -m 512 -nographic \
+	-device isa-debug-exit,iobase=0xf4,iosize=4 $disk </dev/null >"$work/qemu.out" 2>/dev/null
+qrc=$?
+if [ $qrc -ne $rc ] || [ "$(unflushed "$(cat "$work/qemu.out")")" != "$(unflushed "$out")" ]; then
+	echo "FAIL: QEMU exit $qrc, serial output differs:"; cat -v "$work/qemu.out"
+	echo "vmm's:"; printf '%s\n' "$out" | cat -v; fail=1
+fi
+[ $fail -eq 0 ] && echo "seabios-ahci: ok"
+exit $fail
