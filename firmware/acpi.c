@@ -270,22 +270,24 @@ static size_t pvpanic_aml(uint8_t *out, uint16_t port)
 	return aml_pkg(out, "\x10", 1, scope, n);
 }
 
-static uint8_t *build_dsdt(struct acpi_buf *b, uint16_t pvpanic_port, bool q35)
+static uint8_t *build_dsdt(struct acpi_buf *b, uint16_t pvpanic_port, bool q35, bool s3)
 {
 	uint8_t aml[PCI0_AML_MAX + 64 + 96];
 	size_t pci0 = pci0_aml(aml, q35);
+	size_t s3_len = s3 ? sizeof(dsdt_s3_aml) : 0;
 	size_t len;
 	uint8_t *t;
 
 	if (pvpanic_port)
 		pci0 += pvpanic_aml(aml + pci0, pvpanic_port);
-	len = SDT_HDR_LEN + sizeof(dsdt_aml) + pci0 + sizeof(dsdt_s3_aml);
+
+	len = SDT_HDR_LEN + sizeof(dsdt_aml) + pci0 + s3_len;
 	t = sdt(b, "DSDT", len, 2);
 	if (!t)
 		return NULL;
 	memcpy(t + SDT_HDR_LEN, dsdt_aml, sizeof(dsdt_aml));
-	memcpy(t + SDT_HDR_LEN + sizeof(dsdt_aml), dsdt_s3_aml, sizeof(dsdt_s3_aml));
-	memcpy(t + SDT_HDR_LEN + sizeof(dsdt_aml) + sizeof(dsdt_s3_aml), aml, pci0);
+	memcpy(t + SDT_HDR_LEN + sizeof(dsdt_aml), dsdt_s3_aml, s3_len);
+	memcpy(t + SDT_HDR_LEN + sizeof(dsdt_aml) + s3_len, aml, pci0);
 	sdt_done(b, t, len);
 	return t;
 }
@@ -446,7 +448,7 @@ static int build_all(struct acpi_buf *b, uint8_t *rsdp, const struct acpi_machin
 		return -EINVAL;
 	if (b->lk) /* FACS needs 64-byte alignment */
 		linker_allocate(b->lk, b->file, 64, ACPI_LOADER_ZONE_HIGH);
-	dsdt = build_dsdt(b, m->pvpanic_port, q35);
+	dsdt = build_dsdt(b, m->pvpanic_port, q35, !(m->dmar & ACPI_NO_S3));
 	facs = build_facs(b);
 	if (!dsdt || !facs)
 		return -ENOSPC;

@@ -36,7 +36,8 @@ int fw_tables_build(const struct boot_request *req, uint64_t *rsdp, char *err, s
 	if (!req->no_acpi)
 		len = acpi_build_dmar(buf, FW_TABLES_SIZE, FW_TABLES_GPA, ncpus, req->apic_ids,
 				      req->pvpanic_port,
-				      req->dmar | (req->q35 ? ACPI_MACHINE_Q35 : 0));
+				      req->dmar | (req->q35 ? ACPI_MACHINE_Q35 : 0) |
+					      (req->no_s3 ? ACPI_NO_S3 : 0));
 	if (len < 0) {
 		snprintf(err, errlen, "ACPI tables for %u CPUs: %s", ncpus, strerror(-len));
 		return len;

@@ -81,6 +81,7 @@ struct boot_request {
 	uint16_t pvpanic_port; /* -device pvpanic's, for the DSDT; 0: none */
 	unsigned dmar;	       /* ACPI_DMAR_* for -device intel-iommu; 0: none */
 	bool q35;	       /* -machine q35: its DSDT, MCFG, ICH9 set-up */
+	bool no_s3;	       /* no _S3 in the DSDT (disable_s3=1) */
 };
 
 /* Every loader has this shape: 0 and *cpu filled; -ENOEXEC when the image
@@ -155,6 +156,9 @@ int acpi_build(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, uint16_t 
  * PCIe root, PNP0A08, with the ICH9's INTx routing to GSIs 16-23, and an
  * MCFG table for the ECAM window at Q35_ECAM_BASE). */
 #define ACPI_MACHINE_Q35 0x100u
+/* ... and the DSDT offers no _S3: suspend to RAM switched off, as
+ * libvirt asks with -global PIIX4_PM.disable_s3=1 (ICH9-LPC on q35). */
+#define ACPI_NO_S3 0x200u
 int acpi_build_dmar(uint8_t *buf, size_t len, uint32_t gpa, unsigned ncpus, const uint8_t *apic_ids,
 		    uint16_t pvpanic_port, unsigned dmar);
 /* The same tables for firmware (SeaBIOS) boots, as QEMU hands them over
@@ -277,6 +281,7 @@ struct pc_fw_config {
 	uint16_t pvpanic_port; /* as in struct boot_request */
 	unsigned dmar;
 	bool q35;		  /* as in struct boot_request */
+	bool no_s3;		  /* as in struct boot_request */
 	unsigned cdrom_slot;	  /* 1 + IDE index of the CD-ROM 'd' names; 0: secondary master */
 };
 

@@ -129,7 +129,7 @@ static int add_acpi(struct fw_cfg *f, const struct pc_fw_config *c)
 	int ret = -ENOMEM;
 
 	if (b && acpi_build_fw_cfg(b, c->ncpus, c->apic_ids, c->pvpanic_port,
-					c->dmar | (c->q35 ? ACPI_MACHINE_Q35 : 0)) == 0)
+					c->dmar | (c->q35 ? ACPI_MACHINE_Q35 : 0) | (c->no_s3 ? ACPI_NO_S3 : 0)) == 0)
 		ret = fw_cfg_add_file(f, ACPI_FW_TABLES_FILE, b->tables, b->tables_len) |
 		      fw_cfg_add_file(f, ACPI_FW_RSDP_FILE, b->rsdp, sizeof(b->rsdp)) |
 		      fw_cfg_add_file(f, ACPI_FW_LOADER_FILE, b->loader, b->loader_len);

@@ -71,7 +71,7 @@ int vmm_balloon_init(struct machine *m, char *err, size_t errlen)
 	vb->latest = vb->sent = m->cfg->ram_size;
 	o.opaque = vb;
 	m->balloon = vb; /* freed by vmm_balloon_free even if what follows fails */
-	vb->dev = virtio_balloon_new(&m->host, m->pci, &o, why, sizeof(why));
+	vb->dev = virtio_balloon_new(&m->host, board_device_bus(m, m->cfg->balloon.bus), &o, why, sizeof(why));
 	if (!vb->dev) {
 		snprintf(err, errlen, "-device virtio-balloon-pci: %s", why);
 		return -1;

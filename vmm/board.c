@@ -252,8 +252,7 @@ static int open_disks(struct machine *m, char *err, size_t errlen)
 	return 0;
 }
 
-/* The bus a device's bus= names: a root port's, or the root bus. */
-static struct pci_bus *device_bus(struct machine *m, const char *bus)
+struct pci_bus *board_device_bus(struct machine *m, const char *bus)
 {
 	int i = bus[0] ? cli_find_root_port(m->cfg, bus) : -1;
 
@@ -304,7 +303,7 @@ static int add_virtio_blk(struct machine *m, unsigned i, char *err, size_t errle
 		return -1;
 	}
 	vo.disk = m->vdisks[i];
-	m->vblk[i] = virtio_blk_new(&m->host, device_bus(m, v->bus), &vo, why, sizeof(why));
+	m->vblk[i] = virtio_blk_new(&m->host, board_device_bus(m, v->bus), &vo, why, sizeof(why));
 	if (!m->vblk[i]) {
 		snprintf(err, errlen, "drive %s: %s", d->id, why);
 		return -1;
@@ -353,12 +352,13 @@ static int add_usb_controller(struct machine *m, unsigned i, const struct device
 			      char *err, size_t errlen)
 {
 	bool uhci = d->kind == DEVICE_USB_UHCI;
-	int devfn = d->devfn >= 0 ? d->devfn : pci_bus_free_slot(m->pci);
+	struct pci_bus *bus = board_device_bus(m, d->bus);
+	int devfn = d->devfn >= 0 ? d->devfn : pci_bus_free_slot(bus);
 
 	if (devfn >= 0 && uhci)
-		m->uhci[i] = uhci_new(&m->host, m->pci, (uint8_t)devfn);
+		m->uhci[i] = uhci_new(&m->host, bus, (uint8_t)devfn);
 	else if (devfn >= 0)
-		m->xhci[i] = xhci_new(&m->host, m->pci, (uint8_t)devfn, d->usb_p2, d->usb_p3);
+		m->xhci[i] = xhci_new(&m->host, bus, (uint8_t)devfn, d->usb_p2, d->usb_p3);
 	if (devfn < 0 || (uhci ? !m->uhci[i] : !m->xhci[i])) {
 		snprintf(err, errlen, "-device %s: its PCI slot is taken",
 			 uhci ? "piix3-usb-uhci" : "qemu-xhci");
@@ -384,7 +384,7 @@ static int add_virtio_rngs(struct machine *m, char *err, size_t errlen)
 			snprintf(err, errlen, "-device virtio-rng-pci: cannot duplicate its source");
 			return -1;
 		}
-		m->rng[i] = virtio_rng_new(&m->host, device_bus(m, d->bus), &o, why, sizeof(why));
+		m->rng[i] = virtio_rng_new(&m->host, board_device_bus(m, d->bus), &o, why, sizeof(why));
 		if (!m->rng[i]) {
 			if (o.fd >= 0)
 				close(o.fd);
@@ -479,6 +479,7 @@ static int add_pc_platform(struct machine *m, char *err, size_t errlen)
 		.uuid = m->cfg->lv.has_uuid ? m->cfg->lv.uuid : NULL,
 		.acpi = !m->cfg->lv.no_acpi,
 		.q35 = m->cfg->q35,
+		.no_s3 = m->cfg->lv.no_s3,
 		.pvpanic_port = boot_pvpanic_port(m->cfg),
 		.dmar = boot_dmar_flags(&m->cfg->iommu),
 	};

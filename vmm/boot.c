@@ -225,6 +225,7 @@ int boot_load_kernel(struct machine *m, char *err, size_t errlen)
 		.pvpanic_port = boot_pvpanic_port(cfg),
 		.dmar = boot_dmar_flags(&cfg->iommu),
 		.q35 = cfg->q35,
+		.no_s3 = cfg->lv.no_s3,
 	};
 	shadow_bios_area(m);
 	for (size_t i = 0; i < sizeof(loaders) / sizeof(loaders[0]); i++) {

@@ -401,6 +401,9 @@ int boot_apply(struct machine *m);
 
 /* Create every device in init order. 0 or -1 with err set. */
 int board_init(struct machine *m, char *err, size_t errlen);
+/* The PCI bus a device's bus= names: a pcie-root-port's (by its id), or
+ * the root bus ("" as cli_parse_bus keeps pci.0/pcie.0). */
+struct pci_bus *board_device_bus(struct machine *m, const char *bus);
 /* `info pci`, `info block` (opaque: the machine), for the monitor's table. */
 void board_info_pci(void *opaque, FILE *out);
 void board_info_block(void *opaque, FILE *out);

@@ -49,6 +49,9 @@ INTEG_TESTS += tests/integration/cli-qemu.sh
 # libvirt 9.0 manages a vmm guest (two Linux boots: minutes where the
 # guest's ring 0 is emulated, so with the Linux tests)
 INTEG_TESTS += tests/integration/libvirt-probe.sh
+# virt-install's own q35 and pc domains, through libvirt's command line:
+# every option and device taken (QEMU parses the same lines)
+INTEG_TESTS += tests/integration/virt-install.sh
 # character devices and strict QMP, beside QEMU (-machine none, no KVM)
 INTEG_TESTS += tests/integration/control-chardev.sh
 LINUX_TESTS += tests/integration/libvirt.sh

@@ -45,7 +45,7 @@ static int add_nic(struct machine *m, unsigned k, char *err, size_t errlen)
 	char why[256];
 
 	memcpy(o.mac, s->mac, 6);
-	m->nics[k] = virtio_net_new(&m->host, m->pci, &o, why, sizeof(why));
+	m->nics[k] = virtio_net_new(&m->host, board_device_bus(m, m->cfg->nics[k].bus), &o, why, sizeof(why));
 	if (!m->nics[k]) {
 		snprintf(err, errlen, "NIC %s: %s", s->id, why);
 		return -1;

@@ -120,7 +120,7 @@ static int add_bus(struct machine *m, struct vmm_vserial *v, unsigned b, char *e
 			.opaque = &v->port[i],
 		};
 	}
-	v->dev[b] = virtio_console_new(&m->host, m->pci, &o, why, sizeof(why));
+	v->dev[b] = virtio_console_new(&m->host, board_device_bus(m, m->cfg->vserial.buses[b].bus), &o, why, sizeof(why));
 	if (!v->dev[b]) {
 		snprintf(err, errlen, "-device virtio-serial-pci: %s", why);
 		return -1;

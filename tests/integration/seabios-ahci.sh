@@ -1,6 +1,7 @@
 #!/bin/sh
 # seabios-ahci.sh — SeaBIOS boots from a disk on the ICH9 AHCI controller
-# (-device ahci + ide-hd, no IDE disk): the boot sector reads its second
+# (-device ahci + ide-hd on the PC, no IDE disk; and -M q35 -hda, the
+# disk on port 0 of q35's own AHCI at 00:1f.2): the boot sector reads its second
 # sector through INT 13h (SeaBIOS's AHCI driver: IDENTIFY, READ DMA EXT
 # through a PRDT), prints the text there to COM1 and exits through
 # isa-debug-exit. SeaBIOS's own log must show it found the disk on AHCI.
@@ -51,28 +52,38 @@ as --32 -o "$work/mbr.o" "$work/mbr.S" &&
 img=$work/disk.img
 dd if=/dev/zero of="$img" bs=1M count=4 status=none
 dd if="$work/mbr.bin" of="$img" conv=notrunc status=none
-disk="-device ahci,id=sata0 -drive if=none,id=d0,format=raw,file=$img -device ide-hd,drive=d0,bus=sata0.2"
+. tests/integration/seabios-serial.inc.sh
 fail=0
 
-# shellcheck disable=SC2086
-out=$(timeout 60 "$VMM" -m 512 -nographic -device isa-debug-exit,iobase=0xf4,iosize=4 \
-	-debugcon file:"$work/dbg.log" $disk </dev/null 2>"$work/err"); rc=$?
-. tests/integration/seabios-serial.inc.sh
-case "$(unflushed "$out")" in *"Booting from Hard Disk..sector 1 read over AHCI") ok=1 ;; *) ok=0 ;; esac
-if [ $ok -ne 1 ] || [ $rc -ne 33 ]; then
-	echo "FAIL: AHCI boot: exit $rc, output '$out'"; cat "$work/err"; tail -20 "$work/dbg.log"; fail=1
-fi
-grep -q "AHCI/2: registering" "$work/dbg.log" ||
-	{ echo "FAIL: SeaBIOS did not register the disk on AHCI port 2:"; grep -i ahci "$work/dbg.log"; fail=1; }
-command -v qemu-system-x86_64 >/dev/null ||
-	{ echo "FAIL: no qemu-system-x86_64 for the reference run (scripts/install-deps.sh check)"; exit 1; }
-# shellcheck disable=SC2086
-timeout 120 qemu-system-x86_64 -enable-kvm -nic none -m 512 -nographic \
-	-device isa-debug-exit,iobase=0xf4,iosize=4 $disk </dev/null >"$work/qemu.out" 2>/dev/null
-qrc=$?
-if [ $qrc -ne $rc ] || [ "$(unflushed "$(cat "$work/qemu.out")")" != "$(unflushed "$out")" ]; then
-	echo "FAIL: QEMU exit $qrc, serial output differs:"; cat -v "$work/qemu.out"
-	echo "vmm's:"; printf '%s\n' "$out" | cat -v; fail=1
-fi
+# boot NAME PORT ARGS...: SeaBIOS must find the disk on AHCI port PORT;
+# QEMU with the same arguments gives the same output and exit status.
+boot() {
+	name=$1 port=$2
+	shift 2
+	out=$(timeout 60 "$VMM" -m 512 -nographic -device isa-debug-exit,iobase=0xf4,iosize=4 \
+		-debugcon file:"$work/dbg.log" "$@" </dev/null 2>"$work/err"); rc=$?
+	case "$(unflushed "$out")" in *"Booting from Hard Disk..sector 1 read over AHCI") ok=1 ;; *) ok=0 ;; esac
+	if [ $ok -ne 1 ] || [ $rc -ne 33 ]; then
+		echo "FAIL: $name: AHCI boot: exit $rc, output '$out'"; cat "$work/err"
+		tail -20 "$work/dbg.log"; fail=1
+	fi
+	grep -q "AHCI/$port: registering" "$work/dbg.log" ||
+		{ echo "FAIL: $name: SeaBIOS did not register the disk on AHCI port $port:"
+		grep -i ahci "$work/dbg.log"; fail=1; }
+	command -v qemu-system-x86_64 >/dev/null ||
+		{ echo "FAIL: no qemu-system-x86_64 for the reference run (scripts/install-deps.sh check)"; exit 1; }
+	timeout 120 qemu-system-x86_64 -enable-kvm -nic none -m 512 -nographic \
+		-device isa-debug-exit,iobase=0xf4,iosize=4 "$@" </dev/null >"$work/qemu.out" 2>/dev/null
+	qrc=$?
+	if [ $qrc -ne $rc ] || [ "$(unflushed "$(cat "$work/qemu.out")")" != "$(unflushed "$out")" ]; then
+		echo "FAIL: $name: QEMU exit $qrc, serial output differs:"; cat -v "$work/qemu.out"
+		echo "vmm's:"; printf '%s\n' "$out" | cat -v; fail=1
+	fi
+	[ $fail -eq 0 ] && echo "seabios-ahci: $name ok"
+}
+
+boot pc 2 -device ahci,id=sata0 -drive if=none,id=d0,format=raw,file="$img" \
+	-device ide-hd,drive=d0,bus=sata0.2
+boot q35 0 -M q35 -drive file="$img",format=raw,if=ide,index=0
 [ $fail -eq 0 ] && echo "seabios-ahci: ok"
 exit $fail

@@ -280,16 +280,35 @@ static int parse_no_display(struct vmm_config *cfg, const struct cli_option *opt
 	return 0;
 }
 
-/* -global: the one QEMU setting kvm-unit-tests pass, KVM's PIT lost-tick
- * policy; vmm leaves KVM's PIT at its default. */
+/* -global: the settings kvm-unit-tests and libvirt pass. KVM's PIT
+ * lost-tick policy (vmm leaves KVM's PIT at its default), and whether the
+ * guest may suspend to RAM or disk (<pm> in a domain; virt-install writes
+ * both off): disable_s3=1 takes _S3 out of the DSDT; vmm never offers S4. */
 static int parse_global(struct vmm_config *cfg, const struct cli_option *opt, const char *val,
 			char *err, size_t errlen)
 {
-	if (strncmp(val, "kvm-pit.lost_tick_policy=", 25)) {
-		snprintf(err, errlen, "unsupported '%s' (kvm-pit.lost_tick_policy=...)", val);
-		return -1;
+	static const char *const pm[] = {"PIIX4_PM.", "ICH9-LPC."};
+	const char *v;
+
+	if (!strncmp(val, "kvm-pit.lost_tick_policy=", 25))
+		return 0;
+	for (size_t i = 0; i < sizeof(pm) / sizeof(pm[0]); i++) {
+		if (strncmp(val, pm[i], strlen(pm[i])))
+			continue;
+		v = val + strlen(pm[i]);
+		if (!strncmp(v, "disable_s3=", 11) && (!strcmp(v + 11, "0") || !strcmp(v + 11, "1"))) {
+			cfg->lv.no_s3 = v[11] == '1';
+			return 0;
+		}
+		if (!strncmp(v, "disable_s4=", 11) &&
+		    (!strcmp(v + 11, "0") || !strcmp(v + 11, "1")))
+			return 0;
 	}
-	return 0;
+	snprintf(err, errlen,
+		 "unsupported '%s' (kvm-pit.lost_tick_policy=..., PIIX4_PM.disable_s3=0|1, "
+		 "PIIX4_PM.disable_s4=0|1, ICH9-LPC.disable_s3=0|1, ICH9-LPC.disable_s4=0|1)",
+		 val);
+	return -1;
 }
 
 /* ------------------------------------------------------- networking */
@@ -551,8 +570,9 @@ static const struct cli_option options[] = {
 	{"-no-reboot", NULL, cli_parse_flag, FIELD(no_reboot), "exit instead of rebooting"},
 	{"-vnc", "none", parse_no_display, 0, "no VNC server (vmm has no display)"},
 	{"-enable-kvm", NULL, cli_parse_flag, FIELD(nographic), "accepted: KVM is always on"},
-	{"-global", "kvm-pit.lost_tick_policy=P", parse_global, 0,
-	 "accepted: KVM's PIT keeps its default policy"},
+	{"-global", "kvm-pit.lost_tick_policy=P | PIIX4_PM.disable_s3=0|1 | ...", parse_global, 0,
+	 "lost_tick_policy accepted (KVM's PIT keeps its default); PIIX4_PM./ICH9-LPC. "
+	 "disable_s3=1 takes S3 out of the DSDT, disable_s4 is accepted (no S4)"},
 	{"-S", NULL, cli_parse_flag, FIELD(start_paused), "start paused (monitor `cont` runs)"},
 	{"-name", "NAME", parse_name, 0, "guest name (thread and window titles)"},
 	{"-hda", "FILE", parse_hdx, 0, "disk image (raw or qcow2) on IDE primary master"},

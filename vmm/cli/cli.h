@@ -74,6 +74,7 @@ struct device_spec {
 	enum device_kind kind;
 	uint16_t iobase, iosize;
 	int devfn; /* PCI devices: addr=, or -1 for the first free slot */
+	char bus[32]; /* PCI devices: a pcie-root-port id, "" the root bus */
 	uint8_t usb_p2, usb_p3; /* qemu-xhci: USB 2 and USB 3 ports */
 };
 
@@ -174,6 +175,7 @@ struct nic_spec {
 	uint8_t mac[6]; /* default 52:54:00:12:34:56 + N */
 	bool mac_given;
 	int devfn; /* -1: first free slot */
+	char bus[32]; /* a pcie-root-port id; "": the root bus */
 	bool mq;
 };
 
@@ -234,6 +236,7 @@ struct rng_config {
 struct vserial_bus_spec {
 	char id[32];	    /* its bus is "ID.0" */
 	int devfn;	    /* -1: first free slot */
+	char bus[32];	    /* a pcie-root-port id; "": the root bus */
 	unsigned max_ports; /* QEMU's default is 31; vmm's ceiling is 7 */
 };
 
@@ -260,6 +263,7 @@ struct balloon_spec {
 	int devfn;	    /* -1: first free slot */
 	uint32_t poll_secs; /* guest-stats-polling-interval */
 	char id[32];
+	char bus[32]; /* a pcie-root-port id; "": the root bus */
 };
 
 /* -action (QEMU's): what guest resets, shutdowns and panics do. */
@@ -315,12 +319,13 @@ struct control_config {
 
 /* What the options libvirt adds to every command line set (cli_libvirt.c). */
 #define CLI_MAX_OBJECTS 4
-#define CLI_JSON_ARGS 24
+#define CLI_JSON_ARGS 64 /* virt-install's q35 domain has 14 root ports and more */
 struct libvirt_config {
 	bool machine_none;	 /* -machine none: QMP only (libvirt's probe) */
 	bool no_acpi;		 /* -no-acpi: no ACPI tables for a -kernel boot */
 	bool no_dump_guest_core; /* -machine dump-guest-core=off */
 	bool default_usb;	 /* -usb or -machine usb=on: QEMU's piix3-usb-uhci */
+	bool no_s3;		 /* -global PIIX4_PM.disable_s3=1 (ICH9-LPC on q35) */
 	bool mem_lock;		 /* -overcommit mem-lock=on */
 	bool boot_strict;	 /* -boot strict=on */
 	bool has_uuid;
@@ -547,6 +552,10 @@ int cli_parse_pcie_root_port(struct vmm_config *cfg, char *props, char *err, siz
 /* A device's bus=: the root bus, or a pcie-root-port id= (kept in out,
  * checked once every -device is read). 0 or -1. */
 int cli_parse_bus(const char *val, char *out, size_t outlen);
+/* A PCI device's bus= and addr= (slot min_slot-31, or 0 behind a root
+ * port): 1 taken, 0 not one of them, -1 an invalid value. */
+int cli_pci_place(const char *key, const char *v, char *bus, size_t buslen, int *devfn,
+		  unsigned min_slot);
 /* The index of the root port named id, or -1. */
 int cli_find_root_port(const struct vmm_config *cfg, const char *id);
 /* The root PCI bus's names: pci.0 (i440FX) or pcie.0 (q35), as libvirt

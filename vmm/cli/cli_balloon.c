@@ -32,10 +32,8 @@ static bool balloon_prop(struct balloon_spec *b, const char *key, const char *v)
 		strcpy(b->id, v);
 		return true;
 	}
-	if (!strcmp(key, "bus")) /* libvirt's bus=pci.0: the only bus */
-		return v && !strcmp(v, "pci.0");
-	if (!strcmp(key, "addr"))
-		return v && cli_parse_pci_addr(v, &b->devfn) == 0 && b->devfn >= 2 << 3;
+	if (!strcmp(key, "bus") || !strcmp(key, "addr")) /* pci.0/pcie.0 or a root port */
+		return cli_pci_place(key, v, b->bus, sizeof(b->bus), &b->devfn, 2) > 0;
 	if (!strcmp(key, "deflate-on-oom"))
 		return on_off(v, &b->deflate_on_oom);
 	if (!strcmp(key, "free-page-reporting"))

@@ -146,5 +146,17 @@ int cli_check_q35(const struct vmm_config *cfg, char *err, size_t errlen)
 	for (unsigned i = 0; i < cfg->rng.n_devs; i++)
 		if (check_bus(cfg, "virtio-rng-pci", cfg->rng.devs[i].bus, err, errlen) < 0)
 			return -1;
+	for (unsigned i = 0; i < cfg->n_nics; i++)
+		if (check_bus(cfg, "virtio-net-pci", cfg->nics[i].bus, err, errlen) < 0)
+			return -1;
+	for (unsigned i = 0; i < cfg->vserial.n_buses; i++)
+		if (check_bus(cfg, "virtio-serial-pci", cfg->vserial.buses[i].bus, err, errlen) < 0)
+			return -1;
+	if (cfg->balloon.present &&
+	    check_bus(cfg, "virtio-balloon-pci", cfg->balloon.bus, err, errlen) < 0)
+		return -1;
+	for (unsigned i = 0; i < cfg->n_devices; i++)
+		if (check_bus(cfg, "-device", cfg->devices[i].bus, err, errlen) < 0)
+			return -1;
 	return 0;
 }

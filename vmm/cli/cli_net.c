@@ -118,7 +118,7 @@ static int nic_prop(struct nic_spec *n, const char *key, const char *val)
 		return parse_mac(val, n->mac) < 0 ? -1 : 1;
 	}
 	if (!strcmp(key, "addr"))
-		return cli_parse_pci_addr(val, &n->devfn) < 0 || n->devfn < 2 << 3 ? -1 : 1;
+		return cli_pci_place(key, val, n->bus, sizeof(n->bus), &n->devfn, 2);
 	if (!strcmp(key, "mq")) {
 		on = !strcmp(val, "on") || !strcmp(val, "true");
 		if (!on && strcmp(val, "off") && strcmp(val, "false"))
@@ -134,8 +134,9 @@ static int nic_prop(struct nic_spec *n, const char *key, const char *val)
 
 		return *val && !*end && v <= 2048 ? 1 : -1;
 	}
-	if (!strcmp(key, "bus")) /* libvirt's bus=pci.0 (pcie.0 on q35): the only bus */
-		return cli_is_root_bus(val) || !strcmp(val, "pci") ? 1 : -1;
+	if (!strcmp(key, "bus")) /* pci.0/pcie.0 (QEMU's "pci" too) or a root port */
+		return !strcmp(val, "pci") ? 1 : cli_pci_place(key, val, n->bus, sizeof(n->bus),
+							     &n->devfn, 2);
 	return 0;
 }
 

@@ -13,7 +13,7 @@
 #include "vmm/cli/cli.h"
 
 #define ROOT_PORT_HELP                                                                             \
-	"id=ID, bus=pcie.0, chassis=N, slot=N, port=N (0-255), addr=SLOT[.FN], "                  \
+	"id=ID, bus=pcie.0, chassis=N, slot=N, port=N (0-255), addr=SLOT[.FN], "                   \
 	"multifunction=on|off"
 
 int cli_parse_bus(const char *val, char *out, size_t outlen)
@@ -25,6 +25,18 @@ int cli_parse_bus(const char *val, char *out, size_t outlen)
 	else
 		strcpy(out, val);
 	return 0;
+}
+
+int cli_pci_place(const char *key, const char *v, char *bus, size_t buslen, int *devfn,
+		  unsigned min_slot)
+{
+	if (!strcmp(key, "bus"))
+		return v && cli_parse_bus(v, bus, buslen) == 0 ? 1 : -1;
+	if (strcmp(key, "addr"))
+		return 0;
+	if (!v || cli_parse_pci_addr(v, devfn) < 0)
+		return -1;
+	return *devfn >= (int)min_slot << 3 || *devfn == 0 ? 1 : -1;
 }
 
 int cli_find_root_port(const struct vmm_config *cfg, const char *id)
@@ -78,8 +90,9 @@ int cli_parse_pcie_root_port(struct vmm_config *cfg, char *props, char *err, siz
 
 	while (cli_next_kv(&props, &key, &v))
 		if (!root_port_prop(&s, key, v)) {
-			snprintf(err, errlen, "pcie-root-port: invalid %s '%s' (" ROOT_PORT_HELP ")",
-				 key, v ? v : "");
+			snprintf(err, errlen,
+				 "pcie-root-port: invalid %s '%s' (" ROOT_PORT_HELP ")", key,
+				 v ? v : "");
 			return -1;
 		}
 	if (!s.id[0]) {

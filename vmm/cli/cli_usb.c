@@ -15,9 +15,12 @@
 
 #include "vmm/cli/cli.h"
 
-#define UHCI_HELP "id=, bus=pci.0, addr=SLOT[.FN], multifunction=on|off, bandwidth=N, maxframes=N"
+#define UHCI_HELP                                                                                  \
+	"id=, bus=pci.0|ROOT-PORT-ID, addr=SLOT[.FN], multifunction=on|off, bandwidth=N, "         \
+	"maxframes=N"
 #define XHCI_HELP                                                                                  \
-	"p2=1-15, p3=1-15, streams=on|off, id=, bus=pci.0, addr=SLOT[.FN], multifunction=on|off"
+	"p2=1-15, p3=1-15, streams=on|off, id=, bus=pci.0|pcie.0|ROOT-PORT-ID, addr=SLOT[.FN], "   \
+	"multifunction=on|off"
 #define PIIX3_UHCI_DEVFN (1 << 3 | 2) /* 01.2 */
 
 /* The properties every PCI controller here takes: 1 taken, 0 not one of
@@ -28,10 +31,8 @@ static int pci_prop(struct device_spec *d, const char *key, const char *v, char 
 
 	if (!strcmp(key, "id"))
 		return v && *v ? 1 : -1;
-	if (!strcmp(key, "bus")) /* libvirt's bus=pci.0: the only bus */
-		return v && !strcmp(v, "pci.0") ? 1 : -1;
-	if (!strcmp(key, "addr"))
-		return v && cli_parse_pci_addr(v, &d->devfn) == 0 && d->devfn >= 1 << 3 ? 1 : -1;
+	if (!strcmp(key, "bus") || !strcmp(key, "addr")) /* pci.0/pcie.0 or a root port */
+		return cli_pci_place(key, v, d->bus, sizeof(d->bus), &d->devfn, 1);
 	if (!strcmp(key, "multifunction"))
 		return cli_bool_value(key, v, &b, err, errlen) < 0 ? -1 : 1;
 	return 0;

@@ -29,10 +29,8 @@ static bool bus_prop(struct vserial_bus_spec *b, const char *key, const char *v)
 
 	if (!strcmp(key, "id"))
 		return copy_str(b->id, sizeof(b->id), v);
-	if (!strcmp(key, "bus")) /* libvirt's bus=pci.0: the only bus */
-		return v && !strcmp(v, "pci.0");
-	if (!strcmp(key, "addr"))
-		return v && cli_parse_pci_addr(v, &b->devfn) == 0 && b->devfn >= 2 << 3;
+	if (!strcmp(key, "bus") || !strcmp(key, "addr")) /* pci.0/pcie.0 or a root port */
+		return cli_pci_place(key, v, b->bus, sizeof(b->bus), &b->devfn, 2) > 0;
 	if (!strcmp(key, "max_ports") && v && cli_parse_u64(v, &n) == 0 && n >= 1 &&
 	    n <= CLI_VSERIAL_MAX_PORTS) {
 		b->max_ports = (unsigned)n;

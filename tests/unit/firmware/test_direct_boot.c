@@ -568,6 +568,13 @@ START_TEST(acpi_rsdp_in_bios_area_s3_and_waking_vector)
 	ck_assert_uint_eq(fw_acpi_waking_vector(&mem), 0);
 	*(uint32_t *)(ram + facs + 12) = 0x1000;
 	ck_assert_uint_eq(fw_acpi_waking_vector(&mem), 0x1000);
+	/* disable_s3=1 (libvirt's <suspend-to-mem enabled='no'/>): no _S3 */
+	ck_assert_int_eq(fw_tables_build(&(struct boot_request){.mem = &mem, .ncpus = 1, .no_s3 = true},
+					 NULL, err, sizeof(err)),
+			 0);
+	ck_assert_uint_eq(*(uint32_t *)(ram + fadt + 40), dsdt);
+	ck_assert(!memmem(ram + dsdt, *(uint32_t *)(ram + dsdt + 4), "_S3_", 4));
+	ck_assert(memmem(ram + dsdt, *(uint32_t *)(ram + dsdt + 4), "_S5_", 4));
 }
 END_TEST
 

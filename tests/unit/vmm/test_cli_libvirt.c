@@ -182,6 +182,22 @@ START_TEST(q35_root_ports)
 }
 END_TEST
 
+/* virt-install's globals: no S3, no S4 (pc's PIIX4_PM, q35's ICH9-LPC) */
+START_TEST(pm_globals)
+{
+	ck_assert_int_eq(PARSE("-global", "PIIX4_PM.disable_s3=1", "-global", "PIIX4_PM.disable_s4=1"),
+			 0);
+	ck_assert(cfg.lv.no_s3);
+	ck_assert_int_eq(PARSE("-M", "q35", "-global", "ICH9-LPC.disable_s3=0", "-global",
+			       "ICH9-LPC.disable_s4=1"),
+			 0);
+	ck_assert(!cfg.lv.no_s3);
+	ck_assert_int_eq(PARSE("-global", "PIIX4_PM.disable_s3=2"), -1);
+	ck_assert_int_eq(PARSE("-global", "PIIX4_PM.acpi-root-pci-hotplug=off"), -1);
+	ck_assert_ptr_nonnull(strstr(err, "unsupported 'PIIX4_PM.acpi-root-pci-hotplug=off'"));
+}
+END_TEST
+
 START_TEST(refused_with_a_reason)
 {
 	ck_assert_int_eq(PARSE("-accel", "tcg"), -1);
@@ -258,6 +274,7 @@ int main(void)
 	tcase_add_test(tc, q35_root_ports);
 	tcase_add_test(tc, refused_with_a_reason);
 	tcase_add_test(tc, usb_controllers);
+	tcase_add_test(tc, pm_globals);
 	tcase_add_test(tc, key_value_spellings);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
