@@ -1,6 +1,6 @@
 # devices/ — the device models (libdevices.a): the seam (dev_host.h, the
 # buses, guest RAM) at the top, the devices by kind in intc/, timer/,
-# storage/, pci/, iommu/, isa/, virtio/ and testdev/. A new device is a
+# storage/, pci/, iommu/, isa/, usb/, virtio/ and testdev/. A new device is a
 # NAME.c and NAME.h in its kind's folder; the wildcard picks it up.
 devices_SRCS := $(wildcard devices/*.c devices/*/*.c)
 $(eval $(call static_lib,devices,$(devices_SRCS),))
@@ -73,6 +73,10 @@ $(eval $(call unit_test,devices_usb,tests/unit/devices/test_usb.c,libdevices.a l
 # Debian's uhci_hcd and xhci_hcd bind, run and suspend them (QEMU alongside)
 INTEG_TESTS += tests/integration/linux-usb.sh
 KVM_TESTS += tests/integration/linux-usb.sh
+# virt-install's q35 device set as libvirt spells it: every function bound
+# to the same driver as under QEMU, DHCP through the NIC behind its port
+INTEG_TESTS += tests/integration/q35-libvirt-guest.sh
+KVM_TESTS += tests/integration/q35-libvirt-guest.sh
 $(eval $(call unit_test,devices_pci_testdev,tests/unit/devices/test_pci_testdev.c,libdevices.a libbackends.a,))
 # the same end to end in a guest (tests/guest/iommu.c), split and off
 INTEG_TESTS += tests/integration/iommu-edu.sh tests/integration/iommu-edu-qemu.sh

@@ -1,0 +1,117 @@
+#!/bin/sh
+# q35-libvirt-guest.sh — the devices of virt-install's default q35 domain,
+# spelt as libvirt 9.0 passes them (the -device/-netdev/-object lines
+# tests/integration/virt-install.sh has libvirt write: fourteen
+# pcie-root-ports, qemu-xhci, virtio-serial with the guest agent's port,
+# virtio-blk, virtio-net on user networking, balloon and rng, each behind
+# its own root port), with Debian's own kernel and modules (make demo's
+# image, booted directly). Every PCI function must be bound to the same
+# driver as under QEMU -M q35 with the same lines: the list of
+# "vendor:device driver" pairs the guest's sysfs shows is compared whole,
+# and the NIC behind its root port must get its address by DHCP.
+set -u
+VMM=${VMM:-build/vmm}
+limit=${Q35_GUEST_TIMEOUT:-600}
+[ -e /dev/kvm ] || { echo "skipped: /dev/kvm is absent"; exit 77; }
+guest=$(sh scripts/demo/image.sh) || { echo "FAIL: no Debian guest image (scripts/demo/image.sh)"; exit 1; }
+work=$(mktemp -d)
+pid=
+trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$work"' EXIT
+truncate -s 64M "$work/disk.img"
+
+fail() {
+	echo "FAIL: $side: $*"
+	tail -c 3000 "$work/out" | cat -v
+	cat "$work/err"
+	exit 1
+}
+
+wait_for() {
+	while ! grep -aq "$1" "$work/out"; do
+		kill -0 "$pid" 2>/dev/null || fail "exited before '$1'"
+		[ $(($(date +%s) - t0)) -lt "$limit" ] || fail "no '$1' in ${limit}s"
+		sleep 1
+	done
+}
+
+ask() {
+	printf '%s\n' "printf '%s: %s END\\n' $1 \"\$($2)\"" >&3
+	wait_for "^$1: .* END"
+	grep -a "^$1: .* END" "$work/out" | tail -n 1 | tr -d '\r' | sed "s/^$1: //; s/ END.*//"
+}
+
+# libvirt's lines for virt-install --machine q35 (libvirt 9.0, virtinst 4.1)
+set -- -machine pc-q35-7.2,usb=off,dump-guest-core=off -m 512 -smp 2,sockets=2,cores=1,threads=1 \
+	-nodefaults -no-hpet -global ICH9-LPC.disable_s3=1 -global ICH9-LPC.disable_s4=1
+port=8
+for slot in 1 2; do
+	for fn in 0 1 2 3 4 5 6 7; do
+		[ $port -le 21 ] || break
+		mf=
+		[ $fn = 0 ] && mf='"multifunction":true,'
+		addr="0x$slot"
+		[ $fn = 0 ] || addr="0x$slot.0x$fn"
+		set -- "$@" -device "{\"driver\":\"pcie-root-port\",\"port\":$port,\"chassis\":$((port - 7)),\"id\":\"pci.$((port - 7))\",\"bus\":\"pcie.0\",${mf}\"addr\":\"$addr\"}"
+		port=$((port + 1))
+	done
+done
+set -- "$@" \
+	-device '{"driver":"qemu-xhci","p2":15,"p3":15,"id":"usb","bus":"pci.2","addr":"0x0"}' \
+	-device '{"driver":"virtio-serial-pci","id":"virtio-serial0","bus":"pci.3","addr":"0x0"}' \
+	-blockdev "{\"driver\":\"file\",\"filename\":\"$work/disk.img\",\"node-name\":\"libvirt-1-storage\",\"auto-read-only\":true,\"discard\":\"unmap\"}" \
+	-blockdev '{"node-name":"libvirt-1-format","read-only":false,"driver":"raw","file":"libvirt-1-storage"}' \
+	-device '{"driver":"virtio-blk-pci","bus":"pci.4","addr":"0x0","drive":"libvirt-1-format","id":"virtio-disk0"}' \
+	-netdev '{"type":"user","id":"hostnet0"}' \
+	-device '{"driver":"virtio-net-pci","netdev":"hostnet0","id":"net0","mac":"52:54:00:e2:7a:31","bus":"pci.1","addr":"0x0"}' \
+	-chardev "socket,id=charchannel0,path=$work/ga.sock,server=on,wait=off" \
+	-device '{"driver":"virtserialport","bus":"virtio-serial0.0","nr":1,"chardev":"charchannel0","id":"channel0","name":"org.qemu.guest_agent.0"}' \
+	-device '{"driver":"virtio-balloon-pci","id":"balloon0","bus":"pci.5","addr":"0x0"}' \
+	-object '{"qom-type":"rng-random","id":"objrng0","filename":"/dev/urandom"}' \
+	-device '{"driver":"virtio-rng-pci","rng":"objrng0","id":"rng0","bus":"pci.6","addr":"0x0"}'
+
+run() {
+	side=$1
+	shift
+	rm -f "$work/in" "$work/out" "$work/err" "$work/ga.sock"
+	mkfifo "$work/in"
+	t0=$(date +%s)
+	"$@" -nographic -serial stdio -monitor none -no-reboot \
+		-kernel "$guest/kernel" -initrd "$guest/initrd.cpio.gz" \
+		-append "$(cat tests/guest/linux/cmdline)" \
+		<"$work/in" >"$work/out" 2>"$work/err" &
+	pid=$!
+	exec 3>"$work/in"
+	wait_for "^vmm demo: a shell"
+	grep -aq "^vmm demo: eth0 10\.0\.2\.15/24" "$work/out" || fail "eth0 got no address by DHCP"
+	ask DRV "for d in /sys/bus/pci/devices/*; do dr=\$(readlink \$d/driver); echo \$(cat \$d/vendor):\$(cat \$d/device)=\${dr##*/}; done | sort | uniq -c | tr -s ' \\n' '  '" >"$work/$side.drv"
+	echo "poweroff -f" >&3
+	t1=$(date +%s)
+	while kill -0 $pid 2>/dev/null && [ $(($(date +%s) - t1)) -lt 60 ]; do sleep 1; done
+	kill $pid 2>/dev/null
+	wait $pid
+	pid=
+	exec 3>&-
+	echo "q35-libvirt-guest: $side in $(($(date +%s) - t0)) s: $(cat "$work/$side.drv")"
+}
+
+cpu=
+[ ! -d /sys/module/kvm_pvm ] || cpu="-cpu baseline"
+# shellcheck disable=SC2086
+run vmm "$VMM" $cpu "$@"
+for want in "0x1b36:0x000c=pcieport" "0x1b36:0x000d=xhci_hcd" "0x1af4:0x1043=virtio-pci" \
+	"0x1af4:0x1042=virtio-pci" "0x1af4:0x1041=virtio-pci" "0x1af4:0x1045=virtio-pci" \
+	"0x1af4:0x1044=virtio-pci" "0x8086:0x2922=ahci"; do
+	grep -q "$want" "$work/vmm.drv" || { side=vmm; fail "no $want in: $(cat "$work/vmm.drv")"; }
+done
+grep -q "14 0x1b36:0x000c=pcieport" "$work/vmm.drv" ||
+	{ side=vmm; fail "not all 14 root ports bound to pcieport: $(cat "$work/vmm.drv")"; }
+command -v qemu-system-x86_64 >/dev/null ||
+	{ echo "FAIL: no qemu-system-x86_64 for the reference run (scripts/install-deps.sh check)"; exit 1; }
+# QEMU's q35 hot-plugs behind root ports through ACPI by default, and with
+# a directly booted kernel the ports then report no card (as q35-linux.sh
+# found): native PCIe hot-plug, as vmm's ports have.
+run qemu qemu-system-x86_64 -enable-kvm -cpu qemu64,-smap,-smep,-xsave,-popcnt -vga none \
+	-global ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off "$@"
+[ "$(cat "$work/vmm.drv")" = "$(cat "$work/qemu.drv")" ] ||
+	{ echo "FAIL: drivers differ: vmm '$(cat "$work/vmm.drv")', QEMU '$(cat "$work/qemu.drv")'"; exit 1; }
+echo "q35-libvirt-guest: ok"
