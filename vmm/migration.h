@@ -78,4 +78,25 @@ int cpu_state_save(struct machine *m, struct state_writer *w, char *err, size_t 
 int cpu_state_load(struct machine *m, const struct state_reader *root, char *err,
 		   size_t errlen);
 
+/* ------------------------------------------------- migration.c */
+
+enum migration_state { MIG_NONE, MIG_SETUP, MIG_ACTIVE, MIG_COMPLETED, MIG_FAILED };
+
+/* The last migration, for query-migrate (main thread). */
+struct migration_status {
+	enum migration_state state;
+	struct mig_stats stats;
+	uint64_t start_ms, total_ms;
+	char error[256];
+};
+const struct migration_status *migration_status(void);
+const char *migration_state_name(enum migration_state s);
+/* QMP migrate: stop the guest (STOP) if it runs, write its state and RAM
+ * to uri ("exec:CMD", "file:PATH", "unix:PATH"); it stays stopped. 0, or
+ * -1 with a one-line err (also for a device vmm cannot save yet). */
+int migration_save(struct machine *m, const char *uri, char *err, size_t errlen);
+/* -incoming URI / migrate-incoming: read the stream, load every device
+ * and vCPU, run unless -S. 0, or -1 with a one-line err. */
+int migration_incoming(struct machine *m, const char *uri, char *err, size_t errlen);
+
 #endif /* VMM_MIGRATION_H */

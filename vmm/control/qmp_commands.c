@@ -598,9 +598,12 @@ const struct qmp_command *qmp_command_at(size_t i)
 	if (i < N_COMMANDS)
 		return &commands[i];
 	i -= N_COMMANDS;
-	for (size_t j = 0; qmp_libvirt_commands[j].name; j++)
-		if (j == i)
+	for (size_t j = 0; qmp_libvirt_commands[j].name; j++, i--)
+		if (i == 0)
 			return &qmp_libvirt_commands[j];
+	for (size_t j = 0; qmp_migration_commands[j].name; j++, i--)
+		if (i == 0)
+			return &qmp_migration_commands[j];
 	return NULL;
 }
 

@@ -301,6 +301,7 @@ static const char *const events[][2] = {
 	{"GUEST_PANICKED", "action:str"},
 	{"GUEST_CRASHLOADED", "action:str"},
 	{"DEVICE_TRAY_MOVED", "device:str,id:str,tray-open:bool"},
+	{"MIGRATION", "status:str"},
 };
 
 /* An object type "name" with members from "a:t,?b:t" (vmm/qmp_args.h). */
