@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -323,6 +324,16 @@ int migration_save(struct machine *m, const char *uri, char *err, size_t errlen)
 
 /* ------------------------------------------------------- loading */
 
+/* A file (file:PATH): its stored pages can be mapped rather than read, so
+ * the guest runs before all its memory has been read, as Firecracker's
+ * snapshots do. */
+static bool is_regular_file(int fd)
+{
+	struct stat sb;
+
+	return fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
 static int load_tree(struct machine *m, const void *tree, size_t len, char *err, size_t errlen)
 {
 	struct state_reader root;
@@ -360,6 +371,7 @@ int migration_incoming(struct machine *m, const char *uri, char *err, size_t err
 		machine_ram(m, &ram);
 		/* The loader leaves zero pages alone: drop what booting wrote. */
 		madvise(ram.hva, ram.size, MADV_DONTNEED);
+		in.map_file = is_regular_file(fd);
 		r = mig_stream_read_ram(&in, &ram, 1, &mig.stats, err, errlen);
 	}
 	if (r == 0)

@@ -59,6 +59,12 @@ struct mig_in {
 	int fd;
 	uint64_t off; /* bytes consumed */
 	uint32_t nregions;
+	/* Set by the caller after mig_stream_read_tree when fd is a regular
+	 * file and the RAM blocks are page-aligned mappings it may replace:
+	 * stored pages are then mapped MAP_PRIVATE from the file (read on
+	 * first touch, copied on write) instead of read. */
+	bool map_file;
+	uint64_t mapped_bytes; /* how much was mapped rather than read */
 };
 /* *tree is malloc'd (the caller frees). 0, or -1 with err. */
 int mig_stream_read_tree(struct mig_in *in, int fd, void **tree, size_t *tree_len, char *err,

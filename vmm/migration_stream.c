@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "vmm/migration.h"
@@ -234,6 +236,42 @@ int mig_stream_read_tree(struct mig_in *in, int fd, void **tree, size_t *tree_le
 	return 0;
 }
 
+/* More mappings than this and the reader reads instead: each run of stored
+ * pages is a mapping, and the kernel caps them (vm.max_map_count). */
+#define MAP_RUNS_MAX 8192
+
+/* Map len bytes of the file at the stream's position onto hva (private:
+ * the guest's writes never reach the file). 0, or -1 when the file is
+ * shorter than that (a mapping past its end would fault later). */
+static int in_map(struct mig_in *in, uint8_t *hva, size_t len, char *err, size_t errlen)
+{
+	struct stat sb;
+
+	if (fstat(in->fd, &sb) < 0 || (uint64_t)sb.st_size < in->off + len)
+		return in_fail(in, err, errlen, "truncated");
+	if (mmap(hva, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, in->fd,
+		 (off_t)in->off) == MAP_FAILED) {
+		snprintf(err, errlen, "mapping the migration stream: %s", strerror(errno));
+		return -1;
+	}
+	if (lseek(in->fd, (off_t)len, SEEK_CUR) < 0) {
+		snprintf(err, errlen, "seeking in the migration stream: %s", strerror(errno));
+		return -1;
+	}
+	in->off += len;
+	in->mapped_bytes += len;
+	return 0;
+}
+
+static uint64_t count_runs(const uint8_t *map, uint64_t pages)
+{
+	uint64_t runs = 0;
+
+	for (uint64_t i = 0; i < pages; i++)
+		runs += (map[i / 8] >> (i % 8) & 1) && (i == 0 || !(map[(i - 1) / 8] >> ((i - 1) % 8) & 1));
+	return runs;
+}
+
 static int read_region(struct mig_in *in, const struct mig_ram *r, struct mig_stats *st,
 		       char *err, size_t errlen)
 {
@@ -241,6 +279,7 @@ static int read_region(struct mig_in *in, const struct mig_ram *r, struct mig_st
 	uint64_t pages = r->size / MIG_PAGE;
 	size_t maplen = (size_t)((pages + 7) / 8);
 	uint8_t *map;
+	bool mapping;
 	int ret = 0;
 
 	if (in_read(in, hdr, sizeof(hdr), err, errlen) < 0)
@@ -263,14 +302,17 @@ static int read_region(struct mig_in *in, const struct mig_ram *r, struct mig_st
 		free(map);
 		return in_fail(in, err, errlen, "page bitmap has bits past the block's end");
 	}
+	mapping = in->map_file && count_runs(map, pages) <= MAP_RUNS_MAX;
 	for (uint64_t i = 0; i < pages && ret == 0;) {
 		uint64_t j = i;
 
 		while (j < pages && (map[j / 8] >> (j % 8) & 1))
 			j++;
 		if (j > i) {
-			ret = in_read(in, r->hva + i * MIG_PAGE, (size_t)((j - i) * MIG_PAGE), err,
-				      errlen);
+			size_t len = (size_t)((j - i) * MIG_PAGE);
+
+			ret = mapping ? in_map(in, r->hva + i * MIG_PAGE, len, err, errlen)
+				      : in_read(in, r->hva + i * MIG_PAGE, len, err, errlen);
 			st->normal_pages += j - i;
 			st->transferred = in->off;
 		}

@@ -47,6 +47,9 @@ static int saved_stream(struct mig_stats *st, off_t *size)
 	return fd;
 }
 
+static bool map_file; /* load() maps the stored pages from the file */
+static uint64_t mapped_bytes;
+
 /* Load fd into fresh zeroed blocks: 0 or -1 with err. */
 static int load(int fd, uint8_t *a, uint8_t *b, char *err, size_t errlen)
 {
@@ -63,12 +66,16 @@ static int load(int fd, uint8_t *a, uint8_t *b, char *err, size_t errlen)
 		return -1;
 	r = len == sizeof(tree) && !memcmp(t, tree, len) ? 0 : -2;
 	free(t);
+	in.map_file = map_file;
 	if (r == 0)
 		r = mig_stream_read_ram(&in, ram, 2, &st, err, errlen);
+	mapped_bytes = in.mapped_bytes;
 	return r;
 }
 
-static uint8_t got_a[sizeof(ram_a)], got_b[sizeof(ram_b)];
+/* Page-aligned: loading with map_file maps file pages over them. */
+static uint8_t got_a[sizeof(ram_a)] __attribute__((aligned(MIG_PAGE)));
+static uint8_t got_b[sizeof(ram_b)] __attribute__((aligned(MIG_PAGE)));
 
 START_TEST(round_trip)
 {
@@ -122,6 +129,31 @@ START_TEST(pages_are_aligned)
 }
 END_TEST
 
+/* From a file, the stored pages are mapped, privately: the guest's
+ * writes stay out of the file. */
+START_TEST(file_pages_are_mapped)
+{
+	struct mig_stats st;
+	off_t size;
+	uint8_t page[MIG_PAGE];
+	char err[256];
+	int fd;
+
+	fill();
+	fd = saved_stream(&st, &size);
+	map_file = true;
+	ck_assert_int_eq(load(fd, got_a, got_b, err, sizeof(err)), 0);
+	map_file = false;
+	ck_assert_uint_eq(mapped_bytes, 5 * MIG_PAGE);
+	ck_assert_mem_eq(got_a, ram_a, sizeof(ram_a));
+	ck_assert_mem_eq(got_b, ram_b, sizeof(ram_b));
+	got_a[MIG_PAGE] = 0xee;
+	ck_assert_int_eq(pread(fd, page, MIG_PAGE, 2 * MIG_PAGE), MIG_PAGE);
+	ck_assert_mem_eq(page, ram_a + MIG_PAGE, MIG_PAGE);
+	close(fd);
+}
+END_TEST
+
 START_TEST(truncated_anywhere_is_refused)
 {
 	struct mig_stats st;
@@ -130,6 +162,7 @@ START_TEST(truncated_anywhere_is_refused)
 	int fd;
 
 	fill();
+	map_file = _i; /* read, then mapped from the file */
 	fd = saved_stream(&st, &size);
 	for (off_t cut = 0; cut < size; cut += cut < 64 ? 1 : 509) {
 		ck_assert_int_eq(ftruncate(fd, cut), 0);
@@ -140,6 +173,7 @@ START_TEST(truncated_anywhere_is_refused)
 		close(fd);
 		fd = saved_stream(&st, &size);
 	}
+	map_file = false;
 	close(fd);
 }
 END_TEST
@@ -202,7 +236,8 @@ int main(void)
 	tcase_add_test(tc, round_trip);
 	tcase_add_test(tc, zero_pages_are_bits);
 	tcase_add_test(tc, pages_are_aligned);
-	tcase_add_test(tc, truncated_anywhere_is_refused);
+	tcase_add_test(tc, file_pages_are_mapped);
+	tcase_add_loop_test(tc, truncated_anywhere_is_refused, 0, 2);
 	tcase_add_test(tc, damage_is_refused);
 	tcase_add_test(tc, extra_bytes_are_refused);
 	suite_add_tcase(s, tc);
