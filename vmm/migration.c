@@ -291,6 +291,7 @@ int migration_save(struct machine *m, const char *uri, char *err, size_t errlen)
 	void *tree = NULL;
 	size_t len = 0;
 	pid_t pid;
+	bool was_running;
 	int fd, r;
 
 	if (mig.state == MIG_SETUP || mig.state == MIG_ACTIVE) {
@@ -301,7 +302,8 @@ int migration_save(struct machine *m, const char *uri, char *err, size_t errlen)
 		return -1;
 	mig = (struct migration_status){.start_ms = now_ms()};
 	set_status(m, MIG_SETUP);
-	if (machine_run_state(m) == RUN_STATE_RUNNING)
+	was_running = machine_run_state(m) == RUN_STATE_RUNNING;
+	if (was_running)
 		machine_user_stop(m); /* STOP: the copy is of a stopped guest */
 	machine_pause(m);
 	r = build_tree(m, &tree, &len, err, errlen);
@@ -317,9 +319,12 @@ int migration_save(struct machine *m, const char *uri, char *err, size_t errlen)
 	free(tree);
 	mig.total_ms = now_ms() - mig.start_ms;
 	set_status(m, fd >= 0 && r == 0 ? MIG_COMPLETED : MIG_FAILED);
-	if (mig.state == MIG_FAILED)
-		snprintf(mig.error, sizeof(mig.error), "%s", err);
-	return mig.state == MIG_FAILED ? -1 : 0;
+	if (mig.state != MIG_FAILED)
+		return 0;
+	snprintf(mig.error, sizeof(mig.error), "%s", err);
+	if (was_running) /* as QEMU: a failed migration gives the guest back */
+		machine_user_cont(m);
+	return -1;
 }
 
 /* ------------------------------------------------------- loading */
