@@ -1,6 +1,6 @@
 /* migration.c — QMP migrate and -incoming on the machine: the state tree
  * (devices, vCPUs, KVM), then guest RAM, over a file, a command's pipe or
- * a Unix socket (stream format in migration.h).
+ * a Unix or TCP socket (stream format in migration.h).
  *
  * A migration copies a stopped machine: `migrate` stops a running guest
  * first (STOP), and the source stays stopped afterwards, as QEMU's
@@ -11,6 +11,7 @@
  * wrong. */
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -226,6 +227,45 @@ static int accept_unix(const char *path, char *err, size_t errlen)
 	return c;
 }
 
+/* tcp:HOST:PORT: connect to it (writing) or listen there for one peer
+ * (reading; an empty HOST listens on every address). */
+static int tcp_uri(const char *hostport, bool writing, char *err, size_t errlen)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = writing ? 0 : AI_PASSIVE};
+	struct addrinfo *res = NULL;
+	const char *colon = strrchr(hostport, ':');
+	char host[256];
+	int fd = -1, c = -1, one = 1, r;
+
+	if (!colon || (size_t)(colon - hostport) >= sizeof(host)) {
+		snprintf(err, errlen, "tcp:%s: expected tcp:HOST:PORT", hostport);
+		return -1;
+	}
+	snprintf(host, sizeof(host), "%.*s", (int)(colon - hostport), hostport);
+	if (host[0] == '[' && host[strlen(host) - 1] == ']') { /* [::1] */
+		memmove(host, host + 1, strlen(host));
+		host[strlen(host) - 1] = 0;
+	}
+	r = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &res);
+	if (r) {
+		snprintf(err, errlen, "tcp:%s: %s", hostport, gai_strerror(r));
+		return -1;
+	}
+	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && writing && connect(fd, res->ai_addr, res->ai_addrlen) == 0)
+		c = fd;
+	else if (fd >= 0 && !writing &&
+		 setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0 &&
+		 bind(fd, res->ai_addr, res->ai_addrlen) == 0 && listen(fd, 1) == 0)
+		c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+	if (c < 0)
+		snprintf(err, errlen, "tcp:%s: %s", hostport, strerror(errno));
+	if (fd >= 0 && fd != c)
+		close(fd);
+	freeaddrinfo(res);
+	return c;
+}
+
 /* Open uri for the stream's direction: fd, and *pid for exec:. */
 static int open_uri(const char *uri, bool writing, pid_t *pid, char *err, size_t errlen)
 {
@@ -237,6 +277,8 @@ static int open_uri(const char *uri, bool writing, pid_t *pid, char *err, size_t
 	if (!strncmp(uri, "unix:", 5))
 		return writing ? connect_unix(uri + 5, err, errlen)
 			       : accept_unix(uri + 5, err, errlen);
+	if (!strncmp(uri, "tcp:", 4))
+		return tcp_uri(uri + 4, writing, err, errlen);
 	if (!strncmp(uri, "file:", 5)) {
 		fd = writing ? open(uri + 5, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)
 			     : open(uri + 5, O_RDONLY | O_CLOEXEC);
@@ -244,7 +286,7 @@ static int open_uri(const char *uri, bool writing, pid_t *pid, char *err, size_t
 			snprintf(err, errlen, "%s: %s", uri + 5, strerror(errno));
 		return fd;
 	}
-	snprintf(err, errlen, "Invalid parameter 'uri': '%s' (vmm takes exec:, file:, unix:)",
+	snprintf(err, errlen, "Invalid parameter 'uri': '%s' (vmm takes exec:, file:, unix:, tcp:)",
 		 uri);
 	return -1;
 }

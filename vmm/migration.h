@@ -98,7 +98,7 @@ struct migration_status {
 const struct migration_status *migration_status(void);
 const char *migration_state_name(enum migration_state s);
 /* QMP migrate: stop the guest (STOP) if it runs, write its state and RAM
- * to uri ("exec:CMD", "file:PATH", "unix:PATH"); it stays stopped. 0, or
+ * to uri ("exec:CMD", "file:PATH", "unix:PATH", "tcp:HOST:PORT"); it stays stopped. 0, or
  * -1 with a one-line err (also for a device vmm cannot save yet). */
 int migration_save(struct machine *m, const char *uri, char *err, size_t errlen);
 /* -incoming URI / migrate-incoming: read the stream, load every device

@@ -553,7 +553,7 @@ static const struct cli_option options[] = {
 	 "accepted: KVM's PIT keeps its default policy"},
 	{"-S", NULL, cli_parse_flag, FIELD(start_paused), "start paused (monitor `cont` runs)"},
 	{"-incoming", "URI", cli_parse_string, FIELD(incoming),
-	 "load a migration stream from exec:CMD, file:PATH, unix:PATH (defer: QMP migrate-incoming)"},
+	 "load a migration stream from exec:CMD, file:PATH, unix:PATH, tcp:HOST:PORT (defer: QMP migrate-incoming)"},
 	{"-name", "NAME", parse_name, 0, "guest name (thread and window titles)"},
 	{"-hda", "FILE", parse_hdx, 0, "disk image (raw or qcow2) on IDE primary master"},
 	{"-hdb", "FILE", parse_hdx, 1, "disk image (raw or qcow2) on IDE primary slave"},
