@@ -63,8 +63,8 @@ static bool has_index(const uint32_t *list, unsigned n, uint32_t index)
 
 /* The MSRs to save: KVM's list plus required_msrs, filtered to those this
  * vCPU reads back (what vmm's CPUID exposes: KVM refuses the others). */
-static int saveable_msrs(struct machine *m, struct vcpu *v, struct kvm_msr_entry *out,
-			 char *err, size_t errlen)
+static int saveable_msrs(struct machine *m, struct vcpu *v, struct kvm_msr_entry *out, char *err,
+			 size_t errlen)
 {
 	uint32_t *list = NULL;
 	int nlist = kvm_msr_index_list(&m->sys, &list);
@@ -251,8 +251,7 @@ static int read_cpu(struct machine *m, struct vcpu *v, const struct state_reader
 	    state_get_u32_max(&n, "nmsrs", CPU_MAX_MSRS, &s->nmsrs) < 0)
 		return -1;
 	s->msrs = calloc(s->nmsrs ? s->nmsrs : 1, sizeof(*s->msrs));
-	if (!s->msrs ||
-	    state_get_bytes(&n, "msrs", s->msrs, s->nmsrs * sizeof(*s->msrs)) < 0)
+	if (!s->msrs || state_get_bytes(&n, "msrs", s->msrs, s->nmsrs * sizeof(*s->msrs)) < 0)
 		return -1;
 	return state_node_close(&n);
 }
@@ -273,8 +272,7 @@ static int put_cpu(struct vcpu *v, struct cpu_saved *s, char *err, size_t errlen
 		return kvm_fail("KVM_SET_XCRS", v->index, r, err, errlen);
 	r = kvm_vcpu_set_msrs(&v->kvm, s->msrs, s->nmsrs);
 	if (r >= 0 && (uint32_t)r != s->nmsrs) {
-		snprintf(err, errlen, "vCPU %u: KVM refused MSR %#x", v->index,
-			 s->msrs[r].index);
+		snprintf(err, errlen, "vCPU %u: KVM refused MSR %#x", v->index, s->msrs[r].index);
 		return -1;
 	}
 	if (r < 0)
@@ -290,8 +288,7 @@ static int put_cpu(struct vcpu *v, struct cpu_saved *s, char *err, size_t errlen
 	return 0;
 }
 
-static int load_kvm(struct machine *m, const struct state_reader *root, char *err,
-		    size_t errlen)
+static int load_kvm(struct machine *m, const struct state_reader *root, char *err, size_t errlen)
 {
 	static const char *const names[3] = {"pic-master", "pic-slave", "ioapic"};
 	struct state_node n;
@@ -345,8 +342,9 @@ int cpu_state_load(struct machine *m, const struct state_reader *root, char *err
 	    state_get_u32(&n, "ncpus", &ncpus) < 0)
 		return -1;
 	if (ncpus != m->ncpus)
-		return state_node_fail(&n, "%u vCPUs, this machine has %u (start vmm with the same -smp)",
-				       ncpus, m->ncpus);
+		return state_node_fail(
+			&n, "%u vCPUs, this machine has %u (start vmm with the same -smp)", ncpus,
+			m->ncpus);
 	if (state_node_close(&n) < 0)
 		return -1;
 	for (unsigned i = 0; i < m->ncpus; i++) {

@@ -118,8 +118,10 @@ static int check_devices(struct machine *m, char *err, size_t errlen)
 	if (!dev)
 		return 0;
 	if (allow && !strcmp(allow, "allow")) {
-		fprintf(stderr, "vmm: migrate: VMM_MIGRATE_UNSAVED=allow: '%s' and the devices "
-				"after it are not saved\n", dev);
+		fprintf(stderr,
+			"vmm: migrate: VMM_MIGRATE_UNSAVED=allow: '%s' and the devices "
+			"after it are not saved\n",
+			dev);
 		return 0;
 	}
 	snprintf(err, errlen, "State blocked by non-migratable device '%s'", dev);

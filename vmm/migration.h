@@ -81,8 +81,7 @@ struct state_reader;
 /* /kvm (kvmclock, kernel_irqchip=on's PIC, I/O APIC, PIT) and /cpus. The
  * machine is paused. 0, or -1 with err. */
 int cpu_state_save(struct machine *m, struct state_writer *w, char *err, size_t errlen);
-int cpu_state_load(struct machine *m, const struct state_reader *root, char *err,
-		   size_t errlen);
+int cpu_state_load(struct machine *m, const struct state_reader *root, char *err, size_t errlen);
 
 /* ------------------------------------------------- migration.c */
 

@@ -226,8 +226,7 @@ int mig_stream_read_tree(struct mig_in *in, int fd, void **tree, size_t *tree_le
 	*tree = malloc((size_t)len);
 	if (!*tree)
 		return in_fail(in, err, errlen, "out of memory for the state tree");
-	if (in_read(in, *tree, (size_t)len, err, errlen) < 0 ||
-	    in_skip_pad(in, err, errlen) < 0) {
+	if (in_read(in, *tree, (size_t)len, err, errlen) < 0 || in_skip_pad(in, err, errlen) < 0) {
 		free(*tree);
 		*tree = NULL;
 		return -1;
@@ -268,12 +267,13 @@ static uint64_t count_runs(const uint8_t *map, uint64_t pages)
 	uint64_t runs = 0;
 
 	for (uint64_t i = 0; i < pages; i++)
-		runs += (map[i / 8] >> (i % 8) & 1) && (i == 0 || !(map[(i - 1) / 8] >> ((i - 1) % 8) & 1));
+		runs += (map[i / 8] >> (i % 8) & 1) &&
+			(i == 0 || !(map[(i - 1) / 8] >> ((i - 1) % 8) & 1));
 	return runs;
 }
 
-static int read_region(struct mig_in *in, const struct mig_ram *r, struct mig_stats *st,
-		       char *err, size_t errlen)
+static int read_region(struct mig_in *in, const struct mig_ram *r, struct mig_stats *st, char *err,
+		       size_t errlen)
 {
 	uint8_t hdr[REGION_HEADER_SIZE];
 	uint64_t pages = r->size / MIG_PAGE;

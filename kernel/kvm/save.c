@@ -94,8 +94,7 @@ int kvm_msr_index_list(struct kvm_sys *sys, uint32_t **list)
 }
 
 /* One KVM_GET_MSRS or KVM_SET_MSRS over n entries: how many it did. */
-static int msrs_ioctl(struct kvm_vcpu *vcpu, unsigned long req, struct kvm_msr_entry *e,
-		      unsigned n)
+static int msrs_ioctl(struct kvm_vcpu *vcpu, unsigned long req, struct kvm_msr_entry *e, unsigned n)
 {
 	struct kvm_msrs *m = calloc(1, sizeof(*m) + n * sizeof(*e));
 	int r;

@@ -49,11 +49,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (load(fd, ram_a, ram_b, &tree, &len) == 0) {
 		fd2 = memfd_create("fuzz2", 0);
-		if (fd2 < 0 || mig_stream_write(fd2, tree, len, ram, 2, &st, err, sizeof(err)) < 0 ||
+		if (fd2 < 0 ||
+		    mig_stream_write(fd2, tree, len, ram, 2, &st, err, sizeof(err)) < 0 ||
 		    load(fd2, again_a, again_b, &tree2, &len2) < 0)
 			abort();
-		if (len2 != len || memcmp(tree, tree2, len) || memcmp(ram_a, again_a, sizeof(ram_a)) ||
-		    memcmp(ram_b, again_b, sizeof(ram_b)))
+		if (len2 != len || memcmp(tree, tree2, len) ||
+		    memcmp(ram_a, again_a, sizeof(ram_a)) || memcmp(ram_b, again_b, sizeof(ram_b)))
 			abort();
 		free(tree);
 		free(tree2);

@@ -40,8 +40,7 @@ static int saved_stream(struct mig_stats *st, off_t *size)
 
 	ck_assert_int_ge(fd, 0);
 	*st = (struct mig_stats){0};
-	ck_assert_int_eq(mig_stream_write(fd, tree, sizeof(tree), ram, 2, st, err, sizeof(err)),
-			 0);
+	ck_assert_int_eq(mig_stream_write(fd, tree, sizeof(tree), ram, 2, st, err, sizeof(err)), 0);
 	*size = lseek(fd, 0, SEEK_END);
 	lseek(fd, 0, SEEK_SET);
 	return fd;
