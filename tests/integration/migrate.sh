@@ -27,9 +27,11 @@ fail() {
 	exit 1
 }
 
-# wait_for PATTERN FILE: until FILE matches; fail when the VMM exits first.
+# wait_for PATTERN FILE [NOT]: until FILE matches; fail when the VMM exits
+# first or FILE matches NOT.
 wait_for() {
 	while ! grep -aEq "$1" "$2"; do
+		[ -z "${3:-}" ] || ! grep -aEq "$3" "$2" || fail "'$3' before '$1'"
 		kill -0 "$pid" 2>/dev/null || fail "exited before '$1'"
 		[ $(($(date +%s) - t0)) -lt "$limit" ] || fail "no '$1' in ${limit}s"
 		sleep 0.2
@@ -93,7 +95,8 @@ assert q.ok("query-status")["status"] in ("paused", "postmigrate"), q.ok("query-
 	[ -s "$work/saved" ] || fail "no saved stream"
 	t1=$(now_ms)
 	start b "$@" -incoming "exec:cat $work/saved"
-	wait_for "^CNT [0-9]+ END" "$work/out.b"
+	# a guest that boots again prints the demo's banner: not a resume
+	wait_for "^CNT [0-9]+ END" "$work/out.b" "^vmm demo: a shell"
 	restore_ms=$(($(now_ms) - t1))
 	first=$(counters "$work/out.b" | head -n 1)
 	[ "$first" -ge "$last" ] && [ "$first" -le $((last + 2)) ] ||
