@@ -95,6 +95,18 @@ assert q.ok("query-status")["status"] in ("paused", "postmigrate"), q.ok("query-
 	[ -s "$work/saved" ] || fail "no saved stream"
 	t1=$(now_ms)
 	start b "$@" -incoming "exec:cat $work/saved"
+	# vmm runs the loaded guest; QEMU keeps the source's run state
+	# (stopped) until `cont`, which libvirt sends after `virsh restore`.
+	qmp "$work/qmp.b" '
+while q.ok("query-status")["status"] == "inmigrate":
+    time.sleep(0.05)
+st = q.ok("query-status")["status"]
+if "'"$side"'" == "qemu" and st == "paused":
+    q.ok("cont")
+else:
+    assert st == "running", st
+assert q.ok("query-migrate").get("status") in (None, "completed"), q.ok("query-migrate")' ||
+		fail "the restored guest does not run"
 	# a guest that boots again prints the demo's banner: not a resume
 	wait_for "^CNT [0-9]+ END" "$work/out.b" "^vmm demo: a shell"
 	restore_ms=$(($(now_ms) - t1))
