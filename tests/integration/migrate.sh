@@ -68,6 +68,49 @@ PY
 
 counters() { grep -aoE '^CNT [0-9]+ END' "$1" | awk '{print $2}'; }
 
+# restore NAME URI EMULATOR...: start it with -incoming URI; the counter
+# must go on from $last, one by one, and the shell answer. Sets $first and
+# $restore_ms (from the start to the first counter line).
+restore() {
+	rname=$1 uri=$2
+	shift 2
+	t1=$(now_ms)
+	start "$rname" "$@" -incoming "$uri"
+	# vmm runs the loaded guest; QEMU keeps the source's run state
+	# (stopped) until `cont`, which libvirt sends after `virsh restore`.
+	qmp "$work/qmp.$rname" '
+while q.ok("query-status")["status"] == "inmigrate":
+    time.sleep(0.05)
+st = q.ok("query-status")["status"]
+if "'"$side"'" == "qemu" and st == "paused":
+    q.ok("cont")
+else:
+    assert st == "running", st
+m = q.ok("query-migrate")
+assert m.get("status") in (None, "completed"), m
+open("'"$work/load_ms"'", "w").write(str(m.get("total-time", "?")))' ||
+		fail "the restored guest does not run"
+	# a guest that boots again prints the demo's banner: not a resume
+	wait_for "^CNT [0-9]+ END" "$work/out.$rname" "^vmm demo: a shell"
+	restore_ms=$(($(now_ms) - t1))
+	first=$(counters "$work/out.$rname" | head -n 1)
+	[ "$first" -ge "$last" ] && [ "$first" -le $((last + 2)) ] ||
+		fail "the counter was at $last when saved, restarted at $first"
+	wait_for "^CNT $((first + 3)) END" "$work/out.$rname"
+	counters "$work/out.$rname" | awk 'NR > 1 && $1 != prev + 1 { bad = 1 } { prev = $1 } END { exit bad }' ||
+		fail "the restored counter jumped: $(counters "$work/out.$rname" | tr '\n' ' ')"
+	echo 'echo "ANSWER $((6 * 7)) END"' >&3
+	wait_for "^ANSWER 42 END" "$work/out.$rname"
+	echo "poweroff -f" >&3
+	t2=$(date +%s)
+	while kill -0 $pid 2>/dev/null && [ $(($(date +%s) - t2)) -lt 60 ]; do sleep 1; done
+	kill $pid 2>/dev/null
+	wait $pid
+	pid=
+	exec 3>&-
+	echo "migrate: $side: restored from $uri to running in $restore_ms ms (load $(cat "$work/load_ms") ms), went on at $first"
+}
+
 run() {
 	side=$1
 	shift
@@ -84,6 +127,7 @@ while q.ok("query-migrate")["status"] not in ("completed", "failed"):
     time.sleep(0.05)
 s = q.ok("query-migrate")
 assert s["status"] == "completed", s
+open("'"$work/save_ms"'", "w").write(str(s.get("total-time", "?")))
 assert q.ok("query-status")["status"] in ("paused", "postmigrate"), q.ok("query-status")' ||
 		fail "stop + migrate"
 	save_ms=$(($(now_ms) - t1))
@@ -93,39 +137,10 @@ assert q.ok("query-status")["status"] in ("paused", "postmigrate"), q.ok("query-
 	wait $pid 2>/dev/null
 	exec 3>&-
 	[ -s "$work/saved" ] || fail "no saved stream"
-	t1=$(now_ms)
-	start b "$@" -incoming "exec:cat $work/saved"
-	# vmm runs the loaded guest; QEMU keeps the source's run state
-	# (stopped) until `cont`, which libvirt sends after `virsh restore`.
-	qmp "$work/qmp.b" '
-while q.ok("query-status")["status"] == "inmigrate":
-    time.sleep(0.05)
-st = q.ok("query-status")["status"]
-if "'"$side"'" == "qemu" and st == "paused":
-    q.ok("cont")
-else:
-    assert st == "running", st
-assert q.ok("query-migrate").get("status") in (None, "completed"), q.ok("query-migrate")' ||
-		fail "the restored guest does not run"
-	# a guest that boots again prints the demo's banner: not a resume
-	wait_for "^CNT [0-9]+ END" "$work/out.b" "^vmm demo: a shell"
-	restore_ms=$(($(now_ms) - t1))
-	first=$(counters "$work/out.b" | head -n 1)
-	[ "$first" -ge "$last" ] && [ "$first" -le $((last + 2)) ] ||
-		fail "the counter was at $last when saved, restarted at $first"
-	wait_for "^CNT $((first + 3)) END" "$work/out.b"
-	counters "$work/out.b" | awk 'NR > 1 && $1 != prev + 1 { bad = 1 } { prev = $1 } END { exit bad }' ||
-		fail "the restored counter jumped: $(counters "$work/out.b" | tr '\n' ' ')"
-	echo 'echo "ANSWER $((6 * 7)) END"' >&3
-	wait_for "^ANSWER 42 END" "$work/out.b"
-	echo "poweroff -f" >&3
-	t2=$(date +%s)
-	while kill -0 $pid 2>/dev/null && [ $(($(date +%s) - t2)) -lt 60 ]; do sleep 1; done
-	kill $pid 2>/dev/null
-	wait $pid
-	pid=
-	exec 3>&-
-	echo "migrate: $side: saved at counter $last ($(stat -c %s "$work/saved") bytes) in $save_ms ms, restored to running in $restore_ms ms, went on at $first"
+	echo "migrate: $side: stop + migrate at counter $last: $(stat -c %s "$work/saved") bytes in $save_ms ms (migration $(cat "$work/save_ms") ms)"
+	restore b "exec:cat $work/saved" "$@"
+	# vmm maps a file's pages instead of reading them (QEMU 7.2 has no file:)
+	[ "$side" != vmm ] || restore c "file:$work/saved" "$@"
 }
 
 cpu=
@@ -144,18 +159,24 @@ kill $pid; wait $pid 2>/dev/null; pid=; exec 3>&-
 # shellcheck disable=SC2086
 VMM_MIGRATE_UNSAVED=allow run vmm "$VMM" $cpu
 
-# A truncated stream and a damaged one: one line, exit status 1.
+# A truncated stream (read from a pipe, mapped from a file) and a damaged
+# one: one line naming why, exit status 1.
 side=bad-stream
-head -c 20000 "$work/saved" >"$work/cut" 2>/dev/null || true
-for bad in cut; do
-	start c "$VMM" -incoming "exec:cat $work/$bad"
+head -c 20000 "$work/saved" >"$work/cut"
+head -c $(($(stat -c %s "$work/saved") - 4096)) "$work/saved" >"$work/cut-ram"
+{ printf X; tail -c +2 "$work/saved"; } >"$work/bad-magic"
+n=0
+for bad in "exec:cat $work/cut:truncated" "file:$work/cut-ram:truncated" \
+	"file:$work/bad-magic:bad magic"; do
+	n=$((n + 1))
+	start "x$n" "$VMM" -incoming "${bad%:*}"
 	wait $pid
 	st=$?
 	pid=
 	exec 3>&-
-	[ $st = 1 ] || fail "$bad stream: exit status $st"
-	[ "$(wc -l <"$work/err.c")" = 1 ] && grep -q "truncated" "$work/err.c" ||
-		fail "$bad stream: $(cat "$work/err.c")"
+	[ $st = 1 ] || fail "$bad: exit status $st"
+	[ "$(wc -l <"$work/err.x$n")" = 1 ] && grep -q "${bad##*:}" "$work/err.x$n" ||
+		fail "$bad: $(cat "$work/err.x$n")"
 done
 
 command -v qemu-system-x86_64 >/dev/null ||
