@@ -49,19 +49,17 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static void set_status(struct machine *m, enum migration_state s)
-{
-	static const char *const names[] = {"none", "setup", "active", "completed", "failed"};
-
-	mig.state = s;
-	machine_event(m, "MIGRATION", "{\"status\": \"%s\"}", names[s]);
-}
-
 const char *migration_state_name(enum migration_state s)
 {
 	static const char *const names[] = {"none", "setup", "active", "completed", "failed"};
 
 	return names[s];
+}
+
+static void set_status(struct machine *m, enum migration_state s)
+{
+	mig.state = s;
+	machine_event(m, "MIGRATION", "{\"status\": \"%s\"}", migration_state_name(s));
 }
 
 /* The first device in the machine whose state is not saved, or NULL. */
