@@ -10,6 +10,7 @@
 
 #include "tests/fuzz/fake_machine.h"
 #include "tests/fuzz/fuzz.h"
+#include "vmm/migration.h"
 
 static void drain(int fd)
 {
@@ -49,6 +50,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
  * nothing to report. */
 const struct qmp_command qmp_libvirt_commands[] = {{NULL, NULL, NULL}};
 const struct qmp_command qmp_migration_commands[] = {{NULL, NULL, NULL}};
+
+const struct migration_status *migration_status(void)
+{
+	static const struct migration_status none;
+
+	return &none;
+}
 
 void qmp_virtio_block_info(struct machine *m, json_t *list)
 {

@@ -16,6 +16,7 @@
 #include "vmm/control/base64.h"
 #include "vmm/control/monitor.h"
 #include "vmm/control/qmp_commands.h"
+#include "vmm/migration.h"
 
 /* The QEMU release whose QMP this follows (libvirt needs >= 4.2). */
 #define QEMU_COMPAT_MAJOR 7
@@ -389,6 +390,9 @@ CMD(cmd_cont)
 	/* As QEMU: after a shutdown or panic the guest cannot simply go on. */
 	if (s == RUN_STATE_SHUTDOWN || s == RUN_STATE_GUEST_PANICKED)
 		return fail(e, "GenericError", "Resetting the Virtual Machine is required");
+	/* -incoming: the booted machine is not the guest until the stream is in */
+	if (m->cfg->incoming && migration_status()->state != MIG_COMPLETED)
+		return fail(e, "GenericError", "The incoming migration has not completed");
 	machine_debug_cont(m);
 	return 0;
 }
