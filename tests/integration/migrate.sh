@@ -75,10 +75,29 @@ restore() {
 	rname=$1 uri=$2
 	shift 2
 	t1=$(now_ms)
-	start "$rname" "$@" -incoming "$uri"
+	start "$rname" "$@" -incoming "${uri%%+*}"
+	# defer+unix:PATH: -incoming defer, then migrate-incoming unix:PATH
+	# with a thread sending the stream there; `cont` before it is refused.
 	# vmm runs the loaded guest; QEMU keeps the source's run state
 	# (stopped) until `cont`, which libvirt sends after `virsh restore`.
 	qmp "$work/qmp.$rname" '
+import socket, threading
+if "'"$uri"'".startswith("defer+unix:"):
+    path = "'"${uri#defer+unix:}"'"
+    r = q.cmd("cont")
+    assert "error" in r and "not completed" in r["error"]["desc"], r
+    def send():
+        for _ in range(600):
+            try:
+                s = socket.socket(socket.AF_UNIX)
+                s.connect(path)
+                break
+            except OSError:
+                time.sleep(0.05)
+        s.sendall(open("'"$work/saved"'", "rb").read())
+        s.close()
+    threading.Thread(target=send, daemon=True).start()
+    q.ok("migrate-incoming", uri="unix:" + path)
 while q.ok("query-status")["status"] == "inmigrate":
     time.sleep(0.05)
 st = q.ok("query-status")["status"]
@@ -108,7 +127,7 @@ open("'"$work/load_ms"'", "w").write(str(m.get("total-time", "?")))' ||
 	wait $pid
 	pid=
 	exec 3>&-
-	echo "migrate: $side: restored from $uri to running in $restore_ms ms (load $(cat "$work/load_ms") ms), went on at $first"
+	echo "migrate: $side: restored from ${uri%%:*} to running in $restore_ms ms (load $(cat "$work/load_ms") ms), went on at $first"
 }
 
 run() {
@@ -141,6 +160,7 @@ assert q.ok("query-status")["status"] in ("paused", "postmigrate"), q.ok("query-
 	restore b "exec:cat $work/saved" "$@"
 	# vmm maps a file's pages instead of reading them (QEMU 7.2 has no file:)
 	[ "$side" != vmm ] || restore c "file:$work/saved" "$@"
+	[ "$side" != vmm ] || restore d "defer+unix:$work/mig.sock" "$@"
 }
 
 cpu=
