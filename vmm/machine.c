@@ -603,8 +603,9 @@ void machine_request_exit(struct machine *m, int status)
 
 int machine_start(struct machine *m, char *err, size_t errlen)
 {
-	if (m->cfg->start_paused) {
-		/* Paused before any thread runs: they park before KVM_RUN. */
+	if (m->cfg->start_paused || m->cfg->incoming) {
+		/* Paused before any thread runs: they park before KVM_RUN.
+		 * -incoming runs them once the stream is loaded. */
 		m->user_paused = true;
 		m->stop_state = RUN_STATE_PRELAUNCH;
 		m->pause_depth = 1;

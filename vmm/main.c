@@ -8,6 +8,7 @@
 #include "build/config.h"
 #include "vmm/control/gdbstub.h"
 #include "vmm/machine.h"
+#include "vmm/migration.h"
 #include "vmm/process.h"
 #include "vmm/control/qmp.h"
 #include "vmm/sandbox.h"
@@ -75,9 +76,17 @@ static int build(struct machine *m, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot set the boot vCPU's registers");
 		return -1;
 	}
-	if (sandbox_apply(&cfg.control, err, errlen) < 0)
+	if (sandbox_apply(&cfg.control, err, errlen) < 0 || machine_start(m, err, errlen) < 0)
 		return -1;
-	return machine_start(m, err, errlen);
+	if (cfg.incoming && strcmp(cfg.incoming, "defer") &&
+	    migration_incoming(m, cfg.incoming, err, errlen) < 0) {
+		machine_request_exit(m, VMM_EXIT_USAGE);
+		for (unsigned i = 0; i < m->ncpus; i++)
+			if (m->vcpus[i].started)
+				pthread_join(m->vcpus[i].thread, NULL);
+		return -1;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)

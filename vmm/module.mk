@@ -35,6 +35,10 @@ KVM_BENCHES += bench/core-pio.sh
 BENCHES += bench/core-mmio.sh
 KVM_BENCHES += bench/core-mmio.sh
 $(eval $(call unit_test,vmm_iret,tests/unit/vmm/test_iret.c vmm/kvm_pvm_iret.c,,))
+INTEG_TESTS += tests/integration/migrate.sh
+KVM_TESTS += tests/integration/migrate.sh
+# the migration stream's framing (header, zero pages, truncation)
+$(eval $(call unit_test,vmm_migration_stream,tests/unit/vmm/test_migration_stream.c vmm/migration_stream.c,,))
 INTEG_TESTS += tests/integration/control-exit.sh
 KVM_TESTS += tests/integration/control-exit.sh
 $(eval $(call unit_test,vmm_cli_control,tests/unit/vmm/test_cli_control.c,libcli.a,$(JANSSON_LIBS)))

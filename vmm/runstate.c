@@ -282,7 +282,7 @@ int machine_control_init(struct machine *m, char *err, size_t errlen)
 	sigset_t set;
 
 	pthread_mutex_init(&m->event_lock, NULL);
-	m->stop_state = m->cfg->start_paused ? RUN_STATE_PRELAUNCH : RUN_STATE_PAUSED;
+	m->stop_state = m->cfg->start_paused || m->cfg->incoming ? RUN_STATE_PRELAUNCH : RUN_STATE_PAUSED;
 	/* Blocked before any vCPU thread exists, so every thread inherits the
 	 * mask and the signals arrive only through the signalfd. */
 	sigemptyset(&set);

@@ -204,4 +204,31 @@ int kvm_vm_msr_filter_to_user(struct kvm_vm *vm, const struct kvm_msr_range *ran
 /* KVM_GET_TSC_KHZ: the guest TSC's frequency (kHz, >= 0) or -errno. */
 int kvm_vcpu_get_tsc_khz(struct kvm_vcpu *vcpu);
 
+/* ------------------------------------------------- saving state (save.c)
+ * What a snapshot or migration reads and writes beyond the registers. */
+
+/* Bytes the XSAVE buffer of a vCPU needs: KVM_CAP_XSAVE2's answer, at
+ * least sizeof(struct kvm_xsave). */
+size_t kvm_xsave_size(struct kvm_vm *vm);
+/* KVM_GET_XSAVE (or XSAVE2 when size > 4 KiB) / KVM_SET_XSAVE. */
+int kvm_vcpu_get_xsave(struct kvm_vcpu *vcpu, void *buf, size_t size);
+int kvm_vcpu_set_xsave(struct kvm_vcpu *vcpu, const void *buf, size_t size);
+int kvm_vcpu_get_xcrs(struct kvm_vcpu *vcpu, struct kvm_xcrs *xcrs);
+int kvm_vcpu_set_xcrs(struct kvm_vcpu *vcpu, const struct kvm_xcrs *xcrs);
+int kvm_vcpu_get_debugregs(struct kvm_vcpu *vcpu, struct kvm_debugregs *dr);
+int kvm_vcpu_set_debugregs(struct kvm_vcpu *vcpu, const struct kvm_debugregs *dr);
+/* KVM_GET_MSR_INDEX_LIST: the MSRs KVM saves and restores. *list is
+ * malloc'd (the caller frees); returns their count or -errno. */
+int kvm_msr_index_list(struct kvm_sys *sys, uint32_t **list);
+/* KVM_GET_MSRS / KVM_SET_MSRS over e[0..n): how many were done (KVM stops
+ * at the first it refuses) or -errno. */
+int kvm_vcpu_get_msrs(struct kvm_vcpu *vcpu, struct kvm_msr_entry *e, unsigned n);
+int kvm_vcpu_set_msrs(struct kvm_vcpu *vcpu, const struct kvm_msr_entry *e, unsigned n);
+/* The VM's kvmclock (KVM_GET_CLOCK / KVM_SET_CLOCK, nanoseconds). */
+int kvm_vm_get_clock(struct kvm_vm *vm, struct kvm_clock_data *c);
+int kvm_vm_set_clock(struct kvm_vm *vm, uint64_t ns);
+/* The in-kernel PIT (KVM_GET_PIT2 / KVM_SET_PIT2). */
+int kvm_vm_get_pit2(struct kvm_vm *vm, struct kvm_pit_state2 *pit);
+int kvm_vm_set_pit2(struct kvm_vm *vm, const struct kvm_pit_state2 *pit);
+
 #endif /* VMM_KERNEL_KVM_H */

@@ -10,6 +10,7 @@
 
 #include "tests/fuzz/fake_machine.h"
 #include "tests/fuzz/fuzz.h"
+#include "vmm/migration.h"
 
 static void drain(int fd)
 {
@@ -45,8 +46,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 }
 
 /* What qmp_commands.c takes from files the fake machine does not link
- * (qmp_libvirt.c, cli_libvirt.c, chardev.c, net.c): nothing to report. */
+ * (qmp_libvirt.c, qmp_migration.c, cli_libvirt.c, chardev.c, net.c):
+ * nothing to report. */
 const struct qmp_command qmp_libvirt_commands[] = {{NULL, NULL, NULL}};
+const struct qmp_command qmp_migration_commands[] = {{NULL, NULL, NULL}};
+
+const struct migration_status *migration_status(void)
+{
+	static const struct migration_status none;
+
+	return &none;
+}
 
 void qmp_virtio_block_info(struct machine *m, json_t *list)
 {

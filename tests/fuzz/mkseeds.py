@@ -786,8 +786,37 @@ def ahci_seeds():
     seed("ahci", "srst", step(0) + cmd(0, 0, h2d(0, c=0)[:15] + b"\x04" + bytes(4), []) + cmd(0, 1, h2d(0, c=0), []))
 
 
+def migration_seeds():
+    """vmm/migration.h's stream: blocks of 16 and 3 pages (fuzz_migration_stream.c)."""
+    page = 4096
+
+    def pad(b):
+        return b + bytes(-len(b) % page)
+
+    def stream(tree, blocks):
+        out = pad(b"VMMIGRAT" + struct.pack("<IIQII", 1, page, len(tree), len(blocks), 0) + tree)
+        for pages in blocks:  # pages: one bytes object or None (zeros) per page
+            bitmap = bytearray((len(pages) + 7) // 8)
+            for i, p in enumerate(pages):
+                if p is not None:
+                    bitmap[i // 8] |= 1 << (i % 8)
+            out += pad(struct.pack("<QQ", len(pages) * page, 0) + bytes(bitmap))
+            out += b"".join(p for p in pages if p is not None)
+        return out + b"VMMEND!!" + struct.pack("<Q", len(out))
+
+    a = [None] * 16
+    a[1], a[2], a[15] = bytes(range(256)) * 16, b"\x5a" * page, b"\x01" + bytes(page - 1)
+    b = [None, b"\xff" * page, None]
+    good = stream(b"tree", [a, b])
+    seed("migration_stream", "two-blocks", good)
+    seed("migration_stream", "all-zero", stream(b"t", [[None] * 16, [None] * 3]))
+    seed("migration_stream", "truncated", good[:len(good) - 100])
+    seed("migration_stream", "bad-trailer", good[:-8] + struct.pack("<Q", 1))
+    seed("migration_stream", "wrong-size", stream(b"tree", [[None] * 17, b]))
+
+
 GROUPS = (netstack_seeds, usernet_seeds, regdb_seeds, loader_seeds, device_seeds, ahci_seeds, virtio_net_seeds,
-          virtio_console_seeds, hwsim_seeds, control_seeds, state_seeds, usb_seeds)
+          virtio_console_seeds, hwsim_seeds, control_seeds, state_seeds, usb_seeds, migration_seeds)
 
 if __name__ == "__main__":
     # optional arguments: only these groups ("virtio_net" runs virtio_net_seeds)

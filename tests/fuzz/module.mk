@@ -50,6 +50,8 @@ $(eval $(call fuzz_target,intel_iommu,,libdevices.a libbackends.a,$(DEVICES_LIBS
 $(eval $(call fuzz_target,cli,,libcli.a,$(JANSSON_LIBS)))
 # the device-state tree reader and the devices' loaders on it
 $(eval $(call fuzz_target,state,,libdevices.a libbackends.a,$(DEVICES_LIBS)))
+# the migration stream's framing (header, RAM blocks, trailer)
+$(eval $(call fuzz_target,migration_stream,vmm/migration_stream.c,,))
 
 # The control plane on a fake machine (no KVM, no vCPU threads).
 FUZZ_FAKE_MACHINE := tests/fuzz/fake_machine.c

@@ -574,6 +574,8 @@ static const struct cli_option options[] = {
 	 "lost_tick_policy accepted (KVM's PIT keeps its default); PIIX4_PM./ICH9-LPC. "
 	 "disable_s3=1 takes S3 out of the DSDT, disable_s4 is accepted (no S4)"},
 	{"-S", NULL, cli_parse_flag, FIELD(start_paused), "start paused (monitor `cont` runs)"},
+	{"-incoming", "URI", cli_parse_string, FIELD(incoming),
+	 "load a migration stream from exec:CMD, file:PATH, unix:PATH, tcp:HOST:PORT (defer: QMP migrate-incoming)"},
 	{"-name", "NAME", parse_name, 0, "guest name (thread and window titles)"},
 	{"-hda", "FILE", parse_hdx, 0, "disk image (raw or qcow2) on IDE primary master"},
 	{"-hdb", "FILE", parse_hdx, 1, "disk image (raw or qcow2) on IDE primary slave"},

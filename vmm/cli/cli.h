@@ -392,6 +392,7 @@ struct vmm_config {
 	unsigned n_devices;
 	bool no_reboot;
 	bool start_paused; /* -S */
+	const char *incoming; /* -incoming URI|defer: load a migration stream */
 	const char *name;
 	char name_buf[64];
 	bool help, version; /* --help / --version: print and exit 0 */

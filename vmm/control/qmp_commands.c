@@ -17,6 +17,7 @@
 #include "vmm/control/base64.h"
 #include "vmm/control/monitor.h"
 #include "vmm/control/qmp_commands.h"
+#include "vmm/migration.h"
 
 /* The QEMU release whose QMP this follows (libvirt needs >= 4.2). */
 #define QEMU_COMPAT_MAJOR 7
@@ -401,6 +402,9 @@ CMD(cmd_cont)
 	/* As QEMU: after a shutdown or panic the guest cannot simply go on. */
 	if (s == RUN_STATE_SHUTDOWN || s == RUN_STATE_GUEST_PANICKED)
 		return fail(e, "GenericError", "Resetting the Virtual Machine is required");
+	/* -incoming: the booted machine is not the guest until the stream is in */
+	if (m->cfg->incoming && migration_status()->state != MIG_COMPLETED)
+		return fail(e, "GenericError", "The incoming migration has not completed");
 	machine_debug_cont(m);
 	return 0;
 }
@@ -614,9 +618,12 @@ const struct qmp_command *qmp_command_at(size_t i)
 	if (i < N_COMMANDS)
 		return &commands[i];
 	i -= N_COMMANDS;
-	for (size_t j = 0; qmp_libvirt_commands[j].name; j++)
-		if (j == i)
+	for (size_t j = 0; qmp_libvirt_commands[j].name; j++, i--)
+		if (i == 0)
 			return &qmp_libvirt_commands[j];
+	for (size_t j = 0; qmp_migration_commands[j].name; j++, i--)
+		if (i == 0)
+			return &qmp_migration_commands[j];
 	return NULL;
 }
 

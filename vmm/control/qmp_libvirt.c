@@ -341,6 +341,7 @@ static const char *const events[][2] = {
 	{"DEVICE_TRAY_MOVED", "device:str,id:str,tray-open:bool"},
 	{"VSERPORT_CHANGE", "id:str,open:bool"},
 	{"BALLOON_CHANGE", "actual:int"},
+	{"MIGRATION", "status:str"},
 };
 
 /* An object type "name" with members from "a:t,?b:t" (vmm/qmp_args.h). */

@@ -192,6 +192,75 @@ START_TEST(msi_routes_and_irqfd)
 }
 END_TEST
 
+/* What a migration reads and writes back (save.c): every getter works on
+ * a fresh vCPU and VM, the setters take what the getters gave, and values
+ * written come back (a debug register, an MSR, the clock, a PIT count). */
+START_TEST(saving_state_round_trips)
+{
+	struct kvm_sys sys;
+	struct kvm_vm vm;
+	struct kvm_vcpu cpu;
+	struct kvm_xcrs xcrs;
+	struct kvm_debugregs dr;
+	struct kvm_clock_data clock;
+	struct kvm_pit_state2 pit;
+	struct kvm_msr_entry e[2] = {{.index = 0xc0000082}, {.index = 0x277}}; /* LSTAR, PAT */
+	uint32_t *list = NULL;
+	char err[256];
+	size_t xsize;
+	void *xsave;
+	int n, found;
+
+	ck_assert_int_eq(kvm_open(&sys, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(kvm_vm_create(&sys, &vm, err, sizeof(err)), 0);
+	ck_assert_int_eq(kvm_vm_create_irqchip(&vm), 0);
+	ck_assert_int_eq(kvm_vm_create_pit2(&vm), 0);
+	ck_assert_int_eq(kvm_vcpu_create(&vm, 0, &cpu), 0);
+	n = kvm_msr_index_list(&sys, &list);
+	ck_assert_int_gt(n, 10);
+	found = 0;
+	for (int i = 0; i < n; i++)
+		found += list[i] == 0x10;
+	ck_assert_int_eq(found, 1); /* the TSC is always saved */
+	free(list);
+	xsize = kvm_xsave_size(&vm);
+	ck_assert_uint_ge(xsize, sizeof(struct kvm_xsave));
+	xsave = malloc(xsize);
+	ck_assert_int_eq(kvm_vcpu_get_xsave(&cpu, xsave, xsize), 0);
+	ck_assert_int_eq(kvm_vcpu_set_xsave(&cpu, xsave, xsize), 0);
+	ck_assert_int_eq(kvm_vcpu_get_xsave(&cpu, xsave, 16), -EINVAL);
+	free(xsave);
+	ck_assert_int_eq(kvm_vcpu_get_xcrs(&cpu, &xcrs), 0);
+	ck_assert_int_eq(kvm_vcpu_set_xcrs(&cpu, &xcrs), 0);
+	ck_assert_int_eq(kvm_vcpu_get_debugregs(&cpu, &dr), 0);
+	dr.db[1] = 0x123456;
+	ck_assert_int_eq(kvm_vcpu_set_debugregs(&cpu, &dr), 0);
+	memset(&dr, 0, sizeof(dr));
+	ck_assert_int_eq(kvm_vcpu_get_debugregs(&cpu, &dr), 0);
+	ck_assert_uint_eq(dr.db[1], 0x123456);
+	e[0].data = 0xffffffff81000000ull;
+	e[1].data = 0x0007040600070406ull;
+	ck_assert_int_eq(kvm_vcpu_set_msrs(&cpu, e, 2), 2);
+	e[0].data = e[1].data = 0;
+	ck_assert_int_eq(kvm_vcpu_get_msrs(&cpu, e, 2), 2);
+	ck_assert_uint_eq(e[0].data, 0xffffffff81000000ull);
+	ck_assert_uint_eq(e[1].data, 0x0007040600070406ull);
+	ck_assert_int_eq(kvm_vm_set_clock(&vm, 5000000000ull), 0);
+	ck_assert_int_eq(kvm_vm_get_clock(&vm, &clock), 0);
+	ck_assert_uint_ge(clock.clock, 5000000000ull);
+	ck_assert_uint_lt(clock.clock, 5000000000ull + 60000000000ull);
+	ck_assert_int_eq(kvm_vm_get_pit2(&vm, &pit), 0);
+	pit.channels[2].count = 0x1234;
+	ck_assert_int_eq(kvm_vm_set_pit2(&vm, &pit), 0);
+	memset(&pit, 0, sizeof(pit));
+	ck_assert_int_eq(kvm_vm_get_pit2(&vm, &pit), 0);
+	ck_assert_uint_eq(pit.channels[2].count, 0x1234);
+	kvm_vcpu_destroy(&cpu);
+	kvm_vm_destroy(&vm);
+	kvm_close(&sys);
+}
+END_TEST
+
 int main(void)
 {
 	/* Before anything is allocated: LeakSanitizer checks the skip path too. */
@@ -206,6 +275,7 @@ int main(void)
 	tcase_add_test(tc, caps_vm_slots_vcpu);
 	tcase_add_test(tc, run_exits_ioeventfd_readonly_debug_msr);
 	tcase_add_test(tc, msi_routes_and_irqfd);
+	tcase_add_test(tc, saving_state_round_trips);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }

@@ -231,6 +231,7 @@ static const struct {
 	{"-enable-kvm", {NULL}},
 	{"-global", {"kvm-pit.lost_tick_policy=discard"}},
 	{"-S", {NULL}},
+	{"-incoming", {"defer"}},
 	{"-name", {"guest=g1"}},
 	{"-hda", {"disk.img"}},
 	{"-hdb", {"disk.img"}},

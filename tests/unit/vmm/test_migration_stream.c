@@ -1,0 +1,244 @@
+/* Unit tests for the migration stream's framing (vmm/migration_stream.c):
+ * a round trip, zero pages that take no room, and every kind of damage
+ * (truncation at any byte, bad magic, version, padding, sizes, trailer)
+ * refused with a one-line error. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "tests/unit/check_run.h"
+#include "vmm/migration.h"
+
+#define PAGES_A 16
+#define PAGES_B 3
+
+static uint8_t ram_a[PAGES_A * MIG_PAGE], ram_b[PAGES_B * MIG_PAGE];
+static const char tree[] = "a stand-in for the state tree";
+
+static void fill(void)
+{
+	memset(ram_a, 0, sizeof(ram_a));
+	memset(ram_b, 0, sizeof(ram_b));
+	/* pages 1, 2 (a run), 7 and the last one of A; the middle one of B */
+	for (unsigned i = 0; i < MIG_PAGE; i++) {
+		ram_a[1 * MIG_PAGE + i] = (uint8_t)i;
+		ram_a[2 * MIG_PAGE + i] = (uint8_t)(i * 7);
+		ram_b[1 * MIG_PAGE + i] = 0x5a;
+	}
+	ram_a[7 * MIG_PAGE + 100] = 1;
+	ram_a[sizeof(ram_a) - 1] = 0xff;
+}
+
+/* The stream of fill()'s RAM in a memfd; returns its fd at offset 0. */
+static int saved_stream(struct mig_stats *st, off_t *size)
+{
+	struct mig_ram ram[2] = {{ram_a, sizeof(ram_a)}, {ram_b, sizeof(ram_b)}};
+	int fd = memfd_create("mig", 0);
+	char err[256];
+
+	ck_assert_int_ge(fd, 0);
+	*st = (struct mig_stats){0};
+	ck_assert_int_eq(mig_stream_write(fd, tree, sizeof(tree), ram, 2, st, err, sizeof(err)), 0);
+	*size = lseek(fd, 0, SEEK_END);
+	lseek(fd, 0, SEEK_SET);
+	return fd;
+}
+
+static bool map_file; /* load() maps the stored pages from the file */
+static uint64_t mapped_bytes;
+
+/* Load fd into fresh zeroed blocks: 0 or -1 with err. */
+static int load(int fd, uint8_t *a, uint8_t *b, char *err, size_t errlen)
+{
+	struct mig_ram ram[2] = {{a, sizeof(ram_a)}, {b, sizeof(ram_b)}};
+	struct mig_stats st = {0};
+	struct mig_in in;
+	void *t;
+	size_t len;
+	int r;
+
+	memset(a, 0, sizeof(ram_a));
+	memset(b, 0, sizeof(ram_b));
+	if (mig_stream_read_tree(&in, fd, &t, &len, err, errlen) < 0)
+		return -1;
+	r = len == sizeof(tree) && !memcmp(t, tree, len) ? 0 : -2;
+	free(t);
+	in.map_file = map_file;
+	if (r == 0)
+		r = mig_stream_read_ram(&in, ram, 2, &st, err, errlen);
+	mapped_bytes = in.mapped_bytes;
+	return r;
+}
+
+/* Page-aligned: loading with map_file maps file pages over them. */
+static uint8_t got_a[sizeof(ram_a)] __attribute__((aligned(MIG_PAGE)));
+static uint8_t got_b[sizeof(ram_b)] __attribute__((aligned(MIG_PAGE)));
+
+START_TEST(round_trip)
+{
+	struct mig_stats st;
+	off_t size;
+	char err[256];
+	int fd;
+
+	fill();
+	fd = saved_stream(&st, &size);
+	ck_assert_int_eq(load(fd, got_a, got_b, err, sizeof(err)), 0);
+	ck_assert_mem_eq(got_a, ram_a, sizeof(ram_a));
+	ck_assert_mem_eq(got_b, ram_b, sizeof(ram_b));
+	ck_assert_uint_eq(st.transferred, (uint64_t)size);
+	ck_assert_uint_eq(st.total, (uint64_t)size);
+	close(fd);
+}
+END_TEST
+
+/* Only the 5 non-zero pages are stored: header+tree page, per block a
+ * header+bitmap page, the pages, the trailer. */
+START_TEST(zero_pages_are_bits)
+{
+	struct mig_stats st;
+	off_t size;
+	int fd;
+
+	fill();
+	fd = saved_stream(&st, &size);
+	ck_assert_uint_eq(st.normal_pages, 5);
+	ck_assert_uint_eq(st.zero_pages, PAGES_A + PAGES_B - 5);
+	ck_assert_int_eq(size, (1 + 2 + 5) * MIG_PAGE + 16);
+	close(fd);
+}
+END_TEST
+
+/* Every stored page starts at a page-aligned offset: the loader can map them. */
+START_TEST(pages_are_aligned)
+{
+	struct mig_stats st;
+	off_t size;
+	uint8_t page[MIG_PAGE];
+	int fd;
+
+	fill();
+	fd = saved_stream(&st, &size);
+	/* A's page 1 is the first stored page: after the header page and A's bitmap page */
+	ck_assert_int_eq(pread(fd, page, MIG_PAGE, 2 * MIG_PAGE), MIG_PAGE);
+	ck_assert_mem_eq(page, ram_a + MIG_PAGE, MIG_PAGE);
+	close(fd);
+}
+END_TEST
+
+/* From a file, the stored pages are mapped, privately: the guest's
+ * writes stay out of the file. */
+START_TEST(file_pages_are_mapped)
+{
+	struct mig_stats st;
+	off_t size;
+	uint8_t page[MIG_PAGE];
+	char err[256];
+	int fd;
+
+	fill();
+	fd = saved_stream(&st, &size);
+	map_file = true;
+	ck_assert_int_eq(load(fd, got_a, got_b, err, sizeof(err)), 0);
+	map_file = false;
+	ck_assert_uint_eq(mapped_bytes, 5 * MIG_PAGE);
+	ck_assert_mem_eq(got_a, ram_a, sizeof(ram_a));
+	ck_assert_mem_eq(got_b, ram_b, sizeof(ram_b));
+	got_a[MIG_PAGE] = 0xee;
+	ck_assert_int_eq(pread(fd, page, MIG_PAGE, 2 * MIG_PAGE), MIG_PAGE);
+	ck_assert_mem_eq(page, ram_a + MIG_PAGE, MIG_PAGE);
+	close(fd);
+}
+END_TEST
+
+START_TEST(truncated_anywhere_is_refused)
+{
+	struct mig_stats st;
+	off_t size;
+	char err[256];
+	int fd;
+
+	fill();
+	map_file = _i; /* read, then mapped from the file */
+	fd = saved_stream(&st, &size);
+	for (off_t cut = 0; cut < size; cut += cut < 64 ? 1 : 509) {
+		ck_assert_int_eq(ftruncate(fd, cut), 0);
+		lseek(fd, 0, SEEK_SET);
+		ck_assert_int_eq(load(fd, got_a, got_b, err, sizeof(err)), -1);
+		ck_assert_msg(strstr(err, "truncated"), "cut at %ld: %s", (long)cut, err);
+		ck_assert_ptr_null(strchr(err, '\n'));
+		close(fd);
+		fd = saved_stream(&st, &size);
+	}
+	map_file = false;
+	close(fd);
+}
+END_TEST
+
+/* Overwrite len bytes at off of a good stream and expect an error naming why. */
+static void damaged(off_t off, const void *bytes, size_t len, const char *why)
+{
+	struct mig_stats st;
+	off_t size;
+	char err[256] = "";
+	int fd;
+
+	fill();
+	fd = saved_stream(&st, &size);
+	ck_assert_int_eq(pwrite(fd, bytes, len, off < 0 ? size + off : off), (ssize_t)len);
+	ck_assert_int_eq(load(fd, got_a, got_b, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, why), "expected '%s', got '%s'", why, err);
+	close(fd);
+}
+
+START_TEST(damage_is_refused)
+{
+	const uint8_t one = 1, nine = 9, ff = 0xff;
+	const uint8_t size_byte = 0x20; /* A's size is 0x10000: make it 0x10020 */
+
+	damaged(0, "X", 1, "bad magic");
+	damaged(8, &nine, 1, "version 9");
+	damaged(12, &one, 1, "bad header");
+	damaged(24, &nine, 1, "region count");
+	damaged(32 + sizeof(tree) + 3, &one, 1, "non-zero padding");
+	damaged(MIG_PAGE, &size_byte, 1, "RAM block of 65568 bytes");
+	/* B's bitmap (3 pages): after A's 4 stored pages */
+	damaged((2 + 4) * MIG_PAGE + 16, &ff, 1, "bits past the block's end");
+	damaged(-16, "Y", 1, "bad trailer");
+	damaged(-8, &one, 1, "bad trailer");
+}
+END_TEST
+
+START_TEST(extra_bytes_are_refused)
+{
+	struct mig_stats st;
+	off_t size;
+	char err[256] = "";
+	int fd;
+
+	fill();
+	fd = saved_stream(&st, &size);
+	ck_assert_int_eq(pwrite(fd, "!", 1, size), 1);
+	ck_assert_int_eq(load(fd, got_a, got_b, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "after the trailer"));
+	close(fd);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("migration_stream");
+	TCase *tc = tcase_create("stream");
+
+	tcase_add_test(tc, round_trip);
+	tcase_add_test(tc, zero_pages_are_bits);
+	tcase_add_test(tc, pages_are_aligned);
+	tcase_add_test(tc, file_pages_are_mapped);
+	tcase_add_loop_test(tc, truncated_anywhere_is_refused, 0, 2);
+	tcase_add_test(tc, damage_is_refused);
+	tcase_add_test(tc, extra_bytes_are_refused);
+	suite_add_tcase(s, tc);
+	return check_run_suite(s);
+}

@@ -1,0 +1,462 @@
+/* migration.c — QMP migrate and -incoming on the machine: the state tree
+ * (devices, vCPUs, KVM), then guest RAM, over a file, a command's pipe or
+ * a Unix or TCP socket (stream format in migration.h).
+ *
+ * A migration copies a stopped machine: `migrate` stops a running guest
+ * first (STOP), and the source stays stopped afterwards, as QEMU's
+ * postmigrate state. The copy runs on the main thread, so QMP answers
+ * `migrate` once the stream is complete (query-migrate then says
+ * completed). A device whose state vmm cannot save yet makes `migrate`
+ * fail naming it, rather than write a stream that would restore it
+ * wrong. */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "devices/intc/i8259.h"
+#include "devices/intc/ioapic.h"
+#include "state/state.h"
+#include "vmm/machine.h"
+#include "vmm/migration.h"
+
+#define DEVICES_VERSION 1
+
+extern char **environ;
+
+static struct migration_status mig;
+
+const struct migration_status *migration_status(void)
+{
+	return &mig;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+const char *migration_state_name(enum migration_state s)
+{
+	static const char *const names[] = {"none", "setup", "active", "completed", "failed"};
+
+	return names[s];
+}
+
+static void set_status(struct machine *m, enum migration_state s)
+{
+	mig.state = s;
+	machine_event(m, "MIGRATION", "{\"status\": \"%s\"}", migration_state_name(s));
+}
+
+/* The first device in the machine whose state is not saved, or NULL. */
+/* The PCI devices of q35, libvirt's default controllers and AHCI. */
+static const char *unsaved_pci_device(struct machine *m)
+{
+	if (m->lpc || m->smbus)
+		return m->lpc ? "ICH9-LPC" : "ICH9-SMB";
+	for (unsigned i = 0; i < CLI_MAX_ROOT_PORTS; i++)
+		if (m->root_ports[i])
+			return "pcie-root-port";
+	if (m->ich9_ahci)
+		return "ich9-ahci";
+	for (unsigned i = 0; i < CLI_MAX_AHCI; i++)
+		if (m->ahci[i])
+			return "ahci";
+	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++)
+		if (m->uhci[i] || m->xhci[i])
+			return m->uhci[i] ? "piix3-usb-uhci" : "qemu-xhci";
+	if (m->vserial)
+		return "virtio-serial-pci";
+	if (m->balloon)
+		return "virtio-balloon-pci";
+	return NULL;
+}
+
+static const char *unsaved_device(struct machine *m)
+{
+	if (m->ic)
+		return m->ic->mode == IRQCHIP_SPLIT ? "kernel_irqchip=split (i8254 PIT)"
+						    : "kernel_irqchip=off (local APICs)";
+	if (m->i8042)
+		return "i8042";
+	if (m->acpi_pm)
+		return "PIIX4_PM";
+	if (m->i440fx)
+		return m->cfg->q35 ? "mch" : "i440FX";
+	if (m->piix3)
+		return "PIIX3";
+	if (m->ide)
+		return "piix3-ide";
+	if (m->fw_cfg)
+		return "fw_cfg";
+	if (m->port92)
+		return "port92";
+	if (m->dma)
+		return "i8257";
+	for (unsigned i = 0; i < CLI_MAX_VIRTIO_DRIVES; i++)
+		if (m->vblk[i])
+			return "virtio-blk-pci";
+	for (unsigned i = 0; i < CLI_MAX_NICS; i++)
+		if (m->nics[i])
+			return "virtio-net-pci";
+	for (unsigned i = 0; i < CLI_MAX_RNG; i++)
+		if (m->rng[i])
+			return "virtio-rng-pci";
+	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++)
+		if (m->edu[i] || m->pci_testdev[i])
+			return m->edu[i] ? "edu" : "pci-testdev";
+	if (m->iommu)
+		return "intel-iommu";
+	if (m->pc_testdev)
+		return "pc-testdev";
+	if (m->wlan)
+		return "virtio-wlan-pci";
+	return unsaved_pci_device(m);
+}
+
+/* Refuse unsaved devices; VMM_MIGRATE_UNSAVED=allow (tests of the vCPU
+ * and RAM paths only) lets them through with a warning: they come back in
+ * their power-on state. */
+static int check_devices(struct machine *m, char *err, size_t errlen)
+{
+	const char *dev = unsaved_device(m);
+	const char *allow = getenv("VMM_MIGRATE_UNSAVED");
+
+	if (!dev)
+		return 0;
+	if (allow && !strcmp(allow, "allow")) {
+		fprintf(stderr,
+			"vmm: migrate: VMM_MIGRATE_UNSAVED=allow: '%s' and the devices "
+			"after it are not saved\n",
+			dev);
+		return 0;
+	}
+	snprintf(err, errlen, "State blocked by non-migratable device '%s'", dev);
+	return -1;
+}
+
+static void save_devices(struct machine *m, struct state_writer *w)
+{
+	state_begin(w, "devices", DEVICES_VERSION);
+	for (unsigned i = 0; i < CLI_MAX_SERIALS; i++)
+		if (m->serial[i])
+			serial_save(m->serial[i], w);
+	rtc_save(m->rtc, w);
+	state_end(w);
+}
+
+static int load_devices(struct machine *m, const struct state_reader *root, char *err,
+			size_t errlen)
+{
+	struct state_reader devs;
+	struct state_node n;
+
+	if (state_node_open(&n, root, "devices", DEVICES_VERSION, err, errlen) < 0 ||
+	    state_node_close(&n) < 0 || state_reader_sub(root, "devices", &devs, err, errlen) < 0)
+		return -1;
+	for (unsigned i = 0; i < CLI_MAX_SERIALS; i++)
+		if (m->serial[i] && serial_load(m->serial[i], &devs, err, errlen) < 0)
+			return -1;
+	return rtc_load(m->rtc, &devs, err, errlen);
+}
+
+static void machine_ram(struct machine *m, struct mig_ram *ram)
+{
+	ram->hva = m->ram;
+	ram->size = m->ram_map_size;
+}
+
+/* ------------------------------------------------------- transports */
+
+/* A running `sh -c CMD` with its stdin (writing) or stdout (reading) on
+ * the returned fd; *pid for waitpid. */
+static int spawn_exec(const char *cmd, bool writing, pid_t *pid, char *err, size_t errlen)
+{
+	char *argv[] = {"/bin/sh", "-c", (char *)cmd, NULL};
+	posix_spawn_file_actions_t fa;
+	int p[2], r;
+
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		snprintf(err, errlen, "exec: pipe: %s", strerror(errno));
+		return -1;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, writing ? p[0] : p[1], writing ? 0 : 1);
+	r = posix_spawn(pid, "/bin/sh", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(writing ? p[0] : p[1]);
+	if (r) {
+		close(writing ? p[1] : p[0]);
+		snprintf(err, errlen, "exec:%s: %s", cmd, strerror(r));
+		return -1;
+	}
+	return writing ? p[1] : p[0];
+}
+
+static int connect_unix(const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int fd;
+
+	if (strlen(path) >= sizeof(a.sun_path)) {
+		snprintf(err, errlen, "unix:%s: path too long", path);
+		return -1;
+	}
+	strcpy(a.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		snprintf(err, errlen, "unix:%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* One side of a unix: incoming migration: listen, accept one peer. */
+static int accept_unix(const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int fd, c = -1;
+
+	if (strlen(path) >= sizeof(a.sun_path)) {
+		snprintf(err, errlen, "unix:%s: path too long", path);
+		return -1;
+	}
+	strcpy(a.sun_path, path);
+	unlink(path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(fd, 1) == 0)
+		c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+	if (c < 0)
+		snprintf(err, errlen, "unix:%s: %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	return c;
+}
+
+/* tcp:HOST:PORT: connect to it (writing) or listen there for one peer
+ * (reading; an empty HOST listens on every address). */
+static int tcp_uri(const char *hostport, bool writing, char *err, size_t errlen)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = writing ? 0 : AI_PASSIVE};
+	struct addrinfo *res = NULL;
+	const char *colon = strrchr(hostport, ':');
+	char host[256];
+	int fd = -1, c = -1, one = 1, r;
+
+	if (!colon || (size_t)(colon - hostport) >= sizeof(host)) {
+		snprintf(err, errlen, "tcp:%s: expected tcp:HOST:PORT", hostport);
+		return -1;
+	}
+	snprintf(host, sizeof(host), "%.*s", (int)(colon - hostport), hostport);
+	if (host[0] == '[' && host[strlen(host) - 1] == ']') { /* [::1] */
+		memmove(host, host + 1, strlen(host));
+		host[strlen(host) - 1] = 0;
+	}
+	r = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &res);
+	if (r) {
+		snprintf(err, errlen, "tcp:%s: %s", hostport, gai_strerror(r));
+		return -1;
+	}
+	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && writing && connect(fd, res->ai_addr, res->ai_addrlen) == 0)
+		c = fd;
+	else if (fd >= 0 && !writing &&
+		 setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0 &&
+		 bind(fd, res->ai_addr, res->ai_addrlen) == 0 && listen(fd, 1) == 0)
+		c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+	if (c < 0)
+		snprintf(err, errlen, "tcp:%s: %s", hostport, strerror(errno));
+	if (fd >= 0 && fd != c)
+		close(fd);
+	freeaddrinfo(res);
+	return c;
+}
+
+/* Open uri for the stream's direction: fd, and *pid for exec:. */
+static int open_uri(const char *uri, bool writing, pid_t *pid, char *err, size_t errlen)
+{
+	int fd;
+
+	*pid = -1;
+	if (!strncmp(uri, "exec:", 5))
+		return spawn_exec(uri + 5, writing, pid, err, errlen);
+	if (!strncmp(uri, "unix:", 5))
+		return writing ? connect_unix(uri + 5, err, errlen)
+			       : accept_unix(uri + 5, err, errlen);
+	if (!strncmp(uri, "tcp:", 4))
+		return tcp_uri(uri + 4, writing, err, errlen);
+	if (!strncmp(uri, "file:", 5)) {
+		fd = writing ? open(uri + 5, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)
+			     : open(uri + 5, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			snprintf(err, errlen, "%s: %s", uri + 5, strerror(errno));
+		return fd;
+	}
+	snprintf(err, errlen, "Invalid parameter 'uri': '%s' (vmm takes exec:, file:, unix:, tcp:)",
+		 uri);
+	return -1;
+}
+
+/* Close fd and, for exec:, wait for the command: 0 when it succeeded. */
+static int close_uri(int fd, pid_t pid, const char *uri, char *err, size_t errlen)
+{
+	int status;
+
+	close(fd);
+	if (pid < 0)
+		return 0;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return 0;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	snprintf(err, errlen, "%s: the command failed (status %d)", uri,
+		 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	return -1;
+}
+
+/* ------------------------------------------------------- saving */
+
+static int build_tree(struct machine *m, void **tree, size_t *len, char *err, size_t errlen)
+{
+	struct state_writer *w = state_writer_new();
+
+	if (!w) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	save_devices(m, w);
+	if (cpu_state_save(m, w, err, errlen) < 0) {
+		state_writer_free(w);
+		return -1;
+	}
+	return state_writer_finish(w, tree, len, err, errlen);
+}
+
+int migration_save(struct machine *m, const char *uri, char *err, size_t errlen)
+{
+	struct mig_ram ram;
+	void *tree = NULL;
+	size_t len = 0;
+	pid_t pid;
+	bool was_running;
+	int fd, r;
+
+	if (mig.state == MIG_SETUP || mig.state == MIG_ACTIVE) {
+		snprintf(err, errlen, "There's a migration process in progress");
+		return -1;
+	}
+	if (check_devices(m, err, errlen) < 0)
+		return -1;
+	mig = (struct migration_status){.start_ms = now_ms()};
+	set_status(m, MIG_SETUP);
+	was_running = machine_run_state(m) == RUN_STATE_RUNNING;
+	if (was_running)
+		machine_user_stop(m); /* STOP: the copy is of a stopped guest */
+	machine_pause(m);
+	r = build_tree(m, &tree, &len, err, errlen);
+	fd = r < 0 ? -1 : open_uri(uri, true, &pid, err, errlen);
+	if (fd >= 0) {
+		set_status(m, MIG_ACTIVE);
+		machine_ram(m, &ram);
+		r = mig_stream_write(fd, tree, len, &ram, 1, &mig.stats, err, errlen);
+		if (close_uri(fd, pid, uri, r < 0 ? NULL : err, r < 0 ? 0 : errlen) < 0)
+			r = -1;
+	}
+	machine_resume(m);
+	free(tree);
+	mig.total_ms = now_ms() - mig.start_ms;
+	set_status(m, fd >= 0 && r == 0 ? MIG_COMPLETED : MIG_FAILED);
+	if (mig.state != MIG_FAILED)
+		return 0;
+	snprintf(mig.error, sizeof(mig.error), "%s", err);
+	if (was_running) /* as QEMU: a failed migration gives the guest back */
+		machine_user_cont(m);
+	return -1;
+}
+
+/* ------------------------------------------------------- loading */
+
+/* A file (file:PATH): its stored pages can be mapped rather than read, so
+ * the guest runs before all its memory has been read, as Firecracker's
+ * snapshots do. */
+static bool is_regular_file(int fd)
+{
+	struct stat sb;
+
+	return fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+static int load_tree(struct machine *m, const void *tree, size_t len, char *err, size_t errlen)
+{
+	struct state_reader root;
+	int r;
+
+	if (state_reader_open(&root, tree, len, err, errlen) < 0)
+		return -1;
+	r = load_devices(m, &root, err, errlen);
+	if (r == 0)
+		r = cpu_state_load(m, &root, err, errlen);
+	state_reader_close(&root);
+	return r;
+}
+
+int migration_incoming(struct machine *m, const char *uri, char *err, size_t errlen)
+{
+	struct mig_in in;
+	struct mig_ram ram;
+	void *tree = NULL;
+	size_t len;
+	pid_t pid;
+	int fd, r;
+
+	if (machine_run_state(m) != RUN_STATE_PRELAUNCH || !m->cfg->incoming) {
+		snprintf(err, errlen, "The incoming migration needs vmm started with -incoming");
+		return -1;
+	}
+	mig = (struct migration_status){.start_ms = now_ms()};
+	set_status(m, MIG_SETUP);
+	machine_pause(m);
+	fd = open_uri(uri, false, &pid, err, errlen);
+	r = fd < 0 ? -1 : mig_stream_read_tree(&in, fd, &tree, &len, err, errlen);
+	if (r == 0) {
+		set_status(m, MIG_ACTIVE);
+		machine_ram(m, &ram);
+		/* The loader leaves zero pages alone: drop what booting wrote. */
+		madvise(ram.hva, ram.size, MADV_DONTNEED);
+		in.map_file = is_regular_file(fd);
+		r = mig_stream_read_ram(&in, &ram, 1, &mig.stats, err, errlen);
+	}
+	if (r == 0)
+		r = load_tree(m, tree, len, err, errlen);
+	if (fd >= 0 && close_uri(fd, pid, uri, r < 0 ? NULL : err, r < 0 ? 0 : errlen) < 0)
+		r = -1;
+	free(tree);
+	machine_resume(m);
+	mig.total_ms = now_ms() - mig.start_ms;
+	set_status(m, r == 0 ? MIG_COMPLETED : MIG_FAILED);
+	if (r < 0) {
+		snprintf(mig.error, sizeof(mig.error), "%s", err);
+		return -1;
+	}
+	if (!m->cfg->start_paused)
+		machine_user_cont(m);
+	return 0;
+}
