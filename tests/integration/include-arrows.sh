@@ -37,7 +37,7 @@ allowed() {
 	case "$1 -> $2" in
 	"vmm -> vmm/control" | "vmm -> vmm/cli" | "vmm -> firmware" | \
 	"vmm -> devices" | "vmm -> backends" | "vmm -> wlan" | \
-	"vmm -> kernel/kvm") return 0 ;;
+	"vmm -> kernel/kvm" | "vmm -> state") return 0 ;;
 	"vmm/control -> vmm" | "vmm/control -> vmm/cli" | \
 	"vmm/control -> devices" | "vmm/control -> backends") return 0 ;;
 	"firmware -> devices") return 0 ;;
