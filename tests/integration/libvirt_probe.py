@@ -57,12 +57,22 @@ assert "tcg-accel" not in types  # no TCG: libvirt refuses type='qemu'
 props = {p["name"] for p in ok("device-list-properties", typename="virtio-blk-pci")}
 assert {"drive", "bootindex"} <= props, props
 err("device-list-properties", "DeviceNotFound", typename="virtio-scsi-pci")
+# q35 domains: without pcie-root-port libvirt asks for ioh3420 instead
+assert {"pcie-root-port", "ich9-ahci", "ide-hd", "ide-cd", "qemu-xhci", "virtio-serial-pci",
+        "virtio-balloon-pci"} <= types, types
+# <pm> (virt-install writes suspend-to-mem/disk off) needs disable_s3/_s4
+for pm in ("PIIX4_PM", "ICH9-LPC"):
+    props = {p["name"] for p in ok("device-list-properties", typename=pm)}
+    assert {"disable_s3", "disable_s4"} <= props, (pm, props)
 # libvirt 9.0 crashes if these two are errors
 assert ok("qom-list-properties", typename="memory-backend-file") == []
 assert isinstance(ok("qom-list-properties", typename="none-machine"), list)
 machines = ok("query-machines")
 pc = [m for m in machines if m.get("alias") == "pc"]
 assert pc and pc[0]["name"].startswith("pc-i440fx-") and pc[0]["default-ram-id"] == "pc.ram"
+# libvirt refuses a q35 domain (virt-install's default) unless it is listed
+q35 = [m for m in machines if m.get("alias") == "q35"]
+assert q35 and q35[0]["name"] == "pc-q35-7.2" and not q35[0]["is-default"], machines
 # vmm's default model is host (vmm/cli.c), named as QEMU names CPU types
 assert pc[0]["default-cpu-type"] == "host-x86_64-cpu", pc[0]
 err("query-tpm-models", "CommandNotFound")

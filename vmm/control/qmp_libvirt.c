@@ -48,12 +48,23 @@ static const struct {
 	const char *props; /* device-list-properties: "name:type,..." */
 } types[] = {
 	{"pc-i440fx-7.2-machine", "generic-pc-machine", NULL},
+	{"pc-q35-7.2-machine", "generic-pc-machine", NULL},
 	{"none-machine", "machine", NULL},
 	{"kvm-accel", "accel", NULL},
 	{"i440FX-pcihost", "pci-host-bridge", NULL},
 	{"PIIX3", "pci-device", NULL},
 	{"piix3-ide", "pci-ide", NULL},
-	{"PIIX4_PM", "pci-device", NULL},
+	/* disable_s3/_s4 (-global, QEMU's uint8): libvirt refuses a domain's
+	 * <pm> without them */
+	{"PIIX4_PM", "pci-device", "disable_s3:uint8,disable_s4:uint8"},
+	{"ICH9-LPC", "pci-device", "disable_s3:uint8,disable_s4:uint8"},
+	{"q35-pcihost", "pcie-host-bridge", NULL},
+	{"ICH9-SMB", "pci-device", NULL},
+	{"pcie-root-port", "pcie-root-port-base",
+	 "port:uint8,chassis:uint8,slot:uint16,addr:int32,multifunction:bool,id:str"},
+	{"ich9-ahci", "ahci", "addr:int32,id:str"},
+	{"ide-hd", "ide-device", "drive:str,bus:str,unit:uint32,bootindex:int32,id:str"},
+	{"ide-cd", "ide-device", "drive:str,bus:str,unit:uint32,bootindex:int32,id:str"},
 	{"mc146818rtc", "isa-device", NULL},
 	{"i8042", "isa-device", NULL},
 	{"isa-serial", "isa-device", "chardev:str,index:uint32,id:str"},
