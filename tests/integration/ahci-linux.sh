@@ -27,6 +27,8 @@ cd_sha=$(sha256sum <"$work/iso/sub/file" | cut -c1-64)
 # fd 4 is the test's stdout, also inside ask's command substitutions,
 # whose failures the callers pass on with || exit 1
 exec 4>&1
+. tests/integration/demo-guest.inc.sh
+# fail writes to fd 4 (stdout is captured here)
 fail() {
 	{
 		echo "FAIL: $side: $*"
@@ -34,21 +36,6 @@ fail() {
 		cat "$work/err"
 	} >&4
 	exit 1
-}
-
-wait_for() {
-	while ! grep -aq "$1" "$work/out"; do
-		kill -0 "$pid" 2>/dev/null || fail "exited before '$1'"
-		[ $(($(date +%s) - t0)) -lt "$limit" ] || fail "no '$1' in ${limit}s"
-		sleep 1
-	done
-}
-
-# ask WHAT COMMAND: run COMMAND in the guest's shell and print its answer.
-ask() {
-	printf '%s\n' "printf '%s: %s END\\n' $1 \"\$($2)\"" >&3
-	wait_for "^$1: .* END"
-	grep -a "^$1: .* END" "$work/out" | tail -n 1 | tr -d '\r' | sed "s/^$1: //; s/ END.*//"
 }
 
 run() {

@@ -19,26 +19,7 @@ pid=
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$work"' EXIT
 truncate -s 64M "$work/disk.img"
 
-fail() {
-	echo "FAIL: $side: $*"
-	tail -c 3000 "$work/out" | cat -v
-	cat "$work/err"
-	exit 1
-}
-
-wait_for() {
-	while ! grep -aq "$1" "$work/out"; do
-		kill -0 "$pid" 2>/dev/null || fail "exited before '$1'"
-		[ $(($(date +%s) - t0)) -lt "$limit" ] || fail "no '$1' in ${limit}s"
-		sleep 1
-	done
-}
-
-ask() {
-	printf '%s\n' "printf '%s: %s END\\n' $1 \"\$($2)\"" >&3
-	wait_for "^$1: .* END"
-	grep -a "^$1: .* END" "$work/out" | tail -n 1 | tr -d '\r' | sed "s/^$1: //; s/ END.*//"
-}
+. tests/integration/demo-guest.inc.sh
 
 # libvirt's lines for virt-install --machine q35 (libvirt 9.0, virtinst 4.1)
 set -- -machine pc-q35-7.2,usb=off,dump-guest-core=off -m 512 -smp 2,sockets=2,cores=1,threads=1 \

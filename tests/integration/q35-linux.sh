@@ -27,27 +27,7 @@ work=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$work"' EXIT
 
-fail() {
-	echo "FAIL: $side: $*"
-	tail -c 3000 "$work/out" | cat -v
-	cat "$work/err"
-	exit 1
-}
-
-wait_for() {
-	while ! grep -aq "$1" "$work/out"; do
-		kill -0 "$pid" 2>/dev/null || fail "exited before '$1'"
-		[ $(($(date +%s) - t0)) -lt "$limit" ] || fail "no '$1' in ${limit}s"
-		sleep 1
-	done
-}
-
-# ask WHAT COMMAND: run COMMAND in the guest's shell and print its answer.
-ask() {
-	printf '%s\n' "printf '%s: %s END\\n' $1 \"\$($2)\"" >&3
-	wait_for "^$1: .* END"
-	grep -a "^$1: .* END" "$work/out" | tail -n 1 | tr -d '\r' | sed "s/^$1: //; s/ END.*//"
-}
+. tests/integration/demo-guest.inc.sh
 
 # run SIDE EXTRA-APPEND EMULATOR ARGS...
 run() {
