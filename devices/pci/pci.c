@@ -29,6 +29,7 @@
 #define RCR_HARD_RESET 0x02
 #define RCR_RESET_CPU 0x04
 #define RCR_FULL_RESET 0x08
+_Static_assert(PCI_RCR_KEPT == (RCR_HARD_RESET | RCR_FULL_RESET), "0xcf9 keeps these bits");
 
 #define PCI_COMMAND_IO 0x1
 #define PCI_COMMAND_MEMORY 0x2
@@ -175,7 +176,7 @@ static void unmap_bar(struct pci_bus *bus, struct pci_bar *b)
 	b->mapped = PCI_BAR_UNMAPPED;
 }
 
-static void update_bars(struct pci_bus *bus, struct pci_dev *d)
+void pci_update_bars(struct pci_bus *bus, struct pci_dev *d)
 {
 	for (unsigned n = 0; n < PCI_NUM_BARS; n++) {
 		struct pci_bar *b = &d->bar[n];
@@ -293,7 +294,7 @@ static void dev_cfg_write(struct pci_bus *bus, struct pci_dev *d, unsigned off, 
 	}
 	if ((off < PCI_BAR0 + 4 * PCI_NUM_BARS && off + size > PCI_BAR0) ||
 	    (off <= PCI_COMMAND && off + size > PCI_COMMAND))
-		update_bars(bus, d);
+		pci_update_bars(bus, d);
 	if (d->cfg_written)
 		d->cfg_written(d, off, size);
 }
@@ -384,7 +385,7 @@ static void addr_port_write(void *opaque, uint64_t off, const void *data, unsign
 	if (off != 0 || size != 4)
 		return;
 	pthread_mutex_lock(&bus->lock);
-	bus->cfg_addr = (uint32_t)io_data_get(data, 4) & 0x80fffffcu;
+	bus->cfg_addr = (uint32_t)io_data_get(data, 4) & PCI_CFG_ADDR_MASK;
 	bus->cfg_addr_low = (uint8_t)(io_data_get(data, 4) & 3);
 	pthread_mutex_unlock(&bus->lock);
 }

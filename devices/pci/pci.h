@@ -145,4 +145,21 @@ bool pci_msi_message(struct pci_dev *d, unsigned cap, uint64_t *addr, uint32_t *
  * enabled at cap, else INTx at level. Call without the device's lock. */
 void pci_irq_signal(struct pci_dev *d, unsigned cap, bool level, bool rising);
 
+/* Snapshots (pci_state.c). A PCI device's loader calls these inside its own
+ * node: the 256 bytes of configuration space and the INTx level, saved as
+ * properties "pci-config" and "pci-irq". Loading refuses a tree whose
+ * identity (vendor, device, class, header type, subsystem, interrupt pin,
+ * capability list head) differs from d's, then maps the BARs where the
+ * saved registers put them and drives the INTx line; the device then
+ * re-derives whatever it keeps outside config space (cfg_written is not
+ * called). The host bridge's 0xcf8 latch and 0xcf9 register are the bus's
+ * own node ("pci-host@cf8"). */
+struct state_writer;
+struct state_reader;
+struct state_node;
+void pci_dev_save(struct pci_dev *d, struct state_writer *w);
+int pci_dev_load(struct pci_dev *d, struct state_node *n);
+void pci_bus_save(struct pci_bus *bus, struct state_writer *w);
+int pci_bus_load(struct pci_bus *bus, const struct state_reader *r, char *err, size_t errlen);
+
 #endif /* VMM_DEVICES_PCI_PCI_H */

@@ -9,6 +9,10 @@
 
 #define PCI_MAX_DEVFN 256
 #define PCI_SECONDARY_BUS 0x19
+/* What 0xcf8 keeps of a write (enable, bus, devfn, dword register) and
+ * 0xcf9 of its (hard and full reset; the CPU reset bit is a trigger). */
+#define PCI_CFG_ADDR_MASK 0x80fffffcu
+#define PCI_RCR_KEPT 0x0a
 
 /* I/O BARs live in one window the bus claims once: their moves happen
  * inside a port-I/O handler (a config write), where registering on the
@@ -59,5 +63,8 @@ static inline struct pci_bus *pci_root(struct pci_bus *bus)
 /* The function at busno:devfn, or NULL (root's lock held): bus 0, or the
  * secondary bus of a bridge on bus 0 whose secondary bus number is busno. */
 struct pci_dev *pci_bus_lookup(struct pci_bus *root, unsigned busno, unsigned devfn);
+
+/* Map or move d's BARs to what its config space says (root's lock held). */
+void pci_update_bars(struct pci_bus *root, struct pci_dev *d);
 
 #endif /* VMM_DEVICES_PCI_PCI_INTERNAL_H */

@@ -17,61 +17,8 @@
 #include "devices/isa/serial.h"
 #include "devices/timer/rtc.h"
 #include "state/state.h"
+#include "tests/unit/devices/state_tree.h"
 #include "tests/unit/devices/pc_host.h"
-
-static char err[256];
-
-/* ---- trees ---- */
-
-typedef void save_fn(void *dev, struct state_writer *w);
-typedef int load_fn(void *dev, const struct state_reader *r, char *e, size_t elen);
-
-/* The tree the machine will write: the device under /devices. */
-static void *save_tree(save_fn *save, void *dev, size_t *len)
-{
-	struct state_writer *w = state_writer_new();
-	void *blob;
-
-	ck_assert_ptr_nonnull(w);
-	state_begin(w, "devices", 1);
-	save(dev, w);
-	state_end(w);
-	ck_assert_int_eq(state_writer_finish(w, &blob, len, err, sizeof(err)), 0);
-	return blob;
-}
-
-static int load_tree(load_fn *load, void *dev, const void *blob, size_t len)
-{
-	struct state_reader r, devs;
-	int ret;
-
-	ck_assert_int_eq(state_reader_open(&r, blob, len, err, sizeof(err)), 0);
-	ck_assert_int_eq(state_reader_sub(&r, "/devices", &devs, err, sizeof(err)), 0);
-	ret = load(dev, &devs, err, sizeof(err));
-	state_reader_close(&r);
-	return ret;
-}
-
-/* Overwrite one property of a saved tree in place (same size). */
-static void patch(void *blob, const char *node, const char *prop, const void *val, int len)
-{
-	int off = fdt_path_offset(blob, node);
-
-	ck_assert_int_ge(off, 0);
-	ck_assert_int_eq(fdt_setprop_inplace(blob, off, prop, val, len), 0);
-}
-
-static void patch_u8(void *blob, const char *node, const char *prop, uint8_t v)
-{
-	patch(blob, node, prop, &v, 1);
-}
-
-static void patch_u32(void *blob, const char *node, const char *prop, uint32_t v)
-{
-	fdt32_t be = cpu_to_fdt32(v);
-
-	patch(blob, node, prop, &be, 4);
-}
 
 /* Both hosts' port reads, compared; returns the value. */
 static uint32_t same_in(struct fake_host *a, struct fake_host *b, uint16_t port)
@@ -197,18 +144,18 @@ START_TEST(serial_bad_trees)
 	memcpy(bad, blob, len);
 	patch_u32(bad, node, "rx-count", 17);
 	ck_assert_int_eq(load_tree(serial_load_fn, sb, bad, len), -1);
-	ck_assert_str_eq(err, "state: /devices/serial@3f8: property 'rx-count' is 17, at most 16");
+	ck_assert_str_eq(state_err, "state: /devices/serial@3f8: property 'rx-count' is 17, at most 16");
 	memcpy(bad, blob, len);
 	patch_u32(bad, node, "rx-head", 16);
 	ck_assert_int_eq(load_tree(serial_load_fn, sb, bad, len), -1);
 	memcpy(bad, blob, len);
 	patch_u8(bad, node, "fcr", 0xc3);
 	ck_assert_int_eq(load_tree(serial_load_fn, sb, bad, len), -1);
-	ck_assert_str_eq(err, "state: /devices/serial@3f8: fcr 0xc3 has bits the FCR never keeps");
+	ck_assert_str_eq(state_err, "state: /devices/serial@3f8: fcr 0xc3 has bits the FCR never keeps");
 	memcpy(bad, blob, len);
 	patch_u8(bad, node, "fcr", 0x00); /* FIFO off: 16 bytes cannot fit */
 	ck_assert_int_eq(load_tree(serial_load_fn, sb, bad, len), -1);
-	ck_assert_str_eq(err, "state: /devices/serial@3f8: 16 bytes in a receive FIFO of 1");
+	ck_assert_str_eq(state_err, "state: /devices/serial@3f8: 16 bytes in a receive FIFO of 1");
 	memcpy(bad, blob, len);
 	patch_u8(bad, node, "lsr", 0x60);
 	ck_assert_int_eq(load_tree(serial_load_fn, sb, bad, len), -1);
@@ -218,7 +165,7 @@ START_TEST(serial_bad_trees)
 	memcpy(bad, blob, len);
 	patch_u32(bad, node, "version", 2);
 	ck_assert_int_eq(load_tree(serial_load_fn, sb, bad, len), -1);
-	ck_assert_str_eq(err,
+	ck_assert_str_eq(state_err,
 			 "state: /devices/serial@3f8: version 2 is newer than the 1 this vmm knows");
 	ck_assert_uint_eq(pio_in(&b, SERIAL_COM1_BASE + 7, 1), 0x33);
 	ck_assert_uint_eq(pio_in(&b, SERIAL_COM1_BASE + 5, 1), 0x60);
@@ -231,9 +178,9 @@ START_TEST(serial_bad_trees)
 
 		state_begin(w, "devices", 1);
 		state_end(w);
-		ck_assert_int_eq(state_writer_finish(w, (void **)&blob, &len, err, sizeof(err)), 0);
+		ck_assert_int_eq(state_writer_finish(w, (void **)&blob, &len, state_err, sizeof(state_err)), 0);
 		ck_assert_int_eq(load_tree(serial_load_fn, sb, blob, len), -1);
-		ck_assert_str_eq(err, "state: /devices/serial@3f8: no such node");
+		ck_assert_str_eq(state_err, "state: /devices/serial@3f8: no such node");
 		free(blob);
 	}
 	serial_free(sa);
@@ -377,11 +324,11 @@ START_TEST(rtc_bad_trees)
 	memcpy(bad, blob, len);
 	patch_u8(bad, node, "index", 0x80);
 	ck_assert_int_eq(load_tree(rtc_load_fn, rb, bad, len), -1);
-	ck_assert_str_eq(err, "state: /devices/rtc@70: property 'index' is 128, at most 127");
+	ck_assert_str_eq(state_err, "state: /devices/rtc@70: property 'index' is 128, at most 127");
 	memcpy(bad, blob, len);
 	patch(bad, node, "offset", &huge, 8);
 	ck_assert_int_eq(load_tree(rtc_load_fn, rb, bad, len), -1);
-	ck_assert_ptr_nonnull(strstr(err, "clock offset"));
+	ck_assert_ptr_nonnull(strstr(state_err, "clock offset"));
 	ck_assert_uint_eq(cmos_read(&b, 0x40), 0x77);
 	ck_assert(!b.level[RTC_IRQ]);
 	free(bad);
@@ -625,14 +572,14 @@ START_TEST(pic_bad_trees)
 	memcpy(bad, blob, len);
 	patch_u8(bad, "/devices/pic@a0", "priority-add", 8);
 	ck_assert_int_eq(load_tree(pic_load_fn, pb, bad, len), -1);
-	ck_assert_str_eq(err, "state: /devices/pic@a0: property 'priority-add' is 8, at most 7");
+	ck_assert_str_eq(state_err, "state: /devices/pic@a0: property 'priority-add' is 8, at most 7");
 	memcpy(bad, blob, len);
 	patch_u8(bad, "/devices/pic@20", "init-step", 1);
 	ck_assert_int_eq(load_tree(pic_load_fn, pb, bad, len), -1);
 	memcpy(bad, blob, len);
 	patch_u8(bad, "/devices/pic@20", "elcr", 0x01);
 	ck_assert_int_eq(load_tree(pic_load_fn, pb, bad, len), -1);
-	ck_assert_str_eq(err, "state: /devices/pic@20: elcr 0x1 sets fixed edge-triggered IRQs");
+	ck_assert_str_eq(state_err, "state: /devices/pic@20: elcr 0x1 sets fixed edge-triggered IRQs");
 	memcpy(bad, blob, len);
 	patch_u8(bad, "/devices/pic@a0", "base", 0x71);
 	ck_assert_int_eq(load_tree(pic_load_fn, pb, bad, len), -1);
@@ -787,7 +734,7 @@ START_TEST(ioapic_bad_trees)
 	memcpy(bad, blob, len);
 	patch_u32(bad, node, "line", 1u << 24);
 	ck_assert_int_eq(load_tree(ioapic_load_fn, ib, bad, len), -1);
-	ck_assert_str_eq(err, "state: /devices/ioapic@fec00000: property 'line' is 16777216, at most 16777215");
+	ck_assert_str_eq(state_err, "state: /devices/ioapic@fec00000: property 'line' is 16777216, at most 16777215");
 	memcpy(bad, blob, len);
 	patch_u8(bad, node, "id", 0x10);
 	ck_assert_int_eq(load_tree(ioapic_load_fn, ib, bad, len), -1);
