@@ -60,6 +60,11 @@ err("device-list-properties", "DeviceNotFound", typename="virtio-scsi-pci")
 # q35 domains: without pcie-root-port libvirt asks for ioh3420 instead
 assert {"pcie-root-port", "ich9-ahci", "ide-hd", "ide-cd", "qemu-xhci", "virtio-serial-pci",
         "virtio-balloon-pci"} <= types, types
+# without disable-legacy on virtio-balloon-pci libvirt takes vmm's virtio
+# devices for conventional PCI and asks q35 domains for a DMI-to-PCI bridge
+for dev in ("virtio-balloon-pci", "virtio-blk-pci", "virtio-net-pci", "virtio-serial-pci"):
+    props = {p["name"] for p in ok("device-list-properties", typename=dev)}
+    assert "disable-legacy" in props, (dev, props)
 # <pm> (virt-install writes suspend-to-mem/disk off) needs disable_s3/_s4
 for pm in ("PIIX4_PM", "ICH9-LPC"):
     props = {p["name"] for p in ok("device-list-properties", typename=pm)}

@@ -557,6 +557,12 @@ int cli_parse_bus(const char *val, char *out, size_t outlen);
  * port): 1 taken, 0 not one of them, -1 an invalid value. */
 int cli_pci_place(const char *key, const char *v, char *bus, size_t buslen, int *devfn,
 		  unsigned min_slot);
+/* QEMU's virtio-pci transport switches, which libvirt probes for and
+ * writes for its non-transitional models: vmm's virtio devices are modern
+ * only (virtio 1.x, no legacy I/O BAR), so disable-legacy=on/auto and
+ * disable-modern=off are what they already are, and the opposites are
+ * refused. 1 taken, 0 not one of them, -1 a value vmm cannot honour. */
+int cli_virtio_transport_prop(const char *key, const char *v);
 /* The index of the root port named id, or -1. */
 int cli_find_root_port(const struct vmm_config *cfg, const char *id);
 /* The root PCI bus's names: pci.0 (i440FX) or pcie.0 (q35), as libvirt

@@ -54,7 +54,8 @@ static int drive_prop(struct drive_spec *d, const char *key, const char *val, ch
 	} else if (!strcmp(key, "file.locking")) {
 		/* auto: locks where the file system has them, as on */
 		if (strcmp(val, "on") && strcmp(val, "off") && strcmp(val, "auto")) {
-			snprintf(err, errlen, "file.locking must be on, off or auto, not '%s'", val);
+			snprintf(err, errlen, "file.locking must be on, off or auto, not '%s'",
+				 val);
 			return -1;
 		}
 		d->no_lock = !strcmp(val, "off");
@@ -102,7 +103,8 @@ static int drive_prop(struct drive_spec *d, const char *key, const char *val, ch
 		d->cdrom = !strcmp(val, "cdrom");
 	} else {
 		snprintf(err, errlen,
-			 "unknown parameter '%s' (file, format, if, index, media, id, readonly, cache, "
+			 "unknown parameter '%s' (file, format, if, index, media, id, readonly, "
+			 "cache, "
 			 "aio, file.locking)",
 			 key);
 		return -1;
@@ -298,7 +300,9 @@ static int virtio_blk_prop(struct virtio_blk_spec *v, const char *key, const cha
 {
 	uint64_t n;
 
-	if (!strcmp(key, "drive") && *val && strlen(val) < sizeof(v->drive_id)) {
+	if (cli_virtio_transport_prop(key, val) > 0) {
+		/* modern only, as asked */
+	} else if (!strcmp(key, "drive") && *val && strlen(val) < sizeof(v->drive_id)) {
 		strcpy(v->drive_id, val);
 	} else if (!strcmp(key, "bootindex") && cli_parse_u64(val, &n) == 0 && n < 1000) {
 		v->bootindex = (int)n;
@@ -317,7 +321,8 @@ static int virtio_blk_prop(struct virtio_blk_spec *v, const char *key, const cha
 	} else {
 		snprintf(err, errlen,
 			 "virtio-blk-pci: invalid %s '%s' (drive=ID, bootindex=N, serial=S (20 "
-			 "chars), addr=SLOT[.FN] (slot 2-31), num-queues=1-16)",
+			 "chars), addr=SLOT[.FN] (slot 2-31), num-queues=1-16, disable-legacy=on, "
+			 "disable-modern=off)",
 			 key, val);
 		return -1;
 	}

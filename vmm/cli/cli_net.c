@@ -119,6 +119,8 @@ static int nic_prop(struct nic_spec *n, const char *key, const char *val)
 	}
 	if (!strcmp(key, "addr"))
 		return cli_pci_place(key, val, n->bus, sizeof(n->bus), &n->devfn, 2);
+	if (cli_virtio_transport_prop(key, val))
+		return cli_virtio_transport_prop(key, val);
 	if (!strcmp(key, "mq")) {
 		on = !strcmp(val, "on") || !strcmp(val, "true");
 		if (!on && strcmp(val, "off") && strcmp(val, "false"))
@@ -135,8 +137,9 @@ static int nic_prop(struct nic_spec *n, const char *key, const char *val)
 		return *val && !*end && v <= 2048 ? 1 : -1;
 	}
 	if (!strcmp(key, "bus")) /* pci.0/pcie.0 (QEMU's "pci" too) or a root port */
-		return !strcmp(val, "pci") ? 1 : cli_pci_place(key, val, n->bus, sizeof(n->bus),
-							     &n->devfn, 2);
+		return !strcmp(val, "pci")
+			       ? 1
+			       : cli_pci_place(key, val, n->bus, sizeof(n->bus), &n->devfn, 2);
 	return 0;
 }
 

@@ -39,6 +39,26 @@ int cli_pci_place(const char *key, const char *v, char *bus, size_t buslen, int 
 	return *devfn >= (int)min_slot << 3 || *devfn == 0 ? 1 : -1;
 }
 
+static bool is_word(const char *v, const char *const *words)
+{
+	for (; v && *words; words++)
+		if (!strcmp(v, *words))
+			return true;
+	return false;
+}
+
+int cli_virtio_transport_prop(const char *key, const char *v)
+{
+	static const char *const on[] = {"on", "true", "yes", "auto", NULL};
+	static const char *const off[] = {"off", "false", "no", NULL};
+
+	if (!strcmp(key, "disable-legacy"))
+		return is_word(v, on) ? 1 : -1;
+	if (!strcmp(key, "disable-modern"))
+		return is_word(v, off) ? 1 : -1;
+	return 0;
+}
+
 int cli_find_root_port(const struct vmm_config *cfg, const char *id)
 {
 	for (unsigned i = 0; i < cfg->n_root_ports; i++)

@@ -80,6 +80,8 @@ static bool rng_dev_prop(struct rng_dev_spec *d, const char *key, const char *v)
 {
 	uint64_t n;
 
+	if (cli_virtio_transport_prop(key, v))
+		return cli_virtio_transport_prop(key, v) > 0;
 	if (!strcmp(key, "rng"))
 		return copy_str(d->rng, sizeof(d->rng), v);
 	if (!strcmp(key, "id"))

@@ -143,6 +143,8 @@ static int wlan_dev_prop(void *spec, const char *key, const char *val, char *err
 
 	if (!strcmp(key, "medium") && copy_str(d->medium, sizeof(d->medium), val))
 		return 0;
+	if (cli_virtio_transport_prop(key, val) > 0)
+		return 0;
 	if (!strcmp(key, "addr") && cli_parse_pci_addr(val, &d->devfn) == 0 && d->devfn >= 2 << 3)
 		return 0;
 	if (!strcmp(key, "id"))

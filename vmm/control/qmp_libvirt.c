@@ -41,6 +41,12 @@ static const char *arg_str(json_t *args, const char *name, struct qmp_error *e)
 
 /* ----------------------------------------------------- types and devices */
 
+/* Every virtio-pci device's transport switches (cli_virtio_transport_prop):
+ * libvirt treats virtio devices as PCIe endpoints, as vmm's are, only
+ * where virtio-balloon-pci lists disable-legacy; otherwise it puts a
+ * DMI-to-PCI bridge into a q35 domain for them. */
+#define VIRTIO_TRANSPORT_PROPS "disable-legacy:OnOffAuto,disable-modern:bool"
+
 /* The QOM types vmm has: its machine, accelerator, devices, objects.
  * No tcg-accel: vmm cannot run a guest without KVM. */
 static const struct {
@@ -74,22 +80,25 @@ static const struct {
 	{"intel-iommu", "x86-iommu", "intremap:bool,eim:bool"},
 	{"edu", "pci-device", "addr:int32,id:str"},
 	{"pci-testdev", "pci-device", "addr:int32,id:str"},
-	{"virtio-wlan-pci", "virtio-pci", "medium:str,addr:int32,id:str"},
+	{"virtio-wlan-pci", "virtio-pci", "medium:str,addr:int32,id:str," VIRTIO_TRANSPORT_PROPS},
 	{"virtio-blk-pci", "virtio-pci",
-	 "drive:str,bootindex:int32,serial:str,addr:int32,num-queues:uint16,id:str"},
+	 "drive:str,bootindex:int32,serial:str,addr:int32,num-queues:uint16,id:"
+	 "str," VIRTIO_TRANSPORT_PROPS},
 	{"virtio-net-pci", "virtio-pci",
-	 "netdev:str,mac:str,addr:int32,mq:bool,vectors:uint32,id:str"},
-	{"virtio-rng-pci", "virtio-pci", "rng:str,max-bytes:uint64,period:uint32,addr:int32,id:str"},
+	 "netdev:str,mac:str,addr:int32,mq:bool,vectors:uint32,id:str," VIRTIO_TRANSPORT_PROPS},
+	{"virtio-rng-pci", "virtio-pci",
+	 "rng:str,max-bytes:uint64,period:uint32,addr:int32,id:str," VIRTIO_TRANSPORT_PROPS},
 	{"piix3-usb-uhci", "pci-uhci-usb",
 	 "addr:int32,multifunction:bool,bandwidth:uint32,maxframes:uint32"},
 	{"qemu-xhci", "pci-xhci", "p2:uint32,p3:uint32,streams:bool,addr:int32,multifunction:bool"},
-	{"virtio-serial-pci", "virtio-pci", "max_ports:uint32,addr:int32,id:str"},
+	{"virtio-serial-pci", "virtio-pci",
+	 "max_ports:uint32,addr:int32,id:str," VIRTIO_TRANSPORT_PROPS},
 	{"virtio-serial-bus", "bus", NULL},
 	{"virtserialport", "virtio-serial-port", "chardev:str,nr:uint32,name:str,id:str"},
 	{"virtconsole", "virtserialport", "chardev:str,nr:uint32,name:str,id:str"},
 	{"virtio-balloon-pci", "virtio-pci",
 	 "deflate-on-oom:bool,free-page-reporting:bool,guest-stats-polling-interval:int,addr:int32,"
-	 "id:str"},
+	 "id:str," VIRTIO_TRANSPORT_PROPS},
 	{"memory-backend-ram", "memory-backend", NULL},
 	{"rng-random", "rng-backend", NULL},
 	{"rng-builtin", "rng-backend", NULL},
@@ -213,9 +222,9 @@ CMD(cmd_qom_list)
 								      "child<virtio-net-pci>"));
 		add_vserial_peripherals(list, &m->cfg->vserial);
 		if (vmm_balloon_id(m))
-			json_array_append_new(list, json_pack("{s:s,s:s}", "name",
-							      vmm_balloon_id(m), "type",
-							      "child<virtio-balloon-pci>"));
+			json_array_append_new(list,
+					      json_pack("{s:s,s:s}", "name", vmm_balloon_id(m),
+							"type", "child<virtio-balloon-pci>"));
 	} else if ((*ret = qmp_balloon_qom_list(m, path))) {
 		json_decref(list);
 		return 0;
@@ -241,8 +250,8 @@ CMD(cmd_query_named_block_nodes)
 
 		if (!b)
 			continue;
-		json_array_append_new(list,
-				      qmp_block_node(d->id, NULL, b, layered ? d->node_file : NULL));
+		json_array_append_new(
+			list, qmp_block_node(d->id, NULL, b, layered ? d->node_file : NULL));
 		if (layered)
 			json_array_append_new(list, qmp_block_node(d->node_file, "file", b, NULL));
 	}

@@ -3,6 +3,7 @@
  * command line it built for a minimal domain (virtio disk, user NIC, pty
  * console), the capability probe's line, and what is refused. */
 #include <check.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tests/unit/check_run.h"
@@ -107,12 +108,13 @@ END_TEST
  * QEMU's piix3-usb-uhci at 01.2, once. */
 START_TEST(usb_controllers)
 {
-	ck_assert_int_eq(
-		PARSE("-device", "{\"driver\":\"piix3-usb-uhci\",\"id\":\"usb\",\"bus\":\"pci.0\","
-				 "\"addr\":\"0x1.0x2\"}",
-		      "-device", "{\"driver\":\"qemu-xhci\",\"p2\":15,\"p3\":15,\"id\":\"usb1\","
-				 "\"bus\":\"pci.0\",\"addr\":\"0x5\"}"),
-		0);
+	ck_assert_int_eq(PARSE("-device",
+			       "{\"driver\":\"piix3-usb-uhci\",\"id\":\"usb\",\"bus\":\"pci.0\","
+			       "\"addr\":\"0x1.0x2\"}",
+			       "-device",
+			       "{\"driver\":\"qemu-xhci\",\"p2\":15,\"p3\":15,\"id\":\"usb1\","
+			       "\"bus\":\"pci.0\",\"addr\":\"0x5\"}"),
+			 0);
 	ck_assert_uint_eq(cfg.n_devices, 2);
 	ck_assert_int_eq(cfg.devices[0].kind, DEVICE_USB_UHCI);
 	ck_assert_int_eq(cfg.devices[0].devfn, 1 << 3 | 2);
@@ -185,8 +187,8 @@ END_TEST
 /* virt-install's globals: no S3, no S4 (pc's PIIX4_PM, q35's ICH9-LPC) */
 START_TEST(pm_globals)
 {
-	ck_assert_int_eq(PARSE("-global", "PIIX4_PM.disable_s3=1", "-global", "PIIX4_PM.disable_s4=1"),
-			 0);
+	ck_assert_int_eq(
+		PARSE("-global", "PIIX4_PM.disable_s3=1", "-global", "PIIX4_PM.disable_s4=1"), 0);
 	ck_assert(cfg.lv.no_s3);
 	ck_assert_int_eq(PARSE("-M", "q35", "-global", "ICH9-LPC.disable_s3=0", "-global",
 			       "ICH9-LPC.disable_s4=1"),
@@ -245,6 +247,37 @@ START_TEST(refused_with_a_reason)
 }
 END_TEST
 
+/* libvirt's non-transitional virtio models: each virtio device takes the
+ * transport switches that say "modern only", and refuses the opposite. */
+START_TEST(virtio_transport_switches)
+{
+	static const char *const devs[] = {
+		"virtio-blk-pci,drive=d", "virtio-net-pci,netdev=n", "virtio-rng-pci",
+		"virtio-balloon-pci",	  "virtio-serial-pci",
+	};
+	char on[128], off[128], modern_off[128];
+
+	for (size_t i = 0; i < sizeof(devs) / sizeof(devs[0]); i++) {
+		snprintf(on, sizeof(on), "%s,disable-legacy=on,disable-modern=off", devs[i]);
+		snprintf(off, sizeof(off), "%s,disable-legacy=off", devs[i]);
+		snprintf(modern_off, sizeof(modern_off), "%s,disable-modern=on", devs[i]);
+		ck_assert_msg(PARSE("-drive", "if=none,id=d,file=/d.img", "-netdev", "user,id=n",
+				    "-device", on) == 0,
+			      "%s: %s", devs[i], err);
+		ck_assert_int_eq(PARSE("-drive", "if=none,id=d,file=/d.img", "-netdev", "user,id=n",
+				       "-device", off),
+				 -1);
+		ck_assert_msg(strstr(err, "disable-legacy"), "%s: %s", devs[i], err);
+		ck_assert_int_eq(PARSE("-drive", "if=none,id=d,file=/d.img", "-netdev", "user,id=n",
+				       "-device", modern_off),
+				 -1);
+	}
+	ck_assert_msg(PARSE("-device", "{\"driver\":\"virtio-rng-pci\",\"id\":\"rng0\","
+				       "\"disable-legacy\":\"on\",\"disable-modern\":false}") == 0,
+		      "%s", err);
+}
+END_TEST
+
 START_TEST(key_value_spellings)
 {
 	/* the same without JSON, as libvirt writes it for older emulators */
@@ -276,6 +309,7 @@ int main(void)
 	tcase_add_test(tc, usb_controllers);
 	tcase_add_test(tc, pm_globals);
 	tcase_add_test(tc, key_value_spellings);
+	tcase_add_test(tc, virtio_transport_switches);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
