@@ -65,6 +65,10 @@ assert {"pcie-root-port", "ich9-ahci", "ide-hd", "ide-cd", "qemu-xhci", "virtio-
 for dev in ("virtio-balloon-pci", "virtio-blk-pci", "virtio-net-pci", "virtio-serial-pci"):
     props = {p["name"] for p in ok("device-list-properties", typename=dev)}
     assert "disable-legacy" in props, (dev, props)
+# ... and the non-transitional names make libvirt put them on root ports
+for dev in ("virtio-blk-pci", "virtio-net-pci", "virtio-rng-pci", "virtio-serial-pci",
+            "virtio-balloon-pci"):
+    assert dev + "-non-transitional" in types, (dev, types)
 # <pm> (virt-install writes suspend-to-mem/disk off) needs disable_s3/_s4
 for pm in ("PIIX4_PM", "ICH9-LPC"):
     props = {p["name"] for p in ok("device-list-properties", typename=pm)}

@@ -563,6 +563,10 @@ int cli_pci_place(const char *key, const char *v, char *bus, size_t buslen, int 
  * disable-modern=off are what they already are, and the opposites are
  * refused. 1 taken, 0 not one of them, -1 a value vmm cannot honour. */
 int cli_virtio_transport_prop(const char *key, const char *v);
+/* QEMU's VIRTIO-pci-non-transitional device names (libvirt's model
+ * virtio-non-transitional) are what vmm's virtio-pci devices are: true
+ * with the base name ("virtio-blk-pci") in base. */
+bool cli_virtio_non_transitional(const char *name, char *base, size_t len);
 /* The index of the root port named id, or -1. */
 int cli_find_root_port(const struct vmm_config *cfg, const char *id);
 /* The root PCI bus's names: pci.0 (i440FX) or pcie.0 (q35), as libvirt

@@ -69,7 +69,7 @@ static bool asks_help(const char *val)
 CLI_CONTROL_PARSER(cli_parse_device)
 {
 	struct device_spec *d;
-	char buf[512], *save = NULL, *tok;
+	char buf[512], base[64], *save = NULL, *tok;
 
 	if (strlen(val) >= sizeof(buf)) {
 		snprintf(err, errlen, "value too long");
@@ -85,6 +85,15 @@ CLI_CONTROL_PARSER(cli_parse_device)
 		cfg->help_topic = CLI_HELP_DEVICE;
 		snprintf(cfg->help_device, sizeof(cfg->help_device), "%s", tok);
 		return 0;
+	}
+	if (tok && cli_virtio_non_transitional(tok, base, sizeof(base)))
+		tok = base;
+	else if (tok && !strncmp(tok, "virtio-", 7) && strstr(tok, "-pci-transitional")) {
+		snprintf(err, errlen,
+			 "%s: vmm's virtio devices are modern only (virtio 1.x, no legacy "
+			 "interface); use %.*s-pci",
+			 tok, (int)(strstr(tok, "-pci-transitional") - tok), tok);
+		return -1;
 	}
 	if (tok && cli_device_help_find(tok)) /* QEMU's aliases: virtio-net, virtio-blk */
 		tok = (char *)cli_device_help_find(tok)->name;
@@ -144,7 +153,10 @@ CLI_CONTROL_PARSER(cli_parse_device)
 		cfg->n_devices++;
 		return 0;
 	}
-	*d = (struct device_spec){.kind = DEVICE_ISA_DEBUG_EXIT, .iobase = 0x501, .iosize = 2, .devfn = -1}; /* QEMU's defaults */
+	*d = (struct device_spec){.kind = DEVICE_ISA_DEBUG_EXIT,
+				  .iobase = 0x501,
+				  .iosize = 2,
+				  .devfn = -1}; /* QEMU's defaults */
 	while ((tok = strtok_r(NULL, ",", &save))) {
 		char *eq = strchr(tok, '=');
 

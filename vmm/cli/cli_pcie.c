@@ -59,6 +59,18 @@ int cli_virtio_transport_prop(const char *key, const char *v)
 	return 0;
 }
 
+bool cli_virtio_non_transitional(const char *name, char *base, size_t len)
+{
+	static const char suffix[] = "-pci-non-transitional";
+	size_t n = strlen(name), s = sizeof(suffix) - 1;
+
+	if (strncmp(name, "virtio-", 7) || n <= s || strcmp(name + n - s, suffix) ||
+	    n - s + 4 >= len)
+		return false;
+	snprintf(base, len, "%.*s-pci", (int)(n - s), name);
+	return true;
+}
+
 int cli_find_root_port(const struct vmm_config *cfg, const char *id)
 {
 	for (unsigned i = 0; i < cfg->n_root_ports; i++)

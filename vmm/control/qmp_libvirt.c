@@ -41,11 +41,24 @@ static const char *arg_str(json_t *args, const char *name, struct qmp_error *e)
 
 /* ----------------------------------------------------- types and devices */
 
-/* Every virtio-pci device's transport switches (cli_virtio_transport_prop):
- * libvirt treats virtio devices as PCIe endpoints, as vmm's are, only
- * where virtio-balloon-pci lists disable-legacy; otherwise it puts a
- * DMI-to-PCI bridge into a q35 domain for them. */
+/* Every virtio-pci device's transport switches (cli_virtio_transport_prop),
+ * which libvirt writes for its non-transitional models. */
 #define VIRTIO_TRANSPORT_PROPS "disable-legacy:OnOffAuto,disable-modern:bool"
+/* Each virtio device also answers to QEMU's NAME-non-transitional (modern
+ * only, which vmm's are): listing those is what makes libvirt place
+ * virtio devices on PCIe root ports (its "virtio-pci-non-transitional"
+ * capability) rather than behind a DMI-to-PCI bridge vmm does not have. */
+#define BLK_PROPS                                                                                  \
+	"drive:str,bootindex:int32,serial:str,addr:int32,num-queues:uint16,id:"                    \
+	"str," VIRTIO_TRANSPORT_PROPS
+#define NET_PROPS                                                                                  \
+	"netdev:str,mac:str,addr:int32,mq:bool,vectors:uint32,id:str," VIRTIO_TRANSPORT_PROPS
+#define RNG_PROPS "rng:str,max-bytes:uint64,period:uint32,addr:int32,id:str," VIRTIO_TRANSPORT_PROPS
+#define SERIAL_PROPS "max_ports:uint32,addr:int32,id:str," VIRTIO_TRANSPORT_PROPS
+#define BALLOON_PROPS                                                                              \
+	"deflate-on-oom:bool,free-page-reporting:bool,guest-stats-polling-interval:int,addr:"      \
+	"int32,"                                                                                   \
+	"id:str," VIRTIO_TRANSPORT_PROPS
 
 /* The QOM types vmm has: its machine, accelerator, devices, objects.
  * No tcg-accel: vmm cannot run a guest without KVM. */
@@ -81,24 +94,22 @@ static const struct {
 	{"edu", "pci-device", "addr:int32,id:str"},
 	{"pci-testdev", "pci-device", "addr:int32,id:str"},
 	{"virtio-wlan-pci", "virtio-pci", "medium:str,addr:int32,id:str," VIRTIO_TRANSPORT_PROPS},
-	{"virtio-blk-pci", "virtio-pci",
-	 "drive:str,bootindex:int32,serial:str,addr:int32,num-queues:uint16,id:"
-	 "str," VIRTIO_TRANSPORT_PROPS},
-	{"virtio-net-pci", "virtio-pci",
-	 "netdev:str,mac:str,addr:int32,mq:bool,vectors:uint32,id:str," VIRTIO_TRANSPORT_PROPS},
-	{"virtio-rng-pci", "virtio-pci",
-	 "rng:str,max-bytes:uint64,period:uint32,addr:int32,id:str," VIRTIO_TRANSPORT_PROPS},
+	{"virtio-blk-pci", "virtio-pci", BLK_PROPS},
+	{"virtio-blk-pci-non-transitional", "virtio-blk-pci-base", BLK_PROPS},
+	{"virtio-net-pci", "virtio-pci", NET_PROPS},
+	{"virtio-net-pci-non-transitional", "virtio-net-pci-base", NET_PROPS},
+	{"virtio-rng-pci", "virtio-pci", RNG_PROPS},
+	{"virtio-rng-pci-non-transitional", "virtio-rng-pci-base", RNG_PROPS},
 	{"piix3-usb-uhci", "pci-uhci-usb",
 	 "addr:int32,multifunction:bool,bandwidth:uint32,maxframes:uint32"},
 	{"qemu-xhci", "pci-xhci", "p2:uint32,p3:uint32,streams:bool,addr:int32,multifunction:bool"},
-	{"virtio-serial-pci", "virtio-pci",
-	 "max_ports:uint32,addr:int32,id:str," VIRTIO_TRANSPORT_PROPS},
+	{"virtio-serial-pci", "virtio-pci", SERIAL_PROPS},
+	{"virtio-serial-pci-non-transitional", "virtio-serial-pci-base", SERIAL_PROPS},
 	{"virtio-serial-bus", "bus", NULL},
 	{"virtserialport", "virtio-serial-port", "chardev:str,nr:uint32,name:str,id:str"},
 	{"virtconsole", "virtserialport", "chardev:str,nr:uint32,name:str,id:str"},
-	{"virtio-balloon-pci", "virtio-pci",
-	 "deflate-on-oom:bool,free-page-reporting:bool,guest-stats-polling-interval:int,addr:int32,"
-	 "id:str," VIRTIO_TRANSPORT_PROPS},
+	{"virtio-balloon-pci", "virtio-pci", BALLOON_PROPS},
+	{"virtio-balloon-pci-non-transitional", "virtio-balloon-pci-base", BALLOON_PROPS},
 	{"memory-backend-ram", "memory-backend", NULL},
 	{"rng-random", "rng-backend", NULL},
 	{"rng-builtin", "rng-backend", NULL},

@@ -272,6 +272,16 @@ START_TEST(virtio_transport_switches)
 				       "-device", modern_off),
 				 -1);
 	}
+	/* libvirt's model='virtio-non-transitional' on an emulator that lists them */
+	ck_assert_msg(PARSE("-drive", "if=none,id=d,file=/d.img", "-device",
+			    "virtio-blk-pci-non-transitional,drive=d", "-device",
+			    "virtio-balloon-pci-non-transitional", "-device",
+			    "virtio-serial-pci-non-transitional") == 0,
+		      "%s", err);
+	ck_assert_uint_eq(cfg.n_vblk, 1);
+	ck_assert(cfg.balloon.present);
+	ck_assert_int_eq(PARSE("-device", "virtio-rng-pci-transitional"), -1);
+	ck_assert_ptr_nonnull(strstr(err, "modern only"));
 	ck_assert_msg(PARSE("-device", "{\"driver\":\"virtio-rng-pci\",\"id\":\"rng0\","
 				       "\"disable-legacy\":\"on\",\"disable-modern\":false}") == 0,
 		      "%s", err);
