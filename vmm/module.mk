@@ -59,6 +59,8 @@ INTEG_TESTS += tests/integration/virt-install.sh
 # character devices and strict QMP, beside QEMU (-machine none, no KVM)
 INTEG_TESTS += tests/integration/control-chardev.sh
 LINUX_TESTS += tests/integration/libvirt.sh
+# virt-install's q35 and pc domains through libvirt's whole life cycle (QEMU too)
+LINUX_TESTS += tests/integration/libvirt-virt-install.sh
 $(eval $(call unit_test,vmm_cli_libvirt,tests/unit/vmm/test_cli_libvirt.c,libcli.a,$(JANSSON_LIBS)))
 $(eval $(call unit_test,vmm_cli_rng,tests/unit/vmm/test_cli_rng.c,libcli.a,$(JANSSON_LIBS)))
 $(eval $(call unit_test,vmm_cli_vserial,tests/unit/vmm/test_cli_vserial.c,libcli.a,$(JANSSON_LIBS)))

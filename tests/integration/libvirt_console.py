@@ -1,8 +1,9 @@
-"""libvirt_console.py URI DOMAIN LOG TIMEOUT — `virsh console` on a pty,
-as a person would run it: wait for the test guest's marker
-(VMM-GUEST-READY), type a command and wait for its answer, then leave
-with Ctrl-]. Everything virsh printed goes to LOG. Exit 0, or 1 with
-the reason."""
+"""libvirt_console.py URI DOMAIN LOG TIMEOUT [MARKER [COMMAND]] — `virsh
+console` on a pty, as a person would run it: wait for the guest's marker
+(the test guest's VMM-GUEST-READY unless given), type a command (an echo,
+or COMMAND followed by one) and wait for its answer, then leave with
+Ctrl-]. Everything virsh printed goes to LOG. Exit 0, or 1 with the
+reason."""
 import os
 import pty
 import select
@@ -10,6 +11,8 @@ import sys
 import time
 
 uri, domain, log_path, timeout = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+marker = sys.argv[5].encode() if len(sys.argv) > 5 else b"VMM-GUEST-READY"
+command = sys.argv[6] + "; " if len(sys.argv) > 6 else ""
 pid, fd = pty.fork()
 if pid == 0:
     os.execvp("virsh", ["virsh", "-c", uri, "console", domain, "--force"])
@@ -55,12 +58,12 @@ def finish(status, why):
 
 
 t0 = time.time()
-if not wait_for(b"VMM-GUEST-READY", timeout):
-    finish(1, "FAIL: no VMM-GUEST-READY on the console after %d s" % timeout)
+if not wait_for(marker, timeout):
+    finish(1, "FAIL: no %s on the console after %d s" % (marker.decode(), timeout))
 print("console: guest ready after %.0f s" % (time.time() - t0))
 time.sleep(1)
 # Typed through the pty: checks the input direction too.
-os.write(fd, b"echo VMM-CONSOLE-$((6*7))\r")
+os.write(fd, (command + "echo VMM-CONSOLE-$((6*7))\r").encode())
 if not wait_for(b"VMM-CONSOLE-42", 120):
     finish(1, "FAIL: the guest's shell did not answer through the console")
 finish(0, "console: marker seen, the shell answered")

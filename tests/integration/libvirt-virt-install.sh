@@ -1,0 +1,133 @@
+#!/bin/sh
+# libvirt-virt-install.sh — the domains a person gets from virt-install,
+# run by Debian's libvirt 9.0 with vmm as the emulator, QEMU running the
+# same domains in the same test as the reference. Debian's virt-install
+# writes each domain (--import --osinfo debian11 --network user --disk
+# bus=virtio, make demo's Debian kernel and initrd by --boot kernel=; the
+# default q35 and --machine pc), and only <emulator> changes for vmm. Both
+# then go through define; start (paused, so the console sees the whole
+# boot); virsh console, where the guest's qemu-ga is started on its port;
+# qemu-agent-command guest-ping; domifaddr --source agent (the DHCP lease
+# of user networking); dommemstat with a period; setmem, seen by the
+# guest's balloon driver; suspend/resume; shutdown --mode agent; start
+# again, shutdown --mode acpi (the power button); start paused, destroy;
+# undefine.
+#
+# Root only; libvirtd and virtlogd are this test's own (libvirt.inc.sh).
+# Eight Debian boots: a LINUX_TESTS member.
+dom=vi
+. "$(dirname "$0")/libvirt.inc.sh"
+command -v virt-install >/dev/null || skip "virt-install is missing (scripts/install-deps.sh check)"
+qemu=$(command -v qemu-system-x86_64) || fail "no qemu-system-x86_64 (scripts/install-deps.sh check)"
+guest=$(sh scripts/demo/image.sh) || fail "no Debian guest image (scripts/demo/image.sh)"
+zcat "$guest/initrd.cpio.gz" | cpio -t 2>/dev/null | grep -qx bin/qemu-ga ||
+	fail "no qemu-ga in the guest image (apt-get install qemu-guest-agent)"
+vmm=$(readlink -f "${VMM:-build/vmm}")
+truncate -s 64M "$T/disk.img"
+ready="vmm demo: a shell"
+agent_on="vport-links; qemu-ga -d -m virtio-serial -p /dev/virtio-ports/org.qemu.guest_agent.0 -t /tmp -f /tmp/qga.pid"
+
+# virt-install MACHINE: its domain in $T/MACHINE.xml (QEMU's emulator).
+virt_install() {
+	if [ "$1" = q35 ]; then set --; else set -- --machine "$1"; fi
+	virt-install --connect qemu:///system --import --name "$dom" --osinfo debian11 \
+		--graphics none --network user,model=virtio --disk "$T/disk.img,bus=virtio" \
+		--memory 512 --virt-type kvm "$@" \
+		--boot "kernel=$guest/kernel,initrd=$guest/initrd.cpio.gz,kernel_args=$(cat tests/guest/linux/cmdline)" \
+		--print-xml >"$T/xml" 2>"$T/virt-install.err" || { cat "$T/virt-install.err"; fail "virt-install"; }
+}
+
+# console LOG [COMMAND]: virsh console until the demo shell answers.
+console() {
+	python3 "$here/libvirt_console.py" qemu:///system "$dom" "$T/$1" "$limit" "$ready" ${2:+"$2"} ||
+		{ tail -c 2000 "$T/$1"; fail "$side: virsh console"; }
+}
+
+# agent JSON: qemu-agent-command, retried while libvirt has not yet seen
+# the agent's port open (VSERPORT_CHANGE); prints the answer.
+agent() {
+	for _ in $(seq 120); do
+		$V qemu-agent-command "$dom" "$1" 2>"$T/agent.err" && return 0
+		grep -q "not connected\|not responding" "$T/agent.err" || break
+		sleep 0.5
+	done
+	tail -c 1500 "$T/console.$side_tag"
+	fail "$side: qemu-agent-command $1: $(cat "$T/agent.err")"
+}
+
+# memstat NAME: a dommemstat figure (KiB), or empty.
+memstat() { $V dommemstat "$dom" 2>/dev/null | awk -v n="$1" '$1 == n { print $2 }'; }
+
+# wait_actual KIB: the balloon's size as libvirt reads it.
+wait_actual() {
+	for _ in $(seq 300); do
+		[ "$(memstat actual)" = "$1" ] && return 0
+		sleep 0.2
+	done
+	fail "$side: dommemstat actual is $(memstat actual) KiB, expected $1 after setmem"
+}
+
+# flow MACHINE SIDE EMULATOR
+flow() {
+	machine=$1 side="$2 $1" side_tag="$2.$1" t0=$(date +%s)
+	sed "s|<emulator>.*</emulator>|<emulator>$3</emulator>|" "$T/$machine.xml" >"$T/run.xml"
+	$V define "$T/run.xml" >/dev/null || fail "$side: virsh define"
+	$V start --paused "$dom" >/dev/null || fail "$side: virsh start"
+	wait_state paused 20
+	console "console.$2.$machine" "$agent_on" &
+	cpid=$!
+	sleep 2
+	$V resume "$dom" >/dev/null || fail "$side: virsh resume"
+	wait $cpid || exit 1
+	boot=$(($(date +%s) - t0))
+
+	[ "$(agent '{"execute":"guest-ping"}')" = '{"return":{}}' ] || fail "$side: guest-ping answered $(agent '{"execute":"guest-ping"}')"
+	$V domifaddr "$dom" --source agent >"$T/ifaddr" || fail "$side: domifaddr --source agent"
+	grep -q "eth0 .*ipv4 *10\.0\.2\.15/24" "$T/ifaddr" || { cat "$T/ifaddr"; fail "$side: no 10.0.2.15 on eth0 from the agent"; }
+
+	$V dommemstat "$dom" --period 1 --live >/dev/null || fail "$side: dommemstat --period"
+	for _ in $(seq 100); do [ -n "$(memstat available)" ] && [ -n "$(memstat usable)" ] && break; sleep 0.2; done
+	[ -n "$(memstat available)" ] && [ -n "$(memstat last_update)" ] ||
+		fail "$side: no guest statistics in dommemstat: $($V dommemstat "$dom" | tr '\n' ' ')"
+	$V setmem "$dom" 300M --live || fail "$side: setmem 300M"
+	wait_actual 307200
+	$V setmem "$dom" 512M --live || fail "$side: setmem 512M"
+	wait_actual 524288
+
+	$V suspend "$dom" >/dev/null && wait_state paused 10 && $V resume "$dom" >/dev/null &&
+		wait_state running 10 || fail "$side: suspend/resume"
+	agent '{"execute":"guest-ping"}' >/dev/null
+
+	$V shutdown "$dom" --mode agent >/dev/null || fail "$side: shutdown --mode agent"
+	wait_state "shut off" 120
+	tail -n 3 "/var/log/libvirt/qemu/$dom.log" | grep -q "reason=shutdown" ||
+		fail "$side: the agent's shutdown was not the guest's"
+
+	$V start "$dom" >/dev/null || fail "$side: virsh start (again)"
+	wait_state running 20
+	console "console2.$2.$machine"
+	$V shutdown "$dom" --mode acpi >/dev/null || fail "$side: shutdown --mode acpi"
+	wait_state "shut off" 120
+	tail -n 3 "/var/log/libvirt/qemu/$dom.log" | grep -q "reason=shutdown" ||
+		fail "$side: the power button's shutdown was not the guest's"
+
+	$V start --paused "$dom" >/dev/null || fail "$side: virsh start --paused"
+	wait_state paused 20
+	pid=$(emulator_pid)
+	$V destroy "$dom" >/dev/null && wait_state "shut off" 20 || fail "$side: virsh destroy"
+	! kill -0 "$pid" 2>/dev/null || fail "$side: the emulator still runs after destroy"
+	$V undefine "$dom" >/dev/null || fail "$side: virsh undefine"
+	echo "$side: define, start, console, agent ping, domifaddr, dommemstat, setmem 300M/512M," \
+		"suspend/resume, shutdown by agent and by ACPI, destroy, undefine:" \
+		"boot to the shell ${boot} s, all $(($(date +%s) - t0)) s"
+}
+
+for machine in q35 pc; do
+	virt_install "$machine"
+	mv "$T/xml" "$T/$machine.xml"
+	grep -q "machine=\"$machine\"" "$T/$machine.xml" || fail "virt-install's domain is not $machine"
+	[ "$machine" = pc ] || grep -q pcie-root-port "$T/$machine.xml" || fail "no pcie-root-port"
+	flow "$machine" vmm "$vmm"
+	flow "$machine" qemu "$qemu"
+done
+echo "ok: virt-install's q35 and pc domains under libvirt, vmm and QEMU alike"

@@ -1,0 +1,100 @@
+# libvirt.inc.sh — sourced by the tests that run Debian's libvirt 9.0 with
+# vmm (and QEMU) as the emulator: they skip without root, /dev/kvm or the
+# libvirt programs, re-run themselves in a private mount namespace where
+# /run/libvirt, /var/lib/libvirt, /var/cache/libvirt, /var/log/libvirt and
+# /etc/libvirt are folders under a mktemp -d in /tmp (AF_UNIX sockets work
+# there, also inside the nested runner's L1), and start their own libvirtd
+# and virtlogd, stopped at exit. The emulator runs as root, unconfined,
+# outside cgroups: the test host is a container or L1 without those
+# services, not a hardened libvirt. The caller sets dom (the domain the
+# helpers look at) and may add to cleanup with on_exit.
+set -u
+skip() { echo "skipped: $*"; exit 77; }
+[ "$(id -u)" = 0 ] || skip "needs root (a privileged libvirtd)"
+[ -e /dev/kvm ] || skip "/dev/kvm is absent"
+for c in libvirtd virtlogd virsh unshare python3; do
+	command -v $c >/dev/null || skip "$c is missing (scripts/install-deps.sh check)"
+done
+getent passwd libvirt-qemu >/dev/null || skip "no libvirt-qemu user (libvirt-daemon-system)"
+here=$(cd "$(dirname "$0")" && pwd)
+limit=${LINUX_TIMEOUT:-900}
+
+# Everything below runs in a mount namespace of its own.
+if [ -z "${VMM_LIBVIRT_NS:-}" ]; then
+	VMM_LIBVIRT_NS=1 exec unshare -m --propagation private sh "$0" "$@"
+fi
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/vmm-libvirt.XXXXXX")
+V="virsh -q -c qemu:///system"
+dirs="/run/libvirt /var/lib/libvirt /var/cache/libvirt /var/log/libvirt /etc/libvirt"
+mkdir -p "$T/etc/libvirt"
+cp -a /etc/libvirt/. "$T/etc/libvirt/"
+for d in $dirs; do
+	mkdir -p "$T$d" "$d" && mount --bind "$T$d" "$d" || { echo "FAIL: cannot bind $d"; exit 1; }
+done
+mkdir -p /var/lib/libvirt/qemu /var/cache/libvirt/qemu /var/log/libvirt/qemu /run/libvirt/qemu
+
+stop_daemons() {
+	for p in libvirtd virtlogd; do
+		[ -f "$T/$p.pid" ] && kill "$(cat "$T/$p.pid")" 2>/dev/null
+	done
+	sleep 1
+}
+cleanup() {
+	for d in $($V list --all --name 2>/dev/null); do
+		$V destroy "$d" >/dev/null 2>&1
+		$V undefine "$d" >/dev/null 2>&1
+	done
+	stop_daemons
+	for d in $dirs; do umount "$d" 2>/dev/null; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+fail() {
+	echo "FAIL: $*"
+	echo "--- domain log"
+	tail -n 30 "/var/log/libvirt/qemu/$dom.log" 2>/dev/null
+	echo "--- libvirtd errors"
+	grep ' error : ' /var/log/libvirt/libvirtd.log 2>/dev/null | tail -n 10
+	exit 1
+}
+
+cat >/etc/libvirt/qemu.conf <<CONF
+user = "root"
+group = "root"
+dynamic_ownership = 0
+remember_owner = 0
+security_driver = "none"
+cgroup_controllers = [ ]
+namespaces = [ ]
+CONF
+cat >/etc/libvirt/libvirtd.conf <<CONF
+auth_unix_rw = "none"
+auth_unix_ro = "none"
+log_filters = "1:qemu.qemu_monitor 3:*"
+log_outputs = "1:file:/var/log/libvirt/libvirtd.log"
+CONF
+
+start_libvirtd() {
+	libvirtd -d -p "$T/libvirtd.pid" || fail "libvirtd did not start"
+	for _ in $(seq 600); do
+		[ -S /run/libvirt/libvirt-sock ] && $V version >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	fail "libvirtd's socket never answered"
+}
+virtlogd -d -p "$T/virtlogd.pid" || fail "virtlogd did not start"
+start_libvirtd
+
+state() { $V domstate "$dom" 2>&1; }
+# wait_state STATE SECS
+wait_state() {
+	for _ in $(seq $(($2 * 5))); do
+		[ "$(state)" = "$1" ] && return 0
+		sleep 0.2
+	done
+	fail "domstate is '$(state)', expected '$1' within $2 s"
+}
+emulator_pid() { cat "/run/libvirt/qemu/$dom.pid" 2>/dev/null; }
