@@ -11,6 +11,9 @@ KVM_BENCHES += bench/virtio-blk.sh
 $(eval $(call program,net-udp-echo,bench/net-udp-echo.c,,))
 BENCHES += bench/virtio-net-udp.sh
 KVM_BENCHES += bench/virtio-net-udp.sh
+# virt-install's q35 domain: boot, RSS beyond guest RAM, balloon, vs QEMU.
+BENCHES += bench/q35-guest.sh
+KVM_BENCHES += bench/q35-guest.sh
 # virtio-net: Linux guest TCP bulk both ways, vmm vs QEMU.
 BENCHES += bench/virtio-net-tcp.sh
 KVM_BENCHES += bench/virtio-net-tcp.sh
