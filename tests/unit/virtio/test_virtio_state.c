@@ -71,7 +71,7 @@ static void wr(uint32_t base, uint32_t off, unsigned size, uint32_t v)
 
 static struct virtio_blk *make_blk(uint64_t sectors)
 {
-	struct block_opts o = {.path = img, .no_lock = true};
+	struct block_opts o = {.path = img, .format = BLOCK_FORMAT_RAW, .no_lock = true};
 	struct virtio_blk_opts vo = {NULL, NULL, 1, DEVFN, "vd", BLOCK_AIO_IO_URING};
 	char err[256];
 	struct virtio_blk *b;
@@ -272,8 +272,16 @@ START_TEST(bad_trees_refused)
 	void *good = busy_tree(&len), *b = malloc(len);
 
 	memcpy(b, good, len);
-	patch_u16(b, NODE "/queue@0", "used-idx", 7);
-	refused(b, len, "used index");
+	/* one behind the used ring in RAM (and within the ring of last-avail) */
+	patch_u16(b, NODE "/queue@0", "used-idx", 2);
+	refused(b, len, "differs from the used ring");
+	memcpy(b, good, len);
+	patch_u16(b, NODE "/queue@0", "used-idx", 3);
+	patch_u16(b, NODE "/queue@0", "last-avail", 12);
+	refused(b, len, "next available");
+	memcpy(b, good, len);
+	patch_u64(b, NODE, "features", 1);
+	refused(b, len, "differ from");
 	memcpy(b, good, len);
 	patch_u16(b, NODE "/queue@0", "last-avail", 200);
 	refused(b, len, "next available");
