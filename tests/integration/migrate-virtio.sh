@@ -94,7 +94,7 @@ run() {
 	a=$(ask WRITE1 "head -c 262144 /dev/urandom >/tmp/a; dd if=/tmp/a of=/dev/vda bs=64k seek=16 oflag=direct 2>/dev/null; sha256sum </tmp/a | cut -d' ' -f1")
 	[ ${#a} = 64 ] || fail "the guest's first block: '$a'"
 	# a writer busy on blocks 64.. while the machine stops
-	echo "(while :; do dd if=/dev/urandom of=/dev/vda bs=64k seek=64 count=32 oflag=direct 2>/dev/null; done) & echo WRITER-\$((6*7))" >&3
+	echo "(while :; do dd if=/dev/urandom of=/dev/vda bs=64k seek=64 count=32 oflag=direct 2>/dev/null; done) & W=\$!; echo WRITER-\$((6*7))" >&3
 	wait_for "^WRITER-42"
 	sleep 2
 	qmp '
@@ -117,7 +117,7 @@ while q.ok("query-status")["status"] == "inmigrate":
 if q.ok("query-status")["status"] == "paused":
     q.ok("cont")
 assert q.ok("query-status")["status"] == "running"' || fail "the restored guest does not run: $(cat "$work/err")"
-	echo 'kill %1; wait; echo STOPPED-$((6*7))' >&3
+	echo 'kill $W; wait $W; echo STOPPED-$((6*7))' >&3
 	wait_for "^STOPPED-42"
 	a2=$(ask READ1 "dd if=/dev/vda bs=64k skip=16 count=4 iflag=direct 2>/dev/null | sha256sum | cut -d' ' -f1")
 	[ "$a2" = "$a" ] || fail "the block written before the save reads back as $a2, not $a"
