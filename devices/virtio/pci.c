@@ -127,6 +127,9 @@ void vpci_device_reset(struct virtio_pci *vp)
 	vp->completed = 0;
 	if (vp->ops->reset)
 		vp->ops->reset(vp->opaque);
+	/* a device's reset waits for or drops the chains it kept (blk_reset
+	 * reaps every request): none is in flight any more */
+	vp->in_flight = 0;
 }
 
 static void machine_reset(void *opaque)
