@@ -2,7 +2,7 @@
  * fake host: a virtio-blk served requests through MSI-X, is saved, freed,
  * and a fresh one loads the tree and serves the driver's next request on
  * the same rings (the used index continues, the same vector fires); a
- * virtio-rng keeps its rate-limit budget; trees that disagree with the
+ * virtio-rng keeps its rate-limit budget, a virtio-net its MAC and link; trees that disagree with the
  * rings in guest RAM, the image or the device are refused. */
 #include <check.h>
 #include <endian.h>
@@ -372,6 +372,88 @@ START_TEST(rng_budget_kept_and_checked)
 }
 END_TEST
 
+/* ------------------------------------------------------------ virtio-net */
+
+static int null_send(struct netdev *nd, unsigned q, const struct virtio_net_hdr *hdr,
+		     const struct iovec *iov, int iovcnt, size_t len)
+{
+	return 0;
+}
+
+static int null_fd(struct netdev *nd)
+{
+	return -1;
+}
+
+static int null_info(struct netdev *nd, char *buf, size_t len)
+{
+	return snprintf(buf, len, "null");
+}
+
+static void null_free(struct netdev *nd)
+{
+}
+
+static const struct netdev_ops null_ops = {
+	.type = "null", .send = null_send, .fd = null_fd, .info = null_info, .free = null_free};
+static struct netdev null_nd = {.ops = &null_ops, .queues = 1};
+
+static struct virtio_net *make_net(void)
+{
+	struct virtio_net_opts o = {&null_nd, {0x52, 0x54, 0, 1, 2, 3}, 1500, 4 << 3, "net0", false};
+	char err[256];
+	struct virtio_net *n = virtio_net_new(&th.host, bus, &o, err, sizeof(err));
+
+	ck_assert_msg(n, "%s", err);
+	return n;
+}
+
+static void save_net(void *dev, struct state_writer *w)
+{
+	ck_assert_int_eq(virtio_pci_save(virtio_net_transport(dev), w, "virtio-net@0", state_err,
+					 sizeof(state_err)),
+			 0);
+}
+
+static int load_net(void *dev, const struct state_reader *r, char *e, size_t elen)
+{
+	return virtio_pci_load(virtio_net_transport(dev), r, "virtio-net@0", e, elen);
+}
+
+#define NET_NODE "/devices/virtio-net@0"
+
+START_TEST(net_mac_link_and_filter_kept)
+{
+	static const uint8_t set_mac[6] = {0x02, 0, 0, 0xaa, 0xbb, 0xcc};
+	struct virtio_net *n = make_net();
+	struct virtio_net_info info;
+	size_t len;
+	void *blob = save_tree(save_net, n, &len);
+
+	virtio_net_free(n);
+	/* as if the driver had set a MAC (CTRL_MAC_ADDR_SET) and the link
+	 * were down */
+	patch(blob, NET_NODE, "mac", set_mac, 6);
+	patch_u8(blob, NET_NODE, "link-up", 0);
+	n = make_net();
+	ck_assert_msg(load_tree(load_net, n, blob, len) == 0, "%s", state_err);
+	virtio_net_get_info(n, &info);
+	ck_assert_mem_eq(info.mac, set_mac, 6);
+	ck_assert(!info.link_up);
+	ck_assert_uint_eq(info.pairs, 1);
+	/* more pairs than the device has, a MAC table past its size */
+	patch_u32(blob, NET_NODE, "pairs", 2);
+	ck_assert_int_eq(load_tree(load_net, n, blob, len), -1);
+	ck_assert_msg(strstr(state_err, "pairs"), "%s", state_err);
+	patch_u32(blob, NET_NODE, "pairs", 1);
+	patch_u32(blob, NET_NODE, "mac-uni-count", 65);
+	ck_assert_int_eq(load_tree(load_net, n, blob, len), -1);
+	ck_assert_msg(strstr(state_err, "mac-uni-count"), "%s", state_err);
+	free(blob);
+	virtio_net_free(n);
+}
+END_TEST
+
 static Suite *state_suite(void)
 {
 	Suite *s = suite_create("virtio_state");
@@ -382,6 +464,7 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, blk_queue_continues_after_load);
 	tcase_add_test(tc, bad_trees_refused);
 	tcase_add_test(tc, rng_budget_kept_and_checked);
+	tcase_add_test(tc, net_mac_link_and_filter_kept);
 	suite_add_tcase(s, tc);
 	return s;
 }
