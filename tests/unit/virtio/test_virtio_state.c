@@ -2,13 +2,16 @@
  * fake host: a virtio-blk served requests through MSI-X, is saved, freed,
  * and a fresh one loads the tree and serves the driver's next request on
  * the same rings (the used index continues, the same vector fires); a
+ * save waits for a request the device holds (drain, not re-submit); a
  * virtio-rng keeps its rate-limit budget, a virtio-net its MAC and link; trees that disagree with the
  * rings in guest RAM, the image or the device are refused. */
 #include <check.h>
 #include <endian.h>
 #include <libfdt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "backends/backends.h"
@@ -208,6 +211,11 @@ static int load_blk(void *dev, const struct state_reader *r, char *e, size_t ele
 	return virtio_pci_load(virtio_blk_transport(dev), r, "virtio-blk@0", e, elen);
 }
 
+static void save_slow(void *dev, struct state_writer *w)
+{
+	ck_assert_int_eq(virtio_pci_save(dev, w, "virtio-blk@0", state_err, sizeof(state_err)), 0);
+}
+
 /* Three requests served, then the tree. */
 static void *busy_tree(size_t *len)
 {
@@ -310,6 +318,89 @@ START_TEST(bad_trees_refused)
 	ck_assert_msg(strstr(state_err, "capacity"), "%s", state_err);
 	free(b);
 	free(good);
+}
+END_TEST
+
+/* ------------------------------------------------ requests in flight */
+
+/* A device that keeps every chain (VIRTIO_REQ_PENDING) until its
+ * eventfd fires, as virtio-blk does with io_uring. */
+struct slow_dev {
+	struct virtio_pci *vp;
+	int efd;
+	int head; /* the chain it holds, or -1 */
+};
+
+static int slow_handle(void *opaque, unsigned qi, struct virtq_chain *c, uint32_t *written,
+		       const char **why)
+{
+	struct slow_dev *d = opaque;
+
+	__atomic_store_n(&d->head, c->head, __ATOMIC_SEQ_CST);
+	return VIRTIO_REQ_PENDING;
+}
+
+static void slow_ready(void *opaque)
+{
+	struct slow_dev *d = opaque;
+	uint64_t v;
+
+	if (read(d->efd, &v, sizeof(v)) == sizeof(v) && d->head >= 0)
+		virtio_pci_complete(d->vp, 0, (uint16_t)d->head, 0);
+	d->head = -1;
+}
+
+static const struct virtio_dev_ops slow_ops = {
+	.device_id = VIRTIO_ID_RNG, .num_queues = 1, .queue_size = QSIZE, .handle = slow_handle};
+
+static void *complete_later(void *opaque)
+{
+	struct slow_dev *d = opaque;
+	uint64_t one = 1;
+
+	usleep(300 * 1000);
+	ck_assert_int_eq(write(d->efd, &one, sizeof(one)), 8);
+	return NULL;
+}
+
+START_TEST(save_waits_for_requests_in_flight)
+{
+	struct slow_dev d = {.head = -1};
+	struct vring_avail *a = (struct vring_avail *)g(AVAIL);
+	struct vring_desc *desc = (struct vring_desc *)g(DESC);
+	char err[256];
+	pthread_t t;
+	size_t len;
+	void *blob;
+	fdt16_t idx;
+	int off;
+
+	drop_blk();
+	d.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	d.vp = virtio_pci_new(&th.host, bus, DEVFN, "slow", &slow_ops, &d, NULL, err, sizeof(err));
+	ck_assert_msg(d.vp, "%s", err);
+	ck_assert_int_eq(virtio_pci_watch(d.vp, d.efd, slow_ready, &d), 0);
+	bring_up();
+	desc[0] = (struct vring_desc){htole64(DATA), htole32(16), htole16(VRING_DESC_F_WRITE), 0};
+	a->ring[0] = 0;
+	__atomic_store_n(&a->idx, htole16(1), __ATOMIC_RELEASE);
+	wr(BAR4, VIRTIO_PCI_NOTIFY_OFF, 2, 0);
+	for (int i = 0; i < 2000 && __atomic_load_n(&d.head, __ATOMIC_SEQ_CST) < 0; i++)
+		usleep(1000);
+	ck_assert_int_eq(d.head, 0);
+	ck_assert_uint_eq(used_idx(), 0);
+	/* the save waits for the completion: the tree and RAM both have it */
+	pthread_create(&t, NULL, complete_later, &d);
+	blob = save_tree(save_slow, d.vp, &len);
+	pthread_join(t, NULL);
+	off = fdt_path_offset(blob, "/devices/virtio-blk@0/queue@0");
+	ck_assert_int_ge(off, 0);
+	memcpy(&idx, fdt_getprop(blob, off, "used-idx", NULL), 2);
+	ck_assert_uint_eq(fdt16_to_cpu(idx), 1);
+	ck_assert_uint_eq(used_idx(), 1);
+	free(blob);
+	virtio_pci_free(d.vp);
+	close(d.efd);
 }
 END_TEST
 
@@ -463,6 +554,7 @@ static Suite *state_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, blk_queue_continues_after_load);
 	tcase_add_test(tc, bad_trees_refused);
+	tcase_add_test(tc, save_waits_for_requests_in_flight);
 	tcase_add_test(tc, rng_budget_kept_and_checked);
 	tcase_add_test(tc, net_mac_link_and_filter_kept);
 	suite_add_tcase(s, tc);
