@@ -398,6 +398,16 @@ START_TEST(save_waits_for_requests_in_flight)
 	memcpy(&idx, fdt_getprop(blob, off, "used-idx", NULL), 2);
 	ck_assert_uint_eq(fdt16_to_cpu(idx), 1);
 	ck_assert_uint_eq(used_idx(), 1);
+	/* frozen until thawed: the RAM after the tree must not change */
+	a->ring[1] = 0;
+	__atomic_store_n(&a->idx, htole16(2), __ATOMIC_RELEASE);
+	wr(BAR4, VIRTIO_PCI_NOTIFY_OFF, 2, 0);
+	usleep(100 * 1000);
+	ck_assert_int_eq(__atomic_load_n(&d.head, __ATOMIC_SEQ_CST), -1);
+	virtio_pci_thaw(d.vp);
+	for (int i = 0; i < 2000 && __atomic_load_n(&d.head, __ATOMIC_SEQ_CST) < 0; i++)
+		usleep(1000);
+	ck_assert_int_eq(d.head, 0);
 	free(blob);
 	virtio_pci_free(d.vp);
 	close(d.efd);
