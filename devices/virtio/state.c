@@ -25,7 +25,7 @@
 
 static void save_queue(const struct virtq *q, unsigned qi, struct state_writer *w)
 {
-	char name[16];
+	char name[24];
 
 	snprintf(name, sizeof(name), "queue@%u", qi);
 	state_begin(w, name, QUEUE_STATE_VERSION);
@@ -154,7 +154,7 @@ static int load_queue(struct virtio_pci *vp, const struct state_reader *r, unsig
 	struct state_node n;
 	uint16_t last_avail, used_idx;
 	bool enabled, broken, valid;
-	char name[16];
+	char name[24];
 
 	snprintf(name, sizeof(name), "queue@%u", qi);
 	virtq_reset(q, vp->ops->queue_size);
