@@ -108,8 +108,8 @@ static const char *unsaved_device(struct machine *m)
 	if (m->dma)
 		return "i8257";
 	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++)
-		if (m->edu[i] || m->pci_testdev[i])
-			return m->edu[i] ? "edu" : "pci-testdev";
+		if (m->pci_testdev[i])
+			return "pci-testdev";
 	if (m->iommu)
 		return "intel-iommu";
 	if (m->pc_testdev)

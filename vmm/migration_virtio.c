@@ -1,10 +1,12 @@
 /* migration_virtio.c — the machine's virtio devices in the state tree:
  * virtio-blk-pci, virtio-net-pci and virtio-rng-pci, one node each
- * (`virtio-blk@0`, by the index the command line gave them). Saving
+ * (`virtio-blk@0`, by the index the command line gave them), and the
+ * edu test device beside them (`edu@0`). Saving
  * drains each device's requests and freezes its queues until
  * migration_virtio_thaw (see devices/virtio/state.c). */
 #include <stdio.h>
 
+#include "devices/testdev/edu.h"
 #include "devices/virtio/virtio.h"
 #include "vmm/machine.h"
 #include "vmm/migration.h"
@@ -64,7 +66,13 @@ static int thaw_one(struct virtio_pci *vp, const char *name, void *ctx)
 int migration_virtio_save(struct machine *m, struct state_writer *w, char *err, size_t errlen)
 {
 	struct walk k = {.w = w, .err = err, .errlen = errlen};
+	char name[32];
 
+	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++) {
+		snprintf(name, sizeof(name), "edu@%u", i);
+		if (m->edu[i])
+			edu_save(m->edu[i], w, name);
+	}
 	return each_virtio(m, save_one, &k);
 }
 
@@ -72,7 +80,13 @@ int migration_virtio_load(struct machine *m, const struct state_reader *devs, ch
 			  size_t errlen)
 {
 	struct walk k = {.r = devs, .err = err, .errlen = errlen};
+	char name[32];
 
+	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++) {
+		snprintf(name, sizeof(name), "edu@%u", i);
+		if (m->edu[i] && edu_load(m->edu[i], devs, name, err, errlen) < 0)
+			return -1;
+	}
 	return each_virtio(m, load_one, &k);
 }
 
