@@ -1,8 +1,9 @@
 /* fuzz_state.c — the device-state tree reader (state/state.c) and the
  * devices' loaders on it: the input is a saved tree. Every input goes
  * through state_reader_open (fdt_check_full); an accepted tree is loaded
- * into a fresh 16550A, RTC, 8259A pair and virtio-rng-pci (the virtio-pci
- * transport's loader: registers, MSI-X, queues against 4 KiB of RAM)
+ * into a fresh 16550A, RTC, 8259A pair, edu and virtio-rng-pci (the
+ * virtio-pci transport's loader: registers, MSI-X, queues against 4 KiB
+ * of RAM)
  * under /devices, each device is
  * read through its ports, and what loaded is saved again and must load
  * back (a loaded device always holds a state its own loader accepts). */
@@ -12,6 +13,7 @@
 #include "devices/intc/i8259.h"
 #include "devices/isa/serial.h"
 #include "devices/pci/pci.h"
+#include "devices/testdev/edu.h"
 #include "devices/virtio/virtio.h"
 #include "devices/timer/rtc.h"
 #include "state/state.h"
@@ -26,7 +28,8 @@ struct devs {
 	struct rtc *rtc;
 	struct i8259 *pic;
 	struct virtio_rng *rng;
-	bool uart_ok, rtc_ok, pic_ok, rng_ok;
+	struct edu *edu;
+	bool uart_ok, rtc_ok, pic_ok, rng_ok, edu_ok;
 };
 
 static void devs_new(struct devs *d)
@@ -40,7 +43,8 @@ static void devs_new(struct devs *d)
 				&(struct virtio_rng_opts){.fd = -1, .max_bytes = 4096,
 							  .period_ms = 1000, .devfn = 3 << 3},
 				NULL, 0);
-	if (!d->uart || !d->rtc || !d->pic || !d->rng)
+	d->edu = edu_new(&host.host, bus, 4 << 3);
+	if (!d->uart || !d->rtc || !d->pic || !d->rng || !d->edu)
 		abort();
 }
 
@@ -50,6 +54,7 @@ static void devs_free(struct devs *d)
 	rtc_free(d->rtc);
 	i8259_free(d->pic);
 	virtio_rng_free(d->rng);
+	edu_free(d->edu);
 }
 
 static void devs_load(struct devs *d, const struct state_reader *r)
@@ -61,6 +66,7 @@ static void devs_load(struct devs *d, const struct state_reader *r)
 	d->pic_ok = i8259_load(d->pic, r, err, sizeof(err)) == 0;
 	d->rng_ok = virtio_pci_load(virtio_rng_transport(d->rng), r, "virtio-rng@0", err,
 				    sizeof(err)) == 0;
+	d->edu_ok = edu_load(d->edu, r, "edu@0", err, sizeof(err)) == 0;
 }
 
 /* Every port of the three devices, and the PIC's INTA cycle. */
@@ -102,6 +108,8 @@ static void resave(struct devs *d)
 		rtc_save(d->rtc, w);
 	if (d->pic_ok)
 		i8259_save(d->pic, w);
+	if (d->edu_ok)
+		edu_save(d->edu, w, "edu@0");
 	if (d->rng_ok &&
 	    virtio_pci_save(virtio_rng_transport(d->rng), w, "virtio-rng@0", err, sizeof(err)) < 0) {
 		fprintf(stderr, "fuzz_state: %s\n", err);
@@ -118,7 +126,7 @@ static void resave(struct devs *d)
 	devs_new(&again);
 	devs_load(&again, &devices);
 	if (again.uart_ok != d->uart_ok || again.rtc_ok != d->rtc_ok || again.pic_ok != d->pic_ok ||
-	    again.rng_ok != d->rng_ok)
+	    again.rng_ok != d->rng_ok || again.edu_ok != d->edu_ok)
 		abort();
 	devs_free(&again);
 	state_reader_close(&r);
