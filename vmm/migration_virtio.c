@@ -12,9 +12,8 @@
 #include "vmm/migration.h"
 
 /* Every saved virtio device of m with its node name; f returns < 0 to stop. */
-static int each_virtio(struct machine *m, int (*f)(struct virtio_pci *vp, const char *name,
-						   void *ctx),
-		       void *ctx)
+static int each_virtio(struct machine *m,
+		       int (*f)(struct virtio_pci *vp, const char *name, void *ctx), void *ctx)
 {
 	char name[32];
 

@@ -338,10 +338,9 @@ int edu_load(struct edu *e, const struct state_reader *r, const char *name, char
 
 	if (state_node_open(&n, r, name, EDU_STATE_VERSION, err, errlen) < 0 ||
 	    state_get_u32(&n, "alive", &alive) < 0 || state_get_u32(&n, "fact", &fact) < 0 ||
-	    state_get_u32(&n, "status", &status) < 0 ||
-	    state_get_u32(&n, "irq-status", &irq) < 0 || state_get_u64(&n, "dma-src", &src) < 0 ||
-	    state_get_u64(&n, "dma-dst", &dst) < 0 || state_get_u64(&n, "dma-cnt", &cnt) < 0 ||
-	    state_get_u64(&n, "dma-cmd", &cmd) < 0)
+	    state_get_u32(&n, "status", &status) < 0 || state_get_u32(&n, "irq-status", &irq) < 0 ||
+	    state_get_u64(&n, "dma-src", &src) < 0 || state_get_u64(&n, "dma-dst", &dst) < 0 ||
+	    state_get_u64(&n, "dma-cnt", &cnt) < 0 || state_get_u64(&n, "dma-cmd", &cmd) < 0)
 		return -1;
 	if (status & ~STATUS_IRQFACT)
 		return state_node_fail(&n, "status %#x: only the interrupt enable is kept", status);
@@ -350,8 +349,8 @@ int edu_load(struct edu *e, const struct state_reader *r, const char *name, char
 				       (unsigned long long)cmd);
 	/* the configuration space (and INTA) without the device lock: the
 	 * bus lock comes first */
-	if (state_get_bytes(&n, "dma-buf", buf, sizeof(buf)) < 0 ||
-	    pci_dev_load(&e->pci, &n) < 0 || state_node_close(&n) < 0)
+	if (state_get_bytes(&n, "dma-buf", buf, sizeof(buf)) < 0 || pci_dev_load(&e->pci, &n) < 0 ||
+	    state_node_close(&n) < 0)
 		return -1;
 	pthread_mutex_lock(&e->lock);
 	memcpy(e->buf, buf, sizeof(buf));

@@ -313,10 +313,9 @@ int msix_load(struct msix *mx, struct state_node *n)
 	for (unsigned i = 0; i < mx->nvec; i++) {
 		const uint8_t *t = &table[i * MSIX_ENTRY_SIZE];
 
-		mx->e[i] = (struct msix_entry){(uint32_t)io_data_get(t, 4),
-					       (uint32_t)io_data_get(t + 4, 4),
-					       (uint32_t)io_data_get(t + 8, 4),
-					       (uint32_t)io_data_get(t + 12, 4)};
+		mx->e[i] = (struct msix_entry){
+			(uint32_t)io_data_get(t, 4), (uint32_t)io_data_get(t + 4, 4),
+			(uint32_t)io_data_get(t + 8, 4), (uint32_t)io_data_get(t + 12, 4)};
 		mx->stale[i] = true; /* routes follow the loaded entries */
 	}
 	mx->pending = pending;

@@ -140,7 +140,8 @@ static int load_transport(struct virtio_pci *vp, struct state_node *n, struct tr
 		return state_node_fail(n, "driver-features %#llx were never offered",
 				       (unsigned long long)t->driver_features);
 	if ((t->status & VIRTIO_CONFIG_S_DRIVER_OK) && !(t->status & VIRTIO_CONFIG_S_FEATURES_OK))
-		return state_node_fail(n, "status %#x has DRIVER_OK without FEATURES_OK", t->status);
+		return state_node_fail(n, "status %#x has DRIVER_OK without FEATURES_OK",
+				       t->status);
 	if (!vector_ok(vp, t->msix_config))
 		return state_node_fail(n, "msix-config %u is not a vector of this device",
 				       t->msix_config);

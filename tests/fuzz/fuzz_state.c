@@ -14,8 +14,8 @@
 #include "devices/isa/serial.h"
 #include "devices/pci/pci.h"
 #include "devices/testdev/edu.h"
-#include "devices/virtio/virtio.h"
 #include "devices/timer/rtc.h"
+#include "devices/virtio/virtio.h"
 #include "state/state.h"
 #include "tests/fake_host.h"
 #include "tests/fuzz/fuzz.h"
@@ -39,10 +39,11 @@ static void devs_new(struct devs *d)
 	d->uart = serial_new(&host.host, SERIAL_COM1_BASE, SERIAL_COM1_IRQ, NULL);
 	d->rtc = rtc_new(&host.host);
 	d->pic = i8259_new(&host.host, NULL, NULL);
-	d->rng = virtio_rng_new(&host.host, bus,
-				&(struct virtio_rng_opts){.fd = -1, .max_bytes = 4096,
-							  .period_ms = 1000, .devfn = 3 << 3},
-				NULL, 0);
+	d->rng = virtio_rng_new(
+		&host.host, bus,
+		&(struct virtio_rng_opts){
+			.fd = -1, .max_bytes = 4096, .period_ms = 1000, .devfn = 3 << 3},
+		NULL, 0);
 	d->edu = edu_new(&host.host, bus, 4 << 3);
 	if (!d->uart || !d->rtc || !d->pic || !d->rng || !d->edu)
 		abort();
@@ -110,8 +111,8 @@ static void resave(struct devs *d)
 		i8259_save(d->pic, w);
 	if (d->edu_ok)
 		edu_save(d->edu, w, "edu@0");
-	if (d->rng_ok &&
-	    virtio_pci_save(virtio_rng_transport(d->rng), w, "virtio-rng@0", err, sizeof(err)) < 0) {
+	if (d->rng_ok && virtio_pci_save(virtio_rng_transport(d->rng), w, "virtio-rng@0", err,
+					 sizeof(err)) < 0) {
 		fprintf(stderr, "fuzz_state: %s\n", err);
 		abort();
 	}

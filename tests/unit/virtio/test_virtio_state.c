@@ -3,8 +3,8 @@
  * and a fresh one loads the tree and serves the driver's next request on
  * the same rings (the used index continues, the same vector fires); a
  * save waits for a request the device holds (drain, not re-submit); a
- * virtio-rng keeps its rate-limit budget, a virtio-net its MAC and link; trees that disagree with the
- * rings in guest RAM, the image or the device are refused. */
+ * virtio-rng keeps its rate-limit budget, a virtio-net its MAC and link; trees that disagree with
+ * the rings in guest RAM, the image or the device are refused. */
 #include <check.h>
 #include <endian.h>
 #include <libfdt.h>
@@ -127,7 +127,8 @@ static void teardown(void)
 
 static unsigned msix_cap(void)
 {
-	for (unsigned c = pci_cfg_read(bus, DEVFN, 0x34, 1); c; c = pci_cfg_read(bus, DEVFN, c + 1, 1))
+	for (unsigned c = pci_cfg_read(bus, DEVFN, 0x34, 1); c;
+	     c = pci_cfg_read(bus, DEVFN, c + 1, 1))
 		if (pci_cfg_read(bus, DEVFN, c, 1) == 0x11)
 			return c;
 	ck_abort_msg("no MSI-X capability");
@@ -430,7 +431,8 @@ static int load_rng(void *dev, const struct state_reader *r, char *e, size_t ele
 
 static struct virtio_rng *make_rng(void)
 {
-	struct virtio_rng_opts o = {.fd = -1, .max_bytes = 100, .period_ms = 60000, .devfn = 3 << 3};
+	struct virtio_rng_opts o = {
+		.fd = -1, .max_bytes = 100, .period_ms = 60000, .devfn = 3 << 3};
 	char err[256];
 	struct virtio_rng *r = virtio_rng_new(&th.host, bus, &o, err, sizeof(err));
 
@@ -501,7 +503,8 @@ static struct netdev null_nd = {.ops = &null_ops, .queues = 1};
 
 static struct virtio_net *make_net(void)
 {
-	struct virtio_net_opts o = {&null_nd, {0x52, 0x54, 0, 1, 2, 3}, 1500, 4 << 3, "net0", false};
+	struct virtio_net_opts o = {&null_nd, {0x52, 0x54, 0, 1, 2, 3}, 1500, 4 << 3, "net0",
+				    false};
 	char err[256];
 	struct virtio_net *n = virtio_net_new(&th.host, bus, &o, err, sizeof(err));
 
