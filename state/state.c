@@ -248,7 +248,14 @@ int state_reader_open(struct state_reader *r, const void *blob, size_t len, char
 	}
 	memcpy(b->fdt, blob, len);
 	b->len = len;
-	ret = fdt_check_full(b->fdt, len);
+	/* the writer makes version 17 only; older layouts are refused before
+	 * fdt_check_full, which dereferences NULL on some (version 3) */
+	if (len < sizeof(struct fdt_header) || fdt_magic(b->fdt) != FDT_MAGIC)
+		ret = -FDT_ERR_BADMAGIC;
+	else if (fdt_version(b->fdt) != 17)
+		ret = -FDT_ERR_BADVERSION;
+	else
+		ret = fdt_check_full(b->fdt, len);
 	if (ret == 0 && fdt_totalsize(b->fdt) != len)
 		set_err(err, errlen, "state: the tree is %zu bytes, its header says %u", len,
 			fdt_totalsize(b->fdt));

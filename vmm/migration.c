@@ -107,18 +107,9 @@ static const char *unsaved_device(struct machine *m)
 		return "port92";
 	if (m->dma)
 		return "i8257";
-	for (unsigned i = 0; i < CLI_MAX_VIRTIO_DRIVES; i++)
-		if (m->vblk[i])
-			return "virtio-blk-pci";
-	for (unsigned i = 0; i < CLI_MAX_NICS; i++)
-		if (m->nics[i])
-			return "virtio-net-pci";
-	for (unsigned i = 0; i < CLI_MAX_RNG; i++)
-		if (m->rng[i])
-			return "virtio-rng-pci";
 	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++)
-		if (m->edu[i] || m->pci_testdev[i])
-			return m->edu[i] ? "edu" : "pci-testdev";
+		if (m->pci_testdev[i])
+			return "pci-testdev";
 	if (m->iommu)
 		return "intel-iommu";
 	if (m->pc_testdev)
@@ -149,14 +140,18 @@ static int check_devices(struct machine *m, char *err, size_t errlen)
 	return -1;
 }
 
-static void save_devices(struct machine *m, struct state_writer *w)
+static int save_devices(struct machine *m, struct state_writer *w, char *err, size_t errlen)
 {
+	int r;
+
 	state_begin(w, "devices", DEVICES_VERSION);
 	for (unsigned i = 0; i < CLI_MAX_SERIALS; i++)
 		if (m->serial[i])
 			serial_save(m->serial[i], w);
 	rtc_save(m->rtc, w);
+	r = migration_virtio_save(m, w, err, errlen);
 	state_end(w);
+	return r;
 }
 
 static int load_devices(struct machine *m, const struct state_reader *root, char *err,
@@ -171,7 +166,9 @@ static int load_devices(struct machine *m, const struct state_reader *root, char
 	for (unsigned i = 0; i < CLI_MAX_SERIALS; i++)
 		if (m->serial[i] && serial_load(m->serial[i], &devs, err, errlen) < 0)
 			return -1;
-	return rtc_load(m->rtc, &devs, err, errlen);
+	if (rtc_load(m->rtc, &devs, err, errlen) < 0)
+		return -1;
+	return migration_virtio_load(m, &devs, err, errlen);
 }
 
 static void machine_ram(struct machine *m, struct mig_ram *ram)
@@ -342,8 +339,7 @@ static int build_tree(struct machine *m, void **tree, size_t *len, char *err, si
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	save_devices(m, w);
-	if (cpu_state_save(m, w, err, errlen) < 0) {
+	if (save_devices(m, w, err, errlen) < 0 || cpu_state_save(m, w, err, errlen) < 0) {
 		state_writer_free(w);
 		return -1;
 	}
@@ -380,6 +376,7 @@ int migration_save(struct machine *m, const char *uri, char *err, size_t errlen)
 		if (close_uri(fd, pid, uri, r < 0 ? NULL : err, r < 0 ? 0 : errlen) < 0)
 			r = -1;
 	}
+	migration_virtio_thaw(m); /* RAM is written: the queues may run */
 	machine_resume(m);
 	free(tree);
 	mig.total_ms = now_ms() - mig.start_ms;

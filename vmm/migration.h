@@ -83,6 +83,19 @@ struct state_reader;
 int cpu_state_save(struct machine *m, struct state_writer *w, char *err, size_t errlen);
 int cpu_state_load(struct machine *m, const struct state_reader *root, char *err, size_t errlen);
 
+/* ------------------------------------------------- migration_virtio.c */
+
+struct machine;
+struct state_writer;
+struct state_reader;
+/* The virtio devices' nodes under /devices. Saving drains them and
+ * freezes their queues: 0, or -1 with err; thaw after the stream is
+ * written (or the save failed). */
+int migration_virtio_save(struct machine *m, struct state_writer *w, char *err, size_t errlen);
+int migration_virtio_load(struct machine *m, const struct state_reader *devs, char *err,
+			  size_t errlen);
+void migration_virtio_thaw(struct machine *m);
+
 /* ------------------------------------------------- migration.c */
 
 enum migration_state { MIG_NONE, MIG_SETUP, MIG_ACTIVE, MIG_COMPLETED, MIG_FAILED };

@@ -37,6 +37,9 @@ KVM_BENCHES += bench/core-mmio.sh
 $(eval $(call unit_test,vmm_iret,tests/unit/vmm/test_iret.c vmm/kvm_pvm_iret.c,,))
 INTEG_TESTS += tests/integration/migrate.sh
 KVM_TESTS += tests/integration/migrate.sh
+# ... with virtio-blk (qcow2), virtio-net on user networking and virtio-rng
+INTEG_TESTS += tests/integration/migrate-virtio.sh
+KVM_TESTS += tests/integration/migrate-virtio.sh
 # the migration stream's framing (header, zero pages, truncation)
 $(eval $(call unit_test,vmm_migration_stream,tests/unit/vmm/test_migration_stream.c vmm/migration_stream.c,,))
 INTEG_TESTS += tests/integration/control-exit.sh

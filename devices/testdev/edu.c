@@ -22,6 +22,7 @@
 #include "devices/dev_host.h"
 #include "devices/pci/pci.h"
 #include "devices/testdev/edu.h"
+#include "state/state.h"
 
 #define EDU_ID 0x010000edu
 #define EDU_BAR_SIZE (1u << 20)
@@ -301,4 +302,66 @@ void edu_free(struct edu *e)
 	pci_bus_remove(&e->pci);
 	pthread_mutex_destroy(&e->lock);
 	free(e);
+}
+
+/* ------------------------------------------------------------ snapshots */
+
+#define EDU_STATE_VERSION 1
+
+void edu_save(struct edu *e, struct state_writer *w, const char *name)
+{
+	state_begin(w, name, EDU_STATE_VERSION);
+	pci_dev_save(&e->pci, w);
+	pthread_mutex_lock(&e->lock);
+	state_put_u32(w, "alive", e->alive);
+	state_put_u32(w, "fact", e->fact);
+	state_put_u32(w, "status", e->status);
+	state_put_u32(w, "irq-status", e->irq_status);
+	state_put_u64(w, "dma-src", e->dma_src);
+	state_put_u64(w, "dma-dst", e->dma_dst);
+	state_put_u64(w, "dma-cnt", e->dma_cnt);
+	state_put_u64(w, "dma-cmd", e->dma_cmd);
+	state_put_bytes(w, "dma-buf", e->buf, sizeof(e->buf));
+	pthread_mutex_unlock(&e->lock);
+	state_end(w);
+}
+
+/* The factorial and DMA run to completion inside the register write, so
+ * a saved device is never computing and never has a DMA started. */
+int edu_load(struct edu *e, const struct state_reader *r, const char *name, char *err,
+	     size_t errlen)
+{
+	uint32_t alive, fact, status, irq;
+	uint64_t src, dst, cnt, cmd;
+	uint8_t buf[EDU_DMA_SIZE];
+	struct state_node n;
+
+	if (state_node_open(&n, r, name, EDU_STATE_VERSION, err, errlen) < 0 ||
+	    state_get_u32(&n, "alive", &alive) < 0 || state_get_u32(&n, "fact", &fact) < 0 ||
+	    state_get_u32(&n, "status", &status) < 0 || state_get_u32(&n, "irq-status", &irq) < 0 ||
+	    state_get_u64(&n, "dma-src", &src) < 0 || state_get_u64(&n, "dma-dst", &dst) < 0 ||
+	    state_get_u64(&n, "dma-cnt", &cnt) < 0 || state_get_u64(&n, "dma-cmd", &cmd) < 0)
+		return -1;
+	if (status & ~STATUS_IRQFACT)
+		return state_node_fail(&n, "status %#x: only the interrupt enable is kept", status);
+	if (cmd & ~(uint64_t)(DMA_FROM_DEV | DMA_IRQ))
+		return state_node_fail(&n, "dma-cmd %#llx: a DMA never stays started",
+				       (unsigned long long)cmd);
+	/* the configuration space (and INTA) without the device lock: the
+	 * bus lock comes first */
+	if (state_get_bytes(&n, "dma-buf", buf, sizeof(buf)) < 0 || pci_dev_load(&e->pci, &n) < 0 ||
+	    state_node_close(&n) < 0)
+		return -1;
+	pthread_mutex_lock(&e->lock);
+	memcpy(e->buf, buf, sizeof(buf));
+	e->alive = alive;
+	e->fact = fact;
+	e->status = status;
+	e->irq_status = irq;
+	e->dma_src = src;
+	e->dma_dst = dst;
+	e->dma_cnt = cnt;
+	e->dma_cmd = cmd;
+	pthread_mutex_unlock(&e->lock);
+	return 0;
 }

@@ -18,5 +18,11 @@ struct edu;
 struct edu *edu_new(struct dev_host *host, struct pci_bus *bus, int devfn);
 void edu_free(struct edu *e);
 struct pci_dev *edu_pci(struct edu *e);
+/* Snapshots: configuration space and registers in node name. */
+struct state_writer;
+struct state_reader;
+void edu_save(struct edu *e, struct state_writer *w, const char *name);
+int edu_load(struct edu *e, const struct state_reader *r, const char *name, char *err,
+	     size_t errlen);
 
 #endif /* VMM_DEVICES_TESTDEV_EDU_H */

@@ -22,6 +22,7 @@
 #include "devices/dev_host.h"
 #include "devices/pci/pci.h"
 #include "devices/virtio/virtio.h"
+#include "state/state.h"
 
 #define BLK_QUEUE_SIZE 256
 #define BLK_SEG_MAX (BLK_QUEUE_SIZE - 2) /* header and status take two */
@@ -320,6 +321,29 @@ static uint64_t blk_features(const struct virtio_blk *vb, unsigned num_queues)
 	return f;
 }
 
+/* Snapshots: the capacity the guest saw, which the image given to the
+ * new process must still have (the rest of the config is the options). */
+static void blk_save(void *opaque, struct state_writer *w)
+{
+	struct virtio_blk *vb = opaque;
+
+	state_put_u64(w, "capacity", le64toh(vb->cfg.capacity));
+}
+
+static int blk_load(void *opaque, struct state_node *n)
+{
+	struct virtio_blk *vb = opaque;
+	uint64_t cap;
+
+	if (state_get_u64(n, "capacity", &cap) < 0)
+		return -1;
+	if (cap != le64toh(vb->cfg.capacity))
+		return state_node_fail(n, "capacity %llu sectors differs from the image's %llu",
+				       (unsigned long long)cap,
+				       (unsigned long long)le64toh(vb->cfg.capacity));
+	return 0;
+}
+
 struct virtio_blk *virtio_blk_new(struct dev_host *host, struct pci_bus *bus,
 				  const struct virtio_blk_opts *o, char *err, size_t errlen)
 {
@@ -350,6 +374,8 @@ struct virtio_blk *virtio_blk_new(struct dev_host *host, struct pci_bus *bus,
 		.handle = blk_handle,
 		.submit = blk_submit,
 		.reset = blk_reset,
+		.save = blk_save,
+		.load = blk_load,
 	};
 	vb->vp = virtio_pci_new(host, bus, o->devfn, "virtio-blk-pci", &vb->ops, vb, &vb->cfg, err,
 				errlen);

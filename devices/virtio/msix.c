@@ -20,6 +20,7 @@
 #include "devices/dev_host.h"
 #include "devices/pci/pci.h"
 #include "devices/virtio/virtio.h"
+#include "state/state.h"
 
 #define PCI_CAP_ID_MSIX 0x11
 #define MSIX_CAP_LEN 12
@@ -271,4 +272,61 @@ size_t msix_info(struct msix *mx, char *buf, size_t len)
 		     mx->fd[0] >= 0 ? ", irqfd" : "");
 	pthread_mutex_unlock(&mx->lock);
 	return n > 0 ? (size_t)n : 0;
+}
+
+/* ------------------------------------------------------------ snapshots */
+
+void msix_save(struct msix *mx, struct state_writer *w)
+{
+	uint8_t table[MSIX_MAX_VECTORS * MSIX_ENTRY_SIZE];
+	uint64_t pending;
+
+	pthread_mutex_lock(&mx->lock);
+	for (unsigned i = 0; i < mx->nvec; i++) {
+		io_data_put(&table[i * MSIX_ENTRY_SIZE], 4, mx->e[i].addr_lo);
+		io_data_put(&table[i * MSIX_ENTRY_SIZE + 4], 4, mx->e[i].addr_hi);
+		io_data_put(&table[i * MSIX_ENTRY_SIZE + 8], 4, mx->e[i].data);
+		io_data_put(&table[i * MSIX_ENTRY_SIZE + 12], 4, mx->e[i].ctrl);
+	}
+	pending = mx->pending;
+	pthread_mutex_unlock(&mx->lock);
+	state_put_bytes(w, "msix-table", table, mx->nvec * MSIX_ENTRY_SIZE);
+	state_put_u64(w, "msix-pba", pending);
+}
+
+/* After the configuration space was loaded: the control word there says
+ * whether MSI-X is on, as a guest write would have. */
+int msix_load(struct msix *mx, struct state_node *n)
+{
+	uint8_t table[MSIX_MAX_VECTORS * MSIX_ENTRY_SIZE];
+	uint64_t pending;
+	uint16_t ctrl;
+
+	if (state_get_bytes(n, "msix-table", table, mx->nvec * MSIX_ENTRY_SIZE) < 0 ||
+	    state_get_u64(n, "msix-pba", &pending) < 0)
+		return -1;
+	if (mx->nvec < 64 && pending >> mx->nvec)
+		return state_node_fail(n, "msix-pba %#llx has bits past the %u vectors",
+				       (unsigned long long)pending, mx->nvec);
+	ctrl = (uint16_t)io_data_get(&mx->pci->cfg[mx->cap + 2], 2);
+	pthread_mutex_lock(&mx->lock);
+	for (unsigned i = 0; i < mx->nvec; i++) {
+		const uint8_t *t = &table[i * MSIX_ENTRY_SIZE];
+
+		mx->e[i] = (struct msix_entry){
+			(uint32_t)io_data_get(t, 4), (uint32_t)io_data_get(t + 4, 4),
+			(uint32_t)io_data_get(t + 8, 4), (uint32_t)io_data_get(t + 12, 4)};
+		mx->stale[i] = true; /* routes follow the loaded entries */
+	}
+	mx->pending = pending;
+	mx->enabled = ctrl & MSIX_CTRL_ENABLE;
+	mx->masked = ctrl & MSIX_CTRL_MASKALL;
+	if (mx->enabled && !mx->bound) {
+		for (unsigned i = 0; i < mx->nvec; i++)
+			bind_irqfd(mx, i);
+		mx->bound = true;
+	}
+	flush_pending(mx);
+	pthread_mutex_unlock(&mx->lock);
+	return 0;
 }

@@ -58,6 +58,10 @@ struct virtio_net {
 	struct net_rx *rx[NET_MAX_PAIRS];
 };
 
+/* net_state.c: snapshot hooks (transport lock held) */
+void net_save(void *opaque, struct state_writer *w);
+int net_load(void *opaque, struct state_node *n);
+
 /* net_rx.c */
 int net_rx_init(struct virtio_net *n);
 void net_rx_fini(struct virtio_net *n);

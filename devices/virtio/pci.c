@@ -82,7 +82,7 @@ void vpci_needs_reset(struct virtio_pci *vp, unsigned qi, const char *why)
 }
 
 /* Follow BAR 4 with the doorbell ioeventfds (bus lock held: no vp->lock). */
-static void update_doorbells(struct virtio_pci *vp)
+void vpci_update_doorbells(struct virtio_pci *vp)
 {
 	const struct dev_fast_ops *f = &vp->host->fast;
 	uint64_t base = vp->pci.bar[VIRTIO_PCI_CFG_BAR].mapped;
@@ -107,14 +107,14 @@ static void cfg_written(struct pci_dev *d, unsigned off, unsigned size)
 {
 	struct virtio_pci *vp = d->opaque;
 
-	update_doorbells(vp);
+	vpci_update_doorbells(vp);
 	msix_cfg_written(vp->msix, off, size);
 }
 
 /* ------------------------------------------------------------ reset */
 
 /* Lock held. */
-static void device_reset(struct virtio_pci *vp)
+void vpci_device_reset(struct virtio_pci *vp)
 {
 	vp->status = 0;
 	vp->driver_features = 0;
@@ -127,6 +127,9 @@ static void device_reset(struct virtio_pci *vp)
 	vp->completed = 0;
 	if (vp->ops->reset)
 		vp->ops->reset(vp->opaque);
+	/* a device's reset waits for or drops the chains it kept (blk_reset
+	 * reaps every request): none is in flight any more */
+	vp->in_flight = 0;
 }
 
 static void machine_reset(void *opaque)
@@ -134,7 +137,7 @@ static void machine_reset(void *opaque)
 	struct virtio_pci *vp = opaque;
 
 	pthread_mutex_lock(&vp->lock);
-	device_reset(vp);
+	vpci_device_reset(vp);
 	msix_reset(vp->msix);
 	pthread_mutex_unlock(&vp->lock);
 }
@@ -158,7 +161,7 @@ static void write_status(struct virtio_pci *vp, uint8_t val)
 	uint8_t old = vp->status;
 
 	if (val == 0) {
-		device_reset(vp);
+		vpci_device_reset(vp);
 		return;
 	}
 	if ((val & VIRTIO_CONFIG_S_FEATURES_OK) && !(old & VIRTIO_CONFIG_S_FEATURES_OK) &&
@@ -442,7 +445,7 @@ struct virtio_pci *virtio_pci_new(struct dev_host *host, struct pci_bus *bus, in
 	pthread_mutex_init(&vp->lock, NULL);
 	pthread_mutex_init(&vp->intx_lock, NULL);
 	pthread_mutex_init(&vp->ioev_lock, NULL);
-	device_reset(vp);
+	vpci_device_reset(vp);
 	init_pci(vp, bus);
 	vp->msix = msix_new(host, &vp->pci, ops->num_queues + 1, VIRTIO_PCI_MSIX_BAR,
 			    MSIX_TABLE_OFF, MSIX_PBA_OFF);
@@ -466,7 +469,7 @@ void virtio_pci_free(struct virtio_pci *vp)
 		return;
 	vpci_stop_io_thread(vp);
 	pci_bus_remove(&vp->pci);
-	update_doorbells(vp); /* BAR 4 is unmapped now: the ioeventfds go */
+	vpci_update_doorbells(vp); /* BAR 4 is unmapped now: the ioeventfds go */
 	msix_free(vp->msix);
 	vpci_close_io_fds(vp);
 	pthread_mutex_destroy(&vp->lock);

@@ -46,6 +46,8 @@ struct virtio_pci {
 	void (*ready)(void *opaque);
 	void *ready_opaque;
 	uint32_t completed; /* bit per queue: used entries not yet signalled */
+	unsigned in_flight; /* chains handed to a backend, not completed yet */
+	bool frozen;	    /* a snapshot is being written: queues not live */
 };
 
 /* Interrupt the driver: an MSI-X vector, or INTA with isr_bit in the ISR
@@ -53,6 +55,11 @@ struct virtio_pci {
 void vpci_raise_irq(struct virtio_pci *vp, uint16_t vector, uint8_t isr_bit);
 /* Mark the device broken (DEVICE_NEEDS_RESET) and say why. Lock held. */
 void vpci_needs_reset(struct virtio_pci *vp, unsigned qi, const char *why);
+
+/* Back to the power-on registers, every queue reset (lock held). */
+void vpci_device_reset(struct virtio_pci *vp);
+/* The doorbell ioeventfds follow BAR 4 (no vp->lock). */
+void vpci_update_doorbells(struct virtio_pci *vp);
 
 /* pci_io.c */
 bool vpci_queue_live(struct virtio_pci *vp, unsigned qi);

@@ -24,7 +24,7 @@
 
 bool vpci_queue_live(struct virtio_pci *vp, unsigned qi)
 {
-	return (vp->status & VIRTIO_CONFIG_S_DRIVER_OK) &&
+	return !vp->frozen && (vp->status & VIRTIO_CONFIG_S_DRIVER_OK) &&
 	       !(vp->status & VIRTIO_CONFIG_S_NEEDS_RESET) && vp->q[qi].enabled &&
 	       !vp->q[qi].broken;
 }
@@ -61,8 +61,10 @@ static void serve_queue(struct virtio_pci *vp, unsigned qi)
 				vpci_needs_reset(vp, qi, why);
 				return;
 			}
-			if (h == VIRTIO_REQ_PENDING)
+			if (h == VIRTIO_REQ_PENDING) {
+				vp->in_flight++;
 				continue;
+			}
 			if (h == VIRTIO_HANDLE_LATER) { /* the device keeps the buffer for later */
 				virtq_unpop(q, 1);
 				break;
@@ -86,6 +88,8 @@ static void serve_queue(struct virtio_pci *vp, unsigned qi)
 
 void virtio_pci_complete(struct virtio_pci *vp, unsigned qi, uint16_t head, uint32_t written)
 {
+	if (vp->in_flight)
+		vp->in_flight--;
 	if (qi >= vp->ops->num_queues || !vpci_queue_live(vp, qi))
 		return;
 	virtq_push(&vp->q[qi], head, written);

@@ -40,6 +40,47 @@ static void *map_ring(const struct guest_mem *mem, uint64_t gpa, uint64_t len, u
 	return guest_mem_ptr(mem, gpa, len);
 }
 
+/* Map the three rings of q->size entries (a power of two). */
+static int map_rings(struct virtq *q)
+{
+	uint16_t n = q->size;
+
+	q->vr.num = n;
+	/* the trailing u16 is used_event / avail_event (EVENT_IDX) */
+	q->vr.desc = map_ring(q->mem, q->desc_gpa, 16ull * n, VRING_DESC_ALIGN_SIZE);
+	q->vr.avail = map_ring(q->mem, q->avail_gpa, 6ull + 2ull * n, VRING_AVAIL_ALIGN_SIZE);
+	q->vr.used = map_ring(q->mem, q->used_gpa, 6ull + 8ull * n, VRING_USED_ALIGN_SIZE);
+	if (!q->vr.desc || !q->vr.avail || !q->vr.used)
+		return fail(q, "a ring lies outside guest RAM or is misaligned");
+	return 0;
+}
+
+int virtq_restore(struct virtq *q, const struct guest_mem *mem, bool event_idx, bool indirect,
+		  uint16_t last_avail, uint16_t used_idx)
+{
+	uint16_t n = q->size;
+
+	q->mem = mem;
+	q->event_idx = event_idx;
+	q->indirect = indirect;
+	q->broken = NULL;
+	if (n == 0 || n > q->max_size || (n & (n - 1)))
+		return fail(q, "queue size is not a power of two up to the maximum");
+	if (map_rings(q) < 0)
+		return -EINVAL;
+	/* Guest RAM is loaded before the device: the rings must agree with
+	 * the indices, else the tree and the memory are not one snapshot. */
+	if (load16_acquire(&q->vr.used->idx) != used_idx)
+		return fail(q, "the used index differs from the used ring's");
+	if ((uint16_t)(load16_acquire(&q->vr.avail->idx) - last_avail) > n)
+		return fail(q, "the next available entry is not within a ring of the avail index");
+	if ((uint16_t)(last_avail - used_idx) > n)
+		return fail(q, "more entries taken than the ring holds beyond the used index");
+	q->last_avail = last_avail;
+	q->used_idx = used_idx;
+	return 0;
+}
+
 int virtq_start(struct virtq *q, const struct guest_mem *mem, bool event_idx, bool indirect)
 {
 	uint16_t n = q->size;
@@ -52,13 +93,8 @@ int virtq_start(struct virtq *q, const struct guest_mem *mem, bool event_idx, bo
 	q->broken = NULL;
 	if (n == 0 || n > q->max_size || (n & (n - 1)))
 		return fail(q, "queue size is not a power of two up to the maximum");
-	q->vr.num = n;
-	/* the trailing u16 is used_event / avail_event (EVENT_IDX) */
-	q->vr.desc = map_ring(mem, q->desc_gpa, 16ull * n, VRING_DESC_ALIGN_SIZE);
-	q->vr.avail = map_ring(mem, q->avail_gpa, 6ull + 2ull * n, VRING_AVAIL_ALIGN_SIZE);
-	q->vr.used = map_ring(mem, q->used_gpa, 6ull + 8ull * n, VRING_USED_ALIGN_SIZE);
-	if (!q->vr.desc || !q->vr.avail || !q->vr.used)
-		return fail(q, "a ring lies outside guest RAM or is misaligned");
+	if (map_rings(q) < 0)
+		return -EINVAL;
 	/* the device owns used->idx: start from what is there after reset */
 	__atomic_store_n(&q->vr.used->idx, 0, __ATOMIC_RELEASE);
 	q->vr.used->flags = 0;

@@ -30,6 +30,7 @@
 #include "devices/dev_host.h"
 #include "devices/pci/pci.h"
 #include "devices/virtio/virtio.h"
+#include "state/state.h"
 
 #define RNG_QUEUE_SIZE 8
 /* At most this much per request, so one chain (up to VIRTQ_MAX_CHAIN
@@ -226,6 +227,41 @@ static void rng_reset(void *opaque)
 	}
 }
 
+/* Snapshots: the period's budget, with the time left in it (the clock
+ * of another process does not count from the same point). */
+static void rng_save(void *opaque, struct state_writer *w)
+{
+	struct virtio_rng *r = opaque;
+	uint64_t now = clock_now_ns(), left = 0;
+
+	if (r->period_running && r->period_end_ns > now)
+		left = (r->period_end_ns - now + 999999) / 1000000;
+	state_put_u64(w, "rng-quota", r->quota);
+	state_put_u8(w, "rng-period-running", r->period_running);
+	state_put_u32(w, "rng-period-left-ms", (uint32_t)left);
+}
+
+static int rng_load(void *opaque, struct state_node *n)
+{
+	struct virtio_rng *r = opaque;
+	uint64_t quota;
+	uint32_t left;
+	bool running;
+
+	if (state_get_u64(n, "rng-quota", &quota) < 0 ||
+	    state_get_bool(n, "rng-period-running", &running) < 0 ||
+	    state_get_u32_max(n, "rng-period-left-ms", r->o.period_ms, &left) < 0)
+		return -1;
+	if (quota > r->o.max_bytes)
+		return state_node_fail(n, "rng-quota %llu is more than max-bytes %llu",
+				       (unsigned long long)quota,
+				       (unsigned long long)r->o.max_bytes);
+	r->quota = quota;
+	r->period_running = running;
+	r->period_end_ns = clock_now_ns() + (uint64_t)left * 1000000u;
+	return 0;
+}
+
 struct virtio_rng *virtio_rng_new(struct dev_host *host, struct pci_bus *bus,
 				  const struct virtio_rng_opts *o, char *err, size_t errlen)
 {
@@ -250,6 +286,8 @@ struct virtio_rng *virtio_rng_new(struct dev_host *host, struct pci_bus *bus,
 		.queue_size = RNG_QUEUE_SIZE,
 		.handle = rng_handle,
 		.reset = rng_reset,
+		.save = rng_save,
+		.load = rng_load,
 		.io_fd = rng_io_fd,
 		.io_timeout_ms = rng_io_timeout_ms,
 		.io_event = rng_io_event,

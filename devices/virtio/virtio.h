@@ -30,6 +30,10 @@
 #include "devices/dev_host.h"
 #include "devices/pci/pci.h"
 
+struct state_writer;
+struct state_reader;
+struct state_node;
+
 /* ------------------------------------------------------------ queue.c */
 
 #define VIRTQ_MAX_SIZE 1024
@@ -73,6 +77,11 @@ void virtq_reset(struct virtq *q, uint16_t max_size);
 /* Check and map the rings the driver configured: 0, or -EINVAL with
  * q->broken set (size not a power of two, rings outside RAM, misaligned). */
 int virtq_start(struct virtq *q, const struct guest_mem *mem, bool event_idx, bool indirect);
+/* A snapshot's queue (size and addresses set): map the rings and take
+ * the indices after checking them against the rings in guest RAM: 0, or
+ * -EINVAL with q->broken saying why. */
+int virtq_restore(struct virtq *q, const struct guest_mem *mem, bool event_idx, bool indirect,
+		  uint16_t last_avail, uint16_t used_idx);
 /* Take the next available chain: 1, 0 when none, -EINVAL when the ring
  * is malformed (q->broken says why; the queue stays stopped). */
 int virtq_pop(struct virtq *q, struct virtq_chain *c);
@@ -106,6 +115,10 @@ extern const struct io_ops msix_bar_ops;
 /* From the device's cfg_written: the capability's control word changed. */
 void msix_cfg_written(struct msix *mx, unsigned off, unsigned size);
 bool msix_enabled(struct msix *mx);
+/* Snapshots: the table and PBA ("msix-table", "msix-pba"); load after the
+ * configuration space (its control word enables MSI-X). */
+void msix_save(struct msix *mx, struct state_writer *w);
+int msix_load(struct msix *mx, struct state_node *n);
 unsigned msix_vectors(const struct msix *mx);
 /* Deliver vector (or set its pending bit while masked). */
 void msix_notify(struct msix *mx, unsigned vector);
@@ -160,6 +173,11 @@ struct virtio_dev_ops {
 	int (*io_fd)(void *opaque);
 	int (*io_timeout_ms)(void *opaque);
 	void (*io_event)(void *opaque);
+	/* Snapshots (optional): put the device's own registers into its
+	 * node / take them back (transport lock held; load checks each value
+	 * and fails with state_node_fail). */
+	void (*save)(void *opaque, struct state_writer *w);
+	int (*load)(void *opaque, struct state_node *n);
 	/* While io events stream in (< 1 ms apart), wait this long before
 	 * serving one, so each wake-up serves a batch (0: never). */
 	unsigned io_coalesce_us;
@@ -200,6 +218,18 @@ int virtio_pci_watch(struct virtio_pci *vp, int fd, void (*ready)(void *opaque),
  * interrupts go out after ready returns, at most one per queue, as the
  * driver asked (EVENT_IDX). Dropped when the queue was reset or broke. */
 void virtio_pci_complete(struct virtio_pci *vp, unsigned qi, uint16_t head, uint32_t written);
+/* Snapshots (pci_state.c) of a stopped machine: the configuration space,
+ * the transport's registers, MSI-X and each queue, then the device's own
+ * (ops->save/load), in node `name` under w's current node / r. Saving
+ * waits for the requests in flight and then freezes the queues until
+ * virtio_pci_thaw (the guest RAM written after the tree must not change
+ * under it): 0, or -1 with err. Loading checks every value and the
+ * queues against the guest RAM already loaded. */
+int virtio_pci_save(struct virtio_pci *vp, struct state_writer *w, const char *name, char *err,
+		    size_t errlen);
+int virtio_pci_load(struct virtio_pci *vp, const struct state_reader *r, const char *name,
+		    char *err, size_t errlen);
+void virtio_pci_thaw(struct virtio_pci *vp);
 /* The BAR 4 (virtio structures) offsets, for tests. */
 #define VIRTIO_PCI_COMMON_OFF 0x0000
 #define VIRTIO_PCI_ISR_OFF 0x1000

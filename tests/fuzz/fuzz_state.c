@@ -1,7 +1,10 @@
 /* fuzz_state.c — the device-state tree reader (state/state.c) and the
  * devices' loaders on it: the input is a saved tree. Every input goes
  * through state_reader_open (fdt_check_full); an accepted tree is loaded
- * into a fresh 16550A, RTC and 8259A pair under /devices, each device is
+ * into a fresh 16550A, RTC, 8259A pair, edu and virtio-rng-pci (the
+ * virtio-pci transport's loader: registers, MSI-X, queues against 4 KiB
+ * of RAM)
+ * under /devices, each device is
  * read through its ports, and what loaded is saved again and must load
  * back (a loaded device always holds a state its own loader accepts). */
 #include <stdio.h>
@@ -9,18 +12,24 @@
 
 #include "devices/intc/i8259.h"
 #include "devices/isa/serial.h"
+#include "devices/pci/pci.h"
+#include "devices/testdev/edu.h"
 #include "devices/timer/rtc.h"
+#include "devices/virtio/virtio.h"
 #include "state/state.h"
 #include "tests/fake_host.h"
 #include "tests/fuzz/fuzz.h"
 
 static struct fake_host host;
+static struct pci_bus *bus;
 
 struct devs {
 	struct serial *uart;
 	struct rtc *rtc;
 	struct i8259 *pic;
-	bool uart_ok, rtc_ok, pic_ok;
+	struct virtio_rng *rng;
+	struct edu *edu;
+	bool uart_ok, rtc_ok, pic_ok, rng_ok, edu_ok;
 };
 
 static void devs_new(struct devs *d)
@@ -30,7 +39,13 @@ static void devs_new(struct devs *d)
 	d->uart = serial_new(&host.host, SERIAL_COM1_BASE, SERIAL_COM1_IRQ, NULL);
 	d->rtc = rtc_new(&host.host);
 	d->pic = i8259_new(&host.host, NULL, NULL);
-	if (!d->uart || !d->rtc || !d->pic)
+	d->rng = virtio_rng_new(
+		&host.host, bus,
+		&(struct virtio_rng_opts){
+			.fd = -1, .max_bytes = 4096, .period_ms = 1000, .devfn = 3 << 3},
+		NULL, 0);
+	d->edu = edu_new(&host.host, bus, 4 << 3);
+	if (!d->uart || !d->rtc || !d->pic || !d->rng || !d->edu)
 		abort();
 }
 
@@ -39,6 +54,8 @@ static void devs_free(struct devs *d)
 	serial_free(d->uart);
 	rtc_free(d->rtc);
 	i8259_free(d->pic);
+	virtio_rng_free(d->rng);
+	edu_free(d->edu);
 }
 
 static void devs_load(struct devs *d, const struct state_reader *r)
@@ -48,6 +65,9 @@ static void devs_load(struct devs *d, const struct state_reader *r)
 	d->uart_ok = serial_load(d->uart, r, err, sizeof(err)) == 0;
 	d->rtc_ok = rtc_load(d->rtc, r, err, sizeof(err)) == 0;
 	d->pic_ok = i8259_load(d->pic, r, err, sizeof(err)) == 0;
+	d->rng_ok = virtio_pci_load(virtio_rng_transport(d->rng), r, "virtio-rng@0", err,
+				    sizeof(err)) == 0;
+	d->edu_ok = edu_load(d->edu, r, "edu@0", err, sizeof(err)) == 0;
 }
 
 /* Every port of the three devices, and the PIC's INTA cycle. */
@@ -89,6 +109,13 @@ static void resave(struct devs *d)
 		rtc_save(d->rtc, w);
 	if (d->pic_ok)
 		i8259_save(d->pic, w);
+	if (d->edu_ok)
+		edu_save(d->edu, w, "edu@0");
+	if (d->rng_ok && virtio_pci_save(virtio_rng_transport(d->rng), w, "virtio-rng@0", err,
+					 sizeof(err)) < 0) {
+		fprintf(stderr, "fuzz_state: %s\n", err);
+		abort();
+	}
 	state_end(w);
 	if (state_writer_finish(w, &blob, &len, err, sizeof(err)) < 0 ||
 	    state_reader_open(&r, blob, len, err, sizeof(err)) < 0 ||
@@ -99,7 +126,8 @@ static void resave(struct devs *d)
 	devs_free(d); /* the ports are free for the second set */
 	devs_new(&again);
 	devs_load(&again, &devices);
-	if (again.uart_ok != d->uart_ok || again.rtc_ok != d->rtc_ok || again.pic_ok != d->pic_ok)
+	if (again.uart_ok != d->uart_ok || again.rtc_ok != d->rtc_ok || again.pic_ok != d->pic_ok ||
+	    again.rng_ok != d->rng_ok || again.edu_ok != d->edu_ok)
 		abort();
 	devs_free(&again);
 	state_reader_close(&r);
@@ -112,7 +140,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[256];
 	struct devs d;
 
-	if (!host.ram && fake_host_init(&host, 4096) < 0)
+	if (!host.ram && (fake_host_init(&host, 4096) < 0 || !(bus = pci_bus_new(&host.host))))
 		abort();
 	if (state_reader_open(&r, data, size, err, sizeof(err)) < 0)
 		return 0;

@@ -1,0 +1,95 @@
+/* migration_virtio.c — the machine's virtio devices in the state tree:
+ * virtio-blk-pci, virtio-net-pci and virtio-rng-pci, one node each
+ * (`virtio-blk@0`, by the index the command line gave them), and the
+ * edu test device beside them (`edu@0`). Saving
+ * drains each device's requests and freezes its queues until
+ * migration_virtio_thaw (see devices/virtio/state.c). */
+#include <stdio.h>
+
+#include "devices/testdev/edu.h"
+#include "devices/virtio/virtio.h"
+#include "vmm/machine.h"
+#include "vmm/migration.h"
+
+/* Every saved virtio device of m with its node name; f returns < 0 to stop. */
+static int each_virtio(struct machine *m,
+		       int (*f)(struct virtio_pci *vp, const char *name, void *ctx), void *ctx)
+{
+	char name[32];
+
+	for (unsigned i = 0; i < CLI_MAX_VIRTIO_DRIVES; i++) {
+		snprintf(name, sizeof(name), "virtio-blk@%u", i);
+		if (m->vblk[i] && f(virtio_blk_transport(m->vblk[i]), name, ctx) < 0)
+			return -1;
+	}
+	for (unsigned i = 0; i < CLI_MAX_NICS; i++) {
+		snprintf(name, sizeof(name), "virtio-net@%u", i);
+		if (m->nics[i] && f(virtio_net_transport(m->nics[i]), name, ctx) < 0)
+			return -1;
+	}
+	for (unsigned i = 0; i < CLI_MAX_RNG; i++) {
+		snprintf(name, sizeof(name), "virtio-rng@%u", i);
+		if (m->rng[i] && f(virtio_rng_transport(m->rng[i]), name, ctx) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+struct walk {
+	struct state_writer *w;
+	const struct state_reader *r;
+	char *err;
+	size_t errlen;
+};
+
+static int save_one(struct virtio_pci *vp, const char *name, void *ctx)
+{
+	struct walk *k = ctx;
+
+	return virtio_pci_save(vp, k->w, name, k->err, k->errlen);
+}
+
+static int load_one(struct virtio_pci *vp, const char *name, void *ctx)
+{
+	struct walk *k = ctx;
+
+	return virtio_pci_load(vp, k->r, name, k->err, k->errlen);
+}
+
+static int thaw_one(struct virtio_pci *vp, const char *name, void *ctx)
+{
+	virtio_pci_thaw(vp);
+	return 0;
+}
+
+int migration_virtio_save(struct machine *m, struct state_writer *w, char *err, size_t errlen)
+{
+	struct walk k = {.w = w, .err = err, .errlen = errlen};
+	char name[32];
+
+	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++) {
+		snprintf(name, sizeof(name), "edu@%u", i);
+		if (m->edu[i])
+			edu_save(m->edu[i], w, name);
+	}
+	return each_virtio(m, save_one, &k);
+}
+
+int migration_virtio_load(struct machine *m, const struct state_reader *devs, char *err,
+			  size_t errlen)
+{
+	struct walk k = {.r = devs, .err = err, .errlen = errlen};
+	char name[32];
+
+	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++) {
+		snprintf(name, sizeof(name), "edu@%u", i);
+		if (m->edu[i] && edu_load(m->edu[i], devs, name, err, errlen) < 0)
+			return -1;
+	}
+	return each_virtio(m, load_one, &k);
+}
+
+void migration_virtio_thaw(struct machine *m)
+{
+	each_virtio(m, thaw_one, NULL);
+}
