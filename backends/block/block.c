@@ -3,7 +3,8 @@
  * Sector I/O with pread/pwrite (preadv/pwritev straight into guest
  * buffers for virtio-blk). cache=none|directsync open with O_DIRECT; a
  * request whose buffers O_DIRECT refuses (unaligned) goes through an
- * aligned bounce buffer. Discard and write-zeroes punch holes. With snapshot, the image is opened
+ * aligned bounce buffer (qcow2 images: block_qcow2*.c, also straight
+ * from and into the buffers). Discard and write-zeroes punch holes. With snapshot, the image is opened
  * read-only and every written sector goes to an unlinked temporary file of
  * the same size, tracked by a bitmap; reads take each sector from wherever
  * its newest copy is. The image is never written, so it stays

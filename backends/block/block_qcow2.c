@@ -2,6 +2,14 @@
  * opening and checking the header, the backing chain, and reads.
  * Writes, allocation and refcounts are in block_qcow2_meta.c.
  *
+ * Requests come as iovecs (guest memory): runs of clusters that lie one
+ * after the other in the file move with one preadv/pwritev straight
+ * between the file and those buffers; only partial, compressed, zero or
+ * backing-file clusters go through a cluster-sized buffer. With
+ * cache=none (O_DIRECT) the metadata buffers are block-aligned, and the
+ * few unaligned accesses (header fields, L1 and refcount tables of odd
+ * sizes) go through an aligned copy.
+ *
  * Images are untrusted: every offset and size from the header and the
  * tables is checked against the file and the format's limits before it
  * is used; a bad image is refused at open with one line naming the file,
