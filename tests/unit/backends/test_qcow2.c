@@ -73,6 +73,17 @@ static struct block_dev *must_open(const char *name, enum block_format f)
 	return b;
 }
 
+/* cache=none: O_DIRECT, with the format probed */
+static struct block_dev *open_direct(const char *name)
+{
+	struct block_opts o = {.path = path_of(name), .cache = BLOCK_CACHE_NONE};
+	char err[256] = "";
+	struct block_dev *b = block_open(&o, err, sizeof(err));
+
+	ck_assert_msg(b != NULL, "%s (cache=none): %s", name, err);
+	return b;
+}
+
 static void fill(uint8_t *buf, size_t len, unsigned seed)
 {
 	for (size_t i = 0; i < len; i++)
@@ -170,7 +181,9 @@ START_TEST(versions_cluster_sizes_and_refcount_widths)
 END_TEST
 
 /* 512-byte clusters with 64-bit refcounts: 64 refcounts a block, one
- * table cluster covers 2 MiB, so 8 MiB of writes outgrow the table. */
+ * table cluster covers 2 MiB, so 8 MiB of writes outgrow the table.
+ * With cache=none: the header, L1 and table writes smaller than a
+ * block go through aligned copies. */
 START_TEST(refcount_table_grows)
 {
 	struct block_dev *q, *r;
@@ -180,7 +193,7 @@ START_TEST(refcount_table_grows)
 			    path_of("g.qcow2")),
 			 0);
 	ck_assert_int_eq(sh("qemu-img create -q -f raw '%s' 16M", path_of("g.raw")), 0);
-	q = must_open("g.qcow2", BLOCK_FORMAT_QCOW2);
+	q = open_direct("g.qcow2");
 	r = must_open("g.raw", BLOCK_FORMAT_RAW);
 	for (unsigned i = 0; i < 64; i++)
 		both_write(q, r, (uint64_t)i * 256, 256, i);
@@ -545,16 +558,6 @@ START_TEST(snapshot_over_qcow2)
 END_TEST
 
 /* ------------------------------------------ large vectored writes */
-
-static struct block_dev *open_direct(const char *name)
-{
-	struct block_opts o = {.path = path_of(name), .cache = BLOCK_CACHE_NONE};
-	char err[256] = "";
-	struct block_dev *b = block_open(&o, err, sizeof(err));
-
-	ck_assert_msg(b != NULL, "%s (cache=none): %s", name, err);
-	return b;
-}
 
 /* The same vectored write on both: len bytes at byte off in segments
  * of seg bytes (the last one shorter), from an O_DIRECT-aligned buffer. */
