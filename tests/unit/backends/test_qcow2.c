@@ -627,6 +627,10 @@ START_TEST(large_writes_runs_cow_and_l2_boundary)
 	block_close(q);
 	block_close(r);
 	oracle("o.qcow2", "o.raw");
+	/* a raw image probes under O_DIRECT too */
+	r = open_direct("o.raw");
+	ck_assert_str_eq(block_format_name(r), "raw");
+	block_close(r);
 }
 END_TEST
 
