@@ -17,3 +17,7 @@ KVM_BENCHES += bench/q35-guest.sh
 # virtio-net: Linux guest TCP bulk both ways, vmm vs QEMU.
 BENCHES += bench/virtio-net-tcp.sh
 KVM_BENCHES += bench/virtio-net-tcp.sh
+# qcow2: vmm's block layer alone on the host (no guest), against
+# `qemu-img bench` on the same image.
+$(eval $(call program,qcow2-write,bench/qcow2-write.c,libbackends.a,))
+EXTRA_TARGETS += $(B)/qcow2-write

@@ -3,7 +3,8 @@
  * Sector I/O with pread/pwrite (preadv/pwritev straight into guest
  * buffers for virtio-blk). cache=none|directsync open with O_DIRECT; a
  * request whose buffers O_DIRECT refuses (unaligned) goes through an
- * aligned bounce buffer. Discard and write-zeroes punch holes. With snapshot, the image is opened
+ * aligned bounce buffer (qcow2 images: block_qcow2*.c, also straight
+ * from and into the buffers). Discard and write-zeroes punch holes. With snapshot, the image is opened
  * read-only and every written sector goes to an unlinked temporary file of
  * the same size, tracked by a bitmap; reads take each sector from wherever
  * its newest copy is. The image is never written, so it stays
@@ -123,8 +124,10 @@ static int block_open_format(struct block_dev *b, int fd, const struct block_opt
 	if (!o->no_lock && block_lock_for(fd, o->path, write_image, err, errlen) < 0)
 		goto fail;
 	if (fmt == BLOCK_FORMAT_AUTO) {
-		if (pread(fd, head, sizeof(head), 0) < 0) {
-			snprintf(err, errlen, "cannot read '%s': %s", o->path, strerror(errno));
+		int r = qcow2_pread(fd, 0, head, sizeof(head)); /* O_DIRECT-safe */
+
+		if (r < 0) {
+			snprintf(err, errlen, "cannot read '%s': %s", o->path, strerror(-r));
 			goto fail;
 		}
 		fmt = has_qcow2_magic(head) ? BLOCK_FORMAT_QCOW2 : BLOCK_FORMAT_RAW;
@@ -508,7 +511,10 @@ static int rwv(struct block_dev *b, bool write, uint64_t sector, struct iovec *i
 		r = -EROFS;
 	else if (len % BLOCK_SECTOR_SIZE || count > UINT32_MAX || !in_range(b, sector, count))
 		r = -ERANGE;
-	else if (b->overlay_fd >= 0 || b->qcow2 || (write && b->probed_raw && sector == 0) ||
+	else if (b->qcow2 && b->overlay_fd < 0) /* straight from/into the buffers */
+		r = write ? qcow2_writev(b->qcow2, sector * BLOCK_SECTOR_SIZE, iov, n)
+			  : qcow2_readv(b->qcow2, sector * BLOCK_SECTOR_SIZE, iov, n);
+	else if (b->overlay_fd >= 0 || (write && b->probed_raw && sector == 0) ||
 		 (is_direct(b->cache) && !iov_aligned(iov, n)))
 		r = bounce(b, write, sector, iov, n, len);
 	else

@@ -2,6 +2,14 @@
  * opening and checking the header, the backing chain, and reads.
  * Writes, allocation and refcounts are in block_qcow2_meta.c.
  *
+ * Requests come as iovecs (guest memory): runs of clusters that lie one
+ * after the other in the file move with one preadv/pwritev straight
+ * between the file and those buffers; only partial, compressed, zero or
+ * backing-file clusters go through a cluster-sized buffer. With
+ * cache=none (O_DIRECT) the metadata buffers are block-aligned, and the
+ * few unaligned accesses (header fields, L1 and refcount tables of odd
+ * sizes) go through an aligned copy.
+ *
  * Images are untrusted: every offset and size from the header and the
  * tables is checked against the file and the format's limits before it
  * is used; a bad image is refused at open with one line naming the file,
@@ -13,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -47,10 +56,15 @@ static uint64_t be64(const uint8_t *p)
 	return (uint64_t)be32(p) << 32 | be32(p + 4);
 }
 
-int qcow2_pread(int fd, uint64_t off, void *buf, size_t len)
-{
-	uint8_t *p = buf;
+#define DIRECT_ALIGN 4096ull
 
+static bool misaligned(const void *buf, uint64_t off, size_t len)
+{
+	return ((uintptr_t)buf | off | len) & (DIRECT_ALIGN - 1);
+}
+
+static int plain_pread(int fd, uint64_t off, uint8_t *p, size_t len)
+{
 	while (len) {
 		ssize_t n = pread(fd, p, len, (off_t)off);
 
@@ -69,10 +83,8 @@ int qcow2_pread(int fd, uint64_t off, void *buf, size_t len)
 	return 0;
 }
 
-int qcow2_pwrite(int fd, uint64_t off, const void *buf, size_t len)
+static int plain_pwrite(int fd, uint64_t off, const uint8_t *p, size_t len)
 {
-	const uint8_t *p = buf;
-
 	while (len) {
 		ssize_t n = pwrite(fd, p, len, (off_t)off);
 
@@ -85,6 +97,160 @@ int qcow2_pwrite(int fd, uint64_t off, const void *buf, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+/* O_DIRECT (cache=none) refuses buffers, offsets and lengths off the
+ * block alignment, which the header, the L1 and refcount tables and
+ * small buffers are: those go through an aligned copy of the blocks
+ * around them (read, patched, written back for a write). */
+static int aligned_rw(int fd, bool write, uint64_t off, void *buf, size_t len)
+{
+	uint64_t start = off & ~(DIRECT_ALIGN - 1);
+	size_t span = (size_t)(((off + len + DIRECT_ALIGN - 1) & ~(DIRECT_ALIGN - 1)) - start);
+	uint8_t *tmp = aligned_alloc(DIRECT_ALIGN, span);
+	int r;
+
+	if (!tmp)
+		return -ENOMEM;
+	r = plain_pread(fd, start, tmp, span);
+	if (!r && write) {
+		memcpy(tmp + (off - start), buf, len);
+		r = plain_pwrite(fd, start, tmp, span);
+	} else if (!r) {
+		memcpy(buf, tmp + (off - start), len);
+	}
+	free(tmp);
+	return r;
+}
+
+int qcow2_pread(int fd, uint64_t off, void *buf, size_t len)
+{
+	int r = plain_pread(fd, off, buf, len);
+
+	if (r == -EINVAL && misaligned(buf, off, len))
+		r = aligned_rw(fd, false, off, buf, len);
+	return r;
+}
+
+int qcow2_pwrite(int fd, uint64_t off, const void *buf, size_t len)
+{
+	int r = plain_pwrite(fd, off, buf, len);
+
+	if (r == -EINVAL && misaligned(buf, off, len))
+		r = aligned_rw(fd, true, off, (void *)buf, len);
+	return r;
+}
+
+void *qcow2_alloc_block(size_t len)
+{
+	void *p = NULL;
+
+	return posix_memalign(&p, DIRECT_ALIGN, len) ? NULL : p;
+}
+
+size_t qcow2_iov_take(struct qcow2_iov *c, size_t len, struct iovec *out, int *nout)
+{
+	size_t got = 0;
+	int k = 0;
+
+	while (got < len && c->n > 0) {
+		size_t avail = c->iov->iov_len - c->skip, take = avail < len - got ? avail : len - got;
+
+		out[k++] = (struct iovec){(uint8_t *)c->iov->iov_base + c->skip, take};
+		got += take;
+		c->skip += take;
+		if (c->skip == c->iov->iov_len) {
+			c->iov++;
+			c->n--;
+			c->skip = 0;
+		}
+	}
+	*nout = k;
+	return got;
+}
+
+void qcow2_iov_copy(struct qcow2_iov *c, void *buf, size_t len, bool to_iov)
+{
+	uint8_t *p = buf;
+
+	while (len && c->n > 0) {
+		uint8_t *at = (uint8_t *)c->iov->iov_base + c->skip;
+		size_t avail = c->iov->iov_len - c->skip, take = avail < len ? avail : len;
+
+		if (to_iov)
+			memcpy(at, p, take);
+		else
+			memcpy(p, at, take);
+		p += take;
+		len -= take;
+		c->skip += take;
+		if (c->skip == c->iov->iov_len) {
+			c->iov++;
+			c->n--;
+			c->skip = 0;
+		}
+	}
+}
+
+/* All of iov at off; on O_DIRECT refusing its alignment, through an
+ * aligned copy. */
+int qcow2_rwv(int fd, bool write, uint64_t off, const struct iovec *iov, int n)
+{
+	struct iovec local[64], *v = n <= 64 ? local : malloc((size_t)n * sizeof(*v));
+	struct iovec *cur = v;
+	const int count = n;
+	uint64_t start = off;
+	size_t total = 0;
+	int r = 0;
+
+	if (!v)
+		return -ENOMEM;
+	memcpy(v, iov, (size_t)n * sizeof(*v));
+	for (int i = 0; i < n; i++)
+		total += v[i].iov_len;
+	while (n > 0 && !r) {
+		ssize_t got = write ? pwritev(fd, cur, n, (off_t)off) : preadv(fd, cur, n, (off_t)off);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			r = -errno;
+		else if (got == 0 && write)
+			r = -EIO;
+		else if (got == 0) { /* past the end of the file: zeroes */
+			for (int i = 0; i < n; i++)
+				memset(cur[i].iov_base, 0, cur[i].iov_len);
+			break;
+		}
+		off += got > 0 ? (uint64_t)got : 0;
+		while (got > 0 && n > 0 && (size_t)got >= cur->iov_len) {
+			got -= (ssize_t)cur->iov_len;
+			cur++;
+			n--;
+		}
+		if (got > 0) {
+			cur->iov_base = (uint8_t *)cur->iov_base + got;
+			cur->iov_len -= (size_t)got;
+		}
+	}
+	if (r == -EINVAL) { /* O_DIRECT and a buffer off its alignment */
+		uint8_t *tmp = qcow2_alloc_block(total ? total : 1);
+		struct qcow2_iov c = {iov, count, 0};
+
+		r = tmp ? 0 : -ENOMEM;
+		if (!r && write) {
+			qcow2_iov_copy(&c, tmp, total, false);
+			r = qcow2_pwrite(fd, start, tmp, total);
+		} else if (!r) {
+			r = qcow2_pread(fd, start, tmp, total);
+			if (!r)
+				qcow2_iov_copy(&c, tmp, total, true);
+		}
+		free(tmp);
+	}
+	if (v != local)
+		free(v);
+	return r;
 }
 
 void qcow2_complain(struct qcow2 *q, const char *what, uint64_t val)
@@ -377,7 +543,7 @@ static bool setup(struct qcow2 *q, const struct hdr *h, const uint8_t *c0, uint6
 	q->file_end = (fsize + q->cs - 1) & ~(q->cs - 1);
 	q->cache_cap = (unsigned)((4u << 20) / q->cs);
 	q->cache_cap = q->cache_cap < 16 ? 16 : q->cache_cap > 512 ? 512 : q->cache_cap;
-	q->cow = malloc(q->cs);
+	q->cow = qcow2_alloc_block(q->cs);
 	q->dbuf = malloc(q->cs);
 	q->cbuf = malloc(2 * q->cs + 512);
 	if (!q->cow || !q->dbuf || !q->cbuf || !load_table(q->fd, q->l1_off, q->l1_size, &q->l1) ||
@@ -468,6 +634,7 @@ void qcow2_close(struct qcow2 *q)
 	free(q->rt);
 	free(q->frees);
 	free(q->cow);
+	free(q->sub);
 	free(q->dbuf);
 	free(q->cbuf);
 	free(q->backing_name);
@@ -600,15 +767,16 @@ static uint64_t plain_host(const struct qcow2 *q, uint64_t entry)
 	return host;
 }
 
-/* How many bytes from cluster cl on (the first n of them already counted)
- * lie in plain clusters that follow host in the file: one pread serves
- * them all, as a freshly written image lays its clusters out in order. */
-static size_t contiguous_run(struct qcow2 *q, uint64_t cl, uint64_t host, size_t n, size_t len)
+/* A freshly written image lays its clusters out in order: one preadv
+ * (or pwritev) then serves them all. */
+size_t qcow2_contiguous_run(struct qcow2 *q, uint64_t cl, uint64_t host, size_t n, size_t len,
+			    bool write)
 {
 	uint64_t entry;
 
 	while (n < len && qcow2_entry(q, cl + 1, &entry) == 0 &&
-	       plain_host(q, entry) == host + q->cs) {
+	       plain_host(q, entry) == host + q->cs &&
+	       (!write || ((entry & QCOW2_OFLAG_COPIED) && !qcow2_overlaps_metadata(q, host + q->cs)))) {
 		size_t more = (size_t)(q->cs < len - n ? q->cs : len - n);
 
 		cl++;
@@ -618,34 +786,68 @@ static size_t contiguous_run(struct qcow2 *q, uint64_t cl, uint64_t host, size_t
 	return n;
 }
 
-int qcow2_read(struct qcow2 *q, uint64_t off, void *buf, size_t len)
+int qcow2_sub_room(struct qcow2 *q, int n)
 {
-	uint8_t *p = buf;
-	int r = 0;
+	struct iovec *v;
+
+	if (n <= q->sub_cap)
+		return 0;
+	v = realloc(q->sub, (size_t)n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	q->sub = v;
+	q->sub_cap = n;
+	return 0;
+}
+
+static size_t iov_total(const struct iovec *iov, int n)
+{
+	size_t len = 0;
+
+	for (int i = 0; i < n; i++)
+		len += iov[i].iov_len;
+	return len;
+}
+
+int qcow2_readv(struct qcow2 *q, uint64_t off, const struct iovec *iov, int niov)
+{
+	struct qcow2_iov c = {iov, niov, 0};
+	size_t len = iov_total(iov, niov);
+	int r;
 
 	if (off > q->size || len > q->size - off)
 		return -ERANGE;
 	pthread_mutex_lock(&q->lock);
+	r = qcow2_sub_room(q, niov);
 	while (len && !r) {
 		uint64_t cl = off >> q->cluster_bits, in = off & (q->cs - 1), entry, host;
 		size_t n = (size_t)(q->cs - in < len ? q->cs - in : len);
+		int k;
 
 		r = qcow2_entry(q, cl, &entry);
 		if (r)
 			break;
 		host = plain_host(q, entry);
 		if (host) {
-			n = contiguous_run(q, cl, host, n, len);
-			r = qcow2_pread(q->fd, host + in, p, n);
+			n = qcow2_contiguous_run(q, cl, host, n, len, false);
+			qcow2_iov_take(&c, n, q->sub, &k);
+			r = qcow2_rwv(q->fd, false, host + in, q->sub, k);
 		} else {
-			r = qcow2_read_cluster(q, cl, entry, in, p, n);
+			r = qcow2_read_cluster(q, cl, entry, in, q->cow, n);
+			qcow2_iov_copy(&c, q->cow, n, true);
 		}
-		p += n;
 		off += n;
 		len -= n;
 	}
 	pthread_mutex_unlock(&q->lock);
 	return r;
+}
+
+int qcow2_read(struct qcow2 *q, uint64_t off, void *buf, size_t len)
+{
+	struct iovec v = {buf, len};
+
+	return qcow2_readv(q, off, &v, 1);
 }
 
 /* ------------------------------------------------------------- info */

@@ -49,6 +49,11 @@ uint64_t qcow2_size(const struct qcow2 *q);
 /* Byte-granular on 512-byte multiples; inside qcow2_size. 0 or -errno. */
 int qcow2_read(struct qcow2 *q, uint64_t off, void *buf, size_t len);
 int qcow2_write(struct qcow2 *q, uint64_t off, const void *buf, size_t len);
+/* The same straight from/into iov's buffers (guest memory): no copy
+ * but for partial clusters. */
+struct iovec;
+int qcow2_readv(struct qcow2 *q, uint64_t off, const struct iovec *iov, int n);
+int qcow2_writev(struct qcow2 *q, uint64_t off, const struct iovec *iov, int n);
 /* Whole clusters in [off, off+len) stop using their host clusters:
  * they read as zeroes afterwards when zero is set (or on a v3 image),
  * otherwise as the backing file. Partial clusters: zeroes written when
@@ -103,6 +108,8 @@ struct qcow2 {
 	uint64_t *frees; /* host clusters to unref once no L2 names them */
 	size_t nfrees, cap_frees;
 	uint8_t *cow, *dbuf, *cbuf;
+	struct iovec *sub; /* a request's iov cut to one run of clusters */
+	int sub_cap;
 	uint64_t dbuf_entry; /* which compressed cluster dbuf holds; 0 none */
 	/* backing: a qcow2 (bq) or a raw file (bfd) */
 	char *backing_name, *backing_fmt;
@@ -121,15 +128,39 @@ struct qcow2 {
 int qcow2_pread(int fd, uint64_t off, void *buf, size_t len); /* zeroes past EOF */
 int qcow2_pwrite(int fd, uint64_t off, const void *buf, size_t len);
 void qcow2_complain(struct qcow2 *q, const char *what, uint64_t val);
+/* A buffer O_DIRECT accepts; free() it. */
+void *qcow2_alloc_block(size_t len);
+/* Where a request is in its iov: iov[0] with skip bytes of it used. */
+struct qcow2_iov {
+	const struct iovec *iov;
+	int n;
+	size_t skip;
+};
+/* The next len bytes as entries of out (room for c's n), consumed:
+ * the bytes taken. */
+size_t qcow2_iov_take(struct qcow2_iov *c, size_t len, struct iovec *out, int *nout);
+/* The next len bytes copied into buf (or from buf, to_iov), consumed. */
+void qcow2_iov_copy(struct qcow2_iov *c, void *buf, size_t len, bool to_iov);
+/* All of iov written at off (or read: zeroes past the end). 0 or -errno. */
+int qcow2_rwv(int fd, bool write, uint64_t off, const struct iovec *iov, int n);
+/* Room in q->sub for n entries. */
+int qcow2_sub_room(struct qcow2 *q, int n);
 /* The L2 entry of guest cluster cl (0: unallocated, L1 included), or
  * -EIO for a table outside the file. */
 int qcow2_entry(struct qcow2 *q, uint64_t cl, uint64_t *entry);
+/* Bytes from cluster cl on (host its plain host cluster, n bytes of it
+ * counted, len the most) whose clusters follow host in the file, and,
+ * for a write, are unshared and clear of the metadata. */
+size_t qcow2_contiguous_run(struct qcow2 *q, uint64_t cl, uint64_t host, size_t n, size_t len,
+			    bool write);
 /* n bytes at in_off of guest cluster cl, whose L2 entry is entry. */
 int qcow2_read_cluster(struct qcow2 *q, uint64_t cl, uint64_t entry, uint64_t in_off, void *buf,
 		       size_t n);
 /* block_qcow2_meta.c */
 struct qcow2_table *qcow2_table_get(struct qcow2 *q, uint64_t off, bool refblock, bool fresh);
 void qcow2_cache_free(struct qcow2 *q);
+/* Host cluster host lies over the header, the L1 or the refcount table. */
+bool qcow2_overlaps_metadata(struct qcow2 *q, uint64_t host);
 int qcow2_flush_locked(struct qcow2 *q);
 
 #endif

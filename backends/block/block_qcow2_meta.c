@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "backends/block/block_qcow2.h"
@@ -63,7 +64,7 @@ struct qcow2_table *qcow2_table_get(struct qcow2 *q, uint64_t off, bool refblock
 			return NULL;
 		q->cache = c;
 		t = calloc(1, sizeof(*t));
-		if (!t || !(t->data = malloc(q->cs))) {
+		if (!t || !(t->data = qcow2_alloc_block(q->cs))) {
 			free(t);
 			return NULL;
 		}
@@ -447,7 +448,7 @@ static int set_entry(struct qcow2 *q, uint64_t cl, uint64_t entry)
 	return 0;
 }
 
-static bool overlaps_metadata(struct qcow2 *q, uint64_t host)
+bool qcow2_overlaps_metadata(struct qcow2 *q, uint64_t host)
 {
 	uint64_t l1_end = q->l1_off + (uint64_t)q->l1_size * 8;
 	uint64_t rt_end = q->rt_off + q->rt_entries * 8;
@@ -456,27 +457,30 @@ static bool overlaps_metadata(struct qcow2 *q, uint64_t host)
 	       (host + q->cs > q->rt_off && host < rt_end);
 }
 
-/* n bytes at in_off of guest cluster cl, which a write needs for its own. */
-static int write_cluster(struct qcow2 *q, uint64_t cl, uint64_t in_off, const uint8_t *p, size_t n)
+/* The next n bytes of c at in_off of guest cluster cl. */
+static int write_cluster(struct qcow2 *q, uint64_t cl, uint64_t in_off, struct qcow2_iov *c,
+			 size_t n)
 {
 	uint64_t entry, host;
 	bool zero_flag;
-	int r = qcow2_entry(q, cl, &entry);
+	int k, r = qcow2_entry(q, cl, &entry);
 
 	if (r)
 		return r;
 	host = entry & QCOW2_OFFSET_MASK;
 	zero_flag = (entry & QCOW2_OFLAG_ZERO) && q->version >= 3;
 	if (host && !(entry & QCOW2_OFLAG_COMPRESSED) && (entry & QCOW2_OFLAG_COPIED)) {
-		if (host % q->cs || host >= q->file_end || overlaps_metadata(q, host)) {
+		if (host % q->cs || host >= q->file_end || qcow2_overlaps_metadata(q, host)) {
 			qcow2_complain(q, "data cluster offset invalid", host);
 			return -EIO;
 		}
-		if (!zero_flag)
-			return qcow2_pwrite(q->fd, host + in_off, p, n);
+		if (!zero_flag) {
+			qcow2_iov_take(c, n, q->sub, &k);
+			return qcow2_rwv(q->fd, true, host + in_off, q->sub, k);
+		}
 		/* a preallocated zero cluster becomes a normal one */
 		memset(q->cow, 0, q->cs);
-		memcpy(q->cow + in_off, p, n);
+		qcow2_iov_copy(c, q->cow + in_off, n, false);
 		r = qcow2_pwrite(q->fd, host, q->cow, q->cs);
 		return r ? r : set_entry(q, cl, host | QCOW2_OFLAG_COPIED);
 	}
@@ -486,7 +490,7 @@ static int write_cluster(struct qcow2 *q, uint64_t cl, uint64_t in_off, const ui
 		if (r)
 			return r;
 	}
-	memcpy(q->cow + in_off, p, n);
+	qcow2_iov_copy(c, q->cow + in_off, n, false);
 	r = alloc_cluster(q, &host);
 	if (!r)
 		r = qcow2_pwrite(q->fd, host, q->cow, q->cs);
@@ -512,12 +516,12 @@ static bool needs_new_cluster(uint64_t entry)
  * pwrite carries them, data before the L2 entries that point at it, as
  * write_cluster orders it. entry: cl's L2 entry, already looked up. At
  * least the first cluster; *done: bytes. */
-static int write_new_run(struct qcow2 *q, uint64_t cl, uint64_t entry, const uint8_t *p, size_t len,
-			 size_t *done)
+static int write_new_run(struct qcow2 *q, uint64_t cl, uint64_t entry, struct qcow2_iov *c,
+			 size_t len, size_t *done)
 {
 	uint64_t old[NEW_RUN_MAX], first, host;
 	size_t k, max = len >> q->cluster_bits;
-	int r = alloc_cluster(q, &first);
+	int nsub, r = alloc_cluster(q, &first);
 
 	old[0] = entry;
 	for (k = 1; !r && k < max && k < NEW_RUN_MAX; k++) {
@@ -529,8 +533,9 @@ static int write_new_run(struct qcow2 *q, uint64_t cl, uint64_t entry, const uin
 			break;
 		}
 	}
+	qcow2_iov_take(c, k * q->cs, q->sub, &nsub);
 	if (!r)
-		r = qcow2_pwrite(q->fd, first, p, k * q->cs);
+		r = qcow2_rwv(q->fd, true, first, q->sub, nsub);
 	for (size_t i = 0; !r && i < k; i++) {
 		r = set_entry(q, cl + i, (first + i * q->cs) | QCOW2_OFLAG_COPIED);
 		if (!r)
@@ -550,24 +555,46 @@ static int check_change(const struct qcow2 *q, uint64_t off, uint64_t len)
 	return 0;
 }
 
-int qcow2_write(struct qcow2 *q, uint64_t off, const void *buf, size_t len)
+/* An allocated, unshared cluster (and those after it in the file):
+ * overwritten in place with one pwritev. */
+static bool in_place(struct qcow2 *q, uint64_t entry)
 {
-	const uint8_t *p = buf;
-	int r = 0;
-	int bad = check_change(q, off, len);
+	uint64_t host = entry & QCOW2_OFFSET_MASK;
 
+	return host && (entry & QCOW2_OFLAG_COPIED) &&
+	       !(entry & (QCOW2_OFLAG_COMPRESSED | QCOW2_OFLAG_ZERO | 0x3f000000000001feull)) &&
+	       host % q->cs == 0 && host < q->file_end && !qcow2_overlaps_metadata(q, host);
+}
+
+int qcow2_writev(struct qcow2 *q, uint64_t off, const struct iovec *iov, int niov)
+{
+	struct qcow2_iov c = {iov, niov, 0};
+	size_t len = 0;
+	int r, bad, k;
+
+	for (int i = 0; i < niov; i++)
+		len += iov[i].iov_len;
+	bad = check_change(q, off, len);
 	if (bad)
 		return bad;
 	pthread_mutex_lock(&q->lock);
+	r = qcow2_sub_room(q, niov);
 	while (len && !r) {
 		uint64_t cl = off >> q->cluster_bits, in = off & (q->cs - 1), entry;
 		size_t n = (size_t)(q->cs - in < len ? q->cs - in : len);
+		bool known = !qcow2_entry(q, cl, &entry);
 
-		if (!in && n == q->cs && !qcow2_entry(q, cl, &entry) && needs_new_cluster(entry))
-			r = write_new_run(q, cl, entry, p, len, &n);
-		else
-			r = write_cluster(q, cl, in, p, n);
-		p += n;
+		if (known && in_place(q, entry)) {
+			uint64_t host = entry & QCOW2_OFFSET_MASK;
+
+			n = qcow2_contiguous_run(q, cl, host, n, len, true);
+			qcow2_iov_take(&c, n, q->sub, &k);
+			r = qcow2_rwv(q->fd, true, host + in, q->sub, k);
+		} else if (known && !in && n == q->cs && needs_new_cluster(entry)) {
+			r = write_new_run(q, cl, entry, &c, len, &n);
+		} else {
+			r = write_cluster(q, cl, in, &c, n);
+		}
 		off += n;
 		len -= n;
 	}
@@ -576,6 +603,13 @@ int qcow2_write(struct qcow2 *q, uint64_t off, const void *buf, size_t len)
 		r = trim(q);
 	pthread_mutex_unlock(&q->lock);
 	return r;
+}
+
+int qcow2_write(struct qcow2 *q, uint64_t off, const void *buf, size_t len)
+{
+	struct iovec v = {(void *)buf, len};
+
+	return qcow2_writev(q, off, &v, 1);
 }
 
 /* ---------------------------------------------------------- discard */
@@ -619,8 +653,10 @@ static int zero_bytes(struct qcow2 *q, uint64_t off, uint64_t len)
 		uint64_t cl = off >> q->cluster_bits, in = off & (q->cs - 1);
 		size_t n = (size_t)(q->cs - in < len ? q->cs - in : len);
 		uint8_t *z = calloc(1, n);
+		struct iovec v = {z, n};
+		struct qcow2_iov c = {&v, 1, 0};
 
-		r = z ? write_cluster(q, cl, in, z, n) : -ENOMEM;
+		r = z ? write_cluster(q, cl, in, &c, n) : -ENOMEM;
 		free(z);
 		off += n;
 		len -= n;

@@ -4,11 +4,12 @@
  * Byte 0 picks the requests; the rest is the image file, written into a
  * private folder and opened writable through the block layer, then read
  * and written at offsets spread over the disk, discarded, flushed,
- * closed. A bad image must be refused or fail its requests; never a
+ * written and read with two-segment iovecs, closed. A bad image must be refused or fail its requests; never a
  * crash, a hang or a read outside the file. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "backends/backends.h"
@@ -37,6 +38,14 @@ static void requests(struct block_dev *b, uint8_t ops)
 		block_write_zeroes(b, sectors / 2, sectors / 2 < 300 ? sectors / 2 : 300, true);
 	block_flush(b);
 	block_read(b, 0, buf, sectors < 8 ? (uint32_t)sectors : 8);
+	if (sectors >= 8) { /* vectored, as virtio-blk: runs cut across segments */
+		struct iovec v[2] = {{buf, 3 * 512}, {buf + 3 * 512, 5 * 512}};
+
+		block_writev(b, sectors / 3, v, 2);
+		v[0] = (struct iovec){buf, 5 * 512};
+		v[1] = (struct iovec){buf + 5 * 512, 3 * 512};
+		block_readv(b, sectors / 3, v, 2);
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -69,6 +70,17 @@ static struct block_dev *must_open(const char *name, enum block_format f)
 	struct block_dev *b = open_fmt(name, f, false, err);
 
 	ck_assert_msg(b != NULL, "%s: %s", name, err);
+	return b;
+}
+
+/* cache=none: O_DIRECT, with the format probed */
+static struct block_dev *open_direct(const char *name)
+{
+	struct block_opts o = {.path = path_of(name), .cache = BLOCK_CACHE_NONE};
+	char err[256] = "";
+	struct block_dev *b = block_open(&o, err, sizeof(err));
+
+	ck_assert_msg(b != NULL, "%s (cache=none): %s", name, err);
 	return b;
 }
 
@@ -169,7 +181,9 @@ START_TEST(versions_cluster_sizes_and_refcount_widths)
 END_TEST
 
 /* 512-byte clusters with 64-bit refcounts: 64 refcounts a block, one
- * table cluster covers 2 MiB, so 8 MiB of writes outgrow the table. */
+ * table cluster covers 2 MiB, so 8 MiB of writes outgrow the table.
+ * With cache=none: the header, L1 and table writes smaller than a
+ * block go through aligned copies. */
 START_TEST(refcount_table_grows)
 {
 	struct block_dev *q, *r;
@@ -179,7 +193,7 @@ START_TEST(refcount_table_grows)
 			    path_of("g.qcow2")),
 			 0);
 	ck_assert_int_eq(sh("qemu-img create -q -f raw '%s' 16M", path_of("g.raw")), 0);
-	q = must_open("g.qcow2", BLOCK_FORMAT_QCOW2);
+	q = open_direct("g.qcow2");
 	r = must_open("g.raw", BLOCK_FORMAT_RAW);
 	for (unsigned i = 0; i < 64; i++)
 		both_write(q, r, (uint64_t)i * 256, 256, i);
@@ -543,6 +557,83 @@ START_TEST(snapshot_over_qcow2)
 }
 END_TEST
 
+/* ------------------------------------------ large vectored writes */
+
+/* The same vectored write on both: len bytes at byte off in segments
+ * of seg bytes (the last one shorter), from an O_DIRECT-aligned buffer. */
+static void both_writev(struct block_dev *q, struct block_dev *r, uint64_t off, size_t len,
+			size_t seg, unsigned seed)
+{
+	uint8_t *buf = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
+	struct iovec iov[2][64];
+	int n = 0;
+
+	fill(buf, len, seed);
+	for (size_t at = 0; at < len; at += seg, n++) {
+		ck_assert_int_lt(n, 64);
+		iov[0][n] = (struct iovec){buf + at, len - at < seg ? len - at : seg};
+		iov[1][n] = iov[0][n];
+	}
+	ck_assert_int_eq(block_writev(q, off / 512, iov[0], n), 0);
+	ck_assert_int_eq(block_writev(r, off / 512, iov[1], n), 0);
+	free(buf);
+}
+
+/* Both disks read in 256 KiB vectored requests (3 segments) agree. */
+static void assert_same_v(struct block_dev *q, struct block_dev *r)
+{
+	size_t req = 256 << 10;
+	uint8_t *a = aligned_alloc(4096, req), *b = aligned_alloc(4096, req);
+
+	for (uint64_t s = 0; s < block_sectors(q); s += req / 512) {
+		struct iovec va[3] = {{a, 4096}, {a + 4096, 60 << 10}, {a + (64 << 10), 192 << 10}};
+		struct iovec vb = {b, req};
+
+		ck_assert_int_eq(block_readv(q, s, va, 3), 0);
+		ck_assert_int_eq(block_readv(r, s, &vb, 1), 0);
+		ck_assert_msg(!memcmp(a, b, req), "256 KiB at sector %llu differ",
+			      (unsigned long long)s);
+	}
+	free(a);
+	free(b);
+}
+
+/* cache=none (O_DIRECT, with the format probed): a 1 MiB+ write over a
+ * backing file that starts and ends inside clusters (both ends copied
+ * from below, the whole clusters between allocated as one run), a run
+ * across the end of an L2 table (4 KiB clusters: a table maps 2 MiB, so
+ * its entries go to two tables), and overwrites of allocated clusters
+ * in place from inside a cluster, with guest-like scattered segments. */
+START_TEST(large_writes_runs_cow_and_l2_boundary)
+{
+	struct block_dev *q, *r;
+
+	ck_assert_int_eq(sh("cd '%s' && qemu-img create -q -f raw base.raw 8M && "
+			    "qemu-io -f raw -c 'write -P 0x33 0 8M' base.raw && "
+			    "qemu-img create -q -f qcow2 -o cluster_size=4096 -b base.raw -F raw "
+			    "o.qcow2",
+			    dir),
+			 0);
+	raw_copy("o.qcow2", "o.raw");
+	q = open_direct("o.qcow2");
+	ck_assert_str_eq(block_format_name(q), "qcow2");
+	r = must_open("o.raw", BLOCK_FORMAT_RAW);
+	both_writev(q, r, 3 * 512, (1 << 20) + 4096, 20 << 10, 1);	  /* both ends partial */
+	both_writev(q, r, (2 << 20) - 5 * 4096 - 1024, 64 << 10, 12 << 10, 2); /* L2 end */
+	both_writev(q, r, 4096 + 1536, 512 << 10, 36 << 10, 3);	  /* in place */
+	both_writev(q, r, (1 << 20) - 8704, 64 << 10, 64 << 10, 4);	  /* in place + new */
+	assert_same_v(q, r);
+	ck_assert_int_eq(block_flush(q), 0);
+	block_close(q);
+	block_close(r);
+	oracle("o.qcow2", "o.raw");
+	/* a raw image probes under O_DIRECT too */
+	r = open_direct("o.raw");
+	ck_assert_str_eq(block_format_name(r), "raw");
+	block_close(r);
+}
+END_TEST
+
 static Suite *qcow2_suite(void)
 {
 	Suite *s = suite_create("qcow2");
@@ -563,6 +654,7 @@ static Suite *qcow2_suite(void)
 	tcase_add_test(tc, second_writer_locked_out);
 	tcase_add_test(tc, readers_share_and_backing_is_read_locked);
 	tcase_add_test(tc, snapshot_over_qcow2);
+	tcase_add_test(tc, large_writes_runs_cow_and_l2_boundary);
 	suite_add_tcase(s, tc);
 	return s;
 }
