@@ -29,6 +29,7 @@
 #include "state/state.h"
 #include "vmm/machine.h"
 #include "vmm/migration.h"
+#include "vmm/migration_devices.h"
 
 #define DEVICES_VERSION 1
 
@@ -66,8 +67,10 @@ static void set_status(struct machine *m, enum migration_state s)
 /* The PCI devices of q35, libvirt's default controllers and AHCI. */
 static const char *unsaved_pci_device(struct machine *m)
 {
-	if (m->lpc || m->smbus)
-		return m->lpc ? "ICH9-LPC" : "ICH9-SMB";
+	const char *chipset;
+
+	if (!chipset_saved(m, &chipset))
+		return chipset;
 	for (unsigned i = 0; i < CLI_MAX_ROOT_PORTS; i++)
 		if (m->root_ports[i])
 			return "pcie-root-port";
@@ -91,22 +94,6 @@ static const char *unsaved_device(struct machine *m)
 	if (m->ic)
 		return m->ic->mode == IRQCHIP_SPLIT ? "kernel_irqchip=split (i8254 PIT)"
 						    : "kernel_irqchip=off (local APICs)";
-	if (m->i8042)
-		return "i8042";
-	if (m->acpi_pm)
-		return "PIIX4_PM";
-	if (m->i440fx)
-		return m->cfg->q35 ? "mch" : "i440FX";
-	if (m->piix3)
-		return "PIIX3";
-	if (m->ide)
-		return "piix3-ide";
-	if (m->fw_cfg)
-		return "fw_cfg";
-	if (m->port92)
-		return "port92";
-	if (m->dma)
-		return "i8257";
 	for (unsigned i = 0; i < CLI_MAX_VIRTIO_DRIVES; i++)
 		if (m->vblk[i])
 			return "virtio-blk-pci";
@@ -156,6 +143,7 @@ static void save_devices(struct machine *m, struct state_writer *w)
 		if (m->serial[i])
 			serial_save(m->serial[i], w);
 	rtc_save(m->rtc, w);
+	save_chipset(m, w);
 	state_end(w);
 }
 
@@ -171,7 +159,9 @@ static int load_devices(struct machine *m, const struct state_reader *root, char
 	for (unsigned i = 0; i < CLI_MAX_SERIALS; i++)
 		if (m->serial[i] && serial_load(m->serial[i], &devs, err, errlen) < 0)
 			return -1;
-	return rtc_load(m->rtc, &devs, err, errlen);
+	if (rtc_load(m->rtc, &devs, err, errlen) < 0)
+		return -1;
+	return load_chipset(m, &devs, err, errlen);
 }
 
 static void machine_ram(struct machine *m, struct mig_ram *ram)

@@ -1,0 +1,70 @@
+/* migration_devices.c — the PC and q35 chipset in the state tree: the PCI
+ * host's latches, the host bridge, the ISA bridge, ACPI PM, the legacy
+ * ISA devices, fw_cfg and the IDE controller. Each device writes its own
+ * node under /devices (see its header); loading checks every node before
+ * the device takes any of it. */
+#include "devices/isa/acpi_pm.h"
+#include "devices/isa/dma8237.h"
+#include "devices/isa/fw_cfg.h"
+#include "devices/isa/i8042.h"
+#include "devices/isa/port92.h"
+#include "devices/pci/i440fx.h"
+#include "devices/pci/piix3.h"
+#include "devices/storage/ide.h"
+#include "vmm/machine.h"
+#include "vmm/migration_devices.h"
+
+bool chipset_saved(const struct machine *m, const char **unsaved)
+{
+	/* q35's own PCI functions have no snapshot yet */
+	if (m->lpc || m->smbus) {
+		*unsaved = m->lpc ? "ICH9-LPC" : "ICH9-SMB";
+		return false;
+	}
+	return true;
+}
+
+void save_chipset(struct machine *m, struct state_writer *w)
+{
+	if (m->pci)
+		pci_bus_save(m->pci, w);
+	if (m->i440fx)
+		i440fx_save(m->i440fx, w);
+	if (m->piix3)
+		piix3_save(m->piix3, w);
+	if (m->acpi_pm)
+		acpi_pm_save(m->acpi_pm, w);
+	if (m->i8042)
+		i8042_save(m->i8042, w);
+	if (m->port92)
+		port92_save(m->port92, w);
+	if (m->dma)
+		dma8237_save(m->dma, w);
+	if (m->fw_cfg)
+		fw_cfg_save(m->fw_cfg, w);
+	if (m->ide)
+		ide_save(m->ide, w);
+}
+
+int load_chipset(struct machine *m, const struct state_reader *devs, char *err, size_t errlen)
+{
+	if (m->pci && pci_bus_load(m->pci, devs, err, errlen) < 0)
+		return -1;
+	if (m->i440fx && i440fx_load(m->i440fx, devs, err, errlen) < 0)
+		return -1;
+	if (m->piix3 && piix3_load(m->piix3, devs, err, errlen) < 0)
+		return -1;
+	if (m->acpi_pm && acpi_pm_load(m->acpi_pm, devs, err, errlen) < 0)
+		return -1;
+	if (m->i8042 && i8042_load(m->i8042, devs, err, errlen) < 0)
+		return -1;
+	if (m->port92 && port92_load(m->port92, devs, err, errlen) < 0)
+		return -1;
+	if (m->dma && dma8237_load(m->dma, devs, err, errlen) < 0)
+		return -1;
+	if (m->fw_cfg && fw_cfg_load(m->fw_cfg, devs, err, errlen) < 0)
+		return -1;
+	if (m->ide && ide_load(m->ide, devs, err, errlen) < 0)
+		return -1;
+	return 0;
+}
