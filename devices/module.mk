@@ -108,6 +108,8 @@ $(eval $(call unit_test,devices_pci_state,tests/unit/devices/test_pci_state.c te
 $(eval $(call unit_test,devices_state,tests/unit/devices/test_devstate.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a,))
 # i440FX (PAM, shadow RAM, SMRAM lock), PIIX3 PIRQs, fw_cfg's position
 $(eval $(call unit_test,devices_chipset_state,tests/unit/devices/test_chipset_state.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a,))
+# q35: MCH ECAM window, ICH9 LPC (PM block at PMBASE, RCRB, PIRQs), SMBus
+$(eval $(call unit_test,devices_q35_state,tests/unit/devices/test_q35_state.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a,))
 # PIIX3 IDE: a PIO read resumes after the load, task file, bus master
 $(eval $(call unit_test,devices_ide_state,tests/unit/devices/test_ide_state.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a,))
 # i8042, port 0x92, i8257 DMA, ACPI PM (its timer resumes from the saved count)

@@ -1,5 +1,6 @@
 /* migration_devices.c — the PC and q35 chipset in the state tree: the PCI
- * host's latches, the host bridge, the ISA bridge, ACPI PM, the legacy
+ * host's latches, the host bridge, the ISA bridge (PIIX3, or q35's ICH9
+ * LPC and SMBus), ACPI PM, the legacy
  * ISA devices, fw_cfg and the IDE controller. Each device writes its own
  * node under /devices (see its header); loading checks every node before
  * the device takes any of it. */
@@ -9,20 +10,11 @@
 #include "devices/isa/i8042.h"
 #include "devices/isa/port92.h"
 #include "devices/pci/i440fx.h"
+#include "devices/pci/ich9.h"
 #include "devices/pci/piix3.h"
 #include "devices/storage/ide.h"
 #include "vmm/machine.h"
 #include "vmm/migration_devices.h"
-
-bool chipset_saved(const struct machine *m, const char **unsaved)
-{
-	/* q35's own PCI functions have no snapshot yet */
-	if (m->lpc || m->smbus) {
-		*unsaved = m->lpc ? "ICH9-LPC" : "ICH9-SMB";
-		return false;
-	}
-	return true;
-}
 
 void save_chipset(struct machine *m, struct state_writer *w)
 {
@@ -32,6 +24,10 @@ void save_chipset(struct machine *m, struct state_writer *w)
 		i440fx_save(m->i440fx, w);
 	if (m->piix3)
 		piix3_save(m->piix3, w);
+	if (m->lpc)
+		ich9_lpc_save(m->lpc, w);
+	if (m->smbus)
+		ich9_smbus_save(m->smbus, w);
 	if (m->acpi_pm)
 		acpi_pm_save(m->acpi_pm, w);
 	if (m->i8042)
@@ -54,6 +50,11 @@ int load_chipset(struct machine *m, const struct state_reader *devs, char *err, 
 		return -1;
 	if (m->piix3 && piix3_load(m->piix3, devs, err, errlen) < 0)
 		return -1;
+	if (m->lpc && ich9_lpc_load(m->lpc, devs, err, errlen) < 0)
+		return -1;
+	if (m->smbus && ich9_smbus_load(m->smbus, devs, err, errlen) < 0)
+		return -1;
+	/* after the LPC, which moved the PM block to PMBASE */
 	if (m->acpi_pm && acpi_pm_load(m->acpi_pm, devs, err, errlen) < 0)
 		return -1;
 	if (m->i8042 && i8042_load(m->i8042, devs, err, errlen) < 0)
