@@ -104,8 +104,6 @@ static const char *unsaved_device(struct machine *m)
 			return m->edu[i] ? "edu" : "pci-testdev";
 	if (m->iommu)
 		return "intel-iommu";
-	if (m->pc_testdev)
-		return "pc-testdev";
 	if (m->wlan)
 		return "virtio-wlan-pci";
 	return unsaved_pci_device(m);

@@ -1,7 +1,8 @@
 /* migration_devices.c — the PC and q35 chipset in the state tree: the PCI
  * host's latches, the host bridge, the ISA bridge (PIIX3, or q35's ICH9
  * LPC and SMBus), ACPI PM, the legacy
- * ISA devices, fw_cfg and the IDE controller. Each device writes its own
+ * ISA devices, fw_cfg, the IDE controller and pc-testdev (pvpanic holds
+ * no state). Each device writes its own
  * node under /devices (see its header); loading checks every node before
  * the device takes any of it. */
 #include "devices/isa/acpi_pm.h"
@@ -13,6 +14,7 @@
 #include "devices/pci/ich9.h"
 #include "devices/pci/piix3.h"
 #include "devices/storage/ide.h"
+#include "devices/testdev/pc_testdev.h"
 #include "vmm/machine.h"
 #include "vmm/migration_devices.h"
 
@@ -40,6 +42,8 @@ void save_chipset(struct machine *m, struct state_writer *w)
 		fw_cfg_save(m->fw_cfg, w);
 	if (m->ide)
 		ide_save(m->ide, w);
+	if (m->pc_testdev)
+		pc_testdev_save(m->pc_testdev, w);
 }
 
 int load_chipset(struct machine *m, const struct state_reader *devs, char *err, size_t errlen)
@@ -66,6 +70,8 @@ int load_chipset(struct machine *m, const struct state_reader *devs, char *err, 
 	if (m->fw_cfg && fw_cfg_load(m->fw_cfg, devs, err, errlen) < 0)
 		return -1;
 	if (m->ide && ide_load(m->ide, devs, err, errlen) < 0)
+		return -1;
+	if (m->pc_testdev && pc_testdev_load(m->pc_testdev, devs, err, errlen) < 0)
 		return -1;
 	return 0;
 }

@@ -1,7 +1,7 @@
 /* Unit tests for the snapshots of the PC's legacy devices: the i8042,
- * port 0x92, the i8257 DMA controllers and the ACPI PM block. Each is
+ * port 0x92, the i8257 DMA controllers, the ACPI PM block and pc-testdev. Each is
  * driven busy through its ports, saved, loaded into a fresh one on a
- * second host; every port then reads the same (and the SCI is driven
+ * second host (pc-testdev too); every port then reads the same (and the SCI is driven
  * again). Trees with values the device could never hold are refused with
  * one line and leave the device as it was. */
 #include <check.h>
@@ -13,6 +13,8 @@
 #include "devices/isa/dma8237.h"
 #include "devices/isa/i8042.h"
 #include "devices/isa/port92.h"
+#include "devices/pci/pci.h"
+#include "devices/testdev/pc_testdev.h"
 #include "state/state.h"
 #include "tests/unit/devices/pc_host.h"
 #include "tests/unit/devices/state_tree.h"
@@ -293,6 +295,50 @@ START_TEST(acpi_pm_timer_resumes_from_saved_count)
 }
 END_TEST
 
+/* ------------------------------------------------------- pc-testdev */
+
+static void save_td(void *dev, struct state_writer *w)
+{
+	pc_testdev_save(dev, w);
+}
+
+static int load_td(void *dev, const struct state_reader *r, char *e, size_t elen)
+{
+	return pc_testdev_load(dev, r, e, elen);
+}
+
+START_TEST(pc_testdev_round_trip)
+{
+	struct fake_host ta, tb;
+	struct pci_bus *ba, *bb;
+	struct pc_testdev *a, *b;
+	uint32_t v = 0xc0ffee, got = 0;
+	size_t len;
+	void *blob;
+
+	test_host_init(&ta);
+	test_host_init(&tb);
+	ba = pci_bus_new(&ta.host);
+	bb = pci_bus_new(&tb.host);
+	a = pc_testdev_new(&ta.host, ba);
+	b = pc_testdev_new(&tb.host, bb);
+	pio_out(&ta, 0xe0, 4, 0x12345678);
+	iobus_write(ta.host.mmio, 0xff000100u, &v, 4);
+	blob = save_tree(save_td, a, &len);
+	ck_assert_int_eq(load_tree(load_td, b, blob, len), 0);
+	ck_assert_uint_eq(pio_in(&tb, 0xe0, 4), 0x12345678);
+	iobus_read(tb.host.mmio, 0xff000100u, &got, 4);
+	ck_assert_uint_eq(got, 0xc0ffee);
+	free(blob);
+	pc_testdev_free(a);
+	pc_testdev_free(b);
+	pci_bus_free(ba);
+	pci_bus_free(bb);
+	test_host_fini(&ta);
+	test_host_fini(&tb);
+}
+END_TEST
+
 static Suite *legacy_state_suite(void)
 {
 	Suite *s = suite_create("legacy_state");
@@ -304,6 +350,7 @@ static Suite *legacy_state_suite(void)
 	tcase_add_test(tc, dma_round_trip);
 	tcase_add_test(tc, acpi_pm_round_trip);
 	tcase_add_test(tc, acpi_pm_timer_resumes_from_saved_count);
+	tcase_add_test(tc, pc_testdev_round_trip);
 	suite_add_tcase(s, tc);
 	return s;
 }
