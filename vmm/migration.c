@@ -70,11 +70,6 @@ static const char *unsaved_pci_device(struct machine *m)
 	for (unsigned i = 0; i < CLI_MAX_ROOT_PORTS; i++)
 		if (m->root_ports[i])
 			return "pcie-root-port";
-	if (m->ich9_ahci)
-		return "ich9-ahci";
-	for (unsigned i = 0; i < CLI_MAX_AHCI; i++)
-		if (m->ahci[i])
-			return "ahci";
 	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++)
 		if (m->uhci[i] || m->xhci[i])
 			return m->uhci[i] ? "piix3-usb-uhci" : "qemu-xhci";

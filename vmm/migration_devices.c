@@ -1,7 +1,7 @@
 /* migration_devices.c — the PC and q35 chipset in the state tree: the PCI
  * host's latches, the host bridge, the ISA bridge (PIIX3, or q35's ICH9
  * LPC and SMBus), ACPI PM, the legacy
- * ISA devices, fw_cfg, the IDE controller and pc-testdev (pvpanic holds
+ * ISA devices, fw_cfg, the IDE and AHCI controllers and pc-testdev (pvpanic holds
  * no state). Each device writes its own
  * node under /devices (see its header); loading checks every node before
  * the device takes any of it. */
@@ -13,6 +13,7 @@
 #include "devices/pci/i440fx.h"
 #include "devices/pci/ich9.h"
 #include "devices/pci/piix3.h"
+#include "devices/storage/ahci.h"
 #include "devices/storage/ide.h"
 #include "devices/testdev/pc_testdev.h"
 #include "vmm/machine.h"
@@ -44,6 +45,11 @@ void save_chipset(struct machine *m, struct state_writer *w)
 		ide_save(m->ide, w);
 	if (m->pc_testdev)
 		pc_testdev_save(m->pc_testdev, w);
+	if (m->ich9_ahci)
+		ahci_save(m->ich9_ahci, w);
+	for (unsigned i = 0; i < CLI_MAX_AHCI; i++)
+		if (m->ahci[i])
+			ahci_save(m->ahci[i], w);
 }
 
 int load_chipset(struct machine *m, const struct state_reader *devs, char *err, size_t errlen)
@@ -73,5 +79,10 @@ int load_chipset(struct machine *m, const struct state_reader *devs, char *err, 
 		return -1;
 	if (m->pc_testdev && pc_testdev_load(m->pc_testdev, devs, err, errlen) < 0)
 		return -1;
+	if (m->ich9_ahci && ahci_load(m->ich9_ahci, devs, err, errlen) < 0)
+		return -1;
+	for (unsigned i = 0; i < CLI_MAX_AHCI; i++)
+		if (m->ahci[i] && ahci_load(m->ahci[i], devs, err, errlen) < 0)
+			return -1;
 	return 0;
 }
