@@ -112,6 +112,8 @@ $(eval $(call unit_test,devices_chipset_state,tests/unit/devices/test_chipset_st
 $(eval $(call unit_test,devices_q35_state,tests/unit/devices/test_q35_state.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a,))
 # PIIX3 IDE: a PIO read resumes after the load, task file, bus master
 $(eval $(call unit_test,devices_ide_state,tests/unit/devices/test_ide_state.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a,))
+# AHCI: global and port registers back at the remapped ABAR, issued commands refused
+$(eval $(call unit_test,devices_ahci_state,tests/unit/devices/test_ahci_state.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a,))
 # i8042, port 0x92, i8257 DMA, ACPI PM (its timer resumes from the saved count)
 $(eval $(call unit_test,devices_legacy_state,tests/unit/devices/test_legacy_state.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a,))
 # virtio-balloon-pci on a fake host: inflate/deflate, bad PFNs, stats, actual.
