@@ -1,6 +1,6 @@
 /* fuzz_state_chipset.c — the PC chipset's snapshot loaders on a state
- * tree: the 0xcf8 latches, i440FX, PIIX3, PIIX3 IDE (no drives), ACPI PM,
- * i8042, port 0x92, the i8257 pair and fw_cfg. An accepted tree is loaded
+ * tree: the 0xcf8 latches, i440FX, PIIX3, PIIX3 IDE and AHCI (no drives),
+ * ACPI PM, i8042, port 0x92, the i8257 pair, fw_cfg and pc-testdev. An accepted tree is loaded
  * into fresh devices, their ports are read and written, and what each
  * device then holds is saved again and must load back into fresh ones. */
 #include <stdio.h>
@@ -14,7 +14,9 @@
 #include "devices/isa/port92.h"
 #include "devices/pci/i440fx.h"
 #include "devices/pci/piix3.h"
+#include "devices/storage/ahci.h"
 #include "devices/storage/ide.h"
+#include "devices/testdev/pc_testdev.h"
 #include "state/state.h"
 #include "tests/fake_host.h"
 #include "tests/fuzz/fuzz.h"
@@ -32,24 +34,27 @@ static void nothing(void *opaque)
 {
 }
 
-enum { BUS, NB, SB, IDE, PM, KBC, P92, DMA, FW, NDEV };
+enum { BUS, NB, SB, IDE, AHCI, PM, KBC, P92, DMA, FW, TD, NDEV };
 
 struct devs {
 	struct pci_bus *bus;
 	struct i440fx *nb;
 	struct piix3 *sb;
 	struct ide *ide;
+	struct ahci *ahci;
 	struct acpi_pm *pm;
 	struct i8042 *kbc;
 	struct port92 *p92;
 	struct dma8237 *dma;
 	struct fw_cfg *fw;
+	struct pc_testdev *td;
 	bool ok[NDEV];
 };
 
 static void devs_new(struct devs *d)
 {
 	struct block_dev *none[IDE_MAX_DRIVES] = {0};
+	struct ahci_drive no_drives[AHCI_PORTS] = {{0}};
 
 	*d = (struct devs){0};
 	host.host.n_reset = 0;
@@ -58,22 +63,27 @@ static void devs_new(struct devs *d)
 	d->nb = d->bus ? i440fx_new(&host.host, d->bus, &map) : NULL;
 	d->sb = d->bus ? piix3_new(&host.host, d->bus) : NULL;
 	d->ide = d->bus ? ide_new(&host.host, d->bus, none) : NULL;
+	d->ahci = d->bus ? ahci_new(&host.host, d->bus, 3 << 3, no_drives) : NULL;
+	d->td = d->bus ? pc_testdev_new(&host.host, d->bus) : NULL;
 	d->pm = acpi_pm_new(&host.host, 0x600, 5, nothing, NULL);
 	d->kbc = i8042_new(&host.host, nothing, NULL);
 	d->p92 = port92_new(&host.host, nothing, NULL);
 	d->dma = dma8237_new(&host.host);
 	d->fw = fw_cfg_new(&host.host);
-	if (!d->nb || !d->sb || !d->ide || !d->pm || !d->kbc || !d->p92 || !d->dma || !d->fw)
+	if (!d->nb || !d->sb || !d->ide || !d->pm || !d->kbc || !d->p92 || !d->dma || !d->fw ||
+	    !d->ahci || !d->td)
 		abort();
 }
 
 static void devs_free(struct devs *d)
 {
+	pc_testdev_free(d->td);
 	fw_cfg_free(d->fw);
 	dma8237_free(d->dma);
 	port92_free(d->p92);
 	i8042_free(d->kbc);
 	acpi_pm_free(d->pm);
+	ahci_free(d->ahci);
 	ide_free(d->ide);
 	piix3_free(d->sb);
 	i440fx_free(d->nb);
@@ -88,6 +98,8 @@ static void devs_load(struct devs *d, const struct state_reader *r)
 	d->ok[NB] = i440fx_load(d->nb, r, e, sizeof(e)) == 0;
 	d->ok[SB] = piix3_load(d->sb, r, e, sizeof(e)) == 0;
 	d->ok[IDE] = ide_load(d->ide, r, e, sizeof(e)) == 0;
+	d->ok[AHCI] = ahci_load(d->ahci, r, e, sizeof(e)) == 0;
+	d->ok[TD] = pc_testdev_load(d->td, r, e, sizeof(e)) == 0;
 	d->ok[PM] = acpi_pm_load(d->pm, r, e, sizeof(e)) == 0;
 	d->ok[KBC] = i8042_load(d->kbc, r, e, sizeof(e)) == 0;
 	d->ok[P92] = port92_load(d->p92, r, e, sizeof(e)) == 0;
@@ -105,6 +117,10 @@ static void devs_save(struct devs *d, struct state_writer *w)
 		piix3_save(d->sb, w);
 	if (d->ok[IDE])
 		ide_save(d->ide, w);
+	if (d->ok[AHCI])
+		ahci_save(d->ahci, w);
+	if (d->ok[TD])
+		pc_testdev_save(d->td, w);
 	if (d->ok[PM])
 		acpi_pm_save(d->pm, w);
 	if (d->ok[KBC])
@@ -118,7 +134,7 @@ static void devs_save(struct devs *d, struct state_writer *w)
 }
 
 /* Reads of every port the devices answer, and the data ports drained. */
-static void devs_poke(void)
+static void devs_poke(struct devs *d)
 {
 	static const uint16_t ports[] = {0x60, 0x64, 0x92, 0x00, 0x01, 0x08, 0x0f, 0xc0, 0xde,
 					 0x81, 0x8f, 0x600, 0x602, 0x604, 0x608, 0x510, 0x1f1,
@@ -132,6 +148,14 @@ static void devs_poke(void)
 		iobus_read(host.host.pio, 0x1f0, &v, 2);
 		iobus_read(host.host.pio, 0x170, &v, 2);
 		iobus_read(host.host.pio, 0x511, &v, 1);
+	}
+	/* the AHCI's ABAR where a loaded BAR 5 put it: its global and port
+	 * registers */
+	v = pci_cfg_read(d->bus, 3 << 3, 0x24, 4) & ~0xfffu;
+	for (unsigned off = 0; v && off < 0x400; off += 4) {
+		uint32_t x;
+
+		iobus_read(host.host.mmio, v + off, &x, 4);
 	}
 }
 
@@ -181,7 +205,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (state_reader_sub(&r, "/devices", &devices, err, sizeof(err)) == 0) {
 		devs_new(&d);
 		devs_load(&d, &devices);
-		devs_poke();
+		devs_poke(&d);
 		resave(&d);
 	}
 	state_reader_close(&r);
