@@ -5,6 +5,7 @@
  * no state). Each device writes its own
  * node under /devices (see its header); loading checks every node before
  * the device takes any of it. */
+#include "vmm/migration_devices.h"
 #include "devices/isa/acpi_pm.h"
 #include "devices/isa/dma8237.h"
 #include "devices/isa/fw_cfg.h"
@@ -17,7 +18,6 @@
 #include "devices/storage/ide.h"
 #include "devices/testdev/pc_testdev.h"
 #include "vmm/machine.h"
-#include "vmm/migration_devices.h"
 
 void save_chipset(struct machine *m, struct state_writer *w)
 {

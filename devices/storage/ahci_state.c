@@ -66,8 +66,8 @@ static int port_read(struct ahci_port *p, const struct state_reader *r, const ch
 	if (state_node_open(&n, r, path, AHCI_STATE_VERSION, err, errlen) < 0 ||
 	    state_get_u64(&n, "clb", &v->clb) < 0 || state_get_u64(&n, "fb", &v->fb) < 0)
 		return -1;
-#define GET(x)                                 \
-	if (state_get_u32(&n, #x, &v->x) < 0) \
+#define GET(x)                                                                                     \
+	if (state_get_u32(&n, #x, &v->x) < 0)                                                      \
 		return -1;
 	PORT_REGS(GET)
 #undef GET

@@ -9,10 +9,12 @@
 #define IDE_STATE_VERSION 1
 
 /* The task file and latches, in the order they are saved. */
+/* clang-format off */
 #define TF_REGS(X)                                                                             \
 	X(feature) X(nsector) X(sector) X(lcyl) X(hcyl) X(hob_feature) X(hob_nsector)          \
 	X(hob_sector) X(hob_lcyl) X(hob_hcyl) X(select) X(status) X(error) X(control) X(bm_cmd) \
 	X(bm_status)
+/* clang-format on */
 
 static void channel_node(const struct ide_channel *ch, char *buf, size_t len)
 {
@@ -48,14 +50,11 @@ static void channel_save(struct ide_channel *ch, struct state_writer *w)
 	state_put_u8(w, "dma-to-mem", ch->dma_to_mem);
 	state_put_u8(w, "dma-unit", (uint8_t)ch->dma_unit);
 	state_put_u32(w, "prd-address", ch->prd_addr);
-	for (unsigned i = 0; i < 2; i++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "mult%u", i);
-		state_put_u8(w, name, (uint8_t)ch->drive[i].mult);
-		if (ch->drive[i].atapi && i == 0)
-			atapi_save(ch->drive[i].atapi, w);
-	}
+	state_put_u8(w, "mult0", (uint8_t)ch->drive[0].mult);
+	state_put_u8(w, "mult1", (uint8_t)ch->drive[1].mult);
+	/* the master's ATAPI state in the channel's node, the slave's below */
+	if (ch->drive[0].atapi)
+		atapi_save(ch->drive[0].atapi, w);
 	if (ch->drive[1].atapi) {
 		state_begin(w, "slave", IDE_STATE_VERSION);
 		atapi_save(ch->drive[1].atapi, w);
@@ -96,7 +95,8 @@ static int channel_read(struct state_node *n, struct channel_regs *v)
 	    state_get_bytes(n, "buf", v->buf, sizeof(v->buf)) < 0 ||
 	    state_get_u32_max(n, "pos", sizeof(v->buf), &v->pos) < 0 ||
 	    state_get_u32_max(n, "end", sizeof(v->buf), &v->end) < 0 ||
-	    state_get_u64(n, "lba", &v->lba) < 0 || state_get_u32(n, "remaining", &v->remaining) < 0 ||
+	    state_get_u64(n, "lba", &v->lba) < 0 ||
+	    state_get_u32(n, "remaining", &v->remaining) < 0 ||
 	    state_get_u32_max(n, "block", MAX_MULT, &v->block) < 0 ||
 	    state_get_bytes(n, "packet", v->packet, sizeof(v->packet)) < 0 ||
 	    state_get_u32(n, "atapi-left", &v->atapi_left) < 0 ||
@@ -159,7 +159,8 @@ static int channel_load(struct ide_channel *ch, const struct state_reader *r, ch
 	if (state_node_open(&n, r, node, IDE_STATE_VERSION, err, errlen) < 0 ||
 	    channel_read(&n, &v) < 0)
 		return -1;
-	if ((v.xfer != XFER_NONE || v.dma_pending) && !ch->drive[v.dma_pending ? v.dma_unit : v.unit].present)
+	if ((v.xfer != XFER_NONE || v.dma_pending) &&
+	    !ch->drive[v.dma_pending ? v.dma_unit : v.unit].present)
 		return state_node_fail(&n, "a transfer to drive %u, which is absent",
 				       v.dma_pending ? v.dma_unit : v.unit);
 	if (ch->drive[0].atapi && atapi_load(ch->drive[0].atapi, &n) < 0)

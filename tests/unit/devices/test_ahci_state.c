@@ -114,9 +114,10 @@ START_TEST(registers_come_back_at_the_bar)
 		ck_assert_uint_eq(rd(&b, off), rd(&a, off));
 	for (unsigned p = 0; p < 2; p++)
 		for (unsigned off = 0; off < 0x40; off += 4)
-			ck_assert_msg(rd(&b, 0x100 + p * 0x80 + off) == rd(&a, 0x100 + p * 0x80 + off),
-				      "port %u register %#x: %#x, source %#x", p, off,
-				      rd(&b, 0x100 + p * 0x80 + off), rd(&a, 0x100 + p * 0x80 + off));
+			ck_assert_msg(
+				rd(&b, 0x100 + p * 0x80 + off) == rd(&a, 0x100 + p * 0x80 + off),
+				"port %u register %#x: %#x, source %#x", p, off,
+				rd(&b, 0x100 + p * 0x80 + off), rd(&a, 0x100 + p * 0x80 + off));
 	ck_assert_uint_eq(rd(&b, 0x100), 0x10000);
 	ck_assert_uint_eq(rd(&b, 0x134), 0x3);
 	free(blob);
@@ -139,7 +140,8 @@ START_TEST(bad_ports_are_refused)
 	ck_assert_int_eq(load_tree(load_ahci, &b, blob, len), -1);
 	ck_assert_str_eq(state_err, "state: /devices/ahci@3,0/port@0: commands 0x4 still issued");
 	patch_u32(blob, "/devices/ahci@3,0/port@0", "ci", 0);
-	patch(blob, "/devices/ahci@3,0/port@0", "clb", (const uint8_t[8]){0, 0, 0, 0, 0, 1, 0, 0x10}, 8);
+	patch(blob, "/devices/ahci@3,0/port@0", "clb",
+	      (const uint8_t[8]){0, 0, 0, 0, 0, 1, 0, 0x10}, 8);
 	ck_assert_int_eq(load_tree(load_ahci, &b, blob, len), -1);
 	ck_assert_str_eq(state_err,
 			 "state: /devices/ahci@3,0/port@0: clb 0x10010 or fb 0x10400 misaligned");

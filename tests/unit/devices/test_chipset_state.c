@@ -124,7 +124,7 @@ static void drive(struct board *b)
 	iobus_write(b->t.host.mmio, 0xc0010, &v, 1);
 	cfg_out(&b->t, 0, 0x5a, 1, 0x01); /* read-only shadow */
 	cfg_out(&b->t, 0, 0x59, 1, 0x30); /* 0xf0000 read-write */
-	cfg_out(&b->t, 0, 0x72, 1, 0x1a);  /* D_LCK */
+	cfg_out(&b->t, 0, 0x72, 1, 0x1a); /* D_LCK */
 	cfg_out(&b->t, 8, 0x60, 1, 0x0b);
 	pio_out(&b->t, 0x510, 2, 0x0000); /* the signature, "QEMU" */
 	(void)pio_in(&b->t, 0x511, 1);
