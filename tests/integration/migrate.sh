@@ -7,7 +7,8 @@
 # (never back, and on), and the guest's shell must still answer. QEMU does
 # the same as the reference (its stream differs; the behaviour must not).
 # The default pc machine's devices all save (chipset, IDE, fw_cfg, i8042,
-# ACPI PM...), so the vmm run needs no VMM_MIGRATE_UNSAVED=allow.
+# ACPI PM...), and q35's (MCH, ICH9 LPC and SMBus, ich9-ahci): both run
+# with no VMM_MIGRATE_UNSAVED=allow.
 # Also: vmm refuses to migrate a machine with a device it cannot save yet
 # (kernel_irqchip=split, whose PIT is vmm's own), naming it, and refuses a
 # truncated or damaged stream with one line.
@@ -180,6 +181,9 @@ kill $pid; wait $pid 2>/dev/null; pid=; exec 3>&-
 
 # shellcheck disable=SC2086
 run vmm "$VMM" $cpu
+# q35: MCH (ECAM), ICH9 LPC (PM block at PMBASE) and SMBus, ich9-ahci
+# shellcheck disable=SC2086
+run vmm-q35 "$VMM" $cpu -M q35
 
 # A truncated stream (read from a pipe, mapped from a file) and a damaged
 # one: one line naming why, exit status 1.
