@@ -67,9 +67,6 @@ static void set_status(struct machine *m, enum migration_state s)
 /* The PCI devices of q35, libvirt's default controllers and AHCI. */
 static const char *unsaved_pci_device(struct machine *m)
 {
-	for (unsigned i = 0; i < CLI_MAX_ROOT_PORTS; i++)
-		if (m->root_ports[i])
-			return "pcie-root-port";
 	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++)
 		if (m->uhci[i] || m->xhci[i])
 			return m->uhci[i] ? "piix3-usb-uhci" : "qemu-xhci";

@@ -1,7 +1,7 @@
 /* migration_devices.c — the PC and q35 chipset in the state tree: the PCI
  * host's latches, the host bridge, the ISA bridge (PIIX3, or q35's ICH9
  * LPC and SMBus), ACPI PM, the legacy
- * ISA devices, fw_cfg, the IDE and AHCI controllers and pc-testdev (pvpanic holds
+ * ISA devices, fw_cfg, pcie-root-ports, the IDE and AHCI controllers and pc-testdev (pvpanic holds
  * no state). Each device writes its own
  * node under /devices (see its header); loading checks every node before
  * the device takes any of it. */
@@ -13,6 +13,7 @@
 #include "devices/isa/port92.h"
 #include "devices/pci/i440fx.h"
 #include "devices/pci/ich9.h"
+#include "devices/pci/pcie_root_port.h"
 #include "devices/pci/piix3.h"
 #include "devices/storage/ahci.h"
 #include "devices/storage/ide.h"
@@ -41,6 +42,9 @@ void save_chipset(struct machine *m, struct state_writer *w)
 		dma8237_save(m->dma, w);
 	if (m->fw_cfg)
 		fw_cfg_save(m->fw_cfg, w);
+	for (unsigned i = 0; i < CLI_MAX_ROOT_PORTS; i++)
+		if (m->root_ports[i])
+			pcie_root_port_save(m->root_ports[i], w);
 	if (m->ide)
 		ide_save(m->ide, w);
 	if (m->pc_testdev)
@@ -75,6 +79,10 @@ int load_chipset(struct machine *m, const struct state_reader *devs, char *err, 
 		return -1;
 	if (m->fw_cfg && fw_cfg_load(m->fw_cfg, devs, err, errlen) < 0)
 		return -1;
+	for (unsigned i = 0; i < CLI_MAX_ROOT_PORTS; i++)
+		if (m->root_ports[i] &&
+		    pcie_root_port_load(m->root_ports[i], devs, err, errlen) < 0)
+			return -1;
 	if (m->ide && ide_load(m->ide, devs, err, errlen) < 0)
 		return -1;
 	if (m->pc_testdev && pc_testdev_load(m->pc_testdev, devs, err, errlen) < 0)

@@ -1,6 +1,7 @@
 /* Unit tests for the snapshots of q35's chipset functions: the MCH (the
  * ECAM window PCIEXBAR places), the ICH9 LPC (the ACPI PM block at
- * PMBASE, the RCRB at RCBA, PIRQ routes) and the SMBus controller. Each
+ * PMBASE, the RCRB at RCBA, PIRQ routes), the SMBus controller and a
+ * pcie-root-port. Each
  * board is programmed as SeaBIOS does, saved, loaded into a fresh one on a
  * second host, which must then answer at the same places. */
 #include <check.h>
@@ -10,6 +11,7 @@
 #include "devices/isa/acpi_pm.h"
 #include "devices/pci/i440fx.h"
 #include "devices/pci/ich9.h"
+#include "devices/pci/pcie_root_port.h"
 #include "state/state.h"
 #include "tests/unit/devices/pc_host.h"
 #include "tests/unit/devices/state_tree.h"
@@ -165,6 +167,59 @@ START_TEST(another_function_is_refused)
 }
 END_TEST
 
+static void save_rp(void *dev, struct state_writer *w)
+{
+	pcie_root_port_save(dev, w);
+}
+
+static int load_rp(void *dev, const struct state_reader *r, char *e, size_t elen)
+{
+	return pcie_root_port_load(dev, r, e, elen);
+}
+
+/* Bus numbers, a window, slot control and a pending change bit. */
+START_TEST(root_port_round_trip)
+{
+	static const struct pcie_root_port_opts o = {2 << 3, 1, 0, 16, true};
+	struct fake_host ta, tb;
+	struct pci_bus *ba, *bb;
+	struct pcie_root_port *a, *b;
+	struct pci_dev ea, eb;
+	size_t len;
+	void *blob;
+
+	test_host_init(&ta);
+	test_host_init(&tb);
+	ba = pci_bus_new(&ta.host);
+	bb = pci_bus_new(&tb.host);
+	a = pcie_root_port_new(&ta.host, ba, &o);
+	b = pcie_root_port_new(&tb.host, bb, &o);
+	pci_dev_init(&ea, "ep", 0x1af4, 0x1042, 0x010000, 1);
+	pci_dev_init(&eb, "ep", 0x1af4, 0x1042, 0x010000, 1);
+	ck_assert_int_eq(pci_bus_add(pcie_root_port_bus(a), &ea, 0), 0);
+	ck_assert_int_eq(pci_bus_add(pcie_root_port_bus(b), &eb, 0), 0);
+	pcie_root_port_update_slot(a);
+	pcie_root_port_update_slot(b);
+	pci_cfg_write(ba, o.devfn, 0x18, 4, 0x00010100); /* primary 0, secondary 1 */
+	pci_cfg_write(ba, o.devfn, 0x20, 4, 0xfe80fe00);
+	blob = save_tree(save_rp, a, &len);
+	ck_assert_int_eq(load_tree(load_rp, b, blob, len), 0);
+	for (unsigned off = 0; off < 256; off += 4)
+		ck_assert_msg(pci_cfg_read(bb, o.devfn, off, 4) == pci_cfg_read(ba, o.devfn, off, 4),
+			      "config %#x: %#x, source %#x", off, pci_cfg_read(bb, o.devfn, off, 4),
+			      pci_cfg_read(ba, o.devfn, off, 4));
+	/* the endpoint behind it answers at the loaded secondary bus number */
+	ck_assert_uint_eq(pci_cfg_read_bdf(bb, 1, 0, 0, 2), 0x1af4);
+	free(blob);
+	pcie_root_port_free(a);
+	pcie_root_port_free(b);
+	pci_bus_free(ba);
+	pci_bus_free(bb);
+	test_host_fini(&ta);
+	test_host_fini(&tb);
+}
+END_TEST
+
 static Suite *q35_state_suite(void)
 {
 	Suite *s = suite_create("q35_state");
@@ -172,6 +227,7 @@ static Suite *q35_state_suite(void)
 
 	tcase_add_test(tc, q35_chipset_round_trip);
 	tcase_add_test(tc, another_function_is_refused);
+	tcase_add_test(tc, root_port_round_trip);
 	suite_add_tcase(s, tc);
 	return s;
 }
