@@ -64,7 +64,7 @@ static void set_status(struct machine *m, enum migration_state s)
 }
 
 /* The first device in the machine whose state is not saved, or NULL. */
-/* The PCI devices of q35, libvirt's default controllers and AHCI. */
+/* libvirt's default controllers: USB, virtio-serial, the balloon. */
 static const char *unsaved_pci_device(struct machine *m)
 {
 	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++)

@@ -1,10 +1,9 @@
 /* migration_devices.c — the PC and q35 chipset in the state tree: the PCI
  * host's latches, the host bridge, the ISA bridge (PIIX3, or q35's ICH9
- * LPC and SMBus), ACPI PM, the legacy
- * ISA devices, fw_cfg, pcie-root-ports, the IDE and AHCI controllers and pc-testdev (pvpanic holds
- * no state). Each device writes its own
- * node under /devices (see its header); loading checks every node before
- * the device takes any of it. */
+ * LPC and SMBus), ACPI PM, the legacy ISA devices, fw_cfg,
+ * pcie-root-ports, the IDE and AHCI controllers and pc-testdev (pvpanic
+ * holds no state). Each device writes its own node under /devices (see
+ * its header); loading checks a node before the device takes any of it. */
 #include "vmm/migration_devices.h"
 #include "devices/isa/acpi_pm.h"
 #include "devices/isa/dma8237.h"
