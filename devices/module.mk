@@ -110,6 +110,16 @@ $(eval $(call unit_test,devices_state,tests/unit/devices/test_devstate.c tests/u
 $(eval $(call unit_test,devices_edu_state,tests/unit/devices/test_edu_state.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a,))
 # virtio-pci snapshots: a queue continues on a fresh device, bad trees refused
 $(eval $(call unit_test,virtio_state,tests/unit/virtio/test_virtio_state.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a,))
+# i440FX (PAM, shadow RAM, SMRAM lock), PIIX3 PIRQs, fw_cfg's position
+$(eval $(call unit_test,devices_chipset_state,tests/unit/devices/test_chipset_state.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a,))
+# q35: MCH ECAM window, ICH9 LPC (PM block at PMBASE, RCRB, PIRQs), SMBus
+$(eval $(call unit_test,devices_q35_state,tests/unit/devices/test_q35_state.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a,))
+# PIIX3 IDE: a PIO read resumes after the load, task file, bus master
+$(eval $(call unit_test,devices_ide_state,tests/unit/devices/test_ide_state.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a,))
+# AHCI: global and port registers back at the remapped ABAR, issued commands refused
+$(eval $(call unit_test,devices_ahci_state,tests/unit/devices/test_ahci_state.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a,))
+# i8042, port 0x92, i8257 DMA, ACPI PM (its timer resumes from the saved count)
+$(eval $(call unit_test,devices_legacy_state,tests/unit/devices/test_legacy_state.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a,))
 # virtio-balloon-pci on a fake host: inflate/deflate, bad PFNs, stats, actual.
 $(eval $(call unit_test,virtio_balloon,tests/unit/virtio/test_virtio_balloon.c,libdevices.a libbackends.a,))
 # the Linux guest's virtio_balloon: inflate to 256 MiB (RSS falls), stats, deflate; QEMU too

@@ -29,6 +29,7 @@
 #include "state/state.h"
 #include "vmm/machine.h"
 #include "vmm/migration.h"
+#include "vmm/migration_devices.h"
 
 #define DEVICES_VERSION 1
 
@@ -63,19 +64,9 @@ static void set_status(struct machine *m, enum migration_state s)
 }
 
 /* The first device in the machine whose state is not saved, or NULL. */
-/* The PCI devices of q35, libvirt's default controllers and AHCI. */
+/* libvirt's default controllers: USB, virtio-serial, the balloon. */
 static const char *unsaved_pci_device(struct machine *m)
 {
-	if (m->lpc || m->smbus)
-		return m->lpc ? "ICH9-LPC" : "ICH9-SMB";
-	for (unsigned i = 0; i < CLI_MAX_ROOT_PORTS; i++)
-		if (m->root_ports[i])
-			return "pcie-root-port";
-	if (m->ich9_ahci)
-		return "ich9-ahci";
-	for (unsigned i = 0; i < CLI_MAX_AHCI; i++)
-		if (m->ahci[i])
-			return "ahci";
 	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++)
 		if (m->uhci[i] || m->xhci[i])
 			return m->uhci[i] ? "piix3-usb-uhci" : "qemu-xhci";
@@ -91,29 +82,11 @@ static const char *unsaved_device(struct machine *m)
 	if (m->ic)
 		return m->ic->mode == IRQCHIP_SPLIT ? "kernel_irqchip=split (i8254 PIT)"
 						    : "kernel_irqchip=off (local APICs)";
-	if (m->i8042)
-		return "i8042";
-	if (m->acpi_pm)
-		return "PIIX4_PM";
-	if (m->i440fx)
-		return m->cfg->q35 ? "mch" : "i440FX";
-	if (m->piix3)
-		return "PIIX3";
-	if (m->ide)
-		return "piix3-ide";
-	if (m->fw_cfg)
-		return "fw_cfg";
-	if (m->port92)
-		return "port92";
-	if (m->dma)
-		return "i8257";
 	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++)
 		if (m->pci_testdev[i])
 			return "pci-testdev";
 	if (m->iommu)
 		return "intel-iommu";
-	if (m->pc_testdev)
-		return "pc-testdev";
 	if (m->wlan)
 		return "virtio-wlan-pci";
 	return unsaved_pci_device(m);
@@ -149,6 +122,7 @@ static int save_devices(struct machine *m, struct state_writer *w, char *err, si
 		if (m->serial[i])
 			serial_save(m->serial[i], w);
 	rtc_save(m->rtc, w);
+	save_chipset(m, w);
 	r = migration_virtio_save(m, w, err, errlen);
 	state_end(w);
 	return r;
@@ -167,6 +141,8 @@ static int load_devices(struct machine *m, const struct state_reader *root, char
 		if (m->serial[i] && serial_load(m->serial[i], &devs, err, errlen) < 0)
 			return -1;
 	if (rtc_load(m->rtc, &devs, err, errlen) < 0)
+		return -1;
+	if (load_chipset(m, &devs, err, errlen) < 0)
 		return -1;
 	return migration_virtio_load(m, &devs, err, errlen);
 }

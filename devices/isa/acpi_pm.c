@@ -6,10 +6,14 @@
  * while its status and enable bits are both set. */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "devices/dev_host.h"
 #include "devices/isa/acpi_pm.h"
+#include "state/state.h"
+
+#define ACPI_PM_STATE_VERSION 1
 
 #define PM1_EVT_STS 0
 #define PM1_EVT_EN 2
@@ -34,6 +38,9 @@ struct acpi_pm {
 	pthread_mutex_t lock;
 	uint8_t regs[PM1_LEN];	/* little-endian register image */
 	int sci_irq;		/* -1 until the power button was first pressed */
+	/* Added to the host clock's ticks so the guest's timer goes on from
+	 * where a restored machine's stopped (atomic: the timer is lock-free). */
+	int64_t tmr_offset;
 };
 
 static uint16_t reg16(const struct acpi_pm *pm, unsigned at)
@@ -126,15 +133,25 @@ static const struct io_ops pm_ops = {pm_read, pm_write};
  * port reads with it. Lock-free: it only reads the host clock. */
 #define PM_TMR_HZ 3579545ull
 
-static void tmr_read(void *opaque, uint64_t off, void *data, unsigned size)
+static uint64_t host_ticks(void)
 {
 	struct timespec ts;
-	uint64_t ns, ticks;
+	uint64_t ns;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	ticks = ns / 1000000000ull * PM_TMR_HZ + ns % 1000000000ull * PM_TMR_HZ / 1000000000ull;
-	io_data_put(data, size, (ticks & 0xffffff) >> (8 * (off & 3)));
+	return ns / 1000000000ull * PM_TMR_HZ + ns % 1000000000ull * PM_TMR_HZ / 1000000000ull;
+}
+
+/* The full-width count the guest's 24-bit timer shows the low bits of. */
+static uint64_t guest_ticks(struct acpi_pm *pm)
+{
+	return host_ticks() + (uint64_t)__atomic_load_n(&pm->tmr_offset, __ATOMIC_RELAXED);
+}
+
+static void tmr_read(void *opaque, uint64_t off, void *data, unsigned size)
+{
+	io_data_put(data, size, (guest_ticks(opaque) & 0xffffff) >> (8 * (off & 3)));
 }
 
 static void tmr_write(void *opaque, uint64_t off, const void *data, unsigned size)
@@ -218,6 +235,47 @@ int acpi_pm_set_base(struct acpi_pm *pm, uint16_t base)
 	if (ret == 0)
 		pm->base = base;
 	return ret;
+}
+
+/* Snapshot. The PM timer is derived from the host's monotonic clock,
+ * which another host (or this one after a reboot) counts from elsewhere:
+ * the saved count is where the destination's timer resumes, so the guest
+ * never sees it jump back or leap by the host's uptime. */
+void acpi_pm_save(struct acpi_pm *pm, struct state_writer *w)
+{
+	pthread_mutex_lock(&pm->lock);
+	state_begin(w, "acpi-pm", ACPI_PM_STATE_VERSION);
+	state_put_bytes(w, "pm1", pm->regs, PM1_LEN);
+	state_put_u32(w, "sci-irq", (uint32_t)pm->sci_irq);
+	state_put_u64(w, "timer", guest_ticks(pm));
+	state_end(w);
+	pthread_mutex_unlock(&pm->lock);
+}
+
+int acpi_pm_load(struct acpi_pm *pm, const struct state_reader *r, char *err, size_t errlen)
+{
+	struct state_node n;
+	uint8_t regs[PM1_LEN];
+	uint32_t irq;
+	uint64_t timer;
+
+	if (state_node_open(&n, r, "acpi-pm", ACPI_PM_STATE_VERSION, err, errlen) < 0 ||
+	    state_get_bytes(&n, "pm1", regs, sizeof(regs)) < 0 ||
+	    state_get_u32(&n, "sci-irq", &irq) < 0 || state_get_u64(&n, "timer", &timer) < 0)
+		return -1;
+	if (irq != UINT32_MAX && irq >= 24)
+		return state_node_fail(&n, "sci-irq %u is no ISA or IOAPIC line", irq);
+	if (regs[PM1_CNT + 1] & (CNT_SLP_EN >> 8))
+		return state_node_fail(&n, "SLP_EN set, which always reads as zero");
+	if (state_node_close(&n) < 0)
+		return -1;
+	pthread_mutex_lock(&pm->lock);
+	memcpy(pm->regs, regs, sizeof(regs));
+	pm->sci_irq = (int)irq;
+	__atomic_store_n(&pm->tmr_offset, (int64_t)(timer - host_ticks()), __ATOMIC_RELAXED);
+	update_sci(pm);
+	pthread_mutex_unlock(&pm->lock);
+	return 0;
 }
 
 void acpi_pm_free(struct acpi_pm *pm)

@@ -14,6 +14,12 @@
 struct acpi_pm;
 struct acpi_pm *acpi_pm_new(struct dev_host *host, uint16_t base, unsigned s5_typ,
 			    void (*poweroff_fn)(void *opaque), void *opaque);
+/* Snapshot: node "acpi-pm" (PM1 registers, SCI line, the PM timer's
+ * count, which resumes from the saved value). */
+struct state_writer;
+struct state_reader;
+void acpi_pm_save(struct acpi_pm *pm, struct state_writer *w);
+int acpi_pm_load(struct acpi_pm *pm, const struct state_reader *r, char *err, size_t errlen);
 void acpi_pm_free(struct acpi_pm *pm);
 /* Move the block's ports to base (0: decode none), as the ICH9 LPC
  * bridge's PMBASE and ACPI_CNTL say. Not from a handler of the port bus

@@ -9,6 +9,9 @@
 
 #include "devices/dev_host.h"
 #include "devices/isa/dma8237.h"
+#include "state/state.h"
+
+#define DMA_STATE_VERSION 1
 
 #define DMA1_BASE 0x00
 #define DMA2_BASE 0xc0
@@ -227,6 +230,78 @@ fail:
 	pthread_mutex_destroy(&d->lock);
 	free(d);
 	return NULL;
+}
+
+/* Snapshot: one node per controller ("dma@0", "dma@c0") and the page
+ * registers in the first. */
+static const char *const dma_nodes[2] = {"dma@0", "dma@c0"};
+
+static void ctrl_save(const struct dma_ctrl *c, struct state_writer *w)
+{
+	uint16_t v[8];
+
+	for (unsigned i = 0; i < 4; i++) {
+		v[i] = c->addr[i];
+		v[4 + i] = c->count[i];
+	}
+	for (unsigned i = 0; i < 8; i++)
+		v[i] = (uint16_t)(v[i] << 8 | v[i] >> 8); /* big-endian, as cells */
+	state_put_bytes(w, "address-count", v, sizeof(v));
+	state_put_bytes(w, "mode", c->mode, sizeof(c->mode));
+	state_put_u8(w, "command", c->command);
+	state_put_u8(w, "request", c->request);
+	state_put_u8(w, "mask", c->mask);
+	state_put_u8(w, "flip-flop", c->flip);
+}
+
+void dma8237_save(struct dma8237 *d, struct state_writer *w)
+{
+	pthread_mutex_lock(&d->lock);
+	for (unsigned i = 0; i < 2; i++) {
+		state_begin(w, dma_nodes[i], DMA_STATE_VERSION);
+		ctrl_save(&d->c[i], w);
+		if (i == 0)
+			state_put_bytes(w, "page", d->page, sizeof(d->page));
+		state_end(w);
+	}
+	pthread_mutex_unlock(&d->lock);
+}
+
+static int ctrl_load(struct dma_ctrl *c, struct state_node *n)
+{
+	uint8_t v[16];
+
+	if (state_get_bytes(n, "address-count", v, sizeof(v)) < 0 ||
+	    state_get_bytes(n, "mode", c->mode, sizeof(c->mode)) < 0 ||
+	    state_get_u8(n, "command", &c->command) < 0 ||
+	    state_get_u8_max(n, "request", 0x0f, &c->request) < 0 ||
+	    state_get_u8_max(n, "mask", 0x0f, &c->mask) < 0 || state_get_bool(n, "flip-flop", &c->flip) < 0)
+		return -1;
+	for (unsigned i = 0; i < 4; i++) {
+		c->addr[i] = (uint16_t)(v[2 * i] << 8 | v[2 * i + 1]);
+		c->count[i] = (uint16_t)(v[8 + 2 * i] << 8 | v[8 + 2 * i + 1]);
+	}
+	return 0;
+}
+
+int dma8237_load(struct dma8237 *d, const struct state_reader *r, char *err, size_t errlen)
+{
+	struct dma_ctrl c[2];
+	uint8_t page[PAGE_LEN];
+	struct state_node n;
+
+	for (unsigned i = 0; i < 2; i++) {
+		if (state_node_open(&n, r, dma_nodes[i], DMA_STATE_VERSION, err, errlen) < 0 ||
+		    ctrl_load(&c[i], &n) < 0 ||
+		    (i == 0 && state_get_bytes(&n, "page", page, sizeof(page)) < 0) ||
+		    state_node_close(&n) < 0)
+			return -1;
+	}
+	pthread_mutex_lock(&d->lock);
+	memcpy(d->c, c, sizeof(c));
+	memcpy(d->page, page, sizeof(page));
+	pthread_mutex_unlock(&d->lock);
+	return 0;
 }
 
 void dma8237_free(struct dma8237 *d)

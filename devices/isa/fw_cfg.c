@@ -13,6 +13,9 @@
 
 #include "devices/dev_host.h"
 #include "devices/isa/fw_cfg.h"
+#include "state/state.h"
+
+#define FW_CFG_STATE_VERSION 1
 
 #define PORT_SEL 0x510
 #define PORT_DMA 0x514
@@ -344,6 +347,49 @@ struct fw_cfg *fw_cfg_new(struct dev_host *host)
 		return NULL;
 	}
 	return f;
+}
+
+/* Snapshot: the selector, the read offset into the selected item and the
+ * DMA address register's latched high half. The items themselves are not
+ * saved: the destination builds them from the same command line (kernel,
+ * initrd, ACPI tables, files), as QEMU's fw_cfg does. */
+void fw_cfg_save(struct fw_cfg *f, struct state_writer *w)
+{
+	pthread_mutex_lock(&f->lock);
+	state_begin(w, "fw-cfg@510", FW_CFG_STATE_VERSION);
+	state_put_u16(w, "selector", f->cur);
+	state_put_u32(w, "offset", f->offset);
+	state_put_u32(w, "dma-address-high", f->dma_high);
+	state_end(w);
+	pthread_mutex_unlock(&f->lock);
+}
+
+int fw_cfg_load(struct fw_cfg *f, const struct state_reader *r, char *err, size_t errlen)
+{
+	struct state_node n;
+	uint16_t cur;
+	uint32_t offset, high;
+	struct item *it;
+
+	if (state_node_open(&n, r, "fw-cfg@510", FW_CFG_STATE_VERSION, err, errlen) < 0 ||
+	    state_get_u16(&n, "selector", &cur) < 0 || state_get_u32(&n, "offset", &offset) < 0 ||
+	    state_get_u32(&n, "dma-address-high", &high) < 0)
+		return -1;
+	pthread_mutex_lock(&f->lock);
+	it = item_of(f, cur);
+	if (offset && (!it || offset > it->len)) {
+		pthread_mutex_unlock(&f->lock);
+		return state_node_fail(&n, "offset %u is past the end of item %#x", offset, cur);
+	}
+	if (state_node_close(&n) < 0) {
+		pthread_mutex_unlock(&f->lock);
+		return -1;
+	}
+	f->cur = cur;
+	f->offset = offset;
+	f->dma_high = high;
+	pthread_mutex_unlock(&f->lock);
+	return 0;
 }
 
 void fw_cfg_free(struct fw_cfg *f)

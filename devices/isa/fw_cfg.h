@@ -31,6 +31,12 @@ enum {
 #define FW_CFG_FILE_NAME_LEN 56
 struct fw_cfg;
 struct fw_cfg *fw_cfg_new(struct dev_host *host);
+/* Snapshot: node "fw-cfg@510" (selector, offset, DMA address latch); the
+ * items are rebuilt by the destination from its own command line. */
+struct state_writer;
+struct state_reader;
+void fw_cfg_save(struct fw_cfg *f, struct state_writer *w);
+int fw_cfg_load(struct fw_cfg *f, const struct state_reader *r, char *err, size_t errlen);
 void fw_cfg_free(struct fw_cfg *f);
 /* Add or replace an item (the data is copied). 0 or -errno. */
 int fw_cfg_add(struct fw_cfg *f, uint16_t key, const void *data, size_t len);

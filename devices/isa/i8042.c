@@ -7,9 +7,13 @@
  * is ever pressed. Port 0x60 is the data port, 0x64 status (read) and
  * command (write): separate ops, since each port is its own region. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "devices/dev_host.h"
 #include "devices/isa/i8042.h"
+#include "state/state.h"
+
+#define I8042_STATE_VERSION 1
 
 #define I8042_DATA 0x60
 #define I8042_CMD 0x64
@@ -248,6 +252,57 @@ struct i8042 *i8042_new(struct dev_host *host, void (*reset_fn)(void *opaque), v
 		return NULL;
 	}
 	return k;
+}
+
+void i8042_save(struct i8042 *k, struct state_writer *w)
+{
+	pthread_mutex_lock(&k->lock);
+	state_begin(w, "i8042@60", I8042_STATE_VERSION);
+	state_put_u8(w, "status", k->status);
+	state_put_u8(w, "command-byte", k->cmd_byte);
+	state_put_u8(w, "output-port", k->outport);
+	state_put_bytes(w, "output", k->out, sizeof(k->out));
+	state_put_u32(w, "output-count", k->n_out);
+	state_put_u8(w, "pending-command", k->pending_cmd);
+	state_put_u8(w, "keyboard-pending", k->kbd_pending);
+	state_end(w);
+	pthread_mutex_unlock(&k->lock);
+}
+
+int i8042_load(struct i8042 *k, const struct state_reader *r, char *err, size_t errlen)
+{
+	struct i8042 v;
+	struct state_node n;
+
+	if (state_node_open(&n, r, "i8042@60", I8042_STATE_VERSION, err, errlen) < 0 ||
+	    state_get_u8(&n, "status", &v.status) < 0 ||
+	    state_get_u8(&n, "command-byte", &v.cmd_byte) < 0 ||
+	    state_get_u8(&n, "output-port", &v.outport) < 0 ||
+	    state_get_bytes(&n, "output", v.out, sizeof(v.out)) < 0 ||
+	    state_get_u32_max(&n, "output-count", sizeof(v.out), &v.n_out) < 0 ||
+	    state_get_u8(&n, "pending-command", &v.pending_cmd) < 0 ||
+	    state_get_u8(&n, "keyboard-pending", &v.kbd_pending) < 0)
+		return -1;
+	if (!!(v.status & STAT_OBF) != !!v.n_out)
+		return state_node_fail(&n, "status output-full disagrees with output-count %u",
+				       v.n_out);
+	if (v.pending_cmd && v.pending_cmd != CMD_WRITE_CB && v.pending_cmd != CMD_WRITE_OUTPORT)
+		return state_node_fail(&n, "pending-command %#x takes no data byte", v.pending_cmd);
+	if (v.kbd_pending && v.kbd_pending != KBD_SET_LEDS && v.kbd_pending != KBD_SCANCODE_SET &&
+	    v.kbd_pending != KBD_TYPEMATIC)
+		return state_node_fail(&n, "keyboard-pending %#x takes no argument", v.kbd_pending);
+	if (state_node_close(&n) < 0)
+		return -1;
+	pthread_mutex_lock(&k->lock);
+	k->status = v.status;
+	k->cmd_byte = v.cmd_byte;
+	k->outport = v.outport;
+	memcpy(k->out, v.out, sizeof(k->out));
+	k->n_out = v.n_out;
+	k->pending_cmd = v.pending_cmd;
+	k->kbd_pending = v.kbd_pending;
+	pthread_mutex_unlock(&k->lock);
+	return 0;
 }
 
 void i8042_free(struct i8042 *k)

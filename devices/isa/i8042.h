@@ -13,6 +13,12 @@
  * cleared) calls reset_fn, which resets the machine or exits (-no-reboot). */
 struct i8042;
 struct i8042 *i8042_new(struct dev_host *host, void (*reset_fn)(void *opaque), void *opaque);
+/* Snapshot: node "i8042@60" (status, command byte, output port with the
+ * A20 gate, the output queue, half-done commands). */
+struct state_writer;
+struct state_reader;
+void i8042_save(struct i8042 *k, struct state_writer *w);
+int i8042_load(struct i8042 *k, const struct state_reader *r, char *err, size_t errlen);
 void i8042_free(struct i8042 *k);
 
 #endif /* VMM_DEVICES_ISA_I8042_H */

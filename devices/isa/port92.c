@@ -6,6 +6,9 @@
 
 #include "devices/dev_host.h"
 #include "devices/isa/port92.h"
+#include "state/state.h"
+
+#define PORT92_STATE_VERSION 1
 
 #define PORT92 0x92
 #define PORT92_RESET 0x01
@@ -78,6 +81,30 @@ struct port92 *port92_new(struct dev_host *host, void (*reset_fn)(void *opaque),
 		return NULL;
 	}
 	return p;
+}
+
+void port92_save(struct port92 *p, struct state_writer *w)
+{
+	pthread_mutex_lock(&p->lock);
+	state_begin(w, "port92@92", PORT92_STATE_VERSION);
+	state_put_u8(w, "value", p->value);
+	state_end(w);
+	pthread_mutex_unlock(&p->lock);
+}
+
+int port92_load(struct port92 *p, const struct state_reader *r, char *err, size_t errlen)
+{
+	struct state_node n;
+	uint8_t v;
+
+	if (state_node_open(&n, r, "port92@92", PORT92_STATE_VERSION, err, errlen) < 0 ||
+	    state_get_u8_max(&n, "value", PORT92_RESET | PORT92_A20, &v) < 0 ||
+	    state_node_close(&n) < 0)
+		return -1;
+	pthread_mutex_lock(&p->lock);
+	p->value = v;
+	pthread_mutex_unlock(&p->lock);
+	return 0;
 }
 
 void port92_free(struct port92 *p)

@@ -24,6 +24,7 @@
 #include "devices/dev_host.h"
 #include "devices/pci/i440fx.h"
 #include "devices/pci/pci.h"
+#include "state/state.h"
 
 #define PAM0 ((unsigned)nb->regs->pam0)
 #define NR_PAM_REGS 7u
@@ -289,6 +290,63 @@ int i440fx_set_bios_alias(struct i440fx *nb, void *hva, uint64_t size)
 	apply_all(nb, true);
 	pthread_mutex_unlock(&nb->lock);
 	return 0;
+}
+
+/* Snapshot: config space (PAM, SMRAM, PCIEXBAR) and the shadow RAM behind
+ * 0xc0000-0xfffff, which is not guest RAM (the BIOS lives there). */
+#define NB_STATE_VERSION 1
+
+static void nb_node(const struct i440fx *nb, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s@0,0", nb->regs->name);
+}
+
+void i440fx_save(struct i440fx *nb, struct state_writer *w)
+{
+	char node[32];
+
+	nb_node(nb, node, sizeof(node));
+	state_begin(w, node, NB_STATE_VERSION);
+	pci_dev_save(&nb->pci, w);
+	pthread_mutex_lock(&nb->lock);
+	state_put_bytes(w, "shadow", nb->shadow, SHADOW_SIZE);
+	pthread_mutex_unlock(&nb->lock);
+	state_end(w);
+}
+
+int i440fx_load(struct i440fx *nb, const struct state_reader *r, char *err, size_t errlen)
+{
+	struct state_node n;
+	uint8_t *shadow = malloc(SHADOW_SIZE);
+	char node[32];
+	int ret = -1;
+
+	if (!shadow) {
+		snprintf(err, errlen, "state: out of memory");
+		return -1;
+	}
+	nb_node(nb, node, sizeof(node));
+	if (state_node_open(&n, r, node, NB_STATE_VERSION, err, errlen) < 0 ||
+	    state_get_bytes(&n, "shadow", shadow, SHADOW_SIZE) < 0 || pci_dev_load(&nb->pci, &n) < 0 ||
+	    state_node_close(&n) < 0)
+		goto out;
+	/* the side state cfg_written keeps: the SMRAM lock, PAM mappings, ECAM */
+	if (nb->pci.cfg[SMRAM] & SMRAM_D_LCK) {
+		nb->pci.cfg[SMRAM] &= ~SMRAM_D_OPEN;
+		nb->pci.wmask[SMRAM] = 0;
+	} else {
+		nb->pci.wmask[SMRAM] = 0x78;
+	}
+	pthread_mutex_lock(&nb->lock);
+	memcpy(nb->shadow, shadow, SHADOW_SIZE);
+	apply_all(nb, true);
+	pthread_mutex_unlock(&nb->lock);
+	if (PCIEXBAR)
+		apply_pciexbar(nb);
+	ret = 0;
+out:
+	free(shadow);
+	return ret;
 }
 
 void i440fx_free(struct i440fx *nb)

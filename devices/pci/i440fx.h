@@ -43,6 +43,12 @@ struct i440fx *q35_mch_new(struct dev_host *host, struct pci_bus *bus,
 void q35_mch_enable_ecam(struct i440fx *nb);
 /* What a BIOS leaves behind: read-write shadow RAM in every PAM segment. */
 void i440fx_shadow_all(struct i440fx *nb);
+/* Snapshot: node "i440fx@0,0" or "q35-mch@0,0" (config space and shadow
+ * RAM); loading remaps PAM segments and the ECAM window. */
+struct state_writer;
+struct state_reader;
+void i440fx_save(struct i440fx *nb, struct state_writer *w);
+int i440fx_load(struct i440fx *nb, const struct state_reader *r, char *err, size_t errlen);
 void i440fx_free(struct i440fx *nb);
 
 #endif /* VMM_DEVICES_PCI_I440FX_H */

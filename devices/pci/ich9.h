@@ -39,12 +39,20 @@ struct ich9_lpc *ich9_lpc_new(struct dev_host *host, struct pci_bus *bus, struct
  * to ISA IRQs isa_irq[0..3] (A-D and E-H alike), RCBA at 0xfed1c000. */
 void ich9_lpc_firmware_setup(struct ich9_lpc *l, uint16_t pm_base, const uint8_t isa_irq[4]);
 void ich9_lpc_free(struct ich9_lpc *l);
+/* Snapshots: "ich9-lpc@1f,0" (config space, RCRB; loading maps PMBASE and
+ * RCBA again) and "ich9-smbus@1f,3" (config space, host registers). */
+struct state_writer;
+struct state_reader;
+void ich9_lpc_save(struct ich9_lpc *l, struct state_writer *w);
+int ich9_lpc_load(struct ich9_lpc *l, const struct state_reader *r, char *err, size_t errlen);
 
 /* SMBus controller 8086:2930: its I/O BAR (SMB_BASE, 0x20) and host
  * configuration (0x40); no device answers, so every transaction the
  * guest starts ends with DEV_ERR in the host status. */
 struct ich9_smbus;
 struct ich9_smbus *ich9_smbus_new(struct dev_host *host, struct pci_bus *bus);
+void ich9_smbus_save(struct ich9_smbus *s, struct state_writer *w);
+int ich9_smbus_load(struct ich9_smbus *s, const struct state_reader *r, char *err, size_t errlen);
 void ich9_smbus_free(struct ich9_smbus *s);
 
 #endif /* VMM_DEVICES_PCI_ICH9_H */

@@ -17,6 +17,7 @@
 
 #include "devices/dev_host.h"
 #include "devices/pci/ich9.h"
+#include "state/state.h"
 #include "devices/pci/pci.h"
 
 #define PMBASE 0x40
@@ -180,6 +181,37 @@ void ich9_lpc_firmware_setup(struct ich9_lpc *l, uint16_t pm_base, const uint8_t
 	pci_cfg_write(bus, ICH9_LPC_DEVFN, PMBASE, 4, pm_base | PMBASE_RTE);
 	pci_cfg_write(bus, ICH9_LPC_DEVFN, ACPI_CNTL, 1, ACPI_CNTL_EN);
 	pci_cfg_write(bus, ICH9_LPC_DEVFN, RCBA, 4, FW_RCBA | RCBA_EN);
+}
+
+#define LPC_STATE_VERSION 1
+
+/* Snapshot: config space (PMBASE, ACPI_CNTL, PIRQA-H, RCBA) and the root
+ * complex register block; loading maps the PM block and RCRB there. */
+void ich9_lpc_save(struct ich9_lpc *l, struct state_writer *w)
+{
+	state_begin(w, "ich9-lpc@1f,0", LPC_STATE_VERSION);
+	pci_dev_save(&l->pci, w);
+	pthread_mutex_lock(&l->lock);
+	state_put_bytes(w, "rcrb", l->rcrb, RCRB_SIZE);
+	pthread_mutex_unlock(&l->lock);
+	state_end(w);
+}
+
+int ich9_lpc_load(struct ich9_lpc *l, const struct state_reader *r, char *err, size_t errlen)
+{
+	static uint8_t rcrb[RCRB_SIZE]; /* 16 KiB: off the stack */
+	struct state_node n;
+
+	if (state_node_open(&n, r, "ich9-lpc@1f,0", LPC_STATE_VERSION, err, errlen) < 0 ||
+	    state_get_bytes(&n, "rcrb", rcrb, RCRB_SIZE) < 0 || pci_dev_load(&l->pci, &n) < 0 ||
+	    state_node_close(&n) < 0)
+		return -1;
+	pthread_mutex_lock(&l->lock);
+	memcpy(l->rcrb, rcrb, RCRB_SIZE);
+	pthread_mutex_unlock(&l->lock);
+	apply_pmbase(l);
+	apply_rcba(l);
+	return 0;
 }
 
 void ich9_lpc_free(struct ich9_lpc *l)

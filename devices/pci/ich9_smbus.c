@@ -11,6 +11,7 @@
 #include "devices/dev_host.h"
 #include "devices/pci/ich9.h"
 #include "devices/pci/pci.h"
+#include "state/state.h"
 
 #define SMB_BAR 4
 #define SMB_IO_SIZE 32
@@ -115,6 +116,33 @@ struct ich9_smbus *ich9_smbus_new(struct dev_host *host, struct pci_bus *bus)
 	}
 	dev_on_reset(host, smbus_reset, s);
 	return s;
+}
+
+#define SMB_STATE_VERSION 1
+
+void ich9_smbus_save(struct ich9_smbus *s, struct state_writer *w)
+{
+	state_begin(w, "ich9-smbus@1f,3", SMB_STATE_VERSION);
+	pci_dev_save(&s->pci, w);
+	pthread_mutex_lock(&s->lock);
+	state_put_bytes(w, "io", s->io, SMB_IO_SIZE);
+	pthread_mutex_unlock(&s->lock);
+	state_end(w);
+}
+
+int ich9_smbus_load(struct ich9_smbus *s, const struct state_reader *r, char *err, size_t errlen)
+{
+	uint8_t io[SMB_IO_SIZE];
+	struct state_node n;
+
+	if (state_node_open(&n, r, "ich9-smbus@1f,3", SMB_STATE_VERSION, err, errlen) < 0 ||
+	    state_get_bytes(&n, "io", io, SMB_IO_SIZE) < 0 || pci_dev_load(&s->pci, &n) < 0 ||
+	    state_node_close(&n) < 0)
+		return -1;
+	pthread_mutex_lock(&s->lock);
+	memcpy(s->io, io, SMB_IO_SIZE);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
 }
 
 void ich9_smbus_free(struct ich9_smbus *s)

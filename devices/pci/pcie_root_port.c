@@ -11,12 +11,14 @@
  * notification; slot status says whether a device is present, link status
  * whether its data link layer is up. Slot status change bits are
  * write-one-to-clear. No MSI, AER or ACS: its own interrupt is INTA. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "devices/dev_host.h"
 #include "devices/pci/pci.h"
 #include "devices/pci/pcie_root_port.h"
+#include "state/state.h"
 
 #define PCI_CAP_ID_EXP 0x10
 #define PCIE_CAP_LEN 0x3c
@@ -186,6 +188,42 @@ struct pci_bus *pcie_root_port_bus(struct pcie_root_port *rp)
 void pcie_root_port_update_slot(struct pcie_root_port *rp)
 {
 	refresh_slot(rp, pci_bus_find(rp->secondary, 0) != NULL);
+}
+
+#define ROOT_PORT_STATE_VERSION 1
+
+/* Snapshot: config space holds it all (bus numbers, windows, slot
+ * control, the slot status change bits). */
+static void rp_node(const struct pcie_root_port *rp, char *buf, size_t len)
+{
+	snprintf(buf, len, "pcie-root-port@%x,%x", rp->pci.devfn >> 3, rp->pci.devfn & 7);
+}
+
+void pcie_root_port_save(struct pcie_root_port *rp, struct state_writer *w)
+{
+	char node[40];
+
+	rp_node(rp, node, sizeof(node));
+	state_begin(w, node, ROOT_PORT_STATE_VERSION);
+	pci_dev_save(&rp->pci, w);
+	state_end(w);
+}
+
+int pcie_root_port_load(struct pcie_root_port *rp, const struct state_reader *r, char *err,
+			size_t errlen)
+{
+	struct state_node n;
+	char node[40];
+
+	rp_node(rp, node, sizeof(node));
+	if (state_node_open(&n, r, node, ROOT_PORT_STATE_VERSION, err, errlen) < 0 ||
+	    pci_dev_load(&rp->pci, &n) < 0 || state_node_close(&n) < 0)
+		return -1;
+	/* the change bits as saved; presence is the device the destination
+	 * has in the slot (the same command line) */
+	rp->sltsta = get16(&rp->pci.cfg[rp->exp + EXP_SLTSTA]) & SLTSTA_CHANGES;
+	pcie_root_port_update_slot(rp);
+	return 0;
 }
 
 void pcie_root_port_free(struct pcie_root_port *rp)

@@ -28,6 +28,14 @@ struct pcie_root_port *pcie_root_port_new(struct dev_host *host, struct pci_bus 
 struct pci_bus *pcie_root_port_bus(struct pcie_root_port *rp);
 /* Presence detect and link state follow whether device 0 is there. */
 void pcie_root_port_update_slot(struct pcie_root_port *rp);
+/* Snapshot: node "pcie-root-port@SLOT,FN" (config space: bus numbers,
+ * windows, slot control and status). Loading takes presence from the
+ * device now in the slot. */
+struct state_writer;
+struct state_reader;
+void pcie_root_port_save(struct pcie_root_port *rp, struct state_writer *w);
+int pcie_root_port_load(struct pcie_root_port *rp, const struct state_reader *r, char *err,
+			size_t errlen);
 void pcie_root_port_free(struct pcie_root_port *rp);
 
 /* A PCI Express endpoint capability (version 2, 60 bytes) for a device on

@@ -12,6 +12,9 @@
 #include "devices/dev_host.h"
 #include "devices/pci/pci.h"
 #include "devices/pci/piix3.h"
+#include "state/state.h"
+
+#define PIIX3_STATE_VERSION 1
 
 #define PIRQ_BASE 0x60
 #define PIRQ_DISABLE 0x80
@@ -62,6 +65,29 @@ struct piix3 *piix3_new(struct dev_host *host, struct pci_bus *bus)
 	pci_bus_set_route(bus, route, p);
 	dev_on_reset(host, piix3_reset, p);
 	return p;
+}
+
+/* Config space holds all of it: PIRQ routes are read from it on every
+ * interrupt, so loading re-derives nothing. (The ELCR is the PIC's.) */
+void piix3_save(struct piix3 *p, struct state_writer *w)
+{
+	state_begin(w, "piix3@1,0", PIIX3_STATE_VERSION);
+	pci_dev_save(&p->pci, w);
+	state_end(w);
+}
+
+int piix3_load(struct piix3 *p, const struct state_reader *r, char *err, size_t errlen)
+{
+	struct state_node n;
+
+	if (state_node_open(&n, r, "piix3@1,0", PIIX3_STATE_VERSION, err, errlen) < 0 ||
+	    pci_dev_load(&p->pci, &n) < 0)
+		return -1;
+	for (unsigned i = 0; i < 4; i++)
+		if (p->pci.cfg[PIRQ_BASE + i] & ~0x8f)
+			return state_node_fail(&n, "PIRQ%c route %#x has bits never kept", 'A' + i,
+					       p->pci.cfg[PIRQ_BASE + i]);
+	return state_node_close(&n);
 }
 
 void piix3_free(struct piix3 *p)

@@ -26,6 +26,15 @@ struct ahci_drive {
  * NULL when devfn is taken. The caller keeps the block devices. */
 struct ahci *ahci_new(struct dev_host *host, struct pci_bus *bus, int devfn,
 		      const struct ahci_drive drives[AHCI_PORTS]);
+/* Snapshot (ahci_state.c): node "ahci@SLOT,FN" with the config space,
+ * global registers and one "port@N" child per port (command list and FIS
+ * bases, PxIS/IE/CMD/TFD/SIG/SSTS/SCTL/SERR, an ATAPI drive's sense).
+ * Commands run to completion inside the PxCI write that issues them, so
+ * none is in flight at a save. */
+struct state_writer;
+struct state_reader;
+void ahci_save(struct ahci *s, struct state_writer *w);
+int ahci_load(struct ahci *s, const struct state_reader *r, char *err, size_t errlen);
 void ahci_free(struct ahci *s);
 struct pci_dev *ahci_pci(struct ahci *s);
 

@@ -14,6 +14,7 @@
 #include "build/config.h"
 #include "backends/backends.h"
 #include "devices/storage/atapi.h"
+#include "state/state.h"
 
 /* additional sense codes (ASC << 8 | ASCQ) */
 #define ASC_READ_ERROR 0x1100
@@ -78,6 +79,41 @@ struct atapi *atapi_new(struct block_dev *medium)
 	pthread_mutex_init(&a->lock, NULL);
 	a->medium = medium;
 	return a;
+}
+
+void atapi_save(struct atapi *a, struct state_writer *w)
+{
+	pthread_mutex_lock(&a->lock);
+	state_put_u8(w, "atapi-tray-open", a->tray_open);
+	state_put_u8(w, "atapi-locked", a->locked);
+	state_put_u8(w, "atapi-unit-attention", a->unit_attention);
+	state_put_u8(w, "atapi-sense-key", a->sense_key);
+	state_put_u16(w, "atapi-asc", a->asc);
+	state_put_u8(w, "atapi-event", a->event);
+	pthread_mutex_unlock(&a->lock);
+}
+
+int atapi_load(struct atapi *a, struct state_node *n)
+{
+	bool tray_open, locked, ua;
+	uint8_t key, event;
+	uint16_t asc;
+
+	if (state_get_bool(n, "atapi-tray-open", &tray_open) < 0 ||
+	    state_get_bool(n, "atapi-locked", &locked) < 0 ||
+	    state_get_bool(n, "atapi-unit-attention", &ua) < 0 ||
+	    state_get_u8_max(n, "atapi-sense-key", 0x0f, &key) < 0 ||
+	    state_get_u16(n, "atapi-asc", &asc) < 0 || state_get_u8(n, "atapi-event", &event) < 0)
+		return -1;
+	pthread_mutex_lock(&a->lock);
+	a->tray_open = tray_open;
+	a->locked = locked;
+	a->unit_attention = ua;
+	a->sense_key = key;
+	a->asc = asc;
+	a->event = event;
+	pthread_mutex_unlock(&a->lock);
+	return 0;
 }
 
 void atapi_free(struct atapi *a)

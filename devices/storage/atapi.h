@@ -37,6 +37,12 @@ struct atapi_xfer {
 /* medium may be NULL (an empty drive); the drive owns it from now on. */
 struct atapi *atapi_new(struct block_dev *medium);
 void atapi_free(struct atapi *a);
+/* Snapshot: properties "atapi-*" (tray lock, sense, unit attention, media
+ * event) in the node of the controller port holding the drive. */
+struct state_writer;
+struct state_node;
+void atapi_save(struct atapi *a, struct state_writer *w);
+int atapi_load(struct atapi *a, struct state_node *n);
 /* Called (with the drive's lock held: do not call back into it) when the
  * guest opens or closes the tray with START STOP UNIT. */
 void atapi_on_tray_moved(struct atapi *a, void (*fn)(void *opaque, bool open), void *opaque);

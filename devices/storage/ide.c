@@ -49,7 +49,7 @@ static void refresh_identify(struct ide_drive *d)
 
 /* ---------------------------------------------------------- interrupts */
 
-static void update_line(struct ide_channel *ch)
+void ide_update_line(struct ide_channel *ch)
 {
 	struct dev_host *h = ch->ide->host;
 	bool want = ch->intrq && !(ch->control & CTL_NIEN);
@@ -64,7 +64,7 @@ static void update_line(struct ide_channel *ch)
 void ide_raise_irq(struct ide_channel *ch)
 {
 	ch->intrq = true;
-	update_line(ch);
+	ide_update_line(ch);
 }
 
 void ide_finish(struct ide_channel *ch, uint8_t error)
@@ -456,7 +456,7 @@ static void write_control(struct ide_channel *ch, uint8_t v)
 		soft_reset(ch);
 	else if (!(v & CTL_SRST) && was_reset)
 		soft_reset_done(ch);
-	update_line(ch);
+	ide_update_line(ch);
 }
 
 static bool channel_empty(const struct ide_channel *ch)
@@ -481,7 +481,7 @@ static uint8_t read_tf(struct ide_channel *ch, unsigned reg)
 	case 6: return ide_cur(ch)->present ? ch->select : 0;
 	default:
 		ch->intrq = false; /* reading status acknowledges the interrupt */
-		update_line(ch);
+		ide_update_line(ch);
 		return ch->status;
 	}
 }
@@ -574,7 +574,7 @@ static void channel_reset(struct ide_channel *ch)
 	ch->prd_addr = 0;
 	for (unsigned i = 0; i < 2; i++)
 		ch->drive[i].mult = MAX_MULT;
-	update_line(ch);
+	ide_update_line(ch);
 	pthread_mutex_unlock(&ch->lock);
 }
 

@@ -24,6 +24,16 @@ struct atapi;
 struct ide *ide_new_with_cdroms(struct dev_host *host, struct pci_bus *bus,
 				struct block_dev *const disks[IDE_MAX_DRIVES],
 				struct atapi *const cdroms[IDE_MAX_DRIVES]);
+/* Snapshot (ide_state.c): node "ide@1,1" (config space) and one node per
+ * channel, "ide-channel@1f0" and "ide-channel@170": task file, status, the
+ * PIO buffer and position, ATAPI packet and sense, bus-master registers.
+ * Block I/O runs to completion inside the port access that starts it, with
+ * the channel locked, so a save (which takes the lock) never sees a
+ * request in flight: a stopped machine has none. */
+struct state_writer;
+struct state_reader;
+void ide_save(struct ide *ide, struct state_writer *w);
+int ide_load(struct ide *ide, const struct state_reader *r, char *err, size_t errlen);
 void ide_free(struct ide *ide);
 
 #endif /* VMM_DEVICES_STORAGE_IDE_H */

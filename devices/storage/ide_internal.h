@@ -108,6 +108,8 @@ void ide_finish(struct ide_channel *ch, uint8_t error);
 bool ide_prepare_rw(struct ide_channel *ch, bool ext, bool write);
 /* READ/WRITE DMA (EXT): run by the bus-master engine. */
 void ide_start_dma(struct ide_channel *ch, bool ext, bool write);
+/* Drive the IRQ line as INTRQ and nIEN say. */
+void ide_update_line(struct ide_channel *ch);
 /* Assert INTRQ. */
 void ide_raise_irq(struct ide_channel *ch);
 

@@ -15,6 +15,9 @@
 #include "devices/dev_host.h"
 #include "devices/pci/pci.h"
 #include "devices/testdev/pc_testdev.h"
+#include "state/state.h"
+
+#define TESTDEV_STATE_VERSION 1
 
 #define TESTDEV_IOPORT 0xe0
 #define TESTDEV_FLUSH 0xe4
@@ -126,6 +129,35 @@ struct pc_testdev *pc_testdev_new(struct dev_host *host, struct pci_bus *pci)
 		return NULL;
 	}
 	return t;
+}
+
+/* Snapshot: the data port and the test memory (the IRQ lines it drives
+ * are the interrupt controllers' state). */
+void pc_testdev_save(struct pc_testdev *t, struct state_writer *w)
+{
+	pthread_mutex_lock(&t->lock);
+	state_begin(w, "pc-testdev@e0", TESTDEV_STATE_VERSION);
+	state_put_u32(w, "ioport-data", t->ioport_data);
+	state_put_bytes(w, "iomem", t->iomem, sizeof(t->iomem));
+	state_end(w);
+	pthread_mutex_unlock(&t->lock);
+}
+
+int pc_testdev_load(struct pc_testdev *t, const struct state_reader *r, char *err, size_t errlen)
+{
+	uint8_t iomem[TESTDEV_IOMEM_LEN];
+	struct state_node n;
+	uint32_t data;
+
+	if (state_node_open(&n, r, "pc-testdev@e0", TESTDEV_STATE_VERSION, err, errlen) < 0 ||
+	    state_get_u32(&n, "ioport-data", &data) < 0 ||
+	    state_get_bytes(&n, "iomem", iomem, sizeof(iomem)) < 0 || state_node_close(&n) < 0)
+		return -1;
+	pthread_mutex_lock(&t->lock);
+	t->ioport_data = data;
+	memcpy(t->iomem, iomem, sizeof(iomem));
+	pthread_mutex_unlock(&t->lock);
+	return 0;
 }
 
 void pc_testdev_free(struct pc_testdev *t)

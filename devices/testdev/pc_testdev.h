@@ -14,6 +14,11 @@
  * 0xff000000 (64 KiB). NULL when a port or range is taken. */
 struct pc_testdev;
 struct pc_testdev *pc_testdev_new(struct dev_host *host, struct pci_bus *pci);
+/* Snapshot: node "pc-testdev@e0" (data port, test memory). */
+struct state_writer;
+struct state_reader;
+void pc_testdev_save(struct pc_testdev *t, struct state_writer *w);
+int pc_testdev_load(struct pc_testdev *t, const struct state_reader *r, char *err, size_t errlen);
 void pc_testdev_free(struct pc_testdev *t);
 
 #endif /* VMM_DEVICES_TESTDEV_PC_TESTDEV_H */

@@ -50,6 +50,9 @@ $(eval $(call fuzz_target,intel_iommu,,libdevices.a libbackends.a,$(DEVICES_LIBS
 $(eval $(call fuzz_target,cli,,libcli.a,$(JANSSON_LIBS)))
 # the device-state tree reader and the devices' loaders on it
 $(eval $(call fuzz_target,state,,libdevices.a libbackends.a,$(DEVICES_LIBS)))
+# the PC chipset's loaders (PCI latches, i440FX, PIIX3, IDE, ACPI PM, i8042,
+# port 0x92, i8257, fw_cfg, AHCI, pc-testdev) on a state tree
+$(eval $(call fuzz_target,state_chipset,,libdevices.a libbackends.a,$(DEVICES_LIBS)))
 # the migration stream's framing (header, RAM blocks, trailer)
 $(eval $(call fuzz_target,migration_stream,vmm/migration_stream.c,,))
 

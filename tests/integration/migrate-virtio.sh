@@ -12,8 +12,6 @@
 # /dev/hwrng gives bytes. Then the host reads both blocks out of the qcow2
 # image with qemu-img (the oracle) and compares the sha256s. QEMU runs the
 # same as the reference.
-# Until the chipset devices (i440FX, PIIX3, fw_cfg, i8042...) save their
-# state, the vmm run sets VMM_MIGRATE_UNSAVED=allow for them.
 set -u
 VMM=${VMM:-build/vmm}
 limit=${MIGRATE_TIMEOUT:-600}
@@ -150,7 +148,7 @@ assert q.ok("query-status")["status"] == "running"' || fail "the restored guest 
 cpu=
 [ ! -d /sys/module/kvm_pvm ] || cpu="-cpu baseline"
 # shellcheck disable=SC2086
-VMM_MIGRATE_UNSAVED=allow run vmm "$VMM" $cpu
+run vmm "$VMM" $cpu
 command -v qemu-system-x86_64 >/dev/null ||
 	{ echo "FAIL: no qemu-system-x86_64 for the reference run"; exit 1; }
 run qemu qemu-system-x86_64 -enable-kvm -cpu qemu64,-smap,-smep,-xsave,-popcnt -vga none

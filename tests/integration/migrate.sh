@@ -6,10 +6,12 @@
 # serial console: after the restore it must go on from where it stopped
 # (never back, and on), and the guest's shell must still answer. QEMU does
 # the same as the reference (its stream differs; the behaviour must not).
-# Also: vmm refuses to migrate a machine with a device it cannot save yet,
-# naming it, and refuses a truncated or damaged stream with one line.
-# Until every PC device saves its state, the vmm run sets
-# VMM_MIGRATE_UNSAVED=allow (the vCPU, KVM, serial, RTC and RAM paths).
+# The default pc machine's devices all save (chipset, IDE, fw_cfg, i8042,
+# ACPI PM...), and q35's (MCH, ICH9 LPC and SMBus, ich9-ahci): both run
+# with no VMM_MIGRATE_UNSAVED=allow.
+# Also: vmm refuses to migrate a machine with a device it cannot save yet
+# (kernel_irqchip=split, whose PIT is vmm's own), naming it, and refuses a
+# truncated or damaged stream with one line.
 set -u
 VMM=${VMM:-build/vmm}
 limit=${MIGRATE_TIMEOUT:-600}
@@ -168,16 +170,20 @@ cpu=
 
 # vmm refuses what it cannot save yet, by name, and keeps running.
 side=refusal
-start r "$VMM"
+start r "$VMM" -machine kernel_irqchip=split
 wait_for "^vmm demo: a shell" "$work/out.r"
 qmp "$work/qmp.r" '
 r = q.cmd("migrate", uri="exec:cat > /dev/null")
 assert "error" in r and "non-migratable device" in r["error"]["desc"], r
+assert "kernel_irqchip=split" in r["error"]["desc"], r
 assert q.ok("query-status")["status"] == "running"' || fail "migrate was not refused"
 kill $pid; wait $pid 2>/dev/null; pid=; exec 3>&-
 
 # shellcheck disable=SC2086
-VMM_MIGRATE_UNSAVED=allow run vmm "$VMM" $cpu
+run vmm "$VMM" $cpu
+# q35: MCH (ECAM), ICH9 LPC (PM block at PMBASE) and SMBus, ich9-ahci
+# shellcheck disable=SC2086
+run vmm-q35 "$VMM" $cpu -M q35
 
 # A truncated stream (read from a pipe, mapped from a file) and a damaged
 # one: one line naming why, exit status 1.
