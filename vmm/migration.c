@@ -62,7 +62,7 @@ static uint64_t now_ms(void)
 
 const char *migration_state_name(enum migration_state s)
 {
-	static const char *const names[] = {"none",   "setup",	    "active",   "completed",
+	static const char *const names[] = {"none",   "setup",	    "active",	"completed",
 					    "failed", "cancelling", "cancelled"};
 
 	return names[s];
@@ -508,9 +508,8 @@ int migration_save(struct machine *m, const char *uri, char *err, size_t errlen)
 	j->pre.touched = m->mem.touched;
 	j->pre.downtime_ms = params.downtime_limit;
 	cancel_req = false;
-	mig = (struct migration_status){.start_ms = now_ms(),
-					.ram_total = j->pre.ram.size,
-					.precopy = &j->pre};
+	mig = (struct migration_status){
+		.start_ms = now_ms(), .ram_total = j->pre.ram.size, .precopy = &j->pre};
 	set_status(m, MIG_SETUP);
 	if (pthread_create(&t, NULL, migration_thread, j)) {
 		close_uri(j->fd, j->pid, uri, NULL, 0);

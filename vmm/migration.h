@@ -61,8 +61,8 @@ struct mig_out {
 	char *err;
 	size_t errlen;
 	bool failed;
-	uint64_t max_bps;    /* 0: as fast as the fd takes it */
-	const bool *cancel;  /* set from another thread: stop writing */
+	uint64_t max_bps;		  /* 0: as fast as the fd takes it */
+	const bool *cancel;		  /* set from another thread: stop writing */
 	uint64_t window_ns, window_bytes; /* the throttle's reckoning */
 };
 int mig_out_header(struct mig_out *o, unsigned nram);
@@ -158,7 +158,7 @@ enum migration_state {
 
 /* migrate-set-parameters (QEMU's defaults). */
 struct migration_params {
-	uint64_t max_bandwidth; /* bytes/s */
+	uint64_t max_bandwidth;	 /* bytes/s */
 	uint64_t downtime_limit; /* ms */
 };
 

@@ -443,8 +443,7 @@ int mig_stream_read_ram(struct mig_in *in, const struct mig_ram *ram, unsigned n
 	return 0;
 }
 
-int mig_stream_read_tree(struct mig_in *in, void **tree, size_t *tree_len, char *err,
-			 size_t errlen)
+int mig_stream_read_tree(struct mig_in *in, void **tree, size_t *tree_len, char *err, size_t errlen)
 {
 	uint8_t end[SECTION_SIZE], extra;
 	uint64_t at;

@@ -33,10 +33,9 @@ int kvm_vm_dirty_log_start(struct kvm_vm *vm, const void *hva, uint64_t size)
 
 	/* Without the capability (older hosts) KVM_GET_DIRTY_LOG clears and
 	 * re-protects the whole slot itself: the same result, coarser. */
-	vm->manual_dirty_protect =
-		dirty_ioctl(vm->fd, KVM_CHECK_EXTENSION, (void *)KVM_CAP_MANUAL_DIRTY_LOG_PROTECT2) >
-			0 &&
-		dirty_ioctl(vm->fd, KVM_ENABLE_CAP, &cap) == 0;
+	vm->manual_dirty_protect = dirty_ioctl(vm->fd, KVM_CHECK_EXTENSION,
+					       (void *)KVM_CAP_MANUAL_DIRTY_LOG_PROTECT2) > 0 &&
+				   dirty_ioctl(vm->fd, KVM_ENABLE_CAP, &cap) == 0;
 	for (int i = 0; i < KVM_MAX_SLOTS; i++) {
 		if (!slot_inside(&vm->slots[i], hva, size))
 			continue;
@@ -87,7 +86,8 @@ int kvm_vm_dirty_log_sync(struct kvm_vm *vm, const void *hva, uint64_t size, uin
 			return -ENOMEM;
 		r = sync_slot(vm, i, bits);
 		if (r == 0)
-			or_bits(bitmap, (uint64_t)((const uint8_t *)s->hva - (const uint8_t *)hva) / PAGE,
+			or_bits(bitmap,
+				(uint64_t)((const uint8_t *)s->hva - (const uint8_t *)hva) / PAGE,
 				bits, pages);
 		free(bits);
 		if (r < 0)

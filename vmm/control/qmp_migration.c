@@ -1,8 +1,8 @@
 /* qmp_migration.c — QMP migrate, migrate_cancel, migrate-incoming,
  * query-migrate and the migration parameters in QEMU's shapes (the work is
  * vmm/migration.c). */
-#include <stdio.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -155,9 +155,9 @@ CMD(cmd_query_migrate)
 		json_object_set_new(o, "expected-downtime",
 				    json_integer((json_int_t)s->precopy->expected_downtime_ms));
 	if (s->state == MIG_COMPLETED)
-		json_object_set_new(o, "downtime",
-				    json_integer((json_int_t)(s->downtime_ms ? s->downtime_ms
-									     : s->total_ms)));
+		json_object_set_new(
+			o, "downtime",
+			json_integer((json_int_t)(s->downtime_ms ? s->downtime_ms : s->total_ms)));
 	if (s->state == MIG_FAILED)
 		json_object_set_new(o, "error-desc", json_string(s->error));
 	*ret = o;

@@ -148,8 +148,8 @@ START_TEST(max_bps_throttles)
 	struct mig_stats st = {0};
 	char err[256];
 	int fd = memfd_create("mig", 0);
-	struct mig_out o = {.fd = fd, .st = &st, .err = err, .errlen = sizeof(err),
-			    .max_bps = 4 << 20};
+	struct mig_out o = {
+		.fd = fd, .st = &st, .err = err, .errlen = sizeof(err), .max_bps = 4 << 20};
 	struct mig_ram r = {ram, sizeof(ram)};
 	double t0 = now_s();
 
@@ -167,8 +167,8 @@ START_TEST(cancel_stops_the_writer)
 	char err[256];
 	bool cancel = true;
 	int fd = memfd_create("mig", 0);
-	struct mig_out o = {.fd = fd, .st = &st, .err = err, .errlen = sizeof(err),
-			    .cancel = &cancel};
+	struct mig_out o = {
+		.fd = fd, .st = &st, .err = err, .errlen = sizeof(err), .cancel = &cancel};
 
 	ck_assert_int_eq(mig_out_header(&o, 1), -1);
 	ck_assert_ptr_nonnull(strstr(err, "cancelled"));
