@@ -77,10 +77,21 @@ struct guest_mem {
 	struct guest_ram_region r[GUEST_MEM_MAX_REGIONS];
 	unsigned n;
 	uint64_t ram_size; /* what -m asked for: sum of the RAM regions */
+	/* Pages the VMM's own code may write: KVM's dirty log sees only the
+	 * vCPUs' writes. When set, guest_mem_ptr marks every page it hands
+	 * out a pointer to (one bit per 4 KiB page from touched_base, which
+	 * spans touched_size bytes). Bits are set, never cleared: devices keep
+	 * pointers (virtio rings) and write through them later, so a live
+	 * migration's final pass, with the machine stopped, sends every
+	 * marked page again (vmm/migration_ram.c). */
+	uint64_t *touched;
+	const uint8_t *touched_base;
+	uint64_t touched_size;
 };
 
 /* Host pointer for [gpa, gpa+len) when that range lies inside one RAM
- * region, else NULL: every guest-supplied address goes through here. */
+ * region, else NULL: every guest-supplied address goes through here (and
+ * marks the range in gm->touched when that is set). */
 void *guest_mem_ptr(const struct guest_mem *gm, uint64_t gpa, uint64_t len);
 /* Copy helpers built on guest_mem_ptr; 0 or -EFAULT. */
 int guest_mem_read(const struct guest_mem *gm, uint64_t gpa, void *dst, uint64_t len);

@@ -4,13 +4,37 @@
 
 #include "devices/dev_host.h"
 
+#define TOUCH_PAGE 4096u
+
+/* Mark [hva, hva+len) in the touched bitmap. Readers get marked too: the
+ * pointer does not say which way it goes, and a page sent once more costs
+ * less than a guest page lost. */
+static void mark_touched(const struct guest_mem *gm, const uint8_t *hva, uint64_t len)
+{
+	uint64_t first, last;
+
+	if (hva < gm->touched_base || (uint64_t)(hva - gm->touched_base) >= gm->touched_size)
+		return;
+	first = (uint64_t)(hva - gm->touched_base) / TOUCH_PAGE;
+	last = ((uint64_t)(hva - gm->touched_base) + (len ? len - 1 : 0)) / TOUCH_PAGE;
+	for (uint64_t p = first; p <= last && p * TOUCH_PAGE < gm->touched_size; p++) {
+		uint64_t bit = 1ull << (p % 64);
+
+		if (!(__atomic_load_n(&gm->touched[p / 64], __ATOMIC_RELAXED) & bit))
+			__atomic_fetch_or(&gm->touched[p / 64], bit, __ATOMIC_RELAXED);
+	}
+}
+
 void *guest_mem_ptr(const struct guest_mem *gm, uint64_t gpa, uint64_t len)
 {
 	for (unsigned i = 0; i < gm->n; i++) {
 		const struct guest_ram_region *r = &gm->r[i];
 
-		if (gpa >= r->gpa && gpa - r->gpa <= r->size && len <= r->size - (gpa - r->gpa))
+		if (gpa >= r->gpa && gpa - r->gpa <= r->size && len <= r->size - (gpa - r->gpa)) {
+			if (gm->touched)
+				mark_touched(gm, r->hva + (gpa - r->gpa), len);
 			return r->hva + (gpa - r->gpa);
+		}
 	}
 	return NULL;
 }

@@ -1,17 +1,18 @@
-/* migration.c — QMP migrate and -incoming on the machine: the state tree
- * (devices, vCPUs, KVM), then guest RAM, over a file, a command's pipe or
+/* migration.c — QMP migrate and -incoming on the machine: guest RAM, then
+ * the state tree (devices, vCPUs, KVM), over a file, a command's pipe or
  * a Unix or TCP socket (stream format in migration.h).
  *
- * A migration copies a stopped machine: `migrate` stops a running guest
- * first (STOP), and the source stays stopped afterwards, as QEMU's
- * postmigrate state. The copy runs on the main thread, so QMP answers
- * `migrate` once the stream is complete (query-migrate then says
- * completed). A device whose state vmm cannot save yet makes `migrate`
- * fail naming it, rather than write a stream that would restore it
- * wrong. */
+ * `migrate` answers at once and a migration thread does the work while
+ * the guest runs (live pre-copy, the passes in migration_ram.c): when the
+ * RAM left fits the downtime limit it stops the guest (STOP), sends the
+ * last pages and the state, and the source stays stopped, as QEMU's
+ * postmigrate state. migrate_cancel or a failure gives the guest back. A
+ * device whose state vmm cannot save yet makes `migrate` fail naming it,
+ * rather than write a stream that would restore it wrong. */
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,16 @@
 extern char **environ;
 
 static struct migration_status mig;
+static struct migration_params params = {
+	.max_bandwidth = 128ull << 20, /* QEMU's defaults */
+	.downtime_limit = 300,
+};
+static bool cancel_req;
+
+struct migration_params *migration_params(void)
+{
+	return &params;
+}
 
 const struct migration_status *migration_status(void)
 {
@@ -52,7 +63,8 @@ static uint64_t now_ms(void)
 
 const char *migration_state_name(enum migration_state s)
 {
-	static const char *const names[] = {"none", "setup", "active", "completed", "failed"};
+	static const char *const names[] = {"none",   "setup",	    "active",	"completed",
+					    "failed", "cancelling", "cancelled"};
 
 	return names[s];
 }
@@ -322,47 +334,183 @@ static int build_tree(struct machine *m, void **tree, size_t *len, char *err, si
 	return state_writer_finish(w, tree, len, err, errlen);
 }
 
+/* ------------------------------------------------------- the thread */
+
+struct mig_job {
+	struct machine *m;
+	int fd;
+	pid_t pid;
+	char uri[512];
+	bool was_running, stopped;
+	struct mig_precopy pre;
+	void *tree; /* the state, built when the guest stopped */
+	size_t tree_len;
+	int tree_r;
+	char tree_err[256];
+	uint64_t *kvm_ram; /* where the dirty log is on */
+};
+
+static int job_sync_dirty(void *opaque, uint64_t *bits)
+{
+	struct mig_job *j = opaque;
+	struct machine *m = j->m;
+	int r;
+
+	if (!j->kvm_ram) { /* the first call: start logging */
+		r = kvm_vm_dirty_log_start(&m->vm, m->ram, m->ram_map_size);
+		if (r == 0)
+			j->kvm_ram = (uint64_t *)m->ram;
+		return r;
+	}
+	return kvm_vm_dirty_log_sync(&m->vm, m->ram, m->ram_map_size, bits);
+}
+
+static void job_stop(void *opaque)
+{
+	struct mig_job *j = opaque;
+	uint64_t t = now_ms();
+
+	if (j->was_running)
+		machine_user_stop(j->m); /* STOP */
+	machine_pause(j->m);
+	j->stopped = true;
+	mig.downtime_ms = t; /* until the end, see job_finish */
+	/* The state now, before the final pass: saving drains the virtio
+	 * requests in flight and freezes the queues, and the completions
+	 * those write land in pages the final pass then sends. */
+	j->tree_r = build_tree(j->m, &j->tree, &j->tree_len, j->tree_err, sizeof(j->tree_err));
+}
+
+static void job_pass(void *opaque, unsigned pass)
+{
+	struct mig_job *j = opaque;
+
+	if (pass == 1) {
+		mig.setup_ms = now_ms() - mig.start_ms;
+		set_status(j->m, MIG_ACTIVE);
+	}
+	machine_event(j->m, "MIGRATION_PASS", "{\"pass\": %u}", pass);
+}
+
+/* The RAM passes, then the state: 0, or -1 with err. */
+static int job_send(struct mig_job *j, char *err, size_t errlen)
+{
+	struct mig_out o = {.fd = j->fd,
+			    .st = &mig.stats,
+			    .err = err,
+			    .errlen = errlen,
+			    .max_bps = params.max_bandwidth,
+			    .cancel = &cancel_req};
+	int r = mig_precopy_run(&j->pre, &o);
+
+	if (r == 0 && j->tree_r < 0) {
+		snprintf(err, errlen, "%s", j->tree_err);
+		r = -1;
+	}
+	if (r == 0) {
+		o.max_bps = 0; /* the guest is stopped: no throttle now */
+		r = mig_out_end(&o, j->tree, j->tree_len);
+	}
+	free(j->tree);
+	j->tree = NULL;
+	return r;
+}
+
+static void job_finish(struct mig_job *j, int r, const char *err)
+{
+	struct machine *m = j->m;
+
+	if (j->kvm_ram)
+		kvm_vm_dirty_log_stop(&m->vm, m->ram, m->ram_map_size);
+	if (j->stopped) {
+		migration_virtio_thaw(m); /* RAM is sent: the queues may run */
+		machine_resume(m);
+	}
+	mig.precopy = NULL;
+	mig.total_ms = now_ms() - mig.start_ms;
+	if (r == 0) {
+		mig.downtime_ms = now_ms() - mig.downtime_ms;
+		mig.stats.total = mig.ram_total;
+		set_status(m, MIG_COMPLETED);
+		return;
+	}
+	snprintf(mig.error, sizeof(mig.error), "%s", err);
+	/* as QEMU: a failed or cancelled migration gives the guest back */
+	if (j->stopped && j->was_running)
+		machine_user_cont(m);
+	set_status(m, cancel_req ? MIG_CANCELLED : MIG_FAILED);
+}
+
+static void *migration_thread(void *opaque)
+{
+	struct mig_job *j = opaque;
+	char err[256] = "";
+	int r = job_send(j, err, sizeof(err));
+
+	if (close_uri(j->fd, j->pid, j->uri, r < 0 ? NULL : err, r < 0 ? 0 : sizeof(err)) < 0)
+		r = -1;
+	job_finish(j, r, err);
+	free(j);
+	return NULL;
+}
+
+static bool migration_running(void)
+{
+	return mig.state == MIG_SETUP || mig.state == MIG_ACTIVE || mig.state == MIG_CANCELLING;
+}
+
 int migration_save(struct machine *m, const char *uri, char *err, size_t errlen)
 {
-	struct mig_ram ram;
-	void *tree = NULL;
-	size_t len = 0;
-	pid_t pid;
-	bool was_running;
-	int fd, r;
+	struct mig_job *j;
+	pthread_t t;
 
-	if (mig.state == MIG_SETUP || mig.state == MIG_ACTIVE) {
+	if (migration_running()) {
 		snprintf(err, errlen, "There's a migration process in progress");
 		return -1;
 	}
 	if (check_devices(m, err, errlen) < 0)
 		return -1;
-	mig = (struct migration_status){.start_ms = now_ms()};
-	set_status(m, MIG_SETUP);
-	was_running = machine_run_state(m) == RUN_STATE_RUNNING;
-	if (was_running)
-		machine_user_stop(m); /* STOP: the copy is of a stopped guest */
-	machine_pause(m);
-	r = build_tree(m, &tree, &len, err, errlen);
-	fd = r < 0 ? -1 : open_uri(uri, true, &pid, err, errlen);
-	if (fd >= 0) {
-		set_status(m, MIG_ACTIVE);
-		machine_ram(m, &ram);
-		r = mig_stream_write(fd, tree, len, &ram, 1, &mig.stats, err, errlen);
-		if (close_uri(fd, pid, uri, r < 0 ? NULL : err, r < 0 ? 0 : errlen) < 0)
-			r = -1;
+	j = calloc(1, sizeof(*j));
+	if (!j) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
 	}
-	migration_virtio_thaw(m); /* RAM is written: the queues may run */
-	machine_resume(m);
-	free(tree);
-	mig.total_ms = now_ms() - mig.start_ms;
-	set_status(m, fd >= 0 && r == 0 ? MIG_COMPLETED : MIG_FAILED);
-	if (mig.state != MIG_FAILED)
-		return 0;
-	snprintf(mig.error, sizeof(mig.error), "%s", err);
-	if (was_running) /* as QEMU: a failed migration gives the guest back */
-		machine_user_cont(m);
-	return -1;
+	j->m = m;
+	snprintf(j->uri, sizeof(j->uri), "%s", uri);
+	j->was_running = machine_run_state(m) == RUN_STATE_RUNNING;
+	j->fd = open_uri(uri, true, &j->pid, err, errlen);
+	if (j->fd < 0) {
+		free(j);
+		return -1;
+	}
+	machine_ram(m, &j->pre.ram);
+	j->pre.sync_dirty = job_sync_dirty;
+	j->pre.stop = job_stop;
+	j->pre.on_pass = job_pass;
+	j->pre.opaque = j;
+	j->pre.touched = m->mem.touched;
+	j->pre.downtime_ms = params.downtime_limit;
+	cancel_req = false;
+	mig = (struct migration_status){
+		.start_ms = now_ms(), .ram_total = j->pre.ram.size, .precopy = &j->pre};
+	set_status(m, MIG_SETUP);
+	if (pthread_create(&t, NULL, migration_thread, j)) {
+		close_uri(j->fd, j->pid, uri, NULL, 0);
+		free(j);
+		snprintf(err, errlen, "cannot start the migration thread");
+		set_status(m, MIG_FAILED);
+		return -1;
+	}
+	pthread_detach(t);
+	return 0;
+}
+
+void migration_cancel(struct machine *m)
+{
+	if (!migration_running() || mig.state == MIG_CANCELLING)
+		return;
+	__atomic_store_n(&cancel_req, true, __ATOMIC_RELAXED);
+	set_status(m, MIG_CANCELLING);
 }
 
 /* ------------------------------------------------------- loading */
@@ -408,7 +556,7 @@ int migration_incoming(struct machine *m, const char *uri, char *err, size_t err
 	set_status(m, MIG_SETUP);
 	machine_pause(m);
 	fd = open_uri(uri, false, &pid, err, errlen);
-	r = fd < 0 ? -1 : mig_stream_read_tree(&in, fd, &tree, &len, err, errlen);
+	r = fd < 0 ? -1 : mig_stream_read_header(&in, fd, err, errlen);
 	if (r == 0) {
 		set_status(m, MIG_ACTIVE);
 		machine_ram(m, &ram);
@@ -417,6 +565,8 @@ int migration_incoming(struct machine *m, const char *uri, char *err, size_t err
 		in.map_file = is_regular_file(fd);
 		r = mig_stream_read_ram(&in, &ram, 1, &mig.stats, err, errlen);
 	}
+	if (r == 0)
+		r = mig_stream_read_tree(&in, &tree, &len, err, errlen);
 	if (r == 0)
 		r = load_tree(m, tree, len, err, errlen);
 	if (fd >= 0 && close_uri(fd, pid, uri, r < 0 ? NULL : err, r < 0 ? 0 : errlen) < 0)

@@ -1,21 +1,26 @@
-/* migration.h — saving a stopped machine to a stream and loading it into a
- * new vmm started with the same command line (QMP migrate, -incoming).
+/* migration.h — copying a machine to a stream and loading it into a new
+ * vmm started with the same command line (QMP migrate, -incoming): live
+ * (pre-copy, the guest runs while its RAM goes out in passes) or of a
+ * stopped guest (one pass).
  *
- * The stream (migration_stream.c), all integers little-endian:
+ * The stream (migration_stream.c), all integers little-endian; sections
+ * start page-aligned, and every gap up to a page boundary is zeros:
  *
- *   header   "VMMIGRAT", u32 version (1), u32 page size (4096),
- *            u64 tree length, u32 RAM regions, u32 0          (32 bytes)
- *   tree     the state tree (state/state.h): devices, vCPUs, KVM
- *   padding  zeros up to the next page boundary of the stream
- *   per RAM region:
- *            u64 size (a multiple of the page size), u64 0, then a bitmap
- *            with one bit per page (1: stored), zero-padded to a page;
- *            then the stored pages, in order. Pages of zeros are not
- *            stored: the bitmap's 0 bit says so.
+ *   header   "VMMIGRAT", u32 version (2), u32 page size (4096), u64 0,
+ *            u32 RAM regions, u32 0                             (32 bytes)
+ *   passes   one or more, numbered from 1:
+ *            "VMMPASS!", u64 pass number, then per RAM region:
+ *              u64 size (a multiple of the page size), u64 0, a bitmap
+ *              "sent" and a bitmap "stored", one bit per page each;
+ *              padding; the stored pages, in order. A sent page that is
+ *              not stored is a page of zeros. A page may be sent by
+ *              several passes: the last one wins.
+ *   state    "VMMSTATE", u64 tree length, the state tree (state/state.h:
+ *            devices, vCPUs, KVM), padding
  *   trailer  "VMMEND!!", u64 offset of the trailer               (16 bytes)
  *
  * Every stored page sits at a page-aligned offset of the stream, so a
- * loader reading a file could map them in place. The reader checks every
+ * loader reading a file can map them in place. The reader checks every
  * field and every padding byte, and a stream that ends early or carries
  * bytes after the trailer's place is a one-line error.
  */
@@ -28,7 +33,7 @@
 
 #define MIG_MAGIC "VMMIGRAT"
 #define MIG_END_MAGIC "VMMEND!!"
-#define MIG_VERSION 1
+#define MIG_VERSION 2
 #define MIG_PAGE 4096u
 #define MIG_TREE_MAX (64u << 20) /* far above any machine's tree */
 #define MIG_MAX_REGIONS 8
@@ -49,30 +54,86 @@ struct mig_stats {
 
 /* ------------------------------------------------- migration_stream.c */
 
-/* Write the whole stream to fd (blocking). 0, or -1 with err. */
+/* Writing, piece by piece: header, passes, then the state and trailer. */
+struct mig_out {
+	int fd;
+	struct mig_stats *st;
+	char *err;
+	size_t errlen;
+	bool failed;
+	uint64_t max_bps;		  /* 0: as fast as the fd takes it */
+	const bool *cancel;		  /* set from another thread: stop writing */
+	uint64_t window_ns, window_bytes; /* the throttle's reckoning */
+};
+int mig_out_header(struct mig_out *o, unsigned nram);
+/* Pass number pass of the blocks ram[0..nram): the pages set in dirty[i]
+ * (one bit per page, 64 to a word), or all of them when dirty is NULL. */
+int mig_out_pass(struct mig_out *o, uint32_t pass, const struct mig_ram *ram, unsigned nram,
+		 uint64_t *const *dirty);
+int mig_out_end(struct mig_out *o, const void *tree, size_t tree_len);
+/* The whole stream of a stopped machine (one pass; blocking). 0, or -1
+ * with err. */
 int mig_stream_write(int fd, const void *tree, size_t tree_len, const struct mig_ram *ram,
 		     unsigned nram, struct mig_stats *st, char *err, size_t errlen);
 
-/* Reading: the header and tree first (the caller checks the tree and sets
- * up the machine), then the RAM into the machine's blocks. */
+/* Reading: the header, the RAM passes into the machine's blocks, then
+ * the tree (the caller loads it) and the trailer. */
 struct mig_in {
 	int fd;
 	uint64_t off; /* bytes consumed */
 	uint32_t nregions;
-	/* Set by the caller after mig_stream_read_tree when fd is a regular
+	unsigned passes;
+	uint64_t tree_len;
+	/* Set by the caller after mig_stream_read_header when fd is a regular
 	 * file and the RAM blocks are page-aligned mappings it may replace:
 	 * stored pages are then mapped MAP_PRIVATE from the file (read on
 	 * first touch, copied on write) instead of read. */
 	bool map_file;
 	uint64_t mapped_bytes; /* how much was mapped rather than read */
+	unsigned map_runs;
 };
-/* *tree is malloc'd (the caller frees). 0, or -1 with err. */
-int mig_stream_read_tree(struct mig_in *in, int fd, void **tree, size_t *tree_len, char *err,
-			 size_t errlen);
+int mig_stream_read_header(struct mig_in *in, int fd, char *err, size_t errlen);
 /* ram must match the saved regions' number and sizes; each block must
  * hold zeros where the stream has none (fresh anonymous memory). */
 int mig_stream_read_ram(struct mig_in *in, const struct mig_ram *ram, unsigned nram,
 			struct mig_stats *st, char *err, size_t errlen);
+/* *tree is malloc'd (the caller frees). 0, or -1 with err. */
+int mig_stream_read_tree(struct mig_in *in, void **tree, size_t *tree_len, char *err,
+			 size_t errlen);
+
+/* ------------------------------------------------- migration_ram.c */
+
+/* Pre-copy of one RAM block while the guest runs: pass 1 sends every
+ * page, later passes the pages written since the previous pass, until
+ * what is left fits the downtime limit at the measured bandwidth (or
+ * after MIG_MAX_PASSES); then the guest stops and the final pass goes. */
+#define MIG_MAX_PASSES 30
+
+struct mig_precopy {
+	struct mig_ram ram;
+	/* OR into bits (one per page of ram) the pages the guest wrote since
+	 * the previous call (the first call starts logging). 0 or -errno. */
+	int (*sync_dirty)(void *opaque, uint64_t *bits);
+	/* Stop the guest for the final pass. */
+	void (*stop)(void *opaque);
+	void *opaque;
+	/* Pages the VMM's devices may write behind KVM's back, or NULL: the
+	 * final pass sends them all (devices/dev_host.h, guest_mem). */
+	const uint64_t *touched;
+	uint64_t downtime_ms;
+	/* Progress, for query-migrate (read from another thread). */
+	unsigned pass;
+	uint64_t remaining, dirty_rate, mbps, expected_downtime_ms, dirty_syncs;
+	void (*on_pass)(void *opaque, unsigned pass);
+};
+/* Header and every pass, the final one with the guest stopped (p->stop
+ * called). The caller then writes the state (mig_out_end). 0 or -1. */
+int mig_precopy_run(struct mig_precopy *p, struct mig_out *o);
+/* The policy: stop the guest now, with remaining bytes to send at
+ * bytes_per_s, the downtime limit and the pass just sent? */
+bool mig_precopy_converged(uint64_t remaining, double bytes_per_s, uint64_t downtime_ms,
+			   unsigned pass);
+uint64_t mig_bits_count(const uint64_t *bits, uint64_t nbits);
 
 /* ------------------------------------------------- cpu_state.c */
 struct machine;
@@ -98,21 +159,44 @@ void migration_virtio_thaw(struct machine *m);
 
 /* ------------------------------------------------- migration.c */
 
-enum migration_state { MIG_NONE, MIG_SETUP, MIG_ACTIVE, MIG_COMPLETED, MIG_FAILED };
+enum migration_state {
+	MIG_NONE,
+	MIG_SETUP,
+	MIG_ACTIVE,
+	MIG_COMPLETED,
+	MIG_FAILED,
+	MIG_CANCELLING,
+	MIG_CANCELLED,
+};
 
-/* The last migration, for query-migrate (main thread). */
+/* migrate-set-parameters (QEMU's defaults). */
+struct migration_params {
+	uint64_t max_bandwidth;	 /* bytes/s */
+	uint64_t downtime_limit; /* ms */
+};
+
+/* The last migration, for query-migrate (main thread; a live migration's
+ * thread updates it as it goes). */
 struct migration_status {
 	enum migration_state state;
 	struct mig_stats stats;
-	uint64_t start_ms, total_ms;
+	uint64_t start_ms, total_ms, setup_ms, downtime_ms;
+	uint64_t ram_total;
+	struct mig_precopy *precopy; /* while a live migration runs */
 	char error[256];
 };
+struct migration_params *migration_params(void);
 const struct migration_status *migration_status(void);
 const char *migration_state_name(enum migration_state s);
-/* QMP migrate: stop the guest (STOP) if it runs, write its state and RAM
- * to uri ("exec:CMD", "file:PATH", "unix:PATH", "tcp:HOST:PORT"); it stays stopped. 0, or
- * -1 with a one-line err (also for a device vmm cannot save yet). */
+/* QMP migrate: open uri ("exec:CMD", "file:PATH", "unix:PATH",
+ * "tcp:HOST:PORT") and start a migration thread, which copies the RAM
+ * while the guest runs, then stops it (STOP) and writes the last pages and
+ * the state; the source stays stopped. 0 once the thread runs, or -1 with
+ * a one-line err (also for a device vmm cannot save yet). */
 int migration_save(struct machine *m, const char *uri, char *err, size_t errlen);
+/* QMP migrate_cancel: the thread stops at its next write; the guest runs
+ * on (cancelled). */
+void migration_cancel(struct machine *m);
 /* -incoming URI / migrate-incoming: read the stream, load every device
  * and vCPU, run unless -S. 0, or -1 with a one-line err. */
 int migration_incoming(struct machine *m, const char *uri, char *err, size_t errlen);

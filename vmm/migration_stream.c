@@ -1,19 +1,25 @@
-/* migration_stream.c — the migration stream's framing: header, tree, RAM
- * with zero pages as bitmap bits, trailer (format in migration.h). Plain
- * libc on a file descriptor, so tests and the fuzz target use it alone. */
+/* migration_stream.c — the migration stream's framing: header, passes of
+ * RAM pages with zero pages as bitmap bits, the state tree, trailer (format
+ * in migration.h). Plain libc on a file descriptor, so tests and the fuzz
+ * target use it alone. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vmm/migration.h"
 
 #define HEADER_SIZE 32
+#define SECTION_SIZE 16
 #define REGION_HEADER_SIZE 16
-#define TRAILER_SIZE 16
+#define PASS_MAGIC "VMMPASS!"
+#define STATE_MAGIC "VMMSTATE"
+/* A throttled or cancellable writer looks up between chunks this big. */
+#define CHUNK (256u << 10)
 
 static const uint8_t zero_page[MIG_PAGE];
 
@@ -37,43 +43,93 @@ static uint64_t round_page(uint64_t n)
 	return (n + MIG_PAGE - 1) & ~(uint64_t)(MIG_PAGE - 1);
 }
 
+static bool bit(const uint8_t *map, uint64_t i)
+{
+	return map[i / 8] >> (i % 8) & 1;
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* ------------------------------------------------------------ writing */
 
-struct out {
-	int fd;
-	struct mig_stats *st;
-	char *err;
-	size_t errlen;
-	bool failed;
-};
+static int out_fail(struct mig_out *o, const char *what, const char *why)
+{
+	if (!o->failed)
+		snprintf(o->err, o->errlen, "%s%s%s", what, why ? ": " : "", why ? why : "");
+	o->failed = true;
+	return -1;
+}
 
-static void out_write(struct out *o, const void *buf, size_t len)
+/* Sleep as long as max_bps says the bytes sent so far should have taken. */
+static void out_throttle(struct mig_out *o, uint64_t sent)
+{
+	uint64_t due, now;
+	struct timespec ts;
+
+	if (!o->max_bps)
+		return;
+	if (!o->window_ns) {
+		o->window_ns = monotonic_ns();
+		o->window_bytes = 0;
+	}
+	o->window_bytes += sent;
+	due = o->window_ns + (uint64_t)((double)o->window_bytes * 1e9 / (double)o->max_bps);
+	now = monotonic_ns();
+	if (due > now) {
+		ts.tv_sec = (time_t)((due - now) / 1000000000ull);
+		ts.tv_nsec = (long)((due - now) % 1000000000ull);
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void out_write(struct mig_out *o, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 
 	while (!o->failed && len) {
-		ssize_t n = write(o->fd, p, len);
+		size_t want = o->max_bps || o->cancel ? (len < CHUNK ? len : CHUNK) : len;
+		ssize_t n;
 
+		if (o->cancel && __atomic_load_n(o->cancel, __ATOMIC_RELAXED)) {
+			out_fail(o, "migration cancelled", NULL);
+			return;
+		}
+		n = write(o->fd, p, want);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			snprintf(o->err, o->errlen, "writing the migration stream: %s",
+			out_fail(o, "writing the migration stream",
 				 n < 0 ? strerror(errno) : "no progress");
-			o->failed = true;
 			return;
 		}
 		p += n;
 		len -= (size_t)n;
 		o->st->transferred += (uint64_t)n;
+		out_throttle(o, (uint64_t)n);
 	}
 }
 
 /* Zeros up to the next page boundary of the stream. */
-static void out_pad(struct out *o)
+static void out_pad(struct mig_out *o)
 {
 	uint64_t pad = round_page(o->st->transferred) - o->st->transferred;
 
 	out_write(o, zero_page, (size_t)pad);
+}
+
+static void out_section(struct mig_out *o, const char *magic, uint64_t arg)
+{
+	uint8_t sec[SECTION_SIZE];
+
+	memcpy(sec, magic, 8);
+	put_le(sec + 8, arg, 8);
+	out_write(o, sec, sizeof(sec));
 }
 
 static bool page_is_zero(const uint8_t *p)
@@ -81,78 +137,96 @@ static bool page_is_zero(const uint8_t *p)
 	return memcmp(p, zero_page, MIG_PAGE) == 0;
 }
 
-static void write_region(struct out *o, const struct mig_ram *r)
+int mig_out_header(struct mig_out *o, unsigned nram)
+{
+	uint8_t hdr[HEADER_SIZE] = {0};
+
+	if (nram > MIG_MAX_REGIONS)
+		return out_fail(o, "migration: too many RAM blocks", NULL);
+	memcpy(hdr, MIG_MAGIC, 8);
+	put_le(hdr + 8, MIG_VERSION, 4);
+	put_le(hdr + 12, MIG_PAGE, 4);
+	put_le(hdr + 24, nram, 4);
+	out_write(o, hdr, sizeof(hdr));
+	out_pad(o);
+	return o->failed ? -1 : 0;
+}
+
+/* One block's part of a pass: the pages set in dirty (all when NULL). */
+static void write_region(struct mig_out *o, const struct mig_ram *r, const uint64_t *dirty)
 {
 	uint64_t pages = r->size / MIG_PAGE;
 	size_t maplen = (size_t)((pages + 7) / 8);
-	uint8_t *map = calloc(1, maplen ? maplen : 1);
+	uint8_t *sent = calloc(2, maplen ? maplen : 1), *data = sent + maplen;
 	uint8_t hdr[REGION_HEADER_SIZE] = {0};
 
-	if (!map) {
-		snprintf(o->err, o->errlen, "out of memory for the page bitmap");
-		o->failed = true;
+	if (!sent) {
+		out_fail(o, "out of memory for the page bitmap", NULL);
 		return;
 	}
 	for (uint64_t i = 0; i < pages; i++) {
+		if (dirty && !(dirty[i / 64] >> (i % 64) & 1))
+			continue;
+		sent[i / 8] |= (uint8_t)(1u << (i % 8));
+		/* A page the guest writes after this test is in the next
+		 * pass's dirty set: what goes now need not be its last word. */
 		if (page_is_zero(r->hva + i * MIG_PAGE)) {
 			o->st->zero_pages++;
 			continue;
 		}
-		map[i / 8] |= (uint8_t)(1u << (i % 8));
+		data[i / 8] |= (uint8_t)(1u << (i % 8));
 		o->st->normal_pages++;
 	}
 	put_le(hdr, r->size, 8);
 	out_write(o, hdr, sizeof(hdr));
-	out_write(o, map, maplen);
+	out_write(o, sent, 2 * maplen);
 	out_pad(o);
 	/* Runs of stored pages go out in one write each. */
 	for (uint64_t i = 0; i < pages && !o->failed;) {
 		uint64_t j = i;
 
-		while (j < pages && (map[j / 8] >> (j % 8) & 1))
+		while (j < pages && bit(data, j))
 			j++;
 		if (j > i)
 			out_write(o, r->hva + i * MIG_PAGE, (size_t)((j - i) * MIG_PAGE));
 		i = j + 1;
 	}
-	free(map);
+	free(sent);
+}
+
+int mig_out_pass(struct mig_out *o, uint32_t pass, const struct mig_ram *ram, unsigned nram,
+		 uint64_t *const *dirty)
+{
+	for (unsigned i = 0; i < nram; i++)
+		if (ram[i].size % MIG_PAGE)
+			return out_fail(o, "migration: a RAM block is not page-sized", NULL);
+	out_section(o, PASS_MAGIC, pass);
+	for (unsigned i = 0; i < nram && !o->failed; i++)
+		write_region(o, &ram[i], dirty ? dirty[i] : NULL);
+	return o->failed ? -1 : 0;
+}
+
+int mig_out_end(struct mig_out *o, const void *tree, size_t tree_len)
+{
+	if (tree_len == 0 || tree_len > MIG_TREE_MAX)
+		return out_fail(o, "migration: state tree empty or too large", NULL);
+	out_section(o, STATE_MAGIC, tree_len);
+	out_write(o, tree, tree_len);
+	out_pad(o);
+	out_section(o, MIG_END_MAGIC, o->st->transferred);
+	return o->failed ? -1 : 0;
 }
 
 int mig_stream_write(int fd, const void *tree, size_t tree_len, const struct mig_ram *ram,
 		     unsigned nram, struct mig_stats *st, char *err, size_t errlen)
 {
-	struct out o = {.fd = fd, .st = st, .err = err, .errlen = errlen};
-	uint8_t hdr[HEADER_SIZE] = {0}, end[TRAILER_SIZE];
+	struct mig_out o = {.fd = fd, .st = st, .err = err, .errlen = errlen};
 
-	if (tree_len > MIG_TREE_MAX || nram > MIG_MAX_REGIONS) {
-		snprintf(err, errlen, "migration: state tree or RAM layout too large");
+	if (mig_out_header(&o, nram) < 0 || mig_out_pass(&o, 1, ram, nram, NULL) < 0 ||
+	    mig_out_end(&o, tree, tree_len) < 0)
 		return -1;
-	}
-	st->total = round_page(HEADER_SIZE + tree_len) + TRAILER_SIZE;
-	for (unsigned i = 0; i < nram; i++) {
-		if (ram[i].size % MIG_PAGE) {
-			snprintf(err, errlen, "migration: RAM block %u is not page-sized", i);
-			return -1;
-		}
-		st->total += round_page(REGION_HEADER_SIZE + (ram[i].size / MIG_PAGE + 7) / 8) +
-			     ram[i].size;
-	}
-	memcpy(hdr, MIG_MAGIC, 8);
-	put_le(hdr + 8, MIG_VERSION, 4);
-	put_le(hdr + 12, MIG_PAGE, 4);
-	put_le(hdr + 16, tree_len, 8);
-	put_le(hdr + 24, nram, 4);
-	out_write(&o, hdr, sizeof(hdr));
-	out_write(&o, tree, tree_len);
-	out_pad(&o);
-	for (unsigned i = 0; i < nram && !o.failed; i++)
-		write_region(&o, &ram[i]);
-	memcpy(end, MIG_END_MAGIC, 8);
-	put_le(end + 8, st->transferred, 8);
-	out_write(&o, end, sizeof(end));
-	if (!o.failed)
-		st->total = st->transferred; /* zero pages made it shorter */
-	return o.failed ? -1 : 0;
+	st->total = st->transferred;
+	return 0;
 }
 
 /* ------------------------------------------------------------ reading */
@@ -200,14 +274,11 @@ static int in_skip_pad(struct mig_in *in, char *err, size_t errlen)
 	return 0;
 }
 
-int mig_stream_read_tree(struct mig_in *in, int fd, void **tree, size_t *tree_len, char *err,
-			 size_t errlen)
+int mig_stream_read_header(struct mig_in *in, int fd, char *err, size_t errlen)
 {
 	uint8_t hdr[HEADER_SIZE];
-	uint64_t len;
 
 	*in = (struct mig_in){.fd = fd};
-	*tree = NULL;
 	if (in_read(in, hdr, sizeof(hdr), err, errlen) < 0)
 		return -1;
 	if (memcmp(hdr, MIG_MAGIC, 8))
@@ -217,22 +288,12 @@ int mig_stream_read_tree(struct mig_in *in, int fd, void **tree, size_t *tree_le
 			 (unsigned)get_le(hdr + 8, 4), MIG_VERSION);
 		return -1;
 	}
-	len = get_le(hdr + 16, 8);
 	in->nregions = (uint32_t)get_le(hdr + 24, 4);
-	if (get_le(hdr + 12, 4) != MIG_PAGE || get_le(hdr + 28, 4) != 0)
+	if (get_le(hdr + 12, 4) != MIG_PAGE || get_le(hdr + 16, 8) || get_le(hdr + 28, 4))
 		return in_fail(in, err, errlen, "bad header");
-	if (len == 0 || len > MIG_TREE_MAX || in->nregions > MIG_MAX_REGIONS)
-		return in_fail(in, err, errlen, "state tree length or region count out of range");
-	*tree = malloc((size_t)len);
-	if (!*tree)
-		return in_fail(in, err, errlen, "out of memory for the state tree");
-	if (in_read(in, *tree, (size_t)len, err, errlen) < 0 || in_skip_pad(in, err, errlen) < 0) {
-		free(*tree);
-		*tree = NULL;
-		return -1;
-	}
-	*tree_len = (size_t)len;
-	return 0;
+	if (in->nregions > MIG_MAX_REGIONS)
+		return in_fail(in, err, errlen, "region count out of range");
+	return in_skip_pad(in, err, errlen);
 }
 
 /* More mappings than this and the reader reads instead: each run of stored
@@ -259,17 +320,60 @@ static int in_map(struct mig_in *in, uint8_t *hva, size_t len, char *err, size_t
 	}
 	in->off += len;
 	in->mapped_bytes += len;
+	in->map_runs++;
 	return 0;
 }
 
-static uint64_t count_runs(const uint8_t *map, uint64_t pages)
+/* Check a pass's bitmaps: data pages are sent pages, none past the end. */
+static int check_maps(struct mig_in *in, const uint8_t *sent, const uint8_t *data, uint64_t pages,
+		      char *err, size_t errlen)
 {
-	uint64_t runs = 0;
+	size_t maplen = (size_t)((pages + 7) / 8);
 
-	for (uint64_t i = 0; i < pages; i++)
-		runs += (map[i / 8] >> (i % 8) & 1) &&
-			(i == 0 || !(map[(i - 1) / 8] >> ((i - 1) % 8) & 1));
-	return runs;
+	for (size_t i = 0; i < maplen; i++)
+		if (data[i] & ~sent[i])
+			return in_fail(in, err, errlen, "a stored page that is not sent");
+	if (pages % 8 && sent[maplen - 1] >> (pages % 8))
+		return in_fail(in, err, errlen, "page bitmap has bits past the block's end");
+	return 0;
+}
+
+/* A sent page without data is zeros: clear it if an earlier pass stored
+ * something there (untouched memory reads as zeros without being
+ * allocated, so the test costs no memory). */
+static void load_zero_page(uint8_t *p)
+{
+	if (!page_is_zero(p))
+		memset(p, 0, MIG_PAGE);
+}
+
+static int read_pages(struct mig_in *in, const struct mig_ram *r, const uint8_t *sent,
+		      const uint8_t *data, struct mig_stats *st, char *err, size_t errlen)
+{
+	uint64_t pages = r->size / MIG_PAGE;
+	int ret = 0;
+
+	for (uint64_t i = 0; i < pages && ret == 0;) {
+		uint64_t j = i;
+
+		while (j < pages && bit(data, j))
+			j++;
+		if (j > i) {
+			size_t len = (size_t)((j - i) * MIG_PAGE);
+			bool mapping = in->map_file && in->map_runs < MAP_RUNS_MAX;
+
+			ret = mapping ? in_map(in, r->hva + i * MIG_PAGE, len, err, errlen)
+				      : in_read(in, r->hva + i * MIG_PAGE, len, err, errlen);
+			st->normal_pages += j - i;
+			st->transferred = in->off;
+		}
+		if (j < pages && bit(sent, j)) {
+			load_zero_page(r->hva + j * MIG_PAGE);
+			st->zero_pages++;
+		}
+		i = j + 1;
+	}
+	return ret;
 }
 
 static int read_region(struct mig_in *in, const struct mig_ram *r, struct mig_stats *st, char *err,
@@ -278,9 +382,8 @@ static int read_region(struct mig_in *in, const struct mig_ram *r, struct mig_st
 	uint8_t hdr[REGION_HEADER_SIZE];
 	uint64_t pages = r->size / MIG_PAGE;
 	size_t maplen = (size_t)((pages + 7) / 8);
-	uint8_t *map;
-	bool mapping;
-	int ret = 0;
+	uint8_t *maps;
+	int ret;
 
 	if (in_read(in, hdr, sizeof(hdr), err, errlen) < 0)
 		return -1;
@@ -291,43 +394,24 @@ static int read_region(struct mig_in *in, const struct mig_ram *r, struct mig_st
 			 (unsigned long long)get_le(hdr, 8), (unsigned long long)r->size);
 		return -1;
 	}
-	map = malloc(maplen ? maplen : 1);
-	if (!map)
+	maps = malloc(maplen ? 2 * maplen : 1);
+	if (!maps)
 		return in_fail(in, err, errlen, "out of memory for the page bitmap");
-	if (in_read(in, map, maplen, err, errlen) < 0 || in_skip_pad(in, err, errlen) < 0) {
-		free(map);
-		return -1;
-	}
-	if (pages % 8 && map[maplen - 1] >> (pages % 8)) {
-		free(map);
-		return in_fail(in, err, errlen, "page bitmap has bits past the block's end");
-	}
-	mapping = in->map_file && count_runs(map, pages) <= MAP_RUNS_MAX;
-	for (uint64_t i = 0; i < pages && ret == 0;) {
-		uint64_t j = i;
-
-		while (j < pages && (map[j / 8] >> (j % 8) & 1))
-			j++;
-		if (j > i) {
-			size_t len = (size_t)((j - i) * MIG_PAGE);
-
-			ret = mapping ? in_map(in, r->hva + i * MIG_PAGE, len, err, errlen)
-				      : in_read(in, r->hva + i * MIG_PAGE, len, err, errlen);
-			st->normal_pages += j - i;
-			st->transferred = in->off;
-		}
-		st->zero_pages += j < pages;
-		i = j + 1;
-	}
-	free(map);
+	ret = in_read(in, maps, 2 * maplen, err, errlen);
+	if (ret == 0)
+		ret = in_skip_pad(in, err, errlen);
+	if (ret == 0)
+		ret = check_maps(in, maps, maps + maplen, pages, err, errlen);
+	if (ret == 0)
+		ret = read_pages(in, r, maps, maps + maplen, st, err, errlen);
+	free(maps);
 	return ret;
 }
 
 int mig_stream_read_ram(struct mig_in *in, const struct mig_ram *ram, unsigned nram,
 			struct mig_stats *st, char *err, size_t errlen)
 {
-	uint8_t end[TRAILER_SIZE], extra;
-	uint64_t at;
+	uint8_t sec[SECTION_SIZE];
 
 	if (in->nregions != nram) {
 		snprintf(err, errlen,
@@ -336,16 +420,55 @@ int mig_stream_read_ram(struct mig_in *in, const struct mig_ram *ram, unsigned n
 			 in->nregions, nram);
 		return -1;
 	}
-	for (unsigned i = 0; i < nram; i++)
-		if (read_region(in, &ram[i], st, err, errlen) < 0)
+	for (;;) {
+		if (in_read(in, sec, sizeof(sec), err, errlen) < 0)
 			return -1;
+		if (!memcmp(sec, STATE_MAGIC, 8))
+			break;
+		if (memcmp(sec, PASS_MAGIC, 8))
+			return in_fail(in, err, errlen, "expected a RAM pass or the state");
+		/* Passes count up from 1: a repeated or skipped one is damage. */
+		if (get_le(sec + 8, 8) != (uint64_t)in->passes + 1)
+			return in_fail(in, err, errlen, "RAM pass out of order");
+		in->passes++;
+		for (unsigned i = 0; i < nram; i++)
+			if (read_region(in, &ram[i], st, err, errlen) < 0)
+				return -1;
+	}
+	if (!in->passes)
+		return in_fail(in, err, errlen, "no RAM pass before the state");
+	in->tree_len = get_le(sec + 8, 8);
+	if (in->tree_len == 0 || in->tree_len > MIG_TREE_MAX)
+		return in_fail(in, err, errlen, "state tree length out of range");
+	return 0;
+}
+
+int mig_stream_read_tree(struct mig_in *in, void **tree, size_t *tree_len, char *err, size_t errlen)
+{
+	uint8_t end[SECTION_SIZE], extra;
+	uint64_t at;
+
+	*tree = malloc((size_t)in->tree_len);
+	if (!*tree)
+		return in_fail(in, err, errlen, "out of memory for the state tree");
+	if (in_read(in, *tree, (size_t)in->tree_len, err, errlen) < 0 ||
+	    in_skip_pad(in, err, errlen) < 0)
+		goto fail;
 	at = in->off;
 	if (in_read(in, end, sizeof(end), err, errlen) < 0)
-		return -1;
-	if (memcmp(end, MIG_END_MAGIC, 8) || get_le(end + 8, 8) != at)
-		return in_fail(in, err, errlen, "bad trailer");
-	if (read(in->fd, &extra, 1) > 0)
-		return in_fail(in, err, errlen, "bytes after the trailer");
-	st->transferred = st->total = in->off;
+		goto fail;
+	if (memcmp(end, MIG_END_MAGIC, 8) || get_le(end + 8, 8) != at) {
+		in_fail(in, err, errlen, "bad trailer");
+		goto fail;
+	}
+	if (read(in->fd, &extra, 1) > 0) {
+		in_fail(in, err, errlen, "bytes after the trailer");
+		goto fail;
+	}
+	*tree_len = (size_t)in->tree_len;
 	return 0;
+fail:
+	free(*tree);
+	*tree = NULL;
+	return -1;
 }

@@ -77,3 +77,5 @@ $(eval $(call unit_test,vmm_cpuid,tests/unit/vmm/test_cpuid.c,libcli.a,))
 $(eval $(call unit_test,vmm_insn,tests/unit/vmm/test_insn.c vmm/kvm_pvm_insn_decode.c,,))
 # The exit counters.
 $(eval $(call unit_test,vmm_exit_stats,tests/unit/vmm/test_exit_stats.c,$(VMM_LIBS),$(VMM_LDLIBS)))
+# live pre-copy: passes, the final pass's device pages, throttle, cancel
+$(eval $(call unit_test,vmm_migration_ram,tests/unit/vmm/test_migration_ram.c vmm/migration_ram.c vmm/migration_stream.c,,))

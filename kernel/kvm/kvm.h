@@ -58,6 +58,7 @@ struct kvm_vm {
 	struct kvm_msi_route msi[KVM_MAX_MSI_ROUTES]; /* GSI KVM_IRQCHIP_GSIS + i */
 	/* kernel_irqchip=split: GSIs 0-23 are the userspace I/O APIC's MSIs */
 	bool split_irqchip;
+	bool manual_dirty_protect; /* KVM_CAP_MANUAL_DIRTY_LOG_PROTECT2 is on */
 	uint64_t ioapic_addr[KVM_IRQCHIP_GSIS];
 	uint32_t ioapic_data[KVM_IRQCHIP_GSIS];
 };
@@ -112,6 +113,17 @@ int kvm_vm_set_dirty_logging(struct kvm_vm *vm, int slot, bool on);
 /* Fetch and clear the dirty bitmap of a slot: one bit per 4 KiB page,
  * bitmap holds (size/4096 + 63) / 64 words. */
 int kvm_vm_get_dirty_log(struct kvm_vm *vm, int slot, uint64_t *bitmap);
+/* Dirty logging over the slots that map host memory inside [hva, hva+size)
+ * (guest RAM; firmware and PAM slots elsewhere are left alone). Start turns
+ * on KVM_MEM_LOG_DIRTY_PAGES on each and, where the host has
+ * KVM_CAP_MANUAL_DIRTY_LOG_PROTECT2, asks for manual protection: a sync
+ * then re-protects only the pages it reports (KVM_CLEAR_DIRTY_LOG) instead
+ * of the kernel clearing the whole log inside KVM_GET_DIRTY_LOG. Sync ORs
+ * the pages written since the last sync into bitmap, one bit per 4 KiB
+ * page from hva ((size/4096 + 63) / 64 words). Stop turns logging off. */
+int kvm_vm_dirty_log_start(struct kvm_vm *vm, const void *hva, uint64_t size);
+int kvm_vm_dirty_log_sync(struct kvm_vm *vm, const void *hva, uint64_t size, uint64_t *bitmap);
+void kvm_vm_dirty_log_stop(struct kvm_vm *vm, const void *hva, uint64_t size);
 /* In-kernel PIC + IOAPIC (+ LAPICs) and the PIT (i8254 at 0x40, with a
  * dummy speaker port 0x61). */
 int kvm_vm_create_irqchip(struct kvm_vm *vm);

@@ -1,7 +1,8 @@
 /* fuzz_migration_stream.c — the migration stream's reader
  * (vmm/migration_stream.c): the input is a stream, read from a memfd into
- * two RAM blocks of 16 and 3 pages, as -incoming does. An accepted stream
- * is written again from what loaded and must read back the same. */
+ * two RAM blocks of 16 and 3 pages, as -incoming does (any number of
+ * passes, pages resent). An accepted stream is written again (one pass)
+ * from what loaded and must read back the same. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -27,13 +28,10 @@ static int load(int fd, uint8_t *a, uint8_t *b, void **tree, size_t *len)
 	memset(a, 0, sizeof(ram_a));
 	memset(b, 0, sizeof(ram_b));
 	lseek(fd, 0, SEEK_SET);
-	if (mig_stream_read_tree(&in, fd, tree, len, err, sizeof(err)) < 0)
+	if (mig_stream_read_header(&in, fd, err, sizeof(err)) < 0 ||
+	    mig_stream_read_ram(&in, ram, 2, &st, err, sizeof(err)) < 0)
 		return -1;
-	if (mig_stream_read_ram(&in, ram, 2, &st, err, sizeof(err)) < 0) {
-		free(*tree);
-		return -1;
-	}
-	return 0;
+	return mig_stream_read_tree(&in, tree, len, err, sizeof(err));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -793,26 +793,41 @@ def migration_seeds():
     def pad(b):
         return b + bytes(-len(b) % page)
 
-    def stream(tree, blocks):
-        out = pad(b"VMMIGRAT" + struct.pack("<IIQII", 1, page, len(tree), len(blocks), 0) + tree)
-        for pages in blocks:  # pages: one bytes object or None (zeros) per page
-            bitmap = bytearray((len(pages) + 7) // 8)
-            for i, p in enumerate(pages):
-                if p is not None:
-                    bitmap[i // 8] |= 1 << (i % 8)
-            out += pad(struct.pack("<QQ", len(pages) * page, 0) + bytes(bitmap))
-            out += b"".join(p for p in pages if p is not None)
+    def bits(n, which):
+        m = bytearray((n + 7) // 8)
+        for i in which:
+            m[i // 8] |= 1 << (i % 8)
+        return bytes(m)
+
+    def ram_pass(number, blocks):
+        # blocks: per block a list with, per page, bytes (stored), b"" (zeros) or None (not sent)
+        out = b"VMMPASS!" + struct.pack("<Q", number)
+        for pages in blocks:
+            sent = [j for j, p in enumerate(pages) if p is not None]
+            stored = [j for j, p in enumerate(pages) if p]
+            region = struct.pack("<QQ", len(pages) * page, 0) + bits(len(pages), sent) + bits(len(pages), stored)
+            out = pad(out + region) + b"".join(p for p in pages if p)
+        return out
+
+    def stream(tree, passes):
+        out = pad(b"VMMIGRAT" + struct.pack("<IIQII", 2, page, 0, 2, 0))
+        for n, blocks in enumerate(passes):
+            out += ram_pass(n + 1, blocks)
+        out = pad(out + b"VMMSTATE" + struct.pack("<Q", len(tree)) + tree)
         return out + b"VMMEND!!" + struct.pack("<Q", len(out))
 
-    a = [None] * 16
+    a = [b""] * 16
     a[1], a[2], a[15] = bytes(range(256)) * 16, b"\x5a" * page, b"\x01" + bytes(page - 1)
-    b = [None, b"\xff" * page, None]
-    good = stream(b"tree", [a, b])
+    b = [b"", b"\xff" * page, b""]
+    good = stream(b"tree", [[a, b]])
     seed("migration_stream", "two-blocks", good)
-    seed("migration_stream", "all-zero", stream(b"t", [[None] * 16, [None] * 3]))
+    seed("migration_stream", "all-zero", stream(b"t", [[[b""] * 16, [b""] * 3]]))
+    again = [None] * 16
+    again[1], again[3] = b"", b"\x07" * page
+    seed("migration_stream", "three-passes", stream(b"tree", [[a, b], [again, [None] * 3], [[None] * 16, [b"", None, None]]]))
     seed("migration_stream", "truncated", good[:len(good) - 100])
     seed("migration_stream", "bad-trailer", good[:-8] + struct.pack("<Q", 1))
-    seed("migration_stream", "wrong-size", stream(b"tree", [[None] * 17, b]))
+    seed("migration_stream", "wrong-size", stream(b"tree", [[[b""] * 17, b]]))
 
 
 GROUPS = (netstack_seeds, usernet_seeds, regdb_seeds, loader_seeds, device_seeds, ahci_seeds, virtio_net_seeds,

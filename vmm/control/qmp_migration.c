@@ -1,7 +1,10 @@
-/* qmp_migration.c — QMP migrate, migrate-incoming and query-migrate in
- * QEMU's shapes (the work is vmm/migration.c). */
+/* qmp_migration.c — QMP migrate, migrate_cancel, migrate-incoming,
+ * query-migrate and the migration parameters in QEMU's shapes (the work is
+ * vmm/migration.c). */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "vmm/control/qmp_commands.h"
 #include "vmm/migration.h"
@@ -34,8 +37,59 @@ CMD(cmd_migrate)
 		return fail(e, "vmm has no postcopy to resume");
 	if (!m->ram)
 		return fail(e, "There is no machine to migrate (-machine none)");
+	/* Answered at once (QEMU's detach): the copy goes on in a thread;
+	 * query-migrate and the MIGRATION events tell how it goes. */
 	if (migration_save(m, uri, err, sizeof(err)) < 0)
 		return fail(e, err);
+	return 0;
+}
+
+CMD(cmd_migrate_cancel)
+{
+	migration_cancel(m);
+	return 0;
+}
+
+CMD(cmd_query_migrate_parameters)
+{
+	const struct migration_params *p = migration_params();
+
+	*ret = json_pack("{s:I,s:I}", "max-bandwidth", (json_int_t)p->max_bandwidth,
+			 "downtime-limit", (json_int_t)p->downtime_limit);
+	return 0;
+}
+
+/* A non-negative integer parameter, if given: 1 set, 0 absent, -1 bad. */
+static int uint_param(json_t *args, const char *name, uint64_t max, uint64_t *v,
+		      struct qmp_error *e)
+{
+	json_t *j = json_object_get(args, name);
+
+	if (!j)
+		return 0;
+	if (!json_is_integer(j) || json_integer_value(j) < 0 ||
+	    (uint64_t)json_integer_value(j) > max) {
+		snprintf(e->cls, sizeof(e->cls), "GenericError");
+		snprintf(e->desc, sizeof(e->desc),
+			 "Parameter '%s' expects an integer in the range of 0 to %llu", name,
+			 (unsigned long long)max);
+		return -1;
+	}
+	*v = (uint64_t)json_integer_value(j);
+	return 1;
+}
+
+CMD(cmd_migrate_set_parameters)
+{
+	struct migration_params *p = migration_params();
+	uint64_t bw = p->max_bandwidth, down = p->downtime_limit;
+
+	/* QEMU's limits: SIZE_MAX bytes/s, 2000 s of downtime */
+	if (uint_param(args, "max-bandwidth", INT64_MAX, &bw, e) < 0 ||
+	    uint_param(args, "downtime-limit", 2000000, &down, e) < 0)
+		return -1;
+	p->max_bandwidth = bw;
+	p->downtime_limit = down;
 	return 0;
 }
 
@@ -55,25 +109,55 @@ CMD(cmd_migrate_incoming)
 	return 0;
 }
 
+/* ram: QEMU's counters; while a live migration runs, the pre-copy's view. */
+static json_t *ram_stats(const struct migration_status *s)
+{
+	const struct mig_stats *st = &s->stats;
+	const struct mig_precopy *p = s->precopy;
+	uint64_t remaining = p ? p->remaining : 0;
+
+	if (!p && s->state != MIG_COMPLETED && st->total > st->transferred)
+		remaining = st->total - st->transferred; /* an incoming stream */
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "transferred",
+			 (json_int_t)st->transferred, "remaining", (json_int_t)remaining, "total",
+			 (json_int_t)(s->ram_total ? s->ram_total : st->total), "duplicate",
+			 (json_int_t)st->zero_pages, "skipped", (json_int_t)0, "normal",
+			 (json_int_t)st->normal_pages, "normal-bytes",
+			 (json_int_t)(st->normal_pages * MIG_PAGE), "dirty-pages-rate",
+			 (json_int_t)(p ? p->dirty_rate : 0), "mbps", (json_int_t)(p ? p->mbps : 0),
+			 "dirty-sync-count", (json_int_t)(p ? p->dirty_syncs : 0), "page-size",
+			 (json_int_t)MIG_PAGE);
+}
+
+static uint64_t elapsed_ms(const struct migration_status *s)
+{
+	struct timespec ts;
+
+	if (s->state != MIG_SETUP && s->state != MIG_ACTIVE && s->state != MIG_CANCELLING)
+		return s->total_ms;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000 - s->start_ms;
+}
+
 CMD(cmd_query_migrate)
 {
 	const struct migration_status *s = migration_status();
-	const struct mig_stats *st = &s->stats;
 	json_t *o;
 
 	if (s->state == MIG_NONE) {
 		*ret = json_object();
 		return 0;
 	}
-	o = json_pack("{s:s,s:I,s:{s:I,s:I,s:I,s:I,s:I,s:I}}", "status",
-		      migration_state_name(s->state), "total-time", (json_int_t)s->total_ms, "ram",
-		      "transferred", (json_int_t)st->transferred, "remaining",
-		      (json_int_t)(st->total > st->transferred ? st->total - st->transferred : 0),
-		      "total", (json_int_t)st->total, "duplicate", (json_int_t)st->zero_pages,
-		      "normal", (json_int_t)st->normal_pages, "normal-bytes",
-		      (json_int_t)(st->normal_pages * MIG_PAGE));
+	o = json_pack("{s:s,s:I,s:I,s:o}", "status", migration_state_name(s->state), "total-time",
+		      (json_int_t)elapsed_ms(s), "setup-time", (json_int_t)s->setup_ms, "ram",
+		      ram_stats(s));
+	if (s->state == MIG_ACTIVE && s->precopy)
+		json_object_set_new(o, "expected-downtime",
+				    json_integer((json_int_t)s->precopy->expected_downtime_ms));
 	if (s->state == MIG_COMPLETED)
-		json_object_set_new(o, "downtime", json_integer((json_int_t)s->total_ms));
+		json_object_set_new(
+			o, "downtime",
+			json_integer((json_int_t)(s->downtime_ms ? s->downtime_ms : s->total_ms)));
 	if (s->state == MIG_FAILED)
 		json_object_set_new(o, "error-desc", json_string(s->error));
 	*ret = o;
@@ -82,6 +166,10 @@ CMD(cmd_query_migrate)
 
 const struct qmp_command qmp_migration_commands[] = {
 	{"migrate", cmd_migrate, "uri:str,?blk:bool,?inc:bool,?detach:bool,?resume:bool"},
+	{"migrate_cancel", cmd_migrate_cancel, NULL},
+	{"migrate-set-parameters", cmd_migrate_set_parameters,
+	 "?max-bandwidth:int,?downtime-limit:int"},
+	{"query-migrate-parameters", cmd_query_migrate_parameters, NULL},
 	{"migrate-incoming", cmd_migrate_incoming, "uri:str,?exit-on-error:bool"},
 	{"query-migrate", cmd_query_migrate, NULL},
 	{NULL, NULL, NULL},

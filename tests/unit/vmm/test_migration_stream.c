@@ -1,5 +1,6 @@
 /* Unit tests for the migration stream's framing (vmm/migration_stream.c):
- * a round trip, zero pages that take no room, and every kind of damage
+ * a round trip, zero pages that take no room, passes that resend pages
+ * (the last copy wins), and every kind of damage
  * (truncation at any byte, bad magic, version, padding, sizes, trailer)
  * refused with a one-line error. */
 #include <check.h>
@@ -61,14 +62,15 @@ static int load(int fd, uint8_t *a, uint8_t *b, char *err, size_t errlen)
 
 	memset(a, 0, sizeof(ram_a));
 	memset(b, 0, sizeof(ram_b));
-	if (mig_stream_read_tree(&in, fd, &t, &len, err, errlen) < 0)
+	if (mig_stream_read_header(&in, fd, err, errlen) < 0)
+		return -1;
+	in.map_file = map_file;
+	r = mig_stream_read_ram(&in, ram, 2, &st, err, errlen);
+	mapped_bytes = in.mapped_bytes;
+	if (r < 0 || mig_stream_read_tree(&in, &t, &len, err, errlen) < 0)
 		return -1;
 	r = len == sizeof(tree) && !memcmp(t, tree, len) ? 0 : -2;
 	free(t);
-	in.map_file = map_file;
-	if (r == 0)
-		r = mig_stream_read_ram(&in, ram, 2, &st, err, errlen);
-	mapped_bytes = in.mapped_bytes;
 	return r;
 }
 
@@ -94,8 +96,9 @@ START_TEST(round_trip)
 }
 END_TEST
 
-/* Only the 5 non-zero pages are stored: header+tree page, per block a
- * header+bitmap page, the pages, the trailer. */
+/* Only the 5 non-zero pages are stored: header page, per block a
+ * header+bitmaps page (the pass's tag in the first), the pages, the tree's
+ * page, the trailer. */
 START_TEST(zero_pages_are_bits)
 {
 	struct mig_stats st;
@@ -106,7 +109,7 @@ START_TEST(zero_pages_are_bits)
 	fd = saved_stream(&st, &size);
 	ck_assert_uint_eq(st.normal_pages, 5);
 	ck_assert_uint_eq(st.zero_pages, PAGES_A + PAGES_B - 5);
-	ck_assert_int_eq(size, (1 + 2 + 5) * MIG_PAGE + 16);
+	ck_assert_int_eq(size, (1 + 2 + 5 + 1) * MIG_PAGE + 16);
 	close(fd);
 }
 END_TEST
@@ -195,19 +198,65 @@ static void damaged(off_t off, const void *bytes, size_t len, const char *why)
 
 START_TEST(damage_is_refused)
 {
-	const uint8_t one = 1, nine = 9, ff = 0xff;
+	const uint8_t zero = 0, one = 1, two = 2, nine = 9, ff = 0xff;
 	const uint8_t size_byte = 0x20; /* A's size is 0x10000: make it 0x10020 */
 
 	damaged(0, "X", 1, "bad magic");
 	damaged(8, &nine, 1, "version 9");
 	damaged(12, &one, 1, "bad header");
+	damaged(16, &one, 1, "bad header");
 	damaged(24, &nine, 1, "region count");
-	damaged(32 + sizeof(tree) + 3, &one, 1, "non-zero padding");
-	damaged(MIG_PAGE, &size_byte, 1, "RAM block of 65568 bytes");
-	/* B's bitmap (3 pages): after A's 4 stored pages */
+	damaged(32 + 3, &one, 1, "non-zero padding");
+	damaged(MIG_PAGE, "Q", 1, "expected a RAM pass or the state");
+	damaged(MIG_PAGE + 8, &two, 1, "RAM pass out of order");
+	damaged(MIG_PAGE + 16, &size_byte, 1, "RAM block of 65568 bytes");
+	/* A's "sent" bitmap: pass 1 sends every page, 1 and 2 are stored */
+	damaged(MIG_PAGE + 32, &zero, 1, "a stored page that is not sent");
+	/* B's bitmaps (3 pages): after A's 4 stored pages */
 	damaged((2 + 4) * MIG_PAGE + 16, &ff, 1, "bits past the block's end");
+	/* the state's tag: after B's stored page */
+	damaged((2 + 4 + 2) * MIG_PAGE + 15, &ff, 1, "state tree length out of range");
 	damaged(-16, "Y", 1, "bad trailer");
 	damaged(-8, &one, 1, "bad trailer");
+}
+END_TEST
+
+/* Later passes resend pages: the last copy wins, zero pages included. */
+static void two_passes(int fd)
+{
+	struct mig_ram ram[2] = {{ram_a, sizeof(ram_a)}, {ram_b, sizeof(ram_b)}};
+	uint64_t dirty_a[1] = {0}, dirty_b[1] = {0};
+	uint64_t *const dirty[2] = {dirty_a, dirty_b};
+	struct mig_stats st = {0};
+	char err[256];
+	struct mig_out o = {.fd = fd, .st = &st, .err = err, .errlen = sizeof(err)};
+
+	fill();
+	ck_assert_int_eq(mig_out_header(&o, 2), 0);
+	ck_assert_int_eq(mig_out_pass(&o, 1, ram, 2, NULL), 0);
+	memset(ram_a + 1 * MIG_PAGE, 0, MIG_PAGE); /* stored, now zeros */
+	ram_a[2 * MIG_PAGE] ^= 0x80;		   /* stored, changed */
+	ram_a[3 * MIG_PAGE + 5] = 3;		   /* zeros, now stored */
+	ram_b[0] = 9;				   /* changed, never sent again */
+	dirty_a[0] = 1u << 1 | 1u << 2 | 1u << 3;
+	ck_assert_int_eq(mig_out_pass(&o, 2, ram, 2, dirty), 0);
+	ram_b[0] = 0; /* as it was when pass 1 sent it */
+	ck_assert_int_eq(mig_out_end(&o, tree, sizeof(tree)), 0);
+	lseek(fd, 0, SEEK_SET);
+}
+
+START_TEST(later_passes_win)
+{
+	char err[256];
+	int fd = memfd_create("mig", 0);
+
+	map_file = _i;
+	two_passes(fd);
+	ck_assert_int_eq(load(fd, got_a, got_b, err, sizeof(err)), 0);
+	map_file = false;
+	ck_assert_mem_eq(got_a, ram_a, sizeof(ram_a));
+	ck_assert_mem_eq(got_b, ram_b, sizeof(ram_b));
+	close(fd);
 }
 END_TEST
 
@@ -238,6 +287,7 @@ int main(void)
 	tcase_add_test(tc, file_pages_are_mapped);
 	tcase_add_loop_test(tc, truncated_anywhere_is_refused, 0, 2);
 	tcase_add_test(tc, damage_is_refused);
+	tcase_add_loop_test(tc, later_passes_win, 0, 2);
 	tcase_add_test(tc, extra_bytes_are_refused);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);

@@ -1,0 +1,195 @@
+/* Unit tests for the live pre-copy's passes (vmm/migration_ram.c) with a
+ * fake guest: pages it writes between passes reach the stream, pages a
+ * device wrote behind the dirty log go out in the final pass, the loop
+ * stops when nothing is left or at MIG_MAX_PASSES, the writer throttles
+ * to max_bps and stops when cancelled. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/unit/check_run.h"
+#include "vmm/migration.h"
+
+#define PAGES 64
+
+static uint8_t ram[PAGES * MIG_PAGE] __attribute__((aligned(MIG_PAGE)));
+static uint8_t got[PAGES * MIG_PAGE] __attribute__((aligned(MIG_PAGE)));
+static uint64_t touched[1];
+static unsigned syncs, dirty_syncs_wanted;
+static bool stopped;
+
+/* The fake guest writes page (syncs % PAGES) before each sync after the
+ * first, for dirty_syncs_wanted syncs, and reports it dirty; stopped, it
+ * writes nothing. */
+static int fake_sync(void *opaque, uint64_t *bits)
+{
+	unsigned pg = syncs % PAGES;
+
+	if (syncs++ == 0 || stopped || syncs > dirty_syncs_wanted + 1)
+		return 0;
+	ram[pg * MIG_PAGE + syncs] = (uint8_t)syncs;
+	bits[pg / 64] |= 1ull << (pg % 64);
+	return 0;
+}
+
+static void fake_stop(void *opaque)
+{
+	stopped = true;
+	/* a device's write the dirty log never saw */
+	ram[40 * MIG_PAGE] = 0x77;
+	touched[0] |= 1ull << 40;
+}
+
+static void reset(unsigned dirty_for)
+{
+	memset(ram, 0, sizeof(ram));
+	ram[5 * MIG_PAGE] = 1;
+	touched[0] = 0;
+	syncs = 0;
+	dirty_syncs_wanted = dirty_for;
+	stopped = false;
+}
+
+/* Run the pre-copy into a memfd, load it back into got: the pass count. */
+static unsigned precopy(uint64_t downtime_ms, const uint64_t *touch)
+{
+	struct mig_precopy p = {.ram = {ram, sizeof(ram)},
+				.sync_dirty = fake_sync,
+				.stop = fake_stop,
+				.touched = touch,
+				.downtime_ms = downtime_ms};
+	struct mig_stats st = {0}, st2 = {0};
+	char err[256];
+	int fd = memfd_create("mig", 0);
+	struct mig_out o = {.fd = fd, .st = &st, .err = err, .errlen = sizeof(err)};
+	struct mig_ram r = {got, sizeof(got)};
+	struct mig_in in;
+	void *t;
+	size_t len;
+
+	ck_assert_int_eq(mig_precopy_run(&p, &o), 0);
+	ck_assert_int_eq(mig_out_end(&o, "t", 1), 0);
+	lseek(fd, 0, SEEK_SET);
+	memset(got, 0, sizeof(got));
+	ck_assert_int_eq(mig_stream_read_header(&in, fd, err, sizeof(err)), 0);
+	ck_assert_int_eq(mig_stream_read_ram(&in, &r, 1, &st2, err, sizeof(err)), 0);
+	ck_assert_int_eq(mig_stream_read_tree(&in, &t, &len, err, sizeof(err)), 0);
+	free(t);
+	close(fd);
+	ck_assert_uint_eq(in.passes, p.pass);
+	return p.pass;
+}
+
+/* With no downtime allowed, passes go on while the guest dirties pages:
+ * pass 1, one pass per dirtying sync, then the final one. */
+START_TEST(passes_follow_the_guest)
+{
+	reset(4);
+	ck_assert_uint_eq(precopy(0, touched), 1 + 4 + 1);
+	ck_assert(stopped);
+	ck_assert_mem_eq(got, ram, sizeof(ram));
+}
+END_TEST
+
+START_TEST(a_guest_that_never_stops_ends_at_the_pass_limit)
+{
+	reset(1000);
+	ck_assert_uint_eq(precopy(0, touched), MIG_MAX_PASSES + 1);
+	ck_assert_mem_eq(got, ram, sizeof(ram));
+}
+END_TEST
+
+/* A generous downtime stops after pass 1: the last page goes in the final. */
+START_TEST(downtime_limit_stops_early)
+{
+	reset(4);
+	ck_assert_uint_eq(precopy(100000, touched), 2);
+	ck_assert_mem_eq(got, ram, sizeof(ram));
+}
+END_TEST
+
+/* Without the touched bitmap the device's write is lost: that bitmap is
+ * what carries it. */
+START_TEST(device_writes_go_in_the_final_pass)
+{
+	reset(0);
+	precopy(0, NULL);
+	ck_assert_int_eq(got[40 * MIG_PAGE], 0);
+	reset(0);
+	precopy(0, touched);
+	ck_assert_int_eq(got[40 * MIG_PAGE], 0x77);
+}
+END_TEST
+
+START_TEST(converged_policy)
+{
+	ck_assert(mig_precopy_converged(0, 0, 0, 1));
+	ck_assert(!mig_precopy_converged(4096, 0, 300, 1));
+	ck_assert(mig_precopy_converged(1 << 20, 10e6, 300, 1));   /* 0.1 s */
+	ck_assert(!mig_precopy_converged(10 << 20, 10e6, 300, 1)); /* 1 s */
+	ck_assert(mig_precopy_converged(10 << 20, 10e6, 300, MIG_MAX_PASSES));
+}
+END_TEST
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* 1 MiB at 4 MiB/s takes a quarter of a second. */
+START_TEST(max_bps_throttles)
+{
+	struct mig_stats st = {0};
+	char err[256];
+	int fd = memfd_create("mig", 0);
+	struct mig_out o = {
+		.fd = fd, .st = &st, .err = err, .errlen = sizeof(err), .max_bps = 4 << 20};
+	struct mig_ram r = {ram, sizeof(ram)};
+	double t0 = now_s();
+
+	memset(ram, 0x11, sizeof(ram)); /* 256 KiB stored */
+	for (unsigned i = 1; i <= 4; i++)
+		ck_assert_int_eq(mig_out_pass(&o, i, &r, 1, NULL), 0);
+	ck_assert_double_ge(now_s() - t0, 0.2);
+	close(fd);
+}
+END_TEST
+
+START_TEST(cancel_stops_the_writer)
+{
+	struct mig_stats st = {0};
+	char err[256];
+	bool cancel = true;
+	int fd = memfd_create("mig", 0);
+	struct mig_out o = {
+		.fd = fd, .st = &st, .err = err, .errlen = sizeof(err), .cancel = &cancel};
+
+	ck_assert_int_eq(mig_out_header(&o, 1), -1);
+	ck_assert_ptr_nonnull(strstr(err, "cancelled"));
+	ck_assert_uint_eq(st.transferred, 0);
+	close(fd);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("migration_ram");
+	TCase *tc = tcase_create("precopy");
+
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, passes_follow_the_guest);
+	tcase_add_test(tc, a_guest_that_never_stops_ends_at_the_pass_limit);
+	tcase_add_test(tc, downtime_limit_stops_early);
+	tcase_add_test(tc, device_writes_go_in_the_final_pass);
+	tcase_add_test(tc, converged_policy);
+	tcase_add_test(tc, max_bps_throttles);
+	tcase_add_test(tc, cancel_stops_the_writer);
+	suite_add_tcase(s, tc);
+	return check_run_suite(s);
+}

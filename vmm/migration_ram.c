@@ -1,0 +1,161 @@
+/* migration_ram.c — live pre-copy of guest RAM: the passes, the dirty
+ * page sets between them, the decision to stop the guest (migration.h).
+ *
+ * Which pages changed since a pass comes from two places:
+ *  - the vCPUs' writes: KVM's dirty log (sync_dirty, kernel/kvm/dirty.c);
+ *  - the VMM's own writes (device DMA, virtio rings, the balloon...),
+ *    which KVM never sees. guest_mem_ptr marks every page it hands a
+ *    pointer to in a "touched" bitmap (devices/guest_mem.c). Devices keep
+ *    some pointers for long (virtio rings, mapped at driver start) and
+ *    write through them whenever, so the marks cannot be cleared at a pass
+ *    boundary: instead the final pass, sent with the guest stopped, sends
+ *    every touched page once more. That is correct whatever a device does
+ *    with its pointer, and costs downtime in proportion to the memory
+ *    devices used, which the downtime estimate includes.
+ * Plain libc over callbacks, so the unit tests drive it with a fake guest. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "vmm/migration.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+uint64_t mig_bits_count(const uint64_t *bits, uint64_t nbits)
+{
+	uint64_t n = 0;
+
+	for (uint64_t i = 0; i < (nbits + 63) / 64; i++)
+		n += (uint64_t)__builtin_popcountll(bits[i]);
+	return n;
+}
+
+bool mig_precopy_converged(uint64_t remaining, double bytes_per_s, uint64_t downtime_ms,
+			   unsigned pass)
+{
+	if (remaining == 0 || pass >= MIG_MAX_PASSES)
+		return true;
+	if (bytes_per_s <= 0)
+		return false;
+	return (double)remaining * 1000.0 / bytes_per_s <= (double)downtime_ms;
+}
+
+/* Pages the final pass would send now: dirty ones and touched ones. */
+static uint64_t final_pages(const uint64_t *dirty, const uint64_t *touched, uint64_t words)
+{
+	uint64_t n = 0;
+
+	for (uint64_t i = 0; i < words; i++)
+		n += (uint64_t)__builtin_popcountll(dirty[i] | (touched ? touched[i] : 0));
+	return n;
+}
+
+struct pass_clock {
+	double start;	 /* when pass 1 began */
+	uint64_t bytes0; /* o->st->transferred then */
+};
+
+/* The bandwidth so far: everything sent since pass 1 over the time it took
+ * (steadier than one short pass's figure). */
+static double bandwidth(const struct pass_clock *c, const struct mig_out *o)
+{
+	double t = now_s() - c->start;
+
+	return t > 0 ? (double)(o->st->transferred - c->bytes0) / t : 0;
+}
+
+static int send_pass(struct mig_precopy *p, struct mig_out *o, uint64_t *dirty)
+{
+	uint64_t *const maps[1] = {dirty};
+
+	p->pass++;
+	if (p->on_pass)
+		p->on_pass(p->opaque, p->pass);
+	return mig_out_pass(o, p->pass, &p->ram, 1, dirty ? maps : NULL);
+}
+
+/* Sync the dirty set: 0, or -1 with o's error set. */
+static int sync(struct mig_precopy *p, struct mig_out *o, uint64_t *dirty)
+{
+	int r = p->sync_dirty(p->opaque, dirty);
+
+	p->dirty_syncs++;
+	if (r < 0) {
+		snprintf(o->err, o->errlen, "migration: reading the dirty page log: %s",
+			 strerror(-r));
+		o->failed = true;
+		return -1;
+	}
+	return 0;
+}
+
+/* Update the figures query-migrate shows after a sync. */
+static void account(struct mig_precopy *p, const struct mig_out *o, const struct pass_clock *c,
+		    uint64_t dirty_pages, uint64_t final, double pass_s)
+{
+	double bw = bandwidth(c, o);
+
+	p->remaining = final * MIG_PAGE;
+	p->dirty_rate = pass_s > 0 ? (uint64_t)((double)dirty_pages / pass_s) : 0;
+	p->mbps = (uint64_t)(bw * 8 / 1e6);
+	p->expected_downtime_ms = bw > 0 ? (uint64_t)((double)p->remaining * 1000 / bw) : 0;
+}
+
+int mig_precopy_run(struct mig_precopy *p, struct mig_out *o)
+{
+	uint64_t pages = p->ram.size / MIG_PAGE, words = (pages + 63) / 64, final = 0;
+	uint64_t *dirty = calloc(words ? words : 1, sizeof(uint64_t));
+	struct pass_clock c = {now_s(), o->st->transferred};
+	double pass_start;
+	int r = -1;
+
+	if (!dirty) {
+		snprintf(o->err, o->errlen, "migration: out of memory for the dirty bitmap");
+		return -1;
+	}
+	/* Logging starts before pass 1 reads a page: whatever the guest
+	 * writes from here on is in the next set. */
+	if (mig_out_header(o, 1) < 0 || sync(p, o, dirty) < 0)
+		goto out;
+	memset(dirty, 0, words * sizeof(uint64_t));
+	pass_start = now_s();
+	if (send_pass(p, o, NULL) < 0)
+		goto out;
+	for (;;) {
+		uint64_t n;
+
+		if (sync(p, o, dirty) < 0)
+			goto out;
+		n = mig_bits_count(dirty, pages);
+		final = final_pages(dirty, p->touched, words);
+		account(p, o, &c, n, final, now_s() - pass_start);
+		if (mig_precopy_converged(final * MIG_PAGE, bandwidth(&c, o), p->downtime_ms,
+					  p->pass))
+			break;
+		pass_start = now_s();
+		if (send_pass(p, o, dirty) < 0)
+			goto out;
+		memset(dirty, 0, words * sizeof(uint64_t));
+	}
+	/* The last set is not sent yet: with the guest stopped, add what it
+	 * wrote meanwhile and every page devices may have written. */
+	p->stop(p->opaque);
+	if (sync(p, o, dirty) < 0)
+		goto out;
+	for (uint64_t i = 0; p->touched && i < words; i++)
+		dirty[i] |= p->touched[i];
+	p->remaining = mig_bits_count(dirty, pages) * MIG_PAGE;
+	r = send_pass(p, o, dirty);
+	p->remaining = 0;
+out:
+	free(dirty);
+	return r;
+}
