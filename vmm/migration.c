@@ -426,6 +426,8 @@ static void job_finish(struct mig_job *j, int r, const char *err)
 		migration_virtio_thaw(m); /* RAM is sent: the queues may run */
 		machine_resume(m);
 	}
+	mig.dirty_syncs = j->pre.dirty_syncs;
+	mig.mbps = j->pre.mbps;
 	mig.precopy = NULL;
 	mig.total_ms = now_ms() - mig.start_ms;
 	if (r == 0) {

@@ -183,6 +183,7 @@ struct migration_status {
 	uint64_t start_ms, total_ms, setup_ms, downtime_ms;
 	uint64_t ram_total;
 	struct mig_precopy *precopy; /* while a live migration runs */
+	uint64_t dirty_syncs, mbps; /* the last live migration's, once ended */
 	char error[256];
 };
 struct migration_params *migration_params(void);

@@ -9,6 +9,8 @@
 # The default pc machine's devices all save (chipset, IDE, fw_cfg, i8042,
 # ACPI PM...), and q35's (MCH, ICH9 LPC and SMBus, ich9-ahci): both run
 # with no VMM_MIGRATE_UNSAVED=allow.
+# A live migration too (vmm): a running guest dirtying memory, a cancelled
+# migrate first, then passes until the last one with the guest stopped.
 # Also: vmm refuses to migrate a machine with a device it cannot save yet
 # (kernel_irqchip=split, whose PIT is vmm's own), naming it, and refuses a
 # truncated or damaged stream with one line.
@@ -165,6 +167,56 @@ assert q.ok("query-status")["status"] in ("paused", "postmigrate"), q.ok("query-
 	[ "$side" != vmm ] || restore d "defer+unix:$work/mig.sock" "$@"
 }
 
+# live SIDE EMULATOR...: migrate a running guest (no stop) while it dirties
+# memory: first a migrate at 1 MiB/s that migrate_cancel stops (the source
+# keeps running, its counter goes on), then one at full speed in passes
+# (MIGRATION_PASS events, more than one dirty-log sync), which stops the
+# guest only for the last pass; the restored guest goes on from there.
+live() {
+	side=$1
+	shift
+	rm -f "$work"/in.* "$work"/out.* "$work"/err.* "$work/saved"
+	start a "$@"
+	wait_for "^vmm demo: a shell" "$work/out.a"
+	echo '(i=0; while [ $i -lt 100000 ]; do i=$((i+1)); echo "CNT $i END"; sleep 0.3; done) &' >&3
+	echo '(while :; do dd if=/dev/zero of=/tmp/dirt bs=1M count=16 2>/dev/null; done) &' >&3
+	wait_for "^CNT 5 END" "$work/out.a"
+	qmp "$work/qmp.a" '
+import re
+def counter():
+    return max(int(n) for n in re.findall(r"(?m)^CNT (\d+) END", open("'"$work/out.a"'", errors="replace").read()))
+q.ok("migrate-set-parameters", **{"max-bandwidth": 1 << 20})
+q.ok("migrate", uri="exec:cat > /dev/null")
+time.sleep(2)
+assert q.ok("query-migrate")["status"] == "active", q.ok("query-migrate")
+assert q.ok("query-status")["status"] == "running"
+q.ok("migrate_cancel")
+while q.ok("query-migrate")["status"] != "cancelled":
+    time.sleep(0.05)
+c = counter()
+time.sleep(2)
+assert q.ok("query-status")["status"] == "running" and counter() > c, "source stopped after cancel"
+q.ok("migrate-set-parameters", **{"max-bandwidth": 1 << 30})
+q.ok("migrate", uri="exec:cat > '"$work/saved"'")
+while q.ok("query-migrate")["status"] not in ("completed", "failed"):
+    time.sleep(0.05)
+s = q.ok("query-migrate")
+assert s["status"] == "completed", s
+assert s["ram"]["dirty-sync-count"] >= 2, s
+q.event("MIGRATION_PASS", 5)
+q.event("MIGRATION_PASS", 5)
+assert q.ok("query-status")["status"] in ("paused", "postmigrate")
+open("'"$work/save_ms"'", "w").write("%s ms, %s passes, downtime %s ms" % (s.get("total-time"), s["ram"]["dirty-sync-count"], s.get("downtime")))' ||
+		fail "live migrate, migrate_cancel"
+	sleep 1
+	last=$(counters "$work/out.a" | tail -n 1)
+	kill $pid
+	wait $pid 2>/dev/null
+	exec 3>&-
+	echo "migrate: $side: cancelled at 1 MiB/s, the source ran on; live at counter $last: $(cat "$work/save_ms")"
+	restore b "exec:cat $work/saved" "$@"
+}
+
 cpu=
 [ ! -d /sys/module/kvm_pvm ] || cpu="-cpu baseline"
 
@@ -181,6 +233,8 @@ kill $pid; wait $pid 2>/dev/null; pid=; exec 3>&-
 
 # shellcheck disable=SC2086
 run vmm "$VMM" $cpu
+# shellcheck disable=SC2086
+live vmm-live "$VMM" $cpu
 # q35: MCH (ECAM), ICH9 LPC (PM block at PMBASE) and SMBus, ich9-ahci
 # shellcheck disable=SC2086
 run vmm-q35 "$VMM" $cpu -M q35

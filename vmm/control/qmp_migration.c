@@ -124,8 +124,9 @@ static json_t *ram_stats(const struct migration_status *s)
 			 (json_int_t)st->zero_pages, "skipped", (json_int_t)0, "normal",
 			 (json_int_t)st->normal_pages, "normal-bytes",
 			 (json_int_t)(st->normal_pages * MIG_PAGE), "dirty-pages-rate",
-			 (json_int_t)(p ? p->dirty_rate : 0), "mbps", (json_int_t)(p ? p->mbps : 0),
-			 "dirty-sync-count", (json_int_t)(p ? p->dirty_syncs : 0), "page-size",
+			 (json_int_t)(p ? p->dirty_rate : 0), "mbps",
+			 (json_int_t)(p ? p->mbps : s->mbps), "dirty-sync-count",
+			 (json_int_t)(p ? p->dirty_syncs : s->dirty_syncs), "page-size",
 			 (json_int_t)MIG_PAGE);
 }
 
