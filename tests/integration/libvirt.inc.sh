@@ -7,11 +7,13 @@
 # and virtlogd, stopped at exit. The emulator runs as root, unconfined,
 # outside cgroups: the test host is a container or L1 without those
 # services, not a hardened libvirt. The caller sets dom (the domain the
-# helpers look at) and may add to cleanup with on_exit.
+# helpers look at).
 set -u
 skip() { echo "skipped: $*"; exit 77; }
 [ "$(id -u)" = 0 ] || skip "needs root (a privileged libvirtd)"
-[ -e /dev/kvm ] || skip "/dev/kvm is absent"
+# libvirt_kvm=no: the caller only has libvirt write domains and command
+# lines, and runs no guest
+[ "${libvirt_kvm:-yes}" = no ] || [ -e /dev/kvm ] || skip "/dev/kvm is absent"
 for c in libvirtd virtlogd virsh unshare python3; do
 	command -v $c >/dev/null || skip "$c is missing (scripts/install-deps.sh check)"
 done

@@ -13,44 +13,16 @@
 # as the reference (-machine ...,accel=tcg; it stops before starting the
 # guest with -S and a monitor `quit`).
 #
-# Root only: libvirtd and virtlogd are this test's own, in a private mount
-# namespace (as libvirt.sh does).
+# Root only: libvirtd and virtlogd are this test's own (libvirt.inc.sh).
 set -u
-skip() { echo "skipped: $*"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "needs root (a privileged libvirtd)"
+[ "$(id -u)" = 0 ] || { echo "skipped: needs root (a privileged libvirtd)"; exit 77; }
 for c in libvirtd virtlogd virsh virt-install unshare python3 qemu-system-x86_64; do
 	command -v $c >/dev/null || { echo "FAIL: $c is missing (scripts/install-deps.sh check)"; exit 1; }
 done
+dom=
+libvirt_kvm=no
+. "$(dirname "$0")/libvirt.inc.sh"
 vmm=$(readlink -f "${VMM:-build/vmm}")
-if [ -z "${VMM_LIBVIRT_NS:-}" ]; then
-	VMM_LIBVIRT_NS=1 exec unshare -m --propagation private sh "$0" "$@"
-fi
-
-T=$(mktemp -d "${TMPDIR:-/tmp}/vmm-virt-install.XXXXXX")
-dirs="/run/libvirt /var/lib/libvirt /var/cache/libvirt /var/log/libvirt /etc/libvirt"
-mkdir -p "$T/etc/libvirt"
-cp -a /etc/libvirt/. "$T/etc/libvirt/"
-for d in $dirs; do
-	mkdir -p "$T$d" "$d" && mount --bind "$T$d" "$d" || { echo "FAIL: cannot bind $d"; exit 1; }
-done
-mkdir -p /var/lib/libvirt/qemu /var/cache/libvirt/qemu /var/log/libvirt/qemu /run/libvirt/qemu
-cleanup() {
-	for p in libvirtd virtlogd; do
-		[ -f "$T/$p.pid" ] && kill "$(cat "$T/$p.pid")" 2>/dev/null
-	done
-	sleep 1
-	for d in $dirs; do umount "$d" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-virtlogd -d -p "$T/virtlogd.pid" || { echo "FAIL: virtlogd did not start"; exit 1; }
-libvirtd -d -p "$T/libvirtd.pid" || { echo "FAIL: libvirtd did not start"; exit 1; }
-i=0
-until virsh -q -c qemu:///system version >/dev/null 2>&1; do
-	i=$((i + 1))
-	[ $i -lt 60 ] || { echo "FAIL: libvirtd did not answer in 60 s"; exit 1; }
-	sleep 1
-done
 
 truncate -s 1G "$T/disk.img"
 fails=0
