@@ -26,6 +26,7 @@ static bool on_off(const char *v, bool *out)
 
 static bool balloon_prop(struct balloon_spec *b, const char *key, const char *v)
 {
+	int transport;
 	if (!strcmp(key, "id")) {
 		if (!v || !*v || strlen(v) >= sizeof(b->id))
 			return false;
@@ -34,8 +35,9 @@ static bool balloon_prop(struct balloon_spec *b, const char *key, const char *v)
 	}
 	if (!strcmp(key, "bus") || !strcmp(key, "addr")) /* pci.0/pcie.0 or a root port */
 		return cli_pci_place(key, v, b->bus, sizeof(b->bus), &b->devfn, 2) > 0;
-	if (cli_virtio_transport_prop(key, v))
-		return cli_virtio_transport_prop(key, v) > 0;
+	transport = cli_virtio_transport_prop(key, v);
+	if (transport)
+		return transport > 0;
 	if (!strcmp(key, "deflate-on-oom"))
 		return on_off(v, &b->deflate_on_oom);
 	if (!strcmp(key, "free-page-reporting"))

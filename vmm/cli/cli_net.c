@@ -111,6 +111,7 @@ static int parse_mac(const char *s, uint8_t mac[6])
  * a NIC property, -1 invalid. */
 static int nic_prop(struct nic_spec *n, const char *key, const char *val)
 {
+	int transport;
 	bool on;
 
 	if (!strcmp(key, "mac")) {
@@ -119,8 +120,9 @@ static int nic_prop(struct nic_spec *n, const char *key, const char *val)
 	}
 	if (!strcmp(key, "addr"))
 		return cli_pci_place(key, val, n->bus, sizeof(n->bus), &n->devfn, 2);
-	if (cli_virtio_transport_prop(key, val))
-		return cli_virtio_transport_prop(key, val);
+	transport = cli_virtio_transport_prop(key, val);
+	if (transport)
+		return transport;
 	if (!strcmp(key, "mq")) {
 		on = !strcmp(val, "on") || !strcmp(val, "true");
 		if (!on && strcmp(val, "off") && strcmp(val, "false"))

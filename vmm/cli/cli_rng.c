@@ -78,10 +78,12 @@ int cli_parse_rng_object(struct vmm_config *cfg, const char *type, char *props, 
 /* max-bytes: 0 .. 2^63-1; period: 1 .. 2^32-1 ms (QEMU's limits). */
 static bool rng_dev_prop(struct rng_dev_spec *d, const char *key, const char *v)
 {
+	int transport;
 	uint64_t n;
 
-	if (cli_virtio_transport_prop(key, v))
-		return cli_virtio_transport_prop(key, v) > 0;
+	transport = cli_virtio_transport_prop(key, v);
+	if (transport)
+		return transport > 0;
 	if (!strcmp(key, "rng"))
 		return copy_str(d->rng, sizeof(d->rng), v);
 	if (!strcmp(key, "id"))

@@ -25,14 +25,16 @@ static bool copy_str(char *dst, size_t size, const char *val)
 
 static bool bus_prop(struct vserial_bus_spec *b, const char *key, const char *v)
 {
+	int transport;
 	uint64_t n;
 
 	if (!strcmp(key, "id"))
 		return copy_str(b->id, sizeof(b->id), v);
 	if (!strcmp(key, "bus") || !strcmp(key, "addr")) /* pci.0/pcie.0 or a root port */
 		return cli_pci_place(key, v, b->bus, sizeof(b->bus), &b->devfn, 2) > 0;
-	if (cli_virtio_transport_prop(key, v))
-		return cli_virtio_transport_prop(key, v) > 0;
+	transport = cli_virtio_transport_prop(key, v);
+	if (transport)
+		return transport > 0;
 	if (!strcmp(key, "max_ports") && v && cli_parse_u64(v, &n) == 0 && n >= 1 &&
 	    n <= CLI_VSERIAL_MAX_PORTS) {
 		b->max_ports = (unsigned)n;
