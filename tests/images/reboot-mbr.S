@@ -21,6 +21,13 @@ _start:
 	incb 0x8000
 	movw $0x0301, %ax	/* write it back */
 	call disk
+	/* SeaBIOS's serial console writes its text ("Booting from Hard
+	 * Disk...") lazily, from the timer interrupt; wait for a tick so
+	 * "boot N" does not land in the middle of it */
+	movw 0x46c, %ax
+1:	hlt
+	cmpw 0x46c, %ax
+	je 1b
 	movw $msg, %si
 	call puts
 	movb 0x8000, %al
