@@ -106,6 +106,7 @@ KVM_TESTS += tests/integration/virtio-rng.sh
 # PCI config space and the host bridge's ports in a snapshot
 $(eval $(call unit_test,devices_pci_state,tests/unit/devices/test_pci_state.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a,))
 $(eval $(call unit_test,devices_state,tests/unit/devices/test_devstate.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a,))
+$(eval $(call unit_test,devices_irqstate,tests/unit/devices/test_irqstate.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a,))
 # the edu test device's snapshot: registers, DMA buffer, BAR; bad trees refused
 $(eval $(call unit_test,devices_edu_state,tests/unit/devices/test_edu_state.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a,))
 # virtio-pci snapshots: a queue continues on a fresh device, bad trees refused

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "state/state.h"
+#include "vmm/irqchip.h"
 #include "vmm/machine.h"
 #include "vmm/migration.h"
 
@@ -100,6 +101,13 @@ static int kvm_fail(const char *what, unsigned cpu, int r, char *err, size_t err
 	return -1;
 }
 
+/* The local APICs are KVM's (modes on and split): their state is the
+ * vCPU's "lapic"; with kernel_irqchip=off they are vmm's (/irqchip). */
+static bool kvm_has_lapic(const struct machine *m)
+{
+	return !m->ic || m->ic->mode != IRQCHIP_OFF;
+}
+
 /* One vCPU's node; the machine is paused. */
 static int save_cpu(struct machine *m, struct vcpu *v, struct state_writer *w, char *err,
 		    size_t errlen)
@@ -126,7 +134,7 @@ static int save_cpu(struct machine *m, struct vcpu *v, struct state_writer *w, c
 	    (r = kvm_vcpu_get_xsave(&v->kvm, xsave, xsize)) < 0 ||
 	    (r = kvm_vcpu_get_xcrs(&v->kvm, &xcrs)) < 0 ||
 	    (r = kvm_vcpu_get_debugregs(&v->kvm, &dr)) < 0 ||
-	    (r = kvm_vcpu_get_lapic(&v->kvm, &lapic)) < 0 ||
+	    (kvm_has_lapic(m) && (r = kvm_vcpu_get_lapic(&v->kvm, &lapic)) < 0) ||
 	    (r = kvm_vcpu_get_events(&v->kvm, &ev)) < 0 ||
 	    (r = kvm_vcpu_get_mp_state(&v->kvm, &mp)) < 0) {
 		kvm_fail("reading the registers", v->index, r, err, errlen);
@@ -144,7 +152,8 @@ static int save_cpu(struct machine *m, struct vcpu *v, struct state_writer *w, c
 	state_put_bytes(w, "xsave", xsave, xsize);
 	state_put_bytes(w, "xcrs", &xcrs, sizeof(xcrs));
 	state_put_bytes(w, "debugregs", &dr, sizeof(dr));
-	state_put_bytes(w, "lapic", &lapic, sizeof(lapic));
+	if (kvm_has_lapic(m))
+		state_put_bytes(w, "lapic", &lapic, sizeof(lapic));
 	state_put_bytes(w, "events", &ev, sizeof(ev));
 	state_put_u32(w, "mp-state", mp);
 	state_put_u32(w, "nmsrs", (uint32_t)nmsrs);
@@ -245,7 +254,7 @@ static int read_cpu(struct machine *m, struct vcpu *v, const struct state_reader
 	if (!s->xsave || state_get_bytes(&n, "xsave", s->xsave, s->xsize) < 0 ||
 	    state_get_bytes(&n, "xcrs", &s->xcrs, sizeof(s->xcrs)) < 0 ||
 	    state_get_bytes(&n, "debugregs", &s->dr, sizeof(s->dr)) < 0 ||
-	    state_get_bytes(&n, "lapic", &s->lapic, sizeof(s->lapic)) < 0 ||
+	    (kvm_has_lapic(m) && state_get_bytes(&n, "lapic", &s->lapic, sizeof(s->lapic)) < 0) ||
 	    state_get_bytes(&n, "events", &s->ev, sizeof(s->ev)) < 0 ||
 	    state_get_u32(&n, "mp-state", &s->mp) < 0 ||
 	    state_get_u32_max(&n, "nmsrs", CPU_MAX_MSRS, &s->nmsrs) < 0)
@@ -262,7 +271,7 @@ static int put_cpu(struct vcpu *v, struct cpu_saved *s, char *err, size_t errlen
 
 	if ((r = kvm_vcpu_set_sregs(&v->kvm, &s->sregs)) < 0)
 		return kvm_fail("KVM_SET_SREGS", v->index, r, err, errlen);
-	if ((r = kvm_vcpu_set_lapic(&v->kvm, &s->lapic)) < 0)
+	if (kvm_has_lapic(v->m) && (r = kvm_vcpu_set_lapic(&v->kvm, &s->lapic)) < 0)
 		return kvm_fail("KVM_SET_LAPIC", v->index, r, err, errlen);
 	if ((r = kvm_vcpu_set_regs(&v->kvm, &s->regs)) < 0)
 		return kvm_fail("KVM_SET_REGS", v->index, r, err, errlen);

@@ -23,6 +23,7 @@
 #include "devices/iommu/intel_iommu.h"
 #include "devices/pci/pci.h"
 #include "devices/timer/i8254.h"
+#include "state/state.h"
 #include "vmm/irqchip.h"
 #include "vmm/machine.h"
 
@@ -231,4 +232,57 @@ bool irqchip_handle_exit(struct vcpu *v)
 	default:
 		return false;
 	}
+}
+
+/* ------------------------------------------------------------ snapshot */
+
+#define IRQCHIP_STATE_VERSION 1
+
+int irqchip_save(struct machine *m, struct state_writer *w, char *err, size_t errlen)
+{
+	struct vmm_irqchip *ic = m->ic;
+
+	(void)err;
+	(void)errlen;
+	if (!ic)
+		return 0;
+	state_begin(w, "irqchip", IRQCHIP_STATE_VERSION);
+	state_put_u8(w, "mode", (uint8_t)ic->mode);
+	state_put_u8(w, "pit", ic->pit != NULL);
+	i8259_save(ic->pic, w);
+	ioapic_save(ic->ioapic, w);
+	if (ic->pit)
+		i8254_save(ic->pit, w);
+	if (ic->mode == IRQCHIP_OFF)
+		irqchip_off_save(ic, w);
+	state_end(w);
+	return 0;
+}
+
+int irqchip_load(struct machine *m, const struct state_reader *root, char *err, size_t errlen)
+{
+	struct vmm_irqchip *ic = m->ic;
+	struct state_reader r;
+	struct state_node n;
+	uint8_t mode = 0;
+	bool pit = false;
+
+	/* mode on: /kvm said whether the stream has KVM's chips (cpu_state.c) */
+	if (!ic)
+		return 0;
+	if (state_node_open(&n, root, "irqchip", IRQCHIP_STATE_VERSION, err, errlen) < 0 ||
+	    state_get_u8_max(&n, "mode", IRQCHIP_OFF, &mode) || state_get_bool(&n, "pit", &pit))
+		return -1;
+	if (mode != ic->mode || pit != (ic->pit != NULL))
+		return state_node_fail(&n, "saved with kernel_irqchip=%s%s; this machine has %s%s",
+				       mode_names[mode], pit ? "" : ", pit=off",
+				       mode_names[ic->mode], ic->pit ? "" : ", pit=off");
+	if (state_node_close(&n) < 0 || state_reader_sub(root, "irqchip", &r, err, errlen) < 0)
+		return -1;
+	if (i8259_load(ic->pic, &r, err, errlen) < 0 || ioapic_load(ic->ioapic, &r, err, errlen) < 0 ||
+	    (ic->pit && i8254_load(ic->pit, &r, err, errlen) < 0))
+		return -1;
+	if (ic->mode == IRQCHIP_OFF)
+		return irqchip_off_load(ic, &r, err, errlen);
+	return 0;
 }

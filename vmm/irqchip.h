@@ -75,5 +75,19 @@ void irqchip_off_post_run(struct vcpu *v);
 void irqchip_off_hlt(struct vcpu *v);
 /* From vcpu_kick: wake the vCPU thread when it sleeps in HLT or SIPI. */
 void irqchip_off_kick(struct vcpu *v);
+/* The APICs and the vCPU threads' run states under the writer's node;
+ * load them once the vCPUs' registers and MSRs are back (0, or -1 and
+ * err; a failure leaves APICs before the bad one loaded: the machine is
+ * then discarded, as after any failed incoming migration). */
+struct state_writer;
+struct state_reader;
+void irqchip_off_save(struct vmm_irqchip *ic, struct state_writer *w);
+int irqchip_off_load(struct vmm_irqchip *ic, const struct state_reader *r, char *err,
+		     size_t errlen);
+/* The irqchip of modes split and off as node "/irqchip" (pic, ioapic, pit
+ * and, mode off, the APICs); nothing in mode on, whose chips are KVM's
+ * (cpu_state.c). Load after cpu_state_load. */
+int irqchip_save(struct machine *m, struct state_writer *w, char *err, size_t errlen);
+int irqchip_load(struct machine *m, const struct state_reader *root, char *err, size_t errlen);
 
 #endif /* VMM_IRQCHIP_H */

@@ -25,6 +25,7 @@
 #include "devices/intc/i8259.h"
 #include "devices/intc/ioapic.h"
 #include "devices/intc/lapic.h"
+#include "state/state.h"
 #include "vmm/irqchip.h"
 #include "vmm/machine.h"
 
@@ -451,4 +452,63 @@ void irqchip_off_msr(struct vcpu *v)
 		r = lapic_msr_write(a, run->msr.index, run->msr.data);
 	}
 	run->msr.error = r < 0; /* KVM injects #GP */
+}
+
+/* ------------------------------------------------------------ snapshot */
+
+#define OFF_CPU_STATE_VERSION 1
+
+/* Under the writer's node: each APIC ("lapic@N") and what the vCPU
+ * thread keeps in KVM's place ("cpu@N": running, halted or waiting for
+ * SIPI, and whether an NMI sits in KVM). The machine is paused. */
+void irqchip_off_save(struct vmm_irqchip *ic, struct state_writer *w)
+{
+	char name[32];
+
+	for (unsigned i = 0; i < ic->m->ncpus; i++) {
+		struct ic_cpu *c = &ic->cpu[i];
+
+		lapic_save(apic_bus_cpu(ic->apics, i), w);
+		snprintf(name, sizeof(name), "cpu@%u", i);
+		pthread_mutex_lock(&c->lock);
+		state_begin(w, name, OFF_CPU_STATE_VERSION);
+		state_put_u8(w, "run-state", (uint8_t)c->state);
+		state_put_u8(w, "nmi-in-kvm", c->nmi_in_kvm);
+		state_end(w);
+		pthread_mutex_unlock(&c->lock);
+	}
+}
+
+/* After the vCPUs' registers and MSRs: the guest's TSC is the saved one
+ * again, which TSC-deadline timers are set against. */
+int irqchip_off_load(struct vmm_irqchip *ic, const struct state_reader *r, char *err,
+		     size_t errlen)
+{
+	uint8_t run[ic->m->ncpus];
+	bool nmi[ic->m->ncpus];
+	struct state_node n;
+	char name[32];
+
+	for (unsigned i = 0; i < ic->m->ncpus; i++) {
+		snprintf(name, sizeof(name), "cpu@%u", i);
+		if (state_node_open(&n, r, name, OFF_CPU_STATE_VERSION, err, errlen) < 0 ||
+		    state_get_u8_max(&n, "run-state", CPU_WAIT_SIPI, &run[i]) ||
+		    state_get_bool(&n, "nmi-in-kvm", &nmi[i]) || state_node_close(&n) < 0)
+			return -1;
+	}
+	measure_tsc(ic);
+	for (unsigned i = 0; i < ic->m->ncpus; i++)
+		if (lapic_load(apic_bus_cpu(ic->apics, i), r, err, errlen) < 0)
+			return -1;
+	for (unsigned i = 0; i < ic->m->ncpus; i++) {
+		struct ic_cpu *c = &ic->cpu[i];
+
+		pthread_mutex_lock(&c->lock);
+		c->state = (enum cpu_state)run[i];
+		c->nmi_in_kvm = nmi[i];
+		/* the TPR is the loaded one: no CR8 change to take from KVM */
+		c->last_cr8 = (uint8_t)vcpu_of(c)->kvm.run->cr8;
+		pthread_mutex_unlock(&c->lock);
+	}
+	return 0;
 }

@@ -252,6 +252,20 @@ void lapic_timer_expired(struct lapic *a)
 		lapic_kick(a);
 }
 
+/* A loaded snapshot's timer (lock held): the count started since_start
+ * ns ago and, when armed, expires in until_next ns; a TSC-deadline timer
+ * follows tsc_deadline on the guest's TSC instead. */
+void lapic_timer_resume(struct lapic *a, uint64_t since_start, bool armed, uint64_t until_next)
+{
+	uint64_t now = now_ns(a);
+
+	a->timer_start = now - since_start; /* elapsed times are taken mod 2^64 */
+	if (timer_mode(a) == TIMER_TSC_DEADLINE)
+		arm(a, a->tsc_deadline ? tsc_to_ns(a, a->tsc_deadline) : 0);
+	else
+		arm(a, armed ? now + until_next : 0);
+}
+
 /* -------------------------------------------------------- registers */
 
 /* Work left for after the lock is dropped. */

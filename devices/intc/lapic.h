@@ -75,6 +75,16 @@ void lapic_init(struct lapic *a);
 void lapic_reset(struct lapic *a);
 /* A snapshot of the register page (current count filled in). */
 void lapic_copy_page(struct lapic *a, uint8_t page[LAPIC_PAGE_SIZE]);
+/* Snapshot (state/state.h, lapic_state.c): node "lapic@CPU" under the
+ * writer's current node with the register page, the base MSR, the timer
+ * (relative to the clock at the save) and the events not yet taken. A
+ * TSC-deadline timer is kept as its deadline on the guest's TSC: load it
+ * once the guest's TSC is back. */
+struct state_writer;
+struct state_reader;
+void lapic_save(struct lapic *a, struct state_writer *w);
+/* 0, or -1 with err and the APIC unchanged. */
+int lapic_load(struct lapic *a, const struct state_reader *r, char *err, size_t errlen);
 /* `info lapic` for a register page (lapic_copy_page or KVM_GET_LAPIC). */
 size_t lapic_format(const uint8_t page[LAPIC_PAGE_SIZE], unsigned cpu, bool x2apic, char *buf,
 		    size_t len);

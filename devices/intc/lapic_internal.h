@@ -122,5 +122,7 @@ bool lapic_mmio_write(struct lapic *a, uint64_t base, unsigned off, uint32_t v);
 uint64_t lapic_page_base(struct lapic *a);
 /* Map the pages the APICs now decode, unmap the rest (no lock held). */
 void apic_bus_remap(struct apic_bus *bus);
+/* Re-arm a loaded timer (lock held; lapic_state.c). */
+void lapic_timer_resume(struct lapic *a, uint64_t since_start, bool armed, uint64_t until_next);
 
 #endif

@@ -11,12 +11,14 @@
  * storm). Modes 0-5, lobyte/hibyte/word access, counter latch, read-back
  * with status, gates (channel 2's from port 0x61) and BCD counting.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends/backends.h"
 #include "devices/dev_host.h"
 #include "devices/timer/i8254.h"
+#include "state/state.h"
 
 #define PIT_BASE 0x40
 #define PORT_B 0x61
@@ -56,8 +58,16 @@ struct i8254 {
 	bool irq0_level;
 	uint64_t irq0_next; /* the edge the timer is armed for, or NO_EDGE */
 	struct i8254_clock clk;
+	/* added to clk's time: a loaded snapshot's counts may have run
+	 * longer than this host's monotonic clock has existed */
+	uint64_t time_offset;
 	struct ev_timer *timer; /* our own when no clock was given */
 };
+
+static uint64_t pit_now(const struct i8254 *p)
+{
+	return p->clk.now_ns(p->clk.opaque) + p->time_offset;
+}
 
 /* ------------------------------------------------------------ counting */
 
@@ -165,7 +175,7 @@ static void arm_irq0(struct i8254 *p, uint64_t now)
 	if (at < now + PIT_MIN_PERIOD_NS && periodic(c))
 		at = now + PIT_MIN_PERIOD_NS;
 	p->irq0_next = at;
-	p->clk.arm(p->clk.opaque, at);
+	p->clk.arm(p->clk.opaque, at - p->time_offset);
 }
 
 void i8254_timer(struct i8254 *p)
@@ -173,7 +183,7 @@ void i8254_timer(struct i8254 *p)
 	uint64_t now;
 
 	pthread_mutex_lock(&p->lock);
-	now = p->clk.now_ns(p->clk.opaque);
+	now = pit_now(p);
 	if (p->irq0_next != NO_EDGE && now >= p->irq0_next) {
 		/* A rising edge of OUT0 (missed ones coalesce into it). In the
 		 * pulse modes OUT0 is high again at once: deliver the edge. */
@@ -362,7 +372,7 @@ static void pit_read(void *opaque, uint64_t off, void *data, unsigned size)
 
 	pthread_mutex_lock(&p->lock);
 	if (off < 3)
-		v = read_count(&p->ch[off], p->clk.now_ns(p->clk.opaque));
+		v = read_count(&p->ch[off], pit_now(p));
 	pthread_mutex_unlock(&p->lock);
 	io_data_put(data, size, v);
 }
@@ -374,7 +384,7 @@ static void pit_write(void *opaque, uint64_t off, const void *data, unsigned siz
 	uint64_t now;
 
 	pthread_mutex_lock(&p->lock);
-	now = p->clk.now_ns(p->clk.opaque);
+	now = pit_now(p);
 	if (off < 3)
 		write_count(p, (unsigned)off, v, now);
 	else
@@ -393,7 +403,7 @@ static void port_b_read(void *opaque, uint64_t off, void *data, unsigned size)
 	uint8_t v;
 
 	pthread_mutex_lock(&p->lock);
-	now = p->clk.now_ns(p->clk.opaque);
+	now = pit_now(p);
 	v = (uint8_t)(p->port_b | ((now / REFRESH_HALF_NS) & 1) << 4 |
 		      out_level(&p->ch[2], now) << 5);
 	pthread_mutex_unlock(&p->lock);
@@ -407,7 +417,7 @@ static void port_b_write(void *opaque, uint64_t off, const void *data, unsigned 
 
 	pthread_mutex_lock(&p->lock);
 	p->port_b = v & 0x0f;
-	set_gate(&p->ch[2], v & 1, p->clk.now_ns(p->clk.opaque));
+	set_gate(&p->ch[2], v & 1, pit_now(p));
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -421,7 +431,7 @@ static void i8254_reset(void *opaque)
 	uint64_t now;
 
 	pthread_mutex_lock(&p->lock);
-	now = p->clk.now_ns(p->clk.opaque);
+	now = pit_now(p);
 	memset(p->ch, 0, sizeof(p->ch));
 	for (unsigned i = 0; i < 3; i++) {
 		p->ch[i].gate = i != 2; /* channel 2's gate is port B bit 0 */
@@ -502,7 +512,140 @@ bool i8254_out(struct i8254 *p, unsigned ch)
 	if (ch >= 3)
 		return false;
 	pthread_mutex_lock(&p->lock);
-	out = out_level(&p->ch[ch], p->clk.now_ns(p->clk.opaque));
+	out = out_level(&p->ch[ch], pit_now(p));
 	pthread_mutex_unlock(&p->lock);
 	return out;
+}
+
+/* ------------------------------------------------------------ snapshot */
+
+/* The layout of the nodes; bump when a property changes. */
+#define PIT_STATE_VERSION 1
+#define PIT_STATE_NODE "pit@40"
+#define PIT_MAX_ELAPSED_NS (315360000ull * NS_PER_S)
+
+static void save_channel(struct state_writer *w, unsigned n, const struct pit_channel *c,
+			 uint64_t now)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "channel@%u", n);
+	state_begin(w, name, PIT_STATE_VERSION);
+	state_put_u8(w, "mode", c->mode);
+	state_put_u8(w, "access", c->rw);
+	state_put_u8(w, "bcd", c->bcd);
+	state_put_u32(w, "count", c->count);
+	/* how long the count has run: load_ns is on this host's clock */
+	state_put_u64(w, "elapsed-ns", c->counting && now > c->load_ns ? now - c->load_ns : 0);
+	state_put_u8(w, "counting", c->counting);
+	state_put_u8(w, "gate", c->gate);
+	state_put_u8(w, "paused", c->paused);
+	state_put_u64(w, "paused-ticks", c->paused_ticks);
+	state_put_u8(w, "null-count", c->null_count);
+	state_put_u8(w, "write-msb-next", c->write_msb_next);
+	state_put_u8(w, "read-msb-next", c->read_msb_next);
+	state_put_u8(w, "write-lsb", c->write_lsb);
+	state_put_u8(w, "count-latched", c->count_latched);
+	state_put_u8(w, "latch-msb-next", c->latch_msb_next);
+	state_put_u16(w, "latched", c->latched);
+	state_put_u8(w, "status-latched", c->status_latched);
+	state_put_u8(w, "status", c->status);
+	state_end(w);
+}
+
+void i8254_save(struct i8254 *p, struct state_writer *w)
+{
+	uint64_t now;
+
+	pthread_mutex_lock(&p->lock);
+	now = pit_now(p);
+	state_begin(w, PIT_STATE_NODE, PIT_STATE_VERSION);
+	state_put_u8(w, "port-b", p->port_b);
+	state_put_u8(w, "irq0", p->irq0_level);
+	for (unsigned i = 0; i < 3; i++)
+		save_channel(w, i, &p->ch[i], now);
+	state_end(w);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* A saved channel, read and checked; *elapsed for load_ns. */
+static int load_channel(const struct state_reader *r, unsigned i, struct pit_channel *c,
+			uint64_t *elapsed, char *err, size_t errlen)
+{
+	uint8_t mode = 0, rw = 0;
+	struct state_node n;
+	char path[32];
+
+	snprintf(path, sizeof(path), PIT_STATE_NODE "/channel@%u", i);
+	if (state_node_open(&n, r, path, PIT_STATE_VERSION, err, errlen) < 0)
+		return -1;
+	if (state_get_u8_max(&n, "mode", 5, &mode) || state_get_u8_max(&n, "access", RW_WORD, &rw) ||
+	    state_get_bool(&n, "bcd", &c->bcd) || state_get_u32(&n, "count", &c->count) ||
+	    state_get_u64(&n, "elapsed-ns", elapsed) ||
+	    state_get_bool(&n, "counting", &c->counting) || state_get_bool(&n, "gate", &c->gate) ||
+	    state_get_bool(&n, "paused", &c->paused) ||
+	    state_get_u64(&n, "paused-ticks", &c->paused_ticks) ||
+	    state_get_bool(&n, "null-count", &c->null_count) ||
+	    state_get_bool(&n, "write-msb-next", &c->write_msb_next) ||
+	    state_get_bool(&n, "read-msb-next", &c->read_msb_next) ||
+	    state_get_u8(&n, "write-lsb", &c->write_lsb) ||
+	    state_get_bool(&n, "count-latched", &c->count_latched) ||
+	    state_get_bool(&n, "latch-msb-next", &c->latch_msb_next) ||
+	    state_get_u16(&n, "latched", &c->latched) ||
+	    state_get_bool(&n, "status-latched", &c->status_latched) ||
+	    state_get_u8(&n, "status", &c->status))
+		return -1;
+	c->mode = mode;
+	c->rw = rw;
+	/* a count of 0 would divide by zero; a write stores 1-65536 */
+	if (c->count < 1 || c->count > 65536 || (c->bcd && c->count > 10000))
+		return state_node_fail(&n, "count %u is not a loadable count", c->count);
+	if (rw == RW_LATCH)
+		return state_node_fail(&n, "access mode 0 is a latch command, not a mode");
+	/* ten years: a count that ran longer is no clock of ours */
+	if (*elapsed > PIT_MAX_ELAPSED_NS || c->paused_ticks > ns_to_ticks(PIT_MAX_ELAPSED_NS))
+		return state_node_fail(&n, "elapsed time %llu ns (%llu ticks) is out of range",
+				       (unsigned long long)*elapsed,
+				       (unsigned long long)c->paused_ticks);
+	return state_node_close(&n);
+}
+
+int i8254_load(struct i8254 *p, const struct state_reader *r, char *err, size_t errlen)
+{
+	struct pit_channel ch[3] = {0};
+	uint64_t elapsed[3], now;
+	uint8_t port_b = 0;
+	struct state_node n;
+	bool irq0 = false;
+
+	if (state_node_open(&n, r, PIT_STATE_NODE, PIT_STATE_VERSION, err, errlen) < 0 ||
+	    state_get_u8_max(&n, "port-b", 0x0f, &port_b) || state_get_bool(&n, "irq0", &irq0) ||
+	    state_node_close(&n) < 0)
+		return -1;
+	for (unsigned i = 0; i < 3; i++)
+		if (load_channel(r, i, &ch[i], &elapsed[i], err, errlen) < 0)
+			return -1;
+	pthread_mutex_lock(&p->lock);
+	now = pit_now(p);
+	/* the clock must reach back to every loaded start: set_gate
+	 * restarts a paused count paused_ticks before now */
+	for (unsigned i = 0; i < 3; i++) {
+		uint64_t back = elapsed[i] > ticks_to_ns(ch[i].paused_ticks)
+					? elapsed[i]
+					: ticks_to_ns(ch[i].paused_ticks);
+
+		if (back > now) {
+			p->time_offset += back - now;
+			now = back;
+		}
+	}
+	for (unsigned i = 0; i < 3; i++) {
+		ch[i].load_ns = now - elapsed[i];
+		p->ch[i] = ch[i];
+	}
+	p->port_b = port_b;
+	set_irq0(p, irq0);
+	arm_irq0(p, now);
+	pthread_mutex_unlock(&p->lock);
+	return 0;
 }

@@ -24,5 +24,15 @@ void i8254_free(struct i8254 *p);
 void i8254_timer(struct i8254 *p);
 /* A channel's OUT pin now. */
 bool i8254_out(struct i8254 *p, unsigned ch);
+/* Snapshot (state/state.h): node "pit@40" under the writer's current
+ * node, a "channel@N" child per counter. Times are kept relative to the
+ * clock at the save (how far each count has run), so the guest does not
+ * see the time the machine spent stopped. */
+struct state_writer;
+struct state_reader;
+void i8254_save(struct i8254 *p, struct state_writer *w);
+/* Load "pit@40" from under r: 0, or -1 with err and the PIT unchanged.
+ * IRQ 0 and the host timer follow the loaded state. */
+int i8254_load(struct i8254 *p, const struct state_reader *r, char *err, size_t errlen);
 
 #endif /* VMM_DEVICES_TIMER_I8254_H */

@@ -20,6 +20,7 @@
 #include "state/state.h"
 #include "tests/fake_host.h"
 #include "tests/fuzz/fuzz.h"
+#include "tests/fuzz/fuzz_state.h"
 
 static struct fake_host host;
 
@@ -51,12 +52,14 @@ struct devs {
 	bool ok[NDEV];
 };
 
-static void devs_new(struct devs *d)
+static void *devs_new(void)
 {
 	struct block_dev *none[IDE_MAX_DRIVES] = {0};
 	struct ahci_drive no_drives[AHCI_PORTS] = {{0}};
+	struct devs *d = calloc(1, sizeof(*d));
 
-	*d = (struct devs){0};
+	if (!d)
+		abort();
 	host.host.n_reset = 0;
 	host.host.mem = NULL;
 	d->bus = pci_bus_new(&host.host);
@@ -73,10 +76,13 @@ static void devs_new(struct devs *d)
 	if (!d->nb || !d->sb || !d->ide || !d->pm || !d->kbc || !d->p92 || !d->dma || !d->fw ||
 	    !d->ahci || !d->td)
 		abort();
+	return d;
 }
 
-static void devs_free(struct devs *d)
+static void devs_free(void *opaque)
 {
+	struct devs *d = opaque;
+
 	pc_testdev_free(d->td);
 	fw_cfg_free(d->fw);
 	dma8237_free(d->dma);
@@ -88,10 +94,12 @@ static void devs_free(struct devs *d)
 	piix3_free(d->sb);
 	i440fx_free(d->nb);
 	pci_bus_free(d->bus);
+	free(d);
 }
 
-static void devs_load(struct devs *d, const struct state_reader *r)
+static void devs_load(void *opaque, const struct state_reader *r)
 {
+	struct devs *d = opaque;
 	char e[256];
 
 	d->ok[BUS] = pci_bus_load(d->bus, r, e, sizeof(e)) == 0;
@@ -107,8 +115,10 @@ static void devs_load(struct devs *d, const struct state_reader *r)
 	d->ok[FW] = fw_cfg_load(d->fw, r, e, sizeof(e)) == 0;
 }
 
-static void devs_save(struct devs *d, struct state_writer *w)
+static void devs_save(void *opaque, struct state_writer *w)
 {
+	struct devs *d = opaque;
+
 	if (d->ok[BUS])
 		pci_bus_save(d->bus, w);
 	if (d->ok[NB])
@@ -134,11 +144,12 @@ static void devs_save(struct devs *d, struct state_writer *w)
 }
 
 /* Reads of every port the devices answer, and the data ports drained. */
-static void devs_poke(struct devs *d)
+static void devs_poke(void *opaque)
 {
 	static const uint16_t ports[] = {0x60,	0x64,  0x92,  0x00,  0x01,  0x08,  0x0f,  0xc0,
 					 0xde,	0x81,  0x8f,  0x600, 0x602, 0x604, 0x608, 0x510,
 					 0x1f1, 0x1f7, 0x170, 0x177, 0x3f6, 0x376, 0xcf8, 0xcfc};
+	struct devs *d = opaque;
 	uint32_t v;
 
 	for (unsigned round = 0; round < 4; round++)
@@ -159,55 +170,22 @@ static void devs_poke(struct devs *d)
 	}
 }
 
-static void resave(struct devs *d)
+static unsigned devs_loaded(const void *opaque)
 {
-	struct state_writer *w = state_writer_new();
-	struct state_reader r, devices;
-	struct devs again;
-	char err[256];
-	size_t len;
-	void *blob;
+	const struct devs *d = opaque;
+	unsigned mask = 0;
 
-	if (!w)
-		abort();
-	state_begin(w, "devices", 1);
-	devs_save(d, w);
-	state_end(w);
-	if (state_writer_finish(w, &blob, &len, err, sizeof(err)) < 0 ||
-	    state_reader_open(&r, blob, len, err, sizeof(err)) < 0 ||
-	    state_reader_sub(&r, "/devices", &devices, err, sizeof(err)) < 0) {
-		fprintf(stderr, "fuzz_state_chipset: %s\n", err);
-		abort();
-	}
-	devs_free(d);
-	devs_new(&again);
-	devs_load(&again, &devices);
 	for (unsigned i = 0; i < NDEV; i++)
-		if (again.ok[i] != d->ok[i]) {
-			fprintf(stderr, "fuzz_state_chipset: device %u does not load back\n", i);
-			abort();
-		}
-	devs_free(&again);
-	state_reader_close(&r);
-	free(blob);
+		mask |= (unsigned)d->ok[i] << i;
+	return mask;
 }
+
+static const struct fuzz_state_ops ops = {"fuzz_state_chipset", devs_new,  devs_free, devs_load,
+					  devs_poke,		devs_save, devs_loaded};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct state_reader r, devices;
-	char err[256];
-	struct devs d;
-
 	if (!host.ram && fake_host_init(&host, 4096) < 0)
 		abort();
-	if (state_reader_open(&r, data, size, err, sizeof(err)) < 0)
-		return 0;
-	if (state_reader_sub(&r, "/devices", &devices, err, sizeof(err)) == 0) {
-		devs_new(&d);
-		devs_load(&d, &devices);
-		devs_poke(&d);
-		resave(&d);
-	}
-	state_reader_close(&r);
-	return 0;
+	return fuzz_state_round(&ops, data, size);
 }

@@ -53,6 +53,9 @@ $(eval $(call fuzz_target,state,,libdevices.a libbackends.a,$(DEVICES_LIBS)))
 # the PC chipset's loaders (PCI latches, i440FX, PIIX3, IDE, ACPI PM, i8042,
 # port 0x92, i8257, fw_cfg, AHCI, pc-testdev) on a state tree
 $(eval $(call fuzz_target,state_chipset,,libdevices.a libbackends.a,$(DEVICES_LIBS)))
+# vmm's own PIT, I/O APIC and local APICs (kernel_irqchip=split|off) on a
+# state tree
+$(eval $(call fuzz_target,state_irqchip,,libdevices.a libbackends.a,$(DEVICES_LIBS)))
 # the migration stream's framing (header, RAM blocks, trailer)
 $(eval $(call fuzz_target,migration_stream,vmm/migration_stream.c,,))
 
