@@ -65,11 +65,22 @@ struct block_opts {
 	enum block_cache cache;
 	enum block_format format;
 	bool no_lock; /* file.locking=off: no QEMU-compatible OFD locks */
+	/* an incoming migration's image, which the source still writes: no
+	 * locks and no qcow2 header writes until block_activate */
+	bool inactive;
 };
 struct block_dev;
 /* NULL with a one-line reason in err (missing, unreadable, a directory,
  * a size that is zero or not a multiple of 512). */
 struct block_dev *block_open(const struct block_opts *o, char *err, size_t errlen);
+/* Live migration on one host: the source hands a writable image over
+ * (block_inactivate: flush, qcow2's metadata written and closed, the
+ * locks dropped) and the destination takes it (block_activate: the locks,
+ * qcow2's metadata read afresh, as the source left it). 0, or -1 with a
+ * one-line err (another process holds the image). No I/O may run on b
+ * meanwhile: the guest is stopped. */
+int block_inactivate(struct block_dev *b, char *err, size_t errlen);
+int block_activate(struct block_dev *b, char *err, size_t errlen);
 void block_close(struct block_dev *b);
 uint64_t block_sectors(const struct block_dev *b);
 bool block_read_only(const struct block_dev *b);

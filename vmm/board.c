@@ -243,6 +243,7 @@ static int open_disks(struct machine *m, char *err, size_t errlen)
 		}
 		if (!d->file)
 			continue;
+		o.inactive = m->cfg->incoming != NULL; /* until the stream is in */
 		m->disks[i] = block_open(&o, why, sizeof(why));
 		if (!m->disks[i]) {
 			snprintf(err, errlen, "disk %u (%s): %s", i, d->file, why);
@@ -297,6 +298,7 @@ static int add_virtio_blk(struct machine *m, unsigned i, char *err, size_t errle
 	char why[256];
 
 	drive_block_opts(d, m->cfg->snapshot, &o);
+	o.inactive = m->cfg->incoming != NULL; /* until the stream is in */
 	m->vdisks[i] = block_open(&o, why, sizeof(why));
 	if (!m->vdisks[i]) {
 		snprintf(err, errlen, "drive %s (%s): %s", d->id, d->file, why);

@@ -22,6 +22,7 @@ static int open_port(struct machine *m, const struct sata_dev_spec *s, char *err
 		cd.file = cd.file_buf;
 		cd.cdrom = s->cdrom;
 		drive_block_opts(&cd, m->cfg->snapshot, &o);
+		o.inactive = m->cfg->incoming && !s->cdrom; /* until the stream is in */
 		b = block_open(&o, why, sizeof(why));
 		if (!b) {
 			snprintf(err, errlen, "drive %s (%s): %s", d->id, d->file, why);

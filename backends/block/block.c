@@ -32,6 +32,8 @@ struct block_dev {
 	enum block_cache cache;
 	struct qcow2 *qcow2; /* NULL: raw */
 	bool probed_raw;     /* raw by probing: sector 0 may not turn into another format */
+	bool write_image, no_lock;
+	bool inactive; /* handed over to (or not yet taken from) a migration peer */
 	pthread_mutex_t lock; /* guards the bitmap */
 	_Atomic uint64_t rd_bytes, wr_bytes, rd_ops, wr_ops, flush_ops, discard_ops, failed_ops;
 };
@@ -121,7 +123,8 @@ static int block_open_format(struct block_dev *b, int fd, const struct block_opt
 		snprintf(err, errlen, "disk image '%s' is a directory", o->path);
 		goto fail;
 	}
-	if (!o->no_lock && block_lock_for(fd, o->path, write_image, err, errlen) < 0)
+	if (!o->no_lock && !o->inactive &&
+	    block_lock_for(fd, o->path, write_image, err, errlen) < 0)
 		goto fail;
 	if (fmt == BLOCK_FORMAT_AUTO) {
 		int r = qcow2_pread(fd, 0, head, sizeof(head)); /* O_DIRECT-safe */
@@ -143,7 +146,8 @@ static int block_open_format(struct block_dev *b, int fd, const struct block_opt
 		b->fd = fd;
 		return 0;
 	}
-	struct qcow2_open_opts qo = {.read_only = !write_image, .lock = !o->no_lock};
+	struct qcow2_open_opts qo = {.read_only = !write_image || o->inactive,
+				     .lock = !o->no_lock && !o->inactive};
 
 	b->qcow2 = qcow2_open(fd, o->path, &qo, err, errlen);
 	if (!b->qcow2)
@@ -197,6 +201,9 @@ struct block_dev *block_open(const struct block_opts *o, char *err, size_t errle
 		return NULL;
 	}
 	b->overlay_fd = -1;
+	b->write_image = write_image;
+	b->no_lock = o->no_lock;
+	b->inactive = o->inactive;
 	b->sectors = size / BLOCK_SECTOR_SIZE;
 	b->read_only = o->read_only;
 	b->cache = o->cache;
@@ -228,6 +235,70 @@ void block_close(struct block_dev *b)
 	free(b->dirty);
 	free(b->path);
 	free(b);
+}
+
+/* qcow2's view of the image afresh, on a new descriptor of the same open
+ * file (its locks stay): for writing or only reading. Closing the old
+ * view writes out its metadata and clears the dirty bit. */
+static int reopen_qcow2(struct block_dev *b, bool write, bool lock, char *err, size_t errlen)
+{
+	struct qcow2_open_opts qo = {.read_only = !write, .lock = lock};
+	int fd = fcntl(b->fd, F_DUPFD_CLOEXEC, 0);
+	struct qcow2 *q;
+
+	if (fd < 0) {
+		snprintf(err, errlen, "'%s': %s", b->path, strerror(errno));
+		return -1;
+	}
+	if (!write) { /* the old view first: what it writes, the new one reads */
+		qcow2_close(b->qcow2);
+		b->qcow2 = NULL;
+	}
+	q = qcow2_open(fd, b->path, &qo, err, errlen);
+	if (q && qcow2_size(q) != b->sectors * BLOCK_SECTOR_SIZE) {
+		snprintf(err, errlen, "'%s' changed its size in the migration", b->path);
+		qcow2_close(q);
+		q = NULL;
+	}
+	if (!q)
+		return -1; /* qcow2_open closed fd */
+	qcow2_close(b->qcow2);
+	b->qcow2 = q;
+	b->fd = fd;
+	return 0;
+}
+
+int block_inactivate(struct block_dev *b, char *err, size_t errlen)
+{
+	int r;
+
+	if (b->inactive || !b->write_image)
+		return 0; /* a reader's shared locks keep no other reader out */
+	if ((r = block_flush(b)) < 0) {
+		snprintf(err, errlen, "'%s': flush: %s", b->path, strerror(-r));
+		return -1;
+	}
+	if (b->qcow2 && reopen_qcow2(b, false, false, err, errlen) < 0)
+		return -1;
+	if (!b->no_lock)
+		block_unlock(b->fd);
+	b->inactive = true;
+	return 0;
+}
+
+int block_activate(struct block_dev *b, char *err, size_t errlen)
+{
+	if (!b->inactive)
+		return 0;
+	if (!b->no_lock && block_lock_for(b->fd, b->path, b->write_image, err, errlen) < 0)
+		return -1;
+	if (b->qcow2 && reopen_qcow2(b, b->write_image, !b->no_lock, err, errlen) < 0) {
+		if (!b->no_lock)
+			block_unlock(b->fd);
+		return -1;
+	}
+	b->inactive = false;
+	return 0;
 }
 
 uint64_t block_sectors(const struct block_dev *b)

@@ -87,3 +87,11 @@ int block_lock_for(int fd, const char *path, bool write, char *err, size_t errle
 				BLOCK_PERM_CONSISTENT_READ | BLOCK_PERM_WRITE_UNCHANGED, err,
 				errlen);
 }
+
+void block_unlock(int fd)
+{
+	for (unsigned n = 0; n < 4; n++) {
+		lock_byte(fd, F_OFD_SETLK, F_UNLCK, PERM_BASE + n, NULL);
+		lock_byte(fd, F_OFD_SETLK, F_UNLCK, SHARED_BASE + n, NULL);
+	}
+}

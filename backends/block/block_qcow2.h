@@ -27,6 +27,8 @@ int block_lock_image(int fd, const char *path, unsigned perm, unsigned shared, c
 		     size_t errlen);
 /* What vmm holds on an image it opens writable, or only reads. */
 int block_lock_for(int fd, const char *path, bool write, char *err, size_t errlen);
+/* Drop every lock block_lock_image took on fd's open file description. */
+void block_unlock(int fd);
 
 /* ----------------------------------------------------------- qcow2 */
 
