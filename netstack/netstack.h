@@ -539,6 +539,9 @@ struct ns_tcp_info {
 	uint8_t snd_wscale, rcv_wscale;
 	bool sack, timestamps;
 	uint64_t retransmits, fast_retransmits, rto_timeouts, bytes_acked, bytes_received;
+	/* Sequence space (RFC 9293 3.3.1): what a peer-side RST must carry
+	 * to be accepted after this end is gone (usernet save/restore). */
+	uint32_t snd_una, snd_nxt, snd_max, rcv_nxt;
 };
 int ns_tcp_info(struct ns_sock *s, struct ns_tcp_info *info);
 
