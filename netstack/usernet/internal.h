@@ -25,6 +25,9 @@ struct usernet_ops {
 	int (*hostfwd)(void *impl, bool add, const struct usernet_fwd *fwd, char *err,
 		       size_t errlen);
 	void (*stats)(void *impl, struct usernet_stats *st);
+	/* NULL: the implementation keeps no state across a save. */
+	int (*save)(void *impl, void **buf, size_t *len, char *err, size_t errlen);
+	int (*load)(void *impl, const void *buf, size_t len, char *err, size_t errlen);
 };
 
 extern const struct usernet_ops usernet_netstack_ops;

@@ -606,3 +606,10 @@ void un_tcp_fini(struct un_ns *n)
 		ns_close(n->tcp6_listener);
 	n->tcp_listener = n->tcp6_listener = NULL;
 }
+
+void un_tcp_each_open(struct un_ns *n, void (*fn)(void *ctx, struct ns_sock *s), void *ctx)
+{
+	for (struct un_tcp_flow *f = n->tcp_flows; f; f = f->next)
+		if (f->state == TF_OPEN && !f->dead)
+			fn(ctx, f->s);
+}

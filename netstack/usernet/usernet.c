@@ -203,7 +203,22 @@ void usernet_stats(struct usernet *u, struct usernet_stats *st)
 	u->ops->stats(u->impl, st);
 }
 
-/* "A:P" where A may be empty; p points at it, end at the end. */
+int usernet_save(struct usernet *u, void **buf, size_t *len, char *err, size_t errlen)
+{
+	if (!u->ops->save)
+		return usernet_fail(err, errlen, -ENOTSUP, "usernet impl=%s cannot save its state",
+				    u->ops->name);
+	return u->ops->save(u->impl, buf, len, err, errlen);
+}
+
+int usernet_load(struct usernet *u, const void *buf, size_t len, char *err, size_t errlen)
+{
+	if (!u->ops->load)
+		return usernet_fail(err, errlen, -ENOTSUP, "usernet impl=%s cannot load a state",
+				    u->ops->name);
+	return u->ops->load(u->impl, buf, len, err, errlen);
+}
+
 /* "A:PORT", "[V6]:PORT" or ":PORT" (the default address) up to end. */
 static int parse_addr_port(const char *p, const char *end, uint32_t dflt, uint32_t *addr,
 			   uint8_t addr6[16], bool *is6, uint16_t *port)

@@ -116,6 +116,19 @@ int usernet_hostfwd_remove(struct usernet *u, const char *spec, char *err, size_
  * host port may still be busy): 0 or -EINVAL with err. */
 int usernet_hostfwd_check(const char *spec, char *err, size_t errlen);
 
+/* Save/restore (netstack implementation; impl=slirp: -ENOTSUP).
+ * usernet_save() gives a malloc'd snapshot (the caller frees it):
+ * the DHCP leases and, per guest TCP connection through the NAT, what it
+ * takes to reset it. usernet_load() puts a snapshot into a usernet just
+ * made with the same LAN settings: the guest keeps its leases (it renews
+ * and keeps its address), and every saved TCP connection gets a RST at
+ * the next usernet_poll() (the host sockets stayed behind), so the
+ * guest's application sees ECONNRESET at once instead of hanging. A
+ * snapshot that is truncated, malformed or from another LAN is refused
+ * with a one-line reason and changes nothing. 0 or -errno. */
+int usernet_save(struct usernet *u, void **buf, size_t *len, char *err, size_t errlen);
+int usernet_load(struct usernet *u, const void *buf, size_t len, char *err, size_t errlen);
+
 struct usernet_stats {
 	uint64_t rx_frames, rx_bytes, tx_frames, tx_bytes, rx_bad;
 	uint64_t dhcp_discover, dhcp_offer, dhcp_request, dhcp_ack, dhcp_nak, dhcp_release,

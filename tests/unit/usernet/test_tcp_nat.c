@@ -166,7 +166,7 @@ START_TEST(test_tcp_both_ways_and_half_close)
 	ck_assert_int_ge(cfd, 0);
 	ck_assert_int_eq(ns_send(s, "guest->host", 11, 0), 11);
 	ck_assert_int_eq(ns_shutdown(s, NS_SHUT_WR), 0);
-	pump(50);
+	pump(5);
 	ck_assert_int_eq(recv(cfd, buf, sizeof(buf), MSG_WAITALL), 11);
 	ck_assert_mem_eq(buf, "guest->host", 11);
 	ck_assert_int_eq(recv(cfd, buf, sizeof(buf), 0), 0); /* FIN relayed */
@@ -182,14 +182,14 @@ START_TEST(test_tcp_both_ways_and_half_close)
 	}
 	ck_assert_int_eq(n, 11);
 	ck_assert_mem_eq(buf, "host->guest", 11);
-	pump(50);
+	pump(5);
 	ck_assert_int_eq(ns_recv(s, buf, sizeof(buf), NS_MSG_DONTWAIT), 0); /* EOF */
 	usernet_stats(u, &st);
 	ck_assert_uint_eq(st.tcp_flows, 1);
 	ck_assert_uint_eq(st.tcp_bytes_out, 11);
 	ck_assert_uint_eq(st.tcp_bytes_in, 11);
 	ns_close(s);
-	pump(50);
+	pump(5);
 	usernet_stats(u, &st);
 	ck_assert_uint_eq(st.tcp_flows_now, 0);
 	close(lfd);
@@ -265,7 +265,7 @@ START_TEST(test_tcp_guest_segment_acked_at_once)
 	ck_assert_msg(acked, "usernet did not ACK the guest's segment at once");
 	close(cfd);
 	ns_close(s);
-	pump(50);
+	pump(5);
 	close(lfd);
 }
 END_TEST
@@ -290,6 +290,100 @@ START_TEST(test_tcp_flow_limit)
 		ns_abort(s[i]);
 	pump(20);
 	close(lfd);
+}
+END_TEST
+
+/* ------------------------------------------------------- save/restore */
+
+static void fq_drop(struct fq *q)
+{
+	for (unsigned k = 0; k < q->n; k++)
+		free(q->f[k]);
+	q->n = 0;
+}
+
+/* Guest reads until it has got want bytes or an error; the last result. */
+static ssize_t guest_read(struct ns_sock *s, char *buf, size_t want)
+{
+	size_t got = 0;
+	ssize_t r = -EAGAIN;
+
+	for (int i = 0; i < 100 && got < want; i++) {
+		pump(10);
+		r = ns_recv(s, buf + got, want - got, NS_MSG_DONTWAIT);
+		if (r > 0)
+			got += (size_t)r;
+		else if (r != -EAGAIN)
+			break;
+	}
+	return r;
+}
+
+/* usernet is saved with a guest connection open, and loaded into a fresh
+ * usernet, as on another host: no host socket came along, so the guest
+ * gets a RST it accepts and its read fails at once with ECONNRESET. With
+ * in_flight, bytes the old usernet sent never reached the guest (its RST
+ * sequence number is then past the guest's and only in its window: the
+ * guest's challenge ACK draws the exact RST). */
+static void state_reset(bool in_flight)
+{
+	struct usernet_cfg c = {.dns_upstream = "127.0.0.1", .send = usernet_tx};
+	uint16_t port;
+	int lfd = host_listener(&port), cfd;
+	struct ns_sock *s;
+	char buf[16], err[256] = "";
+	void *snap;
+	size_t slen;
+	int state = -1;
+	struct ns_stats gst;
+
+	ck_assert_int_eq(guest_connect(port, &s), 0);
+	cfd = accept(lfd, NULL, NULL);
+	ck_assert_int_ge(cfd, 0);
+	ck_assert_int_eq(send(cfd, "pong", 4, 0), 4);
+	ck_assert_int_eq(guest_read(s, buf, 4), 4);
+	pump(200); /* the guest's delayed ACK goes out: it is quiet from now */
+	if (in_flight) {
+		ck_assert_int_eq(send(cfd, "lost", 4, 0), 4);
+		for (int i = 0; i < 50 && !to_guest.n; i++) {
+			poll(&(struct pollfd){.fd = usernet_fd(u), .events = POLLIN}, 1, 10);
+			usernet_poll(u);
+		}
+		ck_assert_uint_gt(to_guest.n, 0);
+	}
+	ck_assert_int_eq(usernet_save(u, &snap, &slen, err, sizeof(err)), 0);
+	/* The old usernet's last frames (the data in flight, its RSTs as it
+	 * closes) never reach the guest: it is already elsewhere. */
+	usernet_free(u);
+	fq_drop(&to_guest);
+	fq_drop(&to_usernet);
+	u = usernet_new(&c, err, sizeof(err));
+	ck_assert_msg(u != NULL, "%s", err);
+	ck_assert_msg(usernet_load(u, snap, slen, err, sizeof(err)) == 0, "%s", err);
+	free(snap);
+	ck_assert_int_eq(usernet_timeout_ms(u), 0);
+	/* A few turns of both loops, far below any guest timer: the RST is
+	 * usernet's doing, not an answer to something the guest sent. */
+	pump(5);
+	ns_stack_stats(guest, &gst);
+	ck_assert_uint_eq(gst.tcp_challenge_ack, (in_flight ? 1u : 0u));
+	ck_assert_int_eq(ns_recv(s, buf, sizeof(buf), NS_MSG_DONTWAIT), -ECONNRESET);
+	ns_getsockopt(s, NS_TCP_STATE, &state);
+	ck_assert_int_eq(state, NS_TCP_CLOSED);
+	ns_close(s);
+	close(cfd);
+	close(lfd);
+}
+
+START_TEST(test_state_resets_guest_tcp)
+{
+	state_reset(false);
+}
+END_TEST
+
+START_TEST(test_state_resets_guest_tcp_in_flight)
+{
+	state_reset(true);
 }
 END_TEST
 
@@ -613,6 +707,8 @@ static Suite *tcp_nat_suite(void)
 	tcase_add_test(t, test_tcp_refused);
 	tcase_add_test(t, test_tcp_flow_limit);
 	tcase_add_test(t, test_tcp_guest_segment_acked_at_once);
+	tcase_add_test(t, test_state_resets_guest_tcp);
+	tcase_add_test(t, test_state_resets_guest_tcp_in_flight);
 	tcase_add_test(t, test_ipv6_slaac_and_tcp);
 	tcase_add_test(t, test_ipv6_host_falls_back_to_ipv4_loopback);
 	tcase_add_test(t, test_ipv6_dhcp6_dns_and_udp);
