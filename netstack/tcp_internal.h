@@ -395,6 +395,9 @@ int tcp_usr_accept_complete(struct tcb *t);
 int tcp_usr_accept_refuse(struct tcb *t, bool icmp, uint8_t code);
 unsigned tcp_usr_events(const struct tcb *t);
 void tcp_usr_info(const struct tcb *t, struct ns_tcp_info *info);
+/* tcp_state.c: a connection moved between stacks (ns_tcp_save/restore). */
+int tcp_usr_save(struct tcb *t, struct ns_tcp_snapshot *x, void **snd, void **rcv);
+int tcp_usr_restore(struct tcb *t, const struct ns_tcp_snapshot *x, const void *snd, const void *rcv);
 int tcp_usr_setopt(struct tcb *t, int opt, int val);
 int tcp_usr_getopt(struct tcb *t, int opt, int *val);
 

@@ -16,6 +16,8 @@ static int link_transmit(struct ns_link *l, const void *frame, size_t len)
 {
 	struct un_ns *n = l->priv;
 
+	if (n->handed_over)
+		return 0;
 	n->stats.tx_frames++;
 	n->stats.tx_bytes += len;
 	n->cfg.send(n->cfg.opaque, frame, len);
@@ -478,4 +480,5 @@ const struct usernet_ops usernet_netstack_ops = {
 	.stats = ns_backend_stats,
 	.save = un_state_save,
 	.load = un_state_load,
+	.hand_over = un_state_hand_over,
 };

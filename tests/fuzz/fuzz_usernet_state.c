@@ -1,12 +1,17 @@
-/* fuzz_usernet_state.c — usernet_load (netstack/usernet/state.c) on
- * arbitrary snapshots: the header, record framing and lengths, the LAN
- * check, leases, connections to reset. An accepted snapshot is put to
- * work (the resets go out at the poll, the leases answer a DISCOVER), then
- * saved again, and that must load into a fresh usernet.
+/* fuzz_usernet_state.c — usernet_load and usernet_load_fds
+ * (netstack/usernet/state*.c, netstack/tcp_state.c) on arbitrary
+ * snapshots: the header, record framing and lengths, the LAN check,
+ * leases, connections to reset and connections to carry on (their TCP
+ * state restored into netstack, relayed to one end of a socketpair
+ * standing in for the host socket). An accepted snapshot is polled (RSTs
+ * go out, restored connections relay), then saved again, and that must
+ * load into a fresh usernet.
  * Input: the snapshot. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "netstack/usernet/usernet.h"
 #include "tests/fuzz/fuzz.h"
@@ -31,6 +36,24 @@ static struct usernet *fresh(void)
 	return u;
 }
 
+/* A load with one host fd: FLOW records whose index is 0 carry on. */
+static void load_live(const uint8_t *data, size_t size)
+{
+	struct usernet *u = fresh();
+	char err[256];
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+		abort();
+	if (usernet_load_fds(u, data, size, sv, 1, err, sizeof(err)) == 0) {
+		usernet_poll(u);
+		usernet_poll(u);
+	}
+	close(sv[0]);
+	close(sv[1]);
+	usernet_free(u);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct usernet *u = fresh();
@@ -38,6 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	void *again;
 	size_t len;
 
+	load_live(data, size);
 	if (usernet_load(u, data, size, err, sizeof(err)) == 0) {
 		usernet_poll(u);
 		if (usernet_save(u, &again, &len, err, sizeof(err)) < 0)

@@ -156,6 +156,15 @@ def usernet_state_seeds():
     r6 = bytes([0x20, 0x01, 0x0d, 0xb8] + [0] * 11 + [1])
     reset6 = r(3, bytes([6, 0]) + mac + g6 + r6 + struct.pack("!HHII", 40001, 443, 7, 9))
     good = b"USNT" + struct.pack("!I", 1) + lan + lease + offer + reset4 + reset6
+    # a connection carried on (fd 0): ESTABLISHED, wscale 7/7, WS+SACK+TS,
+    # 5 unacknowledged bytes, 3 unread, 2 in the host-to-guest relay
+    hdr = bytes([4, 1 | 16]) + mac + g4 + r4 + struct.pack("!HHII", 40002, 22, 1005, 2003)
+    flow = hdr + struct.pack("!I", 0) + bytes([4, 7, 7, 7])
+    flow += struct.pack("!13I", 1000, 65535, 2003 + 65535, 1460, 1460, 123456, 654321, 20000,
+                        65536, 65536, 5, 3, 2) + b"hello" + b"abc" + b"xy"
+    live = b"USNT" + struct.pack("!I", 1) + lan + lease + r(4, flow)
+    seed("usernet_state", "live-flow", live)
+    seed("usernet_state", "live-flow-short", live[:len(live) - 3])
     seed("usernet_state", "leases-and-resets", good)
     seed("usernet_state", "truncated", good[:len(good) - 7])
     seed("usernet_state", "other-lan", b"USNT" + struct.pack("!I", 1) + r(1, struct.pack("!5I", 0x0a000300, 24, 0x0a000302, 0x0a00030f, 16)))

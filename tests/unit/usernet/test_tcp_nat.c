@@ -387,6 +387,147 @@ START_TEST(test_state_resets_guest_tcp_in_flight)
 }
 END_TEST
 
+/* One direction of a checked transfer: the bytes are a pattern of their
+ * offset, so loss, duplication and reordering all show. */
+struct stream {
+	size_t sent, got, total;
+	bool eof;
+};
+
+static uint8_t pat(size_t i, unsigned salt)
+{
+	return (uint8_t)(i * 131u + (i >> 9) + salt);
+}
+
+static void fill(uint8_t *b, size_t off, size_t n, unsigned salt)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = pat(off + i, salt);
+}
+
+static void check(const uint8_t *b, size_t off, size_t n, unsigned salt)
+{
+	for (size_t i = 0; i < n; i++)
+		if (b[i] != pat(off + i, salt))
+			ck_abort_msg("byte %zu is wrong", off + i);
+}
+
+/* One round of both applications: write what fits, read and check what
+ * came; the writer half-closes once all is out. */
+static void transfer_step(struct ns_sock *s, int fd, struct stream *g2h, struct stream *h2g,
+			  bool reading)
+{
+	uint8_t b[8192];
+	ssize_t r;
+
+	for (int k = 0; k < 32 && g2h->sent < g2h->total; k++) {
+		size_t n = g2h->total - g2h->sent < sizeof(b) ? g2h->total - g2h->sent : sizeof(b);
+
+		fill(b, g2h->sent, n, 1);
+		r = ns_send(s, b, n, NS_MSG_DONTWAIT);
+		ck_assert_msg(r > 0 || r == -EAGAIN, "guest send: %zd", r);
+		if (r <= 0)
+			break;
+		if ((g2h->sent += (size_t)r) == g2h->total)
+			ns_shutdown(s, NS_SHUT_WR);
+	}
+	for (int k = 0; k < 32 && h2g->sent < h2g->total; k++) {
+		size_t n = h2g->total - h2g->sent < sizeof(b) ? h2g->total - h2g->sent : sizeof(b);
+
+		fill(b, h2g->sent, n, 2);
+		r = send(fd, b, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+		ck_assert_msg(r > 0 || errno == EAGAIN, "host send: %s", strerror(errno));
+		if (r <= 0)
+			break;
+		if ((h2g->sent += (size_t)r) == h2g->total)
+			shutdown(fd, SHUT_WR);
+	}
+	if (!reading)
+		return;
+	while ((r = ns_recv(s, b, sizeof(b), NS_MSG_DONTWAIT)) > 0) {
+		check(b, h2g->got, (size_t)r, 2);
+		h2g->got += (size_t)r;
+	}
+	ck_assert_msg(r == 0 || r == -EAGAIN, "guest recv: %zd", r);
+	h2g->eof |= r == 0;
+	while ((r = recv(fd, b, sizeof(b), MSG_DONTWAIT)) > 0) {
+		check(b, g2h->got, (size_t)r, 1);
+		g2h->got += (size_t)r;
+	}
+	ck_assert_msg(r == 0 || errno == EAGAIN, "host recv: %s", strerror(errno));
+	g2h->eof |= r == 0;
+}
+
+/* Within one host a connection goes on: usernet A is saved with its host
+ * socket's fd while data flows both ways, B loads the snapshot with a dup
+ * of that fd, A hands over and is freed, and both transfers finish
+ * through B with every byte once and in order. */
+START_TEST(test_state_carries_tcp_on)
+{
+	struct usernet_cfg c = {.dns_upstream = "127.0.0.1", .send = usernet_tx};
+	struct stream g2h = {.total = 16000000}, h2g = {.total = 12000000};
+	uint16_t port;
+	int lfd = host_listener(&port), cfd, *fds, dupfd, i, small = 16384;
+	struct ns_sock *s;
+	char err[256] = "";
+	void *snap;
+	size_t slen;
+	unsigned nfds;
+
+	/* Small host buffers: the guest's bytes back up into usernet. */
+	setsockopt(lfd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	ck_assert_int_eq(guest_connect(port, &s), 0);
+	cfd = accept(lfd, NULL, NULL);
+	ck_assert_int_ge(cfd, 0);
+	for (i = 0; i < 1000 && (g2h.got < 100000 || h2g.got < 100000); i++) {
+		transfer_step(s, cfd, &g2h, &h2g, true);
+		pump(1);
+	}
+	/* Both readers pause, the writers go on: every buffer on the way
+	 * fills (the kernel's, the guest-side socket's rings in usernet,
+	 * the host-to-guest relay buffer) and goes into the snapshot. */
+	for (i = 0; i < 300; i++) {
+		transfer_step(s, cfd, &g2h, &h2g, false);
+		pump(1);
+	}
+	ck_assert_uint_gt(g2h.got, 0);
+	ck_assert_uint_gt(h2g.got, 0);
+	ck_assert_uint_lt(g2h.got, g2h.total);
+	ck_assert_uint_lt(h2g.got, h2g.total);
+	ck_assert_msg(usernet_save_fds(u, &snap, &slen, &fds, &nfds, err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert_uint_eq(nfds, 1);
+	ck_assert_uint_gt(slen, 1 << 20); /* the bytes buffered on the way */
+	dupfd = dup(fds[0]); /* as SCM_RIGHTS would hand it over */
+	free(fds);
+	/* The guest's frames toward A that A never took are lost; A's frames
+	 * already on their way still reach the guest. */
+	fq_drop(&to_usernet);
+	{
+		struct usernet *a = u;
+
+		u = usernet_new(&c, err, sizeof(err));
+		ck_assert_msg(u != NULL, "%s", err);
+		ck_assert_msg(usernet_load_fds(u, snap, slen, &dupfd, 1, err, sizeof(err)) == 0,
+			      "%s", err);
+		usernet_hand_over(a);
+		usernet_free(a);
+	}
+	close(dupfd);
+	free(snap);
+	for (i = 0; i < 20000 && !(g2h.eof && h2g.eof); i++) {
+		transfer_step(s, cfd, &g2h, &h2g, true);
+		pump(1);
+	}
+	ck_assert_uint_eq(g2h.got, g2h.total);
+	ck_assert_uint_eq(h2g.got, h2g.total);
+	ck_assert(g2h.eof && h2g.eof);
+	ns_close(s);
+	close(cfd);
+	close(lfd);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ IPv6 */
 
 static bool have_ipv6_loopback(void)
@@ -709,6 +850,7 @@ static Suite *tcp_nat_suite(void)
 	tcase_add_test(t, test_tcp_guest_segment_acked_at_once);
 	tcase_add_test(t, test_state_resets_guest_tcp);
 	tcase_add_test(t, test_state_resets_guest_tcp_in_flight);
+	tcase_add_test(t, test_state_carries_tcp_on);
 	tcase_add_test(t, test_ipv6_slaac_and_tcp);
 	tcase_add_test(t, test_ipv6_host_falls_back_to_ipv4_loopback);
 	tcase_add_test(t, test_ipv6_dhcp6_dns_and_udp);
