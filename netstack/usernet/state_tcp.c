@@ -318,14 +318,19 @@ static bool mac_known(const uint8_t mac[6])
 	return memcmp(mac, "\0\0\0\0\0\0", 6) != 0;
 }
 
-/* The connection goes on in this usernet; false: reset it instead. */
-static bool carry_on(struct un_ns *n, struct loaded_conn *c, const int *fds, unsigned nfds)
+/* The connection goes on in this usernet; false: reset it instead. Each
+ * fd serves one connection; buffers beyond this usernet's tcp_window
+ * (another configuration) are not taken on. */
+static bool carry_on(struct un_ns *n, struct loaded_conn *c, const int *fds, unsigned nfds,
+		     bool *used)
 {
 	struct ns_sock *s;
 	int fd, e;
 
-	if (!c->live || !fds || c->fd_index >= nfds)
+	if (!c->live || !used || c->fd_index >= nfds || used[c->fd_index] ||
+	    c->tcp.sndbuf > n->cfg.tcp_window || c->tcp.rcvbuf > n->cfg.tcp_window)
 		return false;
+	used[c->fd_index] = true;
 	fd = fcntl(fds[c->fd_index], F_DUPFD_CLOEXEC, 0);
 	if (fd < 0)
 		return false;
@@ -342,6 +347,8 @@ static bool carry_on(struct un_ns *n, struct loaded_conn *c, const int *fds, uns
 
 void state_apply_conns(struct un_ns *n, struct loaded *ld, const int *fds, unsigned nfds)
 {
+	bool *used = fds && nfds ? calloc(nfds, sizeof(*used)) : NULL;
+
 	free(n->resets);
 	n->resets = ld->nconns ? calloc(ld->nconns, sizeof(*n->resets)) : NULL;
 	n->nresets = 0;
@@ -356,9 +363,10 @@ void state_apply_conns(struct un_ns *n, struct loaded *ld, const int *fds, unsig
 			else
 				ns_arp_add_static(n->st, get32(c->rst.gaddr), c->rst.mac);
 		}
-		if (!carry_on(n, c, fds, nfds) && mac_known(c->rst.mac) && n->resets)
+		if (!carry_on(n, c, fds, nfds, used) && mac_known(c->rst.mac) && n->resets)
 			n->resets[n->nresets++] = c->rst;
 	}
+	free(used);
 }
 
 /* ---------------------------------------------------------- the resets */
