@@ -10,6 +10,7 @@
  *        tcp_opt.c  option parsing and building
  *        tcp_ring.c byte rings
  *        tcp_usr.c  the user's requests (socket.c adds blocking on top)
+ *        tcp_state.c a connection moved to another stack (save/restore)
  *
  * One struct tcb per connection (and per listener). Send and receive data
  * live in fixed ring buffers allocated once per connection: segments are
