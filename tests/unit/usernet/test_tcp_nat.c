@@ -517,7 +517,7 @@ START_TEST(test_state_carries_tcp_on)
 		      err);
 	ck_assert_uint_eq(nfds, 1);
 	ck_assert_uint_gt(slen, 1 << 20); /* the bytes buffered on the way */
-	dupfd = dup(fds[0]); /* as SCM_RIGHTS would hand it over */
+	dupfd = dup(fds[0]);		  /* as SCM_RIGHTS would hand it over */
 	free(fds);
 	/* The guest's frames toward A that A never took are lost; A's frames
 	 * already on their way still reach the guest. */
