@@ -539,8 +539,35 @@ struct ns_tcp_info {
 	uint8_t snd_wscale, rcv_wscale;
 	bool sack, timestamps;
 	uint64_t retransmits, fast_retransmits, rto_timeouts, bytes_acked, bytes_received;
+	/* Sequence space (RFC 9293 3.3.1): what a peer-side RST must carry
+	 * to be accepted after this end is gone (usernet save/restore). */
+	uint32_t snd_una, snd_nxt, snd_max, rcv_nxt;
 };
 int ns_tcp_info(struct ns_sock *s, struct ns_tcp_info *info);
+
+/* Moving a connection to another stack (usernet save/restore; see
+ * tcp_state.c for what is kept and what is rebuilt). Only ESTABLISHED and
+ * CLOSE-WAIT connections that have sent no FIN move (-EINVAL otherwise).
+ * ns_tcp_save fills x and gives malloc'd copies of the send ring (snd_len
+ * bytes from snd_una: unacknowledged, then unsent) and of the unread
+ * bytes (rcv_len); the caller frees them. ns_tcp_restore makes a socket
+ * in st carrying the connection on (NULL with *err: -EINVAL for a state
+ * that cannot be, -EADDRINUSE when the 4-tuple is taken). */
+struct ns_tcp_snapshot {
+	int state;			  /* NS_TCP_ESTABLISHED or NS_TCP_CLOSE_WAIT */
+	struct ns_sockaddr local, remote;
+	uint32_t snd_una, snd_max, snd_wnd, rcv_nxt, rcv_adv;
+	uint32_t snd_mss, rcv_mss;
+	uint8_t snd_wscale, rcv_wscale;
+	bool ws_on, sack_on, ts_on;
+	uint32_t ts_val, ts_recent; /* our next TSval, the peer's last */
+	uint32_t srtt_us;	    /* 0: no sample */
+	uint32_t sndbuf, rcvbuf;    /* ring sizes */
+	uint32_t snd_len, rcv_len;
+};
+int ns_tcp_save(struct ns_sock *s, struct ns_tcp_snapshot *x, void **snd, void **rcv);
+struct ns_sock *ns_tcp_restore(struct ns_stack *st, const struct ns_tcp_snapshot *x, const void *snd,
+			       const void *rcv, int *err);
 
 /* ------------------------------------------------------------- helpers */
 

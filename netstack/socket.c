@@ -589,6 +589,32 @@ int ns_tcp_info(struct ns_sock *s, struct ns_tcp_info *info)
 	return rc;
 }
 
+int ns_tcp_save(struct ns_sock *s, struct ns_tcp_snapshot *x, void **snd, void **rcv)
+{
+	int rc = stream_enter(s);
+
+	return rc ? rc : stream_leave(s, tcp_usr_save(s->tcb, x, snd, rcv));
+}
+
+struct ns_sock *ns_tcp_restore(struct ns_stack *st, const struct ns_tcp_snapshot *x, const void *snd,
+			       const void *rcv, int *err)
+{
+	struct ns_sock *s = ns_socket(st, NS_SOCK_STREAM, err);
+	int rc;
+
+	if (!s)
+		return NULL;
+	stack_enter(st);
+	rc = tcp_usr_restore(s->tcb, x, snd, rcv);
+	stack_leave(st);
+	if (rc < 0) {
+		ns_close(s);
+		*err = rc;
+		return NULL;
+	}
+	return s;
+}
+
 const char *ns_tcp_state_name(int state)
 {
 	static const char *const names[] = {

@@ -10,6 +10,7 @@
  *        tcp_opt.c  option parsing and building
  *        tcp_ring.c byte rings
  *        tcp_usr.c  the user's requests (socket.c adds blocking on top)
+ *        tcp_state.c a connection moved to another stack (save/restore)
  *
  * One struct tcb per connection (and per listener). Send and receive data
  * live in fixed ring buffers allocated once per connection: segments are
@@ -395,6 +396,9 @@ int tcp_usr_accept_complete(struct tcb *t);
 int tcp_usr_accept_refuse(struct tcb *t, bool icmp, uint8_t code);
 unsigned tcp_usr_events(const struct tcb *t);
 void tcp_usr_info(const struct tcb *t, struct ns_tcp_info *info);
+/* tcp_state.c: a connection moved between stacks (ns_tcp_save/restore). */
+int tcp_usr_save(struct tcb *t, struct ns_tcp_snapshot *x, void **snd, void **rcv);
+int tcp_usr_restore(struct tcb *t, const struct ns_tcp_snapshot *x, const void *snd, const void *rcv);
 int tcp_usr_setopt(struct tcb *t, int opt, int val);
 int tcp_usr_getopt(struct tcb *t, int opt, int *val);
 

@@ -383,6 +383,10 @@ void tcp_usr_info(const struct tcb *t, struct ns_tcp_info *i)
 	i->rto_timeouts = t->n_rto;
 	i->bytes_acked = t->bytes_acked;
 	i->bytes_received = t->bytes_received;
+	i->snd_una = t->snd_una;
+	i->snd_nxt = t->snd_nxt;
+	i->snd_max = t->snd_max;
+	i->rcv_nxt = t->rcv_nxt;
 }
 
 /* ----------------------------------------------------------- options */

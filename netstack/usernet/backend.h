@@ -25,6 +25,7 @@ void un_watch_close(struct un_ns *n, struct un_watch *w);
 
 struct un_fwd;
 struct un_tcp_flow;
+struct un_reset;
 
 #define UN_MAX_RESOLVERS 3
 
@@ -60,6 +61,12 @@ struct un_ns {
 	unsigned rate_count;
 
 	struct un_fwd *fwds;
+
+	/* Restored connections whose host side is gone (state.c): each
+	 * gets a RST at the next poll. */
+	struct un_reset *resets;
+	unsigned nresets;
+	bool handed_over; /* usernet_hand_over: the guest is elsewhere now */
 };
 
 static inline uint64_t un_now(struct un_ns *n)
@@ -78,6 +85,15 @@ bool un_map_host(struct un_ns *n, const struct ns_sockaddr *dst, struct sockaddr
 /* An address the guest may send from on the IPv6 LAN. */
 bool un_guest6_ok(struct un_ns *n, const uint8_t a[16]);
 
+/* state.c: save/load (usernet_save/usernet_load) and the RSTs a load
+ * leaves to send. */
+int un_state_save(void *impl, void **buf, size_t *len, int **fds, unsigned *nfds, char *err,
+		  size_t errlen);
+int un_state_load(void *impl, const void *buf, size_t len, const int *fds, unsigned nfds,
+		  char *err, size_t errlen);
+void un_state_hand_over(void *impl);
+void un_state_send_resets(struct un_ns *n);
+
 /* udp_nat.c */
 int un_udp_init(struct un_ns *n, char *err, size_t errlen);
 void un_udp_fini(struct un_ns *n);
@@ -93,6 +109,22 @@ void un_tcp_fini(struct un_ns *n);
 /* Run the flows whose sockets signalled; false when some are left over. */
 bool un_tcp_service(struct un_ns *n);
 int un_tcp_fwd(struct un_ns *n, bool add, const struct usernet_fwd *f, char *err, size_t errlen);
+/* A relaying flow as save and load see it (state.c). */
+struct un_flow_view {
+	struct ns_sock *s; /* guest side */
+	int fd;		   /* host socket */
+	bool fwd, host_unwatched, g2h_eof, g2h_shut, h2g_eof, h2g_shut;
+	const uint8_t *h2g; /* host -> guest bytes not yet written to s */
+	size_t h2g_len;
+};
+/* Calls fn for every relaying flow. */
+void un_tcp_each_open(struct un_ns *n, void (*fn)(void *ctx, const struct un_flow_view *v),
+		      void *ctx);
+/* Relay v from now on (a restored guest socket and its host fd, both
+ * owned by the flow from now on, even on failure). 0 or -errno. */
+int un_tcp_adopt(struct un_ns *n, const struct un_flow_view *v);
+/* Let go of every host socket without RST or FIN (usernet_hand_over). */
+void un_tcp_hand_over(struct un_ns *n);
 
 /* Forwards, both protocols (udp_nat.c): a bound (listening) host socket,
  * or -errno with err filled; add or remove a forward whose host socket

@@ -25,6 +25,13 @@ struct usernet_ops {
 	int (*hostfwd)(void *impl, bool add, const struct usernet_fwd *fwd, char *err,
 		       size_t errlen);
 	void (*stats)(void *impl, struct usernet_stats *st);
+	/* NULL: the implementation keeps no state across a save. fds NULL:
+	 * no host socket moves (connections are saved to be reset). */
+	int (*save)(void *impl, void **buf, size_t *len, int **fds, unsigned *nfds, char *err,
+		    size_t errlen);
+	int (*load)(void *impl, const void *buf, size_t len, const int *fds, unsigned nfds,
+		    char *err, size_t errlen);
+	void (*hand_over)(void *impl);
 };
 
 extern const struct usernet_ops usernet_netstack_ops;

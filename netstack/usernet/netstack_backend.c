@@ -16,6 +16,8 @@ static int link_transmit(struct ns_link *l, const void *frame, size_t len)
 {
 	struct un_ns *n = l->priv;
 
+	if (n->handed_over)
+		return 0;
 	n->stats.tx_frames++;
 	n->stats.tx_bytes += len;
 	n->cfg.send(n->cfg.opaque, frame, len);
@@ -378,6 +380,7 @@ static void ns_backend_destroy(void *impl)
 	if (n->link)
 		ns_link_destroy(n->link);
 	dhcp_server_free(&n->dhcp);
+	free(n->resets);
 	if (n->epfd >= 0)
 		close(n->epfd);
 	free(n->scratch);
@@ -414,7 +417,7 @@ static int ns_backend_timeout(void *impl)
 {
 	struct un_ns *n = impl;
 
-	if (n->tcp_ready || n->input_pending)
+	if (n->tcp_ready || n->input_pending || n->nresets)
 		return 0;
 	return min_timeout(ns_stack_timeout_ms(n->st), un_udp_expire(n));
 }
@@ -426,6 +429,8 @@ static void ns_backend_poll(void *impl)
 	int k, rounds = 0;
 
 	n->input_pending = false;
+	if (n->nresets)
+		un_state_send_resets(n);
 	dhcp_service(n);
 	dhcp6_service(n);
 	un_udp_service(n);
@@ -473,4 +478,7 @@ const struct usernet_ops usernet_netstack_ops = {
 	.poll = ns_backend_poll,
 	.hostfwd = ns_backend_hostfwd,
 	.stats = ns_backend_stats,
+	.save = un_state_save,
+	.load = un_state_load,
+	.hand_over = un_state_hand_over,
 };

@@ -606,3 +606,69 @@ void un_tcp_fini(struct un_ns *n)
 		ns_close(n->tcp6_listener);
 	n->tcp_listener = n->tcp6_listener = NULL;
 }
+
+void un_tcp_each_open(struct un_ns *n, void (*fn)(void *ctx, const struct un_flow_view *v),
+		      void *ctx)
+{
+	for (struct un_tcp_flow *f = n->tcp_flows; f; f = f->next) {
+		struct un_flow_view v = {
+			.s = f->s,
+			.fd = f->w.fd,
+			.fwd = f->fwd,
+			.host_unwatched = f->host_unwatched,
+			.g2h_eof = f->g2h.eof,
+			.g2h_shut = f->g2h.shut,
+			.h2g_eof = f->h2g.eof,
+			.h2g_shut = f->h2g.shut,
+			.h2g = f->h2g.data + f->h2g.off,
+			.h2g_len = f->h2g.len - f->h2g.off,
+		};
+
+		if (f->state == TF_OPEN && !f->dead)
+			fn(ctx, &v);
+	}
+}
+
+int un_tcp_adopt(struct un_ns *n, const struct un_flow_view *v)
+{
+	struct un_tcp_flow *f;
+	int rc;
+
+	if (v->h2g_len > n->cfg.tcp_buf)
+		return -EINVAL;
+	f = flow_new(n, v->s, v->fwd);
+	if (!f)
+		return -ENOMEM;
+	memcpy(f->h2g.data, v->h2g, v->h2g_len);
+	f->h2g.len = v->h2g_len;
+	f->h2g.eof = v->h2g_eof;
+	f->h2g.shut = v->h2g_shut;
+	f->g2h.eof = v->g2h_eof;
+	f->g2h.shut = v->g2h_shut;
+	f->host_unwatched = v->host_unwatched;
+	f->state = TF_OPEN;
+	n->stats.tcp_flows++;
+	if (v->host_unwatched)
+		f->w.fd = v->fd;
+	else if ((rc = un_watch_add(n, &f->w, v->fd, EPOLLIN, on_host_fd)) < 0) {
+		f->w.fd = v->fd;
+		flow_free(f, true);
+		return rc;
+	}
+	flow_mark_ready(f); /* relay what waits at the next poll */
+	return 0;
+}
+
+void un_tcp_hand_over(struct un_ns *n)
+{
+	/* No linger, no shutdown: the socket lives on in the other usernet,
+	 * and closing our descriptor only drops our reference. */
+	for (struct un_tcp_flow *f = n->tcp_flows; f; f = f->next) {
+		if (f->w.fd < 0)
+			continue;
+		if (!f->host_unwatched)
+			epoll_ctl(n->epfd, EPOLL_CTL_DEL, f->w.fd, NULL);
+		close(f->w.fd);
+		f->w.fd = -1;
+	}
+}

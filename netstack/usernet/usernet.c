@@ -203,7 +203,48 @@ void usernet_stats(struct usernet *u, struct usernet_stats *st)
 	u->ops->stats(u->impl, st);
 }
 
-/* "A:P" where A may be empty; p points at it, end at the end. */
+static int no_state(struct usernet *u, char *err, size_t errlen)
+{
+	return usernet_fail(err, errlen, -ENOTSUP, "usernet impl=%s keeps no state across a save",
+			    u->ops->name);
+}
+
+int usernet_save(struct usernet *u, void **buf, size_t *len, char *err, size_t errlen)
+{
+	if (!u->ops->save)
+		return no_state(u, err, errlen);
+	return u->ops->save(u->impl, buf, len, NULL, NULL, err, errlen);
+}
+
+int usernet_load(struct usernet *u, const void *buf, size_t len, char *err, size_t errlen)
+{
+	if (!u->ops->load)
+		return no_state(u, err, errlen);
+	return u->ops->load(u->impl, buf, len, NULL, 0, err, errlen);
+}
+
+int usernet_save_fds(struct usernet *u, void **buf, size_t *len, int **fds, unsigned *nfds,
+		     char *err, size_t errlen)
+{
+	if (!u->ops->save)
+		return no_state(u, err, errlen);
+	return u->ops->save(u->impl, buf, len, fds, nfds, err, errlen);
+}
+
+int usernet_load_fds(struct usernet *u, const void *buf, size_t len, const int *fds,
+		     unsigned nfds, char *err, size_t errlen)
+{
+	if (!u->ops->load)
+		return no_state(u, err, errlen);
+	return u->ops->load(u->impl, buf, len, fds, nfds, err, errlen);
+}
+
+void usernet_hand_over(struct usernet *u)
+{
+	if (u->ops->hand_over)
+		u->ops->hand_over(u->impl);
+}
+
 /* "A:PORT", "[V6]:PORT" or ":PORT" (the default address) up to end. */
 static int parse_addr_port(const char *p, const char *end, uint32_t dflt, uint32_t *addr,
 			   uint8_t addr6[16], bool *is6, uint16_t *port)

@@ -116,6 +116,35 @@ int usernet_hostfwd_remove(struct usernet *u, const char *spec, char *err, size_
  * host port may still be busy): 0 or -EINVAL with err. */
 int usernet_hostfwd_check(const char *spec, char *err, size_t errlen);
 
+/* Save/restore (netstack implementation; impl=slirp: -ENOTSUP).
+ * usernet_save() gives a malloc'd snapshot (the caller frees it):
+ * the DHCP leases and, per guest TCP connection through the NAT, what it
+ * takes to reset it. usernet_load() puts a snapshot into a usernet just
+ * made with the same LAN settings: the guest keeps its leases (it renews
+ * and keeps its address), and every saved TCP connection gets a RST at
+ * the next usernet_poll() (the host sockets stayed behind), so the
+ * guest's application sees ECONNRESET at once instead of hanging. A
+ * snapshot that is truncated, malformed or from another LAN is refused
+ * with a one-line reason and changes nothing. 0 or -errno. */
+int usernet_save(struct usernet *u, void **buf, size_t *len, char *err, size_t errlen);
+int usernet_load(struct usernet *u, const void *buf, size_t len, char *err, size_t errlen);
+/* Within one host the connections go on: usernet_save_fds also saves
+ * each connection's whole guest-side TCP state and relay, and gives the
+ * host sockets' fds (a malloc'd array the caller frees; the fds stay
+ * this usernet's: pass them on, e.g. with SCM_RIGHTS, before
+ * usernet_free). usernet_load_fds takes them in the same order (it dups
+ * what it uses; the caller keeps its own): a connection whose fd came
+ * along goes on with no loss and no duplicate, any other one is reset as
+ * usernet_load does. Once the other usernet has them, the saving one
+ * calls usernet_hand_over(): it sends the guest nothing more and lets go
+ * of the host sockets without RST or FIN; usernet_free is all that may
+ * follow. Until then it runs on unchanged (a failed migration). */
+int usernet_save_fds(struct usernet *u, void **buf, size_t *len, int **fds, unsigned *nfds,
+		     char *err, size_t errlen);
+int usernet_load_fds(struct usernet *u, const void *buf, size_t len, const int *fds,
+		     unsigned nfds, char *err, size_t errlen);
+void usernet_hand_over(struct usernet *u);
+
 struct usernet_stats {
 	uint64_t rx_frames, rx_bytes, tx_frames, tx_bytes, rx_bad;
 	uint64_t dhcp_discover, dhcp_offer, dhcp_request, dhcp_ack, dhcp_nak, dhcp_release,

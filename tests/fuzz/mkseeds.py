@@ -138,6 +138,37 @@ def usernet_seeds():
     q = struct.pack("!HHHHHH", 0x1234, 0x0100, 1, 0, 0, 0) + b"\7example\3org\0" + struct.pack("!HH", 1, 1)
     seed("usernet_dns", "v4-query-reply", rec(b"\0" + q, b"\2" + q[:2] + b"\x81\x80" + q[4:]))
     seed("usernet_dns", "v6-query", rec(b"\1" + q))
+    usernet_state_seeds()
+
+
+def usernet_state_seeds():
+    """usernet_save's format (netstack/usernet/state.c): "USNT", version,
+    records of type, zero, length, body; default LAN 10.0.2.0/24."""
+    def r(t, body):
+        return struct.pack("!HHI", t, 0, len(body)) + body
+    lan = r(1, struct.pack("!5I", 0x0a000200, 24, 0x0a000202, 0x0a00020f, 16))
+    mac = bytes([0x52, 0x54, 0, 0x12, 0x34, 0x56])
+    lease = r(2, struct.pack("!I", 0x0a00020f) + mac + bytes([2, 0]) + struct.pack("!I", 86000))
+    offer = r(2, struct.pack("!I", 0x0a000210) + mac[:5] + b"\x57" + bytes([1, 0]) + struct.pack("!I", 30))
+    g4, r4 = bytes([10, 0, 2, 15]) + bytes(12), bytes([93, 184, 216, 34]) + bytes(12)
+    reset4 = r(3, bytes([4, 0]) + mac + g4 + r4 + struct.pack("!HHII", 40000, 80, 1000, 2000))
+    g6 = bytes([0xfd] + [0] * 7 + [0x50, 0x54, 0, 0xff, 0xfe, 0x12, 0x34, 0x56])
+    r6 = bytes([0x20, 0x01, 0x0d, 0xb8] + [0] * 11 + [1])
+    reset6 = r(3, bytes([6, 0]) + mac + g6 + r6 + struct.pack("!HHII", 40001, 443, 7, 9))
+    good = b"USNT" + struct.pack("!I", 1) + lan + lease + offer + reset4 + reset6
+    # a connection carried on (fd 0): ESTABLISHED, wscale 7/7, WS+SACK+TS,
+    # 5 unacknowledged bytes, 3 unread, 2 in the host-to-guest relay
+    hdr = bytes([4, 1 | 16]) + mac + g4 + r4 + struct.pack("!HHII", 40002, 22, 1005, 2003)
+    flow = hdr + struct.pack("!I", 0) + bytes([4, 7, 7, 7])
+    flow += struct.pack("!13I", 1000, 65535, 2003 + 65535, 1460, 1460, 123456, 654321, 20000,
+                        65536, 65536, 5, 3, 2) + b"hello" + b"abc" + b"xy"
+    live = b"USNT" + struct.pack("!I", 1) + lan + lease + r(4, flow)
+    seed("usernet_state", "live-flow", live)
+    seed("usernet_state", "live-flow-short", live[:len(live) - 3])
+    seed("usernet_state", "leases-and-resets", good)
+    seed("usernet_state", "truncated", good[:len(good) - 7])
+    seed("usernet_state", "other-lan", b"USNT" + struct.pack("!I", 1) + r(1, struct.pack("!5I", 0x0a000300, 24, 0x0a000302, 0x0a00030f, 16)))
+    seed("usernet_state", "bad-length", b"USNT" + struct.pack("!I", 1) + lan + struct.pack("!HHI", 2, 0, 0xffffffff))
 
 
 # ------------------------------------------------------------- regdb

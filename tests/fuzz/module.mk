@@ -23,6 +23,7 @@ endef
 $(eval $(call fuzz_target,netstack,,libnetstack.a,))
 $(eval $(call fuzz_target,usernet_dhcp,,libusernet.a libnetstack.a,$(SLIRP_LIBS)))
 $(eval $(call fuzz_target,usernet_dns,,libusernet.a libnetstack.a,$(SLIRP_LIBS)))
+$(eval $(call fuzz_target,usernet_state,,libusernet.a libnetstack.a,$(SLIRP_LIBS)))
 $(eval $(call fuzz_target,regdb_db,,libregdb.a,$(REGDB_LDLIBS)))
 $(eval $(call fuzz_target,regdb_dbtxt,,libregdb.a,$(REGDB_LDLIBS)))
 $(eval $(call fuzz_target,multiboot,,libfirmware.a libdevices.a libbackends.a,$(LZ4_LIBS) $(DEVICES_LIBS)))

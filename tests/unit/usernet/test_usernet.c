@@ -22,7 +22,8 @@
 #define GW 0x0a000202u
 #define DNSA 0x0a000203u
 
-static const uint8_t guest_mac[6] = {0x02, 0x11, 0x22, 0x33, 0x44, 0x55};
+/* Not const: a test plays a second client by flipping a bit. */
+static uint8_t guest_mac[6] = {0x02, 0x11, 0x22, 0x33, 0x44, 0x55};
 
 /* Frames usernet sent, newest last. */
 static uint8_t sent[64][2048];
@@ -256,6 +257,69 @@ START_TEST(test_dhcp_ack_unicast_netstack)
 	ck_assert_uint_eq(st.dhcp_request, 1);
 	ck_assert_uint_eq(st.dhcp_ack, 1);
 	usernet_free(u);
+}
+END_TEST
+
+/* The DHCP message type (option 53, first in our replies) of the newest
+ * reply, 0 when there is none. */
+static int dhcp_reply_type(uint32_t *yiaddr)
+{
+	const uint8_t *p;
+	size_t len;
+
+	if (!find_udp(67, 68, &p, &len) || len < 243 || p[240] != 53)
+		return 0;
+	memcpy(yiaddr, p + 16, 4);
+	*yiaddr = ntohl(*yiaddr);
+	return p[242];
+}
+
+/* Leases survive usernet_save/usernet_load: the restored server ACKs its
+ * client's renewal of GUEST and offers another client the next address. */
+START_TEST(test_state_keeps_leases)
+{
+	struct usernet_cfg c = {.dns_upstream = "127.0.0.1"};
+	struct usernet *u = make(USERNET_IMPL_NETSTACK, &c);
+	uint8_t f[400];
+	void *snap;
+	size_t slen;
+	char err[256] = "";
+	uint32_t yi = 0;
+
+	usernet_input(u, f, dhcp_request_frame(f));
+	usernet_poll(u);
+	ck_assert_int_eq(dhcp_reply_type(&yi), 5); /* ACK */
+	ck_assert_int_eq(usernet_save(u, &snap, &slen, err, sizeof(err)), 0);
+	usernet_free(u);
+	memset(&c, 0, sizeof(c));
+	c.dns_upstream = "127.0.0.1";
+	u = make(USERNET_IMPL_NETSTACK, &c);
+	/* Truncated or corrupted: refused with a reason, nothing changed. */
+	ck_assert_int_lt(usernet_load(u, snap, slen - 1, err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(strstr(err, "usernet state"));
+	((uint8_t *)snap)[0] ^= 1;
+	ck_assert_int_lt(usernet_load(u, snap, slen, err, sizeof(err)), 0);
+	((uint8_t *)snap)[0] ^= 1;
+	ck_assert_int_eq(usernet_load(u, snap, slen, err, sizeof(err)), 0);
+	guest_mac[5] ^= 1; /* another client */
+	dhcp_discover(u);
+	guest_mac[5] ^= 1;
+	ck_assert_int_eq(dhcp_reply_type(&yi), 2); /* OFFER */
+	ck_assert_uint_eq(yi, GUEST + 1);
+	nsent = 0;
+	usernet_input(u, f, dhcp_request_frame(f));
+	usernet_poll(u);
+	ck_assert_int_eq(dhcp_reply_type(&yi), 5);
+	ck_assert_uint_eq(yi, GUEST);
+	usernet_free(u);
+	/* Another LAN: refused. */
+	c.net = 0x0a000300;
+	c.gateway = c.dns = c.dhcp_start = 0;
+	u = make(USERNET_IMPL_NETSTACK, &c);
+	ck_assert_int_lt(usernet_load(u, snap, slen, err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(strstr(err, "another LAN"));
+	usernet_free(u);
+	free(snap);
 }
 END_TEST
 
@@ -745,6 +809,7 @@ static Suite *usernet_suite(void)
 	tcase_add_test(t, test_dhcp_netstack);
 	tcase_add_test(t, test_dhcp_slirp);
 	tcase_add_test(t, test_dhcp_ack_unicast_netstack);
+	tcase_add_test(t, test_state_keeps_leases);
 	tcase_add_test(t, test_udp_nat_netstack);
 	tcase_add_test(t, test_udp_nat_slirp);
 	tcase_add_test(t, test_slirp_ipv6_config);
