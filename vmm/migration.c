@@ -11,30 +11,25 @@
  * rather than write a stream that would restore it wrong. */
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <pthread.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "devices/intc/i8259.h"
 #include "devices/intc/ioapic.h"
 #include "state/state.h"
+#include "vmm/irqchip.h"
 #include "vmm/machine.h"
 #include "vmm/migration.h"
 #include "vmm/migration_devices.h"
 
 #define DEVICES_VERSION 1
 
-extern char **environ;
 
 static struct migration_status mig;
 static struct migration_params params = {
@@ -51,6 +46,20 @@ struct migration_params *migration_params(void)
 const struct migration_status *migration_status(void)
 {
 	return &mig;
+}
+
+/* Held where mig.precopy is set or cleared and where it is copied. */
+static pthread_mutex_t precopy_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void migration_status_copy(struct migration_status *s, struct mig_precopy *pre)
+{
+	pthread_mutex_lock(&precopy_lock);
+	*s = mig;
+	if (mig.precopy) {
+		*pre = *mig.precopy;
+		s->precopy = pre;
+	}
+	pthread_mutex_unlock(&precopy_lock);
 }
 
 static uint64_t now_ms(void)
@@ -91,9 +100,6 @@ static const char *unsaved_pci_device(struct machine *m)
 
 static const char *unsaved_device(struct machine *m)
 {
-	if (m->ic)
-		return m->ic->mode == IRQCHIP_SPLIT ? "kernel_irqchip=split (i8254 PIT)"
-						    : "kernel_irqchip=off (local APICs)";
 	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++)
 		if (m->pci_testdev[i])
 			return "pci-testdev";
@@ -136,6 +142,8 @@ static int save_devices(struct machine *m, struct state_writer *w, char *err, si
 	rtc_save(m->rtc, w);
 	save_chipset(m, w);
 	r = migration_virtio_save(m, w, err, errlen);
+	if (r == 0)
+		r = net_save(m, w, err, errlen);
 	state_end(w);
 	return r;
 }
@@ -154,167 +162,16 @@ static int load_devices(struct machine *m, const struct state_reader *root, char
 			return -1;
 	if (rtc_load(m->rtc, &devs, err, errlen) < 0)
 		return -1;
-	if (load_chipset(m, &devs, err, errlen) < 0)
+	if (load_chipset(m, &devs, err, errlen) < 0 ||
+	    migration_virtio_load(m, &devs, err, errlen) < 0)
 		return -1;
-	return migration_virtio_load(m, &devs, err, errlen);
+	return net_load(m, &devs, err, errlen);
 }
 
 static void machine_ram(struct machine *m, struct mig_ram *ram)
 {
 	ram->hva = m->ram;
 	ram->size = m->ram_map_size;
-}
-
-/* ------------------------------------------------------- transports */
-
-/* A running `sh -c CMD` with its stdin (writing) or stdout (reading) on
- * the returned fd; *pid for waitpid. */
-static int spawn_exec(const char *cmd, bool writing, pid_t *pid, char *err, size_t errlen)
-{
-	char *argv[] = {"/bin/sh", "-c", (char *)cmd, NULL};
-	posix_spawn_file_actions_t fa;
-	int p[2], r;
-
-	if (pipe2(p, O_CLOEXEC) < 0) {
-		snprintf(err, errlen, "exec: pipe: %s", strerror(errno));
-		return -1;
-	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, writing ? p[0] : p[1], writing ? 0 : 1);
-	r = posix_spawn(pid, "/bin/sh", &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(writing ? p[0] : p[1]);
-	if (r) {
-		close(writing ? p[1] : p[0]);
-		snprintf(err, errlen, "exec:%s: %s", cmd, strerror(r));
-		return -1;
-	}
-	return writing ? p[1] : p[0];
-}
-
-static int connect_unix(const char *path, char *err, size_t errlen)
-{
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	int fd;
-
-	if (strlen(path) >= sizeof(a.sun_path)) {
-		snprintf(err, errlen, "unix:%s: path too long", path);
-		return -1;
-	}
-	strcpy(a.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
-		snprintf(err, errlen, "unix:%s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* One side of a unix: incoming migration: listen, accept one peer. */
-static int accept_unix(const char *path, char *err, size_t errlen)
-{
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	int fd, c = -1;
-
-	if (strlen(path) >= sizeof(a.sun_path)) {
-		snprintf(err, errlen, "unix:%s: path too long", path);
-		return -1;
-	}
-	strcpy(a.sun_path, path);
-	unlink(path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(fd, 1) == 0)
-		c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
-	if (c < 0)
-		snprintf(err, errlen, "unix:%s: %s", path, strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	unlink(path);
-	return c;
-}
-
-/* tcp:HOST:PORT: connect to it (writing) or listen there for one peer
- * (reading; an empty HOST listens on every address). */
-static int tcp_uri(const char *hostport, bool writing, char *err, size_t errlen)
-{
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = writing ? 0 : AI_PASSIVE};
-	struct addrinfo *res = NULL;
-	const char *colon = strrchr(hostport, ':');
-	char host[256];
-	int fd = -1, c = -1, one = 1, r;
-
-	if (!colon || (size_t)(colon - hostport) >= sizeof(host)) {
-		snprintf(err, errlen, "tcp:%s: expected tcp:HOST:PORT", hostport);
-		return -1;
-	}
-	snprintf(host, sizeof(host), "%.*s", (int)(colon - hostport), hostport);
-	if (host[0] == '[' && host[strlen(host) - 1] == ']') { /* [::1] */
-		memmove(host, host + 1, strlen(host));
-		host[strlen(host) - 1] = 0;
-	}
-	r = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &res);
-	if (r) {
-		snprintf(err, errlen, "tcp:%s: %s", hostport, gai_strerror(r));
-		return -1;
-	}
-	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd >= 0 && writing && connect(fd, res->ai_addr, res->ai_addrlen) == 0)
-		c = fd;
-	else if (fd >= 0 && !writing &&
-		 setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0 &&
-		 bind(fd, res->ai_addr, res->ai_addrlen) == 0 && listen(fd, 1) == 0)
-		c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
-	if (c < 0)
-		snprintf(err, errlen, "tcp:%s: %s", hostport, strerror(errno));
-	if (fd >= 0 && fd != c)
-		close(fd);
-	freeaddrinfo(res);
-	return c;
-}
-
-/* Open uri for the stream's direction: fd, and *pid for exec:. */
-static int open_uri(const char *uri, bool writing, pid_t *pid, char *err, size_t errlen)
-{
-	int fd;
-
-	*pid = -1;
-	if (!strncmp(uri, "exec:", 5))
-		return spawn_exec(uri + 5, writing, pid, err, errlen);
-	if (!strncmp(uri, "unix:", 5))
-		return writing ? connect_unix(uri + 5, err, errlen)
-			       : accept_unix(uri + 5, err, errlen);
-	if (!strncmp(uri, "tcp:", 4))
-		return tcp_uri(uri + 4, writing, err, errlen);
-	if (!strncmp(uri, "file:", 5)) {
-		fd = writing ? open(uri + 5, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)
-			     : open(uri + 5, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			snprintf(err, errlen, "%s: %s", uri + 5, strerror(errno));
-		return fd;
-	}
-	snprintf(err, errlen, "Invalid parameter 'uri': '%s' (vmm takes exec:, file:, unix:, tcp:)",
-		 uri);
-	return -1;
-}
-
-/* Close fd and, for exec:, wait for the command: 0 when it succeeded. */
-static int close_uri(int fd, pid_t pid, const char *uri, char *err, size_t errlen)
-{
-	int status;
-
-	close(fd);
-	if (pid < 0)
-		return 0;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return 0;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return 0;
-	snprintf(err, errlen, "%s: the command failed (status %d)", uri,
-		 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-	return -1;
 }
 
 /* ------------------------------------------------------- saving */
@@ -327,11 +184,37 @@ static int build_tree(struct machine *m, void **tree, size_t *len, char *err, si
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (save_devices(m, w, err, errlen) < 0 || cpu_state_save(m, w, err, errlen) < 0) {
+	if (save_devices(m, w, err, errlen) < 0 || cpu_state_save(m, w, err, errlen) < 0 ||
+	    irqchip_save(m, w, err, errlen) < 0) {
 		state_writer_free(w);
 		return -1;
 	}
 	return state_writer_finish(w, tree, len, err, errlen);
+}
+
+/* ------------------------------------------------------- disk images */
+
+/* f on every writable disk of the machine (IDE, AHCI, virtio-blk); the
+ * CD-ROMs' media are read-only, and readers never keep each other out. */
+static int each_disk(struct machine *m, int (*f)(struct block_dev *, char *, size_t), char *err,
+		     size_t errlen)
+{
+	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++)
+		if (m->disks[i] && f(m->disks[i], err, errlen) < 0)
+			return -1;
+	for (unsigned c = 0; c < CLI_MAX_AHCI; c++)
+		for (unsigned p = 0; p < AHCI_PORTS; p++)
+			if (m->sata_disks[c][p] && f(m->sata_disks[c][p], err, errlen) < 0)
+				return -1;
+	for (unsigned i = 0; i < CLI_MAX_VIRTIO_DRIVES; i++)
+		if (m->vdisks[i] && f(m->vdisks[i], err, errlen) < 0)
+			return -1;
+	return 0;
+}
+
+int migration_activate_images(struct machine *m, char *err, size_t errlen)
+{
+	return each_disk(m, block_activate, err, errlen);
 }
 
 /* ------------------------------------------------------- the thread */
@@ -407,6 +290,10 @@ static int job_send(struct mig_job *j, char *err, size_t errlen)
 		snprintf(err, errlen, "%s", j->tree_err);
 		r = -1;
 	}
+	/* the destination takes the disks when the stream ends: hand them
+	 * over first (flushed, qcow2 written out, the locks dropped) */
+	if (r == 0)
+		r = each_disk(j->m, block_inactivate, err, errlen);
 	if (r == 0) {
 		o.max_bps = 0; /* the guest is stopped: no throttle now */
 		r = mig_out_end(&o, j->tree, j->tree_len);
@@ -419,6 +306,7 @@ static int job_send(struct mig_job *j, char *err, size_t errlen)
 static void job_finish(struct mig_job *j, int r, const char *err)
 {
 	struct machine *m = j->m;
+	char again[256];
 
 	if (j->kvm_ram)
 		kvm_vm_dirty_log_stop(&m->vm, m->ram, m->ram_map_size);
@@ -426,9 +314,11 @@ static void job_finish(struct mig_job *j, int r, const char *err)
 		migration_virtio_thaw(m); /* RAM is sent: the queues may run */
 		machine_resume(m);
 	}
+	pthread_mutex_lock(&precopy_lock);
 	mig.dirty_syncs = j->pre.dirty_syncs;
 	mig.mbps = j->pre.mbps;
-	mig.precopy = NULL;
+	mig.precopy = NULL; /* j is freed once this returns */
+	pthread_mutex_unlock(&precopy_lock);
 	mig.total_ms = now_ms() - mig.start_ms;
 	if (r == 0) {
 		mig.downtime_ms = now_ms() - mig.downtime_ms;
@@ -437,6 +327,8 @@ static void job_finish(struct mig_job *j, int r, const char *err)
 		return;
 	}
 	snprintf(mig.error, sizeof(mig.error), "%s", err);
+	if (migration_activate_images(m, again, sizeof(again)) < 0)
+		fprintf(stderr, "vmm: migrate: %s\n", again);
 	/* as QEMU: a failed or cancelled migration gives the guest back */
 	if (j->stopped && j->was_running)
 		machine_user_cont(m);
@@ -449,7 +341,7 @@ static void *migration_thread(void *opaque)
 	char err[256] = "";
 	int r = job_send(j, err, sizeof(err));
 
-	if (close_uri(j->fd, j->pid, j->uri, r < 0 ? NULL : err, r < 0 ? 0 : sizeof(err)) < 0)
+	if (mig_close_uri(j->fd, j->pid, j->uri, r < 0 ? NULL : err, r < 0 ? 0 : sizeof(err)) < 0)
 		r = -1;
 	job_finish(j, r, err);
 	free(j);
@@ -480,7 +372,7 @@ int migration_save(struct machine *m, const char *uri, char *err, size_t errlen)
 	j->m = m;
 	snprintf(j->uri, sizeof(j->uri), "%s", uri);
 	j->was_running = machine_run_state(m) == RUN_STATE_RUNNING;
-	j->fd = open_uri(uri, true, &j->pid, err, errlen);
+	j->fd = mig_open_uri(uri, true, &j->pid, err, errlen);
 	if (j->fd < 0) {
 		free(j);
 		return -1;
@@ -493,11 +385,13 @@ int migration_save(struct machine *m, const char *uri, char *err, size_t errlen)
 	j->pre.touched = m->mem.touched;
 	j->pre.downtime_ms = params.downtime_limit;
 	cancel_req = false;
+	pthread_mutex_lock(&precopy_lock);
 	mig = (struct migration_status){
 		.start_ms = now_ms(), .ram_total = j->pre.ram.size, .precopy = &j->pre};
+	pthread_mutex_unlock(&precopy_lock);
 	set_status(m, MIG_SETUP);
 	if (pthread_create(&t, NULL, migration_thread, j)) {
-		close_uri(j->fd, j->pid, uri, NULL, 0);
+		mig_close_uri(j->fd, j->pid, uri, NULL, 0);
 		free(j);
 		snprintf(err, errlen, "cannot start the migration thread");
 		set_status(m, MIG_FAILED);
@@ -537,19 +431,16 @@ static int load_tree(struct machine *m, const void *tree, size_t len, char *err,
 	r = load_devices(m, &root, err, errlen);
 	if (r == 0)
 		r = cpu_state_load(m, &root, err, errlen);
+	if (r == 0) /* after the vCPUs: the APICs' TSC deadlines need their TSC */
+		r = irqchip_load(m, &root, err, errlen);
 	state_reader_close(&root);
 	return r;
 }
 
-int migration_incoming(struct machine *m, const char *uri, char *err, size_t errlen)
+/* Main thread: the machine pauses for the stream; fails unless it was
+ * started with -incoming and has not run. */
+static int incoming_begin(struct machine *m, char *err, size_t errlen)
 {
-	struct mig_in in;
-	struct mig_ram ram;
-	void *tree = NULL;
-	size_t len;
-	pid_t pid;
-	int fd, r;
-
 	if (machine_run_state(m) != RUN_STATE_PRELAUNCH || !m->cfg->incoming) {
 		snprintf(err, errlen, "The incoming migration needs vmm started with -incoming");
 		return -1;
@@ -557,7 +448,22 @@ int migration_incoming(struct machine *m, const char *uri, char *err, size_t err
 	mig = (struct migration_status){.start_ms = now_ms()};
 	set_status(m, MIG_SETUP);
 	machine_pause(m);
-	fd = open_uri(uri, false, &pid, err, errlen);
+	return 0;
+}
+
+/* Read the stream from fd (or open uri when fd < 0) and load it: any
+ * thread, the machine paused. 0, or -1 with err. */
+static int incoming_load(struct machine *m, const char *uri, int fd, pid_t pid, char *err,
+			 size_t errlen)
+{
+	struct mig_in in;
+	struct mig_ram ram;
+	void *tree = NULL;
+	size_t len;
+	int r;
+
+	if (fd < 0)
+		fd = mig_open_uri(uri, false, &pid, err, errlen);
 	r = fd < 0 ? -1 : mig_stream_read_header(&in, fd, err, errlen);
 	if (r == 0) {
 		set_status(m, MIG_ACTIVE);
@@ -571,17 +477,96 @@ int migration_incoming(struct machine *m, const char *uri, char *err, size_t err
 		r = mig_stream_read_tree(&in, &tree, &len, err, errlen);
 	if (r == 0)
 		r = load_tree(m, tree, len, err, errlen);
-	if (fd >= 0 && close_uri(fd, pid, uri, r < 0 ? NULL : err, r < 0 ? 0 : errlen) < 0)
+	if (r == 0) /* the source let go of them before the stream ended */
+		r = migration_activate_images(m, err, errlen);
+	if (fd >= 0 && mig_close_uri(fd, pid, uri, r < 0 ? NULL : err, r < 0 ? 0 : errlen) < 0)
 		r = -1;
 	free(tree);
+	return r;
+}
+
+/* Main thread: the loaded guest runs (unless -S), or the migration failed. */
+static int incoming_finish(struct machine *m, int r, const char *err)
+{
 	machine_resume(m);
 	mig.total_ms = now_ms() - mig.start_ms;
-	set_status(m, r == 0 ? MIG_COMPLETED : MIG_FAILED);
-	if (r < 0) {
+	if (r < 0)
 		snprintf(mig.error, sizeof(mig.error), "%s", err);
+	set_status(m, r == 0 ? MIG_COMPLETED : MIG_FAILED);
+	if (r == 0 && !m->cfg->start_paused)
+		machine_user_cont(m);
+	return r;
+}
+
+int migration_incoming(struct machine *m, const char *uri, char *err, size_t errlen)
+{
+	if (incoming_begin(m, err, errlen) < 0)
+		return -1;
+	return incoming_finish(m, incoming_load(m, uri, -1, -1, err, errlen), err);
+}
+
+struct incoming {
+	struct machine *m;
+	char uri[512];
+	bool exit_on_error;
+	int fd;
+	pid_t pid;
+	int r;
+	char err[256];
+};
+
+static void incoming_done(void *opaque)
+{
+	struct incoming *in = opaque;
+
+	if (incoming_finish(in->m, in->r, in->err) < 0) {
+		fprintf(stderr, "vmm: incoming migration: %s\n", in->err);
+		if (in->exit_on_error) /* QEMU's default: nothing here is the guest */
+			machine_request_exit(in->m, 1);
+	}
+	free(in);
+}
+
+static void *incoming_thread(void *opaque)
+{
+	struct incoming *in = opaque;
+
+	in->r = incoming_load(in->m, in->uri, in->fd, in->pid, in->err, sizeof(in->err));
+	while (evloop_call(in->m->host.loop, incoming_done, in) < 0)
+		usleep(10000); /* out of memory: the main thread must hear of it */
+	return NULL;
+}
+
+int migration_incoming_start(struct machine *m, const char *uri, bool exit_on_error, char *err,
+			     size_t errlen)
+{
+	struct incoming *in = calloc(1, sizeof(*in));
+	pthread_t t;
+
+	if (!in) {
+		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (!m->cfg->start_paused)
-		machine_user_cont(m);
+	in->m = m;
+	in->exit_on_error = exit_on_error;
+	in->fd = -1;
+	snprintf(in->uri, sizeof(in->uri), "%s", uri);
+	/* what opens at once is opened here, where a bad URI is reported */
+	if (!mig_uri_waits(uri) && (in->fd = mig_open_uri(uri, false, &in->pid, err, errlen)) < 0) {
+		free(in);
+		return -1;
+	}
+	if (incoming_begin(m, err, errlen) < 0 ||
+	    pthread_create(&t, NULL, incoming_thread, in) != 0) {
+		if (in->fd >= 0)
+			mig_close_uri(in->fd, in->pid, uri, NULL, 0);
+		if (mig.state == MIG_SETUP) {
+			snprintf(err, errlen, "cannot start the incoming migration's thread");
+			incoming_finish(m, -1, err);
+		}
+		free(in);
+		return -1;
+	}
+	pthread_detach(t);
 	return 0;
 }

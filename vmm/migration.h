@@ -188,6 +188,10 @@ struct migration_status {
 };
 struct migration_params *migration_params(void);
 const struct migration_status *migration_status(void);
+/* A consistent copy for query-migrate, with the running pre-copy's
+ * figures copied into *pre (s->precopy then points there): the migration
+ * thread frees its own when it ends, at any moment. */
+void migration_status_copy(struct migration_status *s, struct mig_precopy *pre);
 const char *migration_state_name(enum migration_state s);
 /* QMP migrate: open uri ("exec:CMD", "file:PATH", "unix:PATH",
  * "tcp:HOST:PORT") and start a migration thread, which copies the RAM
@@ -198,8 +202,27 @@ int migration_save(struct machine *m, const char *uri, char *err, size_t errlen)
 /* QMP migrate_cancel: the thread stops at its next write; the guest runs
  * on (cancelled). */
 void migration_cancel(struct machine *m);
+/* The writable disk images back from a migration peer (block_activate):
+ * QMP cont on a source whose migration completed, and the destination
+ * once its stream is in. 0, or -1 with a one-line err. */
+int migration_activate_images(struct machine *m, char *err, size_t errlen);
+/* migration_uri.c: open uri for the stream's direction (reading: for a
+ * unix: or tcp: URI, listen and wait for the one peer): the fd, and *pid
+ * for exec:; -1 with a one-line err. */
+int mig_open_uri(const char *uri, bool writing, pid_t *pid, char *err, size_t errlen);
+/* Close fd and, for exec:, wait for the command: 0 when it succeeded. */
+int mig_close_uri(int fd, pid_t pid, const char *uri, char *err, size_t errlen);
+/* Whether opening uri for reading waits for a peer (unix:, tcp:). */
+bool mig_uri_waits(const char *uri);
 /* -incoming URI / migrate-incoming: read the stream, load every device
  * and vCPU, run unless -S. 0, or -1 with a one-line err. */
 int migration_incoming(struct machine *m, const char *uri, char *err, size_t errlen);
+/* QMP migrate-incoming: the same on a thread, so that the monitor answers
+ * while the source sends (a live migration takes as long as it runs);
+ * MIGRATION events and query-migrate tell how it went. 0 once it is
+ * under way (a unix: or tcp: URI listens then), or -1 with err. When it
+ * fails later vmm exits with status 1 if exit_on_error (QEMU's default). */
+int migration_incoming_start(struct machine *m, const char *uri, bool exit_on_error, char *err,
+			     size_t errlen);
 
 #endif /* VMM_MIGRATION_H */

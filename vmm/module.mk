@@ -40,6 +40,10 @@ KVM_TESTS += tests/integration/migrate.sh
 # ... with virtio-blk (qcow2), virtio-net on user networking and virtio-rng
 INTEG_TESTS += tests/integration/migrate-virtio.sh
 KVM_TESTS += tests/integration/migrate-virtio.sh
+# live migrations back and forth between two processes, a busy 2-vCPU
+# guest with a shared qcow2 disk, every kernel_irqchip mode, QEMU too
+INTEG_TESTS += tests/integration/migrate-pingpong.sh
+KVM_TESTS += tests/integration/migrate-pingpong.sh
 # the migration stream's framing (header, zero pages, truncation)
 $(eval $(call unit_test,vmm_migration_stream,tests/unit/vmm/test_migration_stream.c vmm/migration_stream.c,,))
 INTEG_TESTS += tests/integration/control-exit.sh

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -138,6 +139,22 @@ static void send_error(struct qmp_client *c, json_t *id, const char *cls, const 
 
 /* --------------------------------------------------------------- events */
 
+/* The clients and their output buffers belong to the main loop's thread. */
+static pthread_t loop_thread;
+static struct evloop *loop;
+
+static void deliver_event(void *text)
+{
+	for (unsigned s = 0; s < n_servers; s++)
+		for (struct qmp_client *c = servers[s].clients; c; c = c->next)
+			if (c->negotiated)
+				send_text(c, text);
+	free(text);
+}
+
+/* Events come from any thread (the migration thread's MIGRATION_PASS, a
+ * device's BALLOON_CHANGE): off the main thread they are posted to it, as
+ * writing a client's buffer there would race with the main thread's. */
 static void on_event(void *opaque, const char *name, const char *data_json)
 {
 	struct timeval tv;
@@ -150,11 +167,10 @@ static void on_event(void *opaque, const char *name, const char *data_json)
 		     (long long)tv.tv_sec, (long)tv.tv_usec, name, has_data ? ", \"data\": " : "",
 		     has_data ? data_json : "") < 0)
 		return;
-	for (unsigned s = 0; s < n_servers; s++)
-		for (struct qmp_client *c = servers[s].clients; c; c = c->next)
-			if (c->negotiated)
-				send_text(c, text);
-	free(text);
+	if (!loop || pthread_equal(pthread_self(), loop_thread))
+		deliver_event(text);
+	else if (evloop_call(loop, deliver_event, text) < 0)
+		free(text);
 }
 
 /* ------------------------------------------------------------- requests */
@@ -381,6 +397,8 @@ int qmp_start(struct machine *m, char *err, size_t errlen)
 
 	if (!cc->n_qmp)
 		return 0;
+	loop = m->host.loop;
+	loop_thread = pthread_self(); /* the thread that will run the loop */
 	qmp_commands_init(m);
 	for (unsigned i = 0; i < cc->n_qmp; i++) {
 		struct qmp_server *srv = &servers[n_servers];

@@ -64,9 +64,12 @@ CMD(cmd_query_commands);
 CMD(cmd_query_status)
 {
 	enum run_state s = machine_run_state(m);
+	/* as QEMU: an -incoming machine is "inmigrate" until its stream is in */
+	bool incoming = m->cfg->incoming && s == RUN_STATE_PRELAUNCH &&
+			migration_status()->state != MIG_COMPLETED;
 
 	*ret = json_pack("{s:b,s:b,s:s}", "running", s == RUN_STATE_RUNNING, "singlestep", 0,
-			 "status", run_state_name(s));
+			 "status", incoming ? "inmigrate" : run_state_name(s));
 	return 0;
 }
 
@@ -403,6 +406,7 @@ CMD(cmd_stop)
 CMD(cmd_cont)
 {
 	enum run_state s = machine_run_state(m);
+	char why[256];
 
 	if (no_guest(m, e) < 0)
 		return -1;
@@ -412,6 +416,9 @@ CMD(cmd_cont)
 	/* -incoming: the booted machine is not the guest until the stream is in */
 	if (m->cfg->incoming && migration_status()->state != MIG_COMPLETED)
 		return fail(e, "GenericError", "The incoming migration has not completed");
+	/* a source whose migration completed handed its disks over */
+	if (migration_activate_images(m, why, sizeof(why)) < 0)
+		return fail(e, "GenericError", why);
 	machine_debug_cont(m);
 	return 0;
 }

@@ -96,6 +96,7 @@ CMD(cmd_migrate_set_parameters)
 CMD(cmd_migrate_incoming)
 {
 	const char *uri = json_string_value(json_object_get(args, "uri"));
+	json_t *exit_on_error = json_object_get(args, "exit-on-error");
 	char err[256];
 
 	if (!uri)
@@ -104,7 +105,8 @@ CMD(cmd_migrate_incoming)
 		return fail(e, "The incoming migration needs vmm started with -incoming defer");
 	if (migration_status()->state != MIG_NONE)
 		return fail(e, "The incoming migration has already been started");
-	if (migration_incoming(m, uri, err, sizeof(err)) < 0)
+	if (migration_incoming_start(m, uri, !exit_on_error || json_is_true(exit_on_error), err,
+				     sizeof(err)) < 0)
 		return fail(e, err);
 	return 0;
 }
@@ -142,9 +144,12 @@ static uint64_t elapsed_ms(const struct migration_status *s)
 
 CMD(cmd_query_migrate)
 {
-	const struct migration_status *s = migration_status();
+	struct migration_status copy;
+	const struct migration_status *s = &copy;
+	struct mig_precopy pre;
 	json_t *o;
 
+	migration_status_copy(&copy, &pre);
 	if (s->state == MIG_NONE) {
 		*ret = json_object();
 		return 0;

@@ -1,0 +1,187 @@
+"""migrate_pingpong.py — live migrations back and forth between two
+emulator processes on one host, a busy 2-vCPU guest riding along.
+
+usage: migrate_pingpong.py WORKDIR SIDE COUNT EMULATOR [ARGS...]
+
+The guest (make demo's kernel and initrd, found in $GUEST) gets 2 vCPUs,
+a qcow2 virtio-blk disk both processes open (the source hands it over at
+the end of each migration), a virtio-net NIC on user networking, and
+runs a counter on its console and a disk writer that writes 64 KiB
+blocks of random data with O_DIRECT and prints each block's sha256 once
+written. Then COUNT times: a new process starts with -incoming defer,
+migrate-incoming unix:, the running one migrates to it live (no stop),
+and once it completed the old process is told to quit. Checked: every
+migration completes, the destination runs, the counter never goes back
+nor skips, the guest's shell still answers at the end, and every block
+the guest said it wrote reads back from the image (qemu-img convert,
+the oracle) with the sha256 it printed. Prints the migrations' total
+times and downtimes."""
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from qmp_client import Qmp  # noqa: E402
+
+work, side, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+emulator = sys.argv[4:]
+guest = os.environ["GUEST"]
+limit = float(os.environ.get("PINGPONG_TIMEOUT", "900"))
+t_start = time.time()
+log = []            # the console, all processes in order
+log_lock = threading.Lock()
+disk = os.path.join(work, "disk.qcow2")
+BLOCK = 65536
+BLOCKS = 64
+
+
+def fail(msg):
+    with log_lock:
+        tail = "".join(log)[-3000:]
+    print("FAIL: %s: %s\n%s" % (side, msg, tail))
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+    for name in sorted(os.listdir(work)):
+        if name.startswith("err."):
+            print("== " + name)
+            print(open(os.path.join(work, name), errors="replace").read()[-2000:])
+    sys.exit(1)
+
+
+def console():
+    with log_lock:
+        return "".join(log)
+
+
+def reader(p):
+    for line in iter(p.stdout.readline, b""):
+        with log_lock:
+            log.append(line.decode(errors="replace"))
+
+
+procs = []
+
+
+def start(n, extra):
+    cmd = emulator + [
+        "-m", "256", "-smp", "2", "-nographic", "-serial", "stdio", "-monitor", "none",
+        "-no-reboot", "-kernel", guest + "/kernel", "-initrd", guest + "/initrd.cpio.gz",
+        "-append", open("tests/guest/linux/cmdline").read().strip(),
+        "-drive", "file=%s,if=virtio,format=qcow2" % disk,
+        "-netdev", "user,id=n0", "-device", "virtio-net-pci,netdev=n0",
+        "-qmp", "unix:%s/qmp.%d,server=on,wait=off" % (work, n)] + extra
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=open(os.path.join(work, "err.%d" % n), "w"))
+    threading.Thread(target=reader, args=(p,), daemon=True).start()
+    procs.append(p)
+    return p
+
+
+def wait_for(pattern, p, since=0):
+    rx = re.compile(pattern, re.M)
+    while not rx.search(console()[since:]):
+        if p.poll() is not None:
+            fail("exited (status %s) before %r" % (p.returncode, pattern))
+        if time.time() - t_start > limit:
+            fail("no %r in %ds" % (pattern, limit))
+        time.sleep(0.2)
+
+
+def say(p, line):
+    p.stdin.write((line + "\n").encode())
+    p.stdin.flush()
+
+
+def counters():
+    return [int(n) for n in re.findall(r"(?m)^CNT (\d+) END", console())]
+
+
+def qmp(n):
+    path = "%s/qmp.%d" % (work, n)
+    while not os.path.exists(path):
+        if procs[n].poll() is not None:
+            fail("process %d exited (status %s) before its QMP socket" % (n, procs[n].returncode))
+        if time.time() - t_start > limit:
+            fail("no QMP socket %s" % path)
+        time.sleep(0.1)
+    q = Qmp(path, timeout=120)
+    q.ok("qmp_capabilities")
+    return q
+
+
+cur = start(0, [])
+wait_for(r"^vmm demo: a shell", cur)
+say(cur, "(i=0; while :; do i=$((i+1)); echo \"CNT $i END\"; sleep 0.3; done) &")
+# the writer: block k of BLOCKS, round after round; "W k sha" once written
+say(cur, "(k=0; while [ ! -e /tmp/stop ]; do head -c %d /dev/urandom >/tmp/b; "
+         "dd if=/tmp/b of=/dev/vda bs=%d seek=$((k %% %d)) oflag=direct 2>/dev/null && "
+         "echo \"W $((k %% %d)) $(sha256sum </tmp/b | cut -c1-64) END\"; k=$((k+1)); done; "
+         "sync; echo \"WRITER-$((6*7))\") &"
+    % (BLOCK, BLOCK, BLOCKS, BLOCKS))
+wait_for(r"^CNT 5 END", cur)
+wait_for(r"^W 3 [0-9a-f]{64} END", cur)
+src = qmp(0)
+times = []
+for n in range(1, count + 1):
+    sock = "%s/mig.%d" % (work, n)
+    dst_p = start(n, ["-incoming", "defer"])
+    dst = qmp(n)
+    dst.ok("migrate-incoming", uri="unix:" + sock)
+    seen = len(console())
+    src.ok("migrate", uri="unix:" + sock)
+    while True:
+        s = src.ok("query-migrate")
+        if s["status"] in ("completed", "failed", "cancelled"):
+            break
+        if time.time() - t_start > limit:
+            fail("migration %d still %s after %ds" % (n, s["status"], limit))
+        time.sleep(0.1)
+    if s["status"] != "completed":
+        fail("migration %d: %s" % (n, s))
+    while dst.ok("query-status")["status"] == "inmigrate":
+        time.sleep(0.05)
+    st = dst.ok("query-status")["status"]
+    if st == "paused" and side == "qemu":
+        dst.ok("cont")   # QEMU's destination waits for cont unless told otherwise
+    elif st != "running":
+        fail("migration %d: the destination is %s" % (n, st))
+    times.append((s.get("total-time"), s.get("downtime")))
+    src.cmd("quit")
+    cur.wait(60)
+    cur, src = dst_p, dst
+    # the guest goes on on the destination
+    last = counters()[-1]
+    wait_for(r"^CNT %d END" % (last + 2), cur, seen)
+
+c = counters()
+bad = [(a, b) for a, b in zip(c, c[1:]) if b <= a or b > a + 2]
+if bad:
+    fail("the counter went %s" % bad[:5])
+say(cur, 'echo "ANSWER $((6 * 7)) END"')
+wait_for(r"^ANSWER 42 END", cur)
+say(cur, "touch /tmp/stop")
+wait_for(r"^WRITER-42", cur)
+written = {}
+for k, sha in re.findall(r"(?m)^W (\d+) ([0-9a-f]{64}) END", console()):
+    written[int(k)] = sha
+src.cmd("quit")
+cur.wait(60)
+raw = os.path.join(work, "disk.raw")
+subprocess.run(["qemu-img", "convert", "-f", "qcow2", "-O", "raw", disk, raw], check=True)
+data = open(raw, "rb").read()
+for k, sha in written.items():
+    got = hashlib.sha256(data[k * BLOCK:(k + 1) * BLOCK]).hexdigest()
+    if got != sha:
+        fail("block %d reads back as %s, the guest wrote %s" % (k, got, sha))
+chk = subprocess.run(["qemu-img", "check", "-q", disk])
+if chk.returncode != 0:
+    fail("qemu-img check: status %d" % chk.returncode)
+print("migrate-pingpong: %s: %d live migrations, counter %d..%d, %d blocks checked; "
+      "total ms %s; downtime ms %s" % (
+          side, count, c[0], c[-1], len(written),
+          [t for t, _ in times], [d for _, d in times]))
