@@ -212,6 +212,12 @@ struct netdev_ops {
 	 * `info usernet`'s lines, newline-separated, in a malloc'd string
 	 * (NULL: out of memory). Called with the NIC quiet. */
 	char *(*stats)(struct netdev *nd);
+	/* For a backend with guest-visible state (NULL otherwise): a
+	 * snapshot for migration in a malloc'd buffer, and its load into a
+	 * backend just made with the same options; -ENOTSUP when it keeps
+	 * none. 0, or -errno with why. Called with the NIC quiet. */
+	int (*save)(struct netdev *nd, void **buf, size_t *len, char *why, size_t wlen);
+	int (*load)(struct netdev *nd, const void *buf, size_t len, char *why, size_t wlen);
 	void (*free)(struct netdev *nd);
 };
 

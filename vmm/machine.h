@@ -425,6 +425,14 @@ void net_info_usernet(void *opaque, FILE *out);
 void hmp_hostfwd(struct machine *m, int argc, char **argv, FILE *out, bool add);
 void hmp_set_link(struct machine *m, int argc, char **argv, FILE *out);
 void board_free_nics(struct machine *m);
+/* Migration: each backend with guest-visible state (user networking's
+ * DHCP leases and NAT'd TCP connections, see usernet.h) as "netdev@N"
+ * under the writer's node; loaded into the destination's backends made
+ * from the same command line. 0, or -1 with err. */
+struct state_writer;
+struct state_reader;
+int net_save(struct machine *m, struct state_writer *w, char *err, size_t errlen);
+int net_load(struct machine *m, const struct state_reader *r, char *err, size_t errlen);
 /* board_ahci.c: AHCI controller i of cfg->ahci with its drives, at devfn
  * (-1: its addr=, else the first free slot); q35 puts one at 00:1f.2.
  * board_add_ahcis: every -device ahci on the PCI bus. */

@@ -13,6 +13,7 @@
 
 #include "backends/backends.h"
 #include "devices/virtio/virtio.h"
+#include "state/state.h"
 #include "vmm/machine.h"
 
 /* The NIC using netdev i, or NULL. */
@@ -261,4 +262,76 @@ void hmp_set_link(struct machine *m, int argc, char **argv, FILE *out)
 	}
 	if (machine_set_link(m, argv[1], !strcmp(argv[2], "on")) < 0)
 		fprintf(out, "set_link: device '%s' not found\n", argv[1]);
+}
+
+/* ---------------------------------------------------------- migration */
+
+#define NETDEV_STATE_VERSION 1
+#define NETDEV_STATE_MAX (64u << 20) /* far above any snapshot usernet makes */
+
+int net_save(struct machine *m, struct state_writer *w, char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < m->cfg->n_netdevs; i++) {
+		struct netdev *nd = m->netdevs[i];
+		char name[32], why[200];
+		void *buf = NULL;
+		size_t len = 0;
+		int r;
+
+		if (!nd || !nd->ops->save)
+			continue;
+		lock_netdev(m, i);
+		r = nd->ops->save(nd, &buf, &len, why, sizeof(why));
+		unlock_netdev(m, i);
+		if (r == -ENOTSUP)
+			continue; /* impl=slirp: comes back as new */
+		if (r < 0) {
+			snprintf(err, errlen, "netdev %s: %s", nd->id, why);
+			return -1;
+		}
+		snprintf(name, sizeof(name), "netdev@%u", i);
+		state_begin(w, name, NETDEV_STATE_VERSION);
+		state_put_u32(w, "size", (uint32_t)len);
+		state_put_bytes(w, "state", buf, len);
+		state_end(w);
+		free(buf);
+	}
+	return 0;
+}
+
+int net_load(struct machine *m, const struct state_reader *r, char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < m->cfg->n_netdevs; i++) {
+		struct netdev *nd = m->netdevs[i];
+		struct state_reader at;
+		char name[32], why[200];
+		struct state_node n;
+		uint32_t len = 0;
+		void *buf;
+		int ret;
+
+		snprintf(name, sizeof(name), "netdev@%u", i);
+		if (!nd || !nd->ops->load || state_reader_sub(r, name, &at, why, sizeof(why)) < 0)
+			continue; /* saved with nothing (a TAP, impl=slirp) */
+		if (state_node_open(&n, r, name, NETDEV_STATE_VERSION, err, errlen) < 0 ||
+		    state_get_u32_max(&n, "size", NETDEV_STATE_MAX, &len) < 0)
+			return -1;
+		if (!(buf = malloc(len ? len : 1))) {
+			snprintf(err, errlen, "netdev %s: out of memory", nd->id);
+			return -1;
+		}
+		if (state_get_bytes(&n, "state", buf, len) < 0 || state_node_close(&n) < 0) {
+			free(buf);
+			return -1;
+		}
+		lock_netdev(m, i);
+		ret = nd->ops->load(nd, buf, len, why, sizeof(why));
+		unlock_netdev(m, i);
+		free(buf);
+		if (ret < 0) {
+			snprintf(err, errlen, "netdev %s: %s", nd->id, why);
+			return -1;
+		}
+	}
+	return 0;
 }

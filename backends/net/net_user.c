@@ -279,6 +279,23 @@ static char *user_stats(struct netdev *nd)
 	return buf;
 }
 
+/* The DHCP leases and, for each guest TCP connection through the NAT,
+ * what resetting it takes: the host sockets stay with this process, so
+ * the destination resets those connections cleanly (usernet.h). */
+static int user_save(struct netdev *nd, void **buf, size_t *len, char *why, size_t wlen)
+{
+	struct net_user *s = (struct net_user *)nd;
+
+	return usernet_save(s->u, buf, len, why, wlen);
+}
+
+static int user_load(struct netdev *nd, const void *buf, size_t len, char *why, size_t wlen)
+{
+	struct net_user *s = (struct net_user *)nd;
+
+	return usernet_load(s->u, buf, len, why, wlen);
+}
+
 static void user_free(struct netdev *nd)
 {
 	struct net_user *s = (struct net_user *)nd;
@@ -301,6 +318,8 @@ static const struct netdev_ops user_ops = {
 	.info = user_info,
 	.hostfwd = user_hostfwd,
 	.stats = user_stats,
+	.save = user_save,
+	.load = user_load,
 	.free = user_free,
 };
 
