@@ -10,6 +10,8 @@ $(eval $(call unit_test,backends_block,tests/unit/backends/test_block.c,libbacke
 $(eval $(call unit_test,backends_block_aio,tests/unit/backends/test_block_aio.c,libbackends.a,))
 # qcow2 with qemu-img as the oracle; format probing; image locks
 $(eval $(call unit_test,backends_qcow2,tests/unit/backends/test_qcow2.c,libbackends.a,))
+# qcow2 on the io_uring engine: many requests in flight against a model
+$(eval $(call unit_test,backends_qcow2_aio,tests/unit/backends/test_qcow2_aio.c,libbackends.a,))
 # SIGKILL at random moments during qcow2 writes, then qemu-img check
 $(eval $(call program,tests/qcow2-writer,tests/integration/qcow2_writer.c,libbackends.a,))
 INTEG_TESTS += tests/integration/qcow2-crash.sh

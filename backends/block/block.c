@@ -622,17 +622,31 @@ void block_get_stats(struct block_dev *b, struct block_stats *s)
 
 /* ------------------------------------ for an asynchronous engine (aio) */
 
-int block_direct_fd(struct block_dev *b, bool write, uint64_t sector, const struct iovec *iov,
-		    int iovcnt)
+int block_direct_target(struct block_dev *b, bool write, uint64_t sector, const struct iovec *iov,
+			int iovcnt, struct block_target *t)
 {
 	size_t len = iov_bytes(iov, iovcnt);
 
 	if ((write && b->read_only) || len % BLOCK_SECTOR_SIZE ||
-	    !in_range(b, sector, len / BLOCK_SECTOR_SIZE) || b->overlay_fd >= 0 || b->qcow2 ||
+	    !in_range(b, sector, len / BLOCK_SECTOR_SIZE) || b->overlay_fd >= 0 ||
 	    (write && b->probed_raw && sector == 0) ||
 	    (is_direct(b->cache) && !iov_aligned(iov, iovcnt)))
 		return -1;
-	return b->fd;
+	t->fd = b->fd;
+	t->zero_past_eof = b->qcow2 != NULL; /* as through qcow2_readv */
+	t->runs = 1;
+	t->off[0] = sector * BLOCK_SECTOR_SIZE;
+	t->len[0] = len;
+	if (b->qcow2)
+		t->runs = qcow2_direct_map(b->qcow2, write, t->off[0], len, t->off, t->len,
+					   BLOCK_TARGET_RUNS);
+	return t->runs > 0 ? 0 : -1;
+}
+
+void block_direct_done(struct block_dev *b)
+{
+	if (b->qcow2)
+		qcow2_direct_done(b->qcow2);
 }
 
 void block_account(struct block_dev *b, bool write, uint64_t bytes)
@@ -652,10 +666,16 @@ int block_flush_fd(struct block_dev *b)
 	atomic_fetch_add_explicit(&b->flush_ops, 1, memory_order_relaxed);
 	if (b->read_only || b->overlay_fd >= 0)
 		return -1;
-	if (b->qcow2) { /* its writes were synchronous: flush here */
+	if (b->qcow2) {
+		/* its metadata here, in order; then, behind the data writes
+		 * still at the engine, an fdatasync for them */
 		int r = qcow2_flush(b->qcow2);
 
-		return r == -1 ? -EIO : r ? r : -1;
+		if (r)
+			return r == -1 ? -EIO : r;
+		if (b->cache == BLOCK_CACHE_UNSAFE || !qcow2_direct_in_flight(b->qcow2))
+			return -1;
+		return b->fd;
 	}
 	if (b->cache == BLOCK_CACHE_UNSAFE)
 		return -1;

@@ -843,6 +843,49 @@ int qcow2_readv(struct qcow2 *q, uint64_t off, const struct iovec *iov, int niov
 	return r;
 }
 
+int qcow2_direct_map(struct qcow2 *q, bool write, uint64_t off, size_t len, uint64_t *host,
+		     size_t *run, int max)
+{
+	int n = 0;
+	bool whole;
+
+	if (!len || off > q->size || len > q->size - off || (write && q->read_only))
+		return -1;
+	pthread_mutex_lock(&q->lock);
+	while (len && n < max) {
+		uint64_t cl = off >> q->cluster_bits, in = off & (q->cs - 1), entry, h = 0;
+		size_t chunk = (size_t)(q->cs - in < len ? q->cs - in : len);
+
+		if (qcow2_entry(q, cl, &entry))
+			break;
+		h = write ? (qcow2_in_place(q, entry) ? entry & QCOW2_OFFSET_MASK : 0)
+			  : plain_host(q, entry);
+		if (!h)
+			break;
+		chunk = qcow2_contiguous_run(q, cl, h, chunk, len, write);
+		host[n] = h + in;
+		run[n++] = chunk;
+		off += chunk;
+		len -= chunk;
+	}
+	whole = !len;
+	if (whole)
+		__atomic_add_fetch(&q->direct, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&q->lock);
+	return whole ? n : -1;
+}
+
+void qcow2_direct_done(struct qcow2 *q)
+{
+	/* release: the request's I/O is over before a flush sees it gone */
+	__atomic_sub_fetch(&q->direct, 1, __ATOMIC_RELEASE);
+}
+
+unsigned qcow2_direct_in_flight(struct qcow2 *q)
+{
+	return __atomic_load_n(&q->direct, __ATOMIC_ACQUIRE);
+}
+
 int qcow2_read(struct qcow2 *q, uint64_t off, void *buf, size_t len)
 {
 	struct iovec v = {buf, len};

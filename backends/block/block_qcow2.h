@@ -62,6 +62,20 @@ int qcow2_discard(struct qcow2 *q, uint64_t off, uint64_t len, bool zero);
 /* Data, then refcounts, then L2 tables, then L1: made durable in this
  * order, so a crash leaves leaked clusters at worst. */
 int qcow2_flush(struct qcow2 *q);
+/* Where a request may go straight to the image file, past the lock (an
+ * io_uring engine): every cluster of [off, off+len) plain data, and for
+ * a write allocated, unshared and clear of the metadata, so it needs no
+ * metadata change. The number of runs (at most max; each run host[i],
+ * run[i] bytes, one after the other in the file); the request then
+ * counts as in flight until qcow2_direct_done, and no host cluster it
+ * may touch is reused before that (freed clusters wait). -1: serve it
+ * with qcow2_readv/qcow2_writev (allocation, copy-on-write, compressed,
+ * zero or backing-file clusters, more runs than max). */
+int qcow2_direct_map(struct qcow2 *q, bool write, uint64_t off, size_t len, uint64_t *host,
+		     size_t *run, int max);
+void qcow2_direct_done(struct qcow2 *q);
+/* Requests mapped by qcow2_direct_map and not yet done. */
+unsigned qcow2_direct_in_flight(struct qcow2 *q);
 /* For info block / query-block. */
 const char *qcow2_backing_file(const struct qcow2 *q); /* as in the header; NULL: none */
 const char *qcow2_backing_format(const struct qcow2 *q);
@@ -117,6 +131,7 @@ struct qcow2 {
 	int bfd;
 	uint64_t bsize;
 	unsigned depth;
+	unsigned direct; /* requests qcow2_direct_map handed out, not done */
 };
 
 #define QCOW2_OFLAG_COPIED (1ull << 63)
@@ -157,6 +172,9 @@ size_t qcow2_contiguous_run(struct qcow2 *q, uint64_t cl, uint64_t host, size_t 
 int qcow2_read_cluster(struct qcow2 *q, uint64_t cl, uint64_t entry, uint64_t in_off, void *buf,
 		       size_t n);
 /* block_qcow2_meta.c */
+/* An allocated, unshared, uncompressed data cluster a write may
+ * overwrite in place. */
+bool qcow2_in_place(struct qcow2 *q, uint64_t entry);
 struct qcow2_table *qcow2_table_get(struct qcow2 *q, uint64_t off, bool refblock, bool fresh);
 void qcow2_cache_free(struct qcow2 *q);
 /* Host cluster host lies over the header, the L1 or the refcount table. */

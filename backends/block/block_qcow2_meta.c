@@ -355,7 +355,11 @@ int qcow2_flush_locked(struct qcow2 *q)
 	}
 	if (r)
 		return r;
-	/* nothing on the disk names these any more */
+	/* nothing on the disk names these any more, but a request mapped
+	 * before may still be writing one: reused now, that write would
+	 * land in whatever the cluster holds next */
+	if (qcow2_direct_in_flight(q))
+		return 0;
 	n = q->nfrees;
 	q->nfrees = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -387,7 +391,7 @@ static int trim(struct qcow2 *q)
 {
 	int r = 0;
 
-	if (q->ncache <= q->cache_cap && q->nfrees < 4096)
+	if (q->ncache <= q->cache_cap && (q->nfrees < 4096 || qcow2_direct_in_flight(q)))
 		return 0;
 	r = qcow2_flush_locked(q);
 	while (!r && q->ncache > q->cache_cap) {
@@ -557,7 +561,7 @@ static int check_change(const struct qcow2 *q, uint64_t off, uint64_t len)
 
 /* An allocated, unshared cluster (and those after it in the file):
  * overwritten in place with one pwritev. */
-static bool in_place(struct qcow2 *q, uint64_t entry)
+bool qcow2_in_place(struct qcow2 *q, uint64_t entry)
 {
 	uint64_t host = entry & QCOW2_OFFSET_MASK;
 
@@ -584,7 +588,7 @@ int qcow2_writev(struct qcow2 *q, uint64_t off, const struct iovec *iov, int nio
 		size_t n = (size_t)(q->cs - in < len ? q->cs - in : len);
 		bool known = !qcow2_entry(q, cl, &entry);
 
-		if (known && in_place(q, entry)) {
+		if (known && qcow2_in_place(q, entry)) {
 			uint64_t host = entry & QCOW2_OFFSET_MASK;
 
 			n = qcow2_contiguous_run(q, cl, host, n, len, true);
