@@ -250,7 +250,6 @@ static void random_run(enum block_cache cache, unsigned long seed)
 	}
 	/* the clusters written first are reused over and over: most of the
 	 * requests must have gone to the kernel */
-	fprintf(stderr, "qcow2_aio: %u requests through io_uring, %u served at once\n", r->async, r->sync);
 	ck_assert_msg(r->async > r->sync, "%u requests through io_uring, %u served at once",
 		      r->async, r->sync);
 	block_aio_free(r->a);
