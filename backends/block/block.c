@@ -4,7 +4,8 @@
  * buffers for virtio-blk). cache=none|directsync open with O_DIRECT; a
  * request whose buffers O_DIRECT refuses (unaligned) goes through an
  * aligned bounce buffer (qcow2 images: block_qcow2*.c, also straight
- * from and into the buffers). Discard and write-zeroes punch holes. With snapshot, the image is opened
+ * from and into the buffers; their requests to allocated clusters also
+ * go to the io_uring engine, block_aio.c). Discard and write-zeroes punch holes. With snapshot, the image is opened
  * read-only and every written sector goes to an unlinked temporary file of
  * the same size, tracked by a bitmap; reads take each sector from wherever
  * its newest copy is. The image is never written, so it stays

@@ -12,7 +12,17 @@
  * (the kernel may stop early) is resubmitted for the rest, and one the
  * kernel answers -EAGAIN or -EINTR (nothing done, try again: as QEMU's
  * io_uring engine) is resubmitted whole; a read that meets the end of
- * the file (the image shrank under us) fails, never completes short. */
+ * the file (the image shrank under us) fails, never completes short.
+ *
+ * A qcow2 image's requests come here when every cluster they touch is
+ * allocated and needs no metadata change (block_direct_target maps them
+ * under the image's lock); a request whose clusters lie apart in the file
+ * goes as one piece per run and completes with its last piece. Anything
+ * that allocates, copies on write or decompresses is refused and served
+ * at once by the caller, so the metadata changes one request at a time;
+ * freed clusters are not reused while a mapped request is in flight, and
+ * a flush writes the metadata out before its fdatasync is queued behind
+ * the data writes. */
 #include <errno.h>
 #include <liburing.h>
 #include <stdio.h>
