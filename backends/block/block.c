@@ -635,19 +635,33 @@ int block_direct_target(struct block_dev *b, bool write, uint64_t sector, const 
 		return -1;
 	t->fd = b->fd;
 	t->zero_past_eof = b->qcow2 != NULL; /* as through qcow2_readv */
+	t->alloc = false;
+	t->guest_off = sector * BLOCK_SECTOR_SIZE;
 	t->runs = 1;
-	t->off[0] = sector * BLOCK_SECTOR_SIZE;
+	t->off[0] = t->guest_off;
 	t->len[0] = len;
 	if (b->qcow2)
-		t->runs = qcow2_direct_map(b->qcow2, write, t->off[0], len, t->off, t->len,
-					   BLOCK_TARGET_RUNS);
+		t->runs = qcow2_direct_map(b->qcow2, write, t->guest_off, len, t->off, t->len,
+					   BLOCK_TARGET_RUNS, &t->alloc);
 	return t->runs > 0 ? 0 : -1;
 }
 
-void block_direct_done(struct block_dev *b)
+int block_direct_done(struct block_dev *b, const struct block_target *t, int res)
 {
-	if (b->qcow2)
-		qcow2_direct_done(b->qcow2);
+	if (!b->qcow2)
+		return res;
+	if (!t || !t->alloc)
+		return qcow2_direct_done(b->qcow2, false, 0, NULL, NULL, 0, res);
+	return qcow2_direct_done(b->qcow2, true, t->guest_off, t->off, t->len, t->runs, res);
+}
+
+int block_flush_fd_done(struct block_dev *b, int res)
+{
+	/* requests allocating in flight at the flush named their clusters
+	 * since: their metadata too, before the flush completes */
+	if (!res && b->qcow2)
+		res = qcow2_flush_dirty(b->qcow2);
+	return res;
 }
 
 void block_account(struct block_dev *b, bool write, uint64_t bytes)

@@ -50,6 +50,7 @@ struct aio_whole {
 	void *cookie;
 	unsigned pieces;
 	int res;
+	struct block_target t; /* what block_direct_done needs */
 };
 
 struct aio_req {
@@ -178,9 +179,11 @@ int block_aio_rw(struct block_aio *a, bool write, uint64_t sector, const struct 
 
 	if (iovcnt <= 0 || block_direct_target(a->disk, write, sector, iov, iovcnt, &t) < 0)
 		return -1;
-	if (t.runs > 1 && (whole = malloc(sizeof(*whole))))
-		*whole = (struct aio_whole){cookie, (unsigned)t.runs, 0};
-	if ((t.runs > 1 && !whole) || cut(&t, iov, iovcnt, write, cookie, whole, pieces) < 0)
+	/* a single piece of a single run needs no whole, but for its target */
+	if ((t.runs > 1 || t.alloc) && (whole = malloc(sizeof(*whole))))
+		*whole = (struct aio_whole){cookie, (unsigned)t.runs, 0, t};
+	if (((t.runs > 1 || t.alloc) && !whole) ||
+	    cut(&t, iov, iovcnt, write, cookie, whole, pieces) < 0)
 		goto undo;
 	for (; queued < t.runs; queued++) {
 		if (queue_req(a, pieces[queued]) < 0)
@@ -202,7 +205,7 @@ undo:
 	for (int i = 0; i < t.runs; i++)
 		free(pieces[i]);
 	free(whole);
-	block_direct_done(a->disk);
+	block_direct_done(a->disk, &t, -EIO);
 	return -1;
 }
 
@@ -295,13 +298,15 @@ unsigned block_aio_reap(struct block_aio *a, void (*done)(void *opaque, void *co
 			free(q);
 			if (--w->pieces)
 				continue;
-			r = w->res;
+			r = block_direct_done(a->disk, &w->t, w->res);
 			q = NULL;
+		} else if (!q->flush) {
+			r = block_direct_done(a->disk, NULL, r);
+		} else {
+			r = block_flush_fd_done(a->disk, r);
 		}
 		if (r < 0 && !(q && q->flush))
 			block_account_failed(a->disk);
-		if (!(q && q->flush))
-			block_direct_done(a->disk);
 		n++;
 		done(opaque, w ? w->cookie : q->cookie, r);
 		free(w);

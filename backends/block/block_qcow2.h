@@ -62,18 +62,27 @@ int qcow2_discard(struct qcow2 *q, uint64_t off, uint64_t len, bool zero);
 /* Data, then refcounts, then L2 tables, then L1: made durable in this
  * order, so a crash leaves leaked clusters at worst. */
 int qcow2_flush(struct qcow2 *q);
+/* The same, if any metadata changed since the last one. */
+int qcow2_flush_dirty(struct qcow2 *q);
 /* Where a request may go straight to the image file, past the lock (an
  * io_uring engine): every cluster of [off, off+len) plain data, and for
  * a write allocated, unshared and clear of the metadata, so it needs no
- * metadata change. The number of runs (at most max; each run host[i],
- * run[i] bytes, one after the other in the file); the request then
- * counts as in flight until qcow2_direct_done, and no host cluster it
- * may touch is reused before that (freed clusters wait). -1: serve it
- * with qcow2_readv/qcow2_writev (allocation, copy-on-write, compressed,
- * zero or backing-file clusters, more runs than max). */
+ * metadata change; or, for a write of whole clusters that all need new
+ * ones (unallocated, zero, compressed, shared), new clusters allocated
+ * for it now (*alloc set), which its L2 entries name only once its data
+ * is written (qcow2_direct_done with its result). The number of runs
+ * (at most max; each run host[i], run[i] bytes, one after the other in
+ * the file); the request then counts as in flight until
+ * qcow2_direct_done, and no host cluster it may touch is reused before
+ * that (freed clusters wait). -1: serve it with qcow2_readv/_writev
+ * (partial clusters to allocate, copy-on-write, compressed, zero or
+ * backing-file clusters to read, more runs than max). */
 int qcow2_direct_map(struct qcow2 *q, bool write, uint64_t off, size_t len, uint64_t *host,
-		     size_t *run, int max);
-void qcow2_direct_done(struct qcow2 *q);
+		     size_t *run, int max, bool *alloc);
+/* A mapped request is over (res: its result): an allocating one's L2
+ * entries are set now (0 or -errno for that). */
+int qcow2_direct_done(struct qcow2 *q, bool alloc, uint64_t off, const uint64_t *host,
+		      const size_t *run, int n, int res);
 /* Requests mapped by qcow2_direct_map and not yet done. */
 unsigned qcow2_direct_in_flight(struct qcow2 *q);
 /* For info block / query-block. */
@@ -175,6 +184,15 @@ int qcow2_read_cluster(struct qcow2 *q, uint64_t cl, uint64_t entry, uint64_t in
 /* An allocated, unshared, uncompressed data cluster a write may
  * overwrite in place. */
 bool qcow2_in_place(struct qcow2 *q, uint64_t entry);
+/* With the lock held: new clusters for the len bytes (whole clusters)
+ * from guest cluster cl, which must all need new ones, refcounted but
+ * not yet named by the L2 tables; the runs they make (as
+ * qcow2_direct_map), or -1 (nothing kept). qcow2_commit_run names them
+ * (res 0) or frees them (res < 0, the data write failed): 0 or -errno. */
+int qcow2_alloc_run(struct qcow2 *q, uint64_t cl, size_t len, uint64_t *host, size_t *run,
+		    int max);
+int qcow2_commit_run(struct qcow2 *q, uint64_t cl, const uint64_t *host, const size_t *run,
+		     int n, int res);
 struct qcow2_table *qcow2_table_get(struct qcow2 *q, uint64_t off, bool refblock, bool fresh);
 void qcow2_cache_free(struct qcow2 *q);
 /* Host cluster host lies over the header, the L1 or the refcount table. */
