@@ -80,6 +80,15 @@ static struct block_dev *open_image(const char *name, enum block_cache cache)
 	return b;
 }
 
+/* A buffer O_DIRECT accepts (aligned_alloc wants whole blocks). */
+static uint8_t *abuf(size_t len)
+{
+	uint8_t *p = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
+
+	ck_assert_ptr_nonnull(p);
+	return p;
+}
+
 static struct block_aio *new_engine(struct block_dev *b)
 {
 	struct block_aio *a = block_aio_new(b, 2 * BATCH);
@@ -158,8 +167,7 @@ static void issue_rw(struct run *r, bool read, uint64_t sector, uint32_t count)
 	struct iovec v[2];
 	int n = 1, res;
 
-	*q = (struct req){read, sector, count, aligned_alloc(4096, len + 4096), NULL, 0};
-	ck_assert_ptr_nonnull(q->buf);
+	*q = (struct req){read, sector, count, abuf(len), NULL, 0};
 	if (read) {
 		q->expect = malloc(len);
 		memcpy(q->expect, at, len);
@@ -308,8 +316,8 @@ static struct block_dev *allocated_image(uint8_t *buf, enum block_cache cache)
  * cluster 1. */
 START_TEST(freed_cluster_waits_for_the_write_in_flight)
 {
-	uint8_t *buf = aligned_alloc(4096, CLUSTER), *late = aligned_alloc(4096, CLUSTER);
-	uint8_t *b1 = aligned_alloc(4096, 1024), *back = aligned_alloc(4096, 1024);
+	uint8_t *buf = abuf(CLUSTER), *late = abuf(CLUSTER);
+	uint8_t *b1 = abuf(1024), *back = abuf(1024);
 	uint8_t *model = calloc(1, DISK);
 	struct block_dev *b = allocated_image(buf, BLOCK_CACHE_NONE);
 	struct block_aio *a = new_engine(b);
@@ -345,7 +353,7 @@ END_TEST
  * goes to the kernel, and the flush completes only after it. */
 START_TEST(flush_completes_after_the_writes_before_it)
 {
-	uint8_t *buf = aligned_alloc(4096, CLUSTER), *w = aligned_alloc(4096, CLUSTER);
+	uint8_t *buf = abuf(CLUSTER), *w = abuf(CLUSTER);
 	struct block_dev *b = allocated_image(buf, BLOCK_CACHE_WRITEBACK);
 	struct block_aio *a = new_engine(b);
 	struct iovec v = {w, CLUSTER};
@@ -385,7 +393,7 @@ static void write_cluster_async(struct block_aio *a, uint64_t cl, uint8_t *buf, 
  * shared with its neighbours: freed twice, their data would go). */
 START_TEST(allocation_in_flight_replaces_what_came_between)
 {
-	uint8_t *w = aligned_alloc(4096, CLUSTER), *p = aligned_alloc(4096, 1024);
+	uint8_t *w = abuf(CLUSTER), *p = abuf(1024);
 	uint8_t *model = malloc(DISK);
 	struct block_dev *b;
 	struct block_aio *a;
@@ -427,7 +435,7 @@ END_TEST
  * still has it open). */
 START_TEST(flush_covers_allocations_before_it)
 {
-	uint8_t *w = aligned_alloc(4096, 4 * CLUSTER), *model = calloc(1, DISK);
+	uint8_t *w = abuf(4 * CLUSTER), *model = calloc(1, DISK);
 	struct block_dev *b;
 	struct block_aio *a;
 	char order[8] = "";
