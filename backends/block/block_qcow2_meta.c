@@ -377,10 +377,11 @@ int qcow2_flush_locked(struct qcow2 *q)
 
 int qcow2_flush_dirty(struct qcow2 *q)
 {
-	bool dirty = q->l1_dirty || q->rt_dirty || q->rt_moved;
+	bool dirty;
 	int r = 0;
 
 	pthread_mutex_lock(&q->lock);
+	dirty = q->l1_dirty || q->rt_dirty || q->rt_moved;
 	for (unsigned i = 0; i < q->ncache && !dirty; i++)
 		dirty = q->cache[i]->dirty;
 	if (dirty)
