@@ -1,6 +1,7 @@
 /* block_qcow2.c — qcow2 images (QEMU's format, versions 2 and 3):
  * opening and checking the header, the backing chain, and reads.
- * Writes, allocation and refcounts are in block_qcow2_meta.c.
+ * Writes, allocation and refcounts are in block_qcow2_meta.c, requests
+ * that go to the io_uring engine in block_qcow2_direct.c.
  *
  * Requests come as iovecs (guest memory): runs of clusters that lie one
  * after the other in the file move with one preadv/pwritev straight
@@ -753,9 +754,7 @@ int qcow2_read_cluster(struct qcow2 *q, uint64_t cl, uint64_t entry, uint64_t in
 	return qcow2_pread(q->fd, host + in_off, buf, n);
 }
 
-/* The host offset of a plain data cluster (allocated, not compressed, not
- * a zero cluster, valid), or 0 for anything qcow2_read_cluster must judge. */
-static uint64_t plain_host(const struct qcow2 *q, uint64_t entry)
+uint64_t qcow2_plain_host(const struct qcow2 *q, uint64_t entry)
 {
 	uint64_t host = entry & QCOW2_OFFSET_MASK;
 
@@ -775,7 +774,7 @@ size_t qcow2_contiguous_run(struct qcow2 *q, uint64_t cl, uint64_t host, size_t 
 	uint64_t entry;
 
 	while (n < len && qcow2_entry(q, cl + 1, &entry) == 0 &&
-	       plain_host(q, entry) == host + q->cs &&
+	       qcow2_plain_host(q, entry) == host + q->cs &&
 	       (!write || ((entry & QCOW2_OFLAG_COPIED) && !qcow2_overlaps_metadata(q, host + q->cs)))) {
 		size_t more = (size_t)(q->cs < len - n ? q->cs : len - n);
 
@@ -827,7 +826,7 @@ int qcow2_readv(struct qcow2 *q, uint64_t off, const struct iovec *iov, int niov
 		r = qcow2_entry(q, cl, &entry);
 		if (r)
 			break;
-		host = plain_host(q, entry);
+		host = qcow2_plain_host(q, entry);
 		if (host) {
 			n = qcow2_contiguous_run(q, cl, host, n, len, false);
 			qcow2_iov_take(&c, n, q->sub, &k);
@@ -841,70 +840,6 @@ int qcow2_readv(struct qcow2 *q, uint64_t off, const struct iovec *iov, int niov
 	}
 	pthread_mutex_unlock(&q->lock);
 	return r;
-}
-
-/* With the lock held: the runs of a request to allocated clusters. */
-static int map_allocated(struct qcow2 *q, bool write, uint64_t off, size_t len, uint64_t *host,
-			 size_t *run, int max)
-{
-	int n = 0;
-
-	while (len && n < max) {
-		uint64_t cl = off >> q->cluster_bits, in = off & (q->cs - 1), entry, h = 0;
-		size_t chunk = (size_t)(q->cs - in < len ? q->cs - in : len);
-
-		if (qcow2_entry(q, cl, &entry))
-			break;
-		h = write ? (qcow2_in_place(q, entry) ? entry & QCOW2_OFFSET_MASK : 0)
-			  : plain_host(q, entry);
-		if (!h)
-			break;
-		chunk = qcow2_contiguous_run(q, cl, h, chunk, len, write);
-		host[n] = h + in;
-		run[n++] = chunk;
-		off += chunk;
-		len -= chunk;
-	}
-	return len ? -1 : n;
-}
-
-int qcow2_direct_map(struct qcow2 *q, bool write, uint64_t off, size_t len, uint64_t *host,
-		     size_t *run, int max, bool *alloc)
-{
-	bool whole = !((off | len) & (q->cs - 1));
-	int n;
-
-	*alloc = false;
-	if (!len || off > q->size || len > q->size - off || (write && q->read_only))
-		return -1;
-	pthread_mutex_lock(&q->lock);
-	n = map_allocated(q, write, off, len, host, run, max);
-	if (n < 0 && write && whole) {
-		n = qcow2_alloc_run(q, off >> q->cluster_bits, len, host, run, max);
-		*alloc = n > 0;
-	}
-	if (n > 0)
-		__atomic_add_fetch(&q->direct, 1, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&q->lock);
-	return n > 0 ? n : -1;
-}
-
-int qcow2_direct_done(struct qcow2 *q, bool alloc, uint64_t off, const uint64_t *host,
-		      const size_t *run, int n, int res)
-{
-	if (alloc) {
-		pthread_mutex_lock(&q->lock);
-		res = qcow2_commit_run(q, off >> q->cluster_bits, host, run, n, res);
-		pthread_mutex_unlock(&q->lock);
-	}
-	/* release: the request's I/O is over before a flush sees it gone */
-	__atomic_sub_fetch(&q->direct, 1, __ATOMIC_RELEASE);
-	return res;
-}
-
-unsigned qcow2_direct_in_flight(struct qcow2 *q)
-{
-	return __atomic_load_n(&q->direct, __ATOMIC_ACQUIRE);
 }
 
 int qcow2_read(struct qcow2 *q, uint64_t off, void *buf, size_t len)

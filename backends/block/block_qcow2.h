@@ -172,6 +172,9 @@ int qcow2_sub_room(struct qcow2 *q, int n);
 /* The L2 entry of guest cluster cl (0: unallocated, L1 included), or
  * -EIO for a table outside the file. */
 int qcow2_entry(struct qcow2 *q, uint64_t cl, uint64_t *entry);
+/* The host offset of a plain data cluster (allocated, not compressed, not
+ * a zero cluster, valid), or 0 for anything qcow2_read_cluster must judge. */
+uint64_t qcow2_plain_host(const struct qcow2 *q, uint64_t entry);
 /* Bytes from cluster cl on (host its plain host cluster, n bytes of it
  * counted, len the most) whose clusters follow host in the file, and,
  * for a write, are unshared and clear of the metadata. */
