@@ -15,14 +15,16 @@
  * the file (the image shrank under us) fails, never completes short.
  *
  * A qcow2 image's requests come here when every cluster they touch is
- * allocated and needs no metadata change (block_direct_target maps them
- * under the image's lock); a request whose clusters lie apart in the file
- * goes as one piece per run and completes with its last piece. Anything
- * that allocates, copies on write or decompresses is refused and served
- * at once by the caller, so the metadata changes one request at a time;
- * freed clusters are not reused while a mapped request is in flight, and
- * a flush writes the metadata out before its fdatasync is queued behind
- * the data writes. */
+ * allocated and needs no metadata change, or is a whole cluster to write
+ * into a new one (block_direct_target maps them under the image's lock,
+ * allocating those); a request whose clusters lie apart in the file goes
+ * as one piece per run and completes with its last piece, after which
+ * block_direct_done names the clusters it allocated. Partial clusters to
+ * allocate, copy-on-write and compressed reads are refused and served at
+ * once by the caller. Freed clusters are not reused while a mapped
+ * request is in flight; a flush writes the metadata out before its
+ * fdatasync is queued behind the data writes, and again (if any changed:
+ * requests that allocated completed before it) before it completes. */
 #include <errno.h>
 #include <liburing.h>
 #include <stdio.h>
