@@ -108,17 +108,38 @@ struct block_stats {
 };
 void block_get_stats(struct block_dev *b, struct block_stats *s);
 /* For an asynchronous engine (block_aio.c) issuing requests on the file
- * itself. block_direct_fd: the descriptor a vectored request can go to
- * as it is (writable, in range, whole sectors, no -snapshot overlay,
- * buffers O_DIRECT accepts), else -1: use block_readv/block_writev.
+ * itself. block_direct_target: where a vectored request can go as it is
+ * (writable, in range, whole sectors, no -snapshot overlay, buffers
+ * O_DIRECT accepts; for a qcow2, clusters already allocated that need
+ * no metadata change, or whole clusters it allocates now, in a few runs
+ * in the file): 0 with *t set, and the engine calls block_direct_done
+ * with t (or NULL but for a qcow2 allocating request) and the result
+ * when it is over (the request's result: a qcow2
+ * names the clusters it allocated then); else -1: use
+ * block_readv/block_writev.
  * block_account/_failed: count a request served that way in
- * block_get_stats. block_flush_fd: counts a flush; the descriptor to
- * fdatasync, or -1 when there is nothing to make durable. */
-int block_direct_fd(struct block_dev *b, bool write, uint64_t sector, const struct iovec *iov,
-		    int iovcnt);
+ * block_get_stats. block_flush_fd: counts a flush (a qcow2 writes its
+ * metadata out here); the descriptor to fdatasync, or -1 when there is
+ * nothing (more) to make durable. */
+#define BLOCK_TARGET_RUNS 16
+struct block_target {
+	int fd;
+	bool zero_past_eof; /* a read past the file's end gives zeroes, not -EIO */
+	bool alloc;	    /* its clusters are named once it is written */
+	uint64_t guest_off;
+	int runs;	    /* the request's bytes, in order: len[i] at off[i] */
+	uint64_t off[BLOCK_TARGET_RUNS];
+	size_t len[BLOCK_TARGET_RUNS];
+};
+int block_direct_target(struct block_dev *b, bool write, uint64_t sector, const struct iovec *iov,
+			int iovcnt, struct block_target *t);
+int block_direct_done(struct block_dev *b, const struct block_target *t, int res);
 void block_account(struct block_dev *b, bool write, uint64_t bytes);
 void block_account_failed(struct block_dev *b);
 int block_flush_fd(struct block_dev *b); /* another negative: -errno of a flush done here */
+/* The fdatasync of block_flush_fd's descriptor is over (res): the flush's
+ * result (a qcow2 writes out the metadata of what completed before). */
+int block_flush_fd_done(struct block_dev *b, int res);
 
 /* block_aio.c: asynchronous requests on a block_dev through io_uring
  * (QEMU's aio=io_uring), a request's own buffers straight to the file.
@@ -135,8 +156,8 @@ struct block_aio *block_aio_new(struct block_dev *b, unsigned depth);
 void block_aio_free(struct block_aio *a);
 int block_aio_fd(const struct block_aio *a);
 /* Queue a read/write of iov (copied; the buffers must stay valid until
- * the completion): 0, or -1 when block_direct_fd refuses it (the caller
- * uses block_readv/block_writev). */
+ * the completion): 0, or -1 when block_direct_target refuses it (the
+ * caller uses block_readv/block_writev). */
 int block_aio_rw(struct block_aio *a, bool write, uint64_t sector, const struct iovec *iov,
 		 int iovcnt, void *cookie);
 /* Queue a flush (fdatasync) that starts only after every request queued

@@ -4,7 +4,8 @@
  * buffers for virtio-blk). cache=none|directsync open with O_DIRECT; a
  * request whose buffers O_DIRECT refuses (unaligned) goes through an
  * aligned bounce buffer (qcow2 images: block_qcow2*.c, also straight
- * from and into the buffers). Discard and write-zeroes punch holes. With snapshot, the image is opened
+ * from and into the buffers; their requests to allocated clusters also
+ * go to the io_uring engine, block_aio.c). Discard and write-zeroes punch holes. With snapshot, the image is opened
  * read-only and every written sector goes to an unlinked temporary file of
  * the same size, tracked by a bitmap; reads take each sector from wherever
  * its newest copy is. The image is never written, so it stays
@@ -693,17 +694,45 @@ void block_get_stats(struct block_dev *b, struct block_stats *s)
 
 /* ------------------------------------ for an asynchronous engine (aio) */
 
-int block_direct_fd(struct block_dev *b, bool write, uint64_t sector, const struct iovec *iov,
-		    int iovcnt)
+int block_direct_target(struct block_dev *b, bool write, uint64_t sector, const struct iovec *iov,
+			int iovcnt, struct block_target *t)
 {
 	size_t len = iov_bytes(iov, iovcnt);
 
 	if ((write && b->read_only) || len % BLOCK_SECTOR_SIZE ||
-	    !in_range(b, sector, len / BLOCK_SECTOR_SIZE) || b->overlay_fd >= 0 || b->qcow2 ||
+	    !in_range(b, sector, len / BLOCK_SECTOR_SIZE) || b->overlay_fd >= 0 ||
 	    (write && b->probed_raw && sector == 0) ||
 	    (is_direct(b->cache) && !iov_aligned(iov, iovcnt)))
 		return -1;
-	return b->fd;
+	t->fd = b->fd;
+	t->zero_past_eof = b->qcow2 != NULL; /* as through qcow2_readv */
+	t->alloc = false;
+	t->guest_off = sector * BLOCK_SECTOR_SIZE;
+	t->runs = 1;
+	t->off[0] = t->guest_off;
+	t->len[0] = len;
+	if (b->qcow2)
+		t->runs = qcow2_direct_map(b->qcow2, write, t->guest_off, len, t->off, t->len,
+					   BLOCK_TARGET_RUNS, &t->alloc);
+	return t->runs > 0 ? 0 : -1;
+}
+
+int block_direct_done(struct block_dev *b, const struct block_target *t, int res)
+{
+	if (!b->qcow2)
+		return res;
+	if (!t || !t->alloc)
+		return qcow2_direct_done(b->qcow2, false, 0, NULL, NULL, 0, res);
+	return qcow2_direct_done(b->qcow2, true, t->guest_off, t->off, t->len, t->runs, res);
+}
+
+int block_flush_fd_done(struct block_dev *b, int res)
+{
+	/* requests allocating in flight at the flush named their clusters
+	 * since: their metadata too, before the flush completes */
+	if (!res && b->qcow2)
+		res = qcow2_flush_dirty(b->qcow2);
+	return res;
 }
 
 void block_account(struct block_dev *b, bool write, uint64_t bytes)
@@ -723,10 +752,16 @@ int block_flush_fd(struct block_dev *b)
 	atomic_fetch_add_explicit(&b->flush_ops, 1, memory_order_relaxed);
 	if (b->read_only || b->overlay_fd >= 0)
 		return -1;
-	if (b->qcow2) { /* its writes were synchronous: flush here */
+	if (b->qcow2) {
+		/* its metadata here, in order; then, behind the data writes
+		 * still at the engine, an fdatasync for them */
 		int r = qcow2_flush(b->qcow2);
 
-		return r == -1 ? -EIO : r ? r : -1;
+		if (r)
+			return r == -1 ? -EIO : r;
+		if (b->cache == BLOCK_CACHE_UNSAFE || !qcow2_direct_in_flight(b->qcow2))
+			return -1;
+		return b->fd;
 	}
 	if (b->cache == BLOCK_CACHE_UNSAFE)
 		return -1;

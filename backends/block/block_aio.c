@@ -12,7 +12,19 @@
  * (the kernel may stop early) is resubmitted for the rest, and one the
  * kernel answers -EAGAIN or -EINTR (nothing done, try again: as QEMU's
  * io_uring engine) is resubmitted whole; a read that meets the end of
- * the file (the image shrank under us) fails, never completes short. */
+ * the file (the image shrank under us) fails, never completes short.
+ *
+ * A qcow2 image's requests come here when every cluster they touch is
+ * allocated and needs no metadata change, or is a whole cluster to write
+ * into a new one (block_direct_target maps them under the image's lock,
+ * allocating those); a request whose clusters lie apart in the file goes
+ * as one piece per run and completes with its last piece, after which
+ * block_direct_done names the clusters it allocated. Partial clusters to
+ * allocate, copy-on-write and compressed reads are refused and served at
+ * once by the caller. Freed clusters are not reused while a mapped
+ * request is in flight; a flush writes the metadata out before its
+ * fdatasync is queued behind the data writes, and again (if any changed:
+ * requests that allocated completed before it) before it completes. */
 #include <errno.h>
 #include <liburing.h>
 #include <stdio.h>
@@ -28,15 +40,27 @@ struct block_aio {
 	struct io_uring ring;
 	struct block_dev *disk;
 	int efd;
-	unsigned in_flight;			/* requests queued or at the kernel */
+	unsigned in_flight;			/* pieces queued or at the kernel */
 	int (*res_hook)(void *opaque, int res); /* tests: alter a CQE's res */
 	void *hook_opaque;
 };
 
+/* A request the image's layout cut into pieces (a qcow2's clusters
+ * apart in the file): it completes with its last piece, failed if any
+ * piece failed. */
+struct aio_whole {
+	void *cookie;
+	unsigned pieces;
+	int res;
+	struct block_target t; /* what block_direct_done needs */
+};
+
 struct aio_req {
 	void *cookie;
+	struct aio_whole *whole; /* NULL: the request is one piece */
 	int fd;
 	bool write, flush;
+	bool zero_past_eof; /* a read meeting the file's end: zeroes (qcow2) */
 	uint64_t off;
 	size_t left; /* bytes still to transfer */
 	int iovcnt;
@@ -116,28 +140,75 @@ static int queue_req(struct block_aio *a, struct aio_req *q)
 	return 0;
 }
 
+/* The pieces of a request: t's runs, each with its part of iov. */
+static int cut(const struct block_target *t, const struct iovec *iov, int iovcnt, bool write,
+	       void *cookie, struct aio_whole *whole, struct aio_req **pieces)
+{
+	size_t skip = 0;
+
+	for (int i = 0; i < t->runs; i++) {
+		struct aio_req *q = malloc(sizeof(*q) + (size_t)iovcnt * sizeof(q->iov[0]));
+		size_t want = t->len[i];
+
+		if (!q)
+			return -1;
+		pieces[i] = q;
+		*q = (struct aio_req){cookie, whole, t->fd, write, false, t->zero_past_eof,
+				      t->off[i], want, 0};
+		while (want) {
+			size_t take = iov->iov_len - skip < want ? iov->iov_len - skip : want;
+
+			q->iov[q->iovcnt++] = (struct iovec){(uint8_t *)iov->iov_base + skip, take};
+			want -= take;
+			skip += take;
+			if (skip == iov->iov_len) {
+				iov++;
+				skip = 0;
+			}
+		}
+	}
+	return 0;
+}
+
 int block_aio_rw(struct block_aio *a, bool write, uint64_t sector, const struct iovec *iov,
 		 int iovcnt, void *cookie)
 {
-	int fd = block_direct_fd(a->disk, write, sector, iov, iovcnt);
-	struct aio_req *q;
+	struct aio_req *pieces[BLOCK_TARGET_RUNS] = {0};
+	struct aio_whole *whole = NULL;
+	struct block_target t;
+	size_t bytes = 0;
+	int queued = 0;
 
-	if (fd < 0 || iovcnt <= 0)
+	if (iovcnt <= 0 || block_direct_target(a->disk, write, sector, iov, iovcnt, &t) < 0)
 		return -1;
-	q = malloc(sizeof(*q) + (size_t)iovcnt * sizeof(q->iov[0]));
-	if (!q)
-		return -1;
-	*q = (struct aio_req){cookie, fd, write, false, sector * BLOCK_SECTOR_SIZE, 0, iovcnt};
-	memcpy(q->iov, iov, (size_t)iovcnt * sizeof(q->iov[0]));
-	for (int i = 0; i < iovcnt; i++)
-		q->left += iov[i].iov_len;
-	if (queue_req(a, q) < 0) {
-		free(q);
-		return -1;
+	/* a single piece of a single run needs no whole, but for its target */
+	if ((t.runs > 1 || t.alloc) && (whole = malloc(sizeof(*whole))))
+		*whole = (struct aio_whole){cookie, (unsigned)t.runs, 0, t};
+	if (((t.runs > 1 || t.alloc) && !whole) ||
+	    cut(&t, iov, iovcnt, write, cookie, whole, pieces) < 0)
+		goto undo;
+	for (; queued < t.runs; queued++) {
+		if (queue_req(a, pieces[queued]) < 0)
+			break;
+		bytes += t.len[queued];
 	}
-	block_account(a->disk, write, q->left);
-	a->in_flight++;
+	if (!queued)
+		goto undo;
+	if (queued < t.runs) { /* the ring refused: what is queued runs, the rest failed */
+		whole->res = -EBUSY;
+		whole->pieces = (unsigned)queued;
+		for (int i = queued; i < t.runs; i++)
+			free(pieces[i]);
+	}
+	block_account(a->disk, write, bytes);
+	a->in_flight += (unsigned)queued;
 	return 0;
+undo:
+	for (int i = 0; i < t.runs; i++)
+		free(pieces[i]);
+	free(whole);
+	block_direct_done(a->disk, &t, -EIO);
+	return -1;
 }
 
 int block_aio_flush(struct block_aio *a, void *cookie)
@@ -187,6 +258,11 @@ static int finish(struct block_aio *a, struct aio_req *q, int res)
 		return queue_req(a, q) < 0 ? res : 1;
 	if (q->flush || res < 0)
 		return res < 0 ? res : 0;
+	if (res == 0 && !q->write && q->zero_past_eof) {
+		for (int i = 0; i < q->iovcnt; i++)
+			memset(q->iov[i].iov_base, 0, q->iov[i].iov_len);
+		return 0;
+	}
 	if (res == 0)
 		return -EIO; /* end of file inside the disk: it shrank */
 	if ((size_t)res >= q->left)
@@ -209,6 +285,7 @@ unsigned block_aio_reap(struct block_aio *a, void (*done)(void *opaque, void *co
 		return 0;
 	while (io_uring_peek_cqe(&a->ring, &cqe) == 0) {
 		struct aio_req *q = io_uring_cqe_get_data(cqe);
+		struct aio_whole *w = q->whole;
 		int res = a->res_hook ? a->res_hook(a->hook_opaque, cqe->res) : cqe->res;
 		int r = finish(a, q, res);
 
@@ -217,11 +294,24 @@ unsigned block_aio_reap(struct block_aio *a, void (*done)(void *opaque, void *co
 			resubmit = true;
 			continue;
 		}
-		if (r < 0 && !q->flush)
-			block_account_failed(a->disk);
 		a->in_flight--;
+		if (w) { /* a piece: the request ends with its last */
+			w->res = w->res ? w->res : r;
+			free(q);
+			if (--w->pieces)
+				continue;
+			r = block_direct_done(a->disk, &w->t, w->res);
+			q = NULL;
+		} else if (!q->flush) {
+			r = block_direct_done(a->disk, NULL, r);
+		} else {
+			r = block_flush_fd_done(a->disk, r);
+		}
+		if (r < 0 && !(q && q->flush))
+			block_account_failed(a->disk);
 		n++;
-		done(opaque, q->cookie, r);
+		done(opaque, w ? w->cookie : q->cookie, r);
+		free(w);
 		free(q);
 	}
 	if (resubmit)

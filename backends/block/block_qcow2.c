@@ -1,6 +1,7 @@
 /* block_qcow2.c — qcow2 images (QEMU's format, versions 2 and 3):
  * opening and checking the header, the backing chain, and reads.
- * Writes, allocation and refcounts are in block_qcow2_meta.c.
+ * Writes, allocation and refcounts are in block_qcow2_meta.c, requests
+ * that go to the io_uring engine in block_qcow2_direct.c.
  *
  * Requests come as iovecs (guest memory): runs of clusters that lie one
  * after the other in the file move with one preadv/pwritev straight
@@ -753,9 +754,7 @@ int qcow2_read_cluster(struct qcow2 *q, uint64_t cl, uint64_t entry, uint64_t in
 	return qcow2_pread(q->fd, host + in_off, buf, n);
 }
 
-/* The host offset of a plain data cluster (allocated, not compressed, not
- * a zero cluster, valid), or 0 for anything qcow2_read_cluster must judge. */
-static uint64_t plain_host(const struct qcow2 *q, uint64_t entry)
+uint64_t qcow2_plain_host(const struct qcow2 *q, uint64_t entry)
 {
 	uint64_t host = entry & QCOW2_OFFSET_MASK;
 
@@ -775,7 +774,7 @@ size_t qcow2_contiguous_run(struct qcow2 *q, uint64_t cl, uint64_t host, size_t 
 	uint64_t entry;
 
 	while (n < len && qcow2_entry(q, cl + 1, &entry) == 0 &&
-	       plain_host(q, entry) == host + q->cs &&
+	       qcow2_plain_host(q, entry) == host + q->cs &&
 	       (!write || ((entry & QCOW2_OFLAG_COPIED) && !qcow2_overlaps_metadata(q, host + q->cs)))) {
 		size_t more = (size_t)(q->cs < len - n ? q->cs : len - n);
 
@@ -827,7 +826,7 @@ int qcow2_readv(struct qcow2 *q, uint64_t off, const struct iovec *iov, int niov
 		r = qcow2_entry(q, cl, &entry);
 		if (r)
 			break;
-		host = plain_host(q, entry);
+		host = qcow2_plain_host(q, entry);
 		if (host) {
 			n = qcow2_contiguous_run(q, cl, host, n, len, false);
 			qcow2_iov_take(&c, n, q->sub, &k);

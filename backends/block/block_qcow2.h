@@ -64,6 +64,29 @@ int qcow2_discard(struct qcow2 *q, uint64_t off, uint64_t len, bool zero);
 /* Data, then refcounts, then L2 tables, then L1: made durable in this
  * order, so a crash leaves leaked clusters at worst. */
 int qcow2_flush(struct qcow2 *q);
+/* The same, if any metadata changed since the last one. */
+int qcow2_flush_dirty(struct qcow2 *q);
+/* Where a request may go straight to the image file, past the lock (an
+ * io_uring engine): every cluster of [off, off+len) plain data, and for
+ * a write allocated, unshared and clear of the metadata, so it needs no
+ * metadata change; or, for a write of whole clusters that all need new
+ * ones (unallocated, zero, compressed, shared), new clusters allocated
+ * for it now (*alloc set), which its L2 entries name only once its data
+ * is written (qcow2_direct_done with its result). The number of runs
+ * (at most max; each run host[i], run[i] bytes, one after the other in
+ * the file); the request then counts as in flight until
+ * qcow2_direct_done, and no host cluster it may touch is reused before
+ * that (freed clusters wait). -1: serve it with qcow2_readv/_writev
+ * (partial clusters to allocate, copy-on-write, compressed, zero or
+ * backing-file clusters to read, more runs than max). */
+int qcow2_direct_map(struct qcow2 *q, bool write, uint64_t off, size_t len, uint64_t *host,
+		     size_t *run, int max, bool *alloc);
+/* A mapped request is over (res: its result): an allocating one's L2
+ * entries are set now (0 or -errno for that). */
+int qcow2_direct_done(struct qcow2 *q, bool alloc, uint64_t off, const uint64_t *host,
+		      const size_t *run, int n, int res);
+/* Requests mapped by qcow2_direct_map and not yet done. */
+unsigned qcow2_direct_in_flight(struct qcow2 *q);
 /* For info block / query-block. */
 const char *qcow2_backing_file(const struct qcow2 *q); /* as in the header; NULL: none */
 const char *qcow2_backing_format(const struct qcow2 *q);
@@ -119,6 +142,7 @@ struct qcow2 {
 	int bfd;
 	uint64_t bsize;
 	unsigned depth;
+	unsigned direct; /* requests qcow2_direct_map handed out, not done */
 };
 
 #define QCOW2_OFLAG_COPIED (1ull << 63)
@@ -150,6 +174,9 @@ int qcow2_sub_room(struct qcow2 *q, int n);
 /* The L2 entry of guest cluster cl (0: unallocated, L1 included), or
  * -EIO for a table outside the file. */
 int qcow2_entry(struct qcow2 *q, uint64_t cl, uint64_t *entry);
+/* The host offset of a plain data cluster (allocated, not compressed, not
+ * a zero cluster, valid), or 0 for anything qcow2_read_cluster must judge. */
+uint64_t qcow2_plain_host(const struct qcow2 *q, uint64_t entry);
 /* Bytes from cluster cl on (host its plain host cluster, n bytes of it
  * counted, len the most) whose clusters follow host in the file, and,
  * for a write, are unshared and clear of the metadata. */
@@ -159,6 +186,18 @@ size_t qcow2_contiguous_run(struct qcow2 *q, uint64_t cl, uint64_t host, size_t 
 int qcow2_read_cluster(struct qcow2 *q, uint64_t cl, uint64_t entry, uint64_t in_off, void *buf,
 		       size_t n);
 /* block_qcow2_meta.c */
+/* An allocated, unshared, uncompressed data cluster a write may
+ * overwrite in place. */
+bool qcow2_in_place(struct qcow2 *q, uint64_t entry);
+/* With the lock held: new clusters for the len bytes (whole clusters)
+ * from guest cluster cl, which must all need new ones, refcounted but
+ * not yet named by the L2 tables; the runs they make (as
+ * qcow2_direct_map), or -1 (nothing kept). qcow2_commit_run names them
+ * (res 0) or frees them (res < 0, the data write failed): 0 or -errno. */
+int qcow2_alloc_run(struct qcow2 *q, uint64_t cl, size_t len, uint64_t *host, size_t *run,
+		    int max);
+int qcow2_commit_run(struct qcow2 *q, uint64_t cl, const uint64_t *host, const size_t *run,
+		     int n, int res);
 struct qcow2_table *qcow2_table_get(struct qcow2 *q, uint64_t off, bool refblock, bool fresh);
 void qcow2_cache_free(struct qcow2 *q);
 /* Host cluster host lies over the header, the L1 or the refcount table. */

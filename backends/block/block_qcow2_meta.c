@@ -355,7 +355,11 @@ int qcow2_flush_locked(struct qcow2 *q)
 	}
 	if (r)
 		return r;
-	/* nothing on the disk names these any more */
+	/* nothing on the disk names these any more, but a request mapped
+	 * before may still be writing one: reused now, that write would
+	 * land in whatever the cluster holds next */
+	if (qcow2_direct_in_flight(q))
+		return 0;
 	n = q->nfrees;
 	q->nfrees = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -369,6 +373,21 @@ int qcow2_flush_locked(struct qcow2 *q)
 	}
 	/* the lowered counts out too (no sync needed: if lost, leaks) */
 	return n ? write_tables(q, true) : 0;
+}
+
+int qcow2_flush_dirty(struct qcow2 *q)
+{
+	bool dirty;
+	int r = 0;
+
+	pthread_mutex_lock(&q->lock);
+	dirty = q->l1_dirty || q->rt_dirty || q->rt_moved;
+	for (unsigned i = 0; i < q->ncache && !dirty; i++)
+		dirty = q->cache[i]->dirty;
+	if (dirty)
+		r = qcow2_flush_locked(q);
+	pthread_mutex_unlock(&q->lock);
+	return r;
 }
 
 int qcow2_flush(struct qcow2 *q)
@@ -387,7 +406,7 @@ static int trim(struct qcow2 *q)
 {
 	int r = 0;
 
-	if (q->ncache <= q->cache_cap && q->nfrees < 4096)
+	if (q->ncache <= q->cache_cap && (q->nfrees < 4096 || qcow2_direct_in_flight(q)))
 		return 0;
 	r = qcow2_flush_locked(q);
 	while (!r && q->ncache > q->cache_cap) {
@@ -545,6 +564,61 @@ static int write_new_run(struct qcow2 *q, uint64_t cl, uint64_t entry, struct qc
 	return r;
 }
 
+/* ------------------------------------- allocation for requests in flight */
+
+int qcow2_alloc_run(struct qcow2 *q, uint64_t cl, size_t len, uint64_t *host, size_t *run,
+		    int max)
+{
+	size_t k = len >> q->cluster_bits;
+	int n = 0;
+
+	for (size_t i = 0; i < k; i++) {
+		uint64_t entry, h;
+
+		if (qcow2_entry(q, cl + i, &entry) || !needs_new_cluster(entry) ||
+		    alloc_cluster(q, &h))
+			goto undo;
+		if (n && host[n - 1] + run[n - 1] == h) {
+			run[n - 1] += q->cs;
+		} else if (n == max) {
+			add_free(q, h);
+			goto undo;
+		} else {
+			host[n] = h;
+			run[n++] = q->cs;
+		}
+	}
+	return n;
+undo: /* unreferenced: freed by the next flush with nothing in flight */
+	for (int i = 0; i < n; i++)
+		for (uint64_t c = 0; c < run[i]; c += q->cs)
+			add_free(q, host[i] + c);
+	return -1;
+}
+
+int qcow2_commit_run(struct qcow2 *q, uint64_t cl, const uint64_t *host, const size_t *run,
+		     int n, int res)
+{
+	for (int i = 0; i < n; i++) {
+		for (uint64_t c = 0; c < run[i]; c += q->cs, cl++) {
+			uint64_t cur;
+
+			/* whatever names the cluster now (a discard or another
+			 * write may have come between) is what it stops using */
+			if (!res)
+				res = qcow2_entry(q, cl, &cur);
+			if (!res)
+				res = set_entry(q, cl, (host[i] + c) | QCOW2_OFLAG_COPIED);
+			if (!res)
+				release_entry(q, cur);
+			else
+				add_free(q, host[i] + c);
+		}
+	}
+	q->dbuf_entry = 0;
+	return res ? res : trim(q);
+}
+
 /* A write or discard: -EROFS, -ERANGE past the end, or 0. */
 static int check_change(const struct qcow2 *q, uint64_t off, uint64_t len)
 {
@@ -557,7 +631,7 @@ static int check_change(const struct qcow2 *q, uint64_t off, uint64_t len)
 
 /* An allocated, unshared cluster (and those after it in the file):
  * overwritten in place with one pwritev. */
-static bool in_place(struct qcow2 *q, uint64_t entry)
+bool qcow2_in_place(struct qcow2 *q, uint64_t entry)
 {
 	uint64_t host = entry & QCOW2_OFFSET_MASK;
 
@@ -584,7 +658,7 @@ int qcow2_writev(struct qcow2 *q, uint64_t off, const struct iovec *iov, int nio
 		size_t n = (size_t)(q->cs - in < len ? q->cs - in : len);
 		bool known = !qcow2_entry(q, cl, &entry);
 
-		if (known && in_place(q, entry)) {
+		if (known && qcow2_in_place(q, entry)) {
 			uint64_t host = entry & QCOW2_OFFSET_MASK;
 
 			n = qcow2_contiguous_run(q, cl, host, n, len, true);

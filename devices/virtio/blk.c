@@ -8,7 +8,9 @@
  * completions; with aio=threads (or where io_uring is refused) the
  * transport's I/O thread serves them one by one with preadv/pwritev.
  * Discard, write-zeroes, get-id and -snapshot or unaligned O_DIRECT
- * requests are always served at once on the I/O thread. A request too
+ * requests are always served at once on the I/O thread, and so are qcow2
+ * requests that allocate or touch compressed, zero or backing-file
+ * clusters (those to allocated clusters go to io_uring as raw ones do). A request too
  * short to hold a header or a status byte cannot even be failed: the
  * device then needs a reset. */
 #include <endian.h>

@@ -4,7 +4,10 @@
  * Byte 0 picks the requests; the rest is the image file, written into a
  * private folder and opened writable through the block layer, then read
  * and written at offsets spread over the disk, discarded, flushed,
- * written and read with two-segment iovecs, closed. A bad image must be refused or fail its requests; never a
+ * written and read with two-segment iovecs, then (byte 0's bit 5) written
+ * and read with several requests in flight on the io_uring engine, which
+ * takes those its tables map straight to the file; closed. A bad image
+ * must be refused or fail its requests; never a
  * crash, a hang or a read outside the file. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +51,36 @@ static void requests(struct block_dev *b, uint8_t ops)
 	}
 }
 
+static void drop(void *opaque, void *cookie, int r)
+{
+}
+
+/* Many in flight, as virtio-blk issues them: what the engine refuses is
+ * served at once. */
+static void in_flight(struct block_dev *b)
+{
+	static uint8_t buf[8][4096] __attribute__((aligned(4096)));
+	struct block_aio *a = block_aio_new(b, 16);
+	uint64_t sectors = block_sectors(b);
+
+	if (!a || sectors < 8)
+		goto out;
+	for (unsigned i = 0; i < 16; i++) {
+		uint64_t sec = (sectors - 8) / 16 * i;
+		struct iovec v = {buf[i % 8], 4096};
+		bool write = i & 1;
+
+		if (block_aio_rw(a, write, sec, &v, 1, NULL) < 0)
+			write ? block_writev(b, sec, &v, 1) : block_readv(b, sec, &v, 1);
+		if (i == 7)
+			block_aio_flush(a, NULL);
+	}
+	block_aio_submit(a);
+	block_aio_wait_all(a, drop, NULL);
+out:
+	block_aio_free(a);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct block_opts o = {.format = BLOCK_FORMAT_QCOW2, .no_lock = true};
@@ -71,6 +104,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	b = block_open(&o, err, sizeof(err));
 	if (b) {
 		requests(b, data[0]);
+		if (data[0] & 0x20)
+			in_flight(b);
 		block_close(b);
 	} else if (strchr(err, '\n')) {
 		abort(); /* one line */

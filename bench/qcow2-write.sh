@@ -1,0 +1,78 @@
+#!/bin/sh
+# qcow2-write.sh [ROUNDS] [COUNT] — vmm's block layer on a qcow2 image
+# (build/qcow2-write, no guest) against `qemu-img bench`, side by side on
+# the same file system, cache=none (CACHE=writeback: the page cache):
+#
+#   seq-write, seq-read   256 MiB in 1 MiB requests, 4 in flight, into a
+#                         fresh image (64 KiB clusters): the writes allocate
+#   4k-write, 4k-read     COUNT (default 20000) 4 KiB requests, 32 in
+#                         flight, strided over the now allocated disk
+#                         (1 MiB + 4 KiB apart, modulo its size)
+#
+# Three sides: vmm serving one request at a time (what every qcow2
+# request was before the io_uring engine took them), vmm through io_uring
+# (QD=4 / QD=32, as virtio-blk), QEMU (-d 4 / -d 32, -i io_uring). Sides
+# alternate within a round; medians over ROUNDS (default 3). The image
+# lives in BENCH_DIR (default the build tree: not a tmpfs, O_DIRECT).
+set -u
+B=${B:-build}
+ROUNDS=${1:-3} COUNT=${2:-20000}
+CACHE=${CACHE:-none}
+[ -x "$B/qcow2-write" ] || { echo "FAIL: $B/qcow2-write not built"; exit 1; }
+command -v qemu-img >/dev/null || { echo "skipped: no qemu-img"; exit 77; }
+img=$(mktemp "${BENCH_DIR:-$B}/qcow2-write.XXXXXX")
+out=$(mktemp)
+trap 'rm -f "$img" "$out"' EXIT
+qcache=$CACHE
+[ "$CACHE" = none ] || qcache=writeback
+
+fresh() { rm -f "$img" && qemu-img create -q -f qcow2 "$img" 256M; }
+
+# qemu_run N SIZE ARGS: MB/s (SIZE 1: 1 MiB requests) or IOPS (4 KiB) of
+# one qemu-img bench of N requests
+qemu_run() {
+	n=$1 size=$2
+	shift 2
+	t=$(qemu-img bench -t "$qcache" -i io_uring -f qcow2 "$@" "$img" 2>&1 |
+		sed -n 's/.*completed in \([0-9.]*\) seconds.*/\1/p')
+	awk -v n="$n" -v s="$size" -v t="$t" 'BEGIN { printf "%.0f\n", s == 1 ? n * 1048576 / t / 1e6 : n / t }'
+}
+
+side_vmm() { # side_vmm NAME [QD_SEQ QD_RAND]
+	fresh || return 1
+	if [ $# -gt 1 ]; then
+		CACHE=$CACHE QD=$2 "$B/qcow2-write" "$img" 256 1024
+		CACHE=$CACHE QD=$3 RAND=$COUNT "$B/qcow2-write" "$img" 1 1024 | grep '^4k'
+	else
+		CACHE=$CACHE RAND=$COUNT "$B/qcow2-write" "$img" 256 1024
+	fi | awk -v s="$1" '$1 != "flush" { print s, $1, $2 }'
+	qemu-img check -q "$img" || echo "FAIL: $1 left a damaged image"
+}
+
+side_qemu() {
+	fresh || return 1
+	echo "qemu write $(qemu_run 256 1 -w -s 1M -c 256 -d 4)"
+	echo "qemu read $(qemu_run 256 1 -s 1M -c 256 -d 4)"
+	echo "qemu 4k-write $(qemu_run "$COUNT" 4 -w -s 4k -S 1052672 -c "$COUNT" -d 32)"
+	echo "qemu 4k-read $(qemu_run "$COUNT" 4 -s 4k -S 1052672 -c "$COUNT" -d 32)"
+}
+
+r=0
+while [ $r -lt "$ROUNDS" ]; do
+	if [ $((r % 2)) -eq 0 ]; then
+		side_vmm once; side_vmm uring 4 32; side_qemu
+	else
+		side_qemu; side_vmm uring 4 32; side_vmm once
+	fi >>"$out"
+	r=$((r + 1))
+done
+grep FAIL "$out" && exit 1
+echo "median of $ROUNDS, cache=$CACHE: vmm one at a time | vmm io_uring | QEMU | io_uring/QEMU"
+for phase in write read 4k-write 4k-read; do
+	med() { awk -v s="$1" -v p="$phase" '$1 == s && $2 == p { print $3 }' "$out" |
+		sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }'; }
+	o=$(med once) u=$(med uring) q=$(med qemu)
+	unit=MB/s
+	case $phase in 4k*) unit=IOPS ;; esac
+	echo "$phase $o $u $q $unit $(awk -v u="$u" -v q="$q" 'BEGIN { printf "%.2f", q ? u / q : 0 }')"
+done
