@@ -59,49 +59,51 @@ static void release_file(uint8_t *data, size_t size)
 		munmap(data, size);
 }
 
-static int read_file(const char *path, uint8_t **data, size_t *size, char *err, size_t errlen)
+/* The whole of the open file fd (path for messages) into a fresh mapping. */
+static int read_fd(int fd, const char *path, uint8_t **data, size_t *size, char *err,
+		   size_t errlen)
 {
 	struct stat st;
 	size_t done = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	void *buf;
 
-	if (fd < 0) {
-		snprintf(err, errlen, "-kernel: could not load kernel '%s': %s", path,
-			 strerror(errno));
-		return -1;
-	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0 ||
 	    (uint64_t)st.st_size > KERNEL_MAX_SIZE) {
 		snprintf(err, errlen, "-kernel %s: not a regular, non-empty file under 1 GiB",
 			 path);
-		close(fd);
 		return -1;
 	}
 	buf = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 		   -1, 0);
 	if (buf == MAP_FAILED) {
 		snprintf(err, errlen, "-kernel %s: out of memory", path);
-		close(fd);
 		return -1;
 	}
 	*data = buf;
 	while (done < (size_t)st.st_size) {
-		ssize_t n = read(fd, *data + done, (size_t)st.st_size - done);
+		ssize_t n = pread(fd, *data + done, (size_t)st.st_size - done, (off_t)done);
 
 		if (n <= 0) {
 			snprintf(err, errlen, "-kernel %s: read: %s", path,
 				 n < 0 ? strerror(errno) : "file shrank");
-			close(fd);
 			release_file(*data, (size_t)st.st_size);
 			*data = NULL;
 			return -1;
 		}
 		done += (size_t)n;
 	}
-	close(fd);
 	*size = done;
 	return 0;
+}
+
+static int open_kernel(const char *path, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		snprintf(err, errlen, "-kernel: could not load kernel '%s': %s", path,
+			 strerror(errno));
+	return fd;
 }
 
 /* A loader's signature: a multiboot header (magic, flags and checksum
@@ -156,13 +158,19 @@ int boot_check_kernel(const struct vmm_config *cfg, char *err, size_t errlen)
 {
 	uint8_t *data = NULL;
 	size_t size = 0;
+	int fd, ret;
 	bool ok;
 
 	if (!cfg->kernel)
 		return cfg->initrd
 		       ? snprintf(err, errlen, "-initrd only allowed with -kernel option"),
 		       -1 : 0;
-	if (read_file(cfg->kernel, &data, &size, err, errlen) < 0)
+	fd = open_kernel(cfg->kernel, err, errlen);
+	if (fd < 0)
+		return -1;
+	ret = read_fd(fd, cfg->kernel, &data, &size, err, errlen);
+	close(fd);
+	if (ret < 0)
 		return -1;
 	ok = looks_bootable(data, size);
 	release_file(data, size);
@@ -257,9 +265,11 @@ int boot_load_kernel(struct machine *m, char *err, size_t errlen)
 	size_t kernel_size = 0;
 	int ret;
 
-	/* Read again on each reset, as -initrd is: the loaders copy what
-	 * they need into guest RAM, so no copy is kept between boots. */
-	if (read_file(cfg->kernel, &kernel, &kernel_size, err, errlen) < 0)
+	/* Read again on each reset: the loaders copy what they need into
+	 * guest RAM, so no copy is kept between boots. */
+	if (m->kernel_fd < 0 && (m->kernel_fd = open_kernel(cfg->kernel, err, errlen)) < 0)
+		return -1;
+	if (read_fd(m->kernel_fd, cfg->kernel, &kernel, &kernel_size, err, errlen) < 0)
 		return -1;
 	req = (struct boot_request){
 		.kernel_path = cfg->kernel,

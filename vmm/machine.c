@@ -365,7 +365,7 @@ static void init_fields(struct machine *m, const struct vmm_config *cfg)
 {
 	memset(m, 0, sizeof(*m));
 	m->cfg = cfg;
-	m->sys.fd = m->vm.fd = m->signal_fd = -1;
+	m->sys.fd = m->vm.fd = m->signal_fd = m->kernel_fd = -1;
 	m->debug.step_cpu = -1;
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_cond_init(&m->cond, NULL);
@@ -415,6 +415,8 @@ void machine_destroy(struct machine *m)
 		kvm_vcpu_destroy(&m->vcpus[i].kvm);
 	free(m->vcpus);
 	free(m->cpuid);
+	if (m->kernel_fd >= 0)
+		close(m->kernel_fd);
 	for (unsigned i = 0; i < CLI_MAX_SERIALS; i++) {
 		serial_free(m->serial[i]);
 		chardev_free(m->serial_chr[i]);

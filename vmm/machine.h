@@ -184,6 +184,9 @@ struct machine {
 
 	bool direct_boot;
 	struct boot_cpu_state boot;
+	/* -kernel, open from the first load on: a reset reads it again from
+	 * there (after -chroot or -runas its path may no longer open). */
+	int kernel_fd;
 
 	/* Wired by board.c. */
 	struct chardev *serial_chr[CLI_MAX_SERIALS];
