@@ -153,6 +153,21 @@ struct dev_host {
 int dev_on_reset(struct dev_host *host, void (*fn)(void *), void *opaque);
 void dev_reset_all(struct dev_host *host);
 
+/* ---------------------------------------------------------------- threads */
+
+/* A vCPU or device I/O thread (thread.c): an 8 MiB stack, as glibc's,
+ * that transparent huge pages never back, so each thread costs the host
+ * the few pages of stack it touches. */
+struct dev_thread {
+	pthread_t id;
+	void *stack;
+};
+
+/* 0, or an errno value (the thread did not start). */
+int dev_thread_create(struct dev_thread *t, void *(*fn)(void *), void *arg);
+/* Wait for the thread to return, then free its stack. */
+void dev_thread_join(struct dev_thread *t);
+
 /* Little-endian helpers for handlers: load/store `size` bytes. */
 uint64_t io_data_get(const void *data, unsigned size);
 void io_data_put(void *data, unsigned size, uint64_t value);

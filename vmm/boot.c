@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -47,46 +48,62 @@ static const struct {
 	{"pvh", pvh_load},
 };
 
-static int read_file(const char *path, uint8_t **data, size_t *size, char *err, size_t errlen)
+/* The image is read into its own anonymous mapping, not malloc's heap,
+ * and unmapped once loaded: that returns its pages (8 MiB for a distro
+ * kernel) to the host at once. A malloc'ed buffer this size that is freed
+ * also raises glibc's dynamic mmap threshold to its size, so the next one
+ * lands on the heap and stays resident there after its free. */
+static void release_file(uint8_t *data, size_t size)
+{
+	if (data)
+		munmap(data, size);
+}
+
+/* The whole of the open file fd (path for messages) into a fresh mapping. */
+static int read_fd(int fd, const char *path, uint8_t **data, size_t *size, char *err,
+		   size_t errlen)
 {
 	struct stat st;
 	size_t done = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	void *buf;
 
-	if (fd < 0) {
-		snprintf(err, errlen, "-kernel: could not load kernel '%s': %s", path,
-			 strerror(errno));
-		return -1;
-	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0 ||
 	    (uint64_t)st.st_size > KERNEL_MAX_SIZE) {
 		snprintf(err, errlen, "-kernel %s: not a regular, non-empty file under 1 GiB",
 			 path);
-		close(fd);
 		return -1;
 	}
-	*data = malloc((size_t)st.st_size);
-	if (!*data) {
+	buf = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		   -1, 0);
+	if (buf == MAP_FAILED) {
 		snprintf(err, errlen, "-kernel %s: out of memory", path);
-		close(fd);
 		return -1;
 	}
+	*data = buf;
 	while (done < (size_t)st.st_size) {
-		ssize_t n = read(fd, *data + done, (size_t)st.st_size - done);
+		ssize_t n = pread(fd, *data + done, (size_t)st.st_size - done, (off_t)done);
 
 		if (n <= 0) {
 			snprintf(err, errlen, "-kernel %s: read: %s", path,
 				 n < 0 ? strerror(errno) : "file shrank");
-			close(fd);
-			free(*data);
+			release_file(*data, (size_t)st.st_size);
 			*data = NULL;
 			return -1;
 		}
 		done += (size_t)n;
 	}
-	close(fd);
 	*size = done;
 	return 0;
+}
+
+static int open_kernel(const char *path, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		snprintf(err, errlen, "-kernel: could not load kernel '%s': %s", path,
+			 strerror(errno));
+	return fd;
 }
 
 /* A loader's signature: a multiboot header (magic, flags and checksum
@@ -141,16 +158,22 @@ int boot_check_kernel(const struct vmm_config *cfg, char *err, size_t errlen)
 {
 	uint8_t *data = NULL;
 	size_t size = 0;
+	int fd, ret;
 	bool ok;
 
 	if (!cfg->kernel)
 		return cfg->initrd
 		       ? snprintf(err, errlen, "-initrd only allowed with -kernel option"),
 		       -1 : 0;
-	if (read_file(cfg->kernel, &data, &size, err, errlen) < 0)
+	fd = open_kernel(cfg->kernel, err, errlen);
+	if (fd < 0)
+		return -1;
+	ret = read_fd(fd, cfg->kernel, &data, &size, err, errlen);
+	close(fd);
+	if (ret < 0)
 		return -1;
 	ok = looks_bootable(data, size);
-	free(data);
+	release_file(data, size);
 	if (!ok) {
 		snprintf(err, errlen, "-kernel %s: " NOT_A_KERNEL, cfg->kernel);
 		return -1;
@@ -203,36 +226,19 @@ unsigned boot_dmar_flags(const struct iommu_spec *s)
 	       (s->intremap && !s->eim ? ACPI_DMAR_X2APIC_OPT_OUT : 0);
 }
 
-int boot_load_kernel(struct machine *m, char *err, size_t errlen)
+/* Offer the image to each loader in turn: 0, or -1 with err set. */
+static int run_loaders(struct machine *m, const struct boot_request *req, char *err,
+		       size_t errlen)
 {
 	const struct vmm_config *cfg = m->cfg;
-	struct boot_request req;
 	char why[256] = "";
 
-	if (!m->kernel && read_file(cfg->kernel, &m->kernel, &m->kernel_size, err, errlen) < 0)
-		return -1;
-	req = (struct boot_request){
-		.kernel_path = cfg->kernel,
-		.kernel = m->kernel,
-		.kernel_size = m->kernel_size,
-		.initrd_path = cfg->initrd,
-		.cmdline = cfg->append ? cfg->append : "",
-		.ncpus = m->ncpus,
-		.apic_ids = m->apic_ids,
-		.mem = &m->mem,
-		.e820 = &m->e820,
-		.no_acpi = cfg->lv.no_acpi,
-		.pvpanic_port = boot_pvpanic_port(cfg),
-		.dmar = boot_dmar_flags(&cfg->iommu),
-		.q35 = cfg->q35,
-		.no_s3 = cfg->lv.no_s3,
-	};
 	shadow_bios_area(m);
 	for (size_t i = 0; i < sizeof(loaders) / sizeof(loaders[0]); i++) {
 		int ret;
 
 		memset(&m->boot, 0, sizeof(m->boot));
-		ret = loaders[i].load(&req, &m->boot, why, sizeof(why));
+		ret = loaders[i].load(req, &m->boot, why, sizeof(why));
 		if (ret == 0) {
 			m->direct_boot = true;
 			route_pci_irqs(m);
@@ -249,6 +255,41 @@ int boot_load_kernel(struct machine *m, char *err, size_t errlen)
 	}
 	snprintf(err, errlen, "-kernel %s: " NOT_A_KERNEL, cfg->kernel);
 	return -1;
+}
+
+int boot_load_kernel(struct machine *m, char *err, size_t errlen)
+{
+	const struct vmm_config *cfg = m->cfg;
+	struct boot_request req;
+	uint8_t *kernel = NULL;
+	size_t kernel_size = 0;
+	int ret;
+
+	/* Read again on each reset: the loaders copy what they need into
+	 * guest RAM, so no copy is kept between boots. */
+	if (m->kernel_fd < 0 && (m->kernel_fd = open_kernel(cfg->kernel, err, errlen)) < 0)
+		return -1;
+	if (read_fd(m->kernel_fd, cfg->kernel, &kernel, &kernel_size, err, errlen) < 0)
+		return -1;
+	req = (struct boot_request){
+		.kernel_path = cfg->kernel,
+		.kernel = kernel,
+		.kernel_size = kernel_size,
+		.initrd_path = cfg->initrd,
+		.cmdline = cfg->append ? cfg->append : "",
+		.ncpus = m->ncpus,
+		.apic_ids = m->apic_ids,
+		.mem = &m->mem,
+		.e820 = &m->e820,
+		.no_acpi = cfg->lv.no_acpi,
+		.pvpanic_port = boot_pvpanic_port(cfg),
+		.dmar = boot_dmar_flags(&cfg->iommu),
+		.q35 = cfg->q35,
+		.no_s3 = cfg->lv.no_s3,
+	};
+	ret = run_loaders(m, &req, err, errlen);
+	release_file(kernel, kernel_size);
+	return ret;
 }
 
 /* Flat 4 GiB segments; code is 32-bit (db) or 64-bit (l). */

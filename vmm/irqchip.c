@@ -56,7 +56,7 @@ static void pic_intr_changed(void *opaque)
 	if (!i8259_intr(ic->pic))
 		return;
 	/* On vCPU 0's own thread irqchip_pre_run comes anyway. */
-	if (bsp->started && pthread_equal(pthread_self(), bsp->thread))
+	if (bsp->started && pthread_equal(pthread_self(), bsp->thread.id))
 		return;
 	vcpu_kick(bsp);
 }

@@ -84,7 +84,7 @@ static void apic_kick(void *opaque, unsigned cpu)
 	struct vmm_irqchip *ic = opaque;
 	struct vcpu *v = &ic->m->vcpus[cpu];
 
-	if (v->started && pthread_equal(pthread_self(), v->thread))
+	if (v->started && pthread_equal(pthread_self(), v->thread.id))
 		return; /* it looks before its next KVM_RUN anyway */
 	vcpu_kick(v);	/* which also calls irqchip_off_kick */
 }

@@ -365,7 +365,7 @@ static void init_fields(struct machine *m, const struct vmm_config *cfg)
 {
 	memset(m, 0, sizeof(*m));
 	m->cfg = cfg;
-	m->sys.fd = m->vm.fd = m->signal_fd = -1;
+	m->sys.fd = m->vm.fd = m->signal_fd = m->kernel_fd = -1;
 	m->debug.step_cpu = -1;
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_cond_init(&m->cond, NULL);
@@ -415,7 +415,8 @@ void machine_destroy(struct machine *m)
 		kvm_vcpu_destroy(&m->vcpus[i].kvm);
 	free(m->vcpus);
 	free(m->cpuid);
-	free(m->kernel);
+	if (m->kernel_fd >= 0)
+		close(m->kernel_fd);
 	for (unsigned i = 0; i < CLI_MAX_SERIALS; i++) {
 		serial_free(m->serial[i]);
 		chardev_free(m->serial_chr[i]);
@@ -486,7 +487,7 @@ void vcpu_kick(struct vcpu *v)
 		irqchip_off_kick(v); /* a vCPU sleeping in HLT (kernel_irqchip=off) */
 	v->kvm.run->immediate_exit = 1;
 	if (v->started)
-		pthread_kill(v->thread, SIG_KICK);
+		pthread_kill(v->thread.id, SIG_KICK);
 }
 
 void machine_pause(struct machine *m)
@@ -618,7 +619,7 @@ int machine_start(struct machine *m, char *err, size_t errlen)
 	}
 	for (unsigned i = 0; i < m->ncpus; i++) {
 		struct vcpu *v = &m->vcpus[i];
-		int ret = pthread_create(&v->thread, NULL, vcpu_thread, v);
+		int ret = dev_thread_create(&v->thread, vcpu_thread, v);
 
 		if (ret) {
 			snprintf(err, errlen, "cannot start vCPU thread: %s", strerror(ret));
@@ -636,6 +637,6 @@ int machine_run(struct machine *m)
 	machine_request_exit(m, m->exit_status);
 	for (unsigned i = 0; i < m->ncpus; i++)
 		if (m->vcpus[i].started)
-			pthread_join(m->vcpus[i].thread, NULL);
+			dev_thread_join(&m->vcpus[i].thread);
 	return m->exit_status;
 }

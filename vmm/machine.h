@@ -82,7 +82,7 @@ struct vcpu {
 	struct machine *m;
 	struct kvm_vcpu kvm; /* kvm.id: the APIC ID (topo_apic_id) */
 	unsigned index;	     /* in machine.vcpus: QEMU's cpu-index */
-	pthread_t thread;
+	struct dev_thread thread; /* its stack freed by the join */
 	pid_t tid;
 	bool started;
 	struct vcpu_reset_state reset;
@@ -182,11 +182,11 @@ struct machine {
 	struct uhci *uhci[CLI_MAX_DEVICES];		  /* -device piix3-usb-uhci, -usb */
 	struct xhci *xhci[CLI_MAX_DEVICES];		  /* -device qemu-xhci */
 
-	/* -kernel: kept to reload it on reset. */
-	uint8_t *kernel;
-	size_t kernel_size;
 	bool direct_boot;
 	struct boot_cpu_state boot;
+	/* -kernel, open from the first load on: a reset reads it again from
+	 * there (after -chroot or -runas its path may no longer open). */
+	int kernel_fd;
 
 	/* Wired by board.c. */
 	struct chardev *serial_chr[CLI_MAX_SERIALS];

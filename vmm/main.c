@@ -83,7 +83,7 @@ static int build(struct machine *m, char *err, size_t errlen)
 		machine_request_exit(m, VMM_EXIT_USAGE);
 		for (unsigned i = 0; i < m->ncpus; i++)
 			if (m->vcpus[i].started)
-				pthread_join(m->vcpus[i].thread, NULL);
+				dev_thread_join(&m->vcpus[i].thread);
 		return -1;
 	}
 	return 0;

@@ -40,7 +40,7 @@ struct virtio_pci {
 	int io_fd; /* ops->io_fd's, or -1 */
 	bool io_watched;
 	uint64_t last_io_ns; /* the I/O thread's: io_moderate */
-	pthread_t thread;
+	struct dev_thread thread;
 	bool thread_started;
 	/* a backend's completions (virtio_pci_watch) */
 	void (*ready)(void *opaque);

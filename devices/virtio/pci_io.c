@@ -252,7 +252,7 @@ int vpci_start_io_thread(struct virtio_pci *vp)
 	sigfillset(&all);
 	sigdelset(&all, SIGSYS);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(&vp->thread, NULL, io_thread, vp);
+	r = dev_thread_create(&vp->thread, io_thread, vp);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r)
 		return -EAGAIN;
@@ -266,7 +266,7 @@ void vpci_stop_io_thread(struct virtio_pci *vp)
 	uint64_t one = 1;
 
 	if (vp->thread_started && write(vp->stop_fd, &one, sizeof(one)) == sizeof(one))
-		pthread_join(vp->thread, NULL);
+		dev_thread_join(&vp->thread);
 	vp->thread_started = false;
 }
 

@@ -6,7 +6,7 @@
 #    the same command just answers.
 # 2. spawn=deny stops a fork (named "clone"); the default spawn=allow lets it.
 # 3. As root: -runas nobody -chroot DIR: the running VMM's uid, gid and
-#    root folder are the user's and DIR's.
+#    root folder are the user's and DIR's; a reset reloads -kernel there.
 # 4. A representative set of existing tests through a wrapper that adds
 #    -sandbox on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny
 #    (SANDBOX_SUBTESTS overrides it; `make check-sandbox` runs every
@@ -95,6 +95,13 @@ if [ "$(id -u)" -eq 0 ] && getent passwd nobody >/dev/null; then
 	pid=
 	"$VMM" -runas no-such-user-here -kernel "$B/tests/guest/hello.elf" </dev/null 2>"$tmp/err"
 	grep -q "no user 'no-such-user-here'" "$tmp/err" || fail "-runas with an unknown user: $(cat "$tmp/err")"
+	# A reset after -kernel reads the kernel again, from the file vmm
+	# opened before it dropped to nobody in the jail (its path is gone).
+	timeout 60 "$VMM" -m 64 -nographic -serial stdio -monitor none -runas nobody \
+		-chroot "$tmp/jail" -sandbox on -device isa-debug-exit,iobase=0xf4,iosize=4 \
+		-kernel "$B/tests/guest/control.elf" -append triple=1 </dev/null >"$tmp/out" 2>&1
+	grep -q 'control: boot 1' "$tmp/out" ||
+		fail "no -kernel reload at reset under -runas/-chroot: $(tail -5 "$tmp/out")"
 	echo "runas/chroot: ok"
 else
 	echo "runas/chroot: not root, not checked"

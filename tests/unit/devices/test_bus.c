@@ -1,7 +1,9 @@
 /* Unit tests for the I/O bus dispatch structure. */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "devices/dev_host.h"
 #include "tests/unit/check_run.h"
@@ -140,6 +142,50 @@ START_TEST(guest_mem_bounds)
 }
 END_TEST
 
+#define FLAGS_LEN 512
+
+/* The VmFlags of the mapping holding addr (/proc/self/smaps), or "". */
+static void vma_flags(const void *addr, char flags[FLAGS_LEN])
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	bool inside = false;
+
+	flags[0] = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+			inside = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
+		else if (inside && !strncmp(line, "VmFlags:", 8))
+			memcpy(flags, line + 8, strlen(line + 8) + 1);
+	}
+	if (f)
+		fclose(f);
+}
+
+static void *report_stack_flags(void *arg)
+{
+	char here = 0;
+
+	vma_flags(&here, arg);
+	return NULL;
+}
+
+/* A thread's stack is advised out of transparent huge pages (VmFlags
+ * "nh") before the thread runs, and the join frees it. */
+START_TEST(thread_stack_has_no_huge_pages)
+{
+	char flags[FLAGS_LEN] = "";
+	struct dev_thread t;
+
+	ck_assert_int_eq(dev_thread_create(&t, report_stack_flags, flags), 0);
+	dev_thread_join(&t);
+	ck_assert_msg(strstr(flags, " wr") && strstr(flags, " nh"), "stack VmFlags:%s", flags);
+	ck_assert_ptr_null(t.stack);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("devices-bus");
@@ -150,6 +196,7 @@ int main(void)
 	tcase_add_test(tc, overlaps_and_bad_ranges_are_refused);
 	tcase_add_test(tc, many_regions_stay_ordered);
 	tcase_add_test(tc, guest_mem_bounds);
+	tcase_add_test(tc, thread_stack_has_no_huge_pages);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
