@@ -62,6 +62,23 @@ static bool has_index(const uint32_t *list, unsigned n, uint32_t index)
 	return false;
 }
 
+/* The local APICs are KVM's (modes on and split): their state is the
+ * vCPU's "lapic"; with kernel_irqchip=off they are vmm's (/irqchip). */
+static bool kvm_has_lapic(const struct machine *m)
+{
+	return !m->ic || m->ic->mode != IRQCHIP_OFF;
+}
+
+/* MSRs KVM serves from its own local APIC: with kernel_irqchip=off it has
+ * none (KVM_SET_MSRS refuses them) and vmm's APICs hold TSC deadline and
+ * x2APIC state; the PV features behind the others are hidden there. */
+static bool msr_needs_kvm_apic(uint32_t index)
+{
+	return index == 0x6e0 || (index >= 0x800 && index <= 0x8ff) ||
+	       index == 0x4b564d03 /* PV EOI */ || index == 0x4b564d06 /* async PF IRQ */ ||
+	       index == 0x4b564d07 /* async PF ack */;
+}
+
 /* The MSRs to save: KVM's list plus required_msrs, filtered to those this
  * vCPU reads back (what vmm's CPUID exposes: KVM refuses the others). */
 static int saveable_msrs(struct machine *m, struct vcpu *v, struct kvm_msr_entry *out, char *err,
@@ -88,6 +105,8 @@ static int saveable_msrs(struct machine *m, struct vcpu *v, struct kvm_msr_entry
 	for (int i = 0; i < nlist && n < CPU_MAX_MSRS; i++) {
 		struct kvm_msr_entry e = {.index = list[i]};
 
+		if (!kvm_has_lapic(m) && msr_needs_kvm_apic(e.index))
+			continue;
 		if (kvm_vcpu_get_msrs(&v->kvm, &e, 1) == 1)
 			out[n++] = e;
 	}
@@ -99,13 +118,6 @@ static int kvm_fail(const char *what, unsigned cpu, int r, char *err, size_t err
 {
 	snprintf(err, errlen, "vCPU %u: %s: %s", cpu, what, strerror(-r));
 	return -1;
-}
-
-/* The local APICs are KVM's (modes on and split): their state is the
- * vCPU's "lapic"; with kernel_irqchip=off they are vmm's (/irqchip). */
-static bool kvm_has_lapic(const struct machine *m)
-{
-	return !m->ic || m->ic->mode != IRQCHIP_OFF;
 }
 
 /* One vCPU's node; the machine is paused. */
