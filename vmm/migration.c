@@ -28,6 +28,7 @@
 #include "devices/intc/i8259.h"
 #include "devices/intc/ioapic.h"
 #include "state/state.h"
+#include "vmm/control/qmp.h"
 #include "vmm/machine.h"
 #include "vmm/migration.h"
 #include "vmm/migration_devices.h"
@@ -287,6 +288,12 @@ static int open_uri(const char *uri, bool writing, pid_t *pid, char *err, size_t
 			       : accept_unix(uri + 5, err, errlen);
 	if (!strncmp(uri, "tcp:", 4))
 		return tcp_uri(uri + 4, writing, err, errlen);
+	if (!strncmp(uri, "fd:", 3)) { /* libvirt's: an inherited or a getfd fd */
+		fd = qmp_fd_param(uri + 3, err, errlen);
+		if (fd >= 0)
+			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		return fd;
+	}
 	if (!strncmp(uri, "file:", 5)) {
 		fd = writing ? open(uri + 5, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)
 			     : open(uri + 5, O_RDONLY | O_CLOEXEC);
@@ -294,7 +301,7 @@ static int open_uri(const char *uri, bool writing, pid_t *pid, char *err, size_t
 			snprintf(err, errlen, "%s: %s", uri + 5, strerror(errno));
 		return fd;
 	}
-	snprintf(err, errlen, "Invalid parameter 'uri': '%s' (vmm takes exec:, file:, unix:, tcp:)",
+	snprintf(err, errlen, "Invalid parameter 'uri': '%s' (vmm takes exec:, file:, unix:, tcp:, fd:)",
 		 uri);
 	return -1;
 }
@@ -564,7 +571,7 @@ int migration_incoming(struct machine *m, const char *uri, char *err, size_t err
 		machine_ram(m, &ram);
 		/* The loader leaves zero pages alone: drop what booting wrote. */
 		madvise(ram.hva, ram.size, MADV_DONTNEED);
-		in.map_file = is_regular_file(fd);
+		in.map_file = is_regular_file(fd) && in.base % MIG_PAGE == 0;
 		r = mig_stream_read_ram(&in, &ram, 1, &mig.stats, err, errlen);
 	}
 	if (r == 0)
