@@ -18,6 +18,7 @@
 # Root only; libvirtd and virtlogd are this test's own (libvirt.inc.sh).
 # Linux boots: a LINUX_TESTS member.
 dom=vs
+libvirt_log=${TEST_LOGS:-${B:-build}/test-logs}/libvirt-save.libvirtd.log
 . "$(dirname "$0")/libvirt.inc.sh"
 dir=$(sh scripts/guest-kernel.sh --path) || skip "the guest kernel is not built (scripts/guest-kernel.sh)"
 qemu=$(command -v qemu-system-x86_64) || fail "no qemu-system-x86_64 (scripts/install-deps.sh check)"
@@ -57,7 +58,7 @@ shell() {
 uptime_in() { grep -ao 'UP-[0-9][0-9]*' "$T/$1" | tail -n 1 | cut -d- -f2; }
 # resumed LOG: the value written before the save is there, the uptime went on.
 resumed() {
-	shell "$1" "" "cat /tmp/v; echo UP-\$(cut -d. -f1 /proc/uptime)"
+	shell "$1" "Escape character" "cat /tmp/v; echo UP-\$(cut -d. -f1 /proc/uptime)"
 	grep -aq "SAVED-1234" "$T/$1" || { tail -c 1000 "$T/$1"; fail "$side: $2: the value written before the save is gone"; }
 	up=$(uptime_in "$1")
 	[ -n "$up" ] && [ "$up" -ge "$up0" ] || fail "$side: $2: uptime $up s after, $up0 s before the save"
