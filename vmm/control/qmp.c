@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -144,6 +145,20 @@ static void send_error(struct qmp_client *c, json_t *id, const char *cls, const 
 
 /* --------------------------------------------------------------- events */
 
+static pthread_t loop_thread; /* the main thread: the clients are its */
+
+static void broadcast(void *text)
+{
+	for (unsigned s = 0; s < n_servers; s++)
+		for (struct qmp_client *c = servers[s].clients; c; c = c->next)
+			if (c->negotiated)
+				send_text(c, text);
+	free(text);
+}
+
+/* Stamped now; sent from the main thread, also when another thread (a
+ * migration's) raised it: the clients' buffers are the main thread's,
+ * shared with the replies. */
 static void on_event(void *opaque, const char *name, const char *data_json)
 {
 	struct timeval tv;
@@ -156,11 +171,9 @@ static void on_event(void *opaque, const char *name, const char *data_json)
 		     (long long)tv.tv_sec, (long)tv.tv_usec, name, has_data ? ", \"data\": " : "",
 		     has_data ? data_json : "") < 0)
 		return;
-	for (unsigned s = 0; s < n_servers; s++)
-		for (struct qmp_client *c = servers[s].clients; c; c = c->next)
-			if (c->negotiated)
-				send_text(c, text);
-	free(text);
+	if (pthread_equal(pthread_self(), loop_thread) || !n_servers ||
+	    evloop_call(servers[0].m->host.loop, broadcast, text) < 0)
+		broadcast(text);
 }
 
 /* ------------------------------------------------------------- requests */
@@ -445,6 +458,7 @@ int qmp_start(struct machine *m, char *err, size_t errlen)
 
 	if (!cc->n_qmp)
 		return 0;
+	loop_thread = pthread_self();
 	qmp_commands_init(m);
 	for (unsigned i = 0; i < cc->n_qmp; i++) {
 		struct qmp_server *srv = &servers[n_servers];
