@@ -499,6 +499,7 @@ int migration_save(struct machine *m, const char *uri, char *err, size_t errlen)
 	j->pre.opaque = j;
 	j->pre.touched = m->mem.touched;
 	j->pre.downtime_ms = params.downtime_limit;
+	j->pre.guest_stopped = !j->was_running;
 	cancel_req = false;
 	mig = (struct migration_status){
 		.start_ms = now_ms(), .ram_total = j->pre.ram.size, .precopy = &j->pre};

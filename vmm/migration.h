@@ -124,6 +124,9 @@ struct mig_precopy {
 	 * final pass sends them all (devices/dev_host.h, guest_mem). */
 	const uint64_t *touched;
 	uint64_t downtime_ms;
+	/* The guest does not run (virsh save stops it first): nothing to
+	 * converge, pass 1 then the final pass (the pages devices touched). */
+	bool guest_stopped;
 	/* Progress, for query-migrate (read from another thread). */
 	unsigned pass;
 	uint64_t remaining, dirty_rate, mbps, expected_downtime_ms, dirty_syncs;
