@@ -4,14 +4,15 @@
 # reference. The source is libvirt.inc.sh's libvirtd; the destination is a
 # second libvirtd (and virtlogd) in a mount namespace of its own with its
 # own /run/libvirt, /var/lib/libvirt, ... and another host_uuid (libvirt
-# refuses a migration to the same host). The destination starts the
-# emulator with -incoming defer and migrate-incoming tcp:...; the source
-# sends migrate tcp:127.0.0.1:PORT (--migrateuri: both hosts are this
-# machine). Then the guest runs on the destination with its memory (a
-# value written in its shell before is read back, the uptime went on),
-# the source's emulator is gone and its domain is shut off; the migration
-# back (--p2p: the source libvirtd talks to the destination's itself)
-# works the same.
+# refuses a migration to the same host). --p2p --tunnelled: the source
+# libvirtd talks to the destination's itself and carries the stream; the
+# source emulator gets `getfd` + `migrate fd:migrate` (a pipe to libvirtd),
+# the destination's starts with -incoming defer and gets `migrate-incoming
+# fd:N` (a pipe from libvirtd). libvirt's native (direct tcp:) migration
+# needs the `return-path` capability, which vmm does not have. Then the
+# guest runs on the destination with its memory (a value written in its
+# shell before is read back, the uptime went on), the source's emulator is
+# gone and its domain with it; the migration back works the same.
 #
 # The domain has <memballoon model='none'/> and no channel: virtio-balloon
 # and virtio-serial are not saveable by vmm yet.
@@ -42,6 +43,7 @@ unshare -m --propagation private sh -c '
 	virtlogd -d -p "$1/virtlogd.pid" && libvirtd -d -p "$1/libvirtd.pid"' sh "$D" "$dirs" ||
 	fail "the destination's libvirtd did not start"
 DURI="qemu+unix:///system?socket=$D/run/libvirt/libvirt-sock"
+SURI="qemu+unix:///system?socket=$T/run/libvirt/libvirt-sock" # as the destination sees it
 VD="virsh -q -c $DURI"
 for _ in $(seq 300); do $VD version >/dev/null 2>&1 && break; sleep 0.2; done
 $VD version >/dev/null 2>&1 || fail "the destination's libvirtd never answered"
@@ -117,8 +119,8 @@ flow() {
 	pid=$(emulator_pid)
 
 	t=$(ms)
-	$V migrate --live "$dom" "$DURI" --migrateuri tcp://127.0.0.1:49152 >"$T/out" 2>&1 ||
-		{ cat "$T/out"; grep ' error : ' "$D/var/log/libvirt/libvirtd.log" | tail -n 5; fail "$side: virsh migrate --live"; }
+	$V migrate --live --p2p --tunnelled "$dom" "$DURI" >"$T/out" 2>&1 ||
+		{ cat "$T/out"; grep ' error : ' "$D/var/log/libvirt/libvirtd.log" | tail -n 5; fail "$side: virsh migrate --live --p2p --tunnelled"; }
 	there_ms=$(($(ms) - t))
 	! kill -0 "$pid" 2>/dev/null || fail "$side: the source's emulator still runs"
 	$V domstate "$dom" >/dev/null 2>&1 && fail "$side: the transient domain is still on the source"
@@ -126,16 +128,16 @@ flow() {
 	on "$DURI" "there.$side"
 
 	t=$(ms)
-	$VD migrate --live --p2p "$dom" qemu:///system --migrateuri tcp://127.0.0.1:49153 >"$T/out" 2>&1 ||
-		{ cat "$T/out"; grep ' error : ' "$D/var/log/libvirt/libvirtd.log" | tail -n 5; fail "$side: virsh migrate --live --p2p (back)"; }
+	$VD migrate --live --p2p --tunnelled "$dom" "$SURI" >"$T/out" 2>&1 ||
+		{ cat "$T/out"; grep ' error : ' "$D/var/log/libvirt/libvirtd.log" | tail -n 5; fail "$side: virsh migrate back"; }
 	back_ms=$(($(ms) - t))
 	wait_state running 20
 	$VD domstate "$dom" >/dev/null 2>&1 && fail "$side: the domain is still on the destination"
 	on qemu:///system "back.$side"
 	$V destroy "$dom" >/dev/null || fail "$side: virsh destroy"
-	echo "$side: migrate --live ${there_ms} ms, back with --p2p ${back_ms} ms; memory kept (uptime $up0 -> $up s)"
+	echo "$side: migrate --live ${there_ms} ms, back ${back_ms} ms; memory kept (uptime $up0 -> $up s)"
 }
 
 flow vmm "$vmm"
 flow qemu "$qemu"
-echo "ok: virsh migrate --live between two libvirtds and back (--p2p), vmm and QEMU alike"
+echo "ok: virsh migrate --live --p2p --tunnelled between two libvirtds and back, vmm and QEMU alike"
