@@ -21,7 +21,7 @@
 dom=vm
 libvirt_log=${TEST_LOGS:-${B:-build}/test-logs}/libvirt-migrate.libvirtd.log
 . "$(dirname "$0")/libvirt.inc.sh"
-dir=$(sh scripts/guest-kernel.sh --path) || skip "the guest kernel is not built (scripts/guest-kernel.sh)"
+guest=$(sh scripts/demo/image.sh) || fail "no Debian guest image (scripts/demo/image.sh)"
 qemu=$(command -v qemu-system-x86_64) || fail "no qemu-system-x86_64 (scripts/install-deps.sh check)"
 vmm=$(readlink -f "${VMM:-build/vmm}")
 
@@ -57,29 +57,19 @@ stop_dst() {
 trap 'stop_dst; cleanup' EXIT
 dstate() { $VD domstate "$dom" 2>&1; }
 
-# QEMU: the CPU the tests' guest kernel boots on under nested KVM (as
-# bench/linux-boot.sh gives it); vmm: its own (libvirt adds no -cpu).
-cpu_for() {
-	[ "$1" = "$qemu" ] || return 0
-	echo "  <cpu mode='custom' match='exact' check='none'><model fallback='forbid'>qemu64</model>"
-	for f in smap smep xsave popcnt; do echo "    <feature policy='disable' name='$f'/>"; done
-	echo "  </cpu>"
-}
-
 domain() { # domain EMULATOR
 	cat <<XML
 <domain type='kvm'>
   <name>$dom</name>
-  <memory unit='MiB'>128</memory>
+  <memory unit='MiB'>512</memory>
   <vcpu>1</vcpu>
   <os>
     <type arch='x86_64' machine='pc'>hvm</type>
-    <kernel>$dir/bzImage</kernel>
-    <initrd>$dir/initramfs.cpio</initrd>
+    <kernel>$guest/kernel</kernel>
+    <initrd>$guest/initrd.cpio.gz</initrd>
     <cmdline>$(cat tests/guest/linux/cmdline)</cmdline>
   </os>
   <features><acpi/></features>
-$(cpu_for "$1")
   <devices>
     <emulator>$1</emulator>
     <serial type='pty'><target port='0'/></serial>
@@ -109,7 +99,7 @@ flow() {
 	domain "$2" >"$T/$side.xml"
 	$V create "$T/$side.xml" --paused >/dev/null || fail "$side: virsh create"
 	wait_state paused 20
-	python3 "$here/libvirt_console.py" qemu:///system "$dom" "$T/boot.$side" "$limit" VMM-GUEST-READY \
+	python3 "$here/libvirt_console.py" qemu:///system "$dom" "$T/boot.$side" "$limit" "vmm demo: a shell" \
 		"echo SAVED-\$((1000+234)) >/tmp/v; echo UP-\$(cut -d. -f1 /proc/uptime)" >/dev/null &
 	cpid=$!
 	sleep 2
