@@ -17,7 +17,9 @@
 # The domain has <memballoon model='none'/> and no channel: virtio-balloon
 # and virtio-serial are not saveable by vmm yet.
 #
-# Root only: a LINUX_TESTS member (two Linux boots).
+# Not yet in LINUX_TESTS: it never ran to the end (first runs stopped at
+# libvirt requiring return-path for native migration; the --tunnelled
+# run was cut short). Root only; two Linux boots.
 dom=vm
 libvirt_log=${TEST_LOGS:-${B:-build}/test-logs}/libvirt-migrate.libvirtd.log
 . "$(dirname "$0")/libvirt.inc.sh"
