@@ -19,7 +19,8 @@
 #
 # Not yet in LINUX_TESTS: it never ran to the end (first runs stopped at
 # libvirt requiring return-path for native migration; the --tunnelled
-# run was cut short). Root only; two Linux boots.
+# runs printed nothing in 13 min and were stopped: undiagnosed). Root
+# only; two Linux boots.
 dom=vm
 libvirt_log=${TEST_LOGS:-${B:-build}/test-logs}/libvirt-migrate.libvirtd.log
 . "$(dirname "$0")/libvirt.inc.sh"
