@@ -384,6 +384,7 @@ int migration_save(struct machine *m, const char *uri, char *err, size_t errlen)
 	j->pre.opaque = j;
 	j->pre.touched = m->mem.touched;
 	j->pre.downtime_ms = params.downtime_limit;
+	j->pre.guest_stopped = !j->was_running;
 	cancel_req = false;
 	pthread_mutex_lock(&precopy_lock);
 	mig = (struct migration_status){
@@ -470,7 +471,7 @@ static int incoming_load(struct machine *m, const char *uri, int fd, pid_t pid, 
 		machine_ram(m, &ram);
 		/* The loader leaves zero pages alone: drop what booting wrote. */
 		madvise(ram.hva, ram.size, MADV_DONTNEED);
-		in.map_file = is_regular_file(fd);
+		in.map_file = is_regular_file(fd) && in.base % MIG_PAGE == 0;
 		r = mig_stream_read_ram(&in, &ram, 1, &mig.stats, err, errlen);
 	}
 	if (r == 0)

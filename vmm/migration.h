@@ -80,12 +80,15 @@ int mig_stream_write(int fd, const void *tree, size_t tree_len, const struct mig
  * the tree (the caller loads it) and the trailer. */
 struct mig_in {
 	int fd;
-	uint64_t off; /* bytes consumed */
+	uint64_t off;  /* bytes consumed */
+	uint64_t base; /* the fd's file offset where the stream starts (a
+			* file after libvirt's own header), 0 on a pipe */
 	uint32_t nregions;
 	unsigned passes;
 	uint64_t tree_len;
 	/* Set by the caller after mig_stream_read_header when fd is a regular
-	 * file and the RAM blocks are page-aligned mappings it may replace:
+	 * file, base is page-aligned and the RAM blocks are page-aligned
+	 * mappings it may replace:
 	 * stored pages are then mapped MAP_PRIVATE from the file (read on
 	 * first touch, copied on write) instead of read. */
 	bool map_file;
@@ -121,6 +124,9 @@ struct mig_precopy {
 	 * final pass sends them all (devices/dev_host.h, guest_mem). */
 	const uint64_t *touched;
 	uint64_t downtime_ms;
+	/* The guest does not run (virsh save stops it first): nothing to
+	 * converge, pass 1 then the final pass (the pages devices touched). */
+	bool guest_stopped;
 	/* Progress, for query-migrate (read from another thread). */
 	unsigned pass;
 	uint64_t remaining, dirty_rate, mbps, expected_downtime_ms, dirty_syncs;
@@ -194,7 +200,7 @@ const struct migration_status *migration_status(void);
 void migration_status_copy(struct migration_status *s, struct mig_precopy *pre);
 const char *migration_state_name(enum migration_state s);
 /* QMP migrate: open uri ("exec:CMD", "file:PATH", "unix:PATH",
- * "tcp:HOST:PORT") and start a migration thread, which copies the RAM
+ * "tcp:HOST:PORT", "fd:N" an inherited fd or "fd:NAME" a getfd one) and start a migration thread, which copies the RAM
  * while the guest runs, then stops it (STOP) and writes the last pages and
  * the state; the source stays stopped. 0 once the thread runs, or -1 with
  * a one-line err (also for a device vmm cannot save yet). */

@@ -137,7 +137,8 @@ int mig_precopy_run(struct mig_precopy *p, struct mig_out *o)
 		n = mig_bits_count(dirty, pages);
 		final = final_pages(dirty, p->touched, words);
 		account(p, o, &c, n, final, now_s() - pass_start);
-		if (mig_precopy_converged(final * MIG_PAGE, bandwidth(&c, o), p->downtime_ms,
+		if (p->guest_stopped ||
+		    mig_precopy_converged(final * MIG_PAGE, bandwidth(&c, o), p->downtime_ms,
 					  p->pass))
 			break;
 		pass_start = now_s();

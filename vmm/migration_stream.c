@@ -277,8 +277,9 @@ static int in_skip_pad(struct mig_in *in, char *err, size_t errlen)
 int mig_stream_read_header(struct mig_in *in, int fd, char *err, size_t errlen)
 {
 	uint8_t hdr[HEADER_SIZE];
+	off_t base = lseek(fd, 0, SEEK_CUR);
 
-	*in = (struct mig_in){.fd = fd};
+	*in = (struct mig_in){.fd = fd, .base = base > 0 ? (uint64_t)base : 0};
 	if (in_read(in, hdr, sizeof(hdr), err, errlen) < 0)
 		return -1;
 	if (memcmp(hdr, MIG_MAGIC, 8))
@@ -307,10 +308,10 @@ static int in_map(struct mig_in *in, uint8_t *hva, size_t len, char *err, size_t
 {
 	struct stat sb;
 
-	if (fstat(in->fd, &sb) < 0 || (uint64_t)sb.st_size < in->off + len)
+	if (fstat(in->fd, &sb) < 0 || (uint64_t)sb.st_size < in->base + in->off + len)
 		return in_fail(in, err, errlen, "truncated");
 	if (mmap(hva, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, in->fd,
-		 (off_t)in->off) == MAP_FAILED) {
+		 (off_t)(in->base + in->off)) == MAP_FAILED) {
 		snprintf(err, errlen, "mapping the migration stream: %s", strerror(errno));
 		return -1;
 	}

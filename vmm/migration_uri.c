@@ -1,6 +1,6 @@
 /* migration_uri.c — where a migration stream goes or comes from: exec:CMD
  * (the command's stdin or stdout), file:PATH, unix:PATH and tcp:HOST:PORT
- * (connect, or listen for one peer). */
+ * (connect, or listen for one peer), fd:N or fd:NAME (libvirt's). */
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "vmm/control/qmp.h"
 #include "vmm/migration.h"
 
 extern char **environ;
@@ -137,6 +138,12 @@ int mig_open_uri(const char *uri, bool writing, pid_t *pid, char *err, size_t er
 			       : accept_unix(uri + 5, err, errlen);
 	if (!strncmp(uri, "tcp:", 4))
 		return tcp_uri(uri + 4, writing, err, errlen);
+	if (!strncmp(uri, "fd:", 3)) { /* libvirt's: an inherited or a getfd fd */
+		fd = qmp_fd_param(uri + 3, err, errlen);
+		if (fd >= 0)
+			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		return fd;
+	}
 	if (!strncmp(uri, "file:", 5)) {
 		fd = writing ? open(uri + 5, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)
 			     : open(uri + 5, O_RDONLY | O_CLOEXEC);
@@ -144,7 +151,7 @@ int mig_open_uri(const char *uri, bool writing, pid_t *pid, char *err, size_t er
 			snprintf(err, errlen, "%s: %s", uri + 5, strerror(errno));
 		return fd;
 	}
-	snprintf(err, errlen, "Invalid parameter 'uri': '%s' (vmm takes exec:, file:, unix:, tcp:)",
+	snprintf(err, errlen, "Invalid parameter 'uri': '%s' (vmm takes exec:, file:, unix:, tcp:, fd:)",
 		 uri);
 	return -1;
 }

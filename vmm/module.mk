@@ -30,6 +30,8 @@ INTEG_TESTS += tests/integration/core-debug.sh
 KVM_TESTS += tests/integration/core-debug.sh
 $(eval $(call unit_test,vmm_monitor,tests/unit/vmm/test_monitor.c,$(VMM_LIBS),$(VMM_LDLIBS)))
 $(eval $(call unit_test,vmm_qmp_args,tests/unit/vmm/test_qmp_args.c,$(VMM_LIBS),$(VMM_LDLIBS)))
+# getfd/closefd names and the fd: URI parameter
+$(eval $(call unit_test,vmm_qmp_fds,tests/unit/vmm/test_qmp_fds.c,$(VMM_LIBS),$(VMM_LDLIBS)))
 BENCHES += bench/core-pio.sh
 KVM_BENCHES += bench/core-pio.sh
 BENCHES += bench/core-mmio.sh
@@ -68,6 +70,8 @@ INTEG_TESTS += tests/integration/control-chardev.sh
 LINUX_TESTS += tests/integration/libvirt.sh
 # virt-install's q35 and pc domains through libvirt's whole life cycle (QEMU too)
 LINUX_TESTS += tests/integration/libvirt-virt-install.sh
+# virsh save/restore, managedsave/start through the migration stream (QEMU too)
+LINUX_TESTS += tests/integration/libvirt-save.sh
 $(eval $(call unit_test,vmm_cli_libvirt,tests/unit/vmm/test_cli_libvirt.c,libcli.a,$(JANSSON_LIBS)))
 $(eval $(call unit_test,vmm_cli_rng,tests/unit/vmm/test_cli_rng.c,libcli.a,$(JANSSON_LIBS)))
 $(eval $(call unit_test,vmm_cli_vserial,tests/unit/vmm/test_cli_vserial.c,libcli.a,$(JANSSON_LIBS)))

@@ -1,7 +1,8 @@
 /* fuzz_qmp.c — QMP's protocol side (vmm/control/qmp.c: framing of JSON values
  * arriving in pieces, resynchronising after garbage, capability
  * negotiation, the request object's members) and its command table
- * (vmm/control/qmp_commands.c, human-monitor-command into vmm/control/monitor.c) on
+ * (vmm/control/qmp_commands.c, human-monitor-command into vmm/control/monitor.c,
+ * getfd/closefd in vmm/control/qmp_fds.c) on
  * fake_machine.h's machine. qmp.c is included for its static client code;
  * a client is a socketpair whose far end is drained. Input: records
  * (fuzz.h), each a piece of the byte stream as one read() returns it; a

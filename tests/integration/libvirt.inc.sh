@@ -7,7 +7,7 @@
 # and virtlogd, stopped at exit. The emulator runs as root, unconfined,
 # outside cgroups: the test host is a container or L1 without those
 # services, not a hardened libvirt. The caller sets dom (the domain the
-# helpers look at).
+# helpers look at) and may set libvirt_log.
 set -u
 skip() { echo "skipped: $*"; exit 77; }
 [ "$(id -u)" = 0 ] || skip "needs root (a privileged libvirtd)"
@@ -48,6 +48,8 @@ cleanup() {
 		$V undefine "$d" >/dev/null 2>&1
 	done
 	stop_daemons
+	# libvirt_log=PATH: keep libvirtd's log (its QMP traffic) there
+	[ -z "${libvirt_log:-}" ] || cp /var/log/libvirt/libvirtd.log "$libvirt_log" 2>/dev/null
 	for d in $dirs; do umount "$d" 2>/dev/null; done
 	rm -rf "$T"
 }

@@ -30,6 +30,7 @@
 #define QMP_MAX_INPUT (1u << 20)
 #define QMP_MAX_OUTPUT (4u << 20)
 #define QMP_MAX_CLIENTS 16
+#define QMP_MAX_FDS 8 /* passed with SCM_RIGHTS, not yet claimed by getfd */
 
 struct qmp_client {
 	struct qmp_server *srv;
@@ -40,6 +41,8 @@ struct qmp_client {
 	size_t in_len;
 	char *out;
 	size_t out_len;
+	int fds[QMP_MAX_FDS]; /* oldest first */
+	unsigned n_fds;
 	struct qmp_client *next;
 };
 
@@ -53,6 +56,7 @@ struct qmp_server {
 
 static struct qmp_server servers[CLI_MAX_QMP];
 static unsigned n_servers;
+static struct qmp_client *executing; /* whose command runs now */
 
 /* -------------------------------------------------------------- output */
 
@@ -63,6 +67,8 @@ static void drop_client(struct qmp_client *c)
 	if (c->dead)
 		return;
 	c->dead = true;
+	while (c->n_fds)
+		close(c->fds[--c->n_fds]);
 	evloop_del_fd(c->srv->m->host.loop, c->fd);
 	if (c->out_fd == c->fd) /* stdio stays open for whatever else prints */
 		close(c->fd);
@@ -222,12 +228,15 @@ static void execute(struct qmp_client *c, json_t *req)
 		send_error(c, id, "CommandNotFound", e.desc);
 		return;
 	}
+	executing = c;
 	if (qmp_args_check(cmd->args, args, e.desc, sizeof(e.desc)) < 0 ||
 	    cmd->fn(c->srv->m, args, &ret, &e) < 0) {
+		executing = NULL;
 		send_error(c, id, e.cls[0] ? e.cls : "GenericError", e.desc);
 		json_decref(ret);
 		return;
 	}
+	executing = NULL;
 	c->negotiated = true; /* every command past here implies it */
 	reply = json_pack("{s:o}", "return", ret ? ret : json_object());
 	if (id)
@@ -311,6 +320,61 @@ static void receive(struct qmp_client *c, const char *buf, size_t n)
 
 /* --------------------------------------------------------------- clients */
 
+int qmp_take_passed_fd(void)
+{
+	struct qmp_client *c = executing;
+	int fd;
+
+	if (!c || !c->n_fds)
+		return -1;
+	fd = c->fds[0];
+	memmove(c->fds, c->fds + 1, --c->n_fds * sizeof(c->fds[0]));
+	return fd;
+}
+
+/* Keep the fds a client passed (SCM_RIGHTS) for its next getfd; beyond
+ * QMP_MAX_FDS unclaimed ones they are closed. */
+static void keep_passed_fds(struct qmp_client *c, struct msghdr *msg)
+{
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
+		size_t n;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			if (c->n_fds < QMP_MAX_FDS)
+				c->fds[c->n_fds++] = fd;
+			else
+				close(fd);
+		}
+	}
+}
+
+/* Read what the client sent: a socket's fds come along (recvmsg); -qmp
+ * stdio is read plainly. */
+static ssize_t client_read(struct qmp_client *c, char *buf, size_t len)
+{
+	union {
+		char space[CMSG_SPACE(QMP_MAX_FDS * sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = &ctl, .msg_controllen = sizeof(ctl)};
+	ssize_t n;
+
+	if (c->out_fd != c->fd)
+		return read(c->fd, buf, len);
+	n = recvmsg(c->fd, &msg, MSG_CMSG_CLOEXEC);
+	if (n >= 0)
+		keep_passed_fds(c, &msg);
+	return n;
+}
+
 static void sweep(struct qmp_server *srv)
 {
 	for (struct qmp_client **p = &srv->clients; *p;) {
@@ -336,7 +400,7 @@ static void on_client_io(void *opaque, int fd, unsigned events)
 	if (events & EV_WRITE)
 		flush(c);
 	if (!c->dead && (events & EV_READ)) {
-		ssize_t n = read(fd, buf, sizeof(buf));
+		ssize_t n = client_read(c, buf, sizeof(buf));
 
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
