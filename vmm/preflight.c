@@ -14,8 +14,8 @@
 
 #include "vmm/machine.h"
 
-static int check_drive(const struct drive_spec *d, bool snapshot, const char *what, char *err,
-		       size_t errlen)
+static int check_drive(const struct drive_spec *d, const struct vmm_config *cfg, const char *what,
+		       char *err, size_t errlen)
 {
 	struct block_opts o;
 	struct block_dev *b;
@@ -23,7 +23,9 @@ static int check_drive(const struct drive_spec *d, bool snapshot, const char *wh
 
 	if (!d->file)
 		return 0;
-	drive_block_opts(d, snapshot, &o);
+	drive_block_opts(d, cfg->snapshot, &o);
+	/* an incoming migration's source still holds the image's locks */
+	o.inactive = cfg->incoming != NULL;
 	/* The image is checked read-only (a format probe warns once, when the
 	 * board opens it); write permission is asked of the file itself. */
 	bool writable = !o.read_only && !o.snapshot;
@@ -53,11 +55,11 @@ static int check_drives(const struct vmm_config *cfg, char *err, size_t errlen)
 	char what[64];
 
 	for (unsigned i = 0; i < CLI_MAX_DRIVES; i++)
-		if (check_drive(&cfg->drives[i], cfg->snapshot, ide[i], err, errlen) < 0)
+		if (check_drive(&cfg->drives[i], cfg, ide[i], err, errlen) < 0)
 			return -1;
 	for (unsigned i = 0; i < cfg->n_vdrives; i++) {
 		snprintf(what, sizeof(what), "-drive %s", cfg->vdrives[i].id);
-		if (check_drive(&cfg->vdrives[i], cfg->snapshot, what, err, errlen) < 0)
+		if (check_drive(&cfg->vdrives[i], cfg, what, err, errlen) < 0)
 			return -1;
 	}
 	return 0;
