@@ -1,6 +1,7 @@
 /* migration_virtio.c — the machine's virtio devices in the state tree:
- * virtio-blk-pci, virtio-net-pci and virtio-rng-pci, one node each
- * (`virtio-blk@0`, by the index the command line gave them), and the
+ * virtio-blk-pci, virtio-net-pci, virtio-rng-pci, virtio-serial-pci and
+ * virtio-balloon-pci, one node each (`virtio-blk@0`, by the index the
+ * command line gave them; `virtio-balloon@0`), and the
  * edu test device beside them (`edu@0`). Saving
  * drains each device's requests and freezes its queues until
  * migration_virtio_thaw (see devices/virtio/state.c). */
@@ -10,6 +11,7 @@
 #include "devices/virtio/virtio.h"
 #include "vmm/machine.h"
 #include "vmm/migration.h"
+#include "vmm/vserial.h"
 
 /* Every saved virtio device of m with its node name; f returns < 0 to stop. */
 static int each_virtio(struct machine *m,
@@ -32,6 +34,16 @@ static int each_virtio(struct machine *m,
 		if (m->rng[i] && f(virtio_rng_transport(m->rng[i]), name, ctx) < 0)
 			return -1;
 	}
+	for (unsigned i = 0; i < CLI_MAX_VSERIAL; i++) {
+		struct virtio_console *vc = vmm_vserial_dev(m->vserial, i);
+
+		snprintf(name, sizeof(name), "virtio-serial@%u", i);
+		if (vc && f(virtio_console_transport(vc), name, ctx) < 0)
+			return -1;
+	}
+	if (vmm_balloon_dev(m) &&
+	    f(virtio_balloon_transport(vmm_balloon_dev(m)), "virtio-balloon@0", ctx) < 0)
+		return -1;
 	return 0;
 }
 
