@@ -40,6 +40,9 @@ KVM_TESTS += tests/integration/migrate.sh
 # ... with virtio-blk (qcow2), virtio-net on user networking and virtio-rng
 INTEG_TESTS += tests/integration/migrate-virtio.sh
 KVM_TESTS += tests/integration/migrate-virtio.sh
+# ... with virtio-balloon (target, stats polling) and virtio-serial (a port open, data both ways)
+INTEG_TESTS += tests/integration/migrate-devices.sh
+KVM_TESTS += tests/integration/migrate-devices.sh
 # the migration stream's framing (header, zero pages, truncation)
 $(eval $(call unit_test,vmm_migration_stream,tests/unit/vmm/test_migration_stream.c vmm/migration_stream.c,,))
 INTEG_TESTS += tests/integration/control-exit.sh
