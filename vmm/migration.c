@@ -90,9 +90,6 @@ static const char *unsaved_device(struct machine *m)
 	if (m->ic)
 		return m->ic->mode == IRQCHIP_SPLIT ? "kernel_irqchip=split (i8254 PIT)"
 						    : "kernel_irqchip=off (local APICs)";
-	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++)
-		if (m->pci_testdev[i])
-			return "pci-testdev";
 	if (m->iommu)
 		return "intel-iommu";
 	if (m->wlan)

@@ -2,7 +2,8 @@
  * virtio-blk-pci, virtio-net-pci, virtio-rng-pci, virtio-serial-pci and
  * virtio-balloon-pci, one node each (`virtio-blk@0`, by the index the
  * command line gave them; `virtio-balloon@0`), and the
- * edu test device beside them (`edu@0`). Saving
+ * edu and pci-testdev test devices beside them (`edu@0`,
+ * `pci-testdev@0`). Saving
  * drains each device's requests and freezes its queues until
  * migration_virtio_thaw (see devices/virtio/state.c). */
 #include <stdio.h>
@@ -83,6 +84,9 @@ int migration_virtio_save(struct machine *m, struct state_writer *w, char *err, 
 		snprintf(name, sizeof(name), "edu@%u", i);
 		if (m->edu[i])
 			edu_save(m->edu[i], w, name);
+		snprintf(name, sizeof(name), "pci-testdev@%u", i);
+		if (m->pci_testdev[i])
+			pci_testdev_save(m->pci_testdev[i], w, name);
 	}
 	return each_virtio(m, save_one, &k);
 }
@@ -96,6 +100,10 @@ int migration_virtio_load(struct machine *m, const struct state_reader *devs, ch
 	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++) {
 		snprintf(name, sizeof(name), "edu@%u", i);
 		if (m->edu[i] && edu_load(m->edu[i], devs, name, err, errlen) < 0)
+			return -1;
+		snprintf(name, sizeof(name), "pci-testdev@%u", i);
+		if (m->pci_testdev[i] &&
+		    pci_testdev_load(m->pci_testdev[i], devs, name, err, errlen) < 0)
 			return -1;
 	}
 	return each_virtio(m, load_one, &k);
