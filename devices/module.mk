@@ -77,7 +77,7 @@ KVM_TESTS += tests/integration/linux-usb.sh
 # to the same driver as under QEMU, DHCP through the NIC behind its port
 INTEG_TESTS += tests/integration/q35-libvirt-guest.sh
 KVM_TESTS += tests/integration/q35-libvirt-guest.sh
-$(eval $(call unit_test,devices_pci_testdev,tests/unit/devices/test_pci_testdev.c,libdevices.a libbackends.a,))
+$(eval $(call unit_test,devices_pci_testdev,tests/unit/devices/test_pci_testdev.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a,))
 # the same end to end in a guest (tests/guest/iommu.c), split and off
 INTEG_TESTS += tests/integration/iommu-edu.sh tests/integration/iommu-edu-qemu.sh
 KVM_TESTS += tests/integration/iommu-edu.sh tests/integration/iommu-edu-qemu.sh

@@ -96,6 +96,12 @@ def stats_fresh(g, since):
                              property="guest-stats")["last-update"] > since, 60)
 
 
+def port_open(q):
+    """query-chardev's frontend-open of the port: the guest has it open."""
+    return {c["label"]: c.get("frontend-open")
+            for c in q.ok("query-chardev")}.get("charchannel0") is True
+
+
 def shell(g, line):
     """A line for the guest's shell itself (ask runs in a subshell)."""
     g.p.stdin.write(line.encode() + b"\n")
@@ -119,6 +125,8 @@ def before(g):
     stats_fresh(g, int(time.time()))
     q.ok("balloon", value=384 * MIB)
     g.until("query-balloon at 384 MiB", lambda: g.actual() == 384 * MIB, 300)
+    if not port_open(q):
+        fail(side, "query-chardev: the guest's port is not open before the save", g.out)
     q.ok("stop")
     s.sendall(b"host-stopped\n")
     time.sleep(0.5)
@@ -135,10 +143,8 @@ def before(g):
 
 def after(g):
     q = g.qmp
-    open_ = {c["label"]: c.get("frontend-open") for c in q.ok("query-chardev")}
-    if open_.get("charchannel0") is not True:
-        fail(side, "query-chardev: the guest's port is not open after the restore: %s" % open_,
-             g.out)
+    if not port_open(q):
+        fail(side, "query-chardev: the guest's port is not open after the restore", g.out)
     s = host_end(2)
     s.sendall(b"host-after\n")
     guest_got(g, "host-stopped")
