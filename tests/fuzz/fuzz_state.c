@@ -4,8 +4,8 @@
  * into a fresh 16550A, RTC, 8259A pair, edu, virtio-rng-pci (the
  * virtio-pci transport's loader: registers, MSI-X, queues against 2 MiB
  * of RAM), virtio-balloon-pci (held stats buffer, page map) and
- * virtio-serial-pci (ports, pending control messages and input)
- * under /devices, each device is
+ * virtio-serial-pci (ports, pending control messages and input) and
+ * pci-testdev under /devices, each device is
  * read through its ports, and what loaded is saved again and must load
  * back (a loaded device always holds a state its own loader accepts). */
 #include <stdio.h>
@@ -15,6 +15,7 @@
 #include "devices/isa/serial.h"
 #include "devices/pci/pci.h"
 #include "devices/testdev/edu.h"
+#include "devices/testdev/pci_testdev.h"
 #include "devices/timer/rtc.h"
 #include "devices/virtio/virtio.h"
 #include "state/state.h"
@@ -32,7 +33,8 @@ struct devs {
 	struct edu *edu;
 	struct virtio_balloon *balloon;
 	struct virtio_console *serial;
-	bool uart_ok, rtc_ok, pic_ok, rng_ok, edu_ok, balloon_ok, serial_ok;
+	struct pci_testdev *pt;
+	bool uart_ok, rtc_ok, pic_ok, rng_ok, edu_ok, balloon_ok, serial_ok, pt_ok;
 };
 
 /* as the unit tests' device, whose trees are the seeds */
@@ -58,7 +60,9 @@ static void devs_new(struct devs *d)
 					&(struct virtio_balloon_opts){.devfn = 5 << 3}, NULL, 0);
 	d->serial = virtio_console_new(&host.host, bus,
 				       &(struct virtio_console_opts){6 << 3, 2, ports, 2}, NULL, 0);
-	if (!d->uart || !d->rtc || !d->pic || !d->rng || !d->edu || !d->balloon || !d->serial)
+	d->pt = pci_testdev_new(&host.host, bus, 7 << 3);
+	if (!d->uart || !d->rtc || !d->pic || !d->rng || !d->edu || !d->balloon || !d->serial ||
+	    !d->pt)
 		abort();
 }
 
@@ -71,6 +75,7 @@ static void devs_free(struct devs *d)
 	edu_free(d->edu);
 	virtio_balloon_free(d->balloon);
 	virtio_console_free(d->serial);
+	pci_testdev_free(d->pt);
 }
 
 static void devs_load(struct devs *d, const struct state_reader *r)
@@ -87,6 +92,7 @@ static void devs_load(struct devs *d, const struct state_reader *r)
 					"virtio-balloon@0", err, sizeof(err)) == 0;
 	d->serial_ok = virtio_pci_load(virtio_console_transport(d->serial), r, "virtio-serial@0",
 				       err, sizeof(err)) == 0;
+	d->pt_ok = pci_testdev_load(d->pt, r, "pci-testdev@0", err, sizeof(err)) == 0;
 }
 
 /* The virtio devices that loaded, saved under their names: 0, or -1. */
@@ -145,6 +151,8 @@ static void resave(struct devs *d)
 		i8259_save(d->pic, w);
 	if (d->edu_ok)
 		edu_save(d->edu, w, "edu@0");
+	if (d->pt_ok)
+		pci_testdev_save(d->pt, w, "pci-testdev@0");
 	if (save_virtio(d, w, err, sizeof(err)) < 0) {
 		fprintf(stderr, "fuzz_state: %s\n", err);
 		abort();
@@ -161,7 +169,8 @@ static void resave(struct devs *d)
 	devs_load(&again, &devices);
 	if (again.uart_ok != d->uart_ok || again.rtc_ok != d->rtc_ok || again.pic_ok != d->pic_ok ||
 	    again.rng_ok != d->rng_ok || again.edu_ok != d->edu_ok ||
-	    again.balloon_ok != d->balloon_ok || again.serial_ok != d->serial_ok)
+	    again.balloon_ok != d->balloon_ok || again.serial_ok != d->serial_ok ||
+	    again.pt_ok != d->pt_ok)
 		abort();
 	devs_free(&again);
 	state_reader_close(&r);
