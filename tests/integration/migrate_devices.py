@@ -42,7 +42,8 @@ def argv(n):
         "-device", "virtio-serial-pci,id=virtio-serial0,bus=pci.0,addr=0x5",
         "-chardev", "socket,id=charchannel0,path=%s/port%d.sock,server=on,wait=off" % (work, n),
         "-device", "virtserialport,bus=virtio-serial0.0,nr=1,chardev=charchannel0,"
-        "id=channel0,name=org.test.0"]
+        "id=channel0,name=org.test.0"] + (
+        ["-incoming", "exec:cat %s/saved" % work] if n == 2 else [])
 
 
 class Restored(Guest):
@@ -59,6 +60,14 @@ class Restored(Guest):
         self.qmp.ok("qmp_capabilities")
         self.until("the incoming migration",
                    lambda: self.qmp.ok("query-status")["status"] != "inmigrate", LIMIT)
+        mig = self.qmp.ok("query-migrate")
+        if side == "vmm" and mig.get("status") != "completed":
+            try:
+                self.p.wait(10)
+            except subprocess.TimeoutExpired:
+                pass
+            self.pump()
+            fail(side, "the incoming migration: %s" % mig, self.out)
         if self.qmp.ok("query-status")["status"] == "paused":
             self.qmp.ok("cont")
         if self.qmp.ok("query-status")["status"] != "running":
@@ -138,12 +147,16 @@ def before(g):
         fail(side, "migrate: %s" % st, g.out)
     g.p.kill()
     g.p.wait()
+    rest = g.p.stdout.read() or b""
+    sys.stderr.write("SOURCE: " + (g.out + rest).decode("latin-1")[-3000:] + "\n")
     s.close()
 
 
 def after(g):
     q = g.qmp
     if not port_open(q):
+        time.sleep(1)
+        g.pump()
         fail(side, "query-chardev: the guest's port is not open after the restore", g.out)
     s = host_end(2)
     s.sendall(b"host-after\n")
@@ -166,7 +179,13 @@ def after(g):
 
 def main():
     t0 = time.time()
-    before(Guest(side, argv(1), "%s/qmp1.sock" % work))
+    src = Guest(side, argv(1), "%s/qmp1.sock" % work)
+    try:
+        before(src)
+    except (OSError, EOFError, AssertionError) as e:
+        time.sleep(1)
+        fail(side, "the source: %r (exit status %s)" % (e, src.p.poll()),
+             src.out + (src.p.stdout.read() or b""))
     size = os.path.getsize("%s/saved" % work)
     g = Restored(argv(2), "%s/qmp2.sock" % work)
     after(g)
