@@ -11,7 +11,8 @@ on it), bytes went each way, the balloon was set to 384 MiB and reached
 it, and stats polling every 2 s gives fresh guest-stats; while the
 machine is stopped the host sends one more line. After the restore:
 query-chardev says the guest has the port open, the line sent while
-stopped and a new one reach the guest, the guest's next line reaches the
+stopped (vmm only: QEMU leaves it in the source's socket) and a new one
+reach the guest, the guest's next line reaches the
 new host end, query-balloon still says 384 MiB, the polling interval
 came along and guest-stats keep updating, and a new target of 300 MiB is
 reached."""
@@ -147,8 +148,6 @@ def before(g):
         fail(side, "migrate: %s" % st, g.out)
     g.p.kill()
     g.p.wait()
-    rest = g.p.stdout.read() or b""
-    sys.stderr.write("SOURCE: " + (g.out + rest).decode("latin-1")[-3000:] + "\n")
     s.close()
 
 
@@ -160,7 +159,10 @@ def after(g):
         fail(side, "query-chardev: the guest's port is not open after the restore", g.out)
     s = host_end(2)
     s.sendall(b"host-after\n")
-    guest_got(g, "host-stopped")
+    if side == "vmm":
+        # QEMU takes nothing from a chardev while stopped: the line stays
+        # in the source's socket and goes with it
+        guest_got(g, "host-stopped")
     guest_got(g, "host-after")
     g.ask("echo guest-after >&5; echo sent")
     host_reads(g, s, b"guest-after\n")
