@@ -127,7 +127,8 @@ def before(g):
             60)
     # the shell itself holds the port (fd 5) and a reader copies it to /tmp/in
     shell(g, "exec 5<>/dev/virtio-ports/org.test.0")
-    shell(g, "cat <&5 >/tmp/in &")
+    # (a read while no host end is connected is an end of file: read again)
+    shell(g, "(while :; do cat; sleep 0.2; done) <&5 >/tmp/in &")
     s = host_end(1)
     s.sendall(b"host-before\n")
     guest_got(g, "host-before")
