@@ -77,7 +77,7 @@ KVM_TESTS += tests/integration/linux-usb.sh
 # to the same driver as under QEMU, DHCP through the NIC behind its port
 INTEG_TESTS += tests/integration/q35-libvirt-guest.sh
 KVM_TESTS += tests/integration/q35-libvirt-guest.sh
-$(eval $(call unit_test,devices_pci_testdev,tests/unit/devices/test_pci_testdev.c,libdevices.a libbackends.a,))
+$(eval $(call unit_test,devices_pci_testdev,tests/unit/devices/test_pci_testdev.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a,))
 # the same end to end in a guest (tests/guest/iommu.c), split and off
 INTEG_TESTS += tests/integration/iommu-edu.sh tests/integration/iommu-edu-qemu.sh
 KVM_TESTS += tests/integration/iommu-edu.sh tests/integration/iommu-edu-qemu.sh
@@ -94,7 +94,7 @@ $(eval $(call unit_test,virtio_hwsim,tests/unit/virtio/test_virtio_hwsim.c,libde
 # virtio-rng-pci on a fake host: fills, the rate limit, malformed chains.
 $(eval $(call unit_test,virtio_rng,tests/unit/virtio/test_virtio_rng.c,libdevices.a libbackends.a,))
 # virtio-serial-pci on a fake host: handshake, data, open/close, bad messages.
-$(eval $(call unit_test,virtio_console,tests/unit/virtio/test_virtio_console.c,libdevices.a libbackends.a,))
+$(eval $(call unit_test,virtio_console,tests/unit/virtio/test_virtio_console.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a,))
 # ... and in Debian's kernel (virtio_console, qemu-ga), QEMU as reference
 INTEG_TESTS += tests/integration/virtio-serial.sh
 KVM_TESTS += tests/integration/virtio-serial.sh
@@ -122,7 +122,7 @@ $(eval $(call unit_test,devices_ahci_state,tests/unit/devices/test_ahci_state.c 
 # i8042, port 0x92, i8257 DMA, ACPI PM (its timer resumes from the saved count)
 $(eval $(call unit_test,devices_legacy_state,tests/unit/devices/test_legacy_state.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a,))
 # virtio-balloon-pci on a fake host: inflate/deflate, bad PFNs, stats, actual.
-$(eval $(call unit_test,virtio_balloon,tests/unit/virtio/test_virtio_balloon.c,libdevices.a libbackends.a,))
+$(eval $(call unit_test,virtio_balloon,tests/unit/virtio/test_virtio_balloon.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a,))
 # the Linux guest's virtio_balloon: inflate to 256 MiB (RSS falls), stats, deflate; QEMU too
 INTEG_TESTS += tests/integration/virtio-balloon.sh
 KVM_TESTS += tests/integration/virtio-balloon.sh

@@ -85,24 +85,17 @@ static void set_status(struct machine *m, enum migration_state s)
 }
 
 /* The first device in the machine whose state is not saved, or NULL. */
-/* libvirt's default controllers: USB, virtio-serial, the balloon. */
+/* libvirt's default USB controllers. */
 static const char *unsaved_pci_device(struct machine *m)
 {
 	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++)
 		if (m->uhci[i] || m->xhci[i])
 			return m->uhci[i] ? "piix3-usb-uhci" : "qemu-xhci";
-	if (m->vserial)
-		return "virtio-serial-pci";
-	if (m->balloon)
-		return "virtio-balloon-pci";
 	return NULL;
 }
 
 static const char *unsaved_device(struct machine *m)
 {
-	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++)
-		if (m->pci_testdev[i])
-			return "pci-testdev";
 	if (m->iommu)
 		return "intel-iommu";
 	if (m->wlan)

@@ -1,7 +1,9 @@
 /* migration_virtio.c — the machine's virtio devices in the state tree:
- * virtio-blk-pci, virtio-net-pci and virtio-rng-pci, one node each
- * (`virtio-blk@0`, by the index the command line gave them), and the
- * edu test device beside them (`edu@0`). Saving
+ * virtio-blk-pci, virtio-net-pci, virtio-rng-pci, virtio-serial-pci and
+ * virtio-balloon-pci, one node each (`virtio-blk@0`, by the index the
+ * command line gave them; `virtio-balloon@0`), and the
+ * edu and pci-testdev test devices beside them (`edu@0`,
+ * `pci-testdev@0`). Saving
  * drains each device's requests and freezes its queues until
  * migration_virtio_thaw (see devices/virtio/state.c). */
 #include <stdio.h>
@@ -10,6 +12,7 @@
 #include "devices/virtio/virtio.h"
 #include "vmm/machine.h"
 #include "vmm/migration.h"
+#include "vmm/vserial.h"
 
 /* Every saved virtio device of m with its node name; f returns < 0 to stop. */
 static int each_virtio(struct machine *m,
@@ -32,6 +35,16 @@ static int each_virtio(struct machine *m,
 		if (m->rng[i] && f(virtio_rng_transport(m->rng[i]), name, ctx) < 0)
 			return -1;
 	}
+	for (unsigned i = 0; i < CLI_MAX_VSERIAL; i++) {
+		struct virtio_console *vc = vmm_vserial_dev(m->vserial, i);
+
+		snprintf(name, sizeof(name), "virtio-serial@%u", i);
+		if (vc && f(virtio_console_transport(vc), name, ctx) < 0)
+			return -1;
+	}
+	if (vmm_balloon_dev(m) &&
+	    f(virtio_balloon_transport(vmm_balloon_dev(m)), "virtio-balloon@0", ctx) < 0)
+		return -1;
 	return 0;
 }
 
@@ -71,6 +84,9 @@ int migration_virtio_save(struct machine *m, struct state_writer *w, char *err, 
 		snprintf(name, sizeof(name), "edu@%u", i);
 		if (m->edu[i])
 			edu_save(m->edu[i], w, name);
+		snprintf(name, sizeof(name), "pci-testdev@%u", i);
+		if (m->pci_testdev[i])
+			pci_testdev_save(m->pci_testdev[i], w, name);
 	}
 	return each_virtio(m, save_one, &k);
 }
@@ -84,6 +100,10 @@ int migration_virtio_load(struct machine *m, const struct state_reader *devs, ch
 	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++) {
 		snprintf(name, sizeof(name), "edu@%u", i);
 		if (m->edu[i] && edu_load(m->edu[i], devs, name, err, errlen) < 0)
+			return -1;
+		snprintf(name, sizeof(name), "pci-testdev@%u", i);
+		if (m->pci_testdev[i] &&
+		    pci_testdev_load(m->pci_testdev[i], devs, name, err, errlen) < 0)
 			return -1;
 	}
 	return each_virtio(m, load_one, &k);

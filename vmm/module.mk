@@ -46,6 +46,9 @@ KVM_TESTS += tests/integration/migrate-virtio.sh
 # guest with a shared qcow2 disk, every kernel_irqchip mode, QEMU too
 INTEG_TESTS += tests/integration/migrate-pingpong.sh
 KVM_TESTS += tests/integration/migrate-pingpong.sh
+# ... with virtio-balloon (target, stats polling) and virtio-serial (a port open, data both ways)
+INTEG_TESTS += tests/integration/migrate-devices.sh
+KVM_TESTS += tests/integration/migrate-devices.sh
 # the migration stream's framing (header, zero pages, truncation)
 $(eval $(call unit_test,vmm_migration_stream,tests/unit/vmm/test_migration_stream.c vmm/migration_stream.c,,))
 INTEG_TESTS += tests/integration/control-exit.sh

@@ -193,3 +193,8 @@ bool vmm_vserial_port_open(struct vmm_vserial *v, unsigned i)
 
 	return p && p->dev && virtio_console_guest_open(p->dev, (unsigned)p->spec->nr);
 }
+
+struct virtio_console *vmm_vserial_dev(struct vmm_vserial *v, unsigned b)
+{
+	return v && b < CLI_MAX_VSERIAL ? v->dev[b] : NULL;
+}

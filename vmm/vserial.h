@@ -8,6 +8,7 @@
 struct machine;
 struct chardev;
 struct vmm_vserial;
+struct virtio_console;
 
 /* -device virtio-serial-pci, virtserialport, virtconsole: the devices,
  * their chardevs opened and started. 0, or -1 with err. */
@@ -15,6 +16,8 @@ int vmm_vserial_init(struct machine *m, char *err, size_t errlen);
 void vmm_vserial_free(struct vmm_vserial *v);
 /* Port i's chardev (NULL past the end or without one) and its label. */
 struct chardev *vmm_vserial_chardev(struct vmm_vserial *v, unsigned i, const char **label);
+/* The virtio-serial-pci device b (NULL past the last): snapshots. */
+struct virtio_console *vmm_vserial_dev(struct vmm_vserial *v, unsigned b);
 /* Whether the guest has port i open (query-chardev's frontend-open). */
 bool vmm_vserial_port_open(struct vmm_vserial *v, unsigned i);
 

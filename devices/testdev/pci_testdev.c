@@ -17,6 +17,7 @@
 #include "devices/dev_host.h"
 #include "devices/pci/pci.h"
 #include "devices/testdev/pci_testdev.h"
+#include "state/state.h"
 
 #define PT_VENDOR 0x1b36
 #define PT_DEVICE 0x0005
@@ -29,6 +30,8 @@
 #define PT_NAME_OFF 16		      /* test, width, pad[2], offset, data, count */
 #define PT_HDR_LEN (PT_NAME_OFF + 32) /* the longest name and its NUL fit */
 #define PT_TESTS 3
+#define PT_STATE_VERSION 1
+#define PT_NO_BAR 0xff /* "bar" in a snapshot: no test active */
 
 enum pt_kind { PT_NO_EVENTFD, PT_WILDCARD_EVENTFD, PT_DATAMATCH_EVENTFD };
 
@@ -226,6 +229,53 @@ void pci_testdev_free(struct pci_testdev *t)
 	close(t->efd);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
+}
+
+/* ----------------------------------------------------------- snapshots */
+
+/* The configuration space, the active test (BAR and number, or no BAR
+ * and the number the guest last wrote) and its count. The ioeventfd is
+ * this process's: the loaded device registers it again where the loaded
+ * BAR is mapped. */
+void pci_testdev_save(struct pci_testdev *t, struct state_writer *w, const char *name)
+{
+	state_begin(w, name, PT_STATE_VERSION);
+	pci_dev_save(&t->pci, w);
+	pthread_mutex_lock(&t->lock);
+	state_put_u8(w, "bar", t->bar < 0 ? PT_NO_BAR : (uint8_t)t->bar);
+	state_put_u8(w, "test", (uint8_t)t->test);
+	state_put_u32(w, "count", t->count);
+	pthread_mutex_unlock(&t->lock);
+	state_end(w);
+}
+
+int pci_testdev_load(struct pci_testdev *t, const struct state_reader *r, const char *name,
+		     char *err, size_t errlen)
+{
+	struct state_node n;
+	uint8_t bar, test;
+	uint32_t count;
+
+	if (state_node_open(&n, r, name, PT_STATE_VERSION, err, errlen) < 0 ||
+	    state_get_u8(&n, "bar", &bar) < 0 || state_get_u8(&n, "test", &test) < 0 ||
+	    state_get_u32(&n, "count", &count) < 0)
+		return -1;
+	if (bar != PT_NO_BAR && bar != PT_MEM_BAR && bar != PT_IO_BAR)
+		return state_node_fail(&n, "bar %u is not a test BAR", bar);
+	if ((bar == PT_NO_BAR) != (test >= PT_TESTS))
+		return state_node_fail(&n, "test %u %s a BAR", test,
+				       bar == PT_NO_BAR ? "is a test without" : "is no test on");
+	if (count && test != PT_NO_EVENTFD)
+		return state_node_fail(&n, "count %u: only test %d counts", count, PT_NO_EVENTFD);
+	/* the configuration space maps the BARs first, without the lock: the
+	 * bus lock comes first */
+	if (pci_dev_load(&t->pci, &n) < 0 || state_node_close(&n) < 0)
+		return -1;
+	pthread_mutex_lock(&t->lock);
+	pt_select(t, bar == PT_NO_BAR ? -1 : bar, test);
+	t->count = count;
+	pthread_mutex_unlock(&t->lock);
+	return 0;
 }
 
 struct pci_dev *pci_testdev_pci(struct pci_testdev *t)

@@ -16,5 +16,12 @@ struct pci_testdev;
 struct pci_testdev *pci_testdev_new(struct dev_host *host, struct pci_bus *bus, int devfn);
 void pci_testdev_free(struct pci_testdev *t);
 struct pci_dev *pci_testdev_pci(struct pci_testdev *t);
+/* Snapshots: node `name` under w's current node / r; the load checks every
+ * value (0, or -1 with err). */
+struct state_writer;
+struct state_reader;
+void pci_testdev_save(struct pci_testdev *t, struct state_writer *w, const char *name);
+int pci_testdev_load(struct pci_testdev *t, const struct state_reader *r, const char *name,
+		     char *err, size_t errlen);
 
 #endif /* VMM_DEVICES_TESTDEV_PCI_TESTDEV_H */

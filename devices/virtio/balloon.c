@@ -33,6 +33,7 @@
 #include "devices/dev_host.h"
 #include "devices/pci/pci.h"
 #include "devices/virtio/virtio.h"
+#include "state/state.h"
 
 #define BALLOON_QUEUE_SIZE 128
 #define BALLOON_PAGE 4096ull /* the PFN unit, whatever the guest's page size */
@@ -277,7 +278,7 @@ static int balloon_handle(void *opaque, unsigned qi, struct virtq_chain *c, uint
 		return 0;
 	case ROLE_STATS:
 		take_stats(b, qi, c);
-		return VIRTIO_REQ_PENDING;
+		return VIRTIO_REQ_HELD;
 	case ROLE_REPORTING:
 		report_free(b, c);
 		return 0;
@@ -319,6 +320,129 @@ static void balloon_reset(void *opaque)
 	b->cfg.actual = 0;
 	if (before && b->o.actual_changed)
 		b->o.actual_changed(b->o.opaque, actual_bytes(b));
+}
+
+/* ----------------------------------------------------------- snapshots */
+
+/* What a snapshot holds (transport lock held, queues frozen):
+ *  - the config: num_pages (the host's target) and actual (the guest's);
+ *  - the stats buffer the device holds between polls, by head: it is not
+ *    a request in flight (the guest gave it up until the next poll), so it
+ *    is recorded rather than drained, and the loaded device holds it and
+ *    gives it back at its first poll;
+ *  - the polling interval and the guest's last figures (the loaded device
+ *    polls a full interval after the load: the monotonic clock is the
+ *    process's);
+ *  - which pages are in the balloon, one bit per 4 KiB: a later deflate
+ *    and the tests' page queries answer as before, and the loaded device
+ *    discards those pages again, so the destination's RSS is what the
+ *    source's was (the RAM stream may have written their zeroes).
+ * The counters are this process's diagnostics and start at zero. */
+static void balloon_save(void *opaque, struct state_writer *w)
+{
+	struct virtio_balloon *b = opaque;
+	uint64_t stats[VIRTIO_BALLOON_NSTATS];
+
+	for (unsigned i = 0; i < VIRTIO_BALLOON_NSTATS; i++)
+		stats[i] = htobe64(b->gs.stat[i]);
+	state_put_u32(w, "num-pages", le32toh(b->cfg.num_pages));
+	state_put_u32(w, "actual", le32toh(b->cfg.actual));
+	state_put_u32(w, "poll-secs", b->poll_secs);
+	state_put_u8(w, "stats-held", b->stats_held);
+	state_put_u16(w, "stats-head", b->stats_held ? b->stats_head : 0);
+	state_put_bytes(w, "guest-stats", stats, sizeof(stats));
+	state_put_u64(w, "stats-updated", (uint64_t)b->gs.last_update);
+	/* byte pfn / 8, bit pfn % 8: the words' bytes on this little-endian
+	 * (x86) host */
+	state_put_bytes(w, "inflated", b->inflated, (b->n_frames + 7) / 8);
+}
+
+static int load_stats_buffer(struct virtio_balloon *b, struct state_node *n, bool held,
+			     uint16_t head)
+{
+	struct virtq *q;
+
+	if (!held)
+		return 0;
+	q = virtio_pci_queue(b->vp, stats_queue(b));
+	if (!q)
+		return state_node_fail(n, "stats-held without a stats queue in use");
+	if (head >= q->size)
+		return state_node_fail(n, "stats-head %u is not below the queue size %u", head,
+				       q->size);
+	return 0;
+}
+
+/* Every page the loaded bitmap holds back to the host. */
+static void discard_inflated(struct virtio_balloon *b)
+{
+	struct run run = {NULL, 0};
+
+	for (uint64_t pfn = 0; pfn < b->n_frames; pfn++) {
+		uint8_t *hva;
+
+		if (!b->inflated[pfn / 64]) {
+			pfn |= 63;
+			continue;
+		}
+		if (!(b->inflated[pfn / 64] >> (pfn % 64) & 1))
+			continue;
+		hva = guest_mem_ptr(b->mem, pfn * BALLOON_PAGE, BALLOON_PAGE);
+		if (hva)
+			run_add(b, &run, hva);
+	}
+	if (run.len)
+		discard(b, run.hva, run.len);
+}
+
+static int balloon_load(void *opaque, struct state_node *n)
+{
+	struct virtio_balloon *b = opaque;
+	size_t map_len = (b->n_frames + 7) / 8;
+	uint64_t stats[VIRTIO_BALLOON_NSTATS], updated;
+	uint32_t num_pages, actual, poll_secs, before = le32toh(b->cfg.actual);
+	uint64_t pages = b->mem->ram_size / BALLOON_PAGE;
+	uint8_t *map = calloc(1, map_len + sizeof(uint64_t));
+	uint16_t head;
+	bool held;
+	int r = -1;
+
+	if (!map)
+		return state_node_fail(n, "out of memory for the balloon's page map");
+	if (state_get_u32(n, "num-pages", &num_pages) < 0 ||
+	    state_get_u32(n, "actual", &actual) < 0 || state_get_u32(n, "poll-secs", &poll_secs) < 0 ||
+	    state_get_bool(n, "stats-held", &held) < 0 || state_get_u16(n, "stats-head", &head) < 0 ||
+	    state_get_bytes(n, "guest-stats", stats, sizeof(stats)) < 0 ||
+	    state_get_u64(n, "stats-updated", &updated) < 0 ||
+	    state_get_bytes(n, "inflated", map, map_len) < 0 ||
+	    load_stats_buffer(b, n, held, head) < 0)
+		goto out;
+	if (num_pages > pages || actual > pages) {
+		state_node_fail(n, "num-pages %u / actual %u: guest RAM has %llu pages", num_pages,
+				actual, (unsigned long long)pages);
+		goto out;
+	}
+	if (map_len && map[map_len - 1] >> (b->n_frames % 8 ? b->n_frames % 8 : 8)) {
+		state_node_fail(n, "inflated marks pages past the end of guest RAM");
+		goto out;
+	}
+	b->cfg.num_pages = htole32(num_pages);
+	b->cfg.actual = htole32(actual);
+	b->poll_secs = poll_secs;
+	b->next_poll_ns = clock_now_ns() + (uint64_t)poll_secs * 1000000000u;
+	b->stats_held = held;
+	b->stats_head = head;
+	for (unsigned i = 0; i < VIRTIO_BALLOON_NSTATS; i++)
+		b->gs.stat[i] = be64toh(stats[i]);
+	b->gs.last_update = (int64_t)updated;
+	memcpy(b->inflated, map, map_len);
+	discard_inflated(b);
+	if (actual != before && b->o.actual_changed)
+		b->o.actual_changed(b->o.opaque, actual_bytes(b));
+	r = 0;
+out:
+	free(map);
+	return r;
 }
 
 static uint64_t ram_end(const struct guest_mem *gm)
@@ -365,6 +489,8 @@ struct virtio_balloon *virtio_balloon_new(struct dev_host *host, struct pci_bus 
 		.reset = balloon_reset,
 		.io_timeout_ms = balloon_io_timeout_ms,
 		.io_event = balloon_io_event,
+		.save = balloon_save,
+		.load = balloon_load,
 	};
 	b->vp = virtio_pci_new(host, bus, o->devfn, "virtio-balloon-pci", &b->ops, b, &b->cfg, err,
 			       errlen);

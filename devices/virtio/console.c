@@ -36,6 +36,7 @@
 #include "devices/dev_host.h"
 #include "devices/pci/pci.h"
 #include "devices/virtio/virtio.h"
+#include "state/state.h"
 
 #define CONSOLE_QUEUE_SIZE 128
 #define CTRL_RXQ 2
@@ -426,6 +427,162 @@ static void console_reset(void *opaque)
 	vc->ob_head = vc->ob_count = 0;
 }
 
+/* ----------------------------------------------------------- snapshots */
+
+/* What a snapshot holds (transport lock held, queues frozen): which ports
+ * exist and what the guest was told of each (name, console), the control
+ * messages not yet delivered, and per port the guest's side (ready, open),
+ * whether the guest was told the host end is connected, the host bytes
+ * not yet in a receive buffer and how much of the head transmit chain the
+ * backend already took. Nothing else is in flight: every control and data
+ * chain the device pops is pushed back at once, or given back unpopped.
+ *
+ * The host ends are this process's: the loaded device keeps the
+ * destination's chardev connections (a unix socket the agent's client
+ * reconnects to) and tells the guest where they differ from what it was
+ * told; a port the guest had open is reported open again (VSERPORT_CHANGE
+ * on the destination, as QEMU does). */
+#define PORT_STATE_VERSION 1
+#define CTRL_STATE_VERSION 1
+
+static void save_port(const struct console_port *p, struct state_writer *w)
+{
+	char node[16], name[VIRTIO_CONSOLE_NAME_MAX + 1] = {0};
+
+	if (p->o.name)
+		strncpy(name, p->o.name, VIRTIO_CONSOLE_NAME_MAX);
+	snprintf(node, sizeof(node), "port@%u", p->o.id);
+	state_begin(w, node, PORT_STATE_VERSION);
+	state_put_bytes(w, "name", name, sizeof(name));
+	state_put_u8(w, "console", p->o.console);
+	state_put_u8(w, "guest-ready", p->guest_ready);
+	state_put_u8(w, "guest-open", p->guest_open);
+	state_put_u8(w, "host-open", p->host_open);
+	state_put_u32(w, "tx-offset", p->tx_off);
+	state_put_u32(w, "rx-len", (uint32_t)p->rx_len);
+	state_put_bytes(w, "rx", p->rx, sizeof(p->rx));
+	state_end(w);
+}
+
+static uint32_t present_ports(const struct virtio_console *vc)
+{
+	uint32_t mask = 0;
+
+	for (unsigned i = 0; i < vc->max_ports; i++)
+		if (vc->port[i].present)
+			mask |= 1u << i;
+	return mask;
+}
+
+static void console_save(void *opaque, struct state_writer *w)
+{
+	struct virtio_console *vc = opaque;
+	char node[16];
+
+	state_put_u32(w, "max-ports", vc->max_ports);
+	state_put_u32(w, "ports", present_ports(vc));
+	state_put_u32(w, "ctrl-pending", vc->ob_count);
+	for (unsigned i = 0; i < vc->ob_count; i++) {
+		const struct ctrl_msg *m = &vc->outbox[(vc->ob_head + i) % OUTBOX_SIZE];
+
+		snprintf(node, sizeof(node), "ctrl@%u", i);
+		state_begin(w, node, CTRL_STATE_VERSION);
+		state_put_u16(w, "len", m->len);
+		state_put_bytes(w, "data", m->data, sizeof(m->data));
+		state_end(w);
+	}
+	for (unsigned i = 0; i < vc->max_ports; i++)
+		if (vc->port[i].present)
+			save_port(&vc->port[i], w);
+}
+
+struct port_state {
+	bool guest_ready, guest_open, host_told;
+	uint32_t tx_off, rx_len;
+};
+
+static int load_port(struct console_port *p, struct state_node *dev, struct port_state *ps)
+{
+	char node[16], name[VIRTIO_CONSOLE_NAME_MAX + 1], here[VIRTIO_CONSOLE_NAME_MAX + 1] = {0};
+	struct state_node n;
+	bool console;
+
+	snprintf(node, sizeof(node), "port@%u", p->o.id);
+	if (state_node_open(&n, &dev->at, node, PORT_STATE_VERSION, dev->err, dev->errlen) < 0 ||
+	    state_get_bytes(&n, "name", name, sizeof(name)) < 0 ||
+	    state_get_bool(&n, "console", &console) < 0 ||
+	    state_get_bool(&n, "guest-ready", &ps->guest_ready) < 0 ||
+	    state_get_bool(&n, "guest-open", &ps->guest_open) < 0 ||
+	    state_get_bool(&n, "host-open", &ps->host_told) < 0 ||
+	    state_get_u32(&n, "tx-offset", &ps->tx_off) < 0 ||
+	    state_get_u32_max(&n, "rx-len", RX_BUF, &ps->rx_len) < 0 ||
+	    state_get_bytes(&n, "rx", p->rx, sizeof(p->rx)) < 0 || state_node_close(&n) < 0)
+		return -1;
+	if (p->o.name)
+		strncpy(here, p->o.name, VIRTIO_CONSOLE_NAME_MAX);
+	if (memcmp(name, here, sizeof(name)) || console != p->o.console)
+		return state_node_fail(&n, "the guest knows this port as another %s",
+				       console != p->o.console ? "kind" : "name");
+	return 0;
+}
+
+static int load_ctrl(struct virtio_console *vc, struct state_node *dev, unsigned i)
+{
+	struct ctrl_msg *m = &vc->outbox[i];
+	struct state_node n;
+	char node[16];
+
+	snprintf(node, sizeof(node), "ctrl@%u", i);
+	if (state_node_open(&n, &dev->at, node, CTRL_STATE_VERSION, dev->err, dev->errlen) < 0 ||
+	    state_get_u16(&n, "len", &m->len) < 0 ||
+	    state_get_bytes(&n, "data", m->data, sizeof(m->data)) < 0 || state_node_close(&n) < 0)
+		return -1;
+	if (m->len < CTRL_HDR || m->len > sizeof(m->data))
+		return state_node_fail(&n, "len %u is not %d to %zu", m->len, CTRL_HDR,
+				       sizeof(m->data));
+	return 0;
+}
+
+/* The port as loaded; the host end as it is here. */
+static void apply_port(struct virtio_console *vc, struct console_port *p,
+		       const struct port_state *ps)
+{
+	p->guest_ready = ps->guest_ready;
+	p->tx_off = ps->tx_off;
+	p->rx_len = ps->rx_len;
+	p->host_waiting = false;
+	set_guest_open(p, ps->guest_open);
+	if (p->guest_ready && ps->host_told != p->host_open)
+		queue_ctrl(vc, p->o.id, VIRTIO_CONSOLE_PORT_OPEN, p->host_open, NULL);
+}
+
+static int console_load(void *opaque, struct state_node *n)
+{
+	struct virtio_console *vc = opaque;
+	struct port_state ps[VIRTIO_CONSOLE_MAX_PORTS];
+	uint32_t max_ports, ports, pending;
+
+	if (state_get_u32(n, "max-ports", &max_ports) < 0 ||
+	    state_get_u32(n, "ports", &ports) < 0 ||
+	    state_get_u32_max(n, "ctrl-pending", OUTBOX_SIZE, &pending) < 0)
+		return -1;
+	if (max_ports != vc->max_ports || ports != present_ports(vc))
+		return state_node_fail(n, "max-ports %u, ports %#x: this device has %u, %#x",
+				       max_ports, ports, vc->max_ports, present_ports(vc));
+	for (unsigned i = 0; i < pending; i++)
+		if (load_ctrl(vc, n, i) < 0)
+			return -1;
+	for (unsigned i = 0; i < vc->max_ports; i++)
+		if (vc->port[i].present && load_port(&vc->port[i], n, &ps[i]) < 0)
+			return -1;
+	vc->ob_head = 0;
+	vc->ob_count = pending;
+	for (unsigned i = 0; i < vc->max_ports; i++)
+		if (vc->port[i].present)
+			apply_port(vc, &vc->port[i], &ps[i]);
+	return 0;
+}
+
 /* ------------------------------------------------------- host side */
 
 static struct console_port *host_port(struct virtio_console *vc, unsigned id)
@@ -569,6 +726,8 @@ struct virtio_console *virtio_console_new(struct dev_host *host, struct pci_bus 
 		.reset = console_reset,
 		.io_timeout_ms = console_io_timeout_ms,
 		.io_event = console_io_event,
+		.save = console_save,
+		.load = console_load,
 	};
 	vc->vp = virtio_pci_new(host, bus, o->devfn, "virtio-serial-pci", &vc->ops, vc, &vc->cfg,
 				err, errlen);

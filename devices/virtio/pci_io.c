@@ -65,6 +65,8 @@ static void serve_queue(struct virtio_pci *vp, unsigned qi)
 				vp->in_flight++;
 				continue;
 			}
+			if (h == VIRTIO_REQ_HELD)
+				continue;
 			if (h == VIRTIO_HANDLE_LATER) { /* the device keeps the buffer for later */
 				virtq_unpop(q, 1);
 				break;

@@ -132,6 +132,7 @@ size_t msix_info(struct msix *mx, char *buf, size_t len);
 #define VIRTIO_MAX_QUEUES 16
 #define VIRTIO_HANDLE_LATER 1
 #define VIRTIO_REQ_PENDING 2
+#define VIRTIO_REQ_HELD 3
 
 struct virtio_pci;
 
@@ -150,7 +151,11 @@ struct virtio_dev_ops {
 	 * this buffer yet, leave it (and the rest) available until the device
 	 * kicks the queue (virtio_pci_kick), or VIRTIO_REQ_PENDING: the device
 	 * keeps the chain's buffers (host pointers, valid until a reset) and
-	 * completes it later with virtio_pci_complete. */
+	 * completes it later with virtio_pci_complete, or VIRTIO_REQ_HELD:
+	 * the device keeps the chain as part of its own state (the balloon's
+	 * stats buffer, returned at the next poll with virtq_push): not a
+	 * request in flight, so a snapshot does not wait for it; the device
+	 * saves its head instead. */
 	int (*handle)(void *opaque, unsigned qi, struct virtq_chain *c, uint32_t *written,
 		      const char **why);
 	/* After each pass over queue qi's available chains (optional): hand

@@ -1,10 +1,11 @@
 /* fuzz_state.c — the device-state tree reader (state/state.c) and the
  * devices' loaders on it: the input is a saved tree. Every input goes
  * through state_reader_open (fdt_check_full); an accepted tree is loaded
- * into a fresh 16550A, RTC, 8259A pair, edu and virtio-rng-pci (the
- * virtio-pci transport's loader: registers, MSI-X, queues against 4 KiB
- * of RAM)
- * under /devices, each device is
+ * into a fresh 16550A, RTC, 8259A pair, edu, virtio-rng-pci (the
+ * virtio-pci transport's loader: registers, MSI-X, queues against 2 MiB
+ * of RAM), virtio-balloon-pci (held stats buffer, page map) and
+ * virtio-serial-pci (ports, pending control messages and input) and
+ * pci-testdev under /devices, each device is
  * read through its ports, and what loaded is saved again and must load
  * back (a loaded device always holds a state its own loader accepts). */
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "devices/isa/serial.h"
 #include "devices/pci/pci.h"
 #include "devices/testdev/edu.h"
+#include "devices/testdev/pci_testdev.h"
 #include "devices/timer/rtc.h"
 #include "devices/virtio/virtio.h"
 #include "state/state.h"
@@ -29,7 +31,16 @@ struct devs {
 	struct i8259 *pic;
 	struct virtio_rng *rng;
 	struct edu *edu;
-	bool uart_ok, rtc_ok, pic_ok, rng_ok, edu_ok;
+	struct virtio_balloon *balloon;
+	struct virtio_console *serial;
+	struct pci_testdev *pt;
+	bool uart_ok, rtc_ok, pic_ok, rng_ok, edu_ok, balloon_ok, serial_ok, pt_ok;
+};
+
+/* as the unit tests' device, whose trees are the seeds */
+static const struct virtio_console_port_opts ports[2] = {
+	{.id = 0, .console = true},
+	{.id = 1, .name = "org.test.0"},
 };
 
 static void devs_new(struct devs *d)
@@ -45,7 +56,13 @@ static void devs_new(struct devs *d)
 			.fd = -1, .max_bytes = 4096, .period_ms = 1000, .devfn = 3 << 3},
 		NULL, 0);
 	d->edu = edu_new(&host.host, bus, 4 << 3);
-	if (!d->uart || !d->rtc || !d->pic || !d->rng || !d->edu)
+	d->balloon = virtio_balloon_new(&host.host, bus,
+					&(struct virtio_balloon_opts){.devfn = 5 << 3}, NULL, 0);
+	d->serial = virtio_console_new(&host.host, bus,
+				       &(struct virtio_console_opts){6 << 3, 2, ports, 2}, NULL, 0);
+	d->pt = pci_testdev_new(&host.host, bus, 7 << 3);
+	if (!d->uart || !d->rtc || !d->pic || !d->rng || !d->edu || !d->balloon || !d->serial ||
+	    !d->pt)
 		abort();
 }
 
@@ -56,6 +73,9 @@ static void devs_free(struct devs *d)
 	i8259_free(d->pic);
 	virtio_rng_free(d->rng);
 	edu_free(d->edu);
+	virtio_balloon_free(d->balloon);
+	virtio_console_free(d->serial);
+	pci_testdev_free(d->pt);
 }
 
 static void devs_load(struct devs *d, const struct state_reader *r)
@@ -68,6 +88,26 @@ static void devs_load(struct devs *d, const struct state_reader *r)
 	d->rng_ok = virtio_pci_load(virtio_rng_transport(d->rng), r, "virtio-rng@0", err,
 				    sizeof(err)) == 0;
 	d->edu_ok = edu_load(d->edu, r, "edu@0", err, sizeof(err)) == 0;
+	d->balloon_ok = virtio_pci_load(virtio_balloon_transport(d->balloon), r,
+					"virtio-balloon@0", err, sizeof(err)) == 0;
+	d->serial_ok = virtio_pci_load(virtio_console_transport(d->serial), r, "virtio-serial@0",
+				       err, sizeof(err)) == 0;
+	d->pt_ok = pci_testdev_load(d->pt, r, "pci-testdev@0", err, sizeof(err)) == 0;
+}
+
+/* The virtio devices that loaded, saved under their names: 0, or -1. */
+static int save_virtio(struct devs *d, struct state_writer *w, char *err, size_t errlen)
+{
+	if (d->rng_ok && virtio_pci_save(virtio_rng_transport(d->rng), w, "virtio-rng@0", err,
+					 errlen) < 0)
+		return -1;
+	if (d->balloon_ok && virtio_pci_save(virtio_balloon_transport(d->balloon), w,
+					     "virtio-balloon@0", err, errlen) < 0)
+		return -1;
+	if (d->serial_ok && virtio_pci_save(virtio_console_transport(d->serial), w,
+					    "virtio-serial@0", err, errlen) < 0)
+		return -1;
+	return 0;
 }
 
 /* Every port of the three devices, and the PIC's INTA cycle. */
@@ -111,8 +151,9 @@ static void resave(struct devs *d)
 		i8259_save(d->pic, w);
 	if (d->edu_ok)
 		edu_save(d->edu, w, "edu@0");
-	if (d->rng_ok && virtio_pci_save(virtio_rng_transport(d->rng), w, "virtio-rng@0", err,
-					 sizeof(err)) < 0) {
+	if (d->pt_ok)
+		pci_testdev_save(d->pt, w, "pci-testdev@0");
+	if (save_virtio(d, w, err, sizeof(err)) < 0) {
 		fprintf(stderr, "fuzz_state: %s\n", err);
 		abort();
 	}
@@ -127,7 +168,9 @@ static void resave(struct devs *d)
 	devs_new(&again);
 	devs_load(&again, &devices);
 	if (again.uart_ok != d->uart_ok || again.rtc_ok != d->rtc_ok || again.pic_ok != d->pic_ok ||
-	    again.rng_ok != d->rng_ok || again.edu_ok != d->edu_ok)
+	    again.rng_ok != d->rng_ok || again.edu_ok != d->edu_ok ||
+	    again.balloon_ok != d->balloon_ok || again.serial_ok != d->serial_ok ||
+	    again.pt_ok != d->pt_ok)
 		abort();
 	devs_free(&again);
 	state_reader_close(&r);
@@ -140,7 +183,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[256];
 	struct devs d;
 
-	if (!host.ram && (fake_host_init(&host, 4096) < 0 || !(bus = pci_bus_new(&host.host))))
+	if (!host.ram && (fake_host_init(&host, 2 << 20) < 0 || !(bus = pci_bus_new(&host.host))))
 		abort();
 	if (state_reader_open(&r, data, size, err, sizeof(err)) < 0)
 		return 0;

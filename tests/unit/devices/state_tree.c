@@ -2,6 +2,8 @@
  * (state_tree.h). */
 #include <check.h>
 #include <libfdt.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "tests/unit/devices/state_tree.h"
 
@@ -52,4 +54,21 @@ void patch_u32(void *blob, const char *node, const char *prop, uint32_t v)
 	fdt32_t be = cpu_to_fdt32(v);
 
 	patch(blob, node, prop, &be, 4);
+}
+
+void *patched_copy(const void *blob, size_t len, const char *node, const char *prop, uint32_t v,
+		   int size)
+{
+	void *b = malloc(len);
+	fdt16_t be16 = cpu_to_fdt16((uint16_t)v);
+
+	ck_assert_ptr_nonnull(b);
+	memcpy(b, blob, len);
+	if (size == 4)
+		patch_u32(b, node, prop, v);
+	else if (size == 2)
+		patch(b, node, prop, &be16, 2);
+	else
+		patch_u8(b, node, prop, (uint8_t)v);
+	return b;
 }

@@ -20,5 +20,8 @@ int load_tree(load_fn *load, void *dev, const void *blob, size_t len);
 void patch(void *blob, const char *node, const char *prop, const void *val, int len);
 void patch_u8(void *blob, const char *node, const char *prop, uint8_t v);
 void patch_u32(void *blob, const char *node, const char *prop, uint32_t v);
+/* A malloc'd copy of blob with one 1-, 2- or 4-byte property set to v. */
+void *patched_copy(const void *blob, size_t len, const char *node, const char *prop, uint32_t v,
+		   int size);
 
 #endif /* VMM_TESTS_UNIT_DEVICES_STATE_TREE_H */

@@ -1,14 +1,16 @@
 /* Unit tests for QEMU's pci-testdev: the header each BAR shows
  * per test, the no-eventfd test's count, the eventfd tests' ioeventfds
  * (port I/O or memory, with or without datamatch) following the test and
- * the BAR, and the end of the list. No KVM: a recorder stands in for
- * dev_fast_ops. */
+ * the BAR, and the end of the list; snapshots keep the test and its count
+ * and register the ioeventfd again, and bad trees are refused. No KVM: a
+ * recorder stands in for dev_fast_ops. */
 #include <check.h>
 
 #include "devices/dev_host.h"
 #include "devices/pci/pci.h"
 #include "devices/testdev/pci_testdev.h"
 #include "tests/unit/devices/pc_host.h"
+#include "tests/unit/devices/state_tree.h"
 
 #define MEMBAR 0xfeb00000u
 #define IOBAR 0xc000u
@@ -173,6 +175,86 @@ START_TEST(ioeventfd_follows_the_bar)
 }
 END_TEST
 
+/* ----------------------------------------------------------- snapshots */
+
+#define NODE "/devices/pci-testdev@0"
+
+static void save_pt(void *dev, struct state_writer *w)
+{
+	pci_testdev_save(dev, w, "pci-testdev@0");
+}
+
+static int load_pt(void *dev, const struct state_reader *r, char *e, size_t elen)
+{
+	return pci_testdev_load(dev, r, "pci-testdev@0", e, elen);
+}
+
+/* A fresh device in the slot (its BARs unprogrammed: the tree has them). */
+static void replace_dev(void)
+{
+	pci_testdev_free(d);
+	ck_assert_int_eq(ev.n, 0);
+	d = pci_testdev_new(&t.host, pci, DEVFN);
+	ck_assert_ptr_nonnull(d);
+}
+
+START_TEST(snapshot_keeps_test_and_count)
+{
+	unsigned off;
+	size_t len;
+	void *blob;
+
+	wr(true, 0, 1, 0);
+	off = (unsigned)rd(true, 4, 4);
+	for (int i = 0; i < 5; i++)
+		wr(true, off, 4, rd(true, 8, 4));
+	blob = save_tree(save_pt, d, &len);
+	replace_dev();
+	ck_assert_msg(load_tree(load_pt, d, blob, len) == 0, "%s", state_err);
+	ck_assert_uint_eq(rd(true, 1, 1), 4);
+	ck_assert_uint_eq(rd(true, 12, 4), 5);
+	wr(true, off, 4, rd(true, 8, 4));
+	ck_assert_uint_eq(rd(true, 12, 4), 6);
+	free(blob);
+	/* an eventfd test: the loaded device registers its ioeventfd again */
+	wr(false, 0, 1, 2);
+	off = (unsigned)rd(false, 4, 4);
+	blob = save_tree(save_pt, d, &len);
+	replace_dev();
+	ck_assert_msg(load_tree(load_pt, d, blob, len) == 0, "%s", state_err);
+	ck_assert_int_eq(ev.n, 1);
+	ck_assert_uint_eq(ev.addr, MEMBAR + off);
+	ck_assert_int_eq(ev.datamatch, (int64_t)rd(false, 8, 4));
+	free(blob);
+}
+END_TEST
+
+static void pt_refused(const void *good, size_t len, const char *prop, uint32_t v, int size,
+		       const char *what)
+{
+	void *b = patched_copy(good, len, NODE, prop, v, size);
+
+	replace_dev();
+	ck_assert_int_eq(load_tree(load_pt, d, b, len), -1);
+	ck_assert_msg(strstr(state_err, what), "'%s' lacks '%s'", state_err, what);
+	free(b);
+}
+
+START_TEST(snapshot_bad_trees_refused)
+{
+	size_t len;
+	void *good;
+
+	wr(false, 0, 1, 1);
+	good = save_tree(save_pt, d, &len);
+	pt_refused(good, len, "bar", 2, 1, "bar 2");
+	pt_refused(good, len, "test", 3, 1, "no test on");
+	pt_refused(good, len, "bar", 0xff, 1, "without");
+	pt_refused(good, len, "count", 1, 4, "only test 0");
+	free(good);
+}
+END_TEST
+
 static Suite *pci_testdev_suite(void)
 {
 	Suite *s = suite_create("devices_pci_testdev");
@@ -183,6 +265,8 @@ static Suite *pci_testdev_suite(void)
 	tcase_add_loop_test(tc, no_eventfd_counts_writes, 0, 2);
 	tcase_add_loop_test(tc, eventfd_tests_register_ioeventfds, 0, 2);
 	tcase_add_test(tc, ioeventfd_follows_the_bar);
+	tcase_add_test(tc, snapshot_keeps_test_and_count);
+	tcase_add_test(tc, snapshot_bad_trees_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -4,7 +4,11 @@
  * their bytes, deflate forgets them, PFNs outside RAM are skipped without
  * breaking the device, the stats buffer is parsed, held and given back
  * at the polling interval, free page reporting discards the lent range,
- * and config num_pages/actual follow set_target and the driver's write. */
+ * config num_pages/actual follow set_target and the driver's write, and
+ * snapshots: a device saved holding the stats buffer (not waiting for
+ * it) with pages inflated comes back holding it, gives it back at its
+ * next poll, knows the inflated pages and discards them again; bad trees
+ * are refused. */
 #include <check.h>
 #include <endian.h>
 #include <errno.h>
@@ -21,6 +25,7 @@
 #include "devices/virtio/virtio.h"
 #include "tests/unit/check_run.h"
 #include "tests/unit/devices/pc_host.h"
+#include "tests/unit/devices/state_tree.h"
 
 #define BAR4 0xe0000000u
 #define BAR1 0xe0010000u
@@ -83,13 +88,18 @@ static void on_actual(void *opaque, uint64_t bytes)
 	n_changes++;
 }
 
-static void make_dev(bool reporting, uint32_t features, unsigned nq)
+static void new_dev(bool reporting)
 {
 	struct virtio_balloon_opts o = {false, reporting, 2 << 3, on_actual, NULL};
 	char err[256];
 
 	dev = virtio_balloon_new(&th.host, bus, &o, err, sizeof(err));
 	ck_assert_msg(dev, "%s", err);
+}
+
+static void make_dev(bool reporting, uint32_t features, unsigned nq)
+{
+	new_dev(reporting);
 	pci_cfg_write(bus, 2 << 3, 0x10 + 4 * VIRTIO_PCI_CFG_BAR, 4, BAR4);
 	pci_cfg_write(bus, 2 << 3, 0x10 + 4 * VIRTIO_PCI_MSIX_BAR, 4, BAR1);
 	pci_cfg_write(bus, 2 << 3, 0x04, 2, 0x2);
@@ -342,6 +352,119 @@ START_TEST(unnegotiated_queue_breaks_only_the_device)
 }
 END_TEST
 
+/* ----------------------------------------------------------- snapshots */
+
+#define NODE "/devices/virtio-balloon@0"
+#define STATS_SLOT 3
+
+static void save_balloon(void *d, struct state_writer *w)
+{
+	ck_assert_int_eq(virtio_pci_save(virtio_balloon_transport(d), w, "virtio-balloon@0",
+					 state_err, sizeof(state_err)),
+			 0);
+}
+
+static int load_balloon(void *d, const struct state_reader *r, char *e, size_t elen)
+{
+	return virtio_pci_load(virtio_balloon_transport(d), r, "virtio-balloon@0", e, elen);
+}
+
+/* Two pages inflated, actual set, a stats buffer held (slot STATS_SLOT),
+ * polling every 100 s: the tree. The save must not wait for the held
+ * buffer (it is no request in flight). */
+static void *busy_balloon_tree(size_t *len)
+{
+	const uint32_t pfns[] = {PAGES / 4096 + 1, PAGES / 4096 + 2};
+	struct virtio_balloon_guest_stats gs = {0};
+
+	make_dev(false, 1u << VIRTIO_BALLOON_F_STATS_VQ, 3);
+	send_pfns(0, pfns, 2);
+	wr(VIRTIO_PCI_DEVICE_OFF + 4, 4, htole32(2));
+	ck_assert_int_eq(virtio_balloon_set_target(dev, TEST_RAM_SIZE - 3 * 4096), 0);
+	ck_assert_int_eq(virtio_balloon_set_poll_interval(dev, 100), 0);
+	put_stat(0, VIRTIO_BALLOON_S_MEMFREE, 123ull << 20);
+	post(2, STATS_SLOT, BUFS, 10, 0);
+	for (int i = 0; i < 2000 && !gs.last_update; i++) {
+		virtio_balloon_guest_stats(dev, &gs);
+		usleep(1000);
+	}
+	ck_assert_int_gt(gs.last_update, 0);
+	return save_tree(save_balloon, dev, len);
+}
+
+START_TEST(snapshot_holds_stats_buffer_and_pages)
+{
+	struct virtio_balloon_guest_stats gs;
+	struct vring_used_elem e;
+	size_t len;
+	void *blob = busy_balloon_tree(&len);
+
+	virtio_balloon_free(dev);
+	/* the RAM stream wrote the inflated pages (their bytes do not matter:
+	 * FILL shows the load discarding them again) */
+	memset(th.ram + PAGES + 4096, FILL, 2 * 4096);
+	n_changes = 0;
+	new_dev(false);
+	ck_assert_msg(load_tree(load_balloon, dev, blob, len) == 0, "%s", state_err);
+	ck_assert(virtio_balloon_page_inflated(dev, PAGES + 4096));
+	ck_assert(virtio_balloon_page_inflated(dev, PAGES + 2 * 4096));
+	ck_assert(!virtio_balloon_page_inflated(dev, PAGES + 3 * 4096));
+	ck_assert(page_is(PAGES + 4096, 0));
+	ck_assert(page_is(PAGES + 2 * 4096, 0));
+	ck_assert(page_is(PAGES + 3 * 4096, FILL));
+	ck_assert_uint_eq(virtio_balloon_actual(dev), TEST_RAM_SIZE - 2 * 4096);
+	ck_assert_uint_eq(n_changes, 1); /* BALLOON_CHANGE for the new process */
+	ck_assert_uint_eq(rd(VIRTIO_PCI_DEVICE_OFF, 4), 3); /* num_pages */
+	ck_assert_uint_eq(virtio_balloon_poll_interval(dev), 100);
+	virtio_balloon_guest_stats(dev, &gs);
+	ck_assert_uint_eq(gs.stat[VIRTIO_BALLOON_S_MEMFREE], 123ull << 20);
+	ck_assert_int_gt(gs.last_update, 0);
+	/* the held buffer comes back at the first poll, by its head */
+	usleep(50000);
+	ck_assert_uint_eq(used_idx(2), 0);
+	ck_assert_int_eq(virtio_balloon_set_poll_interval(dev, 1), 0);
+	ck_assert(wait_used(2, 1, 3000));
+	e = used(2)->ring[0];
+	ck_assert_uint_eq(le32toh(e.id), STATS_SLOT);
+	/* and the guest's next report is taken */
+	put_stat(0, VIRTIO_BALLOON_S_MEMFREE, 77ull << 20);
+	post(2, STATS_SLOT, BUFS, 10, 0);
+	for (int i = 0; i < 2000; i++) {
+		virtio_balloon_guest_stats(dev, &gs);
+		if (gs.stat[VIRTIO_BALLOON_S_MEMFREE] == 77ull << 20)
+			break;
+		usleep(1000);
+	}
+	ck_assert_uint_eq(gs.stat[VIRTIO_BALLOON_S_MEMFREE], 77ull << 20);
+	free(blob);
+}
+END_TEST
+
+static void balloon_refused(const void *good, size_t len, const char *prop, uint32_t v,
+			    int size, const char *what)
+{
+	void *b = patched_copy(good, len, NODE, prop, v, size);
+
+	virtio_balloon_free(dev);
+	new_dev(false);
+	ck_assert_int_eq(load_tree(load_balloon, dev, b, len), -1);
+	ck_assert_msg(strstr(state_err, what), "'%s' lacks '%s'", state_err, what);
+	free(b);
+}
+
+START_TEST(snapshot_bad_trees_refused)
+{
+	size_t len;
+	void *good = busy_balloon_tree(&len);
+
+	balloon_refused(good, len, "stats-head", QSIZE, 2, "stats-head 8");
+	balloon_refused(good, len, "stats-held", 2, 1, "stats-held");
+	balloon_refused(good, len, "num-pages", TEST_RAM_SIZE / 4096 + 1, 4, "guest RAM has");
+	balloon_refused(good, len, "actual", UINT32_MAX, 4, "guest RAM has");
+	free(good);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("virtio_balloon");
@@ -357,6 +480,8 @@ int main(void)
 	tcase_add_test(t, free_page_reporting_discards);
 	tcase_add_test(t, config_num_pages_and_actual);
 	tcase_add_test(t, unnegotiated_queue_breaks_only_the_device);
+	tcase_add_test(t, snapshot_holds_stats_buffer_and_pages);
+	tcase_add_test(t, snapshot_bad_trees_refused);
 	suite_add_tcase(s, t);
 	return check_run_suite(s);
 }

@@ -4,7 +4,10 @@
  * control handshake (DEVICE_READY -> PORT_ADD, PORT_READY -> CONSOLE_PORT
  * / PORT_NAME / PORT_OPEN), bytes both ways, the guest's PORT_OPEN 1/0
  * reported to the host side, a backend that takes bytes a few at a time,
- * and malformed control messages breaking only the device. */
+ * malformed control messages breaking only the device, and snapshots: a
+ * device saved with a port open, a control message and host bytes not yet
+ * delivered comes back with all three (and tells the guest the host end
+ * is gone when the new one is not connected); bad trees are refused. */
 #include <check.h>
 #include <endian.h>
 #include <stdint.h>
@@ -18,6 +21,7 @@
 #include "devices/virtio/virtio.h"
 #include "tests/unit/check_run.h"
 #include "tests/unit/devices/pc_host.h"
+#include "tests/unit/devices/state_tree.h"
 
 #define BAR4 0xe0000000u
 #define BAR1 0xe0010000u
@@ -241,6 +245,27 @@ static void handshake(void)
 	expect_ctrl(1, VIRTIO_CONSOLE_PORT_NAME, 1, "org.test.0");
 }
 
+/* Port 1's transmit queue: the bytes reach the backend (which had none). */
+static void guest_sends(const char *msg)
+{
+	post(P1_TX, msg, (uint32_t)strlen(msg), false);
+	ck_assert_uint_eq(next_used(P1_TX, NULL, 0), 0);
+	ck_assert_uint_eq(host_len, strlen(msg));
+	ck_assert_mem_eq(host_got, msg, strlen(msg));
+}
+
+/* Port 0 ready (a console); port 1's host end connects, the driver
+ * hears PORT_OPEN, and goes away again. */
+static void console_and_host_flap(void)
+{
+	ctrl_send(0, VIRTIO_CONSOLE_PORT_READY, 1);
+	expect_ctrl(0, VIRTIO_CONSOLE_CONSOLE_PORT, 1, NULL);
+	virtio_console_host_open(dev, 1, true);
+	expect_ctrl(1, VIRTIO_CONSOLE_PORT_OPEN, 1, NULL);
+	virtio_console_host_open(dev, 1, false);
+	expect_ctrl(1, VIRTIO_CONSOLE_PORT_OPEN, 0, NULL);
+}
+
 static void setup(void)
 {
 	test_host_init(&th);
@@ -279,13 +304,7 @@ START_TEST(control_handshake)
 	make_dev();
 	bring_up(true);
 	handshake();
-	ctrl_send(0, VIRTIO_CONSOLE_PORT_READY, 1);
-	expect_ctrl(0, VIRTIO_CONSOLE_CONSOLE_PORT, 1, NULL);
-	/* the host end connects: the driver hears PORT_OPEN */
-	virtio_console_host_open(dev, 1, true);
-	expect_ctrl(1, VIRTIO_CONSOLE_PORT_OPEN, 1, NULL);
-	virtio_console_host_open(dev, 1, false);
-	expect_ctrl(1, VIRTIO_CONSOLE_PORT_OPEN, 0, NULL);
+	console_and_host_flap();
 	virtio_console_get_stats(dev, &st);
 	ck_assert_uint_eq(st.ctrl_out, 6);
 	ck_assert_uint_eq(st.ctrl_in, 3);
@@ -356,10 +375,7 @@ START_TEST(data_both_ways)
 	ck_assert_uint_eq(next_used(P1_RX, buf, sizeof(buf)), 6);
 	ck_assert_mem_eq(buf, "456789", 6);
 	/* guest -> host */
-	post(P1_TX, "hello, host", 11, false);
-	ck_assert_uint_eq(next_used(P1_TX, NULL, 0), 0);
-	ck_assert_uint_eq(host_len, 11);
-	ck_assert_mem_eq(host_got, "hello, host", 11);
+	guest_sends("hello, host");
 }
 END_TEST
 
@@ -467,6 +483,98 @@ START_TEST(bad_options_refused)
 }
 END_TEST
 
+/* ----------------------------------------------------------- snapshots */
+
+#define NODE "/devices/virtio-serial@0"
+
+static void save_serial(void *d, struct state_writer *w)
+{
+	ck_assert_int_eq(virtio_pci_save(virtio_console_transport(d), w, "virtio-serial@0",
+					 state_err, sizeof(state_err)),
+			 0);
+}
+
+static int load_serial(void *d, const struct state_reader *r, char *e, size_t elen)
+{
+	return virtio_pci_load(virtio_console_transport(d), r, "virtio-serial@0", e, elen);
+}
+
+/* Port 1 open both ways, its host end's last PORT_OPEN still in the
+ * outbox (no control buffer left), host bytes waiting for a receive
+ * buffer: the tree. */
+static void *busy_serial_tree(size_t *len)
+{
+	make_dev();
+	bring_up(true);
+	handshake();		 /* 3 of the 6 control buffers */
+	console_and_host_flap(); /* the other 3 */
+	ctrl_send(1, VIRTIO_CONSOLE_PORT_OPEN, 1);
+	ck_assert(wait_used(CTRL_TX, 4));
+	virtio_console_host_open(dev, 1, true); /* no buffer for this one */
+	virtio_console_receive(dev, 1, "pending", 7);
+	usleep(20000);
+	ck_assert_uint_eq(used_idx(CTRL_RX), 6);
+	return save_tree(save_serial, dev, len);
+}
+
+START_TEST(snapshot_keeps_ports_and_pending)
+{
+	uint8_t buf[16];
+	size_t len;
+	void *blob = busy_serial_tree(&len);
+
+	virtio_console_free(dev);
+	n_open_events = 0;
+	make_dev(); /* its host end is not connected */
+	ck_assert_msg(load_tree(load_serial, dev, blob, len) == 0, "%s", state_err);
+	/* the guest's open port is reported again */
+	ck_assert_int_eq(n_open_events, 1);
+	ck_assert_int_eq(open_events[0], 1);
+	ck_assert(virtio_console_guest_open(dev, 1));
+	/* the message the source had not delivered, then the news that the
+	 * host end here is not connected */
+	post(CTRL_RX, NULL, 256, true);
+	expect_ctrl(1, VIRTIO_CONSOLE_PORT_OPEN, 1, NULL);
+	post(CTRL_RX, NULL, 256, true);
+	expect_ctrl(1, VIRTIO_CONSOLE_PORT_OPEN, 0, NULL);
+	/* the host's bytes, and the guest's next ones reach the backend */
+	post(P1_RX, NULL, 16, true);
+	ck_assert_uint_eq(next_used(P1_RX, buf, sizeof(buf)), 7);
+	ck_assert_mem_eq(buf, "pending", 7);
+	guest_sends("after");
+	free(blob);
+}
+END_TEST
+
+static void serial_refused(const void *good, size_t len, const char *node, const char *prop,
+			   uint32_t v, int size, const char *what)
+{
+	void *b = patched_copy(good, len, node, prop, v, size);
+
+	virtio_console_free(dev);
+	make_dev();
+	ck_assert_int_eq(load_tree(load_serial, dev, b, len), -1);
+	ck_assert_msg(strstr(state_err, what), "'%s' lacks '%s'", state_err, what);
+	free(b);
+}
+
+START_TEST(snapshot_bad_trees_refused)
+{
+	size_t len;
+	void *good = busy_serial_tree(&len);
+
+	serial_refused(good, len, NODE, "max-ports", 3, 4, "max-ports 3");
+	serial_refused(good, len, NODE, "ports", 1, 4, "ports 0x1");
+	serial_refused(good, len, NODE, "ctrl-pending", 65, 4, "ctrl-pending");
+	serial_refused(good, len, NODE "/port@1", "rx-len", 4097, 4, "rx-len");
+	serial_refused(good, len, NODE "/port@1", "guest-open", 2, 1, "guest-open");
+	serial_refused(good, len, NODE "/port@0", "console", 0, 1, "another kind");
+	serial_refused(good, len, NODE "/ctrl@0", "len", 7, 2, "len 7");
+	serial_refused(good, len, NODE "/ctrl@0", "len", 200, 2, "len 200");
+	free(good);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("virtio_console");
@@ -485,6 +593,8 @@ int main(void)
 	tcase_add_test(t, unknown_control_messages_ignored);
 	tcase_add_test(t, readonly_receive_buffer_breaks_the_device);
 	tcase_add_test(t, bad_options_refused);
+	tcase_add_test(t, snapshot_keeps_ports_and_pending);
+	tcase_add_test(t, snapshot_bad_trees_refused);
 	suite_add_tcase(s, t);
 	return check_run_suite(s);
 }
