@@ -479,6 +479,19 @@ void irqchip_off_save(struct vmm_irqchip *ic, struct state_writer *w)
 	}
 }
 
+/* A halted vCPU wakes for an interrupt only with IF set, which it reads
+ * from run->if_flag, KVM's report at the last exit: a loaded machine has
+ * had none, so take IF from its loaded RFLAGS. */
+static int halted_if_flag(struct vcpu *v)
+{
+	struct kvm_regs regs;
+
+	if (kvm_vcpu_get_regs(&v->kvm, &regs) < 0)
+		return -1;
+	v->kvm.run->if_flag = (regs.rflags & 0x200) != 0;
+	return 0;
+}
+
 /* After the vCPUs' registers and MSRs: the guest's TSC is the saved one
  * again, which TSC-deadline timers are set against. */
 int irqchip_off_load(struct vmm_irqchip *ic, const struct state_reader *r, char *err,
@@ -509,6 +522,11 @@ int irqchip_off_load(struct vmm_irqchip *ic, const struct state_reader *r, char 
 		/* the TPR is the loaded one: no CR8 change to take from KVM */
 		c->last_cr8 = (uint8_t)vcpu_of(c)->kvm.run->cr8;
 		pthread_mutex_unlock(&c->lock);
+		if (run[i] == CPU_HALTED && halted_if_flag(vcpu_of(c)) < 0) {
+			snprintf(err, errlen, "vCPU %u: KVM_GET_REGS failed", i);
+			return -1;
+		}
+		irqchip_off_kick(vcpu_of(c)); /* its thread may sleep on the old state */
 	}
 	return 0;
 }

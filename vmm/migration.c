@@ -503,7 +503,7 @@ struct incoming {
 	struct machine *m;
 	char uri[512];
 	bool exit_on_error;
-	int fd;
+	int fd, lfd; /* the stream, or the socket its peer connects to */
 	pid_t pid;
 	int r;
 	char err[256];
@@ -525,7 +525,10 @@ static void *incoming_thread(void *opaque)
 {
 	struct incoming *in = opaque;
 
-	in->r = incoming_load(in->m, in->uri, in->fd, in->pid, in->err, sizeof(in->err));
+	if (in->lfd >= 0)
+		in->fd = mig_accept_uri(in->lfd, in->uri, in->err, sizeof(in->err));
+	in->r = in->fd < 0 ? -1
+			   : incoming_load(in->m, in->uri, in->fd, in->pid, in->err, sizeof(in->err));
 	while (evloop_call(in->m->host.loop, incoming_done, in) < 0)
 		usleep(10000); /* out of memory: the main thread must hear of it */
 	return NULL;
@@ -543,10 +546,15 @@ int migration_incoming_start(struct machine *m, const char *uri, bool exit_on_er
 	}
 	in->m = m;
 	in->exit_on_error = exit_on_error;
-	in->fd = -1;
+	in->fd = in->lfd = -1;
 	snprintf(in->uri, sizeof(in->uri), "%s", uri);
-	/* what opens at once is opened here, where a bad URI is reported */
-	if (!mig_uri_waits(uri) && (in->fd = mig_open_uri(uri, false, &in->pid, err, errlen)) < 0) {
+	/* opened or listening here, where a bad URI is reported, and before
+	 * QMP answers: the source may connect as soon as it has */
+	if (mig_uri_waits(uri))
+		in->lfd = mig_listen_uri(uri, err, errlen);
+	else
+		in->fd = mig_open_uri(uri, false, &in->pid, err, errlen);
+	if (in->fd < 0 && in->lfd < 0) {
 		free(in);
 		return -1;
 	}
@@ -554,6 +562,8 @@ int migration_incoming_start(struct machine *m, const char *uri, bool exit_on_er
 	    pthread_create(&t, NULL, incoming_thread, in) != 0) {
 		if (in->fd >= 0)
 			mig_close_uri(in->fd, in->pid, uri, NULL, 0);
+		if (in->lfd >= 0)
+			close(in->lfd);
 		if (mig.state == MIG_SETUP) {
 			snprintf(err, errlen, "cannot start the incoming migration's thread");
 			incoming_finish(m, -1, err);

@@ -218,8 +218,12 @@ int migration_activate_images(struct machine *m, char *err, size_t errlen);
 int mig_open_uri(const char *uri, bool writing, pid_t *pid, char *err, size_t errlen);
 /* Close fd and, for exec:, wait for the command: 0 when it succeeded. */
 int mig_close_uri(int fd, pid_t pid, const char *uri, char *err, size_t errlen);
-/* Whether opening uri for reading waits for a peer (unix:, tcp:). */
+/* Whether opening uri for reading waits for a peer (unix:, tcp:); such
+ * a URI's listening socket (QMP migrate-incoming answers once the source
+ * can connect), and its one peer (closes lfd; -1 with err). */
 bool mig_uri_waits(const char *uri);
+int mig_listen_uri(const char *uri, char *err, size_t errlen);
+int mig_accept_uri(int lfd, const char *uri, char *err, size_t errlen);
 /* -incoming URI / migrate-incoming: read the stream, load every device
  * and vCPU, run unless -S. 0, or -1 with a one-line err. */
 int migration_incoming(struct machine *m, const char *uri, char *err, size_t errlen);

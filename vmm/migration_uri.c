@@ -63,11 +63,11 @@ static int connect_unix(const char *path, char *err, size_t errlen)
 	return fd;
 }
 
-/* One side of a unix: incoming migration: listen, accept one peer. */
-static int accept_unix(const char *path, char *err, size_t errlen)
+/* One side of a unix: incoming migration: the listening socket. */
+static int listen_unix(const char *path, char *err, size_t errlen)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	int fd, c = -1;
+	int fd;
 
 	if (strlen(path) >= sizeof(a.sun_path)) {
 		snprintf(err, errlen, "unix:%s: path too long", path);
@@ -76,17 +76,16 @@ static int accept_unix(const char *path, char *err, size_t errlen)
 	strcpy(a.sun_path, path);
 	unlink(path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(fd, 1) == 0)
-		c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
-	if (c < 0)
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 1) < 0) {
 		snprintf(err, errlen, "unix:%s: %s", path, strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	unlink(path);
-	return c;
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
 }
 
-/* tcp:HOST:PORT: connect to it (writing) or listen there for one peer
+/* tcp:HOST:PORT: connect to it (writing) or the socket listening there
  * (reading; an empty HOST listens on every address). */
 static int tcp_uri(const char *hostport, bool writing, char *err, size_t errlen)
 {
@@ -116,7 +115,7 @@ static int tcp_uri(const char *hostport, bool writing, char *err, size_t errlen)
 	else if (fd >= 0 && !writing &&
 		 setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0 &&
 		 bind(fd, res->ai_addr, res->ai_addrlen) == 0 && listen(fd, 1) == 0)
-		c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+		c = fd;
 	if (c < 0)
 		snprintf(err, errlen, "tcp:%s: %s", hostport, strerror(errno));
 	if (fd >= 0 && fd != c)
@@ -133,11 +132,12 @@ int mig_open_uri(const char *uri, bool writing, pid_t *pid, char *err, size_t er
 	*pid = -1;
 	if (!strncmp(uri, "exec:", 5))
 		return spawn_exec(uri + 5, writing, pid, err, errlen);
+	if (!writing && mig_uri_waits(uri))
+		return mig_accept_uri(mig_listen_uri(uri, err, errlen), uri, err, errlen);
 	if (!strncmp(uri, "unix:", 5))
-		return writing ? connect_unix(uri + 5, err, errlen)
-			       : accept_unix(uri + 5, err, errlen);
+		return connect_unix(uri + 5, err, errlen);
 	if (!strncmp(uri, "tcp:", 4))
-		return tcp_uri(uri + 4, writing, err, errlen);
+		return tcp_uri(uri + 4, true, err, errlen);
 	if (!strncmp(uri, "fd:", 3)) { /* libvirt's: an inherited or a getfd fd */
 		fd = qmp_fd_param(uri + 3, err, errlen);
 		if (fd >= 0)
@@ -177,4 +177,25 @@ int mig_close_uri(int fd, pid_t pid, const char *uri, char *err, size_t errlen)
 bool mig_uri_waits(const char *uri)
 {
 	return !strncmp(uri, "unix:", 5) || !strncmp(uri, "tcp:", 4);
+}
+
+int mig_listen_uri(const char *uri, char *err, size_t errlen)
+{
+	return !strncmp(uri, "unix:", 5) ? listen_unix(uri + 5, err, errlen)
+					 : tcp_uri(uri + 4, false, err, errlen);
+}
+
+int mig_accept_uri(int lfd, const char *uri, char *err, size_t errlen)
+{
+	int c;
+
+	if (lfd < 0)
+		return -1;
+	c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (c < 0)
+		snprintf(err, errlen, "%s: %s", uri, strerror(errno));
+	close(lfd);
+	if (!strncmp(uri, "unix:", 5))
+		unlink(uri + 5);
+	return c;
 }
