@@ -30,7 +30,7 @@ from qmp_client import Qmp  # noqa: E402
 work, side, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 emulator = sys.argv[4:]
 guest = os.environ["GUEST"]
-limit = float(os.environ.get("PINGPONG_TIMEOUT", "900"))
+limit = float(os.environ.get("PINGPONG_TIMEOUT", "3600"))
 t_start = time.time()
 log = []            # the console, all processes in order
 log_lock = threading.Lock()
