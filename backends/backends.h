@@ -112,16 +112,36 @@ void block_get_stats(struct block_dev *b, struct block_stats *s);
  * (writable, in range, whole sectors, no -snapshot overlay, buffers
  * O_DIRECT accepts; for a qcow2, clusters already allocated that need
  * no metadata change, or whole clusters it allocates now, in a few runs
- * in the file): 0 with *t set, and the engine calls block_direct_done
+ * in the file, or a part of new clusters with the rest copied into
+ * them: t->cow): 0 with *t set, and the engine calls block_direct_done
  * with t (or NULL but for a qcow2 allocating request) and the result
- * when it is over (the request's result: a qcow2
- * names the clusters it allocated then); else -1: use
- * block_readv/block_writev.
+ * when it is over (the request's result: a qcow2 names the clusters it
+ * allocated then; the engine frees t->cow.buf after); -EAGAIN: a write
+ * touching clusters a request in flight is allocating, to issue again
+ * once one completes; else -1: use block_readv/block_writev.
  * block_account/_failed: count a request served that way in
  * block_get_stats. block_flush_fd: counts a flush (a qcow2 writes its
  * metadata out here); the descriptor to fdatasync, or -1 when there is
  * nothing (more) to make durable. */
 #define BLOCK_TARGET_RUNS 16
+#define BLOCK_COW_READS 8
+/* A write that fills only part of the clusters it allocates: the bytes
+ * before it in its first cluster (head) and after it in its last (tail)
+ * come from what the guest saw there (the backing file, zeroes...),
+ * gathered in buf (head at 0, tail at tail_at), some filled already,
+ * the rest read first (read[i]: len bytes of fd at off into buf + at).
+ * The runs then carry head, the request's bytes and tail, in order. */
+struct block_cow {
+	uint8_t *buf; /* NULL: no copy-on-write */
+	size_t head, tail, tail_at;
+	int nreads;
+	struct block_cow_read {
+		int fd;
+		bool zero_past_eof;
+		uint64_t off;
+		size_t len, at;
+	} read[BLOCK_COW_READS];
+};
 struct block_target {
 	int fd;
 	bool zero_past_eof; /* a read past the file's end gives zeroes, not -EIO */
@@ -130,6 +150,7 @@ struct block_target {
 	int runs;	    /* the request's bytes, in order: len[i] at off[i] */
 	uint64_t off[BLOCK_TARGET_RUNS];
 	size_t len[BLOCK_TARGET_RUNS];
+	struct block_cow cow;
 };
 int block_direct_target(struct block_dev *b, bool write, uint64_t sector, const struct iovec *iov,
 			int iovcnt, struct block_target *t);
@@ -157,7 +178,10 @@ void block_aio_free(struct block_aio *a);
 int block_aio_fd(const struct block_aio *a);
 /* Queue a read/write of iov (copied; the buffers must stay valid until
  * the completion): 0, or -1 when block_direct_target refuses it (the
- * caller uses block_readv/block_writev). */
+ * caller uses block_readv/block_writev). A write to clusters another
+ * request in flight is allocating waits here for it (QEMU's rule: one
+ * allocation per cluster at a time) and is issued, or served at once
+ * by the engine, when that one completes. */
 int block_aio_rw(struct block_aio *a, bool write, uint64_t sector, const struct iovec *iov,
 		 int iovcnt, void *cookie);
 /* Queue a flush (fdatasync) that starts only after every request queued

@@ -699,6 +699,10 @@ int block_direct_target(struct block_dev *b, bool write, uint64_t sector, const 
 {
 	size_t len = iov_bytes(iov, iovcnt);
 
+	t->cow = (struct block_cow){0};
+	/* before any refusal: served at once, it would race the allocation */
+	if (write && b->qcow2 && qcow2_direct_busy(b->qcow2, sector * BLOCK_SECTOR_SIZE, len))
+		return -EAGAIN;
 	if ((write && b->read_only) || len % BLOCK_SECTOR_SIZE ||
 	    !in_range(b, sector, len / BLOCK_SECTOR_SIZE) || b->overlay_fd >= 0 ||
 	    (write && b->probed_raw && sector == 0) ||
@@ -713,8 +717,8 @@ int block_direct_target(struct block_dev *b, bool write, uint64_t sector, const 
 	t->len[0] = len;
 	if (b->qcow2)
 		t->runs = qcow2_direct_map(b->qcow2, write, t->guest_off, len, t->off, t->len,
-					   BLOCK_TARGET_RUNS, &t->alloc);
-	return t->runs > 0 ? 0 : -1;
+					   BLOCK_TARGET_RUNS, &t->alloc, &t->cow);
+	return t->runs > 0 ? 0 : t->runs == -EAGAIN ? -EAGAIN : -1;
 }
 
 int block_direct_done(struct block_dev *b, const struct block_target *t, int res)

@@ -15,14 +15,20 @@
  * the file (the image shrank under us) fails, never completes short.
  *
  * A qcow2 image's requests come here when every cluster they touch is
- * allocated and needs no metadata change, or is a whole cluster to write
- * into a new one (block_direct_target maps them under the image's lock,
- * allocating those); a request whose clusters lie apart in the file goes
- * as one piece per run and completes with its last piece, after which
- * block_direct_done names the clusters it allocated. Partial clusters to
- * allocate, copy-on-write and compressed reads are refused and served at
- * once by the caller. Freed clusters are not reused while a mapped
- * request is in flight; a flush writes the metadata out before its
+ * allocated and needs no metadata change, or needs a new one (to write,
+ * block_direct_target maps them under the image's lock, allocating
+ * those); a request whose clusters lie apart in the file goes as one
+ * piece per run and completes with its last piece, after which
+ * block_direct_done names the clusters it allocated. A write filling new
+ * clusters only in part first reads what the rest of them must hold
+ * (copy-on-write from the backing file) into a buffer, then writes that
+ * and its own bytes as one: the data is all in the file before the L2
+ * entries name it. A write to clusters that a request in flight is
+ * allocating waits in a queue here until one completes, then is mapped
+ * again (then they are allocated: it writes in place). Compressed reads
+ * and the like are refused and served at once by the caller. Freed
+ * clusters are not reused while a mapped request is in flight; a flush
+ * writes the metadata out before its
  * fdatasync is queued behind the data writes, and again (if any changed:
  * requests that allocated completed before it) before it completes. */
 #include <errno.h>
@@ -43,6 +49,17 @@ struct block_aio {
 	unsigned in_flight;			/* pieces queued or at the kernel */
 	int (*res_hook)(void *opaque, int res); /* tests: alter a CQE's res */
 	void *hook_opaque;
+	struct aio_wait *waiting; /* writes waiting for an allocation, in order */
+	unsigned nwaiting;
+};
+
+struct aio_wait {
+	struct aio_wait *next;
+	void *cookie;
+	bool write;
+	uint64_t sector;
+	int iovcnt;
+	struct iovec iov[];
 };
 
 /* A request the image's layout cut into pieces (a qcow2's clusters
@@ -52,6 +69,9 @@ struct aio_whole {
 	void *cookie;
 	unsigned pieces;
 	int res;
+	bool copying;	    /* its copy-on-write reads are in flight, its write next */
+	struct iovec *wiov; /* a copy-on-write's write: head, the request, tail */
+	int wiovcnt;
 	struct block_target t; /* what block_direct_done needs */
 };
 
@@ -106,7 +126,7 @@ int block_aio_fd(const struct block_aio *a)
 
 unsigned block_aio_in_flight(const struct block_aio *a)
 {
-	return a->in_flight;
+	return a->in_flight + a->nwaiting;
 }
 
 /* An SQE, handing the queued ones to the kernel first when the ring is
@@ -170,45 +190,198 @@ static int cut(const struct block_target *t, const struct iovec *iov, int iovcnt
 	return 0;
 }
 
+static size_t iov_bytes(const struct iovec *iov, int n)
+{
+	size_t len = 0;
+
+	for (int i = 0; i < n; i++)
+		len += iov[i].iov_len;
+	return len;
+}
+
+/* t's runs over iov queued as pieces of w (NULL: one piece alone): 0,
+ * or -1 with none queued. A ring refusing the later ones fails w after
+ * the pieces queued. */
+static int queue_runs(struct block_aio *a, struct aio_whole *w, const struct block_target *t,
+		      const struct iovec *iov, int iovcnt, bool write, void *cookie)
+{
+	struct aio_req *pieces[BLOCK_TARGET_RUNS] = {0};
+	int queued = 0;
+
+	if (cut(t, iov, iovcnt, write, cookie, w, pieces) == 0)
+		while (queued < t->runs && queue_req(a, pieces[queued]) == 0)
+			queued++;
+	for (int i = queued; i < t->runs; i++)
+		free(pieces[i]);
+	if (!queued)
+		return -1;
+	if (w) {
+		w->res = queued < t->runs ? -EBUSY : w->res;
+		w->pieces = (unsigned)queued;
+	}
+	a->in_flight += (unsigned)queued;
+	return 0;
+}
+
+/* A copy-on-write's reads into its buffer: 0, or -1 with none queued. */
+static int queue_cow_reads(struct block_aio *a, struct aio_whole *w)
+{
+	const struct block_cow *c = &w->t.cow;
+	int queued = 0;
+
+	for (int i = 0; i < c->nreads; i++) {
+		const struct block_cow_read *rd = &c->read[i];
+		struct aio_req *q = malloc(sizeof(*q) + sizeof(q->iov[0]));
+
+		if (!q)
+			break;
+		*q = (struct aio_req){w->cookie, w, rd->fd, false, false, rd->zero_past_eof,
+				      rd->off, rd->len, 1};
+		q->iov[0] = (struct iovec){c->buf + rd->at, rd->len};
+		if (queue_req(a, q) < 0) {
+			free(q);
+			break;
+		}
+		queued++;
+	}
+	if (!queued)
+		return -1;
+	w->res = queued < c->nreads ? -EBUSY : 0;
+	w->pieces = (unsigned)queued;
+	w->copying = true;
+	a->in_flight += (unsigned)queued;
+	return 0;
+}
+
+/* A copy-on-write's write: its head, iov, its tail. */
+static struct iovec *with_cow(const struct block_cow *c, const struct iovec *iov, int iovcnt,
+			      int *n)
+{
+	struct iovec *v = malloc((size_t)(iovcnt + 2) * sizeof(*v));
+	int k = 0;
+
+	if (!v)
+		return NULL;
+	if (c->head)
+		v[k++] = (struct iovec){c->buf, c->head};
+	memcpy(v + k, iov, (size_t)iovcnt * sizeof(*v));
+	k += iovcnt;
+	if (c->tail)
+		v[k++] = (struct iovec){c->buf + c->tail_at, c->tail};
+	*n = k;
+	return v;
+}
+
+/* The request is over (res): the image told, what it held freed. */
+static int target_done(struct block_aio *a, struct block_target *t, int res)
+{
+	res = block_direct_done(a->disk, t, res);
+	free(t->cow.buf);
+	t->cow.buf = NULL;
+	return res;
+}
+
+static void whole_free(struct aio_whole *w)
+{
+	if (w)
+		free(w->wiov);
+	free(w);
+}
+
+/* A request block_direct_target mapped to t, queued: 0, or -1 (t done
+ * with -EIO: the caller serves it at once). */
+static int issue(struct block_aio *a, struct block_target *t, bool write,
+		 const struct iovec *iov, int iovcnt, void *cookie)
+{
+	struct aio_whole *w = NULL;
+	int r = -1;
+
+	/* a single piece of a single run needs no whole, but for its target */
+	if (t->runs > 1 || t->alloc || t->cow.buf) {
+		w = malloc(sizeof(*w));
+		if (!w)
+			goto fail;
+		*w = (struct aio_whole){.cookie = cookie, .t = *t};
+		if (t->cow.buf && !(w->wiov = with_cow(&t->cow, iov, iovcnt, &w->wiovcnt)))
+			goto fail;
+	}
+	if (w && t->cow.nreads)
+		r = queue_cow_reads(a, w);
+	else if (w && w->wiov)
+		r = queue_runs(a, w, t, w->wiov, w->wiovcnt, write, cookie);
+	else
+		r = queue_runs(a, w, t, iov, iovcnt, write, cookie);
+	if (r < 0)
+		goto fail;
+	block_account(a->disk, write, iov_bytes(iov, iovcnt));
+	return 0;
+fail:
+	whole_free(w);
+	target_done(a, t, -EIO);
+	return -1;
+}
+
+/* A write that must wait for an allocation in flight: kept (iov copied)
+ * until one completes. */
+static int wait_for_alloc(struct block_aio *a, bool write, uint64_t sector,
+			  const struct iovec *iov, int iovcnt, void *cookie)
+{
+	struct aio_wait *d = malloc(sizeof(*d) + (size_t)iovcnt * sizeof(d->iov[0])), **p;
+
+	if (!d)
+		return -1;
+	*d = (struct aio_wait){NULL, cookie, write, sector, iovcnt};
+	memcpy(d->iov, iov, (size_t)iovcnt * sizeof(d->iov[0]));
+	for (p = &a->waiting; *p; p = &(*p)->next)
+		;
+	*p = d;
+	a->nwaiting++;
+	return 0;
+}
+
 int block_aio_rw(struct block_aio *a, bool write, uint64_t sector, const struct iovec *iov,
 		 int iovcnt, void *cookie)
 {
-	struct aio_req *pieces[BLOCK_TARGET_RUNS] = {0};
-	struct aio_whole *whole = NULL;
 	struct block_target t;
-	size_t bytes = 0;
-	int queued = 0;
+	int r;
 
-	if (iovcnt <= 0 || block_direct_target(a->disk, write, sector, iov, iovcnt, &t) < 0)
+	if (iovcnt <= 0)
 		return -1;
-	/* a single piece of a single run needs no whole, but for its target */
-	if ((t.runs > 1 || t.alloc) && (whole = malloc(sizeof(*whole))))
-		*whole = (struct aio_whole){cookie, (unsigned)t.runs, 0, t};
-	if (((t.runs > 1 || t.alloc) && !whole) ||
-	    cut(&t, iov, iovcnt, write, cookie, whole, pieces) < 0)
-		goto undo;
-	for (; queued < t.runs; queued++) {
-		if (queue_req(a, pieces[queued]) < 0)
-			break;
-		bytes += t.len[queued];
+	r = block_direct_target(a->disk, write, sector, iov, iovcnt, &t);
+	if (r == -EAGAIN)
+		return wait_for_alloc(a, write, sector, iov, iovcnt, cookie);
+	return r < 0 ? -1 : issue(a, &t, write, iov, iovcnt, cookie);
+}
+
+/* The waiting writes mapped again: issued, served at once (refused, or
+ * with nothing in flight left to wait for: force), or still waiting.
+ * How many completed. */
+static unsigned retry_waiting(struct block_aio *a, bool force,
+			      void (*done)(void *opaque, void *cookie, int r), void *opaque)
+{
+	struct aio_wait **p = &a->waiting;
+	unsigned n = 0;
+
+	while (*p) {
+		struct aio_wait *d = *p;
+		struct block_target t;
+		int r = block_direct_target(a->disk, d->write, d->sector, d->iov, d->iovcnt, &t);
+
+		if (r == -EAGAIN && !force) {
+			p = &d->next;
+			continue;
+		}
+		if (r < 0 || issue(a, &t, d->write, d->iov, d->iovcnt, d->cookie) < 0) {
+			r = d->write ? block_writev(a->disk, d->sector, d->iov, d->iovcnt)
+				     : block_readv(a->disk, d->sector, d->iov, d->iovcnt);
+			done(opaque, d->cookie, r);
+			n++;
+		}
+		*p = d->next;
+		a->nwaiting--;
+		free(d);
 	}
-	if (!queued)
-		goto undo;
-	if (queued < t.runs) { /* the ring refused: what is queued runs, the rest failed */
-		whole->res = -EBUSY;
-		whole->pieces = (unsigned)queued;
-		for (int i = queued; i < t.runs; i++)
-			free(pieces[i]);
-	}
-	block_account(a->disk, write, bytes);
-	a->in_flight += (unsigned)queued;
-	return 0;
-undo:
-	for (int i = 0; i < t.runs; i++)
-		free(pieces[i]);
-	free(whole);
-	block_direct_done(a->disk, &t, -EIO);
-	return -1;
+	return n;
 }
 
 int block_aio_flush(struct block_aio *a, void *cookie)
@@ -279,7 +452,6 @@ unsigned block_aio_reap(struct block_aio *a, void (*done)(void *opaque, void *co
 	struct io_uring_cqe *cqe;
 	unsigned n = 0;
 	uint64_t v;
-	bool resubmit = false;
 
 	if (read(a->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return 0;
@@ -290,17 +462,21 @@ unsigned block_aio_reap(struct block_aio *a, void (*done)(void *opaque, void *co
 		int r = finish(a, q, res);
 
 		io_uring_cqe_seen(&a->ring, cqe);
-		if (r == 1) {
-			resubmit = true;
+		if (r == 1)
 			continue;
-		}
 		a->in_flight--;
 		if (w) { /* a piece: the request ends with its last */
 			w->res = w->res ? w->res : r;
 			free(q);
 			if (--w->pieces)
 				continue;
-			r = block_direct_done(a->disk, &w->t, w->res);
+			if (w->copying && !w->res) { /* the copy is in: now the write */
+				w->copying = false;
+				if (queue_runs(a, w, &w->t, w->wiov, w->wiovcnt, true, w->cookie) == 0)
+					continue;
+				w->res = -EIO;
+			}
+			r = target_done(a, &w->t, w->res);
 			q = NULL;
 		} else if (!q->flush) {
 			r = block_direct_done(a->disk, NULL, r);
@@ -311,11 +487,12 @@ unsigned block_aio_reap(struct block_aio *a, void (*done)(void *opaque, void *co
 			block_account_failed(a->disk);
 		n++;
 		done(opaque, w ? w->cookie : q->cookie, r);
-		free(w);
+		whole_free(w);
 		free(q);
 	}
-	if (resubmit)
-		block_aio_submit(a);
+	if (a->waiting && n)
+		n += retry_waiting(a, false, done, opaque);
+	block_aio_submit(a); /* what was resubmitted, or issued after waiting */
 	return n;
 }
 
@@ -323,9 +500,16 @@ void block_aio_wait_all(struct block_aio *a, void (*done)(void *opaque, void *co
 			void *opaque)
 {
 	block_aio_submit(a);
-	while (a->in_flight) {
+	while (a->in_flight || a->waiting) {
 		struct io_uring_cqe *cqe;
-		int r = io_uring_wait_cqe(&a->ring, &cqe);
+		int r;
+
+		if (!a->in_flight) { /* nothing left here to wait for */
+			retry_waiting(a, true, done, opaque);
+			block_aio_submit(a);
+			continue;
+		}
+		r = io_uring_wait_cqe(&a->ring, &cqe);
 
 		if (r < 0 && r != -EINTR)
 			break;

@@ -634,6 +634,7 @@ void qcow2_close(struct qcow2 *q)
 	free(q->l1);
 	free(q->rt);
 	free(q->frees);
+	free(q->allocs);
 	free(q->cow);
 	free(q->sub);
 	free(q->dbuf);

@@ -78,9 +78,17 @@ int qcow2_flush_dirty(struct qcow2 *q);
  * qcow2_direct_done, and no host cluster it may touch is reused before
  * that (freed clusters wait). -1: serve it with qcow2_readv/_writev
  * (partial clusters to allocate, copy-on-write, compressed, zero or
- * backing-file clusters to read, more runs than max). */
+ * backing-file clusters to read, more runs than max).
+ * A write that fills new clusters only in part gets them too, with cow
+ * set (block_cow: what the rest of them must hold, some of it to read
+ * first); its runs are those clusters whole. -EAGAIN: a write touching
+ * a cluster that a request in flight allocates (it waits for that). */
+struct block_cow;
 int qcow2_direct_map(struct qcow2 *q, bool write, uint64_t off, size_t len, uint64_t *host,
-		     size_t *run, int max, bool *alloc);
+		     size_t *run, int max, bool *alloc, struct block_cow *cow);
+/* Whether a write of [off, off+len) must wait for an allocation in
+ * flight (qcow2_direct_map would say -EAGAIN). */
+bool qcow2_direct_busy(struct qcow2 *q, uint64_t off, size_t len);
 /* A mapped request is over (res: its result): an allocating one's L2
  * entries are set now (0 or -errno for that). */
 int qcow2_direct_done(struct qcow2 *q, bool alloc, uint64_t off, const uint64_t *host,
@@ -143,6 +151,10 @@ struct qcow2 {
 	uint64_t bsize;
 	unsigned depth;
 	unsigned direct; /* requests qcow2_direct_map handed out, not done */
+	struct qcow2_alloc_span {
+		uint64_t cl, n; /* guest clusters a request in flight allocates */
+	} *allocs;
+	unsigned nallocs, cap_allocs;
 };
 
 #define QCOW2_OFLAG_COPIED (1ull << 63)

@@ -1,14 +1,27 @@
 /* block_qcow2_direct.c — qcow2 requests that go straight to the image
  * file on the io_uring engine (block_aio.c), past the image's lock: the
- * clusters a request touches are looked up (or, for whole new clusters,
+ * clusters a request touches are looked up (or, for new clusters,
  * allocated) under the lock, the data moves without it, and an
  * allocating request's L2 entries are set once its data is written.
  * Counting what is in flight keeps freed clusters from being reused
- * under a write still going to them (block_qcow2_meta.c). */
+ * under a write still going to them (block_qcow2_meta.c).
+ *
+ * A write filling new clusters only in part carries their other bytes
+ * too (copy-on-write): what the guest saw there, read from the backing
+ * file (or the shared cluster) by the engine before the write, or
+ * filled here (zeroes; compressed clusters and backing clusters that
+ * are not plain data are read at once). As QEMU does, the clusters a
+ * request allocates are noted until it is done, and a write touching
+ * one of them waits for it (-EAGAIN): two requests never both allocate
+ * a cluster, each copying the other's part from the old data. */
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "backends/backends.h"
 #include "backends/block/block_qcow2.h"
 
 /* With the lock held: the runs of a request to allocated clusters. */
@@ -36,20 +49,181 @@ static int map_allocated(struct qcow2 *q, bool write, uint64_t off, size_t len, 
 	return len ? -1 : n;
 }
 
-int qcow2_direct_map(struct qcow2 *q, bool write, uint64_t off, size_t len, uint64_t *host,
-		     size_t *run, int max, bool *alloc)
+/* ------------------------------------------------------ copy-on-write */
+
+static bool cow_read(struct block_cow *cow, int fd, uint64_t off, size_t len, size_t at,
+		     bool zero_past_eof)
 {
-	bool whole = !((off | len) & (q->cs - 1));
+	if (cow->nreads == BLOCK_COW_READS)
+		return false;
+	cow->read[cow->nreads++] = (struct block_cow_read){fd, zero_past_eof, off, len, at};
+	return true;
+}
+
+/* len bytes of the backing file at off into cow->buf + at, read by the
+ * engine: a raw file, or a qcow2's plain data clusters. */
+static bool cow_from_backing(struct qcow2 *q, uint64_t off, size_t len, size_t at,
+			     struct block_cow *cow)
+{
+	struct qcow2 *bq = q->bq;
+	uint64_t host[BLOCK_COW_READS];
+	size_t run[BLOCK_COW_READS];
+	int n;
+
+	if (!bq) {
+		if (off >= q->bsize) {
+			memset(cow->buf + at, 0, len);
+			return true;
+		}
+		return cow_read(cow, q->bfd, off, len, at, true);
+	}
+	if (off + len > bq->size)
+		return false;
+	pthread_mutex_lock(&bq->lock);
+	n = map_allocated(bq, false, off, len, host, run, BLOCK_COW_READS - cow->nreads);
+	pthread_mutex_unlock(&bq->lock);
+	for (int i = 0; i < n; i++) {
+		cow_read(cow, bq->fd, host[i], run[i], at, true);
+		at += run[i];
+	}
+	return n > 0;
+}
+
+/* The len bytes at in of guest cluster cl (L2 entry entry) as the guest
+ * sees them now, into cow->buf + at: to read in flight where they are
+ * plain data, filled now otherwise. 0 or -errno. */
+static int cow_region(struct qcow2 *q, uint64_t cl, uint64_t entry, uint64_t in, size_t len,
+		      size_t at, struct block_cow *cow)
+{
+	uint64_t host = qcow2_plain_host(q, entry);
+
+	if (!len)
+		return 0;
+	if (host && cow_read(cow, q->fd, host + in, len, at, false))
+		return 0; /* shared with a snapshot: freed only once nothing is in flight */
+	if (!entry && !q->bq && q->bfd < 0) {
+		memset(cow->buf + at, 0, len);
+		return 0;
+	}
+	if (!entry && cow_from_backing(q, (cl << q->cluster_bits) + in, len, at, cow))
+		return 0;
+	/* zeroes, compressed, a backing cluster that is no plain data */
+	return qcow2_read_cluster(q, cl, entry, in, cow->buf + at, len);
+}
+
+static size_t round_block(size_t n)
+{
+	return (n + 4095) & ~(size_t)4095;
+}
+
+/* With the lock held: new clusters for a write of [off, off+len) whose
+ * clusters all need them, with what the parts it leaves must hold. */
+static int map_new(struct qcow2 *q, uint64_t off, size_t len, uint64_t *host, size_t *run,
+		   int max, struct block_cow *cow)
+{
+	uint64_t cl0 = off >> q->cluster_bits, cl1 = (off + len - 1) >> q->cluster_bits, e0, e1;
+	size_t span = (size_t)((cl1 - cl0 + 1) << q->cluster_bits);
+	size_t head = (size_t)(off & (q->cs - 1)), tail = span - head - len;
+	int n;
+
+	if (!head && !tail)
+		return qcow2_alloc_run(q, cl0, len, host, run, max);
+	if (qcow2_entry(q, cl0, &e0) || qcow2_entry(q, cl1, &e1))
+		return -1;
+	cow->head = head;
+	cow->tail = tail;
+	cow->tail_at = round_block(head);
+	cow->buf = qcow2_alloc_block(cow->tail_at + round_block(tail ? tail : 1));
+	if (!cow->buf)
+		return -1;
+	n = qcow2_alloc_run(q, cl0, span, host, run, max);
+	if (n > 0 && (cow_region(q, cl0, e0, 0, head, 0, cow) ||
+		      cow_region(q, cl1, e1, q->cs - tail, tail, cow->tail_at, cow))) {
+		qcow2_commit_run(q, cl0, host, run, n, -EIO); /* frees them */
+		n = -1;
+	}
+	if (n < 0) {
+		free(cow->buf);
+		*cow = (struct block_cow){0};
+	}
+	return n;
+}
+
+/* --------------------------------------------- allocations in flight */
+
+static bool busy_locked(const struct qcow2 *q, uint64_t off, size_t len)
+{
+	uint64_t cl0 = off >> q->cluster_bits, cl1 = (off + len - 1) >> q->cluster_bits;
+
+	for (unsigned i = 0; i < q->nallocs; i++)
+		if (cl0 < q->allocs[i].cl + q->allocs[i].n && q->allocs[i].cl <= cl1)
+			return true;
+	return false;
+}
+
+static bool room_for_alloc(struct qcow2 *q)
+{
+	struct qcow2_alloc_span *a;
+	unsigned cap = q->cap_allocs ? q->cap_allocs * 2 : 16;
+
+	if (q->nallocs < q->cap_allocs)
+		return true;
+	a = realloc(q->allocs, cap * sizeof(*a));
+	if (!a)
+		return false;
+	q->allocs = a;
+	q->cap_allocs = cap;
+	return true;
+}
+
+static void drop_alloc(struct qcow2 *q, uint64_t cl)
+{
+	for (unsigned i = 0; i < q->nallocs; i++) {
+		if (q->allocs[i].cl == cl) {
+			q->allocs[i] = q->allocs[--q->nallocs];
+			return;
+		}
+	}
+}
+
+bool qcow2_direct_busy(struct qcow2 *q, uint64_t off, size_t len)
+{
+	bool busy;
+
+	if (!len)
+		return false;
+	pthread_mutex_lock(&q->lock);
+	busy = busy_locked(q, off, len);
+	pthread_mutex_unlock(&q->lock);
+	return busy;
+}
+
+/* ------------------------------------------------------------ requests */
+
+int qcow2_direct_map(struct qcow2 *q, bool write, uint64_t off, size_t len, uint64_t *host,
+		     size_t *run, int max, bool *alloc, struct block_cow *cow)
+{
 	int n;
 
 	*alloc = false;
+	*cow = (struct block_cow){0};
 	if (!len || off > q->size || len > q->size - off || (write && q->read_only))
 		return -1;
 	pthread_mutex_lock(&q->lock);
+	if (write && busy_locked(q, off, len)) {
+		pthread_mutex_unlock(&q->lock);
+		return -EAGAIN;
+	}
 	n = map_allocated(q, write, off, len, host, run, max);
-	if (n < 0 && write && whole) {
-		n = qcow2_alloc_run(q, off >> q->cluster_bits, len, host, run, max);
+	if (n < 0 && write && room_for_alloc(q)) {
+		n = map_new(q, off, len, host, run, max, cow);
 		*alloc = n > 0;
+	}
+	if (*alloc) {
+		uint64_t cl0 = off >> q->cluster_bits;
+
+		q->allocs[q->nallocs++] = (struct qcow2_alloc_span){
+			cl0, ((off + len - 1) >> q->cluster_bits) - cl0 + 1};
 	}
 	if (n > 0)
 		__atomic_add_fetch(&q->direct, 1, __ATOMIC_RELAXED);
@@ -63,6 +237,7 @@ int qcow2_direct_done(struct qcow2 *q, bool alloc, uint64_t off, const uint64_t 
 	if (alloc) {
 		pthread_mutex_lock(&q->lock);
 		res = qcow2_commit_run(q, off >> q->cluster_bits, host, run, n, res);
+		drop_alloc(q, off >> q->cluster_bits);
 		pthread_mutex_unlock(&q->lock);
 	}
 	/* release: the request's I/O is over before a flush sees it gone */

@@ -14,34 +14,8 @@
 #include <sys/wait.h>
 
 #include "backends/backends.h"
+#include "tests/unit/backends/img_dir.h"
 #include "tests/unit/devices/pc_host.h"
-
-static char dir[64];
-
-static int sh(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd) - 16, fmt, ap);
-	va_end(ap);
-	strcat(cmd, " >/dev/null");
-	st = system(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static void setup(void)
-{
-	strcpy(dir, "/tmp/vmm-handover-test-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void teardown(void)
-{
-	sh("rm -rf '%s'", dir);
-}
 
 static struct block_dev *open_img(const char *path, enum block_format f, bool inactive)
 {

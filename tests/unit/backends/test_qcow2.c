@@ -18,44 +18,7 @@
 #include <unistd.h>
 
 #include "backends/backends.h"
-
-static char dir[64];
-
-static int sh(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	strcpy(cmd, "{ ");
-	vsnprintf(cmd + 2, sizeof(cmd) - 32, fmt, ap);
-	va_end(ap);
-	strcat(cmd, "; } >/dev/null"); /* qemu-io talks */
-	st = system(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static void setup(void)
-{
-	strcpy(dir, "/tmp/vmm-qcow2-test-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void teardown(void)
-{
-	sh("rm -rf '%s'", dir);
-}
-
-static const char *path_of(const char *name)
-{
-	static char buf[4][128];
-	static unsigned n;
-	char *p = buf[n++ % 4];
-
-	snprintf(p, 128, "%s/%s", dir, name);
-	return p;
-}
+#include "tests/unit/backends/img_dir.h"
 
 static struct block_dev *open_fmt(const char *name, enum block_format f, bool ro, char *err)
 {

@@ -20,48 +20,13 @@
 #include <unistd.h>
 
 #include "backends/backends.h"
+#include "tests/unit/backends/img_dir.h"
 #include "tests/unit/check_run.h"
 
 #define DISK (8u << 20)
 #define SECTORS (DISK / BLOCK_SECTOR_SIZE)
 #define CLUSTER 4096u
 #define BATCH 32
-
-static char dir[64];
-
-static int sh(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	st = system(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static void setup(void)
-{
-	strcpy(dir, "/tmp/vmm-qcow2-aio-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void teardown(void)
-{
-	sh("rm -rf '%s'", dir);
-}
-
-static char *path_of(const char *name)
-{
-	static char buf[4][128];
-	static unsigned n;
-	char *p = buf[n++ % 4];
-
-	snprintf(p, 128, "%s/%s", dir, name);
-	return p;
-}
 
 static void save(const char *name, const uint8_t *data, size_t len)
 {
@@ -465,6 +430,128 @@ START_TEST(flush_covers_allocations_before_it)
 }
 END_TEST
 
+/* ------------------------------------ partial clusters allocated in flight */
+
+#define BIG_CLUSTER (64u << 10)
+
+/* A 4 MiB overlay (64 KiB clusters) o.qcow2 over base.raw, or over
+ * mid.qcow2 (4 KiB clusters, some written, over base.raw); cluster 10
+ * of the overlay a zero cluster. ref.qcow2 the same, for qemu-io. */
+static void cow_images(bool qcow2_backing)
+{
+	const char *back = qcow2_backing ? "mid.qcow2 -F qcow2" : "base.raw -F raw";
+
+	ck_assert_int_eq(sh("cd '%s' && qemu-img create -q -f raw base.raw 4M && "
+			    "qemu-io -f raw -c 'write -P 0x11 0 4M' -c 'write -P 0x22 72k 100k' "
+			    "base.raw", dir), 0);
+	if (qcow2_backing)
+		ck_assert_int_eq(sh("cd '%s' && qemu-img create -q -f qcow2 -o cluster_size=4k "
+				    "-b base.raw -F raw mid.qcow2 && qemu-io -f qcow2 "
+				    "-c 'write -P 0x33 64k 8k' -c 'write -P 0x44 120k 12k' "
+				    "-c 'write -P 0x55 180k 40k' mid.qcow2", dir), 0);
+	ck_assert_int_eq(sh("cd '%s' && qemu-img create -q -f qcow2 -o cluster_size=64k -b %s "
+			    "o.qcow2 4M && qemu-io -f qcow2 -c 'write -z 640k 64k' o.qcow2 && "
+			    "cp o.qcow2 ref.qcow2", dir, back), 0);
+}
+
+struct cow_write {
+	uint32_t off, len;
+};
+
+/* Partial writes into new clusters, several into the same one (cluster
+ * 1; cluster 4, also the end of a write from cluster 3), whole and
+ * partial in one request (7-8), over a zero cluster (10), and some
+ * 2 MiB on as well. */
+static const struct cow_write cow_writes[] = {
+	{64 << 10 | 4 << 10, 4096},   {64 << 10 | 12 << 10, 4096}, {64 << 10 | 32 << 10, 8192},
+	{124 << 10 | 512, 512},	      {128 << 10, 4096},	   {252 << 10, 8192},
+	{276 << 10, 4096},	      {448 << 10, 68 << 10},	   {648 << 10, 4096},
+	{2048 << 10 | 60 << 10, 8192}, {2112 << 10 | 1024, 3072},  {2112 << 10 | 8192, 4096},
+};
+#define NCOW (sizeof(cow_writes) / sizeof(cow_writes[0]))
+
+static void cow_run(bool qcow2_backing)
+{
+	struct block_dev *b;
+	struct block_aio *a;
+	uint8_t *buf[NCOW];
+	char order[NCOW + 1] = "", tags[NCOW], cmd[2048] = "";
+
+	cow_images(qcow2_backing);
+	b = open_image("o.qcow2", BLOCK_CACHE_NONE);
+	a = new_engine(b);
+	for (unsigned i = 0; i < NCOW; i++) {
+		struct iovec v = {buf[i] = abuf(cow_writes[i].len), cow_writes[i].len};
+
+		memset(buf[i], 0x60 + (int)i, cow_writes[i].len);
+		tags[i] = (char)('a' + i);
+		/* all queued at once: none served on the spot */
+		ck_assert_int_eq(block_aio_rw(a, true, cow_writes[i].off / BLOCK_SECTOR_SIZE, &v, 1,
+					      &tags[i]), 0);
+		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " -c 'write -P 0x%x %u %u'",
+			 0x60 + i, cow_writes[i].off, cow_writes[i].len);
+	}
+	block_aio_wait_all(a, note_order, order);
+	ck_assert_uint_eq(strlen(order), NCOW);
+	block_aio_free(a);
+	block_close(b);
+	ck_assert_int_eq(sh("cd '%s' && qemu-io -f qcow2%s ref.qcow2", dir, cmd), 0);
+	ck_assert_int_eq(sh("qemu-img check -q '%s'", path_of("o.qcow2")), 0);
+	ck_assert_int_eq(sh("cd '%s' && qemu-img compare -q o.qcow2 ref.qcow2", dir), 0);
+	for (unsigned i = 0; i < NCOW; i++)
+		free(buf[i]);
+}
+
+START_TEST(partial_writes_in_flight_match_qemu_raw_backing)
+{
+	cow_run(false);
+}
+END_TEST
+
+START_TEST(partial_writes_in_flight_match_qemu_qcow2_backing)
+{
+	cow_run(true);
+}
+END_TEST
+
+/* A partial write allocating in flight: until its data (and the copy of
+ * the backing file around it) is written, its cluster still reads as
+ * before: the L2 entry names the new cluster only after. */
+START_TEST(copy_on_write_lands_before_the_l2_entry)
+{
+	uint8_t *w = abuf(4096), *back = abuf(BIG_CLUSTER), *expect = malloc(BIG_CLUSTER);
+	struct iovec v = {w, 4096};
+	struct block_dev *b;
+	struct block_aio *a;
+	char order[4] = "";
+
+	cow_images(false);
+	b = open_image("o.qcow2", BLOCK_CACHE_NONE);
+	a = new_engine(b);
+	memset(w, 'w', 4096);
+	ck_assert_int_eq(block_aio_rw(a, true, (BIG_CLUSTER + 8192) / BLOCK_SECTOR_SIZE, &v, 1,
+				      "w"), 0); /* queued, not yet at the kernel */
+	memset(expect, 0x11, BIG_CLUSTER);
+	memset(expect + 8192, 0x22, BIG_CLUSTER - 8192); /* base.raw at 72k.. */
+	ck_assert_int_eq(block_read(b, BIG_CLUSTER / BLOCK_SECTOR_SIZE, back,
+				    BIG_CLUSTER / BLOCK_SECTOR_SIZE), 0);
+	ck_assert_msg(!memcmp(back, expect, BIG_CLUSTER),
+		      "the cluster reads otherwise while its write is not yet done");
+	block_aio_wait_all(a, note_order, order);
+	ck_assert_str_eq(order, "w");
+	memset(expect + 8192, 'w', 4096);
+	ck_assert_int_eq(block_read(b, BIG_CLUSTER / BLOCK_SECTOR_SIZE, back,
+				    BIG_CLUSTER / BLOCK_SECTOR_SIZE), 0);
+	ck_assert(!memcmp(back, expect, BIG_CLUSTER));
+	block_aio_free(a);
+	block_close(b);
+	ck_assert_int_eq(sh("qemu-img check -q '%s'", path_of("o.qcow2")), 0);
+	free(w);
+	free(back);
+	free(expect);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("qcow2_aio");
@@ -478,6 +565,9 @@ int main(void)
 	tcase_add_test(tc, flush_completes_after_the_writes_before_it);
 	tcase_add_test(tc, allocation_in_flight_replaces_what_came_between);
 	tcase_add_test(tc, flush_covers_allocations_before_it);
+	tcase_add_test(tc, partial_writes_in_flight_match_qemu_raw_backing);
+	tcase_add_test(tc, partial_writes_in_flight_match_qemu_qcow2_backing);
+	tcase_add_test(tc, copy_on_write_lands_before_the_l2_entry);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
