@@ -7,7 +7,11 @@
  * Prints write MB/s, flush ms and read MB/s. With RAND=COUNT, then COUNT
  * 4 KiB writes and COUNT 4 KiB reads strided over the disk (each 1 MiB +
  * 4 KiB after the one before, modulo the disk size, as qemu-img bench
- * -S 1052672 walks it): IOPS.
+ * -S 1052672 walks it): IOPS. STEP=BYTES sets that stride, and MB 0
+ * leaves the sequential phases out: `RAND=3000 STEP=69632 qcow2-write
+ * OVERLAY 0` on a fresh overlay of a backing file writes 4 KiB into a
+ * new 64 KiB cluster each time (copy-on-write of the rest from the
+ * backing file).
  *
  * Requests are served one at a time with block_writev/block_readv, as
  * every qcow2 request was before the io_uring engine took them, or with
@@ -97,6 +101,25 @@ static int run(struct bench *k, bool write, uint8_t *buf, size_t req, uint64_t s
 	return k->failed ? 1 : 0;
 }
 
+/* n requests of req bytes written in order, flushed, read back. */
+static int sequential(struct bench *k, uint8_t *buf, size_t req, unsigned segs, unsigned long n)
+{
+	double t = now();
+
+	if (run(k, true, buf, req, req, segs, n))
+		return 1;
+	printf("write %.0f MB/s\n", (double)(n * req) / (now() - t) / 1e6);
+	t = now();
+	if (block_flush(k->b)) /* nothing in flight here: all of it */
+		return 1;
+	printf("flush %.1f ms\n", (now() - t) * 1e3);
+	t = now();
+	if (run(k, false, buf, req, req, segs, n))
+		return 1;
+	printf("read %.0f MB/s\n", (double)(n * req) / (now() - t) / 1e6);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long mb = argc > 2 ? strtoul(argv[2], NULL, 0) : 256;
@@ -104,6 +127,7 @@ int main(int argc, char **argv)
 	unsigned segs = argc > 4 ? (unsigned)strtoul(argv[4], NULL, 0) : 1;
 	struct block_opts o = {.cache = BLOCK_CACHE_NONE, .format = BLOCK_FORMAT_AUTO};
 	unsigned long n, rand_n = getenv("RAND") ? strtoul(getenv("RAND"), NULL, 0) : 0;
+	uint64_t step = getenv("STEP") ? strtoull(getenv("STEP"), NULL, 0) : 1052672;
 	struct bench k = {.qd = 1};
 	struct block_dev *b;
 	char err[256];
@@ -133,21 +157,11 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < req; i++)
 		buf[i] = (uint8_t)(i * 7 + 1);
-	t = now();
-	if (run(&k, true, buf, req, req, segs, n))
+	if (n && sequential(&k, buf, req, segs, n))
 		return 1;
-	printf("write %.0f MB/s\n", (double)(n * req) / (now() - t) / 1e6);
-	t = now();
-	if (block_flush(b)) /* nothing in flight here: all of it */
-		return 1;
-	printf("flush %.1f ms\n", (now() - t) * 1e3);
-	t = now();
-	if (run(&k, false, buf, req, req, segs, n))
-		return 1;
-	printf("read %.0f MB/s\n", (double)(n * req) / (now() - t) / 1e6);
 	for (int w = 1; rand_n && w >= 0; w--) {
 		t = now();
-		if (run(&k, w, buf, 4096, 1052672, 1, rand_n))
+		if (run(&k, w, buf, 4096, step, 1, rand_n))
 			return 1;
 		printf("4k-%s %.0f IOPS\n", w ? "write" : "read", (double)rand_n / (now() - t));
 	}

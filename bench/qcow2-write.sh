@@ -8,6 +8,11 @@
 #   4k-write, 4k-read     COUNT (default 20000) 4 KiB requests, 32 in
 #                         flight, strided over the now allocated disk
 #                         (1 MiB + 4 KiB apart, modulo its size)
+#   cow-write             COW (default 3000) 4 KiB writes, 32 in flight,
+#                         68 KiB apart into a fresh overlay (64 KiB
+#                         clusters) of a 256 MiB raw file of data: each
+#                         allocates a cluster and copies the other 60 KiB
+#                         from the backing file
 #
 # Three sides: vmm serving one request at a time (what every qcow2
 # request was before the io_uring engine took them), vmm through io_uring
@@ -16,24 +21,28 @@
 # lives in BENCH_DIR (default the build tree: not a tmpfs, O_DIRECT).
 set -u
 B=${B:-build}
-ROUNDS=${1:-3} COUNT=${2:-20000}
+ROUNDS=${1:-3} COUNT=${2:-20000} COW=${COW:-3000}
 CACHE=${CACHE:-none}
 [ -x "$B/qcow2-write" ] || { echo "FAIL: $B/qcow2-write not built"; exit 1; }
 command -v qemu-img >/dev/null || { echo "skipped: no qemu-img"; exit 77; }
 img=$(mktemp "${BENCH_DIR:-$B}/qcow2-write.XXXXXX")
 out=$(mktemp)
-trap 'rm -f "$img" "$out"' EXIT
+base=$img.base ov=$img.ov
+trap 'rm -f "$img" "$out" "$base" "$ov"' EXIT
+qemu-img create -q -f raw "$base" 256M &&
+	qemu-io -f raw -c 'write -P 0x5a 0 256M' "$base" >/dev/null || exit 1
 qcache=$CACHE
 [ "$CACHE" = none ] || qcache=writeback
 
 fresh() { rm -f "$img" && qemu-img create -q -f qcow2 "$img" 256M; }
+fresh_overlay() { rm -f "$ov" && qemu-img create -q -f qcow2 -b "$base" -F raw "$ov"; }
 
 # qemu_run N SIZE ARGS: MB/s (SIZE 1: 1 MiB requests) or IOPS (4 KiB) of
-# one qemu-img bench of N requests
+# one qemu-img bench of N requests (on IMG, default the image)
 qemu_run() {
 	n=$1 size=$2
 	shift 2
-	t=$(qemu-img bench -t "$qcache" -i io_uring -f qcow2 "$@" "$img" 2>&1 |
+	t=$(qemu-img bench -t "$qcache" -i io_uring -f qcow2 "$@" "${IMG:-$img}" 2>&1 |
 		sed -n 's/.*completed in \([0-9.]*\) seconds.*/\1/p')
 	awk -v n="$n" -v s="$size" -v t="$t" 'BEGIN { printf "%.0f\n", s == 1 ? n * 1048576 / t / 1e6 : n / t }'
 }
@@ -47,6 +56,13 @@ side_vmm() { # side_vmm NAME [QD_SEQ QD_RAND]
 		CACHE=$CACHE RAND=$COUNT "$B/qcow2-write" "$img" 256 1024
 	fi | awk -v s="$1" '$1 != "flush" { print s, $1, $2 }'
 	qemu-img check -q "$img" || echo "FAIL: $1 left a damaged image"
+	fresh_overlay || return 1
+	if [ $# -gt 1 ]; then
+		CACHE=$CACHE QD=$3 RAND=$COW STEP=69632 "$B/qcow2-write" "$ov" 0
+	else
+		CACHE=$CACHE RAND=$COW STEP=69632 "$B/qcow2-write" "$ov" 0
+	fi | awk -v s="$1" '$1 == "4k-write" { print s, "cow-write", $2 }'
+	qemu-img check -q "$ov" || echo "FAIL: $1 left a damaged overlay"
 }
 
 side_qemu() {
@@ -55,6 +71,8 @@ side_qemu() {
 	echo "qemu read $(qemu_run 256 1 -s 1M -c 256 -d 4)"
 	echo "qemu 4k-write $(qemu_run "$COUNT" 4 -w -s 4k -S 1052672 -c "$COUNT" -d 32)"
 	echo "qemu 4k-read $(qemu_run "$COUNT" 4 -s 4k -S 1052672 -c "$COUNT" -d 32)"
+	fresh_overlay || return 1
+	echo "qemu cow-write $(IMG=$ov qemu_run "$COW" 4 -w -s 4k -S 69632 -c "$COW" -d 32)"
 }
 
 r=0
@@ -68,11 +86,11 @@ while [ $r -lt "$ROUNDS" ]; do
 done
 grep FAIL "$out" && exit 1
 echo "median of $ROUNDS, cache=$CACHE: vmm one at a time | vmm io_uring | QEMU | io_uring/QEMU"
-for phase in write read 4k-write 4k-read; do
+for phase in write read 4k-write 4k-read cow-write; do
 	med() { awk -v s="$1" -v p="$phase" '$1 == s && $2 == p { print $3 }' "$out" |
 		sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }'; }
 	o=$(med once) u=$(med uring) q=$(med qemu)
 	unit=MB/s
-	case $phase in 4k*) unit=IOPS ;; esac
+	case $phase in 4k* | cow*) unit=IOPS ;; esac
 	echo "$phase $o $u $q $unit $(awk -v u="$u" -v q="$q" 'BEGIN { printf "%.2f", q ? u / q : 0 }')"
 done
