@@ -35,7 +35,7 @@ qcache=$CACHE
 [ "$CACHE" = none ] || qcache=writeback
 
 fresh() { rm -f "$img" && qemu-img create -q -f qcow2 "$img" 256M; }
-fresh_overlay() { rm -f "$ov" && qemu-img create -q -f qcow2 -b "$base" -F raw "$ov"; }
+fresh_overlay() { rm -f "$ov" && qemu-img create -q -f qcow2 -b "${base##*/}" -F raw "$ov"; } # same dir
 
 # qemu_run N SIZE ARGS: MB/s (SIZE 1: 1 MiB requests) or IOPS (4 KiB) of
 # one qemu-img bench of N requests (on IMG, default the image)
@@ -56,7 +56,7 @@ side_vmm() { # side_vmm NAME [QD_SEQ QD_RAND]
 		CACHE=$CACHE RAND=$COUNT "$B/qcow2-write" "$img" 256 1024
 	fi | awk -v s="$1" '$1 != "flush" { print s, $1, $2 }'
 	qemu-img check -q "$img" || echo "FAIL: $1 left a damaged image"
-	fresh_overlay || return 1
+	fresh_overlay || { echo "FAIL: cannot make the overlay"; return 1; }
 	if [ $# -gt 1 ]; then
 		CACHE=$CACHE QD=$3 RAND=$COW STEP=69632 "$B/qcow2-write" "$ov" 0
 	else
@@ -71,7 +71,7 @@ side_qemu() {
 	echo "qemu read $(qemu_run 256 1 -s 1M -c 256 -d 4)"
 	echo "qemu 4k-write $(qemu_run "$COUNT" 4 -w -s 4k -S 1052672 -c "$COUNT" -d 32)"
 	echo "qemu 4k-read $(qemu_run "$COUNT" 4 -s 4k -S 1052672 -c "$COUNT" -d 32)"
-	fresh_overlay || return 1
+	fresh_overlay || { echo "FAIL: cannot make the overlay"; return 1; }
 	echo "qemu cow-write $(IMG=$ov qemu_run "$COW" 4 -w -s 4k -S 69632 -c "$COW" -d 32)"
 }
 
@@ -84,7 +84,7 @@ while [ $r -lt "$ROUNDS" ]; do
 	fi >>"$out"
 	r=$((r + 1))
 done
-grep FAIL "$out" && exit 1
+grep -q . "$out.err" 2>/dev/null; grep FAIL "$out" && exit 1
 echo "median of $ROUNDS, cache=$CACHE: vmm one at a time | vmm io_uring | QEMU | io_uring/QEMU"
 for phase in write read 4k-write 4k-read cow-write; do
 	med() { awk -v s="$1" -v p="$phase" '$1 == s && $2 == p { print $3 }' "$out" |

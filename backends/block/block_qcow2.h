@@ -114,6 +114,8 @@ struct qcow2_table {
 	uint8_t *data;
 };
 
+#define QCOW2_SPAN_RUNS 16 /* most runs of an allocation in flight */
+
 struct qcow2 {
 	pthread_mutex_t lock;
 	int fd;
@@ -153,6 +155,9 @@ struct qcow2 {
 	unsigned direct; /* requests qcow2_direct_map handed out, not done */
 	struct qcow2_alloc_span {
 		uint64_t cl, n; /* guest clusters a request in flight allocates */
+		int runs;	/* the host clusters it got for them */
+		uint64_t host[QCOW2_SPAN_RUNS];
+		size_t len[QCOW2_SPAN_RUNS];
 	} *allocs;
 	unsigned nallocs, cap_allocs;
 };

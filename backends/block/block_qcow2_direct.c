@@ -207,6 +207,7 @@ int qcow2_direct_map(struct qcow2 *q, bool write, uint64_t off, size_t len, uint
 
 	*alloc = false;
 	*cow = (struct block_cow){0};
+	max = max < QCOW2_SPAN_RUNS ? max : QCOW2_SPAN_RUNS;
 	if (!len || off > q->size || len > q->size - off || (write && q->read_only))
 		return -1;
 	pthread_mutex_lock(&q->lock);
@@ -221,9 +222,13 @@ int qcow2_direct_map(struct qcow2 *q, bool write, uint64_t off, size_t len, uint
 	}
 	if (*alloc) {
 		uint64_t cl0 = off >> q->cluster_bits;
+		struct qcow2_alloc_span *sp = &q->allocs[q->nallocs++];
 
-		q->allocs[q->nallocs++] = (struct qcow2_alloc_span){
-			cl0, ((off + len - 1) >> q->cluster_bits) - cl0 + 1};
+		sp->cl = cl0;
+		sp->n = ((off + len - 1) >> q->cluster_bits) - cl0 + 1;
+		sp->runs = n;
+		memcpy(sp->host, host, (size_t)n * sizeof(*host));
+		memcpy(sp->len, run, (size_t)n * sizeof(*run));
 	}
 	if (n > 0)
 		__atomic_add_fetch(&q->direct, 1, __ATOMIC_RELAXED);

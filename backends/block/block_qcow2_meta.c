@@ -275,20 +275,54 @@ static int alloc_cluster(struct qcow2 *q, uint64_t *host)
 
 /* ------------------------------------------------------------ flush */
 
-static int write_tables(struct qcow2 *q, bool refblocks)
+/* A refcount block as the disk may hold it now: without the clusters
+ * that requests in flight allocated (their L2 entries come only when
+ * their data is written; counted on the disk before that, a crash would
+ * leak them). In out, if any; the block stays dirty then, for the
+ * flush after they are named. */
+static bool without_in_flight(struct qcow2 *q, const struct qcow2_table *t, uint8_t *out)
 {
-	for (unsigned i = 0; i < q->ncache; i++) {
-		struct qcow2_table *t = q->cache[i];
+	bool any = false;
 
-		if (t->dirty && t->refblock == refblocks) {
-			int r = qcow2_pwrite(q->fd, t->off, t->data, q->cs);
+	for (unsigned i = 0; i < q->nallocs; i++) {
+		const struct qcow2_alloc_span *sp = &q->allocs[i];
 
-			if (r)
-				return r;
-			t->dirty = false;
+		for (int k = 0; k < sp->runs; k++) {
+			for (uint64_t h = sp->host[k]; h < sp->host[k] + sp->len[k]; h += q->cs) {
+				uint64_t c = h / q->cs, idx = c / q->rb_entries;
+
+				if (idx >= q->rt_entries || (q->rt[idx] & QCOW2_OFFSET_MASK) != t->off)
+					continue;
+				if (!any)
+					memcpy(out, t->data, q->cs);
+				any = true;
+				rc_put(q, out, c % q->rb_entries, 0);
+			}
 		}
 	}
-	return 0;
+	return any;
+}
+
+static int write_tables(struct qcow2 *q, bool refblocks)
+{
+	uint8_t *tmp = NULL;
+	int r = 0;
+
+	for (unsigned i = 0; i < q->ncache && !r; i++) {
+		struct qcow2_table *t = q->cache[i];
+		bool held;
+
+		if (!t->dirty || t->refblock != refblocks)
+			continue;
+		if (refblocks && q->nallocs && !tmp && !(tmp = qcow2_alloc_block(q->cs)))
+			return -ENOMEM;
+		held = refblocks && q->nallocs && without_in_flight(q, t, tmp);
+		r = qcow2_pwrite(q->fd, t->off, held ? tmp : t->data, q->cs);
+		if (!r)
+			t->dirty = held;
+	}
+	free(tmp);
+	return r;
 }
 
 static int write_array(struct qcow2 *q, uint64_t off, const uint64_t *a, uint64_t n)

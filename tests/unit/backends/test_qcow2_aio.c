@@ -552,6 +552,38 @@ START_TEST(copy_on_write_lands_before_the_l2_entry)
 }
 END_TEST
 
+/* A flush while partial writes allocate in flight: the image on the disk
+ * (what a crash leaves) counts none of their clusters yet, as no L2
+ * entry names them: no leak. */
+START_TEST(flush_during_allocation_leaks_nothing)
+{
+	uint8_t *w = abuf(4096);
+	struct block_dev *b;
+	struct block_aio *a;
+	char order[4] = "";
+
+	cow_images(false);
+	b = open_image("o.qcow2", BLOCK_CACHE_NONE);
+	a = new_engine(b);
+	memset(w, 'w', 4096);
+	for (unsigned i = 0; i < 3; i++) {
+		struct iovec v = {w, 4096};
+
+		ck_assert_int_eq(block_aio_rw(a, true, (i + 1) * BIG_CLUSTER / BLOCK_SECTOR_SIZE + 8,
+					      &v, 1, "w"), 0);
+	}
+	ck_assert_int_eq(block_flush(b), 0);
+	ck_assert_int_eq(sh("qemu-img check -q -U '%s'", path_of("o.qcow2")), 0);
+	block_aio_wait_all(a, note_order, order);
+	ck_assert_str_eq(order, "www");
+	ck_assert_int_eq(block_flush(b), 0);
+	ck_assert_int_eq(sh("qemu-img check -q -U '%s'", path_of("o.qcow2")), 0);
+	block_aio_free(a);
+	block_close(b);
+	free(w);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("qcow2_aio");
@@ -568,6 +600,7 @@ int main(void)
 	tcase_add_test(tc, partial_writes_in_flight_match_qemu_raw_backing);
 	tcase_add_test(tc, partial_writes_in_flight_match_qemu_qcow2_backing);
 	tcase_add_test(tc, copy_on_write_lands_before_the_l2_entry);
+	tcase_add_test(tc, flush_during_allocation_leaks_nothing);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
