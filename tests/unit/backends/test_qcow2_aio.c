@@ -2,14 +2,17 @@
  * writes, discards and flushes in flight at once on an overlay of a
  * backing file, as a guest issues them, checked against a model of the
  * disk and then by qemu-img (check: the metadata is clean; compare: the
- * image shows the model). Requests to allocated clusters and writes of
- * whole new clusters go to the kernel, the others (partial clusters to
- * allocate, copy-on-write from the backing file) are served at once as
+ * image shows the model). Requests to allocated clusters and writes
+ * into new clusters (whole, or in part: copy-on-write from the backing
+ * file in flight) go to the kernel, the others are served at once as
  * virtio-blk does. Also: a cluster freed while a write to it is still in
  * flight is not reused before that write ends; a write allocating in
  * flight replaces, once, whatever a discard or another write put in its
  * clusters meanwhile; a flush completes only after the writes queued
- * before it, with their new clusters named on the disk. */
+ * before it, with their new clusters named on the disk; partial writes
+ * into the same new clusters, all in flight, give what qemu-io gives; a
+ * cluster reads as before until its copy-on-write is written; a flush
+ * meanwhile leaves no leak on the disk. */
 #include <check.h>
 #include <stdarg.h>
 #include <stdio.h>
