@@ -755,7 +755,9 @@ static int discard_cluster(struct qcow2 *q, uint64_t cl, bool zero)
 
 static int zero_bytes(struct qcow2 *q, uint64_t off, uint64_t len)
 {
-	int r = 0;
+	/* write_cluster splits c into q->sub, which only the synchronous
+	 * reads and writes size: with io_uring serving those, it may be none */
+	int r = qcow2_sub_room(q, 1);
 
 	while (len && !r) {
 		uint64_t cl = off >> q->cluster_bits, in = off & (q->cs - 1);

@@ -138,6 +138,8 @@ static int do_rw(struct virtio_blk *vb, unsigned qi, const struct virtq_chain *c
 	return VIRTIO_BLK_S_OK;
 }
 
+static void blk_done(void *opaque, void *cookie, int r);
+
 /* DISCARD / WRITE_ZEROES: one range after the header. */
 static uint8_t do_ranges(struct virtio_blk *vb, const struct virtq_chain *c, uint32_t type)
 {
@@ -150,6 +152,12 @@ static uint8_t do_ranges(struct virtio_blk *vb, const struct virtq_chain *c, uin
 	if (len == 0 || len % sizeof(r) || len / sizeof(r) > BLK_MAX_DISCARD_SEG)
 		return VIRTIO_BLK_S_IOERR;
 	virtq_chain_read(c, sizeof(struct virtio_blk_outhdr), &r, sizeof(r));
+	/* These go to the image at once, not through io_uring: a write still
+	 * in flight that fills part of a new qcow2 cluster would copy its old
+	 * contents over what this range does. Let the engine finish first
+	 * (discards are rare; the guest waits for its batch anyway). */
+	if (vb->aio)
+		block_aio_wait_all(vb->aio, blk_done, vb);
 	flags = le32toh(r.flags);
 	sector = le64toh(r.sector);
 	count = le32toh(r.num_sectors);

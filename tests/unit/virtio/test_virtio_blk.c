@@ -646,21 +646,26 @@ END_TEST
 /* BATCH chains in one doorbell: writes of sectors 20.., a flush, then
  * reads of them back, each with its own header, data and status. The
  * flush's status only arrives once the writes before it are in. */
-START_TEST(batch_of_requests_in_one_kick)
+/* Queue 0 with 64 entries, the driver ready: room for a batch. */
+static void bring_up_batch(void)
 {
-	struct vring_desc *d = (struct vring_desc *)g(DESC);
-	struct vring_avail *a = (struct vring_avail *)g(AVAIL);
-	struct vring_used *u = (struct vring_used *)g(USED);
-	const unsigned qsize = 64;
-
 	ck_assert_uint_eq(negotiate(BAR4, 1ull << VIRTIO_F_VERSION_1), 0x0b);
 	wr(BAR4, COMMON(Q_SELECT), 2, 0);
-	wr(BAR4, COMMON(Q_SIZE), 2, qsize);
+	wr(BAR4, COMMON(Q_SIZE), 2, 64);
 	wr(BAR4, COMMON(Q_DESCLO), 4, DESC);
 	wr(BAR4, COMMON(Q_AVAILLO), 4, AVAIL);
 	wr(BAR4, COMMON(Q_USEDLO), 4, USED);
 	wr(BAR4, COMMON(Q_ENABLE), 2, 1);
 	wr(BAR4, COMMON(STATUS), 1, 0x0f);
+}
+
+START_TEST(batch_of_requests_in_one_kick)
+{
+	struct vring_desc *d = (struct vring_desc *)g(DESC);
+	struct vring_avail *a = (struct vring_avail *)g(AVAIL);
+	struct vring_used *u = (struct vring_used *)g(USED);
+
+	bring_up_batch();
 	for (unsigned i = 0; i < BATCH; i++) {
 		struct virtio_blk_outhdr *h = (void *)g(HDR + 16 * i);
 		bool flush = i == FLUSH_AT, rd_back = i > FLUSH_AT;
@@ -699,6 +704,61 @@ START_TEST(batch_of_requests_in_one_kick)
 
 		ck_assert_uint_eq(le32toh(u->ring[i].len), e > FLUSH_AT ? 513 : 1);
 	}
+}
+END_TEST
+
+/* On a qcow2 overlay, a write filling part of a new cluster copies the
+ * rest from the backing file in flight; a WRITE_ZEROES to another part of
+ * that cluster in the same kick must not be undone by that copy. */
+START_TEST(write_zeroes_beside_a_write_in_flight)
+{
+	struct vring_desc *d = (struct vring_desc *)g(DESC);
+	struct vring_avail *a = (struct vring_avail *)g(AVAIL);
+	struct vring_used *u = (struct vring_used *)g(USED);
+	struct virtio_blk_discard_write_zeroes *r = (void *)g(DATA + 512);
+	struct virtio_blk_outhdr *h = (void *)g(HDR);
+	char base[64], cmd[256];
+
+	virtio_blk_free(vb);
+	block_close(disk);
+	snprintf(base, sizeof(base), "%s", img);
+	strcat(img, ".qcow2");
+	snprintf(cmd, sizeof(cmd), "qemu-img create -q -f qcow2 -b %s -F raw %s", base, img);
+	ck_assert_int_eq(system(cmd), 0);
+	vb = make_blk(2 << 3, false, NULL, &disk);
+	pci_cfg_write(bus, 2 << 3, 0x10 + 4 * VIRTIO_PCI_CFG_BAR, 4, BAR4);
+	pci_cfg_write(bus, 2 << 3, 0x04, 2, 0x2);
+	bring_up_batch();
+	h[0] = (struct virtio_blk_outhdr){htole32(VIRTIO_BLK_T_OUT), 0, htole64(2)};
+	h[1] = (struct virtio_blk_outhdr){htole32(VIRTIO_BLK_T_WRITE_ZEROES), 0, 0};
+	memset(g(DATA), 0xab, 512);
+	*r = (struct virtio_blk_discard_write_zeroes){htole64(8), htole32(2), 0};
+	for (unsigned i = 0; i < 2; i++) {
+		d[3 * i] = (struct vring_desc){htole64(HDR + 16 * i), htole32(16),
+					       htole16(VRING_DESC_F_NEXT), htole16(3 * i + 1)};
+		d[3 * i + 1] = (struct vring_desc){htole64(i ? DATA + 512 : DATA),
+						   htole32(i ? sizeof(*r) : 512),
+						   htole16(VRING_DESC_F_NEXT), htole16(3 * i + 2)};
+		d[3 * i + 2] = (struct vring_desc){htole64(STATUS + i), htole32(1),
+						   htole16(VRING_DESC_F_WRITE), 0};
+		a->ring[i] = htole16((uint16_t)(3 * i));
+		*g(STATUS + i) = 0xee;
+	}
+	__atomic_store_n(&a->idx, htole16(2), __ATOMIC_RELEASE);
+	wr(BAR4, VIRTIO_PCI_NOTIFY_OFF, 2, 0);
+	WAIT(le16toh(__atomic_load_n(&u->idx, __ATOMIC_ACQUIRE)) == 2);
+	ck_assert_uint_eq(*g(STATUS), VIRTIO_BLK_S_OK);
+	ck_assert_uint_eq(*g(STATUS + 1), VIRTIO_BLK_S_OK);
+	/* sectors 0-15 read back: backing, the write, backing, zeroes, backing */
+	for (unsigned s = 0; s < 16; s++) {
+		uint8_t want = s == 2 ? 0xab : s == 8 || s == 9 ? 0 : (uint8_t)s;
+		uint8_t sec[512];
+
+		ck_assert_int_eq(block_read(disk, s, sec, 1), 0);
+		ck_assert_msg(sec[0] == want && sec[511] == want, "sector %u reads %#x, not %#x", s,
+			      sec[0], want);
+	}
+	unlink(base);
 }
 END_TEST
 
@@ -791,6 +851,7 @@ static Suite *blk_suite(void)
 	tcase_add_test(tc, ioeventfd_and_irqfd_path);
 	tcase_add_test(tc, engine_is_the_one_asked_for);
 	tcase_add_test(tc, batch_of_requests_in_one_kick);
+	tcase_add_test(tc, write_zeroes_beside_a_write_in_flight);
 	tcase_add_test(tc, io_uring_refused_falls_back);
 	suite_add_tcase(s, tc);
 	return s;
