@@ -21,3 +21,6 @@ KVM_BENCHES += bench/virtio-net-tcp.sh
 # `qemu-img bench` on the same image.
 $(eval $(call program,qcow2-write,bench/qcow2-write.c,libbackends.a,))
 EXTRA_TARGETS += $(B)/qcow2-write
+# migration: a 1 GiB guest live (idle, dirtying) and restored from a file, vs QEMU.
+BENCHES += bench/migrate.sh
+KVM_BENCHES += bench/migrate.sh

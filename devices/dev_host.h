@@ -78,21 +78,32 @@ struct guest_mem {
 	unsigned n;
 	uint64_t ram_size; /* what -m asked for: sum of the RAM regions */
 	/* Pages the VMM's own code may write: KVM's dirty log sees only the
-	 * vCPUs' writes. When set, guest_mem_ptr marks every page it hands
-	 * out a pointer to (one bit per 4 KiB page from touched_base, which
-	 * spans touched_size bytes). Bits are set, never cleared: devices keep
-	 * pointers (virtio rings) and write through them later, so a live
-	 * migration's final pass, with the machine stopped, sends every
-	 * marked page again (vmm/migration_ram.c). */
-	uint64_t *touched;
+	 * vCPUs' writes (one bit per 4 KiB page from touched_base, which
+	 * spans touched_size bytes; NULL: nothing is tracked).
+	 *  - touched: every page guest_mem_ptr handed out a pointer to since
+	 *    a live migration last took the bits (vmm/migration_ram.c takes
+	 *    and clears them at each dirty-log sync). A pointer used at once
+	 *    is caught by the pass after the one that took its bit; one held
+	 *    for a request is marked again when the request completes (a
+	 *    virtio chain's buffers at virtq_push, while tracking is set).
+	 *  - pinned: pages under pointers devices keep for long (virtio
+	 *    rings, mapped at driver start) and write through at any time.
+	 *    Never cleared: the final pass, with the machine stopped, sends
+	 *    them all. */
+	uint64_t *touched, *pinned;
 	const uint8_t *touched_base;
 	uint64_t touched_size;
+	bool tracking; /* a live migration runs: completions mark again */
 };
 
 /* Host pointer for [gpa, gpa+len) when that range lies inside one RAM
  * region, else NULL: every guest-supplied address goes through here (and
  * marks the range in gm->touched when that is set). */
 void *guest_mem_ptr(const struct guest_mem *gm, uint64_t gpa, uint64_t len);
+/* guest_mem_ptr for a pointer the device keeps (a ring): marked pinned. */
+void *guest_mem_pin(const struct guest_mem *gm, uint64_t gpa, uint64_t len);
+/* Is a live migration tracking the VMM's writes (gm->tracking)? */
+bool guest_mem_tracking(const struct guest_mem *gm);
 /* Copy helpers built on guest_mem_ptr; 0 or -EFAULT. */
 int guest_mem_read(const struct guest_mem *gm, uint64_t gpa, void *dst, uint64_t len);
 int guest_mem_write(const struct guest_mem *gm, uint64_t gpa, const void *src, uint64_t len);

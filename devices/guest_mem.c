@@ -6,10 +6,10 @@
 
 #define TOUCH_PAGE 4096u
 
-/* Mark [hva, hva+len) in the touched bitmap. Readers get marked too: the
- * pointer does not say which way it goes, and a page sent once more costs
- * less than a guest page lost. */
-static void mark_touched(const struct guest_mem *gm, const uint8_t *hva, uint64_t len)
+/* Mark [hva, hva+len) in bits (touched or pinned). Readers get marked
+ * too: the pointer does not say which way it goes, and a page sent once
+ * more costs less than a guest page lost. */
+static void mark(const struct guest_mem *gm, uint64_t *bits, const uint8_t *hva, uint64_t len)
 {
 	uint64_t first, last;
 
@@ -20,23 +20,43 @@ static void mark_touched(const struct guest_mem *gm, const uint8_t *hva, uint64_
 	for (uint64_t p = first; p <= last && p * TOUCH_PAGE < gm->touched_size; p++) {
 		uint64_t bit = 1ull << (p % 64);
 
-		if (!(__atomic_load_n(&gm->touched[p / 64], __ATOMIC_RELAXED) & bit))
-			__atomic_fetch_or(&gm->touched[p / 64], bit, __ATOMIC_RELAXED);
+		if (!(__atomic_load_n(&bits[p / 64], __ATOMIC_RELAXED) & bit))
+			__atomic_fetch_or(&bits[p / 64], bit, __ATOMIC_RELAXED);
 	}
 }
 
-void *guest_mem_ptr(const struct guest_mem *gm, uint64_t gpa, uint64_t len)
+static void *lookup(const struct guest_mem *gm, uint64_t gpa, uint64_t len)
 {
 	for (unsigned i = 0; i < gm->n; i++) {
 		const struct guest_ram_region *r = &gm->r[i];
 
-		if (gpa >= r->gpa && gpa - r->gpa <= r->size && len <= r->size - (gpa - r->gpa)) {
-			if (gm->touched)
-				mark_touched(gm, r->hva + (gpa - r->gpa), len);
+		if (gpa >= r->gpa && gpa - r->gpa <= r->size && len <= r->size - (gpa - r->gpa))
 			return r->hva + (gpa - r->gpa);
-		}
 	}
 	return NULL;
+}
+
+void *guest_mem_ptr(const struct guest_mem *gm, uint64_t gpa, uint64_t len)
+{
+	uint8_t *hva = lookup(gm, gpa, len);
+
+	if (hva && gm->touched)
+		mark(gm, gm->touched, hva, len);
+	return hva;
+}
+
+void *guest_mem_pin(const struct guest_mem *gm, uint64_t gpa, uint64_t len)
+{
+	uint8_t *hva = guest_mem_ptr(gm, gpa, len);
+
+	if (hva && gm->pinned)
+		mark(gm, gm->pinned, hva, len);
+	return hva;
+}
+
+bool guest_mem_tracking(const struct guest_mem *gm)
+{
+	return __atomic_load_n(&gm->tracking, __ATOMIC_SEQ_CST);
 }
 
 int guest_mem_read(const struct guest_mem *gm, uint64_t gpa, void *dst, uint64_t len)

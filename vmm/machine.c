@@ -118,8 +118,14 @@ static int setup_ram(struct machine *m, char *err, size_t errlen)
 	m->mem.ram_size = m->cfg->ram_size;
 	/* What devices write, for live migration (devices/dev_host.h). */
 	m->mem.touched = calloc((m->ram_map_size / 4096 + 63) / 64, sizeof(uint64_t));
+	m->mem.pinned = calloc((m->ram_map_size / 4096 + 63) / 64, sizeof(uint64_t));
+	if (!m->mem.touched || !m->mem.pinned) {
+		snprintf(err, errlen, "out of memory for the page bitmaps of %llu MiB",
+			 (unsigned long long)(m->ram_map_size >> 20));
+		return -1;
+	}
 	m->mem.touched_base = m->ram;
-	m->mem.touched_size = m->mem.touched ? m->ram_map_size : 0;
+	m->mem.touched_size = m->ram_map_size;
 	/* The host block stays contiguous: guest address == offset below 4G. */
 	low_end = l->below_4g < PC_LOW_RAM_END ? l->below_4g : PC_LOW_RAM_END;
 	if (add_ram(m, 0, low_end, m->ram, err, errlen) < 0)
@@ -474,6 +480,7 @@ void machine_destroy(struct machine *m)
 	if (m->ram)
 		munmap(m->ram, m->ram_map_size);
 	free(m->mem.touched);
+	free(m->mem.pinned);
 	iobus_free(m->host.pio);
 	iobus_free(m->host.mmio);
 	evloop_free(m->host.loop);

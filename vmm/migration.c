@@ -233,6 +233,8 @@ static int job_sync_dirty(void *opaque, uint64_t *bits)
 	int r;
 
 	if (!j->kvm_ram) { /* the first call: start logging */
+		/* completions mark their buffers from now on (virtq_push) */
+		__atomic_store_n(&m->mem.tracking, true, __ATOMIC_SEQ_CST);
 		r = kvm_vm_dirty_log_start(&m->vm, m->ram, m->ram_map_size);
 		if (r == 0)
 			j->kvm_ram = (uint64_t *)m->ram;
@@ -303,6 +305,7 @@ static void job_finish(struct mig_job *j, int r, const char *err)
 
 	if (j->kvm_ram)
 		kvm_vm_dirty_log_stop(&m->vm, m->ram, m->ram_map_size);
+	__atomic_store_n(&m->mem.tracking, false, __ATOMIC_SEQ_CST);
 	if (j->stopped) {
 		migration_virtio_thaw(m); /* RAM is sent: the queues may run */
 		machine_resume(m);
@@ -376,6 +379,7 @@ int migration_save(struct machine *m, const char *uri, char *err, size_t errlen)
 	j->pre.on_pass = job_pass;
 	j->pre.opaque = j;
 	j->pre.touched = m->mem.touched;
+	j->pre.pinned = m->mem.pinned;
 	j->pre.downtime_ms = params.downtime_limit;
 	j->pre.guest_stopped = !j->was_running;
 	cancel_req = false;

@@ -120,9 +120,12 @@ struct mig_precopy {
 	/* Stop the guest for the final pass. */
 	void (*stop)(void *opaque);
 	void *opaque;
-	/* Pages the VMM's devices may write behind KVM's back, or NULL: the
-	 * final pass sends them all (devices/dev_host.h, guest_mem). */
-	const uint64_t *touched;
+	/* The VMM's own writes behind KVM's back (devices/dev_host.h,
+	 * guest_mem), or NULL: touched is taken (and cleared) at each sync,
+	 * its pages sent in that pass and the next; pinned pages all go in
+	 * the final pass. */
+	uint64_t *touched;
+	const uint64_t *pinned;
 	uint64_t downtime_ms;
 	/* The guest does not run (virsh save stops it first): nothing to
 	 * converge, pass 1 then the final pass (the pages devices touched). */

@@ -4,14 +4,15 @@
  * Which pages changed since a pass comes from two places:
  *  - the vCPUs' writes: KVM's dirty log (sync_dirty, kernel/kvm/dirty.c);
  *  - the VMM's own writes (device DMA, virtio rings, the balloon...),
- *    which KVM never sees. guest_mem_ptr marks every page it hands a
- *    pointer to in a "touched" bitmap (devices/guest_mem.c). Devices keep
- *    some pointers for long (virtio rings, mapped at driver start) and
- *    write through them whenever, so the marks cannot be cleared at a pass
- *    boundary: instead the final pass, sent with the guest stopped, sends
- *    every touched page once more. That is correct whatever a device does
- *    with its pointer, and costs downtime in proportion to the memory
- *    devices used, which the downtime estimate includes.
+ *    which KVM never sees: guest_mem_ptr marks every page it hands a
+ *    pointer to (devices/guest_mem.c). Each sync takes those marks and
+ *    clears them. A pointer is marked before it is written through, so a
+ *    pass may send the page just before the write: the marks a sync took
+ *    go in the next pass as well (a copy done at once is over by then),
+ *    and requests held longer mark their buffers again on completion
+ *    (virtq_push). Rings stay mapped and written at any time: those
+ *    pages are pinned, and the final pass, with the machine stopped and
+ *    the requests drained, sends them with the rest.
  * Plain libc over callbacks, so the unit tests drive it with a fake guest. */
 #include <errno.h>
 #include <stdio.h>
@@ -48,14 +49,28 @@ bool mig_precopy_converged(uint64_t remaining, double bytes_per_s, uint64_t down
 	return (double)remaining * 1000.0 / bytes_per_s <= (double)downtime_ms;
 }
 
-/* Pages the final pass would send now: dirty ones and touched ones. */
-static uint64_t final_pages(const uint64_t *dirty, const uint64_t *touched, uint64_t words)
+/* Pages the final pass would send now: dirty ones and pinned ones. */
+static uint64_t final_pages(const uint64_t *dirty, const uint64_t *pinned, uint64_t words)
 {
 	uint64_t n = 0;
 
 	for (uint64_t i = 0; i < words; i++)
-		n += (uint64_t)__builtin_popcountll(dirty[i] | (touched ? touched[i] : 0));
+		n += (uint64_t)__builtin_popcountll(dirty[i] | (pinned ? pinned[i] : 0));
 	return n;
+}
+
+/* Add the VMM's writes to dirty: the marks made since the last sync
+ * (taken, so cleared) and those the last sync took (in prev, replaced). */
+static void take_touched(uint64_t *touched, uint64_t *prev, uint64_t *dirty, uint64_t words)
+{
+	for (uint64_t i = 0; touched && i < words; i++) {
+		uint64_t now = __atomic_load_n(&touched[i], __ATOMIC_RELAXED)
+				       ? __atomic_exchange_n(&touched[i], 0, __ATOMIC_SEQ_CST)
+				       : 0;
+
+		dirty[i] |= now | prev[i];
+		prev[i] = now;
+	}
 }
 
 struct pass_clock {
@@ -82,9 +97,11 @@ static int send_pass(struct mig_precopy *p, struct mig_out *o, uint64_t *dirty)
 	return mig_out_pass(o, p->pass, &p->ram, 1, dirty ? maps : NULL);
 }
 
-/* Sync the dirty set: 0, or -1 with o's error set. */
-static int sync(struct mig_precopy *p, struct mig_out *o, uint64_t *dirty)
+/* Sync the dirty set, the VMM's writes with it: 0, or -1 with o's error
+ * set. */
+static int sync(struct mig_precopy *p, struct mig_out *o, uint64_t *dirty, uint64_t *prev)
 {
+	uint64_t words = (p->ram.size / MIG_PAGE + 63) / 64;
 	int r = p->sync_dirty(p->opaque, dirty);
 
 	p->dirty_syncs++;
@@ -94,6 +111,7 @@ static int sync(struct mig_precopy *p, struct mig_out *o, uint64_t *dirty)
 		o->failed = true;
 		return -1;
 	}
+	take_touched(p->touched, prev, dirty, words);
 	return 0;
 }
 
@@ -113,29 +131,35 @@ int mig_precopy_run(struct mig_precopy *p, struct mig_out *o)
 {
 	uint64_t pages = p->ram.size / MIG_PAGE, words = (pages + 63) / 64, final = 0;
 	uint64_t *dirty = calloc(words ? words : 1, sizeof(uint64_t));
+	uint64_t *prev = calloc(words ? words : 1, sizeof(uint64_t));
 	struct pass_clock c = {now_s(), o->st->transferred};
 	double pass_start;
 	int r = -1;
 
-	if (!dirty) {
+	if (!dirty || !prev) {
 		snprintf(o->err, o->errlen, "migration: out of memory for the dirty bitmap");
 		return -1;
 	}
 	/* Logging starts before pass 1 reads a page: whatever the guest
 	 * writes from here on is in the next set. */
-	if (mig_out_header(o, 1) < 0 || sync(p, o, dirty) < 0)
+	if (mig_out_header(o, 1) < 0 || sync(p, o, dirty, prev) < 0)
 		goto out;
 	memset(dirty, 0, words * sizeof(uint64_t));
+	/* A stopped guest has no copy under way that pass 1 could overtake
+	 * (requests still in flight mark again when they complete): the
+	 * marks from before need not go twice. */
+	if (p->guest_stopped)
+		memset(prev, 0, words * sizeof(uint64_t));
 	pass_start = now_s();
 	if (send_pass(p, o, NULL) < 0)
 		goto out;
 	for (;;) {
 		uint64_t n;
 
-		if (sync(p, o, dirty) < 0)
+		if (sync(p, o, dirty, prev) < 0)
 			goto out;
 		n = mig_bits_count(dirty, pages);
-		final = final_pages(dirty, p->touched, words);
+		final = final_pages(dirty, p->pinned, words);
 		account(p, o, &c, n, final, now_s() - pass_start);
 		if (p->guest_stopped ||
 		    mig_precopy_converged(final * MIG_PAGE, bandwidth(&c, o), p->downtime_ms,
@@ -149,14 +173,15 @@ int mig_precopy_run(struct mig_precopy *p, struct mig_out *o)
 	/* The last set is not sent yet: with the guest stopped, add what it
 	 * wrote meanwhile and every page devices may have written. */
 	p->stop(p->opaque);
-	if (sync(p, o, dirty) < 0)
+	if (sync(p, o, dirty, prev) < 0)
 		goto out;
-	for (uint64_t i = 0; p->touched && i < words; i++)
-		dirty[i] |= p->touched[i];
+	for (uint64_t i = 0; p->pinned && i < words; i++)
+		dirty[i] |= p->pinned[i];
 	p->remaining = mig_bits_count(dirty, pages) * MIG_PAGE;
 	r = send_pass(p, o, dirty);
 	p->remaining = 0;
 out:
 	free(dirty);
+	free(prev);
 	return r;
 }

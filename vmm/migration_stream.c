@@ -339,17 +339,28 @@ static int check_maps(struct mig_in *in, const uint8_t *sent, const uint8_t *dat
 	return 0;
 }
 
-/* A sent page without data is zeros: clear it if an earlier pass stored
- * something there (untouched memory reads as zeros without being
- * allocated, so the test costs no memory). */
-static void load_zero_page(uint8_t *p)
+static void set_bits(uint64_t *bits, uint64_t from, uint64_t to)
 {
+	for (uint64_t i = from; i < to; i++)
+		bits[i / 64] |= 1ull << (i % 64);
+}
+
+/* A sent page without data is zeros. The block held zeros when the stream
+ * began, so only a page an earlier pass stored something in (set in
+ * stored) needs clearing: testing every other page would fault each one
+ * in, a whole block's worth for the first pass. */
+static void load_zero_page(uint8_t *p, uint64_t *stored, uint64_t i)
+{
+	if (!(stored[i / 64] >> (i % 64) & 1))
+		return;
+	stored[i / 64] &= ~(1ull << (i % 64));
 	if (!page_is_zero(p))
 		memset(p, 0, MIG_PAGE);
 }
 
 static int read_pages(struct mig_in *in, const struct mig_ram *r, const uint8_t *sent,
-		      const uint8_t *data, struct mig_stats *st, char *err, size_t errlen)
+		      const uint8_t *data, uint64_t *stored, struct mig_stats *st, char *err,
+		      size_t errlen)
 {
 	uint64_t pages = r->size / MIG_PAGE;
 	int ret = 0;
@@ -367,9 +378,10 @@ static int read_pages(struct mig_in *in, const struct mig_ram *r, const uint8_t 
 				      : in_read(in, r->hva + i * MIG_PAGE, len, err, errlen);
 			st->normal_pages += j - i;
 			st->transferred = in->off;
+			set_bits(stored, i, j);
 		}
 		if (j < pages && bit(sent, j)) {
-			load_zero_page(r->hva + j * MIG_PAGE);
+			load_zero_page(r->hva + j * MIG_PAGE, stored, j);
 			st->zero_pages++;
 		}
 		i = j + 1;
@@ -377,8 +389,8 @@ static int read_pages(struct mig_in *in, const struct mig_ram *r, const uint8_t 
 	return ret;
 }
 
-static int read_region(struct mig_in *in, const struct mig_ram *r, struct mig_stats *st, char *err,
-		       size_t errlen)
+static int read_region(struct mig_in *in, const struct mig_ram *r, uint64_t *stored,
+		       struct mig_stats *st, char *err, size_t errlen)
 {
 	uint8_t hdr[REGION_HEADER_SIZE];
 	uint64_t pages = r->size / MIG_PAGE;
@@ -404,16 +416,17 @@ static int read_region(struct mig_in *in, const struct mig_ram *r, struct mig_st
 	if (ret == 0)
 		ret = check_maps(in, maps, maps + maplen, pages, err, errlen);
 	if (ret == 0)
-		ret = read_pages(in, r, maps, maps + maplen, st, err, errlen);
+		ret = read_pages(in, r, maps, maps + maplen, stored, st, err, errlen);
 	free(maps);
 	return ret;
 }
 
-int mig_stream_read_ram(struct mig_in *in, const struct mig_ram *ram, unsigned nram,
-			struct mig_stats *st, char *err, size_t errlen)
+/* The passes up to the state section's header, left in sec: 0 or -1.
+ * stored[i]: block i's pages holding data from this stream. */
+static int read_passes(struct mig_in *in, const struct mig_ram *ram, unsigned nram,
+		       uint64_t **stored, uint8_t *sec, struct mig_stats *st, char *err,
+		       size_t errlen)
 {
-	uint8_t sec[SECTION_SIZE];
-
 	if (in->nregions != nram) {
 		snprintf(err, errlen,
 			 "migration stream: %u RAM blocks, this machine has %u (start vmm with "
@@ -421,11 +434,16 @@ int mig_stream_read_ram(struct mig_in *in, const struct mig_ram *ram, unsigned n
 			 in->nregions, nram);
 		return -1;
 	}
+	for (unsigned i = 0; i < nram; i++) {
+		stored[i] = calloc((ram[i].size / MIG_PAGE + 63) / 64 + 1, sizeof(uint64_t));
+		if (!stored[i])
+			return in_fail(in, err, errlen, "out of memory for the page bitmap");
+	}
 	for (;;) {
-		if (in_read(in, sec, sizeof(sec), err, errlen) < 0)
+		if (in_read(in, sec, SECTION_SIZE, err, errlen) < 0)
 			return -1;
 		if (!memcmp(sec, STATE_MAGIC, 8))
-			break;
+			return 0;
 		if (memcmp(sec, PASS_MAGIC, 8))
 			return in_fail(in, err, errlen, "expected a RAM pass or the state");
 		/* Passes count up from 1: a repeated or skipped one is damage. */
@@ -433,9 +451,22 @@ int mig_stream_read_ram(struct mig_in *in, const struct mig_ram *ram, unsigned n
 			return in_fail(in, err, errlen, "RAM pass out of order");
 		in->passes++;
 		for (unsigned i = 0; i < nram; i++)
-			if (read_region(in, &ram[i], st, err, errlen) < 0)
+			if (read_region(in, &ram[i], stored[i], st, err, errlen) < 0)
 				return -1;
 	}
+}
+
+int mig_stream_read_ram(struct mig_in *in, const struct mig_ram *ram, unsigned nram,
+			struct mig_stats *st, char *err, size_t errlen)
+{
+	uint8_t sec[SECTION_SIZE];
+	uint64_t *stored[MIG_MAX_REGIONS] = {0};
+	int r = read_passes(in, ram, nram, stored, sec, st, err, errlen);
+
+	for (unsigned i = 0; i < nram && i < MIG_MAX_REGIONS; i++)
+		free(stored[i]);
+	if (r < 0)
+		return -1;
 	if (!in->passes)
 		return in_fail(in, err, errlen, "no RAM pass before the state");
 	in->tree_len = get_le(sec + 8, 8);

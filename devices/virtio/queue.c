@@ -32,12 +32,13 @@ void virtq_reset(struct virtq *q, uint16_t max_size)
 	q->msix_vector = VIRTIO_MSI_NO_VECTOR;
 }
 
-/* Host pointer for a ring part of len bytes aligned to align, or NULL. */
+/* Host pointer for a ring part of len bytes aligned to align, or NULL.
+ * The device writes through it as long as the driver runs: pinned. */
 static void *map_ring(const struct guest_mem *mem, uint64_t gpa, uint64_t len, uint64_t align)
 {
 	if (gpa & (align - 1))
 		return NULL;
-	return guest_mem_ptr(mem, gpa, len);
+	return guest_mem_pin(mem, gpa, len);
 }
 
 /* Map the three rings of q->size entries (a power of two). */
@@ -146,7 +147,7 @@ static const struct vring_desc *indirect_table(struct virtq *q, const struct vri
 		fail(q, "indirect table length is 0, not a multiple of 16 or too long");
 		return NULL;
 	}
-	t = map_ring(q->mem, le64toh(d->addr), len, 1);
+	t = guest_mem_ptr(q->mem, le64toh(d->addr), len);
 	if (!t)
 		fail(q, "indirect table lies outside guest RAM");
 	*n = len / 16;
@@ -217,10 +218,48 @@ void virtq_unpop(struct virtq *q, uint16_t n)
 	q->last_avail = (uint16_t)(q->last_avail - n);
 }
 
+/* Mark the device-writable buffers of the chain at head again (through
+ * guest_mem_ptr): the device wrote them since virtq_pop marked them, maybe
+ * after a live migration's pass took that mark. The chain was checked at
+ * pop; a guest that rewrote it since gets its own pages wrong, nothing
+ * more, so anything odd just ends the walk. */
+static void mark_written(struct virtq *q, uint16_t head)
+{
+	const struct vring_desc *table = q->vr.desc;
+	unsigned n = q->vr.num, i = head;
+	bool in_indirect = false;
+
+	for (unsigned count = 0; count < n && i < n;) {
+		struct vring_desc d;
+		uint16_t flags;
+
+		memcpy(&d, &table[i], sizeof(d));
+		flags = le16toh(d.flags);
+		if ((flags & VRING_DESC_F_INDIRECT) && !in_indirect) {
+			n = le32toh(d.len) / sizeof(d);
+			table = guest_mem_ptr(q->mem, le64toh(d.addr), (uint64_t)n * sizeof(d));
+			if (!table || n > VIRTQ_MAX_CHAIN)
+				return;
+			in_indirect = true;
+			i = 0;
+			count = 0;
+			continue;
+		}
+		if (flags & VRING_DESC_F_WRITE)
+			guest_mem_ptr(q->mem, le64toh(d.addr), le32toh(d.len));
+		if (!(flags & VRING_DESC_F_NEXT))
+			return;
+		i = le16toh(d.next);
+		count++;
+	}
+}
+
 void virtq_push(struct virtq *q, uint16_t head, uint32_t len)
 {
 	vring_used_elem_t *e = &q->vr.used->ring[q->used_idx & (q->vr.num - 1)];
 
+	if (guest_mem_tracking(q->mem))
+		mark_written(q, head);
 	e->id = htole32(head);
 	e->len = htole32(len);
 	q->used_idx++;

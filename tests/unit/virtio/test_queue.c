@@ -97,6 +97,42 @@ static void expect_broken(const char *why_part)
 	ck_assert(!virtq_has_avail(&q));
 }
 
+/* For a live migration: the rings are pinned from the start, and while
+ * tracking, a completion marks its chain's writable buffers again (not
+ * the readable ones), indirect tables included; not tracking, no walk. */
+START_TEST(completions_mark_written_pages)
+{
+	uint64_t touched[1] = {0}, pinned[1] = {0};
+
+	mem.touched = touched;
+	mem.pinned = pinned;
+	mem.touched_base = ram;
+	mem.touched_size = RAM_SIZE;
+	start(false, true);
+	ck_assert_uint_eq(pinned[0], 0x7); /* desc, avail, used: pages 0-2 */
+	set_desc(DESC_GPA, 0, DATA_GPA, 16, VRING_DESC_F_NEXT, 1);
+	set_desc(DESC_GPA, 1, DATA_GPA + 0x2000, 64, VRING_DESC_F_WRITE, 0);
+	set_desc(DESC_GPA, 2, TABLE_GPA, 2 * 16, VRING_DESC_F_INDIRECT, 0);
+	set_desc(TABLE_GPA, 0, DATA_GPA + 0x3000, 8, VRING_DESC_F_NEXT, 1);
+	set_desc(TABLE_GPA, 1, DATA_GPA + 0x4000, 8, VRING_DESC_F_WRITE, 0);
+	offer(0);
+	offer(2);
+	ck_assert_int_eq(virtq_pop(&q, chain), 1);
+	ck_assert_int_eq(virtq_pop(&q, chain), 1);
+	ck_assert_uint_eq(touched[0] & (1ull << 10 | 1ull << 12), 1ull << 10 | 1ull << 12);
+	touched[0] = 0; /* a migration's sync took the marks */
+	virtq_push(&q, 0, 64);
+	ck_assert_uint_eq(touched[0], 0);
+	mem.tracking = true;
+	virtq_push(&q, 0, 64);
+	ck_assert_uint_eq(touched[0], 1ull << 10);
+	touched[0] = 0;
+	virtq_push(&q, 2, 8);
+	ck_assert_uint_eq(touched[0], 1ull << 3 | 1ull << 12);
+	ck_assert_uint_eq(pinned[0], 0x7);
+}
+END_TEST
+
 START_TEST(normal_chain_and_used_ring)
 {
 	start(false, false);
@@ -444,6 +480,7 @@ static Suite *queue_suite(void)
 	tcase_add_test(tc, rejects_chain_longer_than_queue);
 	tcase_add_test(tc, rejects_next_beyond_table);
 	tcase_add_test(tc, rejects_head_beyond_queue);
+	tcase_add_test(tc, completions_mark_written_pages);
 	tcase_add_test(tc, rejects_avail_idx_jump);
 	tcase_add_test(tc, rejects_buffers_outside_ram);
 	tcase_add_test(tc, rejects_readable_after_writable);

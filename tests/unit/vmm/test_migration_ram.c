@@ -1,6 +1,7 @@
 /* Unit tests for the live pre-copy's passes (vmm/migration_ram.c) with a
  * fake guest: pages it writes between passes reach the stream, pages a
- * device wrote behind the dirty log go out in the final pass, the loop
+ * device wrote behind the dirty log go out in a later pass (a copy that
+ * landed after its page was sent, a write through a pinned ring), the loop
  * stops when nothing is left or at MIG_MAX_PASSES, the writer throttles
  * to max_bps and stops when cancelled. */
 #include <check.h>
@@ -17,9 +18,9 @@
 
 static uint8_t ram[PAGES * MIG_PAGE] __attribute__((aligned(MIG_PAGE)));
 static uint8_t got[PAGES * MIG_PAGE] __attribute__((aligned(MIG_PAGE)));
-static uint64_t touched[1];
+static uint64_t touched[1], pinned[1];
 static unsigned syncs, dirty_syncs_wanted;
-static bool stopped;
+static bool stopped, late_copy;
 
 /* The fake guest writes page (syncs % PAGES) before each sync after the
  * first, for dirty_syncs_wanted syncs, and reports it dirty; stopped, it
@@ -28,6 +29,12 @@ static int fake_sync(void *opaque, uint64_t *bits)
 {
 	unsigned pg = syncs % PAGES;
 
+	/* a device copy into page 50: marked before the second sync takes
+	 * the marks, written only after that pass sent the page */
+	if (late_copy && syncs == 1)
+		touched[0] |= 1ull << 50;
+	if (late_copy && syncs == 2)
+		ram[50 * MIG_PAGE] = 0x55;
 	if (syncs++ == 0 || stopped || syncs > dirty_syncs_wanted + 1)
 		return 0;
 	ram[pg * MIG_PAGE + syncs] = (uint8_t)syncs;
@@ -41,6 +48,9 @@ static void fake_stop(void *opaque)
 	/* a device's write the dirty log never saw */
 	ram[40 * MIG_PAGE] = 0x77;
 	touched[0] |= 1ull << 40;
+	/* and, where a ring is pinned, one through it: no mark at all */
+	if (pinned[0])
+		ram[41 * MIG_PAGE] = 0x66;
 }
 
 static void reset(unsigned dirty_for)
@@ -48,18 +58,21 @@ static void reset(unsigned dirty_for)
 	memset(ram, 0, sizeof(ram));
 	ram[5 * MIG_PAGE] = 1;
 	touched[0] = 0;
+	pinned[0] = 0;
 	syncs = 0;
+	late_copy = false;
 	dirty_syncs_wanted = dirty_for;
 	stopped = false;
 }
 
 /* Run the pre-copy into a memfd, load it back into got: the pass count. */
-static unsigned precopy(uint64_t downtime_ms, const uint64_t *touch)
+static unsigned precopy(uint64_t downtime_ms, uint64_t *touch, const uint64_t *pin)
 {
 	struct mig_precopy p = {.ram = {ram, sizeof(ram)},
 				.sync_dirty = fake_sync,
 				.stop = fake_stop,
 				.touched = touch,
+				.pinned = pin,
 				.downtime_ms = downtime_ms};
 	struct mig_stats st = {0}, st2 = {0};
 	char err[256];
@@ -88,7 +101,7 @@ static unsigned precopy(uint64_t downtime_ms, const uint64_t *touch)
 START_TEST(passes_follow_the_guest)
 {
 	reset(4);
-	ck_assert_uint_eq(precopy(0, touched), 1 + 4 + 1);
+	ck_assert_uint_eq(precopy(0, touched, pinned), 1 + 4 + 1);
 	ck_assert(stopped);
 	ck_assert_mem_eq(got, ram, sizeof(ram));
 }
@@ -97,7 +110,7 @@ END_TEST
 START_TEST(a_guest_that_never_stops_ends_at_the_pass_limit)
 {
 	reset(1000);
-	ck_assert_uint_eq(precopy(0, touched), MIG_MAX_PASSES + 1);
+	ck_assert_uint_eq(precopy(0, touched, pinned), MIG_MAX_PASSES + 1);
 	ck_assert_mem_eq(got, ram, sizeof(ram));
 }
 END_TEST
@@ -106,21 +119,38 @@ END_TEST
 START_TEST(downtime_limit_stops_early)
 {
 	reset(4);
-	ck_assert_uint_eq(precopy(100000, touched), 2);
+	ck_assert_uint_eq(precopy(100000, touched, pinned), 2);
 	ck_assert_mem_eq(got, ram, sizeof(ram));
 }
 END_TEST
 
-/* Without the touched bitmap the device's write is lost: that bitmap is
- * what carries it. */
+/* Without the bitmaps the devices' writes are lost: they carry them. */
 START_TEST(device_writes_go_in_the_final_pass)
 {
 	reset(0);
-	precopy(0, NULL);
+	pinned[0] = 1ull << 41;
+	precopy(0, NULL, NULL);
 	ck_assert_int_eq(got[40 * MIG_PAGE], 0);
+	ck_assert_int_eq(got[41 * MIG_PAGE], 0);
 	reset(0);
-	precopy(0, touched);
+	pinned[0] = 1ull << 41;
+	precopy(0, touched, pinned);
 	ck_assert_int_eq(got[40 * MIG_PAGE], 0x77);
+	ck_assert_int_eq(got[41 * MIG_PAGE], 0x66);
+	/* the marks were taken: nothing is left for another migration */
+	ck_assert_uint_eq(touched[0], 0);
+}
+END_TEST
+
+/* A copy marked before a sync took the mark, written after that pass
+ * sent its page: the next pass sends it again. */
+START_TEST(a_late_copy_goes_in_the_next_pass)
+{
+	reset(4);
+	late_copy = true;
+	ck_assert_uint_eq(precopy(0, touched, pinned), 1 + 4 + 1);
+	ck_assert_int_eq(got[50 * MIG_PAGE], 0x55);
+	ck_assert_mem_eq(got, ram, sizeof(ram));
 }
 END_TEST
 
@@ -187,6 +217,7 @@ int main(void)
 	tcase_add_test(tc, a_guest_that_never_stops_ends_at_the_pass_limit);
 	tcase_add_test(tc, downtime_limit_stops_early);
 	tcase_add_test(tc, device_writes_go_in_the_final_pass);
+	tcase_add_test(tc, a_late_copy_goes_in_the_next_pass);
 	tcase_add_test(tc, converged_policy);
 	tcase_add_test(tc, max_bps_throttles);
 	tcase_add_test(tc, cancel_stops_the_writer);

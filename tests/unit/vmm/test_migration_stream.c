@@ -260,6 +260,41 @@ START_TEST(later_passes_win)
 }
 END_TEST
 
+/* A fresh block is zeros: a page the first pass sends as zeros is left
+ * alone, never read (here it is PROT_NONE, so reading it would crash). */
+START_TEST(first_pass_zero_pages_are_not_touched)
+{
+	uint8_t *a = mmap(NULL, sizeof(ram_a), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *b = mmap(NULL, sizeof(ram_b), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct mig_ram ram[2] = {{a, sizeof(ram_a)}, {b, sizeof(ram_b)}};
+	static const unsigned stored_a[] = {1, 2, 7, PAGES_A - 1};
+	struct mig_stats st;
+	struct mig_in in;
+	char err[256];
+	off_t size;
+	void *t;
+	size_t len;
+	int fd;
+
+	fill();
+	fd = saved_stream(&st, &size);
+	for (unsigned i = 0; i < sizeof(stored_a) / sizeof(stored_a[0]); i++)
+		mprotect(a + stored_a[i] * MIG_PAGE, MIG_PAGE, PROT_READ | PROT_WRITE);
+	mprotect(b + MIG_PAGE, MIG_PAGE, PROT_READ | PROT_WRITE);
+	ck_assert_int_eq(mig_stream_read_header(&in, fd, err, sizeof(err)), 0);
+	ck_assert_int_eq(mig_stream_read_ram(&in, ram, 2, &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(mig_stream_read_tree(&in, &t, &len, err, sizeof(err)), 0);
+	free(t);
+	for (unsigned i = 0; i < sizeof(stored_a) / sizeof(stored_a[0]); i++)
+		ck_assert_mem_eq(a + stored_a[i] * MIG_PAGE, ram_a + stored_a[i] * MIG_PAGE,
+				 MIG_PAGE);
+	ck_assert_mem_eq(b + MIG_PAGE, ram_b + MIG_PAGE, MIG_PAGE);
+	munmap(a, sizeof(ram_a));
+	munmap(b, sizeof(ram_b));
+	close(fd);
+}
+END_TEST
+
 START_TEST(extra_bytes_are_refused)
 {
 	struct mig_stats st;
@@ -289,6 +324,7 @@ int main(void)
 	tcase_add_test(tc, damage_is_refused);
 	tcase_add_loop_test(tc, later_passes_win, 0, 2);
 	tcase_add_test(tc, extra_bytes_are_refused);
+	tcase_add_test(tc, first_pass_zero_pages_are_not_touched);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
