@@ -263,6 +263,17 @@ struct netdev_ops {
 	 * none. 0, or -errno with why. Called with the NIC quiet. */
 	int (*save)(struct netdev *nd, void **buf, size_t *len, char *why, size_t wlen);
 	int (*load)(struct netdev *nd, const void *buf, size_t len, char *why, size_t wlen);
+	/* Within one host (NULL otherwise): save also gives the host sockets
+	 * its connections run on (a malloc'd array; they stay the backend's),
+	 * load takes them in that order (it dups what it uses; a connection
+	 * without its fd is reset as load does), and hand_over lets go of
+	 * them once the destination has them: nothing may follow but free.
+	 * Until hand_over the saving backend runs on as before. */
+	int (*save_fds)(struct netdev *nd, void **buf, size_t *len, int **fds, unsigned *nfds,
+			char *why, size_t wlen);
+	int (*load_fds)(struct netdev *nd, const void *buf, size_t len, const int *fds,
+			unsigned nfds, char *why, size_t wlen);
+	void (*hand_over)(struct netdev *nd);
 	void (*free)(struct netdev *nd);
 };
 

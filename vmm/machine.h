@@ -431,8 +431,28 @@ void board_free_nics(struct machine *m);
  * from the same command line. 0, or -1 with err. */
 struct state_writer;
 struct state_reader;
-int net_save(struct machine *m, struct state_writer *w, char *err, size_t errlen);
-int net_load(struct machine *m, const struct state_reader *r, char *err, size_t errlen);
+/* Within one host (a unix: migration) net_save also gathers user
+ * networking's host sockets into fds, for the stream to pass with
+ * SCM_RIGHTS; each such backend stays quiet from its save until
+ * net_handover_end, which (done: the stream went out whole) lets go of
+ * them, or leaves them to the backend that runs on (a failed migration). */
+struct net_handover {
+	int *fds;
+	unsigned nfds;
+	bool held[CLI_MAX_NETDEVS];
+	unsigned first[CLI_MAX_NETDEVS], count[CLI_MAX_NETDEVS];
+};
+/* The descriptors that came with the stream (lost: some did not). */
+struct net_fds {
+	const int *fds;
+	unsigned nfds;
+	bool lost;
+};
+int net_save(struct machine *m, struct state_writer *w, struct net_handover *ho, char *err,
+	     size_t errlen);
+void net_handover_end(struct machine *m, struct net_handover *ho, bool done);
+int net_load(struct machine *m, const struct state_reader *r, const struct net_fds *in,
+	     char *err, size_t errlen);
 /* board_ahci.c: AHCI controller i of cfg->ahci with its drives, at devfn
  * (-1: its addr=, else the first free slot); q35 puts one at 00:1f.2.
  * board_add_ahcis: every -device ahci on the PCI bus. */

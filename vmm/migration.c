@@ -124,7 +124,8 @@ static int check_devices(struct machine *m, char *err, size_t errlen)
 	return -1;
 }
 
-static int save_devices(struct machine *m, struct state_writer *w, char *err, size_t errlen)
+static int save_devices(struct machine *m, struct state_writer *w, struct net_handover *ho,
+			char *err, size_t errlen)
 {
 	int r;
 
@@ -136,13 +137,13 @@ static int save_devices(struct machine *m, struct state_writer *w, char *err, si
 	save_chipset(m, w);
 	r = migration_virtio_save(m, w, err, errlen);
 	if (r == 0)
-		r = net_save(m, w, err, errlen);
+		r = net_save(m, w, ho, err, errlen);
 	state_end(w);
 	return r;
 }
 
-static int load_devices(struct machine *m, const struct state_reader *root, char *err,
-			size_t errlen)
+static int load_devices(struct machine *m, const struct state_reader *root,
+			const struct net_fds *fds, char *err, size_t errlen)
 {
 	struct state_reader devs;
 	struct state_node n;
@@ -158,7 +159,7 @@ static int load_devices(struct machine *m, const struct state_reader *root, char
 	if (load_chipset(m, &devs, err, errlen) < 0 ||
 	    migration_virtio_load(m, &devs, err, errlen) < 0)
 		return -1;
-	return net_load(m, &devs, err, errlen);
+	return net_load(m, &devs, fds, err, errlen);
 }
 
 static void machine_ram(struct machine *m, struct mig_ram *ram)
@@ -169,7 +170,8 @@ static void machine_ram(struct machine *m, struct mig_ram *ram)
 
 /* ------------------------------------------------------- saving */
 
-static int build_tree(struct machine *m, void **tree, size_t *len, char *err, size_t errlen)
+static int build_tree(struct machine *m, struct net_handover *ho, void **tree, size_t *len,
+		      char *err, size_t errlen)
 {
 	struct state_writer *w = state_writer_new();
 
@@ -177,7 +179,7 @@ static int build_tree(struct machine *m, void **tree, size_t *len, char *err, si
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (save_devices(m, w, err, errlen) < 0 || cpu_state_save(m, w, err, errlen) < 0 ||
+	if (save_devices(m, w, ho, err, errlen) < 0 || cpu_state_save(m, w, err, errlen) < 0 ||
 	    irqchip_save(m, w, err, errlen) < 0) {
 		state_writer_free(w);
 		return -1;
@@ -224,6 +226,10 @@ struct mig_job {
 	int tree_r;
 	char tree_err[256];
 	uint64_t *kvm_ram; /* where the dirty log is on */
+	/* unix: both ends on this host: user networking's host sockets go
+	 * along (SCM_RIGHTS) and its connections carry on */
+	bool same_host;
+	struct net_handover ho;
 };
 
 static int job_sync_dirty(void *opaque, uint64_t *bits)
@@ -256,7 +262,8 @@ static void job_stop(void *opaque)
 	/* The state now, before the final pass: saving drains the virtio
 	 * requests in flight and freezes the queues, and the completions
 	 * those write land in pages the final pass then sends. */
-	j->tree_r = build_tree(j->m, &j->tree, &j->tree_len, j->tree_err, sizeof(j->tree_err));
+	j->tree_r = build_tree(j->m, j->same_host ? &j->ho : NULL, &j->tree, &j->tree_len,
+			       j->tree_err, sizeof(j->tree_err));
 }
 
 static void job_pass(void *opaque, unsigned pass)
@@ -291,6 +298,8 @@ static int job_send(struct mig_job *j, char *err, size_t errlen)
 		r = each_disk(j->m, block_inactivate, err, errlen);
 	if (r == 0) {
 		o.max_bps = 0; /* the guest is stopped: no throttle now */
+		o.fds = j->ho.fds;
+		o.nfds = j->ho.nfds;
 		r = mig_out_end(&o, j->tree, j->tree_len);
 	}
 	free(j->tree);
@@ -306,6 +315,8 @@ static void job_finish(struct mig_job *j, int r, const char *err)
 	if (j->kvm_ram)
 		kvm_vm_dirty_log_stop(&m->vm, m->ram, m->ram_map_size);
 	__atomic_store_n(&m->mem.tracking, false, __ATOMIC_SEQ_CST);
+	/* the stream went out whole: the destination has the host sockets */
+	net_handover_end(m, &j->ho, r == 0);
 	if (j->stopped) {
 		migration_virtio_thaw(m); /* RAM is sent: the queues may run */
 		machine_resume(m);
@@ -367,6 +378,7 @@ int migration_save(struct machine *m, const char *uri, char *err, size_t errlen)
 	}
 	j->m = m;
 	snprintf(j->uri, sizeof(j->uri), "%s", uri);
+	j->same_host = !strncmp(uri, "unix:", 5);
 	j->was_running = machine_run_state(m) == RUN_STATE_RUNNING;
 	j->fd = mig_open_uri(uri, true, &j->pid, err, errlen);
 	if (j->fd < 0) {
@@ -419,18 +431,24 @@ static bool is_regular_file(int fd)
 	return fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
-static int load_tree(struct machine *m, const void *tree, size_t len, char *err, size_t errlen)
+static int load_tree(struct machine *m, const void *tree, size_t len, const struct net_fds *fds,
+		     char *err, size_t errlen)
 {
 	struct state_reader root;
 	int r;
 
 	if (state_reader_open(&root, tree, len, err, errlen) < 0)
 		return -1;
-	r = load_devices(m, &root, err, errlen);
+	r = load_devices(m, &root, fds, err, errlen);
 	if (r == 0)
 		r = cpu_state_load(m, &root, err, errlen);
 	if (r == 0) /* after the vCPUs: the APICs' TSC deadlines need their TSC */
 		r = irqchip_load(m, &root, err, errlen);
+	/* Only now may the devices write to the guest and interrupt it: an
+	 * interrupt raised before irqchip_load was lost in the APIC's loaded
+	 * state, and the guest never read what came with it (usernet's
+	 * resets of the connections whose host sockets stayed behind). */
+	migration_virtio_thaw(m);
 	state_reader_close(&root);
 	return r;
 }
@@ -454,8 +472,9 @@ static int incoming_begin(struct machine *m, char *err, size_t errlen)
 static int incoming_load(struct machine *m, const char *uri, int fd, pid_t pid, char *err,
 			 size_t errlen)
 {
-	struct mig_in in;
+	struct mig_in in = {.nfds = 0};
 	struct mig_ram ram;
+	struct net_fds fds;
 	void *tree = NULL;
 	size_t len;
 	int r;
@@ -473,8 +492,10 @@ static int incoming_load(struct machine *m, const char *uri, int fd, pid_t pid, 
 	}
 	if (r == 0)
 		r = mig_stream_read_tree(&in, &tree, &len, err, errlen);
+	fds = (struct net_fds){in.fds, in.nfds, in.fds_lost};
 	if (r == 0)
-		r = load_tree(m, tree, len, err, errlen);
+		r = load_tree(m, tree, len, &fds, err, errlen);
+	mig_in_close_fds(&in); /* the backends dup'd those they use */
 	if (r == 0) /* the source let go of them before the stream ended */
 		r = migration_activate_images(m, err, errlen);
 	if (fd >= 0 && mig_close_uri(fd, pid, uri, r < 0 ? NULL : err, r < 0 ? 0 : errlen) < 0)

@@ -19,6 +19,13 @@
  *            devices, vCPUs, KVM), padding
  *   trailer  "VMMEND!!", u64 offset of the trailer               (16 bytes)
  *
+ * On a unix socket (both ends on one host) the state section's first
+ * bytes may carry file descriptors (SCM_RIGHTS, up to MIG_FDS_PER_BYTE on
+ * each byte, MIG_MAX_FDS in all): user networking's host sockets, which
+ * the tree's netdev nodes name by index in the order they came. A reader
+ * on anything else never sees them; a node then finds fewer than it names
+ * and falls back (see net.c).
+ *
  * Every stored page sits at a page-aligned offset of the stream, so a
  * loader reading a file can map them in place. The reader checks every
  * field and every padding byte, and a stream that ends early or carries
@@ -37,6 +44,8 @@
 #define MIG_PAGE 4096u
 #define MIG_TREE_MAX (64u << 20) /* far above any machine's tree */
 #define MIG_MAX_REGIONS 8
+#define MIG_FDS_PER_BYTE 253 /* the kernel's SCM_MAX_FD */
+#define MIG_MAX_FDS 1012     /* on the state section's first 4 bytes */
 
 /* One block of guest RAM, as the host maps it. */
 struct mig_ram {
@@ -64,6 +73,8 @@ struct mig_out {
 	uint64_t max_bps;		  /* 0: as fast as the fd takes it */
 	const bool *cancel;		  /* set from another thread: stop writing */
 	uint64_t window_ns, window_bytes; /* the throttle's reckoning */
+	const int *fds;			  /* sent with the state section (a unix */
+	unsigned nfds;			  /* socket only), at most MIG_MAX_FDS */
 };
 int mig_out_header(struct mig_out *o, unsigned nram);
 /* Pass number pass of the blocks ram[0..nram): the pages set in dirty[i]
@@ -94,6 +105,12 @@ struct mig_in {
 	bool map_file;
 	uint64_t mapped_bytes; /* how much was mapped rather than read */
 	unsigned map_runs;
+	/* A unix socket: the descriptors that came with the stream, in
+	 * order (the reader owns them: mig_in_close_fds). fds_lost: some
+	 * did not fit (more than MIG_MAX_FDS, or the kernel cut them off). */
+	bool unix_socket, fds_lost;
+	unsigned nfds;
+	int fds[MIG_MAX_FDS];
 };
 int mig_stream_read_header(struct mig_in *in, int fd, char *err, size_t errlen);
 /* ram must match the saved regions' number and sizes; each block must
@@ -103,6 +120,7 @@ int mig_stream_read_ram(struct mig_in *in, const struct mig_ram *ram, unsigned n
 /* *tree is malloc'd (the caller frees). 0, or -1 with err. */
 int mig_stream_read_tree(struct mig_in *in, void **tree, size_t *tree_len, char *err,
 			 size_t errlen);
+void mig_in_close_fds(struct mig_in *in);
 
 /* ------------------------------------------------- migration_ram.c */
 
@@ -160,7 +178,8 @@ struct state_writer;
 struct state_reader;
 /* The virtio devices' nodes under /devices. Saving drains them and
  * freezes their queues: 0, or -1 with err; thaw after the stream is
- * written (or the save failed). */
+ * written (or the save failed). Loading freezes them too: thaw once the
+ * vCPUs and interrupt controllers are loaded. */
 int migration_virtio_save(struct machine *m, struct state_writer *w, char *err, size_t errlen);
 int migration_virtio_load(struct machine *m, const struct state_reader *devs, char *err,
 			  size_t errlen);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -132,6 +133,54 @@ static void out_section(struct mig_out *o, const char *magic, uint64_t arg)
 	out_write(o, sec, sizeof(sec));
 }
 
+/* One byte of the stream with up to MIG_FDS_PER_BYTE descriptors. */
+static void out_byte_fds(struct mig_out *o, const uint8_t *byte, const int *fds, unsigned n)
+{
+	union {
+		char buf[CMSG_SPACE(MIG_FDS_PER_BYTE * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {(void *)byte, 1};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = u.buf,
+			     .msg_controllen = CMSG_SPACE(n * sizeof(int))};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	ssize_t r;
+
+	memset(u.buf, 0, sizeof(u.buf));
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(n * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, n * sizeof(int));
+	do
+		r = sendmsg(o->fd, &msg, MSG_NOSIGNAL);
+	while (r < 0 && errno == EINTR);
+	if (r != 1) {
+		out_fail(o, "passing host sockets with the stream",
+			 r < 0 ? strerror(errno) : "no progress");
+		return;
+	}
+	o->st->transferred++;
+}
+
+/* The state section's header, its first bytes carrying o->fds. */
+static void out_state_section(struct mig_out *o, uint64_t tree_len)
+{
+	uint8_t sec[SECTION_SIZE];
+	unsigned i = 0, sent = 0;
+
+	memcpy(sec, STATE_MAGIC, 8);
+	put_le(sec + 8, tree_len, 8);
+	for (; sent < o->nfds && !o->failed; i++) {
+		unsigned n = o->nfds - sent < MIG_FDS_PER_BYTE ? o->nfds - sent : MIG_FDS_PER_BYTE;
+
+		out_byte_fds(o, &sec[i], o->fds + sent, n);
+		sent += n;
+	}
+	out_write(o, sec + i, sizeof(sec) - i);
+}
+
 static bool page_is_zero(const uint8_t *p)
 {
 	return memcmp(p, zero_page, MIG_PAGE) == 0;
@@ -210,7 +259,9 @@ int mig_out_end(struct mig_out *o, const void *tree, size_t tree_len)
 {
 	if (tree_len == 0 || tree_len > MIG_TREE_MAX)
 		return out_fail(o, "migration: state tree empty or too large", NULL);
-	out_section(o, STATE_MAGIC, tree_len);
+	if (o->nfds > MIG_MAX_FDS)
+		return out_fail(o, "migration: too many host sockets to pass", NULL);
+	out_state_section(o, tree_len);
 	out_write(o, tree, tree_len);
 	out_pad(o);
 	out_section(o, MIG_END_MAGIC, o->st->transferred);
@@ -238,13 +289,67 @@ static int in_fail(struct mig_in *in, char *err, size_t errlen, const char *what
 	return -1;
 }
 
+/* Keep the descriptors a message brought (close what does not fit). */
+static void in_take_fds(struct mig_in *in, struct msghdr *msg)
+{
+	if (msg->msg_flags & MSG_CTRUNC)
+		in->fds_lost = true;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
+		size_t n;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (in->nfds < MIG_MAX_FDS) {
+				in->fds[in->nfds++] = fd;
+			} else {
+				close(fd);
+				in->fds_lost = true;
+			}
+		}
+	}
+}
+
+/* read(), or on a unix socket recvmsg() taking what descriptors come. */
+static ssize_t in_read_some(struct mig_in *in, void *p, size_t len)
+{
+	union {
+		char buf[CMSG_SPACE(MIG_FDS_PER_BYTE * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {p, len};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf)};
+	ssize_t n;
+
+	if (!in->unix_socket)
+		return read(in->fd, p, len);
+	n = recvmsg(in->fd, &msg, MSG_CMSG_CLOEXEC);
+	if (n >= 0)
+		in_take_fds(in, &msg);
+	return n;
+}
+
+void mig_in_close_fds(struct mig_in *in)
+{
+	for (unsigned i = 0; i < in->nfds; i++)
+		close(in->fds[i]);
+	in->nfds = 0;
+}
+
 /* Exactly len bytes, or an error saying the stream is truncated. */
 static int in_read(struct mig_in *in, void *buf, size_t len, char *err, size_t errlen)
 {
 	uint8_t *p = buf;
 
 	while (len) {
-		ssize_t n = read(in->fd, p, len);
+		ssize_t n = in_read_some(in, p, len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -278,8 +383,12 @@ int mig_stream_read_header(struct mig_in *in, int fd, char *err, size_t errlen)
 {
 	uint8_t hdr[HEADER_SIZE];
 	off_t base = lseek(fd, 0, SEEK_CUR);
+	struct sockaddr_storage sa;
+	socklen_t salen = sizeof(sa);
 
 	*in = (struct mig_in){.fd = fd, .base = base > 0 ? (uint64_t)base : 0};
+	in->unix_socket =
+		getsockname(fd, (struct sockaddr *)&sa, &salen) == 0 && sa.ss_family == AF_UNIX;
 	if (in_read(in, hdr, sizeof(hdr), err, errlen) < 0)
 		return -1;
 	if (memcmp(hdr, MIG_MAGIC, 8))
@@ -493,7 +602,7 @@ int mig_stream_read_tree(struct mig_in *in, void **tree, size_t *tree_len, char 
 		in_fail(in, err, errlen, "bad trailer");
 		goto fail;
 	}
-	if (read(in->fd, &extra, 1) > 0) {
+	if (in_read_some(in, &extra, 1) > 0) {
 		in_fail(in, err, errlen, "bytes after the trailer");
 		goto fail;
 	}

@@ -42,6 +42,10 @@ KVM_TESTS += tests/integration/migrate.sh
 # ... with virtio-blk (qcow2), virtio-net on user networking and virtio-rng
 INTEG_TESTS += tests/integration/migrate-virtio.sh
 KVM_TESTS += tests/integration/migrate-virtio.sh
+# a guest's NAT'd and hostfwd TCP connections across a unix: live
+# migration (the host sockets passed along), QEMU as the reference
+INTEG_TESTS += tests/integration/migrate-usernet.sh
+KVM_TESTS += tests/integration/migrate-usernet.sh
 # live migrations back and forth between two processes, a busy 2-vCPU
 # guest with a shared qcow2 disk, every kernel_irqchip mode, QEMU too:
 # make check-linux (nested, the 20 migrations alone outlast 15 minutes)

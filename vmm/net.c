@@ -15,6 +15,7 @@
 #include "devices/virtio/virtio.h"
 #include "state/state.h"
 #include "vmm/machine.h"
+#include "vmm/migration.h"
 
 /* The NIC using netdev i, or NULL. */
 static struct virtio_net *nic_of(struct machine *m, unsigned i)
@@ -269,7 +270,56 @@ void hmp_set_link(struct machine *m, int argc, char **argv, FILE *out)
 #define NETDEV_STATE_VERSION 1
 #define NETDEV_STATE_MAX (64u << 20) /* far above any snapshot usernet makes */
 
-int net_save(struct machine *m, struct state_writer *w, char *err, size_t errlen)
+/* Within one host: the snapshot with the host sockets, appended to ho's,
+ * the NIC left quiet (its lock held) until net_handover_end, so that
+ * nothing reads from those sockets once their state is saved. 1 when it
+ * is so, 0 when this backend saves without them, -1 with why. */
+static int save_with_fds(struct machine *m, unsigned i, struct net_handover *ho, void **buf,
+			 size_t *len, char *why, size_t wlen)
+{
+	struct netdev *nd = m->netdevs[i];
+	unsigned n = 0;
+	int *fds = NULL, *grown;
+	int r;
+
+	if (!ho || !nd->ops->save_fds)
+		return 0;
+	lock_netdev(m, i);
+	r = nd->ops->save_fds(nd, buf, len, &fds, &n, why, wlen);
+	grown = r == 0 && ho->nfds + n <= MIG_MAX_FDS
+			? realloc(ho->fds, (ho->nfds + n + 1) * sizeof(*fds))
+			: NULL;
+	if (!grown) { /* too many to pass: resets, as across hosts */
+		if (r == 0)
+			free(*buf);
+		free(fds);
+		unlock_netdev(m, i);
+		return r == 0 || r == -ENOTSUP ? 0 : -1;
+	}
+	ho->fds = grown;
+	memcpy(ho->fds + ho->nfds, fds, n * sizeof(*fds));
+	ho->first[i] = ho->nfds;
+	ho->count[i] = n;
+	ho->nfds += n;
+	ho->held[i] = true;
+	free(fds);
+	return 1;
+}
+
+static int save_plain(struct machine *m, unsigned i, void **buf, size_t *len, char *why,
+		      size_t wlen)
+{
+	struct netdev *nd = m->netdevs[i];
+	int r;
+
+	lock_netdev(m, i);
+	r = nd->ops->save(nd, buf, len, why, wlen);
+	unlock_netdev(m, i);
+	return r;
+}
+
+int net_save(struct machine *m, struct state_writer *w, struct net_handover *ho, char *err,
+	     size_t errlen)
 {
 	for (unsigned i = 0; i < m->cfg->n_netdevs; i++) {
 		struct netdev *nd = m->netdevs[i];
@@ -280,9 +330,11 @@ int net_save(struct machine *m, struct state_writer *w, char *err, size_t errlen
 
 		if (!nd || !nd->ops->save)
 			continue;
-		lock_netdev(m, i);
-		r = nd->ops->save(nd, &buf, &len, why, sizeof(why));
-		unlock_netdev(m, i);
+		r = save_with_fds(m, i, ho, &buf, &len, why, sizeof(why));
+		if (r == 0)
+			r = save_plain(m, i, &buf, &len, why, sizeof(why));
+		else if (r == 1)
+			r = 0;
 		if (r == -ENOTSUP)
 			continue; /* impl=slirp: comes back as new */
 		if (r < 0) {
@@ -293,13 +345,66 @@ int net_save(struct machine *m, struct state_writer *w, char *err, size_t errlen
 		state_begin(w, name, NETDEV_STATE_VERSION);
 		state_put_u32(w, "size", (uint32_t)len);
 		state_put_bytes(w, "state", buf, len);
+		if (ho && ho->held[i]) { /* which of the stream's fds are its own */
+			state_put_u32(w, "fd-first", ho->first[i]);
+			state_put_u32(w, "fd-count", ho->count[i]);
+		}
 		state_end(w);
 		free(buf);
 	}
 	return 0;
 }
 
-int net_load(struct machine *m, const struct state_reader *r, char *err, size_t errlen)
+void net_handover_end(struct machine *m, struct net_handover *ho, bool done)
+{
+	for (unsigned i = 0; i < CLI_MAX_NETDEVS; i++) {
+		if (!ho->held[i])
+			continue;
+		if (done)
+			m->netdevs[i]->ops->hand_over(m->netdevs[i]);
+		unlock_netdev(m, i);
+		ho->held[i] = false;
+	}
+	free(ho->fds);
+	ho->fds = NULL;
+	ho->nfds = 0;
+}
+
+/* The fds a node names, when all of them came: else NULL, and the
+ * backend resets the connections as after a file (a stream that went
+ * through something other than one unix socket, or a source that could
+ * not pass them all). */
+static const int *node_fds(struct netdev *nd, struct state_node *n, const struct net_fds *in,
+			   unsigned *count)
+{
+	uint32_t first = 0;
+
+	*count = 0;
+	if (!state_has(n, "fd-count"))
+		return NULL;
+	if (state_get_u32(n, "fd-first", &first) < 0 || state_get_u32(n, "fd-count", count) < 0)
+		return NULL;
+	if (!in || in->lost || first > in->nfds || *count > in->nfds - first) {
+		fprintf(stderr,
+			"vmm: netdev %s: %u host sockets were to come with the stream, %u did: "
+			"its connections are reset\n",
+			nd->id, *count, in && !in->lost && in->nfds > first ? in->nfds - first : 0);
+		*count = 0;
+		return NULL;
+	}
+	return in->fds + first;
+}
+
+static int load_one(struct netdev *nd, const void *buf, size_t len, const int *fds, unsigned nfds,
+		    char *why, size_t wlen)
+{
+	if (nd->ops->load_fds)
+		return nd->ops->load_fds(nd, buf, len, fds, nfds, why, wlen);
+	return nd->ops->load(nd, buf, len, why, wlen);
+}
+
+int net_load(struct machine *m, const struct state_reader *r, const struct net_fds *in, char *err,
+	     size_t errlen)
 {
 	for (unsigned i = 0; i < m->cfg->n_netdevs; i++) {
 		struct netdev *nd = m->netdevs[i];
@@ -307,6 +412,8 @@ int net_load(struct machine *m, const struct state_reader *r, char *err, size_t 
 		char name[32], why[200];
 		struct state_node n;
 		uint32_t len = 0;
+		unsigned nfds;
+		const int *fds;
 		void *buf;
 		int ret;
 
@@ -320,12 +427,13 @@ int net_load(struct machine *m, const struct state_reader *r, char *err, size_t 
 			snprintf(err, errlen, "netdev %s: out of memory", nd->id);
 			return -1;
 		}
+		fds = node_fds(nd, &n, in, &nfds);
 		if (state_get_bytes(&n, "state", buf, len) < 0 || state_node_close(&n) < 0) {
 			free(buf);
 			return -1;
 		}
 		lock_netdev(m, i);
-		ret = nd->ops->load(nd, buf, len, why, sizeof(why));
+		ret = load_one(nd, buf, len, fds, nfds, why, sizeof(why));
 		unlock_netdev(m, i);
 		free(buf);
 		if (ret < 0) {

@@ -296,6 +296,28 @@ static int user_load(struct netdev *nd, const void *buf, size_t len, char *why, 
 	return usernet_load(s->u, buf, len, why, wlen);
 }
 
+/* One host: the connections go on with their host sockets (usernet.h). */
+static int user_save_fds(struct netdev *nd, void **buf, size_t *len, int **fds, unsigned *nfds,
+			 char *why, size_t wlen)
+{
+	struct net_user *s = (struct net_user *)nd;
+
+	return usernet_save_fds(s->u, buf, len, fds, nfds, why, wlen);
+}
+
+static int user_load_fds(struct netdev *nd, const void *buf, size_t len, const int *fds,
+			 unsigned nfds, char *why, size_t wlen)
+{
+	struct net_user *s = (struct net_user *)nd;
+
+	return usernet_load_fds(s->u, buf, len, fds, nfds, why, wlen);
+}
+
+static void user_hand_over(struct netdev *nd)
+{
+	usernet_hand_over(((struct net_user *)nd)->u);
+}
+
 static void user_free(struct netdev *nd)
 {
 	struct net_user *s = (struct net_user *)nd;
@@ -320,6 +342,9 @@ static const struct netdev_ops user_ops = {
 	.stats = user_stats,
 	.save = user_save,
 	.load = user_load,
+	.save_fds = user_save_fds,
+	.load_fds = user_load_fds,
+	.hand_over = user_hand_over,
 	.free = user_free,
 };
 

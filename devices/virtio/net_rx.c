@@ -165,7 +165,9 @@ static int deliver(struct virtio_net *n, unsigned p, const struct virtio_net_hdr
 	uint16_t nbuf = 0, nb16;
 	int ret;
 
-	if (!q || !n->link_up)
+	if (!q) /* frozen: while a machine saves or loads, frames wait */
+		return virtio_pci_frozen(n->vp) ? RX_NO_ROOM : RX_DROPPED;
+	if (!n->link_up)
 		return RX_DROPPED;
 	if (!guest_hdr(n, hdr, &h)) {
 		n->st.rx_too_big++;

@@ -96,6 +96,18 @@ int virtio_pci_save(struct virtio_pci *vp, struct state_writer *w, const char *n
 	return 0;
 }
 
+void virtio_pci_freeze(struct virtio_pci *vp)
+{
+	pthread_mutex_lock(&vp->lock);
+	vp->frozen = true;
+	pthread_mutex_unlock(&vp->lock);
+}
+
+bool virtio_pci_frozen(struct virtio_pci *vp)
+{
+	return vp->frozen; /* the device asks with the lock held */
+}
+
 void virtio_pci_thaw(struct virtio_pci *vp)
 {
 	pthread_mutex_lock(&vp->lock);

@@ -235,6 +235,13 @@ int virtio_pci_save(struct virtio_pci *vp, struct state_writer *w, const char *n
 int virtio_pci_load(struct virtio_pci *vp, const struct state_reader *r, const char *name,
 		    char *err, size_t errlen);
 void virtio_pci_thaw(struct virtio_pci *vp);
+/* Loading a machine: the queues stay frozen from before the device loads
+ * until virtio_pci_thaw, once the interrupt controllers are loaded too (an
+ * interrupt raised earlier is overwritten by their loaded state, and the
+ * guest would never look at what the device wrote). */
+void virtio_pci_freeze(struct virtio_pci *vp);
+/* Whether the queues are frozen (a device holds its output meanwhile). */
+bool virtio_pci_frozen(struct virtio_pci *vp);
 /* The BAR 4 (virtio structures) offsets, for tests. */
 #define VIRTIO_PCI_COMMON_OFF 0x0000
 #define VIRTIO_PCI_ISR_OFF 0x1000

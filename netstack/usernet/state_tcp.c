@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "netstack/usernet/state.h"
@@ -318,6 +319,16 @@ static bool mac_known(const uint8_t mac[6])
 	return memcmp(mac, "\0\0\0\0\0\0", 6) != 0;
 }
 
+/* What came as a connection's host socket is a stream socket (a
+ * descriptor from another process may be anything: a file, a pipe). */
+static bool stream_socket(int fd)
+{
+	int type = 0;
+	socklen_t len = sizeof(type);
+
+	return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_STREAM;
+}
+
 /* The connection goes on in this usernet; false: reset it instead. Each
  * fd serves one connection; buffers beyond this usernet's tcp_window
  * (another configuration) are not taken on. */
@@ -331,6 +342,8 @@ static bool carry_on(struct un_ns *n, struct loaded_conn *c, const int *fds, uns
 	    c->tcp.sndbuf > n->cfg.tcp_window || c->tcp.rcvbuf > n->cfg.tcp_window)
 		return false;
 	used[c->fd_index] = true;
+	if (!stream_socket(fds[c->fd_index]))
+		return false;
 	fd = fcntl(fds[c->fd_index], F_DUPFD_CLOEXEC, 0);
 	if (fd < 0)
 		return false;

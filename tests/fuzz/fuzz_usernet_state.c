@@ -3,7 +3,8 @@
  * snapshots: the header, record framing and lengths, the LAN check,
  * leases, connections to reset and connections to carry on (their TCP
  * state restored into netstack, relayed to one end of a socketpair
- * standing in for the host socket). An accepted snapshot is polled (RSTs
+ * standing in for the host socket; index 1 is a pipe, which must be
+ * refused as a host socket and the connection reset). An accepted snapshot is polled (RSTs
  * go out, restored connections relay), then saved again, and that must
  * load into a fresh usernet.
  * Input: the snapshot. */
@@ -36,21 +37,26 @@ static struct usernet *fresh(void)
 	return u;
 }
 
-/* A load with one host fd: FLOW records whose index is 0 carry on. */
+/* A load with two host fds: FLOW records whose index is 0 carry on, 1
+ * (not a socket) and beyond are reset. */
 static void load_live(const uint8_t *data, size_t size)
 {
 	struct usernet *u = fresh();
 	char err[256];
-	int sv[2];
+	int sv[2], p[2], fds[2];
 
-	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0 || pipe(p) < 0)
 		abort();
-	if (usernet_load_fds(u, data, size, sv, 1, err, sizeof(err)) == 0) {
+	fds[0] = sv[0];
+	fds[1] = p[0];
+	if (usernet_load_fds(u, data, size, fds, 2, err, sizeof(err)) == 0) {
 		usernet_poll(u);
 		usernet_poll(u);
 	}
 	close(sv[0]);
 	close(sv[1]);
+	close(p[0]);
+	close(p[1]);
 	usernet_free(u);
 }
 

@@ -21,97 +21,26 @@ import os
 import re
 import subprocess
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from qmp_client import Qmp  # noqa: E402
+from demo_guest import Guests  # noqa: E402
 
 work, side, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
-emulator = sys.argv[4:]
-guest = os.environ["GUEST"]
-limit = float(os.environ.get("PINGPONG_TIMEOUT", "3600"))
-t_start = time.time()
-log = []            # the console, all processes in order
-log_lock = threading.Lock()
+g = Guests(work, side, sys.argv[4:], float(os.environ.get("PINGPONG_TIMEOUT", "3600")))
+fail, console, wait_for, say, qmp = g.fail, g.console, g.must, g.say, g.qmp
 disk = os.path.join(work, "disk.qcow2")
 BLOCK = 65536
 BLOCKS = 64
 
 
-def fail(msg):
-    with log_lock:
-        tail = "".join(log)[-3000:]
-    print("FAIL: %s: %s\n%s" % (side, msg, tail))
-    for p in procs:
-        if p.poll() is None:
-            p.kill()
-    for name in sorted(os.listdir(work)):
-        if name.startswith("err."):
-            print("== " + name)
-            print(open(os.path.join(work, name), errors="replace").read()[-2000:])
-    sys.exit(1)
-
-
-def console():
-    with log_lock:
-        return "".join(log)
-
-
-def reader(p):
-    for line in iter(p.stdout.readline, b""):
-        with log_lock:
-            log.append(line.decode(errors="replace"))
-
-
-procs = []
-
-
 def start(n, extra):
-    cmd = emulator + [
-        "-m", "256", "-smp", "2", "-nographic", "-serial", "stdio", "-monitor", "none",
-        "-no-reboot", "-kernel", guest + "/kernel", "-initrd", guest + "/initrd.cpio.gz",
-        "-append", open("tests/guest/linux/cmdline").read().strip(),
-        "-drive", "file=%s,if=virtio,format=qcow2" % disk,
-        "-netdev", "user,id=n0", "-device", "virtio-net-pci,netdev=n0",
-        "-qmp", "unix:%s/qmp.%d,server=on,wait=off" % (work, n)] + extra
-    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=open(os.path.join(work, "err.%d" % n), "w"))
-    threading.Thread(target=reader, args=(p,), daemon=True).start()
-    procs.append(p)
-    return p
-
-
-def wait_for(pattern, p, since=0):
-    rx = re.compile(pattern, re.M)
-    while not rx.search(console()[since:]):
-        if p.poll() is not None:
-            fail("exited (status %s) before %r" % (p.returncode, pattern))
-        if time.time() - t_start > limit:
-            fail("no %r in %ds" % (pattern, limit))
-        time.sleep(0.2)
-
-
-def say(p, line):
-    p.stdin.write((line + "\n").encode())
-    p.stdin.flush()
+    return g.start(n, ["-smp", "2", "-drive", "file=%s,if=virtio,format=qcow2" % disk,
+                       "-netdev", "user,id=n0", "-device", "virtio-net-pci,netdev=n0"] + extra)
 
 
 def counters():
     return [int(n) for n in re.findall(r"(?m)^CNT (\d+) END", console())]
-
-
-def qmp(n):
-    path = "%s/qmp.%d" % (work, n)
-    while not os.path.exists(path):
-        if procs[n].poll() is not None:
-            fail("process %d exited (status %s) before its QMP socket" % (n, procs[n].returncode))
-        if time.time() - t_start > limit:
-            fail("no QMP socket %s" % path)
-        time.sleep(0.1)
-    q = Qmp(path, timeout=120)
-    q.ok("qmp_capabilities")
-    return q
 
 
 cur = start(0, [])
@@ -138,8 +67,8 @@ for n in range(1, count + 1):
         s = src.ok("query-migrate")
         if s["status"] in ("completed", "failed", "cancelled"):
             break
-        if time.time() - t_start > limit:
-            fail("migration %d still %s after %ds" % (n, s["status"], limit))
+        if time.time() - g.t_start > g.limit:
+            fail("migration %d still %s after %ds" % (n, s["status"], g.limit))
         time.sleep(0.1)
     if s["status"] != "completed":
         fail("migration %d: %s" % (n, s))

@@ -2,11 +2,15 @@
  * a round trip, zero pages that take no room, passes that resend pages
  * (the last copy wins), and every kind of damage
  * (truncation at any byte, bad magic, version, padding, sizes, trailer)
- * refused with a one-line error. */
+ * refused with a one-line error; descriptors passed along on a unix
+ * socket arrive in order. */
 #include <check.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tests/unit/check_run.h"
@@ -311,6 +315,108 @@ START_TEST(extra_bytes_are_refused)
 }
 END_TEST
 
+/* ------------------------------------------- descriptors on a unix socket */
+
+#define PASSED 300 /* two SCM_RIGHTS messages */
+
+struct writer {
+	int fd;
+	const int *fds;
+	unsigned nfds;
+	int r;
+	char err[256];
+};
+
+static void *write_with_fds(void *arg)
+{
+	struct writer *w = arg;
+	struct mig_ram ram[2] = {{ram_a, sizeof(ram_a)}, {ram_b, sizeof(ram_b)}};
+	struct mig_stats st = {0};
+	struct mig_out o = {.fd = w->fd,
+			    .st = &st,
+			    .err = w->err,
+			    .errlen = sizeof(w->err),
+			    .fds = w->fds,
+			    .nfds = w->nfds};
+
+	w->r = mig_out_header(&o, 2) < 0 || mig_out_pass(&o, 1, ram, 2, NULL) < 0 ||
+			       mig_out_end(&o, tree, sizeof(tree)) < 0
+		       ? -1
+		       : 0;
+	close(w->fd);
+	return NULL;
+}
+
+/* Each passed descriptor is a memfd as long as its index: the reader
+ * can tell which one it got. */
+START_TEST(fds_come_in_order)
+{
+	struct mig_ram ram[2] = {{got_a, sizeof(ram_a)}, {got_b, sizeof(ram_b)}};
+	struct mig_stats st = {0};
+	struct writer w = {.nfds = PASSED};
+	int sv[2], fds[PASSED];
+	struct mig_in in;
+	char err[256];
+	pthread_t t;
+	size_t len;
+	void *got;
+
+	fill();
+	for (unsigned i = 0; i < PASSED; i++) {
+		fds[i] = memfd_create("passed", MFD_CLOEXEC);
+		ck_assert_int_ge(fds[i], 0);
+		ck_assert_int_eq(ftruncate(fds[i], i), 0);
+	}
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	w.fd = sv[0];
+	w.fds = fds;
+	ck_assert_int_eq(pthread_create(&t, NULL, write_with_fds, &w), 0);
+	memset(got_a, 0, sizeof(got_a));
+	memset(got_b, 0, sizeof(got_b));
+	ck_assert_int_eq(mig_stream_read_header(&in, sv[1], err, sizeof(err)), 0);
+	ck_assert(in.unix_socket);
+	ck_assert_int_eq(mig_stream_read_ram(&in, ram, 2, &st, err, sizeof(err)), 0);
+	ck_assert_msg(mig_stream_read_tree(&in, &got, &len, err, sizeof(err)) == 0, "%s", err);
+	pthread_join(t, NULL);
+	ck_assert_msg(w.r == 0, "%s", w.err);
+	ck_assert_mem_eq(got_a, ram_a, sizeof(ram_a));
+	ck_assert_uint_eq(len, sizeof(tree));
+	ck_assert(!in.fds_lost);
+	ck_assert_uint_eq(in.nfds, PASSED);
+	for (unsigned i = 0; i < PASSED; i++) {
+		struct stat sb;
+
+		ck_assert_int_eq(fstat(in.fds[i], &sb), 0);
+		ck_assert_int_eq(sb.st_size, i);
+		close(fds[i]);
+	}
+	mig_in_close_fds(&in);
+	ck_assert_uint_eq(in.nfds, 0);
+	free(got);
+	close(sv[1]);
+}
+END_TEST
+
+/* More than the state section can carry: the writer refuses. */
+START_TEST(too_many_fds_are_refused)
+{
+	static int fds[MIG_MAX_FDS + 1];
+	struct mig_stats st = {0};
+	char err[256] = "";
+	int fd = memfd_create("mig", 0);
+	struct mig_out o = {.fd = fd,
+			    .st = &st,
+			    .err = err,
+			    .errlen = sizeof(err),
+			    .fds = fds,
+			    .nfds = MIG_MAX_FDS + 1};
+
+	ck_assert_int_eq(mig_out_end(&o, tree, sizeof(tree)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "too many"));
+	close(fd);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("migration_stream");
@@ -325,6 +431,8 @@ int main(void)
 	tcase_add_loop_test(tc, later_passes_win, 0, 2);
 	tcase_add_test(tc, extra_bytes_are_refused);
 	tcase_add_test(tc, first_pass_zero_pages_are_not_touched);
+	tcase_add_test(tc, fds_come_in_order);
+	tcase_add_test(tc, too_many_fds_are_refused);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
