@@ -1,0 +1,341 @@
+/* hotplug.c — run-time device_add and device_del (QMP and HMP), the
+ * drives they use (drive_add, blockdev-add, blockdev-del), and the
+ * native PCIe hot-plug that carries them out.
+ *
+ * A virtio-blk-pci goes into an empty pcie-root-port: the same parsers
+ * as the command line's -device and -drive/-blockdev add it to the
+ * configuration, the board opens its disk and builds it behind the port,
+ * and the port reports the new presence to the guest (pciehp powers the
+ * slot on and enumerates it). device_del presses the port's attention
+ * button; when the guest has powered the slot off, the device is freed on
+ * the main thread and DEVICE_DELETED is sent, as QEMU does. A slot the
+ * guest never powered on is emptied at once. Devices on the root bus
+ * (and every other device model) are not hot-pluggable. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/backends.h"
+#include "devices/virtio/virtio.h"
+#include "vmm/machine.h"
+
+static const char *root_bus_name(const struct machine *m)
+{
+	return m->cfg->q35 ? "pcie.0" : "pci.0";
+}
+
+/* The virtio-blk-pci whose id= is id (present now), or -1. */
+static int find_vblk(const struct machine *m, const char *id)
+{
+	for (unsigned i = 0; i < m->cfg->n_vblk; i++)
+		if (m->vblk[i] && id[0] && !strcmp(m->cfg->vblk[i].id, id))
+			return (int)i;
+	return -1;
+}
+
+static bool id_taken(const struct machine *m, const char *id)
+{
+	if (find_vblk(m, id) >= 0 || cli_find_root_port(m->cfg, id) >= 0)
+		return true;
+	for (unsigned i = 0; i < m->cfg->n_nics; i++)
+		if (!strcmp(m->cfg->nics[i].id, id))
+			return true;
+	return false;
+}
+
+/* The if=none drive or block node named id, unused by a present device:
+ * its index, or -1 with err. */
+static int free_drive(const struct machine *m, const char *id, char *err, size_t errlen)
+{
+	const struct vmm_config *cfg = m->cfg;
+
+	for (unsigned d = 0; d < cfg->n_vdrives; d++) {
+		if (!cfg->vdrives[d].file || strcmp(cfg->vdrives[d].id, id) ||
+		    cfg->vdrives[d].iface != DRIVE_IF_NONE)
+			continue;
+		for (unsigned i = 0; i < cfg->n_vblk; i++)
+			if (m->vblk[i] && cfg->vblk[i].drive == d) {
+				snprintf(err, errlen, "Drive '%s' is already in use", id);
+				return -1;
+			}
+		return (int)d;
+	}
+	snprintf(err, errlen, "Property 'virtio-blk-device.drive' can't find value '%s'", id);
+	return -1;
+}
+
+/* The checks of a parsed virtio-blk-pci spec before it is built: its id,
+ * its bus (an empty root port) and its drive. The port's index or -1. */
+static int check_new_vblk(struct machine *m, struct virtio_blk_spec *v, char *err,
+			  size_t errlen)
+{
+	int port, d;
+
+	if (!v->id[0] || id_taken(m, v->id)) {
+		snprintf(err, errlen, v->id[0] ? "Duplicate device ID '%s' for device"
+					       : "device_add needs id= (device_del names it)%s",
+			 v->id);
+		return -1;
+	}
+	if (!v->bus[0]) {
+		snprintf(err, errlen, "Bus '%s' does not support hotplugging", root_bus_name(m));
+		return -1;
+	}
+	port = cli_find_root_port(m->cfg, v->bus);
+	if (port < 0 || !m->root_ports[port]) {
+		snprintf(err, errlen, "Bus '%s' not found", v->bus);
+		return -1;
+	}
+	if (v->devfn > 0 || pci_bus_find(pcie_root_port_bus(m->root_ports[port]), 0) ||
+	    pcie_root_port_unplug_pending(m->root_ports[port])) {
+		snprintf(err, errlen, "Bus '%s': its slot is not free (a root port has one)",
+			 v->bus);
+		return -1;
+	}
+	d = free_drive(m, v->drive_id, err, errlen);
+	if (d < 0)
+		return -1;
+	v->drive = (unsigned)d;
+	v->devfn = 0;
+	v->bootindex = -1; /* the firmware has run */
+	return port;
+}
+
+/* props: the properties after the driver name, key=value,... */
+int machine_device_add(struct machine *m, const char *driver, const char *props, char *err,
+		       size_t errlen)
+{
+	struct vmm_config *cfg = m->cfg_rw;
+	const struct cli_device_help *h = cli_device_help_find(driver);
+	char buf[512];
+	unsigned n;
+	int port;
+
+	if (h)
+		driver = h->name; /* virtio-blk: virtio-blk-pci */
+	if (!h || !cfg || !m->board_ready) {
+		snprintf(err, errlen, "'%s' is not a valid device model name", driver);
+		return -1;
+	}
+	if (strcmp(driver, "virtio-blk-pci")) {
+		snprintf(err, errlen,
+			 "Device '%s' cannot be hot-plugged (vmm hot-plugs virtio-blk-pci)", driver);
+		return -1;
+	}
+	if (snprintf(buf, sizeof(buf), "%s", props) >= (int)sizeof(buf)) {
+		snprintf(err, errlen, "properties too long");
+		return -1;
+	}
+	n = cfg->n_vblk;
+	if (cli_parse_virtio_blk(cfg, buf, err, errlen) < 0)
+		return -1;
+	port = check_new_vblk(m, &cfg->vblk[n], err, errlen);
+	if (port < 0 || board_add_virtio_blk(m, n, err, errlen) < 0) {
+		block_close(m->vdisks[n]);
+		m->vdisks[n] = NULL;
+		cfg->n_vblk = n;
+		return -1;
+	}
+	pcie_root_port_plugged(m->root_ports[port]);
+	return 0;
+}
+
+/* Main thread: free virtio-blk i and report it. */
+static void remove_vblk(struct machine *m, unsigned i)
+{
+	struct virtio_blk_spec *v = &m->cfg_rw->vblk[i];
+	int port = cli_find_root_port(m->cfg, v->bus);
+	char id[sizeof(v->id)];
+
+	machine_pause(m);
+	virtio_blk_free(m->vblk[i]);
+	m->vblk[i] = NULL;
+	block_close(m->vdisks[i]);
+	m->vdisks[i] = NULL;
+	machine_resume(m);
+	if (port >= 0 && m->root_ports[port])
+		pcie_root_port_unplugged(m->root_ports[port]);
+	strcpy(id, v->id);
+	v->id[0] = 0; /* the id and the drive are free again */
+	machine_event(m, "DEVICE_DELETED", "{\"device\": \"%s\", \"path\": \"/machine/peripheral/%s\"}",
+		      id, id);
+}
+
+/* The guest powered off a slot whose device device_del asked for. */
+static void eject_on_main(void *opaque)
+{
+	struct hotplug_port *hp = opaque;
+	struct machine *m = hp->m;
+	const char *port_id = m->cfg->root_ports[hp->index].id;
+
+	for (unsigned i = 0; i < m->cfg->n_vblk; i++)
+		if (m->vblk[i] && !strcmp(m->cfg->vblk[i].bus, port_id))
+			remove_vblk(m, i);
+}
+
+static void eject_requested(void *opaque, struct pcie_root_port *rp)
+{
+	struct hotplug_port *hp = opaque;
+
+	if (evloop_call(hp->m->host.loop, eject_on_main, hp) < 0)
+		fprintf(stderr, "vmm: hot-unplug: could not reach the main thread\n");
+}
+
+void machine_hotplug_wire(struct machine *m)
+{
+	for (unsigned i = 0; i < CLI_MAX_ROOT_PORTS; i++) {
+		if (!m->root_ports[i])
+			continue;
+		m->hotplug[i] = (struct hotplug_port){m, i};
+		pcie_root_port_set_eject(m->root_ports[i], eject_requested, &m->hotplug[i]);
+	}
+}
+
+int machine_device_del(struct machine *m, const char *id, char *err, size_t errlen)
+{
+	int i = find_vblk(m, id), port, r;
+
+	if (i < 0) {
+		snprintf(err, errlen, "Device '%s' not found", id);
+		return -ENOENT;
+	}
+	port = cli_find_root_port(m->cfg, m->cfg->vblk[i].bus);
+	if (port < 0 || !m->root_ports[port]) {
+		snprintf(err, errlen, "Bus '%s' does not support hotplugging", root_bus_name(m));
+		return -EINVAL;
+	}
+	if (pcie_root_port_unplug_pending(m->root_ports[port])) {
+		snprintf(err, errlen, "Device %s is already in the process of unplug", id);
+		return -EBUSY;
+	}
+	r = pcie_root_port_request_unplug(m->root_ports[port]);
+	if (r == -EBUSY) {
+		snprintf(err, errlen, "Hot-unplug failed: guest is busy (power indicator blinking)");
+		return r;
+	}
+	if (r == 1)
+		remove_vblk(m, (unsigned)i);
+	return 0;
+}
+
+/* ------------------------------------------------------------ drives */
+
+/* Whether the comma-separated opts hold the item kv. */
+static bool has_option(const char *opts, const char *kv)
+{
+	size_t len = strlen(kv);
+
+	for (const char *p = opts; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, kv, len) && (p[len] == ',' || !p[len]))
+			return true;
+	return false;
+}
+
+int machine_drive_add(struct machine *m, const char *opts, char *err, size_t errlen)
+{
+	struct vmm_config *cfg = m->cfg_rw;
+	unsigned n = cfg ? cfg->n_vdrives : 0;
+
+	/* a drive of its own device (if=virtio, if=ide) is not hot-plugged */
+	if (!cfg || !has_option(opts, "if=none")) {
+		snprintf(err, errlen, "drive_add: only if=none drives (for device_add)");
+		return -1;
+	}
+	if (cli_parse_drive(cfg, opts, err, errlen) < 0)
+		return -1;
+	if (cfg->n_vdrives != n + 1 || cfg->vdrives[n].iface != DRIVE_IF_NONE) {
+		snprintf(err, errlen, "drive_add: only if=none drives (for device_add)");
+		cfg->n_vdrives = n;
+		return -1;
+	}
+	return 0;
+}
+
+int machine_blockdev_add(struct machine *m, const char *json, char *err, size_t errlen)
+{
+	if (!m->cfg_rw) {
+		snprintf(err, errlen, "There is no guest");
+		return -1;
+	}
+	return cli_parse_blockdev(m->cfg_rw, NULL, json, err, errlen);
+}
+
+/* A format node leaves its file node; a file node (or a drive_add drive)
+ * goes. Not while a device uses it. */
+int machine_blockdev_del(struct machine *m, const char *node, char *err, size_t errlen)
+{
+	struct vmm_config *cfg = m->cfg_rw;
+
+	for (unsigned d = 0; cfg && d < cfg->n_vdrives; d++) {
+		struct drive_spec *s = &cfg->vdrives[d];
+		bool format = !strcmp(s->id, node) && s->node_file[0] && strcmp(s->node_file, node);
+
+		if (s->iface != DRIVE_IF_NONE || !s->file ||
+		    (strcmp(s->id, node) && strcmp(s->node_file, node)))
+			continue;
+		for (unsigned i = 0; i < cfg->n_vblk; i++)
+			if (m->vblk[i] && cfg->vblk[i].drive == d) {
+				snprintf(err, errlen, "Node '%s' is busy: in use by device '%s'",
+					 node, cfg->vblk[i].id);
+				return -1;
+			}
+		if (format) {
+			strcpy(s->id, s->node_file);
+			s->format = DRIVE_FORMAT_RAW;
+		} else if (!strcmp(s->id, node)) {
+			s->id[0] = s->node_file[0] = 0;
+			s->file = NULL;
+		} else {
+			snprintf(err, errlen, "Node '%s' is busy: format node '%s' is on it", node,
+				 s->id);
+			return -1;
+		}
+		return 0;
+	}
+	snprintf(err, errlen, "Failed to find node with node-name='%s'", node);
+	return -1;
+}
+
+/* --------------------------------------------------------------- HMP */
+
+/* device_add DRIVER,prop=value,... */
+void hmp_device_add(struct machine *m, int argc, char **argv, FILE *out)
+{
+	char driver[64], err[256];
+	size_t len = argc == 2 ? strcspn(argv[1], ",") : 0;
+
+	if (argc != 2 || len == 0 || len >= sizeof(driver)) {
+		fprintf(out, "usage: device_add DRIVER,prop=value,...\n");
+		return;
+	}
+	memcpy(driver, argv[1], len);
+	driver[len] = 0;
+	if (machine_device_add(m, driver, argv[1][len] ? argv[1] + len + 1 : "", err,
+			       sizeof(err)) < 0)
+		fprintf(out, "Error: %s\n", err);
+}
+
+void hmp_device_del(struct machine *m, int argc, char **argv, FILE *out)
+{
+	char err[256];
+
+	if (argc != 2)
+		fprintf(out, "usage: device_del ID\n");
+	else if (machine_device_del(m, argv[1], err, sizeof(err)) < 0)
+		fprintf(out, "Error: %s\n", err);
+}
+
+/* drive_add PCI-ADDR file=...,if=none,id=...: the address is QEMU's
+ * (for its legacy if=pci drives) and not used. */
+void hmp_drive_add(struct machine *m, int argc, char **argv, FILE *out)
+{
+	char err[256];
+
+	if (argc != 3)
+		fprintf(out, "usage: drive_add DUMMY file=PATH,if=none,id=ID[,format=F]\n");
+	else if (machine_drive_add(m, argv[2], err, sizeof(err)) < 0)
+		fprintf(out, "Error: %s\n", err);
+	else
+		fprintf(out, "OK\n");
+}
