@@ -1,0 +1,189 @@
+"""pcie_hotplug.py — driven by pcie-hotplug.sh: one run of make demo's
+guest (Debian's kernel) on -M q35 with three pcie-root-ports, under the
+emulator given on the command line, with a QMP socket.
+
+Checked, in order:
+  - pciehp bound to the empty ports (their hot-plug service exists);
+  - refused with a QMP error: device_add on an unknown bus, on the root
+    bus, into the port that holds a device, a device model that cannot go
+    there; device_del of an unknown id;
+  - blockdev-add (file + raw nodes) and device_add of a virtio-blk-pci
+    into the empty port pci.1: the guest sees /dev/vda appear, reads the
+    pattern the host put in the image (sha256 equal), writes its own block
+    which the host then finds in the image (sha256 equal);
+  - device_add into pci.1 again (now busy) is refused;
+  - device_del: the guest releases the slot (attention button, power
+    off), DEVICE_DELETED names the device, /dev/vda is gone, blockdev-del
+    of both nodes succeeds;
+  - the HMP path through human-monitor-command: drive_add, device_add
+    into pci.2, the guest sees the disk, device_del, DEVICE_DELETED."""
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import time
+
+from qmp_client import Qmp
+
+LIMIT = int(os.environ.get("PCIE_HOTPLUG_TIMEOUT", "600"))
+MIB = 1 << 20
+RUNNING = []
+
+
+def fail(side, msg, out=b""):
+    for p in RUNNING:
+        if p.poll() is None:
+            p.kill()
+    print("FAIL: %s: %s" % (side, msg))
+    sys.stdout.write(out[-4000:].decode("latin-1"))
+    sys.exit(1)
+
+
+class Guest:
+    def __init__(self, side, argv, sock):
+        self.side = side
+        self.out = b""
+        self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT)
+        RUNNING.append(self.p)
+        os.set_blocking(self.p.stdout.fileno(), False)
+        self.t0 = time.time()
+        self.wait_for(rb"vmm demo: a shell")
+        self.qmp = Qmp(sock, timeout=LIMIT)
+        self.qmp.ok("qmp_capabilities")
+        self.n = 0
+
+    def pump(self):
+        try:
+            data = self.p.stdout.read()
+        except BlockingIOError:
+            data = None
+        if data:
+            self.out += data
+        elif self.p.poll() is not None:
+            fail(self.side, "exited (%s)" % self.p.returncode, self.out)
+
+    def wait_for(self, pattern, start=0):
+        while True:
+            self.pump()
+            m = re.search(pattern, self.out[start:])
+            if m:
+                return m
+            if time.time() - self.t0 > LIMIT:
+                fail(self.side, "no %r in %d s" % (pattern, LIMIT), self.out)
+            time.sleep(0.2)
+
+    def ask(self, cmd):
+        """Run cmd in the guest's shell: its output, one line."""
+        self.n += 1
+        tag = "ANS%d" % self.n
+        start = len(self.out)
+        self.p.stdin.write(("printf '%s: %%s END\\n' \"$(%s)\"\n" % (tag, cmd)).encode())
+        self.p.stdin.flush()
+        m = self.wait_for(rb"\n" + tag.encode() + rb": (.*?) END", start)
+        return m.group(1).decode().strip()
+
+    def until_guest(self, what, cmd, want, timeout=90):
+        t = time.time()
+        while True:
+            got = self.ask(cmd)
+            if got == want:
+                return time.time() - t
+            if time.time() - t > timeout:
+                fail(self.side, "%s: '%s' after %d s (want '%s')" % (what, got, timeout, want),
+                     self.out)
+            time.sleep(1)
+
+    def refused(self, what, name, **args):
+        r = self.qmp.cmd(name, **args)
+        if "error" not in r:
+            fail(self.side, "%s: accepted: %s" % (what, r), self.out)
+        return r["error"].get("class")
+
+    def deleted(self, dev_id):
+        try:
+            ev = self.qmp.event("DEVICE_DELETED", timeout=120)
+        except TimeoutError as e:
+            fail(self.side, "device_del %s: %s" % (dev_id, e), self.out)
+        while ev["data"].get("device") != dev_id:  # QEMU also reports the virtio backend
+            ev = self.qmp.event("DEVICE_DELETED", timeout=120)
+        if ev["data"].get("path") != "/machine/peripheral/" + dev_id:
+            fail(self.side, "DEVICE_DELETED: %s" % ev, self.out)
+
+    def stop(self):
+        self.p.stdin.write(b"poweroff -f\n")
+        self.p.stdin.flush()
+        try:
+            self.p.wait(60)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+
+
+VDA = "test -b /dev/vda && echo yes || echo no"
+
+
+def main():
+    side, sock, disk, disk2 = sys.argv[1:5]
+    argv = sys.argv[5:]
+    pattern = os.urandom(MIB)
+    with open(disk, "r+b") as f:
+        f.seek(MIB)
+        f.write(pattern)
+    g = Guest(side, argv, sock)
+    svc = g.ask("ls /sys/bus/pci_express/devices | grep -c 'pcie004$'")
+    if svc != "3":
+        fail(side, "pciehp services: %s (want 3)" % svc, g.out)
+
+    g.refused("unknown bus", "device_add", driver="virtio-blk-pci", id="x0", bus="nosuch",
+              drive="none0")
+    g.refused("root bus", "device_add", driver="virtio-rng-pci", id="x1", bus="pcie.0",
+              addr="0x9")
+    g.refused("busy port", "device_add", driver="virtio-rng-pci", id="x2", bus="pci.3")
+    g.refused("device model", "device_add", driver="isa-debug-exit", id="x3", bus="pci.1")
+    if g.refused("unknown id", "device_del", id="nosuch") != "DeviceNotFound":
+        fail(side, "device_del nosuch: not DeviceNotFound", g.out)
+
+    g.qmp.ok("blockdev-add", driver="file", filename=disk, **{"node-name": "f1"})
+    g.qmp.ok("blockdev-add", driver="raw", file="f1", **{"node-name": "d1"})
+    g.qmp.ok("device_add", driver="virtio-blk-pci", id="hd1", bus="pci.1", drive="d1")
+    took = g.until_guest("hot-added disk", VDA, "yes")
+    want = hashlib.sha256(pattern).hexdigest()
+    got = g.ask("dd if=/dev/vda bs=1M skip=1 count=1 2>/dev/null | sha256sum | cut -c1-64")
+    if got != want:
+        fail(side, "the guest read %s, the image holds %s" % (got, want), g.out)
+    wrote = g.ask("dd if=/dev/urandom of=/tmp/blk bs=64k count=16 2>/dev/null && "
+                  "dd if=/tmp/blk of=/dev/vda bs=64k seek=64 conv=fsync 2>/dev/null && "
+                  "sha256sum /tmp/blk | cut -c1-64")
+    g.refused("busy port after add", "device_add", driver="virtio-blk-pci", id="hd9",
+              bus="pci.1", drive="d1")
+
+    g.qmp.ok("device_del", id="hd1")
+    g.deleted("hd1")
+    g.until_guest("removed disk", VDA, "no")
+    with open(disk, "rb") as f:
+        f.seek(4 * MIB)
+        host = hashlib.sha256(f.read(MIB)).hexdigest()
+    if host != wrote:
+        fail(side, "the guest wrote %s, the image holds %s" % (wrote, host), g.out)
+    g.qmp.ok("blockdev-del", **{"node-name": "d1"})
+    g.qmp.ok("blockdev-del", **{"node-name": "f1"})
+
+    hmp = [("drive_add 0 file=%s,if=none,id=drv2,format=raw" % disk2, "OK"),
+           ("device_add virtio-blk-pci,drive=drv2,id=hd2,bus=pci.2", "")]
+    for line, want_out in hmp:
+        out = g.qmp.ok("human-monitor-command", **{"command-line": line}).strip()
+        if out != want_out:
+            fail(side, "HMP %s: %r" % (line, out), g.out)
+    g.until_guest("HMP hot-added disk", VDA, "yes")
+    out = g.qmp.ok("human-monitor-command", **{"command-line": "device_del hd2"}).strip()
+    if out:
+        fail(side, "HMP device_del: %r" % out, g.out)
+    g.deleted("hd2")
+    g.until_guest("HMP removed disk", VDA, "no")
+    g.stop()
+    print("pcie-hotplug: %s ok (disk seen %.1f s after device_add)" % (side, took))
+
+
+main()
