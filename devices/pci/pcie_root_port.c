@@ -248,11 +248,16 @@ void pcie_root_port_set_eject(struct pcie_root_port *rp,
 	rp->eject_opaque = opaque;
 }
 
-/* A device arrived in the slot (already on the bus behind it). */
+/* A device arrived in the slot (already on the bus behind it). Into an
+ * unpowered slot the button is pressed too, as a person would after
+ * inserting a card: an OS that enables button events enables no presence
+ * events (Linux), and only the button asks it to power the slot on. */
 void pcie_root_port_plugged(struct pcie_root_port *rp)
 {
 	pci_dev_lock(&rp->pci);
 	set_presence(rp, true, true);
+	if (!slot_powered(rp))
+		set_status(rp, SLTSTA_ABP, 0);
 	update_link(rp, true);
 	update_irq(rp);
 	pci_dev_unlock(&rp->pci);

@@ -32,8 +32,9 @@ struct pci_bus *pcie_root_port_bus(struct pcie_root_port *rp);
 void pcie_root_port_update_slot(struct pcie_root_port *rp);
 
 /* Native hot-plug (main thread; no device lock held). After a device is
- * added behind the port at run time: presence detect changed, the link
- * comes up once the guest powers the slot. */
+ * added behind the port at run time: presence detect changed and, when
+ * the slot is off, the attention button; the link comes up once the
+ * guest powers the slot. */
 void pcie_root_port_plugged(struct pcie_root_port *rp);
 /* Ask the guest to release the device (the attention button): 0 asked,
  * 1 when the slot is powered off (the caller removes the device now),

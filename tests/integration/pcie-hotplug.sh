@@ -1,7 +1,8 @@
 #!/bin/sh
 # pcie-hotplug.sh — native PCIe hot-plug on -M q35 with Debian's own kernel
 # (make demo's image, booted directly): three pcie-root-ports as libvirt
-# writes them (pci.3 holds a virtio-rng-pci), pciehp on each; QMP
+# writes them (pci.3 holds a virtio-rng-pci), pciehp on each (the DSDT's
+# _OSC grants native hot-plug: no pcie_ports=native); QMP
 # blockdev-add + device_add of a virtio-blk-pci into an empty port, the
 # guest reads and writes it (sha256 against the image), device_del with
 # the guest's cooperation and DEVICE_DELETED; the refusals (unknown bus,
@@ -30,7 +31,7 @@ run() {
 		"$@" -M q35 -m 512 -smp 2 -nographic -serial stdio -monitor none -no-reboot -net none \
 		-qmp "unix:$work/qmp.sock,server=on,wait=off" \
 		-kernel "$guest/kernel" -initrd "$guest/initrd.cpio.gz" \
-		-append "$(cat tests/guest/linux/cmdline) pcie_ports=native" \
+		-append "$(cat tests/guest/linux/cmdline)" \
 		-device "$port" \
 		-device '{"driver":"pcie-root-port","port":17,"chassis":2,"id":"pci.2","bus":"pcie.0","addr":"0x2.0x1"}' \
 		-device '{"driver":"pcie-root-port","port":18,"chassis":3,"id":"pci.3","bus":"pcie.0","addr":"0x2.0x2"}' \
