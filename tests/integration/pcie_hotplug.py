@@ -4,14 +4,15 @@ emulator given on the command line, with a QMP socket.
 
 Checked, in order:
   - pciehp bound to the empty ports (their hot-plug service exists);
-  - refused with a QMP error: device_add on an unknown bus, on the root
-    bus, into the port that holds a device, a device model that cannot go
+  - blockdev-add (file + raw nodes); refused with a QMP error:
+    device_add of a virtio-blk-pci on an unknown bus, on the root bus,
+    into the port that holds a device, a device model that cannot go
     there; device_del of an unknown id;
-  - blockdev-add (file + raw nodes) and device_add of a virtio-blk-pci
-    into the empty port pci.1: the guest sees /dev/vda appear, reads the
+  - device_add of a virtio-blk-pci on that drive into the empty port
+    pci.1: the guest sees /dev/vda appear, reads the
     pattern the host put in the image (sha256 equal), writes its own block
     which the host then finds in the image (sha256 equal);
-  - device_add into pci.1 again (now busy) is refused;
+  - a second device on the same drive is refused;
   - device_del: the guest releases the slot (attention button, power
     off), DEVICE_DELETED names the device, /dev/vda is gone, blockdev-del
     of both nodes succeeds;
@@ -136,17 +137,18 @@ def main():
     if svc != "3":
         fail(side, "pciehp services: %s (want 3)" % svc, g.out)
 
+    g.qmp.ok("blockdev-add", driver="file", filename=disk, **{"node-name": "f1"})
+    g.qmp.ok("blockdev-add", driver="raw", file="f1", **{"node-name": "d1"})
     g.refused("unknown bus", "device_add", driver="virtio-blk-pci", id="x0", bus="nosuch",
-              drive="none0")
-    g.refused("root bus", "device_add", driver="virtio-rng-pci", id="x1", bus="pcie.0",
-              addr="0x9")
-    g.refused("busy port", "device_add", driver="virtio-rng-pci", id="x2", bus="pci.3")
+              drive="d1")
+    g.refused("root bus", "device_add", driver="virtio-blk-pci", id="x1", bus="pcie.0",
+              addr="0x9", drive="d1")
+    g.refused("busy port", "device_add", driver="virtio-blk-pci", id="x2", bus="pci.3",
+              addr="0x0", drive="d1")
     g.refused("device model", "device_add", driver="isa-debug-exit", id="x3", bus="pci.1")
     if g.refused("unknown id", "device_del", id="nosuch") != "DeviceNotFound":
         fail(side, "device_del nosuch: not DeviceNotFound", g.out)
 
-    g.qmp.ok("blockdev-add", driver="file", filename=disk, **{"node-name": "f1"})
-    g.qmp.ok("blockdev-add", driver="raw", file="f1", **{"node-name": "d1"})
     g.qmp.ok("device_add", driver="virtio-blk-pci", id="hd1", bus="pci.1", drive="d1")
     took = g.until_guest("hot-added disk", VDA, "yes")
     want = hashlib.sha256(pattern).hexdigest()
@@ -156,8 +158,8 @@ def main():
     wrote = g.ask("dd if=/dev/urandom of=/tmp/blk bs=64k count=16 2>/dev/null && "
                   "dd if=/tmp/blk of=/dev/vda bs=64k seek=64 conv=fsync 2>/dev/null && "
                   "sha256sum /tmp/blk | cut -c1-64")
-    g.refused("busy port after add", "device_add", driver="virtio-blk-pci", id="hd9",
-              bus="pci.1", drive="d1")
+    g.refused("drive in use", "device_add", driver="virtio-blk-pci", id="hd9",
+              bus="pci.2", drive="d1")
 
     g.qmp.ok("device_del", id="hd1")
     g.deleted("hd1")
