@@ -11,6 +11,7 @@
  * the main thread and DEVICE_DELETED is sent, as QEMU does. A slot the
  * guest never powered on is emptied at once. Devices on the root bus
  * (and every other device model) are not hot-pluggable. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,18 @@ static int free_drive(const struct machine *m, const char *id, char *err, size_t
 	return -1;
 }
 
+/* QEMU's rule for ids: a letter, then letters, digits, '-', '.', '_'
+ * (DEVICE_DELETED carries it into JSON as it is). */
+static bool valid_id(const char *id)
+{
+	if (!isalpha((unsigned char)id[0]))
+		return false;
+	for (; *id; id++)
+		if (!isalnum((unsigned char)*id) && !strchr("-._", *id))
+			return false;
+	return true;
+}
+
 /* The checks of a parsed virtio-blk-pci spec before it is built: its id,
  * its bus (an empty root port) and its drive. The port's index or -1. */
 static int check_new_vblk(struct machine *m, struct virtio_blk_spec *v, char *err,
@@ -72,10 +85,16 @@ static int check_new_vblk(struct machine *m, struct virtio_blk_spec *v, char *er
 {
 	int port, d;
 
-	if (!v->id[0] || id_taken(m, v->id)) {
-		snprintf(err, errlen, v->id[0] ? "Duplicate device ID '%s' for device"
-					       : "device_add needs id= (device_del names it)%s",
-			 v->id);
+	if (!v->id[0]) {
+		snprintf(err, errlen, "device_add needs id= (device_del names it)");
+		return -1;
+	}
+	if (!valid_id(v->id)) {
+		snprintf(err, errlen, "Parameter 'id' expects an identifier");
+		return -1;
+	}
+	if (id_taken(m, v->id)) {
+		snprintf(err, errlen, "Duplicate device ID '%s' for device", v->id);
 		return -1;
 	}
 	if (!v->bus[0]) {

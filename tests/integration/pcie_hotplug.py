@@ -20,70 +20,19 @@ Checked, in order:
     into pci.2, the guest sees the disk, device_del, DEVICE_DELETED."""
 import hashlib
 import os
-import re
-import subprocess
 import sys
 import time
 
-from qmp_client import Qmp
+import demo_guest
+from demo_guest import fail
 
 LIMIT = int(os.environ.get("PCIE_HOTPLUG_TIMEOUT", "600"))
 MIB = 1 << 20
-RUNNING = []
 
 
-def fail(side, msg, out=b""):
-    for p in RUNNING:
-        if p.poll() is None:
-            p.kill()
-    print("FAIL: %s: %s" % (side, msg))
-    sys.stdout.write(out[-4000:].decode("latin-1"))
-    sys.exit(1)
-
-
-class Guest:
+class Guest(demo_guest.Guest):
     def __init__(self, side, argv, sock):
-        self.side = side
-        self.out = b""
-        self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT)
-        RUNNING.append(self.p)
-        os.set_blocking(self.p.stdout.fileno(), False)
-        self.t0 = time.time()
-        self.wait_for(rb"vmm demo: a shell")
-        self.qmp = Qmp(sock, timeout=LIMIT)
-        self.qmp.ok("qmp_capabilities")
-        self.n = 0
-
-    def pump(self):
-        try:
-            data = self.p.stdout.read()
-        except BlockingIOError:
-            data = None
-        if data:
-            self.out += data
-        elif self.p.poll() is not None:
-            fail(self.side, "exited (%s)" % self.p.returncode, self.out)
-
-    def wait_for(self, pattern, start=0):
-        while True:
-            self.pump()
-            m = re.search(pattern, self.out[start:])
-            if m:
-                return m
-            if time.time() - self.t0 > LIMIT:
-                fail(self.side, "no %r in %d s" % (pattern, LIMIT), self.out)
-            time.sleep(0.2)
-
-    def ask(self, cmd):
-        """Run cmd in the guest's shell: its output, one line."""
-        self.n += 1
-        tag = "ANS%d" % self.n
-        start = len(self.out)
-        self.p.stdin.write(("printf '%s: %%s END\\n' \"$(%s)\"\n" % (tag, cmd)).encode())
-        self.p.stdin.flush()
-        m = self.wait_for(rb"\n" + tag.encode() + rb": (.*?) END", start)
-        return m.group(1).decode().strip()
+        super().__init__(side, argv, sock, LIMIT)
 
     def until_guest(self, what, cmd, want, timeout=90):
         t = time.time()
@@ -112,14 +61,6 @@ class Guest:
         if ev["data"].get("path") != "/machine/peripheral/" + dev_id:
             fail(self.side, "DEVICE_DELETED: %s" % ev, self.out)
 
-    def stop(self):
-        self.p.stdin.write(b"poweroff -f\n")
-        self.p.stdin.flush()
-        try:
-            self.p.wait(60)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            self.p.wait()
 
 
 VDA = "test -b /dev/vda && echo yes || echo no"
