@@ -420,8 +420,9 @@ int board_add_virtio_blk(struct machine *m, unsigned i, char *err, size_t errlen
 
 /* ----------------------------------------------------------- hotplug.c */
 
-/* Run-time device_add / device_del (main thread): a virtio-blk-pci into
- * an empty pcie-root-port (props: "drive=ID,id=ID,bus=PORT,..."), and its
+/* Run-time device_add / device_del (main thread): a virtio-blk-pci or
+ * virtio-net-pci into an empty pcie-root-port (props:
+ * "drive=ID,id=ID,bus=PORT,...", "netdev=ID,..."), and its
  * removal with the guest's cooperation (DEVICE_DELETED when done). 0, or
  * -1 (del: -ENOENT unknown id, other -errno) with err in QEMU's words. */
 int machine_device_add(struct machine *m, const char *driver, const char *props, char *err,
@@ -432,9 +433,14 @@ int machine_device_del(struct machine *m, const char *id, char *err, size_t errl
 int machine_drive_add(struct machine *m, const char *opts, char *err, size_t errlen);
 int machine_blockdev_add(struct machine *m, const char *json, char *err, size_t errlen);
 int machine_blockdev_del(struct machine *m, const char *node, char *err, size_t errlen);
+/* netdev_add (-netdev's TYPE,id=ID,... text) and netdev_del of a
+ * backend no NIC uses. 0 or -1 with err. */
+int machine_netdev_add(struct machine *m, const char *val, char *err, size_t errlen);
+int machine_netdev_del(struct machine *m, const char *id, char *err, size_t errlen);
 /* Board set-up: each root port's guest-approved removal reaches hotplug.c. */
 void machine_hotplug_wire(struct machine *m);
-/* HMP device_add, device_del, drive_add. */
+/* HMP device_add, device_del, drive_add, netdev_add, netdev_del. */
+void hmp_netdev(struct machine *m, int argc, char **argv, FILE *out, bool add);
 void hmp_device_add(struct machine *m, int argc, char **argv, FILE *out);
 void hmp_device_del(struct machine *m, int argc, char **argv, FILE *out);
 void hmp_drive_add(struct machine *m, int argc, char **argv, FILE *out);
@@ -452,6 +458,10 @@ int board_init_none(struct machine *m, char *err, size_t errlen);
 /* The -netdev backends and the NICs (after the disks, so those keep
  * their slots). 0 or -1 with err. */
 int board_add_nics(struct machine *m, char *err, size_t errlen);
+/* One of them: open cfg->netdevs[i] (m->netdevs[i]); build NIC
+ * cfg->nics[k] on its resolved netdev (m->nics[k]). 0 or -1 with err. */
+int net_open_netdev(struct machine *m, unsigned i, char *err, size_t errlen);
+int net_add_nic(struct machine *m, unsigned k, char *err, size_t errlen);
 /* `info network`, `info usernet` (opaque: the machine); the monitor's
  * hostfwd_add / hostfwd_remove [netdev_id] RULE, set_link NAME on|off. */
 void net_info_network(void *opaque, FILE *out);

@@ -335,6 +335,23 @@ int machine_blockdev_del(struct machine *m, const char *node, char *err, size_t 
 	return -1;
 }
 
+int machine_netdev_add(struct machine *m, const char *val, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "no network in the fake");
+	return -1;
+}
+
+int machine_netdev_del(struct machine *m, const char *id, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "Device '%s' not found", id);
+	return -1;
+}
+
+void hmp_netdev(struct machine *m, int argc, char **argv, FILE *out, bool add)
+{
+	fputs("Error: no network\n", out);
+}
+
 void hmp_device_add(struct machine *m, int argc, char **argv, FILE *out)
 {
 	fputs("Error: no root ports\n", out);

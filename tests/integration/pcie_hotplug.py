@@ -17,7 +17,10 @@ Checked, in order:
     off), DEVICE_DELETED names the device, /dev/vda is gone, blockdev-del
     of both nodes succeeds;
   - the HMP path through human-monitor-command: drive_add, device_add
-    into pci.2, the guest sees the disk, device_del, DEVICE_DELETED."""
+    into pci.2, the guest sees the disk, device_del, DEVICE_DELETED;
+  - netdev_add and device_add of a virtio-net-pci into pci.1 (emptied
+    before): the guest has a NIC with its MAC; device_del removes it
+    (DEVICE_DELETED), netdev_del its backend."""
 import hashlib
 import os
 import sys
@@ -125,6 +128,16 @@ def main():
         fail(side, "HMP device_del: %r" % out, g.out)
     g.deleted("hd2")
     g.until_guest("HMP removed disk", VDA, "no")
+
+    mac = "52:54:00:aa:bb:01"
+    nics = "cat /sys/class/net/*/address | grep -c " + mac
+    g.qmp.ok("netdev_add", type="user", id="n1")
+    g.qmp.ok("device_add", driver="virtio-net-pci", id="nic1", bus="pci.1", netdev="n1", mac=mac)
+    g.until_guest("hot-added NIC", nics, "1")
+    g.qmp.ok("device_del", id="nic1")
+    g.deleted("nic1")
+    g.until_guest("removed NIC", nics, "0")
+    g.qmp.ok("netdev_del", id="n1")
     g.stop()
     print("pcie-hotplug: %s ok (disk seen %.1f s after device_add)" % (side, took))
 
