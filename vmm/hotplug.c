@@ -218,6 +218,7 @@ int machine_device_add(struct machine *m, const char *driver, const char *props,
 			cfg->n_vblk = n;
 		return -1;
 	}
+	m->hotplug_changed = true;
 	pcie_root_port_plugged(m->root_ports[port]);
 	return 0;
 }
@@ -240,6 +241,7 @@ static void remove_device(struct machine *m, struct hp_dev d)
 		m->vdisks[d.i] = NULL;
 	}
 	machine_resume(m);
+	m->hotplug_changed = true;
 	if (port >= 0 && m->root_ports[port])
 		pcie_root_port_unplugged(m->root_ports[port]);
 	snprintf(id, sizeof(id), "%s", idp);
@@ -271,6 +273,21 @@ static void eject_requested(void *opaque, struct pcie_root_port *rp)
 		fprintf(stderr, "vmm: hot-unplug: could not reach the main thread\n");
 }
 
+/* System reset (main thread, vCPUs paused): a removal the guest never
+ * finished completes, as in QEMU, and each slot's power is as at start. */
+static void hotplug_reset(void *opaque)
+{
+	struct machine *m = opaque;
+
+	for (unsigned i = 0; i < CLI_MAX_ROOT_PORTS; i++) {
+		if (!m->root_ports[i])
+			continue;
+		if (pcie_root_port_unplug_pending(m->root_ports[i]))
+			eject_on_main(&m->hotplug[i]);
+		pcie_root_port_update_slot(m->root_ports[i]);
+	}
+}
+
 void machine_hotplug_wire(struct machine *m)
 {
 	for (unsigned i = 0; i < CLI_MAX_ROOT_PORTS; i++) {
@@ -279,6 +296,8 @@ void machine_hotplug_wire(struct machine *m)
 		m->hotplug[i] = (struct hotplug_port){m, i};
 		pcie_root_port_set_eject(m->root_ports[i], eject_requested, &m->hotplug[i]);
 	}
+	if (m->cfg->n_root_ports && dev_on_reset(&m->host, hotplug_reset, m) < 0)
+		fprintf(stderr, "vmm: warning: no reset hook left for the root ports' slots\n");
 }
 
 int machine_device_del(struct machine *m, const char *id, char *err, size_t errlen)

@@ -216,6 +216,7 @@ struct machine {
 	struct ich9_smbus *smbus; /* -machine q35: 00:1f.3 */
 	struct pcie_root_port *root_ports[CLI_MAX_ROOT_PORTS]; /* as cfg->root_ports */
 	struct hotplug_port hotplug[CLI_MAX_ROOT_PORTS];
+	bool hotplug_changed; /* a device came or went at run time */
 	struct block_dev *disks[IDE_MAX_DRIVES];
 	struct atapi *cdroms[IDE_MAX_DRIVES]; /* ATAPI drives (they own their media) */
 	struct ide *ide;
