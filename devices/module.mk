@@ -84,6 +84,10 @@ KVM_TESTS += tests/integration/iommu-edu.sh tests/integration/iommu-edu-qemu.sh
 # -M q35: Debian's Linux (ECAM/MCFG, ICH9, INTx routing) and SeaBIOS
 INTEG_TESTS += tests/integration/q35-linux.sh tests/integration/seabios-q35.sh
 KVM_TESTS += tests/integration/q35-linux.sh tests/integration/seabios-q35.sh
+# Native PCIe hot-plug: Debian's pciehp, a virtio-blk hot-added behind a
+# root port (QMP and HMP), read, written and hot-removed (QEMU alongside)
+INTEG_TESTS += tests/integration/pcie-hotplug.sh
+KVM_TESTS += tests/integration/pcie-hotplug.sh
 # The UART and the i8042 on a fake host.
 $(eval $(call unit_test,devices_serial,tests/unit/devices/test_serial.c,libdevices.a libbackends.a,))
 $(eval $(call unit_test,devices_i8042,tests/unit/devices/test_i8042.c,libdevices.a libbackends.a,))

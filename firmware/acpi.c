@@ -161,11 +161,41 @@ static unsigned slot_pin_gsi(unsigned slot, unsigned pin, bool q35)
 	return slot ? pc_pci_pin_gsi(slot, pin) : 0;
 }
 
+/* Method (_OSC, 4) { CreateDWordField (Arg3, 0, CDW1)
+ *   If (Arg0 != ToUUID ("33db4d5b-1ff7-401c-9657-7441c03dd766"))
+ *     { CDW1 |= 4 } Return (Arg3) }: on q35 the OS gets every PCIe
+ * feature it asks to control (the PCI host bridge UUID; others are
+ * "unrecognized UUID"), above all native hot-plug, so Linux's pciehp
+ * drives the root ports' slots. What a port lacks (AER, DPC) the OS finds
+ * absent from its capabilities. */
+static size_t osc_aml(uint8_t *out)
+{
+	static const uint8_t predicate[] = {
+		0x92, 0x93, 0x68,	/* LNot (LEqual (Arg0, */
+		0x11, 0x13, 0x0a, 0x10, /* Buffer (16) { the UUID } */
+		0x5b, 0x4d, 0xdb, 0x33, 0xf7, 0x1f, 0x1c, 0x40,
+		0x96, 0x57, 0x74, 0x41, 0xc0, 0x3d, 0xd7, 0x66,
+		0x7d, 'C', 'D', 'W', '1', 0x0a, 0x04, 'C', 'D', 'W', '1', /* Or (CDW1, 4, CDW1) */
+	};
+	static const uint8_t head[] = {
+		'_', 'O', 'S', 'C', 0x04,		   /* 4 arguments, not serialized */
+		0x8a, 0x6b, 0x00, 'C', 'D', 'W', '1', /* CreateDWordField (Arg3, 0, CDW1) */
+	};
+	uint8_t body[96];
+	size_t n = sizeof(head);
+
+	memcpy(body, head, n);
+	n += aml_pkg(body + n, "\xa0", 1, predicate, sizeof(predicate));
+	body[n++] = 0xa4; /* Return (Arg3) */
+	body[n++] = 0x6b;
+	return aml_pkg(out, "\x14", 1, body, n);
+}
+
 /* Scope (\_SB) { Device (PCI0) { _HID, _UID 0, _CRS, _PRT } }: the root
  * bus, so Linux scans it, with every pin of each slot routed (slot_pin_gsi).
  * On q35 it is a PCI Express root (PNP0A08, compatible with PNP0A03) and
  * its memory window starts above the ECAM window, at 0xc0000000, where
- * SeaBIOS starts placing BARs there. */
+ * SeaBIOS starts placing BARs there, and it has an _OSC (osc_aml). */
 static size_t pci0_aml(uint8_t *out, bool q35)
 {
 	static const uint8_t pcie_ids[] = {
@@ -227,6 +257,8 @@ static size_t pci0_aml(uint8_t *out, bool q35)
 		put_le32(crs_mem + 22, 0xfec00000u - 0xc0000000u);
 	}
 	d += aml_pkg(dev + d, "\x12", 1, prt, n);
+	if (q35)
+		d += osc_aml(dev + d);
 	memcpy(prt, "\x5c_SB_", 5);
 	n = 5 + aml_pkg(prt + 5, "\x5b\x82", 2, dev, d);
 	return aml_pkg(out, "\x10", 1, prt, n);

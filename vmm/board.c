@@ -287,7 +287,7 @@ static void update_root_port_slots(struct machine *m)
 
 /* -drive if=virtio and -device virtio-blk-pci: those with addr= first,
  * so the others fill the slots left. */
-static int add_virtio_blk(struct machine *m, unsigned i, char *err, size_t errlen)
+int board_add_virtio_blk(struct machine *m, unsigned i, char *err, size_t errlen)
 {
 	const struct virtio_blk_spec *v = &m->cfg->vblk[i];
 	const struct drive_spec *d = &m->cfg->vdrives[v->drive];
@@ -342,7 +342,7 @@ static int add_virtio_disks(struct machine *m, char *err, size_t errlen)
 	for (int pass = 0; pass < 2; pass++)
 		for (unsigned i = 0; i < m->cfg->n_vblk; i++)
 			if ((m->cfg->vblk[i].devfn >= 0) == (pass == 0) &&
-			    add_virtio_blk(m, i, err, errlen) < 0)
+			    board_add_virtio_blk(m, i, err, errlen) < 0)
 				return -1;
 	bootindex_paths(m);
 	return 0;
@@ -511,6 +511,7 @@ static int add_pc_platform(struct machine *m, char *err, size_t errlen)
 	    vmm_balloon_init(m, err, errlen) < 0)
 		return -1;
 	update_root_port_slots(m);
+	machine_hotplug_wire(m);
 	fw.bootindex_paths = m->bootindex_paths;
 	m->fw_cfg = fw_cfg_new(&m->host);
 	if (!m->fw_cfg) {

@@ -131,8 +131,17 @@ struct machine_map {
 	int slot;
 };
 
+/* A root port's context for its hot-unplug callback (hotplug.c). */
+struct hotplug_port {
+	struct machine *m;
+	unsigned index;
+};
+
 struct machine {
 	const struct vmm_config *cfg;
+	/* The same configuration, for what device_add, drive_add and
+	 * blockdev-add add to it at run time (main thread); NULL: none. */
+	struct vmm_config *cfg_rw;
 	struct kvm_sys sys;
 	struct kvm_vm vm;
 	struct mem_layout layout;
@@ -206,6 +215,8 @@ struct machine {
 	struct ich9_lpc *lpc;	   /* -machine q35: 00:1f.0 in place of the PIIX3 */
 	struct ich9_smbus *smbus; /* -machine q35: 00:1f.3 */
 	struct pcie_root_port *root_ports[CLI_MAX_ROOT_PORTS]; /* as cfg->root_ports */
+	struct hotplug_port hotplug[CLI_MAX_ROOT_PORTS];
+	bool hotplug_changed; /* a device came or went at run time */
 	struct block_dev *disks[IDE_MAX_DRIVES];
 	struct atapi *cdroms[IDE_MAX_DRIVES]; /* ATAPI drives (they own their media) */
 	struct ide *ide;
@@ -404,6 +415,36 @@ int board_init(struct machine *m, char *err, size_t errlen);
 /* The PCI bus a device's bus= names: a pcie-root-port's (by its id), or
  * the root bus ("" as cli_parse_bus keeps pci.0/pcie.0). */
 struct pci_bus *board_device_bus(struct machine *m, const char *bus);
+/* Open the disk of cfg->vblk[i] and build its virtio-blk-pci (m->vdisks[i],
+ * m->vblk[i]): 0 or -1 with err. */
+int board_add_virtio_blk(struct machine *m, unsigned i, char *err, size_t errlen);
+
+/* ----------------------------------------------------------- hotplug.c */
+
+/* Run-time device_add / device_del (main thread): a virtio-blk-pci or
+ * virtio-net-pci into an empty pcie-root-port (props:
+ * "drive=ID,id=ID,bus=PORT,...", "netdev=ID,..."), and its
+ * removal with the guest's cooperation (DEVICE_DELETED when done). 0, or
+ * -1 (del: -ENOENT unknown id, other -errno) with err in QEMU's words. */
+int machine_device_add(struct machine *m, const char *driver, const char *props, char *err,
+		       size_t errlen);
+int machine_device_del(struct machine *m, const char *id, char *err, size_t errlen);
+/* The drives device_add names: drive_add's if=none -drive options, a
+ * blockdev-add JSON node; blockdev-del of an unused node. 0 or -1. */
+int machine_drive_add(struct machine *m, const char *opts, char *err, size_t errlen);
+int machine_blockdev_add(struct machine *m, const char *json, char *err, size_t errlen);
+int machine_blockdev_del(struct machine *m, const char *node, char *err, size_t errlen);
+/* netdev_add (-netdev's TYPE,id=ID,... text) and netdev_del of a
+ * backend no NIC uses. 0 or -1 with err. */
+int machine_netdev_add(struct machine *m, const char *val, char *err, size_t errlen);
+int machine_netdev_del(struct machine *m, const char *id, char *err, size_t errlen);
+/* Board set-up: each root port's guest-approved removal reaches hotplug.c. */
+void machine_hotplug_wire(struct machine *m);
+/* HMP device_add, device_del, drive_add, netdev_add, netdev_del. */
+void hmp_netdev(struct machine *m, int argc, char **argv, FILE *out, bool add);
+void hmp_device_add(struct machine *m, int argc, char **argv, FILE *out);
+void hmp_device_del(struct machine *m, int argc, char **argv, FILE *out);
+void hmp_drive_add(struct machine *m, int argc, char **argv, FILE *out);
 /* `info pci`, `info block` (opaque: the machine), for the monitor's table. */
 void board_info_pci(void *opaque, FILE *out);
 void board_info_block(void *opaque, FILE *out);
@@ -418,6 +459,10 @@ int board_init_none(struct machine *m, char *err, size_t errlen);
 /* The -netdev backends and the NICs (after the disks, so those keep
  * their slots). 0 or -1 with err. */
 int board_add_nics(struct machine *m, char *err, size_t errlen);
+/* One of them: open cfg->netdevs[i] (m->netdevs[i]); build NIC
+ * cfg->nics[k] on its resolved netdev (m->nics[k]). 0 or -1 with err. */
+int net_open_netdev(struct machine *m, unsigned i, char *err, size_t errlen);
+int net_add_nic(struct machine *m, unsigned k, char *err, size_t errlen);
 /* `info network`, `info usernet` (opaque: the machine); the monitor's
  * hostfwd_add / hostfwd_remove [netdev_id] RULE, set_link NAME on|off. */
 void net_info_network(void *opaque, FILE *out);

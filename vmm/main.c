@@ -70,6 +70,7 @@ static int build(struct machine *m, char *err, size_t errlen)
 	    (cfg.kernel ? boot_load_kernel(m, err, errlen) : load_firmware(m, err, errlen)) < 0 ||
 	    qmp_start(m, err, errlen) < 0 || gdbstub_start(m, err, errlen) < 0)
 		return -1;
+	m->cfg_rw = &cfg; /* device_add, drive_add, blockdev-add extend it */
 	if (host_memory_options(m, err, errlen) < 0)
 		return -1;
 	if (boot_apply(m) < 0) {

@@ -111,6 +111,12 @@ static int check_devices(struct machine *m, char *err, size_t errlen)
 	const char *dev = unsaved_device(m);
 	const char *allow = getenv("VMM_MIGRATE_UNSAVED");
 
+	/* the stream names devices by their place in the command line, which
+	 * a run-time device_add or device_del no longer matches */
+	if (m->hotplug_changed) {
+		snprintf(err, errlen, "Migration is not supported after device_add or device_del");
+		return -1;
+	}
 	if (!dev)
 		return 0;
 	if (allow && !strcmp(allow, "allow")) {

@@ -26,7 +26,7 @@ static struct virtio_net *nic_of(struct machine *m, unsigned i)
 	return NULL;
 }
 
-static int open_netdev(struct machine *m, unsigned i, char *err, size_t errlen)
+int net_open_netdev(struct machine *m, unsigned i, char *err, size_t errlen)
 {
 	const struct netdev_spec *s = &m->cfg->netdevs[i];
 	char why[256];
@@ -40,7 +40,7 @@ static int open_netdev(struct machine *m, unsigned i, char *err, size_t errlen)
 	return 0;
 }
 
-static int add_nic(struct machine *m, unsigned k, char *err, size_t errlen)
+int net_add_nic(struct machine *m, unsigned k, char *err, size_t errlen)
 {
 	const struct nic_spec *s = &m->cfg->nics[k];
 	struct virtio_net_opts o = {m->netdevs[s->netdev], {0}, 0, s->devfn, s->id, s->mq};
@@ -58,13 +58,13 @@ static int add_nic(struct machine *m, unsigned k, char *err, size_t errlen)
 int board_add_nics(struct machine *m, char *err, size_t errlen)
 {
 	for (unsigned i = 0; i < m->cfg->n_netdevs; i++)
-		if (open_netdev(m, i, err, errlen) < 0)
+		if (net_open_netdev(m, i, err, errlen) < 0)
 			return -1;
 	/* those with addr= first, so the others fill the slots left */
 	for (int pass = 0; pass < 2; pass++)
 		for (unsigned k = 0; k < m->cfg->n_nics; k++)
 			if ((m->cfg->nics[k].devfn >= 0) == (pass == 0) &&
-			    add_nic(m, k, err, errlen) < 0)
+			    net_add_nic(m, k, err, errlen) < 0)
 				return -1;
 	for (unsigned i = 0; i < m->cfg->n_netdevs; i++)
 		if (!nic_of(m, i))

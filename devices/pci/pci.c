@@ -334,6 +334,18 @@ void pci_cfg_write_bdf(struct pci_bus *bus, uint8_t busno, uint8_t devfn, unsign
 	if (d)
 		dev_cfg_write(bus, d, off, size, val);
 	pthread_mutex_unlock(&bus->lock);
+	if (d && d->cfg_done)
+		d->cfg_done(d);
+}
+
+void pci_dev_lock(struct pci_dev *d)
+{
+	pthread_mutex_lock(&pci_root(d->bus)->lock);
+}
+
+void pci_dev_unlock(struct pci_dev *d)
+{
+	pthread_mutex_unlock(&pci_root(d->bus)->lock);
 }
 
 uint32_t pci_cfg_read(struct pci_bus *bus, uint8_t devfn, unsigned off, unsigned size)

@@ -40,6 +40,9 @@ struct pci_dev {
 	struct pci_bus *secondary; /* a bridge's: the bus behind it (pci_bus_new_secondary) */
 	/* Called after a guest config write was applied (optional). */
 	void (*cfg_written)(struct pci_dev *d, unsigned off, unsigned size);
+	/* Called after that, with the bus lock released (optional): where a
+	 * write's consequences that take the lock happen (an interrupt). */
+	void (*cfg_done)(struct pci_dev *d);
 	/* Extra `info pci` lines (optional; snprintf style, bus lock held). */
 	size_t (*info)(struct pci_dev *d, char *buf, size_t len);
 	void *opaque;
@@ -77,6 +80,10 @@ struct pci_dev *pci_bus_find(struct pci_bus *bus, uint8_t devfn);
 int pci_bus_free_slot(struct pci_bus *bus);
 /* Take d off its bus (unmapping its BARs); devices call it when freed. */
 void pci_bus_remove(struct pci_dev *d);
+/* Hold the bus lock around changes of d's config space made outside a
+ * guest access (a host-side event such as a hot-plug). */
+void pci_dev_lock(struct pci_dev *d);
+void pci_dev_unlock(struct pci_dev *d);
 /* Drive the device's INTx line (through the bus route). */
 void pci_dev_set_irq(struct pci_dev *d, bool level);
 /* The PCIe ECAM (MMCONFIG) window at base, size bytes (1 MiB per bus),

@@ -6,11 +6,20 @@
  * I/O, memory and prefetchable windows (0x1c-0x31), kept as written (BARs
  * behind the port decode wherever they are programmed: vmm has one flat
  * address space); bridge control (0x3e). Then the PCI Express capability
- * at 0x40: a root port with a slot that is hot-plug capable, has an
- * attention button and power controller, and no command-completed
- * notification; slot status says whether a device is present, link status
- * whether its data link layer is up. Slot status change bits are
- * write-one-to-clear. No MSI, AER or ACS: its own interrupt is INTA. */
+ * at 0x40 (a root port with a slot) and an MSI capability for its one
+ * interrupt (INTA while MSI is off).
+ *
+ * The slot does native hot-plug as the PCIe base specification (6.7)
+ * describes it and Linux's pciehp drives it: an attention button, a power
+ * controller, power and attention indicators, presence detect and data
+ * link layer state reporting, command completion. Slot status change bits
+ * are write-one-to-clear; the hot-plug interrupt is the OR of the enabled
+ * change bits while HPIE is set, sent as one MSI when it becomes true (so
+ * the guest clears every bit before the next one comes). The link is up
+ * while a device is present and the slot powered. A host removal request
+ * (device_del) presses the button; the device goes once the guest has
+ * powered the slot off with its power indicator off. No AER or ACS. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,15 +58,37 @@
 #define SLTCAP_AIP (1u << 3)
 #define SLTCAP_PIP (1u << 4)
 #define SLTCAP_HPC (1u << 6)
-#define SLTCAP_NCCS (1u << 18)
+/* slot control: ABPE, PFDE, MRLSCE, PDCE and CCIE enable the status
+ * change bits at the same positions; DLLSCE enables DLLSC (bit 8) */
+#define SLTCTL_ENABLES 0x001f
+#define SLTCTL_HPIE (1u << 5)
+#define SLTCTL_AIC_OFF 0x00c0
+#define SLTCTL_PIC 0x0300
+#define SLTCTL_PIC_ON 0x0100
+#define SLTCTL_PIC_BLINK 0x0200
+#define SLTCTL_PIC_OFF 0x0300
+#define SLTCTL_PCC (1u << 10) /* set: power off */
+#define SLTCTL_DLLSCE (1u << 12)
+#define SLTSTA_ABP (1u << 0)
+#define SLTSTA_PDC (1u << 3)
+#define SLTSTA_CC (1u << 4)
 #define SLTSTA_PDS (1u << 6)
+#define SLTSTA_DLLSC (1u << 8)
 #define SLTSTA_CHANGES 0x011f /* ABP, PFD, MRLSC, PDC, CC, DLLSC: RW1C */
 
 struct pcie_root_port {
 	struct pci_dev pci;
 	struct pci_bus *secondary;
 	unsigned exp; /* the PCIe capability's offset */
+	unsigned msi; /* the MSI capability's */
+	/* under the bus lock */
 	uint16_t sltsta;
+	bool irq_level;	       /* the hot-plug interrupt condition */
+	bool irq_rose;	       /* it became true and is not signalled yet */
+	bool unplug_requested; /* the host pressed the button to remove */
+	bool eject_due;	       /* the guest powered that slot off */
+	void (*eject)(void *opaque, struct pcie_root_port *rp);
+	void *eject_opaque;
 };
 
 static void put16(uint8_t *p, uint16_t v)
@@ -102,29 +133,179 @@ unsigned pcie_add_endpoint_cap(struct pci_dev *d)
 	return add_exp_cap(d, EXP_TYPE_ENDPOINT, false);
 }
 
-/* Bus lock held (a config write) or none taken yet (creation). */
-static void refresh_slot(struct pcie_root_port *rp, bool present)
-{
-	uint8_t *cfg = rp->pci.cfg;
-	uint16_t lnksta = get16(&cfg[rp->exp + EXP_LNKSTA]) & ~LNKSTA_DLLLA;
+/* ------------------------------------------------------ the slot (bus lock held) */
 
-	rp->sltsta = (uint16_t)((rp->sltsta & ~SLTSTA_PDS) | (present ? SLTSTA_PDS : 0));
-	put16(&cfg[rp->exp + EXP_SLTSTA], rp->sltsta);
-	put16(&cfg[rp->exp + EXP_LNKSTA], (uint16_t)(lnksta | (present ? LNKSTA_DLLLA : 0)));
+static uint16_t sltctl(const struct pcie_root_port *rp)
+{
+	return get16(&rp->pci.cfg[rp->exp + EXP_SLTCTL]);
+}
+
+static bool slot_powered(const struct pcie_root_port *rp)
+{
+	return !(sltctl(rp) & SLTCTL_PCC);
+}
+
+static void set_status(struct pcie_root_port *rp, uint16_t set, uint16_t clear)
+{
+	rp->sltsta = (uint16_t)((rp->sltsta & ~clear) | set);
+	put16(&rp->pci.cfg[rp->exp + EXP_SLTSTA], rp->sltsta);
+}
+
+/* Presence detect; a change is reported (PDC) unless report is false
+ * (creation, a snapshot's load). */
+static void set_presence(struct pcie_root_port *rp, bool present, bool report)
+{
+	bool was = rp->sltsta & SLTSTA_PDS;
+
+	if (present != was)
+		set_status(rp, (uint16_t)(present ? SLTSTA_PDS : 0) |
+				       (report ? SLTSTA_PDC : 0),
+			   SLTSTA_PDS);
+}
+
+/* The link is up while a device is present and powered. */
+static void update_link(struct pcie_root_port *rp, bool report)
+{
+	uint8_t *sta = &rp->pci.cfg[rp->exp + EXP_LNKSTA];
+	bool up = (rp->sltsta & SLTSTA_PDS) && slot_powered(rp);
+
+	if (up == !!(get16(sta) & LNKSTA_DLLLA))
+		return;
+	put16(sta, (uint16_t)((get16(sta) & ~LNKSTA_DLLLA) | (up ? LNKSTA_DLLLA : 0)));
+	if (report)
+		set_status(rp, SLTSTA_DLLSC, 0);
+}
+
+/* The hot-plug interrupt condition: an enabled change bit while HPIE. */
+static void update_irq(struct pcie_root_port *rp)
+{
+	uint16_t ctl = sltctl(rp);
+	uint16_t enabled = (uint16_t)((ctl & SLTCTL_ENABLES) |
+				      (ctl & SLTCTL_DLLSCE ? SLTSTA_DLLSC : 0));
+	bool level = (ctl & SLTCTL_HPIE) && (rp->sltsta & enabled);
+
+	if (level && !rp->irq_level)
+		rp->irq_rose = true;
+	rp->irq_level = level;
+}
+
+/* ------------------------------------------------ events (no lock held) */
+
+static void signal_irq(struct pcie_root_port *rp)
+{
+	bool level, rose;
+
+	pci_dev_lock(&rp->pci);
+	level = rp->irq_level;
+	rose = rp->irq_rose;
+	rp->irq_rose = false;
+	pci_dev_unlock(&rp->pci);
+	pci_irq_signal(&rp->pci, rp->msi, level, rose);
 }
 
 static void cfg_written(struct pci_dev *d, unsigned off, unsigned size)
 {
 	struct pcie_root_port *rp = d->opaque;
-	unsigned sta = rp->exp + EXP_SLTSTA;
+	unsigned sta = rp->exp + EXP_SLTSTA, ctl = rp->exp + EXP_SLTCTL;
 
 	/* what was written to the change bits clears them */
-	if (off < sta + 2 && off + size > sta) {
-		uint16_t written = get16(&d->cfg[sta]) & SLTSTA_CHANGES;
-
-		rp->sltsta &= (uint16_t)~written;
-		put16(&d->cfg[sta], rp->sltsta);
+	if (off < sta + 2 && off + size > sta)
+		set_status(rp, 0, get16(&d->cfg[sta]) & SLTSTA_CHANGES);
+	put16(&d->cfg[sta], rp->sltsta);
+	if (off < ctl + 2 && off + size > ctl) {
+		/* every slot control write is a command, done at once */
+		set_status(rp, SLTSTA_CC, 0);
+		update_link(rp, true);
+		if (rp->unplug_requested && (rp->sltsta & SLTSTA_PDS) && !slot_powered(rp) &&
+		    (sltctl(rp) & SLTCTL_PIC) == SLTCTL_PIC_OFF) {
+			rp->unplug_requested = false;
+			rp->eject_due = true;
+		}
 	}
+	update_irq(rp);
+}
+
+/* After the write, unlocked: its interrupt, and the removal the guest
+ * agreed to (the machine frees the device). */
+static void cfg_done(struct pci_dev *d)
+{
+	struct pcie_root_port *rp = d->opaque;
+	bool eject;
+
+	signal_irq(rp);
+	pci_dev_lock(d);
+	eject = rp->eject_due;
+	rp->eject_due = false;
+	pci_dev_unlock(d);
+	if (eject && rp->eject)
+		rp->eject(rp->eject_opaque, rp);
+}
+
+void pcie_root_port_set_eject(struct pcie_root_port *rp,
+			      void (*fn)(void *opaque, struct pcie_root_port *rp), void *opaque)
+{
+	rp->eject = fn;
+	rp->eject_opaque = opaque;
+}
+
+/* A device arrived in the slot (already on the bus behind it). Into an
+ * unpowered slot the button is pressed too, as a person would after
+ * inserting a card: an OS that enables button events enables no presence
+ * events (Linux), and only the button asks it to power the slot on. */
+void pcie_root_port_plugged(struct pcie_root_port *rp)
+{
+	pci_dev_lock(&rp->pci);
+	set_presence(rp, true, true);
+	if (!slot_powered(rp))
+		set_status(rp, SLTSTA_ABP, 0);
+	update_link(rp, true);
+	update_irq(rp);
+	pci_dev_unlock(&rp->pci);
+	signal_irq(rp);
+}
+
+/* The device was taken off the bus behind the port. */
+void pcie_root_port_unplugged(struct pcie_root_port *rp)
+{
+	pci_dev_lock(&rp->pci);
+	rp->unplug_requested = false;
+	set_presence(rp, false, true);
+	update_link(rp, true);
+	update_irq(rp);
+	pci_dev_unlock(&rp->pci);
+	signal_irq(rp);
+}
+
+int pcie_root_port_request_unplug(struct pcie_root_port *rp)
+{
+	int ret = 0;
+
+	pci_dev_lock(&rp->pci);
+	if (!(rp->sltsta & SLTSTA_PDS))
+		ret = -ENODEV;
+	else if (!slot_powered(rp))
+		ret = 1; /* nothing runs there: no one to ask */
+	else if ((sltctl(rp) & SLTCTL_PIC) == SLTCTL_PIC_BLINK)
+		ret = -EBUSY; /* a second press would cancel the first */
+	else {
+		rp->unplug_requested = true;
+		set_status(rp, SLTSTA_ABP, 0);
+		update_irq(rp);
+	}
+	pci_dev_unlock(&rp->pci);
+	if (!ret)
+		signal_irq(rp);
+	return ret;
+}
+
+bool pcie_root_port_unplug_pending(struct pcie_root_port *rp)
+{
+	bool pending;
+
+	pci_dev_lock(&rp->pci);
+	pending = rp->unplug_requested || rp->eject_due;
+	pci_dev_unlock(&rp->pci);
+	return pending;
 }
 
 static void bridge_header(struct pci_dev *d, bool multifunction)
@@ -156,19 +337,19 @@ struct pcie_root_port *pcie_root_port_new(struct dev_host *host, struct pci_bus 
 	pci_dev_init(&rp->pci, "pcie-root-port", 0x1b36, 0x000c, 0x060400, 0x00);
 	rp->pci.opaque = rp;
 	rp->pci.cfg_written = cfg_written;
+	rp->pci.cfg_done = cfg_done;
 	bridge_header(&rp->pci, o->multifunction);
 	rp->exp = add_exp_cap(&rp->pci, EXP_TYPE_ROOT_PORT, true);
 	cfg = rp->pci.cfg;
 	put32(&cfg[rp->exp + EXP_LNKCAP],
 	      LNK_SPEED_2_5 | LNK_WIDTH_X1 | LNKCAP_DLLLARC | (uint32_t)o->port << 24);
 	put32(&cfg[rp->exp + EXP_SLTCAP], SLTCAP_ABP | SLTCAP_PCP | SLTCAP_AIP | SLTCAP_PIP |
-						  SLTCAP_HPC | SLTCAP_NCCS |
-						  (uint32_t)(o->slot & 0x1fff) << 19);
+						  SLTCAP_HPC | (uint32_t)(o->slot & 0x1fff) << 19);
 	put16(&rp->pci.wmask[rp->exp + EXP_SLTCTL], 0x1fff);
 	put16(&rp->pci.wmask[rp->exp + EXP_SLTSTA], SLTSTA_CHANGES);
 	put16(&rp->pci.wmask[rp->exp + EXP_RTCTL], 0x001f);
-	refresh_slot(rp, false);
-	if (!rp->exp || pci_bus_add(bus, &rp->pci, o->devfn)) {
+	rp->msi = pci_msi_cap_add(&rp->pci);
+	if (!rp->exp || !rp->msi || pci_bus_add(bus, &rp->pci, o->devfn)) {
 		free(rp);
 		return NULL;
 	}
@@ -185,15 +366,36 @@ struct pci_bus *pcie_root_port_bus(struct pcie_root_port *rp)
 	return rp->secondary;
 }
 
+/* Presence and link from the device behind, no change reported. */
+static void sync_slot(struct pcie_root_port *rp, bool present)
+{
+	set_presence(rp, present, false);
+	update_link(rp, false);
+	update_irq(rp);
+	rp->irq_rose = false;
+}
+
+/* As a reset leaves it: an occupied slot powered with its power
+ * indicator on, an empty one off (so the guest powers it on when a
+ * device arrives). */
 void pcie_root_port_update_slot(struct pcie_root_port *rp)
 {
-	refresh_slot(rp, pci_bus_find(rp->secondary, 0) != NULL);
+	bool present = pci_bus_find(rp->secondary, 0) != NULL; /* takes the lock */
+	uint16_t ctl = present ? SLTCTL_AIC_OFF | SLTCTL_PIC_ON
+			       : SLTCTL_AIC_OFF | SLTCTL_PIC_OFF | SLTCTL_PCC;
+
+	pci_dev_lock(&rp->pci);
+	put16(&rp->pci.cfg[rp->exp + EXP_SLTCTL], ctl);
+	rp->unplug_requested = rp->eject_due = false;
+	sync_slot(rp, present);
+	pci_dev_unlock(&rp->pci);
 }
 
 #define ROOT_PORT_STATE_VERSION 1
 
 /* Snapshot: config space holds it all (bus numbers, windows, slot
- * control, the slot status change bits). */
+ * control, the slot status change bits, MSI). A removal in progress is
+ * not kept (the destination's slot holds what its command line put there). */
 static void rp_node(const struct pcie_root_port *rp, char *buf, size_t len)
 {
 	snprintf(buf, len, "pcie-root-port@%x,%x", rp->pci.devfn >> 3, rp->pci.devfn & 7);
@@ -214,6 +416,7 @@ int pcie_root_port_load(struct pcie_root_port *rp, const struct state_reader *r,
 {
 	struct state_node n;
 	char node[40];
+	bool present;
 
 	rp_node(rp, node, sizeof(node));
 	if (state_node_open(&n, r, node, ROOT_PORT_STATE_VERSION, err, errlen) < 0 ||
@@ -221,8 +424,11 @@ int pcie_root_port_load(struct pcie_root_port *rp, const struct state_reader *r,
 		return -1;
 	/* the change bits as saved; presence is the device the destination
 	 * has in the slot (the same command line) */
+	present = pci_bus_find(rp->secondary, 0) != NULL;
+	pci_dev_lock(&rp->pci);
 	rp->sltsta = get16(&rp->pci.cfg[rp->exp + EXP_SLTSTA]) & SLTSTA_CHANGES;
-	pcie_root_port_update_slot(rp);
+	sync_slot(rp, present);
+	pci_dev_unlock(&rp->pci);
 	return 0;
 }
 

@@ -308,6 +308,65 @@ void hmp_set_link(struct machine *m, int argc, char **argv, FILE *out)
 	fputs("no NIC\n", out);
 }
 
+/* Hot-plug (vmm/hotplug.c, not linked): the fake has no root ports, so
+ * every request is refused the way an unknown bus or device is. */
+int machine_device_add(struct machine *m, const char *driver, const char *props, char *err,
+		       size_t errlen)
+{
+	snprintf(err, errlen, "Bus not found");
+	return -1;
+}
+
+int machine_device_del(struct machine *m, const char *id, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "Device '%s' not found", id);
+	return -ENOENT;
+}
+
+int machine_blockdev_add(struct machine *m, const char *json, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "no drives in the fake");
+	return -1;
+}
+
+int machine_blockdev_del(struct machine *m, const char *node, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "Failed to find node with node-name='%s'", node);
+	return -1;
+}
+
+int machine_netdev_add(struct machine *m, const char *val, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "no network in the fake");
+	return -1;
+}
+
+int machine_netdev_del(struct machine *m, const char *id, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "Device '%s' not found", id);
+	return -1;
+}
+
+void hmp_netdev(struct machine *m, int argc, char **argv, FILE *out, bool add)
+{
+	fputs("Error: no network\n", out);
+}
+
+void hmp_device_add(struct machine *m, int argc, char **argv, FILE *out)
+{
+	fputs("Error: no root ports\n", out);
+}
+
+void hmp_device_del(struct machine *m, int argc, char **argv, FILE *out)
+{
+	fputs("Error: no devices\n", out);
+}
+
+void hmp_drive_add(struct machine *m, int argc, char **argv, FILE *out)
+{
+	fputs("Error: no drives\n", out);
+}
+
 /* Watchpoints share the fake's four debug registers with breakpoints. */
 int machine_watch_insert(struct machine *m, uint64_t addr, unsigned len, enum kvm_hw_bp_type type)
 {

@@ -63,7 +63,7 @@ $(eval $(call fuzz_target,migration_stream,vmm/migration_stream.c,,))
 # The control plane on a fake machine (no KVM, no vCPU threads).
 FUZZ_FAKE_MACHINE := tests/fuzz/fake_machine.c
 $(eval $(call fuzz_target,monitor,vmm/control/monitor.c vmm/control/cdrom.c vmm/balloon.c $(FUZZ_FAKE_MACHINE),libdevices.a libbackends.a,$(DEVICES_LIBS)))
-$(eval $(call fuzz_target,qmp,vmm/control/qmp_commands.c vmm/control/qmp_fds.c vmm/control/qmp_balloon.c vmm/balloon.c vmm/control/qmp_args.c vmm/control/base64.c vmm/control/monitor.c vmm/control/cdrom.c vmm/control/listen.c $(FUZZ_FAKE_MACHINE),libdevices.a libbackends.a,$(JANSSON_LIBS) $(DEVICES_LIBS)))
+$(eval $(call fuzz_target,qmp,vmm/control/qmp_commands.c vmm/control/qmp_fds.c vmm/control/qmp_hotplug.c vmm/control/qmp_balloon.c vmm/balloon.c vmm/control/qmp_args.c vmm/control/base64.c vmm/control/monitor.c vmm/control/cdrom.c vmm/control/listen.c $(FUZZ_FAKE_MACHINE),libdevices.a libbackends.a,$(JANSSON_LIBS) $(DEVICES_LIBS)))
 $(eval $(call fuzz_target,telnet,vmm/telnet.c,,))
 $(eval $(call fuzz_target,base64,vmm/control/base64.c,,))
 $(eval $(call fuzz_target,gdbstub,vmm/control/gdb_regs.c vmm/control/listen.c $(FUZZ_FAKE_MACHINE),libdevices.a libbackends.a,$(DEVICES_LIBS)))

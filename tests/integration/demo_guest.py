@@ -1,101 +1,81 @@
-"""demo_guest.py — emulator processes running make demo's guest (Debian's
-kernel, a busybox shell on the serial console) for the Python migration
-tests: start them, read their consoles into one log, talk to the shell,
-wait for its answers, open their QMP sockets, fail with the log's tail
-and every process's stderr."""
+"""demo_guest.py — make demo's guest (Debian's kernel, a busybox shell on
+the serial console) under an emulator given as argv, with a QMP socket,
+for the Python-driven guest tests (virtio_balloon.py, pcie_hotplug.py).
+
+Guest(side, argv, sock, limit) starts it, waits for the shell and opens
+QMP (.qmp); ask(cmd) runs a shell command and returns its one-line
+answer; wait_for(pattern) waits on the serial output; stop() powers it
+off. fail(side, msg, out) kills what is running, prints FAIL and exits."""
 import os
 import re
-import socket
 import subprocess
 import sys
-import threading
 import time
 
 from qmp_client import Qmp
 
-
-def free_port():
-    """A TCP port on 127.0.0.1 nobody listens on (at the time)."""
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+RUNNING = []  # the emulators, killed on the way out
 
 
-class Guests:
-    def __init__(self, work, side, emulator, limit):
-        self.work, self.side, self.emulator, self.limit = work, side, emulator, limit
-        self.t_start = time.time()
-        self.log = []  # the console, all processes in order
-        self.lock = threading.Lock()
-        self.procs = []
+def fail(side, msg, out=b""):
+    for p in RUNNING:
+        if p.poll() is None:
+            p.kill()
+    print("FAIL: %s: %s" % (side, msg))
+    sys.stdout.write(out[-4000:].decode("latin-1"))
+    sys.exit(1)
 
-    def fail(self, msg):
-        print("FAIL: %s: %s\n%s" % (self.side, msg, self.console()[-3000:]))
-        for p in self.procs:
-            if p.poll() is None:
-                p.kill()
-        for name in sorted(os.listdir(self.work)):
-            if name.startswith("err."):
-                print("== " + name)
-                print(open(os.path.join(self.work, name), errors="replace").read()[-2000:])
-        sys.exit(1)
 
-    def console(self):
-        with self.lock:
-            return "".join(self.log)
+class Guest:
+    def __init__(self, side, argv, sock, limit):
+        self.side = side
+        self.limit = limit
+        self.out = b""
+        self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT)
+        RUNNING.append(self.p)
+        os.set_blocking(self.p.stdout.fileno(), False)
+        self.t0 = time.time()
+        self.wait_for(rb"vmm demo: a shell")
+        self.qmp = Qmp(sock, timeout=limit)
+        self.qmp.ok("qmp_capabilities")
+        self.n = 0
 
-    def _reader(self, p):
-        for line in iter(p.stdout.readline, b""):
-            with self.lock:
-                self.log.append(line.decode(errors="replace"))
+    def pump(self):
+        try:
+            data = self.p.stdout.read()
+        except BlockingIOError:
+            data = None
+        if data:
+            self.out += data
+        elif self.p.poll() is not None:
+            fail(self.side, "exited (%s)" % self.p.returncode, self.out)
 
-    def start(self, n, args):
-        """Process n: the guest with the common options, then args."""
-        guest = os.environ["GUEST"]
-        cmd = self.emulator + [
-            "-m", "256", "-nographic", "-serial", "stdio", "-monitor", "none", "-no-reboot",
-            "-kernel", guest + "/kernel", "-initrd", guest + "/initrd.cpio.gz",
-            "-append", open("tests/guest/linux/cmdline").read().strip(),
-            "-qmp", "unix:%s/qmp.%d,server=on,wait=off" % (self.work, n)] + args
-        p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=open(os.path.join(self.work, "err.%d" % n), "w"))
-        threading.Thread(target=self._reader, args=(p,), daemon=True).start()
-        self.procs.append(p)
-        return p
-
-    def wait_for(self, pattern, p, since=0, secs=None):
-        """Whether the console (from since) matches pattern before the
-        overall limit or secs; fails when p exits first."""
-        rx = re.compile(pattern, re.M)
-        t0 = time.time()
-        while not rx.search(self.console()[since:]):
-            if p.poll() is not None:
-                self.fail("exited (status %s) before %r" % (p.returncode, pattern))
-            if time.time() - self.t_start > self.limit or (secs and time.time() - t0 > secs):
-                return False
+    def wait_for(self, pattern, start=0):
+        while True:
+            self.pump()
+            m = re.search(pattern, self.out[start:])
+            if m:
+                return m
+            if time.time() - self.t0 > self.limit:
+                fail(self.side, "no %r in %d s" % (pattern, self.limit), self.out)
             time.sleep(0.2)
-        return True
 
-    def must(self, pattern, p, since=0):
-        if not self.wait_for(pattern, p, since):
-            self.fail("no %r in %ds" % (pattern, self.limit))
+    def ask(self, cmd):
+        """Run cmd in the guest's shell: its output, one line."""
+        self.n += 1
+        tag = "ANS%d" % self.n
+        start = len(self.out)
+        self.p.stdin.write(("printf '%s: %%s END\\n' \"$(%s)\"\n" % (tag, cmd)).encode())
+        self.p.stdin.flush()
+        m = self.wait_for(rb"\n" + tag.encode() + rb": (.*?) END", start)
+        return m.group(1).decode().strip()
 
-    @staticmethod
-    def say(p, line):
-        p.stdin.write((line + "\n").encode())
-        p.stdin.flush()
-
-    def qmp(self, n):
-        path = "%s/qmp.%d" % (self.work, n)
-        while not os.path.exists(path):
-            if self.procs[n].poll() is not None:
-                self.fail("process %d exited (status %s) before its QMP socket" % (
-                    n, self.procs[n].returncode))
-            if time.time() - self.t_start > self.limit:
-                self.fail("no QMP socket %s" % path)
-            time.sleep(0.1)
-        q = Qmp(path, timeout=120)
-        q.ok("qmp_capabilities")
-        return q
+    def stop(self):
+        self.p.stdin.write(b"poweroff -f\n")
+        self.p.stdin.flush()
+        try:
+            self.p.wait(60)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()

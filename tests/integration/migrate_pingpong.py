@@ -24,7 +24,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from demo_guest import Guests  # noqa: E402
+from migration_guests import Guests  # noqa: E402
 
 work, side, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 g = Guests(work, side, sys.argv[4:], float(os.environ.get("PINGPONG_TIMEOUT", "3600")))

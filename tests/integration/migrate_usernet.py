@@ -28,7 +28,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from demo_guest import Guests, free_port  # noqa: E402
+from migration_guests import Guests, free_port  # noqa: E402
 
 work, side, expect = sys.argv[1], sys.argv[2], sys.argv[3]
 g = Guests(work, side, sys.argv[4:], float(os.environ.get("MIGRATE_TIMEOUT", "600")))

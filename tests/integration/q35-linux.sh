@@ -13,7 +13,8 @@
 #   - a pcie-root-port at 00:02.0 as libvirt writes it binds pcieport and
 #     its hot-plug service (pciehp), and the virtio-rng-pci behind it
 #     (bus=pci.1) is on bus 01, a PCIe endpoint, bound to virtio-pci.
-#     vmm's DSDT has no _OSC, so the guest gets pcie_ports=native; QEMU's
+#     (pcie-hotplug.sh checks that vmm's _OSC alone is enough; here the
+#     guest gets pcie_ports=native all the same); QEMU's
 #     q35 hands hot-plug to ACPI (its ports then report no card) unless
 #     acpi-pci-hotplug-with-bridge-support=off, which it gets.
 # QEMU (-enable-kvm -M q35) runs the same guest and options as the

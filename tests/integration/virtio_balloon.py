@@ -12,12 +12,11 @@ guest-stats shows a fresh last-update and a plausible stat-total-memory;
 then `balloon` back to 512 MiB deflates (query-balloon reaches it)."""
 import json
 import os
-import re
-import subprocess
 import sys
 import time
 
-from qmp_client import Qmp
+import demo_guest
+from demo_guest import RUNNING, fail
 
 MIB = 1 << 20
 RAM = 512 * MIB
@@ -25,61 +24,9 @@ TARGET = 256 * MIB
 LIMIT = int(os.environ.get("VIRTIO_BALLOON_TIMEOUT", "600"))
 
 
-RUNNING = []  # the emulator, killed on the way out
-
-
-def fail(side, msg, out=b""):
-    for p in RUNNING:
-        if p.poll() is None:
-            p.kill()
-    print("FAIL: %s: %s" % (side, msg))
-    sys.stdout.write(out[-3000:].decode("latin-1"))
-    sys.exit(1)
-
-
-class Guest:
+class Guest(demo_guest.Guest):
     def __init__(self, side, argv, sock):
-        self.side = side
-        self.out = b""
-        self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT)
-        RUNNING.append(self.p)
-        os.set_blocking(self.p.stdout.fileno(), False)
-        self.t0 = time.time()
-        self.wait_for(rb"vmm demo: a shell")
-        self.qmp = Qmp(sock, timeout=LIMIT)
-        self.qmp.ok("qmp_capabilities")
-        self.n = 0
-
-    def pump(self):
-        try:
-            data = self.p.stdout.read()
-        except BlockingIOError:
-            data = None
-        if data:
-            self.out += data
-        elif self.p.poll() is not None:
-            fail(self.side, "exited (%s)" % self.p.returncode, self.out)
-
-    def wait_for(self, pattern, start=0):
-        while True:
-            self.pump()
-            m = re.search(pattern, self.out[start:])
-            if m:
-                return m
-            if time.time() - self.t0 > LIMIT:
-                fail(self.side, "no %r in %d s" % (pattern, LIMIT), self.out)
-            time.sleep(0.2)
-
-    def ask(self, cmd):
-        """Run cmd in the guest's shell: its output, one line."""
-        self.n += 1
-        tag = "ANS%d" % self.n
-        start = len(self.out)
-        self.p.stdin.write(("printf '%s: %%s END\\n' \"$(%s)\"\n" % (tag, cmd)).encode())
-        self.p.stdin.flush()
-        m = self.wait_for(rb"\n" + tag.encode() + rb": (.*?) END", start)
-        return m.group(1).decode().strip()
+        super().__init__(side, argv, sock, LIMIT)
 
     def rss(self):
         with open("/proc/%d/status" % self.p.pid) as f:
@@ -99,14 +46,6 @@ class Guest:
             time.sleep(0.1)
         return time.time() - t
 
-    def stop(self):
-        self.p.stdin.write(b"poweroff -f\n")
-        self.p.stdin.flush()
-        try:
-            self.p.wait(60)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            self.p.wait()
 
 
 def fill_cmd(mib):

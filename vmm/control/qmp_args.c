@@ -50,7 +50,7 @@ static bool declared(const char *spec, const char *key)
 	struct qmp_arg a;
 
 	while (qmp_arg_next(&spec, &a))
-		if (!strcmp(a.name, key))
+		if (!strcmp(a.name, key) || !strcmp(a.name, "*"))
 			return true;
 	return false;
 }

@@ -1,6 +1,7 @@
 /* qmp_args.h — a QMP command's (or event's) arguments, written once as
  * "name:type,?name:type" ('?' marks an optional one; types str, int, bool,
- * any) in the command table. query-qmp-schema describes them and every
+ * any; "?*:any" last: further members of any name, which the command
+ * checks itself) in the command table. query-qmp-schema describes them and every
  * request is checked against them, so the two cannot disagree. */
 #ifndef VMM_QMP_ARGS_H
 #define VMM_QMP_ARGS_H

@@ -641,6 +641,9 @@ const struct qmp_command *qmp_command_at(size_t i)
 	for (size_t j = 0; qmp_fd_commands[j].name; j++, i--)
 		if (i == 0)
 			return &qmp_fd_commands[j];
+	for (size_t j = 0; qmp_hotplug_commands[j].name; j++, i--)
+		if (i == 0)
+			return &qmp_hotplug_commands[j];
 	return NULL;
 }
 

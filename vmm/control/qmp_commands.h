@@ -30,6 +30,8 @@ const struct qmp_command *qmp_command_at(size_t i);
 extern const struct qmp_command qmp_libvirt_commands[];
 /* qmp_migration.c: migrate, migrate-incoming, query-migrate. */
 extern const struct qmp_command qmp_migration_commands[];
+/* qmp_hotplug.c: device_add, device_del, blockdev-add, blockdev-del. */
+extern const struct qmp_command qmp_hotplug_commands[];
 /* qmp_fds.c: getfd, closefd. */
 extern const struct qmp_command qmp_fd_commands[];
 /* query-block's entries for the virtio-blk disks (qmp_libvirt.c). */

@@ -364,6 +364,7 @@ CMD(cmd_query_command_line_options)
 static const char *const events[][2] = {
 	{"STOP", ""},
 	{"RESUME", ""},
+	{"DEVICE_DELETED", "?device:str,path:str"},
 	{"POWERDOWN", ""},
 	{"RESET", "guest:bool,reason:str"},
 	{"SHUTDOWN", "guest:bool,reason:str"},
@@ -383,7 +384,11 @@ static json_t *object_type(const char *name, const char *members)
 	struct qmp_arg a;
 
 	while (qmp_arg_next(&cursor, &a)) {
-		json_t *mem = json_pack("{s:s,s:s}", "name", a.name, "type", a.type);
+		json_t *mem;
+
+		if (!strcmp(a.name, "*"))
+			continue; /* the device's own properties: not members */
+		mem = json_pack("{s:s,s:s}", "name", a.name, "type", a.type);
 
 		if (a.optional)
 			json_object_set_new(mem, "default", json_null());
@@ -399,13 +404,17 @@ CMD(cmd_query_qmp_schema)
 	json_t *list = json_array();
 	const struct qmp_command *c;
 	char type[64];
+	json_t *cmd;
 
 	for (size_t i = 0; (c = qmp_command_at(i)); i++) {
 		snprintf(type, sizeof(type), "%s-arg", c->name);
 		json_array_append_new(list, object_type(type, c->args));
-		json_array_append_new(list,
-				      json_pack("{s:s,s:s,s:s,s:s}", "name", c->name, "meta-type",
-						"command", "arg-type", type, "ret-type", "any"));
+		cmd = json_pack("{s:s,s:s,s:s,s:s}", "name", c->name, "meta-type", "command",
+				"arg-type", type, "ret-type", "any");
+		/* device_add takes a device as -device's JSON spells it */
+		if (!strcmp(c->name, "device_add"))
+			json_object_set_new(cmd, "features", json_pack("[s]", "json-cli-hotplug"));
+		json_array_append_new(list, cmd);
 	}
 	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
 		snprintf(type, sizeof(type), "%s-arg", events[i][0]);

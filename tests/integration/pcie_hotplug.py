@@ -1,0 +1,145 @@
+"""pcie_hotplug.py — driven by pcie-hotplug.sh: one run of make demo's
+guest (Debian's kernel) on -M q35 with three pcie-root-ports, under the
+emulator given on the command line, with a QMP socket.
+
+Checked, in order:
+  - pciehp bound to the empty ports (their hot-plug service exists);
+  - blockdev-add (file + raw nodes); refused with a QMP error:
+    device_add of a virtio-blk-pci on an unknown bus, on the root bus,
+    into the port that holds a device, a device model that cannot go
+    there; device_del of an unknown id;
+  - device_add of a virtio-blk-pci on that drive into the empty port
+    pci.1: the guest sees /dev/vda appear, reads the
+    pattern the host put in the image (sha256 equal), writes its own block
+    which the host then finds in the image (sha256 equal);
+  - a second device on the same drive is refused;
+  - device_del: the guest releases the slot (attention button, power
+    off), DEVICE_DELETED names the device, /dev/vda is gone, blockdev-del
+    of both nodes succeeds;
+  - the HMP path through human-monitor-command: drive_add, device_add
+    into pci.2, the guest sees the disk, device_del, DEVICE_DELETED;
+  - netdev_add and device_add of a virtio-net-pci into pci.1 (emptied
+    before): the guest has a NIC with its MAC; device_del removes it
+    (DEVICE_DELETED), netdev_del its backend."""
+import hashlib
+import os
+import sys
+import time
+
+import demo_guest
+from demo_guest import fail
+
+LIMIT = int(os.environ.get("PCIE_HOTPLUG_TIMEOUT", "600"))
+MIB = 1 << 20
+
+
+class Guest(demo_guest.Guest):
+    def __init__(self, side, argv, sock):
+        super().__init__(side, argv, sock, LIMIT)
+
+    def until_guest(self, what, cmd, want, timeout=90):
+        t = time.time()
+        while True:
+            got = self.ask(cmd)
+            if got == want:
+                return time.time() - t
+            if time.time() - t > timeout:
+                fail(self.side, "%s: '%s' after %d s (want '%s')" % (what, got, timeout, want),
+                     self.out)
+            time.sleep(1)
+
+    def refused(self, what, name, **args):
+        r = self.qmp.cmd(name, **args)
+        if "error" not in r:
+            fail(self.side, "%s: accepted: %s" % (what, r), self.out)
+        return r["error"].get("class")
+
+    def deleted(self, dev_id):
+        try:
+            ev = self.qmp.event("DEVICE_DELETED", timeout=120)
+        except TimeoutError as e:
+            fail(self.side, "device_del %s: %s" % (dev_id, e), self.out)
+        while ev["data"].get("device") != dev_id:  # QEMU also reports the virtio backend
+            ev = self.qmp.event("DEVICE_DELETED", timeout=120)
+        if ev["data"].get("path") != "/machine/peripheral/" + dev_id:
+            fail(self.side, "DEVICE_DELETED: %s" % ev, self.out)
+
+
+
+VDA = "test -b /dev/vda && echo yes || echo no"
+
+
+def main():
+    side, sock, disk, disk2 = sys.argv[1:5]
+    argv = sys.argv[5:]
+    pattern = os.urandom(MIB)
+    with open(disk, "r+b") as f:
+        f.seek(MIB)
+        f.write(pattern)
+    g = Guest(side, argv, sock)
+    svc = g.ask("ls /sys/bus/pci_express/devices | grep -c 'pcie004$'")
+    if svc != "3":
+        fail(side, "pciehp services: %s (want 3)" % svc, g.out)
+
+    g.qmp.ok("blockdev-add", driver="file", filename=disk, **{"node-name": "f1"})
+    g.qmp.ok("blockdev-add", driver="raw", file="f1", **{"node-name": "d1"})
+    g.refused("unknown bus", "device_add", driver="virtio-blk-pci", id="x0", bus="nosuch",
+              drive="d1")
+    g.refused("root bus", "device_add", driver="virtio-blk-pci", id="x1", bus="pcie.0",
+              addr="0x9", drive="d1")
+    g.refused("busy port", "device_add", driver="virtio-blk-pci", id="x2", bus="pci.3",
+              addr="0x0", drive="d1")
+    g.refused("device model", "device_add", driver="isa-debug-exit", id="x3", bus="pci.1")
+    if g.refused("unknown id", "device_del", id="nosuch") != "DeviceNotFound":
+        fail(side, "device_del nosuch: not DeviceNotFound", g.out)
+
+    g.qmp.ok("device_add", driver="virtio-blk-pci", id="hd1", bus="pci.1", drive="d1")
+    took = g.until_guest("hot-added disk", VDA, "yes")
+    want = hashlib.sha256(pattern).hexdigest()
+    got = g.ask("dd if=/dev/vda bs=1M skip=1 count=1 2>/dev/null | sha256sum | cut -c1-64")
+    if got != want:
+        fail(side, "the guest read %s, the image holds %s" % (got, want), g.out)
+    wrote = g.ask("dd if=/dev/urandom of=/tmp/blk bs=64k count=16 2>/dev/null && "
+                  "dd if=/tmp/blk of=/dev/vda bs=64k seek=64 conv=fsync 2>/dev/null && "
+                  "sha256sum /tmp/blk | cut -c1-64")
+    g.refused("drive in use", "device_add", driver="virtio-blk-pci", id="hd9",
+              bus="pci.2", drive="d1")
+
+    g.qmp.ok("device_del", id="hd1")
+    g.deleted("hd1")
+    g.until_guest("removed disk", VDA, "no")
+    with open(disk, "rb") as f:
+        f.seek(4 * MIB)
+        host = hashlib.sha256(f.read(MIB)).hexdigest()
+    if host != wrote:
+        fail(side, "the guest wrote %s, the image holds %s" % (wrote, host), g.out)
+    g.qmp.ok("blockdev-del", **{"node-name": "d1"})
+    g.qmp.ok("blockdev-del", **{"node-name": "f1"})
+
+    hmp = [("drive_add 0 file=%s,if=none,id=drv2,format=raw" % disk2, "OK"),
+           ("device_add virtio-blk-pci,drive=drv2,id=hd2,bus=pci.2", "")]
+    for line, want_out in hmp:
+        out = g.qmp.ok("human-monitor-command", **{"command-line": line}).strip()
+        if out != want_out:
+            fail(side, "HMP %s: %r" % (line, out), g.out)
+    g.until_guest("HMP hot-added disk", VDA, "yes")
+    out = g.qmp.ok("human-monitor-command", **{"command-line": "device_del hd2"}).strip()
+    if out:
+        fail(side, "HMP device_del: %r" % out, g.out)
+    g.deleted("hd2")
+    g.until_guest("HMP removed disk", VDA, "no")
+
+    mac = "52:54:00:aa:bb:01"
+    nics = "cat /sys/class/net/*/address | grep -c " + mac
+    g.qmp.ok("netdev_add", type="user", id="n1")
+    g.qmp.ok("device_add", driver="virtio-net-pci", id="nic1", bus="pci.1", netdev="n1", mac=mac)
+    g.until_guest("hot-added NIC", nics, "1")
+    g.qmp.ok("device_del", id="nic1")
+    g.deleted("nic1")
+    g.until_guest("removed NIC", nics, "0")
+    g.qmp.ok("netdev_del", id="n1")
+    g.stop()
+    print("pcie-hotplug: %s ok (disk seen %.1f s after device_add)" % (side, took))
+
+
+main()

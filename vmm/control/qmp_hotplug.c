@@ -1,0 +1,130 @@
+/* qmp_hotplug.c — device_add, device_del, blockdev-add, blockdev-del,
+ * netdev_add and netdev_del (hotplug.c does the work): what `virsh
+ * attach-device` and `detach-device` send for a disk or a NIC behind a
+ * pcie-root-port. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmm/control/qmp_commands.h"
+
+#define CMD(name) static int name(struct machine *m, json_t *args, json_t **ret, struct qmp_error *e)
+
+static int fail(struct qmp_error *e, const char *cls, const char *desc)
+{
+	snprintf(e->cls, sizeof(e->cls), "%s", cls);
+	snprintf(e->desc, sizeof(e->desc), "%s", desc);
+	return -1;
+}
+
+/* The arguments but type_key as -device's (or -netdev's) text:
+ * key=value,... after what out already holds. */
+static int device_props(json_t *args, const char *type_key, char *out, size_t len,
+			struct qmp_error *e)
+{
+	const char *key;
+	json_t *v;
+	size_t n = strlen(out);
+
+	json_object_foreach(args, key, v)
+	{
+		char val[256];
+		int w;
+
+		if (!strcmp(key, type_key))
+			continue;
+		if (json_is_string(v))
+			snprintf(val, sizeof(val), "%s", json_string_value(v));
+		else if (json_is_integer(v))
+			snprintf(val, sizeof(val), "%lld", (long long)json_integer_value(v));
+		else if (json_is_boolean(v))
+			snprintf(val, sizeof(val), "%s", json_is_true(v) ? "on" : "off");
+		else
+			return fail(e, "GenericError", "device_add: property values are scalars");
+		if (strchr(val, ',') || strchr(key, ',') || strchr(key, '='))
+			return fail(e, "GenericError", "device_add: ',' in a property");
+		w = snprintf(out + n, len - n, "%s%s=%s", n ? "," : "", key, val);
+		if (w < 0 || (size_t)w >= len - n)
+			return fail(e, "GenericError", "device_add: properties too long");
+		n += (size_t)w;
+	}
+	return 0;
+}
+
+CMD(cmd_device_add)
+{
+	const char *driver = json_string_value(json_object_get(args, "driver"));
+	char props[512] = "", err[256];
+
+	if (device_props(args, "driver", props, sizeof(props), e) < 0)
+		return -1;
+	if (machine_device_add(m, driver, props, err, sizeof(err)) < 0)
+		return fail(e, "GenericError", err);
+	return 0;
+}
+
+CMD(cmd_device_del)
+{
+	const char *id = json_string_value(json_object_get(args, "id"));
+	char err[256];
+	int r = machine_device_del(m, id, err, sizeof(err));
+
+	if (r < 0)
+		return fail(e, r == -ENOENT ? "DeviceNotFound" : "GenericError", err);
+	return 0;
+}
+
+CMD(cmd_blockdev_add)
+{
+	char *json = json_dumps(args, JSON_COMPACT);
+	char err[256];
+	int r = json ? machine_blockdev_add(m, json, err, sizeof(err)) : -1;
+
+	free(json);
+	if (r < 0)
+		return fail(e, "GenericError", json ? err : "out of memory");
+	return 0;
+}
+
+CMD(cmd_blockdev_del)
+{
+	char err[256];
+
+	if (machine_blockdev_del(m, json_string_value(json_object_get(args, "node-name")), err,
+				 sizeof(err)) < 0)
+		return fail(e, "GenericError", err);
+	return 0;
+}
+
+CMD(cmd_netdev_add)
+{
+	char val[512], err[256];
+
+	snprintf(val, sizeof(val), "%s", json_string_value(json_object_get(args, "type")));
+	if (device_props(args, "type", val, sizeof(val), e) < 0)
+		return -1;
+	if (machine_netdev_add(m, val, err, sizeof(err)) < 0)
+		return fail(e, "GenericError", err);
+	return 0;
+}
+
+CMD(cmd_netdev_del)
+{
+	const char *id = json_string_value(json_object_get(args, "id"));
+	char err[256];
+
+	if (machine_netdev_del(m, id, err, sizeof(err)) < 0)
+		return fail(e, strstr(err, "not found") ? "DeviceNotFound" : "GenericError", err);
+	return 0;
+}
+
+const struct qmp_command qmp_hotplug_commands[] = {
+	{"device_add", cmd_device_add, "driver:str,?bus:str,?id:str,?*:any"},
+	{"device_del", cmd_device_del, "id:str"},
+	{"blockdev-add", cmd_blockdev_add, "driver:str,?node-name:str,?*:any"},
+	{"blockdev-del", cmd_blockdev_del, "node-name:str"},
+	{"netdev_add", cmd_netdev_add, "type:str,id:str,?*:any"},
+	{"netdev_del", cmd_netdev_del, "id:str"},
+	{NULL, NULL, NULL},
+};

@@ -1,0 +1,498 @@
+/* hotplug.c — run-time device_add and device_del (QMP and HMP), the
+ * drives and network backends they use (drive_add, blockdev-add,
+ * blockdev-del, netdev_add, netdev_del), and the native PCIe hot-plug
+ * that carries them out.
+ *
+ * A virtio-blk-pci or virtio-net-pci goes into an empty pcie-root-port:
+ * the same parsers as the command line's -device, -drive/-blockdev and
+ * -netdev add it to the configuration, the board builds it behind the port,
+ * and the port reports the new presence to the guest (pciehp powers the
+ * slot on and enumerates it). device_del presses the port's attention
+ * button; when the guest has powered the slot off, the device is freed on
+ * the main thread and DEVICE_DELETED is sent, as QEMU does. A slot the
+ * guest never powered on is emptied at once. Devices on the root bus
+ * (and every other device model) are not hot-pluggable. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/backends.h"
+#include "devices/virtio/virtio.h"
+#include "vmm/machine.h"
+
+static const char *root_bus_name(const struct machine *m)
+{
+	return m->cfg->q35 ? "pcie.0" : "pci.0";
+}
+
+/* A present hot-pluggable device: a virtio-blk-pci (m->vblk[i]) or a
+ * virtio-net-pci (m->nics[i]). */
+struct hp_dev {
+	bool nic;
+	unsigned i;
+};
+
+static bool find_device(const struct machine *m, const char *id, struct hp_dev *d)
+{
+	for (unsigned i = 0; id[0] && i < m->cfg->n_vblk; i++)
+		if (m->vblk[i] && !strcmp(m->cfg->vblk[i].id, id)) {
+			*d = (struct hp_dev){false, i};
+			return true;
+		}
+	for (unsigned i = 0; id[0] && i < m->cfg->n_nics; i++)
+		if (m->nics[i] && !strcmp(m->cfg->nics[i].id, id)) {
+			*d = (struct hp_dev){true, i};
+			return true;
+		}
+	return false;
+}
+
+static const char *device_bus(const struct machine *m, struct hp_dev d)
+{
+	return d.nic ? m->cfg->nics[d.i].bus : m->cfg->vblk[d.i].bus;
+}
+
+/* QEMU's rule for ids: a letter, then letters, digits, '-', '.', '_'
+ * (DEVICE_DELETED carries it into JSON as it is). */
+static bool valid_id(const char *id)
+{
+	if (!isalpha((unsigned char)id[0]))
+		return false;
+	for (; *id; id++)
+		if (!isalnum((unsigned char)*id) && !strchr("-._", *id))
+			return false;
+	return true;
+}
+
+/* The checks every new device passes: its id, its bus (an empty root
+ * port, device 0). The port's index, or -1 with err. */
+static int check_place(struct machine *m, const char *id, const char *bus, int devfn, char *err,
+		       size_t errlen)
+{
+	struct hp_dev other;
+	int port;
+
+	if (!id[0]) {
+		snprintf(err, errlen, "device_add needs id= (device_del names it)");
+		return -1;
+	}
+	if (!valid_id(id)) {
+		snprintf(err, errlen, "Parameter 'id' expects an identifier");
+		return -1;
+	}
+	if (find_device(m, id, &other) || cli_find_root_port(m->cfg, id) >= 0) {
+		snprintf(err, errlen, "Duplicate device ID '%s' for device", id);
+		return -1;
+	}
+	if (!bus[0]) {
+		snprintf(err, errlen, "Bus '%s' does not support hotplugging", root_bus_name(m));
+		return -1;
+	}
+	port = cli_find_root_port(m->cfg, bus);
+	if (port < 0 || !m->root_ports[port]) {
+		snprintf(err, errlen, "Bus '%s' not found", bus);
+		return -1;
+	}
+	if (devfn > 0 || pci_bus_find(pcie_root_port_bus(m->root_ports[port]), 0) ||
+	    pcie_root_port_unplug_pending(m->root_ports[port])) {
+		snprintf(err, errlen, "Bus '%s': its slot is not free (a root port has one)", bus);
+		return -1;
+	}
+	return port;
+}
+
+/* The if=none drive or block node named id, unused by a present device:
+ * its index, or -1 with err. */
+static int free_drive(const struct machine *m, const char *id, char *err, size_t errlen)
+{
+	const struct vmm_config *cfg = m->cfg;
+
+	for (unsigned d = 0; cfg && d < cfg->n_vdrives; d++) {
+		if (!cfg->vdrives[d].file || strcmp(cfg->vdrives[d].id, id) ||
+		    cfg->vdrives[d].iface != DRIVE_IF_NONE)
+			continue;
+		for (unsigned i = 0; i < cfg->n_vblk; i++)
+			if (m->vblk[i] && cfg->vblk[i].drive == d) {
+				snprintf(err, errlen, "Drive '%s' is already in use", id);
+				return -1;
+			}
+		return (int)d;
+	}
+	snprintf(err, errlen, "Property 'virtio-blk-device.drive' can't find value '%s'", id);
+	return -1;
+}
+
+/* The open netdev named id no present NIC uses: its index, or -1. */
+static int free_netdev(const struct machine *m, const char *id, char *err, size_t errlen)
+{
+	for (unsigned n = 0; n < m->cfg->n_netdevs; n++) {
+		if (!m->netdevs[n] || strcmp(m->cfg->netdevs[n].id, id))
+			continue;
+		for (unsigned k = 0; k < m->cfg->n_nics; k++)
+			if (m->nics[k] && m->cfg->nics[k].netdev == n) {
+				snprintf(err, errlen, "Netdev '%s' is already in use", id);
+				return -1;
+			}
+		return (int)n;
+	}
+	snprintf(err, errlen, "Property 'virtio-net-pci.netdev' can't find value '%s'", id);
+	return -1;
+}
+
+/* cfg->vblk[n], just parsed: checked, its disk opened, built. */
+static int add_blk(struct machine *m, unsigned n, char *err, size_t errlen)
+{
+	struct virtio_blk_spec *v = &m->cfg_rw->vblk[n];
+	int port = check_place(m, v->id, v->bus, v->devfn, err, errlen), d;
+
+	d = port < 0 ? -1 : free_drive(m, v->drive_id, err, errlen);
+	if (d < 0)
+		return -1;
+	v->drive = (unsigned)d;
+	v->devfn = 0;
+	v->bootindex = -1; /* the firmware has run */
+	if (board_add_virtio_blk(m, n, err, errlen) < 0) {
+		block_close(m->vdisks[n]);
+		m->vdisks[n] = NULL;
+		return -1;
+	}
+	return port;
+}
+
+/* cfg->nics[n], just parsed: checked and built on its netdev. */
+static int add_nic(struct machine *m, unsigned n, char *err, size_t errlen)
+{
+	struct nic_spec *s = &m->cfg_rw->nics[n];
+	int port = check_place(m, s->id, s->bus, s->devfn, err, errlen), d;
+
+	d = port < 0 ? -1 : free_netdev(m, s->netdev_id, err, errlen);
+	if (d < 0)
+		return -1;
+	s->netdev = (unsigned)d;
+	s->devfn = 0;
+	if (!s->mac_given) /* QEMU's default: 52:54:00:12:34:56 + N */
+		memcpy(s->mac, (uint8_t[6]){0x52, 0x54, 0x00, 0x12, 0x34, (uint8_t)(0x56 + n)}, 6);
+	return net_add_nic(m, n, err, errlen) < 0 ? -1 : port;
+}
+
+/* props: the properties after the driver name, key=value,... */
+int machine_device_add(struct machine *m, const char *driver, const char *props, char *err,
+		       size_t errlen)
+{
+	struct vmm_config *cfg = m->cfg_rw;
+	const struct cli_device_help *h = cli_device_help_find(driver);
+	bool nic;
+	char buf[512];
+	unsigned n;
+	int port;
+
+	if (h)
+		driver = h->name; /* virtio-blk: virtio-blk-pci */
+	if (!h || !cfg || !m->board_ready) {
+		snprintf(err, errlen, "'%s' is not a valid device model name", driver);
+		return -1;
+	}
+	nic = !strcmp(driver, "virtio-net-pci");
+	if (!nic && strcmp(driver, "virtio-blk-pci")) {
+		snprintf(err, errlen,
+			 "Device '%s' cannot be hot-plugged (vmm hot-plugs virtio-blk-pci and "
+			 "virtio-net-pci)",
+			 driver);
+		return -1;
+	}
+	if (snprintf(buf, sizeof(buf), "%s", props) >= (int)sizeof(buf)) {
+		snprintf(err, errlen, "properties too long");
+		return -1;
+	}
+	n = nic ? cfg->n_nics : cfg->n_vblk;
+	if ((nic ? cli_parse_virtio_net(cfg, buf, err, errlen)
+		 : cli_parse_virtio_blk(cfg, buf, err, errlen)) < 0)
+		return -1;
+	port = nic ? add_nic(m, n, err, errlen) : add_blk(m, n, err, errlen);
+	if (port < 0) {
+		if (nic)
+			cfg->n_nics = n;
+		else
+			cfg->n_vblk = n;
+		return -1;
+	}
+	m->hotplug_changed = true;
+	pcie_root_port_plugged(m->root_ports[port]);
+	return 0;
+}
+
+/* Main thread: free the device and report it. */
+static void remove_device(struct machine *m, struct hp_dev d)
+{
+	int port = cli_find_root_port(m->cfg, device_bus(m, d));
+	char *idp = d.nic ? m->cfg_rw->nics[d.i].id : m->cfg_rw->vblk[d.i].id;
+	char id[32];
+
+	machine_pause(m);
+	if (d.nic) {
+		virtio_net_free(m->nics[d.i]);
+		m->nics[d.i] = NULL;
+	} else {
+		virtio_blk_free(m->vblk[d.i]);
+		m->vblk[d.i] = NULL;
+		block_close(m->vdisks[d.i]);
+		m->vdisks[d.i] = NULL;
+	}
+	machine_resume(m);
+	m->hotplug_changed = true;
+	if (port >= 0 && m->root_ports[port])
+		pcie_root_port_unplugged(m->root_ports[port]);
+	snprintf(id, sizeof(id), "%s", idp);
+	idp[0] = 0; /* the id, the drive or netdev are free again */
+	machine_event(m, "DEVICE_DELETED", "{\"device\": \"%s\", \"path\": \"/machine/peripheral/%s\"}",
+		      id, id);
+}
+
+/* The guest powered off a slot whose device device_del asked for. */
+static void eject_on_main(void *opaque)
+{
+	struct hotplug_port *hp = opaque;
+	struct machine *m = hp->m;
+	const char *port_id = m->cfg->root_ports[hp->index].id;
+
+	for (unsigned i = 0; i < m->cfg->n_vblk; i++)
+		if (m->vblk[i] && !strcmp(m->cfg->vblk[i].bus, port_id))
+			remove_device(m, (struct hp_dev){false, i});
+	for (unsigned i = 0; i < m->cfg->n_nics; i++)
+		if (m->nics[i] && !strcmp(m->cfg->nics[i].bus, port_id))
+			remove_device(m, (struct hp_dev){true, i});
+}
+
+static void eject_requested(void *opaque, struct pcie_root_port *rp)
+{
+	struct hotplug_port *hp = opaque;
+
+	if (evloop_call(hp->m->host.loop, eject_on_main, hp) < 0)
+		fprintf(stderr, "vmm: hot-unplug: could not reach the main thread\n");
+}
+
+/* System reset (main thread, vCPUs paused): a removal the guest never
+ * finished completes, as in QEMU, and each slot's power is as at start. */
+static void hotplug_reset(void *opaque)
+{
+	struct machine *m = opaque;
+
+	for (unsigned i = 0; i < CLI_MAX_ROOT_PORTS; i++) {
+		if (!m->root_ports[i])
+			continue;
+		if (pcie_root_port_unplug_pending(m->root_ports[i]))
+			eject_on_main(&m->hotplug[i]);
+		pcie_root_port_update_slot(m->root_ports[i]);
+	}
+}
+
+void machine_hotplug_wire(struct machine *m)
+{
+	for (unsigned i = 0; i < CLI_MAX_ROOT_PORTS; i++) {
+		if (!m->root_ports[i])
+			continue;
+		m->hotplug[i] = (struct hotplug_port){m, i};
+		pcie_root_port_set_eject(m->root_ports[i], eject_requested, &m->hotplug[i]);
+	}
+	if (m->cfg->n_root_ports && dev_on_reset(&m->host, hotplug_reset, m) < 0)
+		fprintf(stderr, "vmm: warning: no reset hook left for the root ports' slots\n");
+}
+
+int machine_device_del(struct machine *m, const char *id, char *err, size_t errlen)
+{
+	struct hp_dev d;
+	int port, r;
+
+	if (!find_device(m, id, &d)) {
+		snprintf(err, errlen, "Device '%s' not found", id);
+		return -ENOENT;
+	}
+	port = cli_find_root_port(m->cfg, device_bus(m, d));
+	if (port < 0 || !m->root_ports[port]) {
+		snprintf(err, errlen, "Bus '%s' does not support hotplugging", root_bus_name(m));
+		return -EINVAL;
+	}
+	if (pcie_root_port_unplug_pending(m->root_ports[port])) {
+		snprintf(err, errlen, "Device %s is already in the process of unplug", id);
+		return -EBUSY;
+	}
+	r = pcie_root_port_request_unplug(m->root_ports[port]);
+	if (r == -EBUSY) {
+		snprintf(err, errlen, "Hot-unplug failed: guest is busy (power indicator blinking)");
+		return r;
+	}
+	if (r == 1)
+		remove_device(m, d);
+	return 0;
+}
+
+/* ---------------------------------------------------------- netdevs */
+
+/* val: -netdev's TYPE,id=ID,... */
+int machine_netdev_add(struct machine *m, const char *val, char *err, size_t errlen)
+{
+	struct vmm_config *cfg = m->cfg_rw;
+	unsigned n = cfg ? cfg->n_netdevs : 0;
+
+	if (!cfg || !m->board_ready) {
+		snprintf(err, errlen, "There is no guest");
+		return -1;
+	}
+	if (cli_parse_netdev(cfg, val, err, errlen) < 0)
+		return -1;
+	if (net_open_netdev(m, n, err, errlen) < 0) {
+		cfg->n_netdevs = n;
+		return -1;
+	}
+	return 0;
+}
+
+int machine_netdev_del(struct machine *m, const char *id, char *err, size_t errlen)
+{
+	int n = m->cfg_rw ? free_netdev(m, id, err, errlen) : -1;
+
+	if (n < 0) {
+		if (strstr(err, "can't find"))
+			snprintf(err, errlen, "Device '%s' not found", id);
+		return -1;
+	}
+	netdev_free(m->netdevs[n]);
+	m->netdevs[n] = NULL;
+	m->cfg_rw->netdevs[n].id[0] = 0;
+	return 0;
+}
+
+/* ------------------------------------------------------------ drives */
+
+/* Whether the comma-separated opts hold the item kv. */
+static bool has_option(const char *opts, const char *kv)
+{
+	size_t len = strlen(kv);
+
+	for (const char *p = opts; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, kv, len) && (p[len] == ',' || !p[len]))
+			return true;
+	return false;
+}
+
+int machine_drive_add(struct machine *m, const char *opts, char *err, size_t errlen)
+{
+	struct vmm_config *cfg = m->cfg_rw;
+	unsigned n = cfg ? cfg->n_vdrives : 0;
+
+	/* a drive of its own device (if=virtio, if=ide) is not hot-plugged */
+	if (!cfg || !has_option(opts, "if=none")) {
+		snprintf(err, errlen, "drive_add: only if=none drives (for device_add)");
+		return -1;
+	}
+	if (cli_parse_drive(cfg, opts, err, errlen) < 0)
+		return -1;
+	if (cfg->n_vdrives != n + 1 || cfg->vdrives[n].iface != DRIVE_IF_NONE) {
+		snprintf(err, errlen, "drive_add: only if=none drives (for device_add)");
+		cfg->n_vdrives = n;
+		return -1;
+	}
+	return 0;
+}
+
+int machine_blockdev_add(struct machine *m, const char *json, char *err, size_t errlen)
+{
+	if (!m->cfg_rw) {
+		snprintf(err, errlen, "There is no guest");
+		return -1;
+	}
+	return cli_parse_blockdev(m->cfg_rw, NULL, json, err, errlen);
+}
+
+/* A format node leaves its file node; a file node (or a drive_add drive)
+ * goes. Not while a device uses it. */
+int machine_blockdev_del(struct machine *m, const char *node, char *err, size_t errlen)
+{
+	struct vmm_config *cfg = m->cfg_rw;
+
+	for (unsigned d = 0; cfg && d < cfg->n_vdrives; d++) {
+		struct drive_spec *s = &cfg->vdrives[d];
+		bool format = !strcmp(s->id, node) && s->node_file[0] && strcmp(s->node_file, node);
+
+		if (s->iface != DRIVE_IF_NONE || !s->file ||
+		    (strcmp(s->id, node) && strcmp(s->node_file, node)))
+			continue;
+		for (unsigned i = 0; i < cfg->n_vblk; i++)
+			if (m->vblk[i] && cfg->vblk[i].drive == d) {
+				snprintf(err, errlen, "Node '%s' is busy: in use by device '%s'",
+					 node, cfg->vblk[i].id);
+				return -1;
+			}
+		if (format) {
+			strcpy(s->id, s->node_file);
+			s->format = DRIVE_FORMAT_RAW;
+		} else if (!strcmp(s->id, node)) {
+			s->id[0] = s->node_file[0] = 0;
+			s->file = NULL;
+		} else {
+			snprintf(err, errlen, "Node '%s' is busy: format node '%s' is on it", node,
+				 s->id);
+			return -1;
+		}
+		return 0;
+	}
+	snprintf(err, errlen, "Failed to find node with node-name='%s'", node);
+	return -1;
+}
+
+/* --------------------------------------------------------------- HMP */
+
+/* device_add DRIVER,prop=value,... */
+void hmp_device_add(struct machine *m, int argc, char **argv, FILE *out)
+{
+	char driver[64], err[256];
+	size_t len = argc == 2 ? strcspn(argv[1], ",") : 0;
+
+	if (argc != 2 || len == 0 || len >= sizeof(driver)) {
+		fprintf(out, "usage: device_add DRIVER,prop=value,...\n");
+		return;
+	}
+	memcpy(driver, argv[1], len);
+	driver[len] = 0;
+	if (machine_device_add(m, driver, argv[1][len] ? argv[1] + len + 1 : "", err,
+			       sizeof(err)) < 0)
+		fprintf(out, "Error: %s\n", err);
+}
+
+/* netdev_add TYPE,id=ID,... / netdev_del ID */
+void hmp_netdev(struct machine *m, int argc, char **argv, FILE *out, bool add)
+{
+	char err[256];
+
+	if (argc != 2)
+		fprintf(out, add ? "usage: netdev_add user|tap,id=ID,...\n" : "usage: netdev_del ID\n");
+	else if ((add ? machine_netdev_add(m, argv[1], err, sizeof(err))
+		      : machine_netdev_del(m, argv[1], err, sizeof(err))) < 0)
+		fprintf(out, "Error: %s\n", err);
+}
+
+void hmp_device_del(struct machine *m, int argc, char **argv, FILE *out)
+{
+	char err[256];
+
+	if (argc != 2)
+		fprintf(out, "usage: device_del ID\n");
+	else if (machine_device_del(m, argv[1], err, sizeof(err)) < 0)
+		fprintf(out, "Error: %s\n", err);
+}
+
+/* drive_add PCI-ADDR file=...,if=none,id=...: the address is QEMU's
+ * (for its legacy if=pci drives) and not used. */
+void hmp_drive_add(struct machine *m, int argc, char **argv, FILE *out)
+{
+	char err[256];
+
+	if (argc != 3)
+		fprintf(out, "usage: drive_add DUMMY file=PATH,if=none,id=ID[,format=F]\n");
+	else if (machine_drive_add(m, argv[2], err, sizeof(err)) < 0)
+		fprintf(out, "Error: %s\n", err);
+	else
+		fprintf(out, "OK\n");
+}
