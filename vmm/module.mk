@@ -51,6 +51,11 @@ INTEG_TESTS += tests/integration/migrate-devices.sh
 KVM_TESTS += tests/integration/migrate-devices.sh
 # the migration stream's framing (header, zero pages, truncation)
 $(eval $(call unit_test,vmm_migration_stream,tests/unit/vmm/test_migration_stream.c vmm/migration_stream.c,,))
+# the return path: the source waits for the destination's reply
+$(eval $(call unit_test,vmm_migration_rp,tests/unit/vmm/test_migration_rp.c vmm/migration_stream.c,,))
+# return-path against a stand-in destination, vmm to vmm (QEMU too)
+INTEG_TESTS += tests/integration/migrate-return-path.sh
+KVM_TESTS += tests/integration/migrate-return-path.sh
 INTEG_TESTS += tests/integration/control-exit.sh
 KVM_TESTS += tests/integration/control-exit.sh
 $(eval $(call unit_test,vmm_cli_control,tests/unit/vmm/test_cli_control.c,libcli.a,$(JANSSON_LIBS)))
