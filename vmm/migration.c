@@ -31,6 +31,7 @@
 #include "vmm/migration_devices.h"
 
 #define DEVICES_VERSION 1
+#define RP_NEEDS_SOCKET "The return-path capability needs a socket (tcp:, unix: or a socket fd:)"
 
 
 static struct migration_status mig;
@@ -381,8 +382,7 @@ int migration_save(struct machine *m, const char *uri, char *err, size_t errlen)
 	if (j->return_path && !mig_rp_usable(j->fd)) {
 		mig_close_uri(j->fd, j->pid, uri, NULL, 0);
 		free(j);
-		snprintf(err, errlen,
-			 "The return-path capability needs a socket (tcp:, unix: or a socket fd:)");
+		snprintf(err, errlen, "%s", RP_NEEDS_SOCKET);
 		return -1;
 	}
 	machine_ram(m, &j->pre.ram);
@@ -594,8 +594,7 @@ int migration_incoming_start(struct machine *m, const char *uri, bool exit_on_er
 	if (in->return_path && in->fd >= 0 && !mig_rp_usable(in->fd)) {
 		mig_close_uri(in->fd, in->pid, uri, NULL, 0);
 		free(in);
-		snprintf(err, errlen,
-			 "The return-path capability needs a socket (tcp:, unix: or a socket fd:)");
+		snprintf(err, errlen, "%s", RP_NEEDS_SOCKET);
 		return -1;
 	}
 	if (incoming_begin(m, err, errlen) < 0 ||
