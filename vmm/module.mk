@@ -80,6 +80,8 @@ LINUX_TESTS += tests/integration/libvirt.sh
 LINUX_TESTS += tests/integration/libvirt-virt-install.sh
 # virsh save/restore, managedsave/start through the migration stream (QEMU too)
 LINUX_TESTS += tests/integration/libvirt-save.sh
+# virsh migrate --live between two libvirtds: native, --p2p, --p2p --tunnelled (QEMU too)
+LINUX_TESTS += tests/integration/libvirt-migrate.sh
 $(eval $(call unit_test,vmm_cli_libvirt,tests/unit/vmm/test_cli_libvirt.c,libcli.a,$(JANSSON_LIBS)))
 $(eval $(call unit_test,vmm_cli_rng,tests/unit/vmm/test_cli_rng.c,libcli.a,$(JANSSON_LIBS)))
 $(eval $(call unit_test,vmm_cli_vserial,tests/unit/vmm/test_cli_vserial.c,libcli.a,$(JANSSON_LIBS)))
