@@ -8,7 +8,9 @@
  * last pages and the state, and the source stays stopped, as QEMU's
  * postmigrate state. migrate_cancel or a failure gives the guest back. A
  * device whose state vmm cannot save yet makes `migrate` fail naming it,
- * rather than write a stream that would restore it wrong. */
+ * rather than write a stream that would restore it wrong. With the
+ * return-path capability the source is `completed` only once the
+ * destination said it loaded the stream (migration.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -29,6 +31,7 @@
 #include "vmm/migration_devices.h"
 
 #define DEVICES_VERSION 1
+#define RP_NEEDS_SOCKET "The return-path capability needs a socket (tcp:, unix: or a socket fd:)"
 
 
 static struct migration_status mig;
@@ -236,6 +239,7 @@ struct mig_job {
 	 * along (SCM_RIGHTS) and its connections carry on */
 	bool same_host;
 	struct net_handover ho;
+	bool return_path;  /* wait for the destination's reply */
 };
 
 static int job_sync_dirty(void *opaque, uint64_t *bits)
@@ -308,6 +312,10 @@ static int job_send(struct mig_job *j, char *err, size_t errlen)
 		o.nfds = j->ho.nfds;
 		r = mig_out_end(&o, j->tree, j->tree_len);
 	}
+	/* the guest stays stopped until the destination runs it: its reply
+	 * is part of the downtime */
+	if (r == 0 && j->return_path)
+		r = mig_rp_wait(j->fd, &cancel_req, err, errlen);
 	free(j->tree);
 	j->tree = NULL;
 	return r;
@@ -361,7 +369,7 @@ static void *migration_thread(void *opaque)
 	return NULL;
 }
 
-static bool migration_running(void)
+bool migration_running(void)
 {
 	return mig.state == MIG_SETUP || mig.state == MIG_ACTIVE || mig.state == MIG_CANCELLING;
 }
@@ -386,9 +394,16 @@ int migration_save(struct machine *m, const char *uri, char *err, size_t errlen)
 	snprintf(j->uri, sizeof(j->uri), "%s", uri);
 	j->same_host = !strncmp(uri, "unix:", 5);
 	j->was_running = machine_run_state(m) == RUN_STATE_RUNNING;
+	j->return_path = params.return_path;
 	j->fd = mig_open_uri(uri, true, &j->pid, err, errlen);
 	if (j->fd < 0) {
 		free(j);
+		return -1;
+	}
+	if (j->return_path && !mig_rp_usable(j->fd)) {
+		mig_close_uri(j->fd, j->pid, uri, NULL, 0);
+		free(j);
+		snprintf(err, errlen, "%s", RP_NEEDS_SOCKET);
 		return -1;
 	}
 	machine_ram(m, &j->pre.ram);
@@ -473,10 +488,23 @@ static int incoming_begin(struct machine *m, char *err, size_t errlen)
 	return 0;
 }
 
+/* The return path's reply to the source: load result r (0 or -1 with
+ * err). A loaded guest whose source never heard so must not run: the
+ * source runs its own copy on. */
+static int incoming_reply(int fd, int r, char *err, size_t errlen)
+{
+	char why[256];
+
+	if (mig_rp_send(fd, r == 0, why, sizeof(why)) == 0 || r < 0)
+		return r;
+	snprintf(err, errlen, "%s", why);
+	return -1;
+}
+
 /* Read the stream from fd (or open uri when fd < 0) and load it: any
  * thread, the machine paused. 0, or -1 with err. */
-static int incoming_load(struct machine *m, const char *uri, int fd, pid_t pid, char *err,
-			 size_t errlen)
+static int incoming_load(struct machine *m, const char *uri, int fd, pid_t pid, bool return_path,
+			 char *err, size_t errlen)
 {
 	struct mig_in in = {.nfds = 0};
 	struct mig_ram ram;
@@ -504,6 +532,8 @@ static int incoming_load(struct machine *m, const char *uri, int fd, pid_t pid, 
 	mig_in_close_fds(&in); /* the backends dup'd those they use */
 	if (r == 0) /* the source let go of them before the stream ended */
 		r = migration_activate_images(m, err, errlen);
+	if (fd >= 0 && return_path)
+		r = incoming_reply(fd, r, err, errlen);
 	if (fd >= 0 && mig_close_uri(fd, pid, uri, r < 0 ? NULL : err, r < 0 ? 0 : errlen) < 0)
 		r = -1;
 	free(tree);
@@ -527,13 +557,14 @@ int migration_incoming(struct machine *m, const char *uri, char *err, size_t err
 {
 	if (incoming_begin(m, err, errlen) < 0)
 		return -1;
-	return incoming_finish(m, incoming_load(m, uri, -1, -1, err, errlen), err);
+	return incoming_finish(m, incoming_load(m, uri, -1, -1, params.return_path, err, errlen),
+			       err);
 }
 
 struct incoming {
 	struct machine *m;
 	char uri[512];
-	bool exit_on_error;
+	bool exit_on_error, return_path;
 	int fd, lfd; /* the stream, or the socket its peer connects to */
 	pid_t pid;
 	int r;
@@ -559,7 +590,8 @@ static void *incoming_thread(void *opaque)
 	if (in->lfd >= 0)
 		in->fd = mig_accept_uri(in->lfd, in->uri, in->err, sizeof(in->err));
 	in->r = in->fd < 0 ? -1
-			   : incoming_load(in->m, in->uri, in->fd, in->pid, in->err, sizeof(in->err));
+			   : incoming_load(in->m, in->uri, in->fd, in->pid, in->return_path, in->err,
+					   sizeof(in->err));
 	while (evloop_call(in->m->host.loop, incoming_done, in) < 0)
 		usleep(10000); /* out of memory: the main thread must hear of it */
 	return NULL;
@@ -577,6 +609,7 @@ int migration_incoming_start(struct machine *m, const char *uri, bool exit_on_er
 	}
 	in->m = m;
 	in->exit_on_error = exit_on_error;
+	in->return_path = params.return_path;
 	in->fd = in->lfd = -1;
 	snprintf(in->uri, sizeof(in->uri), "%s", uri);
 	/* opened or listening here, where a bad URI is reported, and before
@@ -587,6 +620,12 @@ int migration_incoming_start(struct machine *m, const char *uri, bool exit_on_er
 		in->fd = mig_open_uri(uri, false, &in->pid, err, errlen);
 	if (in->fd < 0 && in->lfd < 0) {
 		free(in);
+		return -1;
+	}
+	if (in->return_path && in->fd >= 0 && !mig_rp_usable(in->fd)) {
+		mig_close_uri(in->fd, in->pid, uri, NULL, 0);
+		free(in);
+		snprintf(err, errlen, "%s", RP_NEEDS_SOCKET);
 		return -1;
 	}
 	if (incoming_begin(m, err, errlen) < 0 ||

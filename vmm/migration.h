@@ -26,6 +26,15 @@
  * on anything else never sees them; a node then finds fewer than it names
  * and falls back (see net.c).
  *
+ * The return path (the `return-path` capability, set on both sides or on
+ * neither; tcp:, unix: or a socket fd:): after the trailer the source
+ * ends its half of the connection and waits; the destination reads to
+ * that end, loads, and answers on the same connection with
+ *   reply    "VMMLOAD!", u64 0 (loaded: it runs the guest now) or 1 (its
+ *            load failed)                                    (16 bytes)
+ * The source reports `completed` only on a 0; a 1, a closed connection or
+ * anything else is `failed`, and the source's guest runs on.
+ *
  * Every stored page sits at a page-aligned offset of the stream, so a
  * loader reading a file can map them in place. The reader checks every
  * field and every padding byte, and a stream that ends early or carries
@@ -46,6 +55,8 @@
 #define MIG_MAX_REGIONS 8
 #define MIG_FDS_PER_BYTE 253 /* the kernel's SCM_MAX_FD */
 #define MIG_MAX_FDS 1012     /* on the state section's first 4 bytes */
+#define MIG_RP_MAGIC "VMMLOAD!"
+#define MIG_RP_SIZE 16
 
 /* One block of guest RAM, as the host maps it. */
 struct mig_ram {
@@ -122,6 +133,17 @@ int mig_stream_read_tree(struct mig_in *in, void **tree, size_t *tree_len, char 
 			 size_t errlen);
 void mig_in_close_fds(struct mig_in *in);
 
+/* The return path. Whether fd can carry it (a connected socket). */
+bool mig_rp_usable(int fd);
+/* The destination's reply: loaded or not. 0, or -1 with err. */
+int mig_rp_send(int fd, bool loaded, char *err, size_t errlen);
+/* Check a reply: 0 for "loaded", or -1 with err. */
+int mig_rp_parse(const uint8_t *msg, size_t len, char *err, size_t errlen);
+/* The source, after the trailer: end its half of the connection and wait
+ * for the reply (*cancel set from another thread stops the wait). 0 when
+ * the destination loaded the stream, or -1 with err. */
+int mig_rp_wait(int fd, const bool *cancel, char *err, size_t errlen);
+
 /* ------------------------------------------------- migration_ram.c */
 
 /* Pre-copy of one RAM block while the guest runs: pass 1 sends every
@@ -197,10 +219,13 @@ enum migration_state {
 	MIG_CANCELLED,
 };
 
-/* migrate-set-parameters (QEMU's defaults). */
+/* migrate-set-parameters (QEMU's defaults) and migrate-set-capabilities;
+ * a migration takes them when it starts. */
 struct migration_params {
 	uint64_t max_bandwidth;	 /* bytes/s */
 	uint64_t downtime_limit; /* ms */
+	bool events;		 /* the events are sent either way */
+	bool return_path;	 /* the reply after the stream, see above */
 };
 
 /* The last migration, for query-migrate (main thread; a live migration's
@@ -221,6 +246,8 @@ const struct migration_status *migration_status(void);
  * thread frees its own when it ends, at any moment. */
 void migration_status_copy(struct migration_status *s, struct mig_precopy *pre);
 const char *migration_state_name(enum migration_state s);
+/* An outgoing or incoming migration is under way. */
+bool migration_running(void);
 /* QMP migrate: open uri ("exec:CMD", "file:PATH", "unix:PATH",
  * "tcp:HOST:PORT", "fd:N" an inherited fd or "fd:NAME" a getfd one) and start a migration thread, which copies the RAM
  * while the guest runs, then stops it (STOP) and writes the last pages and

@@ -3,6 +3,7 @@
  * in migration.h). Plain libc on a file descriptor, so tests and the fuzz
  * target use it alone. */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -612,4 +613,93 @@ fail:
 	free(*tree);
 	*tree = NULL;
 	return -1;
+}
+
+/* ------------------------------------------------------------ return path */
+
+bool mig_rp_usable(int fd)
+{
+	int type;
+	socklen_t len = sizeof(type);
+
+	return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_STREAM;
+}
+
+int mig_rp_send(int fd, bool loaded, char *err, size_t errlen)
+{
+	uint8_t msg[MIG_RP_SIZE];
+	size_t done = 0;
+
+	memcpy(msg, MIG_RP_MAGIC, 8);
+	put_le(msg + 8, loaded ? 0 : 1, 8);
+	while (done < sizeof(msg)) {
+		/* MSG_NOSIGNAL: a source that went away is an error, not SIGPIPE */
+		ssize_t n = send(fd, msg + done, sizeof(msg) - done, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			snprintf(err, errlen, "return path: cannot answer the source: %s",
+				 n < 0 ? strerror(errno) : "no progress");
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+int mig_rp_parse(const uint8_t *msg, size_t len, char *err, size_t errlen)
+{
+	if (len != MIG_RP_SIZE || memcmp(msg, MIG_RP_MAGIC, 8)) {
+		snprintf(err, errlen, "return path: the destination's reply is not vmm's");
+		return -1;
+	}
+	switch (get_le(msg + 8, 8)) {
+	case 0:
+		return 0;
+	case 1:
+		snprintf(err, errlen, "the destination failed to load the migration stream");
+		return -1;
+	default:
+		snprintf(err, errlen, "return path: unknown reply %llu from the destination",
+			 (unsigned long long)get_le(msg + 8, 8));
+		return -1;
+	}
+}
+
+int mig_rp_wait(int fd, const bool *cancel, char *err, size_t errlen)
+{
+	uint8_t msg[MIG_RP_SIZE];
+	size_t got = 0;
+
+	/* the destination reads to this end, then answers */
+	if (shutdown(fd, SHUT_WR) < 0) {
+		snprintf(err, errlen, "return path: %s", strerror(errno));
+		return -1;
+	}
+	while (got < sizeof(msg)) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		ssize_t n;
+		int r;
+
+		if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED)) {
+			snprintf(err, errlen, "migration cancelled");
+			return -1;
+		}
+		r = poll(&p, 1, 100);
+		if (r == 0 || (r < 0 && errno == EINTR))
+			continue;
+		n = r < 0 ? -1 : read(fd, msg + got, sizeof(msg) - got);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0) {
+			snprintf(err, errlen,
+				 "return path: the destination closed the connection without "
+				 "acknowledging the load%s%s",
+				 n < 0 ? ": " : "", n < 0 ? strerror(errno) : "");
+			return -1;
+		}
+		got += (size_t)n;
+	}
+	return mig_rp_parse(msg, got, err, errlen);
 }

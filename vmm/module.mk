@@ -55,6 +55,11 @@ INTEG_TESTS += tests/integration/migrate-devices.sh
 KVM_TESTS += tests/integration/migrate-devices.sh
 # the migration stream's framing (header, zero pages, truncation)
 $(eval $(call unit_test,vmm_migration_stream,tests/unit/vmm/test_migration_stream.c vmm/migration_stream.c,,))
+# the return path: the source waits for the destination's reply
+$(eval $(call unit_test,vmm_migration_rp,tests/unit/vmm/test_migration_rp.c vmm/migration_stream.c,,))
+# return-path against a stand-in destination, vmm to vmm (QEMU too)
+INTEG_TESTS += tests/integration/migrate-return-path.sh
+KVM_TESTS += tests/integration/migrate-return-path.sh
 INTEG_TESTS += tests/integration/control-exit.sh
 KVM_TESTS += tests/integration/control-exit.sh
 $(eval $(call unit_test,vmm_cli_control,tests/unit/vmm/test_cli_control.c,libcli.a,$(JANSSON_LIBS)))
@@ -79,6 +84,8 @@ LINUX_TESTS += tests/integration/libvirt.sh
 LINUX_TESTS += tests/integration/libvirt-virt-install.sh
 # virsh save/restore, managedsave/start through the migration stream (QEMU too)
 LINUX_TESTS += tests/integration/libvirt-save.sh
+# virsh migrate --live between two libvirtds: native, --p2p, --p2p --tunnelled (QEMU too)
+LINUX_TESTS += tests/integration/libvirt-migrate.sh
 $(eval $(call unit_test,vmm_cli_libvirt,tests/unit/vmm/test_cli_libvirt.c,libcli.a,$(JANSSON_LIBS)))
 $(eval $(call unit_test,vmm_cli_rng,tests/unit/vmm/test_cli_rng.c,libcli.a,$(JANSSON_LIBS)))
 $(eval $(call unit_test,vmm_cli_vserial,tests/unit/vmm/test_cli_vserial.c,libcli.a,$(JANSSON_LIBS)))

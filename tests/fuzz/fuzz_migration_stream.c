@@ -2,7 +2,8 @@
  * (vmm/migration_stream.c): the input is a stream, read from a memfd into
  * two RAM blocks of 16 and 3 pages, as -incoming does (any number of
  * passes, pages resent). An accepted stream is written again (one pass)
- * from what loaded and must read back the same. */
+ * from what loaded and must read back the same. The input's start is also
+ * a return-path reply (mig_rp_parse). */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -45,6 +46,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (fd < 0 || write(fd, data, size) != (ssize_t)size)
 		abort();
+	if (mig_rp_parse(data, size < MIG_RP_SIZE ? size : MIG_RP_SIZE, err, sizeof(err)) == 0 &&
+	    (size < MIG_RP_SIZE || memcmp(data, MIG_RP_MAGIC, 8)))
+		abort(); /* only a whole "loaded" reply is success */
 	if (load(fd, ram_a, ram_b, &tree, &len) == 0) {
 		fd2 = memfd_create("fuzz2", 0);
 		if (fd2 < 0 ||

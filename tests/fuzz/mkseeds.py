@@ -859,6 +859,9 @@ def migration_seeds():
     seed("migration_stream", "truncated", good[:len(good) - 100])
     seed("migration_stream", "bad-trailer", good[:-8] + struct.pack("<Q", 1))
     seed("migration_stream", "wrong-size", stream(b"tree", [[[b""] * 17, b]]))
+    # the return path's reply (vmm/migration.h): loaded, failed to load
+    seed("migration_stream", "rp-loaded", b"VMMLOAD!" + struct.pack("<Q", 0))
+    seed("migration_stream", "rp-failed", b"VMMLOAD!" + struct.pack("<Q", 1))
 
 
 GROUPS = (netstack_seeds, usernet_seeds, regdb_seeds, loader_seeds, device_seeds, ahci_seeds, virtio_net_seeds,

@@ -25,30 +25,6 @@ guest=$(sh scripts/demo/image.sh) || fail "no Debian guest image (scripts/demo/i
 qemu=$(command -v qemu-system-x86_64) || fail "no qemu-system-x86_64 (scripts/install-deps.sh check)"
 vmm=$(readlink -f "${VMM:-build/vmm}")
 
-domain() { # domain EMULATOR USB-MODEL
-	cat <<XML
-<domain type='kvm'>
-  <name>$dom</name>
-  <memory unit='MiB'>512</memory>
-  <vcpu>1</vcpu>
-  <os>
-    <type arch='x86_64' machine='pc'>hvm</type>
-    <kernel>$guest/kernel</kernel>
-    <initrd>$guest/initrd.cpio.gz</initrd>
-    <cmdline>$(cat tests/guest/linux/cmdline)</cmdline>
-  </os>
-  <features><acpi/></features>
-  <devices>
-    <emulator>$1</emulator>
-    <serial type='pty'><target port='0'/></serial>
-    <console type='pty'><target type='serial' port='0'/></console>
-    <controller type='usb' model='$2'/>
-    <memballoon model='none'/>
-  </devices>
-</domain>
-XML
-}
-
 # shell LOG [MARKER] COMMAND: type COMMAND on virsh console (after the
 # boot's MARKER; "" for a guest already up) and log what it printed.
 shell() {

@@ -1,8 +1,10 @@
 # libvirt.inc.sh — sourced by the tests that run Debian's libvirt 9.0 with
 # vmm (and QEMU) as the emulator: they skip without root, /dev/kvm or the
 # libvirt programs, re-run themselves in a private mount namespace where
-# /run/libvirt, /var/lib/libvirt, /var/cache/libvirt, /var/log/libvirt and
-# /etc/libvirt are folders under a mktemp -d in /tmp (AF_UNIX sockets work
+# /run/libvirt, /var/lib/libvirt, /var/cache/libvirt, /var/log/libvirt,
+# /etc/libvirt and /run/lock (virsh console's pty lock files: nested runs
+# share the host's /run, and another L1's LCK.._pts_0 with a pid alive
+# here refused the console) are folders under a mktemp -d in /tmp (AF_UNIX sockets work
 # there, also inside the nested runner's L1), and start their own libvirtd
 # and virtlogd, stopped at exit. The emulator runs as root, unconfined,
 # outside cgroups: the test host is a container or L1 without those
@@ -28,7 +30,7 @@ fi
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/vmm-libvirt.XXXXXX")
 V="virsh -q -c qemu:///system"
-dirs="/run/libvirt /var/lib/libvirt /var/cache/libvirt /var/log/libvirt /etc/libvirt"
+dirs="/run/libvirt /var/lib/libvirt /var/cache/libvirt /var/log/libvirt /etc/libvirt /run/lock"
 mkdir -p "$T/etc/libvirt"
 cp -a /etc/libvirt/. "$T/etc/libvirt/"
 for d in $dirs; do
@@ -102,3 +104,31 @@ wait_state() {
 	fail "domstate is '$(state)', expected '$1' within $2 s"
 }
 emulator_pid() { cat "/run/libvirt/qemu/$dom.pid" 2>/dev/null; }
+
+# domain EMULATOR [USB-MODEL]: the domain $dom booting make demo's guest
+# ($guest) directly. <memballoon model='none'/> and no channel:
+# virtio-balloon and virtio-serial are not saveable by vmm yet; USB-MODEL
+# (default none) another controller than none.
+domain() {
+	cat <<XML
+<domain type='kvm'>
+  <name>$dom</name>
+  <memory unit='MiB'>512</memory>
+  <vcpu>1</vcpu>
+  <os>
+    <type arch='x86_64' machine='pc'>hvm</type>
+    <kernel>$guest/kernel</kernel>
+    <initrd>$guest/initrd.cpio.gz</initrd>
+    <cmdline>$(cat tests/guest/linux/cmdline)</cmdline>
+  </os>
+  <features><acpi/></features>
+  <devices>
+    <emulator>$1</emulator>
+    <serial type='pty'><target port='0'/></serial>
+    <console type='pty'><target type='serial' port='0'/></console>
+    <controller type='usb' model='${2:-none}'/>
+    <memballoon model='none'/>
+  </devices>
+</domain>
+XML
+}

@@ -89,6 +89,8 @@ opts = {o["option"] for o in ok("query-command-line-options")}
 assert "machine" in opts and "sandbox" not in opts, opts
 caps = ok("query-migrate-capabilities")
 assert {"capability": "events", "state": False} in caps, caps
+# libvirt's native migration needs return-path on both sides
+assert {"capability": "return-path", "state": False} in caps, caps
 
 # The schema describes exactly vmm's commands, and each one's arguments.
 by_name = {e["name"]: e for e in schema}
@@ -111,8 +113,16 @@ assert ok("query-named-block-nodes", flat=True) == [] and ok("query-jobs") == []
 assert ok("qom-list", path="/machine/peripheral") == []
 err("qom-list", "DeviceNotFound", path="/nowhere")
 ok("migrate-set-capabilities", capabilities=[{"capability": "events", "state": True}])
+ok("migrate-set-capabilities", capabilities=[{"capability": "return-path", "state": True}])
+caps = ok("query-migrate-capabilities")
+assert {"capability": "events", "state": True} in caps, caps
+assert {"capability": "return-path", "state": True} in caps, caps
 err("migrate-set-capabilities", "GenericError",
     capabilities=[{"capability": "postcopy-ram", "state": True}])
+err("migrate-set-capabilities", "GenericError",
+    capabilities=[{"capability": "return-path", "state": "yes"}])
+ok("migrate-set-capabilities", capabilities=[{"capability": "return-path", "state": False}])
+assert {"capability": "return-path", "state": False} in ok("query-migrate-capabilities")
 
 # libvirt kills the probe with SIGTERM: a clean exit, the pidfile gone.
 os.kill(pid, signal.SIGTERM)

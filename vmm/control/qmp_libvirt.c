@@ -289,36 +289,7 @@ void qmp_virtio_block_info(struct machine *m, json_t *list)
 	}
 }
 
-/* ---------------------------------------------------- migration, jobs */
-
-/* vmm does not migrate. libvirt turns on the `events` capability (the
- * MIGRATION events) on every connection and must hear success; with no
- * migration there are no such events to send, so that is true either way.
- * Every other capability is refused. */
-CMD(cmd_query_migrate_capabilities)
-{
-	*ret = json_pack("[{s:s,s:b}]", "capability", "events", "state", 0);
-	return 0;
-}
-
-CMD(cmd_migrate_set_capabilities)
-{
-	json_t *caps = json_object_get(args, "capabilities"), *c;
-	size_t i;
-
-	if (!json_is_array(caps))
-		return fail(e, "GenericError", "Parameter '%s' is missing or not a list",
-			    "capabilities");
-	json_array_foreach(caps, i, c)
-	{
-		const char *name = json_string_value(json_object_get(c, "capability"));
-
-		if (!name || strcmp(name, "events"))
-			return fail(e, "GenericError", "Capability '%s' is not supported",
-				    name ? name : "?");
-	}
-	return 0;
-}
+/* ---------------------------------------------------- jobs */
 
 /* No block or migration jobs exist in vmm. */
 CMD(cmd_query_jobs)
@@ -438,8 +409,6 @@ const struct qmp_command qmp_libvirt_commands[] = {
 	{"device-list-properties", cmd_device_list_properties, "typename:str"},
 	{"qom-list", cmd_qom_list, "path:str"},
 	{"query-named-block-nodes", cmd_query_named_block_nodes, "?flat:bool"},
-	{"query-migrate-capabilities", cmd_query_migrate_capabilities, NULL},
-	{"migrate-set-capabilities", cmd_migrate_set_capabilities, "capabilities:any"},
 	{"query-jobs", cmd_query_jobs, NULL},
 	{NULL, NULL, NULL},
 };

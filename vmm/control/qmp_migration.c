@@ -1,6 +1,6 @@
 /* qmp_migration.c — QMP migrate, migrate_cancel, migrate-incoming,
- * query-migrate and the migration parameters in QEMU's shapes (the work is
- * vmm/migration.c). */
+ * query-migrate, the migration parameters and capabilities in QEMU's
+ * shapes (the work is vmm/migration.c). */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -111,6 +111,52 @@ CMD(cmd_migrate_incoming)
 	return 0;
 }
 
+/* The capabilities vmm has: `events` (the MIGRATION events, always sent:
+ * libvirt turns it on at every connection and must hear success) and
+ * `return-path` (the destination acknowledges the load on the stream's
+ * connection; libvirt's native migration sets it on both sides). */
+CMD(cmd_query_migrate_capabilities)
+{
+	*ret = json_pack("[{s:s,s:b},{s:s,s:b}]", "capability", "events", "state",
+			 migration_params()->events, "capability", "return-path", "state",
+			 migration_params()->return_path);
+	return 0;
+}
+
+CMD(cmd_migrate_set_capabilities)
+{
+	struct migration_params *p = migration_params();
+	bool events = p->events, return_path = p->return_path;
+	json_t *caps = json_object_get(args, "capabilities"), *c;
+	size_t i;
+
+	if (!json_is_array(caps))
+		return fail(e, "Parameter 'capabilities' is missing or not a list");
+	json_array_foreach(caps, i, c)
+	{
+		const char *name = json_string_value(json_object_get(c, "capability"));
+		json_t *state = json_object_get(c, "state");
+
+		if (!name || !json_is_boolean(state))
+			return fail(e, "Each capability needs a 'capability' name and a boolean 'state'");
+		if (!strcmp(name, "events"))
+			events = json_is_true(state);
+		else if (!strcmp(name, "return-path"))
+			return_path = json_is_true(state);
+		else {
+			snprintf(e->cls, sizeof(e->cls), "GenericError");
+			snprintf(e->desc, sizeof(e->desc), "Capability '%s' is not supported", name);
+			return -1;
+		}
+	}
+	/* as QEMU: not while a migration runs (its job took them at start) */
+	if (return_path != p->return_path && migration_running())
+		return fail(e, "There's a migration process in progress");
+	p->events = events;
+	p->return_path = return_path;
+	return 0;
+}
+
 /* ram: QEMU's counters; while a live migration runs, the pre-copy's view. */
 static json_t *ram_stats(const struct migration_status *s)
 {
@@ -178,5 +224,7 @@ const struct qmp_command qmp_migration_commands[] = {
 	{"query-migrate-parameters", cmd_query_migrate_parameters, NULL},
 	{"migrate-incoming", cmd_migrate_incoming, "uri:str,?exit-on-error:bool"},
 	{"query-migrate", cmd_query_migrate, NULL},
+	{"query-migrate-capabilities", cmd_query_migrate_capabilities, NULL},
+	{"migrate-set-capabilities", cmd_migrate_set_capabilities, "capabilities:any"},
 	{NULL, NULL, NULL},
 };
