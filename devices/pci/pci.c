@@ -574,25 +574,66 @@ int pci_bus_free_slot(struct pci_bus *bus)
 	return -1;
 }
 
+/* The GSI d's INTx pin reaches, or -1 (root's lock held): behind
+ * bridges, the standard swizzle to the bridge's own pin. */
+static int intx_gsi(struct pci_bus *root, const struct pci_dev *d)
+{
+	unsigned pin = d->cfg[PCI_INTERRUPT_PIN];
+	const struct pci_dev *at = d;
+
+	if (pin < 1 || pin > 4 || !root->route)
+		return -1;
+	for (pin--; at->bus->bridge; at = at->bus->bridge)
+		pin = (pin + (at->devfn >> 3)) & 3;
+	return root->route(root->route_opaque, at->devfn >> 3, pin);
+}
+
+/* Whether a function on bus or behind its bridges holds gsi up (root's
+ * lock held): INTx lines are wired-OR, so a root port's hot-plug INTA
+ * and the INTA of the device behind it, which swizzle to the same pin,
+ * must not lower each other's. */
+static bool gsi_held(struct pci_bus *root, const struct pci_bus *bus, int gsi, unsigned depth)
+{
+	for (unsigned i = 0; i < PCI_MAX_DEVFN; i++) {
+		const struct pci_dev *d = bus->devs[i];
+
+		if (!d)
+			continue;
+		if (d->irq_level && intx_gsi(root, d) == gsi)
+			return true;
+		if (d->secondary && depth < 8 && gsi_held(root, d->secondary, gsi, depth + 1))
+			return true;
+	}
+	return false;
+}
+
 void pci_dev_set_irq(struct pci_dev *d, bool level)
 {
 	struct pci_bus *bus = pci_root(d->bus);
-	unsigned pin = d->cfg[PCI_INTERRUPT_PIN];
-	const struct pci_dev *at = d;
-	int gsi = -1;
+	unsigned seq;
+	bool line;
+	int gsi;
 
-	if (!bus || pin < 1 || pin > 4)
+	if (!bus)
 		return;
 	pthread_mutex_lock(&bus->lock);
 	d->irq_level = level;
-	/* behind bridges: the standard swizzle to the bridge's own pin */
-	for (pin--; at->bus->bridge; at = at->bus->bridge)
-		pin = (pin + (at->devfn >> 3)) & 3;
-	if (bus->route)
-		gsi = bus->route(bus->route_opaque, at->devfn >> 3, pin);
+	gsi = intx_gsi(bus, d);
+	seq = ++bus->intx_seq;
+	/* The line's level goes out without the lock: if another function
+	 * changed its level meanwhile, the later writer may have been
+	 * overtaken, so look again until nobody did. */
+	while (gsi >= 0) {
+		line = gsi_held(bus, bus, gsi, 0);
+		pthread_mutex_unlock(&bus->lock);
+		if (bus->host->irq.set_level)
+			bus->host->irq.set_level(bus->host->irq.opaque, (unsigned)gsi, line);
+		pthread_mutex_lock(&bus->lock);
+		if (bus->intx_seq == seq)
+			break;
+		seq = bus->intx_seq;
+	}
 	pthread_mutex_unlock(&bus->lock);
-	if (gsi >= 0 && bus->host->irq.set_level)
-		bus->host->irq.set_level(bus->host->irq.opaque, (unsigned)gsi, level);
 }
 
 /* ------------------------------------------------- bus mastering, MSI */

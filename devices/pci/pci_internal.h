@@ -45,6 +45,7 @@ struct pci_bus {
 	struct pci_dev *devs[PCI_MAX_DEVFN];
 	pci_route_fn route;
 	void *route_opaque;
+	unsigned intx_seq; /* INTx level changes (pci_dev_set_irq) */
 	uint8_t rcr; /* PIIX reset control register at 0xcf9 */
 	struct pci_iommu_ops iommu; /* ops.dma NULL: no IOMMU */
 	void (*reset_fn)(void *opaque);

@@ -308,6 +308,37 @@ START_TEST(smram_lock_is_sticky)
 }
 END_TEST
 
+/* INTx lines are wired-OR: one function lowering its pin leaves the
+ * line up while another on the same GSI still holds it. */
+START_TEST(shared_intx_is_wired_or)
+{
+	struct fake_host t;
+	struct pci_bus *bus;
+	struct piix3 *sb;
+	struct pci_dev a, b;
+
+	test_host_init(&t);
+	bus = pci_bus_new(&t.host);
+	sb = piix3_new(&t.host, bus);
+	pci_dev_init(&a, "a", 0x1af4, 0x1000, 0x020000, 0);
+	pci_dev_init(&b, "b", 0x1af4, 0x1005, 0x00ff00, 0);
+	a.cfg[0x3d] = b.cfg[0x3d] = 1; /* INTA */
+	ck_assert_int_eq(pci_bus_add(bus, &a, 3 << 3), 0);
+	ck_assert_int_eq(pci_bus_add(bus, &b, 7 << 3), 0);
+	cfg_out(&t, 8, 0x60, 4, 0x0b0b0a0au); /* PIRQC and PIRQD -> IRQ 11 */
+	pci_dev_set_irq(&a, true);
+	pci_dev_set_irq(&b, true);
+	ck_assert(t.level[11]);
+	pci_dev_set_irq(&a, false);
+	ck_assert(t.level[11]); /* b still holds it */
+	pci_dev_set_irq(&b, false);
+	ck_assert(!t.level[11]);
+	piix3_free(sb);
+	pci_bus_free(bus);
+	test_host_fini(&t);
+}
+END_TEST
+
 START_TEST(pirq_routing)
 {
 	struct fake_host t;
@@ -386,6 +417,7 @@ int main(void)
 	tcase_add_test(tc, pam_switches_between_rom_and_ram);
 	tcase_add_test(tc, smram_lock_is_sticky);
 	tcase_add_test(tc, pirq_routing);
+	tcase_add_test(tc, shared_intx_is_wired_or);
 	tcase_add_test(tc, info_pci_lists_devices);
 	suite_add_tcase(s, tc);
 	return test_run_suite(s);
