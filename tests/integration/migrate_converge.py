@@ -53,6 +53,10 @@ def migrate(n, converge):
             break
         if not converge and time.time() - t0 > 15:
             src.ok("migrate_cancel")
+            while src.ok("query-migrate")["status"] != "cancelled":
+                if time.time() - t0 > 120:
+                    fail("migrate_cancel: still %s" % src.ok("query-migrate")["status"])
+                time.sleep(0.1)
             dst_p.kill()
             return None, throttle, dst_p, dst
         if time.time() - g.t_start > g.limit:
