@@ -91,6 +91,7 @@ struct vcpu {
 	uint64_t debug_pc, debug_dr6;
 	uint32_t debug_exception; /* 1 #DB (step, debug registers), 3 #BP (INT3) */
 	bool debug_stop_pending;
+	uint64_t throttle_at; /* CLOCK_MONOTONIC ns: its next throttle sleep */
 };
 
 /* Monitor-driven guest debugging (debug.c). Main thread. */
@@ -176,6 +177,10 @@ struct machine {
 	bool suspended; /* ACPI S3, main thread only */
 	atomic_int hold;
 	atomic_bool reset_queued;
+	/* Auto-converge (a live migration's): each vCPU sleeps this share,
+	 * in percent, of every VCPU_THROTTLE_SLICE_NS; 0 runs freely. A
+	 * change is followed by a broadcast on cond. */
+	atomic_uint throttle_pct;
 	pthread_mutex_t event_lock;
 	struct {
 		machine_event_fn fn;
@@ -278,6 +283,10 @@ void machine_s3_resume(struct machine *m);
 void machine_request_exit(struct machine *m, int status);
 /* Make the vCPU leave KVM_RUN (or not enter it) and look at its state. */
 void vcpu_kick(struct vcpu *v);
+/* The throttle's period: a throttled vCPU runs, then sleeps pct/(100-pct)
+ * of it; a ticker kicks the vCPUs at this rate so that one running guest
+ * code without exits still gets there (vmm/migration.c). */
+#define VCPU_THROTTLE_SLICE_NS 10000000ull
 void machine_request_reset(struct machine *m);
 
 /* ----------------------------------------------------------- runstate.c */

@@ -33,11 +33,13 @@
 #define DEVICES_VERSION 1
 #define RP_NEEDS_SOCKET "The return-path capability needs a socket (tcp:, unix: or a socket fd:)"
 
-
 static struct migration_status mig;
 static struct migration_params params = {
 	.max_bandwidth = 128ull << 20, /* QEMU's defaults */
 	.downtime_limit = 300,
+	.throttle_initial = 20,
+	.throttle_increment = 10,
+	.throttle_max = 99,
 };
 static bool cancel_req;
 
@@ -240,7 +242,46 @@ struct mig_job {
 	bool same_host;
 	struct net_handover ho;
 	bool return_path;  /* wait for the destination's reply */
+	pthread_t ticker; /* kicks the vCPUs while they are throttled */
+	bool ticking;
 };
+
+/* While the vCPUs are throttled: kick each once a slice, so that one
+ * running guest code without exits reaches its throttle sleep. */
+static void *throttle_ticker(void *opaque)
+{
+	struct machine *m = opaque;
+	const struct timespec slice = {0, (long)VCPU_THROTTLE_SLICE_NS};
+
+	while (atomic_load(&m->throttle_pct)) {
+		for (unsigned i = 0; i < m->ncpus; i++)
+			vcpu_kick(&m->vcpus[i]);
+		nanosleep(&slice, NULL);
+	}
+	return NULL;
+}
+
+static void job_set_throttle(void *opaque, unsigned pct)
+{
+	struct mig_job *j = opaque;
+	struct machine *m = j->m;
+
+	pthread_mutex_lock(&m->lock);
+	atomic_store(&m->throttle_pct, pct);
+	pthread_cond_broadcast(&m->cond); /* a vCPU asleep for the old share */
+	pthread_mutex_unlock(&m->lock);
+	if (pct && !j->ticking)
+		j->ticking = pthread_create(&j->ticker, NULL, throttle_ticker, m) == 0;
+}
+
+/* The vCPUs run freely again. */
+static void job_unthrottle(struct mig_job *j)
+{
+	job_set_throttle(j, 0);
+	if (j->ticking)
+		pthread_join(j->ticker, NULL);
+	j->ticking = false;
+}
 
 static int job_sync_dirty(void *opaque, uint64_t *bits)
 {
@@ -326,6 +367,7 @@ static void job_finish(struct mig_job *j, int r, const char *err)
 	struct machine *m = j->m;
 	char again[256];
 
+	job_unthrottle(j);
 	if (j->kvm_ram)
 		kvm_vm_dirty_log_stop(&m->vm, m->ram, m->ram_map_size);
 	__atomic_store_n(&m->mem.tracking, false, __ATOMIC_SEQ_CST);
@@ -415,6 +457,11 @@ int migration_save(struct machine *m, const char *uri, char *err, size_t errlen)
 	j->pre.pinned = m->mem.pinned;
 	j->pre.downtime_ms = params.downtime_limit;
 	j->pre.guest_stopped = !j->was_running;
+	j->pre.throttle = (struct mig_throttle){.on = params.auto_converge,
+						.initial = params.throttle_initial,
+						.increment = params.throttle_increment,
+						.max = params.throttle_max};
+	j->pre.set_throttle = job_set_throttle;
 	cancel_req = false;
 	pthread_mutex_lock(&precopy_lock);
 	mig = (struct migration_status){

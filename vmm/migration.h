@@ -152,6 +152,19 @@ int mig_rp_wait(int fd, const bool *cancel, char *err, size_t errlen);
  * after MIG_MAX_PASSES); then the guest stops and the final pass goes. */
 #define MIG_MAX_PASSES 30
 
+/* Auto-converge, QEMU's policy: when the guest dirtied more than half of
+ * what a pass sent, twice in a row, its vCPUs are throttled to initial
+ * percent, then increment more each time, up to max. */
+struct mig_throttle {
+	bool on; /* the auto-converge capability */
+	unsigned initial, increment, max;
+	unsigned pct;	   /* now; query-migrate's cpu-throttle-percentage */
+	unsigned high;	   /* passes in a row that dirtied too much */
+};
+/* After a pass that sent sent bytes while the guest dirtied dirtied:
+ * whether t->pct changed. */
+bool mig_throttle_update(struct mig_throttle *t, uint64_t dirtied, uint64_t sent);
+
 struct mig_precopy {
 	struct mig_ram ram;
 	/* OR into bits (one per page of ram) the pages the guest wrote since
@@ -170,6 +183,9 @@ struct mig_precopy {
 	/* The guest does not run (virsh save stops it first): nothing to
 	 * converge, pass 1 then the final pass (the pages devices touched). */
 	bool guest_stopped;
+	struct mig_throttle throttle;
+	/* Throttle the vCPUs to pct percent (0: not at all). */
+	void (*set_throttle)(void *opaque, unsigned pct);
 	/* Progress, for query-migrate (read from another thread). */
 	unsigned pass;
 	uint64_t remaining, dirty_rate, mbps, expected_downtime_ms, dirty_syncs;
@@ -226,6 +242,8 @@ struct migration_params {
 	uint64_t downtime_limit; /* ms */
 	bool events;		 /* the events are sent either way */
 	bool return_path;	 /* the reply after the stream, see above */
+	bool auto_converge;	 /* throttle a guest that dirties too fast */
+	unsigned throttle_initial, throttle_increment, throttle_max; /* percent */
 };
 
 /* The last migration, for query-migrate (main thread; a live migration's

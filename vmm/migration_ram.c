@@ -49,6 +49,26 @@ bool mig_precopy_converged(uint64_t remaining, double bytes_per_s, uint64_t down
 	return (double)remaining * 1000.0 / bytes_per_s <= (double)downtime_ms;
 }
 
+bool mig_throttle_update(struct mig_throttle *t, uint64_t dirtied, uint64_t sent)
+{
+	unsigned next;
+
+	if (!t->on || dirtied * 2 <= sent) {
+		t->high = 0;
+		return false;
+	}
+	if (++t->high < 2)
+		return false;
+	t->high = 0;
+	next = t->pct ? t->pct + t->increment : t->initial;
+	if (next > t->max)
+		next = t->max;
+	if (next == t->pct)
+		return false;
+	t->pct = next;
+	return true;
+}
+
 /* Pages the final pass would send now: dirty ones and pinned ones. */
 static uint64_t final_pages(const uint64_t *dirty, const uint64_t *pinned, uint64_t words)
 {
@@ -134,6 +154,7 @@ int mig_precopy_run(struct mig_precopy *p, struct mig_out *o)
 	uint64_t *prev = calloc(words ? words : 1, sizeof(uint64_t));
 	struct pass_clock c = {now_s(), o->st->transferred};
 	double pass_start;
+	uint64_t pass_bytes0 = o->st->transferred; /* at the pass's start */
 	int r = -1;
 
 	if (!dirty || !prev) {
@@ -159,6 +180,10 @@ int mig_precopy_run(struct mig_precopy *p, struct mig_out *o)
 		if (sync(p, o, dirty, prev) < 0)
 			goto out;
 		n = mig_bits_count(dirty, pages);
+		if (mig_throttle_update(&p->throttle, n * MIG_PAGE,
+					o->st->transferred - pass_bytes0) &&
+		    p->set_throttle)
+			p->set_throttle(p->opaque, p->throttle.pct);
 		final = final_pages(dirty, p->pinned, words);
 		account(p, o, &c, n, final, now_s() - pass_start);
 		if (p->guest_stopped ||
@@ -166,6 +191,7 @@ int mig_precopy_run(struct mig_precopy *p, struct mig_out *o)
 					  p->pass))
 			break;
 		pass_start = now_s();
+		pass_bytes0 = o->st->transferred;
 		if (send_pass(p, o, dirty) < 0)
 			goto out;
 		memset(dirty, 0, words * sizeof(uint64_t));

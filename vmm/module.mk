@@ -46,6 +46,9 @@ KVM_TESTS += tests/integration/migrate-virtio.sh
 # migration (the host sockets passed along), QEMU as the reference
 INTEG_TESTS += tests/integration/migrate-usernet.sh
 KVM_TESTS += tests/integration/migrate-usernet.sh
+# auto-converge: a guest dirtying faster than the migration, vmm and QEMU
+INTEG_TESTS += tests/integration/migrate-converge.sh
+KVM_TESTS += tests/integration/migrate-converge.sh
 # live migrations back and forth between two processes, a busy 2-vCPU
 # guest with a shared qcow2 disk, every kernel_irqchip mode, QEMU too:
 # make check-linux (nested, the 20 migrations alone outlast 15 minutes)

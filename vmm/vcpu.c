@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "devices/dev_host.h"
@@ -33,6 +34,38 @@ static void park(struct vcpu *v)
 	m->n_parked--;
 	v->kvm.run->immediate_exit = 0;
 	pthread_mutex_unlock(&m->lock);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Auto-converge: once per slice, sleep pct/(100-pct) of a slice. On the
+ * machine's condition, so that a pause (the migration's final pass), a
+ * quit or the throttle's end wakes it at once. */
+static void throttle(struct vcpu *v, unsigned pct)
+{
+	struct machine *m = v->m;
+	uint64_t now = mono_ns(), ns;
+	struct timespec until;
+
+	if (now < v->throttle_at)
+		return;
+	ns = VCPU_THROTTLE_SLICE_NS * (pct > 99 ? 99 : pct) / (100 - (pct > 99 ? 99 : pct));
+	clock_gettime(CLOCK_REALTIME, &until); /* m->cond's clock */
+	until.tv_sec += (time_t)((until.tv_nsec + ns) / 1000000000ull);
+	until.tv_nsec = (long)((until.tv_nsec + ns) % 1000000000ull);
+	pthread_mutex_lock(&m->lock);
+	while (atomic_load(&m->throttle_pct) && !atomic_load(&m->pause_req) &&
+	       !atomic_load(&m->hold) && !atomic_load(&m->quit))
+		if (pthread_cond_timedwait(&m->cond, &m->lock, &until))
+			break;
+	pthread_mutex_unlock(&m->lock);
+	v->throttle_at = mono_ns() + VCPU_THROTTLE_SLICE_NS;
 }
 
 static void handle_io(struct vcpu *v)
@@ -171,6 +204,8 @@ void *vcpu_thread(void *arg)
 		}
 		if (m->ic && !irqchip_pre_run(v))
 			continue;
+		if (atomic_load_explicit(&m->throttle_pct, memory_order_relaxed))
+			throttle(v, atomic_load(&m->throttle_pct));
 		ret = kvm_vcpu_run(&v->kvm);
 		if (ret == -EINTR || ret == -EAGAIN) {
 			v->kvm.run->immediate_exit = 0;

@@ -123,6 +123,17 @@ err("migrate-set-capabilities", "GenericError",
     capabilities=[{"capability": "return-path", "state": "yes"}])
 ok("migrate-set-capabilities", capabilities=[{"capability": "return-path", "state": False}])
 assert {"capability": "return-path", "state": False} in ok("query-migrate-capabilities")
+# virsh migrate --auto-converge: the capability and its parameters
+ok("migrate-set-capabilities", capabilities=[{"capability": "auto-converge", "state": True}])
+assert {"capability": "auto-converge", "state": True} in ok("query-migrate-capabilities")
+ok("migrate-set-parameters", **{"cpu-throttle-initial": 30, "cpu-throttle-increment": 5,
+                                "max-cpu-throttle": 90})
+par = ok("query-migrate-parameters")
+assert (par["cpu-throttle-initial"], par["cpu-throttle-increment"], par["max-cpu-throttle"]) == \
+    (30, 5, 90), par
+err("migrate-set-parameters", "GenericError", **{"max-cpu-throttle": 100})
+err("migrate-set-parameters", "GenericError", **{"cpu-throttle-initial": 0})
+assert ok("query-migrate-parameters")["max-cpu-throttle"] == 90
 
 # libvirt kills the probe with SIGTERM: a clean exit, the pidfile gone.
 os.kill(pid, signal.SIGTERM)

@@ -10,18 +10,8 @@
 # that every migration completes, the counter never goes back, the shell
 # answers, and every block the guest wrote reads back from the image with
 # the sha256 it printed (qemu-img, the oracle); qemu-img check is clean.
-set -u
-VMM=${VMM:-build/vmm}
-[ -e /dev/kvm ] || { echo "skipped: /dev/kvm is absent"; exit 77; }
-for t in python3 qemu-img qemu-system-x86_64; do
-	command -v $t >/dev/null || { echo "FAIL: no $t"; exit 1; }
-done
-GUEST=$(sh scripts/demo/image.sh) || { echo "FAIL: no Debian guest image (scripts/demo/image.sh)"; exit 1; }
-export GUEST
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cpu=
-[ ! -d /sys/module/kvm_pvm ] || cpu="-cpu baseline"
+tools=qemu-img
+. "$(dirname "$0")/demo-py.inc.sh"
 
 # pingpong SIDE COUNT EMULATOR...: a fresh disk, then the migrations
 pingpong() {
@@ -36,5 +26,6 @@ pingpong vmm 20 "$VMM" $cpu
 pingpong vmm-split 3 "$VMM" $cpu -machine kernel_irqchip=split
 # shellcheck disable=SC2086
 pingpong vmm-off 3 "$VMM" $cpu -machine kernel_irqchip=off
-pingpong qemu 3 qemu-system-x86_64 -enable-kvm -cpu qemu64,-smap,-smep,-xsave,-popcnt -vga none
+# shellcheck disable=SC2086
+pingpong qemu 3 $qemu_ref
 echo "migrate-pingpong: ok"

@@ -8,22 +8,11 @@
 # sender's sha256. QEMU runs the same as the reference; its slirp does
 # not carry connections, so the test prints what became of them there.
 # (A save to a file resets them instead: migrate-virtio.sh checks that.)
-set -u
-VMM=${VMM:-build/vmm}
-[ -e /dev/kvm ] || { echo "skipped: /dev/kvm is absent"; exit 77; }
-for t in python3 qemu-system-x86_64; do
-	command -v $t >/dev/null || { echo "FAIL: no $t"; exit 1; }
-done
-GUEST=$(sh scripts/demo/image.sh) || { echo "FAIL: no Debian guest image (scripts/demo/image.sh)"; exit 1; }
-export GUEST
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cpu=
-[ ! -d /sys/module/kvm_pvm ] || cpu="-cpu baseline"
+. "$(dirname "$0")/demo-py.inc.sh"
 
 # shellcheck disable=SC2086
 python3 tests/integration/migrate_usernet.py "$work" vmm carry "$VMM" $cpu || exit 1
 rm -rf "${work:?}"/*
-python3 tests/integration/migrate_usernet.py "$work" qemu report \
-	qemu-system-x86_64 -enable-kvm -cpu qemu64,-smap,-smep,-xsave,-popcnt -vga none || exit 1
+# shellcheck disable=SC2086
+python3 tests/integration/migrate_usernet.py "$work" qemu report $qemu_ref || exit 1
 echo "migrate-usernet: ok"

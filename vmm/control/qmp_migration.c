@@ -54,8 +54,10 @@ CMD(cmd_query_migrate_parameters)
 {
 	const struct migration_params *p = migration_params();
 
-	*ret = json_pack("{s:I,s:I}", "max-bandwidth", (json_int_t)p->max_bandwidth,
-			 "downtime-limit", (json_int_t)p->downtime_limit);
+	*ret = json_pack("{s:I,s:I,s:i,s:i,s:i}", "max-bandwidth", (json_int_t)p->max_bandwidth,
+			 "downtime-limit", (json_int_t)p->downtime_limit, "cpu-throttle-initial",
+			 (int)p->throttle_initial, "cpu-throttle-increment",
+			 (int)p->throttle_increment, "max-cpu-throttle", (int)p->throttle_max);
 	return 0;
 }
 
@@ -83,13 +85,23 @@ CMD(cmd_migrate_set_parameters)
 {
 	struct migration_params *p = migration_params();
 	uint64_t bw = p->max_bandwidth, down = p->downtime_limit;
+	uint64_t initial = p->throttle_initial, increment = p->throttle_increment,
+		 max = p->throttle_max;
 
-	/* QEMU's limits: SIZE_MAX bytes/s, 2000 s of downtime */
+	/* QEMU's limits: SIZE_MAX bytes/s, 2000 s of downtime, 1-99 % */
 	if (uint_param(args, "max-bandwidth", INT64_MAX, &bw, e) < 0 ||
-	    uint_param(args, "downtime-limit", 2000000, &down, e) < 0)
+	    uint_param(args, "downtime-limit", 2000000, &down, e) < 0 ||
+	    uint_param(args, "cpu-throttle-initial", 99, &initial, e) < 0 ||
+	    uint_param(args, "cpu-throttle-increment", 99, &increment, e) < 0 ||
+	    uint_param(args, "max-cpu-throttle", 99, &max, e) < 0)
 		return -1;
+	if (!initial || !increment || !max)
+		return fail(e, "The CPU throttle parameters expect 1 to 99 (percent)");
 	p->max_bandwidth = bw;
 	p->downtime_limit = down;
+	p->throttle_initial = (unsigned)initial;
+	p->throttle_increment = (unsigned)increment;
+	p->throttle_max = (unsigned)max;
 	return 0;
 }
 
@@ -114,19 +126,23 @@ CMD(cmd_migrate_incoming)
 /* The capabilities vmm has: `events` (the MIGRATION events, always sent:
  * libvirt turns it on at every connection and must hear success) and
  * `return-path` (the destination acknowledges the load on the stream's
- * connection; libvirt's native migration sets it on both sides). */
+ * connection; libvirt's native migration sets it on both sides) and
+ * `auto-converge` (vCPUs throttled while the guest dirties faster than
+ * the passes send: `virsh migrate --auto-converge`). */
 CMD(cmd_query_migrate_capabilities)
 {
-	*ret = json_pack("[{s:s,s:b},{s:s,s:b}]", "capability", "events", "state",
-			 migration_params()->events, "capability", "return-path", "state",
-			 migration_params()->return_path);
+	const struct migration_params *p = migration_params();
+
+	*ret = json_pack("[{s:s,s:b},{s:s,s:b},{s:s,s:b}]", "capability", "events", "state",
+			 p->events, "capability", "return-path", "state", p->return_path,
+			 "capability", "auto-converge", "state", p->auto_converge);
 	return 0;
 }
 
 CMD(cmd_migrate_set_capabilities)
 {
 	struct migration_params *p = migration_params();
-	bool events = p->events, return_path = p->return_path;
+	bool events = p->events, return_path = p->return_path, converge = p->auto_converge;
 	json_t *caps = json_object_get(args, "capabilities"), *c;
 	size_t i;
 
@@ -143,6 +159,8 @@ CMD(cmd_migrate_set_capabilities)
 			events = json_is_true(state);
 		else if (!strcmp(name, "return-path"))
 			return_path = json_is_true(state);
+		else if (!strcmp(name, "auto-converge"))
+			converge = json_is_true(state);
 		else {
 			snprintf(e->cls, sizeof(e->cls), "GenericError");
 			snprintf(e->desc, sizeof(e->desc), "Capability '%s' is not supported", name);
@@ -150,10 +168,12 @@ CMD(cmd_migrate_set_capabilities)
 		}
 	}
 	/* as QEMU: not while a migration runs (its job took them at start) */
-	if (return_path != p->return_path && migration_running())
+	if ((return_path != p->return_path || converge != p->auto_converge) &&
+	    migration_running())
 		return fail(e, "There's a migration process in progress");
 	p->events = events;
 	p->return_path = return_path;
+	p->auto_converge = converge;
 	return 0;
 }
 
@@ -206,6 +226,9 @@ CMD(cmd_query_migrate)
 	if (s->state == MIG_ACTIVE && s->precopy)
 		json_object_set_new(o, "expected-downtime",
 				    json_integer((json_int_t)s->precopy->expected_downtime_ms));
+	if (s->state == MIG_ACTIVE && s->precopy && s->precopy->throttle.pct)
+		json_object_set_new(o, "cpu-throttle-percentage",
+				    json_integer((json_int_t)s->precopy->throttle.pct));
 	if (s->state == MIG_COMPLETED)
 		json_object_set_new(
 			o, "downtime",
@@ -220,7 +243,8 @@ const struct qmp_command qmp_migration_commands[] = {
 	{"migrate", cmd_migrate, "uri:str,?blk:bool,?inc:bool,?detach:bool,?resume:bool"},
 	{"migrate_cancel", cmd_migrate_cancel, NULL},
 	{"migrate-set-parameters", cmd_migrate_set_parameters,
-	 "?max-bandwidth:int,?downtime-limit:int"},
+	 "?max-bandwidth:int,?downtime-limit:int,?cpu-throttle-initial:int,"
+	 "?cpu-throttle-increment:int,?max-cpu-throttle:int"},
 	{"query-migrate-parameters", cmd_query_migrate_parameters, NULL},
 	{"migrate-incoming", cmd_migrate_incoming, "uri:str,?exit-on-error:bool"},
 	{"query-migrate", cmd_query_migrate, NULL},

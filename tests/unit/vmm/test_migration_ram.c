@@ -42,6 +42,21 @@ static int fake_sync(void *opaque, uint64_t *bits)
 	return 0;
 }
 
+/* A guest that writes 8 pages before each sync after the first, for
+ * dirty_syncs_wanted syncs. */
+static int busy_sync(void *opaque, uint64_t *bits)
+{
+	if (syncs++ == 0 || stopped || syncs > dirty_syncs_wanted + 1)
+		return 0;
+	for (unsigned i = 0; i < 8; i++) {
+		unsigned pg = (syncs * 8 + i) % PAGES;
+
+		ram[pg * MIG_PAGE + 1] = (uint8_t)syncs;
+		bits[pg / 64] |= 1ull << (pg % 64);
+	}
+	return 0;
+}
+
 static void fake_stop(void *opaque)
 {
 	stopped = true;
@@ -154,6 +169,64 @@ START_TEST(a_late_copy_goes_in_the_next_pass)
 }
 END_TEST
 
+/* Auto-converge: two passes in a row that dirtied more than half of
+ * what they sent raise the throttle, initial then by increment up to max;
+ * one calm pass in between starts the count again; off, nothing moves. */
+START_TEST(throttle_policy)
+{
+	struct mig_throttle t = {.on = false, .initial = 20, .increment = 30, .max = 75};
+
+	ck_assert(!mig_throttle_update(&t, 90, 100));
+	ck_assert(!mig_throttle_update(&t, 90, 100));
+	ck_assert_uint_eq(t.pct, 0);
+	t.on = true;
+	ck_assert(!mig_throttle_update(&t, 90, 100));
+	ck_assert(mig_throttle_update(&t, 90, 100));
+	ck_assert_uint_eq(t.pct, 20);
+	ck_assert(!mig_throttle_update(&t, 90, 100));
+	ck_assert(!mig_throttle_update(&t, 50, 100)); /* half: calm */
+	ck_assert(!mig_throttle_update(&t, 90, 100));
+	ck_assert(mig_throttle_update(&t, 90, 100));
+	ck_assert_uint_eq(t.pct, 50);
+	mig_throttle_update(&t, 90, 100);
+	ck_assert(mig_throttle_update(&t, 90, 100));
+	ck_assert_uint_eq(t.pct, 75); /* clamped */
+	mig_throttle_update(&t, 90, 100);
+	ck_assert(!mig_throttle_update(&t, 90, 100));
+	ck_assert_uint_eq(t.pct, 75);
+}
+END_TEST
+
+static unsigned throttled_to;
+
+static void record_throttle(void *opaque, unsigned pct)
+{
+	throttled_to = pct;
+}
+
+/* The pre-copy feeds the policy: a guest that dirties every page it can
+ * between passes (here 8 each) gets throttled, with auto-converge. */
+START_TEST(precopy_throttles_a_busy_guest)
+{
+	struct mig_precopy p = {.ram = {ram, sizeof(ram)},
+				.sync_dirty = busy_sync,
+				.stop = fake_stop,
+				.set_throttle = record_throttle,
+				.throttle = {.on = true, .initial = 30, .increment = 10, .max = 99}};
+	struct mig_stats st = {0};
+	char err[256];
+	struct mig_out o = {.fd = memfd_create("mig", 0), .st = &st, .err = err,
+			    .errlen = sizeof(err)};
+
+	reset(6);
+	throttled_to = 0;
+	ck_assert_int_eq(mig_precopy_run(&p, &o), 0);
+	ck_assert_uint_ge(throttled_to, 30);
+	ck_assert_uint_eq(p.throttle.pct, throttled_to);
+	close(o.fd);
+}
+END_TEST
+
 START_TEST(converged_policy)
 {
 	ck_assert(mig_precopy_converged(0, 0, 0, 1));
@@ -219,6 +292,8 @@ int main(void)
 	tcase_add_test(tc, device_writes_go_in_the_final_pass);
 	tcase_add_test(tc, a_late_copy_goes_in_the_next_pass);
 	tcase_add_test(tc, converged_policy);
+	tcase_add_test(tc, throttle_policy);
+	tcase_add_test(tc, precopy_throttles_a_busy_guest);
 	tcase_add_test(tc, max_bps_throttles);
 	tcase_add_test(tc, cancel_stops_the_writer);
 	suite_add_tcase(s, tc);
