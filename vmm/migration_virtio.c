@@ -5,8 +5,7 @@
  * edu and pci-testdev test devices beside them (`edu@0`,
  * `pci-testdev@0`). Saving
  * drains each device's requests and freezes its queues until
- * migration_virtio_thaw (see devices/virtio/state.c); loading freezes
- * them too, until the whole machine is loaded. */
+ * migration_virtio_thaw (see devices/virtio/state.c). */
 #include <stdio.h>
 
 #include "devices/testdev/edu.h"
@@ -67,7 +66,6 @@ static int load_one(struct virtio_pci *vp, const char *name, void *ctx)
 {
 	struct walk *k = ctx;
 
-	virtio_pci_freeze(vp); /* until migration_virtio_thaw */
 	return virtio_pci_load(vp, k->r, name, k->err, k->errlen);
 }
 

@@ -54,13 +54,19 @@ class Restored(Guest):
     """The destination: no boot to wait for; running once migrated."""
 
     def __init__(self, args, sock):
-        self.side, self.out, self.n = side, b"", 0
+        self.side, self.out, self.n, self.limit = side, b"", 0, LIMIT
         self.p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT)
         RUNNING.append(self.p)
         os.set_blocking(self.p.stdout.fileno(), False)
         self.t0 = time.time()
-        self.qmp = Qmp(sock, timeout=LIMIT)
+        try:
+            self.qmp = Qmp(sock, timeout=LIMIT)
+        except OSError as e:  # it quit: say why
+            time.sleep(1)
+            self.pump()
+            fail(side, "the restored emulator's QMP: %r (exit status %s)" % (e, self.p.poll()),
+                 self.out)
         self.qmp.ok("qmp_capabilities")
         self.until("the incoming migration",
                    lambda: self.qmp.ok("query-status")["status"] != "inmigrate", LIMIT)

@@ -22,7 +22,7 @@ class Qmp:
 
     @staticmethod
     def _connect(where):
-        for _ in range(12000):
+        for _ in range(1200):
             try:
                 if isinstance(where, tuple):
                     s = socket.create_connection(where)
@@ -31,7 +31,7 @@ class Qmp:
                     s.connect(where)
                 return s
             except OSError:
-                time.sleep(0.005)
+                time.sleep(0.05)
         sys.exit("QMP socket %r never appeared" % (where,))
 
     def read(self):
