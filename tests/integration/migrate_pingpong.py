@@ -63,13 +63,7 @@ for n in range(1, count + 1):
     dst.ok("migrate-incoming", uri="unix:" + sock)
     seen = len(console())
     src.ok("migrate", uri="unix:" + sock)
-    while True:
-        s = src.ok("query-migrate")
-        if s["status"] in ("completed", "failed", "cancelled"):
-            break
-        if time.time() - g.t_start > g.limit:
-            fail("migration %d still %s after %ds" % (n, s["status"], g.limit))
-        time.sleep(0.1)
+    s = g.migration_end(src, "migration %d" % n)
     if s["status"] != "completed":
         fail("migration %d: %s" % (n, s))
     while dst.ok("query-status")["status"] == "inmigrate":

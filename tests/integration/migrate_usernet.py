@@ -146,13 +146,7 @@ dst = g.qmp(1)
 sock = "%s/mig" % work
 dst.ok("migrate-incoming", uri="unix:" + sock)
 src.ok("migrate", uri="unix:" + sock)
-while True:
-    s = src.ok("query-migrate")
-    if s["status"] in ("completed", "failed", "cancelled"):
-        break
-    if time.time() - g.t_start > g.limit:
-        fail("migration still %s after %ds" % (s["status"], g.limit))
-    time.sleep(0.1)
+s = g.migration_end(src, "migration")
 if s["status"] != "completed":
     fail("migration: %s" % s)
 while dst.ok("query-status")["status"] == "inmigrate":

@@ -99,3 +99,14 @@ class Guests:
         q = Qmp(path, timeout=120)
         q.ok("qmp_capabilities")
         return q
+
+    def migration_end(self, src, what):
+        """Poll src's query-migrate until the migration ended; its last
+        status (fails once the overall limit has passed)."""
+        while True:
+            s = src.ok("query-migrate")
+            if s["status"] in ("completed", "failed", "cancelled"):
+                return s
+            if time.time() - self.t_start > self.limit:
+                self.fail("%s still %s after %ds" % (what, s["status"], self.limit))
+            time.sleep(0.1)
