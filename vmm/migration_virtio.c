@@ -5,7 +5,8 @@
  * edu and pci-testdev test devices beside them (`edu@0`,
  * `pci-testdev@0`). Saving
  * drains each device's requests and freezes its queues until
- * migration_virtio_thaw (see devices/virtio/state.c). */
+ * migration_virtio_thaw (see devices/virtio/state.c); loading freezes
+ * them too, until the whole machine is loaded. */
 #include <stdio.h>
 
 #include "devices/testdev/edu.h"
@@ -66,6 +67,7 @@ static int load_one(struct virtio_pci *vp, const char *name, void *ctx)
 {
 	struct walk *k = ctx;
 
+	virtio_pci_freeze(vp); /* until migration_virtio_thaw */
 	return virtio_pci_load(vp, k->r, name, k->err, k->errlen);
 }
 

@@ -364,7 +364,7 @@ static int load_stats_buffer(struct virtio_balloon *b, struct state_node *n, boo
 
 	if (!held)
 		return 0;
-	q = virtio_pci_queue(b->vp, stats_queue(b));
+	q = virtio_pci_loaded_queue(b->vp, stats_queue(b));
 	if (!q)
 		return state_node_fail(n, "stats-held without a stats queue in use");
 	if (head >= q->size)

@@ -22,11 +22,16 @@
 #define WATCH_EVENT (VIRTIO_MAX_QUEUES + 3) /* virtio_pci_watch: completions */
 #define ISR_QUEUE 0x1			    /* the ISR bit for used buffers (spec 4.1.4.5) */
 
-bool vpci_queue_live(struct virtio_pci *vp, unsigned qi)
+static bool queue_in_use(struct virtio_pci *vp, unsigned qi)
 {
-	return !vp->frozen && (vp->status & VIRTIO_CONFIG_S_DRIVER_OK) &&
+	return (vp->status & VIRTIO_CONFIG_S_DRIVER_OK) &&
 	       !(vp->status & VIRTIO_CONFIG_S_NEEDS_RESET) && vp->q[qi].enabled &&
 	       !vp->q[qi].broken;
+}
+
+bool vpci_queue_live(struct virtio_pci *vp, unsigned qi)
+{
+	return !vp->frozen && queue_in_use(vp, qi);
 }
 
 static void submit_batch(struct virtio_pci *vp, unsigned qi)
@@ -290,6 +295,11 @@ void vpci_close_io_fds(struct virtio_pci *vp)
 struct virtq *virtio_pci_queue(struct virtio_pci *vp, unsigned qi)
 {
 	return qi < vp->ops->num_queues && vpci_queue_live(vp, qi) ? &vp->q[qi] : NULL;
+}
+
+struct virtq *virtio_pci_loaded_queue(struct virtio_pci *vp, unsigned qi)
+{
+	return qi < vp->ops->num_queues && queue_in_use(vp, qi) ? &vp->q[qi] : NULL;
 }
 
 void virtio_pci_notify(struct virtio_pci *vp, unsigned qi)

@@ -207,6 +207,9 @@ void virtio_pci_kick(struct virtio_pci *vp, unsigned qi);
  * used (driver ready, enabled, not broken), else NULL; an interrupt for
  * it if the driver wants one after pushes; mark the device broken. */
 struct virtq *virtio_pci_queue(struct virtio_pci *vp, unsigned qi);
+/* For a device's load: the queue as loaded if the driver uses it, live or
+ * still frozen (loading freezes the queues until the machine is loaded). */
+struct virtq *virtio_pci_loaded_queue(struct virtio_pci *vp, unsigned qi);
 void virtio_pci_notify(struct virtio_pci *vp, unsigned qi);
 void virtio_pci_fail(struct virtio_pci *vp, unsigned qi, const char *why);
 /* Watch io_fd or not (a backend with nowhere to put what it reads). */
