@@ -24,76 +24,25 @@ timestamps, one host clock). After each step the guest's shell must
 answer, or the run fails. Prints one line per figure, SIDE first."""
 import os
 import re
-import subprocess
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "integration"))
-from qmp_client import Qmp  # noqa: E402
+from migration_guests import Guests  # noqa: E402
 
 work, side = sys.argv[1], sys.argv[2]
-emulator = sys.argv[3:]
-guest = os.environ["GUEST"]
-limit = float(os.environ.get("TIMEOUT", "1800"))
-t_start = time.time()
-log = []
-log_lock = threading.Lock()
-procs = []
-
-
-def fail(msg):
-    with log_lock:
-        tail = "".join(log)[-2000:]
-    print("FAIL: %s: %s\n%s" % (side, msg, tail))
-    for p in procs:
-        if p.poll() is None:
-            p.kill()
-    for name in sorted(os.listdir(work)):
-        if name.startswith("err."):
-            print("== " + name + "\n" + open(os.path.join(work, name), errors="replace").read()[-2000:])
-    sys.exit(1)
-
-
-def console():
-    with log_lock:
-        return "".join(log)
-
-
-def reader(p):
-    for line in iter(p.stdout.readline, b""):
-        with log_lock:
-            log.append(line.decode(errors="replace"))
+g = Guests(work, side, sys.argv[3:], float(os.environ.get("TIMEOUT", "1800")),
+           memory=1024, poll=0.002)
+fail, console, say = g.fail, g.console, g.say
 
 
 def start(n, extra):
-    cmd = emulator + [
-        "-m", "1024", "-smp", "1", "-nographic", "-serial", "stdio", "-monitor", "none",
-        "-no-reboot", "-net", "none", "-kernel", guest + "/kernel",
-        "-initrd", guest + "/initrd.cpio.gz",
-        "-append", open("tests/guest/linux/cmdline").read().strip(),
-        "-qmp", "unix:%s/qmp.%d,server=on,wait=off" % (work, n)] + extra
-    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=open(os.path.join(work, "err.%d" % n), "w"))
-    threading.Thread(target=reader, args=(p,), daemon=True).start()
-    procs.append(p)
-    return p
+    return g.start(n, ["-smp", "1", "-net", "none"] + extra)
 
 
 def wait_for(pattern, p, since=0, within=None):
-    rx = re.compile(pattern, re.M)
-    t0 = time.time()
-    while not rx.search(console()[since:]):
-        if p.poll() is not None:
-            fail("exited (status %s) before %r" % (p.returncode, pattern))
-        if time.time() - t_start > limit or (within and time.time() - t0 > within):
-            fail("no %r in time" % pattern)
-        time.sleep(0.1)
-
-
-def say(p, line):
-    p.stdin.write((line + "\n").encode())
-    p.stdin.flush()
+    if not g.wait_for(pattern, p, since, within):
+        fail("no %r in time" % pattern)
 
 
 answers = 0
@@ -105,18 +54,7 @@ def shell_answers(p):
     since = len(console())
     # the guest's timers too: a sleep must end
     say(p, 'sleep 0.2; echo "ANSWER%d $((6 * 7)) END"' % answers)
-    wait_for(r"^ANSWER%d 42 END" % answers, p, since, 120)
-
-
-def qmp(n):
-    path = "%s/qmp.%d" % (work, n)
-    while not os.path.exists(path):
-        if procs[n].poll() is not None:
-            fail("process %d exited (status %s) before its QMP socket" % (n, procs[n].returncode))
-        time.sleep(0.002)
-    q = Qmp(path, timeout=300)
-    q.ok("qmp_capabilities")
-    return q
+    wait_for(r"ANSWER%d 42 END" % answers, p, since, 120)
 
 
 def event_time(ev):
@@ -124,13 +62,7 @@ def event_time(ev):
 
 
 def finish(src, what):
-    while True:
-        s = src.ok("query-migrate")
-        if s["status"] in ("completed", "failed", "cancelled"):
-            break
-        if time.time() - t_start > limit:
-            fail("%s: migration still %s after %ds" % (what, s["status"], limit))
-        time.sleep(0.05)
+    s = g.migration_end(src, what)
     if s["status"] != "completed":
         fail("%s: %s" % (what, s))
     return s
@@ -150,7 +82,7 @@ def live(n, cur, src, what):
     """Migrate the running guest of cur/src to a new process n; returns it."""
     sock = "%s/mig.%d" % (work, n)
     p = start(n, ["-incoming", "defer"])
-    dst = qmp(n)
+    dst = g.qmp(n)
     dst.ok("migrate-incoming", uri="unix:" + sock)
     src.ok("migrate", uri="unix:" + sock)
     s = finish(src, what)
@@ -173,7 +105,7 @@ def params(q):
 
 cur = start(0, [])
 wait_for(r"^vmm demo: a shell", cur)
-src = qmp(0)
+src = g.qmp(0)
 params(src)
 shell_answers(cur)
 
@@ -205,7 +137,7 @@ src.cmd("quit")
 cur.wait(60)
 t0 = time.time()
 p = start(3, ["-incoming", ("file:" if side == "vmm" else "exec:cat ") + saved])
-dst = qmp(3)
+dst = g.qmp(3)
 resume(dst, "restore")
 t1 = time.time()
 shell_answers(p)

@@ -50,7 +50,8 @@ KVM_TESTS += tests/integration/migrate-usernet.sh
 INTEG_TESTS += tests/integration/migrate-converge.sh
 KVM_TESTS += tests/integration/migrate-converge.sh
 # live migrations back and forth between two processes, a busy 2-vCPU
-# guest with a shared qcow2 disk, every kernel_irqchip mode, QEMU too:
+# guest with a shared qcow2 disk and a transfer through hostfwd, a save
+# and restore, every kernel_irqchip mode, QEMU too:
 # make check-linux (nested, the 20 migrations alone outlast 15 minutes)
 LINUX_TESTS += tests/integration/migrate-pingpong.sh
 # ... with virtio-balloon (target, stats polling) and virtio-serial (a port open, data both ways)

@@ -106,15 +106,15 @@ wait_state() {
 emulator_pid() { cat "/run/libvirt/qemu/$dom.pid" 2>/dev/null; }
 
 # domain EMULATOR [USB-MODEL]: the domain $dom booting make demo's guest
-# ($guest) directly. <memballoon model='none'/> and no channel:
-# virtio-balloon and virtio-serial are not saveable by vmm yet; USB-MODEL
-# (default none) another controller than none.
+# ($guest) directly, with $vcpus vCPUs (default 1), <memballoon
+# model='none'/> unless $balloon holds another, and $devices (default none)
+# added; USB-MODEL (default none) another controller than none.
 domain() {
 	cat <<XML
 <domain type='kvm'>
   <name>$dom</name>
   <memory unit='MiB'>512</memory>
-  <vcpu>1</vcpu>
+  <vcpu>${vcpus:-1}</vcpu>
   <os>
     <type arch='x86_64' machine='pc'>hvm</type>
     <kernel>$guest/kernel</kernel>
@@ -127,7 +127,8 @@ domain() {
     <serial type='pty'><target port='0'/></serial>
     <console type='pty'><target type='serial' port='0'/></console>
     <controller type='usb' model='${2:-none}'/>
-    <memballoon model='none'/>
+    ${balloon:-<memballoon model='none'/>}
+    ${devices:-}
   </devices>
 </domain>
 XML

@@ -4,12 +4,16 @@
 # kernel): a counter on the console, a disk writer on a qcow2 virtio-blk
 # disk both processes open (handed over at the end of each migration:
 # flushed, qcow2 written out, the locks passed), virtio-net on user
-# networking. 20 migrations with kernel_irqchip=on, 3 each with split and
-# off (vmm's own PIC, I/O APIC, PIT and, off, local APICs), and QEMU
-# doing 3 as the reference. tests/integration/migrate_pingpong.py checks
-# that every migration completes, the counter never goes back, the shell
-# answers, and every block the guest wrote reads back from the image with
-# the sha256 it printed (qemu-img, the oracle); qemu-img check is clean.
+# networking with a DHCP lease and a 16 MiB TCP transfer through hostfwd
+# held open through every migration, then a save and restore through a
+# file. 20 migrations with kernel_irqchip=on, 3 each with split and off
+# (vmm's own PIC, I/O APIC, PIT and, off, local APICs), and QEMU doing 3
+# as the reference. tests/integration/migrate_pingpong.py checks that
+# every migration completes, the counter never goes back, the shell
+# answers, the transfer ends with the guest's sha256 (vmm; QEMU's slirp
+# drops it, reported), and every block the guest wrote reads back from
+# the image with the sha256 it printed (qemu-img, the oracle); qemu-img
+# check is clean.
 tools=qemu-img
 . "$(dirname "$0")/demo-py.inc.sh"
 

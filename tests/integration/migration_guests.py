@@ -24,8 +24,11 @@ def free_port():
 
 
 class Guests:
-    def __init__(self, work, side, emulator, limit):
+    def __init__(self, work, side, emulator, limit, memory=256, poll=0.1):
+        """memory: the guest's MiB; poll: seconds between looks for a
+        QMP socket (a benchmark timing a start wants it short)."""
         self.work, self.side, self.emulator, self.limit = work, side, emulator, limit
+        self.memory, self.poll = memory, poll
         self.t_start = time.time()
         self.log = []  # the console, all processes in order
         self.lock = threading.Lock()
@@ -55,7 +58,7 @@ class Guests:
         """Process n: the guest with the common options, then args."""
         guest = os.environ["GUEST"]
         cmd = self.emulator + [
-            "-m", "256", "-nographic", "-serial", "stdio", "-monitor", "none", "-no-reboot",
+            "-m", str(self.memory), "-nographic", "-serial", "stdio", "-monitor", "none", "-no-reboot",
             "-kernel", guest + "/kernel", "-initrd", guest + "/initrd.cpio.gz",
             "-append", open("tests/guest/linux/cmdline").read().strip(),
             "-qmp", "unix:%s/qmp.%d,server=on,wait=off" % (self.work, n)] + args
@@ -95,7 +98,7 @@ class Guests:
                     n, self.procs[n].returncode))
             if time.time() - self.t_start > self.limit:
                 self.fail("no QMP socket %s" % path)
-            time.sleep(0.1)
+            time.sleep(self.poll)
         q = Qmp(path, timeout=120)
         q.ok("qmp_capabilities")
         return q

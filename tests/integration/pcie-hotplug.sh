@@ -11,13 +11,8 @@
 # out (tests/integration/pcie_hotplug.py).
 # QEMU (-enable-kvm -M q35, ACPI hot-plug off so its ports do native
 # hot-plug) runs the same as the reference.
-set -u
-VMM=${VMM:-build/vmm}
-[ -e /dev/kvm ] || { echo "skipped: /dev/kvm is absent"; exit 77; }
-command -v python3 >/dev/null || { echo "FAIL: no python3"; exit 1; }
-guest=$(sh scripts/demo/image.sh) || { echo "FAIL: no Debian guest image (scripts/demo/image.sh)"; exit 1; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+. "$(dirname "$0")/demo-py.inc.sh"
+guest=$GUEST
 
 # run SIDE EMULATOR ARGS...
 run() {
@@ -39,12 +34,8 @@ run() {
 		-device '{"driver":"virtio-rng-pci","id":"rng1","bus":"pci.3","addr":"0x0"}' || exit 1
 }
 
-cpu=
-[ ! -d /sys/module/kvm_pvm ] || cpu="-cpu baseline"
 # shellcheck disable=SC2086
 run vmm "$VMM" $cpu
-command -v qemu-system-x86_64 >/dev/null ||
-	{ echo "FAIL: no qemu-system-x86_64 for the reference run (scripts/install-deps.sh check)"; exit 1; }
-run qemu qemu-system-x86_64 -enable-kvm -cpu qemu64,-smap,-smep,-xsave,-popcnt -vga none \
-	-global ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off
+# shellcheck disable=SC2086
+run qemu $qemu_ref -global ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off
 echo "pcie-hotplug: ok"

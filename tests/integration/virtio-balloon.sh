@@ -10,13 +10,8 @@
 # boot with free-page-reporting=on: memory the guest frees leaves the RSS
 # by itself. QEMU (-enable-kvm) runs the same cases as the reference, its
 # RSS drops too.
-set -u
-VMM=${VMM:-build/vmm}
-[ -e /dev/kvm ] || { echo "skipped: /dev/kvm is absent"; exit 77; }
-command -v python3 >/dev/null || { echo "FAIL: no python3"; exit 1; }
-guest=$(sh scripts/demo/image.sh) || { echo "FAIL: no Debian guest image (scripts/demo/image.sh)"; exit 1; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+. "$(dirname "$0")/demo-py.inc.sh"
+guest=$GUEST
 
 # run MODE SIDE EMULATOR... (MODE: balloon, or reporting with free-page-reporting=on)
 run() {
@@ -34,18 +29,12 @@ run() {
 		exit 1
 }
 
-cpu=
-# KVMs that emulate guest ring 0 (kvm_pvm) need the conservative CPU model.
-[ ! -d /sys/module/kvm_pvm ] || cpu="-cpu baseline"
 # shellcheck disable=SC2086
 run balloon vmm "$VMM" $cpu
 # shellcheck disable=SC2086
 run reporting vmm "$VMM" $cpu
-command -v qemu-system-x86_64 >/dev/null ||
-	{ echo "FAIL: no qemu-system-x86_64 for the reference run (scripts/install-deps.sh check)"; exit 1; }
-qemu="qemu-system-x86_64 -enable-kvm -cpu qemu64,-smap,-smep,-xsave,-popcnt -vga none"
 # shellcheck disable=SC2086
-run balloon qemu $qemu
+run balloon qemu $qemu_ref
 # shellcheck disable=SC2086
-run reporting qemu $qemu
+run reporting qemu $qemu_ref
 echo "virtio-balloon: ok"
