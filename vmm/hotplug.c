@@ -54,6 +54,58 @@ static const char *device_bus(const struct machine *m, struct hp_dev d)
 	return d.nic ? m->cfg->nics[d.i].bus : m->cfg->vblk[d.i].bus;
 }
 
+/* Holes: table entries an earlier removal emptied (remove_device,
+ * netdev_del, blockdev-del clear the id and free what they held). */
+static bool vblk_hole(const struct machine *m, unsigned j)
+{
+	return !m->vblk[j] && !m->vdisks[j] && !m->cfg->vblk[j].id[0];
+}
+
+static bool nic_hole(const struct machine *m, unsigned j)
+{
+	return !m->nics[j] && !m->cfg->nics[j].id[0];
+}
+
+static bool netdev_hole(const struct machine *m, unsigned j)
+{
+	return !m->netdevs[j] && !m->cfg->netdevs[j].id[0];
+}
+
+static bool vdrive_hole(const struct machine *m, unsigned j)
+{
+	const struct drive_spec *s = &m->cfg->vdrives[j];
+
+	return s->iface == DRIVE_IF_NONE && !s->file && !s->id[0] && !s->node_file[0];
+}
+
+/* Add and remove cycles (libvirt's attach-device and detach-device, over
+ * and over) must not use up the configuration's fixed tables: the entry
+ * just parsed at index n of table (entries of size bytes, *count of them)
+ * moves into the first hole below it, and the table shrinks back. Its
+ * index now. */
+static unsigned take_hole(const struct machine *m, void *table, size_t size, unsigned *count,
+			  unsigned n, bool (*hole)(const struct machine *, unsigned))
+{
+	for (unsigned j = 0; j < n; j++)
+		if (hole(m, j)) {
+			memcpy((char *)table + j * size, (char *)table + n * size, size);
+			memset((char *)table + n * size, 0, size);
+			*count = n;
+			return j;
+		}
+	return n;
+}
+
+/* A failed add: entry i of a table that had n entries goes again (a hole
+ * it filled becomes one again). */
+static void drop_entry(char *id, unsigned *count, unsigned i, unsigned n)
+{
+	if (i < n)
+		id[0] = 0;
+	else
+		*count = n;
+}
+
 /* QEMU's rule for ids: a letter, then letters, digits, '-', '.', '_'
  * (DEVICE_DELETED carries it into JSON as it is). */
 static bool valid_id(const char *id)
@@ -185,7 +237,7 @@ int machine_device_add(struct machine *m, const char *driver, const char *props,
 	const struct cli_device_help *h = cli_device_help_find(driver);
 	bool nic;
 	char buf[512];
-	unsigned n;
+	unsigned n, i;
 	int port;
 
 	if (h)
@@ -210,12 +262,14 @@ int machine_device_add(struct machine *m, const char *driver, const char *props,
 	if ((nic ? cli_parse_virtio_net(cfg, buf, err, errlen)
 		 : cli_parse_virtio_blk(cfg, buf, err, errlen)) < 0)
 		return -1;
-	port = nic ? add_nic(m, n, err, errlen) : add_blk(m, n, err, errlen);
+	i = nic ? take_hole(m, cfg->nics, sizeof(cfg->nics[0]), &cfg->n_nics, n, nic_hole)
+		: take_hole(m, cfg->vblk, sizeof(cfg->vblk[0]), &cfg->n_vblk, n, vblk_hole);
+	port = nic ? add_nic(m, i, err, errlen) : add_blk(m, i, err, errlen);
 	if (port < 0) {
 		if (nic)
-			cfg->n_nics = n;
+			drop_entry(cfg->nics[i].id, &cfg->n_nics, i, n);
 		else
-			cfg->n_vblk = n;
+			drop_entry(cfg->vblk[i].id, &cfg->n_vblk, i, n);
 		return -1;
 	}
 	m->hotplug_changed = true;
@@ -235,10 +289,18 @@ static void remove_device(struct machine *m, struct hp_dev d)
 		virtio_net_free(m->nics[d.i]);
 		m->nics[d.i] = NULL;
 	} else {
+		struct drive_spec *drv = &m->cfg_rw->vdrives[m->cfg->vblk[d.i].drive];
+
 		virtio_blk_free(m->vblk[d.i]);
 		m->vblk[d.i] = NULL;
 		block_close(m->vdisks[d.i]);
 		m->vdisks[d.i] = NULL;
+		/* A -drive or drive_add drive goes with its device, as in QEMU
+		 * (blockdev-add nodes stay until blockdev-del). */
+		if (drv->iface == DRIVE_IF_NONE && !drv->node_file[0]) {
+			drv->id[0] = 0;
+			drv->file = NULL;
+		}
 	}
 	machine_resume(m);
 	m->hotplug_changed = true;
@@ -334,7 +396,7 @@ int machine_device_del(struct machine *m, const char *id, char *err, size_t errl
 int machine_netdev_add(struct machine *m, const char *val, char *err, size_t errlen)
 {
 	struct vmm_config *cfg = m->cfg_rw;
-	unsigned n = cfg ? cfg->n_netdevs : 0;
+	unsigned n = cfg ? cfg->n_netdevs : 0, i;
 
 	if (!cfg || !m->board_ready) {
 		snprintf(err, errlen, "There is no guest");
@@ -342,8 +404,9 @@ int machine_netdev_add(struct machine *m, const char *val, char *err, size_t err
 	}
 	if (cli_parse_netdev(cfg, val, err, errlen) < 0)
 		return -1;
-	if (net_open_netdev(m, n, err, errlen) < 0) {
-		cfg->n_netdevs = n;
+	i = take_hole(m, cfg->netdevs, sizeof(cfg->netdevs[0]), &cfg->n_netdevs, n, netdev_hole);
+	if (net_open_netdev(m, i, err, errlen) < 0) {
+		drop_entry(cfg->netdevs[i].id, &cfg->n_netdevs, i, n);
 		return -1;
 	}
 	return 0;
@@ -377,6 +440,39 @@ static bool has_option(const char *opts, const char *kv)
 	return false;
 }
 
+/* Whether the drive just parsed at n reuses an earlier drive's id or node
+ * name (refused, with QEMU's words). */
+static bool duplicate_drive(const struct vmm_config *cfg, unsigned n, bool node, char *err,
+			    size_t errlen)
+{
+	const char *id = cfg->vdrives[n].id;
+
+	for (unsigned j = 0; id[0] && j < n; j++)
+		if (!strcmp(cfg->vdrives[j].id, id) || !strcmp(cfg->vdrives[j].node_file, id)) {
+			if (node)
+				snprintf(err, errlen, "Duplicate nodes with node-name='%s'", id);
+			else
+				snprintf(err, errlen, "Duplicate ID '%s' for drive", id);
+			return true;
+		}
+	return false;
+}
+
+/* A drive just parsed at n (the table had n entries) into the first hole
+ * below; its file name lives in the entry itself. */
+static void drive_take_hole(struct machine *m, unsigned n)
+{
+	struct vmm_config *cfg = m->cfg_rw;
+	bool own = cfg->vdrives[n].file == cfg->vdrives[n].file_buf;
+	unsigned i;
+
+	if (cfg->n_vdrives != n + 1 || cfg->vdrives[n].iface != DRIVE_IF_NONE)
+		return;
+	i = take_hole(m, cfg->vdrives, sizeof(cfg->vdrives[0]), &cfg->n_vdrives, n, vdrive_hole);
+	if (own)
+		cfg->vdrives[i].file = cfg->vdrives[i].file_buf;
+}
+
 int machine_drive_add(struct machine *m, const char *opts, char *err, size_t errlen)
 {
 	struct vmm_config *cfg = m->cfg_rw;
@@ -394,16 +490,30 @@ int machine_drive_add(struct machine *m, const char *opts, char *err, size_t err
 		cfg->n_vdrives = n;
 		return -1;
 	}
+	if (duplicate_drive(cfg, n, false, err, errlen)) {
+		cfg->n_vdrives = n;
+		return -1;
+	}
+	drive_take_hole(m, n);
 	return 0;
 }
 
 int machine_blockdev_add(struct machine *m, const char *json, char *err, size_t errlen)
 {
+	unsigned n = m->cfg_rw ? m->cfg_rw->n_vdrives : 0;
+
 	if (!m->cfg_rw) {
 		snprintf(err, errlen, "There is no guest");
 		return -1;
 	}
-	return cli_parse_blockdev(m->cfg_rw, NULL, json, err, errlen);
+	if (cli_parse_blockdev(m->cfg_rw, NULL, json, err, errlen) < 0)
+		return -1;
+	if (m->cfg_rw->n_vdrives == n + 1 && duplicate_drive(m->cfg_rw, n, true, err, errlen)) {
+		m->cfg_rw->n_vdrives = n;
+		return -1;
+	}
+	drive_take_hole(m, n); /* a format node goes onto its file node's entry */
+	return 0;
 }
 
 /* A format node leaves its file node; a file node (or a drive_add drive)

@@ -17,10 +17,16 @@ Checked, in order:
     off), DEVICE_DELETED names the device, /dev/vda is gone, blockdev-del
     of both nodes succeeds;
   - the HMP path through human-monitor-command: drive_add, device_add
-    into pci.2, the guest sees the disk, device_del, DEVICE_DELETED;
+    into pci.2, the guest sees the disk, device_del, DEVICE_DELETED; the
+    drive went with the device (drive_add of its id works again, a second
+    time it is a duplicate);
   - netdev_add and device_add of a virtio-net-pci into pci.1 (emptied
     before): the guest has a NIC with its MAC; device_del removes it
-    (DEVICE_DELETED), netdev_del its backend."""
+    (DEVICE_DELETED), netdev_del its backend;
+  - CYCLES rounds of what libvirt's attach-device and detach-device send
+    (blockdev-add, netdev_add, device_add of a disk and a NIC, device_del
+    of both, blockdev-del, netdev_del), more than vmm's tables hold: each
+    round the guest sees both come and go."""
 import hashlib
 import os
 import sys
@@ -31,6 +37,7 @@ from demo_guest import fail
 
 LIMIT = int(os.environ.get("PCIE_HOTPLUG_TIMEOUT", "600"))
 MIB = 1 << 20
+CYCLES = 8
 
 
 class Guest(demo_guest.Guest):
@@ -54,16 +61,21 @@ class Guest(demo_guest.Guest):
             fail(self.side, "%s: accepted: %s" % (what, r), self.out)
         return r["error"].get("class")
 
-    def deleted(self, dev_id):
-        try:
-            ev = self.qmp.event("DEVICE_DELETED", timeout=120)
-        except TimeoutError as e:
-            fail(self.side, "device_del %s: %s" % (dev_id, e), self.out)
-        while ev["data"].get("device") != dev_id:  # QEMU also reports the virtio backend
-            ev = self.qmp.event("DEVICE_DELETED", timeout=120)
-        if ev["data"].get("path") != "/machine/peripheral/" + dev_id:
-            fail(self.side, "DEVICE_DELETED: %s" % ev, self.out)
-
+    def deleted(self, *ids):
+        """DEVICE_DELETED for each of ids, in any order (QEMU also reports
+        the virtio backends)."""
+        left = set(ids)
+        while left:
+            try:
+                ev = self.qmp.event("DEVICE_DELETED", timeout=120)
+            except TimeoutError as e:
+                fail(self.side, "device_del %s: %s" % (" ".join(sorted(left)), e), self.out)
+            dev = ev["data"].get("device")
+            if dev not in left:
+                continue
+            if ev["data"].get("path") != "/machine/peripheral/" + dev:
+                fail(self.side, "DEVICE_DELETED: %s" % ev, self.out)
+            left.discard(dev)
 
 
 VDA = "test -b /dev/vda && echo yes || echo no"
@@ -128,6 +140,14 @@ def main():
         fail(side, "HMP device_del: %r" % out, g.out)
     g.deleted("hd2")
     g.until_guest("HMP removed disk", VDA, "no")
+    # the drive_add drive went with its device: its id is free again, once
+    again = "drive_add 0 file=%s,if=none,id=drv2,format=raw" % disk2
+    out = g.qmp.ok("human-monitor-command", **{"command-line": again}).strip()
+    if out != "OK":
+        fail(side, "drive_add of drv2 after its device went: %r" % out, g.out)
+    out = g.qmp.ok("human-monitor-command", **{"command-line": again}).strip()
+    if "Duplicate ID 'drv2'" not in out:
+        fail(side, "a second drive_add of drv2: %r" % out, g.out)
 
     mac = "52:54:00:aa:bb:01"
     nics = "cat /sys/class/net/*/address | grep -c " + mac
@@ -138,6 +158,27 @@ def main():
     g.deleted("nic1")
     g.until_guest("removed NIC", nics, "0")
     g.qmp.ok("netdev_del", id="n1")
+
+    # as libvirt's attach-device and detach-device, again and again: more
+    # cycles than vmm's tables have entries (8 disks, drives, NICs, netdevs)
+    for i in range(CYCLES):
+        g.qmp.ok("blockdev-add", driver="file", filename=disk, **{"node-name": "cf%d" % i})
+        g.qmp.ok("blockdev-add", driver="raw", file="cf%d" % i, **{"node-name": "cd%d" % i})
+        g.qmp.ok("device_add", driver="virtio-blk-pci", id="chd%d" % i, bus="pci.1",
+                 drive="cd%d" % i)
+        g.qmp.ok("netdev_add", type="user", id="cn%d" % i)
+        g.qmp.ok("device_add", driver="virtio-net-pci", id="cnic%d" % i, bus="pci.2",
+                 netdev="cn%d" % i, mac=mac)
+        g.until_guest("cycle %d: disk" % i, VDA, "yes")
+        g.until_guest("cycle %d: NIC" % i, nics, "1")
+        g.qmp.ok("device_del", id="chd%d" % i)
+        g.qmp.ok("device_del", id="cnic%d" % i)
+        g.deleted("chd%d" % i, "cnic%d" % i)
+        g.until_guest("cycle %d: disk gone" % i, VDA, "no")
+        g.until_guest("cycle %d: NIC gone" % i, nics, "0")
+        g.qmp.ok("blockdev-del", **{"node-name": "cd%d" % i})
+        g.qmp.ok("blockdev-del", **{"node-name": "cf%d" % i})
+        g.qmp.ok("netdev_del", id="cn%d" % i)
     g.stop()
     print("pcie-hotplug: %s ok (disk seen %.1f s after device_add)" % (side, took))
 
