@@ -9,7 +9,11 @@
 # boot); virsh console, where the guest's qemu-ga is started on its port;
 # qemu-agent-command guest-ping; domifaddr --source agent (the DHCP lease
 # of user networking); dommemstat with a period; setmem, seen by the
-# guest's balloon driver; suspend/resume; shutdown --mode agent; start
+# guest's balloon driver; suspend/resume; on q35, virsh attach-device
+# --live of a virtio disk (libvirt picks an empty pcie-root-port and sends
+# blockdev-add + device_add): the guest reads the host's pattern from it,
+# then detach-device --live (device_del, the guest lets the slot go,
+# DEVICE_DELETED, blockdev-del), twice; shutdown --mode agent; start
 # again, shutdown --mode acpi (the power button); start paused, destroy;
 # undefine.
 #
@@ -24,6 +28,8 @@ zcat "$guest/initrd.cpio.gz" | cpio -t 2>/dev/null | grep -qx bin/qemu-ga ||
 	fail "no qemu-ga in the guest image (apt-get install qemu-guest-agent)"
 vmm=$(readlink -f "${VMM:-build/vmm}")
 truncate -s 64M "$T/disk.img"
+head -c 1048576 /dev/urandom >"$T/hot.img" && truncate -s 16M "$T/hot.img"
+hot_sha=$(head -c 1048576 "$T/hot.img" | sha256sum | cut -d' ' -f1)
 ready="vmm demo: a shell"
 agent_on="vport-links; qemu-ga -d -m virtio-serial -p /dev/virtio-ports/org.qemu.guest_agent.0 -t /tmp -f /tmp/qga.pid"
 
@@ -67,6 +73,35 @@ wait_actual() {
 	fail "$side: dommemstat actual is $(memstat actual) KiB, expected $1 after setmem"
 }
 
+# ask LOG COMMAND: type COMMAND on a virsh console opened now; its output
+# lands in $T/LOG.
+ask() {
+	python3 "$here/libvirt_console.py" qemu:///system "$dom" "$T/$1" "$limit" "Escape character" "$2" \
+		>/dev/null || { tail -c 2000 "$T/$1"; fail "$side: virsh console ($1)"; }
+}
+
+# hotplug ROUND: virsh attach-device --live of a virtio disk holding a
+# pattern, seen and read by the guest, then detach-device --live, gone.
+hotplug() {
+	cat >"$T/hot.xml" <<XML
+<disk type='file' device='disk'><driver name='qemu' type='raw'/>
+  <source file='$T/hot.img'/><target dev='vdb' bus='virtio'/></disk>
+XML
+	$V attach-device "$dom" "$T/hot.xml" --live >/dev/null || fail "$side: attach-device ($1)"
+	ask "hot.$side_tag.$1" 'for i in $(seq 90); do [ -b /dev/vdb ] && break; sleep 1; done; echo "VDB: $(dd if=/dev/vdb bs=64k count=16 2>/dev/null | sha256sum | cut -c1-64) END"'
+	got=$(tr -d '\r' <"$T/hot.$side_tag.$1" | grep -ao 'VDB: [0-9a-f]* END' | tail -n 1 | cut -d' ' -f2)
+	[ "$got" = "$hot_sha" ] || fail "$side: the attached disk reads as '$got', not the image's $hot_sha ($1)"
+	$V detach-device "$dom" "$T/hot.xml" --live >/dev/null || fail "$side: detach-device ($1)"
+	for _ in $(seq 150); do
+		$V domblklist "$dom" | grep -q vdb || break
+		sleep 0.4
+	done
+	! $V domblklist "$dom" | grep -q vdb || fail "$side: vdb still in domblklist 60 s after detach-device ($1)"
+	ask "unhot.$side_tag.$1" 'for i in $(seq 30); do [ -b /dev/vdb ] || break; sleep 1; done; echo "VDB-GONE: $([ -b /dev/vdb ] && echo no || echo yes) END"'
+	tr -d '\r' <"$T/unhot.$side_tag.$1" | grep -aq 'VDB-GONE: yes END' ||
+		fail "$side: the guest still has /dev/vdb after detach-device ($1)"
+}
+
 # flow MACHINE SIDE EMULATOR
 flow() {
 	machine=$1 side="$2 $1" side_tag="$2.$1" t0=$(date +%s)
@@ -97,6 +132,12 @@ flow() {
 	$V suspend "$dom" >/dev/null && wait_state paused 10 && $V resume "$dom" >/dev/null &&
 		wait_state running 10 || fail "$side: suspend/resume"
 	agent '{"execute":"guest-ping"}' >/dev/null
+	hot=
+	if [ "$machine" = q35 ]; then
+		hotplug 1
+		hotplug 2
+		hot=" attach-device and detach-device (twice),"
+	fi
 
 	$V shutdown "$dom" --mode agent >/dev/null || fail "$side: shutdown --mode agent"
 	wait_state "shut off" 120
@@ -118,7 +159,7 @@ flow() {
 	! kill -0 "$pid" 2>/dev/null || fail "$side: the emulator still runs after destroy"
 	$V undefine "$dom" >/dev/null || fail "$side: virsh undefine"
 	echo "$side: define, start, console, agent ping, domifaddr, dommemstat, setmem 300M/512M," \
-		"suspend/resume, shutdown by agent and by ACPI, destroy, undefine:" \
+		"suspend/resume,$hot shutdown by agent and by ACPI, destroy, undefine:" \
 		"boot to the shell ${boot} s, all $(($(date +%s) - t0)) s"
 }
 
