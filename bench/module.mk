@@ -24,3 +24,6 @@ EXTRA_TARGETS += $(B)/qcow2-write
 # migration: a 1 GiB guest live (idle, dirtying) and restored from a file, vs QEMU.
 BENCHES += bench/migrate.sh
 KVM_BENCHES += bench/migrate.sh
+# virsh save / virsh restore of a 1 GiB guest through libvirt, vs QEMU.
+BENCHES += bench/libvirt-save.sh
+KVM_BENCHES += bench/libvirt-save.sh

@@ -12,8 +12,9 @@
 # alone: a domain with a device vmm cannot save yet (the USB controller)
 # is refused by virsh save naming the device, and runs on.
 #
-# The domain has <memballoon model='none'/> and no channel: virtio-balloon
-# and virtio-serial are not saveable by vmm yet.
+# The domain is libvirt.inc.sh's plain one; a balloon and virtio-serial
+# across a save are migrate-devices.sh's, a balloon through libvirt's
+# migrations libvirt-migrate.sh's.
 #
 # Root only; libvirtd and virtlogd are this test's own (libvirt.inc.sh).
 # make demo's Debian kernel and initrd (as libvirt-virt-install.sh);

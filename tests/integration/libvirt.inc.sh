@@ -106,14 +106,15 @@ wait_state() {
 emulator_pid() { cat "/run/libvirt/qemu/$dom.pid" 2>/dev/null; }
 
 # domain EMULATOR [USB-MODEL]: the domain $dom booting make demo's guest
-# ($guest) directly, with $vcpus vCPUs (default 1), <memballoon
-# model='none'/> unless $balloon holds another, and $devices (default none)
-# added; USB-MODEL (default none) another controller than none.
+# ($guest) directly, with $memory MiB (default 512) and $vcpus vCPUs
+# (default 1), <memballoon model='none'/> unless $balloon holds another,
+# and $devices (default none) added; USB-MODEL (default none) another
+# controller than none.
 domain() {
 	cat <<XML
 <domain type='kvm'>
   <name>$dom</name>
-  <memory unit='MiB'>512</memory>
+  <memory unit='MiB'>${memory:-512}</memory>
   <vcpu>${vcpus:-1}</vcpu>
   <os>
     <type arch='x86_64' machine='pc'>hvm</type>
