@@ -440,24 +440,6 @@ static bool has_option(const char *opts, const char *kv)
 	return false;
 }
 
-/* Whether the drive just parsed at n reuses an earlier drive's id or node
- * name (refused, with QEMU's words). */
-static bool duplicate_drive(const struct vmm_config *cfg, unsigned n, bool node, char *err,
-			    size_t errlen)
-{
-	const char *id = cfg->vdrives[n].id;
-
-	for (unsigned j = 0; id[0] && j < n; j++)
-		if (!strcmp(cfg->vdrives[j].id, id) || !strcmp(cfg->vdrives[j].node_file, id)) {
-			if (node)
-				snprintf(err, errlen, "Duplicate nodes with node-name='%s'", id);
-			else
-				snprintf(err, errlen, "Duplicate ID '%s' for drive", id);
-			return true;
-		}
-	return false;
-}
-
 /* A drive just parsed at n (the table had n entries) into the first hole
  * below; its file name lives in the entry itself. */
 static void drive_take_hole(struct machine *m, unsigned n)
@@ -490,10 +472,6 @@ int machine_drive_add(struct machine *m, const char *opts, char *err, size_t err
 		cfg->n_vdrives = n;
 		return -1;
 	}
-	if (duplicate_drive(cfg, n, false, err, errlen)) {
-		cfg->n_vdrives = n;
-		return -1;
-	}
 	drive_take_hole(m, n);
 	return 0;
 }
@@ -508,10 +486,6 @@ int machine_blockdev_add(struct machine *m, const char *json, char *err, size_t 
 	}
 	if (cli_parse_blockdev(m->cfg_rw, NULL, json, err, errlen) < 0)
 		return -1;
-	if (m->cfg_rw->n_vdrives == n + 1 && duplicate_drive(m->cfg_rw, n, true, err, errlen)) {
-		m->cfg_rw->n_vdrives = n;
-		return -1;
-	}
 	drive_take_hole(m, n); /* a format node goes onto its file node's entry */
 	return 0;
 }

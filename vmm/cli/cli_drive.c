@@ -142,7 +142,7 @@ static int add_vdrive(struct vmm_config *cfg, struct drive_spec *d, const char *
 		return -1;
 	}
 	if (d->id[0] && drive_id_taken(cfg, d->id)) {
-		snprintf(err, errlen, "duplicate drive id '%s'", d->id);
+		snprintf(err, errlen, "Duplicate ID '%s' for drive", d->id);
 		return -1;
 	}
 	if (!*file || strlen(file) >= sizeof(d->file_buf)) {
@@ -246,7 +246,7 @@ int cli_parse_drive(struct vmm_config *cfg, const char *val, char *err, size_t e
 		return -1;
 	}
 	if (d.id[0] && drive_id_taken(cfg, d.id)) {
-		snprintf(err, errlen, "duplicate drive id '%s'", d.id);
+		snprintf(err, errlen, "Duplicate ID '%s' for drive", d.id);
 		return -1;
 	}
 	if (file && cli_set_drive(cfg, (unsigned)index, file, err, errlen) < 0)

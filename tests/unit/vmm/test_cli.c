@@ -287,7 +287,7 @@ START_TEST(disk_option_errors)
 		 "no -drive if=none,id=virtio0"},
 		{{"-drive", "file=a,if=none"}, "if=none needs id="},
 		{{"-drive", "file=a,if=none,id=x", "-drive", "file=b,if=none,id=x"},
-		 "duplicate drive id 'x'"},
+		 "Duplicate ID 'x' for drive"},
 		{{"-drive", "file=a,if=virtio,index=1"}, "index= is for if=ide"},
 		{{"-drive", "file=a,if=none,id=d", "-device", "virtio-blk-pci,drive=d,addr=1"},
 		 "invalid addr '1'"},
