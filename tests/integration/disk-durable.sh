@@ -13,7 +13,9 @@
 #     before the VMM is killed — what fdatasync leaves behind;
 #   - the image was opened as the mode documents (its /proc fdinfo flags):
 #     writethrough O_DSYNC, none O_DIRECT, directsync both;
-#   - the write past the end was refused and the image kept its size.
+#   - the write past the end was refused and the image kept its size;
+# and virtio-blk-pci's write-cache=on|off|auto against each drive cache=
+# mode (the open flags of the mode it amounts to).
 set -u
 B=${B:-build}
 VMM=${VMM:-$B/vmm}
@@ -148,6 +150,45 @@ for disk in ide virtio virtio-uring; do
 			fail "$what: image opened with flags $flags (O_DSYNC O_DIRECT = $dsync $direct, want $want)"
 		[ $fails -eq $fails_before ] && echo "ok   $what (sync before completion: $synced, pages unsynced: $unsynced, flags $flags)"
 	done
+done
+
+# write-cache= on the device (libvirt's -blockdev form gives the cache
+# mode's writeback half there: cache='none' is direct + write-cache=on):
+# off turns writeback into writethrough and none into directsync, on the
+# other way round. The image's open flags show it; the guest's flushed
+# sectors must be in the image after SIGKILL.
+for wc in "writeback off 1 0" "none off 1 1" "writethrough on 0 0" "directsync on 0 1" \
+	"none auto 0 1"; do
+	set -- $wc
+	seed=$((seed + 11))
+	what="virtio-blk-pci cache=$1 write-cache=$2"
+	dd if=/dev/zero of="$tmp/disk.img" bs=1M count=1 2>/dev/null
+	rm -f "$tmp/out"
+	"$VMM" -m 64 -nographic -monitor none -kernel "$B/tests/guest/disk-flush.elf" \
+		-drive "file=$tmp/disk.img,if=none,id=d0,format=raw,cache=$1,aio=threads" \
+		-device "virtio-blk-pci,drive=d0,write-cache=$2" -append "disk=1 seed=$seed" \
+		</dev/null >"$tmp/out" 2>&1 &
+	spid=$!
+	for _ in $(seq 1200); do
+		grep -qs halting "$tmp/out" && break
+		sleep 0.1
+	done
+	flags=
+	for fd in /proc/$spid/fd/*; do
+		[ "$(readlink "$fd")" = "$tmp/disk.img" ] &&
+			flags=$(awk '/^flags:/ {print $2}' /proc/$spid/fdinfo/${fd##*/})
+	done
+	kill -9 $spid 2>/dev/null
+	wait $spid 2>/dev/null
+	spid=
+	grep -q "FLUSHED virtio" "$tmp/out" || { fail "$what: no FLUSHED: $(cat "$tmp/out")"; continue; }
+	check_image $seed || fail "$what: image check after SIGKILL"
+	dsync=$(((0$flags & 010000) != 0)) direct=$(((0$flags & 040000) != 0))
+	if [ "$dsync $direct" = "$3 $4" ]; then
+		echo "ok   $what (flags $flags)"
+	else
+		fail "$what: image opened with flags $flags (O_DSYNC O_DIRECT = $dsync $direct, want $3 $4)"
+	fi
 done
 [ $fails -eq 0 ] || exit 1
 # the io_uring engine's flush has no other evidence than the page check

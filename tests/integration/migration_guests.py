@@ -107,7 +107,10 @@ class Guests:
         """Poll src's query-migrate until the migration ended; its last
         status (fails once the overall limit has passed)."""
         while True:
-            s = src.ok("query-migrate")
+            try:
+                s = src.ok("query-migrate")
+            except OSError as e:  # the source died: its stderr says why
+                self.fail("%s: the source's QMP connection: %s" % (what, e))
             if s["status"] in ("completed", "failed", "cancelled"):
                 return s
             if time.time() - self.t_start > self.limit:

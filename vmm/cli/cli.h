@@ -134,6 +134,7 @@ struct virtio_blk_spec {
 	char drive_id[32]; /* drive=ID until cli_parse resolves it */
 	char id[32];	   /* the device's id= (libvirt's alias, qom-list /machine/peripheral) */
 	char bus[32];	   /* bus=: a pcie-root-port's id; "": the root bus */
+	int write_cache;   /* write-cache=: -1 auto (the drive's cache mode), 0 off, 1 on */
 };
 
 /* -device ahci / ich9-ahci, and the ide-hd / ide-cd devices on its ports

@@ -161,7 +161,7 @@ static int add_vdrive(struct vmm_config *cfg, struct drive_spec *d, const char *
 			return -1;
 		}
 		cfg->vblk[cfg->n_vblk++] = (struct virtio_blk_spec){
-			.drive = cfg->n_vdrives, .bootindex = -1, .devfn = -1, .num_queues = 1};
+			.drive = cfg->n_vdrives, .bootindex = -1, .devfn = -1, .num_queues = 1, .write_cache = -1};
 	}
 	cfg->n_vdrives++;
 	return 0;
@@ -318,11 +318,16 @@ static int virtio_blk_prop(struct virtio_blk_spec *v, const char *key, const cha
 		strcpy(v->id, val); /* QMP's qom-list /machine/peripheral */
 	} else if (!strcmp(key, "bus") && cli_parse_bus(val, v->bus, sizeof(v->bus)) == 0) {
 		/* the root bus, or a root port's (libvirt names them) */
+	} else if (!strcmp(key, "write-cache") &&
+		   (!strcmp(val, "on") || !strcmp(val, "off") || !strcmp(val, "auto"))) {
+		/* libvirt's -blockdev form carries the cache mode's writeback
+		 * half here (cache='none' is direct + write-cache=on) */
+		v->write_cache = !strcmp(val, "auto") ? -1 : !strcmp(val, "on");
 	} else {
 		snprintf(err, errlen,
 			 "virtio-blk-pci: invalid %s '%s' (drive=ID, bootindex=N, serial=S (20 "
-			 "chars), addr=SLOT[.FN] (slot 2-31), num-queues=1-16, disable-legacy=on, "
-			 "disable-modern=off)",
+			 "chars), addr=SLOT[.FN] (slot 2-31), num-queues=1-16, "
+			 "write-cache=on|off|auto, disable-legacy=on, disable-modern=off)",
 			 key, val);
 		return -1;
 	}
@@ -332,7 +337,7 @@ static int virtio_blk_prop(struct virtio_blk_spec *v, const char *key, const cha
 /* -device virtio-blk-pci,drive=ID,...: props is the rest after the name. */
 int cli_parse_virtio_blk(struct vmm_config *cfg, char *props, char *err, size_t errlen)
 {
-	struct virtio_blk_spec v = {.bootindex = -1, .devfn = -1, .num_queues = 1};
+	struct virtio_blk_spec v = {.bootindex = -1, .devfn = -1, .num_queues = 1, .write_cache = -1};
 	char *save = NULL, *tok;
 
 	for (tok = strtok_r(props, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {

@@ -49,8 +49,8 @@ static const char *arg_str(json_t *args, const char *name, struct qmp_error *e)
  * virtio devices on PCIe root ports (its "virtio-pci-non-transitional"
  * capability) rather than behind a DMI-to-PCI bridge vmm does not have. */
 #define BLK_PROPS                                                                                  \
-	"drive:str,bootindex:int32,serial:str,addr:int32,num-queues:uint16,id:"                    \
-	"str," VIRTIO_TRANSPORT_PROPS
+	"drive:str,bootindex:int32,serial:str,addr:int32,num-queues:uint16,write-cache:OnOffAuto," \
+	"id:str," VIRTIO_TRANSPORT_PROPS
 #define NET_PROPS                                                                                  \
 	"netdev:str,mac:str,addr:int32,mq:bool,vectors:uint32,id:str," VIRTIO_TRANSPORT_PROPS
 #define RNG_PROPS "rng:str,max-bytes:uint64,period:uint32,addr:int32,id:str," VIRTIO_TRANSPORT_PROPS
