@@ -74,13 +74,15 @@ stop_dst() {
 	done
 	cp "$D/var/log/libvirt/libvirtd.log" "${libvirt_log%.log}.dst.log" 2>/dev/null
 }
-trap 'kill ${stream_pid:-} 2>/dev/null; stop_dst; cleanup' EXIT
+trap 'kill ${stream_pid:-} 2>/dev/null; stop_dst; cleanup; rm -rf "${disks:-}"' EXIT
 
-# the domain: 2 vCPUs, a balloon, a disk and user networking
+# the domain: 2 vCPUs, a balloon, a disk and user networking; the disk
+# is opened with O_DIRECT (cache='none'), which tmpfs lacks: /var/tmp
+disks=$(mktemp -d /var/tmp/vmm-libvirt-migrate.XXXXXX)
 vcpus=2
 balloon="<memballoon model='virtio'/>"
 devices="<disk type='file' device='disk'><driver name='qemu' type='qcow2' cache='none'/>
-      <source file='$T/disk.qcow2'/><target dev='vda' bus='virtio'/></disk>
+      <source file='$disks/disk.qcow2'/><target dev='vda' bus='virtio'/></disk>
     <interface type='user'><model type='virtio'/></interface>"
 
 # The host's end of the guest's TCP stream: 8 KiB every 0.1 s to each
@@ -166,8 +168,8 @@ migrate() {
 # flow SIDE EMULATOR
 flow() {
 	side=$1
-	rm -f "$T/disk.qcow2" "$T/stream.log"
-	qemu-img create -q -f qcow2 "$T/disk.qcow2" 16M || fail "qemu-img create"
+	rm -f "$disks/disk.qcow2" "$T/stream.log"
+	qemu-img create -q -f qcow2 "$disks/disk.qcow2" 16M || fail "qemu-img create"
 	domain "$2" >"$T/$side.xml"
 	$V create "$T/$side.xml" --paused >/dev/null || fail "$side: virsh create"
 	wait_state paused 20
@@ -198,8 +200,8 @@ check_load() {
 	tr -d '\r' <"$T/end.$side" | grep -aE '^W [0-9]+ [0-9a-f]{64} END' >"$T/w.$side"
 	n=$(wc -l <"$T/w.$side")
 	[ "$n" -gt 0 ] || fail "$side: the guest's writer logged no block"
-	qemu-img check -q "$T/disk.qcow2" || fail "$side: qemu-img check: the image is damaged"
-	qemu-img convert -f qcow2 -O raw "$T/disk.qcow2" "$T/disk.raw" || fail "qemu-img convert"
+	qemu-img check -q "$disks/disk.qcow2" || fail "$side: qemu-img check: the image is damaged"
+	qemu-img convert -f qcow2 -O raw "$disks/disk.qcow2" "$T/disk.raw" || fail "qemu-img convert"
 	while read -r _ k sha _; do
 		got=$(dd if="$T/disk.raw" bs=65536 skip="$k" count=1 2>/dev/null | sha256sum | cut -d' ' -f1)
 		[ "$got" = "$sha" ] || fail "$side: block $k reads back as $got, the guest wrote $sha"

@@ -36,9 +36,11 @@ class Guests:
 
     def fail(self, msg):
         print("FAIL: %s: %s\n%s" % (self.side, msg, self.console()[-3000:]))
-        for p in self.procs:
+        for n, p in enumerate(self.procs):
             if p.poll() is None:
                 p.kill()
+            else:  # a negative status: the signal that ended it
+                print("process %d exited with status %s" % (n, p.returncode))
         for name in sorted(os.listdir(self.work)):
             if name.startswith("err."):
                 print("== " + name)
