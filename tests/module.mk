@@ -28,3 +28,5 @@ LINUX_TESTS += tests/integration/debian-disk.sh
 # (make check; 101 s nested), QEMU as the reference.
 INTEG_TESTS += tests/integration/debian-iso.sh
 KVM_TESTS += tests/integration/debian-iso.sh
+# No global symbol in two libraries (the linker would silently bind one).
+INTEG_TESTS += tests/integration/lib-symbols.sh

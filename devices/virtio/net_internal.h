@@ -59,8 +59,8 @@ struct virtio_net {
 };
 
 /* net_state.c: snapshot hooks (transport lock held) */
-void net_save(void *opaque, struct state_writer *w);
-int net_load(void *opaque, struct state_node *n);
+void vnet_state_save(void *opaque, struct state_writer *w);
+int vnet_state_load(void *opaque, struct state_node *n);
 
 /* net_rx.c */
 int net_rx_init(struct virtio_net *n);

@@ -29,7 +29,7 @@ static uint8_t rx_mode(const struct net_rx_filter *f)
 			 (f->multi_overflow ? RXF_MULTI_OVERFLOW : 0));
 }
 
-void net_save(void *opaque, struct state_writer *w)
+void vnet_state_save(void *opaque, struct state_writer *w)
 {
 	struct virtio_net *n = opaque;
 
@@ -43,7 +43,7 @@ void net_save(void *opaque, struct state_writer *w)
 	state_put_bytes(w, "mac-multi", n->rxf.multi, sizeof(n->rxf.multi));
 }
 
-int net_load(void *opaque, struct state_node *nd)
+int vnet_state_load(void *opaque, struct state_node *nd)
 {
 	struct virtio_net *n = opaque;
 	struct net_rx_filter f = {0};
