@@ -455,10 +455,10 @@ static void set_bits(uint64_t *bits, uint64_t from, uint64_t to)
 		bits[i / 64] |= 1ull << (i % 64);
 }
 
-/* A sent page without data is zeros. The block held zeros when the stream
- * began, so only a page an earlier pass stored something in (set in
- * stored) needs clearing: testing every other page would fault each one
- * in, a whole block's worth for the first pass. */
+/* A sent page without data is zeros. Only a page that may hold something
+ * (set in stored: resident when the stream began, see mark_resident, or
+ * stored in by an earlier pass) needs clearing: testing every other page
+ * would fault each one in, a whole block's worth for the first pass. */
 static void load_zero_page(uint8_t *p, uint64_t *stored, uint64_t i)
 {
 	if (!(stored[i / 64] >> (i % 64) & 1))
@@ -531,6 +531,28 @@ static int read_region(struct mig_in *in, const struct mig_ram *r, uint64_t *sto
 	return ret;
 }
 
+/* The pages of [hva, hva+size) that hold something before the stream
+ * does: those in memory (mincore). The destination wrote some at its
+ * start (-kernel's image, initrd and boot tables go in as at any start);
+ * a page the source has as zeros must not keep them. A page never
+ * touched is not in memory and reads as zeros. If mincore cannot tell,
+ * every page counts. */
+static void mark_resident(uint64_t *stored, uint8_t *hva, uint64_t size)
+{
+	uint64_t pages = size / MIG_PAGE;
+	unsigned char *vec = malloc(pages ? pages : 1);
+
+	if (!vec || mincore(hva, size, vec) < 0) {
+		set_bits(stored, 0, pages);
+		free(vec);
+		return;
+	}
+	for (uint64_t i = 0; i < pages; i++)
+		if (vec[i] & 1)
+			stored[i / 64] |= 1ull << (i % 64);
+	free(vec);
+}
+
 /* The passes up to the state section's header, left in sec: 0 or -1.
  * stored[i]: block i's pages holding data from this stream. */
 static int read_passes(struct mig_in *in, const struct mig_ram *ram, unsigned nram,
@@ -548,6 +570,7 @@ static int read_passes(struct mig_in *in, const struct mig_ram *ram, unsigned nr
 		stored[i] = calloc((ram[i].size / MIG_PAGE + 63) / 64 + 1, sizeof(uint64_t));
 		if (!stored[i])
 			return in_fail(in, err, errlen, "out of memory for the page bitmap");
+		mark_resident(stored[i], ram[i].hva, ram[i].size);
 	}
 	for (;;) {
 		if (in_read(in, sec, SECTION_SIZE, err, errlen) < 0)

@@ -299,6 +299,42 @@ START_TEST(first_pass_zero_pages_are_not_touched)
 }
 END_TEST
 
+/* The destination wrote some pages at its start (-kernel's image and
+ * boot tables): those the source has as zeros must read as zeros after
+ * the load, whatever pass sent them. */
+START_TEST(zero_pages_clear_what_the_destination_wrote)
+{
+	uint8_t *a = mmap(NULL, sizeof(ram_a), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+	uint8_t *b = mmap(NULL, sizeof(ram_b), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+	struct mig_ram ram[2] = {{a, sizeof(ram_a)}, {b, sizeof(ram_b)}};
+	struct mig_stats st;
+	struct mig_in in;
+	char err[256];
+	off_t size;
+	void *t;
+	size_t len;
+	int fd;
+
+	fill();
+	fd = saved_stream(&st, &size);
+	memset(a, 0xcc, 1); /* page 0: zeros at the source */
+	memset(a + 5 * MIG_PAGE + 17, 0xcc, 100);
+	memset(a + 7 * MIG_PAGE, 0xcc, MIG_PAGE); /* stored by the stream too */
+	memset(b + 2 * MIG_PAGE + MIG_PAGE - 1, 0xcc, 1);
+	ck_assert_int_eq(mig_stream_read_header(&in, fd, err, sizeof(err)), 0);
+	ck_assert_int_eq(mig_stream_read_ram(&in, ram, 2, &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(mig_stream_read_tree(&in, &t, &len, err, sizeof(err)), 0);
+	free(t);
+	ck_assert_mem_eq(a, ram_a, sizeof(ram_a));
+	ck_assert_mem_eq(b, ram_b, sizeof(ram_b));
+	munmap(a, sizeof(ram_a));
+	munmap(b, sizeof(ram_b));
+	close(fd);
+}
+END_TEST
+
 START_TEST(extra_bytes_are_refused)
 {
 	struct mig_stats st;
@@ -431,6 +467,7 @@ int main(void)
 	tcase_add_loop_test(tc, later_passes_win, 0, 2);
 	tcase_add_test(tc, extra_bytes_are_refused);
 	tcase_add_test(tc, first_pass_zero_pages_are_not_touched);
+	tcase_add_test(tc, zero_pages_clear_what_the_destination_wrote);
 	tcase_add_test(tc, fds_come_in_order);
 	tcase_add_test(tc, too_many_fds_are_refused);
 	suite_add_tcase(s, tc);
