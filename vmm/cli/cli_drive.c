@@ -160,8 +160,11 @@ static int add_vdrive(struct vmm_config *cfg, struct drive_spec *d, const char *
 			snprintf(err, errlen, "too many virtio-blk devices");
 			return -1;
 		}
-		cfg->vblk[cfg->n_vblk++] = (struct virtio_blk_spec){
-			.drive = cfg->n_vdrives, .bootindex = -1, .devfn = -1, .num_queues = 1, .write_cache = -1};
+		cfg->vblk[cfg->n_vblk++] = (struct virtio_blk_spec){.drive = cfg->n_vdrives,
+								    .bootindex = -1,
+								    .devfn = -1,
+								    .num_queues = 1,
+								    .write_cache = -1};
 	}
 	cfg->n_vdrives++;
 	return 0;
@@ -337,7 +340,8 @@ static int virtio_blk_prop(struct virtio_blk_spec *v, const char *key, const cha
 /* -device virtio-blk-pci,drive=ID,...: props is the rest after the name. */
 int cli_parse_virtio_blk(struct vmm_config *cfg, char *props, char *err, size_t errlen)
 {
-	struct virtio_blk_spec v = {.bootindex = -1, .devfn = -1, .num_queues = 1, .write_cache = -1};
+	struct virtio_blk_spec v = {
+		.bootindex = -1, .devfn = -1, .num_queues = 1, .write_cache = -1};
 	char *save = NULL, *tok;
 
 	for (tok = strtok_r(props, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
