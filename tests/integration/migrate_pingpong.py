@@ -213,9 +213,10 @@ say(cur, 'echo "ANSWER $((6 * 7)) END"')
 wait_for(r"ANSWER 42 END", cur)
 say(cur, "touch /tmp/stop")
 wait_for(r"WRITER-42", cur)
-written = {}
+written, history = {}, {}
 for k, sha in re.findall(r"(?m)W (\d+) ([0-9a-f]{64}) END", console()):
     written[int(k)] = sha
+    history.setdefault(int(k), []).append(sha)
 src.cmd("quit")
 cur.wait(60)
 raw = os.path.join(work, "disk.raw")
@@ -224,7 +225,11 @@ data = open(raw, "rb").read()
 for k, sha in written.items():
     got = hashlib.sha256(data[k * BLOCK:(k + 1) * BLOCK]).hexdigest()
     if got != sha:
-        fail("block %d reads back as %s, the guest wrote %s" % (k, got, sha))
+        h = history[k]
+        fail("block %d reads back as %s, the guest wrote %s last (the image holds %s; "
+             "the block was written %d times)" % (
+                 k, got, sha, "its write %d" % (h.index(got) + 1) if got in h else
+                 "none of its writes", len(h)))
 chk = subprocess.run(["qemu-img", "check", "-q", disk])
 if chk.returncode != 0:
     fail("qemu-img check: status %d" % chk.returncode)
