@@ -532,11 +532,11 @@ static int read_region(struct mig_in *in, const struct mig_ram *r, uint64_t *sto
 }
 
 /* The pages of [hva, hva+size) that hold something before the stream
- * does: those in memory (mincore). The destination wrote some at its
- * start (-kernel's image, initrd and boot tables go in as at any start);
- * a page the source has as zeros must not keep them. A page never
- * touched is not in memory and reads as zeros. If mincore cannot tell,
- * every page counts. */
+ * does: those in memory (mincore). A destination writes some at its start
+ * (-kernel's image, initrd and boot tables); vmm's incoming path drops
+ * them with MADV_DONTNEED first, and this keeps the loader right for a
+ * caller that does not. A page never touched is not in memory and reads
+ * as zeros. If mincore cannot tell, every page counts. */
 static void mark_resident(uint64_t *stored, uint8_t *hva, uint64_t size)
 {
 	uint64_t pages = size / MIG_PAGE;
