@@ -73,6 +73,21 @@ print(n)
 PY
 }
 
+# wait_halting: until disk-flush.elf says it halts (or 120 s).
+wait_halting() {
+	for _ in $(seq 1200); do
+		grep -qs halting "$tmp/out" && break
+		sleep 0.1
+	done
+}
+
+# image_flags PID: the open flags (octal) of PID's fd on the image.
+image_flags() {
+	for fd in /proc/$1/fd/*; do
+		[ "$(readlink "$fd")" = "$tmp/disk.img" ] && awk '/^flags:/ {print $2}' /proc/$1/fdinfo/${fd##*/}
+	done
+}
+
 for disk in ide virtio virtio-uring; do
 	for cache in writeback writethrough none directsync unsafe; do
 		seed=$((seed + 11))
@@ -98,18 +113,11 @@ for disk in ide virtio virtio-uring; do
 			-append "disk=$([ $disk = ide ] && echo 0 || echo 1) seed=$seed" \
 			</dev/null >"$tmp/out" 2>&1 &
 		spid=$!
-		for _ in $(seq 1200); do
-			grep -qs halting "$tmp/out" && break
-			sleep 0.1
-		done
+		wait_halting
 		vpid=$(pgrep -P $spid | head -n 1)
 		[ -n "$vpid" ] || { fail "$what: no VMM under strace: $(cat "$tmp/out")"; continue; }
 		unsynced=$(unsynced_pages)
-		flags=
-		for fd in /proc/$vpid/fd/*; do
-			[ "$(readlink "$fd")" = "$tmp/disk.img" ] &&
-				flags=$(awk '/^flags:/ {print $2}' /proc/$vpid/fdinfo/${fd##*/})
-		done
+		flags=$(image_flags $vpid)
 		kill -9 $vpid 2>/dev/null
 		wait $spid 2>/dev/null
 		spid=
@@ -169,15 +177,8 @@ for wc in "writeback off 1 0" "none off 1 1" "writethrough on 0 0" "directsync o
 		-device "virtio-blk-pci,drive=d0,write-cache=$2" -append "disk=1 seed=$seed" \
 		</dev/null >"$tmp/out" 2>&1 &
 	spid=$!
-	for _ in $(seq 1200); do
-		grep -qs halting "$tmp/out" && break
-		sleep 0.1
-	done
-	flags=
-	for fd in /proc/$spid/fd/*; do
-		[ "$(readlink "$fd")" = "$tmp/disk.img" ] &&
-			flags=$(awk '/^flags:/ {print $2}' /proc/$spid/fdinfo/${fd##*/})
-	done
+	wait_halting
+	flags=$(image_flags $spid)
 	kill -9 $spid 2>/dev/null
 	wait $spid 2>/dev/null
 	spid=

@@ -115,13 +115,7 @@ def counters():
 
 cur = start(0, [])
 wait_for(r"^vmm demo: a shell", cur)
-say(cur, "ip link set lo up; ip link set eth0 up")
-say(cur, "printf '#!/bin/sh\\ncase $1 in bound|renew) ip -4 addr flush dev $interface; "
-         "ip addr add $ip/$mask dev $interface; ip route add default via $router;; esac\\n' "
-         ">/tmp/dh; chmod +x /tmp/dh")
-say(cur, "udhcpc -i eth0 -n -q -t 10 -T 2 -s /tmp/dh >/dev/null 2>&1; echo \"LEASE: $(ip -4 addr "
-         "show eth0 | grep -c 10.0.2.15) END\"")
-wait_for(r"LEASE: 1 END", cur)
+g.dhcp_lease(cur)
 say(cur, "head -c %d /dev/urandom >/tmp/in; echo \"INSHA: $(sha256sum </tmp/in | cut -c1-64) END\""
     % SIZE)
 wait_for(r"INSHA: [0-9a-f]{64} END", cur)

@@ -92,6 +92,17 @@ class Guests:
         p.stdin.write((line + "\n").encode())
         p.stdin.flush()
 
+    def dhcp_lease(self, p):
+        """The guest's eth0 up with a lease from user networking (busybox
+        udhcpc and a script that applies it); fails without 10.0.2.15."""
+        self.say(p, "ip link set lo up; ip link set eth0 up")
+        self.say(p, "printf '#!/bin/sh\\ncase $1 in bound|renew) ip -4 addr flush dev "
+                    "$interface; ip addr add $ip/$mask dev $interface; ip route add default "
+                    "via $router;; esac\\n' >/tmp/dh; chmod +x /tmp/dh")
+        self.say(p, "udhcpc -i eth0 -n -q -t 10 -T 2 -s /tmp/dh >/dev/null 2>&1; echo \"LEASE: "
+                    "$(ip -4 addr show eth0 | grep -c 10.0.2.15) END\"")
+        self.must(r"LEASE: 1 END", p)
+
     def qmp(self, n):
         path = "%s/qmp.%d" % (self.work, n)
         while not os.path.exists(path):
