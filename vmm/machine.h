@@ -92,6 +92,9 @@ struct vcpu {
 	uint32_t debug_exception; /* 1 #DB (step, debug registers), 3 #BP (INT3) */
 	bool debug_stop_pending;
 	uint64_t throttle_at; /* CLOCK_MONOTONIC ns: its next throttle sleep */
+	/* The last exit's operation (an IN's value, the RIP past an OUT, a
+	 * RDMSR's result) is KVM's to finish on the next KVM_RUN (vcpu.c). */
+	bool owes_completion;
 };
 
 /* Monitor-driven guest debugging (debug.c). Main thread. */

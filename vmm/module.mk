@@ -54,6 +54,10 @@ KVM_TESTS += tests/integration/migrate-converge.sh
 # and restore, every kernel_irqchip mode, QEMU too:
 # make check-linux (nested, the 20 migrations alone outlast 15 minutes)
 LINUX_TESTS += tests/integration/migrate-pingpong.sh
+# a guest in a loop of counted port writes, saved and restored 5 times
+# in each kernel_irqchip mode: no write repeated (KVM's I/O completion)
+INTEG_TESTS += tests/integration/migrate-exits.sh
+KVM_TESTS += tests/integration/migrate-exits.sh
 # ... with virtio-balloon (target, stats polling) and virtio-serial (a port open, data both ways)
 INTEG_TESTS += tests/integration/migrate-devices.sh
 KVM_TESTS += tests/integration/migrate-devices.sh

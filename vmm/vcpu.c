@@ -181,6 +181,42 @@ static bool dispatch(struct vcpu *v)
 	}
 }
 
+/* Exits whose operation KVM completes only when KVM_RUN is entered again
+ * (its API documentation, "KVM_RUN"): until then RAX lacks an IN's value,
+ * RIP still points at an OUT or a WRMSR, and nothing of it is in the state
+ * userspace can read. */
+static bool completes_on_entry(uint32_t reason)
+{
+	return reason == KVM_EXIT_IO || reason == KVM_EXIT_MMIO || reason == KVM_EXIT_X86_RDMSR ||
+	       reason == KVM_EXIT_X86_WRMSR;
+}
+
+/* Before parking: enter KVM once with immediate_exit set, so that KVM
+ * finishes the last exit's operation and runs no guest instruction. A
+ * state saved at the park (a migration, the monitor's registers) is then
+ * whole: a destination would otherwise execute the OUT, the WRMSR (an
+ * x2APIC EOI) or the MMIO read a second time, and an IN's value the device
+ * already gave would be lost. The operation can need another exit (the
+ * next part of a string I/O, an MMIO access split in two): dispatched as
+ * usual, and this goes on until KVM has nothing left. Returns false when
+ * the thread should stop. */
+static bool complete_exit(struct vcpu *v)
+{
+	int ret;
+
+	v->kvm.run->immediate_exit = 1;
+	ret = kvm_vcpu_run(&v->kvm);
+	v->owes_completion = false;
+	if (ret < 0)
+		return true; /* -EINTR: done */
+	if (v->m->ic)
+		irqchip_post_run(v);
+	if (!dispatch(v))
+		return false;
+	v->owes_completion = completes_on_entry(v->kvm.run->exit_reason);
+	return true;
+}
+
 void *vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
@@ -199,7 +235,10 @@ void *vcpu_thread(void *arg)
 
 		if (atomic_load_explicit(&m->pause_req, memory_order_acquire) ||
 		    atomic_load_explicit(&m->hold, memory_order_acquire)) {
-			park(v);
+			if (!v->owes_completion)
+				park(v);
+			else if (!complete_exit(v))
+				break;
 			continue;
 		}
 		if (m->ic && !irqchip_pre_run(v))
@@ -221,6 +260,7 @@ void *vcpu_thread(void *arg)
 			irqchip_post_run(v);
 		if (!dispatch(v))
 			break;
+		v->owes_completion = completes_on_entry(v->kvm.run->exit_reason);
 	}
 	return NULL;
 }

@@ -48,6 +48,8 @@ $(eval $(call guest_payload,virtio-blk-bench,$(GUEST_VIRTIO_BLK)))
 # Durable disks: write, flush, halt for the host's SIGKILL.
 $(eval $(call guest_payload,disk-flush,$(GUEST_VIRTIO_BLK)))
 $(eval $(call guest_payload,irq,))
+# pci-testdev's counted port until a serial byte: migrate-exits.sh
+$(eval $(call guest_payload,exit-count,))
 # VT-d and edu: DMA and interrupt remapping end to end.
 $(eval $(call guest_payload,iommu,))
 # virtio-net frames (vnet.c): DHCP, ARP, UDP through user networking.
