@@ -223,6 +223,26 @@ int migration_activate_images(struct machine *m, char *err, size_t errlen)
 	return each_disk(m, block_activate, err, errlen);
 }
 
+/* A source whose migration completed keeps its virtio queues frozen: a
+ * request the guest made before the stop is the destination's to serve
+ * now, and this process serving it too would write the disk behind the
+ * destination's back (or send a frame twice). `cont` takes all back. */
+static bool handed_over;
+
+int migration_take_back(struct machine *m, char *err, size_t errlen)
+{
+	if (m->cfg->incoming && mig.state != MIG_COMPLETED) {
+		snprintf(err, errlen, "The incoming migration has not completed");
+		return -1;
+	}
+	if (migration_activate_images(m, err, errlen) < 0)
+		return -1;
+	if (handed_over)
+		migration_virtio_thaw(m);
+	handed_over = false;
+	return 0;
+}
+
 /* ------------------------------------------------------- the thread */
 
 struct mig_job {
@@ -374,7 +394,12 @@ static void job_finish(struct mig_job *j, int r, const char *err)
 	/* the stream went out whole: the destination has the host sockets */
 	net_handover_end(m, &j->ho, r == 0);
 	if (j->stopped) {
-		migration_virtio_thaw(m); /* RAM is sent: the queues may run */
+		/* the guest stays stopped (STOP); after a failure its queues
+		 * may run again, after success only once `cont` takes it back */
+		if (r == 0)
+			handed_over = true;
+		else
+			migration_virtio_thaw(m);
 		machine_resume(m);
 	}
 	pthread_mutex_lock(&precopy_lock);

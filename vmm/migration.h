@@ -279,6 +279,10 @@ void migration_cancel(struct machine *m);
  * QMP cont on a source whose migration completed, and the destination
  * once its stream is in. 0, or -1 with a one-line err. */
 int migration_activate_images(struct machine *m, char *err, size_t errlen);
+/* Before `cont` (QMP and HMP): refused on a destination whose stream is
+ * not in; on a source whose migration completed, the disks and the
+ * frozen virtio queues back. 0, or -1 with a one-line err. */
+int migration_take_back(struct machine *m, char *err, size_t errlen);
 /* migration_uri.c: open uri for the stream's direction (reading: for a
  * unix: or tcp: URI, listen and wait for the one peer): the fd, and *pid
  * for exec:; -1 with a one-line err. */

@@ -41,6 +41,15 @@ struct block_dev {
 
 #define DIRECT_ALIGN 4096
 
+/* Read-only, or inactive: a migration peer owns the image now (or
+ * still). A source's device must not write after the hand-over, even a
+ * request it was given before: the destination may have written the same
+ * blocks anew since (QEMU's inactive block nodes refuse writes too). */
+static bool refuses_writes(const struct block_dev *b)
+{
+	return b->read_only || __atomic_load_n(&b->inactive, __ATOMIC_ACQUIRE);
+}
+
 static bool is_direct(enum block_cache c)
 {
 	return c == BLOCK_CACHE_NONE || c == BLOCK_CACHE_DIRECTSYNC;
@@ -283,7 +292,7 @@ int block_inactivate(struct block_dev *b, char *err, size_t errlen)
 		return -1;
 	if (!b->no_lock)
 		block_unlock(b->fd);
-	b->inactive = true;
+	__atomic_store_n(&b->inactive, true, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -298,7 +307,7 @@ int block_activate(struct block_dev *b, char *err, size_t errlen)
 			block_unlock(b->fd);
 		return -1;
 	}
-	b->inactive = false;
+	__atomic_store_n(&b->inactive, false, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -413,7 +422,7 @@ static int write_sectors(struct block_dev *b, uint64_t sector, const void *buf, 
 {
 	int ret;
 
-	if (b->read_only)
+	if (refuses_writes(b))
 		return -EROFS;
 	if (!in_range(b, sector, count))
 		return -ERANGE;
@@ -579,7 +588,7 @@ static int rwv(struct block_dev *b, bool write, uint64_t sector, struct iovec *i
 	uint64_t count = len / BLOCK_SECTOR_SIZE;
 	int r;
 
-	if (write && b->read_only)
+	if (write && refuses_writes(b))
 		r = -EROFS;
 	else if (len % BLOCK_SECTOR_SIZE || count > UINT32_MAX || !in_range(b, sector, count))
 		r = -ERANGE;
@@ -629,7 +638,7 @@ static int write_zero_sectors(struct block_dev *b, uint64_t sector, uint64_t cou
 int block_discard(struct block_dev *b, uint64_t sector, uint64_t count)
 {
 	atomic_fetch_add_explicit(&b->discard_ops, 1, memory_order_relaxed);
-	if (b->read_only)
+	if (refuses_writes(b))
 		return -EROFS;
 	if (!in_range(b, sector, count))
 		return -ERANGE;
@@ -651,7 +660,7 @@ int block_write_zeroes(struct block_dev *b, uint64_t sector, uint64_t count, boo
 	off_t off = (off_t)(sector * BLOCK_SECTOR_SIZE), len = (off_t)(count * BLOCK_SECTOR_SIZE);
 
 	atomic_fetch_add_explicit(&b->wr_ops, 1, memory_order_relaxed);
-	if (b->read_only)
+	if (refuses_writes(b))
 		return -EROFS;
 	if (!in_range(b, sector, count))
 		return -ERANGE;
@@ -703,7 +712,7 @@ int block_direct_target(struct block_dev *b, bool write, uint64_t sector, const 
 	/* before any refusal: served at once, it would race the allocation */
 	if (write && b->qcow2 && qcow2_direct_busy(b->qcow2, sector * BLOCK_SECTOR_SIZE, len))
 		return -EAGAIN;
-	if ((write && b->read_only) || len % BLOCK_SECTOR_SIZE ||
+	if ((write && refuses_writes(b)) || len % BLOCK_SECTOR_SIZE ||
 	    !in_range(b, sector, len / BLOCK_SECTOR_SIZE) || b->overlay_fd >= 0 ||
 	    (write && b->probed_raw && sector == 0) ||
 	    (is_direct(b->cache) && !iov_aligned(iov, iovcnt)))

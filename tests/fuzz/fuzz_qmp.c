@@ -59,11 +59,6 @@ const struct migration_status *migration_status(void)
 	return &none;
 }
 
-int migration_activate_images(struct machine *m, char *err, size_t errlen)
-{
-	return 0;
-}
-
 void qmp_virtio_block_info(struct machine *m, json_t *list)
 {
 }

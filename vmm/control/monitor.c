@@ -14,6 +14,7 @@
 #include "vmm/control/monitor.h"
 #include "vmm/exit_stats.h"
 #include "vmm/irqchip.h"
+#include "vmm/migration.h"
 
 #define LINE_MAX_LEN 256
 #define MAX_ARGS 8
@@ -162,6 +163,12 @@ static void cmd_stop(struct monitor *mon, int argc, char **argv, FILE *out)
 
 static void cmd_cont(struct monitor *mon, int argc, char **argv, FILE *out)
 {
+	char why[256];
+
+	if (migration_take_back(mon->m, why, sizeof(why)) < 0) {
+		fprintf(out, "Error: %s\n", why);
+		return;
+	}
 	machine_debug_cont(mon->m);
 }
 

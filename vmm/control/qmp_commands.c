@@ -413,11 +413,9 @@ CMD(cmd_cont)
 	/* As QEMU: after a shutdown or panic the guest cannot simply go on. */
 	if (s == RUN_STATE_SHUTDOWN || s == RUN_STATE_GUEST_PANICKED)
 		return fail(e, "GenericError", "Resetting the Virtual Machine is required");
-	/* -incoming: the booted machine is not the guest until the stream is in */
-	if (m->cfg->incoming && migration_status()->state != MIG_COMPLETED)
-		return fail(e, "GenericError", "The incoming migration has not completed");
-	/* a source whose migration completed handed its disks over */
-	if (migration_activate_images(m, why, sizeof(why)) < 0)
+	/* -incoming: the booted machine is not the guest until the stream is
+	 * in; a source whose migration completed handed its disks over */
+	if (migration_take_back(m, why, sizeof(why)) < 0)
 		return fail(e, "GenericError", why);
 	machine_debug_cont(m);
 	return 0;
