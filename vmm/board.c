@@ -218,22 +218,6 @@ void drive_block_opts(const struct drive_spec *d, bool snapshot, struct block_op
 	};
 }
 
-/* QEMU's write-cache= on a disk device: off makes every write reach the
- * medium before it completes (writethrough), on lets them sit in the
- * host's cache until a flush; the drive's direct I/O and no-flush stay. */
-static enum block_cache device_write_cache(enum block_cache c, int write_cache)
-{
-	if (write_cache == 0 && c == BLOCK_CACHE_WRITEBACK)
-		return BLOCK_CACHE_WRITETHROUGH;
-	if (write_cache == 0 && c == BLOCK_CACHE_NONE)
-		return BLOCK_CACHE_DIRECTSYNC;
-	if (write_cache == 1 && c == BLOCK_CACHE_WRITETHROUGH)
-		return BLOCK_CACHE_WRITEBACK;
-	if (write_cache == 1 && c == BLOCK_CACHE_DIRECTSYNC)
-		return BLOCK_CACHE_NONE;
-	return c;
-}
-
 static int open_disks(struct machine *m, char *err, size_t errlen)
 {
 	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++) {
@@ -314,7 +298,7 @@ int board_add_virtio_blk(struct machine *m, unsigned i, char *err, size_t errlen
 	char why[256];
 
 	drive_block_opts(d, m->cfg->snapshot, &o);
-	o.cache = device_write_cache(o.cache, v->write_cache);
+	o.cache = (enum block_cache)cli_device_cache(d->cache, v->write_cache);
 	o.inactive = m->cfg->incoming != NULL; /* until the stream is in */
 	m->vdisks[i] = block_open(&o, why, sizeof(why));
 	if (!m->vdisks[i]) {

@@ -21,6 +21,7 @@ static int open_port(struct machine *m, const struct sata_dev_spec *s, char *err
 		cd = *d;
 		cd.file = cd.file_buf;
 		cd.cdrom = s->cdrom;
+		cd.cache = cli_device_cache(cd.cache, s->write_cache);
 		drive_block_opts(&cd, m->cfg->snapshot, &o);
 		o.inactive = m->cfg->incoming && !s->cdrom; /* until the stream is in */
 		b = block_open(&o, why, sizeof(why));

@@ -14,7 +14,7 @@
 #   - the image was opened as the mode documents (its /proc fdinfo flags):
 #     writethrough O_DSYNC, none O_DIRECT, directsync both;
 #   - the write past the end was refused and the image kept its size;
-# and virtio-blk-pci's write-cache=on|off|auto against each drive cache=
+# and virtio-blk-pci's (and ide-hd's) write-cache=on|off|auto against each drive cache=
 # mode (the open flags of the mode it amounts to).
 set -u
 B=${B:-build}
@@ -165,26 +165,30 @@ done
 # off turns writeback into writethrough and none into directsync, on the
 # other way round. The image's open flags show it; the guest's flushed
 # sectors must be in the image after SIGKILL.
-for wc in "writeback off 1 0" "none off 1 1" "writethrough on 0 0" "directsync on 0 1" \
-	"none auto 0 1"; do
+# ide-hd on the IDE bus takes it too (disk-flush.elf's disk=0).
+for wc in "virtio-blk-pci writeback off 1 0" "virtio-blk-pci none off 1 1" \
+	"virtio-blk-pci writethrough on 0 0" "virtio-blk-pci directsync on 0 1" \
+	"virtio-blk-pci none auto 0 1" "ide-hd writeback off 1 0" "ide-hd directsync on 0 1"; do
 	set -- $wc
 	seed=$((seed + 11))
-	what="virtio-blk-pci cache=$1 write-cache=$2"
+	what="$1 cache=$2 write-cache=$3"
+	dev="$1,drive=d0,write-cache=$3" kind=virtio unit=1
+	[ "$1" = ide-hd ] && dev="$dev,bus=ide.0" kind=ide unit=0
 	dd if=/dev/zero of="$tmp/disk.img" bs=1M count=1 2>/dev/null
 	rm -f "$tmp/out"
 	"$VMM" -m 64 -nographic -monitor none -kernel "$B/tests/guest/disk-flush.elf" \
-		-drive "file=$tmp/disk.img,if=none,id=d0,format=raw,cache=$1,aio=threads" \
-		-device "virtio-blk-pci,drive=d0,write-cache=$2" -append "disk=1 seed=$seed" \
-		</dev/null >"$tmp/out" 2>&1 &
+		-drive "file=$tmp/disk.img,if=none,id=d0,format=raw,cache=$2,aio=threads" \
+		-device "$dev" -append "disk=$unit seed=$seed" </dev/null >"$tmp/out" 2>&1 &
 	spid=$!
 	wait_halting
 	flags=$(image_flags $spid)
 	kill -9 $spid 2>/dev/null
 	wait $spid 2>/dev/null
 	spid=
-	grep -q "FLUSHED virtio" "$tmp/out" || { fail "$what: no FLUSHED: $(cat "$tmp/out")"; continue; }
+	grep -q "FLUSHED $kind" "$tmp/out" || { fail "$what: no FLUSHED: $(cat "$tmp/out")"; continue; }
 	check_image $seed || fail "$what: image check after SIGKILL"
 	dsync=$(((0$flags & 010000) != 0)) direct=$(((0$flags & 040000) != 0))
+	shift
 	if [ "$dsync $direct" = "$3 $4" ]; then
 		echo "ok   $what (flags $flags)"
 	else

@@ -152,6 +152,7 @@ struct sata_dev_spec {
 	char drive_id[32]; /* drive=; empty: an empty CD-ROM drive */
 	char id[32];
 	int bootindex;
+	int write_cache; /* ide-hd's write-cache=: as virtio_blk_spec's */
 	/* resolved: the controller (index in vmm_config.ahci) and port, and
 	 * the drive (index in vmm_config.vdrives, -1: none) */
 	unsigned ahci, port;
@@ -463,6 +464,12 @@ int cli_set_cdrom(struct vmm_config *cfg, const char *file, char *err, size_t er
 int cli_set_drive(struct vmm_config *cfg, unsigned index, const char *file, char *err,
 		  size_t errlen);
 int cli_parse_drive(struct vmm_config *cfg, const char *val, char *err, size_t errlen);
+/* A disk device's write-cache=on|off|auto (QEMU's): *write_cache 1, 0 or
+ * -1; -1 for anything else. */
+int cli_parse_write_cache(const char *val, int *write_cache);
+/* The drive's cache mode as the device's write-cache= (1 on, 0 off, -1
+ * auto: the drive's own) makes it. */
+enum drive_cache cli_device_cache(enum drive_cache c, int write_cache);
 /* props: what follows "virtio-blk-pci," (modified). */
 int cli_parse_virtio_blk(struct vmm_config *cfg, char *props, char *err, size_t errlen);
 /* After parsing: each -device virtio-blk-pci's drive= found. */

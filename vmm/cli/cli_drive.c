@@ -321,11 +321,9 @@ static int virtio_blk_prop(struct virtio_blk_spec *v, const char *key, const cha
 		strcpy(v->id, val); /* QMP's qom-list /machine/peripheral */
 	} else if (!strcmp(key, "bus") && cli_parse_bus(val, v->bus, sizeof(v->bus)) == 0) {
 		/* the root bus, or a root port's (libvirt names them) */
-	} else if (!strcmp(key, "write-cache") &&
-		   (!strcmp(val, "on") || !strcmp(val, "off") || !strcmp(val, "auto"))) {
+	} else if (!strcmp(key, "write-cache") && cli_parse_write_cache(val, &v->write_cache) == 0) {
 		/* libvirt's -blockdev form carries the cache mode's writeback
 		 * half here (cache='none' is direct + write-cache=on) */
-		v->write_cache = !strcmp(val, "auto") ? -1 : !strcmp(val, "on");
 	} else {
 		snprintf(err, errlen,
 			 "virtio-blk-pci: invalid %s '%s' (drive=ID, bootindex=N, serial=S (20 "
@@ -335,6 +333,30 @@ static int virtio_blk_prop(struct virtio_blk_spec *v, const char *key, const cha
 		return -1;
 	}
 	return 0;
+}
+
+int cli_parse_write_cache(const char *val, int *write_cache)
+{
+	if (!val || (strcmp(val, "on") && strcmp(val, "off") && strcmp(val, "auto")))
+		return -1;
+	*write_cache = !strcmp(val, "auto") ? -1 : !strcmp(val, "on");
+	return 0;
+}
+
+/* off makes every write reach the medium before it completes
+ * (writethrough), on lets them sit in the host's cache until a flush; the
+ * drive's direct I/O and no-flush stay. */
+enum drive_cache cli_device_cache(enum drive_cache c, int write_cache)
+{
+	if (write_cache == 0 && c == DRIVE_CACHE_WRITEBACK)
+		return DRIVE_CACHE_WRITETHROUGH;
+	if (write_cache == 0 && c == DRIVE_CACHE_NONE)
+		return DRIVE_CACHE_DIRECTSYNC;
+	if (write_cache == 1 && c == DRIVE_CACHE_WRITETHROUGH)
+		return DRIVE_CACHE_WRITEBACK;
+	if (write_cache == 1 && c == DRIVE_CACHE_DIRECTSYNC)
+		return DRIVE_CACHE_NONE;
+	return c;
 }
 
 /* -device virtio-blk-pci,drive=ID,...: props is the rest after the name. */

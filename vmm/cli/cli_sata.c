@@ -58,12 +58,15 @@ static int ide_device_prop(struct sata_dev_spec *s, const char *key, const char 
 		s->unit = (unsigned)n;
 	} else if (!strcmp(key, "bootindex") && v && cli_parse_u64(v, &n) == 0 && n < 1000) {
 		s->bootindex = (int)n; /* accepted; SeaBIOS finds the drives itself */
-	} else if (!strcmp(key, "write-cache") || !strcmp(key, "serial") || !strcmp(key, "model")) {
-		/* the cache follows -drive cache=; the strings are vmm's own */
+	} else if (!strcmp(key, "write-cache") && cli_parse_write_cache(v, &s->write_cache) == 0) {
+		/* as virtio-blk-pci's: libvirt's -blockdev form of cache= (a
+		 * CD-ROM's medium is read-only: nothing to write through) */
+	} else if (!strcmp(key, "serial") || !strcmp(key, "model")) {
+		/* the strings are vmm's own */
 	} else {
 		snprintf(err, errlen,
 			 "invalid %s '%s' (drive=ID, bus=CONTROLLER.PORT or ide.N, unit=0|1, "
-			 "id=NAME, bootindex=N)",
+			 "id=NAME, bootindex=N, write-cache=on|off|auto)",
 			 key, v ? v : "");
 		return -1;
 	}
@@ -72,7 +75,7 @@ static int ide_device_prop(struct sata_dev_spec *s, const char *key, const char 
 
 int cli_parse_ide_device(struct vmm_config *cfg, char *props, bool cdrom, char *err, size_t errlen)
 {
-	struct sata_dev_spec s = {.cdrom = cdrom, .bootindex = -1, .drive = -1};
+	struct sata_dev_spec s = {.cdrom = cdrom, .bootindex = -1, .drive = -1, .write_cache = -1};
 	const char *name = cdrom ? "ide-cd" : "ide-hd";
 	char *key, *v;
 
@@ -141,6 +144,7 @@ static int to_ide_slot(struct vmm_config *cfg, const struct sata_dev_spec *s, un
 		*slot = cfg->vdrives[s->drive];
 		slot->file = slot->file_buf;
 		slot->iface = DRIVE_IF_IDE;
+		slot->cache = cli_device_cache(slot->cache, s->write_cache);
 	}
 	slot->cdrom = s->cdrom;
 	return 0;

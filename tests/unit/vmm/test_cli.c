@@ -243,6 +243,19 @@ START_TEST(sata_devices)
 	ck_assert(cfg.drives[2].cdrom);
 	ck_assert_int_eq(parse("-device", "ich9-ahci", NULL), 0);
 	ck_assert_str_eq(cfg.ahci[0].id, "ahci0");
+	/* write-cache=off on the IDE bus: the slot's writeback becomes
+	 * writethrough (an AHCI port's drive turns at open, board_ahci.c) */
+	{
+		const char *wc[] = {"-drive", "file=a.img,if=none,id=d0,cache=writeback", "-device",
+				    "ide-hd,drive=d0,bus=ide.0,write-cache=off", NULL};
+
+		ck_assert_msg(parse_args(wc) == 0, "%s", err);
+		ck_assert_int_eq(cfg.drives[0].cache, DRIVE_CACHE_WRITETHROUGH);
+		ck_assert_int_eq(cfg.sata[0].write_cache, 0);
+		ck_assert_int_eq(cli_device_cache(DRIVE_CACHE_DIRECTSYNC, 1), DRIVE_CACHE_NONE);
+		ck_assert_int_eq(cli_device_cache(DRIVE_CACHE_UNSAFE, 0), DRIVE_CACHE_UNSAFE);
+		ck_assert_int_eq(cli_device_cache(DRIVE_CACHE_NONE, -1), DRIVE_CACHE_NONE);
+	}
 	/* refused: an unknown controller, a port past 5, a missing drive, a port twice */
 	{
 		const char *bad[][7] = {
@@ -252,6 +265,8 @@ START_TEST(sata_devices)
 			{"-device", "ahci,id=s", "-device", "ide-cd,bus=s.1", "-device", "ide-cd,bus=s.1",
 			 NULL},
 			{"-device", "ide-hd,bus=s.0", NULL},
+			{"-drive", "file=a.img,if=none,id=d0", "-device",
+			 "ide-hd,drive=d0,bus=ide.0,write-cache=maybe", NULL},
 		};
 
 		for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
