@@ -10,7 +10,9 @@ Before the save: the guest holds the port open (a shell fd and a reader
 on it), bytes went each way, the balloon was set to 384 MiB and reached
 it, and stats polling every 2 s gives fresh guest-stats, then every
 600 s, so the device holds the guest's stats buffer when saved; while the
-machine is stopped the host sends one more line. After the restore:
+machine is stopped the host sends one more line. The saved source then
+goes on (`cont`, as after libvirt's external snapshot with memory): that
+line and a new one reach its guest, and its reply the host. After the restore:
 query-chardev says the guest has the port open, the line sent while
 stopped (vmm only: QEMU leaves it in the source's socket) and a new one
 reach the guest, the guest's next line reaches the
@@ -160,6 +162,14 @@ def before(g):
     st = q.ok("query-migrate")
     if st["status"] != "completed":
         fail(side, "migrate: %s" % st, g.out)
+    # as libvirt's external snapshots with memory do: the source goes on
+    # after the save, and its devices with it
+    q.ok("cont")
+    guest_got(g, "host-stopped")
+    s.sendall(b"host-resumed\n")
+    guest_got(g, "host-resumed")
+    g.ask("echo guest-resumed >&5; echo sent")
+    host_reads(g, s, b"guest-resumed\n")
     g.p.kill()
     g.p.wait()
     s.close()
