@@ -276,8 +276,8 @@ int migration_save(struct machine *m, const char *uri, char *err, size_t errlen)
  * on (cancelled). */
 void migration_cancel(struct machine *m);
 /* The writable disk images back from a migration peer (block_activate):
- * QMP cont on a source whose migration completed, and the destination
- * once its stream is in. 0, or -1 with a one-line err. */
+ * on a failed migration's source, through migration_take_back, and the
+ * destination once its stream is in. 0, or -1 with a one-line err. */
 int migration_activate_images(struct machine *m, char *err, size_t errlen);
 /* Before `cont` (QMP and HMP): refused on a destination whose stream is
  * not in; on a source whose migration completed, the disks and the

@@ -191,6 +191,18 @@ static bool completes_on_entry(uint32_t reason)
 	       reason == KVM_EXIT_X86_WRMSR;
 }
 
+/* After KVM_RUN returned an exit: handle it, and note whether KVM still
+ * owes its completion. Returns false when the thread should stop. */
+static bool handle_exit(struct vcpu *v)
+{
+	if (v->m->ic)
+		irqchip_post_run(v);
+	if (!dispatch(v))
+		return false;
+	v->owes_completion = completes_on_entry(v->kvm.run->exit_reason);
+	return true;
+}
+
 /* Before parking: enter KVM once with immediate_exit set, so that KVM
  * finishes the last exit's operation and runs no guest instruction. A
  * state saved at the park (a migration, the monitor's registers) is then
@@ -207,14 +219,7 @@ static bool complete_exit(struct vcpu *v)
 	v->kvm.run->immediate_exit = 1;
 	ret = kvm_vcpu_run(&v->kvm);
 	v->owes_completion = false;
-	if (ret < 0)
-		return true; /* -EINTR: done */
-	if (v->m->ic)
-		irqchip_post_run(v);
-	if (!dispatch(v))
-		return false;
-	v->owes_completion = completes_on_entry(v->kvm.run->exit_reason);
-	return true;
+	return ret < 0 || handle_exit(v); /* -EINTR: done */
 }
 
 void *vcpu_thread(void *arg)
@@ -256,11 +261,8 @@ void *vcpu_thread(void *arg)
 			machine_fail(m);
 			break;
 		}
-		if (m->ic)
-			irqchip_post_run(v);
-		if (!dispatch(v))
+		if (!handle_exit(v))
 			break;
-		v->owes_completion = completes_on_entry(v->kvm.run->exit_reason);
 	}
 	return NULL;
 }

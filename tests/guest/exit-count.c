@@ -6,6 +6,7 @@
  * restored guest execute that OUT a second time: the device counts one
  * more than the guest wrote. */
 #include "kit.h"
+#include "virtio.h" /* the kit's PCI configuration access */
 
 #define COM1_LSR 0x3fd
 #define LSR_DATA_READY 0x01
@@ -18,20 +19,6 @@ struct counted_port {
 	uint32_t data;
 	uint16_t header;
 };
-
-static unsigned devfn;
-
-static uint32_t cfg_read32(unsigned off)
-{
-	outl(0xcf8, 0x80000000u | devfn << 8 | (off & 0xfc));
-	return inl(0xcfc);
-}
-
-static void cfg_write32(unsigned off, uint32_t v)
-{
-	outl(0xcf8, 0x80000000u | devfn << 8 | (off & 0xfc));
-	outl(0xcfc, v);
-}
 
 __attribute__((noreturn)) static long count_loop(void *arg)
 {
@@ -50,17 +37,18 @@ __attribute__((noreturn)) static long count_loop(void *arg)
 int guest_main(void)
 {
 	static struct counted_port p;
+	unsigned devfn;
 	uint32_t bar;
 
 	for (devfn = 8; devfn < 256; devfn += 8)
-		if (cfg_read32(0) == TESTDEV_ID)
+		if (pci_read32((uint8_t)devfn, 0) == TESTDEV_ID)
 			break;
 	if (devfn >= 256) {
 		printf("exit-count: FAIL: no pci-testdev\n");
 		return 1;
 	}
-	bar = cfg_read32(0x14);
-	cfg_write32(0x04, cfg_read32(0x04) | 1); /* I/O decoding */
+	bar = pci_read32((uint8_t)devfn, 0x14);
+	pci_write32((uint8_t)devfn, 0x04, pci_read32((uint8_t)devfn, 0x04) | 1); /* I/O decoding */
 	p.header = (uint16_t)(bar & ~3u);
 	outb(p.header, PT_PORTIO_NO_EVENTFD);
 	if (inb((uint16_t)(p.header + 1)) != 4) {

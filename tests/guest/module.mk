@@ -49,7 +49,7 @@ $(eval $(call guest_payload,virtio-blk-bench,$(GUEST_VIRTIO_BLK)))
 $(eval $(call guest_payload,disk-flush,$(GUEST_VIRTIO_BLK)))
 $(eval $(call guest_payload,irq,))
 # pci-testdev's counted port until a serial byte: migrate-exits.sh
-$(eval $(call guest_payload,exit-count,))
+$(eval $(call guest_payload,exit-count,$(GUEST_OBJ)/virtio.o))
 # VT-d and edu: DMA and interrupt remapping end to end.
 $(eval $(call guest_payload,iommu,))
 # virtio-net frames (vnet.c): DHCP, ARP, UDP through user networking.
