@@ -33,6 +33,7 @@ _start:
 	call sum_es
 	cmpw sum_chs, %ax
 	jne bad_sum
+	call await_tick
 	movw $msg_chs, %si
 	call puts
 
@@ -88,6 +89,18 @@ sum_es:
 1:	addw %es:(%di), %ax
 	addw $2, %di
 	loop 1b
+	ret
+
+/* SeaBIOS's serial console holds the last character printed through
+ * int 10h (the third dot of "Booting from Hard Disk...") until its timer
+ * handler flushes it. Writing to COM1 before a tick would put "chs ok"
+ * ahead of that dot, an order that depends on the host's speed; after one
+ * tick the console has nothing pending. */
+await_tick:
+	movw 0x46c, %ax
+1:	hlt
+	cmpw 0x46c, %ax
+	je 1b
 	ret
 
 /* Interrupts off while a message goes out: SeaBIOS's serial console
