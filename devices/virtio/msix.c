@@ -28,7 +28,6 @@
 #define MSIX_CTRL_MASKALL 0x4000
 #define MSIX_ENTRY_SIZE 16
 #define MSIX_VEC_MASKED 1u
-#define MSIX_MAX_VECTORS 64 /* one PBA word */
 
 struct msix_entry {
 	uint32_t addr_lo, addr_hi, data, ctrl;

@@ -12,8 +12,8 @@
 
 /* Queues: receive 2p and transmit 2p + 1 for each queue pair p, then
  * the control queue (virtio spec 5.1.2). Without MQ: 0, 1 and 2. */
-#define NET_MAX_PAIRS ((VIRTIO_MAX_QUEUES - 1) / 2)
-_Static_assert(NET_MAX_PAIRS <= VIRTIO_NET_STAT_PAIRS, "per-pair counters");
+#define NET_MAX_PAIRS VIRTIO_NET_STAT_PAIRS
+_Static_assert(2 * NET_MAX_PAIRS + 1 <= VIRTIO_MAX_QUEUES, "queues");
 #define NET_RXQ(p) (2 * (p))
 #define NET_TXQ(p) (2 * (p) + 1)
 #define NET_CTRLQ(n) (2 * (n)->max_pairs)

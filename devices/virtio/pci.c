@@ -408,6 +408,15 @@ static int first_free_devfn(struct pci_bus *bus)
 	return -ENOSPC;
 }
 
+/* A vector per queue and one for configuration changes, as far as the
+ * table goes. Past that (a virtio-serial bus of 31 ports has 64 queues)
+ * the driver finds too few for one each and shares them: Linux then asks
+ * for two, one for configuration and one for every queue. */
+static unsigned msix_vectors_for(unsigned num_queues)
+{
+	return num_queues + 1 < MSIX_MAX_VECTORS ? num_queues + 1 : MSIX_MAX_VECTORS;
+}
+
 struct virtio_pci *virtio_pci_new(struct dev_host *host, struct pci_bus *bus, int devfn,
 				  const char *name, const struct virtio_dev_ops *ops, void *opaque,
 				  const void *config, char *err, size_t errlen)
@@ -447,7 +456,7 @@ struct virtio_pci *virtio_pci_new(struct dev_host *host, struct pci_bus *bus, in
 	pthread_mutex_init(&vp->ioev_lock, NULL);
 	vpci_device_reset(vp);
 	init_pci(vp, bus);
-	vp->msix = msix_new(host, &vp->pci, ops->num_queues + 1, VIRTIO_PCI_MSIX_BAR,
+	vp->msix = msix_new(host, &vp->pci, msix_vectors_for(ops->num_queues), VIRTIO_PCI_MSIX_BAR,
 			    MSIX_TABLE_OFF, MSIX_PBA_OFF);
 	vp->pci.bar[VIRTIO_PCI_MSIX_BAR].opaque = vp->msix;
 	r = vp->msix ? vpci_start_io_thread(vp) : -ENOMEM;

@@ -45,7 +45,7 @@ struct virtio_pci {
 	/* a backend's completions (virtio_pci_watch) */
 	void (*ready)(void *opaque);
 	void *ready_opaque;
-	uint32_t completed; /* bit per queue: used entries not yet signalled */
+	uint64_t completed; /* bit per queue: used entries not yet signalled */
 	unsigned in_flight; /* chains handed to a backend, not completed yet */
 	bool frozen;	    /* a snapshot is being written: queues not live */
 };

@@ -100,7 +100,7 @@ void virtio_pci_complete(struct virtio_pci *vp, unsigned qi, uint16_t head, uint
 	if (qi >= vp->ops->num_queues || !vpci_queue_live(vp, qi))
 		return;
 	virtq_push(&vp->q[qi], head, written);
-	vp->completed |= 1u << qi;
+	vp->completed |= 1ull << qi;
 }
 
 /* The backend's completions, then one interrupt per queue that got any
@@ -110,7 +110,7 @@ void virtio_pci_complete(struct virtio_pci *vp, unsigned qi, uint16_t head, uint
  * for their doorbell. */
 static void backend_ready(struct virtio_pci *vp)
 {
-	uint32_t served;
+	uint64_t served;
 
 	pthread_mutex_lock(&vp->lock);
 	vp->ready(vp->ready_opaque);
@@ -118,7 +118,7 @@ static void backend_ready(struct virtio_pci *vp)
 	for (unsigned qi = 0; vp->completed; qi++) {
 		if (!(vp->completed >> qi & 1))
 			continue;
-		vp->completed &= ~(1u << qi);
+		vp->completed &= ~(1ull << qi);
 		if (vpci_queue_live(vp, qi) && virtq_should_notify(&vp->q[qi]))
 			vpci_raise_irq(vp, vp->q[qi].msix_vector, ISR_QUEUE);
 	}

@@ -107,6 +107,9 @@ size_t virtq_chain_write(const struct virtq_chain *c, uint64_t off, const void *
  * them. Vectors go out through irqfds on MSI routes when the host has
  * them, else through irq_sink.msi. */
 struct msix;
+/* Vectors a table can hold: one PBA word. */
+#define MSIX_MAX_VECTORS 64
+
 struct msix *msix_new(struct dev_host *host, struct pci_dev *d, unsigned nvec, unsigned bar,
 		      uint32_t table_off, uint32_t pba_off);
 void msix_free(struct msix *mx);
@@ -129,7 +132,7 @@ size_t msix_info(struct msix *mx, char *buf, size_t len);
 
 /* -------------------------------------------------------------- pci.c */
 
-#define VIRTIO_MAX_QUEUES 16
+#define VIRTIO_MAX_QUEUES 64
 #define VIRTIO_HANDLE_LATER 1
 #define VIRTIO_REQ_PENDING 2
 #define VIRTIO_REQ_HELD 3
@@ -384,8 +387,8 @@ void virtio_rng_get_stats(struct virtio_rng *r, struct virtio_rng_stats *st);
 /* ---------------------------------------------------------- console.c */
 
 /* virtio-serial-pci: ports (virtserialport, virtconsole) each joined to a
- * host byte stream. At most 7 ports: the transport's 16 queues hold
- * 2 * (max_ports + 1). */
+ * host byte stream. At most 31 ports, QEMU's default and limit: the
+ * transport's 64 queues hold 2 * (max_ports + 1). */
 #define VIRTIO_CONSOLE_MAX_PORTS ((VIRTIO_MAX_QUEUES - 2) / 2)
 #define VIRTIO_CONSOLE_NAME_MAX 127
 

@@ -233,7 +233,7 @@ struct rng_config {
  * (cli_vserial.c). A port's chardev is looked up as it is parsed. */
 #define CLI_MAX_VSERIAL 2
 #define CLI_MAX_VSERPORTS 8
-#define CLI_VSERIAL_MAX_PORTS 7 /* max_ports: the transport has 16 queues */
+#define CLI_VSERIAL_MAX_PORTS 31 /* max_ports: QEMU's default and limit */
 
 struct vserial_bus_spec {
 	char id[32];	    /* its bus is "ID.0" */

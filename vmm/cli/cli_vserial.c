@@ -12,7 +12,7 @@
 
 #include "vmm/cli/cli.h"
 
-#define BUS_HELP "id=NAME, max_ports=1-7, bus=pci.0, addr=SLOT[.FN] (slot 2-31)"
+#define BUS_HELP "id=NAME, max_ports=1-31, bus=pci.0, addr=SLOT[.FN] (slot 2-31)"
 #define PORT_HELP "bus=NAME.0, nr=N, chardev=ID, name=STR, id=ID"
 
 static bool copy_str(char *dst, size_t size, const char *val)

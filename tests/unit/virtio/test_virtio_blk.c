@@ -193,9 +193,9 @@ struct seg {
 	bool writable;
 };
 
-/* Queue a chain of segs and ring the doorbell; wait for the used ring
- * (or give up after 2 s). Returns whether it completed. */
-static bool submit(uint32_t base, uint64_t rings, const struct seg *s, unsigned n)
+/* Queue a chain of segs on queue qi and ring its doorbell; wait for the
+ * used ring (or give up after 2 s). Returns whether it completed. */
+static bool submit_on(uint32_t base, uint64_t rings, unsigned qi, const struct seg *s, unsigned n)
 {
 	struct vring_desc *d = (struct vring_desc *)g(DESC + rings);
 	struct vring_avail *a = (struct vring_avail *)g(AVAIL + rings);
@@ -211,13 +211,18 @@ static bool submit(uint32_t base, uint64_t rings, const struct seg *s, unsigned 
 	}
 	a->ring[next_avail % QSIZE] = 0;
 	__atomic_store_n(&a->idx, htole16(++next_avail), __ATOMIC_RELEASE);
-	wr(base, VIRTIO_PCI_NOTIFY_OFF, 2, 0);
+	wr(base, VIRTIO_PCI_NOTIFY_OFF + qi * VIRTIO_PCI_NOTIFY_MULT, 2, qi);
 	for (int i = 0; i < 2000; i++) {
 		if (le16toh(__atomic_load_n(&u->idx, __ATOMIC_ACQUIRE)) == want)
 			return true;
 		usleep(1000);
 	}
 	return false;
+}
+
+static bool submit(uint32_t base, uint64_t rings, const struct seg *s, unsigned n)
+{
+	return submit_on(base, rings, 0, s, n);
 }
 
 static uint8_t blk_request(uint32_t type, uint64_t sector, uint32_t data_len, bool data_in)
@@ -377,6 +382,50 @@ START_TEST(read_only_rejects_writes)
 	ck_assert_uint_eq(g(DATA)[0], 1); /* unchanged */
 	virtio_blk_free(ro);
 	block_close(d2);
+}
+END_TEST
+
+/* A read on queue 63 of a 64-queue device completes and raises the
+ * interrupt: the transport's record of which queues completed spans
+ * every queue, not only the first 32. */
+START_TEST(last_of_64_queues_interrupts)
+{
+	struct block_opts o = {.path = img, .read_only = true, .no_lock = true};
+	struct virtio_blk_opts vo = {NULL, NULL, 64, 3 << 3, "vd", aio_mode};
+	struct virtio_blk_outhdr *h = (struct virtio_blk_outhdr *)g(HDR);
+	struct seg s[3] = {{HDR, sizeof(*h), false}, {DATA, 512, true}, {STATUS, 1, true}};
+	struct virtio_blk *wide;
+	char err[256];
+
+	virtio_blk_free(vb);
+	vb = NULL;
+	vo.disk = block_open(&o, err, sizeof(err));
+	ck_assert_msg(vo.disk, "%s", err);
+	wide = virtio_blk_new(&th.host, bus, &vo, err, sizeof(err));
+	ck_assert_msg(wide, "%s", err);
+	pci_cfg_write(bus, 3 << 3, 0x10 + 4 * VIRTIO_PCI_CFG_BAR, 4, BAR4);
+	pci_cfg_write(bus, 3 << 3, 0x04, 2, 0x2);
+	ck_assert_uint_eq(rd(BAR4, COMMON(NUMQ), 2), 64);
+	ck_assert_uint_eq(negotiate(BAR4, 1ull << VIRTIO_F_VERSION_1 | 1ull << VIRTIO_BLK_F_MQ),
+			  0x0b);
+	wr(BAR4, COMMON(Q_SELECT), 2, 63);
+	ck_assert_uint_eq(rd(BAR4, COMMON(Q_NOFF), 2), 63);
+	wr(BAR4, COMMON(Q_SIZE), 2, QSIZE);
+	wr(BAR4, COMMON(Q_DESCLO), 4, DESC);
+	wr(BAR4, COMMON(Q_AVAILLO), 4, AVAIL);
+	wr(BAR4, COMMON(Q_USEDLO), 4, USED);
+	wr(BAR4, COMMON(Q_ENABLE), 2, 1);
+	wr(BAR4, COMMON(STATUS), 1, 0x0f);
+	h->type = htole32(VIRTIO_BLK_T_IN);
+	h->sector = htole64(7);
+	*g(STATUS) = 0xee;
+	ck_assert(submit_on(BAR4, 0, 63, s, 3));
+	ck_assert_uint_eq(*g(STATUS), VIRTIO_BLK_S_OK);
+	ck_assert_uint_eq(g(DATA)[0], 7);
+	WAIT(th.level[INTX_GSI]);
+	ck_assert_uint_eq(rd(BAR4, VIRTIO_PCI_ISR_OFF, 1), 1);
+	virtio_blk_free(wide);
+	block_close(vo.disk);
 }
 END_TEST
 
@@ -828,6 +877,7 @@ static Suite *blk_suite(void)
 	tcase_add_test(tc, read_request_with_intx);
 	tcase_add_test(tc, write_flush_and_errors);
 	tcase_add_test(tc, read_only_rejects_writes);
+	tcase_add_test(tc, last_of_64_queues_interrupts);
 	tcase_add_test(tc, get_id_discard_write_zeroes);
 	tcase_add_test(tc, short_header_needs_reset);
 	tcase_add_test(tc, missing_status_needs_reset);
@@ -844,6 +894,7 @@ static Suite *blk_suite(void)
 	tcase_add_test(tc, read_request_with_intx);
 	tcase_add_test(tc, write_flush_and_errors);
 	tcase_add_test(tc, read_only_rejects_writes);
+	tcase_add_test(tc, last_of_64_queues_interrupts);
 	tcase_add_test(tc, get_id_discard_write_zeroes);
 	tcase_add_test(tc, short_header_needs_reset);
 	tcase_add_test(tc, reset_clears_queues);

@@ -26,9 +26,10 @@
 #define BAR4 0xe0000000u
 #define BAR1 0xe0010000u
 #define QSIZE 8
-#define RINGS 0x10000u /* queue qi: desc +qi*0x3000, avail +0x1000, used +0x2000 */
-#define BUFS 0x80000u  /* queue qi's buffers: BUFS + qi*0x10000, 0x1000 each */
-#define NQ 6	       /* max_ports 2: 2 * (2 + 1) */
+#define RAM_SIZE (8u << 20) /* room for the rings and buffers of 64 queues */
+#define RINGS 0x10000u	    /* queue qi: desc +qi*0x3000, avail +0x1000, used +0x2000 */
+#define BUFS 0x100000u	    /* queue qi's buffers: BUFS + qi*0x10000, 0x1000 each */
+#define NQ 6		    /* max_ports 2: 2 * (2 + 1) */
 #define CTRL_RX 2
 #define CTRL_TX 3
 #define P1_RX 4
@@ -37,7 +38,9 @@
 static struct fake_host th;
 static struct pci_bus *bus;
 static struct virtio_console *dev;
-static uint16_t avail_idx[NQ], seen_used[NQ], next_desc[NQ];
+static uint16_t avail_idx[VIRTIO_MAX_QUEUES], seen_used[VIRTIO_MAX_QUEUES];
+static uint16_t next_desc[VIRTIO_MAX_QUEUES];
+static unsigned n_queues = NQ; /* the device's, with MULTIPORT */
 
 /* the port 1 backend */
 static uint8_t host_got[1 << 16];
@@ -96,7 +99,7 @@ static void setup_queue(unsigned qi)
 /* Reset, accept VERSION_1 (and MULTIPORT when asked), enable every queue. */
 static void bring_up(bool multiport)
 {
-	memset(th.ram + RINGS, 0, NQ * 0x3000);
+	memset(th.ram + RINGS, 0, n_queues * 0x3000);
 	memset(avail_idx, 0, sizeof(avail_idx));
 	memset(seen_used, 0, sizeof(seen_used));
 	memset(next_desc, 0, sizeof(next_desc));
@@ -111,9 +114,16 @@ static void bring_up(bool multiport)
 	wr(COMMON(GF), 4, 1); /* VIRTIO_F_VERSION_1 */
 	wr(COMMON(STATUS), 1, 0x0b);
 	ck_assert_uint_eq(rd(COMMON(STATUS), 1), 0x0b);
-	for (unsigned qi = 0; qi < (multiport ? NQ : 2u); qi++)
+	for (unsigned qi = 0; qi < (multiport ? n_queues : 2u); qi++)
 		setup_queue(qi);
 	wr(COMMON(STATUS), 1, 0x0f);
+}
+
+static void map_bars(void)
+{
+	pci_cfg_write(bus, 2 << 3, 0x10 + 4 * VIRTIO_PCI_CFG_BAR, 4, BAR4);
+	pci_cfg_write(bus, 2 << 3, 0x10 + 4 * VIRTIO_PCI_MSIX_BAR, 4, BAR1);
+	pci_cfg_write(bus, 2 << 3, 0x04, 2, 0x2);
 }
 
 static void make_dev(void)
@@ -127,9 +137,17 @@ static void make_dev(void)
 
 	dev = virtio_console_new(&th.host, bus, &o, err, sizeof(err));
 	ck_assert_msg(dev, "%s", err);
-	pci_cfg_write(bus, 2 << 3, 0x10 + 4 * VIRTIO_PCI_CFG_BAR, 4, BAR4);
-	pci_cfg_write(bus, 2 << 3, 0x10 + 4 * VIRTIO_PCI_MSIX_BAR, 4, BAR1);
-	pci_cfg_write(bus, 2 << 3, 0x04, 2, 0x2);
+	map_bars();
+}
+
+/* The MSI-X capability's table size, from configuration space. */
+static unsigned msix_table_size(void)
+{
+	for (unsigned c = pci_cfg_read(bus, 2 << 3, 0x34, 1); c;
+	     c = pci_cfg_read(bus, 2 << 3, c + 1, 1))
+		if (pci_cfg_read(bus, 2 << 3, c, 1) == 0x11)
+			return (pci_cfg_read(bus, 2 << 3, c + 2, 2) & 0x7ff) + 1;
+	return 0;
 }
 
 static struct vring_used *used(unsigned qi)
@@ -233,16 +251,22 @@ static bool needs_reset(void)
 	return false;
 }
 
-/* The handshake up to port 1 ready and announced. */
-static void handshake(void)
+/* The handshake up to the named port (the device's second) ready and
+ * announced. */
+static void handshake_named(uint32_t id, const char *name)
 {
 	for (int i = 0; i < 6; i++)
 		post(CTRL_RX, NULL, 256, true);
 	ctrl_send(0, VIRTIO_CONSOLE_DEVICE_READY, 1);
 	expect_ctrl(0, VIRTIO_CONSOLE_PORT_ADD, 1, NULL);
-	expect_ctrl(1, VIRTIO_CONSOLE_PORT_ADD, 1, NULL);
-	ctrl_send(1, VIRTIO_CONSOLE_PORT_READY, 1);
-	expect_ctrl(1, VIRTIO_CONSOLE_PORT_NAME, 1, "org.test.0");
+	expect_ctrl(id, VIRTIO_CONSOLE_PORT_ADD, 1, NULL);
+	ctrl_send(id, VIRTIO_CONSOLE_PORT_READY, 1);
+	expect_ctrl(id, VIRTIO_CONSOLE_PORT_NAME, 1, name);
+}
+
+static void handshake(void)
+{
+	handshake_named(1, "org.test.0");
 }
 
 /* Port 1's transmit queue: the bytes reach the backend (which had none). */
@@ -268,7 +292,8 @@ static void console_and_host_flap(void)
 
 static void setup(void)
 {
-	test_host_init(&th);
+	ck_assert_int_eq(fake_host_init(&th, RAM_SIZE), 0);
+	n_queues = NQ;
 	bus = pci_bus_new(&th.host);
 	dev = NULL;
 	host_len = 0;
@@ -395,6 +420,41 @@ START_TEST(slow_backend_gets_everything)
 	ck_assert(wait_used(P1_TX, 2));
 	ck_assert_uint_eq(host_len, 100);
 	ck_assert_mem_eq(host_got, msg, 100);
+}
+END_TEST
+
+/* QEMU's default bus: 31 ports, so 64 queues and more vectors than the
+ * MSI-X table's 64 (the driver then shares them). The last port, on
+ * queues 62 and 63, carries bytes both ways. */
+START_TEST(full_bus_last_port)
+{
+	static struct virtio_console_port_opts ports[2] = {
+		{.id = 0, .console = true},
+		{.id = 30, .name = "org.test.30", .write = be_write},
+	};
+	struct virtio_console_opts o = {2 << 3, 31, ports, 2};
+	char err[256];
+	uint8_t buf[16];
+
+	dev = virtio_console_new(&th.host, bus, &o, err, sizeof(err));
+	ck_assert_msg(dev, "%s", err);
+	map_bars();
+	ck_assert_uint_eq(rd(COMMON(NUMQ), 2), 64);
+	ck_assert_uint_eq(rd(VIRTIO_PCI_DEVICE_OFF + 4, 4), 31); /* max_nr_ports */
+	ck_assert_uint_eq(msix_table_size(), 64);
+	n_queues = 64;
+	bring_up(true);
+	handshake_named(30, "org.test.30");
+	ctrl_send(30, VIRTIO_CONSOLE_PORT_OPEN, 1);
+	ck_assert(wait_used(CTRL_TX, 3));
+	post(62, NULL, 16, true);
+	virtio_console_receive(dev, 30, "to port 30", 10);
+	ck_assert_uint_eq(next_used(62, buf, sizeof(buf)), 10);
+	ck_assert_mem_eq(buf, "to port 30", 10);
+	post(63, "from 30", 7, false);
+	ck_assert_uint_eq(next_used(63, NULL, 0), 0);
+	ck_assert_uint_eq(host_len, 7);
+	ck_assert_mem_eq(host_got, "from 30", 7);
 }
 END_TEST
 
@@ -589,6 +649,7 @@ int main(void)
 	tcase_add_test(t, data_both_ways);
 	tcase_add_test(t, slow_backend_gets_everything);
 	tcase_add_test(t, single_port_without_multiport);
+	tcase_add_test(t, full_bus_last_port);
 	tcase_add_test(t, short_control_message_breaks_the_device);
 	tcase_add_test(t, unknown_control_messages_ignored);
 	tcase_add_test(t, readonly_receive_buffer_breaks_the_device);

@@ -87,7 +87,7 @@ START_TEST(refusals)
 		"virtserialport,nr=2");
 	REFUSED("is full", "-device", "virtio-serial-pci,id=vs,max_ports=2", "-device",
 		"virtserialport", "-device", "virtserialport");
-	REFUSED("invalid max_ports", "-device", "virtio-serial-pci,max_ports=31");
+	REFUSED("invalid max_ports", "-device", "virtio-serial-pci,max_ports=32");
 	REFUSED("not found", "-device", "virtio-serial-pci", "-device",
 		"virtserialport,chardev=nope");
 }
