@@ -7,7 +7,10 @@
  * the PIRQx_ROUT registers (0x60-0x63 for A-D, 0x68-0x6b for E-H: bit 7
  * disables, bits 3:0 an ISA IRQ) as the firmware leaves them; RCBA (0xf0:
  * bits 31:14 the base, bit 0 enable) maps the 16 KiB root complex
- * register block. INTx: every PIRQ also drives its own I/O APIC input
+ * register block. The PM block's SMI_EN and SMI_STS (PMBASE + 0x30,
+ * + 0x34) live here: vmm has no SMM, so SMI_EN reads APMC_EN set from
+ * reset, as QEMU's ICH9 does without SMM; SeaBIOS then takes SMM as set
+ * up already and leaves it alone. INTx: every PIRQ also drives its own I/O APIC input
  * (16-23), which is what the DSDT's _PRT tells an APIC-mode OS; this
  * model raises only that input. */
 #include <errno.h>
@@ -31,6 +34,9 @@
 #define RCBA_EN 0x01
 #define RCRB_SIZE 0x4000u
 #define FW_RCBA 0xfed1c000u
+#define SMI_OFF 0x30 /* from PMBASE: SMI_EN, then SMI_STS */
+#define SMI_LEN 8
+#define SMI_EN_APMC_EN (1u << 5)
 
 struct ich9_lpc {
 	struct pci_dev pci;
@@ -38,6 +44,8 @@ struct ich9_lpc {
 	struct acpi_pm *pm;
 	pthread_mutex_t lock; /* guards rcrb */
 	uint32_t rcrb_mapped; /* 0: not mapped */
+	uint16_t smi_mapped;  /* port of SMI_EN, 0: not mapped */
+	uint32_t smi_en;      /* under lock */
 	uint8_t rcrb[RCRB_SIZE];
 };
 
@@ -54,6 +62,49 @@ static uint32_t cfg32(const struct ich9_lpc *l, unsigned off)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+static void smi_read(void *opaque, uint64_t off, void *data, unsigned size)
+{
+	struct ich9_lpc *l = opaque;
+	uint64_t v;
+
+	pthread_mutex_lock(&l->lock);
+	v = (uint64_t)l->smi_en >> (8 * off); /* SMI_STS: no SMI is ever raised */
+	pthread_mutex_unlock(&l->lock);
+	io_data_put(data, size, off < 4 ? v : 0);
+}
+
+static void smi_write(void *opaque, uint64_t off, const void *data, unsigned size)
+{
+	struct ich9_lpc *l = opaque;
+	uint64_t v = io_data_get(data, size);
+
+	pthread_mutex_lock(&l->lock);
+	for (unsigned i = 0; i < size && off + i < 4; i++) {
+		unsigned shift = 8 * (unsigned)(off + i);
+
+		l->smi_en = (l->smi_en & ~(0xffu << shift)) | (uint32_t)(v >> (8 * i) & 0xff)
+								      << shift;
+	}
+	pthread_mutex_unlock(&l->lock);
+}
+
+static const struct io_ops smi_ops = {smi_read, smi_write};
+
+static void place_smi(struct ich9_lpc *l, uint16_t base)
+{
+	uint16_t want = base ? (uint16_t)(base + SMI_OFF) : 0;
+
+	if (want == l->smi_mapped)
+		return;
+	if (l->smi_mapped)
+		iobus_unregister(l->host->pio, l->smi_mapped);
+	l->smi_mapped = 0;
+	if (want && iobus_register(l->host->pio, want, SMI_LEN, &smi_ops, l, "ich9-smi"))
+		fprintf(stderr, "vmm: ich9-lpc: cannot place SMI_EN at %#x\n", want);
+	else
+		l->smi_mapped = want;
+}
+
 static void apply_pmbase(struct ich9_lpc *l)
 {
 	uint16_t base = (uint16_t)(cfg32(l, PMBASE) & 0xff80);
@@ -67,6 +118,7 @@ static void apply_pmbase(struct ich9_lpc *l)
 	if (ret)
 		fprintf(stderr, "vmm: ich9-lpc: cannot place the ACPI PM block at %#x: %s\n", base,
 			strerror(-ret));
+	place_smi(l, ret ? 0 : base);
 }
 
 static void rcrb_read(void *opaque, uint64_t off, void *data, unsigned size)
@@ -124,6 +176,7 @@ static void lpc_regs_reset(struct ich9_lpc *l)
 	memset(&l->pci.cfg[RCBA], 0, 4);
 	pthread_mutex_lock(&l->lock);
 	memset(l->rcrb, 0, sizeof(l->rcrb));
+	l->smi_en = SMI_EN_APMC_EN;
 	pthread_mutex_unlock(&l->lock);
 }
 
@@ -183,7 +236,7 @@ void ich9_lpc_firmware_setup(struct ich9_lpc *l, uint16_t pm_base, const uint8_t
 	pci_cfg_write(bus, ICH9_LPC_DEVFN, RCBA, 4, FW_RCBA | RCBA_EN);
 }
 
-#define LPC_STATE_VERSION 1
+#define LPC_STATE_VERSION 2 /* 2: smi-en */
 
 /* Snapshot: config space (PMBASE, ACPI_CNTL, PIRQA-H, RCBA) and the root
  * complex register block; loading maps the PM block and RCRB there. */
@@ -193,6 +246,7 @@ void ich9_lpc_save(struct ich9_lpc *l, struct state_writer *w)
 	pci_dev_save(&l->pci, w);
 	pthread_mutex_lock(&l->lock);
 	state_put_bytes(w, "rcrb", l->rcrb, RCRB_SIZE);
+	state_put_u32(w, "smi-en", l->smi_en);
 	pthread_mutex_unlock(&l->lock);
 	state_end(w);
 }
@@ -201,13 +255,16 @@ int ich9_lpc_load(struct ich9_lpc *l, const struct state_reader *r, char *err, s
 {
 	static uint8_t rcrb[RCRB_SIZE]; /* 16 KiB: off the stack */
 	struct state_node n;
+	uint32_t smi_en = SMI_EN_APMC_EN; /* version 1 streams: the reset value */
 
 	if (state_node_open(&n, r, "ich9-lpc@1f,0", LPC_STATE_VERSION, err, errlen) < 0 ||
-	    state_get_bytes(&n, "rcrb", rcrb, RCRB_SIZE) < 0 || pci_dev_load(&l->pci, &n) < 0 ||
-	    state_node_close(&n) < 0)
+	    state_get_bytes(&n, "rcrb", rcrb, RCRB_SIZE) < 0 ||
+	    (n.version >= 2 && state_get_u32(&n, "smi-en", &smi_en) < 0) ||
+	    pci_dev_load(&l->pci, &n) < 0 || state_node_close(&n) < 0)
 		return -1;
 	pthread_mutex_lock(&l->lock);
 	memcpy(l->rcrb, rcrb, RCRB_SIZE);
+	l->smi_en = smi_en;
 	pthread_mutex_unlock(&l->lock);
 	apply_pmbase(l);
 	apply_rcba(l);
@@ -223,6 +280,8 @@ void ich9_lpc_free(struct ich9_lpc *l)
 	pci_bus_remove(&l->pci);
 	if (l->rcrb_mapped)
 		iobus_unregister(l->host->mmio, l->rcrb_mapped);
+	if (l->smi_mapped)
+		iobus_unregister(l->host->pio, l->smi_mapped);
 	pthread_mutex_destroy(&l->lock);
 	free(l);
 }

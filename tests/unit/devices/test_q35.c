@@ -156,6 +156,13 @@ START_TEST(lpc_pmbase_moves_pm_block)
 	ck_assert_uint_eq(pio_in(&t, 0x604, 2), 0xffff);
 	ck_assert_uint_eq(pio_in(&t, 0xb04, 2) & PM1_CNT_SCI_EN, PM1_CNT_SCI_EN);
 	ck_assert_uint_ne(pio_in(&t, 0xb08, 4), 0xffffffffu); /* the PM timer came along */
+	/* SMI_EN came along too: APMC_EN from reset (no SMM: SeaBIOS skips
+	 * its SMM set-up), writes kept; SMI_STS reads 0 */
+	ck_assert_uint_eq(pio_in(&t, 0x630, 4), 0xffffffffu);
+	ck_assert_uint_eq(pio_in(&t, 0xb30, 4), 0x20u);
+	pio_out(&t, 0xb30, 4, 0x21u);
+	ck_assert_uint_eq(pio_in(&t, 0xb30, 4), 0x21u);
+	ck_assert_uint_eq(pio_in(&t, 0xb34, 4), 0u);
 	/* ACPI_EN off: gone */
 	cfg_outb(&t, LPC, 0x44, 0x00);
 	ck_assert_uint_eq(pio_in(&t, 0xb04, 2), 0xffff);
@@ -164,6 +171,10 @@ START_TEST(lpc_pmbase_moves_pm_block)
 	dev_reset_all(&t.host);
 	ck_assert_uint_eq(cfg_in(&t, LPC, 0x40, 4), 0x00000001u);
 	ck_assert_uint_eq(pio_in(&t, 0xb04, 2), 0xffff);
+	ck_assert_uint_eq(pio_in(&t, 0xb30, 4), 0xffffffffu);
+	cfg_out(&t, LPC, 0x40, 0x00000601u);
+	cfg_outb(&t, LPC, 0x44, 0x80);
+	ck_assert_uint_eq(pio_in(&t, 0x630, 4), 0x20u); /* the reset value again */
 	ich9_lpc_free(l);
 	acpi_pm_free(pm);
 	pci_bus_free(bus);

@@ -112,6 +112,7 @@ static void program(struct board *b)
 	ich9_lpc_firmware_setup(b->lpc, 0xb00, isa);
 	mmio_out(&b->t, RCRB + 0x3418, 4, 0x12345678); /* function disable */
 	pio_out(&b->t, 0xb02, 2, 0x0100);
+	pio_out(&b->t, 0xb30, 4, 0x21); /* SMI_EN: reset value 0x20 */
 	pci_cfg_write(b->bus, ICH9_SMBUS_DEVFN, 0x20, 4, 0x701);
 	pci_cfg_write(b->bus, ICH9_SMBUS_DEVFN, 0x04, 2, 0x1);
 	pio_out(&b->t, 0x705, 1, 0x42);
@@ -137,6 +138,7 @@ START_TEST(q35_chipset_round_trip)
 	ck_assert_uint_eq(pio_in(&b.t, 0x604, 2), 0xffff);
 	ck_assert_uint_eq(mmio_in(&b.t, RCRB + 0x3418, 4), 0x12345678);
 	ck_assert_uint_eq(pio_in(&b.t, 0x705, 1), 0x42);
+	ck_assert_uint_eq(pio_in(&b.t, 0xb30, 4), 0x21);
 	free(blob);
 	board_down(&a);
 	board_down(&b);
