@@ -623,9 +623,8 @@ void board_info_block(void *opaque, FILE *out)
 	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++) {
 		if (!m->disks[i])
 			continue;
-		snprintf(node, sizeof(node), "ide%u-hd%u", i / 2, i % 2);
-		snprintf(at, sizeof(at), "ide (00:01.1) channel %u %s", i / 2,
-			 i % 2 ? "slave" : "master");
+		machine_ide_default_name(m, i, false, node, sizeof(node));
+		machine_ide_attachment(m, i, at, sizeof(at));
 		print_block(out, m->cfg->drives[i].id[0] ? m->cfg->drives[i].id : node, m->disks[i],
 			    at, m->cfg->snapshot);
 	}

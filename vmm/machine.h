@@ -312,6 +312,12 @@ int machine_add_listener(struct machine *m, machine_event_fn fn, void *opaque);
  * QMP. Find a drive by its drive name (ide1-cd0) or id=: the IDE index
  * or -1. Change/eject: 0 or -1 with err (QEMU's wording). */
 int machine_find_cdrom(struct machine *m, const char *name);
+/* QEMU's default name of the IDE drive at index (-drive if=ide,index=):
+ * ide1-cd0 on the PC (channel, unit); on q35, where each ich9-ahci port
+ * is a bus, ide2-cd0. And where it is attached, for info block. */
+const char *machine_ide_default_name(const struct machine *m, unsigned index, bool cdrom, char *buf,
+				     size_t len);
+const char *machine_ide_attachment(const struct machine *m, unsigned index, char *buf, size_t len);
 const char *machine_cdrom_name(struct machine *m, unsigned index, char *buf, size_t len);
 int machine_cdrom_change(struct machine *m, const char *name, const char *file, bool force,
 			 char *err, size_t errlen);

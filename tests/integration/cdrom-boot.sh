@@ -9,6 +9,7 @@
 # in the same test as the reference. Then the monitors: info block shows
 # the drive, eject empties it, change puts the ISO back; over QMP the
 # tray opens and closes with DEVICE_TRAY_MOVED, as virsh change-media does.
+# The same on q35 (the CD on the ich9-ahci), its drive named as QEMU names it.
 set -u
 VMM=${VMM:-build/vmm}
 limit=${CDROM_TIMEOUT:-300}
@@ -121,5 +122,45 @@ PY
 # -hda probes the image, which QEMU warns about too: that line only
 if grep -v "probing guessed raw" "$work/err" | grep -q .; then
 	echo "FAIL: vmm complained on stderr:"; cat "$work/err"; exit 1
+fi
+kill $pid; wait $pid 2>/dev/null; pid=
+exec 3>&-
+
+# q35: the ich9-ahci holds -cdrom on port 2, which QEMU names ide2-cd0
+# (each AHCI port is a bus); the CD boots there too, both emulators
+# list the drive under the same name and the tray moves by that name.
+q35_run() { # NAME EMULATOR ARGS...: booted from the CD, QMP's removable drives in $work/NAME.names
+	name=$1; shift
+	t0=$(date +%s)
+	"$@" -machine q35 -m 128 -display none -serial file:"$work/$name.out" -monitor none \
+		-qmp "unix:$work/$name.sock,server=on,wait=off" -cdrom "$work/cd.iso" -boot d \
+		2>"$work/err" &
+	pid=$!
+	wait_for VMM-CDROM-ISOLINUX-CFG-READ "$work/$name.out"
+	PYTHONPATH=tests/integration python3 - "$work/$name.sock" "$name" >"$work/$name.names" 2>&1 <<'PY' || {
+import sys
+from qmp_client import Qmp
+q = Qmp(sys.argv[1])
+q.ok("qmp_capabilities")
+# QEMU's q35 also lists an empty sd0 no controller holds: the IDE ones only
+names = [b["device"] for b in q.ok("query-block") if b["removable"] and b["device"].startswith("ide")]
+print(" ".join(names))
+if sys.argv[2] == "vmm":
+    q.ok("blockdev-open-tray", id=names[0])
+    ev = q.event("DEVICE_TRAY_MOVED")
+    assert ev["data"]["tray-open"] is True and ev["data"]["device"] == names[0], ev
+PY
+		echo "FAIL: q35 $name: QMP"; cat "$work/$name.names"; exit 1
+	}
+	kill $pid; wait $pid 2>/dev/null; pid=
+	echo "cdrom-boot: q35 $name booted the ISO in $(($(date +%s) - t0)) s, drives: $(cat "$work/$name.names")"
+}
+q35_run qemu qemu-system-x86_64 -enable-kvm
+q35_run vmm "$VMM"
+[ "$(cat "$work/vmm.names")" = "$(cat "$work/qemu.names")" ] || {
+	echo "FAIL: q35: vmm names its CD-ROM drives '$(cat "$work/vmm.names")', QEMU '$(cat "$work/qemu.names")'"; exit 1
+}
+if grep -v "terminating on signal 15" "$work/err" | grep -q .; then
+	echo "FAIL: vmm complained on stderr (q35):"; cat "$work/err"; exit 1
 fi
 echo "cdrom-boot: ok"

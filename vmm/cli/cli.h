@@ -17,7 +17,7 @@
 #define CLI_MAX_SERIALS 4
 #define CLI_MAX_DEVICES 16
 #define CLI_MAX_SMP 255
-#define CLI_MAX_DRIVES 4 /* IDE: index = channel * 2 + slave */
+#define CLI_MAX_DRIVES 4 /* IDE: index = channel * 2 + slave; on q35 the AHCI port */
 
 /* A listening socket for QMP or the gdbstub: unix:PATH, tcp:HOST:PORT, or
  * an inherited listening fd (libvirt's -chardev socket,fd=N); or, for

@@ -128,13 +128,42 @@ static int find_drive(const struct vmm_config *cfg, const struct sata_dev_spec *
 	return (int)d;
 }
 
+/* The IDE slot (index of -drive if=ide) of bus=ide.N,unit=U. On the PC,
+ * PIIX3's two channels of two units: N * 2 + U. On q35 the ich9-ahci's
+ * buses are its ports, one drive each, as QEMU's -drive if=ide,index=N
+ * and libvirt's sataC-0-N (bus=ide.N) put them: port N is index N. */
+static int ide_bus_index(const struct vmm_config *cfg, const struct sata_dev_spec *s,
+			 unsigned channel, char *err, size_t errlen)
+{
+	if (!cfg->q35) {
+		if (channel > 1) {
+			snprintf(err, errlen, "bus '%s': the IDE buses are ide.0, ide.1", s->bus);
+			return -1;
+		}
+		return (int)(channel * 2 + s->unit);
+	}
+	if (channel >= CLI_MAX_DRIVES) {
+		snprintf(err, errlen, "bus '%s': vmm's ich9-ahci takes drives on ide.0 to ide.%d",
+			 s->bus, CLI_MAX_DRIVES - 1);
+		return -1;
+	}
+	if (s->unit) {
+		snprintf(err, errlen, "bus '%s': an AHCI port has one drive (unit=0)", s->bus);
+		return -1;
+	}
+	return (int)channel;
+}
+
 /* bus=ide.N: the drive moves to the IDE slot, as -drive if=ide puts it. */
 static int to_ide_slot(struct vmm_config *cfg, const struct sata_dev_spec *s, unsigned channel,
 		       char *err, size_t errlen)
 {
-	unsigned index = channel * 2 + s->unit;
-	struct drive_spec *slot = &cfg->drives[index];
+	int index = ide_bus_index(cfg, s, channel, err, errlen);
+	struct drive_spec *slot;
 
+	if (index < 0)
+		return -1;
+	slot = &cfg->drives[index];
 	if (slot->file || slot->cdrom) {
 		snprintf(err, errlen, "%s: IDE bus ide.%u unit %u is already taken", s->bus,
 			 channel, s->unit);
@@ -190,11 +219,6 @@ int cli_resolve_sata(struct vmm_config *cfg, char *err, size_t errlen)
 				return -1;
 			}
 		if (sscanf(s->bus, "ide.%u%c", &channel, &tail) == 1) {
-			if (channel > 1) {
-				snprintf(err, errlen, "bus '%s': the IDE buses are ide.0, ide.1",
-					 s->bus);
-				return -1;
-			}
 			if (to_ide_slot(cfg, s, channel, err, errlen) < 0)
 				return -1;
 			continue;

@@ -10,12 +10,30 @@
 #include "vmm/control/monitor.h"
 #include "vmm/machine.h"
 
+const char *machine_ide_default_name(const struct machine *m, unsigned index, bool cdrom, char *buf,
+				     size_t len)
+{
+	unsigned per_bus = m->cfg->q35 ? 1 : 2;
+
+	snprintf(buf, len, "ide%u-%s%u", index / per_bus, cdrom ? "cd" : "hd", index % per_bus);
+	return buf;
+}
+
+const char *machine_ide_attachment(const struct machine *m, unsigned index, char *buf, size_t len)
+{
+	if (m->cfg->q35)
+		snprintf(buf, len, "ich9-ahci (00:1f.2) port %u", index);
+	else
+		snprintf(buf, len, "ide (00:01.1) channel %u %s", index / 2,
+			 index % 2 ? "slave" : "master");
+	return buf;
+}
+
 const char *machine_cdrom_name(struct machine *m, unsigned index, char *buf, size_t len)
 {
 	if (m->cfg->drives[index].id[0])
 		return m->cfg->drives[index].id;
-	snprintf(buf, len, "ide%u-cd%u", index / 2, index % 2);
-	return buf;
+	return machine_ide_default_name(m, index, true, buf, len);
 }
 
 int machine_find_cdrom(struct machine *m, const char *name)
@@ -25,7 +43,7 @@ int machine_find_cdrom(struct machine *m, const char *name)
 	for (unsigned i = 0; name && i < IDE_MAX_DRIVES; i++) {
 		if (!m->cdroms[i])
 			continue;
-		snprintf(buf, sizeof(buf), "ide%u-cd%u", i / 2, i % 2);
+		machine_ide_default_name(m, i, true, buf, sizeof(buf));
 		if (!strcmp(name, buf) || !strcmp(name, machine_cdrom_name(m, i, buf, sizeof(buf))))
 			return (int)i;
 	}
@@ -187,7 +205,7 @@ void hmp_eject(struct machine *m, int argc, char **argv, FILE *out)
 void hmp_cdrom_info(struct machine *m, unsigned i, FILE *out)
 {
 	struct atapi_state s;
-	char buf[32];
+	char buf[32], at[64];
 
 	atapi_get_state(m->cdroms[i], &s);
 	if (s.medium)
@@ -195,8 +213,7 @@ void hmp_cdrom_info(struct machine *m, unsigned i, FILE *out)
 			block_path(s.medium), block_format_name(s.medium));
 	else
 		fprintf(out, "%s: [not inserted]\n", machine_cdrom_name(m, i, buf, sizeof(buf)));
-	fprintf(out, "    Attached to:      ide (00:01.1) channel %u %s\n", i / 2,
-		i % 2 ? "slave" : "master");
+	fprintf(out, "    Attached to:      %s\n", machine_ide_attachment(m, i, at, sizeof(at)));
 	fprintf(out, "    Removable device: %slocked, tray %s\n\n", s.locked ? "" : "not ",
 		s.tray_open ? "open" : "closed");
 }

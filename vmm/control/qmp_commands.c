@@ -215,19 +215,22 @@ json_t *qmp_block_node(const char *name, const char *drv, struct block_dev *b,
 
 CMD(cmd_query_block)
 {
-	static const char *const names[IDE_MAX_DRIVES] = {"ide0-hd0", "ide0-hd1", "ide1-hd0",
-							  "ide1-hd1"};
 	json_t *list = json_array();
 
 	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++) {
 		struct block_dev *b = m->disks[i];
+		char buf[32];
+		const char *name =
+			m->cfg->drives[i].id[0]
+				? m->cfg->drives[i].id
+				: machine_ide_default_name(m, i, false, buf, sizeof(buf));
 
 		if (!b)
 			continue;
-		json_array_append_new(
-			list, json_pack("{s:s,s:b,s:b,s:s,s:o}", "device", names[i], "locked", 0,
-					"removable", 0, "type", "unknown", "inserted",
-					qmp_block_node(NULL, NULL, b, NULL)));
+		json_array_append_new(list,
+				      json_pack("{s:s,s:b,s:b,s:s,s:o}", "device", name, "locked",
+						0, "removable", 0, "type", "unknown", "inserted",
+						qmp_block_node(NULL, NULL, b, NULL)));
 	}
 	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++) {
 		struct atapi_state s;

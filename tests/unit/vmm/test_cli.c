@@ -243,6 +243,28 @@ START_TEST(sata_devices)
 	ck_assert(cfg.drives[2].cdrom);
 	ck_assert_int_eq(parse("-device", "ich9-ahci", NULL), 0);
 	ck_assert_str_eq(cfg.ahci[0].id, "ahci0");
+	/* q35: bus=ide.N is the ich9-ahci's port N, as QEMU and libvirt's
+	 * sata0-0-N have it; ide.1 is not PIIX3's secondary channel there */
+	{
+		const char *q35[] = {"-machine", "q35",
+				     "-drive",	 "file=c.iso,if=none,id=c1",
+				     "-device",	 "ide-cd,drive=c1,bus=ide.1",
+				     "-device",	 "ide-cd,bus=ide.3",
+				     NULL};
+		const char *port4[] = {"-machine", "q35", "-device", "ide-cd,bus=ide.4", NULL};
+		const char *unit1[] = {"-machine", "q35", "-device", "ide-cd,bus=ide.0,unit=1",
+				       NULL};
+
+		ck_assert_msg(parse_args(q35) == 0, "%s", err);
+		ck_assert_str_eq(cfg.drives[1].file, "c.iso");
+		ck_assert(cfg.drives[1].cdrom);
+		ck_assert(!cfg.drives[2].cdrom);
+		ck_assert(cfg.drives[3].cdrom);
+		ck_assert_int_eq(parse_args(port4), -1);
+		ck_assert_ptr_nonnull(strstr(err, "ide.0 to ide.3"));
+		ck_assert_int_eq(parse_args(unit1), -1);
+		ck_assert_int_eq(parse("-device", "ide-cd,bus=ide.2", NULL), -1);
+	}
 	/* write-cache=off on the IDE bus: the slot's writeback becomes
 	 * writethrough (an AHCI port's drive turns at open, board_ahci.c) */
 	{
