@@ -108,6 +108,18 @@ static const char *unsaved_device(struct machine *m)
 	return unsaved_pci_device(m);
 }
 
+/* The kind of a hot-pluggable device present without an id, or NULL. */
+static const char *hotplugged_without_id(const struct machine *m)
+{
+	for (unsigned i = 0; i < CLI_MAX_VIRTIO_DRIVES; i++)
+		if (m->vblk[i] && !m->cfg->vblk[i].id[0])
+			return "virtio-blk-pci";
+	for (unsigned i = 0; i < CLI_MAX_NICS; i++)
+		if (m->nics[i] && !m->cfg->nics[i].id[0])
+			return "virtio-net-pci";
+	return NULL;
+}
+
 /* Refuse unsaved devices; VMM_MIGRATE_UNSAVED=allow (tests of the vCPU
  * and RAM paths only) lets them through with a warning: they come back in
  * their power-on state. */
@@ -116,10 +128,14 @@ static int check_devices(struct machine *m, char *err, size_t errlen)
 	const char *dev = unsaved_device(m);
 	const char *allow = getenv("VMM_MIGRATE_UNSAVED");
 
-	/* the stream names devices by their place in the command line, which
-	 * a run-time device_add or device_del no longer matches */
-	if (m->hotplug_changed) {
-		snprintf(err, errlen, "Migration is not supported after device_add or device_del");
+	const char *unnamed = m->hotplug_changed ? hotplugged_without_id(m) : NULL;
+
+	/* a device without an id is named by its place in the command line,
+	 * which a run-time device_add or device_del no longer matches */
+	if (unnamed) {
+		snprintf(err, errlen,
+			 "Migration after device_add or device_del needs an id= on every %s",
+			 unnamed);
 		return -1;
 	}
 	if (!dev)

@@ -219,6 +219,14 @@ struct state_reader;
  * written (or the save failed). Loading freezes them too: thaw once the
  * vCPUs and interrupt controllers are loaded. */
 int migration_virtio_save(struct machine *m, struct state_writer *w, char *err, size_t errlen);
+/* The node of a hot-pluggable device or its backend: KIND@ID when it has
+ * an id= (libvirt gives every device one, and a device hot-plugged on the
+ * source comes back on the destination's command line with the same id,
+ * wherever it lands in the order), else KIND@INDEX, its place on the
+ * command line. IDs start with a letter, so the two never meet. */
+#define MIGRATION_NODE_NAME_MAX 64
+const char *migration_node_name(char *buf, size_t len, const char *kind, const char *id,
+				unsigned index);
 int migration_virtio_load(struct machine *m, const struct state_reader *devs, char *err,
 			  size_t errlen);
 void migration_virtio_thaw(struct machine *m);

@@ -1,7 +1,9 @@
 /* migration_virtio.c — the machine's virtio devices in the state tree:
  * virtio-blk-pci, virtio-net-pci, virtio-rng-pci, virtio-serial-pci and
  * virtio-balloon-pci, one node each (`virtio-blk@0`, by the index the
- * command line gave them; `virtio-balloon@0`), and the
+ * command line gave them; the hot-pluggable virtio-blk and virtio-net by
+ * their id= when they have one, `virtio-blk@virtio-disk1`;
+ * `virtio-balloon@0`), and the
  * edu and pci-testdev test devices beside them (`edu@0`,
  * `pci-testdev@0`). Saving
  * drains each device's requests and freezes its queues until
@@ -15,19 +17,29 @@
 #include "vmm/migration.h"
 #include "vmm/vserial.h"
 
+const char *migration_node_name(char *buf, size_t len, const char *kind, const char *id,
+				unsigned index)
+{
+	if (id && id[0])
+		snprintf(buf, len, "%s@%s", kind, id);
+	else
+		snprintf(buf, len, "%s@%u", kind, index);
+	return buf;
+}
+
 /* Every saved virtio device of m with its node name; f returns < 0 to stop. */
 static int each_virtio(struct machine *m,
 		       int (*f)(struct virtio_pci *vp, const char *name, void *ctx), void *ctx)
 {
-	char name[32];
+	char name[MIGRATION_NODE_NAME_MAX];
 
 	for (unsigned i = 0; i < CLI_MAX_VIRTIO_DRIVES; i++) {
-		snprintf(name, sizeof(name), "virtio-blk@%u", i);
+		migration_node_name(name, sizeof(name), "virtio-blk", m->cfg->vblk[i].id, i);
 		if (m->vblk[i] && f(virtio_blk_transport(m->vblk[i]), name, ctx) < 0)
 			return -1;
 	}
 	for (unsigned i = 0; i < CLI_MAX_NICS; i++) {
-		snprintf(name, sizeof(name), "virtio-net@%u", i);
+		migration_node_name(name, sizeof(name), "virtio-net", m->cfg->nics[i].id, i);
 		if (m->nics[i] && f(virtio_net_transport(m->nics[i]), name, ctx) < 0)
 			return -1;
 	}

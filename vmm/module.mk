@@ -61,6 +61,9 @@ KVM_TESTS += tests/integration/migrate-exits.sh
 # ... with virtio-balloon (target, stats polling) and virtio-serial (a port open, data both ways)
 INTEG_TESTS += tests/integration/migrate-devices.sh
 KVM_TESTS += tests/integration/migrate-devices.sh
+# ... after a disk and a NIC were hot-plugged, restored by a command line in another order
+INTEG_TESTS += tests/integration/migrate-hotplug.sh
+KVM_TESTS += tests/integration/migrate-hotplug.sh
 # the migration stream's framing (header, zero pages, truncation)
 $(eval $(call unit_test,vmm_migration_stream,tests/unit/vmm/test_migration_stream.c vmm/migration_stream.c,,))
 # the return path: the source waits for the destination's reply

@@ -323,7 +323,7 @@ int net_save(struct machine *m, struct state_writer *w, struct net_handover *ho,
 {
 	for (unsigned i = 0; i < m->cfg->n_netdevs; i++) {
 		struct netdev *nd = m->netdevs[i];
-		char name[32], why[200];
+		char name[MIGRATION_NODE_NAME_MAX], why[200];
 		void *buf = NULL;
 		size_t len = 0;
 		int r;
@@ -341,7 +341,7 @@ int net_save(struct machine *m, struct state_writer *w, struct net_handover *ho,
 			snprintf(err, errlen, "netdev %s: %s", nd->id, why);
 			return -1;
 		}
-		snprintf(name, sizeof(name), "netdev@%u", i);
+		migration_node_name(name, sizeof(name), "netdev", nd->id, i);
 		state_begin(w, name, NETDEV_STATE_VERSION);
 		state_put_u32(w, "size", (uint32_t)len);
 		state_put_bytes(w, "state", buf, len);
@@ -409,7 +409,7 @@ int net_load(struct machine *m, const struct state_reader *r, const struct net_f
 	for (unsigned i = 0; i < m->cfg->n_netdevs; i++) {
 		struct netdev *nd = m->netdevs[i];
 		struct state_reader at;
-		char name[32], why[200];
+		char name[MIGRATION_NODE_NAME_MAX], why[200];
 		struct state_node n;
 		uint32_t len = 0;
 		unsigned nfds;
@@ -417,8 +417,10 @@ int net_load(struct machine *m, const struct state_reader *r, const struct net_f
 		void *buf;
 		int ret;
 
-		snprintf(name, sizeof(name), "netdev@%u", i);
-		if (!nd || !nd->ops->load || state_reader_sub(r, name, &at, why, sizeof(why)) < 0)
+		if (!nd)
+			continue;
+		migration_node_name(name, sizeof(name), "netdev", nd->id, i);
+		if (!nd->ops->load || state_reader_sub(r, name, &at, why, sizeof(why)) < 0)
 			continue; /* saved with nothing (a TAP, impl=slirp) */
 		if (state_node_open(&n, r, name, NETDEV_STATE_VERSION, err, errlen) < 0 ||
 		    state_get_u32_max(&n, "size", NETDEV_STATE_MAX, &len) < 0)

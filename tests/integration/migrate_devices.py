@@ -22,12 +22,10 @@ buffer was given back), and a new target of 300 MiB is
 reached."""
 import os
 import socket
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from qmp_client import Qmp  # noqa: E402
 from virtio_balloon import LIMIT, MIB, RUNNING, Guest, fail  # noqa: E402
 
 side, guest_dir, work = sys.argv[1:4]
@@ -50,41 +48,6 @@ def argv(n):
         "-device", "virtserialport,bus=virtio-serial0.0,nr=1,chardev=charchannel0,"
         "id=channel0,name=org.test.0"] + (
         ["-incoming", "exec:cat %s/saved" % work] if n == 2 else [])
-
-
-class Restored(Guest):
-    """The destination: no boot to wait for; running once migrated."""
-
-    def __init__(self, args, sock):
-        self.side, self.out, self.n, self.limit = side, b"", 0, LIMIT
-        self.p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT)
-        RUNNING.append(self.p)
-        os.set_blocking(self.p.stdout.fileno(), False)
-        self.t0 = time.time()
-        try:
-            self.qmp = Qmp(sock, timeout=LIMIT)
-        except OSError as e:  # it quit: say why
-            time.sleep(1)
-            self.pump()
-            fail(side, "the restored emulator's QMP: %r (exit status %s)" % (e, self.p.poll()),
-                 self.out)
-        self.qmp.ok("qmp_capabilities")
-        self.until("the incoming migration",
-                   lambda: self.qmp.ok("query-status")["status"] != "inmigrate", LIMIT)
-        mig = self.qmp.ok("query-migrate")
-        if side == "vmm" and mig.get("status") != "completed":
-            try:
-                self.p.wait(10)
-            except subprocess.TimeoutExpired:
-                pass
-            self.pump()
-            fail(side, "the incoming migration: %s" % mig, self.out)
-        if self.qmp.ok("query-status")["status"] == "paused":
-            self.qmp.ok("cont")
-        if self.qmp.ok("query-status")["status"] != "running":
-            fail(side, "the restored guest does not run: %s" % self.qmp.ok("query-status"),
-                 self.out)
 
 
 def host_end(n):
@@ -213,7 +176,7 @@ def main():
         fail(side, "the source: %r (exit status %s)" % (e, src.p.poll()),
              src.out + (src.p.stdout.read() or b""))
     size = os.path.getsize("%s/saved" % work)
-    g = Restored(argv(2), "%s/qmp2.sock" % work)
+    g = Guest(side, argv(2), "%s/qmp2.sock" % work, incoming=True)
     after(g)
     g.stop()
     print("migrate-devices: %s ok in %d s (%d bytes saved): the serial port open and carrying "

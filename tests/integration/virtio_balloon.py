@@ -25,8 +25,8 @@ LIMIT = int(os.environ.get("VIRTIO_BALLOON_TIMEOUT", "600"))
 
 
 class Guest(demo_guest.Guest):
-    def __init__(self, side, argv, sock):
-        super().__init__(side, argv, sock, LIMIT)
+    def __init__(self, side, argv, sock, incoming=False):
+        super().__init__(side, argv, sock, LIMIT, incoming)
 
     def rss(self):
         with open("/proc/%d/status" % self.p.pid) as f:
@@ -37,14 +37,6 @@ class Guest(demo_guest.Guest):
 
     def actual(self):
         return self.qmp.ok("query-balloon")["actual"]
-
-    def until(self, what, cond, timeout):
-        t = time.time()
-        while not cond():
-            if time.time() - t > timeout:
-                fail(self.side, "%s: not within %d s" % (what, timeout), self.out)
-            time.sleep(0.1)
-        return time.time() - t
 
 
 
