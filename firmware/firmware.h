@@ -288,10 +288,20 @@ struct pc_fw_config {
 /* Validate a -boot order= value: 0, or -EINVAL with the reason in err. */
 int boot_order_check(const char *order, char *err, size_t errlen);
 /* The `bootorder` file: one device path per line for the letters that
- * name a device SeaBIOS can find (c: primary master, d: the CD-ROM at IDE
- * index cdrom, QEMU's secondary master by default). Returns the length
- * written (snprintf style). */
-size_t boot_order_paths(const char *order, unsigned cdrom, char *buf, size_t len);
+ * name a device SeaBIOS can find (c: the first IDE drive, d: the CD-ROM at
+ * IDE index cdrom, QEMU's secondary master by default; on q35 the IDE
+ * index is the ich9-ahci's port). Returns the length written (snprintf
+ * style). */
+size_t boot_order_paths(const char *order, unsigned cdrom, bool q35, char *buf, size_t len);
+/* SeaBIOS's device paths, as its bootorder lines name drives (snprintf
+ * style): the drive at IDE index (channel * 2 + unit) of PIIX3's IDE at
+ * 00:01.1, or on q35 at that port of the ich9-ahci at 00:1f.2; the drive
+ * on a port of the AHCI controller at devfn; the virtio-blk disk at devfn
+ * of the root bus (bridge < 0) or of the bus behind the root port at
+ * devfn bridge. */
+int fw_ide_drive_path(char *buf, size_t len, bool q35, unsigned index);
+int fw_ahci_drive_path(char *buf, size_t len, uint8_t devfn, unsigned port);
+int fw_virtio_disk_path(char *buf, size_t len, int bridge, uint8_t devfn);
 /* Fill fw_cfg for SeaBIOS (signature/ID come from the device). The order
  * must have passed boot_order_check. */
 int pc_fw_cfg_setup(struct fw_cfg *f, const struct pc_fw_config *c, char *err, size_t errlen);

@@ -41,21 +41,53 @@ int boot_order_check(const char *order, char *err, size_t errlen)
 	return 0;
 }
 
-size_t boot_order_paths(const char *order, unsigned cdrom, char *buf, size_t len)
+/* "/NAME@SLOT" or "/NAME@SLOT,FN", as SeaBIOS's build_pci_path. */
+static int pci_part(char *buf, size_t len, const char *name, unsigned devfn)
+{
+	return devfn & 7 ? snprintf(buf, len, "/%s@%x,%x", name, devfn >> 3, devfn & 7)
+			 : snprintf(buf, len, "/%s@%x", name, devfn >> 3);
+}
+
+/* SeaBIOS names an ATA or ATAPI drive by its controller, channel or AHCI
+ * port (drive@) and unit (disk@); its own path has "*" for the PCI names,
+ * so only the addresses must agree. */
+int fw_ahci_drive_path(char *buf, size_t len, uint8_t devfn, unsigned port)
+{
+	char ctl[24];
+
+	pci_part(ctl, sizeof(ctl), "sata", devfn);
+	return snprintf(buf, len, "/pci@i0cf8%s/drive@%x/disk@0", ctl, port);
+}
+
+int fw_ide_drive_path(char *buf, size_t len, bool q35, unsigned index)
+{
+	if (q35)
+		return fw_ahci_drive_path(buf, len, 0x1f << 3 | 2, index);
+	return snprintf(buf, len, "/pci@i0cf8/ide@1,1/drive@%x/disk@%x", index / 2, index % 2);
+}
+
+int fw_virtio_disk_path(char *buf, size_t len, int bridge, uint8_t devfn)
+{
+	char port[24] = "", dev[24];
+
+	if (bridge >= 0)
+		pci_part(port, sizeof(port), "pci-bridge", (unsigned)bridge);
+	pci_part(dev, sizeof(dev), "scsi", devfn);
+	return snprintf(buf, len, "/pci@i0cf8%s%s/disk@0,0", port, dev);
+}
+
+size_t boot_order_paths(const char *order, unsigned cdrom, bool q35, char *buf, size_t len)
 {
 	size_t n = 0;
 
 	for (; *order; order++) {
-		/* SeaBIOS names an ATA or ATAPI drive by controller, channel
-		 * (drive@) and unit (disk@) */
 		char path[64];
 		int w;
 
 		if (*order == 'c')
-			snprintf(path, sizeof(path), "/pci@i0cf8/ide@1,1/drive@0/disk@0");
+			fw_ide_drive_path(path, sizeof(path), q35, 0);
 		else if (*order == 'd')
-			snprintf(path, sizeof(path), "/pci@i0cf8/ide@1,1/drive@%u/disk@%u", cdrom / 2,
-				 cdrom % 2);
+			fw_ide_drive_path(path, sizeof(path), q35, cdrom);
 		else
 			continue; /* no network card to name yet */
 		w = snprintf(buf + (n < len ? n : len), n < len ? len - n : 0, "%s\n", path);
@@ -152,7 +184,7 @@ int pc_fw_cfg_setup(struct fw_cfg *f, const struct pc_fw_config *c, char *err, s
 	n_paths = (size_t)snprintf(paths, sizeof(paths), "%s",
 				   c->bootindex_paths ? c->bootindex_paths : "");
 	if (n_paths < sizeof(paths))
-		n_paths += boot_order_paths(order, c->cdrom_slot ? c->cdrom_slot - 1 : 2,
+		n_paths += boot_order_paths(order, c->cdrom_slot ? c->cdrom_slot - 1 : 2, c->q35,
 					    paths + n_paths, sizeof(paths) - n_paths);
 	if (c->boot_strict && n_paths < sizeof(paths)) /* SeaBIOS tries nothing else */
 		n_paths += (size_t)snprintf(paths + n_paths, sizeof(paths) - n_paths, "HALT\n");

@@ -13,6 +13,9 @@ LINUX_TESTS += tests/integration/linux-bzimage-smp1.sh tests/integration/linux-b
 # power button, S5 exit 0; QEMU runs the same disk as the reference.
 INTEG_TESTS += tests/integration/seabios-acpi.sh
 KVM_TESTS += tests/integration/seabios-acpi.sh
+# bootindex= of virtio-blk (root bus, behind a root port) and ide-hd (PIIX3, ich9-ahci, ahci): the bootorder file
+INTEG_TESTS += tests/integration/seabios-bootindex.sh
+KVM_TESTS += tests/integration/seabios-bootindex.sh
 # Bad -kernel/-initrd/-m input: one-line errors, crafted files (make check).
 INTEG_TESTS += tests/integration/linux-bad-inputs.sh
 KVM_TESTS += tests/integration/linux-bad-inputs.sh

@@ -314,30 +314,6 @@ int board_add_virtio_blk(struct machine *m, unsigned i, char *err, size_t errlen
 	return 0;
 }
 
-/* The bootorder lines for devices with a bootindex, lowest first, as
- * SeaBIOS names a virtio-blk disk: /pci@i0cf8/scsi@SLOT[,FN]/disk@0,0. */
-static void bootindex_paths(struct machine *m)
-{
-	size_t n = 0;
-
-	for (int want = 0; want < 1000; want++)
-		for (unsigned i = 0; i < m->cfg->n_vblk; i++) {
-			uint8_t devfn;
-			int w;
-
-			/* behind a root port: SeaBIOS's path has the port in it */
-			if (m->cfg->vblk[i].bootindex != want || m->cfg->vblk[i].bus[0])
-				continue;
-			devfn = virtio_pci_devfn(virtio_blk_transport(m->vblk[i]));
-			w = snprintf(m->bootindex_paths + n, sizeof(m->bootindex_paths) - n,
-				     devfn & 7 ? "/pci@i0cf8/scsi@%x,%x/disk@0,0\n"
-					       : "/pci@i0cf8/scsi@%x/disk@0,0\n",
-				     devfn >> 3, devfn & 7);
-			if (w > 0 && (size_t)w < sizeof(m->bootindex_paths) - n)
-				n += (size_t)w;
-		}
-}
-
 static int add_virtio_disks(struct machine *m, char *err, size_t errlen)
 {
 	for (int pass = 0; pass < 2; pass++)
@@ -345,7 +321,6 @@ static int add_virtio_disks(struct machine *m, char *err, size_t errlen)
 			if ((m->cfg->vblk[i].devfn >= 0) == (pass == 0) &&
 			    board_add_virtio_blk(m, i, err, errlen) < 0)
 				return -1;
-	bootindex_paths(m);
 	return 0;
 }
 
@@ -513,6 +488,7 @@ static int add_pc_platform(struct machine *m, char *err, size_t errlen)
 		return -1;
 	update_root_port_slots(m);
 	machine_hotplug_wire(m);
+	board_bootindex_paths(m);
 	fw.bootindex_paths = m->bootindex_paths;
 	m->fw_cfg = fw_cfg_new(&m->host);
 	if (!m->fw_cfg) {

@@ -526,6 +526,9 @@ int board_add_ahcis(struct machine *m, char *err, size_t errlen);
  * if=ide drives of index 0-3 (m->disks, m->cdroms: opened already), as
  * QEMU's q35 puts them; then the PIIX3 IDE must not get them too. */
 int board_add_ich9_ahci(struct machine *m, int devfn, char *err, size_t errlen);
+/* board_bootorder.c: m->bootindex_paths, SeaBIOS's paths of the devices
+ * with a bootindex=, lowest first. Once every device is on its bus. */
+void board_bootindex_paths(struct machine *m);
 void board_free_ahcis(struct machine *m);
 /* Link of the NIC named (its id or its netdev's id): 0 or -ENOENT. */
 int machine_set_link(struct machine *m, const char *name, bool up);

@@ -366,6 +366,11 @@ struct pci_bus *pcie_root_port_bus(struct pcie_root_port *rp)
 	return rp->secondary;
 }
 
+uint8_t pcie_root_port_devfn(const struct pcie_root_port *rp)
+{
+	return rp->pci.devfn;
+}
+
 /* Presence and link from the device behind, no change reported. */
 static void sync_slot(struct pcie_root_port *rp, bool present)
 {

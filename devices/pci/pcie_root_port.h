@@ -27,6 +27,8 @@ struct pcie_root_port;
 struct pcie_root_port *pcie_root_port_new(struct dev_host *host, struct pci_bus *bus,
 					  const struct pcie_root_port_opts *o);
 struct pci_bus *pcie_root_port_bus(struct pcie_root_port *rp);
+/* Its place on the root bus (firmware device paths). */
+uint8_t pcie_root_port_devfn(const struct pcie_root_port *rp);
 /* Presence detect and link state follow whether device 0 is there; slot
  * power as a reset leaves it (on when occupied). Once devices are added. */
 void pcie_root_port_update_slot(struct pcie_root_port *rp);

@@ -12,33 +12,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # A boot sector assembled with binutils (no nasm): print, then exit 0x10.
-cat >"$work/mbr.S" <<'ASM'
-	.code16
-	.globl _start
-_start:
-	cli
-	xorw %ax, %ax
-	movw %ax, %ds
-	movw $msg - _start + 0x7c00, %si
-1:	lodsb
-	testb %al, %al
-	jz 2f
-	movw $0x3f8, %dx
-	outb %al, %dx
-	jmp 1b
-2:	movw $0xf4, %dx
-	movb $0x10, %al
-	outb %al, %dx
-	hlt
-msg:	.asciz "boot sector ok\n"
-	.org 510
-	.byte 0x55, 0xaa
-ASM
-as --32 -o "$work/mbr.o" "$work/mbr.S" &&
-	ld -m elf_i386 -Ttext 0 --oformat binary -o "$work/mbr.bin" "$work/mbr.o" || exit 1
+. tests/integration/boot-sector.inc.sh
 img=$work/disk.img
-dd if=/dev/zero of="$img" bs=1M count=4 status=none
-dd if="$work/mbr.bin" of="$img" conv=notrunc status=none
+mbr "boot sector ok" "$img"
 
 fail=0
 run() { timeout 60 "$VMM" -m 512 -nographic -device isa-debug-exit,iobase=0xf4,iosize=4 "$@" </dev/null; }

@@ -57,7 +57,7 @@ static int ide_device_prop(struct sata_dev_spec *s, const char *key, const char 
 	if (!strcmp(key, "unit") && v && cli_parse_u64(v, &n) == 0 && n < 2) {
 		s->unit = (unsigned)n;
 	} else if (!strcmp(key, "bootindex") && v && cli_parse_u64(v, &n) == 0 && n < 1000) {
-		s->bootindex = (int)n; /* accepted; SeaBIOS finds the drives itself */
+		s->bootindex = (int)n;
 	} else if (!strcmp(key, "write-cache") && cli_parse_write_cache(v, &s->write_cache) == 0) {
 		/* as virtio-blk-pci's: libvirt's -blockdev form of cache= (a
 		 * CD-ROM's medium is read-only: nothing to write through) */

@@ -286,6 +286,29 @@ START_TEST(boot_order_is_validated)
 }
 END_TEST
 
+/* The paths SeaBIOS gives drives (its build_pci_path and build_ata_path):
+ * PIIX3 IDE by channel and unit, q35's ich9-ahci and any AHCI by port,
+ * virtio-blk on the root bus or behind a root port; -boot on q35. */
+START_TEST(seabios_device_paths)
+{
+	char p[96];
+
+	fw_ide_drive_path(p, sizeof(p), false, 3);
+	ck_assert_str_eq(p, "/pci@i0cf8/ide@1,1/drive@1/disk@1");
+	fw_ide_drive_path(p, sizeof(p), true, 2);
+	ck_assert_str_eq(p, "/pci@i0cf8/sata@1f,2/drive@2/disk@0");
+	fw_ahci_drive_path(p, sizeof(p), 5 << 3, 4);
+	ck_assert_str_eq(p, "/pci@i0cf8/sata@5/drive@4/disk@0");
+	fw_virtio_disk_path(p, sizeof(p), -1, 4 << 3 | 1);
+	ck_assert_str_eq(p, "/pci@i0cf8/scsi@4,1/disk@0,0");
+	fw_virtio_disk_path(p, sizeof(p), 2 << 3 | 1, 0);
+	ck_assert_str_eq(p, "/pci@i0cf8/pci-bridge@2,1/scsi@0/disk@0,0");
+	ck_assert_uint_eq(boot_order_paths("dc", 2, true, p, sizeof(p)), 72);
+	ck_assert_str_eq(
+		p, "/pci@i0cf8/sata@1f,2/drive@2/disk@0\n/pci@i0cf8/sata@1f,2/drive@0/disk@0\n");
+}
+END_TEST
+
 /* Walk SMBIOS structures as an OS does: formatted area, then strings up
  * to a double NUL. Returns the number of structures, or -1 when malformed. */
 static int smbios_walk(const uint8_t *t, size_t len, unsigned *types, size_t *max_struct,
@@ -400,6 +423,7 @@ int main(void)
 	tcase_add_test(tc, dma_bad_addresses_fail_cleanly);
 	tcase_add_test(tc, pc_content_for_seabios);
 	tcase_add_test(tc, boot_order_is_validated);
+	tcase_add_test(tc, seabios_device_paths);
 	tcase_add_test(tc, smbios_tables_are_well_formed);
 	tcase_add_test(tc, smbios_files_in_fw_cfg);
 	tcase_add_test(tc, strict_boot_and_uuid);
