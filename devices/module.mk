@@ -69,7 +69,7 @@ $(eval $(call unit_test,devices_intel_iommu,tests/unit/devices/test_intel_iommu.
 $(eval $(call unit_test,devices_edu,tests/unit/devices/test_edu.c,libdevices.a libbackends.a,))
 # USB host controllers with empty root hubs: UHCI and xHCI registers,
 # xHCI's command and event rings
-$(eval $(call unit_test,devices_usb,tests/unit/devices/test_usb.c,libdevices.a libbackends.a,))
+$(eval $(call unit_test,devices_usb,tests/unit/devices/test_usb.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a libstate.a,))
 # Debian's uhci_hcd and xhci_hcd bind, run and suspend them (QEMU alongside)
 INTEG_TESTS += tests/integration/linux-usb.sh
 KVM_TESTS += tests/integration/linux-usb.sh

@@ -90,22 +90,13 @@ static void set_status(struct machine *m, enum migration_state s)
 }
 
 /* The first device in the machine whose state is not saved, or NULL. */
-/* libvirt's default USB controllers. */
-static const char *unsaved_pci_device(struct machine *m)
-{
-	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++)
-		if (m->uhci[i] || m->xhci[i])
-			return m->uhci[i] ? "piix3-usb-uhci" : "qemu-xhci";
-	return NULL;
-}
-
 static const char *unsaved_device(struct machine *m)
 {
 	if (m->iommu)
 		return "intel-iommu";
 	if (m->wlan)
 		return "virtio-wlan-pci";
-	return unsaved_pci_device(m);
+	return NULL;
 }
 
 /* The kind of a hot-pluggable device present without an id, or NULL. */

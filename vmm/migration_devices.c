@@ -1,10 +1,12 @@
 /* migration_devices.c — the PC and q35 chipset in the state tree: the PCI
  * host's latches, the host bridge, the ISA bridge (PIIX3, or q35's ICH9
  * LPC and SMBus), ACPI PM, the legacy ISA devices, fw_cfg,
- * pcie-root-ports, the IDE and AHCI controllers and pc-testdev (pvpanic
- * holds no state). Each device writes its own node under /devices (see
+ * pcie-root-ports, the IDE and AHCI controllers, the USB controllers
+ * (`usb@N`, N their place among the -device options) and pc-testdev
+ * (pvpanic holds no state). Each device writes its own node under /devices (see
  * its header); loading checks a node before the device takes any of it. */
-#include "vmm/migration_devices.h"
+#include <stdio.h>
+
 #include "devices/isa/acpi_pm.h"
 #include "devices/isa/dma8237.h"
 #include "devices/isa/fw_cfg.h"
@@ -17,7 +19,36 @@
 #include "devices/storage/ahci.h"
 #include "devices/storage/ide.h"
 #include "devices/testdev/pc_testdev.h"
+#include "devices/usb/usb.h"
 #include "vmm/machine.h"
+#include "vmm/migration_devices.h"
+
+static void save_usb(struct machine *m, struct state_writer *w)
+{
+	char name[16];
+
+	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++) {
+		snprintf(name, sizeof(name), "usb@%u", i);
+		if (m->uhci[i])
+			uhci_save(m->uhci[i], w, name);
+		if (m->xhci[i])
+			xhci_save(m->xhci[i], w, name);
+	}
+}
+
+static int load_usb(struct machine *m, const struct state_reader *devs, char *err, size_t errlen)
+{
+	char name[16];
+
+	for (unsigned i = 0; i < CLI_MAX_DEVICES; i++) {
+		snprintf(name, sizeof(name), "usb@%u", i);
+		if (m->uhci[i] && uhci_load(m->uhci[i], devs, name, err, errlen) < 0)
+			return -1;
+		if (m->xhci[i] && xhci_load(m->xhci[i], devs, name, err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
 
 void save_chipset(struct machine *m, struct state_writer *w)
 {
@@ -53,6 +84,7 @@ void save_chipset(struct machine *m, struct state_writer *w)
 	for (unsigned i = 0; i < CLI_MAX_AHCI; i++)
 		if (m->ahci[i])
 			ahci_save(m->ahci[i], w);
+	save_usb(m, w);
 }
 
 int load_chipset(struct machine *m, const struct state_reader *devs, char *err, size_t errlen)
@@ -91,5 +123,5 @@ int load_chipset(struct machine *m, const struct state_reader *devs, char *err, 
 	for (unsigned i = 0; i < CLI_MAX_AHCI; i++)
 		if (m->ahci[i] && ahci_load(m->ahci[i], devs, err, errlen) < 0)
 			return -1;
-	return 0;
+	return load_usb(m, devs, err, errlen);
 }

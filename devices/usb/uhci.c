@@ -16,6 +16,7 @@
 #include "devices/dev_host.h"
 #include "devices/pci/pci.h"
 #include "devices/usb/usb.h"
+#include "state/state.h"
 
 #define UHCI_BAR 4
 #define UHCI_BAR_SIZE 32
@@ -241,4 +242,58 @@ void uhci_free(struct uhci *u)
 struct pci_dev *uhci_pci(struct uhci *u)
 {
 	return &u->pci;
+}
+
+/* ------------------------------------------------------------ snapshot */
+
+#define UHCI_STATE_VERSION 1
+
+void uhci_save(struct uhci *u, struct state_writer *w, const char *name)
+{
+	state_begin(w, name, UHCI_STATE_VERSION);
+	pci_dev_save(&u->pci, w);
+	pthread_mutex_lock(&u->lock);
+	state_put_u16(w, "usbcmd", u->cmd);
+	state_put_u16(w, "usbsts", u->sts);
+	state_put_u16(w, "usbintr", u->intr);
+	state_put_u16(w, "frnum", current_frame(u));
+	state_put_u32(w, "frbaseadd", u->frbase);
+	state_put_u8(w, "sofmod", u->sofmod);
+	state_put_bytes(w, "portsc", u->portsc, sizeof(u->portsc));
+	pthread_mutex_unlock(&u->lock);
+	state_end(w);
+}
+
+int uhci_load(struct uhci *u, const struct state_reader *r, const char *name, char *err,
+	      size_t errlen)
+{
+	struct state_node n;
+	uint16_t cmd, sts, intr, frnum, portsc[UHCI_PORTS];
+	uint32_t frbase;
+	uint8_t sofmod;
+
+	if (state_node_open(&n, r, name, UHCI_STATE_VERSION, err, errlen) < 0 ||
+	    state_get_u16(&n, "usbcmd", &cmd) < 0 || state_get_u16(&n, "usbsts", &sts) < 0 ||
+	    state_get_u16(&n, "usbintr", &intr) < 0 || state_get_u16(&n, "frnum", &frnum) < 0 ||
+	    state_get_u32(&n, "frbaseadd", &frbase) < 0 ||
+	    state_get_u8(&n, "sofmod", &sofmod) < 0 ||
+	    state_get_bytes(&n, "portsc", portsc, sizeof(portsc)) < 0)
+		return -1;
+	for (unsigned i = 0; i < UHCI_PORTS; i++)
+		if (!(portsc[i] & PORT_ALWAYS_ONE) || (portsc[i] & ~(PORT_ALWAYS_ONE | PORT_RW)))
+			return state_node_fail(&n, "port %u status %#x: not an empty port", i,
+					       portsc[i]);
+	if (pci_dev_load(&u->pci, &n) < 0 || state_node_close(&n) < 0)
+		return -1;
+	pthread_mutex_lock(&u->lock);
+	u->cmd = cmd & CMD_MASK;
+	u->sts = sts;
+	u->intr = intr & INTR_MASK;
+	u->frnum = frnum & FRNUM_MASK;
+	u->frbase = frbase & ~0xfffu;
+	u->sofmod = sofmod;
+	memcpy(u->portsc, portsc, sizeof(portsc));
+	clock_gettime(CLOCK_MONOTONIC, &u->run_start); /* FRNUM counts on from frnum */
+	pthread_mutex_unlock(&u->lock);
+	return 0;
 }

@@ -34,4 +34,17 @@ struct xhci *xhci_new(struct dev_host *host, struct pci_bus *bus, uint8_t devfn,
 void xhci_free(struct xhci *x);
 struct pci_dev *xhci_pci(struct xhci *x);
 
+/* Snapshots: node name (the machine's: "usb@N") with the configuration
+ * space and the registers; the frame (UHCI) and microframe (xHCI) counters
+ * go on from the saved value. Loading refuses a node whose port counts
+ * or rings do not fit this controller: 0, or -1 with a one-line err. */
+struct state_writer;
+struct state_reader;
+void uhci_save(struct uhci *u, struct state_writer *w, const char *name);
+int uhci_load(struct uhci *u, const struct state_reader *r, const char *name, char *err,
+	      size_t errlen);
+void xhci_save(struct xhci *x, struct state_writer *w, const char *name);
+int xhci_load(struct xhci *x, const struct state_reader *r, const char *name, char *err,
+	      size_t errlen);
+
 #endif /* VMM_DEVICES_USB_USB_H */

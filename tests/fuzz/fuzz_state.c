@@ -4,8 +4,9 @@
  * into a fresh 16550A, RTC, 8259A pair, edu, virtio-rng-pci (the
  * virtio-pci transport's loader: registers, MSI-X, queues against 2 MiB
  * of RAM), virtio-balloon-pci (held stats buffer, page map) and
- * virtio-serial-pci (ports, pending control messages and input) and
- * pci-testdev under /devices, each device is
+ * virtio-serial-pci (ports, pending control messages and input),
+ * pci-testdev and the USB controllers (piix3-usb-uhci as usb@0, qemu-xhci
+ * as usb@1) under /devices, each device is
  * read through its ports, and what loaded is saved again and must load
  * back (a loaded device always holds a state its own loader accepts). */
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "devices/testdev/edu.h"
 #include "devices/testdev/pci_testdev.h"
 #include "devices/timer/rtc.h"
+#include "devices/usb/usb.h"
 #include "devices/virtio/virtio.h"
 #include "state/state.h"
 #include "tests/fake_host.h"
@@ -34,7 +36,10 @@ struct devs {
 	struct virtio_balloon *balloon;
 	struct virtio_console *serial;
 	struct pci_testdev *pt;
-	bool uart_ok, rtc_ok, pic_ok, rng_ok, edu_ok, balloon_ok, serial_ok, pt_ok;
+	struct uhci *uhci;
+	struct xhci *xhci;
+	bool uart_ok, rtc_ok, pic_ok, rng_ok, edu_ok, balloon_ok, serial_ok, pt_ok, uhci_ok,
+		xhci_ok;
 };
 
 /* as the unit tests' device, whose trees are the seeds */
@@ -61,8 +66,10 @@ static void devs_new(struct devs *d)
 	d->serial = virtio_console_new(&host.host, bus,
 				       &(struct virtio_console_opts){6 << 3, 2, ports, 2}, NULL, 0);
 	d->pt = pci_testdev_new(&host.host, bus, 7 << 3);
+	d->uhci = uhci_new(&host.host, bus, 8 << 3);
+	d->xhci = xhci_new(&host.host, bus, 9 << 3, 4, 4);
 	if (!d->uart || !d->rtc || !d->pic || !d->rng || !d->edu || !d->balloon || !d->serial ||
-	    !d->pt)
+	    !d->pt || !d->uhci || !d->xhci)
 		abort();
 }
 
@@ -76,6 +83,8 @@ static void devs_free(struct devs *d)
 	virtio_balloon_free(d->balloon);
 	virtio_console_free(d->serial);
 	pci_testdev_free(d->pt);
+	uhci_free(d->uhci);
+	xhci_free(d->xhci);
 }
 
 static void devs_load(struct devs *d, const struct state_reader *r)
@@ -93,6 +102,8 @@ static void devs_load(struct devs *d, const struct state_reader *r)
 	d->serial_ok = virtio_pci_load(virtio_console_transport(d->serial), r, "virtio-serial@0",
 				       err, sizeof(err)) == 0;
 	d->pt_ok = pci_testdev_load(d->pt, r, "pci-testdev@0", err, sizeof(err)) == 0;
+	d->uhci_ok = uhci_load(d->uhci, r, "usb@0", err, sizeof(err)) == 0;
+	d->xhci_ok = xhci_load(d->xhci, r, "usb@1", err, sizeof(err)) == 0;
 }
 
 /* The virtio devices that loaded, saved under their names: 0, or -1. */
@@ -153,6 +164,10 @@ static void resave(struct devs *d)
 		edu_save(d->edu, w, "edu@0");
 	if (d->pt_ok)
 		pci_testdev_save(d->pt, w, "pci-testdev@0");
+	if (d->uhci_ok)
+		uhci_save(d->uhci, w, "usb@0");
+	if (d->xhci_ok)
+		xhci_save(d->xhci, w, "usb@1");
 	if (save_virtio(d, w, err, sizeof(err)) < 0) {
 		fprintf(stderr, "fuzz_state: %s\n", err);
 		abort();
@@ -170,7 +185,7 @@ static void resave(struct devs *d)
 	if (again.uart_ok != d->uart_ok || again.rtc_ok != d->rtc_ok || again.pic_ok != d->pic_ok ||
 	    again.rng_ok != d->rng_ok || again.edu_ok != d->edu_ok ||
 	    again.balloon_ok != d->balloon_ok || again.serial_ok != d->serial_ok ||
-	    again.pt_ok != d->pt_ok)
+	    again.pt_ok != d->pt_ok || again.uhci_ok != d->uhci_ok || again.xhci_ok != d->xhci_ok)
 		abort();
 	devs_free(&again);
 	state_reader_close(&r);

@@ -2,7 +2,8 @@
 tests/integration/migrate-devices.sh: make demo's guest (Debian's kernel,
 its virtio_balloon and virtio_console modules) with the two virtio
 devices every libvirt domain has, a virtio-balloon-pci and a
-virtio-serial-pci with one named port on a unix socket, is saved with
+virtio-serial-pci with one named port on a unix socket, and the USB
+controllers virt-install adds (piix3-usb-uhci, qemu-xhci), is saved with
 `migrate "exec:cat > FILE"` and restored from it by a second emulator
 with -incoming (its port on a socket of its own, as on another host).
 
@@ -19,7 +20,9 @@ reach the guest, the guest's next line reaches the
 new host end, query-balloon still says 384 MiB, the polling interval
 came along and, polling every 2 s again, guest-stats are fresh (the held
 buffer was given back), and a new target of 300 MiB is
-reached."""
+reached. Both times the USB drivers are bound, their root hubs wake
+from autosuspend with nothing in dmesg, and xhci_hcd reads the same
+USBCMD, PAGESIZE, DCBAAP and CONFIG after the restore as before."""
 import os
 import socket
 import sys
@@ -46,7 +49,9 @@ def argv(n):
         "-device", "virtio-serial-pci,id=virtio-serial0,bus=pci.0,addr=0x5",
         "-chardev", "socket,id=charchannel0,path=%s/port%d.sock,server=on,wait=off" % (work, n),
         "-device", "virtserialport,bus=virtio-serial0.0,nr=1,chardev=charchannel0,"
-        "id=channel0,name=org.test.0"] + (
+        "id=channel0,name=org.test.0",
+        "-device", "piix3-usb-uhci,id=usb,bus=pci.0,addr=0x1.0x2",
+        "-device", "qemu-xhci,p2=15,p3=15,id=usb1,bus=pci.0,addr=0x7"] + (
         ["-incoming", "exec:cat %s/saved" % work] if n == 2 else [])
 
 
@@ -92,6 +97,37 @@ def shell(g, line):
     g.p.stdin.flush()
 
 
+USB_BAD = "HC died|halt failed|not responding|xhci.*error|uhci.*error"
+USB_REGS = ("mount -t debugfs none /sys/kernel/debug 2>/dev/null; grep -E "
+            "'^(USBCMD|DCBAAP|CONFIG|PAGESIZE) ' /sys/kernel/debug/usb/xhci/0000:00:07.0/reg-op "
+            "| tr '\\n' ' '")
+usb_saved = {}
+
+
+def usb_check(g, when):
+    """The USB controllers' drivers bound and content, their root hubs
+    woken from autosuspend (uhci_hcd restarts its controller, xhci_hcd
+    resumes its ports); returns xhci_hcd's view of the registers."""
+    drv = g.ask("for f in 01.2 07.0; do basename $(readlink "
+                "/sys/bus/pci/devices/0000:00:$f/driver); done | tr '\\n' ' '")
+    if drv != "uhci_hcd xhci_hcd":
+        fail(side, "%s: USB drivers bound: %r" % (when, drv), g.out)
+    woke = g.ask("for c in /sys/bus/usb/devices/usb*/power/control; do echo on >$c; done; "
+                 "sleep 1; cat /sys/bus/usb/devices/usb*/power/runtime_status | sort -u")
+    if woke != "active":
+        fail(side, "%s: USB root hubs after waking: %r" % (when, woke), g.out)
+    bad = g.ask("dmesg | grep -ciE '%s'" % USB_BAD)
+    if bad != "0":
+        fail(side, "%s: dmesg: %s" % (when, g.ask("dmesg | grep -iE '%s' | head -2" % USB_BAD)),
+             g.out)
+    regs = g.ask(USB_REGS)
+    if "USBCMD" not in regs:
+        fail(side, "%s: xhci debugfs: %r" % (when, regs), g.out)
+    # idle again: the root hubs autosuspend (2 s) long before the save
+    g.ask("for c in /sys/bus/usb/devices/usb*/power/control; do echo auto >$c; done; echo ok")
+    return regs
+
+
 def before(g):
     g.until("/dev/virtio-ports/org.test.0",
             lambda: "org.test.0" in g.ask("vport-links; ls /dev/virtio-ports | tr '\\n' ' '"),
@@ -100,6 +136,7 @@ def before(g):
     shell(g, "exec 5<>/dev/virtio-ports/org.test.0")
     # (a read while no host end is connected is an end of file: read again)
     shell(g, "(while :; do cat; sleep 0.2; done) <&5 >/tmp/in &")
+    usb_saved["regs"] = usb_check(g, "before the save")
     s = host_end(1)
     s.sendall(b"host-before\n")
     guest_got(g, "host-before")
@@ -140,6 +177,10 @@ def before(g):
 
 def after(g):
     q = g.qmp
+    regs = usb_check(g, "after the restore")
+    if regs != usb_saved["regs"]:
+        fail(side, "xhci_hcd reads %r after the restore, %r before" % (regs, usb_saved["regs"]),
+             g.out)
     if not port_open(q):
         time.sleep(1)
         g.pump()

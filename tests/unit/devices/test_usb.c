@@ -3,7 +3,8 @@
  * capabilities as xhci_hcd walks them, reset and run, the command ring
  * (No Op, Enable/Disable Slot, a device command, Link TRBs with a cycle
  * toggle) and its completion events, interrupts by INTA and MSI, empty
- * ports, and rings outside RAM. No KVM. */
+ * ports, and rings outside RAM; snapshots of both, loaded into a new
+ * controller that goes on where the saved one stopped. No KVM. */
 #include <check.h>
 #include <time.h>
 
@@ -11,6 +12,7 @@
 #include "devices/pci/pci.h"
 #include "devices/usb/usb.h"
 #include "tests/unit/devices/pc_host.h"
+#include "tests/unit/devices/state_tree.h"
 
 #define UHCI_DEVFN 0x0au /* 01.2 */
 #define UHCI_IO 0xc000u
@@ -355,6 +357,107 @@ START_TEST(xhci_ports_and_bad_rings)
 }
 END_TEST
 
+/* ------------------------------------------------------------ snapshots */
+
+static void save_uhci(void *dev, struct state_writer *w)
+{
+	uhci_save(dev, w, "usb@0");
+}
+
+static int load_uhci(void *dev, const struct state_reader *r, char *e, size_t elen)
+{
+	return uhci_load(dev, r, "usb@0", e, elen);
+}
+
+static void save_xhci(void *dev, struct state_writer *w)
+{
+	xhci_save(dev, w, "usb@1");
+}
+
+static int load_xhci(void *dev, const struct state_reader *r, char *e, size_t elen)
+{
+	return xhci_load(dev, r, "usb@1", e, elen);
+}
+
+/* A running UHCI comes back running, its frame list base and frame
+ * counter where they were; a port status no empty port has is refused. */
+START_TEST(uhci_snapshot_round_trip)
+{
+	struct uhci *u = uhci_up();
+	uint32_t frame;
+	size_t len;
+	void *blob, *bad;
+
+	pio_out(&t, UHCI_IO + 0x08, 4, 0x00123000);
+	pio_out(&t, UHCI_IO + 0x04, 2, 0x000f);
+	pio_out(&t, UHCI_IO + 0x00, 2, 0x00c1);
+	sleep_ms(5);
+	blob = save_tree(save_uhci, u, &len);
+	frame = pio_in(&t, UHCI_IO + 0x06, 2);
+	uhci_free(u);
+	u = uhci_up();
+	pio_out(&t, UHCI_IO + 0x08, 4, 0);
+	ck_assert_int_eq(load_tree(load_uhci, u, blob, len), 0);
+	ck_assert_uint_eq(pio_in(&t, UHCI_IO + 0x00, 2), 0x00c1);
+	ck_assert_uint_eq(pio_in(&t, UHCI_IO + 0x02, 2) & 0x20, 0); /* running */
+	ck_assert_uint_eq(pio_in(&t, UHCI_IO + 0x04, 2), 0x000f);
+	ck_assert_uint_eq(pio_in(&t, UHCI_IO + 0x08, 4), 0x00123000);
+	ck_assert_uint_ge(pio_in(&t, UHCI_IO + 0x06, 2), frame - 1); /* goes on from there */
+	bad = patched_copy(blob, len, "/devices/usb@0", "portsc", 0x00010001, 4);
+	ck_assert_int_eq(load_tree(load_uhci, u, bad, len), -1);
+	ck_assert_ptr_nonnull(strstr(state_err, "not an empty port"));
+	free(bad);
+	free(blob);
+	uhci_free(u);
+}
+END_TEST
+
+/* An xHCI that ran commands comes back with its rings where they were:
+ * the next command's completion lands in the next event slot with the
+ * right cycle, and the slot enabled before the save stays taken. A
+ * controller with other port counts refuses the node. */
+START_TEST(xhci_snapshot_round_trip)
+{
+	struct xhci *x = xhci_up(4, 4);
+	uint32_t cmd, mf, s_, c;
+	uint64_t p;
+	size_t len;
+	void *blob;
+
+	xhci_init_rings();
+	put_trb(CMDRING_GPA + 0x00, 0, 0, 23u << 10 | 1); /* No Op */
+	put_trb(CMDRING_GPA + 0x10, 0, 0, 9u << 10 | 1);  /* Enable Slot: 1 */
+	xw(DB, 0);
+	xw(RT + 0x20, 0x3); /* the handler: IP cleared, ERDP past both */
+	xw64(RT + 0x38, (EVRING_GPA + 0x20) | 0x8);
+	sleep_ms(2);
+	cmd = xr(OP + 0x00);
+	mf = xr(RT + 0x00);
+	blob = save_tree(save_xhci, x, &len);
+	xhci_free(x);
+	x = xhci_up(4, 4);
+	ck_assert_int_eq(load_tree(load_xhci, x, blob, len), 0);
+	ck_assert_uint_eq(xr(OP + 0x00), cmd);
+	ck_assert_uint_eq(xr(OP + 0x04) & 0x1, 0);	     /* running */
+	ck_assert_uint_eq(xr(OP + 0x38), 64);		     /* MaxSlotsEn */
+	ck_assert_uint_eq(xr(RT + 0x28), 1);		     /* ERSTSZ */
+	ck_assert_uint_ge((xr(RT + 0x00) - mf) & 0x3fff, 0); /* counting */
+	put_trb(CMDRING_GPA + 0x20, 0, 0, 9u << 10 | 1);     /* Enable Slot: 2 */
+	xw(DB, 0);
+	get_trb(EVRING_GPA + 0x20, &p, &s_, &c);
+	ck_assert_uint_eq(p, CMDRING_GPA + 0x20);
+	ck_assert_uint_eq(s_ >> 24, 1);
+	ck_assert_uint_eq(c, 2u << 24 | 33u << 10 | 1);
+	ck_assert_uint_eq(t.level[GSI], true);
+	xhci_free(x);
+	x = xhci_up(4, 3);
+	ck_assert_int_eq(load_tree(load_xhci, x, blob, len), -1);
+	ck_assert_ptr_nonnull(strstr(state_err, "8 ports, this controller has 7"));
+	free(blob);
+	xhci_free(x);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("usb");
@@ -367,6 +470,8 @@ int main(void)
 	tcase_add_test(tc, xhci_command_ring);
 	tcase_add_test(tc, xhci_event_ring_wraps);
 	tcase_add_test(tc, xhci_ports_and_bad_rings);
+	tcase_add_test(tc, uhci_snapshot_round_trip);
+	tcase_add_test(tc, xhci_snapshot_round_trip);
 	suite_add_tcase(s, tc);
 	return test_run_suite(s);
 }
