@@ -27,3 +27,6 @@ KVM_BENCHES += bench/migrate.sh
 # virsh save / virsh restore of a 1 GiB guest through libvirt, vs QEMU.
 BENCHES += bench/libvirt-save.sh
 KVM_BENCHES += bench/libvirt-save.sh
+# the Debian 12 disk of scripts/debian-disk.sh from exec to DEBIAN-READY and a shell, vs QEMU.
+BENCHES += bench/debian-boot.sh
+KVM_BENCHES += bench/debian-boot.sh
