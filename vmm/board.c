@@ -599,10 +599,8 @@ void board_info_block(void *opaque, FILE *out)
 	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++) {
 		if (!m->disks[i])
 			continue;
-		machine_ide_default_name(m, i, false, node, sizeof(node));
-		machine_ide_attachment(m, i, at, sizeof(at));
-		print_block(out, m->cfg->drives[i].id[0] ? m->cfg->drives[i].id : node, m->disks[i],
-			    at, m->cfg->snapshot);
+		print_block(out, machine_ide_name(m, i, false, node, sizeof(node)), m->disks[i],
+			    machine_ide_attachment(m, i, at, sizeof(at)), m->cfg->snapshot);
 	}
 	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++)
 		if (m->cdroms[i])

@@ -51,8 +51,7 @@ int board_add_ahci(struct machine *m, unsigned i, int devfn, char *err, size_t e
 	for (unsigned k = 0; k < cfg->n_sata; k++) {
 		const struct sata_dev_spec *s = &cfg->sata[k];
 
-		if (!s->bus[0] || s->ahci != i || !strchr(s->bus, '.') ||
-		    !strncmp(s->bus, "ide.", 4))
+		if (!s->bus[0] || s->ahci != i || !strchr(s->bus, '.') || s->ide_index >= 0)
 			continue;
 		if (open_port(m, s, err, errlen) < 0)
 			return -1;

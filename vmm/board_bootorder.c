@@ -28,16 +28,12 @@ static void virtio_disk_path(struct machine *m, unsigned i, char *buf, size_t le
 	fw_virtio_disk_path(buf, len, bridge, virtio_pci_devfn(virtio_blk_transport(m->vblk[i])));
 }
 
-/* bus=ide.N[,unit=U] is an IDE index (as cli_sata.c placed it); else an
- * -device ahci controller's port. */
+/* The IDE slot cli_sata.c gave a bus=ide.N drive, else an -device ahci
+ * controller's port. */
 static void sata_drive_path(struct machine *m, const struct sata_dev_spec *s, char *buf, size_t len)
 {
-	unsigned channel;
-	char tail;
-
-	if (sscanf(s->bus, "ide.%u%c", &channel, &tail) == 1)
-		fw_ide_drive_path(buf, len, m->cfg->q35,
-				  m->cfg->q35 ? channel : channel * 2 + s->unit);
+	if (s->ide_index >= 0)
+		fw_ide_drive_path(buf, len, m->cfg->q35, (unsigned)s->ide_index);
 	else if (m->ahci[s->ahci])
 		fw_ahci_drive_path(buf, len, ahci_pci(m->ahci[s->ahci])->devfn, s->port);
 	else

@@ -317,6 +317,9 @@ int machine_find_cdrom(struct machine *m, const char *name);
  * is a bus, ide2-cd0. And where it is attached, for info block. */
 const char *machine_ide_default_name(const struct machine *m, unsigned index, bool cdrom, char *buf,
 				     size_t len);
+/* Its id= when it has one, else that default name. */
+const char *machine_ide_name(const struct machine *m, unsigned index, bool cdrom, char *buf,
+			     size_t len);
 const char *machine_ide_attachment(const struct machine *m, unsigned index, char *buf, size_t len);
 const char *machine_cdrom_name(struct machine *m, unsigned index, char *buf, size_t len);
 int machine_cdrom_change(struct machine *m, const char *name, const char *file, bool force,

@@ -153,9 +153,11 @@ struct sata_dev_spec {
 	char id[32];
 	int bootindex;
 	int write_cache; /* ide-hd's write-cache=: as virtio_blk_spec's */
-	/* resolved: the controller (index in vmm_config.ahci) and port, and
-	 * the drive (index in vmm_config.vdrives, -1: none) */
+	/* resolved: the controller (index in vmm_config.ahci) and port, or
+	 * for bus=ide.N the IDE slot taken (index in vmm_config.drives; -1:
+	 * an AHCI port), and the drive (index in vmm_config.vdrives, -1: none) */
 	unsigned ahci, port;
+	int ide_index;
 	int drive;
 };
 

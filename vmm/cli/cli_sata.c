@@ -75,7 +75,8 @@ static int ide_device_prop(struct sata_dev_spec *s, const char *key, const char 
 
 int cli_parse_ide_device(struct vmm_config *cfg, char *props, bool cdrom, char *err, size_t errlen)
 {
-	struct sata_dev_spec s = {.cdrom = cdrom, .bootindex = -1, .drive = -1, .write_cache = -1};
+	struct sata_dev_spec s = {
+		.cdrom = cdrom, .bootindex = -1, .ide_index = -1, .drive = -1, .write_cache = -1};
 	const char *name = cdrom ? "ide-cd" : "ide-hd";
 	char *key, *v;
 
@@ -155,14 +156,15 @@ static int ide_bus_index(const struct vmm_config *cfg, const struct sata_dev_spe
 }
 
 /* bus=ide.N: the drive moves to the IDE slot, as -drive if=ide puts it. */
-static int to_ide_slot(struct vmm_config *cfg, const struct sata_dev_spec *s, unsigned channel,
-		       char *err, size_t errlen)
+static int to_ide_slot(struct vmm_config *cfg, struct sata_dev_spec *s, unsigned channel, char *err,
+		       size_t errlen)
 {
 	int index = ide_bus_index(cfg, s, channel, err, errlen);
 	struct drive_spec *slot;
 
 	if (index < 0)
 		return -1;
+	s->ide_index = index;
 	slot = &cfg->drives[index];
 	if (slot->file || slot->cdrom) {
 		snprintf(err, errlen, "%s: IDE bus ide.%u unit %u is already taken", s->bus,

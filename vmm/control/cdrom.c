@@ -29,11 +29,17 @@ const char *machine_ide_attachment(const struct machine *m, unsigned index, char
 	return buf;
 }
 
-const char *machine_cdrom_name(struct machine *m, unsigned index, char *buf, size_t len)
+const char *machine_ide_name(const struct machine *m, unsigned index, bool cdrom, char *buf,
+			     size_t len)
 {
 	if (m->cfg->drives[index].id[0])
 		return m->cfg->drives[index].id;
-	return machine_ide_default_name(m, index, true, buf, len);
+	return machine_ide_default_name(m, index, cdrom, buf, len);
+}
+
+const char *machine_cdrom_name(struct machine *m, unsigned index, char *buf, size_t len)
+{
+	return machine_ide_name(m, index, true, buf, len);
 }
 
 int machine_find_cdrom(struct machine *m, const char *name)

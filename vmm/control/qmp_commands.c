@@ -220,10 +220,7 @@ CMD(cmd_query_block)
 	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++) {
 		struct block_dev *b = m->disks[i];
 		char buf[32];
-		const char *name =
-			m->cfg->drives[i].id[0]
-				? m->cfg->drives[i].id
-				: machine_ide_default_name(m, i, false, buf, sizeof(buf));
+		const char *name = machine_ide_name(m, i, false, buf, sizeof(buf));
 
 		if (!b)
 			continue;
