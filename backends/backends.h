@@ -304,8 +304,11 @@ void netdev_free(struct netdev *nd);
  * dhcpstart=, hostfwd= (repeatable), restrict=on|off, ipv6=on|off,
  * ipv6-net=, ipv6-host=, ipv6-dns=, hostname=, domainname=, plus
  * impl=netstack|slirp). opts is the text after "user," (id= included
- * or not). NULL with a one-line reason in err. */
-struct netdev *netdev_user_new(const char *id, const char *opts, char *err, size_t errlen);
+ * or not). incoming: a migration's destination, whose hostfwd ports are
+ * bound when the state comes (the source's sockets when they came along,
+ * usernet.h's hostfwd_wait). NULL with a one-line reason in err. */
+struct netdev *netdev_user_new(const char *id, const char *opts, bool incoming, char *err,
+			       size_t errlen);
 /* The same options checked without opening anything (vmm does it before
  * /dev/kvm): 0, or -1 with netdev_user_new's message. */
 int netdev_user_check(const char *opts, char *err, size_t errlen);

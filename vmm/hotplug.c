@@ -405,7 +405,7 @@ int machine_netdev_add(struct machine *m, const char *val, char *err, size_t err
 	if (cli_parse_netdev(cfg, val, err, errlen) < 0)
 		return -1;
 	i = take_hole(m, cfg->netdevs, sizeof(cfg->netdevs[0]), &cfg->n_netdevs, n, netdev_hole);
-	if (net_open_netdev(m, i, err, errlen) < 0) {
+	if (net_open_netdev(m, i, false, err, errlen) < 0) {
 		drop_entry(cfg->netdevs[i].id, &cfg->n_netdevs, i, n);
 		return -1;
 	}

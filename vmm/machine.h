@@ -482,7 +482,7 @@ int board_init_none(struct machine *m, char *err, size_t errlen);
 int board_add_nics(struct machine *m, char *err, size_t errlen);
 /* One of them: open cfg->netdevs[i] (m->netdevs[i]); build NIC
  * cfg->nics[k] on its resolved netdev (m->nics[k]). 0 or -1 with err. */
-int net_open_netdev(struct machine *m, unsigned i, char *err, size_t errlen);
+int net_open_netdev(struct machine *m, unsigned i, bool incoming, char *err, size_t errlen);
 int net_add_nic(struct machine *m, unsigned k, char *err, size_t errlen);
 /* `info network`, `info usernet` (opaque: the machine); the monitor's
  * hostfwd_add / hostfwd_remove [netdev_id] RULE, set_link NAME on|off. */

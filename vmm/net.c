@@ -26,13 +26,14 @@ static struct virtio_net *nic_of(struct machine *m, unsigned i)
 	return NULL;
 }
 
-int net_open_netdev(struct machine *m, unsigned i, char *err, size_t errlen)
+int net_open_netdev(struct machine *m, unsigned i, bool incoming, char *err, size_t errlen)
 {
 	const struct netdev_spec *s = &m->cfg->netdevs[i];
 	char why[256];
 
-	m->netdevs[i] = !strcmp(s->type, "tap") ? netdev_tap_new(s->id, s->opts, why, sizeof(why))
-						: netdev_user_new(s->id, s->opts, why, sizeof(why));
+	m->netdevs[i] = !strcmp(s->type, "tap")
+				? netdev_tap_new(s->id, s->opts, why, sizeof(why))
+				: netdev_user_new(s->id, s->opts, incoming, why, sizeof(why));
 	if (!m->netdevs[i]) {
 		snprintf(err, errlen, "-netdev %s,id=%s: %s", s->type, s->id, why);
 		return -1;
@@ -58,7 +59,7 @@ int net_add_nic(struct machine *m, unsigned k, char *err, size_t errlen)
 int board_add_nics(struct machine *m, char *err, size_t errlen)
 {
 	for (unsigned i = 0; i < m->cfg->n_netdevs; i++)
-		if (net_open_netdev(m, i, err, errlen) < 0)
+		if (net_open_netdev(m, i, m->cfg->incoming != NULL, err, errlen) < 0)
 			return -1;
 	/* those with addr= first, so the others fill the slots left */
 	for (int pass = 0; pass < 2; pass++)

@@ -411,7 +411,8 @@ out:
 	return ret;
 }
 
-struct netdev *netdev_user_new(const char *id, const char *opts, char *err, size_t errlen)
+struct netdev *netdev_user_new(const char *id, const char *opts, bool incoming, char *err,
+			       size_t errlen)
 {
 	struct net_user *s = calloc(1, sizeof(*s));
 	struct user_opts o = {0};
@@ -429,6 +430,7 @@ struct netdev *netdev_user_new(const char *id, const char *opts, char *err, size
 		goto fail;
 	s->cfg.rx_csum_trusted = s->cfg.rx_gso = s->cfg.impl == USERNET_IMPL_NETSTACK;
 	s->cfg.no_host_loopback = s->restricted;
+	s->cfg.hostfwd_wait = incoming;
 	s->cfg.send = to_guest;
 	s->cfg.opaque = s;
 	s->u = open_usernet(&s->cfg, why, sizeof(why));

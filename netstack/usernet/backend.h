@@ -61,6 +61,8 @@ struct un_ns {
 	unsigned rate_count;
 
 	struct un_fwd *fwds;
+	bool fwd_wait;	       /* forwards stay unbound until a load (fwd.c) */
+	uint64_t fwd_retry_us; /* when to try the busy ports again */
 
 	/* Restored connections whose host side is gone (state.c): each
 	 * gets a RST at the next poll. */
@@ -126,17 +128,34 @@ int un_tcp_adopt(struct un_ns *n, const struct un_flow_view *v);
 /* Let go of every host socket without RST or FIN (usernet_hand_over). */
 void un_tcp_hand_over(struct un_ns *n);
 
-/* Forwards, both protocols (udp_nat.c): a bound (listening) host socket,
- * or -errno with err filled; add or remove a forward whose host socket
- * calls fn. */
+/* fwd.c: forwards, both protocols. A bound (listening) host socket, or
+ * -errno with err filled; add or remove a forward whose host socket calls
+ * fn (with fwd_wait set, an added forward waits unbound). */
 int un_fwd_socket(const struct usernet_fwd *f, char *err, size_t errlen);
 int un_fwd_change(struct un_ns *n, bool add, const struct usernet_fwd *f, un_watch_fn fn, char *err,
 		  size_t errlen);
+/* A saved forward on a loading usernet: when fd (dup'd; -1 none) is a
+ * socket of its kind, it serves this usernet's unbound rule for that
+ * host port, or a rule of its own when there is none (one added at run
+ * time on the source); without fd nothing changes. 0 or -errno. */
+int un_fwd_adopt(struct un_ns *n, const struct usernet_fwd *f, int fd);
+/* Ends fwd_wait: binds what waits, again each second while a port is
+ * busy (stats.hostfwd_waiting counts them). */
+void un_fwd_listen(struct un_ns *n);
+int un_fwd_timeout(struct un_ns *n);
+void un_fwd_poll(struct un_ns *n);
+/* Stops serving the forwards whose sockets another usernet took. */
+void un_fwd_hand_over(struct un_ns *n);
+void un_fwd_fini(struct un_ns *n);
+/* udp_nat.c: a forward going away closes its UDP peers. */
+void un_udp_fwd_gone(struct un_ns *n, struct un_fwd *fw);
 
-/* A forward (both protocols): host socket, spec, UDP peers. */
+/* A forward (both protocols): host socket (w.fd -1 while unbound), the
+ * handler its socket gets, spec, UDP peers. */
 struct un_fwd {
 	struct un_fwd *next;
 	struct usernet_fwd spec;
+	un_watch_fn fn;
 	struct un_watch w;
 };
 

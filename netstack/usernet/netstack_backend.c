@@ -356,6 +356,7 @@ static void *ns_backend_create(const struct usernet_cfg *cfg, char *err, size_t 
 		return NULL;
 	}
 	n->cfg = *cfg;
+	n->fwd_wait = cfg->hostfwd_wait;
 	n->epfd = -1;
 	n->stack_w.fd = -1;
 	if (ns_backend_setup(n, err, errlen) < 0) {
@@ -419,7 +420,8 @@ static int ns_backend_timeout(void *impl)
 
 	if (n->tcp_ready || n->input_pending || n->nresets)
 		return 0;
-	return min_timeout(ns_stack_timeout_ms(n->st), un_udp_expire(n));
+	return min_timeout(min_timeout(ns_stack_timeout_ms(n->st), un_udp_expire(n)),
+			   un_fwd_timeout(n));
 }
 
 static void ns_backend_poll(void *impl)
@@ -447,6 +449,7 @@ static void ns_backend_poll(void *impl)
 	} while (k == 64 && ++rounds < 16);
 	ns_stack_poll(n->st);
 	un_udp_expire(n);
+	un_fwd_poll(n);
 	un_udp_service(n);
 	un_tcp_service(n);
 }

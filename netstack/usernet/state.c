@@ -66,6 +66,23 @@ void w_u32(struct wbuf *w, uint32_t v)
 	w_bytes(w, b, 4);
 }
 
+bool state_push_fd(struct wbuf *w, int **fds, unsigned *nfds, unsigned *cap, int fd)
+{
+	if (*nfds == *cap) {
+		unsigned c = *cap ? *cap * 2 : 16;
+		int *p = realloc(*fds, c * sizeof(*p));
+
+		if (!p) {
+			w->oom = true;
+			return false;
+		}
+		*fds = p;
+		*cap = c;
+	}
+	(*fds)[(*nfds)++] = fd;
+	return true;
+}
+
 void w_rec(struct wbuf *w, enum rec_type type, uint32_t len)
 {
 	w_u16(w, (uint16_t)type);
@@ -166,6 +183,7 @@ int un_state_save(void *impl, void **buf, size_t *len, int **fds, unsigned *nfds
 	save_lan(n, &w);
 	save_leases(n, &w);
 	state_save_conns(n, &w, fds, nfds, &cap);
+	state_save_fwds(n, &w, fds, nfds, &cap);
 	if (w.oom) {
 		free(w.p);
 		if (fds) {
@@ -231,8 +249,9 @@ static int load_record(struct un_ns *n, struct rbuf *r, struct loaded *ld, char 
 
 	if (r->bad || len > r->len - r->off)
 		return usernet_fail(err, errlen, -EINVAL, "usernet state: truncated");
-	if (zero || type < REC_LAN || type > REC_FLOW || (type == REC_LAN && len != REC_LAN_LEN) ||
-	    (type == REC_LEASE && len != REC_LEASE_LEN))
+	if (zero || type < REC_LAN || type > REC_FWD || (type == REC_LAN && len != REC_LAN_LEN) ||
+	    (type == REC_LEASE && len != REC_LEASE_LEN) ||
+	    (type == REC_FWD && len != REC_FWD_LEN) || (type == REC_FWD && ld->version < 2))
 		return usernet_fail(err, errlen, -EINVAL,
 				    "usernet state: bad record (type %u, length %u)", type, len);
 	if (type != REC_LAN && !ld->have_lan)
@@ -242,6 +261,8 @@ static int load_record(struct un_ns *n, struct rbuf *r, struct loaded *ld, char 
 		rc = load_lan(n, r, ld, err, errlen);
 	else if (type == REC_LEASE)
 		rc = load_lease(n, r, ld, err, errlen);
+	else if (type == REC_FWD)
+		rc = state_load_fwd(r, ld, err, errlen);
 	else
 		rc = state_load_conn(n, (enum rec_type)type, r, len, ld, err, errlen);
 	if (rc == 0 && (r->bad || r->off != end))
@@ -259,9 +280,11 @@ static int load_all(struct un_ns *n, struct rbuf *r, struct loaded *ld, char *er
 	version = r_u32(r);
 	if (r->bad || memcmp(magic, STATE_MAGIC, 4))
 		return usernet_fail(err, errlen, -EINVAL, "usernet state: not a usernet snapshot");
-	if (version != STATE_VERSION)
-		return usernet_fail(err, errlen, -EINVAL, "usernet state: version %u, expected %u",
-				    version, STATE_VERSION);
+	if (version < 1 || version > STATE_VERSION)
+		return usernet_fail(err, errlen, -EINVAL,
+				    "usernet state: version %u, expected 1 to %u", version,
+				    STATE_VERSION);
+	ld->version = version;
 	while (r->off < r->len)
 		if ((rc = load_record(n, r, ld, err, errlen)) < 0)
 			return rc;
@@ -290,9 +313,11 @@ int un_state_load(void *impl, const void *buf, size_t len, const int *fds, unsig
 		n->dhcp.leases = ld.leases;
 		ld.leases = NULL;
 		state_apply_conns(n, &ld, fds, nfds);
+		state_apply_fwds(n, &ld, fds, nfds);
 	}
 	free(ld.leases);
 	free(ld.conns);
+	free(ld.fwds);
 	return rc;
 }
 
@@ -302,4 +327,5 @@ void un_state_hand_over(void *impl)
 
 	n->handed_over = true;
 	un_tcp_hand_over(n);
+	un_fwd_hand_over(n);
 }

@@ -11,13 +11,14 @@
 #include "netstack/usernet/backend.h"
 
 #define STATE_MAGIC "USNT"
-#define STATE_VERSION 1
+#define STATE_VERSION 2 /* 1: no REC_FWD; still loaded */
 
 enum rec_type {
 	REC_LAN = 1,   /* net, prefix, gateway, DHCP range it was saved on */
 	REC_LEASE = 2, /* one DHCP lease: address, MAC, state, seconds left */
 	REC_RESET = 3, /* a guest TCP connection to reset: 4-tuple, MAC, seq */
 	REC_FLOW = 4,  /* a guest TCP connection to carry on (with its host fd) */
+	REC_FWD = 5,   /* a hostfwd rule, with its host socket's fd or none */
 };
 
 /* Writing: a growing buffer; oom once any allocation failed. */
@@ -31,6 +32,9 @@ void w_u8(struct wbuf *w, uint8_t v);
 void w_u16(struct wbuf *w, uint16_t v);
 void w_u32(struct wbuf *w, uint32_t v);
 void w_rec(struct wbuf *w, enum rec_type type, uint32_t len);
+/* Appends fd to *fds (capacity *cap); false (w->oom set) when out of
+ * memory. */
+bool state_push_fd(struct wbuf *w, int **fds, unsigned *nfds, unsigned *cap, int fd);
 
 /* Reading: past the end yields zeros and sets bad. */
 struct rbuf {
@@ -63,13 +67,31 @@ struct loaded_conn {
 	const uint8_t *snd, *rcv; /* point into the snapshot */
 };
 
+/* A forward as loaded: its rule and which fd is its socket. */
+struct loaded_fwd {
+	struct usernet_fwd spec;
+	uint32_t fd_index; /* its socket's among the load's fds */
+};
+
 /* What a load applies once the whole buffer has checked out. */
 struct loaded {
+	uint32_t version;
 	bool have_lan;
+	struct loaded_fwd *fwds;
+	unsigned nfwds, fwd_cap;
 	struct dhcp_lease *leases; /* dhcp.count entries */
 	struct loaded_conn *conns;
 	unsigned nconns, cap;
 };
+
+/* state_fwd.c: REC_FWD records (with fds only: each bound forward, its
+ * socket's fd appended), one record checked into ld, and the forwards
+ * applied: the sockets that came adopted (un_fwd_adopt), then every
+ * unbound rule bound (un_fwd_listen). */
+#define REC_FWD_LEN 42
+void state_save_fwds(struct un_ns *n, struct wbuf *w, int **fds, unsigned *nfds, unsigned *cap);
+int state_load_fwd(struct rbuf *r, struct loaded *ld, char *err, size_t errlen);
+void state_apply_fwds(struct un_ns *n, const struct loaded *ld, const int *fds, unsigned nfds);
 
 /* state_tcp.c */
 /* RESET records, or FLOW records (fds != NULL) for the connections that

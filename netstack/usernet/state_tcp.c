@@ -97,19 +97,7 @@ static uint8_t view_flags(const struct un_flow_view *v)
 
 static bool push_fd(struct save_ctx *c, int fd)
 {
-	if (*c->nfds == *c->cap) {
-		unsigned cap = *c->cap ? *c->cap * 2 : 16;
-		int *p = realloc(*c->fds, cap * sizeof(*p));
-
-		if (!p) {
-			c->w->oom = true;
-			return false;
-		}
-		*c->fds = p;
-		*c->cap = cap;
-	}
-	(*c->fds)[(*c->nfds)++] = fd;
-	return true;
+	return state_push_fd(c->w, c->fds, c->nfds, c->cap, fd);
 }
 
 static void save_flow(struct save_ctx *c, const struct un_flow_view *v, const struct un_reset *x,

@@ -34,15 +34,6 @@ struct udp_flow {
 	socklen_t peer_len;
 };
 
-static struct sockaddr_in sin_of(uint32_t addr, uint16_t port)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET};
-
-	sa.sin_addr.s_addr = htonl(addr);
-	sa.sin_port = htons(port);
-	return sa;
-}
-
 /* The flow's packets as the guest sees them: from the remote, to it. */
 static void info_of(const struct nat_key *k, struct ns_pktinfo *info)
 {
@@ -467,83 +458,14 @@ static void on_fwd_udp(struct un_ns *n, struct un_watch *w, uint32_t events)
 	}
 }
 
-static struct un_fwd **fwd_find(struct un_ns *n, const struct usernet_fwd *f)
+/* A forward going away takes its UDP peers along (fwd.c). */
+void un_udp_fwd_gone(struct un_ns *n, struct un_fwd *fw)
 {
-	struct un_fwd **pp = &n->fwds;
-
-	for (; *pp; pp = &(*pp)->next)
-		if ((*pp)->spec.udp == f->udp && (*pp)->spec.host_addr == f->host_addr &&
-		    (*pp)->spec.host_port == f->host_port && (*pp)->spec.host6 == f->host6 &&
-		    !memcmp((*pp)->spec.host_addr6, f->host_addr6, 16))
-			return pp;
-	return pp;
-}
-
-/* Shared by both protocols: a bound host socket for the forward. */
-int un_fwd_socket(const struct usernet_fwd *f, char *err, size_t errlen)
-{
-	struct sockaddr_in sa4 = sin_of(f->host_addr, f->host_port);
-	struct sockaddr_in6 sa6 = {.sin6_family = AF_INET6, .sin6_port = htons(f->host_port)};
-	struct sockaddr *sa = f->host6 ? (struct sockaddr *)&sa6 : (struct sockaddr *)&sa4;
-	socklen_t salen = f->host6 ? sizeof(sa6) : sizeof(sa4);
-	int one = 1, fd, e;
-	char a[46];
-
-	memcpy(&sa6.sin6_addr, f->host_addr6, 16);
-	fd = socket(sa->sa_family,
-		    (f->udp ? SOCK_DGRAM : SOCK_STREAM) | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return usernet_fail(err, errlen, -errno, "hostfwd socket: %s", strerror(errno));
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (f->host6)
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (bind(fd, sa, salen) < 0 || (!f->udp && listen(fd, 128) < 0)) {
-		e = errno;
-		close(fd);
-		return usernet_fail(err, errlen, -e, "hostfwd %s:%s:%u: %s", f->udp ? "udp" : "tcp",
-				    f->host6 ? ns_fmt_addr6(f->host_addr6, a)
-					     : ns_fmt_addr(f->host_addr, a),
-				    f->host_port, strerror(e));
+	for (struct nat_entry *e = nat_oldest(&n->udp), *next; e; e = next) {
+		next = e->next == &n->udp.lru ? NULL : e->next;
+		if (e->key.proto == NAT_PROTO_FWD_PEER && ((struct udp_flow *)e)->fwd == fw)
+			flow_close(n, (struct udp_flow *)e);
 	}
-	return fd;
-}
-
-int un_fwd_change(struct un_ns *n, bool add, const struct usernet_fwd *f, un_watch_fn fn, char *err,
-		  size_t errlen)
-{
-	struct un_fwd **pp = fwd_find(n, f), *fw;
-	int fd;
-
-	if (!add) {
-		if (!*pp)
-			return usernet_fail(err, errlen, -ENOENT, "hostfwd: no such forward");
-		fw = *pp;
-		*pp = fw->next;
-		un_watch_close(n, &fw->w);
-		/* UDP peers of this forward go with it. */
-		for (struct nat_entry *e = nat_oldest(&n->udp), *next; e; e = next) {
-			next = e->next == &n->udp.lru ? NULL : e->next;
-			if (e->key.proto == NAT_PROTO_FWD_PEER && ((struct udp_flow *)e)->fwd == fw)
-				flow_close(n, (struct udp_flow *)e);
-		}
-		free(fw);
-		return 0;
-	}
-	if (*pp)
-		return usernet_fail(err, errlen, -EEXIST, "hostfwd: host port already forwarded");
-	fd = un_fwd_socket(f, err, errlen);
-	if (fd < 0)
-		return fd;
-	fw = calloc(1, sizeof(*fw));
-	if (!fw || un_watch_add(n, &fw->w, fd, EPOLLIN, fn) < 0) {
-		free(fw);
-		close(fd);
-		return usernet_fail(err, errlen, -ENOMEM, "hostfwd: out of memory");
-	}
-	fw->spec = *f;
-	fw->next = n->fwds;
-	n->fwds = fw;
-	return 0;
 }
 
 int un_udp_fwd(struct un_ns *n, bool add, const struct usernet_fwd *f, char *err, size_t errlen)
@@ -588,13 +510,7 @@ void un_udp_fini(struct un_ns *n)
 	if (n->udp.buckets)
 		while ((e = nat_oldest(&n->udp)))
 			flow_close(n, (struct udp_flow *)e);
-	while (n->fwds) {
-		struct un_fwd *fw = n->fwds;
-
-		n->fwds = fw->next;
-		un_watch_close(n, &fw->w);
-		free(fw);
-	}
+	un_fwd_fini(n);
 	if (n->udp_all)
 		ns_chan_close(n->udp_all);
 	if (n->icmp_all)

@@ -355,7 +355,8 @@ int usernet_stats_format(const struct usernet_stats *s, char *buf, size_t len)
 		F(icmp_reply),	     F(icmp_unsupported),  F(tcp_flows),	F(tcp_flows_now),
 		F(tcp_connect_fail), F(tcp_limit_refused), F(tcp_rate_refused), F(tcp_bytes_out),
 		F(tcp_bytes_in),     F(tcp_unsupported),   F(hostfwd_accepted), F(hostfwd_failed),
-		F(dhcp6_info),	     F(icmp6_echo),	   F(udp6_tx),		F(tcp6_flows),
+		F(hostfwd_waiting),  F(dhcp6_info),	   F(icmp6_echo),	F(udp6_tx),
+		F(tcp6_flows),
 	};
 #undef F
 	size_t n = 0;

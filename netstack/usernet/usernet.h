@@ -76,6 +76,11 @@ struct usernet_cfg {
 	 * DNS, and RDNSS), the host at ::2 (reaches the host's ::1), the DNS
 	 * forwarder at ::3. ipv6_off: IPv4 only. */
 	bool ipv6_off;
+	/* A migration's destination (netstack implementation): hostfwd rules
+	 * are bound only at usernet_load / usernet_load_fds, which take the
+	 * source's sockets when they came along, else bind once the port is
+	 * free (usernet_stats' hostfwd_waiting counts the busy ones). */
+	bool hostfwd_wait;
 	uint8_t ipv6_net[16];
 	unsigned ipv6_prefix;
 	uint8_t ipv6_host[16];
@@ -155,7 +160,7 @@ struct usernet_stats {
 	uint64_t icmp_echo, icmp_reply, icmp_unsupported;
 	uint64_t tcp_flows, tcp_flows_now, tcp_connect_fail, tcp_limit_refused, tcp_rate_refused,
 		tcp_bytes_out, tcp_bytes_in, tcp_unsupported;
-	uint64_t hostfwd_accepted, hostfwd_failed;
+	uint64_t hostfwd_accepted, hostfwd_failed, hostfwd_waiting;
 	uint64_t dhcp6_info, icmp6_echo, udp6_tx, tcp6_flows;
 };
 void usernet_stats(struct usernet *u, struct usernet_stats *st);

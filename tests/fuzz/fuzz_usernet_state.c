@@ -4,10 +4,13 @@
  * leases, connections to reset and connections to carry on (their TCP
  * state restored into netstack, relayed to one end of a socketpair
  * standing in for the host socket; index 1 is a pipe, which must be
- * refused as a host socket and the connection reset). An accepted snapshot is polled (RSTs
+ * refused as a host socket and the connection reset), and hostfwd rules
+ * with their sockets (index 2 is a listening TCP socket on 127.0.0.1, the
+ * only one a TCP rule may take). An accepted snapshot is polled (RSTs
  * go out, restored connections relay), then saved again, and that must
  * load into a fresh usernet.
  * Input: the snapshot. */
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,19 +40,32 @@ static struct usernet *fresh(void)
 	return u;
 }
 
-/* A load with two host fds: FLOW records whose index is 0 carry on, 1
- * (not a socket) and beyond are reset. */
+/* A listening TCP socket on a port of the kernel's choosing. */
+static int listener(void)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 1) < 0)
+		abort();
+	return fd;
+}
+
+/* A load with three host fds: FLOW records whose index is 0 carry on, 1
+ * (not a socket) and beyond are reset; a TCP forward takes index 2. */
 static void load_live(const uint8_t *data, size_t size)
 {
 	struct usernet *u = fresh();
 	char err[256];
-	int sv[2], p[2], fds[2];
+	int sv[2], p[2], fds[3];
 
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0 || pipe(p) < 0)
 		abort();
 	fds[0] = sv[0];
 	fds[1] = p[0];
-	if (usernet_load_fds(u, data, size, fds, 2, err, sizeof(err)) == 0) {
+	fds[2] = listener();
+	if (usernet_load_fds(u, data, size, fds, 3, err, sizeof(err)) == 0) {
 		usernet_poll(u);
 		usernet_poll(u);
 	}
@@ -57,6 +73,7 @@ static void load_live(const uint8_t *data, size_t size)
 	close(sv[1]);
 	close(p[0]);
 	close(p[1]);
+	close(fds[2]);
 	usernet_free(u);
 }
 

@@ -169,6 +169,16 @@ def usernet_state_seeds():
     seed("usernet_state", "truncated", good[:len(good) - 7])
     seed("usernet_state", "other-lan", b"USNT" + struct.pack("!I", 1) + r(1, struct.pack("!5I", 0x0a000300, 24, 0x0a000302, 0x0a00030f, 16)))
     seed("usernet_state", "bad-length", b"USNT" + struct.pack("!I", 1) + lan + struct.pack("!HHI", 2, 0, 0xffffffff))
+    # version 2: hostfwd rules with their sockets (flags, zero, host port
+    # and address, guest port and address, fd index): TCP 127.0.0.1:2222
+    # to 10.0.2.15:22 on fd 2, UDP [::1]:5353 to port 53 on fd 0
+    fwd4 = bytes([0, 0]) + struct.pack("!HI", 2222, 0x7f000001) + bytes(12)
+    fwd4 += struct.pack("!HI", 22, 0x0a00020f) + bytes(12) + struct.pack("!I", 2)
+    fwd6 = bytes([1 | 2, 0]) + struct.pack("!H", 5353) + bytes(15) + b"\x01"
+    fwd6 += struct.pack("!HI", 53, 0x0a00020f) + bytes(12) + struct.pack("!I", 0)
+    fwds = b"USNT" + struct.pack("!I", 2) + lan + lease + r(4, flow) + r(5, fwd4) + r(5, fwd6)
+    seed("usernet_state", "forwards", fwds)
+    seed("usernet_state", "forwards-twice", fwds + r(5, fwd4))
 
 
 # ------------------------------------------------------------- regdb

@@ -3,9 +3,11 @@
 # networking across a live unix: migration between two processes on one
 # host (tests/integration/migrate_usernet.py): an outbound transfer
 # through the NAT and an inbound one through hostfwd, 16 MiB each, both
-# open with data in flight while the guest stops. vmm passes the host
-# sockets to the destination (SCM_RIGHTS): both must complete with the
-# sender's sha256. QEMU runs the same as the reference; its slirp does
+# open with data in flight while the guest stops. The destination's
+# command line is the source's, hostfwd ports included: vmm passes the
+# host sockets, listening ones too, to the destination (SCM_RIGHTS): both
+# must complete with the sender's sha256, and a new client of a hostfwd
+# port after the migration reaches the guest there. QEMU runs the same as the reference; its slirp does
 # not carry connections, so the test prints what became of them there.
 # (A save to a file resets them instead: migrate-virtio.sh checks that.)
 . "$(dirname "$0")/demo-py.inc.sh"

@@ -11,12 +11,17 @@ reads what the guest's nc -l sends). Both ends on the host go slowly
 (8 KiB every 0.1 s) until the migration is over, so each connection is
 open, with data in flight both ways, when the guest stops; then they go
 at full speed. The migration is live, unix:, to a process started with
--incoming defer; its hostfwd listens on another host port (the source
-still holds the first one). The source quits as soon as the migration
-completed, before the transfers end.
+-incoming defer, whose command line is the source's, hostfwd ports
+included (as libvirt starts it): vmm's destination takes the source's
+listening sockets with the stream. A second hostfwd rule is used only
+after the migration, while the source still runs (paused, as libvirt
+leaves it): its new connection must reach the guest on the destination.
+QEMU's destination cannot bind ports the source holds, so there it gets
+others. The source quits then, before the transfers end.
 
-EXPECT carry: both transfers must end with the sender's sha256 (vmm
-passes its host sockets to the destination with SCM_RIGHTS). EXPECT
+EXPECT carry: both transfers must end with the sender's sha256 and the
+new connection must get the guest's greeting (vmm passes its host
+sockets, listening ones too, to the destination with SCM_RIGHTS). EXPECT
 report: print what became of them (QEMU's slirp, the reference, does not
 carry connections) and fail only if the guest does not run on."""
 import hashlib
@@ -38,10 +43,27 @@ SLOW_CHUNK, SLOW_PAUSE = 8192, 0.1
 go = threading.Event()  # the migration is over: full speed
 
 
-def start(n, fwd_port, extra):
-    return g.start(n, ["-smp", "1",
-                       "-netdev", "user,id=n0,hostfwd=tcp:127.0.0.1:%d-:5000" % fwd_port,
+def start(n, fwd_ports, extra):
+    rules = ",".join("hostfwd=tcp:127.0.0.1:%d-:%d" % (p, 5000 + i)
+                     for i, p in enumerate(fwd_ports))
+    return g.start(n, ["-smp", "1", "-netdev", "user,id=n0," + rules,
                        "-device", "virtio-net-pci,netdev=n0,mac=52:54:00:12:34:56"] + extra)
+
+
+def greeting(port):
+    """What the guest's second listener sends to a new client of port."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as c:
+            c.settimeout(60)
+            got = b""
+            while b"\n" not in got:  # busybox nc may keep it open after
+                b = c.recv(256)
+                if not b:
+                    break
+                got += b
+            return got.decode(errors="replace").strip()
+    except OSError as e:
+        return "error: %s" % e
 
 
 def answer(tag):
@@ -106,11 +128,13 @@ lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 lsock.bind(("127.0.0.1", 0))
 lsock.listen(1)
 svc_port = lsock.getsockname()[1]
-fwd0, fwd1 = free_port(), free_port()
+src_ports = [free_port(), free_port()]
+# vmm: the source's command line; QEMU: ports of its own
+dst_ports = src_ports if expect == "carry" else [free_port(), free_port()]
 
 # ------------------------------------------------------------ the guest
 
-cur = start(0, fwd0, [])
+cur = start(0, src_ports, [])
 must(r"^vmm demo: a shell", cur)
 g.dhcp_lease(cur)
 say(cur, "head -c %d /dev/urandom >/tmp/in; echo \"INSHA: $(sha256sum </tmp/in | cut -c1-64) END\""
@@ -119,12 +143,14 @@ must(r"INSHA: [0-9a-f]{64} END", cur)
 in_sha = answer("INSHA")
 # inbound: the guest's nc -l sends /tmp/in to whoever comes through hostfwd
 say(cur, "(nc -l -p 5000 </tmp/in; echo \"INDONE: $? END\") &")
+# the second rule's listener, used only after the migration
+say(cur, "echo hello-from-the-guest >/tmp/hello; (nc -l -p 5001 </tmp/hello) &")
 # outbound: the guest's nc reads the host service's bytes through the NAT
 threading.Thread(target=serve, args=(lsock,), daemon=True).start()
 say(cur, "(nc 10.0.2.2 %d </dev/null >/tmp/out; echo \"OUTDONE: $? $(sha256sum </tmp/out | "
          "cut -c1-64) $(wc -c </tmp/out) END\") &" % svc_port)
 time.sleep(2)
-fetcher = threading.Thread(target=fetch, args=(fwd0,), daemon=True)
+fetcher = threading.Thread(target=fetch, args=(src_ports[0],), daemon=True)
 fetcher.start()
 t0 = time.time()
 while (stats["out_sent_before"] < 20 * SLOW_CHUNK or stats["in_read_before"] < 20 * SLOW_CHUNK):
@@ -135,7 +161,7 @@ while (stats["out_sent_before"] < 20 * SLOW_CHUNK or stats["in_read_before"] < 2
 # ------------------------------------------------------------ migration
 
 src = g.qmp(0)
-dst_p = start(1, fwd1, ["-incoming", "defer"])
+dst_p = start(1, dst_ports, ["-incoming", "defer"])
 dst = g.qmp(1)
 sock = "%s/mig" % work
 dst.ok("migrate-incoming", uri="unix:" + sock)
@@ -150,6 +176,10 @@ if st == "paused" and side == "qemu":
     dst.ok("cont")
 elif st != "running":
     fail("the destination is %s" % st)
+hello = greeting(dst_ports[1])  # the source is still there, paused
+if expect == "carry" and hello != "hello-from-the-guest":
+    fail("a new client of hostfwd port %d after the migration got %r, not the guest's "
+         "greeting" % (dst_ports[1], hello))
 src.cmd("quit")
 cur.wait(60)
 cur = dst_p
@@ -169,7 +199,8 @@ out = (answer("OUTDONE") or "").split()
 out_ok = out_done and len(out) == 3 and out[1] == out_sha and out[2] == str(SIZE)
 in_ok = stats["in_sha"] == in_sha
 report = ("outbound: %s (%s of %d bytes had gone before the migration ended); "
-          "inbound through hostfwd: %s (%d bytes read before)" % (
+          "inbound through hostfwd: %s (%d bytes read before); a new hostfwd client "
+          "after it got %r" % (
               "complete, sha256 matches" if out_ok else
               ("ended: nc status %s, %s bytes" % (out[0], out[2]) if len(out) == 3 else
                "never ended"),
@@ -178,7 +209,7 @@ report = ("outbound: %s (%s of %d bytes had gone before the migration ended); "
               ("error %s" % stats["in_error"] if stats["in_error"] else
                "ended with %s bytes, sha256 %s" % (stats.get("in_bytes"), stats["in_sha"])
                if stats["in_sha"] else "never ended"),
-              before["in_read_before"]))
+              before["in_read_before"], hello))
 if expect == "carry" and not (out_ok and in_ok):
     fail(report)
 say(cur, "poweroff -f")
