@@ -65,7 +65,7 @@ BENCHES += bench/irqchip-latency.sh
 $(eval $(call unit_test,devices_pc_testdev,tests/unit/devices/test_pc_testdev.c,libdevices.a libbackends.a,))
 # intel-iommu (VT-d) and edu: registers, queued invalidation,
 # DMA and interrupt remapping; the edu's registers, interrupts and DMA
-$(eval $(call unit_test,devices_intel_iommu,tests/unit/devices/test_intel_iommu.c,libdevices.a libbackends.a,))
+$(eval $(call unit_test,devices_intel_iommu,tests/unit/devices/test_intel_iommu.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a libstate.a,))
 $(eval $(call unit_test,devices_edu,tests/unit/devices/test_edu.c,libdevices.a libbackends.a,))
 # USB host controllers with empty root hubs: UHCI and xHCI registers,
 # xHCI's command and event rings

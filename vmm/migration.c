@@ -92,8 +92,6 @@ static void set_status(struct machine *m, enum migration_state s)
 /* The first device in the machine whose state is not saved, or NULL. */
 static const char *unsaved_device(struct machine *m)
 {
-	if (m->iommu)
-		return "intel-iommu";
 	if (m->wlan)
 		return "virtio-wlan-pci";
 	return NULL;

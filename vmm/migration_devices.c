@@ -1,12 +1,13 @@
 /* migration_devices.c — the PC and q35 chipset in the state tree: the PCI
  * host's latches, the host bridge, the ISA bridge (PIIX3, or q35's ICH9
- * LPC and SMBus), ACPI PM, the legacy ISA devices, fw_cfg,
+ * LPC and SMBus), the VT-d unit, ACPI PM, the legacy ISA devices, fw_cfg,
  * pcie-root-ports, the IDE and AHCI controllers, the USB controllers
  * (`usb@N`, N their place among the -device options) and pc-testdev
  * (pvpanic holds no state). Each device writes its own node under /devices (see
  * its header); loading checks a node before the device takes any of it. */
 #include <stdio.h>
 
+#include "devices/iommu/intel_iommu.h"
 #include "devices/isa/acpi_pm.h"
 #include "devices/isa/dma8237.h"
 #include "devices/isa/fw_cfg.h"
@@ -54,6 +55,8 @@ void save_chipset(struct machine *m, struct state_writer *w)
 {
 	if (m->pci)
 		pci_bus_save(m->pci, w);
+	if (m->iommu)
+		intel_iommu_save(m->iommu, w);
 	if (m->i440fx)
 		i440fx_save(m->i440fx, w);
 	if (m->piix3)
@@ -90,6 +93,9 @@ void save_chipset(struct machine *m, struct state_writer *w)
 int load_chipset(struct machine *m, const struct state_reader *devs, char *err, size_t errlen)
 {
 	if (m->pci && pci_bus_load(m->pci, devs, err, errlen) < 0)
+		return -1;
+	/* before the devices whose DMA and MSIs it remaps */
+	if (m->iommu && intel_iommu_load(m->iommu, devs, err, errlen) < 0)
 		return -1;
 	if (m->i440fx && i440fx_load(m->i440fx, devs, err, errlen) < 0)
 		return -1;

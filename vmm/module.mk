@@ -64,6 +64,10 @@ KVM_TESTS += tests/integration/migrate-devices.sh
 # ... after a disk and a NIC were hot-plugged, restored by a command line in another order
 INTEG_TESTS += tests/integration/migrate-hotplug.sh
 KVM_TESTS += tests/integration/migrate-hotplug.sh
+# a guest whose VT-d unit translates its SATA disk's DMA and remaps its
+# interrupts, saved and restored (vmm and QEMU)
+INTEG_TESTS += tests/integration/migrate-iommu.sh
+KVM_TESTS += tests/integration/migrate-iommu.sh
 # the migration stream's framing (header, zero pages, truncation)
 $(eval $(call unit_test,vmm_migration_stream,tests/unit/vmm/test_migration_stream.c vmm/migration_stream.c,,))
 # the return path: the source waits for the destination's reply

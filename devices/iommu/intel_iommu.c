@@ -15,12 +15,8 @@
 #include "devices/pci/pci.h"
 
 #define VTD_VERSION 0x10 /* 1.0, as QEMU's */
-#define VTD_IRTA_EIME (1ull << 11)
 #define VTD_CCMD_ICC (1ull << 63)
 #define VTD_IOTLB_IVT (1ull << 63)
-#define VTD_FRCD_F (1ull << 63)
-#define VTD_ADDR_MASK 0x000ffffffffff000ull
-#define VTD_IQ_DESC 16
 
 /* Interrupts and callbacks decided under the lock, sent after it. */
 struct vtd_msg {
@@ -49,11 +45,17 @@ static void flush_out(struct intel_iommu *v, const struct vtd_out *out)
 {
 	for (unsigned i = 0; i < out->n_msi; i++)
 		vtd_send_msi(v, out->msi[i].lo, out->msi[i].hi, out->msi[i].data);
-	if (out->ir_changed && (v->ecap & VTD_ECAP_IR)) {
-		vtd_routes_refresh(v);
-		if (v->ir_changed)
-			v->ir_changed(v->ir_changed_opaque);
-	}
+	if (out->ir_changed)
+		vtd_ir_refresh(v);
+}
+
+void vtd_ir_refresh(struct intel_iommu *v)
+{
+	if (!(v->ecap & VTD_ECAP_IR))
+		return;
+	vtd_routes_refresh(v);
+	if (v->ir_changed)
+		v->ir_changed(v->ir_changed_opaque);
 }
 
 /* The fault event: sent now, or pending while masked (lock held). */
@@ -106,9 +108,9 @@ void vtd_fault(struct intel_iommu *v, uint16_t sid, uint64_t addr, uint8_t reaso
 
 /* ------------------------------------------------ queued invalidation */
 
-static uint64_t iq_bytes(const struct intel_iommu *v)
+uint64_t vtd_iq_bytes(uint64_t iqa)
 {
-	return 4096ull << (v->iqa & 7);
+	return 4096ull << (iqa & 7);
 }
 
 /* An invalidation error: IQH stays on the bad descriptor. */
@@ -156,7 +158,7 @@ static bool iq_run_one(struct intel_iommu *v, const uint64_t d[2], struct vtd_ou
 
 static void iq_run(struct intel_iommu *v, struct vtd_out *out)
 {
-	uint64_t size = iq_bytes(v), base = v->iqa & VTD_ADDR_MASK;
+	uint64_t size = vtd_iq_bytes(v->iqa), base = v->iqa & VTD_ADDR_MASK;
 
 	if (!(v->gsts & VTD_GCMD_QIE) || (v->fsts & VTD_FSTS_IQE))
 		return;

@@ -40,4 +40,12 @@ int intel_iommu_remap_msi(struct intel_iommu *v, uint32_t sid, uint64_t *addr, u
  * IEC invalidation): the split irqchip re-mirrors the I/O APIC routes. */
 void intel_iommu_set_ir_changed(struct intel_iommu *v, void (*fn)(void *opaque), void *opaque);
 
+/* The unit's state as node "intel-iommu" (intel_iommu_state.c). A load
+ * refuses a unit saved with other intremap/eim options and values no
+ * guest could have written, with a one-line reason. */
+struct state_writer;
+struct state_reader;
+void intel_iommu_save(struct intel_iommu *v, struct state_writer *w);
+int intel_iommu_load(struct intel_iommu *v, const struct state_reader *r, char *err, size_t errlen);
+
 #endif /* VMM_DEVICES_IOMMU_INTEL_IOMMU_H */

@@ -56,6 +56,10 @@ enum {
 #define VTD_FSTS_ITE (1u << 6)
 #define VTD_CTL_IM (1u << 31) /* FECTL, IECTL: interrupt mask */
 #define VTD_CTL_IP (1u << 30) /* interrupt pending */
+#define VTD_IRTA_EIME (1ull << 11)
+#define VTD_FRCD_F (1ull << 63)
+#define VTD_ADDR_MASK 0x000ffffffffff000ull
+#define VTD_IQ_DESC 16
 
 /* CAP: ND=6 (64K domains), SAGAW 39 and 48 bits, MGAW 48, FRO, NFR=1,
  * SLLPS 2M+1G, PSI, MAMV 63, DWD, DRD. */
@@ -136,6 +140,11 @@ struct intel_iommu {
 };
 
 void vtd_snapshot(struct intel_iommu *v, struct vtd_state *st);
+/* The invalidation queue's size in bytes for an IQA value. */
+uint64_t vtd_iq_bytes(uint64_t iqa);
+/* After interrupt remapping changed (intremap only): the MSI routes are
+ * remapped again and ir_changed runs (call without the lock). */
+void vtd_ir_refresh(struct intel_iommu *v);
 /* Record a fault (unless the entry that failed asked not to: fpd) and
  * signal it. type_read: the access was a read (DMA) or an interrupt. */
 void vtd_fault(struct intel_iommu *v, uint16_t sid, uint64_t addr, uint8_t reason, bool read);

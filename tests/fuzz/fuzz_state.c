@@ -5,14 +5,15 @@
  * virtio-pci transport's loader: registers, MSI-X, queues against 2 MiB
  * of RAM), virtio-balloon-pci (held stats buffer, page map) and
  * virtio-serial-pci (ports, pending control messages and input),
- * pci-testdev and the USB controllers (piix3-usb-uhci as usb@0, qemu-xhci
- * as usb@1) under /devices, each device is
+ * pci-testdev, the USB controllers (piix3-usb-uhci as usb@0, qemu-xhci
+ * as usb@1) and intel-iommu (intremap=on) under /devices, each device is
  * read through its ports, and what loaded is saved again and must load
  * back (a loaded device always holds a state its own loader accepts). */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "devices/intc/i8259.h"
+#include "devices/iommu/intel_iommu.h"
 #include "devices/isa/serial.h"
 #include "devices/pci/pci.h"
 #include "devices/testdev/edu.h"
@@ -38,8 +39,9 @@ struct devs {
 	struct pci_testdev *pt;
 	struct uhci *uhci;
 	struct xhci *xhci;
+	struct intel_iommu *iommu;
 	bool uart_ok, rtc_ok, pic_ok, rng_ok, edu_ok, balloon_ok, serial_ok, pt_ok, uhci_ok,
-		xhci_ok;
+		xhci_ok, iommu_ok;
 };
 
 /* as the unit tests' device, whose trees are the seeds */
@@ -68,8 +70,10 @@ static void devs_new(struct devs *d)
 	d->pt = pci_testdev_new(&host.host, bus, 7 << 3);
 	d->uhci = uhci_new(&host.host, bus, 8 << 3);
 	d->xhci = xhci_new(&host.host, bus, 9 << 3, 4, 4);
+	/* off the bus: the others' DMA stays untranslated */
+	d->iommu = intel_iommu_new(&host.host, NULL, &(struct intel_iommu_opts){true, false});
 	if (!d->uart || !d->rtc || !d->pic || !d->rng || !d->edu || !d->balloon || !d->serial ||
-	    !d->pt || !d->uhci || !d->xhci)
+	    !d->pt || !d->uhci || !d->xhci || !d->iommu)
 		abort();
 }
 
@@ -85,6 +89,7 @@ static void devs_free(struct devs *d)
 	pci_testdev_free(d->pt);
 	uhci_free(d->uhci);
 	xhci_free(d->xhci);
+	intel_iommu_free(d->iommu);
 }
 
 static void devs_load(struct devs *d, const struct state_reader *r)
@@ -104,6 +109,7 @@ static void devs_load(struct devs *d, const struct state_reader *r)
 	d->pt_ok = pci_testdev_load(d->pt, r, "pci-testdev@0", err, sizeof(err)) == 0;
 	d->uhci_ok = uhci_load(d->uhci, r, "usb@0", err, sizeof(err)) == 0;
 	d->xhci_ok = xhci_load(d->xhci, r, "usb@1", err, sizeof(err)) == 0;
+	d->iommu_ok = intel_iommu_load(d->iommu, r, err, sizeof(err)) == 0;
 }
 
 /* The virtio devices that loaded, saved under their names: 0, or -1. */
@@ -139,6 +145,8 @@ static void devs_poke(struct devs *d)
 		if (i8259_intr(d->pic))
 			i8259_ack(d->pic);
 	}
+	for (unsigned off = 0; off < INTEL_IOMMU_SIZE; off += 4)
+		iobus_read(host.host.mmio, INTEL_IOMMU_BASE + off, &v, 4);
 }
 
 /* Save what loaded; loading it into fresh devices must succeed. */
@@ -168,6 +176,8 @@ static void resave(struct devs *d)
 		uhci_save(d->uhci, w, "usb@0");
 	if (d->xhci_ok)
 		xhci_save(d->xhci, w, "usb@1");
+	if (d->iommu_ok)
+		intel_iommu_save(d->iommu, w);
 	if (save_virtio(d, w, err, sizeof(err)) < 0) {
 		fprintf(stderr, "fuzz_state: %s\n", err);
 		abort();
@@ -185,7 +195,8 @@ static void resave(struct devs *d)
 	if (again.uart_ok != d->uart_ok || again.rtc_ok != d->rtc_ok || again.pic_ok != d->pic_ok ||
 	    again.rng_ok != d->rng_ok || again.edu_ok != d->edu_ok ||
 	    again.balloon_ok != d->balloon_ok || again.serial_ok != d->serial_ok ||
-	    again.pt_ok != d->pt_ok || again.uhci_ok != d->uhci_ok || again.xhci_ok != d->xhci_ok)
+	    again.pt_ok != d->pt_ok || again.uhci_ok != d->uhci_ok || again.xhci_ok != d->xhci_ok ||
+	    again.iommu_ok != d->iommu_ok)
 		abort();
 	devs_free(&again);
 	state_reader_close(&r);

@@ -1,7 +1,7 @@
 /* Unit tests for the VT-d model: the GCMD -> GSTS handshake,
  * queued invalidation, DMA remapping through tables built in fake guest
  * RAM (3 levels, a 2 MiB page, faults) and interrupt remapping of MSIs and
- * I/O APIC entries. No KVM. */
+ * I/O APIC entries, and the unit's snapshot. No KVM. */
 #include <check.h>
 
 #include "devices/dev_host.h"
@@ -9,6 +9,7 @@
 #include "devices/iommu/intel_iommu.h"
 #include "devices/pci/pci.h"
 #include "tests/unit/devices/pc_host.h"
+#include "tests/unit/devices/state_tree.h"
 
 #define R(off) (INTEL_IOMMU_BASE + (off))
 #define GCMD 0x18
@@ -404,6 +405,62 @@ START_TEST(msi_routes_follow_remapping)
 }
 END_TEST
 
+static void save_vtd(void *dev, struct state_writer *w)
+{
+	intel_iommu_save(dev, w);
+}
+
+static int load_vtd(void *dev, const struct state_reader *r, char *e, size_t elen)
+{
+	return intel_iommu_load(dev, r, e, elen);
+}
+
+/* A unit translating, remapping and part-way through its invalidation
+ * queue comes back doing all three where it was; a unit with other
+ * options, or a global status no guest could have set, is refused. */
+START_TEST(snapshot_round_trip)
+{
+	struct intel_iommu_opts plain = {false, false}, o = {true, false};
+	uint64_t gpa, len = 0x1000, addr = 0xfee00000u | 5u << 5 | 1u << 4;
+	uint32_t data = 0;
+	size_t blen;
+	void *blob, *bad;
+
+	build_tables(false);
+	irte(5, 0x41, 3u << 8, SID, 1);
+	enable_ir();
+	wr(IQA, 8, QUEUE);
+	gcmd_or(QIE);
+	put64(QUEUE, 2); /* IOTLB global */
+	wr(IQT, 8, 16);
+	blob = save_tree(save_vtd, v, &blen);
+	intel_iommu_free(v);
+	v = intel_iommu_new(&t.host, NULL, &o);
+	ck_assert_int_eq(load_tree(load_vtd, v, blob, blen), 0);
+	ck_assert_uint_eq(rd(GSTS, 4), SRTP | TE | SIRTP | IRE | QIE);
+	ck_assert_int_eq(intel_iommu_translate(v, SID, 0x1234, false, &gpa, &len), 0);
+	ck_assert_uint_eq(gpa, 0x80234);
+	ck_assert_int_eq(intel_iommu_remap_msi(v, SID, &addr, &data, true), 0);
+	ck_assert_uint_eq(addr, 0xfee03000u);
+	ck_assert_uint_eq(data, 0x41);
+	/* the queue goes on from its head: a wait with a status write */
+	put64(QUEUE + 16, 5 | 1u << 5 | 0x77ull << 32);
+	put64(QUEUE + 24, STATUS);
+	wr(IQT, 8, 32);
+	ck_assert_uint_eq(rd(IQH, 8), 32);
+	ck_assert_uint_eq(*(uint32_t *)(t.ram + STATUS), 0x77);
+	bad = patched_copy(blob, blen, "/devices/intel-iommu", "gsts", SRTP | 1, 4);
+	ck_assert_int_eq(load_tree(load_vtd, v, bad, blen), -1);
+	ck_assert_ptr_nonnull(strstr(state_err, "impossible global status"));
+	free(bad);
+	intel_iommu_free(v);
+	v = intel_iommu_new(&t.host, NULL, &plain);
+	ck_assert_int_eq(load_tree(load_vtd, v, blob, blen), -1);
+	ck_assert_ptr_nonnull(strstr(state_err, "saved with intremap=on,eim=off"));
+	free(blob);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("intel_iommu");
@@ -418,6 +475,7 @@ int main(void)
 	tcase_add_test(tc, interrupt_remapping_ioapic_rte);
 	tcase_add_test(tc, no_intremap_no_ir);
 	tcase_add_test(tc, msi_routes_follow_remapping);
+	tcase_add_test(tc, snapshot_round_trip);
 	suite_add_tcase(s, tc);
 	return test_run_suite(s);
 }
