@@ -26,8 +26,10 @@ a file (stop, migrate exec:, -incoming exec:): the counter goes on from
 where it stopped and the writer's blocks still read back. Prints the
 migrations' total times and downtimes.
 
-Each process's hostfwd listens on one of two host ports in turn: the
-source still holds its own while the destination starts."""
+vmm's processes all have the same hostfwd port, as libvirt would start
+them: each destination takes the listening socket with the stream.
+QEMU's listen on one of two host ports in turn: the source still holds
+its own while the destination starts."""
 import hashlib
 import os
 import re
@@ -54,7 +56,7 @@ carry = side.startswith("vmm")
 
 def start(n, extra):
     return g.start(n, ["-smp", "2", "-drive", "file=%s,if=virtio,format=qcow2" % disk,
-                       "-netdev", "user,id=n0,hostfwd=tcp:127.0.0.1:%d-:5000" % fwd[n % 2],
+                       "-netdev", "user,id=n0,hostfwd=tcp:127.0.0.1:%d-:5000" % fwd[0 if carry else n % 2],
                        "-device", "virtio-net-pci,netdev=n0"] + extra)
 
 
