@@ -127,14 +127,15 @@ kill $pid; wait $pid 2>/dev/null; pid=
 exec 3>&-
 
 # q35: the ich9-ahci holds -cdrom on port 2, which QEMU names ide2-cd0
-# (each AHCI port is a bus); the CD boots there too, both emulators
-# list the drive under the same name and the tray moves by that name.
+# (each AHCI port is a bus); the CD boots there too, ahead of the
+# SYSLINUX disk on port 0 (-boot d), both emulators list the drive under
+# the same name and the tray moves by that name.
 q35_run() { # NAME EMULATOR ARGS...: booted from the CD, QMP's removable drives in $work/NAME.names
 	name=$1; shift
 	t0=$(date +%s)
 	"$@" -machine q35 -m 128 -display none -serial file:"$work/$name.out" -monitor none \
 		-qmp "unix:$work/$name.sock,server=on,wait=off" -cdrom "$work/cd.iso" -boot d \
-		2>"$work/err" &
+		-drive file="$work/disk.img",format=raw,if=ide,index=0 2>"$work/err" &
 	pid=$!
 	wait_for VMM-CDROM-ISOLINUX-CFG-READ "$work/$name.out"
 	PYTHONPATH=tests/integration python3 - "$work/$name.sock" "$name" >"$work/$name.names" 2>&1 <<'PY' || {
