@@ -132,6 +132,8 @@ void un_tcp_hand_over(struct un_ns *n);
  * -errno with err filled; add or remove a forward whose host socket calls
  * fn (with fwd_wait set, an added forward waits unbound). */
 int un_fwd_socket(const struct usernet_fwd *f, char *err, size_t errlen);
+/* Whether two rules name the same host socket (protocol, address, port). */
+bool un_fwd_same_host(const struct usernet_fwd *a, const struct usernet_fwd *b);
 int un_fwd_change(struct un_ns *n, bool add, const struct usernet_fwd *f, un_watch_fn fn, char *err,
 		  size_t errlen);
 /* A saved forward on a loading usernet: when fd (dup'd; -1 none) is a
@@ -150,12 +152,11 @@ void un_fwd_fini(struct un_ns *n);
 /* udp_nat.c: a forward going away closes its UDP peers. */
 void un_udp_fwd_gone(struct un_ns *n, struct un_fwd *fw);
 
-/* A forward (both protocols): host socket (w.fd -1 while unbound), the
- * handler its socket gets, spec, UDP peers. */
+/* A forward (both protocols): spec, host socket (w.fd -1 while unbound;
+ * w.fn the handler it gets either way). */
 struct un_fwd {
 	struct un_fwd *next;
 	struct usernet_fwd spec;
-	un_watch_fn fn;
 	struct un_watch w;
 };
 

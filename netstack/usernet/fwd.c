@@ -19,15 +19,19 @@
 
 #define FWD_RETRY_US 1000000
 
+bool un_fwd_same_host(const struct usernet_fwd *a, const struct usernet_fwd *b)
+{
+	return a->udp == b->udp && a->host6 == b->host6 && a->host_port == b->host_port &&
+	       (a->host6 ? !memcmp(a->host_addr6, b->host_addr6, 16)
+			 : a->host_addr == b->host_addr);
+}
+
 static struct un_fwd **fwd_find(struct un_ns *n, const struct usernet_fwd *f)
 {
 	struct un_fwd **pp = &n->fwds;
 
-	for (; *pp; pp = &(*pp)->next)
-		if ((*pp)->spec.udp == f->udp && (*pp)->spec.host_addr == f->host_addr &&
-		    (*pp)->spec.host_port == f->host_port && (*pp)->spec.host6 == f->host6 &&
-		    !memcmp((*pp)->spec.host_addr6, f->host_addr6, 16))
-			return pp;
+	while (*pp && !un_fwd_same_host(&(*pp)->spec, f))
+		pp = &(*pp)->next;
 	return pp;
 }
 
@@ -70,7 +74,7 @@ int un_fwd_socket(const struct usernet_fwd *f, char *err, size_t errlen)
 /* Watches fd for fw (fw owns it from now on, also on failure). */
 static int fwd_arm(struct un_ns *n, struct un_fwd *fw, int fd)
 {
-	if (un_watch_add(n, &fw->w, fd, EPOLLIN, fw->fn) < 0) {
+	if (un_watch_add(n, &fw->w, fd, EPOLLIN, fw->w.fn) < 0) {
 		close(fd);
 		fw->w.fd = -1;
 		return -ENOMEM;
@@ -105,8 +109,7 @@ int un_fwd_change(struct un_ns *n, bool add, const struct usernet_fwd *f, un_wat
 		return usernet_fail(err, errlen, -ENOMEM, "hostfwd: out of memory");
 	}
 	fw->spec = *f;
-	fw->fn = fn;
-	fw->w.fd = -1;
+	fw->w = (struct un_watch){.fn = fn, .fd = -1};
 	if (fd >= 0 && fwd_arm(n, fw, fd) < 0) {
 		free(fw);
 		return usernet_fail(err, errlen, -ENOMEM, "hostfwd: out of memory");

@@ -69,13 +69,6 @@ static bool get_addr(struct rbuf *r, bool v6, uint32_t *a4, uint8_t a6[16])
 	return true;
 }
 
-static bool same_host_side(const struct usernet_fwd *a, const struct usernet_fwd *b)
-{
-	return a->udp == b->udp && a->host6 == b->host6 && a->host_port == b->host_port &&
-	       (a->host6 ? !memcmp(a->host_addr6, b->host_addr6, 16)
-			 : a->host_addr == b->host_addr);
-}
-
 int state_load_fwd(struct rbuf *r, struct loaded *ld, char *err, size_t errlen)
 {
 	struct loaded_fwd x = {0};
@@ -94,7 +87,7 @@ int state_load_fwd(struct rbuf *r, struct loaded *ld, char *err, size_t errlen)
 	    !x.spec.guest_port)
 		return usernet_fail(err, errlen, -EINVAL, "usernet state: bad hostfwd record");
 	for (unsigned i = 0; i < ld->nfwds; i++)
-		if (same_host_side(&ld->fwds[i].spec, &x.spec))
+		if (un_fwd_same_host(&ld->fwds[i].spec, &x.spec))
 			return usernet_fail(err, errlen, -EINVAL,
 					    "usernet state: hostfwd port %u saved twice",
 					    x.spec.host_port);
