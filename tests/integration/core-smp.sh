@@ -61,6 +61,8 @@ fi
 # -smp topologies: the APIC IDs the MADT lists and the vCPUs answer with
 # (sockets=2,cores=3 skips 3), and the CPUID topology each vCPU reads,
 # the same as under QEMU (KVM, -cpu host) with the same payload and -smp.
+# (QEMU leaves out arch-capabilities: some KVMs, kvm_pvm among them, list
+# the MSR yet refuse QEMU's value for it, and QEMU aborts.)
 # topology PROGRAM...: what smp.elf reports with topo=1, sorted (arrival
 # order varies).
 topology() {
@@ -72,7 +74,7 @@ if command -v qemu-system-x86_64 >/dev/null; then
 	for smp in "sockets=2,cores=3" "8,sockets=2,cores=2,threads=2" "4" \
 		"8,dies=2,cores=2,threads=2"; do
 		got=$(topology "$VMM")
-		want=$(topology qemu-system-x86_64 -enable-kvm -cpu host)
+		want=$(topology qemu-system-x86_64 -enable-kvm -cpu host,-arch-capabilities)
 		if [ -n "$want" ] && [ "$got" = "$want" ]; then
 			echo "ok   -smp $smp: APIC IDs and CPUID topology as under QEMU"
 		else
