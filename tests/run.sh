@@ -191,7 +191,7 @@ for t in "$@"; do
 	fi
 	# inside L1 (--where nested) everything runs where it is
 	[ -n "$place" ] || { [ "$where" = native ] && place=$(kvm_place) || place=native; }
-	case "$place" in
+	case $(kvm_place_test "$place" "$t") in
 	native) run_one "$t" ;;
 	nested) nested="$nested $t" ;;
 	skip:*)

@@ -9,6 +9,7 @@
 # printed), read them back past the page cache, and mount the CD-ROM
 # (iso9660) and read a file whose sha256 is the host's. QEMU
 # (-enable-kvm) runs the same guest and options as the reference.
+# needs: native ring 0 (Linux guest; scripts/nested-kvm/place.sh)
 set -u
 VMM=${VMM:-build/vmm}
 limit=${AHCI_TIMEOUT:-900}

@@ -15,6 +15,7 @@
 #   3. QEMU (-enable-kvm, same disk and options) boots the same disk as the
 #      reference; both boot times (start to DEBIAN-READY) and their ratio
 #      are printed.
+# needs: native ring 0 (Linux guest; scripts/nested-kvm/place.sh)
 set -u
 VMM=${VMM:-build/vmm}
 limit=${DEBIAN_DISK_TIMEOUT:-1500}

@@ -10,6 +10,7 @@
 # ISO first, as the reference. (cdrom-boot.sh covers ISOLINUX alone,
 # linux-cdrom.sh a directly booted kernel reading a CD; this is Linux
 # booted from the CD it reads.)
+# needs: native ring 0 (Linux guest; scripts/nested-kvm/place.sh)
 set -u
 VMM=${VMM:-build/vmm}
 limit=${DEBIAN_ISO_TIMEOUT:-900}

@@ -5,6 +5,7 @@
 # the preflight that make demo runs first says at once when /dev/kvm does
 # not open (shown by hiding the node in a mount namespace), and nothing
 # where it does.
+# needs: native ring 0 (Linux guest; scripts/nested-kvm/place.sh)
 set -u
 B=${B:-build}
 VMM=${VMM:-$B/vmm}

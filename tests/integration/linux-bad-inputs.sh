@@ -3,6 +3,7 @@
 # build) with status 1 and exactly one line on stderr, before any guest
 # runs: a truncated bzImage, a 64-bit ELF without the PVH note, an initrd
 # larger than RAM, -m too small for the kernel. Crafted files, no kernel build.
+# needs: native ring 0 (Linux guest; scripts/nested-kvm/place.sh)
 set -eu
 vmm=${VMM:-build/vmm}
 [ -e /dev/kvm ] || { echo "skip: no /dev/kvm"; exit 77; }

@@ -10,6 +10,7 @@
 # must interrupt by MSI, and the idle root hubs must autosuspend and
 # resume (uhci_hcd stops and restarts the controller for that). QEMU
 # (-enable-kvm) runs the same guest and options as the reference.
+# needs: native ring 0 (Linux guest; scripts/nested-kvm/place.sh)
 set -u
 VMM=${VMM:-build/vmm}
 limit=${LINUX_USB_TIMEOUT:-600}

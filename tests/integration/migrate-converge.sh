@@ -4,6 +4,7 @@
 # it never converges without the capability, and converges with it, its
 # vCPUs throttled on the way and running freely again at the destination.
 # QEMU runs the same as the reference.
+# needs: native ring 0 (Linux guest; scripts/nested-kvm/place.sh)
 . "$(dirname "$0")/demo-py.inc.sh"
 
 # shellcheck disable=SC2086

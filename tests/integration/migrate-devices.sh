@@ -8,6 +8,7 @@
 # was stopped too), the balloon keeps its target, its stats keep
 # updating and a new target is reached. QEMU runs the same as the
 # reference.
+# needs: native ring 0 (Linux guest; scripts/nested-kvm/place.sh)
 . "$(dirname "$0")/demo-py.inc.sh"
 guest=$GUEST
 

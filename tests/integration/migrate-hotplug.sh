@@ -5,6 +5,7 @@
 # order than the source had them (tests/integration/migrate_hotplug.py):
 # the guest reads back both disks, writes again, and leases an address
 # through the NIC. QEMU runs the same as the reference.
+# needs: native ring 0 (Linux guest; scripts/nested-kvm/place.sh)
 . "$(dirname "$0")/demo-py.inc.sh"
 guest=$GUEST
 

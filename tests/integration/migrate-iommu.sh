@@ -5,6 +5,7 @@
 # remaps its interrupts (tests/integration/migrate_iommu.py): after the
 # restore the guest reads back what it wrote and writes again, with no
 # DMAR fault. QEMU runs the same as the reference.
+# needs: native ring 0 (Linux guest; scripts/nested-kvm/place.sh)
 . "$(dirname "$0")/demo-py.inc.sh"
 guest=$GUEST
 

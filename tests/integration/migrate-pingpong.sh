@@ -14,6 +14,7 @@
 # drops it, reported), and every block the guest wrote reads back from
 # the image with the sha256 it printed (qemu-img, the oracle); qemu-img
 # check is clean.
+# needs: native ring 0 (Linux guest; scripts/nested-kvm/place.sh)
 tools=qemu-img
 . "$(dirname "$0")/demo-py.inc.sh"
 

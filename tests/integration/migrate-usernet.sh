@@ -10,6 +10,7 @@
 # port after the migration reaches the guest there. QEMU runs the same as the reference; its slirp does
 # not carry connections, so the test prints what became of them there.
 # (A save to a file resets them instead: migrate-virtio.sh checks that.)
+# needs: native ring 0 (Linux guest; scripts/nested-kvm/place.sh)
 . "$(dirname "$0")/demo-py.inc.sh"
 
 # shellcheck disable=SC2086

@@ -15,6 +15,7 @@
 # through the NAT across the save: its host socket stays behind, so vmm's
 # restored guest must see it reset at once (usernet's saved state), not
 # hang; QEMU's slirp, which does not carry it either, is only reported.
+# needs: native ring 0 (Linux guest; scripts/nested-kvm/place.sh)
 set -u
 VMM=${VMM:-build/vmm}
 limit=${MIGRATE_TIMEOUT:-600}

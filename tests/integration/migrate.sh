@@ -16,6 +16,7 @@
 # Also: vmm refuses to migrate a machine with a device it cannot save yet
 # (virtio-wlan-pci), naming it, and refuses a truncated or damaged stream with
 # one line.
+# needs: native ring 0 (Linux guest; scripts/nested-kvm/place.sh)
 set -u
 VMM=${VMM:-build/vmm}
 limit=${MIGRATE_TIMEOUT:-600}

@@ -11,6 +11,7 @@
 # out (tests/integration/pcie_hotplug.py).
 # QEMU (-enable-kvm -M q35, ACPI hot-plug off so its ports do native
 # hot-plug) runs the same as the reference.
+# needs: native ring 0 (Linux guest; scripts/nested-kvm/place.sh)
 . "$(dirname "$0")/demo-py.inc.sh"
 guest=$GUEST
 

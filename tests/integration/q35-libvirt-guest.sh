@@ -11,6 +11,7 @@
 # and the NIC behind its root port must get its address by DHCP. Once up,
 # vmm's RSS beyond guest RAM (smaps: every mapping but the 512 MiB one)
 # must stay within 8 MiB, none of it transparent huge pages.
+# needs: native ring 0 (Linux guest; scripts/nested-kvm/place.sh)
 set -u
 VMM=${VMM:-build/vmm}
 limit=${Q35_GUEST_TIMEOUT:-600}

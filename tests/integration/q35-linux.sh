@@ -19,6 +19,7 @@
 #     acpi-pci-hotplug-with-bridge-support=off, which it gets.
 # QEMU (-enable-kvm -M q35) runs the same guest and options as the
 # reference, and both must answer the same.
+# needs: native ring 0 (Linux guest; scripts/nested-kvm/place.sh)
 set -u
 VMM=${VMM:-build/vmm}
 limit=${Q35_LINUX_TIMEOUT:-600}

@@ -9,6 +9,7 @@
 # system_powerdown presses, and power off through ACPI S5 so that the VMM
 # exits with status 0. QEMU (-enable-kvm) boots the same disk through its
 # SeaBIOS as the reference.
+# needs: native ring 0 (Linux guest; scripts/nested-kvm/place.sh)
 set -u
 VMM=${VMM:-build/vmm}
 limit=${SEABIOS_ACPI_TIMEOUT:-900}

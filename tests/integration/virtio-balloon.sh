@@ -10,6 +10,7 @@
 # boot with free-page-reporting=on: memory the guest frees leaves the RSS
 # by itself. QEMU (-enable-kvm) runs the same cases as the reference, its
 # RSS drops too.
+# needs: native ring 0 (Linux guest; scripts/nested-kvm/place.sh)
 . "$(dirname "$0")/demo-py.inc.sh"
 guest=$GUEST
 

@@ -13,6 +13,7 @@
 # read 64 bytes at a time: a read of /dev/hwrng returns only when full, and
 # the reader killed at the window's end loses what it waits for. QEMU
 # (-enable-kvm) runs the same guest and options as the reference.
+# needs: native ring 0 (Linux guest; scripts/nested-kvm/place.sh)
 set -u
 VMM=${VMM:-build/vmm}
 limit=${VIRTIO_RNG_TIMEOUT:-600}

@@ -7,6 +7,7 @@
 # each way with sha256 checked, VSERPORT_CHANGE on open and close, hvc0
 # both ways, Debian's qemu-ga answering guest-ping and guest-get-osinfo.
 # QEMU (-enable-kvm) runs the same case as the reference.
+# needs: native ring 0 (Linux guest; scripts/nested-kvm/place.sh)
 set -u
 VMM=${VMM:-build/vmm}
 [ -e /dev/kvm ] || { echo "skipped: /dev/kvm is absent"; exit 77; }
