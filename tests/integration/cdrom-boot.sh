@@ -10,6 +10,8 @@
 # the drive, eject empties it, change puts the ISO back; over QMP the
 # tray opens and closes with DEVICE_TRAY_MOVED, as virsh change-media does.
 # The same on q35 (the CD on the ich9-ahci), its drive named as QEMU names it.
+# needs: native ring 0 (QEMU, the reference, stops in ISOLINUX's IRET on
+# kvm_pvm, which vmm completes itself: see seabios-syslinux.sh)
 set -u
 VMM=${VMM:-build/vmm}
 limit=${CDROM_TIMEOUT:-300}
