@@ -21,7 +21,17 @@ command -v busybox >/dev/null || die "busybox-static is not installed"
 key=$({ echo "$kver"; dpkg-query -W -f '${Version}' busybox-static;
 	cat "$here/init" "$here/mkimage.sh" "$here/tsc-khz.c" "$here/../lib/debian-kernel.sh"; } | sha256sum | cut -c1-16)
 out=$cache/l1-$key
-if [ -f "$out/initrd.cpio.gz" ] && [ -f "$out/kernel" ] && [ -x "$out/tsc-khz" ]; then
+built() { [ -f "$out/initrd.cpio.gz" ] && [ -f "$out/kernel" ] && [ -x "$out/tsc-khz" ]; }
+if built; then
+	echo "$out"
+	exit 0
+fi
+# tests/run.sh boots its L1s side by side: the first one builds, the others
+# wait for it (without the lock they removed each other's half-built tree)
+mkdir -p "$cache"
+exec 9>"$cache/l1-$key.lock"
+flock 9
+if built; then
 	echo "$out"
 	exit 0
 fi
