@@ -82,6 +82,10 @@ static void print_radio(FILE *out, const struct radio *r)
 		r->freq_mhz, (unsigned long long)r->tx, (unsigned long long)r->rx,
 		(unsigned long long)r->acked);
 	print_drops(out, r->drops, false);
+	for (unsigned i = 0; i < r->n_vif; i++) {
+		fprintf(out, i ? ", " : "; addresses ");
+		print_mac(out, r->vif[i]);
+	}
 	fprintf(out, "\n");
 }
 

@@ -17,7 +17,6 @@
 #include "wlan/wlan.h"
 
 #define CACHE_SIZE 256 /* a power of two */
-#define MAX_RADAR 16
 #define NS_PER_S 1000000000ull
 #define DEFAULT_NOP_S 1800 /* IEEE80211_DFS_MIN_NOP_TIME_MS */
 
@@ -30,11 +29,6 @@ struct cache_entry {
 	uint32_t lo_mhz, hi_mhz; /* the channel's span, for radar overlap */
 	uint64_t cac_ns;
 	int32_t signal_dbm;
-};
-
-struct radar {
-	uint32_t lo_mhz, hi_mhz;
-	uint64_t until_ns;
 };
 
 struct wlan_reg {
@@ -51,7 +45,7 @@ struct wlan_reg {
 		uint32_t freq_mhz;
 		int32_t signal_dbm;
 	} memo[64]; /* wlan_reg_signal's answers by frequency */
-	struct radar radar[MAX_RADAR];
+	struct wlan_radar radar[WLAN_MAX_RADAR];
 	unsigned n_radar;
 	struct cache_entry cache[CACHE_SIZE];
 };
@@ -274,7 +268,7 @@ static void fill_entry(struct wlan_reg *r, struct cache_entry *e, const struct w
 static bool radar_closed(struct wlan_reg *r, const struct cache_entry *e, uint64_t now)
 {
 	for (unsigned i = 0; i < r->n_radar; i++) {
-		struct radar *x = &r->radar[i];
+		struct wlan_radar *x = &r->radar[i];
 
 		if (x->until_ns <= now) { /* expired: forget it */
 			*x = r->radar[--r->n_radar];
@@ -308,7 +302,7 @@ enum wlan_drop wlan_reg_check(struct wlan_reg *r, const struct wlan_tx *tx, uint
 
 uint64_t wlan_reg_radar(struct wlan_reg *r, uint32_t freq_mhz, uint64_t now)
 {
-	struct radar x = {freq_mhz - 10, freq_mhz + 10, now + r->nop_ns};
+	struct wlan_radar x = {freq_mhz - 10, freq_mhz + 10, now + r->nop_ns};
 
 	for (unsigned i = 0; i < r->n_radar; i++) {
 		if (r->radar[i].lo_mhz == x.lo_mhz) { /* again: the NOP restarts */
@@ -316,10 +310,26 @@ uint64_t wlan_reg_radar(struct wlan_reg *r, uint32_t freq_mhz, uint64_t now)
 			return x.until_ns;
 		}
 	}
-	if (r->n_radar == MAX_RADAR) /* full: the newest event wins a slot */
+	if (r->n_radar == WLAN_MAX_RADAR) /* full: the newest event wins a slot */
 		r->n_radar--;
 	r->radar[r->n_radar++] = x;
 	return x.until_ns;
+}
+
+unsigned wlan_reg_radars(const struct wlan_reg *r, uint64_t now, struct wlan_radar *out)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < r->n_radar; i++)
+		if (r->radar[i].until_ns > now)
+			out[n++] = r->radar[i];
+	return n;
+}
+
+void wlan_reg_set_radars(struct wlan_reg *r, const struct wlan_radar *list, unsigned n)
+{
+	r->n_radar = n < WLAN_MAX_RADAR ? n : WLAN_MAX_RADAR;
+	memcpy(r->radar, list, r->n_radar * sizeof(*list));
 }
 
 int32_t wlan_reg_signal(struct wlan_reg *r, uint32_t freq_mhz)

@@ -171,6 +171,20 @@ void wlan_port_detach(struct wlan_port *p);
 /* One message from the guest behind p (any thread). */
 void wlan_port_input(struct wlan_port *p, const void *msg, size_t len);
 
+/* Snapshots and migration (medium_state.c): the medium's domain, its
+ * enforcement switch and regulatory.db, the radar closures, and the radios
+ * of ports[0..n_ports-1] (each saved with its index there: the loading
+ * process passes its own ports for the same devices in the same order).
+ * Times are saved as what is left of them, so a medium in another process
+ * continues the same CAC and non-occupancy periods. Load checks the whole
+ * node before it changes anything: 0, or -1 with a one-line err. */
+struct state_writer;
+struct state_reader;
+void wlan_medium_save(struct wlan_medium *m, struct state_writer *w, const char *name,
+		      struct wlan_port *const *ports, unsigned n_ports);
+int wlan_medium_load(struct wlan_medium *m, const struct state_reader *r, const char *name,
+		     struct wlan_port *const *ports, unsigned n_ports, char *err, size_t errlen);
+
 /* Runtime control (monitor, daemon control socket): 0, or -1 with err. */
 int wlan_medium_set_country(struct wlan_medium *m, const char *alpha2, char *err, size_t errlen);
 int wlan_medium_reload(struct wlan_medium *m, const char *path, char *err, size_t errlen);
@@ -209,6 +223,16 @@ int32_t wlan_reg_signal(struct wlan_reg *r, uint32_t freq_mhz);
 void wlan_reg_print(struct wlan_reg *r, FILE *out);
 const char *wlan_reg_country(struct wlan_reg *r);
 uint64_t wlan_reg_nop_ns(const struct wlan_reg *r);
+/* Channels radar closed: [lo, hi) MHz until until_ns. */
+#define WLAN_MAX_RADAR 16
+struct wlan_radar {
+	uint32_t lo_mhz, hi_mhz;
+	uint64_t until_ns;
+};
+/* The closures still running at now, into out[WLAN_MAX_RADAR]: how many. */
+unsigned wlan_reg_radars(const struct wlan_reg *r, uint64_t now, struct wlan_radar *out);
+/* Replace them (a restored snapshot's; at most WLAN_MAX_RADAR). */
+void wlan_reg_set_radars(struct wlan_reg *r, const struct wlan_radar *list, unsigned n);
 
 /* ------------------------------------------------------------ relay.c */
 

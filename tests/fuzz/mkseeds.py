@@ -827,6 +827,36 @@ def ahci_seeds():
     seed("ahci", "srst", step(0) + cmd(0, 0, h2d(0, c=0)[:15] + b"\x04" + bytes(4), []) + cmd(0, 1, h2d(0, c=0), []))
 
 
+def state_wlan_seeds():
+    """wlan/medium_state.c's node: a medium under DE with a radar closure
+    and two radios (one with an interface address), and its bad forms."""
+    u16 = lambda v: struct.pack(">H", v)
+    u32 = lambda v: struct.pack(">I", v)
+    u64 = lambda v: struct.pack(">Q", v)
+    ver = ("version", u32(1))
+
+    def radio(i, port, vifs, freq):
+        hw = bytes([0x42, 0, 0, 0, i, 0])
+        return ("radio@%d" % i, [ver, ("port", u32(port)), ("hw", hw), ("vif-count", u32(len(vifs))),
+                                 ("vifs", b"".join(vifs).ljust(24, b"\0")), ("nl-type", u16(0x10)),
+                                 ("freq", u32(freq)), ("on-channel-ns", u64(30 * 10**9)),
+                                 ("cac-wait-ns", u64(0))], [])
+
+    def medium(radios, radar=(5590, 5610, 10**9), country=b"DE"):
+        props = [ver, ("country", country), ("enforce", b"\1"), ("regdb", bytes(256)),
+                 ("radar-count", u32(1)), ("radars", u32(radar[0]) + u32(radar[1]) + u64(radar[2])),
+                 ("radio-count", u32(len(radios)))]
+        tree = ("", [], [("devices", [ver], [("wlan-medium@0", props, radios)])])
+        return fdt(tree)
+
+    good = medium([radio(0, 0, [], 5500), radio(1, 1, [b"\x02\x11\x22\x33\x44\x55"], 5180)])
+    seed("state_wlan", "medium", good)
+    seed("state_wlan", "medium-truncated", good[:len(good) - 40])
+    seed("state_wlan", "bad-port", medium([radio(0, 7, [], 5500)]))
+    seed("state_wlan", "bad-radar", medium([], radar=(5610, 5590, 10**9)))
+    seed("state_wlan", "bad-country", medium([], country=b"d1"))
+
+
 def migration_seeds():
     """vmm/migration.h's stream: blocks of 16 and 3 pages (fuzz_migration_stream.c)."""
     page = 4096
@@ -875,7 +905,8 @@ def migration_seeds():
 
 
 GROUPS = (netstack_seeds, usernet_seeds, regdb_seeds, loader_seeds, device_seeds, ahci_seeds, virtio_net_seeds,
-          virtio_console_seeds, hwsim_seeds, control_seeds, state_seeds, usb_seeds, migration_seeds)
+          virtio_console_seeds, hwsim_seeds, control_seeds, state_seeds, state_wlan_seeds, usb_seeds,
+          migration_seeds)
 
 if __name__ == "__main__":
     # optional arguments: only these groups ("virtio_net" runs virtio_net_seeds)

@@ -57,6 +57,9 @@ $(eval $(call fuzz_target,state_chipset,,libdevices.a libbackends.a,$(DEVICES_LI
 # vmm's own PIT, I/O APIC and local APICs (kernel_irqchip=split|off) on a
 # state tree
 $(eval $(call fuzz_target,state_irqchip,,libdevices.a libbackends.a,$(DEVICES_LIBS)))
+# the virtual WLAN's loaders (virtio-wlan-pci's outbox, a medium with its
+# radios) on a state tree
+$(eval $(call fuzz_target,state_wlan,,libwlan.a libregdb.a libdevices.a libbackends.a,$(WLAN_LDLIBS) $(DEVICES_LIBS)))
 # the migration stream's framing (header, RAM blocks, trailer)
 $(eval $(call fuzz_target,migration_stream,vmm/migration_stream.c,,))
 

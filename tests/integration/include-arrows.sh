@@ -45,7 +45,7 @@ allowed() {
 	"backends -> netstack" | "backends -> netstack/usernet") return 0 ;;
 	"netstack/usernet -> netstack") return 0 ;;
 	"netstack/host -> netstack/usernet" | "netstack/host -> netstack") return 0 ;;
-	"wlan -> regdb") return 0 ;;
+	"wlan -> regdb" | "wlan -> state") return 0 ;;
 	"tests -> "*) return 0 ;;
 	*" -> build") return 0 ;;
 	esac
