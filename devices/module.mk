@@ -94,7 +94,7 @@ $(eval $(call unit_test,devices_i8042,tests/unit/devices/test_i8042.c,libdevices
 # The buses and the dev_host helpers.
 $(eval $(call unit_test,devices_bus,tests/unit/devices/test_bus.c,libdevices.a libbackends.a,))
 # virtio-wlan-pci itself on a fake host (no KVM): held receive buffers, outbox.
-$(eval $(call unit_test,virtio_hwsim,tests/unit/virtio/test_virtio_hwsim.c,libdevices.a libbackends.a,))
+$(eval $(call unit_test,virtio_hwsim,tests/unit/virtio/test_virtio_hwsim.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a,))
 # virtio-rng-pci on a fake host: fills, the rate limit, malformed chains.
 $(eval $(call unit_test,virtio_rng,tests/unit/virtio/test_virtio_rng.c,libdevices.a libbackends.a,))
 # virtio-serial-pci on a fake host: handshake, data, open/close, bad messages.

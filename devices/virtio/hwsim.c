@@ -17,6 +17,7 @@
 #include "devices/dev_host.h"
 #include "devices/pci/pci.h"
 #include "devices/virtio/virtio.h"
+#include "state/state.h"
 
 #define HWSIM_VQ_TX 0
 #define HWSIM_VQ_RX 1
@@ -117,6 +118,98 @@ static void hwsim_reset(void *opaque)
 	pthread_mutex_unlock(&h->lock);
 }
 
+/* Snapshots: the outbox, oldest first, as one property of (u32 big-endian
+ * length, message) records: frames the medium delivered that the guest
+ * has not taken yet are on the air, and a migration must not lose them. */
+#define OUTBOX_MAX_BYTES (OUTBOX_SIZE * (4 + VIRTIO_HWSIM_MAX_MSG))
+
+static void hwsim_save(void *opaque, struct state_writer *w)
+{
+	struct virtio_hwsim *h = opaque;
+	size_t total = 0, off = 0;
+	uint8_t *buf;
+
+	pthread_mutex_lock(&h->lock);
+	for (unsigned i = 0; i < h->count; i++)
+		total += 4 + h->box[(h->head + i) % OUTBOX_SIZE].len;
+	buf = malloc(total ? total : 1);
+	for (unsigned i = 0; buf && i < h->count; i++) {
+		const struct outbox_msg *m = &h->box[(h->head + i) % OUTBOX_SIZE];
+
+		for (unsigned b = 0; b < 4; b++)
+			buf[off + b] = (uint8_t)(m->len >> (24 - 8 * b));
+		memcpy(buf + off + 4, m->data, m->len);
+		off += 4 + m->len;
+	}
+	state_put_u32(w, "outbox-count", buf ? h->count : 0);
+	state_put_u32(w, "outbox-bytes", (uint32_t)off);
+	state_put_bytes(w, "outbox", buf, off);
+	pthread_mutex_unlock(&h->lock);
+	free(buf);
+}
+
+/* Split the records into box[]; the count and every length checked. */
+static int split_outbox(struct state_node *n, const uint8_t *buf, uint32_t bytes, uint32_t count,
+			struct outbox_msg *box)
+{
+	uint32_t off = 0;
+
+	for (uint32_t i = 0; i < count; i++) {
+		uint32_t len;
+
+		if (bytes - off < 4)
+			return state_node_fail(n, "outbox message %u is cut short", i);
+		len = (uint32_t)buf[off] << 24 | (uint32_t)buf[off + 1] << 16 |
+		      (uint32_t)buf[off + 2] << 8 | buf[off + 3];
+		off += 4;
+		if (len == 0 || len > VIRTIO_HWSIM_MAX_MSG || len > bytes - off)
+			return state_node_fail(n, "outbox message %u is %u bytes", i, len);
+		box[i] = (struct outbox_msg){len, malloc(len)};
+		if (!box[i].data)
+			return state_node_fail(n, "out of memory");
+		memcpy(box[i].data, buf + off, len);
+		off += len;
+	}
+	if (off != bytes)
+		return state_node_fail(n, "outbox has %u bytes after its %u messages", bytes - off,
+				       count);
+	return 0;
+}
+
+static int hwsim_load(void *opaque, struct state_node *n)
+{
+	struct virtio_hwsim *h = opaque;
+	struct outbox_msg *box = calloc(OUTBOX_SIZE, sizeof(*box));
+	uint32_t count, bytes;
+	uint8_t *buf = NULL;
+	int rc = -1;
+
+	if (!box)
+		return state_node_fail(n, "out of memory");
+	if (state_get_u32_max(n, "outbox-count", OUTBOX_SIZE, &count) == 0 &&
+	    state_get_u32_max(n, "outbox-bytes", OUTBOX_MAX_BYTES, &bytes) == 0) {
+		buf = malloc(bytes ? bytes : 1);
+		if (!buf)
+			state_node_fail(n, "out of memory");
+		else if (state_get_bytes(n, "outbox", buf, bytes) == 0)
+			rc = split_outbox(n, buf, bytes, count, box);
+	}
+	if (rc == 0) {
+		pthread_mutex_lock(&h->lock);
+		drop_outbox(h);
+		memcpy(h->box, box, count * sizeof(*box));
+		h->head = 0;
+		h->count = count;
+		pthread_mutex_unlock(&h->lock);
+	} else {
+		for (unsigned i = 0; i < OUTBOX_SIZE; i++)
+			free(box[i].data);
+	}
+	free(box);
+	free(buf);
+	return rc;
+}
+
 bool virtio_hwsim_receive(struct virtio_hwsim *h, const void *msg, size_t len)
 {
 	uint8_t *copy = len && len <= VIRTIO_HWSIM_MAX_MSG ? malloc(len) : NULL;
@@ -165,6 +258,8 @@ struct virtio_hwsim *virtio_hwsim_new(struct dev_host *host, struct pci_bus *bus
 		.queue_size = HWSIM_QUEUE_SIZE,
 		.handle = hwsim_handle,
 		.reset = hwsim_reset,
+		.save = hwsim_save,
+		.load = hwsim_load,
 	};
 	h->vp = virtio_pci_new(host, bus, o->devfn, "virtio-wlan-pci", &h->ops, h, NULL, err,
 			       errlen);

@@ -3,7 +3,7 @@
  * has a message (VIRTIO_HANDLE_LATER in the transport), messages queue in
  * the outbox while the guest has no buffer, guest messages reach the
  * medium whole, oversize ones are counted and dropped, a reset empties the
- * outbox. */
+ * outbox, a snapshot carries the outbox and a bad one is refused. */
 #include <check.h>
 #include <endian.h>
 #include <stdlib.h>
@@ -15,6 +15,7 @@
 #include "devices/virtio/virtio.h"
 #include "tests/unit/check_run.h"
 #include "tests/unit/devices/pc_host.h"
+#include "tests/unit/devices/state_tree.h"
 
 #define BAR4 0xe0000000u
 #define BAR1 0xe0010000u
@@ -108,6 +109,15 @@ static bool wait_used(unsigned q, uint16_t want)
 	for (int i = 0; i < 2000 && used_idx(q) != want; i++)
 		usleep(1000);
 	return used_idx(q) == want;
+}
+
+static void new_dev(void)
+{
+	struct virtio_hwsim_opts o = {2 << 3, on_send, NULL};
+	char err[256];
+
+	dev = virtio_hwsim_new(&th.host, bus, &o, err, sizeof(err));
+	ck_assert_msg(dev, "%s", err);
 }
 
 static void setup(void)
@@ -216,6 +226,88 @@ START_TEST(reset_empties_the_outbox)
 }
 END_TEST
 
+/* ----------------------------------------------------------- snapshots */
+
+#define NODE "/devices/virtio-wlan@0"
+
+static void save_hwsim(void *d, struct state_writer *w)
+{
+	ck_assert_int_eq(virtio_pci_save(virtio_hwsim_transport(d), w, "virtio-wlan@0", state_err,
+					 sizeof(state_err)),
+			 0);
+}
+
+static int load_hwsim(void *d, const struct state_reader *r, char *e, size_t elen)
+{
+	virtio_pci_freeze(virtio_hwsim_transport(d));
+	return virtio_pci_load(virtio_hwsim_transport(d), r, "virtio-wlan@0", e, elen);
+}
+
+/* Three messages of 100, 200 and 300 bytes waiting for receive buffers. */
+static void *tree_with_outbox(size_t *len)
+{
+	uint8_t msg[300];
+
+	for (unsigned i = 0; i < 3; i++) {
+		memset(msg, 'a' + i, sizeof(msg));
+		ck_assert(virtio_hwsim_receive(dev, msg, 100 + 100 * i));
+	}
+	return save_tree(save_hwsim, dev, len);
+}
+
+START_TEST(snapshot_carries_the_outbox)
+{
+	size_t len;
+	void *blob = tree_with_outbox(&len);
+
+	virtio_hwsim_free(dev);
+	new_dev();
+	ck_assert_msg(load_tree(load_hwsim, dev, blob, len) == 0, "%s", state_err);
+	virtio_pci_thaw(virtio_hwsim_transport(dev));
+	for (unsigned i = 0; i < 3; i++)
+		post(1, (uint16_t)i, BUFS + 1024 * i, 1024, true);
+	ck_assert(wait_used(1, 3));
+	for (unsigned i = 0; i < 3; i++) {
+		ck_assert_uint_eq(le32toh(used(1)->ring[i].len), 100 + 100 * i);
+		ck_assert_uint_eq(th.ram[BUFS + 1024 * i], 'a' + i);
+		ck_assert_uint_eq(th.ram[BUFS + 1024 * i + 99 + 100 * i], 'a' + i);
+	}
+	free(blob);
+}
+END_TEST
+
+/* Each bad outbox is refused with its reason, and the device loses
+ * nothing: what it had queued is still there. */
+static const struct {
+	const char *prop;
+	uint32_t v;
+	const char *why;
+} bad_outbox[] = {
+	{"outbox-count", 4, "cut short"},
+	{"outbox-count", 2, "bytes after its 2 messages"},
+	{"outbox-count", 257, "outbox-count"},
+	{"outbox-bytes", 100, "outbox"},
+	{"outbox-bytes", 0x7fffffff, "outbox-bytes"},
+};
+
+START_TEST(bad_outbox_refused)
+{
+	size_t len;
+	void *blob = tree_with_outbox(&len);
+	void *b = patched_copy(blob, len, NODE, bad_outbox[_i].prop, bad_outbox[_i].v, 4);
+	uint8_t msg[40] = {7};
+
+	virtio_hwsim_free(dev);
+	new_dev();
+	ck_assert(virtio_hwsim_receive(dev, msg, sizeof(msg)));
+	ck_assert_int_eq(load_tree(load_hwsim, dev, b, len), -1);
+	ck_assert_msg(strstr(state_err, bad_outbox[_i].why), "'%s' lacks '%s'", state_err,
+		      bad_outbox[_i].why);
+	free(b);
+	free(blob);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("virtio_hwsim");
@@ -228,6 +320,8 @@ int main(void)
 	tcase_add_test(t, guest_messages_reach_the_medium_whole);
 	tcase_add_test(t, outbox_overflow_and_too_big);
 	tcase_add_test(t, reset_empties_the_outbox);
+	tcase_add_test(t, snapshot_carries_the_outbox);
+	tcase_add_loop_test(t, bad_outbox_refused, 0, sizeof(bad_outbox) / sizeof(bad_outbox[0]));
 	suite_add_tcase(s, t);
 	return check_run_suite(s);
 }
