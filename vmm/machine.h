@@ -560,5 +560,10 @@ void vmm_wlan_free(struct vmm_wlan *w);
 void vmm_wlan_info(void *opaque, FILE *out);
 void vmm_wlan_info_regdomain(void *opaque, FILE *out);
 void vmm_wlan_cmd(void *opaque, int argc, char **argv, FILE *out);
+/* Migration: radio device i's transport (NULL past the last), and the
+ * media's and relays' own nodes under /devices (after the devices). */
+struct virtio_pci *vmm_wlan_transport(struct machine *m, unsigned i);
+void vmm_wlan_save(struct machine *m, struct state_writer *w);
+int vmm_wlan_load(struct machine *m, const struct state_reader *devs, char *err, size_t errlen);
 
 #endif /* VMM_MACHINE_H */

@@ -1,6 +1,6 @@
 /* migration_virtio.c — the machine's virtio devices in the state tree:
- * virtio-blk-pci, virtio-net-pci, virtio-rng-pci, virtio-serial-pci and
- * virtio-balloon-pci, one node each (`virtio-blk@0`, by the index the
+ * virtio-blk-pci, virtio-net-pci, virtio-rng-pci, virtio-serial-pci,
+ * virtio-wlan-pci and virtio-balloon-pci, one node each (`virtio-blk@0`, by the index the
  * command line gave them; the hot-pluggable virtio-blk and virtio-net by
  * their id= when they have one, `virtio-blk@virtio-disk1`;
  * `virtio-balloon@0`), and the
@@ -55,6 +55,11 @@ static int each_virtio(struct machine *m,
 		if (vc && f(virtio_console_transport(vc), name, ctx) < 0)
 			return -1;
 	}
+	for (unsigned i = 0; vmm_wlan_transport(m, i); i++) {
+		snprintf(name, sizeof(name), "virtio-wlan@%u", i);
+		if (f(vmm_wlan_transport(m, i), name, ctx) < 0)
+			return -1;
+	}
 	if (vmm_balloon_dev(m) &&
 	    f(virtio_balloon_transport(vmm_balloon_dev(m)), "virtio-balloon@0", ctx) < 0)
 		return -1;
@@ -102,7 +107,10 @@ int migration_virtio_save(struct machine *m, struct state_writer *w, char *err, 
 		if (m->pci_testdev[i])
 			pci_testdev_save(m->pci_testdev[i], w, name);
 	}
-	return each_virtio(m, save_one, &k);
+	if (each_virtio(m, save_one, &k) < 0)
+		return -1;
+	vmm_wlan_save(m, w); /* the media, once their radios' queues are still */
+	return 0;
 }
 
 int migration_virtio_load(struct machine *m, const struct state_reader *devs, char *err,
@@ -120,7 +128,9 @@ int migration_virtio_load(struct machine *m, const struct state_reader *devs, ch
 		    pci_testdev_load(m->pci_testdev[i], devs, name, err, errlen) < 0)
 			return -1;
 	}
-	return each_virtio(m, load_one, &k);
+	if (each_virtio(m, load_one, &k) < 0)
+		return -1;
+	return vmm_wlan_load(m, devs, err, errlen);
 }
 
 void migration_virtio_thaw(struct machine *m)

@@ -90,6 +90,7 @@ LINUX_TESTS += tests/integration/linux-net-user.sh tests/integration/linux-net-s
 	tests/integration/linux-net-qemu.sh
 # Linux's mac80211_hwsim with Debian's hostapd and wpa_supplicant
 # (scripts/guest-wlan-initramfs.sh): in-kernel medium (the reference),
-# vmm's medium with runtime domain changes, two VMs on the daemon's medium.
+# vmm's medium with runtime domain changes, two VMs on the daemon's medium,
+# a guest live-migrated with its AP and station associated.
 LINUX_TESTS += tests/integration/linux-wlan-hwsim.sh tests/integration/linux-wlan-medium.sh \
-	tests/integration/linux-wlan-shared.sh
+	tests/integration/linux-wlan-shared.sh tests/integration/linux-wlan-migrate.sh
