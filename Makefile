@@ -181,6 +181,12 @@ fuzz: $(CONFIG)
 	@$(MAKE) --no-print-directory B=build/fuzz FUZZ=1 CC=clang WERROR=0 fuzz-build
 	@sh tests/fuzz/run.sh $(FUZZ_SECONDS) $(patsubst $(B)/%,build/fuzz/%,$(FUZZ_TARGETS))
 
+# Every test script make check and make check-linux run, one per line
+# (tests/integration/nested-place.sh checks its marks against them).
+.PHONY: print-tests
+print-tests:
+	@printf '%s\n' $(INTEG_TESTS) $(LINUX_TESTS)
+
 .PHONY: fuzz-build
 fuzz-build: $(FUZZ_TARGETS)
 

@@ -3,6 +3,10 @@
 # The nested runner itself (VMM_TEST_NESTED=always on a few tests): runs on
 # every machine, so the path for machines without /dev/kvm stays tested.
 INTEG_TESTS += tests/integration/nested-runner.sh
+# Where one KVM test goes on a host whose KVM emulates ring 0 (kvm_pvm):
+# place.sh's decision table, and every `# needs: native ring 0` mark on a
+# script the build runs.
+INTEG_TESTS += tests/integration/nested-place.sh
 # The rooms' include arrows (README's "Where things are"), checked on
 # every tracked C file.
 INTEG_TESTS += tests/integration/include-arrows.sh
