@@ -45,7 +45,8 @@ for img in default small v2 overlay inflight; do
 		# A killed process's io_uring ring is torn down by the kernel after
 		# the process is gone, and with it the last reference to the image's
 		# open file and its OFD lock: qemu-img may find the lock for a moment
-X
+		# after `wait` (seen once, in a make check, with 32 writes in
+		# flight). Up to 10 s.
 		t=0
 		while :; do
 			qemu-img check "$dir/$img.qcow2" >"$dir/check.log" 2>&1
