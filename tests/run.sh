@@ -103,8 +103,10 @@ run_test() {
 # FAILED SKIPPED TEST" to its tally when it ends, so what L1 finished counts
 # even when L1 itself dies (QEMU's emulation has been seen to hang), and the
 # test it was running is known. A hang costs only that test: the rest get a
-# fresh L1. A test that was running during NESTED_HANGS (2) hangs has had
-# its chance and fails as such; NESTED_BOOTS bounds the rounds of boots.
+# fresh L1; the tests that were running during a hang run last, in an L1
+# of their own with none beside it. A test that was running during
+# NESTED_HANGS (2) hangs has had its chance and fails as such;
+# NESTED_BOOTS bounds the rounds of boots.
 nested_done() { cat "$logs"/nested-tally.* 2>/dev/null | grep -q " $1\$"; }
 
 nested_boot() { # WORKER TEST...: one L1 on these tests
@@ -139,16 +141,22 @@ run_nested() {
 		[ $# -gt 0 ] || break
 		[ $boot -lt "$max_boots" ] || break
 		boot=$((boot + 1))
+		# Tests that were running when an L1 hung wait until the others
+		# are done and then have a round to themselves, in one L1 with
+		# none beside it: the hangs seen (QEMU's TCG) came under load.
+		round=$(for t in "$@"; do grep -q -x "$t" "$logs/nested-hangs" || echo "$t"; done)
 		w=$workers
-		[ "$w" -le $# ] || w=$#
+		[ -n "$round" ] || { round="$*" w=1; }
+		n_round=$(echo $round | wc -w)
+		[ "$w" -le "$n_round" ] || w=$n_round
 		start=$(date +%s)
 		# only this round's workers may name a test they were running
 		rm -f "$logs"/nested-current.*
-		echo "nested: $# tests that need /dev/kvm run in $w nested Linux (L1) under QEMU's emulation (round $boot)"
+		echo "nested: $n_round tests that need /dev/kvm run in $w nested Linux (L1) under QEMU's emulation (round $boot)"
 		i=0
 		while [ $i -lt "$w" ]; do
 			# worker i takes every w-th test, starting at the i-th
-			share=$(n=0; for t in "$@"; do [ $((n % w)) != $i ] || echo "$t"; n=$((n + 1)); done)
+			share=$(n=0; for t in $round; do [ $((n % w)) != $i ] || echo "$t"; n=$((n + 1)); done)
 			# shellcheck disable=SC2086
 			nested_boot $i $share &
 			i=$((i + 1))

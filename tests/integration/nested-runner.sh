@@ -4,8 +4,8 @@
 # emulation. A real guest test passes there, reported as [nested]; a test
 # that fails inside L1 is counted as failed outside; /dev/kvm opens inside;
 # a skip inside stays a skip; when L1 dies mid-batch, what it finished still
-# counts, the tests after the one L1 hung in get a fresh L1, and a test
-# that hangs L1 twice fails, named. This keeps the path machines without
+# counts, the tests after the one L1 hung in get a fresh L1, the one it hung
+# in a round alone after them, and a test that hangs L1 twice fails, named. This keeps the path machines without
 # /dev/kvm depend on tested on machines that have it.
 set -u
 B=${B:-build}
@@ -65,12 +65,16 @@ grep -q "^ok   tests/integration/payloads.sh \[nested\]" "$out" || fail "guest p
 grep -q "^FAIL $dir/fails.sh \[nested\]" "$out" || fail "the failing test was not reported failed"
 grep -q "^SKIP $dir/skips.sh \[nested\]: skipped: deliberately" "$out" || fail "the skip lost its reason"
 grep -q "^ok   tests/integration/regdb-dump.sh \[native\]" "$out" || fail "a non-KVM test did not run natively"
-# The hang costs only the test that was running: the two after it get a
-# fresh L1 and pass; the hanging one gets its own second chance, then fails.
+# The hang costs only the test that was running: the one after it gets a
+# fresh L1 and passes; then the hanging one gets its second chance in a
+# round of its own (one L1, none beside it), hangs again and fails.
 [ "$(grep -c "^nested: L1 hung while running $dir/hangs-l1.sh\$" "$out")" = 2 ] ||
 	fail "the runner did not name the test L1 hung in, once per hang"
 grep -q "^nested-kvm: L1 stopped hung: no heartbeat for 20s" "$out" || fail "the hung L1 was not stopped"
-grep -q "^FAIL $dir/hangs-l1.sh \[nested\]: L1 hung while running it (2 of 2 rounds)" "$out" ||
+sed -n '/^ok   tests\/integration\/payloads.sh \[nested\]/,$p' "$out" |
+	grep -q "^nested: 1 tests that need /dev/kvm run in 1 nested Linux (L1) .*(round 3)$" ||
+	fail "the test that hung L1 did not get a round of its own after the others"
+grep -q "^FAIL $dir/hangs-l1.sh \[nested\]: L1 hung while running it (2 of 3 rounds)" "$out" ||
 	fail "the test that hung L1 was not failed as such"
 grep -q "^check: 3 passed, 2 failed, 1 skipped$" "$out" || fail "wrong closing counts"
 
