@@ -26,6 +26,7 @@
 #define RELAY_STATE_VERSION 1
 
 struct relay_vif {
+	uint8_t refs; /* ADDs minus DELs: hwsim adds an address again per scan */
 	uint8_t len;
 	uint8_t msg[RELAY_VIF_MSG]; /* the guest's own message, replayed as is */
 	uint8_t hw[ETH_ALEN_WLAN], addr[ETH_ALEN_WLAN];
@@ -67,14 +68,18 @@ static void note_vif(struct wlan_radio_dev *d, const uint8_t *buf, size_t len)
 		    !memcmp(d->vifs[i].addr, msg.rx_addr, ETH_ALEN_WLAN))
 			break;
 	if (msg.cmd == HWSIM_CMD_DEL_MAC_ADDR) {
-		if (i < d->n_vifs)
+		if (i < d->n_vifs && --d->vifs[i].refs == 0)
 			d->vifs[i] = d->vifs[--d->n_vifs];
 		return;
 	}
-	if (len > RELAY_VIF_MSG || (i == d->n_vifs && d->n_vifs == RELAY_VIFS))
+	if (i < d->n_vifs) {
+		d->vifs[i].refs += d->vifs[i].refs < UINT8_MAX;
 		return;
-	if (i == d->n_vifs)
-		d->n_vifs++;
+	}
+	if (len > RELAY_VIF_MSG || d->n_vifs == RELAY_VIFS)
+		return;
+	d->n_vifs++;
+	d->vifs[i].refs = 1;
 	d->vifs[i].len = (uint8_t)len;
 	memcpy(d->vifs[i].msg, buf, len);
 	memcpy(d->vifs[i].hw, msg.tx_addr, ETH_ALEN_WLAN);
@@ -170,14 +175,15 @@ static unsigned medium_ports(struct vmm_wlan *w, unsigned j, struct wlan_port **
 
 static void save_relay(struct state_writer *w, const struct wlan_radio_dev *d, unsigned i)
 {
-	uint8_t recs[RELAY_VIFS * (1 + RELAY_VIF_MSG)];
+	uint8_t recs[RELAY_VIFS * (2 + RELAY_VIF_MSG)];
 	size_t off = 0;
 	char name[32];
 
 	for (unsigned v = 0; v < d->n_vifs; v++) {
-		recs[off] = d->vifs[v].len;
-		memcpy(recs + off + 1, d->vifs[v].msg, d->vifs[v].len);
-		off += 1u + d->vifs[v].len;
+		recs[off] = d->vifs[v].refs;
+		recs[off + 1] = d->vifs[v].len;
+		memcpy(recs + off + 2, d->vifs[v].msg, d->vifs[v].len);
+		off += 2u + d->vifs[v].len;
 	}
 	snprintf(name, sizeof(name), "wlan-relay@%u", i);
 	state_begin(w, name, RELAY_STATE_VERSION);
@@ -210,7 +216,7 @@ void vmm_wlan_save(struct machine *m, struct state_writer *w)
 /* Read a relay's records into vifs (each an ADD_MAC_ADDR, checked). */
 static int load_relay_vifs(struct state_node *n, struct relay_vif *vifs, uint32_t *count)
 {
-	uint8_t recs[RELAY_VIFS * (1 + RELAY_VIF_MSG)];
+	uint8_t recs[RELAY_VIFS * (2 + RELAY_VIF_MSG)];
 	uint32_t bytes, off = 0;
 
 	if (state_get_u32_max(n, "vif-count", RELAY_VIFS, count) < 0 ||
@@ -220,21 +226,22 @@ static int load_relay_vifs(struct state_node *n, struct relay_vif *vifs, uint32_
 	for (uint32_t v = 0; v < *count; v++) {
 		struct hwsim_msg msg = {0};
 		const char *why = "cut short";
-		uint8_t len = off < bytes ? recs[off] : 0;
-
-		bool ok = len && len <= RELAY_VIF_MSG && len < bytes - off &&
-			  !hwsim_msg_parse(recs + off + 1, len, &msg, &why);
+		uint8_t refs = off + 1 < bytes ? recs[off] : 0;
+		uint8_t len = off + 1 < bytes ? recs[off + 1] : 0;
+		bool ok = refs && len && len <= RELAY_VIF_MSG && len <= bytes - off - 2 &&
+			  !hwsim_msg_parse(recs + off + 2, len, &msg, &why);
 
 		if (ok && msg.cmd != HWSIM_CMD_ADD_MAC_ADDR)
 			why = "another command";
 		if (!ok || msg.cmd != HWSIM_CMD_ADD_MAC_ADDR)
 			return state_node_fail(n, "vif %u is not an ADD_MAC_ADDR message: %s", v,
 					       why);
+		vifs[v].refs = refs;
 		vifs[v].len = len;
-		memcpy(vifs[v].msg, recs + off + 1, len);
+		memcpy(vifs[v].msg, recs + off + 2, len);
 		memcpy(vifs[v].hw, msg.tx_addr, ETH_ALEN_WLAN);
 		memcpy(vifs[v].addr, msg.rx_addr, ETH_ALEN_WLAN);
-		off += 1u + len;
+		off += 2u + len;
 	}
 	if (off != bytes)
 		return state_node_fail(n, "%u bytes after the vifs", bytes - off);
@@ -256,8 +263,9 @@ static int load_relay(struct wlan_radio_dev *d, const struct state_reader *devs,
 		return -1;
 	memcpy(d->vifs, vifs, count * sizeof(*vifs));
 	d->n_vifs = count;
-	for (unsigned v = 0; v < count; v++)
-		wlan_relay_send(d->relay, vifs[v].msg, vifs[v].len);
+	for (unsigned v = 0; v < count; v++) /* as often as the daemon had it */
+		for (unsigned k = 0; k < vifs[v].refs; k++)
+			wlan_relay_send(d->relay, vifs[v].msg, vifs[v].len);
 	return 0;
 }
 

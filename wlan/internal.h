@@ -15,6 +15,10 @@ struct radio {
 	struct wlan_port *port;
 	uint8_t hw[ETH_ALEN_WLAN];
 	uint8_t vif[MAX_VIFS][ETH_ALEN_WLAN];
+	/* ADD_MAC_ADDR minus DEL_MAC_ADDR per address: hwsim announces an
+	 * address once per interface and again for each scan it runs from
+	 * it, and withdraws the scan's when the scan completes */
+	uint8_t vif_refs[MAX_VIFS];
 	unsigned n_vif;
 	uint16_t nl_type;
 	uint32_t freq_mhz;

@@ -170,17 +170,26 @@ static bool owns(const struct radio *r, const uint8_t *a)
 	return false;
 }
 
+/* Counted: a scan's DEL_MAC_ADDR of the interface's own address (no
+ * random scan address) must not take the interface off the air. */
 static void set_vif(struct radio *r, const uint8_t *a, bool add)
 {
 	for (unsigned i = 0; i < r->n_vif; i++) {
-		if (!memcmp(r->vif[i], a, ETH_ALEN_WLAN)) {
-			if (!add)
-				memcpy(r->vif[i], r->vif[--r->n_vif], ETH_ALEN_WLAN);
-			return;
+		if (memcmp(r->vif[i], a, ETH_ALEN_WLAN))
+			continue;
+		if (add && r->vif_refs[i] < UINT8_MAX) {
+			r->vif_refs[i]++;
+		} else if (!add && --r->vif_refs[i] == 0) {
+			r->n_vif--;
+			memcpy(r->vif[i], r->vif[r->n_vif], ETH_ALEN_WLAN);
+			r->vif_refs[i] = r->vif_refs[r->n_vif];
 		}
+		return;
 	}
-	if (add && r->n_vif < MAX_VIFS)
-		memcpy(r->vif[r->n_vif++], a, ETH_ALEN_WLAN);
+	if (add && r->n_vif < MAX_VIFS) {
+		memcpy(r->vif[r->n_vif], a, ETH_ALEN_WLAN);
+		r->vif_refs[r->n_vif++] = 1;
+	}
 }
 
 /* ----------------------------------------------------------- delivery */

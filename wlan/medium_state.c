@@ -6,8 +6,8 @@
  * closed, each with the time left of its non-occupancy period. A child
  * node per radio (`radio@N`) holds what the frame path learnt of it: its
  * port (an index into the caller's list), hardware and interface
- * addresses (HWSIM_CMD_ADD_MAC_ADDR, announced once by the guest and
- * never again), genl family id, frequency and how long it has been on it
+ * addresses (HWSIM_CMD_ADD_MAC_ADDR, announced when an interface comes
+ * up, never again) with their counts, genl family id, frequency and how long it has been on it
  * (its DFS CAC), or, after radar, how long until its CAC starts again.
  * Counters are not saved: `info wlan` counts from the load.
  *
@@ -65,6 +65,7 @@ static void save_radio(struct state_writer *w, const struct radio *r, unsigned i
 	state_put_bytes(w, "hw", r->hw, ETH_ALEN_WLAN);
 	state_put_u32(w, "vif-count", r->n_vif);
 	state_put_bytes(w, "vifs", vifs, sizeof(vifs));
+	state_put_bytes(w, "vif-refs", r->vif_refs, sizeof(r->vif_refs));
 	state_put_u16(w, "nl-type", r->nl_type);
 	state_put_u32(w, "freq", r->freq_mhz);
 	state_put_u64(w, "on-channel-ns", now > r->on_since_ns ? now - r->on_since_ns : 0);
@@ -168,6 +169,7 @@ static int load_radio(const struct state_reader *med, unsigned i, unsigned n_por
 	    state_get_u32(&n, "port", &port) < 0 || state_get_bytes(&n, "hw", r->hw, 6) < 0 ||
 	    state_get_u32_max(&n, "vif-count", MAX_VIFS, &n_vif) < 0 ||
 	    state_get_bytes(&n, "vifs", vifs, sizeof(vifs)) < 0 ||
+	    state_get_bytes(&n, "vif-refs", r->vif_refs, sizeof(r->vif_refs)) < 0 ||
 	    state_get_u16(&n, "nl-type", &r->nl_type) < 0 ||
 	    state_get_u32_max(&n, "freq", 8000, &r->freq_mhz) < 0 ||
 	    state_get_u64(&n, "on-channel-ns", &l->on_channel[i]) < 0 ||
@@ -183,6 +185,10 @@ static int load_radio(const struct state_reader *med, unsigned i, unsigned n_por
 		    !memcmp(l->radios[j].hw, r->hw, ETH_ALEN_WLAN))
 			return state_node_fail(&n, "a second radio with this address on port %u",
 					       port);
+	for (unsigned v = 0; v < MAX_VIFS; v++)
+		if ((v < n_vif) != (r->vif_refs[v] != 0))
+			return state_node_fail(&n, "vif-refs[%u] is %u with %u addresses", v,
+					       r->vif_refs[v], n_vif);
 	r->port = (void *)(uintptr_t)(port + 1); /* an index until applied */
 	r->n_vif = n_vif;
 	memcpy(r->vif, vifs, sizeof(vifs));

@@ -838,7 +838,8 @@ def state_wlan_seeds():
     def radio(i, port, vifs, freq):
         hw = bytes([0x42, 0, 0, 0, i, 0])
         return ("radio@%d" % i, [ver, ("port", u32(port)), ("hw", hw), ("vif-count", u32(len(vifs))),
-                                 ("vifs", b"".join(vifs).ljust(24, b"\0")), ("nl-type", u16(0x10)),
+                                 ("vifs", b"".join(vifs).ljust(24, b"\0")),
+                                 ("vif-refs", bytes([2] * len(vifs)).ljust(4, b"\0")), ("nl-type", u16(0x10)),
                                  ("freq", u32(freq)), ("on-channel-ns", u64(30 * 10**9)),
                                  ("cac-wait-ns", u64(0))], [])
 

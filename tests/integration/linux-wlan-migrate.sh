@@ -2,19 +2,22 @@
 # Live migration of a guest on the virtual WLAN: one Linux guest whose two
 # mac80211_hwsim radios talk through vmm's medium (-object wlan-medium
 # -device virtio-wlan-pci): hostapd's AP on wlan0, wpa_supplicant's station
-# on wlan1, ARP across the air; the monitor moves the medium to FR. Then
-# QMP migrate to a second vmm (-incoming unix:) while hostapd beacons and
-# the station is associated. On the destination the medium must still be
-# FR, the station must stay associated (no disconnect, no new association)
-# and ARP must cross the air again. (What the medium learnt of its radios,
-# their interface addresses and DFS clocks, is checked by the unit tests:
-# tests/unit/wlan/test_medium_state.c.) QEMU has no virtio-wlan device, so
-# there is no reference run.
+# on wlan1 under an address of its own (02:00:00:00:01:55, not the radio's
+# permanent one: hwsim announces it with ADD_MAC_ADDR when the interface
+# comes up and again per scan, withdrawing the scan's), ARP across the
+# air; the monitor moves the medium to FR. Then QMP migrate to a second
+# vmm (-incoming unix:) while hostapd beacons and the station is
+# associated. On the destination the medium must still be FR, the station
+# must stay associated (no disconnect, no new association) and the AP's
+# unicast ARP reply must still reach 02:00:00:00:01:55, which only the
+# radios' saved state tells the new medium (wlan/medium_state.c; the DFS
+# clocks are checked by tests/unit/wlan/test_medium_state.c). QEMU has no
+# virtio-wlan device, so there is no reference run.
 . "$(dirname "$0")/linux-wlan.inc.sh"
 
 medium="-object wlan-medium,id=m0,country=DE -device virtio-wlan-pci,medium=m0"
 # shellcheck disable=SC2086
-one_guest_wlan $medium -qmp "unix:$tmp/vm.qmp,server=on,wait=off"
+STATION_MAC=02:00:00:00:01:55 one_guest_wlan $medium -qmp "unix:$tmp/vm.qmp,server=on,wait=off"
 out=$(mon vm "wlan_country FR")
 echo "$out" | grep -q "now FR" || fail "wlan_country FR: $out"
 

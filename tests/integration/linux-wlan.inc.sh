@@ -103,7 +103,8 @@ print(cmd(sys.argv[2]), end="")' "$tmp/$1.mon" "$2"
 drops() { echo "$1" | sed -n "s/^drops:.* $2=\([0-9]*\).*/\1/p" | head -1; }
 
 # start_ap VM / start_station VM: hostapd on wlan0 (10.0.0.1), wpa_supplicant
-# on wlan1 (10.0.0.2), both for the open network "vmm-wlan" on channel 36.
+# on wlan1 (10.0.0.2, under STATION_MAC when set), both for the open
+# network "vmm-wlan" on channel 36.
 start_ap() {
 	type_in "$1" 'hostapd /etc/hostapd.conf &'
 	wait_in "$1" "wlan0: AP-ENABLED"
@@ -112,6 +113,10 @@ start_ap() {
 	echo "$1: AP up on channel 36 after $(elapsed) s"
 }
 start_station() {
+	if [ -n "${STATION_MAC:-}" ]; then # an address other than the radio's own
+		run_in "$1" "/sbin/ip link set wlan1 address $STATION_MAC"
+		[ "$rc" = 0 ] || fail "$1: ip link set wlan1 address: status $rc"
+	fi
 	type_in "$1" 'wpa_supplicant -i wlan1 -c /etc/wpa_supplicant.conf &'
 	wait_in "$1" "wlan1: CTRL-EVENT-CONNECTED"
 	run_in "$1" '/sbin/ip addr add 10.0.0.2/24 dev wlan1'

@@ -77,10 +77,10 @@ static void send_from_a(struct side *s, uint8_t fc0, const uint8_t *to, uint32_t
 	wlan_port_input(s->ports[0], msg, n);
 }
 
-static void announce_vif_b(struct side *s)
+static void announce_vif_b(struct side *s, bool add)
 {
 	uint8_t msg[128];
-	size_t n = hwsim_build_mac_addr(msg, sizeof(msg), true, HW_B, VIF_B);
+	size_t n = hwsim_build_mac_addr(msg, sizeof(msg), add, HW_B, VIF_B);
 
 	wlan_port_input(s->ports[1], msg, n);
 }
@@ -121,7 +121,8 @@ static void *busy_tree(size_t *len)
 
 	side_up(&src, "DE");
 	vclock = S(1000);
-	announce_vif_b(&src);
+	announce_vif_b(&src, true); /* the interface, and a scan running */
+	announce_vif_b(&src, true);
 	send_from_a(&src, BEACON, BCAST, 5500);
 	ck_assert_int_eq(wlan_medium_set_country(src.m, "FR", err, sizeof(err)), 0);
 	vclock += S(2);
@@ -150,10 +151,13 @@ START_TEST(round_trip_on_another_clock)
 	vclock += S(1);
 	send_from_a(&dst, BEACON, BCAST, 5500);
 	ck_assert_uint_eq(wlan_medium_drops(dst.m, WLAN_DROP_CAC), 2);
-	/* B's own interface address still reaches B */
+	/* B's own interface address still reaches B, after the scan too */
 	got_b = 0;
 	send_from_a(&dst, DATA, VIF_B, 5180);
 	ck_assert_uint_eq(got_b, 1);
+	announce_vif_b(&dst, false);
+	send_from_a(&dst, DATA, VIF_B, 5180);
+	ck_assert_uint_eq(got_b, 2);
 	/* radar at t0 + 2 s with a 30 s NOP: 27 s left at the save */
 	send_from_a(&dst, DATA, BCAST, 5600);
 	ck_assert_uint_eq(wlan_medium_drops(dst.m, WLAN_DROP_RADAR), 1);
@@ -174,6 +178,7 @@ static const struct {
 } bad_nodes[] = {
 	{RADIO0, "port", 2, 4, "port 2"},
 	{RADIO0, "vif-count", 5, 4, "vif-count"},
+	{RADIO0, "vif-count", 0, 4, "vif-refs[0] is 2 with 0 addresses"},
 	{RADIO0, "freq", 9000, 4, "freq"},
 	{NODE, "radar-count", 17, 4, "radar-count"},
 	{NODE, "radio-count", 65, 4, "radio-count"},

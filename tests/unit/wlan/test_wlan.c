@@ -171,6 +171,32 @@ START_TEST(nobody_home_means_no_ack)
 }
 END_TEST
 
+/* hwsim announces an interface's address when it comes up and again for
+ * each scan run from it, and withdraws the scan's at its end: the medium
+ * counts, so the interface keeps its address (a station whose MAC is not
+ * the radio's permanent one could not authenticate before). */
+START_TEST(scan_withdrawal_keeps_the_interface_address)
+{
+	const uint8_t own[6] = {0x02, 0x11, 0x22, 0x33, 0x44, 0x55};
+	uint8_t msg[128];
+	size_t add = 0, del;
+
+	medium_up("DE", false, -1, -1);
+	for (unsigned i = 0; i < 2; i++) { /* the interface, then a scan */
+		add = hwsim_build_mac_addr(msg, sizeof(msg), true, HW_B, own);
+		wlan_port_input(port_b, msg, add);
+	}
+	del = hwsim_build_mac_addr(msg, sizeof(msg), false, HW_B, own);
+	wlan_port_input(port_b, msg, del); /* the scan is over */
+	send_frame(port_a, HW_A, PERM_A, DATA, own, 5180, 20, 1);
+	ck_assert_uint_eq(in_b.n, 1);
+	wlan_port_input(port_b, msg, del); /* the interface goes down */
+	send_frame(port_a, HW_A, PERM_A, DATA, own, 5180, 20, 2);
+	ck_assert_uint_eq(in_b.n, 1);
+	medium_down();
+}
+END_TEST
+
 START_TEST(broadcast_reaches_every_other_radio)
 {
 	struct hwsim_msg m;
@@ -612,6 +638,7 @@ int main(void)
 	tcase_set_timeout(t, 60);
 	tcase_add_test(t, unicast_delivered_and_acked);
 	tcase_add_test(t, nobody_home_means_no_ack);
+	tcase_add_test(t, scan_withdrawal_keeps_the_interface_address);
 	tcase_add_test(t, broadcast_reaches_every_other_radio);
 	tcase_add_test(t, same_mac_in_two_vms_routed_by_port);
 	tcase_add_test(t, full_receiver_counted_as_overflow);
