@@ -7,12 +7,13 @@
  * node per radio (`radio@N`) holds what the frame path learnt of it: its
  * port (an index into the caller's list), hardware and interface
  * addresses (HWSIM_CMD_ADD_MAC_ADDR, announced when an interface comes
- * up, never again) with their counts, genl family id, frequency and how long it has been on it
+ * up and again per scan) with their counts, genl family id, frequency and how long it has been on it
  * (its DFS CAC), or, after radar, how long until its CAC starts again.
  * Counters are not saved: `info wlan` counts from the load.
  *
  * The loader reads and checks every value into a scratch copy first and
  * changes the medium only when all of it is good. */
+#include <endian.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,28 +22,12 @@
 
 #define MEDIUM_STATE_VERSION 1
 #define RADIO_STATE_VERSION 1
-#define RADAR_REC 16 /* lo u32, hi u32, ns left u64, big-endian */
-
-static void put_be32(uint8_t *p, uint32_t v)
-{
-	for (int i = 3; i >= 0; i--, v >>= 8)
-		p[i] = (uint8_t)v;
-}
-
-static void put_be64(uint8_t *p, uint64_t v)
-{
-	for (int i = 7; i >= 0; i--, v >>= 8)
-		p[i] = (uint8_t)v;
-}
-
-static uint64_t get_be(const uint8_t *p, unsigned n)
-{
-	uint64_t v = 0;
-
-	for (unsigned i = 0; i < n; i++)
-		v = v << 8 | p[i];
-	return v;
-}
+/* One radar closure in the "radars" property, big-endian. */
+struct radar_rec {
+	uint32_t lo_mhz, hi_mhz;
+	uint64_t left_ns;
+};
+#define RADAR_REC sizeof(struct radar_rec)
 
 static int port_index(struct wlan_port *const *ports, unsigned n, const struct wlan_port *p)
 {
@@ -85,9 +70,10 @@ void wlan_medium_save(struct wlan_medium *m, struct state_writer *w, const char 
 
 	n_radar = wlan_reg_radars(m->reg, now, radars);
 	for (unsigned i = 0; i < n_radar; i++) {
-		put_be32(spans + i * RADAR_REC, radars[i].lo_mhz);
-		put_be32(spans + i * RADAR_REC + 4, radars[i].hi_mhz);
-		put_be64(spans + i * RADAR_REC + 8, radars[i].until_ns - now);
+		struct radar_rec x = {htobe32(radars[i].lo_mhz), htobe32(radars[i].hi_mhz),
+				      htobe64(radars[i].until_ns - now)};
+
+		memcpy(spans + i * RADAR_REC, &x, RADAR_REC);
 	}
 	state_begin(w, name, MEDIUM_STATE_VERSION);
 	state_put_bytes(w, "country", wlan_reg_country(m->reg), 2);
@@ -138,12 +124,13 @@ static int load_radars(struct state_node *n, struct loaded *l, uint64_t nop_ns)
 	    state_get_bytes(n, "radars", spans, (size_t)l->n_radar * RADAR_REC) < 0)
 		return -1;
 	for (unsigned i = 0; i < l->n_radar; i++) {
-		const uint8_t *p = spans + i * RADAR_REC;
 		struct wlan_radar *x = &l->radars[i];
+		struct radar_rec rec;
 
-		x->lo_mhz = (uint32_t)get_be(p, 4);
-		x->hi_mhz = (uint32_t)get_be(p + 4, 4);
-		l->radar_left[i] = get_be(p + 8, 8);
+		memcpy(&rec, spans + i * RADAR_REC, RADAR_REC);
+		x->lo_mhz = be32toh(rec.lo_mhz);
+		x->hi_mhz = be32toh(rec.hi_mhz);
+		l->radar_left[i] = be64toh(rec.left_ns);
 		if (x->lo_mhz >= x->hi_mhz || x->hi_mhz > 8000)
 			return state_node_fail(n, "radar %u spans %u-%u MHz", i, x->lo_mhz,
 					       x->hi_mhz);

@@ -9,6 +9,7 @@
  * sends back in an outbox until the guest has a receive buffer. A receive
  * buffer with nothing to put in it stays available (VIRTIO_HANDLE_LATER);
  * a new message kicks the receive queue. */
+#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,8 +137,9 @@ static void hwsim_save(void *opaque, struct state_writer *w)
 	for (unsigned i = 0; buf && i < h->count; i++) {
 		const struct outbox_msg *m = &h->box[(h->head + i) % OUTBOX_SIZE];
 
-		for (unsigned b = 0; b < 4; b++)
-			buf[off + b] = (uint8_t)(m->len >> (24 - 8 * b));
+		uint32_t be = htobe32(m->len);
+
+		memcpy(buf + off, &be, 4);
 		memcpy(buf + off + 4, m->data, m->len);
 		off += 4 + m->len;
 	}
@@ -159,8 +161,8 @@ static int split_outbox(struct state_node *n, const uint8_t *buf, uint32_t bytes
 
 		if (bytes - off < 4)
 			return state_node_fail(n, "outbox message %u is cut short", i);
-		len = (uint32_t)buf[off] << 24 | (uint32_t)buf[off + 1] << 16 |
-		      (uint32_t)buf[off + 2] << 8 | buf[off + 3];
+		memcpy(&len, buf + off, 4);
+		len = be32toh(len);
 		off += 4;
 		if (len == 0 || len > VIRTIO_HWSIM_MAX_MSG || len > bytes - off)
 			return state_node_fail(n, "outbox message %u is %u bytes", i, len);
