@@ -7,9 +7,9 @@
  * node per radio (`radio@N`) holds what the frame path learnt of it: its
  * port (an index into the caller's list), hardware and interface
  * addresses (HWSIM_CMD_ADD_MAC_ADDR, announced when an interface comes
- * up and again per scan) with their counts, genl family id, frequency and how long it has been on it
- * (its DFS CAC), or, after radar, how long until its CAC starts again.
- * Counters are not saved: `info wlan` counts from the load.
+ * up and again per scan) with their counts, genl family id, frequency and how long it has been on
+ * it (its DFS CAC), or, after radar, how long until its CAC starts again. Counters are not saved:
+ * `info wlan` counts from the load.
  *
  * The loader reads and checks every value into a scratch copy first and
  * changes the medium only when all of it is good. */
