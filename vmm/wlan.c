@@ -12,33 +12,19 @@
  * addresses (HWSIM_CMD_ADD_MAC_ADDR), is remembered here (`wlan-relay@N`)
  * and told again on the destination's own connection, or unicast frames
  * to those addresses would stop reaching the guest. */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "devices/virtio/virtio.h"
-#include "state/state.h"
 #include "vmm/machine.h"
 #include "wlan/wlan.h"
-
-#define RELAY_VIFS 32	 /* interface addresses a daemon's radios announced */
-#define RELAY_VIF_MSG 96 /* an ADD_MAC_ADDR message is 48 bytes */
-#define RELAY_STATE_VERSION 1
-
-struct relay_vif {
-	uint8_t refs; /* ADDs minus DELs: hwsim adds an address again per scan */
-	uint8_t len;
-	uint8_t msg[RELAY_VIF_MSG]; /* the guest's own message, replayed as is */
-	uint8_t hw[ETH_ALEN_WLAN], addr[ETH_ALEN_WLAN];
-};
 
 struct wlan_radio_dev {
 	struct virtio_hwsim *dev;
 	struct wlan_port *port;	  /* a medium in this process */
 	struct wlan_relay *relay; /* or the daemon's */
 	const struct wlan_medium_spec *spec;
-	struct relay_vif vifs[RELAY_VIFS]; /* a daemon's radios (I/O thread) */
-	unsigned n_vifs;
+	struct wlan_vif_log vifs; /* a daemon's radios (the I/O thread notes) */
 };
 
 struct vmm_wlan {
@@ -48,44 +34,6 @@ struct vmm_wlan {
 	unsigned n_devs;
 };
 
-/* The genl command of a hwsim message: after the 16-byte nlmsghdr. */
-#define GENL_CMD_OFF 16
-
-/* Keep the interface addresses a radio announces to the daemon. */
-static void note_vif(struct wlan_radio_dev *d, const uint8_t *buf, size_t len)
-{
-	struct hwsim_msg msg;
-	const char *why;
-	unsigned i;
-
-	if (len <= GENL_CMD_OFF || (buf[GENL_CMD_OFF] != HWSIM_CMD_ADD_MAC_ADDR &&
-				    buf[GENL_CMD_OFF] != HWSIM_CMD_DEL_MAC_ADDR))
-		return;
-	if (hwsim_msg_parse(buf, len, &msg, &why))
-		return; /* the daemon refuses it too */
-	for (i = 0; i < d->n_vifs; i++)
-		if (!memcmp(d->vifs[i].hw, msg.tx_addr, ETH_ALEN_WLAN) &&
-		    !memcmp(d->vifs[i].addr, msg.rx_addr, ETH_ALEN_WLAN))
-			break;
-	if (msg.cmd == HWSIM_CMD_DEL_MAC_ADDR) {
-		if (i < d->n_vifs && --d->vifs[i].refs == 0)
-			d->vifs[i] = d->vifs[--d->n_vifs];
-		return;
-	}
-	if (i < d->n_vifs) {
-		d->vifs[i].refs += d->vifs[i].refs < UINT8_MAX;
-		return;
-	}
-	if (len > RELAY_VIF_MSG || d->n_vifs == RELAY_VIFS)
-		return;
-	d->n_vifs++;
-	d->vifs[i].refs = 1;
-	d->vifs[i].len = (uint8_t)len;
-	memcpy(d->vifs[i].msg, buf, len);
-	memcpy(d->vifs[i].hw, msg.tx_addr, ETH_ALEN_WLAN);
-	memcpy(d->vifs[i].addr, msg.rx_addr, ETH_ALEN_WLAN);
-}
-
 static void guest_sent(void *opaque, const void *msg, size_t len)
 {
 	struct wlan_radio_dev *d = opaque;
@@ -93,7 +41,7 @@ static void guest_sent(void *opaque, const void *msg, size_t len)
 	if (d->port) {
 		wlan_port_input(d->port, msg, len);
 	} else {
-		note_vif(d, msg, len);
+		wlan_vif_log_note(&d->vifs, msg, len);
 		wlan_relay_send(d->relay, msg, len);
 	}
 }
@@ -173,26 +121,6 @@ static unsigned medium_ports(struct vmm_wlan *w, unsigned j, struct wlan_port **
 	return n;
 }
 
-static void save_relay(struct state_writer *w, const struct wlan_radio_dev *d, unsigned i)
-{
-	uint8_t recs[RELAY_VIFS * (2 + RELAY_VIF_MSG)];
-	size_t off = 0;
-	char name[32];
-
-	for (unsigned v = 0; v < d->n_vifs; v++) {
-		recs[off] = d->vifs[v].refs;
-		recs[off + 1] = d->vifs[v].len;
-		memcpy(recs + off + 2, d->vifs[v].msg, d->vifs[v].len);
-		off += 2u + d->vifs[v].len;
-	}
-	snprintf(name, sizeof(name), "wlan-relay@%u", i);
-	state_begin(w, name, RELAY_STATE_VERSION);
-	state_put_u32(w, "vif-count", d->n_vifs);
-	state_put_u32(w, "vif-bytes", (uint32_t)off);
-	state_put_bytes(w, "vifs", recs, off);
-	state_end(w);
-}
-
 /* After the devices were saved (their queues drained and frozen: nothing
  * changes the relays' tables any more). */
 void vmm_wlan_save(struct machine *m, struct state_writer *w)
@@ -208,65 +136,11 @@ void vmm_wlan_save(struct machine *m, struct state_writer *w)
 		if (wl->media[j])
 			wlan_medium_save(wl->media[j], w, name, ports, medium_ports(wl, j, ports));
 	}
-	for (unsigned i = 0; i < wl->n_devs; i++)
+	for (unsigned i = 0; i < wl->n_devs; i++) {
+		snprintf(name, sizeof(name), "wlan-relay@%u", i);
 		if (wl->devs[i].relay)
-			save_relay(w, &wl->devs[i], i);
-}
-
-/* Read a relay's records into vifs (each an ADD_MAC_ADDR, checked). */
-static int load_relay_vifs(struct state_node *n, struct relay_vif *vifs, uint32_t *count)
-{
-	uint8_t recs[RELAY_VIFS * (2 + RELAY_VIF_MSG)];
-	uint32_t bytes, off = 0;
-
-	if (state_get_u32_max(n, "vif-count", RELAY_VIFS, count) < 0 ||
-	    state_get_u32_max(n, "vif-bytes", sizeof(recs), &bytes) < 0 ||
-	    state_get_bytes(n, "vifs", recs, bytes) < 0)
-		return -1;
-	for (uint32_t v = 0; v < *count; v++) {
-		struct hwsim_msg msg = {0};
-		const char *why = "cut short";
-		uint8_t refs = off + 1 < bytes ? recs[off] : 0;
-		uint8_t len = off + 1 < bytes ? recs[off + 1] : 0;
-		bool ok = refs && len && len <= RELAY_VIF_MSG && len <= bytes - off - 2 &&
-			  !hwsim_msg_parse(recs + off + 2, len, &msg, &why);
-
-		if (ok && msg.cmd != HWSIM_CMD_ADD_MAC_ADDR)
-			why = "another command";
-		if (!ok || msg.cmd != HWSIM_CMD_ADD_MAC_ADDR)
-			return state_node_fail(n, "vif %u is not an ADD_MAC_ADDR message: %s", v,
-					       why);
-		vifs[v].refs = refs;
-		vifs[v].len = len;
-		memcpy(vifs[v].msg, recs + off + 2, len);
-		memcpy(vifs[v].hw, msg.tx_addr, ETH_ALEN_WLAN);
-		memcpy(vifs[v].addr, msg.rx_addr, ETH_ALEN_WLAN);
-		off += 2u + len;
+			wlan_vif_log_save(&wl->devs[i].vifs, w, name);
 	}
-	if (off != bytes)
-		return state_node_fail(n, "%u bytes after the vifs", bytes - off);
-	return state_node_close(n);
-}
-
-/* Tell the daemon, on this process's connection, what the radio told it. */
-static int load_relay(struct wlan_radio_dev *d, const struct state_reader *devs, unsigned i,
-		      char *err, size_t errlen)
-{
-	struct relay_vif vifs[RELAY_VIFS];
-	struct state_node n;
-	uint32_t count = 0;
-	char name[32];
-
-	snprintf(name, sizeof(name), "wlan-relay@%u", i);
-	if (state_node_open(&n, devs, name, RELAY_STATE_VERSION, err, errlen) < 0 ||
-	    load_relay_vifs(&n, vifs, &count) < 0)
-		return -1;
-	memcpy(d->vifs, vifs, count * sizeof(*vifs));
-	d->n_vifs = count;
-	for (unsigned v = 0; v < count; v++) /* as often as the daemon had it */
-		for (unsigned k = 0; k < vifs[v].refs; k++)
-			wlan_relay_send(d->relay, vifs[v].msg, vifs[v].len);
-	return 0;
 }
 
 int vmm_wlan_load(struct machine *m, const struct state_reader *devs, char *err, size_t errlen)
@@ -283,9 +157,15 @@ int vmm_wlan_load(struct machine *m, const struct state_reader *devs, char *err,
 						     medium_ports(wl, j, ports), err, errlen) < 0)
 			return -1;
 	}
-	for (unsigned i = 0; i < wl->n_devs; i++)
-		if (wl->devs[i].relay && load_relay(&wl->devs[i], devs, i, err, errlen) < 0)
+	/* tell the daemon, on this process's connection, what the radio told it */
+	for (unsigned i = 0; i < wl->n_devs; i++) {
+		snprintf(name, sizeof(name), "wlan-relay@%u", i);
+		if (!wl->devs[i].relay)
+			continue;
+		if (wlan_vif_log_load(&wl->devs[i].vifs, devs, name, err, errlen) < 0)
 			return -1;
+		wlan_vif_log_replay(&wl->devs[i].vifs, wl->devs[i].relay);
+	}
 	return 0;
 }
 

@@ -261,4 +261,31 @@ int wlan_stream_feed(struct wlan_stream *s, const uint8_t *data, size_t len,
 /* Write one framed message (non-blocking socket: a full socket drops it). */
 int wlan_stream_send(int fd, const void *msg, size_t len);
 
+/* ----------------------------------------------------------- vif_log.c */
+
+/* The interface addresses a guest's radios announced to the daemon over
+ * one connection (HWSIM_CMD_ADD_MAC_ADDR minus DEL, counted), each kept as
+ * the guest's own message: saved in a migration and replayed on the
+ * destination's connection. Not locked: one thread notes (the device's),
+ * save and load run with the device stopped. */
+#define WLAN_VIF_LOG_MAX 32
+#define WLAN_VIF_MSG_MAX 96 /* an ADD_MAC_ADDR message is 48 bytes */
+struct wlan_vif_log {
+	struct {
+		uint8_t refs, len;
+		uint8_t msg[WLAN_VIF_MSG_MAX];
+		uint8_t hw[ETH_ALEN_WLAN], addr[ETH_ALEN_WLAN];
+	} e[WLAN_VIF_LOG_MAX];
+	unsigned n;
+};
+/* A message the guest sends to the daemon: ADD/DEL_MAC_ADDR are noted. */
+void wlan_vif_log_note(struct wlan_vif_log *l, const void *msg, size_t len);
+void wlan_vif_log_save(const struct wlan_vif_log *l, struct state_writer *w, const char *name);
+/* Checks every record (an ADD_MAC_ADDR hwsim_msg_parse accepts) before l
+ * changes: 0, or -1 with a one-line err. */
+int wlan_vif_log_load(struct wlan_vif_log *l, const struct state_reader *r, const char *name,
+		      char *err, size_t errlen);
+/* Each ADD as many times as it counts, on r's connection. */
+void wlan_vif_log_replay(const struct wlan_vif_log *l, struct wlan_relay *r);
+
 #endif /* VMM_DEVICES_WLAN_H */

@@ -1,8 +1,9 @@
 /* fuzz_state_wlan.c — the virtual WLAN's snapshot loaders on a state tree:
  * a virtio-wlan-pci device's outbox (`virtio-wlan@0`) and a medium with
  * two radio ports (`wlan-medium@0`: country, regulatory.db, radar
- * closures, radios with their interface addresses and CAC clocks), on a
- * fake clock. An accepted tree is loaded into fresh ones, frames then
+ * closures, radios with their interface addresses and CAC clocks) and the
+ * log of what radios announced to the daemon (`wlan-relay@0`), on a fake
+ * clock. An accepted tree is loaded into fresh ones, frames then
  * cross the medium on the loaded channels and go to the device, and what
  * each holds is saved again and must load back. */
 #include <stdio.h>
@@ -33,7 +34,8 @@ struct devs {
 	struct virtio_hwsim *dev;
 	struct wlan_medium *m;
 	struct wlan_port *ports[2];
-	bool dev_ok, medium_ok;
+	struct wlan_vif_log vifs;
+	bool dev_ok, medium_ok, vifs_ok;
 };
 
 static bool to_dev(void *opaque, const void *msg, size_t len)
@@ -83,6 +85,7 @@ static void devs_load(void *opaque, const struct state_reader *r)
 	virtio_pci_freeze(virtio_hwsim_transport(d->dev));
 	d->dev_ok = virtio_pci_load(virtio_hwsim_transport(d->dev), r, "virtio-wlan@0", err,
 				    sizeof(err)) == 0;
+	d->vifs_ok = wlan_vif_log_load(&d->vifs, r, "wlan-relay@0", err, sizeof(err)) == 0;
 	d->medium_ok =
 		wlan_medium_load(d->m, r, "wlan-medium@0", d->ports, 2, err, sizeof(err)) == 0;
 	virtio_pci_thaw(virtio_hwsim_transport(d->dev));
@@ -121,13 +124,15 @@ static void devs_save(void *opaque, struct state_writer *w)
 		abort();
 	if (d->medium_ok)
 		wlan_medium_save(d->m, w, "wlan-medium@0", d->ports, 2);
+	if (d->vifs_ok)
+		wlan_vif_log_save(&d->vifs, w, "wlan-relay@0");
 }
 
 static unsigned devs_loaded(const void *opaque)
 {
 	const struct devs *d = opaque;
 
-	return d->dev_ok | d->medium_ok << 1;
+	return d->dev_ok | d->medium_ok << 1 | d->vifs_ok << 2;
 }
 
 static const struct fuzz_state_ops ops = {"fuzz_state_wlan", devs_new,	devs_free,  devs_load,

@@ -856,6 +856,15 @@ def state_wlan_seeds():
     seed("state_wlan", "bad-port", medium([radio(0, 7, [], 5500)]))
     seed("state_wlan", "bad-radar", medium([], radar=(5610, 5590, 10**9)))
     seed("state_wlan", "bad-country", medium([], country=b"d1"))
+    # vif_log.c's node: records of (count, length, the guest's ADD_MAC_ADDR)
+    adds = [hwsim_mac(True, 1, b"\x02\x11\x22\x33\x44\x55"), hwsim_mac(True, 0, b"\x02\0\0\0\0\0")]
+    recs = b"".join(bytes([2 - i, len(m)]) + m for i, m in enumerate(adds))
+    relay = ("wlan-relay@0", [ver, ("vif-count", u32(2)), ("vif-bytes", u32(len(recs))), ("vifs", recs)], [])
+    seed("state_wlan", "relay", fdt(("", [], [("devices", [ver], [relay])])))
+    dels = hwsim_mac(False, 1, b"\x02\x11\x22\x33\x44\x55")
+    bad = ("wlan-relay@0", [ver, ("vif-count", u32(1)), ("vif-bytes", u32(len(dels) + 2)),
+                            ("vifs", bytes([1, len(dels)]) + dels)], [])
+    seed("state_wlan", "relay-del", fdt(("", [], [("devices", [ver], [bad])])))
 
 
 def migration_seeds():
