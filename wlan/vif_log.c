@@ -20,8 +20,8 @@ void wlan_vif_log_note(struct wlan_vif_log *l, const void *buf, size_t len)
 	const char *why;
 	unsigned i;
 
-	if (len <= GENL_CMD_OFF ||
-	    (b[GENL_CMD_OFF] != HWSIM_CMD_ADD_MAC_ADDR && b[GENL_CMD_OFF] != HWSIM_CMD_DEL_MAC_ADDR))
+	if (len <= GENL_CMD_OFF || (b[GENL_CMD_OFF] != HWSIM_CMD_ADD_MAC_ADDR &&
+				    b[GENL_CMD_OFF] != HWSIM_CMD_DEL_MAC_ADDR))
 		return; /* frames: the hot path pays one compare */
 	if (hwsim_msg_parse(buf, len, &msg, &why))
 		return; /* the daemon refuses it too */
