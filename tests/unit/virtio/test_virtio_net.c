@@ -7,6 +7,7 @@
  * a two-queue backend (VQ_PAIRS_SET, frames steered by queue). */
 #include <check.h>
 #include <endian.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +47,9 @@ struct fake {
 	unsigned sent_q[MAXF];
 	uint8_t sent[MAXF][4096];
 	size_t sent_len[MAXF];
-	/* to inject on the next poll */
+	/* to inject on the next poll; the test thread adds while the
+	 * device's poll thread delivers, so both hold inject_lock */
+	pthread_mutex_t inject_lock;
 	unsigned n_inject;
 	uint8_t inject[MAXF][4096];
 	size_t inject_len[MAXF];
@@ -85,9 +88,11 @@ static void fake_poll(struct netdev *nd)
 
 	if (read(fk.efd, &v, sizeof(v)) < 0)
 		return;
+	pthread_mutex_lock(&fk.inject_lock);
 	for (unsigned i = 0; i < fk.n_inject; i++)
 		nd->rx(nd->rx_opaque, fk.inject_q[i], &h, fk.inject[i], fk.inject_len[i]);
 	fk.n_inject = 0;
+	pthread_mutex_unlock(&fk.inject_lock);
 }
 
 static int fake_info(struct netdev *nd, char *buf, size_t len)
@@ -230,11 +235,16 @@ static void kick(unsigned q)
 	wr(VIRTIO_PCI_NOTIFY_OFF + VIRTIO_PCI_NOTIFY_MULT * q, 2, (uint16_t)q);
 }
 
-static void inject(const uint8_t *dst, size_t len, uint8_t fill)
+/* A frame to dst from backend queue bq. */
+static void inject_from(unsigned bq, const uint8_t *dst, size_t len, uint8_t fill)
 {
-	uint8_t *f = fk.inject[fk.n_inject];
+	uint8_t *f;
 	uint64_t one = 1;
 
+	pthread_mutex_lock(&fk.inject_lock);
+	ck_assert_uint_lt(fk.n_inject, MAXF);
+	f = fk.inject[fk.n_inject];
+	fk.inject_q[fk.n_inject] = bq;
 	memcpy(f, dst, 6);
 	memset(f + 6, 0x02, 6);
 	f[12] = 0x08;
@@ -242,7 +252,13 @@ static void inject(const uint8_t *dst, size_t len, uint8_t fill)
 	for (size_t i = 14; i < len; i++)
 		f[i] = (uint8_t)(fill + i);
 	fk.inject_len[fk.n_inject++] = len;
+	pthread_mutex_unlock(&fk.inject_lock);
 	ck_assert_int_eq(write(fk.efd, &one, sizeof(one)), 8);
+}
+
+static void inject(const uint8_t *dst, size_t len, uint8_t fill)
+{
+	inject_from(0, dst, len, fill);
 }
 
 /* queues: the backend's; more than one is MQ (mq=on). */
@@ -257,6 +273,7 @@ static void setup_queues(unsigned queues)
 	nq = 2 * queues + 1;
 	fk.nd.offloads = NETDEV_OFF_CSUM | NETDEV_OFF_TSO4;
 	fk.efd = eventfd(0, EFD_NONBLOCK);
+	pthread_mutex_init(&fk.inject_lock, NULL);
 	memcpy(o.mac, our_mac, 6);
 	test_host_init(&th);
 	bus = pci_bus_new(&th.host);
@@ -283,6 +300,7 @@ static void teardown(void)
 	pci_bus_free(bus);
 	test_host_fini(&th);
 	close(fk.efd);
+	pthread_mutex_destroy(&fk.inject_lock);
 }
 
 static struct virtio_net_stats stats(void)
@@ -596,8 +614,7 @@ static uint8_t pairs_set(uint16_t pairs)
 /* A frame from backend queue bq. */
 static void inject_q(unsigned bq, uint8_t fill)
 {
-	fk.inject_q[fk.n_inject] = bq;
-	inject(our_mac, 100, fill);
+	inject_from(bq, our_mac, 100, fill);
 }
 
 START_TEST(multiqueue_pairs_and_steering)
