@@ -159,14 +159,18 @@ void regdb_current_clear_country_ie(struct regdb_current *cur)
 	pthread_mutex_unlock(&cur->lock);
 }
 
-int regdb_current_reload(struct regdb_current *cur, const char *path, struct regdb_error *err)
+static int reload(struct regdb_current *cur, const char *path, const char *user,
+		  struct regdb_error *err)
 {
 	struct regdb_db *db;
+	char u[3], c[3]; /* publish() writes the hints it is given */
 
 	if (regdb_load(path, &db, err))
 		return -1;
 	pthread_mutex_lock(&cur->lock);
-	int rc = publish(cur, db, cur->user, cur->country_ie, err);
+	snprintf(u, sizeof(u), "%s", user ? user : cur->user);
+	snprintf(c, sizeof(c), "%s", cur->country_ie);
+	int rc = publish(cur, db, u, c, err);
 
 	if (rc) {
 		regdb_db_free(db);
@@ -176,6 +180,19 @@ int regdb_current_reload(struct regdb_current *cur, const char *path, struct reg
 	}
 	pthread_mutex_unlock(&cur->lock);
 	return rc;
+}
+
+int regdb_current_reload(struct regdb_current *cur, const char *path, struct regdb_error *err)
+{
+	return reload(cur, path, NULL, err);
+}
+
+int regdb_current_reload_user(struct regdb_current *cur, const char *path, const char *alpha2,
+			      struct regdb_error *err)
+{
+	if (!valid_cc(alpha2))
+		return cur_fail(err, "not a two-letter country code:", alpha2 ? alpha2 : "");
+	return reload(cur, path, alpha2, err);
 }
 
 struct regdb_snapshot *regdb_current_get(struct regdb_current *cur)

@@ -276,6 +276,10 @@ void regdb_current_clear_country_ie(struct regdb_current *cur);
 /* Load a new database file (regdb_load: either format) and re-apply the
  * hints; on error nothing changes. */
 int regdb_current_reload(struct regdb_current *cur, const char *path, struct regdb_error *err);
+/* The same with a new user hint, in one step: a database that lacks the
+ * country changes nothing (a restored state that names both). */
+int regdb_current_reload_user(struct regdb_current *cur, const char *path, const char *alpha2,
+			      struct regdb_error *err);
 
 struct regdb_snapshot *regdb_current_get(struct regdb_current *cur);
 void regdb_snapshot_put(struct regdb_snapshot *s);

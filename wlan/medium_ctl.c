@@ -18,11 +18,15 @@ int wlan_medium_set_country(struct wlan_medium *m, const char *alpha2, char *err
 
 int wlan_medium_reload(struct wlan_medium *m, const char *path, char *err, size_t errlen)
 {
-	pthread_mutex_lock(&m->lock);
-	if (path)
-		snprintf(m->regdb_path, sizeof(m->regdb_path), "%s", path);
-	int rc = wlan_reg_reload(m->reg, m->regdb_path[0] ? m->regdb_path : NULL, err, errlen);
+	char want[sizeof(m->regdb_path)];
 
+	pthread_mutex_lock(&m->lock);
+	/* the path is the medium's only once the file loaded */
+	snprintf(want, sizeof(want), "%s", path ? path : m->regdb_path);
+	int rc = wlan_reg_reload(m->reg, want[0] ? want : NULL, err, errlen);
+
+	if (rc == 0)
+		memcpy(m->regdb_path, want, sizeof(want));
 	pthread_mutex_unlock(&m->lock);
 	return rc;
 }

@@ -208,22 +208,24 @@ static int load_node(struct wlan_medium *m, const struct state_reader *r, const 
 	return 0;
 }
 
-/* The domain and database first: they are the parts that can still fail. */
+/* The domain and database first: they are the parts that can still fail.
+ * A database is loaded with its country in one step, so one that lacks the
+ * country leaves the medium on its old database. */
 static int apply_domain(struct wlan_medium *m, const struct loaded *l, const char *name, char *err,
 			size_t errlen)
 {
 	char why[256];
 
 	if (strcmp(l->regdb, m->regdb_path)) {
-		if (wlan_reg_reload(m->reg, l->regdb[0] ? l->regdb : NULL, why, sizeof(why))) {
-			snprintf(err, errlen, "state: %s: regulatory database '%s': %s", name,
-				 l->regdb, why);
+		if (wlan_reg_reload_country(m->reg, l->regdb[0] ? l->regdb : NULL, l->country, why,
+					    sizeof(why))) {
+			snprintf(err, errlen, "state: %s: regulatory database '%s', country %s: %s",
+				 name, l->regdb, l->country, why);
 			return -1;
 		}
 		memcpy(m->regdb_path, l->regdb, sizeof(m->regdb_path));
-	}
-	if (strcmp(l->country, wlan_reg_country(m->reg)) &&
-	    wlan_reg_set_country(m->reg, l->country, why, sizeof(why))) {
+	} else if (strcmp(l->country, wlan_reg_country(m->reg)) &&
+		   wlan_reg_set_country(m->reg, l->country, why, sizeof(why))) {
 		snprintf(err, errlen, "state: %s: country %s: %s", name, l->country, why);
 		return -1;
 	}

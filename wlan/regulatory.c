@@ -167,6 +167,20 @@ int wlan_reg_reload(struct wlan_reg *r, const char *path, char *err, size_t errl
 	return 0;
 }
 
+int wlan_reg_reload_country(struct wlan_reg *r, const char *path, const char *alpha2, char *err,
+			    size_t errlen)
+{
+	struct regdb_error e;
+
+	if (regdb_current_reload_user(r->cur, path ? path : REGDB_DEFAULT_PATH, alpha2, &e)) {
+		set_err(err, errlen, e.msg);
+		return -1;
+	}
+	snprintf(r->country, sizeof(r->country), "%s", alpha2);
+	r->gen++;
+	return 0;
+}
+
 const char *wlan_reg_country(struct wlan_reg *r)
 {
 	return r->country;

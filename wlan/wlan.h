@@ -215,6 +215,9 @@ enum wlan_drop wlan_reg_check(struct wlan_reg *r, const struct wlan_tx *tx, uint
 			      int32_t *signal_dbm);
 int wlan_reg_set_country(struct wlan_reg *r, const char *alpha2, char *err, size_t errlen);
 int wlan_reg_reload(struct wlan_reg *r, const char *path, char *err, size_t errlen);
+/* Both at once: on error (the database lacks alpha2) nothing changes. */
+int wlan_reg_reload_country(struct wlan_reg *r, const char *path, const char *alpha2, char *err,
+			    size_t errlen);
 /* Radar at now on freq's channel: returns the end of its NOP (ns). */
 uint64_t wlan_reg_radar(struct wlan_reg *r, uint32_t freq_mhz, uint64_t now);
 bool wlan_reg_overlaps(uint32_t freq_mhz, uint32_t width_mhz, uint32_t lo_mhz, uint32_t hi_mhz);

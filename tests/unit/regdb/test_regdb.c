@@ -531,6 +531,12 @@ START_TEST(current_domain_hints)
 	ck_assert_str_eq(current_alpha2(cur, cc), "US");
 	ck_assert_int_eq(regdb_current_reload(cur, REGDB_DEFAULT_PATH, &err), 0);
 	ck_assert_str_eq(current_alpha2(cur, cc), "US");
+	/* a database and a country at once: no such country, nothing changes */
+	ck_assert_int_eq(regdb_current_reload_user(cur, REGDB_DEFAULT_PATH, "ZZ", &err), -1);
+	ck_assert_str_eq(current_alpha2(cur, cc), "US");
+	ck_assert_int_eq(regdb_current_set_user(cur, "DE", &err), 0);
+	ck_assert_int_eq(regdb_current_reload_user(cur, REGDB_DEFAULT_PATH, "JP", &err), 0);
+	ck_assert_str_eq(current_alpha2(cur, cc), "JP");
 	regdb_current_free(cur);
 }
 END_TEST

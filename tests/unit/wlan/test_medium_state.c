@@ -4,8 +4,10 @@
  * their DFS CAC progress and the radar closures' time left; bad nodes are
  * refused with a reason and leave the loading medium as it was. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests/unit/check_run.h"
 #include "tests/unit/devices/state_tree.h"
@@ -208,6 +210,59 @@ START_TEST(bad_node_refused)
 }
 END_TEST
 
+static void write_db(const char *path, const char *countries)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert(f);
+	for (const char *c = countries; *c; c += 2)
+		fprintf(f, "country %.2s:\n\t(2402 - 2482 @ 40), (20)\n\n", c);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* The source runs on its own regulatory.db with country FR; by the time
+ * the state loads, that file lost FR. The load fails and the destination
+ * keeps its database: FR can still be set there afterwards. A reload of a
+ * missing file before the save leaves the source on the file it had. */
+START_TEST(db_without_the_country_changes_nothing)
+{
+	char path[] = "/tmp/wlan-state-db-XXXXXX", err[256];
+	struct side src, dst;
+	size_t len;
+	void *blob;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	write_db(path, "00DEFR");
+	side_up(&src, "DE");
+	ck_assert_int_eq(wlan_medium_reload(src.m, path, err, sizeof(err)), 0);
+	ck_assert_int_eq(wlan_medium_set_country(src.m, "FR", err, sizeof(err)), 0);
+	/* a reload that fails keeps the path the medium runs on */
+	ck_assert_int_eq(wlan_medium_reload(src.m, "/nonexistent/regulatory.db", err, sizeof(err)),
+			 -1);
+	blob = save_tree(save_medium, &src, &len);
+	side_down(&src);
+
+	write_db(path, "00DE");
+	side_up(&dst, "DE");
+	ck_assert_int_eq(load_tree(load_medium, &dst, blob, len), -1);
+	ck_assert_msg(strstr(state_err, "country FR"), "%s", state_err);
+	ck_assert(country_is(&dst, "DE"));
+	ck_assert_msg(wlan_medium_set_country(dst.m, "FR", err, sizeof(err)) == 0, "%s", err);
+	side_down(&dst);
+
+	/* the file has FR again: the same state loads */
+	write_db(path, "00DEFR");
+	side_up(&dst, "DE");
+	ck_assert_msg(load_tree(load_medium, &dst, blob, len) == 0, "%s", state_err);
+	ck_assert(country_is(&dst, "FR"));
+	side_down(&dst);
+	unlink(path);
+	free(blob);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("wlan_state");
@@ -215,6 +270,7 @@ int main(void)
 
 	tcase_set_timeout(t, 60);
 	tcase_add_test(t, round_trip_on_another_clock);
+	tcase_add_test(t, db_without_the_country_changes_nothing);
 	tcase_add_loop_test(t, bad_node_refused, 0, sizeof(bad_nodes) / sizeof(bad_nodes[0]));
 	suite_add_tcase(s, t);
 	return check_run_suite(s);
