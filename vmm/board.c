@@ -220,7 +220,7 @@ void drive_block_opts(const struct drive_spec *d, bool snapshot, struct block_op
 
 static int open_disks(struct machine *m, char *err, size_t errlen)
 {
-	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++) {
+	for (unsigned i = 0; i < CLI_MAX_DRIVES; i++) {
 		const struct drive_spec *d = &m->cfg->drives[i];
 		struct block_opts o;
 		char why[256];
@@ -473,7 +473,7 @@ static int add_pc_platform(struct machine *m, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot create the PCI chipset devices");
 		return -1;
 	}
-	for (unsigned i = IDE_MAX_DRIVES; i-- > 0;)
+	for (unsigned i = CLI_MAX_DRIVES; i-- > 0;)
 		if (m->cdroms[i]) /* -boot d: the first CD-ROM drive */
 			fw.cdrom_slot = i + 1;
 	/* q35's built-in ICH9 AHCI at 00:1f.2 holds the -hda..-hdd/-cdrom
@@ -596,13 +596,13 @@ void board_info_block(void *opaque, FILE *out)
 	struct machine *m = opaque;
 	char node[32], at[64];
 
-	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++) {
+	for (unsigned i = 0; i < CLI_MAX_DRIVES; i++) {
 		if (!m->disks[i])
 			continue;
 		print_block(out, machine_ide_name(m, i, false, node, sizeof(node)), m->disks[i],
 			    machine_ide_attachment(m, i, at, sizeof(at)), m->cfg->snapshot);
 	}
-	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++)
+	for (unsigned i = 0; i < CLI_MAX_DRIVES; i++)
 		if (m->cdroms[i])
 			hmp_cdrom_info(m, i, out);
 	for (unsigned i = 0; i < m->cfg->n_vblk; i++) {

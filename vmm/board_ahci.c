@@ -79,11 +79,13 @@ int board_add_ahcis(struct machine *m, char *err, size_t errlen)
 	return 0;
 }
 
+_Static_assert(CLI_MAX_DRIVES <= AHCI_PORTS, "q35's IDE slots are ich9-ahci's ports");
+
 int board_add_ich9_ahci(struct machine *m, int devfn, char *err, size_t errlen)
 {
 	struct ahci_drive drives[AHCI_PORTS] = {{0}};
 
-	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++) {
+	for (unsigned i = 0; i < CLI_MAX_DRIVES; i++) {
 		drives[i].disk = m->disks[i];
 		drives[i].cdrom = m->cdroms[i];
 	}

@@ -463,7 +463,7 @@ void machine_destroy(struct machine *m)
 	}
 	board_free_ahcis(m);
 	ide_free(m->ide);
-	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++) {
+	for (unsigned i = 0; i < CLI_MAX_DRIVES; i++) {
 		block_close(m->disks[i]);
 		atapi_free(m->cdroms[i]);
 	}

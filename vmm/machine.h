@@ -225,8 +225,8 @@ struct machine {
 	struct pcie_root_port *root_ports[CLI_MAX_ROOT_PORTS]; /* as cfg->root_ports */
 	struct hotplug_port hotplug[CLI_MAX_ROOT_PORTS];
 	bool hotplug_changed; /* a device came or went at run time */
-	struct block_dev *disks[IDE_MAX_DRIVES];
-	struct atapi *cdroms[IDE_MAX_DRIVES]; /* ATAPI drives (they own their media) */
+	struct block_dev *disks[CLI_MAX_DRIVES]; /* the IDE slots; q35: the AHCI ports */
+	struct atapi *cdroms[CLI_MAX_DRIVES];	 /* ATAPI drives (they own their media) */
 	struct ide *ide;
 	/* -device ahci and the ide-hd/ide-cd drives on its ports (board_ahci.c) */
 	struct ahci *ahci[CLI_MAX_AHCI];

@@ -210,7 +210,7 @@ static int build_tree(struct machine *m, struct net_handover *ho, void **tree, s
 static int each_disk(struct machine *m, int (*f)(struct block_dev *, char *, size_t), char *err,
 		     size_t errlen)
 {
-	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++)
+	for (unsigned i = 0; i < CLI_MAX_DRIVES; i++)
 		if (m->disks[i] && f(m->disks[i], err, errlen) < 0)
 			return -1;
 	for (unsigned c = 0; c < CLI_MAX_AHCI; c++)

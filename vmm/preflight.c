@@ -51,7 +51,8 @@ static int check_drive(const struct drive_spec *d, const struct vmm_config *cfg,
 
 static int check_drives(const struct vmm_config *cfg, char *err, size_t errlen)
 {
-	static const char *const ide[CLI_MAX_DRIVES] = {"-hda", "-hdb", "-hdc", "-hdd"};
+	static const char *const ide[CLI_MAX_DRIVES] = {"-hda", "-hdb",		  "-hdc",
+							"-hdd", "-drive index=4", "-drive index=5"};
 	char what[64];
 
 	for (unsigned i = 0; i < CLI_MAX_DRIVES; i++)

@@ -1,7 +1,8 @@
 #!/bin/sh
 # seabios-ahci.sh — SeaBIOS boots from a disk on the ICH9 AHCI controller
 # (-device ahci + ide-hd on the PC, no IDE disk; and -M q35 -hda, the
-# disk on port 0 of q35's own AHCI at 00:1f.2): the boot sector reads its second
+# disk on port 0 of q35's own AHCI at 00:1f.2, and on its ports 5 and 4
+# through index=5 and bus=ide.4): the boot sector reads its second
 # sector through INT 13h (SeaBIOS's AHCI driver: IDENTIFY, READ DMA EXT
 # through a PRDT), prints the text there to COM1 and exits through
 # isa-debug-exit. SeaBIOS's own log must show it found the disk on AHCI.
@@ -85,5 +86,9 @@ boot() {
 boot pc 2 -device ahci,id=sata0 -drive if=none,id=d0,format=raw,file="$img" \
 	-device ide-hd,drive=d0,bus=sata0.2
 boot q35 0 -M q35 -drive file="$img",format=raw,if=ide,index=0
+# q35's AHCI has six ports: index 5 is the last, and libvirt's sata0-0-4
+# is bus=ide.4 (the PC's IDE stops at index 3)
+boot q35-index5 5 -M q35 -drive file="$img",format=raw,if=ide,index=5
+boot q35-ide4 4 -M q35 -drive if=none,id=d0,format=raw,file="$img" -device ide-hd,drive=d0,bus=ide.4
 [ $fail -eq 0 ] && echo "seabios-ahci: ok"
 exit $fail

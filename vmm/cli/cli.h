@@ -17,7 +17,10 @@
 #define CLI_MAX_SERIALS 4
 #define CLI_MAX_DEVICES 16
 #define CLI_MAX_SMP 255
-#define CLI_MAX_DRIVES 4 /* IDE: index = channel * 2 + slave; on q35 the AHCI port */
+/* IDE slots (-drive if=ide,index=N): on the PC index = channel * 2 + slave,
+ * 0 to 3; on q35 the ich9-ahci port, 0 to 5, as QEMU's q35 puts them. */
+#define CLI_MAX_DRIVES 6
+#define CLI_PC_IDE_DRIVES 4
 
 /* A listening socket for QMP or the gdbstub: unix:PATH, tcp:HOST:PORT, or
  * an inherited listening fd (libvirt's -chardev socket,fd=N); or, for

@@ -136,6 +136,14 @@ int cli_check_q35(const struct vmm_config *cfg, char *err, size_t errlen)
 			 "APIC must be vmm's): use -machine kernel_irqchip=split");
 		return -1;
 	}
+	for (unsigned i = CLI_PC_IDE_DRIVES; !cfg->q35 && i < CLI_MAX_DRIVES; i++)
+		if (cfg->drives[i].file || cfg->drives[i].cdrom) {
+			snprintf(err, errlen,
+				 "IDE index %u: the PC's IDE has %d drives (index 0 to %d); "
+				 "-machine q35's AHCI has %d",
+				 i, CLI_PC_IDE_DRIVES, CLI_PC_IDE_DRIVES - 1, CLI_MAX_DRIVES);
+			return -1;
+		}
 	if (cfg->n_root_ports && !cfg->q35) {
 		snprintf(err, errlen, "-device pcie-root-port needs -machine q35 (as in QEMU)");
 		return -1;

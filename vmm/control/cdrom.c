@@ -46,7 +46,7 @@ int machine_find_cdrom(struct machine *m, const char *name)
 {
 	char buf[32];
 
-	for (unsigned i = 0; name && i < IDE_MAX_DRIVES; i++) {
+	for (unsigned i = 0; name && i < CLI_MAX_DRIVES; i++) {
 		if (!m->cdroms[i])
 			continue;
 		machine_ide_default_name(m, i, true, buf, sizeof(buf));
@@ -69,7 +69,7 @@ struct tray_ctx {
 	struct machine *m;
 	unsigned index;
 };
-static struct tray_ctx tray_ctx[IDE_MAX_DRIVES];
+static struct tray_ctx tray_ctx[CLI_MAX_DRIVES];
 
 /* The guest moved the tray (START STOP UNIT). */
 static void guest_moved_tray(void *opaque, bool open)
@@ -81,7 +81,7 @@ static void guest_moved_tray(void *opaque, bool open)
 
 void machine_cdrom_wire(struct machine *m)
 {
-	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++) {
+	for (unsigned i = 0; i < CLI_MAX_DRIVES; i++) {
 		if (!m->cdroms[i])
 			continue;
 		tray_ctx[i] = (struct tray_ctx){m, i};

@@ -217,7 +217,7 @@ CMD(cmd_query_block)
 {
 	json_t *list = json_array();
 
-	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++) {
+	for (unsigned i = 0; i < CLI_MAX_DRIVES; i++) {
 		struct block_dev *b = m->disks[i];
 		char buf[32];
 		const char *name = machine_ide_name(m, i, false, buf, sizeof(buf));
@@ -229,7 +229,7 @@ CMD(cmd_query_block)
 						0, "removable", 0, "type", "unknown", "inserted",
 						qmp_block_node(NULL, NULL, b, NULL)));
 	}
-	for (unsigned i = 0; i < IDE_MAX_DRIVES; i++) {
+	for (unsigned i = 0; i < CLI_MAX_DRIVES; i++) {
 		struct atapi_state s;
 		char buf[32];
 		json_t *o;

@@ -134,10 +134,10 @@ END_TEST
 /* cli_parse on a NULL-terminated list of arguments. */
 static int parse_args(const char *const *args)
 {
-	char *argv[16] = {"vmm"};
+	char *argv[24] = {"vmm"};
 	int argc = 1;
 
-	while (*args && argc < 15)
+	while (*args && argc < 23)
 		argv[argc++] = (char *)*args++;
 	argv[argc] = NULL;
 	err[0] = 0;
@@ -251,7 +251,8 @@ START_TEST(sata_devices)
 				     "-device",	 "ide-cd,drive=c1,bus=ide.1",
 				     "-device",	 "ide-cd,bus=ide.3",
 				     NULL};
-		const char *port4[] = {"-machine", "q35", "-device", "ide-cd,bus=ide.4", NULL};
+		const char *port5[] = {"-machine", "q35", "-device", "ide-cd,bus=ide.5", NULL};
+		const char *port6[] = {"-machine", "q35", "-device", "ide-cd,bus=ide.6", NULL};
 		const char *unit1[] = {"-machine", "q35", "-device", "ide-cd,bus=ide.0,unit=1",
 				       NULL};
 
@@ -260,8 +261,10 @@ START_TEST(sata_devices)
 		ck_assert(cfg.drives[1].cdrom);
 		ck_assert(!cfg.drives[2].cdrom);
 		ck_assert(cfg.drives[3].cdrom);
-		ck_assert_int_eq(parse_args(port4), -1);
-		ck_assert_ptr_nonnull(strstr(err, "ide.0 to ide.3"));
+		ck_assert_msg(parse_args(port5) == 0, "%s", err); /* six ports */
+		ck_assert(cfg.drives[5].cdrom);
+		ck_assert_int_eq(parse_args(port6), -1);
+		ck_assert_ptr_nonnull(strstr(err, "ide.0 to ide.5"));
 		ck_assert_int_eq(parse_args(unit1), -1);
 		ck_assert_int_eq(parse("-device", "ide-cd,bus=ide.2", NULL), -1);
 	}
@@ -303,10 +306,13 @@ START_TEST(disk_option_errors)
 		const char *args[8];
 		const char *msg;
 	} bad[] = {
-		{{"-hda", "a.img", "-drive", "file=b.img,index=0"}, "IDE index 0 is already taken by 'a.img'"},
+		{{"-hda", "a.img", "-drive", "file=b.img,index=0"},
+		 "IDE index 0 is already taken by 'a.img'"},
 		{{"-hda", "a.img", "-hda", "b.img"}, "already taken"},
-		{{"-drive", "file=a,index=4"}, "index must be 0 to 3"},
-		{{"-drive", "file=a,index=x"}, "index must be 0 to 3"},
+		{{"-drive", "file=a,index=4"},
+		 "IDE index 4: the PC's IDE has 4 drives (index 0 to 3)"},
+		{{"-drive", "file=a,index=6"}, "index must be 0 to 5"},
+		{{"-drive", "file=a,index=x"}, "index must be 0 to 5"},
 		{{"-drive", "index=1"}, "needs file=PATH"},
 		{{"-drive", "file=a,format=vmdk"}, "unsupported format 'vmdk'"},
 		{{"-drive", "file=a,file.locking=maybe"}, "file.locking must be on, off or auto"},
@@ -330,7 +336,8 @@ START_TEST(disk_option_errors)
 		 "invalid addr '1'"},
 		{{"-drive", "file=a,if=none,id=d", "-device", "virtio-blk-pci,drive=d,addr=20"},
 		 "invalid addr '20'"},
-		{{"-drive", "file=a,if=none,id=d", "-device", "virtio-blk-pci,drive=d,num-queues=0"},
+		{{"-drive", "file=a,if=none,id=d", "-device",
+		  "virtio-blk-pci,drive=d,num-queues=0"},
 		 "invalid num-queues"},
 		{{"-drive", "file=a,if=none,id=d", "-device",
 		  "virtio-blk-pci,drive=d,serial=123456789012345678901"},
@@ -343,6 +350,11 @@ START_TEST(disk_option_errors)
 	};
 	const char *full[] = {"-hda", "a", "-hdb", "b", "-hdc", "c", "-hdd", "d",
 			      "-drive", "file=e", NULL};
+	/* q35: ich9-ahci's six ports; the seventh drive has no place */
+	const char *q35_full[] = {"-M",	    "q35",    "-hda",	"a",	  "-hdb",   "b",
+				  "-hdc",   "c",      "-hdd",	"d",	  "-drive", "file=e",
+				  "-drive", "file=f", "-drive", "file=g", NULL};
+	const char *q35_five[] = {"-M", "q35", "-drive", "file=f,index=5", NULL};
 
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ck_assert_msg(parse_args(bad[i].args) == -1, "%s accepted", bad[i].args[1]);
@@ -350,7 +362,11 @@ START_TEST(disk_option_errors)
 		ck_assert_ptr_null(strchr(err, '\n'));
 	}
 	ck_assert_int_eq(parse_args(full), -1);
+	ck_assert_ptr_nonnull(strstr(err, "the PC's IDE has 4 drives"));
+	ck_assert_int_eq(parse_args(q35_full), -1);
 	ck_assert_ptr_nonnull(strstr(err, "no free IDE slot"));
+	ck_assert_msg(parse_args(q35_five) == 0, "%s", err);
+	ck_assert_str_eq(cfg.drives[5].file, "f");
 }
 END_TEST
 
