@@ -346,30 +346,36 @@ static int add_usb_controller(struct machine *m, unsigned i, const struct device
 }
 
 /* -device virtio-rng-pci: each device reads its own copy of its
- * rng-random file's fd (cli_resolve_rng opened it), or getrandom(2). */
-static int add_virtio_rngs(struct machine *m, char *err, size_t errlen)
+ * rng-random file's fd (cli_resolve_rng opened it), or getrandom(2); so
+ * the object can go (object-del) once no device uses it. */
+int board_add_virtio_rng(struct machine *m, unsigned i, char *err, size_t errlen)
 {
 	const struct rng_config *rc = &m->cfg->rng;
+	const struct rng_dev_spec *d = &rc->devs[i];
+	int src = d->object >= 0 ? rc->objects[d->object].fd : -1;
+	struct virtio_rng_opts o = {src >= 0 ? fcntl(src, F_DUPFD_CLOEXEC, 0) : -1, d->max_bytes,
+				    d->period_ms, d->devfn};
+	char why[256];
 
-	for (unsigned i = 0; i < rc->n_devs; i++) {
-		const struct rng_dev_spec *d = &rc->devs[i];
-		int src = d->object >= 0 ? rc->objects[d->object].fd : -1;
-		struct virtio_rng_opts o = {src >= 0 ? fcntl(src, F_DUPFD_CLOEXEC, 0) : -1,
-					    d->max_bytes, d->period_ms, d->devfn};
-		char why[256];
-
-		if (src >= 0 && o.fd < 0) {
-			snprintf(err, errlen, "-device virtio-rng-pci: cannot duplicate its source");
-			return -1;
-		}
-		m->rng[i] = virtio_rng_new(&m->host, board_device_bus(m, d->bus), &o, why, sizeof(why));
-		if (!m->rng[i]) {
-			if (o.fd >= 0)
-				close(o.fd);
-			snprintf(err, errlen, "-device virtio-rng-pci: %s", why);
-			return -1;
-		}
+	if (src >= 0 && o.fd < 0) {
+		snprintf(err, errlen, "-device virtio-rng-pci: cannot duplicate its source");
+		return -1;
 	}
+	m->rng[i] = virtio_rng_new(&m->host, board_device_bus(m, d->bus), &o, why, sizeof(why));
+	if (!m->rng[i]) {
+		if (o.fd >= 0)
+			close(o.fd);
+		snprintf(err, errlen, "-device virtio-rng-pci: %s", why);
+		return -1;
+	}
+	return 0;
+}
+
+static int add_virtio_rngs(struct machine *m, char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < m->cfg->rng.n_devs; i++)
+		if (board_add_virtio_rng(m, i, err, errlen) < 0)
+			return -1;
 	return 0;
 }
 

@@ -3,9 +3,10 @@
  * blockdev-del, netdev_add, netdev_del), and the native PCIe hot-plug
  * that carries them out.
  *
- * A virtio-blk-pci or virtio-net-pci goes into an empty pcie-root-port:
- * the same parsers as the command line's -device, -drive/-blockdev and
- * -netdev add it to the configuration, the board builds it behind the port,
+ * A virtio-blk-pci, virtio-net-pci or virtio-rng-pci goes into an empty
+ * pcie-root-port: the same parsers as the command line's -device,
+ * -drive/-blockdev, -netdev and -object add it to the configuration (an
+ * rng's source comes from object-add), the board builds it behind the port,
  * and the port reports the new presence to the guest (pciehp powers the
  * slot on and enumerates it). device_del presses the port's attention
  * button; when the guest has powered the slot off, the device is freed on
@@ -27,31 +28,55 @@ static const char *root_bus_name(const struct machine *m)
 	return m->cfg->q35 ? "pcie.0" : "pci.0";
 }
 
-/* A present hot-pluggable device: a virtio-blk-pci (m->vblk[i]) or a
- * virtio-net-pci (m->nics[i]). */
+/* A present hot-pluggable device: a virtio-blk-pci (m->vblk[i]), a
+ * virtio-net-pci (m->nics[i]) or a virtio-rng-pci (m->rng[i]). */
+enum hp_kind { HP_BLK, HP_NIC, HP_RNG };
+
 struct hp_dev {
-	bool nic;
+	enum hp_kind kind;
 	unsigned i;
 };
 
-static bool find_device(const struct machine *m, const char *id, struct hp_dev *d)
+static bool present(const struct machine *m, struct hp_dev d)
 {
-	for (unsigned i = 0; id[0] && i < m->cfg->n_vblk; i++)
-		if (m->vblk[i] && !strcmp(m->cfg->vblk[i].id, id)) {
-			*d = (struct hp_dev){false, i};
-			return true;
-		}
-	for (unsigned i = 0; id[0] && i < m->cfg->n_nics; i++)
-		if (m->nics[i] && !strcmp(m->cfg->nics[i].id, id)) {
-			*d = (struct hp_dev){true, i};
-			return true;
-		}
-	return false;
+	return d.kind == HP_BLK	  ? m->vblk[d.i]
+	       : d.kind == HP_NIC ? (void *)m->nics[d.i]
+				  : (void *)m->rng[d.i];
+}
+
+static char *device_id(const struct machine *m, struct hp_dev d)
+{
+	struct vmm_config *cfg = m->cfg_rw;
+
+	return d.kind == HP_BLK	  ? cfg->vblk[d.i].id
+	       : d.kind == HP_NIC ? cfg->nics[d.i].id
+				  : cfg->rng.devs[d.i].id;
 }
 
 static const char *device_bus(const struct machine *m, struct hp_dev d)
 {
-	return d.nic ? m->cfg->nics[d.i].bus : m->cfg->vblk[d.i].bus;
+	return d.kind == HP_BLK	  ? m->cfg->vblk[d.i].bus
+	       : d.kind == HP_NIC ? m->cfg->nics[d.i].bus
+				  : m->cfg->rng.devs[d.i].bus;
+}
+
+static unsigned kind_count(const struct machine *m, enum hp_kind k)
+{
+	return k == HP_BLK ? m->cfg->n_vblk : k == HP_NIC ? m->cfg->n_nics : m->cfg->rng.n_devs;
+}
+
+static bool find_device(const struct machine *m, const char *id, struct hp_dev *d)
+{
+	for (enum hp_kind k = HP_BLK; id[0] && k <= HP_RNG; k++)
+		for (unsigned i = 0; i < kind_count(m, k); i++) {
+			struct hp_dev c = {k, i};
+
+			if (present(m, c) && !strcmp(device_id(m, c), id)) {
+				*d = c;
+				return true;
+			}
+		}
+	return false;
 }
 
 /* Holes: table entries an earlier removal emptied (remove_device,
@@ -64,6 +89,11 @@ static bool vblk_hole(const struct machine *m, unsigned j)
 static bool nic_hole(const struct machine *m, unsigned j)
 {
 	return !m->nics[j] && !m->cfg->nics[j].id[0];
+}
+
+static bool rng_hole(const struct machine *m, unsigned j)
+{
+	return !m->rng[j] && !m->cfg->rng.devs[j].id[0];
 }
 
 static bool netdev_hole(const struct machine *m, unsigned j)
@@ -229,28 +259,85 @@ static int add_nic(struct machine *m, unsigned n, char *err, size_t errlen)
 	return net_add_nic(m, n, err, errlen) < 0 ? -1 : port;
 }
 
+/* cfg->rng.devs[n], just parsed: checked and built on its rng= object
+ * (or a builtin source of its own). */
+static int add_rng(struct machine *m, unsigned n, char *err, size_t errlen)
+{
+	struct rng_dev_spec *d = &m->cfg_rw->rng.devs[n];
+	int port = check_place(m, d->id, d->bus, d->devfn, err, errlen);
+
+	if (port < 0)
+		return -1;
+	d->object = d->rng[0] ? cli_find_rng_object(&m->cfg->rng, d->rng) : -1;
+	if (d->rng[0] && d->object < 0) {
+		snprintf(err, errlen, "Property 'virtio-rng-pci.rng' can't find value '%s'",
+			 d->rng);
+		return -1;
+	}
+	d->devfn = 0;
+	return board_add_virtio_rng(m, n, err, errlen) < 0 ? -1 : port;
+}
+
+/* Parse props for a new device of kind k into the first hole of its
+ * table and build it: the root port's index, or -1 (the entry dropped). */
+static int add_kind(struct machine *m, enum hp_kind k, char *props, char *err, size_t errlen)
+{
+	struct vmm_config *cfg = m->cfg_rw;
+	unsigned n = kind_count(m, k), i;
+	int port;
+
+	switch (k) {
+	case HP_BLK:
+		if (cli_parse_virtio_blk(cfg, props, err, errlen) < 0)
+			return -1;
+		i = take_hole(m, cfg->vblk, sizeof(cfg->vblk[0]), &cfg->n_vblk, n, vblk_hole);
+		port = add_blk(m, i, err, errlen);
+		break;
+	case HP_NIC:
+		if (cli_parse_virtio_net(cfg, props, err, errlen) < 0)
+			return -1;
+		i = take_hole(m, cfg->nics, sizeof(cfg->nics[0]), &cfg->n_nics, n, nic_hole);
+		port = add_nic(m, i, err, errlen);
+		break;
+	default:
+		if (cli_parse_virtio_rng(cfg, props, err, errlen) < 0)
+			return -1;
+		i = take_hole(m, cfg->rng.devs, sizeof(cfg->rng.devs[0]), &cfg->rng.n_devs, n,
+			      rng_hole);
+		port = add_rng(m, i, err, errlen);
+		break;
+	}
+	if (port < 0)
+		drop_entry(device_id(m, (struct hp_dev){k, i}),
+			   k == HP_BLK	 ? &cfg->n_vblk
+			   : k == HP_NIC ? &cfg->n_nics
+					 : &cfg->rng.n_devs,
+			   i, n);
+	return port;
+}
+
 /* props: the properties after the driver name, key=value,... */
 int machine_device_add(struct machine *m, const char *driver, const char *props, char *err,
 		       size_t errlen)
 {
-	struct vmm_config *cfg = m->cfg_rw;
 	const struct cli_device_help *h = cli_device_help_find(driver);
-	bool nic;
+	static const char *const models[] = {"virtio-blk-pci", "virtio-net-pci", "virtio-rng-pci"};
+	enum hp_kind k = HP_BLK;
 	char buf[512];
-	unsigned n, i;
 	int port;
 
 	if (h)
 		driver = h->name; /* virtio-blk: virtio-blk-pci */
-	if (!h || !cfg || !m->board_ready) {
+	if (!h || !m->cfg_rw || !m->board_ready) {
 		snprintf(err, errlen, "'%s' is not a valid device model name", driver);
 		return -1;
 	}
-	nic = !strcmp(driver, "virtio-net-pci");
-	if (!nic && strcmp(driver, "virtio-blk-pci")) {
+	while (k <= HP_RNG && strcmp(driver, models[k]))
+		k++;
+	if (k > HP_RNG) {
 		snprintf(err, errlen,
-			 "Device '%s' cannot be hot-plugged (vmm hot-plugs virtio-blk-pci and "
-			 "virtio-net-pci)",
+			 "Device '%s' cannot be hot-plugged (vmm hot-plugs virtio-blk-pci, "
+			 "virtio-net-pci and virtio-rng-pci)",
 			 driver);
 		return -1;
 	}
@@ -258,20 +345,9 @@ int machine_device_add(struct machine *m, const char *driver, const char *props,
 		snprintf(err, errlen, "properties too long");
 		return -1;
 	}
-	n = nic ? cfg->n_nics : cfg->n_vblk;
-	if ((nic ? cli_parse_virtio_net(cfg, buf, err, errlen)
-		 : cli_parse_virtio_blk(cfg, buf, err, errlen)) < 0)
+	port = add_kind(m, k, buf, err, errlen);
+	if (port < 0)
 		return -1;
-	i = nic ? take_hole(m, cfg->nics, sizeof(cfg->nics[0]), &cfg->n_nics, n, nic_hole)
-		: take_hole(m, cfg->vblk, sizeof(cfg->vblk[0]), &cfg->n_vblk, n, vblk_hole);
-	port = nic ? add_nic(m, i, err, errlen) : add_blk(m, i, err, errlen);
-	if (port < 0) {
-		if (nic)
-			drop_entry(cfg->nics[i].id, &cfg->n_nics, i, n);
-		else
-			drop_entry(cfg->vblk[i].id, &cfg->n_vblk, i, n);
-		return -1;
-	}
 	m->hotplug_changed = true;
 	pcie_root_port_plugged(m->root_ports[port]);
 	return 0;
@@ -281,13 +357,16 @@ int machine_device_add(struct machine *m, const char *driver, const char *props,
 static void remove_device(struct machine *m, struct hp_dev d)
 {
 	int port = cli_find_root_port(m->cfg, device_bus(m, d));
-	char *idp = d.nic ? m->cfg_rw->nics[d.i].id : m->cfg_rw->vblk[d.i].id;
+	char *idp = device_id(m, d);
 	char id[32];
 
 	machine_pause(m);
-	if (d.nic) {
+	if (d.kind == HP_NIC) {
 		virtio_net_free(m->nics[d.i]);
 		m->nics[d.i] = NULL;
+	} else if (d.kind == HP_RNG) {
+		virtio_rng_free(m->rng[d.i]); /* closes its copy of the source */
+		m->rng[d.i] = NULL;
 	} else {
 		struct drive_spec *drv = &m->cfg_rw->vdrives[m->cfg->vblk[d.i].drive];
 
@@ -319,12 +398,13 @@ static void eject_on_main(void *opaque)
 	struct machine *m = hp->m;
 	const char *port_id = m->cfg->root_ports[hp->index].id;
 
-	for (unsigned i = 0; i < m->cfg->n_vblk; i++)
-		if (m->vblk[i] && !strcmp(m->cfg->vblk[i].bus, port_id))
-			remove_device(m, (struct hp_dev){false, i});
-	for (unsigned i = 0; i < m->cfg->n_nics; i++)
-		if (m->nics[i] && !strcmp(m->cfg->nics[i].bus, port_id))
-			remove_device(m, (struct hp_dev){true, i});
+	for (enum hp_kind k = HP_BLK; k <= HP_RNG; k++)
+		for (unsigned i = 0; i < kind_count(m, k); i++) {
+			struct hp_dev d = {k, i};
+
+			if (present(m, d) && !strcmp(device_bus(m, d), port_id))
+				remove_device(m, d);
+		}
 }
 
 static void eject_requested(void *opaque, struct pcie_root_port *rp)
@@ -424,6 +504,38 @@ int machine_netdev_del(struct machine *m, const char *id, char *err, size_t errl
 	netdev_free(m->netdevs[n]);
 	m->netdevs[n] = NULL;
 	m->cfg_rw->netdevs[n].id[0] = 0;
+	return 0;
+}
+
+/* ---------------------------------------------------------- objects */
+
+/* object-add: the rng-random / rng-builtin source a virtio-rng-pci's
+ * rng= names (what libvirt sends before device_add of an <rng>). */
+int machine_object_add(struct machine *m, const char *type, const char *props, char *err,
+		       size_t errlen)
+{
+	if (!m->cfg_rw || !m->board_ready) {
+		snprintf(err, errlen, "There is no guest");
+		return -1;
+	}
+	return cli_add_rng_object(m->cfg_rw, type, props, err, errlen) < 0 ? -1 : 0;
+}
+
+int machine_object_del(struct machine *m, const char *id, char *err, size_t errlen)
+{
+	struct vmm_config *cfg = m->cfg_rw;
+	int o = cfg ? cli_find_rng_object(&cfg->rng, id) : -1;
+
+	if (o < 0) {
+		snprintf(err, errlen, "object '%s' not found", id);
+		return -ENOENT;
+	}
+	/* As in QEMU, a device using it keeps it: each device reads its own
+	 * copy of the source's file (board_add_virtio_rng). */
+	for (unsigned i = 0; i < cfg->rng.n_devs; i++)
+		if (cfg->rng.devs[i].object == o)
+			cfg->rng.devs[i].object = -1;
+	cli_remove_rng_object(cfg, (unsigned)o);
 	return 0;
 }
 
@@ -564,6 +676,28 @@ void hmp_device_del(struct machine *m, int argc, char **argv, FILE *out)
 	if (argc != 2)
 		fprintf(out, "usage: device_del ID\n");
 	else if (machine_device_del(m, argv[1], err, sizeof(err)) < 0)
+		fprintf(out, "Error: %s\n", err);
+}
+
+/* object_add TYPE,id=ID,... / object_del ID */
+void hmp_object(struct machine *m, int argc, char **argv, FILE *out, bool add)
+{
+	char type[32], err[256];
+	size_t len = argc == 2 ? strcspn(argv[1], ",") : 0;
+
+	if (argc != 2 || (add && (len == 0 || len >= sizeof(type)))) {
+		fprintf(out,
+			add ? "usage: object_add rng-random|rng-builtin,id=ID[,filename=PATH]\n"
+			    : "usage: object_del ID\n");
+		return;
+	}
+	if (add) {
+		memcpy(type, argv[1], len);
+		type[len] = 0;
+	}
+	if ((add ? machine_object_add(m, type, argv[1][len] ? argv[1] + len + 1 : "", err,
+				      sizeof(err))
+		 : machine_object_del(m, argv[1], err, sizeof(err))) < 0)
 		fprintf(out, "Error: %s\n", err);
 }
 

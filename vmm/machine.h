@@ -439,12 +439,14 @@ struct pci_bus *board_device_bus(struct machine *m, const char *bus);
 /* Open the disk of cfg->vblk[i] and build its virtio-blk-pci (m->vdisks[i],
  * m->vblk[i]): 0 or -1 with err. */
 int board_add_virtio_blk(struct machine *m, unsigned i, char *err, size_t errlen);
+/* Build cfg->rng.devs[i] (m->rng[i]) on its source: 0 or -1 with err. */
+int board_add_virtio_rng(struct machine *m, unsigned i, char *err, size_t errlen);
 
 /* ----------------------------------------------------------- hotplug.c */
 
-/* Run-time device_add / device_del (main thread): a virtio-blk-pci or
- * virtio-net-pci into an empty pcie-root-port (props:
- * "drive=ID,id=ID,bus=PORT,...", "netdev=ID,..."), and its
+/* Run-time device_add / device_del (main thread): a virtio-blk-pci,
+ * virtio-net-pci or virtio-rng-pci into an empty pcie-root-port (props:
+ * "drive=ID,id=ID,bus=PORT,...", "netdev=ID,...", "rng=ID,..."), and its
  * removal with the guest's cooperation (DEVICE_DELETED when done). 0, or
  * -1 (del: -ENOENT unknown id, other -errno) with err in QEMU's words. */
 int machine_device_add(struct machine *m, const char *driver, const char *props, char *err,
@@ -459,6 +461,12 @@ int machine_blockdev_del(struct machine *m, const char *node, char *err, size_t 
  * backend no NIC uses. 0 or -1 with err. */
 int machine_netdev_add(struct machine *m, const char *val, char *err, size_t errlen);
 int machine_netdev_del(struct machine *m, const char *id, char *err, size_t errlen);
+/* object-add of an rng-random or rng-builtin object (props: "id=ID,...")
+ * and object-del (devices on it keep their source, as in QEMU): 0, or -1
+ * (del: -ENOENT unknown) with err in QEMU's words. */
+int machine_object_add(struct machine *m, const char *type, const char *props, char *err,
+		       size_t errlen);
+int machine_object_del(struct machine *m, const char *id, char *err, size_t errlen);
 /* Board set-up: each root port's guest-approved removal reaches hotplug.c. */
 void machine_hotplug_wire(struct machine *m);
 /* HMP device_add, device_del, drive_add, netdev_add, netdev_del. */
@@ -466,6 +474,7 @@ void hmp_netdev(struct machine *m, int argc, char **argv, FILE *out, bool add);
 void hmp_device_add(struct machine *m, int argc, char **argv, FILE *out);
 void hmp_device_del(struct machine *m, int argc, char **argv, FILE *out);
 void hmp_drive_add(struct machine *m, int argc, char **argv, FILE *out);
+void hmp_object(struct machine *m, int argc, char **argv, FILE *out, bool add);
 /* `info pci`, `info block` (opaque: the machine), for the monitor's table. */
 void board_info_pci(void *opaque, FILE *out);
 void board_info_block(void *opaque, FILE *out);

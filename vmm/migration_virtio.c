@@ -1,8 +1,8 @@
 /* migration_virtio.c — the machine's virtio devices in the state tree:
  * virtio-blk-pci, virtio-net-pci, virtio-rng-pci, virtio-serial-pci,
  * virtio-wlan-pci and virtio-balloon-pci, one node each (`virtio-blk@0`, by the index the
- * command line gave them; the hot-pluggable virtio-blk and virtio-net by
- * their id= when they have one, `virtio-blk@virtio-disk1`;
+ * command line gave them; the hot-pluggable virtio-blk, virtio-net and
+ * virtio-rng by their id= when they have one, `virtio-blk@virtio-disk1`;
  * `virtio-balloon@0`), and the
  * edu and pci-testdev test devices beside them (`edu@0`,
  * `pci-testdev@0`). Saving
@@ -44,7 +44,7 @@ static int each_virtio(struct machine *m,
 			return -1;
 	}
 	for (unsigned i = 0; i < CLI_MAX_RNG; i++) {
-		snprintf(name, sizeof(name), "virtio-rng@%u", i);
+		migration_node_name(name, sizeof(name), "virtio-rng", m->cfg->rng.devs[i].id, i);
 		if (m->rng[i] && f(virtio_rng_transport(m->rng[i]), name, ctx) < 0)
 			return -1;
 	}

@@ -373,6 +373,24 @@ void hmp_drive_add(struct machine *m, int argc, char **argv, FILE *out)
 	fputs("Error: no drives\n", out);
 }
 
+int machine_object_add(struct machine *m, const char *type, const char *props, char *err,
+		       size_t errlen)
+{
+	snprintf(err, errlen, "There is no guest");
+	return -1;
+}
+
+int machine_object_del(struct machine *m, const char *id, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "object '%s' not found", id);
+	return -ENOENT;
+}
+
+void hmp_object(struct machine *m, int argc, char **argv, FILE *out, bool add)
+{
+	fputs("Error: There is no guest\n", out);
+}
+
 /* Watchpoints share the fake's four debug registers with breakpoints. */
 int machine_watch_insert(struct machine *m, uint64_t addr, unsigned len, enum kvm_hw_bp_type type)
 {

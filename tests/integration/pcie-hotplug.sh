@@ -8,7 +8,8 @@
 # the guest's cooperation and DEVICE_DELETED; the refusals (unknown bus,
 # root bus, busy port, wrong device model, unknown id); then HMP
 # drive_add/device_add/device_del; netdev_add and a virtio-net-pci in and
-# out (tests/integration/pcie_hotplug.py).
+# out; the rng out, object-add and a virtio-rng-pci on it in and out
+# (tests/integration/pcie_hotplug.py).
 # QEMU (-enable-kvm -M q35, ACPI hot-plug off so its ports do native
 # hot-plug) runs the same as the reference.
 # needs: native ring 0 (Linux guest; scripts/nested-kvm/place.sh)

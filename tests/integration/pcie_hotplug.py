@@ -23,10 +23,19 @@ Checked, in order:
   - netdev_add and device_add of a virtio-net-pci into pci.1 (emptied
     before): the guest has a NIC with its MAC; device_del removes it
     (DEVICE_DELETED), netdev_del its backend;
+  - the virtio-rng-pci the command line put in pci.3 goes (device_del,
+    DEVICE_DELETED, the guest's hw_random core loses it); object-add of an
+    rng-random source and device_add of a virtio-rng-pci on it into pci.3:
+    the guest's hw_random core lists it and /dev/hwrng gives 64 bytes;
+    object-del of the source works while the device uses it, as in QEMU,
+    and the device still gives bytes; of an unknown id it is refused;
+    device_del takes the device out; the HMP object_add and object_del do
+    the same with rng-builtin;
   - CYCLES rounds of what libvirt's attach-device and detach-device send
-    (blockdev-add, netdev_add, device_add of a disk and a NIC, device_del
-    of both, blockdev-del, netdev_del), more than vmm's tables hold: each
-    round the guest sees both come and go."""
+    (blockdev-add, netdev_add, object-add, device_add of a disk, a NIC and
+    an rng, device_del of all three, blockdev-del, netdev_del, object-del),
+    more than vmm's tables hold: each round the guest sees all three come
+    and go."""
 import hashlib
 import os
 import sys
@@ -79,6 +88,51 @@ class Guest(demo_guest.Guest):
 
 
 VDA = "test -b /dev/vda && echo yes || echo no"
+RNGS = "grep -o virtio_rng /sys/class/misc/hw_random/rng_available | wc -l"
+HWRNG = "head -c 64 /dev/hwrng | wc -c"
+
+
+def rng_hotplug(g, side):
+    """The boot-time rng out, a hot-plugged one on an object in and out."""
+    g.until_guest("boot-time rng", RNGS, "1")
+    g.qmp.ok("device_del", id="rng1")
+    g.deleted("rng1")
+    g.until_guest("removed boot-time rng", RNGS, "0")
+    g.qmp.ok("object-add", **{"qom-type": "rng-random", "id": "objrng0",
+                              "filename": "/dev/urandom"})
+    g.refused("rng on an unknown object", "device_add", driver="virtio-rng-pci", id="rng9",
+              bus="pci.3", rng="nosuch")
+    g.qmp.ok("device_add", driver="virtio-rng-pci", id="rng2", bus="pci.3", rng="objrng0")
+    g.until_guest("hot-added rng", RNGS, "1")
+    got = g.ask(HWRNG)
+    if got != "64":
+        fail(side, "/dev/hwrng of the hot-added rng gave %s of 64 bytes" % got, g.out)
+    # the device keeps its source when the object goes, as in QEMU
+    g.qmp.ok("object-del", id="objrng0")
+    got = g.ask(HWRNG)
+    if got != "64":
+        fail(side, "/dev/hwrng after object-del gave %s of 64 bytes" % got, g.out)
+    g.refused("unknown object", "object-del", id="objrng0")
+    g.qmp.ok("device_del", id="rng2")
+    g.deleted("rng2")
+    g.until_guest("removed rng", RNGS, "0")
+    for line, want in [("object_add rng-builtin,id=objrng1", ""),
+                       ("device_add virtio-rng-pci,rng=objrng1,id=rng3,bus=pci.3", "")]:
+        out = g.qmp.ok("human-monitor-command", **{"command-line": line}).strip()
+        if out != want:
+            fail(side, "HMP %s: %r" % (line, out), g.out)
+    g.until_guest("HMP hot-added rng", RNGS, "1")
+    out = g.qmp.ok("human-monitor-command", **{"command-line": "device_del rng3"}).strip()
+    if out:
+        fail(side, "HMP device_del rng3: %r" % out, g.out)
+    g.deleted("rng3")
+    g.until_guest("HMP removed rng", RNGS, "0")
+    out = g.qmp.ok("human-monitor-command", **{"command-line": "object_del objrng1"}).strip()
+    if out:
+        fail(side, "HMP object_del: %r" % out, g.out)
+    out = g.qmp.ok("human-monitor-command", **{"command-line": "object_del objrng1"}).strip()
+    if "object 'objrng1' not found" not in out:
+        fail(side, "HMP object_del of a deleted object: %r" % out, g.out)
 
 
 def main():
@@ -158,9 +212,11 @@ def main():
     g.deleted("nic1")
     g.until_guest("removed NIC", nics, "0")
     g.qmp.ok("netdev_del", id="n1")
+    rng_hotplug(g, side)
 
     # as libvirt's attach-device and detach-device, again and again: more
-    # cycles than vmm's tables have entries (8 disks, drives, NICs, netdevs)
+    # cycles than vmm's tables have entries (8 disks, drives, NICs,
+    # netdevs; 4 rngs and rng objects)
     for i in range(CYCLES):
         g.qmp.ok("blockdev-add", driver="file", filename=disk, **{"node-name": "cf%d" % i})
         g.qmp.ok("blockdev-add", driver="raw", file="cf%d" % i, **{"node-name": "cd%d" % i})
@@ -169,13 +225,21 @@ def main():
         g.qmp.ok("netdev_add", type="user", id="cn%d" % i)
         g.qmp.ok("device_add", driver="virtio-net-pci", id="cnic%d" % i, bus="pci.2",
                  netdev="cn%d" % i, mac=mac)
+        g.qmp.ok("object-add", **{"qom-type": "rng-random", "id": "co%d" % i,
+                                  "filename": "/dev/urandom"})
+        g.qmp.ok("device_add", driver="virtio-rng-pci", id="crng%d" % i, bus="pci.3",
+                 rng="co%d" % i)
         g.until_guest("cycle %d: disk" % i, VDA, "yes")
         g.until_guest("cycle %d: NIC" % i, nics, "1")
+        g.until_guest("cycle %d: rng" % i, RNGS, "1")
         g.qmp.ok("device_del", id="chd%d" % i)
         g.qmp.ok("device_del", id="cnic%d" % i)
-        g.deleted("chd%d" % i, "cnic%d" % i)
+        g.qmp.ok("device_del", id="crng%d" % i)
+        g.deleted("chd%d" % i, "cnic%d" % i, "crng%d" % i)
         g.until_guest("cycle %d: disk gone" % i, VDA, "no")
         g.until_guest("cycle %d: NIC gone" % i, nics, "0")
+        g.until_guest("cycle %d: rng gone" % i, RNGS, "0")
+        g.qmp.ok("object-del", id="co%d" % i)
         g.qmp.ok("blockdev-del", **{"node-name": "cd%d" % i})
         g.qmp.ok("blockdev-del", **{"node-name": "cf%d" % i})
         g.qmp.ok("netdev_del", id="cn%d" % i)

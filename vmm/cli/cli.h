@@ -508,6 +508,7 @@ int cli_resolve_wlan(struct vmm_config *cfg, char *err, size_t errlen);
 int cli_parse_virtio_rng(struct vmm_config *cfg, char *props, char *err, size_t errlen);
 /* cli_balloon.c: -device virtio-balloon-pci (props: what follows the name). */
 int cli_parse_virtio_balloon(struct vmm_config *cfg, char *props, char *err, size_t errlen);
+/* cli_parse_rng_object returns the object's index. */
 int cli_parse_rng_object(struct vmm_config *cfg, const char *type, char *props, char *err,
 			 size_t errlen);
 /* cli_vserial.c: -device virtio-serial-pci (virtio-serial), virtserialport,
@@ -522,6 +523,13 @@ int cli_resolve_vserial(struct vmm_config *cfg, char *err, size_t errlen);
 int cli_resolve_rng(struct vmm_config *cfg, char *err, size_t errlen);
 /* Close the files cli_resolve_rng opened (a config that is not run). */
 void cli_close_rng(struct vmm_config *cfg);
+/* At run time (object-add, object-del): an rng-random (its file opened) or
+ * rng-builtin object, into a free entry: its index, or -1 with err; and an
+ * object's removal, its file closed (no device may use it). */
+int cli_add_rng_object(struct vmm_config *cfg, const char *type, const char *props, char *err,
+		       size_t errlen);
+void cli_remove_rng_object(struct vmm_config *cfg, unsigned i);
+int cli_find_rng_object(const struct rng_config *r, const char *id);
 int cli_parse_machine(const char *s, struct vmm_config *cfg, char *err, size_t errlen);
 int cli_parse_chardev(const char *s, bool allow_mon, struct chardev_spec *spec, char *err,
 		      size_t errlen);

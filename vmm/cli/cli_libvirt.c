@@ -338,7 +338,7 @@ CLI_CONTROL_PARSER(cli_parse_object)
 	if (!strcmp(type, "wlan-medium"))
 		return cli_parse_wlan_medium(cfg, cursor, err, errlen);
 	if (!strcmp(type, "rng-random") || !strcmp(type, "rng-builtin"))
-		return cli_parse_rng_object(cfg, type, cursor, err, errlen);
+		return cli_parse_rng_object(cfg, type, cursor, err, errlen) < 0 ? -1 : 0;
 	/* libvirt's master key, for secrets it may pass encrypted later
 	 * (disk passwords, TLS keys). vmm takes none of those, so the key has
 	 * nothing to decrypt: accepted and unused. */

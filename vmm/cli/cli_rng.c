@@ -28,12 +28,21 @@ static bool copy_str(char *dst, size_t size, const char *val)
 	return true;
 }
 
-static int find_object(const struct rng_config *r, const char *id)
+int cli_find_rng_object(const struct rng_config *r, const char *id)
 {
-	for (unsigned i = 0; i < r->n_objects; i++)
+	for (unsigned i = 0; id[0] && i < r->n_objects; i++)
 		if (!strcmp(r->objects[i].id, id))
 			return (int)i;
 	return -1;
+}
+
+/* Where a new object goes: an entry object-del emptied, or the end. */
+static int object_slot(struct rng_config *r)
+{
+	for (unsigned i = 0; i < r->n_objects; i++)
+		if (!r->objects[i].id[0])
+			return (int)i;
+	return r->n_objects < CLI_MAX_RNG ? (int)r->n_objects++ : -1;
 }
 
 int cli_parse_rng_object(struct vmm_config *cfg, const char *type, char *props, char *err,
@@ -43,6 +52,7 @@ int cli_parse_rng_object(struct vmm_config *cfg, const char *type, char *props, 
 	struct rng_object_spec o = {.fd = -1};
 	bool builtin = !strcmp(type, "rng-builtin");
 	char *key, *v;
+	int slot;
 
 	if (!builtin)
 		strcpy(o.filename, "/dev/urandom");
@@ -63,16 +73,17 @@ int cli_parse_rng_object(struct vmm_config *cfg, const char *type, char *props, 
 		snprintf(err, errlen, "%s: needs id=ID", type);
 		return -1;
 	}
-	if (find_object(r, o.id) >= 0) {
+	if (cli_find_rng_object(r, o.id) >= 0) {
 		snprintf(err, errlen, "%s: duplicate id '%s'", type, o.id);
 		return -1;
 	}
-	if (r->n_objects == CLI_MAX_RNG) {
+	slot = object_slot(r);
+	if (slot < 0) {
 		snprintf(err, errlen, "too many rng objects (at most %d)", CLI_MAX_RNG);
 		return -1;
 	}
-	r->objects[r->n_objects++] = o;
-	return 0;
+	r->objects[slot] = o;
+	return slot;
 }
 
 /* max-bytes: 0 .. 2^63-1; period: 1 .. 2^32-1 ms (QEMU's limits). */
@@ -157,7 +168,7 @@ int cli_resolve_rng(struct vmm_config *cfg, char *err, size_t errlen)
 
 		if (!d->rng[0])
 			continue;
-		d->object = find_object(r, d->rng);
+		d->object = cli_find_rng_object(r, d->rng);
 		if (d->object < 0) {
 			snprintf(err, errlen,
 				 "-device virtio-rng-pci: no -object rng-random or rng-builtin "
@@ -171,6 +182,43 @@ int cli_resolve_rng(struct vmm_config *cfg, char *err, size_t errlen)
 		    open_source(&r->objects[i], err, errlen) < 0)
 			return -1;
 	return 0;
+}
+
+int cli_add_rng_object(struct vmm_config *cfg, const char *type, const char *props, char *err,
+		       size_t errlen)
+{
+	char buf[512];
+	int i;
+
+	if (strcmp(type, "rng-random") && strcmp(type, "rng-builtin")) {
+		snprintf(err, errlen, "object type '%s': vmm adds rng-random and rng-builtin",
+			 type);
+		return -1;
+	}
+	if (snprintf(buf, sizeof(buf), "%s", props) >= (int)sizeof(buf)) {
+		snprintf(err, errlen, "%s: properties too long", type);
+		return -1;
+	}
+	i = cli_parse_rng_object(cfg, type, buf, err, errlen);
+	if (i < 0)
+		return -1;
+	if (cfg->rng.objects[i].filename[0] && open_source(&cfg->rng.objects[i], err, errlen) < 0) {
+		cli_remove_rng_object(cfg, (unsigned)i);
+		return -1;
+	}
+	return i;
+}
+
+void cli_remove_rng_object(struct vmm_config *cfg, unsigned i)
+{
+	struct rng_config *r = &cfg->rng;
+
+	if (r->objects[i].fd >= 0)
+		close(r->objects[i].fd);
+	memset(&r->objects[i], 0, sizeof(r->objects[i]));
+	r->objects[i].fd = -1;
+	while (r->n_objects && !r->objects[r->n_objects - 1].id[0])
+		r->n_objects--;
 }
 
 void cli_close_rng(struct vmm_config *cfg)

@@ -289,6 +289,16 @@ static void cmd_netdev_del(struct monitor *mon, int argc, char **argv, FILE *out
 	hmp_netdev(mon->m, argc, argv, out, false);
 }
 
+static void cmd_object_add(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	hmp_object(mon->m, argc, argv, out, true);
+}
+
+static void cmd_object_del(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	hmp_object(mon->m, argc, argv, out, false);
+}
+
 static void cmd_drive_add(struct monitor *mon, int argc, char **argv, FILE *out)
 {
 	hmp_drive_add(mon->m, argc, argv, out);
@@ -389,15 +399,19 @@ static const struct {
 	 "remove a host port forward", cmd_hostfwd_remove, NULL},
 	{"set_link", "NAME on|off", "change a NIC's link status", cmd_set_link, NULL},
 	{"device_add", "DRIVER,prop=value,...",
-	 "hot-plug a virtio-blk-pci or virtio-net-pci into an empty pcie-root-port (bus=)",
+	 "hot-plug a virtio-blk-pci, -net-pci or -rng-pci into an empty pcie-root-port (bus=)",
 	 cmd_device_add, has_board},
 	{"device_del", "ID", "hot-unplug a device (the guest releases it)", cmd_device_del,
 	 has_board},
 	{"drive_add", "DUMMY file=PATH,if=none,id=ID", "add a drive for device_add", cmd_drive_add,
 	 has_board},
-	{"netdev_add", "user|tap,id=ID,...", "add a network backend for device_add",
-	 cmd_netdev_add, has_board},
+	{"netdev_add", "user|tap,id=ID,...", "add a network backend for device_add", cmd_netdev_add,
+	 has_board},
 	{"netdev_del", "ID", "remove a network backend no NIC uses", cmd_netdev_del, has_board},
+	{"object_add", "rng-random|rng-builtin,id=ID[,filename=PATH]",
+	 "add an rng source for device_add virtio-rng-pci", cmd_object_add, has_board},
+	{"object_del", "ID", "remove an rng source (its devices keep theirs)", cmd_object_del,
+	 has_board},
 	{"balloon", "MiB", "ask the guest's balloon driver to leave it this much RAM", cmd_balloon,
 	 has_board},
 	{"ringbuf_write", "DEVICE DATA", "write DATA into a -chardev ringbuf", cmd_ringbuf_write,

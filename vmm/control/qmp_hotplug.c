@@ -1,7 +1,7 @@
 /* qmp_hotplug.c — device_add, device_del, blockdev-add, blockdev-del,
- * netdev_add and netdev_del (hotplug.c does the work): what `virsh
- * attach-device` and `detach-device` send for a disk or a NIC behind a
- * pcie-root-port. */
+ * netdev_add, netdev_del, object-add and object-del (hotplug.c does the
+ * work): what `virsh attach-device` and `detach-device` send for a disk, a
+ * NIC or an rng behind a pcie-root-port. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +119,29 @@ CMD(cmd_netdev_del)
 	return 0;
 }
 
+/* QEMU's flat form: {"qom-type": T, "id": ID, "filename": ...}. */
+CMD(cmd_object_add)
+{
+	const char *type = json_string_value(json_object_get(args, "qom-type"));
+	char props[512] = "", err[256];
+
+	if (device_props(args, "qom-type", props, sizeof(props), e) < 0)
+		return -1;
+	if (machine_object_add(m, type, props, err, sizeof(err)) < 0)
+		return fail(e, "GenericError", err);
+	return 0;
+}
+
+CMD(cmd_object_del)
+{
+	const char *id = json_string_value(json_object_get(args, "id"));
+	char err[256];
+
+	if (machine_object_del(m, id, err, sizeof(err)) < 0)
+		return fail(e, "GenericError", err);
+	return 0;
+}
+
 const struct qmp_command qmp_hotplug_commands[] = {
 	{"device_add", cmd_device_add, "driver:str,?bus:str,?id:str,?*:any"},
 	{"device_del", cmd_device_del, "id:str"},
@@ -126,5 +149,7 @@ const struct qmp_command qmp_hotplug_commands[] = {
 	{"blockdev-del", cmd_blockdev_del, "node-name:str"},
 	{"netdev_add", cmd_netdev_add, "type:str,id:str,?*:any"},
 	{"netdev_del", cmd_netdev_del, "id:str"},
+	{"object-add", cmd_object_add, "qom-type:str,id:str,?*:any"},
+	{"object-del", cmd_object_del, "id:str"},
 	{NULL, NULL, NULL},
 };

@@ -1,7 +1,8 @@
 /* Unit tests for the random number generator's options (vmm/cli/cli_rng.c):
  * libvirt 9.0's JSON -object rng-random and -device virtio-rng-pci, QEMU's
  * defaults (no rng=: builtin; max-bytes 2^63-1 per 65536 ms), the file
- * opened at parse time with a clear error, and what is refused. */
+ * opened at parse time with a clear error, and what is refused; objects
+ * added and removed at run time (object-add, object-del) reuse entries. */
 #include <check.h>
 #include <stdint.h>
 #include <string.h>
@@ -92,6 +93,53 @@ START_TEST(refused_with_a_reason)
 }
 END_TEST
 
+/* object-add / object-del, again and again: more rounds than the table
+ * has entries; a removed entry is reused, its file closed. */
+START_TEST(run_time_objects)
+{
+	struct rng_config *r = &cfg.rng;
+	char id[16];
+	int i;
+
+	ck_assert_msg(PARSE("-object", "rng-builtin,id=boot") == 0, "%s", err);
+	for (unsigned k = 0; k < 3 * CLI_MAX_RNG; k++) {
+		snprintf(id, sizeof(id), "o%u", k);
+		char props[64];
+
+		snprintf(props, sizeof(props), "id=%s,filename=/dev/urandom", id);
+		i = cli_add_rng_object(&cfg, "rng-random", props, err, sizeof(err));
+		ck_assert_msg(i == 1, "round %u: %d %s", k, i, err);
+		ck_assert_int_ge(r->objects[1].fd, 0);
+		ck_assert_int_eq(cli_find_rng_object(r, id), 1);
+		cli_remove_rng_object(&cfg, (unsigned)i);
+		ck_assert_int_eq(cli_find_rng_object(r, id), -1);
+		ck_assert_uint_eq(r->n_objects, 1);
+	}
+	/* a hole below the end is filled first */
+	ck_assert_int_eq(cli_add_rng_object(&cfg, "rng-builtin", "id=a", err, sizeof(err)), 1);
+	ck_assert_int_eq(cli_add_rng_object(&cfg, "rng-builtin", "id=b", err, sizeof(err)), 2);
+	cli_remove_rng_object(&cfg, 1);
+	ck_assert_uint_eq(r->n_objects, 3);
+	ck_assert_int_eq(cli_add_rng_object(&cfg, "rng-builtin", "id=c", err, sizeof(err)), 1);
+	ck_assert_int_eq(cli_add_rng_object(&cfg, "rng-builtin", "id=d", err, sizeof(err)), 3);
+	ck_assert_int_eq(cli_add_rng_object(&cfg, "rng-builtin", "id=e", err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "too many rng objects"), "%s", err);
+	ck_assert_int_eq(cli_add_rng_object(&cfg, "rng-builtin", "id=c", err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "duplicate id 'c'"), "%s", err);
+	ck_assert_int_eq(cli_add_rng_object(&cfg, "rng-egd", "id=z", err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "object type 'rng-egd'"), "%s", err);
+	/* a file that cannot be opened leaves no entry behind */
+	cli_remove_rng_object(&cfg, 3);
+	ck_assert_int_eq(cli_add_rng_object(&cfg, "rng-random", "id=f,filename=/nonexistent/x", err,
+					    sizeof(err)),
+			 -1);
+	ck_assert_msg(strstr(err, "cannot open '/nonexistent/x'"), "%s", err);
+	ck_assert_int_eq(cli_find_rng_object(r, "f"), -1);
+	ck_assert_uint_eq(r->n_objects, 3);
+	cli_close_rng(&cfg);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("vmm_cli_rng");
@@ -100,6 +148,7 @@ int main(void)
 	tcase_add_test(tc, libvirt_json_forms);
 	tcase_add_test(tc, defaults_and_rate_limit);
 	tcase_add_test(tc, refused_with_a_reason);
+	tcase_add_test(tc, run_time_objects);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
