@@ -574,5 +574,9 @@ void vmm_wlan_cmd(void *opaque, int argc, char **argv, FILE *out);
 struct virtio_pci *vmm_wlan_transport(struct machine *m, unsigned i);
 void vmm_wlan_save(struct machine *m, struct state_writer *w);
 int vmm_wlan_load(struct machine *m, const struct state_reader *devs, char *err, size_t errlen);
+/* A completed migration's source lets the daemon's radios go; `cont`
+ * takes them back (reconnected, their addresses told again): 0 or -1. */
+void vmm_wlan_hand_over(struct machine *m);
+int vmm_wlan_take_back(struct machine *m, char *err, size_t errlen);
 
 #endif /* VMM_MACHINE_H */

@@ -242,6 +242,8 @@ int migration_take_back(struct machine *m, char *err, size_t errlen)
 	}
 	if (migration_activate_images(m, err, errlen) < 0)
 		return -1;
+	if (handed_over && vmm_wlan_take_back(m, err, errlen) < 0)
+		return -1;
 	if (handed_over)
 		migration_virtio_thaw(m);
 	handed_over = false;
@@ -401,9 +403,10 @@ static void job_finish(struct mig_job *j, int r, const char *err)
 	if (j->stopped) {
 		/* the guest stays stopped (STOP); after a failure its queues
 		 * may run again, after success only once `cont` takes it back */
-		if (r == 0)
+		if (r == 0) {
 			handed_over = true;
-		else
+			vmm_wlan_hand_over(m);
+		} else
 			migration_virtio_thaw(m);
 		machine_resume(m);
 	}

@@ -25,6 +25,7 @@ struct wlan_radio_dev {
 	struct wlan_relay *relay; /* or the daemon's */
 	const struct wlan_medium_spec *spec;
 	struct wlan_vif_log vifs; /* a daemon's radios (the I/O thread notes) */
+	bool handed_over;	  /* its relay closed: the destination has it */
 };
 
 struct vmm_wlan {
@@ -165,6 +166,46 @@ int vmm_wlan_load(struct machine *m, const struct state_reader *devs, char *err,
 		if (wlan_vif_log_load(&wl->devs[i].vifs, devs, name, err, errlen) < 0)
 			return -1;
 		wlan_vif_log_replay(&wl->devs[i].vifs, wl->devs[i].relay);
+	}
+	return 0;
+}
+
+/* A completed migration: the daemon's radios are the destination's now.
+ * This process's connections close, so the daemon forgets their radios
+ * at once instead of delivering to a stopped guest until it exits. */
+void vmm_wlan_hand_over(struct machine *m)
+{
+	for (unsigned i = 0; m->wlan && i < m->wlan->n_devs; i++) {
+		struct wlan_radio_dev *d = &m->wlan->devs[i];
+
+		if (d->relay && !d->handed_over) {
+			wlan_relay_close(d->relay);
+			d->handed_over = true;
+		}
+	}
+}
+
+/* `cont` after a completed migration takes the guest back: each radio
+ * connects again and tells the daemon its addresses. The queues are still
+ * frozen, so no I/O thread sends on the relay being replaced. */
+int vmm_wlan_take_back(struct machine *m, char *err, size_t errlen)
+{
+	for (unsigned i = 0; m->wlan && i < m->wlan->n_devs; i++) {
+		struct wlan_radio_dev *d = &m->wlan->devs[i];
+		struct wlan_relay *r;
+		char why[256];
+
+		if (!d->handed_over)
+			continue;
+		r = wlan_relay_connect(d->spec->socket, to_guest, d, why, sizeof(why));
+		if (!r) {
+			snprintf(err, errlen, "-object wlan-medium,id=%s: %s", d->spec->id, why);
+			return -1;
+		}
+		wlan_relay_free(d->relay);
+		d->relay = r;
+		d->handed_over = false;
+		wlan_vif_log_replay(&d->vifs, r);
 	}
 	return 0;
 }

@@ -3,8 +3,11 @@
 # from one vmm to another while its radios are on the wlan-medium daemon
 # (`-object wlan-medium,id=m0,socket=PATH`). The payload's radio B
 # announces its interface address once (ADD_MAC_ADDR) and then only
-# receives. After phase 1 the source is stopped, migrated to a file
-# (`exec:`) and killed, so the daemon drops its connection and radios; the
+# receives. After phase 1 the source is stopped and migrated to a file
+# (`exec:`): once the migration completes it lets the daemon's radios go
+# (the daemon lists none while the source still runs); `cont` takes them
+# back (radio B with its address again); then it is killed, so the daemon
+# drops its connection and radios; the
 # destination (-incoming "exec:cat FILE") connects anew and must tell the
 # daemon what radio B had announced: the daemon's `info wlan` lists
 # radio B with that address before the guest sends anything, and the
@@ -91,15 +94,25 @@ for _ in range(600):
         break
     time.sleep(0.05)
 assert st == "completed", q.ok("query-migrate")
+
+def daemon_until(pred, what):
+    for _ in range(100):
+        out = ctl.cmd("info wlan")
+        if pred(out):
+            return
+        time.sleep(0.05)
+    sys.exit("the daemon, %s:\n%s" % (what, out))
+
+# the completed source lets its radios go while it lives on
+daemon_until(lambda o: "radios: 0" in o, "after the completed migration, with the source alive")
+assert a.poll() is None, "the source exited"
+# `cont` takes the guest back: its radios and radio B's address return
+q.ok("cont")
+daemon_until(radio_b, "after cont on the source")
 a.kill()
 a.wait()
 # the daemon forgets a closed connection's radios
-for _ in range(100):
-    out = ctl.cmd("info wlan")
-    if "radios: 0" in out:
-        break
-    time.sleep(0.05)
-assert "radios: 0" in out, out
+daemon_until(lambda o: "radios: 0" in o, "after the source was killed")
 
 b = start("b", "-incoming", "exec:cat %s/saved" % tmp)
 q = qmp("b")
