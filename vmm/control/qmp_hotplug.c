@@ -18,9 +18,18 @@ static int fail(struct qmp_error *e, const char *cls, const char *desc)
 	return -1;
 }
 
-/* The arguments but type_key as -device's (or -netdev's) text:
- * key=value,... after what out already holds. */
-static int device_props(json_t *args, const char *type_key, char *out, size_t len,
+/* A property device_props cannot pass: "CMD: what 'KEY'". */
+static int prop_fail(struct qmp_error *e, const char *cmd, const char *what, const char *key)
+{
+	snprintf(e->cls, sizeof(e->cls), "GenericError");
+	snprintf(e->desc, sizeof(e->desc), "%s: %s '%s'", cmd, what, key);
+	return -1;
+}
+
+/* The arguments but type_key as -device's (or -netdev's, -object's)
+ * text: key=value,... after what out already holds. cmd names the
+ * command in errors. */
+static int device_props(const char *cmd, json_t *args, const char *type_key, char *out, size_t len,
 			struct qmp_error *e)
 {
 	const char *key;
@@ -41,12 +50,12 @@ static int device_props(json_t *args, const char *type_key, char *out, size_t le
 		else if (json_is_boolean(v))
 			snprintf(val, sizeof(val), "%s", json_is_true(v) ? "on" : "off");
 		else
-			return fail(e, "GenericError", "device_add: property values are scalars");
+			return prop_fail(e, cmd, "not a scalar value: property", key);
 		if (strchr(val, ',') || strchr(key, ',') || strchr(key, '='))
-			return fail(e, "GenericError", "device_add: ',' in a property");
+			return prop_fail(e, cmd, "',' or '=' in property", key);
 		w = snprintf(out + n, len - n, "%s%s=%s", n ? "," : "", key, val);
 		if (w < 0 || (size_t)w >= len - n)
-			return fail(e, "GenericError", "device_add: properties too long");
+			return prop_fail(e, cmd, "properties too long at", key);
 		n += (size_t)w;
 	}
 	return 0;
@@ -57,7 +66,7 @@ CMD(cmd_device_add)
 	const char *driver = json_string_value(json_object_get(args, "driver"));
 	char props[512] = "", err[256];
 
-	if (device_props(args, "driver", props, sizeof(props), e) < 0)
+	if (device_props("device_add", args, "driver", props, sizeof(props), e) < 0)
 		return -1;
 	if (machine_device_add(m, driver, props, err, sizeof(err)) < 0)
 		return fail(e, "GenericError", err);
@@ -102,7 +111,7 @@ CMD(cmd_netdev_add)
 	char val[512], err[256];
 
 	snprintf(val, sizeof(val), "%s", json_string_value(json_object_get(args, "type")));
-	if (device_props(args, "type", val, sizeof(val), e) < 0)
+	if (device_props("netdev_add", args, "type", val, sizeof(val), e) < 0)
 		return -1;
 	if (machine_netdev_add(m, val, err, sizeof(err)) < 0)
 		return fail(e, "GenericError", err);
@@ -119,13 +128,27 @@ CMD(cmd_netdev_del)
 	return 0;
 }
 
-/* QEMU's flat form: {"qom-type": T, "id": ID, "filename": ...}. */
+/* QEMU's flat form, {"qom-type": T, "id": ID, "filename": ...}, or the
+ * one before QEMU 6.0 with the properties in "props", which libvirt sends
+ * when the schema's qom-type is not QEMU's enum (vmm's is a string). */
 CMD(cmd_object_add)
 {
 	const char *type = json_string_value(json_object_get(args, "qom-type"));
+	json_t *inner = json_object_get(args, "props"), *flat;
 	char props[512] = "", err[256];
+	int r;
 
-	if (device_props(args, "qom-type", props, sizeof(props), e) < 0)
+	if (inner && !json_is_object(inner))
+		return fail(e, "GenericError", "object-add: props must be an object");
+	flat = json_deep_copy(args);
+	if (!flat)
+		return fail(e, "GenericError", "out of memory");
+	json_object_del(flat, "props");
+	if (inner)
+		json_object_update(flat, inner);
+	r = device_props("object-add", flat, "qom-type", props, sizeof(props), e);
+	json_decref(flat);
+	if (r < 0)
 		return -1;
 	if (machine_object_add(m, type, props, err, sizeof(err)) < 0)
 		return fail(e, "GenericError", err);
