@@ -301,8 +301,32 @@ static void dev_cfg_write(struct pci_bus *bus, struct pci_dev *d, unsigned off, 
 
 static bool cfg_access_ok(unsigned off, unsigned size)
 {
-	return (size == 1 || size == 2 || size == 4) && off + size <= PCI_CFG_SPACE_SIZE &&
+	return (size == 1 || size == 2 || size == 4) && off + size <= PCIE_CFG_SPACE_SIZE &&
 	       (off & (size - 1)) == 0;
+}
+
+/* Whether d has a PCI Express capability (a root port, an endpoint behind
+ * one): the capability list walked, at most as many entries as fit. */
+static bool is_express(const struct pci_dev *d)
+{
+	unsigned p = d->cfg[PCI_CAPABILITY_LIST];
+
+	for (unsigned n = 0; p >= 0x40 && p < PCI_CFG_SPACE_SIZE - 1 && n < 48; n++) {
+		if (d->cfg[p] == PCI_CAP_ID_EXP)
+			return true;
+		p = d->cfg[p + 1];
+	}
+	return false;
+}
+
+/* Extended configuration space (0x100-0xfff, reached through ECAM): a PCI
+ * Express function has it, here with no extended capability (the zero
+ * header at 0x100 the specification asks for then), so Linux sees 4 KiB
+ * of configuration space as on QEMU; a conventional function has none and
+ * reads all-ones. Nothing there is writable. */
+static uint32_t ext_cfg_read(const struct pci_dev *d, uint32_t none)
+{
+	return is_express(d) ? 0 : none;
 }
 
 uint32_t pci_cfg_read_bdf(struct pci_bus *bus, uint8_t busno, uint8_t devfn, unsigned off,
@@ -317,7 +341,7 @@ uint32_t pci_cfg_read_bdf(struct pci_bus *bus, uint8_t busno, uint8_t devfn, uns
 	d = pci_bus_lookup(bus, busno, devfn);
 	/* a function > 0 of a single-function device does not answer */
 	if (d)
-		v = dev_cfg_read(d, off, size);
+		v = off < PCI_CFG_SPACE_SIZE ? dev_cfg_read(d, off, size) : ext_cfg_read(d, v);
 	pthread_mutex_unlock(&bus->lock);
 	return v;
 }
@@ -327,8 +351,8 @@ void pci_cfg_write_bdf(struct pci_bus *bus, uint8_t busno, uint8_t devfn, unsign
 {
 	struct pci_dev *d;
 
-	if (!cfg_access_ok(off, size))
-		return;
+	if (!cfg_access_ok(off, size) || off >= PCI_CFG_SPACE_SIZE)
+		return; /* the extended space is read-only (ext_cfg_read) */
 	pthread_mutex_lock(&bus->lock);
 	d = pci_bus_lookup(bus, busno, devfn);
 	if (d)

@@ -12,6 +12,8 @@
 
 /* PCI: configuration mechanism #1 at 0xcf8/0xcfc, one bus (bus 0). */
 #define PCI_CFG_SPACE_SIZE 256
+#define PCIE_CFG_SPACE_SIZE 4096 /* a PCI Express function's, through ECAM */
+#define PCI_CAP_ID_EXP 0x10	 /* the PCI Express capability */
 #define PCI_NUM_BARS 6
 #define PCI_BAR_UNMAPPED UINT64_MAX
 

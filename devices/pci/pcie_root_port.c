@@ -29,7 +29,6 @@
 #include "devices/pci/pcie_root_port.h"
 #include "state/state.h"
 
-#define PCI_CAP_ID_EXP 0x10
 #define PCIE_CAP_LEN 0x3c
 /* offsets inside the PCIe capability */
 #define EXP_FLAGS 0x02

@@ -168,7 +168,6 @@ START_TEST(secondary_bus_by_number)
 	cfg_out(&r.t, 0, RP, 0x18, 4, 0x00010100u); /* primary 0, secondary 1, subordinate 1 */
 	ck_assert_uint_eq(cfg_in(&r.t, 1, 0, 0, 4), 0x10421af4u);
 	ck_assert_uint_eq(ecam_in(&r.t, 1, 0, 0), 0x10421af4u);
-	ck_assert_uint_eq(ecam_in(&r.t, 1, 0, 0x100), 0xffffffffu);
 	ck_assert_uint_eq(ecam_in(&r.t, 1, 1 << 3, 0), 0xffffffffu);
 	ck_assert_uint_eq(ecam_in(&r.t, 2, 0, 0), 0xffffffffu);
 	ck_assert_uint_eq(pci_dev_rid(&r.ep), 0x0100);
@@ -182,6 +181,44 @@ START_TEST(secondary_bus_by_number)
 	ck_assert_uint_eq(r.ep.cfg[0x3c], 0x17);
 	/* behind a PCIe port only device 0 exists */
 	ck_assert_int_eq(pci_bus_free_slot(pcie_root_port_bus(r.rp)), -1);
+	rig_down(&r);
+}
+END_TEST
+
+/* 4 KiB of configuration space through ECAM for the PCI Express functions
+ * (the port, the endpoint behind it): a zero header at 0x100 (no extended
+ * capability), read-only; conventional functions (the MCH, the LPC bridge)
+ * read all-ones there, so Linux gives them 256 bytes. */
+START_TEST(extended_config_space)
+{
+	struct ecam_case {
+		unsigned bus, devfn, off;
+		uint32_t want;
+	} cases[] = {
+		{0, RP, 0x100, 0},
+		{0, RP, 0xffc, 0},
+		{1, 0, 0x100, 0},
+		{1, 0, 0x800, 0},
+		{0, 0, 0x100, 0xffffffffu},
+		{0, 0x1f << 3, 0x100, 0xffffffffu},
+		{0, 0, 0xfc, 0},
+		{1, 1 << 3, 0x100, 0xffffffffu},
+	};
+	struct rig r;
+
+	rig_up(&r, 1);
+	q35_mch_enable_ecam(r.mch);
+	cfg_out(&r.t, 0, RP, 0x18, 4, 0x00010100u);
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_msg(
+			ecam_in(&r.t, cases[i].bus, cases[i].devfn, cases[i].off) == cases[i].want,
+			"%02x:%02x.%x +%#x: %#x, want %#x", cases[i].bus, cases[i].devfn >> 3,
+			cases[i].devfn & 7, cases[i].off,
+			ecam_in(&r.t, cases[i].bus, cases[i].devfn, cases[i].off), cases[i].want);
+	/* nothing there is writable, and a write does not spill into 0x00 */
+	iobus_write(r.t.host.mmio, 0xb0000000ull | 1 << 20 | 0x100, &(uint32_t){0x12345678}, 4);
+	ck_assert_uint_eq(ecam_in(&r.t, 1, 0, 0x100), 0);
+	ck_assert_uint_eq(ecam_in(&r.t, 1, 0, 0), 0x10421af4u);
 	rig_down(&r);
 }
 END_TEST
@@ -418,6 +455,7 @@ int main(void)
 
 	tcase_add_test(tc, bridge_header_and_pcie_cap);
 	tcase_add_test(tc, secondary_bus_by_number);
+	tcase_add_test(tc, extended_config_space);
 	tcase_add_test(tc, intx_swizzles_through_the_port);
 	tcase_add_test(tc, slot_power_at_reset);
 	tcase_add_test(tc, plug_and_guest_approved_unplug);
