@@ -4,6 +4,10 @@
 # iproute2's ip with the shared libraries they load, wireless-regdb's
 # regulatory.db (cfg80211 reads it through the firmware loader) and the
 # configuration files in tests/guest/linux/wlan/. Prints the cpio's path.
+# With the argument `debian`, for Debian's packaged kernel instead of the
+# project's: its mac80211_hwsim and virtio_pci modules with their
+# dependencies (the init loads them) and regulatory.db's signature, which
+# Debian's cfg80211 checks.
 #
 # Cached next to the guest kernel, keyed by the contents of every file that
 # goes in (so a new Debian package version or config builds a new one). No
@@ -11,24 +15,37 @@
 # hosts and each unpacked byte costs it.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
+flavour=${1:-}
 gl=$top/tests/guest/linux
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/vmm
 tools="/usr/sbin/hostapd /usr/sbin/wpa_supplicant /usr/sbin/iw /usr/bin/ip"
 regdb=/lib/firmware/regulatory.db
 
 say() { printf 'guest-wlan-initramfs: %s\n' "$*" >&2; }
+die() { say "error: $*"; exit 1; }
+[ -z "$flavour" ] || [ "$flavour" = debian ] || die "usage: $0 [debian]"
+[ -z "$flavour" ] || regdb="$regdb $regdb.p7s"
 for f in $tools $regdb; do
-	[ -e "$f" ] || { say "error: $f missing: sh scripts/install-deps.sh linux"; exit 1; }
+	[ -e "$f" ] || die "$f missing: sh scripts/install-deps.sh linux"
 done
-kdir=$(sh "$top/scripts/guest-kernel.sh")
-gen=$cache/kbuild/usr/gen_init_cpio
-[ -x "$gen" ] || { say "error: $gen missing (the guest kernel's build tree)"; exit 1; }
+if [ -n "$flavour" ]; then
+	gen=- # no kernel build: cpio(1) (mkinitramfs.sh)
+else
+	kdir=$(sh "$top/scripts/guest-kernel.sh")
+	gen=$cache/kbuild/usr/gen_init_cpio
+	[ -x "$gen" ] || die "$gen missing (the guest kernel's build tree)"
+fi
 
 # The libraries (and the dynamic loader) each tool loads, as ldd finds them.
 libs=$(for t in $tools; do ldd "$t"; done | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' | sort -u)
 
 list=$(mktemp)
-trap 'rm -f "$list" "$list.cpio"' EXIT
+mods=$(mktemp -d)
+trap 'rm -rf "$list" "$list.cpio" "$mods"' EXIT
+if [ -n "$flavour" ]; then
+	. "$top/scripts/lib/debian-kernel.sh"
+	debian_modules "$(debian_kver)" "$mods" virtio_pci mac80211_hwsim
+fi
 {
 	for d in /lib /lib64 /lib/x86_64-linux-gnu /lib/firmware /var /var/run; do
 		echo "dir $d 755 0 0"
@@ -37,13 +54,20 @@ trap 'rm -f "$list" "$list.cpio"' EXIT
 	# Libraries under the names ldd printed (the loader's default paths),
 	# with the contents of what those names link to.
 	for l in $libs; do echo "file $l $(readlink -f "$l") 755 0 0"; done
-	echo "file /lib/firmware/regulatory.db $(readlink -f $regdb) 644 0 0"
+	for r in $regdb; do echo "file /lib/firmware/${r##*/} $(readlink -f "$r") 644 0 0"; done
+	if [ -n "$flavour" ]; then
+		echo "dir /lib/modules 755 0 0"
+		for m in $(cat "$mods/modules.order"); do
+			echo "file /lib/modules/$m.ko $mods/lib/modules/$m.ko 644 0 0"
+		done
+		echo "file /modules.order $mods/modules.order 644 0 0"
+	fi
 	for c in "$gl"/wlan/*.conf; do echo "file /etc/${c##*/} $c 644 0 0"; done
 } >"$list"
 
 key=$(awk '$1 == "file" { print $3 }' "$list" | xargs cat "$list" "$0" "$gl/mkinitramfs.sh" "$gl/init" |
 	sha256sum | cut -c1-16)
-out=$cache/wlan-initramfs-$key.cpio
+out=$cache/wlan-initramfs${flavour:+-$flavour}-$key.cpio
 if [ ! -f "$out" ]; then
 	say "building $out"
 	sh "$gl/mkinitramfs.sh" "$gl/init" "$list.cpio" "$gen" "$list"

@@ -11,6 +11,8 @@
 # mmdebstrap builds the Debian 12 disk (scripts/debian-disk.sh) the check group tests.
 # qemu-guest-agent: its qemu-ga goes into the demo guest for virtio-serial.sh.
 # virtinst: virt-install writes the domains tests/integration/virt-install.sh runs.
+# hostapd, wpasupplicant, iw: the AP and station of linux-wlan-debian.sh's
+# guest (Debian's kernel on the virtual WLAN).
 set -eu
 
 pkgs_build="build-essential pkg-config libfdt-dev libslirp-dev libglib2.0-dev check
@@ -19,7 +21,8 @@ pkgs_build="build-essential pkg-config libfdt-dev libslirp-dev libglib2.0-dev ch
 pkgs_check="openssl busybox-static iproute2 iputils-ping dnsmasq-base syslinux extlinux
 	syslinux-common mtools dosfstools e2fsprogs fdisk qemu-utils grub-pc-bin python3
 	qemu-system-x86 gdb strace xorriso isolinux mmdebstrap qemu-guest-agent
-	libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients libvirt-daemon-system virtinst"
+	libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients libvirt-daemon-system virtinst
+	hostapd wpasupplicant iw"
 pkgs_linux="linux-source-6.1 busybox-static bc flex bison libelf-dev lz4 cpio xz-utils
 	kmod file patch hostapd wpasupplicant iw iproute2 wireless-regdb"
 # make fuzz: clang with libFuzzer and the sanitizer runtimes.

@@ -3,7 +3,9 @@
 # wpa_supplicant, iw and ip, AP and station configs in /etc) and drives their
 # serial consoles and monitors. mac80211_hwsim is built into the guest kernel
 # with two radios (wlan0, wlan1); with a virtio-wlan-pci device its frames go
-# through vmm's medium, without one through hwsim's in-kernel medium.
+# through vmm's medium, without one through hwsim's in-kernel medium. With
+# WLAN_KERNEL=debian the guest runs Debian's packaged kernel instead, with
+# its own mac80211_hwsim module (what users run).
 #
 # hostapd and wpa_supplicant run in the background on the console, so their
 # events (AP-ENABLED, CTRL-EVENT-CONNECTED/-DISCONNECTED) land in the output
@@ -21,8 +23,17 @@ for p in hostapd wpasupplicant iw iproute2 wireless-regdb; do
 	dpkg-query -W -f '${Status}' $p 2>/dev/null | grep -q "install ok installed" ||
 		{ echo "skip: Debian package $p missing (sh scripts/install-deps.sh linux)"; exit 77; }
 done
-dir=$(sh scripts/guest-kernel.sh)
-initrd=$(sh scripts/guest-wlan-initramfs.sh)
+if [ "${WLAN_KERNEL:-}" = debian ]; then
+	say() { :; }
+	die() { echo "$*"; exit 1; }
+	. scripts/lib/debian-kernel.sh
+	kver=$(debian_kver) || { echo "FAIL: $kver"; exit 1; }
+	kernel=/boot/vmlinuz-$kver
+	initrd=$(sh scripts/guest-wlan-initramfs.sh debian)
+else
+	kernel=$(sh scripts/guest-kernel.sh)/bzImage
+	initrd=$(sh scripts/guest-wlan-initramfs.sh)
+fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/linux-wlan.XXXXXX")
 pids=
 trap 'for p in $pids; do kill -9 $p 2>/dev/null || true; done; rm -rf "$tmp"' EXIT
@@ -52,7 +63,7 @@ wlan_boot() {
 	# guest starved by a loaded host never associates. A higher priority
 	# where allowed (root); otherwise nice just runs vmm.
 	nice -n -10 "$vmm" -m 256 -nographic -serial stdio -monitor "unix:$tmp/$_vm.mon,server,nowait" \
-		-no-reboot -kernel "$dir/bzImage" -initrd "$initrd" \
+		-no-reboot -kernel "$kernel" -initrd "$initrd" \
 		-append "$(cat tests/guest/linux/cmdline) mac80211_hwsim.radios=2" "$@" \
 		<"$tmp/$_vm.in" >"$tmp/$_vm.out" 2>&1 &
 	eval "pid_$_vm=$! fd_$_vm=$_fd"

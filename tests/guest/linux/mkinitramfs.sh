@@ -5,6 +5,10 @@
 # ring 0 is emulated on the CI hosts, and unpacking plain cpio is far cheaper
 # than inflating. EXTRA_LIST: more entries in gen_init_cpio's list format
 # (e.g. the WLAN tools of scripts/guest-wlan-initramfs.sh), appended.
+# GEN_INIT_CPIO "-": no kernel build tree (Debian's packaged kernel); the
+# list is staged in a folder and written by cpio(1), without the device
+# nodes (that kernel's built-in initramfs has /dev/console, and the init
+# mounts devtmpfs).
 set -eu
 init=$1 out=$2 gen=$3 extra=${4:-}
 bb=/bin/busybox
@@ -25,4 +29,17 @@ trap 'rm -f "$list"' EXIT
 	echo "slink /bin/sh /bin/busybox 777 0 0"
 	[ -z "$extra" ] || cat "$extra"
 } >"$list"
-"$gen" "$list" >"$out"
+if [ "$gen" != - ]; then
+	"$gen" "$list" >"$out"
+	exit 0
+fi
+stage=$(mktemp -d)
+trap 'rm -rf "$list" "$stage"' EXIT
+while read -r kind dst a b _; do
+	case $kind in
+	dir) mkdir -p "$stage$dst" && chmod "$b" "$stage$dst" ;;
+	file) mkdir -p "$stage${dst%/*}" && cp "$a" "$stage$dst" && chmod "$b" "$stage$dst" ;;
+	slink) ln -s "$a" "$stage$dst" ;;
+	esac
+done <"$list"
+(cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) >"$out"
