@@ -13,7 +13,10 @@
 # --live of a virtio disk (libvirt picks an empty pcie-root-port and sends
 # blockdev-add + device_add): the guest reads the host's pattern from it,
 # then detach-device --live (device_del, the guest lets the slot go,
-# DEVICE_DELETED, blockdev-del), twice; shutdown --mode agent; start
+# DEVICE_DELETED, blockdev-del), twice; the same with an <rng> on
+# /dev/random (object-add + device_add, device_del + object-del): the
+# guest's hw_random core lists a second virtio_rng, then one again;
+# shutdown --mode agent; start
 # again, shutdown --mode acpi (the power button); start paused, destroy;
 # undefine.
 #
@@ -100,6 +103,25 @@ XML
 	ask "unhot.$side_tag.$1" 'for i in $(seq 30); do [ -b /dev/vdb ] || break; sleep 1; done; echo "VDB-GONE: $([ -b /dev/vdb ] && echo no || echo yes) END"'
 	tr -d '\r' <"$T/unhot.$side_tag.$1" | grep -aq 'VDB-GONE: yes END' ||
 		fail "$side: the guest still has /dev/vdb after detach-device ($1)"
+	# an rng beside virt-install's (/dev/urandom): its own source tells them apart
+	echo "<rng model='virtio'><backend model='random'>/dev/random</backend></rng>" >"$T/rng.xml"
+	$V attach-device "$dom" "$T/rng.xml" --live >/dev/null || fail "$side: attach-device of an rng ($1)"
+	rngs 2 "rng.$1"
+	$V detach-device "$dom" "$T/rng.xml" --live >/dev/null || fail "$side: detach-device of an rng ($1)"
+	for _ in $(seq 150); do
+		[ "$($V dumpxml "$dom" | grep -c '<rng ')" = 1 ] && break
+		sleep 0.4
+	done
+	[ "$($V dumpxml "$dom" | grep -c '<rng ')" = 1 ] || fail "$side: the rng is still in the domain 60 s after detach-device ($1)"
+	rngs 1 "unrng.$1"
+}
+
+# rngs N LOG: the guest's hw_random core lists N virtio_rng devices.
+rngs() {
+	cmd="grep -o virtio_rng /sys/class/misc/hw_random/rng_available | wc -l"
+	ask "$2.$side_tag" "for i in \$(seq 90); do [ \$($cmd) = $1 ] && break; sleep 1; done; echo \"RNGS: \$($cmd) END\""
+	got=$(tr -d '\r' <"$T/$2.$side_tag" | grep -ao 'RNGS: [0-9]* END' | tail -n 1 | cut -d' ' -f2)
+	[ "$got" = "$1" ] || fail "$side: the guest lists $got virtio_rng devices, not $1 ($2)"
 }
 
 # flow MACHINE SIDE EMULATOR
@@ -136,7 +158,7 @@ flow() {
 	if [ "$machine" = q35 ]; then
 		hotplug 1
 		hotplug 2
-		hot=" attach-device and detach-device (twice),"
+		hot=" attach-device and detach-device of a disk and an rng (twice),"
 	fi
 
 	$V shutdown "$dom" --mode agent >/dev/null || fail "$side: shutdown --mode agent"
