@@ -1,17 +1,20 @@
 """migrate_hotplug.py SIDE GUEST_DIR WORK EMULATOR ARGS... — one run of
 tests/integration/migrate-hotplug.sh: make demo's guest (Debian's kernel)
-on -M q35 with three pcie-root-ports and one virtio-blk (disk-a, on
-pci.1) gets, as libvirt's attach-device sends them, a second disk
-(blockdev-add, device_add disk-b into pci.2) and a NIC (netdev_add
-user n1, device_add nic1 into pci.3); the guest takes a DHCP lease on
-the NIC and writes 1 MiB to each disk. Then it is saved with
+on -M q35 with four pcie-root-ports, one virtio-blk (disk-a, on pci.1)
+and one virtio-rng (rng-a, on the root bus) gets, as libvirt's
+attach-device sends them, a second disk (blockdev-add, device_add disk-b
+into pci.2), a NIC (netdev_add user n1, device_add nic1 into pci.3) and
+a second rng (object-add, device_add rng-b into pci.4); the guest takes
+a DHCP lease on the NIC and writes 1 MiB to each disk. Then it is saved with
 `migrate "exec:cat > FILE"` and restored by a second emulator whose
 command line holds the hot-plugged devices as libvirt writes them for a
 destination: plain -netdev/-drive/-device options, and here before
 disk-a, so each device's place in the command line differs from the
 source's. After the restore the guest reads back what it wrote on both
 disks (page cache dropped), writes again to disk-b (the host finds it in
-the image) and takes a new DHCP lease through the NIC."""
+the image), takes a new DHCP lease through the NIC and reads /dev/hwrng
+from each rng in turn (a device given the other's state would not
+answer)."""
 import hashlib
 import json
 import os
@@ -51,13 +54,18 @@ def argv(n):
         "-append", open("tests/guest/linux/cmdline").read().strip(),
         "-qmp", "unix:%s/qmp%d.sock,server=on,wait=off" % (work, n)]
     base += port(1, 1, "0x2") + port(2, 2, "0x2.0x1") + port(3, 3, "0x2.0x2")
+    base += port(4, 4, "0x2.0x3")
     # JSON, as libvirt writes them: QEMU makes its JSON -device options
     # first, so the root ports must be JSON too (and then all after them)
     disk_a = ["-drive", "file=%s/a.raw,format=raw,if=none,id=drive-a" % work,
-              "-device", dev("virtio-blk-pci", "disk-a", "pci.1", drive="drive-a")]
+              "-device", dev("virtio-blk-pci", "disk-a", "pci.1", drive="drive-a"),
+              "-object", "rng-builtin,id=obj-a",
+              "-device", dev("virtio-rng-pci", "rng-a", "pcie.0", rng="obj-a")]
     if n == 1:
         return base + disk_a
-    plugged = ["-netdev", "user,id=n1",
+    plugged = ["-object", "rng-random,id=obj-b,filename=/dev/urandom",
+               "-device", dev("virtio-rng-pci", "rng-b", "pci.4", rng="obj-b"),
+               "-netdev", "user,id=n1",
                "-device", dev("virtio-net-pci", "nic1", "pci.3", netdev="n1", mac=MAC),
                "-drive", "file=%s/b.raw,format=raw,if=none,id=drive-b" % work,
                "-device", dev("virtio-blk-pci", "disk-b", "pci.2", drive="drive-b")]
@@ -80,6 +88,18 @@ class Guest(demo_guest.Guest):
     def reads(self, dev, skip_mib):
         return self.ask("echo 3 >/proc/sys/vm/drop_caches; dd if=%s bs=1M skip=%d count=1 "
                         "2>/dev/null | sha256sum | cut -c1-64" % (dev, skip_mib))
+
+    def rngs(self, when):
+        """/dev/hwrng gives 64 bytes from each virtio_rng in turn."""
+        hw = "/sys/class/misc/hw_random"
+        names = self.ask("cat %s/rng_available" % hw).split()
+        if len([x for x in names if x.startswith("virtio_rng")]) != 2:
+            fail(side, "%s: rng_available is %s" % (when, names), self.out)
+        for name in names:
+            got = self.ask("echo %s > %s/rng_current && timeout 20 head -c 64 /dev/hwrng | wc -c"
+                           % (name, hw))
+            if got != "64":
+                fail(side, "%s: %s gave %s of 64 bytes" % (when, name, got), self.out)
 
     def leases(self, when):
         rc = self.ask(DHCP)
@@ -108,7 +128,13 @@ def main():
     g.qmp.ok("device_add", driver="virtio-net-pci", id="nic1", bus="pci.3", netdev="n1",
              mac=MAC)
     g.has("the hot-plugged NIC", "grep -q %s /sys/class/net/*/address" % MAC)
+    g.qmp.ok("object-add", **{"qom-type": "rng-random", "id": "obj-b",
+                              "filename": "/dev/urandom"})
+    g.qmp.ok("device_add", driver="virtio-rng-pci", id="rng-b", bus="pci.4", rng="obj-b")
+    g.has("the hot-plugged rng",
+          "[ $(grep -o virtio_rng /sys/class/misc/hw_random/rng_available | wc -l) = 2 ]")
     g.leases("before the save")
+    g.rngs("before the save")
     sha_a, sha_b = g.writes("/dev/vda", 1), g.writes("/dev/vdb", 1)
 
     g.qmp.ok("stop")
@@ -133,6 +159,7 @@ def main():
     if image_sha("b.raw", 2) != sha_b2:
         fail(side, "disk-b's image does not hold the restored guest's write", d.out)
     d.leases("after the restore")
+    d.rngs("after the restore")
     d.stop()
     print("migrate-hotplug: %s ok (restored and checked in %.1f s)" % (side, time.time() - t))
 

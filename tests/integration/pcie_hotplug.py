@@ -4,6 +4,8 @@ emulator given on the command line, with a QMP socket.
 
 Checked, in order:
   - pciehp bound to the empty ports (their hot-plug service exists);
+  - Linux sees 4 KiB of configuration space on a root port (PCI Express,
+    through ECAM) and 256 bytes on the host bridge (conventional);
   - blockdev-add (file + raw nodes); refused with a QMP error:
     device_add of a virtio-blk-pci on an unknown bus, on the root bus,
     into the port that holds a device, a device model that cannot go
@@ -146,6 +148,11 @@ def main():
     svc = g.ask("ls /sys/bus/pci_express/devices | grep -c 'pcie004$'")
     if svc != "3":
         fail(side, "pciehp services: %s (want 3)" % svc, g.out)
+    sizes = g.ask("echo $(wc -c < /sys/bus/pci/devices/0000:00:02.0/config)"
+                  " $(wc -c < /sys/bus/pci/devices/0000:00:00.0/config)")
+    if sizes != "4096 256":
+        fail(side, "config space of the root port and the host bridge: %s (want 4096 256)"
+             % sizes, g.out)
 
     g.qmp.ok("blockdev-add", driver="file", filename=disk, **{"node-name": "f1"})
     g.qmp.ok("blockdev-add", driver="raw", file="f1", **{"node-name": "d1"})
@@ -161,6 +168,9 @@ def main():
 
     g.qmp.ok("device_add", driver="virtio-blk-pci", id="hd1", bus="pci.1", drive="d1")
     took = g.until_guest("hot-added disk", VDA, "yes")
+    size = g.ask("wc -c < /sys/block/vda/device/../config")
+    if size != "4096":
+        fail(side, "config space of the endpoint behind the port: %s (want 4096)" % size, g.out)
     want = hashlib.sha256(pattern).hexdigest()
     got = g.ask("dd if=/dev/vda bs=1M skip=1 count=1 2>/dev/null | sha256sum | cut -c1-64")
     if got != want:
