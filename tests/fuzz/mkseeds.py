@@ -684,6 +684,17 @@ def control_seeds():
                                b'{"execute":"human-monitor-command","arguments":'
                                b'{"command-line":"info balloon"}}\n'))
     seed("qmp", "unnegotiated", rec(b'{"execute":"query-status","extra":1}\n', b'[1,2]\n'))
+    # object-add in QEMU's flat form and libvirt's "props" one
+    seed("qmp", "object", rec(b'{"execute":"qmp_capabilities"}\n',
+                              b'{"execute":"object-add","arguments":{"qom-type":"rng-random",'
+                              b'"id":"o1","filename":"/dev/urandom"}}\n',
+                              b'{"execute":"object-add","arguments":{"qom-type":"rng-random",'
+                              b'"id":"o2","props":{"filename":"/dev/random"}}}\n',
+                              b'{"execute":"object-add","arguments":{"qom-type":"rng-builtin",'
+                              b'"id":"o3","props":[1]}}\n',
+                              b'{"execute":"object-del","arguments":{"id":"o1"}}\n',
+                              b'{"execute":"human-monitor-command","arguments":'
+                              b'{"command-line":"object_add rng-builtin,id=o4"}}\n'))
 
     def pkt(p):
         return b"$" + p + b"#" + b"%02x" % (sum(p) & 0xFF)
