@@ -95,8 +95,8 @@ LINUX_TESTS += tests/integration/linux-net-user.sh tests/integration/linux-net-s
 LINUX_TESTS += tests/integration/linux-wlan-hwsim.sh tests/integration/linux-wlan-medium.sh \
 	tests/integration/linux-wlan-shared.sh tests/integration/linux-wlan-migrate.sh
 # The same userspace on Debian's packaged kernel with its own
-# mac80211_hwsim module, through vmm's medium: what users run. No kernel
-# build (cpio(1) writes its initramfs), so make check runs it (94-141 s
-# nested).
-INTEG_TESTS += tests/integration/linux-wlan-debian.sh
-KVM_TESTS += tests/integration/linux-wlan-debian.sh
+# mac80211_hwsim module, through vmm's medium: what users run, in a domain
+# cycle and in a live migration. No kernel build (cpio(1) writes the
+# initramfs), so make check runs them (~100 s each nested).
+INTEG_TESTS += tests/integration/linux-wlan-debian.sh tests/integration/linux-wlan-migrate-debian.sh
+KVM_TESTS += tests/integration/linux-wlan-debian.sh tests/integration/linux-wlan-migrate-debian.sh
