@@ -157,26 +157,23 @@ int wlan_reg_set_country(struct wlan_reg *r, const char *key, char *err, size_t 
 
 int wlan_reg_reload(struct wlan_reg *r, const char *path, char *err, size_t errlen)
 {
-	struct regdb_error e;
-
-	if (regdb_current_reload(r->cur, path ? path : REGDB_DEFAULT_PATH, &e)) {
-		set_err(err, errlen, e.msg);
-		return -1;
-	}
-	r->gen++;
-	return 0;
+	return wlan_reg_reload_country(r, path, NULL, err, errlen);
 }
 
+/* alpha2 NULL: the database only, the country as it was. */
 int wlan_reg_reload_country(struct wlan_reg *r, const char *path, const char *alpha2, char *err,
 			    size_t errlen)
 {
+	const char *file = path ? path : REGDB_DEFAULT_PATH;
 	struct regdb_error e;
 
-	if (regdb_current_reload_user(r->cur, path ? path : REGDB_DEFAULT_PATH, alpha2, &e)) {
+	if (alpha2 ? regdb_current_reload_user(r->cur, file, alpha2, &e)
+		   : regdb_current_reload(r->cur, file, &e)) {
 		set_err(err, errlen, e.msg);
 		return -1;
 	}
-	snprintf(r->country, sizeof(r->country), "%s", alpha2);
+	if (alpha2)
+		snprintf(r->country, sizeof(r->country), "%s", alpha2);
 	r->gen++;
 	return 0;
 }
