@@ -60,9 +60,16 @@ static const char *device_bus(const struct machine *m, struct hp_dev d)
 				  : m->cfg->rng.devs[d.i].bus;
 }
 
+static unsigned *kind_count_p(const struct machine *m, enum hp_kind k)
+{
+	struct vmm_config *cfg = m->cfg_rw;
+
+	return k == HP_BLK ? &cfg->n_vblk : k == HP_NIC ? &cfg->n_nics : &cfg->rng.n_devs;
+}
+
 static unsigned kind_count(const struct machine *m, enum hp_kind k)
 {
-	return k == HP_BLK ? m->cfg->n_vblk : k == HP_NIC ? m->cfg->n_nics : m->cfg->rng.n_devs;
+	return *kind_count_p(m, k);
 }
 
 static bool find_device(const struct machine *m, const char *id, struct hp_dev *d)
@@ -308,11 +315,7 @@ static int add_kind(struct machine *m, enum hp_kind k, char *props, char *err, s
 		break;
 	}
 	if (port < 0)
-		drop_entry(device_id(m, (struct hp_dev){k, i}),
-			   k == HP_BLK	 ? &cfg->n_vblk
-			   : k == HP_NIC ? &cfg->n_nics
-					 : &cfg->rng.n_devs,
-			   i, n);
+		drop_entry(device_id(m, (struct hp_dev){k, i}), kind_count_p(m, k), i, n);
 	return port;
 }
 
@@ -641,19 +644,30 @@ int machine_blockdev_del(struct machine *m, const char *node, char *err, size_t 
 /* --------------------------------------------------------------- HMP */
 
 /* device_add DRIVER,prop=value,... */
+/* "NAME,props": NAME into name (size bytes), *props after the comma
+ * ("" without one). False when NAME is empty or too long. */
+static bool split_name(const char *arg, char *name, size_t size, const char **props)
+{
+	size_t len = strcspn(arg, ",");
+
+	if (len == 0 || len >= size)
+		return false;
+	memcpy(name, arg, len);
+	name[len] = 0;
+	*props = arg[len] ? arg + len + 1 : "";
+	return true;
+}
+
 void hmp_device_add(struct machine *m, int argc, char **argv, FILE *out)
 {
 	char driver[64], err[256];
-	size_t len = argc == 2 ? strcspn(argv[1], ",") : 0;
+	const char *props;
 
-	if (argc != 2 || len == 0 || len >= sizeof(driver)) {
+	if (argc != 2 || !split_name(argv[1], driver, sizeof(driver), &props)) {
 		fprintf(out, "usage: device_add DRIVER,prop=value,...\n");
 		return;
 	}
-	memcpy(driver, argv[1], len);
-	driver[len] = 0;
-	if (machine_device_add(m, driver, argv[1][len] ? argv[1] + len + 1 : "", err,
-			       sizeof(err)) < 0)
+	if (machine_device_add(m, driver, props, err, sizeof(err)) < 0)
 		fprintf(out, "Error: %s\n", err);
 }
 
@@ -683,20 +697,15 @@ void hmp_device_del(struct machine *m, int argc, char **argv, FILE *out)
 void hmp_object(struct machine *m, int argc, char **argv, FILE *out, bool add)
 {
 	char type[32], err[256];
-	size_t len = argc == 2 ? strcspn(argv[1], ",") : 0;
+	const char *props = "";
 
-	if (argc != 2 || (add && (len == 0 || len >= sizeof(type)))) {
+	if (argc != 2 || (add && !split_name(argv[1], type, sizeof(type), &props))) {
 		fprintf(out,
 			add ? "usage: object_add rng-random|rng-builtin,id=ID[,filename=PATH]\n"
 			    : "usage: object_del ID\n");
 		return;
 	}
-	if (add) {
-		memcpy(type, argv[1], len);
-		type[len] = 0;
-	}
-	if ((add ? machine_object_add(m, type, argv[1][len] ? argv[1] + len + 1 : "", err,
-				      sizeof(err))
+	if ((add ? machine_object_add(m, type, props, err, sizeof(err))
 		 : machine_object_del(m, argv[1], err, sizeof(err))) < 0)
 		fprintf(out, "Error: %s\n", err);
 }
