@@ -74,6 +74,17 @@ static struct wlan_medium *new_medium(const struct wlan_medium_spec *s, char *er
 	return m;
 }
 
+/* A radio's connection to the wlan-medium daemon (socket=): NULL with err. */
+static struct wlan_relay *connect_relay(struct wlan_radio_dev *d, char *err, size_t errlen)
+{
+	char why[256];
+	struct wlan_relay *r = wlan_relay_connect(d->spec->socket, to_guest, d, why, sizeof(why));
+
+	if (!r)
+		snprintf(err, errlen, "-object wlan-medium,id=%s: %s", d->spec->id, why);
+	return r;
+}
+
 static int add_radio(struct vmm_wlan *w, struct machine *m, const struct wlan_dev_spec *ds,
 		     char *err, size_t errlen)
 {
@@ -89,12 +100,8 @@ static int add_radio(struct vmm_wlan *w, struct machine *m, const struct wlan_de
 	}
 	w->n_devs++; /* freed from here on */
 	if (d->spec->socket[0]) {
-		d->relay = wlan_relay_connect(d->spec->socket, to_guest, d, why, sizeof(why));
-		if (!d->relay) {
-			snprintf(err, errlen, "-object wlan-medium,id=%s: %s", d->spec->id, why);
-			return -1;
-		}
-		return 0;
+		d->relay = connect_relay(d, err, errlen);
+		return d->relay ? 0 : -1;
 	}
 	d->port = wlan_port_attach(w->media[ds->medium_idx], "vmm", to_guest, d);
 	if (!d->port) {
@@ -193,15 +200,12 @@ int vmm_wlan_take_back(struct machine *m, char *err, size_t errlen)
 	for (unsigned i = 0; m->wlan && i < m->wlan->n_devs; i++) {
 		struct wlan_radio_dev *d = &m->wlan->devs[i];
 		struct wlan_relay *r;
-		char why[256];
 
 		if (!d->handed_over)
 			continue;
-		r = wlan_relay_connect(d->spec->socket, to_guest, d, why, sizeof(why));
-		if (!r) {
-			snprintf(err, errlen, "-object wlan-medium,id=%s: %s", d->spec->id, why);
+		r = connect_relay(d, err, errlen);
+		if (!r)
 			return -1;
-		}
 		wlan_relay_free(d->relay);
 		d->relay = r;
 		d->handed_over = false;
