@@ -66,6 +66,12 @@ class Guest(demo_guest.Guest):
                      self.out)
             time.sleep(1)
 
+    def hmp(self, line, want=""):
+        """One HMP line through human-monitor-command: its output must be want."""
+        out = self.qmp.ok("human-monitor-command", **{"command-line": line}).strip()
+        if out != want:
+            fail(self.side, "HMP %s: %r" % (line, out), self.out)
+
     def refused(self, what, name, **args):
         r = self.qmp.cmd(name, **args)
         if "error" not in r:
@@ -118,20 +124,13 @@ def rng_hotplug(g, side):
     g.qmp.ok("device_del", id="rng2")
     g.deleted("rng2")
     g.until_guest("removed rng", RNGS, "0")
-    for line, want in [("object_add rng-builtin,id=objrng1", ""),
-                       ("device_add virtio-rng-pci,rng=objrng1,id=rng3,bus=pci.3", "")]:
-        out = g.qmp.ok("human-monitor-command", **{"command-line": line}).strip()
-        if out != want:
-            fail(side, "HMP %s: %r" % (line, out), g.out)
+    g.hmp("object_add rng-builtin,id=objrng1")
+    g.hmp("device_add virtio-rng-pci,rng=objrng1,id=rng3,bus=pci.3")
     g.until_guest("HMP hot-added rng", RNGS, "1")
-    out = g.qmp.ok("human-monitor-command", **{"command-line": "device_del rng3"}).strip()
-    if out:
-        fail(side, "HMP device_del rng3: %r" % out, g.out)
+    g.hmp("device_del rng3")
     g.deleted("rng3")
     g.until_guest("HMP removed rng", RNGS, "0")
-    out = g.qmp.ok("human-monitor-command", **{"command-line": "object_del objrng1"}).strip()
-    if out:
-        fail(side, "HMP object_del: %r" % out, g.out)
+    g.hmp("object_del objrng1")
     out = g.qmp.ok("human-monitor-command", **{"command-line": "object_del objrng1"}).strip()
     if "object 'objrng1' not found" not in out:
         fail(side, "HMP object_del of a deleted object: %r" % out, g.out)
@@ -192,16 +191,10 @@ def main():
     g.qmp.ok("blockdev-del", **{"node-name": "d1"})
     g.qmp.ok("blockdev-del", **{"node-name": "f1"})
 
-    hmp = [("drive_add 0 file=%s,if=none,id=drv2,format=raw" % disk2, "OK"),
-           ("device_add virtio-blk-pci,drive=drv2,id=hd2,bus=pci.2", "")]
-    for line, want_out in hmp:
-        out = g.qmp.ok("human-monitor-command", **{"command-line": line}).strip()
-        if out != want_out:
-            fail(side, "HMP %s: %r" % (line, out), g.out)
+    g.hmp("drive_add 0 file=%s,if=none,id=drv2,format=raw" % disk2, "OK")
+    g.hmp("device_add virtio-blk-pci,drive=drv2,id=hd2,bus=pci.2")
     g.until_guest("HMP hot-added disk", VDA, "yes")
-    out = g.qmp.ok("human-monitor-command", **{"command-line": "device_del hd2"}).strip()
-    if out:
-        fail(side, "HMP device_del: %r" % out, g.out)
+    g.hmp("device_del hd2")
     g.deleted("hd2")
     g.until_guest("HMP removed disk", VDA, "no")
     # the drive_add drive went with its device: its id is free again, once
