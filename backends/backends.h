@@ -113,7 +113,8 @@ void block_get_stats(struct block_dev *b, struct block_stats *s);
  * O_DIRECT accepts; for a qcow2, clusters already allocated that need
  * no metadata change, or whole clusters it allocates now, in a few runs
  * in the file, or a part of new clusters with the rest copied into
- * them: t->cow): 0 with *t set, and the engine calls block_direct_done
+ * them: t->cow; a read's runs may also be in its backing files, or
+ * zeroes): 0 with *t set, and the engine calls block_direct_done
  * with t (or NULL but for a qcow2 allocating request) and the result
  * when it is over (the request's result: a qcow2 names the clusters it
  * allocated then; the engine frees t->cow.buf after); -EAGAIN: a write
@@ -143,11 +144,13 @@ struct block_cow {
 	} read[BLOCK_COW_READS];
 };
 struct block_target {
-	int fd;
 	bool zero_past_eof; /* a read past the file's end gives zeroes, not -EIO */
 	bool alloc;	    /* its clusters are named once it is written */
 	uint64_t guest_off;
-	int runs;	    /* the request's bytes, in order: len[i] at off[i] */
+	/* the request's bytes, in order: len[i] at off[i] of fd[i] (-1:
+	 * zeroes, a read's part filled at once) */
+	int runs;
+	int fd[BLOCK_TARGET_RUNS];
 	uint64_t off[BLOCK_TARGET_RUNS];
 	size_t len[BLOCK_TARGET_RUNS];
 	struct block_cow cow;

@@ -11,7 +11,8 @@
  * leaves the sequential phases out: `RAND=3000 STEP=69632 qcow2-write
  * OVERLAY 0` on a fresh overlay of a backing file writes 4 KiB into a
  * new 64 KiB cluster each time (copy-on-write of the rest from the
- * backing file).
+ * backing file). READ_ONLY=1 leaves the writes out: on a fresh overlay,
+ * every read is the backing file's.
  *
  * Requests are served one at a time with block_writev/block_readv, as
  * every qcow2 request was before the io_uring engine took them, or with
@@ -159,7 +160,7 @@ int main(int argc, char **argv)
 		buf[i] = (uint8_t)(i * 7 + 1);
 	if (n && sequential(&k, buf, req, segs, n))
 		return 1;
-	for (int w = 1; rand_n && w >= 0; w--) {
+	for (int w = getenv("READ_ONLY") ? 0 : 1; rand_n && w >= 0; w--) {
 		t = now();
 		if (run(&k, w, buf, 4096, step, 1, rand_n))
 			return 1;

@@ -13,6 +13,10 @@
 #                         clusters) of a 256 MiB raw file of data: each
 #                         allocates a cluster and copies the other 60 KiB
 #                         from the backing file
+#   back-read             COUNT 4 KiB reads, 32 in flight, strided as
+#                         4k-read, from a fresh overlay of that raw file
+#                         (all the backing file's), its page cache
+#                         dropped first
 #
 # Three sides: vmm serving one request at a time (what every qcow2
 # request was before the io_uring engine took them), vmm through io_uring
@@ -35,6 +39,9 @@ qcache=$CACHE
 [ "$CACHE" = none ] || qcache=writeback
 
 fresh() { rm -f "$img" && qemu-img create -q -f qcow2 "$img" 256M; }
+# uncache FILE: its pages out of the page cache (dd's nocache: fadvise
+# DONTNEED over the whole file), so that its reads go to the disk.
+uncache() { dd if="$1" iflag=nocache count=0 status=none; }
 fresh_overlay() { rm -f "$ov" && qemu-img create -q -f qcow2 -b "${base##*/}" -F raw "$ov"; } # same dir
 
 # qemu_run N SIZE ARGS: MB/s (SIZE 1: 1 MiB requests) or IOPS (4 KiB) of
@@ -63,6 +70,12 @@ side_vmm() { # side_vmm NAME [QD_SEQ QD_RAND]
 		CACHE=$CACHE RAND=$COW STEP=69632 "$B/qcow2-write" "$ov" 0
 	fi | awk -v s="$1" '$1 == "4k-write" { print s, "cow-write", $2 }'
 	qemu-img check -q "$ov" || echo "FAIL: $1 left a damaged overlay"
+	fresh_overlay && uncache "$base" || { echo "FAIL: cannot make the overlay"; return 1; }
+	if [ $# -gt 1 ]; then
+		CACHE=$CACHE QD=$3 RAND=$COUNT READ_ONLY=1 "$B/qcow2-write" "$ov" 0
+	else
+		CACHE=$CACHE RAND=$COUNT READ_ONLY=1 "$B/qcow2-write" "$ov" 0
+	fi | awk -v s="$1" '$1 == "4k-read" { print s, "back-read", $2 }'
 }
 
 side_qemu() {
@@ -73,6 +86,8 @@ side_qemu() {
 	echo "qemu 4k-read $(qemu_run "$COUNT" 4 -s 4k -S 1052672 -c "$COUNT" -d 32)"
 	fresh_overlay || { echo "FAIL: cannot make the overlay"; return 1; }
 	echo "qemu cow-write $(IMG=$ov qemu_run "$COW" 4 -w -s 4k -S 69632 -c "$COW" -d 32)"
+	fresh_overlay && uncache "$base" || { echo "FAIL: cannot make the overlay"; return 1; }
+	echo "qemu back-read $(IMG=$ov qemu_run "$COUNT" 4 -s 4k -S 1052672 -c "$COUNT" -d 32)"
 }
 
 r=0
@@ -86,11 +101,11 @@ while [ $r -lt "$ROUNDS" ]; do
 done
 grep -q . "$out.err" 2>/dev/null; grep FAIL "$out" && exit 1
 echo "median of $ROUNDS, cache=$CACHE: vmm one at a time | vmm io_uring | QEMU | io_uring/QEMU"
-for phase in write read 4k-write 4k-read cow-write; do
+for phase in write read 4k-write 4k-read cow-write back-read; do
 	med() { awk -v s="$1" -v p="$phase" '$1 == s && $2 == p { print $3 }' "$out" |
 		sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }'; }
 	o=$(med once) u=$(med uring) q=$(med qemu)
 	unit=MB/s
-	case $phase in 4k* | cow*) unit=IOPS ;; esac
+	case $phase in 4k* | cow* | back*) unit=IOPS ;; esac
 	echo "$phase $o $u $q $unit $(awk -v u="$u" -v q="$q" 'BEGIN { printf "%.2f", q ? u / q : 0 }')"
 done

@@ -157,7 +157,8 @@ static int block_open_format(struct block_dev *b, int fd, const struct block_opt
 		return 0;
 	}
 	struct qcow2_open_opts qo = {.read_only = !write_image || o->inactive,
-				     .lock = !o->no_lock && !o->inactive};
+				     .lock = !o->no_lock && !o->inactive,
+				     .direct = is_direct(o->cache)};
 
 	b->qcow2 = qcow2_open(fd, o->path, &qo, err, errlen);
 	if (!b->qcow2)
@@ -252,7 +253,8 @@ void block_close(struct block_dev *b)
  * view writes out its metadata and clears the dirty bit. */
 static int reopen_qcow2(struct block_dev *b, bool write, bool lock, char *err, size_t errlen)
 {
-	struct qcow2_open_opts qo = {.read_only = !write, .lock = lock};
+	struct qcow2_open_opts qo = {
+		.read_only = !write, .lock = lock, .direct = is_direct(b->cache)};
 	int fd = fcntl(b->fd, F_DUPFD_CLOEXEC, 0);
 	struct qcow2 *q;
 
@@ -717,7 +719,7 @@ int block_direct_target(struct block_dev *b, bool write, uint64_t sector, const 
 	    (write && b->probed_raw && sector == 0) ||
 	    (is_direct(b->cache) && !iov_aligned(iov, iovcnt)))
 		return -1;
-	t->fd = b->fd;
+	t->fd[0] = b->fd;
 	t->zero_past_eof = b->qcow2 != NULL; /* as through qcow2_readv */
 	t->alloc = false;
 	t->guest_off = sector * BLOCK_SECTOR_SIZE;
@@ -726,7 +728,7 @@ int block_direct_target(struct block_dev *b, bool write, uint64_t sector, const 
 	t->len[0] = len;
 	if (b->qcow2)
 		t->runs = qcow2_direct_map(b->qcow2, write, t->guest_off, len, t->off, t->len,
-					   BLOCK_TARGET_RUNS, &t->alloc, &t->cow);
+					   t->fd, BLOCK_TARGET_RUNS, &t->alloc, &t->cow);
 	return t->runs > 0 ? 0 : t->runs == -EAGAIN ? -EAGAIN : -1;
 }
 

@@ -25,8 +25,10 @@
  * and its own bytes as one: the data is all in the file before the L2
  * entries name it. A write to clusters that a request in flight is
  * allocating waits in a queue here until one completes, then is mapped
- * again (then they are allocated: it writes in place). Compressed reads
- * and the like are refused and served at once by the caller. Freed
+ * again (then they are allocated: it writes in place). A read goes in
+ * pieces to the image and its backing files, its runs of zeroes filled
+ * when it is queued; reads of compressed clusters are refused and served
+ * at once by the caller. Freed
  * clusters are not reused while a mapped request is in flight; a flush
  * writes the metadata out before its
  * fdatasync is queued behind the data writes, and again (if any changed:
@@ -160,34 +162,57 @@ static int queue_req(struct block_aio *a, struct aio_req *q)
 	return 0;
 }
 
-/* The pieces of a request: t's runs, each with its part of iov. */
+/* iov, from skip bytes into its first entry, for want bytes: into q's
+ * iov (q NULL: zeroed instead). Where it ends, for the next part. */
+static const struct iovec *take_iov(const struct iovec *iov, size_t *skip, size_t want,
+				    struct aio_req *q)
+{
+	while (want) {
+		size_t take = iov->iov_len - *skip < want ? iov->iov_len - *skip : want;
+		uint8_t *at = (uint8_t *)iov->iov_base + *skip;
+
+		if (q)
+			q->iov[q->iovcnt++] = (struct iovec){at, take};
+		else
+			memset(at, 0, take);
+		want -= take;
+		*skip += take;
+		if (*skip == iov->iov_len) {
+			iov++;
+			*skip = 0;
+		}
+	}
+	return iov;
+}
+
+/* The pieces of a request: t's runs, each with its part of iov, but
+ * the runs of zeroes (a read's), which are filled here. How many
+ * pieces, or -1. */
 static int cut(const struct block_target *t, const struct iovec *iov, int iovcnt, bool write,
 	       void *cookie, struct aio_whole *whole, struct aio_req **pieces)
 {
 	size_t skip = 0;
+	int n = 0;
 
 	for (int i = 0; i < t->runs; i++) {
-		struct aio_req *q = malloc(sizeof(*q) + (size_t)iovcnt * sizeof(q->iov[0]));
-		size_t want = t->len[i];
+		struct aio_req *q = NULL;
 
-		if (!q)
-			return -1;
-		pieces[i] = q;
-		*q = (struct aio_req){cookie, whole, t->fd, write, false, t->zero_past_eof,
-				      t->off[i], want, 0};
-		while (want) {
-			size_t take = iov->iov_len - skip < want ? iov->iov_len - skip : want;
-
-			q->iov[q->iovcnt++] = (struct iovec){(uint8_t *)iov->iov_base + skip, take};
-			want -= take;
-			skip += take;
-			if (skip == iov->iov_len) {
-				iov++;
-				skip = 0;
-			}
+		if (t->fd[i] >= 0) {
+			q = malloc(sizeof(*q) + (size_t)iovcnt * sizeof(q->iov[0]));
+			if (!q)
+				return -1;
+			pieces[n++] = q;
+			*q = (struct aio_req){.cookie = cookie,
+					      .whole = whole,
+					      .fd = t->fd[i],
+					      .write = write,
+					      .zero_past_eof = t->zero_past_eof,
+					      .off = t->off[i],
+					      .left = t->len[i]};
 		}
+		iov = take_iov(iov, &skip, t->len[i], q);
 	}
-	return 0;
+	return n;
 }
 
 static size_t iov_bytes(const struct iovec *iov, int n)
@@ -206,17 +231,16 @@ static int queue_runs(struct block_aio *a, struct aio_whole *w, const struct blo
 		      const struct iovec *iov, int iovcnt, bool write, void *cookie)
 {
 	struct aio_req *pieces[BLOCK_TARGET_RUNS] = {0};
-	int queued = 0;
+	int queued = 0, n = cut(t, iov, iovcnt, write, cookie, w, pieces);
 
-	if (cut(t, iov, iovcnt, write, cookie, w, pieces) == 0)
-		while (queued < t->runs && queue_req(a, pieces[queued]) == 0)
-			queued++;
-	for (int i = queued; i < t->runs; i++)
+	while (queued < n && queue_req(a, pieces[queued]) == 0)
+		queued++;
+	for (int i = queued; i < BLOCK_TARGET_RUNS; i++)
 		free(pieces[i]);
 	if (!queued)
 		return -1;
 	if (w) {
-		w->res = queued < t->runs ? -EBUSY : w->res;
+		w->res = queued < n ? -EBUSY : w->res;
 		w->pieces = (unsigned)queued;
 	}
 	a->in_flight += (unsigned)queued;

@@ -261,8 +261,15 @@ static bool open_backing(struct qcow2 *q, const struct qcow2_open_opts *o, char 
 		fd = -1;
 		errno = EINVAL;
 	}
-	if (fd >= 0)
-		fcntl(fd, F_SETFL, 0);
+	if (fd >= 0 && fcntl(fd, F_SETFL, o->direct ? O_DIRECT : 0) < 0) {
+		snprintf(err, errlen,
+			 "cache=none: the file system of backing file '%s' does not "
+			 "support O_DIRECT",
+			 path);
+		close(fd);
+		free(path);
+		return false;
+	}
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot open backing file '%s' of '%s': %s", path, q->path,
 			 strerror(errno));
@@ -286,7 +293,9 @@ static bool open_backing(struct qcow2 *q, const struct qcow2_open_opts *o, char 
 	if (q->backing_fmt)
 		is_qcow2 = !strcmp(q->backing_fmt, "qcow2");
 	if (is_qcow2) {
-		struct qcow2_open_opts bo = {.read_only = true, .lock = o->lock,
+		struct qcow2_open_opts bo = {.read_only = true,
+					     .lock = o->lock,
+					     .direct = o->direct,
 					     .depth = o->depth + 1};
 
 		q->bq = qcow2_open(fd, path, &bo, err, errlen);

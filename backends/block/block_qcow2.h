@@ -38,6 +38,8 @@ struct qcow2;
 struct qcow2_open_opts {
 	bool read_only;
 	bool lock;	/* OFD-lock backing files read-only */
+	bool direct;	/* O_DIRECT on the backing files too (cache=none: as
+			 * QEMU, whose cache.direct the backing nodes inherit) */
 	unsigned depth; /* of this image in a backing chain */
 };
 
@@ -73,19 +75,20 @@ int qcow2_flush_dirty(struct qcow2 *q);
  * ones (unallocated, zero, compressed, shared), new clusters allocated
  * for it now (*alloc set), which its L2 entries name only once its data
  * is written (qcow2_direct_done with its result). The number of runs
- * (at most max; each run host[i], run[i] bytes, one after the other in
- * the file); the request then counts as in flight until
- * qcow2_direct_done, and no host cluster it may touch is reused before
- * that (freed clusters wait). -1: serve it with qcow2_readv/_writev
- * (partial clusters to allocate, copy-on-write, compressed, zero or
- * backing-file clusters to read, more runs than max).
+ * (at most max; each run run[i] bytes at host[i] of file fd[i], one
+ * after the other in the request). A read's runs may be in backing
+ * files, or zeroes (fd -1: filled by the caller). The request then
+ * counts as in flight until qcow2_direct_done, and no host cluster it
+ * may touch is reused before that (freed clusters wait). -1: serve it
+ * with qcow2_readv/_writev (compressed clusters to read, a read of
+ * zeroes only, more runs than max).
  * A write that fills new clusters only in part gets them too, with cow
  * set (block_cow: what the rest of them must hold, some of it to read
  * first); its runs are those clusters whole. -EAGAIN: a write touching
  * a cluster that a request in flight allocates (it waits for that). */
 struct block_cow;
 int qcow2_direct_map(struct qcow2 *q, bool write, uint64_t off, size_t len, uint64_t *host,
-		     size_t *run, int max, bool *alloc, struct block_cow *cow);
+		     size_t *run, int *fd, int max, bool *alloc, struct block_cow *cow);
 /* Whether a write of [off, off+len) must wait for an allocation in
  * flight (qcow2_direct_map would say -EAGAIN). */
 bool qcow2_direct_busy(struct qcow2 *q, uint64_t off, size_t len);

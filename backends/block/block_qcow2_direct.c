@@ -6,6 +6,14 @@
  * Counting what is in flight keeps freed clusters from being reused
  * under a write still going to them (block_qcow2_meta.c).
  *
+ * A read goes the same way wherever its bytes are: plain clusters of
+ * the image, a raw backing file, a qcow2 backing file's plain clusters
+ * (to any depth), or zeroes (zero clusters, unallocated ones with no
+ * backing file or past its end), each a run of its own file. Only
+ * compressed clusters must be decoded here, under the lock. Backing
+ * files are opened read-only and never change, so their runs need no
+ * count of what is in flight.
+ *
  * A write filling new clusters only in part carries their other bytes
  * too (copy-on-write): what the guest saw there, read from the backing
  * file (or the shared cluster) by the engine before the write, or
@@ -24,9 +32,10 @@
 #include "backends/backends.h"
 #include "backends/block/block_qcow2.h"
 
-/* With the lock held: the runs of a request to allocated clusters. */
-static int map_allocated(struct qcow2 *q, bool write, uint64_t off, size_t len, uint64_t *host,
-			 size_t *run, int max)
+/* With the lock held: the runs of a write to allocated clusters that
+ * it may overwrite in place. */
+static int map_in_place(struct qcow2 *q, uint64_t off, size_t len, uint64_t *host, size_t *run,
+			int max)
 {
 	int n = 0;
 
@@ -36,17 +45,122 @@ static int map_allocated(struct qcow2 *q, bool write, uint64_t off, size_t len, 
 
 		if (qcow2_entry(q, cl, &entry))
 			break;
-		h = write ? (qcow2_in_place(q, entry) ? entry & QCOW2_OFFSET_MASK : 0)
-			  : qcow2_plain_host(q, entry);
+		h = qcow2_in_place(q, entry) ? entry & QCOW2_OFFSET_MASK : 0;
 		if (!h)
 			break;
-		chunk = qcow2_contiguous_run(q, cl, h, chunk, len, write);
+		chunk = qcow2_contiguous_run(q, cl, h, chunk, len, true);
 		host[n] = h + in;
 		run[n++] = chunk;
 		off += chunk;
 		len -= chunk;
 	}
 	return len ? -1 : n;
+}
+
+/* ---------------------------------------------------------------- reads */
+
+/* Where a read's bytes are, run by run: fd[i] (-1: zeroes) at host[i]. */
+struct read_map {
+	uint64_t *host;
+	size_t *run;
+	int *fd;
+	int n, max;
+};
+
+/* Appended, or joined to the run before when it goes on from there. */
+static bool add_run(struct read_map *m, int fd, uint64_t host, size_t len)
+{
+	int last = m->n - 1;
+
+	if (m->n && m->fd[last] == fd && (fd < 0 || m->host[last] + m->run[last] == host)) {
+		m->run[last] += len;
+		return true;
+	}
+	if (m->n == m->max)
+		return false;
+	m->fd[m->n] = fd;
+	m->host[m->n] = fd < 0 ? 0 : host;
+	m->run[m->n++] = len;
+	return true;
+}
+
+/* As qcow2_read_cluster decides: an entry that reads as zeroes, and one
+ * that reads from the backing file (nothing allocated, nothing odd). */
+static bool reads_zero(const struct qcow2 *q, uint64_t entry)
+{
+	return !(entry & QCOW2_OFLAG_COMPRESSED) && (entry & QCOW2_OFLAG_ZERO) && q->version >= 3;
+}
+
+static bool reads_backing(const struct qcow2 *q, uint64_t entry)
+{
+	return !(entry & (QCOW2_OFLAG_COMPRESSED | 0x3f000000000001feull | QCOW2_OFFSET_MASK)) &&
+	       !reads_zero(q, entry);
+}
+
+static bool map_read(struct qcow2 *q, uint64_t off, size_t len, struct read_map *m);
+
+/* The len bytes at off of q's backing file (zeroes past its end). */
+static bool map_backing(struct qcow2 *q, uint64_t off, size_t len, struct read_map *m)
+{
+	uint64_t bsize = q->bq ? q->bq->size : q->bfd >= 0 ? q->bsize : 0;
+	size_t n = off >= bsize ? 0 : (size_t)(bsize - off < len ? bsize - off : len);
+	bool ok = true;
+
+	if (n && q->bq) {
+		pthread_mutex_lock(&q->bq->lock);
+		ok = map_read(q->bq, off, n, m);
+		pthread_mutex_unlock(&q->bq->lock);
+	} else if (n && (n == len || !(n % 512))) {
+		ok = add_run(m, q->bfd, off, n);
+	} else if (n) {
+		ok = false; /* a raw file ending inside a sector: O_DIRECT would refuse its tail */
+	}
+	return ok && (n == len || add_run(m, -1, 0, len - n));
+}
+
+/* With q's lock held: the runs of a read of [off, off+len), or false
+ * (a compressed or damaged cluster, more runs than m holds). */
+static bool map_read(struct qcow2 *q, uint64_t off, size_t len, struct read_map *m)
+{
+	while (len) {
+		uint64_t cl = off >> q->cluster_bits, in = off & (q->cs - 1), entry, host;
+		size_t chunk = (size_t)(q->cs - in < len ? q->cs - in : len);
+		bool ok;
+
+		if (qcow2_entry(q, cl, &entry))
+			return false;
+		host = qcow2_plain_host(q, entry);
+		if (host) {
+			chunk = qcow2_contiguous_run(q, cl, host, chunk, len, false);
+			ok = add_run(m, q->fd, host + in, chunk);
+		} else if (reads_zero(q, entry)) {
+			ok = add_run(m, -1, 0, chunk);
+		} else if (reads_backing(q, entry)) {
+			ok = map_backing(q, off, chunk, m);
+		} else {
+			return false; /* served at once, which decodes or complains */
+		}
+		if (!ok)
+			return false;
+		off += chunk;
+		len -= chunk;
+	}
+	return true;
+}
+
+/* A read's runs: their number, or -1 (served at once: see map_read; or
+ * all zeroes, nothing to wait for). */
+static int map_read_runs(struct qcow2 *q, uint64_t off, size_t len, uint64_t *host, size_t *run,
+			 int *fd, int max)
+{
+	struct read_map m = {host, run, fd, 0, max};
+
+	if (!map_read(q, off, len, &m))
+		return -1;
+	for (int i = 0; i < m.n; i++)
+		if (fd[i] >= 0)
+			return m.n;
+	return -1;
 }
 
 /* ------------------------------------------------------ copy-on-write */
@@ -60,33 +174,26 @@ static bool cow_read(struct block_cow *cow, int fd, uint64_t off, size_t len, si
 	return true;
 }
 
-/* len bytes of the backing file at off into cow->buf + at, read by the
- * engine: a raw file, or a qcow2's plain data clusters. */
+/* len bytes of the backing file at off into cow->buf + at: read by the
+ * engine where they are data, zeroes filled now. */
 static bool cow_from_backing(struct qcow2 *q, uint64_t off, size_t len, size_t at,
 			     struct block_cow *cow)
 {
-	struct qcow2 *bq = q->bq;
 	uint64_t host[BLOCK_COW_READS];
 	size_t run[BLOCK_COW_READS];
-	int n;
+	int fd[BLOCK_COW_READS];
+	struct read_map m = {host, run, fd, 0, BLOCK_COW_READS - cow->nreads};
 
-	if (!bq) {
-		if (off >= q->bsize) {
-			memset(cow->buf + at, 0, len);
-			return true;
-		}
-		return cow_read(cow, q->bfd, off, len, at, true);
-	}
-	if (off + len > bq->size)
+	if (!map_backing(q, off, len, &m))
 		return false;
-	pthread_mutex_lock(&bq->lock);
-	n = map_allocated(bq, false, off, len, host, run, BLOCK_COW_READS - cow->nreads);
-	pthread_mutex_unlock(&bq->lock);
-	for (int i = 0; i < n; i++) {
-		cow_read(cow, bq->fd, host[i], run[i], at, true);
+	for (int i = 0; i < m.n; i++) {
+		if (fd[i] < 0)
+			memset(cow->buf + at, 0, run[i]);
+		else
+			cow_read(cow, fd[i], host[i], run[i], at, true);
 		at += run[i];
 	}
-	return n > 0;
+	return true;
 }
 
 /* The len bytes at in of guest cluster cl (L2 entry entry) as the guest
@@ -101,10 +208,6 @@ static int cow_region(struct qcow2 *q, uint64_t cl, uint64_t entry, uint64_t in,
 		return 0;
 	if (host && cow_read(cow, q->fd, host + in, len, at, false))
 		return 0; /* shared with a snapshot: freed only once nothing is in flight */
-	if (!entry && !q->bq && q->bfd < 0) {
-		memset(cow->buf + at, 0, len);
-		return 0;
-	}
 	if (!entry && cow_from_backing(q, (cl << q->cluster_bits) + in, len, at, cow))
 		return 0;
 	/* zeroes, compressed, a backing cluster that is no plain data */
@@ -200,23 +303,14 @@ bool qcow2_direct_busy(struct qcow2 *q, uint64_t off, size_t len)
 
 /* ------------------------------------------------------------ requests */
 
-int qcow2_direct_map(struct qcow2 *q, bool write, uint64_t off, size_t len, uint64_t *host,
-		     size_t *run, int max, bool *alloc, struct block_cow *cow)
+/* With the lock held: a write's runs, in place or in new clusters
+ * (noted as in flight until it is done). */
+static int map_write(struct qcow2 *q, uint64_t off, size_t len, uint64_t *host, size_t *run,
+		     int *fd, int max, bool *alloc, struct block_cow *cow)
 {
-	int n;
+	int n = map_in_place(q, off, len, host, run, max);
 
-	*alloc = false;
-	*cow = (struct block_cow){0};
-	max = max < QCOW2_SPAN_RUNS ? max : QCOW2_SPAN_RUNS;
-	if (!len || off > q->size || len > q->size - off || (write && q->read_only))
-		return -1;
-	pthread_mutex_lock(&q->lock);
-	if (write && busy_locked(q, off, len)) {
-		pthread_mutex_unlock(&q->lock);
-		return -EAGAIN;
-	}
-	n = map_allocated(q, write, off, len, host, run, max);
-	if (n < 0 && write && room_for_alloc(q)) {
+	if (n < 0 && room_for_alloc(q)) {
 		n = map_new(q, off, len, host, run, max, cow);
 		*alloc = n > 0;
 	}
@@ -230,10 +324,32 @@ int qcow2_direct_map(struct qcow2 *q, bool write, uint64_t off, size_t len, uint
 		memcpy(sp->host, host, (size_t)n * sizeof(*host));
 		memcpy(sp->len, run, (size_t)n * sizeof(*run));
 	}
+	for (int i = 0; i < n; i++)
+		fd[i] = q->fd;
+	return n;
+}
+
+int qcow2_direct_map(struct qcow2 *q, bool write, uint64_t off, size_t len, uint64_t *host,
+		     size_t *run, int *fd, int max, bool *alloc, struct block_cow *cow)
+{
+	int n;
+
+	*alloc = false;
+	*cow = (struct block_cow){0};
+	max = max < QCOW2_SPAN_RUNS ? max : QCOW2_SPAN_RUNS;
+	if (!len || off > q->size || len > q->size - off || (write && q->read_only))
+		return -1;
+	pthread_mutex_lock(&q->lock);
+	if (write && busy_locked(q, off, len))
+		n = -EAGAIN;
+	else if (write)
+		n = map_write(q, off, len, host, run, fd, max, alloc, cow);
+	else
+		n = map_read_runs(q, off, len, host, run, fd, max);
 	if (n > 0)
 		__atomic_add_fetch(&q->direct, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&q->lock);
-	return n > 0 ? n : -1;
+	return n > 0 || n == -EAGAIN ? n : -1;
 }
 
 int qcow2_direct_done(struct qcow2 *q, bool alloc, uint64_t off, const uint64_t *host,

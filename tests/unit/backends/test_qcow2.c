@@ -4,7 +4,8 @@
  * reads them, and after the same writes on a raw image and on the
  * qcow2, `qemu-img compare` finds them equal and `qemu-img check` finds
  * the qcow2 clean. Bad headers are refused with one line naming the
- * file. Also format probing and QEMU-compatible image locks. */
+ * file. Also format probing, QEMU-compatible image locks, and cache=none
+ * (O_DIRECT) on every file of a backing chain. */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -218,6 +219,64 @@ START_TEST(backing_chain_and_copy_on_write)
 	ck_assert_int_eq(sh("rm '%s'", path_of("base.raw")), 0);
 	ck_assert_ptr_null(open_fmt("top.qcow2", BLOCK_FORMAT_AUTO, false, err));
 	ck_assert_ptr_nonnull(strstr(err, "base.raw"));
+}
+END_TEST
+
+/* Whether this process holds name (in the test's folder) open with
+ * O_DIRECT: 1, 0, or -1 when it does not hold it at all. */
+static int held_direct(const char *name)
+{
+	char link[64], target[512], info[64];
+	int found = -1;
+
+	for (int fd = 3; fd < 256; fd++) {
+		ssize_t n;
+		FILE *f;
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n < 0)
+			continue;
+		target[n] = 0;
+		if (strcmp(target, path_of(name)))
+			continue;
+		snprintf(info, sizeof(info), "/proc/self/fdinfo/%d", fd);
+		f = fopen(info, "r");
+		ck_assert_ptr_nonnull(f);
+		while (fgets(target, sizeof(target), f)) {
+			unsigned long flags;
+
+			if (sscanf(target, "flags: %lo", &flags) == 1)
+				found = (flags & O_DIRECT) != 0;
+		}
+		fclose(f);
+	}
+	return found;
+}
+
+/* cache=none is O_DIRECT for the whole chain, as QEMU's backing nodes
+ * inherit cache.direct; the default cache reads them through the page
+ * cache. */
+START_TEST(cache_none_reaches_the_backing_files)
+{
+	struct block_dev *q;
+
+	make_base("base.raw", 1);
+	ck_assert_int_eq(
+		sh("cd '%s' && qemu-img create -q -f qcow2 -b base.raw -F raw mid.qcow2 && "
+		   "qemu-img create -q -f qcow2 -b mid.qcow2 -F qcow2 top.qcow2",
+		   dir),
+		0);
+	q = open_direct("top.qcow2");
+	ck_assert_int_eq(held_direct("top.qcow2"), 1);
+	ck_assert_int_eq(held_direct("mid.qcow2"), 1);
+	ck_assert_int_eq(held_direct("base.raw"), 1);
+	block_close(q);
+	ck_assert_int_eq(held_direct("base.raw"), -1);
+	q = must_open("top.qcow2", BLOCK_FORMAT_AUTO);
+	ck_assert_int_eq(held_direct("mid.qcow2"), 0);
+	ck_assert_int_eq(held_direct("base.raw"), 0);
+	block_close(q);
 }
 END_TEST
 
@@ -607,6 +666,7 @@ static Suite *qcow2_suite(void)
 	tcase_add_test(tc, versions_cluster_sizes_and_refcount_widths);
 	tcase_add_test(tc, refcount_table_grows);
 	tcase_add_test(tc, backing_chain_and_copy_on_write);
+	tcase_add_test(tc, cache_none_reaches_the_backing_files);
 	tcase_add_test(tc, zero_clusters_read_as_zero);
 	tcase_add_test(tc, compressed_deflate);
 	tcase_add_test(tc, compressed_zstd);

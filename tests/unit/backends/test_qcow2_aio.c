@@ -12,7 +12,9 @@
  * before it, with their new clusters named on the disk; partial writes
  * into the same new clusters, all in flight, give what qemu-io gives; a
  * cluster reads as before until its copy-on-write is written; a flush
- * meanwhile leaves no leak on the disk. */
+ * meanwhile leaves no leak on the disk; reads whose bytes lie in backing
+ * files, zero clusters or past a backing file's end go to the kernel in
+ * pieces, and give what qemu-img reads. */
 #include <check.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -596,6 +598,98 @@ START_TEST(flush_during_allocation_leaks_nothing)
 }
 END_TEST
 
+/* ------------------------------------------- reads through the chain */
+
+/* o.qcow2 (64 KiB clusters, 4 MiB + 128 KiB) over mid.qcow2 (4 KiB
+ * clusters, 4 MiB + 64 KiB) over base.raw (4 MiB - 1000 bytes: ends
+ * inside a sector). In o: data at 0-64k and 256k-320k, a zero cluster
+ * at 640k, a compressed one at 1M. In mid: data, and a zero cluster at
+ * 200k. What qemu-img reads from o is in exp.raw. */
+static void chain_images(void)
+{
+	ck_assert_int_eq(sh("cd '%s' && qemu-img create -q -f raw base.raw 4M && "
+			    "qemu-io -f raw -c 'write -P 0x11 0 4M' -c 'write -P 0x22 72k 100k' "
+			    "base.raw && truncate -s 4193304 base.raw && qemu-img create -q -f "
+			    "qcow2 -o cluster_size=4k -b base.raw "
+			    "-F raw mid.qcow2 4160k && qemu-io -f qcow2 -c 'write -P 0x33 64k 8k' "
+			    "-c 'write -P 0x44 120k 12k' -c 'write -z 200k 4k' "
+			    "-c 'write -P 0x55 4084k 4k' mid.qcow2",
+			    dir),
+			 0);
+	ck_assert_int_eq(sh("cd '%s' && qemu-img create -q -f qcow2 -o cluster_size=64k "
+			    "-b mid.qcow2 -F qcow2 o.qcow2 4224k && qemu-io -f qcow2 "
+			    "-c 'write -P 0x66 0 64k' -c 'write -P 0x77 256k 64k' "
+			    "-c 'write -z 640k 64k' -c 'write -c -P 0x88 1M 64k' o.qcow2 && "
+			    "qemu-img convert -f qcow2 -O raw o.qcow2 exp.raw",
+			    dir),
+			 0);
+}
+
+static const struct chain_read {
+	uint32_t off, len;
+	bool in_flight; /* else served at once: compressed, zeroes only, or a
+			 * raw file's last, partial sector (O_DIRECT would refuse it) */
+} chain_reads[] = {
+	{60 << 10, 8 << 10, true},	  /* o's data, then mid's 4k clusters */
+	{64 << 10, 64 << 10, true},	  /* mid's data and base.raw, one cluster of o */
+	{192 << 10, 16 << 10, true},	  /* mid's zero cluster amid base.raw */
+	{300 << 10, 360 << 10, true},	  /* o's data, base.raw, o's zero cluster */
+	{640 << 10, 64 << 10, false},	  /* o's zero cluster alone */
+	{1020 << 10, 8 << 10, false},	  /* into the compressed cluster */
+	{4080 << 10, 8 << 10, true},	  /* base.raw, then mid's data */
+	{4088 << 10, 12 << 10, false},	  /* base.raw's end inside a sector, zeroes */
+	{4144 << 10, 16 << 10, false},	  /* past base.raw, inside mid: zeroes only */
+	{4156 << 10, 8 << 10, false},	  /* past mid too */
+	{(2 << 20) + 512, 3 << 10, true}, /* base.raw, unaligned to the clusters */
+};
+#define NCHAIN (sizeof(chain_reads) / sizeof(chain_reads[0]))
+
+/* Reads of a three-deep chain, all at once: those whose bytes are data
+ * somewhere in the chain (with or without zeroes) go to the kernel, in
+ * pieces from each file; each gives what qemu-img reads there. */
+START_TEST(reads_through_the_backing_chain_go_in_flight)
+{
+	struct block_dev *b;
+	struct block_aio *a;
+	uint8_t *buf[NCHAIN], *exp;
+	char order[NCHAIN + 1] = "", tags[NCHAIN];
+	FILE *f;
+
+	chain_images();
+	exp = malloc(4224 << 10);
+	f = fopen(path_of("exp.raw"), "rb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fread(exp, 1, 4224 << 10, f), 4224 << 10);
+	fclose(f);
+	b = open_image("o.qcow2", BLOCK_CACHE_NONE);
+	a = new_engine(b);
+	for (unsigned i = 0; i < NCHAIN; i++) {
+		const struct chain_read *c = &chain_reads[i];
+		struct iovec v = {buf[i] = abuf(c->len), c->len};
+		int r;
+
+		memset(buf[i], 0xa5, c->len);
+		tags[i] = (char)('a' + i);
+		r = block_aio_rw(a, false, c->off / BLOCK_SECTOR_SIZE, &v, 1, &tags[i]);
+		ck_assert_msg(r == (c->in_flight ? 0 : -1), "read %u (%uk+%uk): %s", i,
+			      c->off >> 10, c->len >> 10, r ? "served at once" : "in flight");
+		if (r)
+			ck_assert_int_eq(block_readv(b, c->off / BLOCK_SECTOR_SIZE, &v, 1), 0);
+	}
+	block_aio_wait_all(a, note_order, order);
+	for (unsigned i = 0; i < NCHAIN; i++) {
+		const struct chain_read *c = &chain_reads[i];
+
+		ck_assert_msg(!memcmp(buf[i], exp + c->off, c->len), "read %u (%uk+%uk) differs", i,
+			      c->off >> 10, c->len >> 10);
+		free(buf[i]);
+	}
+	block_aio_free(a);
+	block_close(b);
+	free(exp);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("qcow2_aio");
@@ -613,6 +707,7 @@ int main(void)
 	tcase_add_test(tc, partial_writes_in_flight_match_qemu_qcow2_backing);
 	tcase_add_test(tc, copy_on_write_lands_before_the_l2_entry);
 	tcase_add_test(tc, flush_during_allocation_leaks_nothing);
+	tcase_add_test(tc, reads_through_the_backing_chain_go_in_flight);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
