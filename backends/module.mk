@@ -19,3 +19,7 @@ $(eval $(call program,tests/qcow2-writer,tests/integration/qcow2_writer.c,libbac
 INTEG_TESTS += tests/integration/qcow2-crash.sh
 # the same image locks as QEMU, both ways
 INTEG_TESTS += tests/integration/disk-lock.sh
+# Linux's virtio_blk (Debian's kernel) reading and writing a three-file
+# qcow2 chain through the engine, qemu-img as the oracle, QEMU alongside
+INTEG_TESTS += tests/integration/virtio-blk-qcow2-chain.sh
+KVM_TESTS += tests/integration/virtio-blk-qcow2-chain.sh
