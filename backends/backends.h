@@ -113,8 +113,9 @@ void block_get_stats(struct block_dev *b, struct block_stats *s);
  * O_DIRECT accepts; for a qcow2, clusters already allocated that need
  * no metadata change, or whole clusters it allocates now, in a few runs
  * in the file, or a part of new clusters with the rest copied into
- * them: t->cow; a read's runs may also be in its backing files, or
- * zeroes): 0 with *t set, and the engine calls block_direct_done
+ * them: t->cow; a read's runs may also be in its backing files,
+ * zeroes, or compressed clusters to decode: t->z): 0 with *t set, and
+ * the engine calls block_direct_done
  * with t (or NULL but for a qcow2 allocating request) and the result
  * when it is over (the request's result: a qcow2 names the clusters it
  * allocated then; the engine frees t->cow.buf after); -EAGAIN: a write
@@ -143,6 +144,15 @@ struct block_cow {
 		size_t len, at;
 	} read[BLOCK_COW_READS];
 };
+/* A run of a read that is part of a compressed qcow2 cluster: zlen
+ * bytes at off[i] of fd[i] are the compressed data, which
+ * block_zrun_decode turns into the cluster, of which the request's
+ * len[i] bytes start at skip. */
+struct block_zrun {
+	void *image;	/* NULL: a plain run */
+	uint64_t entry; /* the cluster's L2 entry */
+	size_t zlen, skip;
+};
 struct block_target {
 	bool zero_past_eof; /* a read past the file's end gives zeroes, not -EIO */
 	bool alloc;	    /* its clusters are named once it is written */
@@ -153,8 +163,13 @@ struct block_target {
 	int fd[BLOCK_TARGET_RUNS];
 	uint64_t off[BLOCK_TARGET_RUNS];
 	size_t len[BLOCK_TARGET_RUNS];
+	struct block_zrun z[BLOCK_TARGET_RUNS];
 	struct block_cow cow;
 };
+/* The compressed bytes of run z (z->zlen, read into in) decoded, the
+ * request's part of them into iov (all of it): 0 or -EIO. */
+int block_zrun_decode(const struct block_zrun *z, const uint8_t *in, const struct iovec *iov,
+		      int iovcnt);
 int block_direct_target(struct block_dev *b, bool write, uint64_t sector, const struct iovec *iov,
 			int iovcnt, struct block_target *t);
 int block_direct_done(struct block_dev *b, const struct block_target *t, int res);

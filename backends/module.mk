@@ -14,6 +14,8 @@ $(eval $(call unit_test,backends_qcow2,tests/unit/backends/test_qcow2.c,libbacke
 $(eval $(call unit_test,backends_block_handover,tests/unit/backends/test_block_handover.c,libbackends.a,))
 # qcow2 on the io_uring engine: many requests in flight against a model
 $(eval $(call unit_test,backends_qcow2_aio,tests/unit/backends/test_qcow2_aio.c,libbackends.a,))
+# compressed clusters (zlib, zstd) read in flight and decoded off the I/O thread
+$(eval $(call unit_test,backends_qcow2_decode,tests/unit/backends/test_qcow2_decode.c,libbackends.a,))
 # SIGKILL at random moments during qcow2 writes, then qemu-img check
 $(eval $(call program,tests/qcow2-writer,tests/integration/qcow2_writer.c,libbackends.a,))
 INTEG_TESTS += tests/integration/qcow2-crash.sh

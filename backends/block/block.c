@@ -720,6 +720,7 @@ int block_direct_target(struct block_dev *b, bool write, uint64_t sector, const 
 	    (is_direct(b->cache) && !iov_aligned(iov, iovcnt)))
 		return -1;
 	t->fd[0] = b->fd;
+	t->z[0] = (struct block_zrun){0};
 	t->zero_past_eof = b->qcow2 != NULL; /* as through qcow2_readv */
 	t->alloc = false;
 	t->guest_off = sector * BLOCK_SECTOR_SIZE;
@@ -728,8 +729,14 @@ int block_direct_target(struct block_dev *b, bool write, uint64_t sector, const 
 	t->len[0] = len;
 	if (b->qcow2)
 		t->runs = qcow2_direct_map(b->qcow2, write, t->guest_off, len, t->off, t->len,
-					   t->fd, BLOCK_TARGET_RUNS, &t->alloc, &t->cow);
+					   t->fd, t->z, BLOCK_TARGET_RUNS, &t->alloc, &t->cow);
 	return t->runs > 0 ? 0 : t->runs == -EAGAIN ? -EAGAIN : -1;
+}
+
+int block_zrun_decode(const struct block_zrun *z, const uint8_t *in, const struct iovec *iov,
+		      int iovcnt)
+{
+	return qcow2_zrun_decode(z->image, z->entry, in, z->zlen, z->skip, iov, iovcnt);
 }
 
 int block_direct_done(struct block_dev *b, const struct block_target *t, int res)

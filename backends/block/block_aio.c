@@ -27,14 +27,16 @@
  * allocating waits in a queue here until one completes, then is mapped
  * again (then they are allocated: it writes in place). A read goes in
  * pieces to the image and its backing files, its runs of zeroes filled
- * when it is queued; reads of compressed clusters are refused and served
- * at once by the caller. Freed
+ * when it is queued; a piece of a compressed cluster reads its
+ * compressed bytes into a buffer of its own and decodes them into the
+ * request's when they are in. Freed
  * clusters are not reused while a mapped request is in flight; a flush
  * writes the metadata out before its
  * fdatasync is queued behind the data writes, and again (if any changed:
  * requests that allocated completed before it) before it completes. */
 #include <errno.h>
 #include <liburing.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +45,7 @@
 #include <unistd.h>
 
 #include "backends/backends.h"
+#include "backends/block/block_decode.h"
 
 struct block_aio {
 	struct io_uring ring;
@@ -53,6 +56,7 @@ struct block_aio {
 	void *hook_opaque;
 	struct aio_wait *waiting; /* writes waiting for an allocation, in order */
 	unsigned nwaiting;
+	struct block_decoder *decoder; /* compressed pieces, in flight till decoded */
 };
 
 struct aio_wait {
@@ -84,10 +88,59 @@ struct aio_req {
 	bool write, flush;
 	bool zero_past_eof; /* a read meeting the file's end: zeroes (qcow2) */
 	uint64_t off;
-	size_t left; /* bytes still to transfer */
+	size_t left;	     /* bytes still to transfer */
+	struct aio_zread *z; /* NULL: the transfer is the request's own bytes */
 	int iovcnt;
 	struct iovec iov[];
 };
+
+/* A piece that is part of a compressed qcow2 cluster: its compressed
+ * bytes are read into raw (the whole blocks around them, as O_DIRECT
+ * wants), then decoded into the request's buffers, dst. */
+struct aio_zread {
+	struct block_decode_job job; /* first: the job is the zread */
+	struct aio_req *req;
+	uint8_t *raw;
+	struct iovec dst[];
+};
+
+#define ZREAD_ALIGN 4096u
+
+static void piece_free(struct aio_req *q)
+{
+	if (q && q->z) {
+		free(q->z->raw);
+		free(q->z);
+	}
+	free(q);
+}
+
+/* q, which holds its part of the request's buffers, made to read the
+ * compressed bytes of run (at off in its file) for decoding into them. */
+static bool to_zread(struct aio_req *q, const struct block_zrun *run, uint64_t off)
+{
+	uint64_t start = off & ~(uint64_t)(ZREAD_ALIGN - 1);
+	size_t span =
+		(size_t)(((off + run->zlen + ZREAD_ALIGN - 1) & ~(uint64_t)(ZREAD_ALIGN - 1)) -
+			 start);
+	struct aio_zread *z = malloc(sizeof(*z) + (size_t)q->iovcnt * sizeof(z->dst[0]));
+
+	if (!z || !(z->raw = aligned_alloc(ZREAD_ALIGN, span))) {
+		free(z);
+		return false;
+	}
+	z->job = (struct block_decode_job){
+		.run = *run, .in = z->raw + (off - start), .dst = z->dst, .ndst = q->iovcnt};
+	z->req = q;
+	memcpy(z->dst, q->iov, (size_t)q->iovcnt * sizeof(q->iov[0]));
+	q->z = z;
+	q->iov[0] = (struct iovec){z->raw, span};
+	q->iovcnt = 1;
+	q->off = start;
+	q->left = span;
+	q->zero_past_eof = true; /* a cluster's last sectors may pass the end */
+	return true;
+}
 
 const char *block_aio_mode_name(enum block_aio_mode m)
 {
@@ -104,6 +157,7 @@ struct block_aio *block_aio_new(struct block_dev *b, unsigned depth)
 		return NULL;
 	a->disk = b;
 	a->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	a->decoder = a->efd < 0 ? NULL : block_decoder_new(a->efd);
 	r = a->efd < 0 ? -errno : io_uring_queue_init(depth ? depth : 1, &a->ring, 0);
 	if (r == 0 && io_uring_register_eventfd(&a->ring, a->efd) < 0) {
 		io_uring_queue_exit(&a->ring);
@@ -115,6 +169,7 @@ struct block_aio *block_aio_new(struct block_dev *b, unsigned depth)
 				strerror(-r));
 		if (a->efd >= 0)
 			close(a->efd);
+		block_decoder_free(a->decoder);
 		free(a);
 		return NULL;
 	}
@@ -211,6 +266,8 @@ static int cut(const struct block_target *t, const struct iovec *iov, int iovcnt
 					      .left = t->len[i]};
 		}
 		iov = take_iov(iov, &skip, t->len[i], q);
+		if (q && t->z[i].image && !to_zread(q, &t->z[i], t->off[i]))
+			return -1;
 	}
 	return n;
 }
@@ -236,7 +293,7 @@ static int queue_runs(struct block_aio *a, struct aio_whole *w, const struct blo
 	while (queued < n && queue_req(a, pieces[queued]) == 0)
 		queued++;
 	for (int i = queued; i < BLOCK_TARGET_RUNS; i++)
-		free(pieces[i]);
+		piece_free(pieces[i]);
 	if (!queued)
 		return -1;
 	if (w) {
@@ -259,8 +316,13 @@ static int queue_cow_reads(struct block_aio *a, struct aio_whole *w)
 
 		if (!q)
 			break;
-		*q = (struct aio_req){w->cookie, w, rd->fd, false, false, rd->zero_past_eof,
-				      rd->off, rd->len, 1};
+		*q = (struct aio_req){.cookie = w->cookie,
+				      .whole = w,
+				      .fd = rd->fd,
+				      .zero_past_eof = rd->zero_past_eof,
+				      .off = rd->off,
+				      .left = rd->len,
+				      .iovcnt = 1};
 		q->iov[0] = (struct iovec){c->buf + rd->at, rd->len};
 		if (queue_req(a, q) < 0) {
 			free(q);
@@ -470,49 +532,80 @@ static int finish(struct block_aio *a, struct aio_req *q, int res)
 	return queue_req(a, q) < 0 ? -EIO : 1;
 }
 
+/* Piece q of a request is over (r): the request's end with its last
+ * piece (or, for a copy-on-write, its write next). 1 when a request
+ * completed, else 0. */
+static unsigned piece_done(struct block_aio *a, struct aio_req *q, int r,
+			   void (*done)(void *opaque, void *cookie, int r), void *opaque)
+{
+	struct aio_whole *w = q->whole;
+
+	a->in_flight--;
+	if (w) { /* a piece: the request ends with its last */
+		w->res = w->res ? w->res : r;
+		piece_free(q);
+		if (--w->pieces)
+			return 0;
+		if (w->copying && !w->res) { /* the copy is in: now the write */
+			w->copying = false;
+			if (queue_runs(a, w, &w->t, w->wiov, w->wiovcnt, true, w->cookie) == 0)
+				return 0;
+			w->res = -EIO;
+		}
+		r = target_done(a, &w->t, w->res);
+		q = NULL;
+	} else if (!q->flush) {
+		r = block_direct_done(a->disk, NULL, r);
+	} else {
+		r = block_flush_fd_done(a->disk, r);
+	}
+	if (r < 0 && !(q && q->flush))
+		block_account_failed(a->disk);
+	done(opaque, w ? w->cookie : q->cookie, r);
+	whole_free(w);
+	piece_free(q);
+	return 1;
+}
+
+/* A compressed piece whose bytes are in: to a decode thread, or decoded
+ * here when none runs. Whether it is over (r set). */
+static bool decode_piece(struct block_aio *a, struct aio_req *q, int *r)
+{
+	struct block_decode_job *j = &q->z->job;
+
+	if (a->decoder && block_decoder_push(a->decoder, j))
+		return false;
+	*r = block_zrun_decode(&j->run, j->in, j->dst, j->ndst);
+	return true;
+}
+
 unsigned block_aio_reap(struct block_aio *a, void (*done)(void *opaque, void *cookie, int r),
 			void *opaque)
 {
+	struct block_decode_job *j;
 	struct io_uring_cqe *cqe;
 	unsigned n = 0;
 	uint64_t v;
 
+	/* the eventfd first: what completes after this read writes it again */
 	if (read(a->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return 0;
+	j = a->decoder ? block_decoder_take_done(a->decoder) : NULL;
+	while (j) { /* decoded: the job is the first member of its zread */
+		struct block_decode_job *next = j->next;
+
+		n += piece_done(a, ((struct aio_zread *)j)->req, j->res, done, opaque);
+		j = next;
+	}
 	while (io_uring_peek_cqe(&a->ring, &cqe) == 0) {
 		struct aio_req *q = io_uring_cqe_get_data(cqe);
-		struct aio_whole *w = q->whole;
 		int res = a->res_hook ? a->res_hook(a->hook_opaque, cqe->res) : cqe->res;
 		int r = finish(a, q, res);
 
 		io_uring_cqe_seen(&a->ring, cqe);
-		if (r == 1)
-			continue;
-		a->in_flight--;
-		if (w) { /* a piece: the request ends with its last */
-			w->res = w->res ? w->res : r;
-			free(q);
-			if (--w->pieces)
-				continue;
-			if (w->copying && !w->res) { /* the copy is in: now the write */
-				w->copying = false;
-				if (queue_runs(a, w, &w->t, w->wiov, w->wiovcnt, true, w->cookie) == 0)
-					continue;
-				w->res = -EIO;
-			}
-			r = target_done(a, &w->t, w->res);
-			q = NULL;
-		} else if (!q->flush) {
-			r = block_direct_done(a->disk, NULL, r);
-		} else {
-			r = block_flush_fd_done(a->disk, r);
-		}
-		if (r < 0 && !(q && q->flush))
-			block_account_failed(a->disk);
-		n++;
-		done(opaque, w ? w->cookie : q->cookie, r);
-		whole_free(w);
-		free(q);
+		if (r == 1 || (r == 0 && q->z && !decode_piece(a, q, &r)))
+			continue; /* resubmitted, or being decoded */
+		n += piece_done(a, q, r, done, opaque);
 	}
 	if (a->waiting && n)
 		n += retry_waiting(a, false, done, opaque);
@@ -525,17 +618,13 @@ void block_aio_wait_all(struct block_aio *a, void (*done)(void *opaque, void *co
 {
 	block_aio_submit(a);
 	while (a->in_flight || a->waiting) {
-		struct io_uring_cqe *cqe;
-		int r;
-
 		if (!a->in_flight) { /* nothing left here to wait for */
 			retry_waiting(a, true, done, opaque);
 			block_aio_submit(a);
 			continue;
 		}
-		r = io_uring_wait_cqe(&a->ring, &cqe);
-
-		if (r < 0 && r != -EINTR)
+		/* the eventfd: completions from the kernel and the decoders */
+		if (poll(&(struct pollfd){a->efd, POLLIN, 0}, 1, -1) < 0 && errno != EINTR)
 			break;
 		block_aio_reap(a, done, opaque);
 	}
@@ -556,6 +645,7 @@ void block_aio_free(struct block_aio *a)
 	if (!a)
 		return;
 	block_aio_wait_all(a, drop, NULL);
+	block_decoder_free(a->decoder);
 	io_uring_queue_exit(&a->ring);
 	close(a->efd);
 	free(a);

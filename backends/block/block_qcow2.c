@@ -481,12 +481,14 @@ int qcow2_entry(struct qcow2 *q, uint64_t cl, uint64_t *entry)
 	return 0;
 }
 
-static int decompress(struct qcow2 *q, const uint8_t *in, size_t inlen)
+/* A cluster's compressed bytes into out (cs bytes): 0, or -EIO/-ENOMEM.
+ * Only the image's constants: callable without its lock. */
+static int decompress(const struct qcow2 *q, const uint8_t *in, size_t inlen, uint8_t *out)
 {
 	if (q->compression == 1) {
 		ZSTD_DStream *z = ZSTD_createDStream();
 		ZSTD_inBuffer ib = {in, inlen, 0};
-		ZSTD_outBuffer ob = {q->dbuf, q->cs, 0};
+		ZSTD_outBuffer ob = {out, q->cs, 0};
 		size_t r = 1;
 
 		if (!z)
@@ -499,7 +501,9 @@ static int decompress(struct qcow2 *q, const uint8_t *in, size_t inlen)
 		ZSTD_freeDStream(z);
 		return ob.pos == ob.size ? 0 : -EIO;
 	}
-	z_stream s = {.next_in = (Bytef *)in, .avail_in = (uInt)inlen, .next_out = q->dbuf,
+	z_stream s = {.next_in = (Bytef *)in,
+		      .avail_in = (uInt)inlen,
+		      .next_out = out,
 		      .avail_out = (uInt)q->cs};
 	int r;
 
@@ -511,27 +515,68 @@ static int decompress(struct qcow2 *q, const uint8_t *in, size_t inlen)
 	return (r == Z_STREAM_END || r == Z_BUF_ERROR || r == Z_OK) && !s.avail_out ? 0 : -EIO;
 }
 
-static int read_compressed(struct qcow2 *q, uint64_t entry)
+int qcow2_compressed_span(const struct qcow2 *q, uint64_t entry, uint64_t *off, size_t *len)
 {
 	unsigned x = 62 - (q->cluster_bits - 8);
-	uint64_t off = entry & ((1ull << x) - 1);
 	uint64_t nsec = (entry & ~QCOW2_OFLAG_COPIED & ~QCOW2_OFLAG_COMPRESSED) >> x;
-	uint64_t len = (nsec + 1) * 512 - (off & 511);
+
+	*off = entry & ((1ull << x) - 1);
+	*len = (size_t)((nsec + 1) * 512 - (*off & 511));
+	return *off < q->cs || *off >= q->file_end || *len > 2 * q->cs + 512 ? -1 : 0;
+}
+
+static int read_compressed(struct qcow2 *q, uint64_t entry)
+{
+	uint64_t off;
+	size_t len;
 	int r;
 
 	if (q->dbuf_entry == entry)
 		return 0;
-	if (off < q->cs || off >= q->file_end || len > 2 * q->cs + 512) {
+	if (qcow2_compressed_span(q, entry, &off, &len)) {
 		qcow2_complain(q, "compressed cluster descriptor invalid", entry);
 		return -EIO;
 	}
 	r = qcow2_pread(q->fd, off, q->cbuf, len);
 	if (!r)
-		r = decompress(q, q->cbuf, len);
+		r = decompress(q, q->cbuf, len, q->dbuf);
 	if (r)
 		qcow2_complain(q, "compressed cluster does not decompress", entry);
 	q->dbuf_entry = r ? 0 : entry;
 	return r;
+}
+
+static size_t iov_total(const struct iovec *iov, int n)
+{
+	size_t len = 0;
+
+	for (int i = 0; i < n; i++)
+		len += iov[i].iov_len;
+	return len;
+}
+
+int qcow2_zrun_decode(struct qcow2 *q, uint64_t entry, const uint8_t *in, size_t len, size_t skip,
+		      const struct iovec *iov, int n)
+{
+	size_t want = iov_total(iov, n);
+
+	uint8_t *c = malloc(q->cs), *old;
+	struct qcow2_iov to = {iov, n, 0};
+
+	if (!c || skip + want > q->cs || decompress(q, in, len, c)) {
+		qcow2_complain(q, "compressed cluster does not decompress", entry);
+		free(c);
+		return -EIO;
+	}
+	qcow2_iov_copy(&to, c + skip, want, true);
+	/* kept: the next reads of this cluster are served from it at once */
+	pthread_mutex_lock(&q->lock);
+	old = q->dbuf;
+	q->dbuf = c;
+	q->dbuf_entry = entry;
+	pthread_mutex_unlock(&q->lock);
+	free(old);
+	return 0;
 }
 
 int qcow2_read_cluster(struct qcow2 *q, uint64_t cl, uint64_t entry, uint64_t in_off, void *buf,
@@ -610,15 +655,6 @@ int qcow2_sub_room(struct qcow2 *q, int n)
 	q->sub = v;
 	q->sub_cap = n;
 	return 0;
-}
-
-static size_t iov_total(const struct iovec *iov, int n)
-{
-	size_t len = 0;
-
-	for (int i = 0; i < n; i++)
-		len += iov[i].iov_len;
-	return len;
 }
 
 int qcow2_readv(struct qcow2 *q, uint64_t off, const struct iovec *iov, int niov)

@@ -77,18 +77,31 @@ int qcow2_flush_dirty(struct qcow2 *q);
  * is written (qcow2_direct_done with its result). The number of runs
  * (at most max; each run run[i] bytes at host[i] of file fd[i], one
  * after the other in the request). A read's runs may be in backing
- * files, or zeroes (fd -1: filled by the caller). The request then
+ * files, zeroes (fd -1: filled by the caller), or compressed clusters
+ * (z[i].image set: z[i].zlen bytes of compressed data at host[i], for
+ * qcow2_zrun_decode; not one the image holds decoded already). The
+ * request then
  * counts as in flight until qcow2_direct_done, and no host cluster it
  * may touch is reused before that (freed clusters wait). -1: serve it
- * with qcow2_readv/_writev (compressed clusters to read, a read of
- * zeroes only, more runs than max).
+ * with qcow2_readv/_writev (a read of zeroes only, more runs than
+ * max).
  * A write that fills new clusters only in part gets them too, with cow
  * set (block_cow: what the rest of them must hold, some of it to read
  * first); its runs are those clusters whole. -EAGAIN: a write touching
  * a cluster that a request in flight allocates (it waits for that). */
 struct block_cow;
+struct block_zrun;
 int qcow2_direct_map(struct qcow2 *q, bool write, uint64_t off, size_t len, uint64_t *host,
-		     size_t *run, int *fd, int max, bool *alloc, struct block_cow *cow);
+		     size_t *run, int *fd, struct block_zrun *z, int max, bool *alloc,
+		     struct block_cow *cow);
+/* Where the compressed cluster of L2 entry entry lies in the file: its
+ * len bytes at *off. -1 when the entry is out of bounds. */
+int qcow2_compressed_span(const struct qcow2 *q, uint64_t entry, uint64_t *off, size_t *len);
+/* in (len bytes, as qcow2_compressed_span gave) decoded; its bytes from
+ * skip on into iov. The cluster is kept as the image's decoded one.
+ * 0 or -EIO. */
+int qcow2_zrun_decode(struct qcow2 *q, uint64_t entry, const uint8_t *in, size_t len, size_t skip,
+		      const struct iovec *iov, int n);
 /* Whether a write of [off, off+len) must wait for an allocation in
  * flight (qcow2_direct_map would say -EAGAIN). */
 bool qcow2_direct_busy(struct qcow2 *q, uint64_t off, size_t len);

@@ -9,10 +9,11 @@
  * A read goes the same way wherever its bytes are: plain clusters of
  * the image, a raw backing file, a qcow2 backing file's plain clusters
  * (to any depth), or zeroes (zero clusters, unallocated ones with no
- * backing file or past its end), each a run of its own file. Only
- * compressed clusters must be decoded here, under the lock. Backing
- * files are opened read-only and never change, so their runs need no
- * count of what is in flight.
+ * backing file or past its end), each a run of its own file; of a
+ * compressed cluster, its compressed bytes, decoded once they are in
+ * (qcow2_zrun_decode) outside the lock. Backing files are opened
+ * read-only and never change, so their runs need no count of what is in
+ * flight.
  *
  * A write filling new clusters only in part carries their other bytes
  * too (copy-on-write): what the guest saw there, read from the backing
@@ -59,11 +60,13 @@ static int map_in_place(struct qcow2 *q, uint64_t off, size_t len, uint64_t *hos
 
 /* ---------------------------------------------------------------- reads */
 
-/* Where a read's bytes are, run by run: fd[i] (-1: zeroes) at host[i]. */
+/* Where a read's bytes are, run by run: fd[i] (-1: zeroes) at host[i],
+ * or compressed there (z[i]). */
 struct read_map {
 	uint64_t *host;
 	size_t *run;
 	int *fd;
+	struct block_zrun *z;
 	int n, max;
 };
 
@@ -72,7 +75,8 @@ static bool add_run(struct read_map *m, int fd, uint64_t host, size_t len)
 {
 	int last = m->n - 1;
 
-	if (m->n && m->fd[last] == fd && (fd < 0 || m->host[last] + m->run[last] == host)) {
+	if (m->n && m->fd[last] == fd && !m->z[last].image &&
+	    (fd < 0 || m->host[last] + m->run[last] == host)) {
 		m->run[last] += len;
 		return true;
 	}
@@ -80,7 +84,27 @@ static bool add_run(struct read_map *m, int fd, uint64_t host, size_t len)
 		return false;
 	m->fd[m->n] = fd;
 	m->host[m->n] = fd < 0 ? 0 : host;
+	m->z[m->n] = (struct block_zrun){0};
 	m->run[m->n++] = len;
+	return true;
+}
+
+/* The len bytes at skip of q's compressed cluster (L2 entry): its
+ * compressed bytes to read and decode, unless the image holds it decoded
+ * already (served at once from there) or the entry is bad (served at
+ * once, which complains). */
+static bool add_zrun(struct read_map *m, struct qcow2 *q, uint64_t entry, uint64_t skip, size_t len)
+{
+	uint64_t off;
+	size_t zlen;
+
+	if (m->n == m->max || entry == q->dbuf_entry ||
+	    qcow2_compressed_span(q, entry, &off, &zlen))
+		return false;
+	m->fd[m->n] = q->fd;
+	m->host[m->n] = off;
+	m->run[m->n] = len;
+	m->z[m->n++] = (struct block_zrun){q, entry, zlen, (size_t)skip};
 	return true;
 }
 
@@ -137,8 +161,10 @@ static bool map_read(struct qcow2 *q, uint64_t off, size_t len, struct read_map 
 			ok = add_run(m, -1, 0, chunk);
 		} else if (reads_backing(q, entry)) {
 			ok = map_backing(q, off, chunk, m);
+		} else if (entry & QCOW2_OFLAG_COMPRESSED) {
+			ok = add_zrun(m, q, entry, in, chunk);
 		} else {
-			return false; /* served at once, which decodes or complains */
+			return false; /* served at once, which complains */
 		}
 		if (!ok)
 			return false;
@@ -151,9 +177,9 @@ static bool map_read(struct qcow2 *q, uint64_t off, size_t len, struct read_map 
 /* A read's runs: their number, or -1 (served at once: see map_read; or
  * all zeroes, nothing to wait for). */
 static int map_read_runs(struct qcow2 *q, uint64_t off, size_t len, uint64_t *host, size_t *run,
-			 int *fd, int max)
+			 int *fd, struct block_zrun *z, int max)
 {
-	struct read_map m = {host, run, fd, 0, max};
+	struct read_map m = {host, run, fd, z, 0, max};
 
 	if (!map_read(q, off, len, &m))
 		return -1;
@@ -182,10 +208,14 @@ static bool cow_from_backing(struct qcow2 *q, uint64_t off, size_t len, size_t a
 	uint64_t host[BLOCK_COW_READS];
 	size_t run[BLOCK_COW_READS];
 	int fd[BLOCK_COW_READS];
-	struct read_map m = {host, run, fd, 0, BLOCK_COW_READS - cow->nreads};
+	struct block_zrun z[BLOCK_COW_READS];
+	struct read_map m = {host, run, fd, z, 0, BLOCK_COW_READS - cow->nreads};
 
 	if (!map_backing(q, off, len, &m))
 		return false;
+	for (int i = 0; i < m.n; i++)
+		if (z[i].image)
+			return false; /* compressed below: copied at once */
 	for (int i = 0; i < m.n; i++) {
 		if (fd[i] < 0)
 			memset(cow->buf + at, 0, run[i]);
@@ -306,7 +336,7 @@ bool qcow2_direct_busy(struct qcow2 *q, uint64_t off, size_t len)
 /* With the lock held: a write's runs, in place or in new clusters
  * (noted as in flight until it is done). */
 static int map_write(struct qcow2 *q, uint64_t off, size_t len, uint64_t *host, size_t *run,
-		     int *fd, int max, bool *alloc, struct block_cow *cow)
+		     int *fd, struct block_zrun *z, int max, bool *alloc, struct block_cow *cow)
 {
 	int n = map_in_place(q, off, len, host, run, max);
 
@@ -324,13 +354,16 @@ static int map_write(struct qcow2 *q, uint64_t off, size_t len, uint64_t *host, 
 		memcpy(sp->host, host, (size_t)n * sizeof(*host));
 		memcpy(sp->len, run, (size_t)n * sizeof(*run));
 	}
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		fd[i] = q->fd;
+		z[i] = (struct block_zrun){0};
+	}
 	return n;
 }
 
 int qcow2_direct_map(struct qcow2 *q, bool write, uint64_t off, size_t len, uint64_t *host,
-		     size_t *run, int *fd, int max, bool *alloc, struct block_cow *cow)
+		     size_t *run, int *fd, struct block_zrun *z, int max, bool *alloc,
+		     struct block_cow *cow)
 {
 	int n;
 
@@ -343,9 +376,9 @@ int qcow2_direct_map(struct qcow2 *q, bool write, uint64_t off, size_t len, uint
 	if (write && busy_locked(q, off, len))
 		n = -EAGAIN;
 	else if (write)
-		n = map_write(q, off, len, host, run, fd, max, alloc, cow);
+		n = map_write(q, off, len, host, run, fd, z, max, alloc, cow);
 	else
-		n = map_read_runs(q, off, len, host, run, fd, max);
+		n = map_read_runs(q, off, len, host, run, fd, z, max);
 	if (n > 0)
 		__atomic_add_fetch(&q->direct, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&q->lock);

@@ -603,8 +603,8 @@ END_TEST
 /* o.qcow2 (64 KiB clusters, 4 MiB + 128 KiB) over mid.qcow2 (4 KiB
  * clusters, 4 MiB + 64 KiB) over base.raw (4 MiB - 1000 bytes: ends
  * inside a sector). In o: data at 0-64k and 256k-320k, a zero cluster
- * at 640k, a compressed one at 1M. In mid: data, and a zero cluster at
- * 200k. What qemu-img reads from o is in exp.raw. */
+ * at 640k, a compressed one at 1M. In mid: data, a zero cluster at 200k,
+ * two compressed ones at 3M. What qemu-img reads from o is in exp.raw. */
 static void chain_images(void)
 {
 	ck_assert_int_eq(sh("cd '%s' && qemu-img create -q -f raw base.raw 4M && "
@@ -613,7 +613,7 @@ static void chain_images(void)
 			    "qcow2 -o cluster_size=4k -b base.raw "
 			    "-F raw mid.qcow2 4160k && qemu-io -f qcow2 -c 'write -P 0x33 64k 8k' "
 			    "-c 'write -P 0x44 120k 12k' -c 'write -z 200k 4k' "
-			    "-c 'write -P 0x55 4084k 4k' mid.qcow2",
+			    "-c 'write -P 0x55 4084k 4k' -c 'write -c -P 0x99 3M 8k' mid.qcow2",
 			    dir),
 			 0);
 	ck_assert_int_eq(sh("cd '%s' && qemu-img create -q -f qcow2 -o cluster_size=64k "
@@ -627,15 +627,16 @@ static void chain_images(void)
 
 static const struct chain_read {
 	uint32_t off, len;
-	bool in_flight; /* else served at once: compressed, zeroes only, or a
-			 * raw file's last, partial sector (O_DIRECT would refuse it) */
+	bool in_flight; /* else served at once: zeroes only, or a raw file's
+			 * last, partial sector (O_DIRECT would refuse it) */
 } chain_reads[] = {
 	{60 << 10, 8 << 10, true},	  /* o's data, then mid's 4k clusters */
 	{64 << 10, 64 << 10, true},	  /* mid's data and base.raw, one cluster of o */
 	{192 << 10, 16 << 10, true},	  /* mid's zero cluster amid base.raw */
 	{300 << 10, 360 << 10, true},	  /* o's data, base.raw, o's zero cluster */
 	{640 << 10, 64 << 10, false},	  /* o's zero cluster alone */
-	{1020 << 10, 8 << 10, false},	  /* into the compressed cluster */
+	{1020 << 10, 8 << 10, true},	  /* into the compressed cluster, read and decoded */
+	{3068 << 10, 16 << 10, true},	  /* base.raw, mid's compressed clusters, base.raw */
 	{4080 << 10, 8 << 10, true},	  /* base.raw, then mid's data */
 	{4088 << 10, 12 << 10, false},	  /* base.raw's end inside a sector, zeroes */
 	{4144 << 10, 16 << 10, false},	  /* past base.raw, inside mid: zeroes only */
@@ -684,6 +685,14 @@ START_TEST(reads_through_the_backing_chain_go_in_flight)
 			      c->off >> 10, c->len >> 10);
 		free(buf[i]);
 	}
+	/* the compressed cluster last decoded is kept: read at once from there */
+	struct iovec v = {buf[0] = abuf(4096), 4096};
+
+	ck_assert_int_eq(
+		block_aio_rw(a, false, ((1u << 20) + 8192) / BLOCK_SECTOR_SIZE, &v, 1, "z"), -1);
+	ck_assert_int_eq(block_readv(b, ((1u << 20) + 8192) / BLOCK_SECTOR_SIZE, &v, 1), 0);
+	ck_assert(!memcmp(buf[0], exp + (1u << 20) + 8192, 4096));
+	free(buf[0]);
 	block_aio_free(a);
 	block_close(b);
 	free(exp);
