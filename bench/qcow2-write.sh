@@ -17,6 +17,10 @@
 #                         4k-read, from a fresh overlay of that raw file
 #                         (all the backing file's), its page cache
 #                         dropped first
+#   comp-read             COUNT 4 KiB reads, 32 in flight, strided as
+#                         4k-read, from a compressed image (qemu-img
+#                         convert -c, zlib, 64 KiB clusters) of 256 MiB
+#                         of 7-bit random bytes, its page cache dropped
 #
 # Three sides: vmm serving one request at a time (what every qcow2
 # request was before the io_uring engine took them), vmm through io_uring
@@ -31,10 +35,13 @@ CACHE=${CACHE:-none}
 command -v qemu-img >/dev/null || { echo "skipped: no qemu-img"; exit 77; }
 img=$(mktemp "${BENCH_DIR:-$B}/qcow2-write.XXXXXX")
 out=$(mktemp)
-base=$img.base ov=$img.ov
-trap 'rm -f "$img" "$out" "$base" "$ov"' EXIT
+base=$img.base ov=$img.ov comp=$img.comp
+trap 'rm -f "$img" "$out" "$base" "$ov" "$comp"' EXIT
 qemu-img create -q -f raw "$base" 256M &&
 	qemu-io -f raw -c 'write -P 0x5a 0 256M' "$base" >/dev/null || exit 1
+# what compresses as a disk's data does (about 0.65), not a constant
+head -c 256M /dev/urandom | tr '\200-\377' '\000-\177' >"$comp.raw" &&
+	qemu-img convert -c -f raw -O qcow2 "$comp.raw" "$comp" && rm -f "$comp.raw" || exit 1
 qcache=$CACHE
 [ "$CACHE" = none ] || qcache=writeback
 
@@ -76,6 +83,12 @@ side_vmm() { # side_vmm NAME [QD_SEQ QD_RAND]
 	else
 		CACHE=$CACHE RAND=$COUNT READ_ONLY=1 "$B/qcow2-write" "$ov" 0
 	fi | awk -v s="$1" '$1 == "4k-read" { print s, "back-read", $2 }'
+	uncache "$comp"
+	if [ $# -gt 1 ]; then
+		CACHE=$CACHE QD=$3 RAND=$COUNT READ_ONLY=1 "$B/qcow2-write" "$comp" 0
+	else
+		CACHE=$CACHE RAND=$COUNT READ_ONLY=1 "$B/qcow2-write" "$comp" 0
+	fi | awk -v s="$1" '$1 == "4k-read" { print s, "comp-read", $2 }'
 }
 
 side_qemu() {
@@ -88,6 +101,8 @@ side_qemu() {
 	echo "qemu cow-write $(IMG=$ov qemu_run "$COW" 4 -w -s 4k -S 69632 -c "$COW" -d 32)"
 	fresh_overlay && uncache "$base" || { echo "FAIL: cannot make the overlay"; return 1; }
 	echo "qemu back-read $(IMG=$ov qemu_run "$COUNT" 4 -s 4k -S 1052672 -c "$COUNT" -d 32)"
+	uncache "$comp"
+	echo "qemu comp-read $(IMG=$comp qemu_run "$COUNT" 4 -s 4k -S 1052672 -c "$COUNT" -d 32)"
 }
 
 r=0
@@ -101,11 +116,11 @@ while [ $r -lt "$ROUNDS" ]; do
 done
 grep -q . "$out.err" 2>/dev/null; grep FAIL "$out" && exit 1
 echo "median of $ROUNDS, cache=$CACHE: vmm one at a time | vmm io_uring | QEMU | io_uring/QEMU"
-for phase in write read 4k-write 4k-read cow-write back-read; do
+for phase in write read 4k-write 4k-read cow-write back-read comp-read; do
 	med() { awk -v s="$1" -v p="$phase" '$1 == s && $2 == p { print $3 }' "$out" |
 		sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }'; }
 	o=$(med once) u=$(med uring) q=$(med qemu)
 	unit=MB/s
-	case $phase in 4k* | cow* | back*) unit=IOPS ;; esac
+	case $phase in 4k* | cow* | back* | comp*) unit=IOPS ;; esac
 	echo "$phase $o $u $q $unit $(awk -v u="$u" -v q="$q" 'BEGIN { printf "%.2f", q ? u / q : 0 }')"
 done
