@@ -18,8 +18,9 @@
  * A write filling new clusters only in part carries their other bytes
  * too (copy-on-write): what the guest saw there, read from the backing
  * file (or the shared cluster) by the engine before the write, or
- * filled here (zeroes; compressed clusters and backing clusters that
- * are not plain data are read at once). As QEMU does, the clusters a
+ * filled here (zeroes, also where a backing file reads as zeroes;
+ * compressed clusters are read and decoded at once). As QEMU does, the
+ * clusters a
  * request allocates are noted until it is done, and a write touching
  * one of them waits for it (-EAGAIN): two requests never both allocate
  * a cluster, each copying the other's part from the old data. */
@@ -143,7 +144,8 @@ static bool map_backing(struct qcow2 *q, uint64_t off, size_t len, struct read_m
 }
 
 /* With q's lock held: the runs of a read of [off, off+len), or false
- * (a compressed or damaged cluster, more runs than m holds). */
+ * (a damaged cluster, the compressed one the image holds decoded, or
+ * more runs than m holds). */
 static bool map_read(struct qcow2 *q, uint64_t off, size_t len, struct read_map *m)
 {
 	while (len) {
