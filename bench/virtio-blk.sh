@@ -13,7 +13,10 @@
 # FORMAT=qcow2 (default raw): the disk is a qcow2 image made by qemu-img
 # (64 KiB clusters, QEMU's default), fresh for each run, so both sides
 # allocate the same clusters in the write phases and read the same mix of
-# allocated and unallocated clusters.
+# allocated and unallocated clusters. FORMAT=overlay: a fresh qcow2 overlay
+# (64 KiB clusters) of the allocated raw disk for each run, as a cloud
+# image's: reads of clusters the run did not write come from the backing
+# file, and each 4 KiB write into a new cluster copies the rest from it.
 #
 # The payload times each phase with rdtsc (TSC rate from the PIT), so boot
 # is not in the figures. The sides alternate within a round, in the
@@ -33,7 +36,7 @@ PAYLOAD=$B/tests/guest/virtio-blk-bench.elf
 CACHE=${CACHE:-none}
 AIO=${AIO:-}
 FORMAT=${FORMAT:-raw}
-case $FORMAT in raw | qcow2) ;; *) echo "FORMAT must be raw or qcow2"; exit 2 ;; esac
+case $FORMAT in raw | qcow2 | overlay) ;; *) echo "FORMAT must be raw, qcow2 or overlay"; exit 2 ;; esac
 MB=${1:-128} IOS=${2:-4000} ROUNDS=${3:-3}
 [ -e /dev/kvm ] || { echo "skipped: /dev/kvm is absent"; exit 77; }
 command -v qemu-system-x86_64 >/dev/null || { echo "skipped: no qemu-system-x86_64"; exit 77; }
@@ -43,13 +46,19 @@ command -v strace >/dev/null || { echo "skipped: no strace"; exit 77; }
 # a tmpfs (O_DIRECT).
 img=$(mktemp "${BENCH_DIR:-$B}/virtio-blk-bench.XXXXXX")
 tmp=$(mktemp -d)
-trap 'rm -rf "$img" "$tmp"' EXIT
+trap 'rm -rf "$img" "$img.ov" "$tmp"' EXIT
+# what the VMMs open: the disk, or its overlay
+disk=$img fmt=$FORMAT
+[ "$FORMAT" = overlay ] && disk=$img.ov fmt=qcow2
 dd if=/dev/zero of="$img" bs=1M count=256 status=none || exit 1
 # fresh_image: before each run, a new qcow2 image of the same size (raw:
 # the allocated file stays).
 fresh_image() {
-	[ "$FORMAT" = raw ] && return 0
-	rm -f "$img" && qemu-img create -q -f qcow2 "$img" 256M
+	case $FORMAT in
+	raw) return 0 ;;
+	overlay) rm -f "$disk" && qemu-img create -q -f qcow2 -b "${img##*/}" -F raw "$disk" ;;
+	*) rm -f "$img" && qemu-img create -q -f qcow2 "$img" 256M ;;
+	esac
 }
 # cache=none is O_DIRECT, which 9p and tmpfs (the nested runner's shares)
 # refuse: measure with the page cache there, and say so.
@@ -66,7 +75,7 @@ side_vmm() {
 	a=$1
 	shift
 	"$@" "$VMM" -m 64 -nographic -device isa-debug-exit,iobase=0xf4,iosize=4 \
-		-drive "file=$img,if=none,id=d0,format=$FORMAT,cache=$CACHE${AIO:+,aio=$AIO}" \
+		-drive "file=$disk,if=none,id=d0,format=$fmt,cache=$CACHE${AIO:+,aio=$AIO}" \
 		-device virtio-blk-pci,drive=d0 -kernel "$PAYLOAD" -append "$a"
 }
 
@@ -75,7 +84,7 @@ side_qemu() {
 	shift
 	"$@" qemu-system-x86_64 -enable-kvm -m 64 -nographic \
 		-device isa-debug-exit,iobase=0xf4,iosize=4 \
-		-drive "file=$img,if=none,id=d0,format=$FORMAT,cache=$CACHE${AIO:+,aio=$AIO}" \
+		-drive "file=$disk,if=none,id=d0,format=$fmt,cache=$CACHE${AIO:+,aio=$AIO}" \
 		-device virtio-blk-pci,drive=d0 -kernel "$PAYLOAD" -append "$a"
 }
 
