@@ -145,9 +145,9 @@ struct block_cow {
 	} read[BLOCK_COW_READS];
 };
 /* A run of a read that is part of a compressed qcow2 cluster: zlen
- * bytes at off[i] of fd[i] are the compressed data, which
- * block_zrun_decode turns into the cluster, of which the request's
- * len[i] bytes start at skip. */
+ * bytes at off[i] of fd[i] are the compressed data, which the engine's
+ * decode threads (block/block_decode.h) turn into the cluster, of which
+ * the request's len[i] bytes start at skip. */
 struct block_zrun {
 	void *image;	/* NULL: a plain run */
 	uint64_t entry; /* the cluster's L2 entry */
@@ -166,10 +166,6 @@ struct block_target {
 	struct block_zrun z[BLOCK_TARGET_RUNS];
 	struct block_cow cow;
 };
-/* The compressed bytes of run z (z->zlen, read into in) decoded, the
- * request's part of them into iov (all of it): 0 or -EIO. */
-int block_zrun_decode(const struct block_zrun *z, const uint8_t *in, const struct iovec *iov,
-		      int iovcnt);
 int block_direct_target(struct block_dev *b, bool write, uint64_t sector, const struct iovec *iov,
 			int iovcnt, struct block_target *t);
 int block_direct_done(struct block_dev *b, const struct block_target *t, int res);

@@ -733,12 +733,6 @@ int block_direct_target(struct block_dev *b, bool write, uint64_t sector, const 
 	return t->runs > 0 ? 0 : t->runs == -EAGAIN ? -EAGAIN : -1;
 }
 
-int block_zrun_decode(const struct block_zrun *z, const uint8_t *in, const struct iovec *iov,
-		      int iovcnt)
-{
-	return qcow2_zrun_decode(z->image, z->entry, in, z->zlen, z->skip, iov, iovcnt);
-}
-
 int block_direct_done(struct block_dev *b, const struct block_target *t, int res)
 {
 	if (!b->qcow2)

@@ -575,7 +575,7 @@ static bool decode_piece(struct block_aio *a, struct aio_req *q, int *r)
 
 	if (a->decoder && block_decoder_push(a->decoder, j))
 		return false;
-	*r = block_zrun_decode(&j->run, j->in, j->dst, j->ndst);
+	*r = block_decode_job_run(j);
 	return true;
 }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "backends/block/block_decode.h"
+#include "backends/block/block_qcow2.h"
 
 #define MAX_THREADS 4
 #define STACK_SIZE (256u << 10)
@@ -22,6 +23,12 @@ struct block_decoder {
 	int nthreads, efd;
 	bool started, stop;
 };
+
+int block_decode_job_run(const struct block_decode_job *j)
+{
+	return qcow2_zrun_decode(j->run.image, j->run.entry, j->in, j->run.zlen, j->run.skip,
+				 j->dst, j->ndst);
+}
 
 struct block_decoder *block_decoder_new(int efd)
 {
@@ -54,7 +61,7 @@ static void *decode_thread(void *arg)
 		if (!d->todo)
 			d->todo_tail = &d->todo;
 		pthread_mutex_unlock(&d->lock);
-		j->res = block_zrun_decode(&j->run, j->in, j->dst, j->ndst);
+		j->res = block_decode_job_run(j);
 		pthread_mutex_lock(&d->lock);
 		j->next = d->done;
 		d->done = j;

@@ -18,8 +18,11 @@ struct block_decode_job {
 	const uint8_t *in; /* the compressed bytes */
 	const struct iovec *dst;
 	int ndst;
-	int res; /* block_zrun_decode's, once done */
+	int res; /* block_decode_job_run's, once done */
 };
+
+/* The job's compressed bytes decoded into dst, here and now: 0 or -EIO. */
+int block_decode_job_run(const struct block_decode_job *j);
 
 struct block_decoder;
 /* Its threads start with the first job; efd is written (an eventfd's 1)
