@@ -75,13 +75,7 @@ run() {
 	[ "$back" = "$wrote" ] || fail "the written MiB reads back as '$back', not '$wrote'"
 	cd=$(ask CD "mkdir -p /mnt && mount -t iso9660 -o ro /dev/sr0 /mnt && sha256sum </mnt/sub/file | cut -c1-64") || exit 1
 	[ "$cd" = "$cd_sha" ] || fail "the CD-ROM's file hashes to '$cd', not $cd_sha"
-	echo "poweroff -f" >&3
-	t1=$(date +%s)
-	while kill -0 $pid 2>/dev/null && [ $(($(date +%s) - t1)) -lt 60 ]; do sleep 1; done
-	kill $pid 2>/dev/null
-	wait $pid
-	pid=
-	exec 3>&-
+	power_off
 	host=$(dd if="$work/disk.img" bs=65536 skip=128 count=16 2>/dev/null | sha256sum | cut -c1-64)
 	[ "$host" = "$wrote" ] || fail "the host file holds '$host' where the guest wrote '$wrote'"
 	echo "ahci-linux: $side ok in $(($(date +%s) - t0)) s (disk read/written, CD-ROM mounted)"

@@ -29,3 +29,15 @@ ask() {
 	wait_for "^$1: .* END"
 	grep -a "^$1: .* END" "$work/out" | tail -n 1 | tr -d '\r' | sed "s/^$1: //; s/ END.*//"
 }
+
+# power_off: `poweroff -f` in the guest; the VM gets 60 s to exit before it
+# is killed; pid and the console's fd 3 are closed.
+power_off() {
+	echo "poweroff -f" >&3
+	t1=$(date +%s)
+	while kill -0 $pid 2>/dev/null && [ $(($(date +%s) - t1)) -lt 60 ]; do sleep 1; done
+	kill $pid 2>/dev/null
+	wait $pid
+	pid=
+	exec 3>&-
+}

@@ -61,13 +61,7 @@ run() {
 	[ "$woke" = active ] || fail "root hubs after waking: '$woke'"
 	bad=$(ask BAD2 "dmesg | grep -iE 'HC died|halt failed|not stopped|timeout|xhci.*error|uhci.*error' | head -3")
 	[ -z "$bad" ] || fail "dmesg after suspend and resume: $bad"
-	echo "poweroff -f" >&3
-	t1=$(date +%s)
-	while kill -0 $pid 2>/dev/null && [ $(($(date +%s) - t1)) -lt 60 ]; do sleep 1; done
-	kill $pid 2>/dev/null
-	wait $pid
-	pid=
-	exec 3>&-
+	power_off
 	echo "linux-usb: $side ok in $(($(date +%s) - t0)) s: $drv; root hubs $u, $x2, $x3 then $woke"
 }
 

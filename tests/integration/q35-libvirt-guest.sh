@@ -56,13 +56,7 @@ run() {
 	grep -aq "^vmm demo: eth0 10\.0\.2\.15/24" "$work/out" || fail "eth0 got no address by DHCP"
 	[ "$side" != vmm ] || check_rss
 	ask DRV "for d in /sys/bus/pci/devices/*; do dr=\$(readlink \$d/driver); echo \$(cat \$d/vendor):\$(cat \$d/device)=\${dr##*/}; done | sort | uniq -c | tr -s ' \\n' '  '" >"$work/$side.drv"
-	echo "poweroff -f" >&3
-	t1=$(date +%s)
-	while kill -0 $pid 2>/dev/null && [ $(($(date +%s) - t1)) -lt 60 ]; do sleep 1; done
-	kill $pid 2>/dev/null
-	wait $pid
-	pid=
-	exec 3>&-
+	power_off
 	echo "q35-libvirt-guest: $side in $(($(date +%s) - t0)) s: $(cat "$work/$side.drv")"
 }
 

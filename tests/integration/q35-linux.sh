@@ -70,13 +70,7 @@ run() {
 	[ "$n" = 256 ] || fail "/dev/hwrng gave $n of 256 bytes"
 	irq=$(ask IRQ "grep virtio /proc/interrupts | sed 's/.*IO-APIC *//' | cut -d' ' -f1 | sort -u | tr '\\n' ' '")
 	[ "$irq" = "22-fasteoi " ] || fail "virtio-rng's interrupt is '$irq', not I/O APIC 22"
-	echo "poweroff -f" >&3
-	t1=$(date +%s)
-	while kill -0 $pid 2>/dev/null && [ $(($(date +%s) - t1)) -lt 60 ]; do sleep 1; done
-	kill $pid 2>/dev/null
-	wait $pid
-	pid=
-	exec 3>&-
+	power_off
 	echo "q35-linux: $side ok in $(($(date +%s) - t0)) s: tables $tables; $iomem; irq $irq"
 }
 

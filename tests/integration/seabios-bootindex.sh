@@ -19,13 +19,15 @@ trap 'rm -rf "$work"' EXIT
 mbr "boot from A" "$work/A.img" && mbr "boot from B" "$work/B.img" || exit 1
 
 fail=0
+# the disks every check gets: A and B for -device to place
+drives="-drive file=$work/A.img,format=raw,if=none,id=a -drive file=$work/B.img,format=raw,if=none,id=b"
 # check WHAT WANT EMULATOR ARGS...: the emulator boots the disk WANT
 check() {
 	what=$1 want=$2
 	shift 2
+	# shellcheck disable=SC2086
 	timeout 120 "$@" -m 256 -nographic -device isa-debug-exit,iobase=0xf4,iosize=4 \
-		-drive file="$work/A.img",format=raw,if=none,id=a \
-		-drive file="$work/B.img",format=raw,if=none,id=b </dev/null >"$work/out" 2>&1
+		$drives </dev/null >"$work/out" 2>&1
 	rc=$?
 	if [ $rc -ne 33 ] || ! grep -q "boot from $want" "$work/out"; then
 		echo "FAIL: $what: exit $rc, not 'boot from $want':"
@@ -71,26 +73,13 @@ mbr "boot from C" "$work/C.img" || exit 1
 mkdir -p "$work/iso" && cp "$work/mbr.bin" "$work/iso/boot.bin" && truncate -s 2048 "$work/iso/boot.bin"
 xorriso -as mkisofs -quiet -o "$work/C.iso" -b boot.bin -no-emul-boot -boot-load-size 4 \
 	"$work/iso" 2>"$work/xorriso.log" || { cat "$work/xorriso.log"; exit 1; }
-# ordercase NAME WANT ARGS: under both emulators, without check's drives
+# ordercase NAME WANT ARGS: under both emulators, with A and the CD as drives
+drives="-drive file=$work/A.img,format=raw,if=ide,index=0 -drive file=$work/C.iso,format=raw,if=ide,index=2,media=cdrom"
 ordercase() {
 	name=$1 want=$2
 	shift 2
-	for emu in vmm qemu; do
-		if [ $emu = vmm ]; then cmd=$VMM; else cmd="qemu-system-x86_64 -enable-kvm -nic none"; fi
-		# shellcheck disable=SC2086
-		timeout 120 $cmd -m 256 -nographic -device isa-debug-exit,iobase=0xf4,iosize=4 \
-			-drive file="$work/A.img",format=raw,if=ide,index=0 \
-			-drive file="$work/C.iso",format=raw,if=ide,index=2,media=cdrom "$@" \
-			</dev/null >"$work/out" 2>&1
-		rc=$?
-		if [ $rc -ne 33 ] || ! grep -q "boot from $want" "$work/out"; then
-			echo "FAIL: $name $emu: exit $rc, not 'boot from $want':"
-			tail -c 1500 "$work/out" | cat -v
-			fail=1
-		else
-			echo "ok   $name $emu: boot from $want"
-		fi
-	done
+	check "$name vmm" "$want" "$VMM" "$@"
+	check "$name qemu" "$want" qemu-system-x86_64 -enable-kvm -nic none "$@"
 }
 for m in pc q35; do
 	ordercase "$m -boot order=dc" C -M $m -boot order=dc

@@ -98,13 +98,7 @@ run() {
 	done
 	got=$(ask COPIED "$cmd sync && echo done")
 	[ "$got" = done ] || fail "the block copies failed: $got"
-	echo "poweroff -f" >&3
-	t1=$(date +%s)
-	while kill -0 $pid 2>/dev/null && [ $(($(date +%s) - t1)) -lt 60 ]; do sleep 1; done
-	kill $pid 2>/dev/null
-	wait $pid
-	pid=
-	exec 3>&-
+	power_off
 	if grep -v "^vmm: guest \(read\|wrote\) unclaimed io address " "$work/err" | grep -q .; then
 		fail "stderr is not empty"
 	fi

@@ -70,13 +70,7 @@ run() {
 	[ "$slow" -gt 0 ] || fail "virtio_rng.1 (max-bytes=$max_bytes) gave nothing in ${window_s}s"
 	[ "$slow" -le "$limit_bound" ] ||
 		fail "virtio_rng.1 gave $slow bytes in ${window_s}s (${host_ms} ms on the host): more than max-bytes=$max_bytes per ${period_ms} ms allows ($limit_bound)"
-	echo "poweroff -f" >&3
-	t1=$(date +%s)
-	while kill -0 $pid 2>/dev/null && [ $(($(date +%s) - t1)) -lt 60 ]; do sleep 1; done
-	kill $pid 2>/dev/null
-	wait $pid
-	pid=
-	exec 3>&-
+	power_off
 	echo "virtio-rng: $side ok in $(($(date +%s) - t0)) s: $avail, unlimited $fast B, limited $slow B in ${window_s}s (${host_ms} ms on the host, bound $limit_bound)"
 }
 
