@@ -5,7 +5,7 @@
 devices_SRCS := $(wildcard devices/*.c devices/*/*.c)
 $(eval $(call static_lib,devices,$(devices_SRCS),))
 # PC platform unit tests
-$(eval $(call unit_test,devices_pci,tests/unit/devices/test_pci.c,libdevices.a libbackends.a,))
+$(eval $(call unit_test,devices_pci,tests/unit/devices/test_pci.c tests/unit/devices/map_rec.c,libdevices.a libbackends.a,))
 $(eval $(call unit_test,devices_q35,tests/unit/devices/test_q35.c,libdevices.a libbackends.a,))
 $(eval $(call unit_test,devices_pcie_root_port,tests/unit/devices/test_pcie_root_port.c,libdevices.a libbackends.a,))
 $(eval $(call unit_test,devices_ide,tests/unit/devices/test_ide.c,libdevices.a libbackends.a,))
@@ -116,7 +116,7 @@ $(eval $(call unit_test,devices_edu_state,tests/unit/devices/test_edu_state.c te
 # virtio-pci snapshots: a queue continues on a fresh device, bad trees refused
 $(eval $(call unit_test,virtio_state,tests/unit/virtio/test_virtio_state.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a,))
 # i440FX (PAM, shadow RAM, SMRAM lock), PIIX3 PIRQs, fw_cfg's position
-$(eval $(call unit_test,devices_chipset_state,tests/unit/devices/test_chipset_state.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a,))
+$(eval $(call unit_test,devices_chipset_state,tests/unit/devices/test_chipset_state.c tests/unit/devices/state_tree.c tests/unit/devices/map_rec.c,libdevices.a libbackends.a,))
 # q35: MCH ECAM window, ICH9 LPC (PM block at PMBASE, RCRB, PIRQs), SMBus
 $(eval $(call unit_test,devices_q35_state,tests/unit/devices/test_q35_state.c tests/unit/devices/state_tree.c,libdevices.a libbackends.a,))
 # PIIX3 IDE: a PIO read resumes after the load, task file, bus master

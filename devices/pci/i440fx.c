@@ -2,7 +2,8 @@
  *
  * Its PAM registers (0x59-0x5f) decide, per segment of 0xc0000-0xfffff,
  * whether reads and writes go to shadow RAM or to ROM/PCI. Each segment is
- * one mapping the machine makes through pc_mem_map:
+ * mapped through pc_mem_map (neighbours that continue each other in one
+ * mapping):
  *   read-enable + write-enable  shadow RAM, writable
  *   read-enable only            shadow RAM, read-only (writes dropped)
  *   write-enable only           ROM (or nothing) for reads; writes exit to
@@ -54,6 +55,13 @@ static const struct nb_regs q35_regs = {"q35-mch", 0x29c0, 0x90, 0x9d, 0x60};
 #define PCIEXBAR_EN 1u
 #define PCIEXBAR_DEFAULT 0xb0000000u /* QEMU's reset value, disabled */
 
+/* One mapping of a stretch of 0xc0000-0xfffff: one or more segments. */
+struct pam_run {
+	uint32_t gpa, size;
+	uint8_t *hva; /* NULL: nothing mapped (reads reach the MMIO bus) */
+	bool ro;
+};
+
 struct i440fx {
 	struct pci_dev pci;
 	const struct nb_regs *regs;
@@ -63,7 +71,9 @@ struct i440fx {
 	uint8_t *shadow;     /* SHADOW_SIZE bytes of RAM behind 0xc0000-0xfffff */
 	uint8_t *bios;	     /* alias shown at [1 MiB - bios_size, 1 MiB) */
 	uint64_t bios_size;
-	uint8_t seg_state[NR_SEGS]; /* PAM_RE|PAM_WE as applied, 0xff = never */
+	struct pam_run applied[NR_SEGS]; /* the mappings made, n_applied of them */
+	unsigned n_applied;
+	bool batch; /* PAM writes in progress: one apply_all after them */
 };
 
 static void seg_range(unsigned seg, uint32_t *gpa, uint32_t *size)
@@ -98,35 +108,84 @@ static void *rom_for(const struct i440fx *nb, uint32_t gpa, uint32_t size)
 	return nb->bios + (gpa - alias_base);
 }
 
-static void apply_seg(struct i440fx *nb, unsigned seg, bool force)
+/* What a segment shows now: its shadow RAM (read-only unless PAM_WE),
+ * or the ROM alias, or nothing (hva NULL). */
+static struct pam_run seg_target(const struct i440fx *nb, unsigned seg)
 {
 	unsigned st = seg_pam(nb, seg);
-	uint32_t gpa, size;
-	void *hva;
-	bool ro;
-	int ret;
+	struct pam_run r;
 
-	if (!force && nb->seg_state[seg] == st)
-		return;
-	seg_range(seg, &gpa, &size);
+	seg_range(seg, &r.gpa, &r.size);
 	if (st & PAM_RE) {
-		hva = nb->shadow + (gpa - SHADOW_BASE);
-		ro = !(st & PAM_WE);
+		r.hva = nb->shadow + (r.gpa - SHADOW_BASE);
+		r.ro = !(st & PAM_WE);
 	} else {
-		hva = rom_for(nb, gpa, size);
-		ro = true;
+		r.hva = rom_for(nb, r.gpa, r.size);
+		r.ro = true;
 	}
-	ret = nb->map->map(nb->map->opaque, gpa, size, hva, ro);
-	if (ret)
-		fprintf(stderr, "vmm: i440fx: cannot remap 0x%x-0x%x: %s\n", gpa, gpa + size - 1,
-			strerror(-ret));
-	nb->seg_state[seg] = (uint8_t)st;
+	return r;
 }
 
+/* Whether b continues a: adjacent in the guest and in the host (or both
+ * unmapped), with the same access. */
+static bool run_continues(const struct pam_run *a, const struct pam_run *b)
+{
+	if (a->gpa + a->size != b->gpa || a->ro != b->ro || !a->hva != !b->hva)
+		return false;
+	return !a->hva || a->hva + a->size == b->hva;
+}
+
+/* The segments as mappings, neighbours that continue each other merged:
+ * the number of runs. */
+static unsigned plan_runs(const struct i440fx *nb, struct pam_run *runs)
+{
+	unsigned n = 0;
+
+	for (unsigned seg = 0; seg < NR_SEGS; seg++) {
+		struct pam_run t = seg_target(nb, seg);
+
+		if (n && run_continues(&runs[n - 1], &t))
+			runs[n - 1].size += t.size;
+		else
+			runs[n++] = t;
+	}
+	return n;
+}
+
+static bool run_is_applied(const struct i440fx *nb, const struct pam_run *r)
+{
+	for (unsigned i = 0; i < nb->n_applied; i++)
+		if (nb->applied[i].gpa == r->gpa && nb->applied[i].size == r->size &&
+		    nb->applied[i].hva == r->hva && nb->applied[i].ro == r->ro)
+			return true;
+	return false;
+}
+
+/* Make the machine's mappings what the PAM registers say (nb->lock held).
+ * Each mapping is a KVM memory slot, and changing one is costly (KVM waits
+ * for an SRCU grace period and drops the slot's translations): so
+ * segments that continue each other share one mapping, as QEMU's flat
+ * view merges them, and a mapping already in place is left alone unless
+ * force. A new mapping replaces those it overlaps: an old run that is not
+ * in the new plan always overlaps runs that are, which replace it. */
 static void apply_all(struct i440fx *nb, bool force)
 {
-	for (unsigned seg = 0; seg < NR_SEGS; seg++)
-		apply_seg(nb, seg, force);
+	struct pam_run runs[NR_SEGS];
+	unsigned n = plan_runs(nb, runs);
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct pam_run *r = &runs[i];
+		int ret;
+
+		if (!force && run_is_applied(nb, r))
+			continue;
+		ret = nb->map->map(nb->map->opaque, r->gpa, r->size, r->hva, r->ro);
+		if (ret)
+			fprintf(stderr, "vmm: %s: cannot remap 0x%x-0x%x: %s\n", nb->regs->name,
+				r->gpa, r->gpa + r->size - 1, strerror(-ret));
+	}
+	memcpy(nb->applied, runs, sizeof(runs));
+	nb->n_applied = n;
 }
 
 /* Map or unmap the ECAM window as PCIEXBAR now says (bus lock held). */
@@ -164,7 +223,7 @@ static void cfg_written(struct pci_dev *d, unsigned off, unsigned size)
 			d->wmask[SMRAM] = 0;
 		}
 	}
-	if (off < PAM0 + NR_PAM_REGS && off + size > PAM0) {
+	if (off < PAM0 + NR_PAM_REGS && off + size > PAM0 && !nb->batch) {
 		pthread_mutex_lock(&nb->lock);
 		apply_all(nb, false);
 		pthread_mutex_unlock(&nb->lock);
@@ -239,7 +298,6 @@ static struct i440fx *host_bridge_new(struct dev_host *host, struct pci_bus *bus
 		nb->pci.wmask[PCIEXBAR + 3] = 0xfc;
 		nb->pci.wmask[PCIEXBAR + 4] = 0x0f;
 	}
-	memset(nb->seg_state, 0xff, sizeof(nb->seg_state));
 	if (pci_bus_add(bus, &nb->pci, 0) ||
 	    iobus_register(host->mmio, SHADOW_BASE, SHADOW_SIZE, &shadow_ops, nb, "pam")) {
 		i440fx_free(nb);
@@ -269,9 +327,15 @@ struct i440fx *q35_mch_new(struct dev_host *host, struct pci_bus *bus, const str
 
 void i440fx_shadow_all(struct i440fx *nb)
 {
+	/* seven registers, one change of the mappings */
+	nb->batch = true;
 	pci_cfg_write(nb->pci.bus, 0, PAM0, 1, 0x30);
 	for (unsigned reg = PAM0 + 1u; reg < PAM0 + NR_PAM_REGS; reg++)
 		pci_cfg_write(nb->pci.bus, 0, reg, 1, 0x33);
+	nb->batch = false;
+	pthread_mutex_lock(&nb->lock);
+	apply_all(nb, false);
+	pthread_mutex_unlock(&nb->lock);
 }
 
 void q35_mch_enable_ecam(struct i440fx *nb)
@@ -339,7 +403,10 @@ int i440fx_load(struct i440fx *nb, const struct state_reader *r, char *err, size
 	}
 	pthread_mutex_lock(&nb->lock);
 	memcpy(nb->shadow, shadow, SHADOW_SIZE);
-	apply_all(nb, true);
+	/* Only the mappings that differ (this runs while a migrated guest is
+	 * stopped): one left alone already shows the shadow just filled, or
+	 * ROM. */
+	apply_all(nb, false);
 	pthread_mutex_unlock(&nb->lock);
 	if (PCIEXBAR)
 		apply_pciexbar(nb);

@@ -8,6 +8,7 @@
 #include "devices/pci/i440fx.h"
 #include "devices/pci/pci.h"
 #include "devices/pci/piix3.h"
+#include "tests/unit/devices/map_rec.h"
 #include "tests/unit/devices/pc_host.h"
 
 static uint32_t cfg_in(struct fake_host *t, unsigned devfn, unsigned off, unsigned size)
@@ -23,40 +24,6 @@ static void cfg_out(struct fake_host *t, unsigned devfn, unsigned off, unsigned 
 }
 
 /* ------------------------------------------------ recording mem map */
-
-#define MAX_MAPS 64
-struct map_call {
-	uint64_t gpa, size;
-	void *hva;
-	bool ro;
-};
-struct map_rec {
-	struct map_call last[MAX_MAPS]; /* latest call per gpa */
-	unsigned n, calls;
-};
-
-static int rec_map(void *opaque, uint64_t gpa, uint64_t size, void *hva, bool ro)
-{
-	struct map_rec *r = opaque;
-	unsigned i;
-
-	r->calls++;
-	for (i = 0; i < r->n; i++)
-		if (r->last[i].gpa == gpa)
-			break;
-	if (i == r->n)
-		r->n++;
-	r->last[i] = (struct map_call){gpa, size, hva, ro};
-	return 0;
-}
-
-static const struct map_call *lookup(struct map_rec *r, uint64_t gpa)
-{
-	for (unsigned i = 0; i < r->n; i++)
-		if (r->last[i].gpa == gpa)
-			return &r->last[i];
-	return NULL;
-}
 
 /* ---------------------------------------------------------------- tests */
 
@@ -83,7 +50,7 @@ START_TEST(chipset_identity_and_empty_slots)
 {
 	struct fake_host t;
 	struct map_rec rec = {0};
-	struct pc_mem_map map = {rec_map, &rec};
+	struct pc_mem_map map = {map_rec_map, &rec};
 	struct pci_bus *bus;
 	struct i440fx *nb;
 	struct piix3 *sb;
@@ -225,7 +192,7 @@ START_TEST(pam_switches_between_rom_and_ram)
 {
 	struct fake_host t;
 	struct map_rec rec = {0};
-	struct pc_mem_map map = {rec_map, &rec};
+	struct pc_mem_map map = {map_rec_map, &rec};
 	struct pci_bus *bus;
 	struct i440fx *nb;
 	static uint8_t rom[0x20000] __attribute__((aligned(4096)));
@@ -238,47 +205,99 @@ START_TEST(pam_switches_between_rom_and_ram)
 	nb = i440fx_new(&t.host, bus, &map);
 	ck_assert_int_eq(i440fx_set_bios_alias(nb, rom, sizeof(rom)), 0);
 	ck_assert_int_eq(i440fx_set_bios_alias(nb, rom, 1000), -EINVAL);
-	ck_assert_uint_eq(rec.n, 13); /* 12 x 16 KiB + 64 KiB */
-	/* reset state: ROM in 0xe0000-0xfffff, nothing at 0xc0000 */
-	f = lookup(&rec, 0xf0000);
+	/* reset state: ROM in 0xe0000-0xfffff, one mapping; nothing at 0xc0000 */
+	ck_assert_uint_eq(rec.n, 1);
+	ck_assert_uint_eq(map_rec_at(&rec, 0xe0000)->size, 0x20000);
+	f = map_rec_at(&rec, 0xf0000);
 	ck_assert_ptr_eq(f->hva, rom + 0x10000);
 	ck_assert(f->ro);
 	ck_assert_uint_eq(f->size, 0x10000);
-	ck_assert_ptr_eq(lookup(&rec, 0xe4000)->hva, rom + 0x4000);
-	ck_assert_ptr_null(lookup(&rec, 0xc0000)->hva);
+	ck_assert_ptr_eq(map_rec_at(&rec, 0xe4000)->hva, rom + 0x4000);
+	ck_assert_ptr_null(map_rec_at(&rec, 0xc0000)->hva);
 	ck_assert_uint_eq(cfg_in(&t, 0, 0x59, 1), 0);
 	ck_assert_uint_eq(cfg_in(&t, 0, 0x72, 1), 0x02);
 
 	/* write-only (0x22) for 0xc0000: reads still ROM/none, writes to RAM */
 	cfg_out(&t, 0, 0x5a, 1, 0x22);
-	ck_assert_ptr_null(lookup(&rec, 0xc0000)->hva);
+	ck_assert_ptr_null(map_rec_at(&rec, 0xc0000)->hva);
 	ck_assert(iobus_write(t.host.mmio, 0xc0010, &v, 4));
 	iobus_read(t.host.mmio, 0xc0010, &v, 4);
 	ck_assert_uint_eq(v, 0xffffffffu); /* read side decodes nothing */
 	/* read+write enable: shadow RAM, writable, holding the earlier write */
 	cfg_out(&t, 0, 0x5a, 1, 0x33);
-	c = lookup(&rec, 0xc0000);
+	c = map_rec_at(&rec, 0xc0000);
 	ck_assert_ptr_nonnull(c->hva);
 	ck_assert(!c->ro);
 	shadow = c->hva;
 	ck_assert_uint_eq(shadow[0x10], 0x44);
 	ck_assert_uint_eq(shadow[0x13], 0x11);
-	ck_assert_ptr_eq(lookup(&rec, 0xc4000)->hva, shadow + 0x4000);
+	ck_assert_ptr_eq(map_rec_at(&rec, 0xc4000)->hva, shadow + 0x4000);
 	/* read-only RAM for 0xf0000 (0x10) */
 	cfg_out(&t, 0, 0x59, 1, 0x10);
-	f = lookup(&rec, 0xf0000);
+	f = map_rec_at(&rec, 0xf0000);
 	ck_assert_ptr_eq(f->hva, shadow + 0x30000);
 	ck_assert(f->ro);
 	ck_assert_uint_eq(cfg_in(&t, 0, 0x59, 1), 0x10);
 	/* reserved bits of PAM0 do not stick */
 	cfg_out(&t, 0, 0x59, 1, 0xff);
 	ck_assert_uint_eq(cfg_in(&t, 0, 0x59, 1), 0x30);
-	ck_assert(!lookup(&rec, 0xf0000)->ro);
+	ck_assert(!map_rec_at(&rec, 0xf0000)->ro);
 	/* reset returns every segment to ROM */
 	dev_reset_all(&t.host);
-	ck_assert_ptr_eq(lookup(&rec, 0xf0000)->hva, rom + 0x10000);
-	ck_assert_ptr_null(lookup(&rec, 0xc0000)->hva);
+	ck_assert_ptr_eq(map_rec_at(&rec, 0xf0000)->hva, rom + 0x10000);
+	ck_assert_ptr_null(map_rec_at(&rec, 0xc0000)->hva);
 	ck_assert_uint_eq(cfg_in(&t, 0, 0x5a, 1), 0);
+	i440fx_free(nb);
+	pci_bus_free(bus);
+	test_host_fini(&t);
+}
+END_TEST
+
+/* Each KVM slot change is costly: segments that continue each other
+ * share one mapping, a PAM write remaps only what changed, and the
+ * direct boot's shadow_all is one change however many registers it sets. */
+START_TEST(pam_segments_share_mappings)
+{
+	struct fake_host t;
+	struct map_rec rec = {0};
+	struct pc_mem_map map = {map_rec_map, &rec};
+	struct pci_bus *bus;
+	struct i440fx *nb;
+	static uint8_t rom[0x20000] __attribute__((aligned(4096)));
+	const struct map_call *c;
+	uint8_t *shadow;
+	unsigned calls;
+
+	test_host_init(&t);
+	bus = pci_bus_new(&t.host);
+	nb = i440fx_new(&t.host, bus, &map);
+	ck_assert_int_eq(i440fx_set_bios_alias(nb, rom, sizeof(rom)), 0);
+	calls = rec.calls;
+	i440fx_shadow_all(nb);
+	ck_assert_uint_eq(rec.calls, calls + 1);
+	ck_assert_uint_eq(rec.n, 1);
+	c = map_rec_at(&rec, 0xc0000);
+	ck_assert_uint_eq(c->size, 0x40000);
+	ck_assert(!c->ro);
+	/* the same value again changes nothing */
+	calls = rec.calls;
+	cfg_out(&t, 0, 0x5b, 1, 0x33);
+	ck_assert_uint_eq(rec.calls, calls);
+	/* 0xc8000 read-only splits the run in three */
+	cfg_out(&t, 0, 0x5b, 1, 0x31);
+	ck_assert_uint_eq(rec.calls, calls + 3);
+	ck_assert_uint_eq(rec.n, 3);
+	ck_assert_uint_eq(map_rec_at(&rec, 0xc0000)->size, 0x8000);
+	ck_assert(map_rec_at(&rec, 0xc8000)->ro);
+	ck_assert_uint_eq(map_rec_at(&rec, 0xc8000)->size, 0x4000);
+	ck_assert(!map_rec_at(&rec, 0xcc000)->ro);
+	ck_assert_uint_eq(map_rec_at(&rec, 0xcc000)->size, 0x34000);
+	shadow = map_rec_at(&rec, 0xc0000)->hva;
+	ck_assert_ptr_eq(map_rec_at(&rec, 0xcc000)->hva, shadow + 0xc000);
+	/* and back: one mapping again */
+	cfg_out(&t, 0, 0x5b, 1, 0x33);
+	ck_assert_uint_eq(rec.n, 1);
+	ck_assert_uint_eq(map_rec_at(&rec, 0xc0000)->size, 0x40000);
 	i440fx_free(nb);
 	pci_bus_free(bus);
 	test_host_fini(&t);
@@ -289,7 +308,7 @@ START_TEST(smram_lock_is_sticky)
 {
 	struct fake_host t;
 	struct map_rec rec = {0};
-	struct pc_mem_map map = {rec_map, &rec};
+	struct pc_mem_map map = {map_rec_map, &rec};
 	struct pci_bus *bus;
 	struct i440fx *nb;
 
@@ -379,7 +398,7 @@ START_TEST(info_pci_lists_devices)
 {
 	struct fake_host t;
 	struct map_rec rec = {0};
-	struct pc_mem_map map = {rec_map, &rec};
+	struct pc_mem_map map = {map_rec_map, &rec};
 	struct pci_bus *bus;
 	struct i440fx *nb;
 	struct piix3 *sb;
@@ -415,6 +434,7 @@ int main(void)
 	tcase_add_test(tc, bar_sizing_and_remap);
 	tcase_add_test(tc, capabilities_chain);
 	tcase_add_test(tc, pam_switches_between_rom_and_ram);
+	tcase_add_test(tc, pam_segments_share_mappings);
 	tcase_add_test(tc, smram_lock_is_sticky);
 	tcase_add_test(tc, pirq_routing);
 	tcase_add_test(tc, shared_intx_is_wired_or);
