@@ -69,13 +69,7 @@ def finish(src, what):
 
 
 def resume(dst, what):
-    while dst.ok("query-status")["status"] == "inmigrate":
-        time.sleep(0.002)
-    st = dst.ok("query-status")["status"]
-    if st == "paused" and side == "qemu":
-        dst.ok("cont")      # QEMU's destination waits for cont (libvirt sends it)
-    elif st != "running":
-        fail("%s: the destination is %s" % (what, st))
+    g.running_after_incoming(dst, what)
 
 
 def live(n, cur, src, what):

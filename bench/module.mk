@@ -24,6 +24,9 @@ EXTRA_TARGETS += $(B)/qcow2-write
 # migration: a 1 GiB guest live (idle, dirtying) and restored from a file, vs QEMU.
 BENCHES += bench/migrate.sh
 KVM_BENCHES += bench/migrate.sh
+# the same with the kit's mem-dirty guest: native speed on kvm_pvm too.
+BENCHES += bench/migrate-kit.sh
+KVM_BENCHES += bench/migrate-kit.sh
 # virsh save / virsh restore of a 1 GiB guest through libvirt, vs QEMU.
 BENCHES += bench/libvirt-save.sh
 KVM_BENCHES += bench/libvirt-save.sh

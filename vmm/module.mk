@@ -58,6 +58,10 @@ LINUX_TESTS += tests/integration/migrate-pingpong.sh
 # in each kernel_irqchip mode: no write repeated (KVM's I/O completion)
 INTEG_TESTS += tests/integration/migrate-exits.sh
 KVM_TESTS += tests/integration/migrate-exits.sh
+# RAM at a guest's full speed (the kit's mem-dirty, ring 3): idle, 100 MB/s
+# dirtying, save and restore; vmm, ASan and QEMU
+INTEG_TESTS += tests/integration/migrate-kit.sh
+KVM_TESTS += tests/integration/migrate-kit.sh
 # ... with virtio-balloon (target, stats polling) and virtio-serial (a port open, data both ways)
 INTEG_TESTS += tests/integration/migrate-devices.sh
 KVM_TESTS += tests/integration/migrate-devices.sh

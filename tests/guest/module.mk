@@ -48,6 +48,8 @@ $(eval $(call guest_payload,virtio-blk-bench,$(GUEST_VIRTIO_BLK)))
 # Durable disks: write, flush, halt for the host's SIGKILL.
 $(eval $(call guest_payload,disk-flush,$(GUEST_VIRTIO_BLK)))
 $(eval $(call guest_payload,irq,))
+# A filled, ticking, optionally dirtying guest in ring 3: bench/migrate-kit.sh
+$(eval $(call guest_payload,mem-dirty,))
 # pci-testdev's counted port until a serial byte: migrate-exits.sh
 $(eval $(call guest_payload,exit-count,$(GUEST_OBJ)/virtio.o))
 # VT-d and edu: DMA and interrupt remapping end to end.

@@ -3,6 +3,7 @@ kernel, a busybox shell on the serial console) for the Python migration
 tests: start them, read their consoles into one log, talk to the shell,
 wait for its answers, open their QMP sockets, fail with the log's tail
 and every process's stderr."""
+import atexit
 import os
 import re
 import socket
@@ -23,16 +24,45 @@ def free_port():
     return port
 
 
+def stacks(pid):
+    """Where process pid's threads are: in the kernel (/proc) and in
+    user space (gdb, when present)."""
+    out = []
+    for tid in sorted(os.listdir("/proc/%d/task" % pid)):
+        try:
+            name = open("/proc/%d/task/%s/comm" % (pid, tid)).read().strip()
+            kstack = open("/proc/%d/task/%s/stack" % (pid, tid)).read()
+        except OSError as e:
+            name, kstack = "?", str(e)
+        out.append("thread %s (%s), kernel stack:\n%s" % (tid, name, kstack))
+    try:
+        bt = subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+        out.append(bt.stdout.decode(errors="replace")[-6000:])
+    except (OSError, subprocess.TimeoutExpired) as e:
+        out.append("gdb: %s" % e)
+    return "\n".join(out)
+
+
 class Guests:
-    def __init__(self, work, side, emulator, limit, memory=256, poll=0.1):
+    def __init__(self, work, side, emulator, limit, memory=256, poll=0.1, boot=None):
         """memory: the guest's MiB; poll: seconds between looks for a
-        QMP socket (a benchmark timing a start wants it short)."""
+        QMP socket (a benchmark timing a start wants it short); boot: the
+        options that load the guest (default make demo's kernel, initrd
+        and command line from $GUEST)."""
         self.work, self.side, self.emulator, self.limit = work, side, emulator, limit
-        self.memory, self.poll = memory, poll
+        self.memory, self.poll, self.boot = memory, poll, boot
         self.t_start = time.time()
         self.log = []  # the console, all processes in order
+        self.stamps = []  # (when read, process, line) for each console line
+        atexit.register(self.kill_all)  # an exception must not leave guests running
         self.lock = threading.Lock()
         self.procs = []
+
+    def kill_all(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
 
     def fail(self, msg):
         print("FAIL: %s: %s\n%s" % (self.side, msg, self.console()[-3000:]))
@@ -55,15 +85,18 @@ class Guests:
         for line in iter(p.stdout.readline, b""):
             with self.lock:
                 self.log.append(line.decode(errors="replace"))
+                self.stamps.append((time.time(), p, self.log[-1]))
 
     def start(self, n, args):
         """Process n: the guest with the common options, then args."""
-        guest = os.environ["GUEST"]
+        boot = self.boot
+        if boot is None:
+            guest = os.environ["GUEST"]
+            boot = ["-kernel", guest + "/kernel", "-initrd", guest + "/initrd.cpio.gz",
+                    "-append", open("tests/guest/linux/cmdline").read().strip()]
         cmd = self.emulator + [
             "-m", str(self.memory), "-nographic", "-serial", "stdio", "-monitor", "none", "-no-reboot",
-            "-kernel", guest + "/kernel", "-initrd", guest + "/initrd.cpio.gz",
-            "-append", open("tests/guest/linux/cmdline").read().strip(),
-            "-qmp", "unix:%s/qmp.%d,server=on,wait=off" % (self.work, n)] + args
+            "-qmp", "unix:%s/qmp.%d,server=on,wait=off" % (self.work, n)] + boot + args
         p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=open(os.path.join(self.work, "err.%d" % n), "w"))
         threading.Thread(target=self._reader, args=(p,), daemon=True).start()
@@ -112,9 +145,41 @@ class Guests:
             if time.time() - self.t_start > self.limit:
                 self.fail("no QMP socket %s" % path)
             time.sleep(self.poll)
-        q = Qmp(path, timeout=120)
+        try:
+            q = Qmp(path, timeout=300)  # a stalled host (docs/test-hosts.md)
+        except OSError as e:  # no greeting: where is it stuck?
+            print(stacks(self.procs[n].pid))
+            self.fail("process %d: QMP %s: %s" % (n, path, e))
         q.ok("qmp_capabilities")
         return q
+
+    def wait_exit(self, p, what, secs=300):
+        """Wait for p to end (after `quit`); when it does not, fail with
+        its threads' stacks (gdb) to say where it hangs. Seen on kvm_pvm
+        hosts: now and then the kernel takes tens of seconds to tear a VM
+        down (vmm waiting in close() of the VM's fd, after a migration
+        that also ran slow), hence the generous limit and the note."""
+        t0 = time.time()
+        try:
+            p.wait(secs)
+            if time.time() - t0 > 10:
+                print("note: %s: process %d took %.0f s to exit after quit" % (
+                    what, p.pid, time.time() - t0))
+        except subprocess.TimeoutExpired:
+            print(stacks(p.pid))
+            self.fail("%s: process %d still runs %d s after quit" % (what, p.pid, secs))
+
+    def running_after_incoming(self, dst, what, poll=0.002):
+        """Wait until the destination dst has loaded the stream and runs
+        the guest: QEMU's destination (self.side "qemu") waits for `cont`
+        when the source was stopped, as libvirt sends it; vmm runs it."""
+        while dst.ok("query-status")["status"] == "inmigrate":
+            time.sleep(poll)
+        st = dst.ok("query-status")["status"]
+        if st == "paused" and self.side == "qemu":
+            dst.ok("cont")
+        elif st != "running":
+            self.fail("%s: the destination is %s" % (what, st))
 
     def migration_end(self, src, what):
         """Poll src's query-migrate until the migration ended; its last
