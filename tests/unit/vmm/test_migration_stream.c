@@ -264,6 +264,49 @@ START_TEST(later_passes_win)
 }
 END_TEST
 
+/* A later pass sends the pages of its dirty set and nothing else, also
+ * where whole words of the set are clean (the writer skips those). */
+START_TEST(sparse_dirty_sets_send_exactly_their_pages)
+{
+	enum { PAGES = 256 };
+	static const unsigned dirtied[] = {64, 130, 191, 192, 255}; /* word 0 clean */
+	static uint8_t src[PAGES * MIG_PAGE], dst[PAGES * MIG_PAGE];
+	uint64_t dirty[PAGES / 64] = {0};
+	uint64_t *const maps[1] = {dirty};
+	struct mig_ram ram = {src, sizeof(src)};
+	struct mig_stats st = {0};
+	int fd = memfd_create("mig", 0);
+	char err[256];
+	struct mig_out o = {.fd = fd, .st = &st, .err = err, .errlen = sizeof(err)};
+	struct mig_in in;
+	void *t;
+	size_t len;
+
+	for (unsigned p = 0; p < PAGES; p++)
+		memset(src + p * MIG_PAGE, (int)(p % 250 + 1), MIG_PAGE); /* none zero */
+	ck_assert_int_eq(mig_out_header(&o, 1), 0);
+	ck_assert_int_eq(mig_out_pass(&o, 1, &ram, 1, NULL), 0);
+	for (unsigned i = 0; i < sizeof(dirtied) / sizeof(dirtied[0]); i++) {
+		memset(src + dirtied[i] * MIG_PAGE, 0xee, MIG_PAGE);
+		dirty[dirtied[i] / 64] |= 1ull << (dirtied[i] % 64);
+	}
+	memset(src + 100 * MIG_PAGE, 0xdd, MIG_PAGE); /* written, not in the set */
+	ck_assert_int_eq(mig_out_pass(&o, 2, &ram, 1, maps), 0);
+	ck_assert_int_eq(mig_out_end(&o, tree, sizeof(tree)), 0);
+	ck_assert_uint_eq(st.normal_pages, PAGES + 5);
+	lseek(fd, 0, SEEK_SET);
+	ram.hva = dst;
+	st = (struct mig_stats){0};
+	ck_assert_int_eq(mig_stream_read_header(&in, fd, err, sizeof(err)), 0);
+	ck_assert_msg(mig_stream_read_ram(&in, &ram, 1, &st, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(mig_stream_read_tree(&in, &t, &len, err, sizeof(err)), 0);
+	free(t);
+	memset(src + 100 * MIG_PAGE, 101, MIG_PAGE); /* what pass 1 sent */
+	ck_assert_mem_eq(dst, src, sizeof(src));
+	close(fd);
+}
+END_TEST
+
 /* A fresh block is zeros: a page the first pass sends as zeros is left
  * alone, never read (here it is PROT_NONE, so reading it would crash). */
 START_TEST(first_pass_zero_pages_are_not_touched)
@@ -459,6 +502,7 @@ int main(void)
 	TCase *tc = tcase_create("stream");
 
 	tcase_add_test(tc, round_trip);
+	tcase_add_test(tc, sparse_dirty_sets_send_exactly_their_pages);
 	tcase_add_test(tc, zero_pages_are_bits);
 	tcase_add_test(tc, pages_are_aligned);
 	tcase_add_test(tc, file_pages_are_mapped);
