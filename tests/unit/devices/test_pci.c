@@ -188,68 +188,87 @@ START_TEST(capabilities_chain)
 }
 END_TEST
 
-START_TEST(pam_switches_between_rom_and_ram)
-{
+/* An i440FX with a 128 KiB BIOS aliased below 1 MiB, on a recording map. */
+struct pam_board {
 	struct fake_host t;
-	struct map_rec rec = {0};
-	struct pc_mem_map map = {map_rec_map, &rec};
+	struct map_rec rec;
+	struct pc_mem_map map;
 	struct pci_bus *bus;
 	struct i440fx *nb;
-	static uint8_t rom[0x20000] __attribute__((aligned(4096)));
+};
+
+static uint8_t pam_rom[0x20000] __attribute__((aligned(4096)));
+
+static void pam_board_up(struct pam_board *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->map = (struct pc_mem_map){map_rec_map, &b->rec};
+	test_host_init(&b->t);
+	b->bus = pci_bus_new(&b->t.host);
+	b->nb = i440fx_new(&b->t.host, b->bus, &b->map);
+	ck_assert_int_eq(i440fx_set_bios_alias(b->nb, pam_rom, sizeof(pam_rom)), 0);
+}
+
+static void pam_board_down(struct pam_board *b)
+{
+	i440fx_free(b->nb);
+	pci_bus_free(b->bus);
+	test_host_fini(&b->t);
+}
+
+START_TEST(pam_switches_between_rom_and_ram)
+{
+	static struct pam_board b;
+	const uint8_t *const rom = pam_rom;
 	const struct map_call *c, *f;
 	uint8_t *shadow;
 	uint32_t v = 0x11223344;
 
-	test_host_init(&t);
-	bus = pci_bus_new(&t.host);
-	nb = i440fx_new(&t.host, bus, &map);
-	ck_assert_int_eq(i440fx_set_bios_alias(nb, rom, sizeof(rom)), 0);
-	ck_assert_int_eq(i440fx_set_bios_alias(nb, rom, 1000), -EINVAL);
+	pam_board_up(&b);
+	ck_assert_int_eq(i440fx_set_bios_alias(b.nb, pam_rom, 1000), -EINVAL);
 	/* reset state: ROM in 0xe0000-0xfffff, one mapping; nothing at 0xc0000 */
-	ck_assert_uint_eq(rec.n, 1);
-	ck_assert_uint_eq(map_rec_at(&rec, 0xe0000)->size, 0x20000);
-	f = map_rec_at(&rec, 0xf0000);
+	ck_assert_uint_eq(b.rec.n, 1);
+	ck_assert_uint_eq(map_rec_at(&b.rec, 0xe0000)->size, 0x20000);
+	f = map_rec_at(&b.rec, 0xf0000);
 	ck_assert_ptr_eq(f->hva, rom + 0x10000);
 	ck_assert(f->ro);
 	ck_assert_uint_eq(f->size, 0x10000);
-	ck_assert_ptr_eq(map_rec_at(&rec, 0xe4000)->hva, rom + 0x4000);
-	ck_assert_ptr_null(map_rec_at(&rec, 0xc0000)->hva);
-	ck_assert_uint_eq(cfg_in(&t, 0, 0x59, 1), 0);
-	ck_assert_uint_eq(cfg_in(&t, 0, 0x72, 1), 0x02);
+	ck_assert_ptr_eq(map_rec_at(&b.rec, 0xe4000)->hva, rom + 0x4000);
+	ck_assert_ptr_null(map_rec_at(&b.rec, 0xc0000)->hva);
+	ck_assert_uint_eq(cfg_in(&b.t, 0, 0x59, 1), 0);
+	ck_assert_uint_eq(cfg_in(&b.t, 0, 0x72, 1), 0x02);
 
 	/* write-only (0x22) for 0xc0000: reads still ROM/none, writes to RAM */
-	cfg_out(&t, 0, 0x5a, 1, 0x22);
-	ck_assert_ptr_null(map_rec_at(&rec, 0xc0000)->hva);
-	ck_assert(iobus_write(t.host.mmio, 0xc0010, &v, 4));
-	iobus_read(t.host.mmio, 0xc0010, &v, 4);
+	cfg_out(&b.t, 0, 0x5a, 1, 0x22);
+	ck_assert_ptr_null(map_rec_at(&b.rec, 0xc0000)->hva);
+	ck_assert(iobus_write(b.t.host.mmio, 0xc0010, &v, 4));
+	iobus_read(b.t.host.mmio, 0xc0010, &v, 4);
 	ck_assert_uint_eq(v, 0xffffffffu); /* read side decodes nothing */
 	/* read+write enable: shadow RAM, writable, holding the earlier write */
-	cfg_out(&t, 0, 0x5a, 1, 0x33);
-	c = map_rec_at(&rec, 0xc0000);
+	cfg_out(&b.t, 0, 0x5a, 1, 0x33);
+	c = map_rec_at(&b.rec, 0xc0000);
 	ck_assert_ptr_nonnull(c->hva);
 	ck_assert(!c->ro);
 	shadow = c->hva;
 	ck_assert_uint_eq(shadow[0x10], 0x44);
 	ck_assert_uint_eq(shadow[0x13], 0x11);
-	ck_assert_ptr_eq(map_rec_at(&rec, 0xc4000)->hva, shadow + 0x4000);
+	ck_assert_ptr_eq(map_rec_at(&b.rec, 0xc4000)->hva, shadow + 0x4000);
 	/* read-only RAM for 0xf0000 (0x10) */
-	cfg_out(&t, 0, 0x59, 1, 0x10);
-	f = map_rec_at(&rec, 0xf0000);
+	cfg_out(&b.t, 0, 0x59, 1, 0x10);
+	f = map_rec_at(&b.rec, 0xf0000);
 	ck_assert_ptr_eq(f->hva, shadow + 0x30000);
 	ck_assert(f->ro);
-	ck_assert_uint_eq(cfg_in(&t, 0, 0x59, 1), 0x10);
+	ck_assert_uint_eq(cfg_in(&b.t, 0, 0x59, 1), 0x10);
 	/* reserved bits of PAM0 do not stick */
-	cfg_out(&t, 0, 0x59, 1, 0xff);
-	ck_assert_uint_eq(cfg_in(&t, 0, 0x59, 1), 0x30);
-	ck_assert(!map_rec_at(&rec, 0xf0000)->ro);
+	cfg_out(&b.t, 0, 0x59, 1, 0xff);
+	ck_assert_uint_eq(cfg_in(&b.t, 0, 0x59, 1), 0x30);
+	ck_assert(!map_rec_at(&b.rec, 0xf0000)->ro);
 	/* reset returns every segment to ROM */
-	dev_reset_all(&t.host);
-	ck_assert_ptr_eq(map_rec_at(&rec, 0xf0000)->hva, rom + 0x10000);
-	ck_assert_ptr_null(map_rec_at(&rec, 0xc0000)->hva);
-	ck_assert_uint_eq(cfg_in(&t, 0, 0x5a, 1), 0);
-	i440fx_free(nb);
-	pci_bus_free(bus);
-	test_host_fini(&t);
+	dev_reset_all(&b.t.host);
+	ck_assert_ptr_eq(map_rec_at(&b.rec, 0xf0000)->hva, rom + 0x10000);
+	ck_assert_ptr_null(map_rec_at(&b.rec, 0xc0000)->hva);
+	ck_assert_uint_eq(cfg_in(&b.t, 0, 0x5a, 1), 0);
+	pam_board_down(&b);
 }
 END_TEST
 
@@ -258,49 +277,39 @@ END_TEST
  * direct boot's shadow_all is one change however many registers it sets. */
 START_TEST(pam_segments_share_mappings)
 {
-	struct fake_host t;
-	struct map_rec rec = {0};
-	struct pc_mem_map map = {map_rec_map, &rec};
-	struct pci_bus *bus;
-	struct i440fx *nb;
-	static uint8_t rom[0x20000] __attribute__((aligned(4096)));
+	static struct pam_board b;
 	const struct map_call *c;
 	uint8_t *shadow;
 	unsigned calls;
 
-	test_host_init(&t);
-	bus = pci_bus_new(&t.host);
-	nb = i440fx_new(&t.host, bus, &map);
-	ck_assert_int_eq(i440fx_set_bios_alias(nb, rom, sizeof(rom)), 0);
-	calls = rec.calls;
-	i440fx_shadow_all(nb);
-	ck_assert_uint_eq(rec.calls, calls + 1);
-	ck_assert_uint_eq(rec.n, 1);
-	c = map_rec_at(&rec, 0xc0000);
+	pam_board_up(&b);
+	calls = b.rec.calls;
+	i440fx_shadow_all(b.nb);
+	ck_assert_uint_eq(b.rec.calls, calls + 1);
+	ck_assert_uint_eq(b.rec.n, 1);
+	c = map_rec_at(&b.rec, 0xc0000);
 	ck_assert_uint_eq(c->size, 0x40000);
 	ck_assert(!c->ro);
 	/* the same value again changes nothing */
-	calls = rec.calls;
-	cfg_out(&t, 0, 0x5b, 1, 0x33);
-	ck_assert_uint_eq(rec.calls, calls);
+	calls = b.rec.calls;
+	cfg_out(&b.t, 0, 0x5b, 1, 0x33);
+	ck_assert_uint_eq(b.rec.calls, calls);
 	/* 0xc8000 read-only splits the run in three */
-	cfg_out(&t, 0, 0x5b, 1, 0x31);
-	ck_assert_uint_eq(rec.calls, calls + 3);
-	ck_assert_uint_eq(rec.n, 3);
-	ck_assert_uint_eq(map_rec_at(&rec, 0xc0000)->size, 0x8000);
-	ck_assert(map_rec_at(&rec, 0xc8000)->ro);
-	ck_assert_uint_eq(map_rec_at(&rec, 0xc8000)->size, 0x4000);
-	ck_assert(!map_rec_at(&rec, 0xcc000)->ro);
-	ck_assert_uint_eq(map_rec_at(&rec, 0xcc000)->size, 0x34000);
-	shadow = map_rec_at(&rec, 0xc0000)->hva;
-	ck_assert_ptr_eq(map_rec_at(&rec, 0xcc000)->hva, shadow + 0xc000);
+	cfg_out(&b.t, 0, 0x5b, 1, 0x31);
+	ck_assert_uint_eq(b.rec.calls, calls + 3);
+	ck_assert_uint_eq(b.rec.n, 3);
+	ck_assert_uint_eq(map_rec_at(&b.rec, 0xc0000)->size, 0x8000);
+	ck_assert(map_rec_at(&b.rec, 0xc8000)->ro);
+	ck_assert_uint_eq(map_rec_at(&b.rec, 0xc8000)->size, 0x4000);
+	ck_assert(!map_rec_at(&b.rec, 0xcc000)->ro);
+	ck_assert_uint_eq(map_rec_at(&b.rec, 0xcc000)->size, 0x34000);
+	shadow = map_rec_at(&b.rec, 0xc0000)->hva;
+	ck_assert_ptr_eq(map_rec_at(&b.rec, 0xcc000)->hva, shadow + 0xc000);
 	/* and back: one mapping again */
-	cfg_out(&t, 0, 0x5b, 1, 0x33);
-	ck_assert_uint_eq(rec.n, 1);
-	ck_assert_uint_eq(map_rec_at(&rec, 0xc0000)->size, 0x40000);
-	i440fx_free(nb);
-	pci_bus_free(bus);
-	test_host_fini(&t);
+	cfg_out(&b.t, 0, 0x5b, 1, 0x33);
+	ck_assert_uint_eq(b.rec.n, 1);
+	ck_assert_uint_eq(map_rec_at(&b.rec, 0xc0000)->size, 0x40000);
+	pam_board_down(&b);
 }
 END_TEST
 
