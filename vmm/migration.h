@@ -43,6 +43,7 @@
 #ifndef VMM_MIGRATION_H
 #define VMM_MIGRATION_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -97,6 +98,19 @@ int mig_out_end(struct mig_out *o, const void *tree, size_t tree_len);
  * with err. */
 int mig_stream_write(int fd, const void *tree, size_t tree_len, const struct mig_ram *ram,
 		     unsigned nram, struct mig_stats *st, char *err, size_t errlen);
+
+/* A thread faulting in, ahead of the receiver, the pages of hva that a
+ * pass's data bitmap says will come (migration_prefault.c); started only
+ * when enough will. Stop before the bitmap goes. */
+struct mig_prefault {
+	pthread_t thread;
+	uint8_t *hva;
+	const uint8_t *data;
+	uint64_t pages;
+	bool stop, started;
+};
+void mig_prefault_start(struct mig_prefault *pf, uint8_t *hva, const uint8_t *data, uint64_t pages);
+void mig_prefault_stop(struct mig_prefault *pf);
 
 /* Reading: the header, the RAM passes into the machine's blocks, then
  * the tree (the caller loads it) and the trailer. */

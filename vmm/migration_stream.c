@@ -535,8 +535,14 @@ static int read_region(struct mig_in *in, const struct mig_ram *r, uint64_t *sto
 		ret = in_skip_pad(in, err, errlen);
 	if (ret == 0)
 		ret = check_maps(in, maps, maps + maplen, pages, err, errlen);
-	if (ret == 0)
+	if (ret == 0) {
+		struct mig_prefault pf = {.started = false};
+
+		if (!in->map_file) /* a mapped file's pages are the file's */
+			mig_prefault_start(&pf, r->hva, maps + maplen, pages);
 		ret = read_pages(in, r, maps, maps + maplen, stored, st, err, errlen);
+		mig_prefault_stop(&pf);
+	}
 	free(maps);
 	return ret;
 }

@@ -73,9 +73,9 @@ KVM_TESTS += tests/integration/migrate-hotplug.sh
 INTEG_TESTS += tests/integration/migrate-iommu.sh
 KVM_TESTS += tests/integration/migrate-iommu.sh
 # the migration stream's framing (header, zero pages, truncation)
-$(eval $(call unit_test,vmm_migration_stream,tests/unit/vmm/test_migration_stream.c vmm/migration_stream.c,,))
+$(eval $(call unit_test,vmm_migration_stream,tests/unit/vmm/test_migration_stream.c vmm/migration_stream.c vmm/migration_prefault.c,,))
 # the return path: the source waits for the destination's reply
-$(eval $(call unit_test,vmm_migration_rp,tests/unit/vmm/test_migration_rp.c vmm/migration_stream.c,,))
+$(eval $(call unit_test,vmm_migration_rp,tests/unit/vmm/test_migration_rp.c vmm/migration_stream.c vmm/migration_prefault.c,,))
 # return-path against a stand-in destination, vmm to vmm (QEMU too)
 INTEG_TESTS += tests/integration/migrate-return-path.sh
 KVM_TESTS += tests/integration/migrate-return-path.sh
@@ -119,4 +119,4 @@ $(eval $(call unit_test,vmm_insn,tests/unit/vmm/test_insn.c vmm/kvm_pvm_insn_dec
 # The exit counters.
 $(eval $(call unit_test,vmm_exit_stats,tests/unit/vmm/test_exit_stats.c,$(VMM_LIBS),$(VMM_LDLIBS)))
 # live pre-copy: passes, the final pass's device pages, throttle, cancel
-$(eval $(call unit_test,vmm_migration_ram,tests/unit/vmm/test_migration_ram.c vmm/migration_ram.c vmm/migration_stream.c,,))
+$(eval $(call unit_test,vmm_migration_ram,tests/unit/vmm/test_migration_ram.c vmm/migration_ram.c vmm/migration_stream.c vmm/migration_prefault.c,,))

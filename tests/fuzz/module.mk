@@ -61,7 +61,7 @@ $(eval $(call fuzz_target,state_irqchip,,libdevices.a libbackends.a,$(DEVICES_LI
 # radios) on a state tree
 $(eval $(call fuzz_target,state_wlan,,libwlan.a libregdb.a libdevices.a libbackends.a,$(WLAN_LDLIBS) $(DEVICES_LIBS)))
 # the migration stream's framing (header, RAM blocks, trailer)
-$(eval $(call fuzz_target,migration_stream,vmm/migration_stream.c,,))
+$(eval $(call fuzz_target,migration_stream,vmm/migration_stream.c vmm/migration_prefault.c,,))
 
 # The control plane on a fake machine (no KVM, no vCPU threads).
 FUZZ_FAKE_MACHINE := tests/fuzz/fake_machine.c

@@ -264,6 +264,23 @@ START_TEST(later_passes_win)
 }
 END_TEST
 
+/* Read a one-block stream from fd's start into dst, the tree too. */
+static void load_one_block(int fd, uint8_t *dst, size_t size)
+{
+	struct mig_ram ram = {dst, size};
+	struct mig_stats st = {0};
+	struct mig_in in;
+	char err[256];
+	size_t len;
+	void *t;
+
+	lseek(fd, 0, SEEK_SET);
+	ck_assert_int_eq(mig_stream_read_header(&in, fd, err, sizeof(err)), 0);
+	ck_assert_msg(mig_stream_read_ram(&in, &ram, 1, &st, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(mig_stream_read_tree(&in, &t, &len, err, sizeof(err)), 0);
+	free(t);
+}
+
 /* A later pass sends the pages of its dirty set and nothing else, also
  * where whole words of the set are clean (the writer skips those). */
 START_TEST(sparse_dirty_sets_send_exactly_their_pages)
@@ -278,9 +295,6 @@ START_TEST(sparse_dirty_sets_send_exactly_their_pages)
 	int fd = memfd_create("mig", 0);
 	char err[256];
 	struct mig_out o = {.fd = fd, .st = &st, .err = err, .errlen = sizeof(err)};
-	struct mig_in in;
-	void *t;
-	size_t len;
 
 	for (unsigned p = 0; p < PAGES; p++)
 		memset(src + p * MIG_PAGE, (int)(p % 250 + 1), MIG_PAGE); /* none zero */
@@ -294,15 +308,78 @@ START_TEST(sparse_dirty_sets_send_exactly_their_pages)
 	ck_assert_int_eq(mig_out_pass(&o, 2, &ram, 1, maps), 0);
 	ck_assert_int_eq(mig_out_end(&o, tree, sizeof(tree)), 0);
 	ck_assert_uint_eq(st.normal_pages, PAGES + 5);
-	lseek(fd, 0, SEEK_SET);
-	ram.hva = dst;
-	st = (struct mig_stats){0};
-	ck_assert_int_eq(mig_stream_read_header(&in, fd, err, sizeof(err)), 0);
-	ck_assert_msg(mig_stream_read_ram(&in, &ram, 1, &st, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_int_eq(mig_stream_read_tree(&in, &t, &len, err, sizeof(err)), 0);
-	free(t);
+	load_one_block(fd, dst, sizeof(dst));
 	memset(src + 100 * MIG_PAGE, 101, MIG_PAGE); /* what pass 1 sent */
 	ck_assert_mem_eq(dst, src, sizeof(src));
+	close(fd);
+}
+END_TEST
+
+/* The destination's helper faults in exactly the pages a pass will bring
+ * (those with data), ahead of the receiver; too few are not worth it. */
+START_TEST(prefault_faults_exactly_the_coming_pages)
+{
+	enum { PAGES = 4096 };
+	static uint8_t data[PAGES / 8];
+	unsigned char vec[PAGES];
+	struct mig_prefault pf;
+	uint8_t *hva = mmap(NULL, (size_t)PAGES * MIG_PAGE, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned resident = 0;
+
+	ck_assert_ptr_ne(hva, MAP_FAILED);
+	madvise(hva, (size_t)PAGES * MIG_PAGE, MADV_NOHUGEPAGE); /* residency per page */
+	for (unsigned i = 0; i < PAGES; i += 3)
+		data[i / 8] |= (uint8_t)(1u << (i % 8));
+	mig_prefault_start(&pf, hva, data, PAGES);
+	ck_assert(pf.started);
+	for (int tries = 0; tries < 500 && resident < (PAGES + 2) / 3; tries++) {
+		usleep(10000);
+		ck_assert_int_eq(mincore(hva, (size_t)PAGES * MIG_PAGE, vec), 0);
+		resident = 0;
+		for (unsigned i = 0; i < PAGES; i += 3)
+			resident += vec[i] & 1;
+	}
+	mig_prefault_stop(&pf);
+	ck_assert_uint_eq(resident, (PAGES + 2) / 3);
+	for (unsigned i = 0; i < PAGES; i++)
+		ck_assert_msg((vec[i] & 1) == (i % 3 == 0), "page %u resident: %d", i, vec[i] & 1);
+	/* a pass with a few pages of data starts no thread */
+	memset(data, 0, sizeof(data));
+	data[0] = 0xff;
+	mig_prefault_start(&pf, hva, data, PAGES);
+	ck_assert(!pf.started);
+	mig_prefault_stop(&pf);
+	munmap(hva, (size_t)PAGES * MIG_PAGE);
+}
+END_TEST
+
+/* A pass of many pages into fresh memory, the helper faulting beside the
+ * receiver: every page arrives as sent. */
+START_TEST(a_large_pass_arrives_whole_beside_the_prefault)
+{
+	enum { PAGES = 8192 };
+	size_t size = (size_t)PAGES * MIG_PAGE;
+	uint8_t *src = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *dst = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct mig_ram ram = {src, size};
+	struct mig_stats st = {0};
+	int fd = memfd_create("mig", 0);
+	char err[256];
+	struct mig_out o = {.fd = fd, .st = &st, .err = err, .errlen = sizeof(err)};
+
+	ck_assert_ptr_ne(src, MAP_FAILED);
+	ck_assert_ptr_ne(dst, MAP_FAILED);
+	for (unsigned p = 0; p < PAGES; p++)
+		if (p % 5) /* every fifth a zero page */
+			memset(src + (size_t)p * MIG_PAGE, (int)(p % 251 + 1), MIG_PAGE);
+	ck_assert_int_eq(mig_out_header(&o, 1), 0);
+	ck_assert_int_eq(mig_out_pass(&o, 1, &ram, 1, NULL), 0);
+	ck_assert_int_eq(mig_out_end(&o, tree, sizeof(tree)), 0);
+	load_one_block(fd, dst, size);
+	ck_assert_int_eq(memcmp(dst, src, size), 0);
+	munmap(src, size);
+	munmap(dst, size);
 	close(fd);
 }
 END_TEST
@@ -503,6 +580,8 @@ int main(void)
 
 	tcase_add_test(tc, round_trip);
 	tcase_add_test(tc, sparse_dirty_sets_send_exactly_their_pages);
+	tcase_add_test(tc, prefault_faults_exactly_the_coming_pages);
+	tcase_add_test(tc, a_large_pass_arrives_whole_beside_the_prefault);
 	tcase_add_test(tc, zero_pages_are_bits);
 	tcase_add_test(tc, pages_are_aligned);
 	tcase_add_test(tc, file_pages_are_mapped);
