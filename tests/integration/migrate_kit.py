@@ -26,6 +26,7 @@ rewrote its memory (its own clock: ticks) around the dirtying migration.
 The run fails when a migration does not complete, when the guest's counter
 goes back, or when the payload finds a filled page that lost its word
 (it checks them each second, also after the restore)."""
+import bisect
 import os
 import re
 import statistics
@@ -56,11 +57,17 @@ def check_guest():
         fail("the guest found its memory damaged: " + bad[0])
 
 
+def lines_since(since):
+    """The console lines read after since (the list is in reading order:
+    the polls below look at the new ones only, not the whole run's)."""
+    with g.lock:
+        return g.stamps[bisect.bisect_right(g.stamps, since, key=lambda s: s[0]):]
+
+
 def ticks_of(p, since=0.0):
     """(time read, sequence number) of p's tick lines read after since."""
-    with g.lock:
-        return [(t, int(line[len(TICK):])) for t, q, line in g.stamps
-                if q is p and t > since and line.startswith(TICK)]
+    return [(t, int(line[len(TICK):])) for t, q, line in lines_since(since)
+            if q is p and line.startswith(TICK)]
 
 
 def next_tick(p, since, within=60.0):
@@ -82,8 +89,7 @@ def dirtied(p, since):
     """p's first (pages dirtied, tick) report read after since."""
     t0 = time.time()
     while True:
-        with g.lock:
-            got = [DIRTIED.match(line.strip()) for t, q, line in g.stamps if q is p and t > since]
+        got = [DIRTIED.match(line.strip()) for t, q, line in lines_since(since) if q is p]
         got = [m for m in got if m]
         if got:
             return int(got[0].group(1)), int(got[0].group(2))
@@ -118,6 +124,7 @@ def record(what, key, value, counted):
 def live(n, cur, src, what, counted):
     """Migrate the guest of cur/src to a new process n; returns it."""
     sock = "%s/mig.%d" % (work, n)
+    t_started = time.time()
     p = start(n, ["-incoming", "defer"])
     dst = g.qmp(n)
     dst.ok("migrate-incoming", uri="unix:" + sock)
@@ -128,7 +135,7 @@ def live(n, cur, src, what, counted):
     resume(dst, what)
     stop = event_time(src.event("STOP", 60))
     resumed = event_time(dst.event("RESUME", 60))
-    t_first, seq_first = next_tick(p, 0.0)
+    t_first, seq_first = next_tick(p, t_started)
     t_last, seq_last = ticks_of(cur)[-1]
     if seq_first <= seq_last:
         fail("%s: the counter went back: %d on the source, then %d" % (what, seq_last, seq_first))
@@ -157,7 +164,7 @@ def restore(n, cur, src, counted):
     dst = g.qmp(n)
     resume(dst, "restore")
     t_run = time.time()
-    t_first, _ = next_tick(p, 0.0)
+    t_first, _ = next_tick(p, t0)
     record("restore", "to running", (t_run - t0) * 1000, counted)
     record("restore", "to the first tick", (t_first - t0) * 1000, counted)
     record("restore", "file MiB", os.path.getsize(saved) / 2**20, counted)
