@@ -184,7 +184,7 @@ static void apply_all(struct i440fx *nb, bool force)
 			fprintf(stderr, "vmm: %s: cannot remap 0x%x-0x%x: %s\n", nb->regs->name,
 				r->gpa, r->gpa + r->size - 1, strerror(-ret));
 	}
-	memcpy(nb->applied, runs, sizeof(runs));
+	memcpy(nb->applied, runs, n * sizeof(runs[0]));
 	nb->n_applied = n;
 }
 
