@@ -169,13 +169,7 @@ assert q.ok("query-status")["status"] == "running"' || fail "the restored guest 
 	dhcp LEASE2
 	r=$(ask RNG "head -c 32 /dev/hwrng | od -An -tx1 | tr -d ' \\n'")
 	[ ${#r} = 64 ] && [ "$r" != "$(printf '%064d' 0)" ] || fail "/dev/hwrng after the restore: '$r'"
-	echo "poweroff -f" >&3
-	t2=$(date +%s)
-	while kill -0 $pid 2>/dev/null && [ $(($(date +%s) - t2)) -lt 60 ]; do sleep 1; done
-	kill $pid 2>/dev/null
-	wait $pid
-	pid=
-	exec 3>&-
+	power_off
 	# the host's reading of the image, through qemu-img
 	qemu-img convert -f qcow2 -O raw "$work/disk.qcow2" "$work/disk.raw" || fail "qemu-img convert"
 	ha=$(dd if="$work/disk.raw" bs=64k skip=16 count=4 2>/dev/null | sha256sum | cut -d' ' -f1)
