@@ -50,6 +50,8 @@ $(eval $(call guest_payload,disk-flush,$(GUEST_VIRTIO_BLK)))
 $(eval $(call guest_payload,irq,))
 # A filled, ticking, optionally dirtying guest in ring 3: bench/migrate-kit.sh
 $(eval $(call guest_payload,mem-dirty,))
+# A filled guest that follows virtio-balloon's num_pages from ring 3: bench/balloon-kit.sh
+$(eval $(call guest_payload,balloon,$(GUEST_OBJ)/virtio.o))
 # pci-testdev's counted port until a serial byte: migrate-exits.sh
 $(eval $(call guest_payload,exit-count,$(GUEST_OBJ)/virtio.o))
 # VT-d and edu: DMA and interrupt remapping end to end.
