@@ -62,6 +62,11 @@ KVM_TESTS += tests/integration/migrate-exits.sh
 # dirtying, save and restore; vmm, ASan and QEMU
 INTEG_TESTS += tests/integration/migrate-kit.sh
 KVM_TESTS += tests/integration/migrate-kit.sh
+# virtio-balloon at a guest's full speed (the kit's balloon payload, ring 3):
+# 256 MiB inflated leave the VMM's RSS, deflated pages come back zeroed;
+# vmm, ASan and QEMU
+INTEG_TESTS += tests/integration/balloon-kit.sh
+KVM_TESTS += tests/integration/balloon-kit.sh
 # ... with virtio-balloon (target, stats polling) and virtio-serial (a port open, data both ways)
 INTEG_TESTS += tests/integration/migrate-devices.sh
 KVM_TESTS += tests/integration/migrate-devices.sh
