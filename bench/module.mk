@@ -27,6 +27,9 @@ KVM_BENCHES += bench/migrate.sh
 # the same with the kit's mem-dirty guest: native speed on kvm_pvm too.
 BENCHES += bench/migrate-kit.sh
 KVM_BENCHES += bench/migrate-kit.sh
+# virtio-balloon: 256 MiB inflated and deflated by the kit's ring-3 driver, vs QEMU.
+BENCHES += bench/balloon-kit.sh
+KVM_BENCHES += bench/balloon-kit.sh
 # virsh save / virsh restore of a 1 GiB guest through libvirt, vs QEMU.
 BENCHES += bench/libvirt-save.sh
 KVM_BENCHES += bench/libvirt-save.sh
