@@ -205,6 +205,12 @@ struct mig_precopy {
 	uint64_t remaining, dirty_rate, mbps, expected_downtime_ms, dirty_syncs;
 	void (*on_pass)(void *opaque, unsigned pass);
 };
+/* Wait (at most max_s, or until cancelled) until no more than slack bytes
+ * of what was written wait in o's socket queue: the bytes left. The
+ * pre-copy does so before it stops the guest. */
+#define MIG_DRAIN_SLACK (64u << 10)
+#define MIG_DRAIN_MAX_S 1.0
+uint64_t mig_out_drain(const struct mig_out *o, uint64_t slack, double max_s);
 /* Header and every pass, the final one with the guest stopped (p->stop
  * called). The caller then writes the state (mig_out_end). 0 or -1. */
 int mig_precopy_run(struct mig_precopy *p, struct mig_out *o);

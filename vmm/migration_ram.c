@@ -15,9 +15,11 @@
  *    the requests drained, sends them with the rest.
  * Plain libc over callbacks, so the unit tests drive it with a fake guest. */
 #include <errno.h>
+#include <linux/sockios.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 
 #include "vmm/migration.h"
@@ -47,6 +49,28 @@ bool mig_precopy_converged(uint64_t remaining, double bytes_per_s, uint64_t down
 	if (bytes_per_s <= 0)
 		return false;
 	return (double)remaining * 1000.0 / bytes_per_s <= (double)downtime_ms;
+}
+
+/* Bytes written to fd that its reader has not taken yet: a socket's send
+ * queue (a unix socket's counts until the peer reads them, a TCP one's
+ * until the peer's kernel acknowledges them); 0 for a pipe or a file,
+ * which do not say. */
+static uint64_t queued(int fd)
+{
+	int n = 0;
+
+	return ioctl(fd, SIOCOUTQ, &n) == 0 && n > 0 ? (uint64_t)n : 0;
+}
+
+uint64_t mig_out_drain(const struct mig_out *o, uint64_t slack, double max_s)
+{
+	double until = now_s() + max_s;
+	uint64_t left;
+
+	while ((left = queued(o->fd)) > slack && now_s() < until &&
+	       !(o->cancel && __atomic_load_n(o->cancel, __ATOMIC_RELAXED)))
+		nanosleep(&(struct timespec){0, 200000}, NULL);
+	return left;
 }
 
 bool mig_throttle_update(struct mig_throttle *t, uint64_t dirtied, uint64_t sent)
@@ -196,6 +220,13 @@ int mig_precopy_run(struct mig_precopy *p, struct mig_out *o)
 			goto out;
 		memset(dirty, 0, words * sizeof(uint64_t));
 	}
+	/* A socket's buffers still hold megabytes of the passes (a TCP
+	 * connection's grow to several): sent after the stop, they would
+	 * add their time to the downtime. Let them go while the guest runs;
+	 * what it writes meanwhile is less than what drained, since it
+	 * converged, and goes in the final set. */
+	if (!p->guest_stopped)
+		mig_out_drain(o, MIG_DRAIN_SLACK, MIG_DRAIN_MAX_S);
 	/* The last set is not sent yet: with the guest stopped, add what it
 	 * wrote meanwhile and every page devices may have written. */
 	p->stop(p->opaque);

@@ -3,11 +3,16 @@
  * device wrote behind the dirty log go out in a later pass (a copy that
  * landed after its page was sent, a write through a pinned ring), the loop
  * stops when nothing is left or at MIG_MAX_PASSES, the writer throttles
- * to max_bps and stops when cancelled. */
+ * to max_bps and stops when cancelled, and the guest stops only once the
+ * socket's queue has drained. */
 #include <check.h>
+#include <linux/sockios.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -280,6 +285,60 @@ START_TEST(cancel_stops_the_writer)
 }
 END_TEST
 
+/* A destination that takes 16 KiB a millisecond, to the stream's end. */
+static void *slow_reader(void *arg)
+{
+	static char buf[16 << 10];
+	int fd = *(int *)arg;
+
+	while (read(fd, buf, sizeof(buf)) > 0)
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+	return NULL;
+}
+
+static int queue_fd;
+static uint64_t queued_at_stop;
+
+static void stop_and_look_at_the_queue(void *opaque)
+{
+	int n = 0;
+
+	ck_assert_int_eq(ioctl(queue_fd, SIOCOUTQ, &n), 0);
+	queued_at_stop = (uint64_t)n;
+	fake_stop(opaque);
+}
+
+/* The passes wait in a socket the destination reads slowly: the guest
+ * stops only once they went through (else the downtime carries them). */
+START_TEST(the_guest_stops_once_the_socket_drained)
+{
+	struct mig_precopy p = {.ram = {ram, sizeof(ram)},
+				.sync_dirty = fake_sync,
+				.stop = stop_and_look_at_the_queue,
+				.downtime_ms = 300};
+	struct mig_stats st = {0};
+	char err[256];
+	int sv[2], big = 4 << 20;
+	pthread_t reader;
+
+	reset(1);
+	memset(ram, 0x5a, sizeof(ram)); /* every page has data: 256 KiB a pass */
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	ck_assert_int_eq(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof(big)), 0);
+	queue_fd = sv[0];
+	ck_assert_int_eq(pthread_create(&reader, NULL, slow_reader, &sv[1]), 0);
+	struct mig_out o = {.fd = sv[0], .st = &st, .err = err, .errlen = sizeof(err)};
+
+	ck_assert_int_eq(mig_precopy_run(&p, &o), 0);
+	ck_assert_int_eq(mig_out_end(&o, "t", 1), 0);
+	ck_assert(stopped);
+	ck_assert_uint_le(queued_at_stop, MIG_DRAIN_SLACK);
+	close(sv[0]);
+	pthread_join(reader, NULL);
+	close(sv[1]);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("migration_ram");
@@ -296,6 +355,7 @@ int main(void)
 	tcase_add_test(tc, precopy_throttles_a_busy_guest);
 	tcase_add_test(tc, max_bps_throttles);
 	tcase_add_test(tc, cancel_stops_the_writer);
+	tcase_add_test(tc, the_guest_stops_once_the_socket_drained);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
