@@ -28,7 +28,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "devices/dev_host.h"
 #include "devices/pci/pci.h"
@@ -49,6 +52,20 @@ static const char *const stat_names[VIRTIO_BALLOON_NSTATS] = {
 	"stat-htlb-pgalloc", "stat-htlb-pgfail",
 };
 
+/* The runs of a buffer (or of a loaded bitmap), each contiguous in the host
+ * mapping, given back together. A guest's PFNs are mostly scattered, one
+ * page per run, and each MADV_DONTNEED flushes the TLBs of every CPU that
+ * runs this process, a vCPU in guest mode included (an exit per page on
+ * the host's side). One process_madvise(2) of the whole batch flushes
+ * once (Linux 6.16 and later; older kernels refuse MADV_DONTNEED there,
+ * and the runs go one madvise each). */
+#define DISCARD_BATCH 256 /* a Linux driver's buffer of PFNs */
+
+struct discard_batch {
+	struct iovec iov[DISCARD_BATCH];
+	unsigned n;
+};
+
 struct virtio_balloon {
 	struct virtio_pci *vp;
 	struct virtio_dev_ops ops;
@@ -64,6 +81,8 @@ struct virtio_balloon {
 	uint64_t next_poll_ns;
 	struct virtio_balloon_guest_stats gs;
 	struct virtio_balloon_counters ct;
+	struct discard_batch batch; /* the I/O thread's, empty between calls */
+	int pidfd;		    /* this process, for process_madvise; or -1 */
 };
 
 const char *virtio_balloon_stat_name(unsigned tag)
@@ -104,33 +123,61 @@ static void mark(struct virtio_balloon *b, uint64_t pfn, bool on)
  * zeroes. Guest RAM is private anonymous memory (vmm/machine.c). */
 static void discard(struct virtio_balloon *b, uint8_t *hva, uint64_t len)
 {
+	b->ct.discard_calls++;
 	if (madvise(hva, len, MADV_DONTNEED) < 0)
 		b->ct.madvise_errors++;
 	else
 		b->ct.discarded_bytes += len;
 }
 
-/* A run of PFNs contiguous in the host mapping, discarded in one call. */
-struct run {
-	uint8_t *hva;
-	uint64_t len;
-};
-
-static void run_add(struct virtio_balloon *b, struct run *r, uint8_t *hva)
+/* The runs from the first, at done bytes into it, one madvise each. */
+static void discard_each(struct virtio_balloon *b, const struct discard_batch *d, unsigned first,
+			 size_t done)
 {
-	if (r->len && r->hva + r->len == hva) {
-		r->len += BALLOON_PAGE;
+	for (unsigned i = first; i < d->n; i++, done = 0)
+		discard(b, (uint8_t *)d->iov[i].iov_base + done, d->iov[i].iov_len - done);
+}
+
+static void discard_flush(struct virtio_balloon *b, struct discard_batch *d)
+{
+	ssize_t r = -1;
+	unsigned i = 0;
+
+	if (d->n > 1 && b->pidfd >= 0) {
+		b->ct.discard_calls++;
+		r = syscall(SYS_process_madvise, b->pidfd, d->iov, d->n, MADV_DONTNEED, 0);
+		if (r < 0 && (errno == EINVAL || errno == ENOSYS || errno == EPERM)) {
+			close(b->pidfd); /* this kernel cannot: one call per run */
+			b->pidfd = -1;
+		}
+	}
+	/* it stops at the first run it could not discard: the rest one by one */
+	for (; r > 0 && i < d->n && (size_t)r >= d->iov[i].iov_len; i++) {
+		r -= (ssize_t)d->iov[i].iov_len;
+		b->ct.discarded_bytes += d->iov[i].iov_len;
+	}
+	discard_each(b, d, i, r > 0 ? (size_t)r : 0);
+	b->ct.discarded_bytes += r > 0 ? (uint64_t)r : 0;
+	d->n = 0;
+}
+
+static void discard_add(struct virtio_balloon *b, struct discard_batch *d, uint8_t *hva, size_t len)
+{
+	struct iovec *last = d->n ? &d->iov[d->n - 1] : NULL;
+
+	if (last && (uint8_t *)last->iov_base + last->iov_len == hva) {
+		last->iov_len += len;
 		return;
 	}
-	if (r->len)
-		discard(b, r->hva, r->len);
-	*r = (struct run){hva, BALLOON_PAGE};
+	if (d->n == DISCARD_BATCH)
+		discard_flush(b, d);
+	d->iov[d->n++] = (struct iovec){hva, len};
 }
 
 /* The chain's readable part is an array of little-endian u32 PFNs. */
 static void inflate_or_deflate(struct virtio_balloon *b, const struct virtq_chain *c, bool inflate)
 {
-	struct run run = {NULL, 0};
+	struct discard_batch *d = &b->batch;
 	uint32_t le;
 
 	for (uint64_t off = 0; off + 4 <= c->out_len; off += 4) {
@@ -148,13 +195,12 @@ static void inflate_or_deflate(struct virtio_balloon *b, const struct virtq_chai
 		mark(b, pfn, inflate);
 		if (inflate) {
 			b->ct.inflated_pages++;
-			run_add(b, &run, hva);
+			discard_add(b, d, hva, BALLOON_PAGE);
 		} else {
 			b->ct.deflated_pages++;
 		}
 	}
-	if (run.len)
-		discard(b, run.hva, run.len);
+	discard_flush(b, d);
 }
 
 /* ------------------------------------------------------------- stats */
@@ -249,16 +295,19 @@ static void balloon_io_event(void *opaque)
  * whole 4 KiB pages inside it. */
 static void report_free(struct virtio_balloon *b, const struct virtq_chain *c)
 {
+	struct discard_batch *d = &b->batch;
+
 	for (unsigned i = c->n_out; i < c->n_out + c->n_in; i++) {
 		uintptr_t start =
 			((uintptr_t)c->buf[i].ptr + BALLOON_PAGE - 1) & ~(BALLOON_PAGE - 1);
 		uintptr_t end = ((uintptr_t)c->buf[i].ptr + c->buf[i].len) & ~(BALLOON_PAGE - 1);
 
 		if (end > start) {
-			discard(b, (uint8_t *)start, end - start);
+			discard_add(b, d, (uint8_t *)start, end - start);
 			b->ct.reported_bytes += end - start;
 		}
 	}
+	discard_flush(b, d);
 }
 
 /* ------------------------------------------------------------ device */
@@ -376,7 +425,7 @@ static int load_stats_buffer(struct virtio_balloon *b, struct state_node *n, boo
 /* Every page the loaded bitmap holds back to the host. */
 static void discard_inflated(struct virtio_balloon *b)
 {
-	struct run run = {NULL, 0};
+	struct discard_batch *d = &b->batch;
 
 	for (uint64_t pfn = 0; pfn < b->n_frames; pfn++) {
 		uint8_t *hva;
@@ -389,10 +438,9 @@ static void discard_inflated(struct virtio_balloon *b)
 			continue;
 		hva = guest_mem_ptr(b->mem, pfn * BALLOON_PAGE, BALLOON_PAGE);
 		if (hva)
-			run_add(b, &run, hva);
+			discard_add(b, d, hva, BALLOON_PAGE);
 	}
-	if (run.len)
-		discard(b, run.hva, run.len);
+	discard_flush(b, d);
 }
 
 static int balloon_load(void *opaque, struct state_node *n)
@@ -472,6 +520,8 @@ struct virtio_balloon *virtio_balloon_new(struct dev_host *host, struct pci_bus 
 	}
 	b->o = *o;
 	b->mem = host->mem;
+	/* opened now: the sandbox (-sandbox on) allows process_madvise, not this */
+	b->pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	for (unsigned i = 0; i < VIRTIO_BALLOON_NSTATS; i++)
 		b->gs.stat[i] = UINT64_MAX;
 	b->ops = (struct virtio_dev_ops){
@@ -495,8 +545,7 @@ struct virtio_balloon *virtio_balloon_new(struct dev_host *host, struct pci_bus 
 	b->vp = virtio_pci_new(host, bus, o->devfn, "virtio-balloon-pci", &b->ops, b, &b->cfg, err,
 			       errlen);
 	if (!b->vp) {
-		free(b->inflated);
-		free(b);
+		virtio_balloon_free(b);
 		return NULL;
 	}
 	return b;
@@ -507,6 +556,8 @@ void virtio_balloon_free(struct virtio_balloon *b)
 	if (!b)
 		return;
 	virtio_pci_free(b->vp); /* stops the I/O thread first */
+	if (b->pidfd >= 0)
+		close(b->pidfd);
 	free(b->inflated);
 	free(b);
 }

@@ -467,6 +467,7 @@ struct virtio_balloon_counters {
 	uint64_t discarded_bytes;		 /* given back with MADV_DONTNEED */
 	uint64_t reported_bytes;		 /* of those, by free page reporting */
 	uint64_t madvise_errors;
+	uint64_t discard_calls; /* madvise and process_madvise calls made */
 	uint64_t stats_updates; /* stats buffers received */
 };
 

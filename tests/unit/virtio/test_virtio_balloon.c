@@ -1,10 +1,11 @@
 /* Unit tests for virtio-balloon-pci (devices/virtio/balloon.c) on the fake
  * host, with page-aligned anonymous guest RAM so MADV_DONTNEED acts: the
  * inflated pages read as zeroes afterwards and their neighbours keep
- * their bytes, deflate forgets them, PFNs outside RAM are skipped without
- * breaking the device, the stats buffer is parsed, held and given back
- * at the polling interval, free page reporting discards the lent range,
- * config num_pages/actual follow set_target and the driver's write, and
+ * their bytes, scattered pages go a batch a call where the kernel can,
+ * deflate forgets them, PFNs outside RAM are skipped without breaking the
+ * device, the stats buffer is parsed, held and given back at the polling
+ * interval, free page reporting discards the lent range, config
+ * num_pages/actual follow set_target and the driver's write, and
  * snapshots: a device saved holding the stats buffer (not waiting for
  * it) with pages inflated comes back holding it, gives it back at its
  * next poll, knows the inflated pages and discards them again; bad trees
@@ -17,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "backends/backends.h"
@@ -216,6 +219,46 @@ START_TEST(inflate_discards_the_pages)
 	ck_assert_uint_eq(ct.inflated_pages, 3);
 	ck_assert_uint_eq(ct.discarded_bytes, 3 * 4096);
 	ck_assert_uint_eq(ct.madvise_errors, 0);
+}
+END_TEST
+
+/* Whether this kernel's process_madvise takes MADV_DONTNEED (6.16 on). */
+static bool kernel_batches_dontneed(void)
+{
+	uint8_t *p =
+		mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	struct iovec iov[2] = {{p, 4096}, {p + 4096, 4096}};
+	bool ok = pidfd >= 0 &&
+		  syscall(SYS_process_madvise, pidfd, iov, 2, MADV_DONTNEED, 0) == 2 * 4096;
+
+	if (pidfd >= 0)
+		close(pidfd);
+	munmap(p, 2 * 4096);
+	return ok;
+}
+
+/* 300 pages, none after the one before it in the host mapping (the order
+ * goes down): two batches of one call each where the kernel can, else
+ * one madvise a page; either way every page goes, and no other. */
+START_TEST(scattered_pages_go_in_batches)
+{
+	const unsigned top = TEST_RAM_SIZE / 4096 - 1, n = 300;
+	uint32_t pfns[300];
+	struct virtio_balloon_counters ct;
+
+	memset(th.ram + (top - n - 8) * 4096ull, FILL, (n + 9) * 4096ull);
+	for (unsigned i = 0; i < n; i++)
+		pfns[i] = top - i;
+	make_dev(false, 0, 2);
+	send_pfns(0, pfns, n);
+	for (unsigned i = 0; i < n; i++)
+		ck_assert_msg(page_is((top - i) * 4096ull, 0), "page %u kept its bytes", top - i);
+	ck_assert(page_is((top - n) * 4096ull, FILL));
+	virtio_balloon_get_counters(dev, &ct);
+	ck_assert_uint_eq(ct.discarded_bytes, n * 4096ull);
+	ck_assert_uint_eq(ct.madvise_errors, 0);
+	ck_assert_uint_eq(ct.discard_calls, kernel_batches_dontneed() ? 2 : n);
 }
 END_TEST
 
@@ -477,6 +520,7 @@ int main(void)
 	tcase_set_timeout(t, 30);
 	tcase_add_test(t, identity);
 	tcase_add_test(t, inflate_discards_the_pages);
+	tcase_add_test(t, scattered_pages_go_in_batches);
 	tcase_add_test(t, deflate_forgets_them);
 	tcase_add_test(t, pfn_outside_ram_is_skipped);
 	tcase_add_test(t, stats_are_parsed_held_and_polled);
