@@ -20,7 +20,6 @@ vmm=$(readlink -f "${VMM:-build/vmm}")
 rounds=${ROUNDS:-3}
 memory=1024
 console=tests/integration/libvirt_console.py
-ms() { date +%s%3N; }
 
 # boot SIDE EMULATOR: the domain up, 256 MiB of it written.
 boot() {
@@ -38,12 +37,8 @@ boot() {
 
 # round SIDE N: save, restore, the shell answers; appends "save restore MiB".
 round() {
-	t=$(ms)
-	$V save "$dom" "$T/save" >"$T/out" 2>&1 || { cat "$T/out"; fail "$1: virsh save"; }
-	s=$(($(ms) - t))
-	t=$(ms)
-	$V restore "$T/save" >"$T/out" 2>&1 || { cat "$T/out"; fail "$1: virsh restore"; }
-	r=$(($(ms) - t))
+	save_restore "$1"
+	s=$save_ms r=$restore_ms
 	[ "$(state)" = running ] || fail "$1: domstate '$(state)' after restore"
 	python3 "$console" qemu:///system "$dom" "$T/r.$1.$2" "$limit" "Escape character" \
 		"ls -l /tmp/fill" >/dev/null || { tail -c 2000 "$T/r.$1.$2"; fail "$1: the restored guest's shell"; }

@@ -33,6 +33,10 @@ KVM_BENCHES += bench/balloon-kit.sh
 # virsh save / virsh restore of a 1 GiB guest through libvirt, vs QEMU.
 BENCHES += bench/libvirt-save.sh
 KVM_BENCHES += bench/libvirt-save.sh
+# virsh migrate --live (idle, dirtying) between two libvirtds, virsh save and
+# restore, of the kit's mem-dirty guest, vs QEMU under the same libvirt.
+BENCHES += bench/libvirt-migrate-kit.sh
+KVM_BENCHES += bench/libvirt-migrate-kit.sh
 # the Debian 12 disk of scripts/debian-disk.sh from exec to DEBIAN-READY and a shell, vs QEMU.
 BENCHES += bench/debian-boot.sh
 KVM_BENCHES += bench/debian-boot.sh

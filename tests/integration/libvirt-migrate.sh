@@ -45,35 +45,7 @@ guest=$(sh scripts/demo/image.sh) || fail "no Debian guest image (scripts/demo/i
 qemu=$(command -v qemu-system-x86_64) || fail "no qemu-system-x86_64 (scripts/install-deps.sh check)"
 vmm=$(readlink -f "${VMM:-build/vmm}")
 
-# The destination "host": its own folders, daemons and socket.
-D=$T/dst
-mkdir -p "$D/etc/libvirt"
-cp -a /etc/libvirt/. "$D/etc/libvirt/"
-echo 'host_uuid = "8c1e2f4a-7d3b-4e5f-9a60-1b2c3d4e5f60"' >>"$D/etc/libvirt/libvirtd.conf"
-echo 'host_uuid = "1f0e9d8c-7b6a-4594-8372-6150a4b3c2d1"' >>/etc/libvirt/libvirtd.conf
-# the source libvirtd reads its host_uuid at start: restart it
-stop_daemons
-virtlogd -d -p "$T/virtlogd.pid" || fail "virtlogd did not start"
-start_libvirtd
-unshare -m --propagation private sh -c '
-	for d in $2; do
-		mkdir -p "$1$d" && mount --bind "$1$d" "$d" || exit 1
-	done
-	mkdir -p /var/lib/libvirt/qemu /var/cache/libvirt/qemu /var/log/libvirt/qemu /run/libvirt/qemu
-	virtlogd -d -p "$1/virtlogd.pid" && libvirtd -d -p "$1/libvirtd.pid"' sh "$D" "$dirs" ||
-	fail "the destination's libvirtd did not start"
-DURI="qemu+unix:///system?socket=$D/run/libvirt/libvirt-sock"
-SURI="qemu+unix:///system?socket=$T/run/libvirt/libvirt-sock" # as the destination sees it
-VD="virsh -q -c $DURI"
-for _ in $(seq 300); do $VD version >/dev/null 2>&1 && break; sleep 0.2; done
-$VD version >/dev/null 2>&1 || fail "the destination's libvirtd never answered"
-stop_dst() {
-	for d in $($VD list --all --name 2>/dev/null); do $VD destroy "$d" >/dev/null 2>&1; done
-	for p in libvirtd virtlogd; do
-		[ -f "$D/$p.pid" ] && kill "$(cat "$D/$p.pid")" 2>/dev/null
-	done
-	cp "$D/var/log/libvirt/libvirtd.log" "${libvirt_log%.log}.dst.log" 2>/dev/null
-}
+second_host
 trap 'kill ${stream_pid:-} 2>/dev/null; stop_dst; cleanup; rm -rf "${disks:-}"' EXIT
 
 # the domain: 2 vCPUs, a balloon, a disk and user networking; the disk

@@ -94,6 +94,44 @@ start_libvirtd() {
 virtlogd -d -p "$T/virtlogd.pid" || fail "virtlogd did not start"
 start_libvirtd
 
+# second_host: a second libvirtd (and virtlogd) standing for another host,
+# in a mount namespace of its own with its own /run/libvirt,
+# /var/lib/libvirt, ... under $D, and another host_uuid than the first
+# (libvirt refuses a migration to the same host; the first libvirtd is
+# restarted to read its own). Both share the network. Sets D, DURI (its
+# socket), SURI (the first's, as the second sees it), VD (virsh on it) and
+# stop_dst (its domains destroyed, its daemons stopped, its log kept
+# beside $libvirt_log).
+second_host() {
+	D=$T/dst
+	mkdir -p "$D/etc/libvirt"
+	cp -a /etc/libvirt/. "$D/etc/libvirt/"
+	echo 'host_uuid = "8c1e2f4a-7d3b-4e5f-9a60-1b2c3d4e5f60"' >>"$D/etc/libvirt/libvirtd.conf"
+	echo 'host_uuid = "1f0e9d8c-7b6a-4594-8372-6150a4b3c2d1"' >>/etc/libvirt/libvirtd.conf
+	stop_daemons
+	virtlogd -d -p "$T/virtlogd.pid" || fail "virtlogd did not start"
+	start_libvirtd
+	unshare -m --propagation private sh -c '
+		for d in $2; do
+			mkdir -p "$1$d" && mount --bind "$1$d" "$d" || exit 1
+		done
+		mkdir -p /var/lib/libvirt/qemu /var/cache/libvirt/qemu /var/log/libvirt/qemu /run/libvirt/qemu
+		virtlogd -d -p "$1/virtlogd.pid" && libvirtd -d -p "$1/libvirtd.pid"' sh "$D" "$dirs" ||
+		fail "the destination's libvirtd did not start"
+	DURI="qemu+unix:///system?socket=$D/run/libvirt/libvirt-sock"
+	SURI="qemu+unix:///system?socket=$T/run/libvirt/libvirt-sock"
+	VD="virsh -q -c $DURI"
+	for _ in $(seq 300); do $VD version >/dev/null 2>&1 && break; sleep 0.2; done
+	$VD version >/dev/null 2>&1 || fail "the destination's libvirtd never answered"
+}
+stop_dst() {
+	for d in $($VD list --all --name 2>/dev/null); do $VD destroy "$d" >/dev/null 2>&1; done
+	for p in libvirtd virtlogd; do
+		[ -f "$D/$p.pid" ] && kill "$(cat "$D/$p.pid")" 2>/dev/null
+	done
+	[ -z "${libvirt_log:-}" ] || cp "$D/var/log/libvirt/libvirtd.log" "${libvirt_log%.log}.dst.log" 2>/dev/null
+}
+
 state() { $V domstate "$dom" 2>&1; }
 # wait_state STATE SECS
 wait_state() {
@@ -103,13 +141,23 @@ wait_state() {
 	done
 	fail "domstate is '$(state)', expected '$1' within $2 s"
 }
+# save_restore WHO: `virsh save` of $dom into $T/save, then `virsh restore`
+# of it; sets save_ms and restore_ms (wall clock of each).
+save_restore() {
+	_t=$(date +%s%3N)
+	$V save "$dom" "$T/save" >"$T/out" 2>&1 || { cat "$T/out"; fail "$1: virsh save"; }
+	save_ms=$(($(date +%s%3N) - _t))
+	_t=$(date +%s%3N)
+	$V restore "$T/save" >"$T/out" 2>&1 || { cat "$T/out"; fail "$1: virsh restore"; }
+	restore_ms=$(($(date +%s%3N) - _t))
+}
 emulator_pid() { cat "/run/libvirt/qemu/$dom.pid" 2>/dev/null; }
 
 # domain EMULATOR [USB-MODEL]: the domain $dom booting make demo's guest
-# ($guest) directly, with $memory MiB (default 512) and $vcpus vCPUs
-# (default 1), <memballoon model='none'/> unless $balloon holds another,
-# and $devices (default none) added; USB-MODEL (default none) another
-# controller than none.
+# ($guest) directly, or what $boot_xml's <kernel> and <cmdline> name, with
+# $memory MiB (default 512) and $vcpus vCPUs (default 1), <memballoon
+# model='none'/> unless $balloon holds another, and $devices (default
+# none) added; USB-MODEL (default none) another controller than none.
 domain() {
 	cat <<XML
 <domain type='kvm'>
@@ -118,9 +166,9 @@ domain() {
   <vcpu>${vcpus:-1}</vcpu>
   <os>
     <type arch='x86_64' machine='pc'>hvm</type>
-    <kernel>$guest/kernel</kernel>
+    ${boot_xml:-<kernel>$guest/kernel</kernel>
     <initrd>$guest/initrd.cpio.gz</initrd>
-    <cmdline>$(cat tests/guest/linux/cmdline)</cmdline>
+    <cmdline>$(cat tests/guest/linux/cmdline)</cmdline>}
   </os>
   <features><acpi/></features>
   <devices>
