@@ -35,47 +35,9 @@
 
 #include "devices/dev_host.h"
 #include "devices/pci/pci.h"
+#include "devices/virtio/console_internal.h"
 #include "devices/virtio/virtio.h"
 #include "state/state.h"
-
-#define CONSOLE_QUEUE_SIZE 128
-#define CTRL_RXQ 2
-#define CTRL_TXQ 3
-#define CTRL_HDR 8 /* struct virtio_console_control */
-#define OUTBOX_SIZE 64
-#define RX_BUF 4096   /* host bytes waiting for a receive buffer, per port */
-#define TX_RETRY_MS 2 /* a backend that took part of a chain: try again */
-
-struct ctrl_msg {
-	uint16_t len;
-	uint8_t data[CTRL_HDR + VIRTIO_CONSOLE_NAME_MAX];
-};
-
-struct console_port {
-	struct virtio_console_port_opts o;
-	bool present;
-	bool guest_ready;      /* PORT_READY 1 received */
-	bool guest_open;       /* PORT_OPEN 1 received (a program has the port) */
-	bool host_open;	       /* the backend is connected */
-	bool host_waiting;     /* can_receive said 0: call rx_ready when room */
-	bool tx_stalled;       /* the backend took part of the head chain */
-	uint32_t tx_off;       /* bytes of the head transmit chain already taken */
-	uint64_t st_rx, st_tx; /* bytes to / from the guest */
-	size_t rx_len;
-	uint8_t rx[RX_BUF];
-};
-
-struct virtio_console {
-	struct virtio_pci *vp;
-	struct virtio_dev_ops ops;
-	struct virtio_console_config cfg; /* little-endian, read by the guest */
-	unsigned max_ports;
-	struct console_port port[VIRTIO_CONSOLE_MAX_PORTS];
-	struct ctrl_msg outbox[OUTBOX_SIZE];
-	unsigned ob_head, ob_count;
-	struct virtio_console_stats st;
-	struct virtq_chain chain; /* the I/O thread's */
-};
 
 static unsigned port_rxq(unsigned id)
 {
@@ -119,8 +81,8 @@ static bool rearm(struct virtq *q)
 
 /* ------------------------------------------------------ control messages */
 
-static void queue_ctrl(struct virtio_console *vc, uint32_t id, uint16_t event, uint16_t value,
-		       const char *name)
+void console_queue_ctrl(struct virtio_console *vc, uint32_t id, uint16_t event, uint16_t value,
+			const char *name)
 {
 	struct ctrl_msg *m;
 	size_t nlen = name ? strlen(name) : 0;
@@ -156,11 +118,11 @@ static void port_ready(struct virtio_console *vc, struct console_port *p)
 {
 	p->guest_ready = true;
 	if (p->o.console)
-		queue_ctrl(vc, p->o.id, VIRTIO_CONSOLE_CONSOLE_PORT, 1, NULL);
+		console_queue_ctrl(vc, p->o.id, VIRTIO_CONSOLE_CONSOLE_PORT, 1, NULL);
 	if (p->o.name && p->o.name[0])
-		queue_ctrl(vc, p->o.id, VIRTIO_CONSOLE_PORT_NAME, 1, p->o.name);
+		console_queue_ctrl(vc, p->o.id, VIRTIO_CONSOLE_PORT_NAME, 1, p->o.name);
 	if (p->host_open)
-		queue_ctrl(vc, p->o.id, VIRTIO_CONSOLE_PORT_OPEN, 1, NULL);
+		console_queue_ctrl(vc, p->o.id, VIRTIO_CONSOLE_PORT_OPEN, 1, NULL);
 }
 
 /* One message from the driver (len bytes at msg, copied out of guest RAM).
@@ -188,7 +150,7 @@ static int ctrl_message(struct virtio_console *vc, const uint8_t *msg, size_t le
 			return 0;
 		for (unsigned i = 0; i < vc->max_ports; i++)
 			if (vc->port[i].present)
-				queue_ctrl(vc, i, VIRTIO_CONSOLE_PORT_ADD, 1, NULL);
+				console_queue_ctrl(vc, i, VIRTIO_CONSOLE_PORT_ADD, 1, NULL);
 		return 0;
 	}
 	p = id < vc->max_ports && vc->port[id].present ? &vc->port[id] : NULL;
@@ -553,7 +515,7 @@ static void apply_port(struct virtio_console *vc, struct console_port *p,
 	p->host_waiting = false;
 	set_guest_open(p, ps->guest_open);
 	if (p->guest_ready && ps->host_told != p->host_open)
-		queue_ctrl(vc, p->o.id, VIRTIO_CONSOLE_PORT_OPEN, p->host_open, NULL);
+		console_queue_ctrl(vc, p->o.id, VIRTIO_CONSOLE_PORT_OPEN, p->host_open, NULL);
 }
 
 static int console_load(void *opaque, struct state_node *n)
@@ -632,7 +594,7 @@ void virtio_console_host_open(struct virtio_console *vc, unsigned id, bool open)
 	if (p->host_open != open) {
 		p->host_open = open;
 		if (p->guest_ready)
-			queue_ctrl(vc, id, VIRTIO_CONSOLE_PORT_OPEN, open, NULL);
+			console_queue_ctrl(vc, id, VIRTIO_CONSOLE_PORT_OPEN, open, NULL);
 	}
 	virtio_pci_unlock(vc->vp);
 	virtio_pci_wake(vc->vp);
@@ -673,21 +635,12 @@ static int check_opts(const struct virtio_console_opts *o, char *err, size_t err
 		return -1;
 	}
 	for (unsigned i = 0; i < o->n_ports; i++) {
-		const struct virtio_console_port_opts *p = &o->ports[i];
-
-		if (p->id >= o->max_ports) {
-			snprintf(err, errlen, "virtio-serial: port nr %u is not below max_ports %u",
-				 p->id, o->max_ports);
+		if (virtio_console_check_port(o->max_ports, &o->ports[i], err, errlen) < 0)
 			return -1;
-		}
-		if (p->name && strlen(p->name) > VIRTIO_CONSOLE_NAME_MAX) {
-			snprintf(err, errlen, "virtio-serial: port name longer than %d bytes",
-				 VIRTIO_CONSOLE_NAME_MAX);
-			return -1;
-		}
 		for (unsigned j = 0; j < i; j++)
-			if (o->ports[j].id == p->id) {
-				snprintf(err, errlen, "virtio-serial: two ports with nr %u", p->id);
+			if (o->ports[j].id == o->ports[i].id) {
+				snprintf(err, errlen, "virtio-serial: two ports with nr %u",
+					 o->ports[i].id);
 				return -1;
 			}
 	}

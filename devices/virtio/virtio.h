@@ -436,6 +436,15 @@ void virtio_console_receive(struct virtio_console *vc, unsigned id, const void *
 void virtio_console_host_open(struct virtio_console *vc, unsigned id, bool open);
 bool virtio_console_guest_open(struct virtio_console *vc, unsigned id);
 void virtio_console_get_stats(struct virtio_console *vc, struct virtio_console_stats *st);
+/* console_ports.c: a port's options checked against a bus of max_ports;
+ * a port added while the guest runs (PORT_ADD once the driver is up;
+ * o->name must outlive the port), and one removed (PORT_REMOVE; its
+ * callbacks are not called after). 0, or -1 (with err for add). */
+int virtio_console_check_port(unsigned max_ports, const struct virtio_console_port_opts *p,
+			      char *err, size_t errlen);
+int virtio_console_port_add(struct virtio_console *vc, const struct virtio_console_port_opts *o,
+			    char *err, size_t errlen);
+int virtio_console_port_remove(struct virtio_console *vc, unsigned id);
 
 /* ---------------------------------------------------------- balloon.c */
 

@@ -56,7 +56,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			p->host_open = !p->host_open;
 			if (p->guest_ready)
-				queue_ctrl(&vc, 1, VIRTIO_CONSOLE_PORT_OPEN, p->host_open, NULL);
+				console_queue_ctrl(&vc, 1, VIRTIO_CONSOLE_PORT_OPEN, p->host_open,
+						   NULL);
 		}
 		if (len && (rec[0] & 2)) /* the driver takes what was queued */
 			vc.ob_head = vc.ob_count = 0;

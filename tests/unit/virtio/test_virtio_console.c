@@ -543,6 +543,86 @@ START_TEST(bad_options_refused)
 }
 END_TEST
 
+/* ---------------------------------------------- ports added at run time */
+
+static const struct virtio_console_port_opts hot_port = {
+	.id = 1, .name = "org.hot.0", .write = be_write, .guest_open = be_guest_open};
+
+/* device_del then device_add of port 1 while the driver runs: PORT_REMOVE,
+ * nothing of the old port served, then PORT_ADD and the new name. */
+START_TEST(port_removed_and_added_live)
+{
+	char err[256];
+
+	make_dev();
+	bring_up(true);
+	handshake();
+	ck_assert_int_eq(virtio_console_port_remove(dev, 1), 0);
+	expect_ctrl(1, VIRTIO_CONSOLE_PORT_REMOVE, 1, NULL);
+	post(P1_TX, "lost", 4, false);
+	usleep(20000);
+	ck_assert_uint_eq(used_idx(P1_TX), 0);
+	ck_assert_uint_eq(host_len, 0);
+	ck_assert_int_eq(virtio_console_port_add(dev, &hot_port, err, sizeof(err)), 0);
+	expect_ctrl(1, VIRTIO_CONSOLE_PORT_ADD, 1, NULL);
+	ctrl_send(1, VIRTIO_CONSOLE_PORT_READY, 1);
+	expect_ctrl(1, VIRTIO_CONSOLE_PORT_NAME, 1, "org.hot.0");
+	ctrl_send(1, VIRTIO_CONSOLE_PORT_OPEN, 1);
+	ck_assert(wait_used(CTRL_TX, 4)); /* the handshake's 2, READY, OPEN */
+	ck_assert(virtio_console_guest_open(dev, 1));
+	/* the chain posted while the port was gone goes to the new backend */
+	ck_assert_uint_eq(next_used(P1_TX, NULL, 0), 0);
+	ck_assert_mem_eq(host_got, "lost", 4);
+}
+END_TEST
+
+/* A port added before the driver is up is announced by DEVICE_READY,
+ * once. */
+START_TEST(port_added_before_driver)
+{
+	static struct virtio_console_port_opts only_console = {.id = 0, .console = true};
+	struct virtio_console_opts o = {2 << 3, 2, &only_console, 1};
+	char err[256];
+
+	dev = virtio_console_new(&th.host, bus, &o, err, sizeof(err));
+	ck_assert_msg(dev, "%s", err);
+	map_bars();
+	ck_assert_int_eq(virtio_console_port_add(dev, &hot_port, err, sizeof(err)), 0);
+	bring_up(true);
+	handshake_named(1, "org.hot.0");
+	ck_assert_uint_eq(used_idx(CTRL_RX), 3); /* PORT_ADD 0, 1, PORT_NAME */
+}
+END_TEST
+
+START_TEST(bad_port_add_and_remove_refused)
+{
+	struct virtio_console_port_opts p = hot_port;
+	char err[256] = "", name[VIRTIO_CONSOLE_NAME_MAX + 2];
+
+	make_dev();
+	bring_up(true);
+	handshake();
+	ck_assert_int_eq(virtio_console_port_add(dev, &p, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "already in use"));
+	p.id = 2;
+	ck_assert_int_eq(virtio_console_port_add(dev, &p, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "max_ports"));
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = 0;
+	p = (struct virtio_console_port_opts){.id = 1, .name = name};
+	ck_assert_int_eq(virtio_console_port_remove(dev, 1), 0);
+	ck_assert_int_eq(virtio_console_port_add(dev, &p, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "name longer"));
+	ck_assert_int_eq(virtio_console_port_remove(dev, 1), -1); /* already gone */
+	ck_assert_int_eq(virtio_console_port_remove(dev, 2), -1);
+	ck_assert_int_eq(virtio_console_port_remove(dev, 4000000000u), -1);
+	expect_ctrl(1, VIRTIO_CONSOLE_PORT_REMOVE, 1, NULL); /* one, for the one removal */
+	usleep(20000);
+	ck_assert_uint_eq(used_idx(CTRL_RX), 4);
+	ck_assert(!needs_reset());
+}
+END_TEST
+
 /* ----------------------------------------------------------- snapshots */
 
 #define NODE "/devices/virtio-serial@0"
@@ -654,6 +734,9 @@ int main(void)
 	tcase_add_test(t, unknown_control_messages_ignored);
 	tcase_add_test(t, readonly_receive_buffer_breaks_the_device);
 	tcase_add_test(t, bad_options_refused);
+	tcase_add_test(t, port_removed_and_added_live);
+	tcase_add_test(t, port_added_before_driver);
+	tcase_add_test(t, bad_port_add_and_remove_refused);
 	tcase_add_test(t, snapshot_keeps_ports_and_pending);
 	tcase_add_test(t, snapshot_bad_trees_refused);
 	suite_add_tcase(s, t);
