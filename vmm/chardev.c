@@ -34,6 +34,7 @@ struct chardev {
 	int listen_fd;
 	int pty_slave; /* held open: see open_pty */
 	bool watching, is_tty, is_socket;
+	bool started; /* chardev_start ran: the listening or retry fd is watched */
 	pthread_mutex_t out_lock;
 
 	struct chardev_frontend fe[CHARDEV_MAX_FRONTENDS];
@@ -738,10 +739,11 @@ void chardev_set_quit(struct chardev *c, void (*fn)(void *opaque), void *opaque)
 
 void chardev_start(struct chardev *c)
 {
-	if (c->listen_fd >= 0 && c->in_fd < 0)
+	if (c->listen_fd >= 0 && c->in_fd < 0 && !c->started)
 		evloop_add_fd(c->loop, c->listen_fd, EV_READ, on_accept, c);
-	if (c->retry_fd >= 0)
+	if (c->retry_fd >= 0 && !c->started)
 		evloop_add_fd(c->loop, c->retry_fd, EV_READ, on_retry, c);
+	c->started = true; /* a frontend attached again: the fds are watched */
 	/* A mux opens only the focused frontend; the other hears CHARDEV_FOCUS
 	 * when the user switches to it (so the monitor stays quiet until then). */
 	if (c->mux)
@@ -750,6 +752,15 @@ void chardev_start(struct chardev *c)
 		for (unsigned i = 0; i < c->n_fe; i++)
 			send_event(c, i, CHARDEV_OPENED);
 	watch_input(c, true);
+}
+
+void chardev_detach_frontends(struct chardev *c)
+{
+	c->n_fe = 0;
+	c->focus = 0;
+	c->raw_off = c->raw_len;
+	c->pend_off = c->pend_len;
+	watch_input(c, true); /* input held back for the frontend is dropped now */
 }
 
 void chardev_free(struct chardev *c)

@@ -58,6 +58,9 @@ void chardev_free(struct chardev *c);
 int chardev_add_frontend(struct chardev *c, const struct chardev_frontend *fe);
 /* Send the opened event to the frontends (after they are all attached). */
 void chardev_start(struct chardev *c);
+/* The frontends go (device_del of the port on c; main thread): input is
+ * dropped until chardev_add_frontend and chardev_start again. */
+void chardev_detach_frontends(struct chardev *c);
 /* Called for Ctrl-A x on a mux. */
 void chardev_set_quit(struct chardev *c, void (*fn)(void *opaque), void *opaque);
 /* Any thread. Output to a disconnected socket is dropped. */

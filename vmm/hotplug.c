@@ -22,6 +22,7 @@
 #include "backends/backends.h"
 #include "devices/virtio/virtio.h"
 #include "vmm/machine.h"
+#include "vmm/vserial.h"
 
 static const char *root_bus_name(const struct machine *m)
 {
@@ -319,6 +320,34 @@ static int add_kind(struct machine *m, enum hp_kind k, char *props, char *err, s
 	return port;
 }
 
+/* key='s value in props (key=value,...) into out: false when absent. */
+static bool prop_value(const char *props, const char *key, char *out, size_t len)
+{
+	size_t klen = strlen(key);
+
+	for (const char *p = props; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, key, klen) && p[klen] == '=') {
+			snprintf(out, len, "%.*s", (int)strcspn(p + klen + 1, ","), p + klen + 1);
+			return true;
+		}
+	return false;
+}
+
+/* A virtio-serial port: on its bus, no PCI slot (vserial.c). */
+static int add_vserport(struct machine *m, const char *driver, char *props, char *err,
+			size_t errlen)
+{
+	struct hp_dev other;
+	char id[32];
+
+	if (prop_value(props, "id", id, sizeof(id)) &&
+	    (find_device(m, id, &other) || cli_find_root_port(m->cfg, id) >= 0)) {
+		snprintf(err, errlen, "Duplicate device ID '%s' for device", id);
+		return -1;
+	}
+	return vmm_vserial_device_add(m, driver, props, err, errlen);
+}
+
 /* props: the properties after the driver name, key=value,... */
 int machine_device_add(struct machine *m, const char *driver, const char *props, char *err,
 		       size_t errlen)
@@ -335,17 +364,19 @@ int machine_device_add(struct machine *m, const char *driver, const char *props,
 		snprintf(err, errlen, "'%s' is not a valid device model name", driver);
 		return -1;
 	}
+	if (snprintf(buf, sizeof(buf), "%s", props) >= (int)sizeof(buf)) {
+		snprintf(err, errlen, "properties too long");
+		return -1;
+	}
+	if (!strcmp(driver, "virtserialport") || !strcmp(driver, "virtconsole"))
+		return add_vserport(m, driver, buf, err, errlen);
 	while (k <= HP_RNG && strcmp(driver, models[k]))
 		k++;
 	if (k > HP_RNG) {
 		snprintf(err, errlen,
 			 "Device '%s' cannot be hot-plugged (vmm hot-plugs virtio-blk-pci, "
-			 "virtio-net-pci and virtio-rng-pci)",
+			 "virtio-net-pci, virtio-rng-pci, virtserialport and virtconsole)",
 			 driver);
-		return -1;
-	}
-	if (snprintf(buf, sizeof(buf), "%s", props) >= (int)sizeof(buf)) {
-		snprintf(err, errlen, "properties too long");
 		return -1;
 	}
 	port = add_kind(m, k, buf, err, errlen);
@@ -451,6 +482,8 @@ int machine_device_del(struct machine *m, const char *id, char *err, size_t errl
 	int port, r;
 
 	if (!find_device(m, id, &d)) {
+		if (vmm_vserial_device_del(m, id) == 0)
+			return 0;
 		snprintf(err, errlen, "Device '%s' not found", id);
 		return -ENOENT;
 	}

@@ -467,6 +467,17 @@ int machine_netdev_del(struct machine *m, const char *id, char *err, size_t errl
 int machine_object_add(struct machine *m, const char *type, const char *props, char *err,
 		       size_t errlen);
 int machine_object_del(struct machine *m, const char *id, char *err, size_t errlen);
+/* chardev_hotplug.c: chardev-add (opts: -chardev's text; *pty the new
+ * terminal's path, or NULL) and chardev-remove of one no device uses:
+ * the chardev's index or 0, -1 with err in QEMU's words. A port's
+ * device_add takes a spare chardev (NULL: none by that id), its
+ * device_del gives it back (its frontend detached). */
+int machine_chardev_add(struct machine *m, const char *opts, const char **pty, char *err,
+			size_t errlen);
+int machine_chardev_remove(struct machine *m, const char *id, char *err, size_t errlen);
+struct chardev *machine_chardev_take(struct machine *m, const char *id);
+void machine_chardev_give_back(struct machine *m, const char *id, struct chardev *chr);
+void hmp_chardev(struct machine *m, int argc, char **argv, FILE *out, bool add);
 /* Board set-up: each root port's guest-approved removal reaches hotplug.c. */
 void machine_hotplug_wire(struct machine *m);
 /* HMP device_add, device_del, drive_add, netdev_add, netdev_del. */

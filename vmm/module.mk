@@ -32,6 +32,8 @@ $(eval $(call unit_test,vmm_monitor,tests/unit/vmm/test_monitor.c,$(VMM_LIBS),$(
 $(eval $(call unit_test,vmm_qmp_args,tests/unit/vmm/test_qmp_args.c,$(VMM_LIBS),$(VMM_LDLIBS)))
 # getfd/closefd names and the fd: URI parameter
 $(eval $(call unit_test,vmm_qmp_fds,tests/unit/vmm/test_qmp_fds.c,$(VMM_LIBS),$(VMM_LDLIBS)))
+# chardev-add / chardev-remove: backends, bad arguments, busy chardevs.
+$(eval $(call unit_test,vmm_qmp_chardev,tests/unit/vmm/test_qmp_chardev.c,$(VMM_LIBS),$(VMM_LDLIBS)))
 BENCHES += bench/core-pio.sh
 KVM_BENCHES += bench/core-pio.sh
 BENCHES += bench/core-mmio.sh

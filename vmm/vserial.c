@@ -7,6 +7,7 @@
  * guest output on the device's I/O thread (chardev_write_some, which
  * never blocks: what a slow peer did not take stays in the guest's
  * buffer until it does). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,22 @@ static int open_chardevs(struct machine *m, struct vmm_vserial *v, char *err, si
 	return 0;
 }
 
+/* Port i's options for the device: its number, name and backend. */
+static struct virtio_console_port_opts port_opts(struct vmm_vserial *v, unsigned i)
+{
+	const struct vserport_spec *s = v->port[i].spec;
+
+	return (struct virtio_console_port_opts){
+		.id = (unsigned)s->nr,
+		.name = s->name[0] ? s->name : NULL,
+		.console = s->console,
+		.write = v->port[i].chr ? port_write : NULL,
+		.rx_ready = port_rx_ready,
+		.guest_open = port_guest_open,
+		.opaque = &v->port[i],
+	};
+}
+
 static int add_bus(struct machine *m, struct vmm_vserial *v, unsigned b, char *err, size_t errlen)
 {
 	const struct vserial_config *vc = &m->cfg->vserial;
@@ -105,21 +122,9 @@ static int add_bus(struct machine *m, struct vmm_vserial *v, unsigned b, char *e
 	struct virtio_console_opts o = {vc->buses[b].devfn, vc->buses[b].max_ports, ports, 0};
 	char why[256];
 
-	for (unsigned i = 0; i < vc->n_ports; i++) {
-		const struct vserport_spec *s = &vc->ports[i];
-
-		if (s->bus != b)
-			continue;
-		ports[o.n_ports++] = (struct virtio_console_port_opts){
-			.id = (unsigned)s->nr,
-			.name = s->name[0] ? s->name : NULL,
-			.console = s->console,
-			.write = v->port[i].chr ? port_write : NULL,
-			.rx_ready = port_rx_ready,
-			.guest_open = port_guest_open,
-			.opaque = &v->port[i],
-		};
-	}
+	for (unsigned i = 0; i < vc->n_ports; i++)
+		if (vc->ports[i].bus == b)
+			ports[o.n_ports++] = port_opts(v, i);
 	v->dev[b] = virtio_console_new(&m->host, board_device_bus(m, m->cfg->vserial.buses[b].bus), &o, why, sizeof(why));
 	if (!v->dev[b]) {
 		snprintf(err, errlen, "-device virtio-serial-pci: %s", why);
@@ -133,17 +138,20 @@ static int add_bus(struct machine *m, struct vmm_vserial *v, unsigned b, char *e
 
 /* The frontends attach once every device exists; start sends the
  * chardevs' opened events (a pty or file is connected from the start). */
+static void start_port(struct vserial_port *p)
+{
+	struct chardev_frontend fe = {port_can_receive, port_receive, port_event, p};
+
+	if (!p->chr)
+		return;
+	chardev_add_frontend(p->chr, &fe);
+	chardev_start(p->chr);
+}
+
 static void start_ports(struct vmm_vserial *v)
 {
-	for (unsigned i = 0; i < v->n_ports; i++) {
-		struct vserial_port *p = &v->port[i];
-		struct chardev_frontend fe = {port_can_receive, port_receive, port_event, p};
-
-		if (!p->chr)
-			continue;
-		chardev_add_frontend(p->chr, &fe);
-		chardev_start(p->chr);
-	}
+	for (unsigned i = 0; i < v->n_ports; i++)
+		start_port(&v->port[i]);
 }
 
 int vmm_vserial_init(struct machine *m, char *err, size_t errlen)
@@ -197,4 +205,122 @@ bool vmm_vserial_port_open(struct vmm_vserial *v, unsigned i)
 struct virtio_console *vmm_vserial_dev(struct vmm_vserial *v, unsigned b)
 {
 	return v && b < CLI_MAX_VSERIAL ? v->dev[b] : NULL;
+}
+
+/* ------------------------------------------------- run-time hot-plug */
+
+/* device_add of a virtserialport or virtconsole on an existing bus and
+ * device_del of one (what libvirt sends for attach-device and
+ * detach-device of a <channel> or <console>). The port table has fixed
+ * entries that the running ports point into (spec, frontend opaque), so
+ * a removed port leaves a hole (no device) the next one fills. */
+
+static int find_port(const struct vmm_vserial *v, const char *id)
+{
+	for (unsigned i = 0; id[0] && i < v->n_ports; i++)
+		if (v->port[i].dev && !strcmp(v->port[i].spec->id, id))
+			return (int)i;
+	return -1;
+}
+
+/* The entry a new port goes into: the first hole, else a new one. */
+static int free_entry(struct machine *m, struct vmm_vserial *v, char *err, size_t errlen)
+{
+	for (unsigned j = 0; j < v->n_ports; j++)
+		if (!v->port[j].dev)
+			return (int)j;
+	if (v->n_ports == CLI_MAX_VSERPORTS) {
+		snprintf(err, errlen, "too many virtio-serial ports (at most %d)",
+			 CLI_MAX_VSERPORTS);
+		return -1;
+	}
+	m->cfg_rw->vserial.n_ports = v->n_ports + 1;
+	return (int)v->n_ports++;
+}
+
+/* Entry i becomes a hole: its chardev goes back to the spare ones (for
+ * chardev-remove, or another port), a trailing entry is dropped. */
+static void drop_port(struct machine *m, struct vmm_vserial *v, unsigned i)
+{
+	struct vserport_spec *s = &m->cfg_rw->vserial.ports[i];
+
+	if (s->chr.kind != CHARDEV_NONE)
+		machine_chardev_give_back(m, s->chr.id, v->port[i].chr);
+	*s = (struct vserport_spec){.nr = -1};
+	v->port[i] = (struct vserial_port){0};
+	if (i + 1 == v->n_ports)
+		m->cfg_rw->vserial.n_ports = --v->n_ports;
+}
+
+/* Port i, parsed: numbered, its chardev (a chardev-add one, else a
+ * -chardev not opened yet) and its place on the bus. */
+static int plug_port(struct machine *m, struct vmm_vserial *v, unsigned i, char *err, size_t errlen)
+{
+	struct vserial_port *p = &v->port[i];
+	struct virtio_console_port_opts o;
+
+	if (cli_resolve_vserport(m->cfg_rw, i, err, errlen) < 0)
+		return -1;
+	if (p->spec->chr.kind != CHARDEV_NONE) {
+		p->chr = machine_chardev_take(m, p->spec->chr.id);
+		if (!p->chr)
+			p->chr = chardev_new(&p->spec->chr, m->host.loop, err, errlen);
+		if (!p->chr)
+			return -1;
+	}
+	o = port_opts(v, i);
+	if (virtio_console_port_add(p->dev, &o, err, errlen) < 0)
+		return -1;
+	start_port(p);
+	return 0;
+}
+
+int vmm_vserial_device_add(struct machine *m, const char *driver, char *props, char *err,
+			   size_t errlen)
+{
+	struct vmm_vserial *v = m->vserial;
+	struct vserport_spec spec;
+	int i;
+
+	if (!v) {
+		snprintf(err, errlen, "No 'virtio-serial-bus' bus found for device '%s'", driver);
+		return -1;
+	}
+	i = cli_parse_vserport_spec(m->cfg_rw, driver, props, &spec, err, errlen);
+	if (i == 0 && spec.id[0] && find_port(v, spec.id) >= 0) {
+		snprintf(err, errlen, "Duplicate device ID '%s' for device", spec.id);
+		i = -1;
+	} else if (i == 0) {
+		i = free_entry(m, v, err, errlen);
+	}
+	if (i < 0) { /* a chardev= already parsed is free again */
+		if (spec.chr.kind != CHARDEV_NONE)
+			machine_chardev_give_back(m, spec.chr.id, NULL);
+		return -1;
+	}
+	m->cfg_rw->vserial.ports[i] = spec;
+	v->port[i] = (struct vserial_port){
+		.m = m, .spec = &m->cfg->vserial.ports[i], .dev = v->dev[spec.bus]};
+	if (plug_port(m, v, (unsigned)i, err, errlen) < 0) {
+		drop_port(m, v, (unsigned)i);
+		return -1;
+	}
+	return 0;
+}
+
+int vmm_vserial_device_del(struct machine *m, const char *id)
+{
+	struct vmm_vserial *v = m->vserial;
+	int i = v ? find_port(v, id) : -1;
+	char name[32];
+
+	if (i < 0)
+		return -ENOENT;
+	virtio_console_port_remove(v->port[i].dev, (unsigned)v->port[i].spec->nr);
+	snprintf(name, sizeof(name), "%s", id);
+	drop_port(m, v, (unsigned)i);
+	/* no guest handshake to wait for: the port is gone at once, as in QEMU */
+	machine_event(m, "DEVICE_DELETED",
+		      "{\"device\": \"%s\", \"path\": \"/machine/peripheral/%s\"}", name, name);
+	return 0;
 }

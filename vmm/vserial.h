@@ -21,4 +21,12 @@ struct virtio_console *vmm_vserial_dev(struct vmm_vserial *v, unsigned b);
 /* Whether the guest has port i open (query-chardev's frontend-open). */
 bool vmm_vserial_port_open(struct vmm_vserial *v, unsigned i);
 
+/* device_add of a virtserialport / virtconsole (driver) at run time
+ * (props: what follows the name): 0, or -1 with err in QEMU's words.
+ * device_del of the port with this id: 0 (DEVICE_DELETED sent), or
+ * -ENOENT when no port has it. */
+int vmm_vserial_device_add(struct machine *m, const char *driver, char *props, char *err,
+			   size_t errlen);
+int vmm_vserial_device_del(struct machine *m, const char *id);
+
 #endif /* VMM_VSERIAL_H */

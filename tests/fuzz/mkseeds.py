@@ -695,6 +695,26 @@ def control_seeds():
                               b'{"execute":"object-del","arguments":{"id":"o1"}}\n',
                               b'{"execute":"human-monitor-command","arguments":'
                               b'{"command-line":"object_add rng-builtin,id=o4"}}\n'))
+    # chardev-add's backends (libvirt's unix socket by getfd name too),
+    # bad ones, chardev-remove, a virtserialport's device_add
+    seed("qmp", "chardev", rec(b'{"execute":"qmp_capabilities"}\n',
+                               b'{"execute":"chardev-add","arguments":{"id":"c1","backend":'
+                               b'{"type":"socket","data":{"addr":{"type":"unix","data":'
+                               b'{"path":"/tmp/c1.sock"}},"server":true,"wait":false}}}}\n',
+                               b'{"execute":"chardev-add","arguments":{"id":"c2","backend":'
+                               b'{"type":"socket","data":{"addr":{"type":"fd","data":'
+                               b'{"str":"fdname"}},"server":true}}}}\n',
+                               b'{"execute":"chardev-add","arguments":{"id":"p1","backend":'
+                               b'{"type":"pty","data":{}}}}\n',
+                               b'{"execute":"chardev-add","arguments":{"id":"f1","backend":'
+                               b'{"type":"file","data":{"out":"/tmp/f,1","append":true}}}}\n',
+                               b'{"execute":"chardev-add","arguments":{"id":"n1","backend":'
+                               b'{"type":"null"}}}\n',
+                               b'{"execute":"chardev-add","arguments":{"id":"x","backend":7}}\n',
+                               b'{"execute":"device_add","arguments":{"driver":"virtserialport",'
+                               b'"bus":"vs0.0","nr":1,"chardev":"c1","id":"ch1",'
+                               b'"name":"org.qemu.guest_agent.0"}}\n',
+                               b'{"execute":"chardev-remove","arguments":{"id":"c1"}}\n'))
 
     def pkt(p):
         return b"$" + p + b"#" + b"%02x" % (sum(p) & 0xFF)

@@ -518,6 +518,11 @@ int cli_parse_vserport(struct vmm_config *cfg, const char *name, char *props, ch
 		       size_t errlen);
 /* After parsing: each port's nr= checked against its bus, free ones given. */
 int cli_resolve_vserial(struct vmm_config *cfg, char *err, size_t errlen);
+/* device_add of a port at run time: its properties parsed into p (its
+ * chardev marked used), and, once it is entry i, its nr= checked or given. */
+int cli_parse_vserport_spec(struct vmm_config *cfg, const char *name, char *props,
+			    struct vserport_spec *p, char *err, size_t errlen);
+int cli_resolve_vserport(struct vmm_config *cfg, unsigned i, char *err, size_t errlen);
 /* After parsing: each rng= found, each rng-random file opened (before the
  * machine opens /dev/kvm, so a bad path is the error a user sees). */
 int cli_resolve_rng(struct vmm_config *cfg, char *err, size_t errlen);
@@ -595,6 +600,9 @@ int cli_find_root_port(const struct vmm_config *cfg, const char *id);
 bool cli_is_root_bus(const char *name);
 /* q35 or QEMU's versioned pc-q35-X.Y. */
 bool cli_is_q35_name(const char *name);
+/* The spec a frontend opens a -chardev with. 0, or -1 with err. */
+int cli_chardev_spec(const struct chardev_def *d, struct chardev_spec *spec, char *err,
+		     size_t errlen);
 /* The -chardev with this id as a frontend's backend (marks it used). */
 int cli_chardev_lookup(struct vmm_config *cfg, const char *id, struct chardev_spec *spec, char *err,
 		       size_t errlen);

@@ -352,6 +352,25 @@ CLI_CONTROL_PARSER(cli_parse_chardev_opt)
 	return 0;
 }
 
+int cli_chardev_spec(const struct chardev_def *d, struct chardev_spec *spec, char *err,
+		     size_t errlen)
+{
+	if (d->is_serial_backend) {
+		*spec = d->spec;
+	} else if (d->sock.kind == LISTEN_FD && d->sock.client) {
+		snprintf(err, errlen, "chardev '%s': fd= needs server=on", d->id);
+		return -1;
+	} else {
+		memset(spec, 0, sizeof(*spec));
+		spec->kind = d->sock.kind == LISTEN_TCP ? CHARDEV_TCP : CHARDEV_UNIX;
+		spec->sock = d->sock;
+		spec->wait = d->sock.wait;
+		strcpy(spec->path, d->sock.path);
+	}
+	strcpy(spec->id, d->id);
+	return 0;
+}
+
 /* -serial chardev:ID, -monitor chardev:ID, -mon chardev=ID: a -chardev
  * given earlier becomes that frontend's backend. */
 int cli_chardev_lookup(struct vmm_config *cfg, const char *id, struct chardev_spec *spec, char *err,
@@ -359,7 +378,7 @@ int cli_chardev_lookup(struct vmm_config *cfg, const char *id, struct chardev_sp
 {
 	struct control_config *c = &cfg->control;
 
-	for (unsigned i = 0; i < c->n_chardevs; i++) {
+	for (unsigned i = 0; id[0] && i < c->n_chardevs; i++) {
 		struct chardev_def *d = &c->chardevs[i];
 
 		if (strcmp(d->id, id))
@@ -368,19 +387,8 @@ int cli_chardev_lookup(struct vmm_config *cfg, const char *id, struct chardev_sp
 			snprintf(err, errlen, "chardev '%s' is already in use", id);
 			return -1;
 		}
-		if (d->is_serial_backend) {
-			*spec = d->spec;
-		} else if (d->sock.kind == LISTEN_FD && d->sock.client) {
-			snprintf(err, errlen, "chardev '%s': fd= needs server=on", id);
+		if (cli_chardev_spec(d, spec, err, errlen) < 0)
 			return -1;
-		} else {
-			memset(spec, 0, sizeof(*spec));
-			spec->kind = d->sock.kind == LISTEN_TCP ? CHARDEV_TCP : CHARDEV_UNIX;
-			spec->sock = d->sock;
-			spec->wait = d->sock.wait;
-			strcpy(spec->path, d->sock.path);
-		}
-		strcpy(spec->id, d->id);
 		d->used = true;
 		return 0;
 	}

@@ -118,14 +118,13 @@ static int port_prop(struct vmm_config *cfg, struct vserport_spec *p, const char
 	return 1;
 }
 
-int cli_parse_vserport(struct vmm_config *cfg, const char *name, char *props, char *err,
-		       size_t errlen)
+int cli_parse_vserport_spec(struct vmm_config *cfg, const char *name, char *props,
+			    struct vserport_spec *p, char *err, size_t errlen)
 {
-	struct vserial_config *vs = &cfg->vserial;
-	struct vserport_spec p = {.nr = -1, .console = !strcmp(name, "virtconsole")};
 	char *key, *v;
 
-	if (!vs->n_buses) {
+	*p = (struct vserport_spec){.nr = -1, .console = !strcmp(name, "virtconsole")};
+	if (!cfg->vserial.n_buses) {
 		snprintf(err, errlen,
 			 "%s: no virtio-serial bus (give -device virtio-serial-pci "
 			 "first)",
@@ -133,7 +132,7 @@ int cli_parse_vserport(struct vmm_config *cfg, const char *name, char *props, ch
 		return -1;
 	}
 	while (props && cli_next_kv(&props, &key, &v)) {
-		int r = port_prop(cfg, &p, key, v, err, errlen);
+		int r = port_prop(cfg, p, key, v, err, errlen);
 
 		if (r > 0)
 			snprintf(err, errlen, "%s: invalid %s '%s' (%s)", name, key, v ? v : "",
@@ -141,6 +140,17 @@ int cli_parse_vserport(struct vmm_config *cfg, const char *name, char *props, ch
 		if (r)
 			return -1;
 	}
+	return 0;
+}
+
+int cli_parse_vserport(struct vmm_config *cfg, const char *name, char *props, char *err,
+		       size_t errlen)
+{
+	struct vserial_config *vs = &cfg->vserial;
+	struct vserport_spec p;
+
+	if (cli_parse_vserport_spec(cfg, name, props, &p, err, errlen) < 0)
+		return -1;
 	if (vs->n_ports == CLI_MAX_VSERPORTS) {
 		snprintf(err, errlen, "too many virtio-serial ports (at most %d)",
 			 CLI_MAX_VSERPORTS);
@@ -158,49 +168,66 @@ static bool nr_taken(const struct vserial_config *vs, unsigned bus, int nr)
 	return false;
 }
 
+/* Port i's nr=, given: checked against its bus and the other ports. */
+static int check_nr(struct vserial_config *vs, unsigned i, char *err, size_t errlen)
+{
+	struct vserport_spec *p = &vs->ports[i];
+	const char *what = p->console ? "virtconsole" : "virtserialport";
+	int nr = p->nr;
+
+	if (nr == 0 && !p->console) {
+		snprintf(err, errlen, "%s: port number 0 is kept for a virtconsole", what);
+		return -1;
+	}
+	if ((unsigned)nr >= vs->buses[p->bus].max_ports) {
+		snprintf(err, errlen, "%s: nr=%d is not below the bus's max_ports %u", what, nr,
+			 vs->buses[p->bus].max_ports);
+		return -1;
+	}
+	p->nr = -1;
+	if (nr_taken(vs, p->bus, nr)) {
+		snprintf(err, errlen, "%s: port number %d is already in use", what, nr);
+		return -1;
+	}
+	p->nr = nr;
+	return 0;
+}
+
+/* Port i without nr=: the lowest free number (0 for a console). */
+static int give_nr(struct vserial_config *vs, unsigned i, char *err, size_t errlen)
+{
+	struct vserport_spec *p = &vs->ports[i];
+	int nr = p->console && !nr_taken(vs, p->bus, 0) ? 0 : 1;
+
+	while ((unsigned)nr < vs->buses[p->bus].max_ports && nr_taken(vs, p->bus, nr))
+		nr++;
+	if ((unsigned)nr >= vs->buses[p->bus].max_ports) {
+		snprintf(err, errlen, "virtio-serial bus %s.0 is full (max_ports %u)",
+			 vs->buses[p->bus].id, vs->buses[p->bus].max_ports);
+		return -1;
+	}
+	p->nr = nr;
+	return 0;
+}
+
 /* The explicit numbers first (checked), then the free ones handed out in
  * command-line order. */
 int cli_resolve_vserial(struct vmm_config *cfg, char *err, size_t errlen)
 {
 	struct vserial_config *vs = &cfg->vserial;
 
-	for (unsigned i = 0; i < vs->n_ports; i++) {
-		struct vserport_spec *p = &vs->ports[i];
-		const char *what = p->console ? "virtconsole" : "virtserialport";
-		int nr = p->nr;
-
-		if (nr < 0)
-			continue;
-		if (nr == 0 && !p->console) {
-			snprintf(err, errlen, "%s: port number 0 is kept for a virtconsole", what);
+	for (unsigned i = 0; i < vs->n_ports; i++)
+		if (vs->ports[i].nr >= 0 && check_nr(vs, i, err, errlen) < 0)
 			return -1;
-		}
-		if ((unsigned)nr >= vs->buses[p->bus].max_ports) {
-			snprintf(err, errlen, "%s: nr=%d is not below the bus's max_ports %u", what,
-				 nr, vs->buses[p->bus].max_ports);
+	for (unsigned i = 0; i < vs->n_ports; i++)
+		if (vs->ports[i].nr < 0 && give_nr(vs, i, err, errlen) < 0)
 			return -1;
-		}
-		p->nr = -1;
-		if (nr_taken(vs, p->bus, nr)) {
-			snprintf(err, errlen, "%s: port number %d is already in use", what, nr);
-			return -1;
-		}
-		p->nr = nr;
-	}
-	for (unsigned i = 0; i < vs->n_ports; i++) {
-		struct vserport_spec *p = &vs->ports[i];
-		int nr = p->console && !nr_taken(vs, p->bus, 0) ? 0 : 1;
-
-		if (p->nr >= 0)
-			continue;
-		while ((unsigned)nr < vs->buses[p->bus].max_ports && nr_taken(vs, p->bus, nr))
-			nr++;
-		if ((unsigned)nr >= vs->buses[p->bus].max_ports) {
-			snprintf(err, errlen, "virtio-serial bus %s.0 is full (max_ports %u)",
-				 vs->buses[p->bus].id, vs->buses[p->bus].max_ports);
-			return -1;
-		}
-		p->nr = nr;
-	}
 	return 0;
+}
+
+int cli_resolve_vserport(struct vmm_config *cfg, unsigned i, char *err, size_t errlen)
+{
+	struct vserial_config *vs = &cfg->vserial;
+
+	return vs->ports[i].nr >= 0 ? check_nr(vs, i, err, errlen) : give_nr(vs, i, err, errlen);
 }

@@ -279,6 +279,16 @@ static void cmd_device_del(struct monitor *mon, int argc, char **argv, FILE *out
 	hmp_device_del(mon->m, argc, argv, out);
 }
 
+static void cmd_chardev_add(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	hmp_chardev(mon->m, argc, argv, out, true);
+}
+
+static void cmd_chardev_remove(struct monitor *mon, int argc, char **argv, FILE *out)
+{
+	hmp_chardev(mon->m, argc, argv, out, false);
+}
+
 static void cmd_netdev_add(struct monitor *mon, int argc, char **argv, FILE *out)
 {
 	hmp_netdev(mon->m, argc, argv, out, true);
@@ -399,7 +409,7 @@ static const struct {
 	 "remove a host port forward", cmd_hostfwd_remove, NULL},
 	{"set_link", "NAME on|off", "change a NIC's link status", cmd_set_link, NULL},
 	{"device_add", "DRIVER,prop=value,...",
-	 "hot-plug a virtio-blk-pci, -net-pci or -rng-pci into an empty pcie-root-port (bus=)",
+	 "hot-plug a virtio-blk/-net/-rng-pci (bus=a free pcie-root-port) or a virtserialport",
 	 cmd_device_add, has_board},
 	{"device_del", "ID", "hot-unplug a device (the guest releases it)", cmd_device_del,
 	 has_board},
@@ -408,6 +418,9 @@ static const struct {
 	{"netdev_add", "user|tap,id=ID,...", "add a network backend for device_add", cmd_netdev_add,
 	 has_board},
 	{"netdev_del", "ID", "remove a network backend no NIC uses", cmd_netdev_del, has_board},
+	{"chardev-add", "BACKEND,id=ID,...",
+	 "add a chardev (socket, pty, file, null) for device_add", cmd_chardev_add, has_board},
+	{"chardev-remove", "ID", "remove a chardev no device uses", cmd_chardev_remove, has_board},
 	{"object_add", "rng-random|rng-builtin,id=ID[,filename=PATH]",
 	 "add an rng source for device_add virtio-rng-pci", cmd_object_add, has_board},
 	{"object_del", "ID", "remove an rng source (its devices keep theirs)", cmd_object_del,

@@ -1,12 +1,14 @@
 /* qmp_hotplug.c — device_add, device_del, blockdev-add, blockdev-del,
- * netdev_add, netdev_del, object-add and object-del (hotplug.c does the
+ * netdev_add, netdev_del, object-add, object-del, chardev-add and
+ * chardev-remove (hotplug.c, chardev_hotplug.c and vserial.c do the
  * work): what `virsh attach-device` and `detach-device` send for a disk, a
- * NIC or an rng behind a pcie-root-port. */
+ * NIC or an rng behind a pcie-root-port, or a virtio-serial <channel>. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "vmm/control/qmp.h"
 #include "vmm/control/qmp_commands.h"
 
 #define CMD(name) static int name(struct machine *m, json_t *args, json_t **ret, struct qmp_error *e)
@@ -165,7 +167,151 @@ CMD(cmd_object_del)
 	return 0;
 }
 
+/* ------------------------------------------------------------ chardevs */
+
+/* A string member of a chardev-add argument, usable in -chardev's text:
+ * NULL with e set when it is missing, not a string or holds a ','. */
+static const char *chr_str(json_t *obj, const char *key, const char *where, struct qmp_error *e)
+{
+	const char *v = json_string_value(json_object_get(obj, key));
+
+	if (!v || !v[0] || strchr(v, ','))
+		snprintf(e->desc, sizeof(e->desc), "Parameter '%s.%s' %s", where, key,
+			 !json_object_get(obj, key) ? "is missing"
+						    : "expects a non-empty string without ','");
+	return v && v[0] && !strchr(v, ',') ? v : NULL;
+}
+
+/* A bool member (absent: dflt) as -chardev's on/off. */
+static const char *chr_flag(json_t *obj, const char *key, bool dflt)
+{
+	json_t *v = json_object_get(obj, key);
+
+	return (json_is_boolean(v) ? json_is_true(v) : dflt) ? "on" : "off";
+}
+
+/* e->desc already says what went wrong. */
+static int fail_as_set(struct qmp_error *e)
+{
+	snprintf(e->cls, sizeof(e->cls), "GenericError");
+	return -1;
+}
+
+/* ChardevSocket's addr as -chardev's socket,...: unix, inet or fd (a
+ * getfd name: libvirt passes the listening socket so). 0 or -1. */
+static int socket_addr(json_t *addr, char *out, size_t len, struct qmp_error *e)
+{
+	json_t *ad = json_object_get(addr, "data");
+	const char *type = json_string_value(json_object_get(addr, "type")), *a, *b;
+	int fd;
+
+	if (!type || !json_is_object(ad))
+		return fail(e, "GenericError",
+			    "Parameter 'backend.data.addr' expects {type, data}");
+	if (!strcmp(type, "unix")) {
+		if (!(a = chr_str(ad, "path", "backend.data.addr.data", e)))
+			return fail_as_set(e);
+		snprintf(out, len, "socket,path=%s", a);
+	} else if (!strcmp(type, "inet")) {
+		if (!(a = chr_str(ad, "host", "backend.data.addr.data", e)) ||
+		    !(b = chr_str(ad, "port", "backend.data.addr.data", e)))
+			return fail_as_set(e);
+		snprintf(out, len, "socket,host=%s,port=%s", a, b);
+	} else if (!strcmp(type, "fd")) {
+		if (!(a = chr_str(ad, "str", "backend.data.addr.data", e)) ||
+		    (fd = qmp_fd_param(a, e->desc, sizeof(e->desc))) < 0)
+			return fail_as_set(e);
+		snprintf(out, len, "socket,fd=%d", fd);
+	} else {
+		snprintf(e->desc, sizeof(e->desc),
+			 "Parameter 'backend.data.addr.type' does not accept value '%s'", type);
+		return fail_as_set(e);
+	}
+	return 0;
+}
+
+/* ChardevSocket (qapi/char.json): server defaults on, wait off. */
+static int socket_opts(json_t *data, char *out, size_t len, struct qmp_error *e)
+{
+	size_t n;
+
+	if (socket_addr(json_object_get(data, "addr"), out, len, e) < 0)
+		return -1;
+	n = strlen(out);
+	snprintf(out + n, len - n, ",server=%s,wait=%s,telnet=%s", chr_flag(data, "server", true),
+		 chr_flag(data, "wait", false), chr_flag(data, "telnet", false));
+	return 0;
+}
+
+/* ChardevBackend {type, data} as -chardev's BACKEND,...: socket, pty,
+ * file (out, append), null, ringbuf (size). */
+static int backend_opts(json_t *backend, char *out, size_t len, struct qmp_error *e)
+{
+	const char *type = json_string_value(json_object_get(backend, "type")), *path;
+	json_t *data = json_object_get(backend, "data"), *size;
+
+	if (!type)
+		return fail(e, "GenericError", "Parameter 'backend.type' is missing");
+	if (data && !json_is_object(data))
+		return fail(e, "GenericError", "Parameter 'backend.data' expects an object");
+	if (!strcmp(type, "socket"))
+		return socket_opts(data, out, len, e);
+	if (!strcmp(type, "pty") || !strcmp(type, "null")) {
+		snprintf(out, len, "%s", type);
+		return 0;
+	}
+	if (!strcmp(type, "file")) {
+		if (json_object_get(data, "in"))
+			return fail(e, "GenericError", "chardev-add: file's 'in' is not supported");
+		if (!(path = chr_str(data, "out", "backend.data", e)))
+			return fail_as_set(e);
+		snprintf(out, len, "file,path=%s,append=%s", path, chr_flag(data, "append", false));
+		return 0;
+	}
+	if (!strcmp(type, "ringbuf") || !strcmp(type, "memory")) {
+		size = json_object_get(data, "size");
+		snprintf(out, len, "%s,size=%lld", type,
+			 json_is_integer(size) ? (long long)json_integer_value(size) : 65536LL);
+		return 0;
+	}
+	snprintf(e->desc, sizeof(e->desc),
+		 "Parameter 'backend.type' does not accept value '%s' (vmm: socket, pty, file, "
+		 "null, ringbuf)",
+		 type);
+	return fail_as_set(e);
+}
+
+CMD(cmd_chardev_add)
+{
+	const char *id = json_string_value(json_object_get(args, "id")), *pty;
+	char opts[512], err[256];
+	size_t n;
+
+	if (strchr(id, ','))
+		return fail(e, "GenericError", "Parameter 'id' expects an identifier");
+	if (backend_opts(json_object_get(args, "backend"), opts, sizeof(opts), e) < 0)
+		return -1;
+	n = strlen(opts);
+	snprintf(opts + n, sizeof(opts) - n, ",id=%s", id);
+	if (machine_chardev_add(m, opts, &pty, err, sizeof(err)) < 0)
+		return fail(e, "GenericError", err);
+	*ret = pty ? json_pack("{s:s}", "pty", pty) : json_object();
+	return 0;
+}
+
+CMD(cmd_chardev_remove)
+{
+	char err[256];
+
+	if (machine_chardev_remove(m, json_string_value(json_object_get(args, "id")), err,
+				   sizeof(err)) < 0)
+		return fail(e, "GenericError", err);
+	return 0;
+}
+
 const struct qmp_command qmp_hotplug_commands[] = {
+	{"chardev-add", cmd_chardev_add, "id:str,backend:any"},
+	{"chardev-remove", cmd_chardev_remove, "id:str"},
 	{"device_add", cmd_device_add, "driver:str,?bus:str,?id:str,?*:any"},
 	{"device_del", cmd_device_del, "id:str"},
 	{"blockdev-add", cmd_blockdev_add, "driver:str,?node-name:str,?*:any"},
