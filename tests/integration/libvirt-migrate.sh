@@ -38,6 +38,7 @@
 # Nested, each migration took 7-58 s (vmm) and 16-46 s (QEMU); two
 # earlier runs saw QEMU's guest print nothing on its boot console for 5
 # and 10 min (undiagnosed). Root only; two Linux boots: a LINUX_TESTS member.
+# needs: native ring 0 (Linux guest; scripts/nested-kvm/place.sh)
 dom=vm
 libvirt_log=${TEST_LOGS:-${B:-build}/test-logs}/libvirt-migrate.libvirtd.log
 . "$(dirname "$0")/libvirt.inc.sh"

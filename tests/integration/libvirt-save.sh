@@ -18,6 +18,7 @@
 # Root only; libvirtd and virtlogd are this test's own (libvirt.inc.sh).
 # make demo's Debian kernel and initrd (as libvirt-virt-install.sh);
 # Linux boots: a LINUX_TESTS member.
+# needs: native ring 0 (Linux guest; scripts/nested-kvm/place.sh)
 dom=vs
 libvirt_log=${TEST_LOGS:-${B:-build}/test-logs}/libvirt-save.libvirtd.log
 . "$(dirname "$0")/libvirt.inc.sh"

@@ -22,6 +22,7 @@
 #
 # Root only; libvirtd and virtlogd are this test's own (libvirt.inc.sh).
 # Eight Debian boots: a LINUX_TESTS member.
+# needs: native ring 0 (Linux guest; scripts/nested-kvm/place.sh)
 dom=vi
 . "$(dirname "$0")/libvirt.inc.sh"
 command -v virt-install >/dev/null || skip "virt-install is missing (scripts/install-deps.sh check)"

@@ -10,6 +10,7 @@
 # Root only; libvirtd and virtlogd are this test's own (libvirt.inc.sh).
 # Two Linux boots: slow where the guest's ring 0 is emulated, hence a
 # LINUX_TESTS member.
+# needs: native ring 0 (Linux guest; scripts/nested-kvm/place.sh)
 dom=vmm-test
 . "$(dirname "$0")/libvirt.inc.sh"
 dir=$(sh scripts/guest-kernel.sh --path) || skip "the guest kernel is not built (scripts/guest-kernel.sh)"
