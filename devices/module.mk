@@ -102,6 +102,9 @@ $(eval $(call unit_test,virtio_console,tests/unit/virtio/test_virtio_console.c t
 # ... and in Debian's kernel (virtio_console, qemu-ga), QEMU as reference
 INTEG_TESTS += tests/integration/virtio-serial.sh
 KVM_TESTS += tests/integration/virtio-serial.sh
+# ... and its ports added and removed at run time (chardev-add, device_add)
+INTEG_TESTS += tests/integration/virtio-serial-hotplug.sh
+KVM_TESTS += tests/integration/virtio-serial-hotplug.sh
 # ... and in Debian's kernel (virtio_rng, /dev/hwrng), QEMU as reference
 INTEG_TESTS += tests/integration/virtio-rng.sh
 KVM_TESTS += tests/integration/virtio-rng.sh
