@@ -42,7 +42,7 @@ ms() { date +%s%3N; }
 # watch URI LOG [SEND]: the payload's ticks went on past $seq; sets seq, mbps
 watch() {
 	what=$2
-	out=$(python3 bench/libvirt_kit_console.py "$1" "$dom" "$T/$what" 2 "$tick" ${3:-}) ||
+	out=$(python3 tests/integration/libvirt_kit_console.py "$1" "$dom" "$T/$what" 2 "$tick" ${3:-}) ||
 		{ tail -c 1500 "$T/$what"; fail "$side: $what: $out"; }
 	set -- $out # ticks FIRST LAST rewrite MBPS
 	[ "$2" -gt "$seq" ] || fail "$side: $what: tick $2 after tick $seq: the counter went back"

@@ -100,6 +100,10 @@ INTEG_TESTS += tests/integration/cli-qemu.sh
 # libvirt 9.0 manages a vmm guest (two Linux boots: minutes where the
 # guest's ring 0 is emulated, so with the Linux tests)
 INTEG_TESTS += tests/integration/libvirt-probe.sh
+# virsh attach-device / detach-device --live of a guest-agent channel
+# (chardev-add with getfd, device_add virtserialport), on the kit's guest
+INTEG_TESTS += tests/integration/libvirt-channel-hotplug.sh
+KVM_TESTS += tests/integration/libvirt-channel-hotplug.sh
 # virt-install's own q35 and pc domains, through libvirt's command line:
 # every option and device taken (QEMU parses the same lines)
 INTEG_TESTS += tests/integration/virt-install.sh
