@@ -8,7 +8,9 @@
 # the detach with device_del and chardev-remove: the emulator must take
 # each, show the port in query-chardev and qom-list while it is there,
 # accept connections on the channel's socket, and drop both after the
-# detach; three rounds, so that freed entries are used again. The guest is
+# detach; three rounds, so that freed entries are used again, the second
+# with `virsh save` and `virsh restore` while the port is there (its state
+# must load into the new emulator's port). The guest is
 # the kit's mem-dirty payload (no Linux: the host side is what is tested,
 # and it runs natively where guest ring 0 is emulated); it must tick on
 # through all of it.
@@ -24,6 +26,7 @@ boot_xml="<kernel>$payload</kernel><cmdline>mb=64 tick=20</cmdline>"
 devices="<controller type='virtio-serial' index='0'/>"
 
 qmp() { $V qemu-monitor-command "$dom" "$1" 2>&1; }
+listens() { python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])' "$1"; }
 
 # tick SIDE WHAT: the payload ticks on past $seq
 tick() {
@@ -60,8 +63,16 @@ XML
 			fail "$side: round $round: query-chardev lacks char$alias: $chars"
 		qmp '{"execute":"qom-list","arguments":{"path":"/machine/peripheral"}}' | grep -q "\"$alias\"" ||
 			fail "$side: round $round: qom-list /machine/peripheral lacks $alias"
-		python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.close()' "$sock" ||
-			fail "$side: round $round: nothing listens on the channel's socket $sock"
+		listens "$sock" || fail "$side: round $round: nothing listens on the channel's socket $sock"
+		if [ "$round" = 2 ]; then
+			# the hot-added port goes with the guest: virsh save and
+			# restore start a new emulator with it on its command line
+			save_restore "$side"
+			qmp '{"execute":"query-chardev"}' | grep -q "\"char$alias\"" ||
+				fail "$side: the restored emulator lacks char$alias"
+			listens "$sock" || fail "$side: nothing listens on $sock after the restore"
+			tick "$side" restored
+		fi
 		$V detach-device "$dom" "$T/channel.xml" --live >"$T/out" 2>&1 ||
 			{ cat "$T/out"; fail "$side: round $round: virsh detach-device --live"; }
 		for _ in $(seq 50); do
