@@ -717,6 +717,11 @@ struct chardev *chardev_new(const struct chardev_spec *spec, struct evloop *loop
 	c->in_fd = c->out_fd = c->listen_fd = c->pty_slave = c->retry_fd = -1;
 	pthread_mutex_init(&c->out_lock, NULL);
 	if (open_backend(c, err, errlen) < 0) {
+		/* a listening socket handed over is the chardev's from here on,
+		 * also when it turned out unusable (else chardev-add leaks it) */
+		if (spec->sock.kind == LISTEN_FD && c->listen_fd != spec->sock.fd &&
+		    spec->sock.fd >= 0)
+			close(spec->sock.fd);
 		chardev_free(c);
 		return NULL;
 	}

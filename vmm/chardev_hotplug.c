@@ -83,6 +83,11 @@ fail:
 	return -1;
 }
 
+bool machine_chardev_exists(struct machine *m, const char *id)
+{
+	return m->cfg_rw && find_def(&m->cfg_rw->control, id) >= 0;
+}
+
 int machine_chardev_remove(struct machine *m, const char *id, char *err, size_t errlen)
 {
 	struct control_config *c = m->cfg_rw ? &m->cfg_rw->control : NULL;

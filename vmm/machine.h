@@ -475,6 +475,8 @@ int machine_object_del(struct machine *m, const char *id, char *err, size_t errl
 int machine_chardev_add(struct machine *m, const char *opts, const char **pty, char *err,
 			size_t errlen);
 int machine_chardev_remove(struct machine *m, const char *id, char *err, size_t errlen);
+/* Is there a chardev with this id (command line or chardev-add)? */
+bool machine_chardev_exists(struct machine *m, const char *id);
 struct chardev *machine_chardev_take(struct machine *m, const char *id);
 void machine_chardev_give_back(struct machine *m, const char *id, struct chardev *chr);
 void hmp_chardev(struct machine *m, int argc, char **argv, FILE *out, bool add);

@@ -425,6 +425,11 @@ int machine_chardev_remove(struct machine *m, const char *id, char *err, size_t 
 	return -1;
 }
 
+bool machine_chardev_exists(struct machine *m, const char *id)
+{
+	return false;
+}
+
 void hmp_chardev(struct machine *m, int argc, char **argv, FILE *out, bool add)
 {
 	fputs("Error: There is no guest\n", out);

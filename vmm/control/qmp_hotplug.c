@@ -289,6 +289,11 @@ CMD(cmd_chardev_add)
 
 	if (strchr(id, ','))
 		return fail(e, "GenericError", "Parameter 'id' expects an identifier");
+	/* before a getfd socket is taken: from there on the chardev owns it */
+	if (machine_chardev_exists(m, id)) {
+		snprintf(e->desc, sizeof(e->desc), "Chardev '%s' already exists", id);
+		return fail_as_set(e);
+	}
 	if (backend_opts(json_object_get(args, "backend"), opts, sizeof(opts), e) < 0)
 		return -1;
 	n = strlen(opts);

@@ -4,13 +4,17 @@
  * arguments refused with clear errors, a chardev a device uses refused
  * as busy, and add/remove cycles that do not use up the table. */
 #include <check.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "tests/unit/check_run.h"
 #include "vmm/chardev.h"
+#include "vmm/control/qmp.h"
 #include "vmm/control/qmp_commands.h"
 #include "vmm/machine.h"
 
@@ -103,9 +107,43 @@ START_TEST(unix_socket_listens_until_removed)
 	add_ok(args);
 	ck_assert_int_eq(stat(path, &st), 0);
 	ck_assert(S_ISSOCK(st.st_mode));
-	refused("chardev-add", args, "duplicate id 'c1'");
+	refused("chardev-add", args, "Chardev 'c1' already exists");
 	ck_assert_int_eq(run("chardev-remove", "{\"id\":\"c1\"}", NULL, &e), 0);
 	ck_assert_int_eq(stat(path, &st), -1);
+}
+END_TEST
+
+/* A getfd socket chardev-add cannot use (not listening) is closed, not
+ * leaked; a duplicate id is refused before the socket is taken, which
+ * stays with getfd's table. */
+START_TEST(a_socket_handed_over_is_never_leaked)
+{
+	const char *args = "{\"id\":\"%s\",\"backend\":{\"type\":\"socket\",\"data\":{"
+			   "\"addr\":{\"type\":\"fd\",\"data\":{\"str\":\"%s\"}}}}}";
+	char a[256], err[128];
+	int sv[2], lst;
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	ck_assert_int_eq(qmp_fd_add("notlistening", sv[0], err, sizeof(err)), 0);
+	snprintf(a, sizeof(a), args, "c1", "notlistening");
+	refused("chardev-add", a, "not a listening stream socket");
+	ck_assert_int_eq(fcntl(sv[0], F_GETFD), -1); /* closed */
+	close(sv[1]);
+
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "/tmp/vmm-chr-fd-%d.sock", (int)getpid());
+	lst = socket(AF_UNIX, SOCK_STREAM, 0);
+	unlink(addr.sun_path);
+	ck_assert_int_eq(bind(lst, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	ck_assert_int_eq(listen(lst, 1), 0);
+	ck_assert_int_eq(qmp_fd_add("lst", lst, err, sizeof(err)), 0);
+	snprintf(a, sizeof(a), args, "c2", "lst");
+	add_ok(a);
+	ck_assert_int_eq(qmp_fd_add("again", dup(lst), err, sizeof(err)), 0);
+	snprintf(a, sizeof(a), args, "c2", "again");
+	refused("chardev-add", a, "Chardev 'c2' already exists");
+	ck_assert_int_ge(qmp_fd_take("again"), 0); /* still in the table */
+	unlink(addr.sun_path);
 }
 END_TEST
 
@@ -180,6 +218,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, pty_answers_its_path);
 	tcase_add_test(tc, unix_socket_listens_until_removed);
+	tcase_add_test(tc, a_socket_handed_over_is_never_leaked);
 	tcase_add_test(tc, chardev_in_use_is_busy);
 	tcase_add_test(tc, bad_arguments_refused);
 	tcase_add_test(tc, add_remove_cycles_reuse_the_table);
