@@ -18,9 +18,13 @@ logs=${TEST_LOGS:-$B/test-logs}
 mkdir -p "$logs"
 passed=0 failed=0 skipped=0
 failed_names=""
-where=native
+where=native queue=
 if [ "${1:-}" = --where ]; then
 	where=$2
+	shift 2
+fi
+if [ "${1:-}" = --queue ]; then
+	queue=$2
 	shift 2
 fi
 # A guard against hangs, not a performance bound: inside an emulated L1 on
@@ -35,6 +39,19 @@ nested_timeout_s=${TEST_TIMEOUT:-2400}
 . tests/vmm-cpu.inc.sh
 wrap_cpu VMM "$B/vmm" "$logs"
 wrap_cpu VMM_ASAN "$B/asan/vmm" "$logs"
+
+# python3 for the tests: Debian's interpreter (install-deps installs it),
+# started directly. A version manager's shim first on PATH (pyenv's runs
+# `pyenv exec` through a dozen shell processes) took 15-20 s a start in a
+# nested L1, where every QMP step of a test starts python3; Debian's takes
+# 2-4 s there.
+if [ -x /usr/bin/python3 ] &&
+	[ "$(readlink -f "$(command -v python3)")" != "$(readlink -f /usr/bin/python3)" ]; then
+	mkdir -p "$logs/python-bin"
+	ln -sf /usr/bin/python3 "$logs/python-bin/python3"
+	PATH=$(cd "$logs/python-bin" && pwd):$PATH
+	export PATH
+fi
 
 is_kvm_test() {
 	case " ${KVM_TESTS:-} " in *" $1 "*) return 0 ;; esac
@@ -98,7 +115,9 @@ run_test() {
 
 # run_nested TEST...: L1 boots run this script on what is left of the batch,
 # NESTED_WORKERS of them side by side (default: one per host core, at most
-# 2), each on its share; their lines stream through. Inside, each test's
+# 2), each taking the next test from the round's queue when it is done with
+# one (a fixed share each left one L1 idle for 9 of a 54 min round); their
+# lines stream through. Inside, each test's
 # name goes to the worker's current file before it starts and "PASSED
 # FAILED SKIPPED TEST" to its tally when it ends, so what L1 finished counts
 # even when L1 itself dies (QEMU's emulation has been seen to hang), and the
@@ -109,16 +128,26 @@ run_test() {
 # NESTED_BOOTS bounds the rounds of boots.
 nested_done() { cat "$logs"/nested-tally.* 2>/dev/null | grep -q " $1\$"; }
 
-nested_boot() { # WORKER TEST...: one L1 on these tests
-	w=$1
-	shift
-	RUN_TALLY=$logs/nested-tally.$w RUN_CURRENT=$logs/nested-current.$w
-	export RUN_TALLY RUN_CURRENT
-	sh scripts/nested-kvm/run.sh -t $(($# * nested_timeout_s + 300)) -s "${NESTED_STALL:-120}" \
+nested_boot() { # WORKER N: one L1 on the round's queue of N tests
+	RUN_TALLY=$logs/nested-tally.$1 RUN_CURRENT=$logs/nested-current.$1 NESTED_WORKER=$1
+	export RUN_TALLY RUN_CURRENT NESTED_WORKER
+	sh scripts/nested-kvm/run.sh -t $(($2 * nested_timeout_s + 300)) -s "${NESTED_STALL:-120}" \
 		-e B -e VMM -e VMM_ASAN -e TEST_TIMEOUT -e KVM_TESTS -e TEST_LOGS -e RUN_TALLY \
-		-e RUN_CURRENT -e SANDBOX_SUBTESTS -e HOME -e XDG_CACHE_HOME -e CI -- \
-		sh tests/run.sh --where nested "$@" 2>&1 |
+		-e RUN_CURRENT -e NESTED_WORKER -e SANDBOX_SUBTESTS -e HOME -e XDG_CACHE_HOME -e CI -- \
+		sh tests/run.sh --where nested --queue "$logs/nested-queue" 2>&1 |
 		grep --line-buffered -v -E '^check: [0-9]+ passed|^failed:'
+}
+
+# take_queued DIR: print the next test of a round's queue (a file per test,
+# named by its place in the round) and claim it. rename(2) on the host's
+# file system, which L1 reaches over 9p, lets only one L1 have it.
+take_queued() {
+	for f in "$1"/[0-9][0-9][0-9]; do
+		[ -f "$f" ] && mv "$f" "$f.${NESTED_WORKER:-0}" 2>/dev/null || continue
+		cat "$f.${NESTED_WORKER:-0}"
+		return 0
+	done
+	return 1
 }
 
 run_nested() {
@@ -153,12 +182,16 @@ run_nested() {
 		# only this round's workers may name a test they were running
 		rm -f "$logs"/nested-current.*
 		echo "nested: $n_round tests that need /dev/kvm run in $w nested Linux (L1) under QEMU's emulation (round $boot)"
+		rm -rf "$logs/nested-queue"
+		mkdir -p "$logs/nested-queue"
+		i=0
+		for t in $round; do
+			i=$((i + 1))
+			echo "$t" >"$logs/nested-queue/$(printf %03d $i)"
+		done
 		i=0
 		while [ $i -lt "$w" ]; do
-			# worker i takes every w-th test, starting at the i-th
-			share=$(n=0; for t in $round; do [ $((n % w)) != $i ] || echo "$t"; n=$((n + 1)); done)
-			# shellcheck disable=SC2086
-			nested_boot $i $share &
+			nested_boot $i "$n_round" &
 			i=$((i + 1))
 		done
 		wait
@@ -189,6 +222,13 @@ run_nested() {
 		failed_names="$failed_names $t"
 	done
 }
+
+# inside L1, a round's queue: its tests one by one, all where they are
+if [ -n "$queue" ]; then
+	while t=$(take_queued "$queue"); do
+		run_one "$t"
+	done
+fi
 
 place=""
 nested=""
