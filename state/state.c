@@ -71,14 +71,20 @@ static bool writer_grow(struct state_writer *w)
 	return true;
 }
 
-struct state_writer *state_writer_new(void)
+struct state_writer *state_writer_new_sized(size_t size)
 {
 	struct state_writer *w = calloc(1, sizeof(*w));
 
 	if (!w)
 		return NULL;
-	w->size = WRITER_FIRST_SIZE;
-	w->buf = malloc((size_t)w->size);
+	if (size < WRITER_FIRST_SIZE)
+		size = WRITER_FIRST_SIZE;
+	if (size > WRITER_MAX_SIZE)
+		size = WRITER_MAX_SIZE;
+	w->size = (int)size;
+	w->buf = malloc(size);
+	if (w->buf)
+		memset(w->buf, 0, size); /* its pages, faulted in now */
 	if (!w->buf || fdt_create(w->buf, w->size) < 0 || fdt_finish_reservemap(w->buf) < 0 ||
 	    fdt_begin_node(w->buf, "") < 0) {
 		free(w->buf);
@@ -86,6 +92,11 @@ struct state_writer *state_writer_new(void)
 		return NULL;
 	}
 	return w;
+}
+
+struct state_writer *state_writer_new(void)
+{
+	return state_writer_new_sized(WRITER_FIRST_SIZE);
 }
 
 void state_writer_free(struct state_writer *w)
@@ -228,26 +239,13 @@ int state_writer_finish(struct state_writer *w, void **blob, size_t *len, char *
 
 /* ---- reading ---- */
 
-int state_reader_open(struct state_reader *r, const void *blob, size_t len, char *err,
-		      size_t errlen)
+/* Check the blob b->fdt (b->len bytes) and position r at its root; on
+ * failure b and its blob are freed. */
+static int reader_check(struct state_reader *r, struct state_blob *b, char *err, size_t errlen)
 {
-	struct state_blob *b;
+	size_t len = b->len;
 	int ret;
 
-	memset(r, 0, sizeof(*r));
-	if (len > INT_MAX) {
-		set_err(err, errlen, "state: the tree is too large (%zu bytes)", len);
-		return -1;
-	}
-	b = calloc(1, sizeof(*b));
-	/* libfdt wants the blob 8-byte aligned: check and keep our own copy. */
-	if (!b || !(b->fdt = malloc(len ? len : 1))) {
-		free(b);
-		set_err(err, errlen, "state: %s", strerror(ENOMEM));
-		return -1;
-	}
-	memcpy(b->fdt, blob, len);
-	b->len = len;
 	/* the writer makes version 17 only; older layouts are refused before
 	 * fdt_check_full, which dereferences NULL on some (version 3) */
 	if (len < sizeof(struct fdt_header) || fdt_magic(b->fdt) != FDT_MAGIC)
@@ -270,6 +268,50 @@ int state_reader_open(struct state_reader *r, const void *blob, size_t len, char
 	r->offset = 0;
 	strcpy(r->path, "/");
 	return 0;
+}
+
+int state_reader_open(struct state_reader *r, const void *blob, size_t len, char *err,
+		      size_t errlen)
+{
+	struct state_blob *b;
+
+	memset(r, 0, sizeof(*r));
+	if (len > INT_MAX) {
+		set_err(err, errlen, "state: the tree is too large (%zu bytes)", len);
+		return -1;
+	}
+	b = calloc(1, sizeof(*b));
+	/* libfdt wants the blob 8-byte aligned: check and keep our own copy. */
+	if (!b || !(b->fdt = malloc(len ? len : 1))) {
+		free(b);
+		set_err(err, errlen, "state: %s", strerror(ENOMEM));
+		return -1;
+	}
+	memcpy(b->fdt, blob, len);
+	b->len = len;
+	return reader_check(r, b, err, errlen);
+}
+
+int state_reader_adopt(struct state_reader *r, void *blob, size_t len, char *err, size_t errlen)
+{
+	struct state_blob *b;
+
+	/* malloc's blocks are aligned as libfdt wants (8 bytes) */
+	memset(r, 0, sizeof(*r));
+	if (len > INT_MAX) {
+		free(blob);
+		set_err(err, errlen, "state: the tree is too large (%zu bytes)", len);
+		return -1;
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b) {
+		free(blob);
+		set_err(err, errlen, "state: %s", strerror(ENOMEM));
+		return -1;
+	}
+	b->fdt = blob;
+	b->len = len;
+	return reader_check(r, b, err, errlen);
 }
 
 void state_reader_close(struct state_reader *r)
@@ -409,6 +451,11 @@ int state_get_bytes(struct state_node *n, const char *name, void *buf, size_t le
 		return -1;
 	memcpy(buf, p, len);
 	return 0;
+}
+
+const void *state_get_in_place(struct state_node *n, const char *name, size_t len)
+{
+	return sized_prop(n, name, len);
 }
 
 int state_get_bool(struct state_node *n, const char *name, bool *v)

@@ -47,6 +47,11 @@
 /* ---- writing ---- */
 struct state_writer;
 struct state_writer *state_writer_new(void);
+/* A writer whose buffer takes size bytes before it must grow, its pages
+ * touched now. A migration makes one while the guest still runs: saving
+ * the stopped guest then neither grows the buffer (a copy into fresh
+ * pages each time) nor faults its pages in, time the guest stands still. */
+struct state_writer *state_writer_new_sized(size_t size);
 void state_writer_free(struct state_writer *w);
 /* Open a child node of the current one with its layout version. */
 void state_begin(struct state_writer *w, const char *name, uint32_t version);
@@ -72,6 +77,9 @@ struct state_reader {
 /* Check the whole blob and position r at its root. 0, or -1 and err. */
 int state_reader_open(struct state_reader *r, const void *blob, size_t len, char *err,
 		      size_t errlen);
+/* The same on a malloc'd blob that r then owns, freed by
+ * state_reader_close (or here, on failure): no copy of it is made. */
+int state_reader_adopt(struct state_reader *r, void *blob, size_t len, char *err, size_t errlen);
 /* Release the tree (every reader derived from r becomes invalid). */
 void state_reader_close(struct state_reader *r);
 /* The node at path: absolute ("/devices") or relative to r ("devices"). */
@@ -98,6 +106,10 @@ int state_get_u32(struct state_node *n, const char *name, uint32_t *v);
 int state_get_u64(struct state_node *n, const char *name, uint64_t *v);
 /* Exactly len bytes. */
 int state_get_bytes(struct state_node *n, const char *name, void *buf, size_t len);
+/* Exactly len bytes, where they lie in the tree (valid until the reader
+ * closes): a large property copied once, straight to where it goes. NULL
+ * on error. */
+const void *state_get_in_place(struct state_node *n, const char *name, size_t len);
 /* A bool saved as u8: 0 or 1, anything else is an error. */
 int state_get_bool(struct state_node *n, const char *name, bool *v);
 /* A u8/u32 that must be at most max. */

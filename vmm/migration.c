@@ -186,12 +186,26 @@ static void machine_ram(struct machine *m, struct mig_ram *ram)
 
 /* ------------------------------------------------------- saving */
 
-static int build_tree(struct machine *m, struct net_handover *ho, void **tree, size_t *len,
-		      char *err, size_t errlen)
-{
-	struct state_writer *w = state_writer_new();
+/* The size of the last tree this process built: the next migration's
+ * writer takes it (and a quarter more) before it must grow. The first
+ * takes TREE_FIRST_SIZE: a pc machine's tree is ~300 KiB, most of it the
+ * 256 KiB of shadow RAM. */
+#define TREE_FIRST_SIZE (512u << 10)
+static size_t last_tree_len;
 
-	if (!w) {
+static struct state_writer *tree_writer_new(void)
+{
+	size_t n = __atomic_load_n(&last_tree_len, __ATOMIC_RELAXED);
+
+	return state_writer_new_sized(n ? n + n / 4 : TREE_FIRST_SIZE);
+}
+
+/* The state into w (made before the guest stopped; NULL: a new one),
+ * which this spends. */
+static int build_tree(struct machine *m, struct state_writer *w, struct net_handover *ho,
+		      void **tree, size_t *len, char *err, size_t errlen)
+{
+	if (!w && !(w = state_writer_new())) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -200,7 +214,10 @@ static int build_tree(struct machine *m, struct net_handover *ho, void **tree, s
 		state_writer_free(w);
 		return -1;
 	}
-	return state_writer_finish(w, tree, len, err, errlen);
+	if (state_writer_finish(w, tree, len, err, errlen) < 0)
+		return -1;
+	__atomic_store_n(&last_tree_len, *len, __ATOMIC_RELAXED);
+	return 0;
 }
 
 /* ------------------------------------------------------- disk images */
@@ -259,7 +276,8 @@ struct mig_job {
 	char uri[512];
 	bool was_running, stopped;
 	struct mig_precopy pre;
-	void *tree; /* the state, built when the guest stopped */
+	struct state_writer *writer; /* made while the guest ran */
+	void *tree;		     /* the state, built when the guest stopped */
 	size_t tree_len;
 	int tree_r;
 	char tree_err[256];
@@ -340,8 +358,9 @@ static void job_stop(void *opaque)
 	/* The state now, before the final pass: saving drains the virtio
 	 * requests in flight and freezes the queues, and the completions
 	 * those write land in pages the final pass then sends. */
-	j->tree_r = build_tree(j->m, j->same_host ? &j->ho : NULL, &j->tree, &j->tree_len,
-			       j->tree_err, sizeof(j->tree_err));
+	j->tree_r = build_tree(j->m, j->writer, j->same_host ? &j->ho : NULL, &j->tree,
+			       &j->tree_len, j->tree_err, sizeof(j->tree_err));
+	j->writer = NULL;
 }
 
 static void job_pass(void *opaque, unsigned pass)
@@ -435,7 +454,11 @@ static void *migration_thread(void *opaque)
 {
 	struct mig_job *j = opaque;
 	char err[256] = "";
-	int r = job_send(j, err, sizeof(err));
+	int r;
+
+	j->writer = tree_writer_new(); /* NULL: build_tree makes one */
+	r = job_send(j, err, sizeof(err));
+	state_writer_free(j->writer); /* unused when the guest never stopped */
 
 	if (mig_close_uri(j->fd, j->pid, j->uri, r < 0 ? NULL : err, r < 0 ? 0 : sizeof(err)) < 0)
 		r = -1;
@@ -532,13 +555,14 @@ static bool is_regular_file(int fd)
 	return fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
-static int load_tree(struct machine *m, const void *tree, size_t len, const struct net_fds *fds,
+/* Load the tree, a malloc'd blob this takes. */
+static int load_tree(struct machine *m, void *tree, size_t len, const struct net_fds *fds,
 		     char *err, size_t errlen)
 {
 	struct state_reader root;
 	int r;
 
-	if (state_reader_open(&root, tree, len, err, errlen) < 0)
+	if (state_reader_adopt(&root, tree, len, err, errlen) < 0)
 		return -1;
 	r = load_devices(m, &root, fds, err, errlen);
 	if (r == 0)
@@ -607,8 +631,10 @@ static int incoming_load(struct machine *m, const char *uri, int fd, pid_t pid, 
 	if (r == 0)
 		r = mig_stream_read_tree(&in, &tree, &len, err, errlen);
 	fds = (struct net_fds){in.fds, in.nfds, in.fds_lost};
-	if (r == 0)
+	if (r == 0) {
 		r = load_tree(m, tree, len, &fds, err, errlen);
+		tree = NULL;
+	}
 	mig_in_close_fds(&in); /* the backends dup'd those they use */
 	if (r == 0) /* the source let go of them before the stream ended */
 		r = migration_activate_images(m, err, errlen);

@@ -381,19 +381,14 @@ void i440fx_save(struct i440fx *nb, struct state_writer *w)
 int i440fx_load(struct i440fx *nb, const struct state_reader *r, char *err, size_t errlen)
 {
 	struct state_node n;
-	uint8_t *shadow = malloc(SHADOW_SIZE);
+	const void *shadow;
 	char node[32];
-	int ret = -1;
 
-	if (!shadow) {
-		snprintf(err, errlen, "state: out of memory");
-		return -1;
-	}
 	nb_node(nb, node, sizeof(node));
 	if (state_node_open(&n, r, node, NB_STATE_VERSION, err, errlen) < 0 ||
-	    state_get_bytes(&n, "shadow", shadow, SHADOW_SIZE) < 0 || pci_dev_load(&nb->pci, &n) < 0 ||
-	    state_node_close(&n) < 0)
-		goto out;
+	    !(shadow = state_get_in_place(&n, "shadow", SHADOW_SIZE)) ||
+	    pci_dev_load(&nb->pci, &n) < 0 || state_node_close(&n) < 0)
+		return -1;
 	/* the side state cfg_written keeps: the SMRAM lock, PAM mappings, ECAM */
 	if (nb->pci.cfg[SMRAM] & SMRAM_D_LCK) {
 		nb->pci.cfg[SMRAM] &= ~SMRAM_D_OPEN;
@@ -402,7 +397,7 @@ int i440fx_load(struct i440fx *nb, const struct state_reader *r, char *err, size
 		nb->pci.wmask[SMRAM] = 0x78;
 	}
 	pthread_mutex_lock(&nb->lock);
-	memcpy(nb->shadow, shadow, SHADOW_SIZE);
+	memcpy(nb->shadow, shadow, SHADOW_SIZE); /* from the tree: no copy between */
 	/* Only the mappings that differ (this runs while a migrated guest is
 	 * stopped): one left alone already shows the shadow just filled, or
 	 * ROM. */
@@ -410,10 +405,7 @@ int i440fx_load(struct i440fx *nb, const struct state_reader *r, char *err, size
 	pthread_mutex_unlock(&nb->lock);
 	if (PCIEXBAR)
 		apply_pciexbar(nb);
-	ret = 0;
-out:
-	free(shadow);
-	return ret;
+	return 0;
 }
 
 void i440fx_free(struct i440fx *nb)

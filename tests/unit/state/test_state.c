@@ -423,6 +423,95 @@ START_TEST(unaligned_input)
 }
 END_TEST
 
+/* A writer sized up front, larger or smaller than the tree, writes the
+ * same bytes as one that starts small and grows. */
+START_TEST(a_sized_writer_writes_the_same_tree)
+{
+	static uint8_t big[100000];
+	const size_t sizes[] = {0, 1, 4096, 1 << 20};
+	void *want = NULL, *blob;
+	size_t want_len = 0, len;
+
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (uint8_t)(i * 13);
+	for (size_t s = 0; s <= sizeof(sizes) / sizeof(sizes[0]); s++) {
+		struct state_writer *w =
+			s == 0 ? state_writer_new() : state_writer_new_sized(sizes[s - 1]);
+
+		ck_assert_ptr_nonnull(w);
+		state_begin(w, "ram", 1);
+		state_put_bytes(w, "big", big, sizeof(big));
+		state_put_u32(w, "after", 7);
+		state_end(w);
+		ck_assert_int_eq(state_writer_finish(w, &blob, &len, err, sizeof(err)), 0);
+		if (!want) {
+			want = blob;
+			want_len = len;
+			continue;
+		}
+		ck_assert_uint_eq(len, want_len);
+		ck_assert_mem_eq(blob, want, len);
+		free(blob);
+	}
+	free(want);
+}
+END_TEST
+
+/* An adopted blob is read where it lies: a property read in place points
+ * into it (no copy was made), and the reader frees it, also when the blob
+ * is refused (the leak checker of make check's ASan run would say). */
+START_TEST(an_adopted_blob_is_read_in_place)
+{
+	struct state_reader r;
+	struct state_node n;
+	size_t len;
+	uint8_t *blob = sample(&len), *bad = malloc(len);
+	const uint8_t *fifo;
+
+	ck_assert_int_eq(state_reader_adopt(&r, blob, len, err, sizeof(err)), 0);
+	ck_assert_int_eq(state_node_open(&n, &r, "/devices/uart@3f8", 2, err, sizeof(err)), 0);
+	fifo = state_get_in_place(&n, "fifo", 5);
+	ck_assert_ptr_nonnull(fifo);
+	ck_assert_mem_eq(fifo, ((uint8_t[]){1, 2, 3, 4, 5}), 5);
+	ck_assert(fifo > blob && fifo + 5 <= blob + len);
+	/* the wrong size is an error naming it, as for a copy */
+	ck_assert_ptr_null(state_get_in_place(&n, "lsr", 2));
+	ck_assert_msg(strstr(err, "'lsr' is 1 byte, expected 2"), "%s", err);
+	state_reader_close(&r);
+
+	blob = sample(&len);
+	memcpy(bad, blob, len);
+	free(blob);
+	ck_assert_int_eq(state_reader_adopt(&r, bad, len - 8, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "state: "), "%s", err);
+}
+END_TEST
+
+/* A property read in place counts as read. */
+START_TEST(a_property_read_in_place_counts_as_read)
+{
+	struct state_reader r;
+	struct state_node n;
+	size_t len;
+	void *blob = sample(&len);
+	uint8_t u8;
+	uint16_t u16;
+	uint32_t u32;
+	uint64_t u64;
+
+	open_uart(&r, &n, blob, len);
+	ck_assert_ptr_nonnull(state_get_in_place(&n, "fifo", 5));
+	ck_assert_int_eq(state_get_u8(&n, "lsr", &u8), 0);
+	ck_assert_int_eq(state_get_u16(&n, "divisor", &u16), 0);
+	ck_assert_int_eq(state_get_u32(&n, "count", &u32), 0);
+	ck_assert_int_eq(state_get_u64(&n, "clock", &u64), 0);
+	ck_assert_int_eq(state_get_u8(&n, "flag", &u8), 0);
+	ck_assert_msg(state_node_close(&n) == 0, "%s", err);
+	state_reader_close(&r);
+	free(blob);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("state");
@@ -445,6 +534,9 @@ int main(void)
 	tcase_add_test(tc, garbage_and_sizes);
 	tcase_add_test(tc, truncated_and_corrupted);
 	tcase_add_test(tc, unaligned_input);
+	tcase_add_test(tc, a_sized_writer_writes_the_same_tree);
+	tcase_add_test(tc, an_adopted_blob_is_read_in_place);
+	tcase_add_test(tc, a_property_read_in_place_counts_as_read);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
