@@ -7,6 +7,8 @@ INTEG_TESTS += tests/integration/nested-runner.sh
 # place.sh's decision table, and every `# needs: native ring 0` mark on a
 # script the build runs.
 INTEG_TESTS += tests/integration/nested-place.sh
+# The guest tests' blocking waits on a console (wait-output.inc.sh).
+INTEG_TESTS += tests/integration/wait-output.sh
 # The rooms' include arrows (README's "Where things are"), checked on
 # every tracked C file.
 INTEG_TESTS += tests/integration/include-arrows.sh

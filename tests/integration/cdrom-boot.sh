@@ -43,19 +43,14 @@ mkfs.fat -C -n VMMDISK "$work/disk.img" 16384 >/dev/null &&
 	syslinux --install "$work/disk.img" &&
 	mcopy -i "$work/disk.img" "$work/syslinux.cfg" ::syslinux.cfg || exit 1
 
+. tests/integration/wait-output.inc.sh
+
 wait_for() { # PATTERN FILE: until FILE matches, the process exits or the limit
-	while ! grep -qs "$1" "$2"; do
-		if grep -qs "SYSLINUX 6" "$2"; then
-			echo "FAIL: the disk booted, not the CD"; exit 1
-		fi
-		if ! kill -0 "$pid" 2>/dev/null; then
-			echo "FAIL: exited before '$1'"; tail -c 2000 "$2" | cat -v; cat "$work/err"; exit 1
-		fi
-		if [ $(($(date +%s) - t0)) -ge "$limit" ]; then
-			echo "FAIL: no '$1' in ${limit}s"; tail -c 2000 "$2" | cat -v; exit 1
-		fi
-		sleep 1
-	done
+	wait_output "$2" "$1\\|SYSLINUX 6" "$pid" $((limit - ($(date +%s) - t0))) || {
+		[ $? != 124 ] || { echo "FAIL: no '$1' in ${limit}s"; tail -c 2000 "$2" | cat -v; exit 1; }
+		echo "FAIL: exited before '$1'"; tail -c 2000 "$2" | cat -v; cat "$work/err"; exit 1
+	}
+	! grep -qs "SYSLINUX 6" "$2" || { echo "FAIL: the disk booted, not the CD"; exit 1; }
 }
 
 # QEMU, the reference

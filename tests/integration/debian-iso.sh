@@ -25,6 +25,7 @@ mods=/usr/lib/syslinux/modules/bios
 say() { echo "debian-iso: $*"; }
 die() { echo "FAIL: $*"; exit 1; }
 . scripts/lib/debian-kernel.sh
+. tests/integration/wait-output.inc.sh
 kver=$(debian_kver) || exit 1
 work=$(mktemp -d)
 pid=
@@ -78,12 +79,9 @@ run() {
 	"$@" -m 512 -cdrom "$work/x.iso" -boot d -nographic -serial file:"$work/out" -monitor none \
 		</dev/null >/dev/null 2>"$work/err" &
 	pid=$!
-	while kill -0 $pid 2>/dev/null; do
-		if [ $(($(date +%s) - t0)) -ge "$limit" ]; then
-			echo "FAIL: $side: no power-off in ${limit}s"; tail -c 3000 "$work/out" | cat -v; exit 1
-		fi
-		sleep 1
-	done
+	wait_exit "$pid" "$limit" || {
+		echo "FAIL: $side: no power-off in ${limit}s"; tail -c 3000 "$work/out" | cat -v; exit 1
+	}
 	wait $pid
 	status=$?
 	pid=

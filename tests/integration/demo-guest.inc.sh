@@ -12,14 +12,14 @@ fail() {
 	exit 1
 }
 
+. tests/integration/wait-output.inc.sh
+
 # Wait until the serial output matches $1; fail when the VM exits first or
 # after $limit seconds since $t0.
 wait_for() {
-	while ! grep -aq "$1" "$work/out"; do
-		kill -0 "$pid" 2>/dev/null || fail "exited before '$1'"
-		[ $(($(date +%s) - t0)) -lt "$limit" ] || fail "no '$1' in ${limit}s"
-		sleep 1
-	done
+	wait_output "$work/out" "$1" "$pid" $((limit - ($(date +%s) - t0))) && return
+	[ $? != 124 ] || fail "no '$1' in ${limit}s"
+	fail "exited before '$1'"
 }
 
 # ask WHAT COMMAND: run COMMAND in the guest's shell and print its answer
@@ -34,9 +34,7 @@ ask() {
 # is killed; pid and the console's fd 3 are closed.
 power_off() {
 	echo "poweroff -f" >&3
-	t1=$(date +%s)
-	while kill -0 $pid 2>/dev/null && [ $(($(date +%s) - t1)) -lt 60 ]; do sleep 1; done
-	kill $pid 2>/dev/null
+	wait_exit "$pid" 60 || kill $pid 2>/dev/null
 	wait $pid
 	pid=
 	exec 3>&-

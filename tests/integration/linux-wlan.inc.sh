@@ -43,6 +43,7 @@ t0=$(date +%s)
 step=0
 
 elapsed() { echo $(($(date +%s) - t0)); }
+. tests/integration/wait-output.inc.sh
 fail() {
 	for f in "$tmp"/*.out; do
 		[ -f "$f" ] && { echo "--- ${f##*/} (last 25 lines)"; tail -25 "$f"; }
@@ -78,13 +79,12 @@ count_in() { grep -c "$2" "$tmp/$1.out" || true; }
 # lines of VM's output; fails when the VM exits first, after SECONDS (from
 # now) or at the test's time limit.
 wait_in() {
-	_deadline=$(($(date +%s) + ${4:-$limit}))
-	while [ "$(count_in "$1" "$2")" -lt "${3:-1}" ]; do
-		eval "kill -0 \$pid_$1" 2>/dev/null || fail "$1 exited before '$2'"
-		[ "$(date +%s)" -lt "$_deadline" ] || fail "no '$2' (x${3:-1}) from $1 in ${4:-$limit} s"
-		[ "$(elapsed)" -lt "$limit" ] || fail "no '$2' from $1 within the test's ${limit} s"
-		sleep 0.2
-	done
+	_left=$((limit - $(elapsed)))
+	[ "${4:-$limit}" -ge "$_left" ] || _left=$4
+	eval "_pid=\$pid_$1"
+	wait_output -n "${3:-1}" "$tmp/$1.out" "$2" "$_pid" "$_left" && return
+	[ $? != 124 ] || fail "no '$2' (x${3:-1}) from $1 in $_left s (the test's limit: $limit s)"
+	fail "$1 exited before '$2'"
 }
 
 # type_in VM LINE: type LINE into VM's console.

@@ -114,7 +114,7 @@ run() {
 	# itself, not the whole pipeline (sleep would hold it back)
 	echo "sleep 100000 | { nc 10.0.2.2 $hold_port >/dev/null 2>&1; echo \"NC-EXIT-\$((40+2))\"; } &" >&3
 	n=0
-	while [ ! -s "$work/held" ] && [ $n -lt 300 ]; do sleep 0.2; n=$((n + 1)); done
+	while [ ! -s "$work/held" ] && [ $n -lt 60 ]; do sleep 1; n=$((n + 1)); done
 	[ -s "$work/held" ] || fail "the guest's connection to the host's port $hold_port never came"
 	# a writer busy on blocks 64.. while the machine stops
 	echo "(while :; do dd if=/dev/urandom of=/dev/vda bs=64k seek=64 count=32 oflag=direct 2>/dev/null; done) & W=\$!; echo WRITER-\$((6*7))" >&3
@@ -148,8 +148,7 @@ assert q.ok("query-status")["status"] == "running"' || fail "the restored guest 
 			fail "the guest took $(($(date +%s) - t_r)) s to see its NAT'd connection reset"
 		echo "migrate-virtio: vmm: the held connection was reset after $(($(date +%s) - t_r)) s"
 	else # QEMU's slirp: what becomes of it, for the record
-		while ! grep -aq "NC-EXIT-42" "$work/out" && [ $(($(date +%s) - t_r)) -lt 60 ]; do sleep 1; done
-		if grep -aq "NC-EXIT-42" "$work/out"; then
+		if wait_output "$work/out" NC-EXIT-42 "$pid" 60; then
 			echo "migrate-virtio: qemu: the held connection ended after $(($(date +%s) - t_r)) s"
 		else
 			echo "migrate-virtio: qemu: the held connection is still open after 60 s"

@@ -35,15 +35,16 @@ fail() {
 	exit 1
 }
 
-# wait_for PATTERN FILE [NOT]: until FILE matches; fail when the VMM exits
-# first or FILE matches NOT.
+. tests/integration/wait-output.inc.sh
+
+# wait_for PATTERN FILE [NOT]: until FILE matches (extended regular
+# expressions); fail when the VMM exits first or FILE matches NOT.
 wait_for() {
-	while ! grep -aEq "$1" "$2"; do
-		[ -z "${3:-}" ] || ! grep -aEq "$3" "$2" || fail "'$3' before '$1'"
-		kill -0 "$pid" 2>/dev/null || fail "exited before '$1'"
-		[ $(($(date +%s) - t0)) -lt "$limit" ] || fail "no '$1' in ${limit}s"
-		sleep 0.2
-	done
+	wait_output -E "$2" "$1${3:+|$3}" "$pid" $((limit - ($(date +%s) - t0))) || {
+		[ $? != 124 ] || fail "no '$1' in ${limit}s"
+		fail "exited before '$1'"
+	}
+	[ -z "${3:-}" ] || ! grep -aEq "$3" "$2" || fail "'$3' before '$1'"
 }
 
 now_ms() { date +%s%3N; }
@@ -129,9 +130,7 @@ open("'"$work/load_ms"'", "w").write(str(m.get("total-time", "?")))' ||
 	echo 'echo "ANSWER $((6 * 7)) END"' >&3
 	wait_for "ANSWER 42 END" "$work/out.$rname"
 	echo "poweroff -f" >&3
-	t2=$(date +%s)
-	while kill -0 $pid 2>/dev/null && [ $(($(date +%s) - t2)) -lt 60 ]; do sleep 1; done
-	kill $pid 2>/dev/null
+	wait_exit "$pid" 60 || kill $pid 2>/dev/null
 	wait $pid
 	pid=
 	exec 3>&-

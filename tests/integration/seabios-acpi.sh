@@ -99,20 +99,14 @@ run() {
 	powerdown "$work/qmp"
 	# a guest that hears the button reacts within seconds
 	t1=$(date +%s)
-	while ! grep -aq POWER-BUTTON-SEEN "$work/out"; do
-		if [ $(($(date +%s) - t1)) -ge 180 ]; then
-			echo "FAIL: $side: the guest never saw the power button"
-			tail -c 2000 "$work/out" | cat -v; exit 1
-		fi
-		sleep 1
-	done
-	while kill -0 $pid 2>/dev/null; do
-		if [ $(($(date +%s) - t1)) -ge 300 ]; then
-			echo "FAIL: $side: the guest saw the button but never powered off"
-			tail -c 2000 "$work/out" | cat -v; exit 1
-		fi
-		sleep 1
-	done
+	wait_output "$work/out" POWER-BUTTON-SEEN "$pid" 180 || {
+		echo "FAIL: $side: the guest never saw the power button"
+		tail -c 2000 "$work/out" | cat -v; exit 1
+	}
+	wait_exit "$pid" $((300 - ($(date +%s) - t1))) || {
+		echo "FAIL: $side: the guest saw the button but never powered off"
+		tail -c 2000 "$work/out" | cat -v; exit 1
+	}
 	wait $pid
 	status=$?
 	pid=

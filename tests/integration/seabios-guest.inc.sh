@@ -20,17 +20,15 @@ work=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$work"' EXIT
 
+. tests/integration/wait-output.inc.sh
+
 # Wait until the serial output matches $1; fail when vmm exits first or
 # after $limit seconds since $t0.
 wait_for() {
-	while ! grep -aq "$1" "$work/out"; do
-		if ! kill -0 "$pid" 2>/dev/null; then
-			echo "FAIL: ${side:-vmm} exited before '$1'"
-			tail -c 3000 "$work/out" | cat -v; cat "$work/err"; exit 1
-		fi
-		if [ $(($(date +%s) - t0)) -ge "$limit" ]; then
-			echo "FAIL: ${side:-vmm}: no '$1' in ${limit}s"; tail -c 3000 "$work/out" | cat -v; exit 1
-		fi
-		sleep 1
-	done
+	wait_output "$work/out" "$1" "$pid" $((limit - ($(date +%s) - t0))) && return
+	if [ $? = 124 ]; then
+		echo "FAIL: ${side:-vmm}: no '$1' in ${limit}s"; tail -c 3000 "$work/out" | cat -v; exit 1
+	fi
+	echo "FAIL: ${side:-vmm} exited before '$1'"
+	tail -c 3000 "$work/out" | cat -v; cat "$work/err"; exit 1
 }
