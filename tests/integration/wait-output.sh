@@ -11,7 +11,9 @@ fail() { echo "FAIL: $*"; exit 1; }
 ms() { date +%s%3N; }
 
 : >"$d/out"
-sleep 4 &
+# the writer's stand-in lives through every wait below but the one that
+# waits for it to exit (a loaded host stretches each wait)
+sleep 120 &
 writer=$!
 (sleep 0.3; echo "a 1"; sleep 0.3; echo "a 2"; echo "b"; sleep 0.6; echo "a 3") >>"$d/out" &
 t=$(ms)
@@ -26,6 +28,9 @@ wait_output "$d/out" "never" "$writer" 1
 rc=$?
 [ $rc = 124 ] || fail "a timeout returned $rc"
 [ $(($(ms) - t)) -ge 900 ] || fail "a 1 s timeout came back after $(($(ms) - t)) ms"
+kill "$writer"
+sleep 1 &
+writer=$!
 wait_output "$d/out" "never" "$writer" 30
 rc=$?
 [ $rc = 1 ] || fail "a writer that exited without the line: $rc"
