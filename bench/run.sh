@@ -6,6 +6,8 @@
 # meaningful; absolute figures are those of an emulated machine.
 set -u
 . scripts/nested-kvm/place.sh
+. tests/python3.inc.sh
+use_debian_python3 "${B:-build}/python-bin"
 place=
 for b in "$@"; do
 	case " ${KVM_BENCHES:-} " in

@@ -40,18 +40,8 @@ nested_timeout_s=${TEST_TIMEOUT:-2400}
 wrap_cpu VMM "$B/vmm" "$logs"
 wrap_cpu VMM_ASAN "$B/asan/vmm" "$logs"
 
-# python3 for the tests: Debian's interpreter (install-deps installs it),
-# started directly. A version manager's shim first on PATH (pyenv's runs
-# `pyenv exec` through a dozen shell processes) took 15-20 s a start in a
-# nested L1, where every QMP step of a test starts python3; Debian's takes
-# 2-4 s there.
-if [ -x /usr/bin/python3 ] &&
-	[ "$(readlink -f "$(command -v python3)")" != "$(readlink -f /usr/bin/python3)" ]; then
-	mkdir -p "$logs/python-bin"
-	ln -sf /usr/bin/python3 "$logs/python-bin/python3"
-	PATH=$(cd "$logs/python-bin" && pwd):$PATH
-	export PATH
-fi
+. tests/python3.inc.sh
+use_debian_python3 "$logs/python-bin"
 
 is_kvm_test() {
 	case " ${KVM_TESTS:-} " in *" $1 "*) return 0 ;; esac
