@@ -239,13 +239,26 @@ int state_writer_finish(struct state_writer *w, void **blob, size_t *len, char *
 
 /* ---- reading ---- */
 
-/* Check the blob b->fdt (b->len bytes) and position r at its root; on
- * failure b and its blob are freed. */
-static int reader_check(struct state_reader *r, struct state_blob *b, char *err, size_t errlen)
+int state_reader_adopt(struct state_reader *r, void *blob, size_t len, char *err, size_t errlen)
 {
-	size_t len = b->len;
+	struct state_blob *b;
 	int ret;
 
+	/* malloc's blocks are aligned as libfdt wants (8 bytes) */
+	memset(r, 0, sizeof(*r));
+	if (len > INT_MAX) {
+		free(blob);
+		set_err(err, errlen, "state: the tree is too large (%zu bytes)", len);
+		return -1;
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b) {
+		free(blob);
+		set_err(err, errlen, "state: %s", strerror(ENOMEM));
+		return -1;
+	}
+	b->fdt = blob;
+	b->len = len;
 	/* the writer makes version 17 only; older layouts are refused before
 	 * fdt_check_full, which dereferences NULL on some (version 3) */
 	if (len < sizeof(struct fdt_header) || fdt_magic(b->fdt) != FDT_MAGIC)
@@ -273,45 +286,21 @@ static int reader_check(struct state_reader *r, struct state_blob *b, char *err,
 int state_reader_open(struct state_reader *r, const void *blob, size_t len, char *err,
 		      size_t errlen)
 {
-	struct state_blob *b;
+	void *copy;
 
 	memset(r, 0, sizeof(*r));
 	if (len > INT_MAX) {
 		set_err(err, errlen, "state: the tree is too large (%zu bytes)", len);
 		return -1;
 	}
-	b = calloc(1, sizeof(*b));
-	/* libfdt wants the blob 8-byte aligned: check and keep our own copy. */
-	if (!b || !(b->fdt = malloc(len ? len : 1))) {
-		free(b);
+	/* libfdt wants the blob 8-byte aligned: our own copy is */
+	copy = malloc(len ? len : 1);
+	if (!copy) {
 		set_err(err, errlen, "state: %s", strerror(ENOMEM));
 		return -1;
 	}
-	memcpy(b->fdt, blob, len);
-	b->len = len;
-	return reader_check(r, b, err, errlen);
-}
-
-int state_reader_adopt(struct state_reader *r, void *blob, size_t len, char *err, size_t errlen)
-{
-	struct state_blob *b;
-
-	/* malloc's blocks are aligned as libfdt wants (8 bytes) */
-	memset(r, 0, sizeof(*r));
-	if (len > INT_MAX) {
-		free(blob);
-		set_err(err, errlen, "state: the tree is too large (%zu bytes)", len);
-		return -1;
-	}
-	b = calloc(1, sizeof(*b));
-	if (!b) {
-		free(blob);
-		set_err(err, errlen, "state: %s", strerror(ENOMEM));
-		return -1;
-	}
-	b->fdt = blob;
-	b->len = len;
-	return reader_check(r, b, err, errlen);
+	memcpy(copy, blob, len);
+	return state_reader_adopt(r, copy, len, err, errlen);
 }
 
 void state_reader_close(struct state_reader *r)
